@@ -1,0 +1,216 @@
+#include "app/config.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace toolport {
+
+namespace {
+
+struct Reader {
+    std::string file;
+
+    [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
+        auto mark = node.Mark();
+        throw ConfigError(fmt::format("{}:{}: {}: {}", file, mark.line + 1, key, what));
+    }
+
+    void only_keys(const YAML::Node& map, const std::string& section, const std::set<std::string>& allowed) const {
+        if (!map.IsMap()) fail(map, section, "must be a mapping");
+        for (const auto& kv : map) {
+            auto key = kv.first.as<std::string>();
+            if (!allowed.count(key)) {
+                std::string list;
+                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+                fail(kv.first, section.empty() ? key : section + "." + key,
+                     fmt::format("unknown key (expected one of: {})", list));
+            }
+        }
+    }
+
+    std::string str(const YAML::Node& n, const std::string& key) const {
+        if (!n.IsScalar()) fail(n, key, "must be a string");
+        return expand_env(n.as<std::string>(), fmt::format("{}: {}", file, key));
+    }
+
+    long long integer(const YAML::Node& n, const std::string& key, long long min, long long max) const {
+        auto text = str(n, key);
+        try {
+            std::size_t used = 0;
+            long long v = std::stoll(text, &used);
+            if (used != text.size()) throw std::invalid_argument("trailing");
+            if (v < min || v > max) fail(n, key, fmt::format("must be between {} and {}", min, max));
+            return v;
+        } catch (const std::logic_error&) {
+            fail(n, key, fmt::format("must be an integer, got \"{}\"", text));
+        }
+    }
+
+    bool boolean(const YAML::Node& n, const std::string& key) const {
+        auto text = str(n, key);
+        if (text == "true" || text == "yes" || text == "on") return true;
+        if (text == "false" || text == "no" || text == "off") return false;
+        fail(n, key, fmt::format("must be true or false, got \"{}\"", text));
+    }
+
+    std::vector<std::string> list(const YAML::Node& n, const std::string& key) const {
+        if (!n.IsSequence()) fail(n, key, "must be a list");
+        std::vector<std::string> out;
+        for (const auto& item : n) out.push_back(str(item, key));
+        return out;
+    }
+};
+
+std::vector<std::string> read_tokens_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw ConfigError(fmt::format("cannot read the bearer token file \"{}\"", path));
+    std::vector<std::string> tokens;
+    std::string line;
+    while (std::getline(in, line)) {
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (!line.empty() && line[0] != '#') tokens.push_back(line);
+    }
+    return tokens;
+}
+
+std::vector<std::string> split_tokens(const std::string& text) {
+    std::vector<std::string> tokens;
+    std::stringstream ss(text);
+    std::string t;
+    while (std::getline(ss, t, ',')) {
+        if (!t.empty()) tokens.push_back(t);
+    }
+    return tokens;
+}
+
+}  // namespace
+
+std::string expand_env(const std::string& text, const std::string& where) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+            auto close = text.find('}', i + 2);
+            if (close == std::string::npos) throw ConfigError(fmt::format("{}: unclosed ${{ in \"{}\"", where, text));
+            std::string name = text.substr(i + 2, close - i - 2);
+            std::string fallback;
+            bool has_fallback = false;
+            if (auto d = name.find(":-"); d != std::string::npos) {
+                fallback = name.substr(d + 2);
+                name = name.substr(0, d);
+                has_fallback = true;
+            }
+            const char* value = std::getenv(name.c_str());
+            if (value && *value) out += value;
+            else if (has_fallback) out += fallback;
+            else throw ConfigError(fmt::format("{}: environment variable {} is not set", where, name));
+            i = close;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
+void apply_listen(HttpOptions& http, const std::string& listen) {
+    auto colon = listen.rfind(':');
+    if (colon == std::string::npos) throw ConfigError(fmt::format("listen \"{}\": expected HOST:PORT", listen));
+    std::string host = listen.substr(0, colon);
+    std::string port = listen.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (!host.empty()) http.host = host;
+    try {
+        std::size_t used = 0;
+        int p = std::stoi(port, &used);
+        if (used != port.size() || p < 0 || p > 65535) throw std::out_of_range("port");
+        http.port = static_cast<unsigned short>(p);
+    } catch (const std::logic_error&) {
+        throw ConfigError(fmt::format("listen \"{}\": the port must be a number from 0 to 65535", listen));
+    }
+}
+
+Config load_config(const std::string& path) {
+    Config config;
+    if (path.empty()) return config;
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+        throw ConfigError(fmt::format("cannot read config file \"{}\"", path));
+    } catch (const YAML::ParserException& e) {
+        throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.msg));
+    }
+    if (root.IsNull()) return config;
+    Reader r{path};
+    r.only_keys(root, "", {"server", "http", "stdio", "packs", "log"});
+
+    if (auto s = root["server"]) {
+        r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms"});
+        if (s["name"]) config.server.name = r.str(s["name"], "server.name");
+        if (s["title"]) config.server.title = r.str(s["title"], "server.title");
+        if (s["instructions"]) config.server.instructions = r.str(s["instructions"], "server.instructions");
+        if (s["transport"]) {
+            auto t = r.str(s["transport"], "server.transport");
+            if (t == "http") config.transport = Config::Transport::http;
+            else if (t == "stdio") config.transport = Config::Transport::stdio;
+            else r.fail(s["transport"], "server.transport", "must be http or stdio");
+        }
+        if (s["page_size"]) config.server.page_size = r.integer(s["page_size"], "server.page_size", 1, 10000);
+        if (s["client_request_timeout_ms"]) {
+            config.server.client_request_timeout = std::chrono::milliseconds(
+                r.integer(s["client_request_timeout_ms"], "server.client_request_timeout_ms", 1, 86400000));
+        }
+    }
+    if (auto h = root["http"]) {
+        r.only_keys(h, "http",
+                    {"listen", "path", "max_body_bytes", "max_header_bytes", "max_json_depth", "max_sessions",
+                     "session_idle_timeout_s", "allowed_origins", "allowed_hosts", "bearer_tokens_env",
+                     "bearer_tokens_file", "legacy_sse", "sse_retry_ms"});
+        auto& o = config.http;
+        if (h["listen"]) apply_listen(o, r.str(h["listen"], "http.listen"));
+        if (h["path"]) o.path = r.str(h["path"], "http.path");
+        if (h["max_body_bytes"]) o.max_body_bytes = r.integer(h["max_body_bytes"], "http.max_body_bytes", 1024, 1LL << 32);
+        if (h["max_header_bytes"])
+            o.max_header_bytes = r.integer(h["max_header_bytes"], "http.max_header_bytes", 1024, 1 << 20);
+        if (h["max_json_depth"]) o.max_json_depth = r.integer(h["max_json_depth"], "http.max_json_depth", 4, 10000);
+        if (h["max_sessions"]) o.max_sessions = r.integer(h["max_sessions"], "http.max_sessions", 1, 10000000);
+        if (h["session_idle_timeout_s"]) {
+            o.session_idle_timeout =
+                std::chrono::seconds(r.integer(h["session_idle_timeout_s"], "http.session_idle_timeout_s", 1, 86400 * 30));
+        }
+        if (h["allowed_origins"]) o.allowed_origins = r.list(h["allowed_origins"], "http.allowed_origins");
+        if (h["allowed_hosts"]) o.allowed_hosts = r.list(h["allowed_hosts"], "http.allowed_hosts");
+        if (h["bearer_tokens_env"]) {
+            auto name = r.str(h["bearer_tokens_env"], "http.bearer_tokens_env");
+            const char* value = std::getenv(name.c_str());
+            if (!value || !*value) {
+                r.fail(h["bearer_tokens_env"], "http.bearer_tokens_env",
+                       fmt::format("environment variable {} is not set", name));
+            }
+            for (auto& t : split_tokens(value)) o.bearer_tokens.push_back(t);
+        }
+        if (h["bearer_tokens_file"]) {
+            for (auto& t : read_tokens_file(r.str(h["bearer_tokens_file"], "http.bearer_tokens_file")))
+                o.bearer_tokens.push_back(t);
+        }
+        if (h["legacy_sse"]) o.legacy_sse = r.boolean(h["legacy_sse"], "http.legacy_sse");
+        if (h["sse_retry_ms"]) o.sse_retry = std::chrono::milliseconds(r.integer(h["sse_retry_ms"], "http.sse_retry_ms", 0, 600000));
+    }
+    if (auto s = root["stdio"]) {
+        r.only_keys(s, "stdio", {"max_message_bytes"});
+        if (s["max_message_bytes"])
+            config.stdio.max_message_bytes = r.integer(s["max_message_bytes"], "stdio.max_message_bytes", 1024, 1LL << 32);
+    }
+    if (auto p = root["packs"]) config.packs = r.list(p, "packs");
+    if (auto l = root["log"]) {
+        r.only_keys(l, "log", {"level"});
+        if (l["level"]) config.log_level = r.str(l["level"], "log.level");
+    }
+    return config;
+}
+
+}  // namespace toolport

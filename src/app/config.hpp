@@ -1,0 +1,38 @@
+// Toolport's configuration: one YAML file, ${ENV} expansion, then command-line flags on
+// top. Loading validates as it goes: an unknown key or a value of the wrong type is an
+// error that names the file, the line and the key.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "server/server.hpp"
+#include "transports/http_options.hpp"
+#include "transports/stdio_transport.hpp"
+
+namespace toolport {
+
+struct Config {
+    enum class Transport { http, stdio };
+    Transport transport = Transport::http;
+    ServerOptions server;
+    HttpOptions http;
+    StdioOptions stdio;
+    std::vector<std::string> packs;
+    std::string log_level = "info";
+};
+
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Reads `path` (throws ConfigError). An empty path gives the embedded defaults.
+Config load_config(const std::string& path);
+// Parses "HOST:PORT", "[v6]:PORT" or ":PORT" into the HTTP options (throws ConfigError).
+void apply_listen(HttpOptions& http, const std::string& listen);
+// Replaces ${NAME} and ${NAME:-default} with environment values (throws ConfigError for
+// an unset variable without a default).
+std::string expand_env(const std::string& text, const std::string& where);
+
+}  // namespace toolport

@@ -1,0 +1,59 @@
+#include "app/serve.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "packs/packs.hpp"
+#include "transports/asio_executor.hpp"
+#include "transports/http_server.hpp"
+
+namespace toolport {
+
+int serve(const Config& config) {
+    boost::asio::io_context io(1);
+    AsioExecutor executor(io);
+    McpServer server(executor, config.server);
+    for (const auto& pack : config.packs) {
+        if (!install_pack(pack, server)) {
+            std::string known;
+            for (const auto& k : known_packs()) known += (known.empty() ? "" : ", ") + k;
+            spdlog::error("unknown pack \"{}\" (known: {})", pack, known);
+            return 2;
+        }
+        spdlog::info("pack {} loaded", pack);
+    }
+
+    if (config.transport == Config::Transport::stdio) {
+        // SIGINT/SIGTERM end the process; stdin EOF ends the session normally.
+        boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+        signals.async_wait([](const boost::system::error_code& ec, int) {
+            if (!ec) std::_Exit(0);
+        });
+        spdlog::info("serving MCP on stdio ({} tools)", server.registry().tools().size());
+        return serve_stdio(server, config.stdio);
+    }
+
+    std::unique_ptr<HttpServer> http;
+    try {
+        http = std::make_unique<HttpServer>(server, config.http);
+    } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        return 1;
+    }
+    http->start();
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        spdlog::info("signal {}: shutting down", sig);
+        http->stop();
+        io.stop();
+    });
+    spdlog::info("serving MCP on http://{}:{}{} ({} tools){}", config.http.host, http->port(), config.http.path,
+                 server.registry().tools().size(), config.http.bearer_tokens.empty() ? "" : ", bearer auth on");
+    io.run();
+    return 0;
+}
+
+}  // namespace toolport

@@ -1,0 +1,103 @@
+// JSON-RPC 2.0 framing: parsing one wire payload into messages and building replies.
+//
+// Contract: parse_payload never throws. Whatever the bytes are (truncated, invalid UTF-8,
+// absurdly deep, the wrong shape) it returns either messages or a ready-made error
+// response that names what was wrong, so a transport can always answer and move on.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace toolport::protocol {
+
+using Json = nlohmann::json;
+
+namespace error_code {
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+// MCP-specific codes.
+inline constexpr int kResourceNotFound = -32002;  // 2024-11-05 .. 2025-11-25
+inline constexpr int kUrlElicitationRequired = -32042;
+inline constexpr int kHeaderMismatch = -32020;                  // 2026-07-28
+inline constexpr int kMissingRequiredClientCapability = -32021;  // 2026-07-28
+inline constexpr int kUnsupportedProtocolVersion = -32022;      // 2026-07-28
+// Toolport's own server errors, in JSON-RPC's implementation-defined range.
+inline constexpr int kNotInitialized = -32000;
+inline constexpr int kRequestCancelled = -32800;
+inline constexpr int kRequestTimeout = -32001;
+}  // namespace error_code
+
+// A JSON-RPC id exactly as the peer sent it (string or number): echoed back unchanged.
+using RequestId = Json;
+
+struct Request {
+    RequestId id;
+    std::string method;
+    Json params;  // object, or null when absent
+};
+
+struct Notification {
+    std::string method;
+    Json params;
+};
+
+struct Response {
+    RequestId id;
+    Json result;
+};
+
+struct ErrorResponse {
+    RequestId id;  // may be null when the request's id could not be read
+    int code = 0;
+    std::string message;
+    Json data;
+};
+
+using Message = std::variant<Request, Notification, Response, ErrorResponse>;
+
+// What the peer sent when it was malformed: the error to send back (id null unless the id
+// could be recovered from an otherwise broken message).
+struct ProtocolError {
+    RequestId id;
+    int code = 0;
+    std::string message;
+};
+
+struct ParseLimits {
+    std::size_t max_depth = 64;  // nesting of arrays/objects
+};
+
+struct ParsedPayload {
+    bool is_batch = false;
+    // One entry per message; a malformed member of a batch yields a ProtocolError entry.
+    std::vector<std::variant<Message, ProtocolError>> items;
+    // Set when the payload as a whole could not be read (then `items` is empty).
+    std::optional<ProtocolError> fatal;
+};
+
+ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits = {});
+
+// Classifies one already-parsed JSON value as a JSON-RPC message.
+std::variant<Message, ProtocolError> classify(Json value);
+
+// Wire builders. Serialisation replaces invalid UTF-8 rather than throwing.
+Json make_response(const RequestId& id, Json result);
+Json make_error(const RequestId& id, int code, std::string_view message, Json data = nullptr);
+Json make_request(const RequestId& id, std::string_view method, Json params);
+Json make_notification(std::string_view method, Json params);
+Json to_json(const Message& message);
+std::string serialize(const Json& value);
+
+// Depth of the deepest array/object nesting, scanning raw bytes (strings skipped).
+std::size_t max_nesting_depth(std::string_view bytes);
+
+}  // namespace toolport::protocol

@@ -1,0 +1,66 @@
+#include "server/content.hpp"
+
+namespace toolport {
+
+namespace content {
+
+Json text(std::string_view text) { return {{"type", "text"}, {"text", std::string(text)}}; }
+
+Json image(std::string_view base64_data, std::string_view mime_type) {
+    return {{"type", "image"}, {"data", std::string(base64_data)}, {"mimeType", std::string(mime_type)}};
+}
+
+Json audio(std::string_view base64_data, std::string_view mime_type) {
+    return {{"type", "audio"}, {"data", std::string(base64_data)}, {"mimeType", std::string(mime_type)}};
+}
+
+Json resource_link(std::string_view uri, std::string_view name, std::string_view mime_type,
+                   std::string_view description) {
+    Json j = {{"type", "resource_link"}, {"uri", std::string(uri)}, {"name", std::string(name)}};
+    if (!mime_type.empty()) j["mimeType"] = std::string(mime_type);
+    if (!description.empty()) j["description"] = std::string(description);
+    return j;
+}
+
+Json embedded_text_resource(std::string_view uri, std::string_view text, std::string_view mime_type) {
+    return {{"type", "resource"},
+            {"resource", {{"uri", std::string(uri)}, {"mimeType", std::string(mime_type)}, {"text", std::string(text)}}}};
+}
+
+Json embedded_blob_resource(std::string_view uri, std::string_view base64_blob, std::string_view mime_type) {
+    return {{"type", "resource"},
+            {"resource",
+             {{"uri", std::string(uri)}, {"mimeType", std::string(mime_type)}, {"blob", std::string(base64_blob)}}}};
+}
+
+}  // namespace content
+
+ToolResult ToolResult::text(std::string_view text) {
+    ToolResult r;
+    r.add(content::text(text));
+    return r;
+}
+
+ToolResult ToolResult::error(std::string_view message) {
+    ToolResult r = text(message);
+    r.is_error = true;
+    return r;
+}
+
+ToolResult ToolResult::structured(Json value) {
+    ToolResult r;
+    r.add(content::text(value.dump(-1, ' ', false, Json::error_handler_t::replace)));
+    r.structured_content = std::move(value);
+    return r;
+}
+
+Json ToolResult::to_json() const {
+    Json j = Json::object();
+    j["content"] = content;
+    if (!structured_content.is_null()) j["structuredContent"] = structured_content;
+    if (is_error) j["isError"] = true;
+    if (!meta.is_null()) j["_meta"] = meta;
+    return j;
+}
+
+}  // namespace toolport

@@ -1,0 +1,46 @@
+// Builders for MCP content blocks and tool results.
+//
+// A tool returns a ToolResult; these helpers make the common shapes one call each:
+//   co_return ToolResult::text("hello");
+//   co_return ToolResult{}.add(content::image(png_base64, "image/png"));
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace toolport {
+
+using Json = nlohmann::json;
+
+namespace content {
+Json text(std::string_view text);
+Json image(std::string_view base64_data, std::string_view mime_type);
+Json audio(std::string_view base64_data, std::string_view mime_type);
+Json resource_link(std::string_view uri, std::string_view name, std::string_view mime_type = {},
+                   std::string_view description = {});
+Json embedded_text_resource(std::string_view uri, std::string_view text, std::string_view mime_type);
+Json embedded_blob_resource(std::string_view uri, std::string_view base64_blob, std::string_view mime_type);
+}  // namespace content
+
+struct ToolResult {
+    Json content = Json::array();
+    Json structured_content;  // null when the tool has no structured output
+    bool is_error = false;
+    Json meta;  // becomes result._meta when not null
+
+    static ToolResult text(std::string_view text);
+    static ToolResult error(std::string_view message);
+    // Structured output plus its JSON text serialisation, as the spec recommends.
+    static ToolResult structured(Json value);
+
+    ToolResult& add(Json block) {
+        content.push_back(std::move(block));
+        return *this;
+    }
+
+    Json to_json() const;
+};
+
+}  // namespace toolport

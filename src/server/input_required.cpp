@@ -1,0 +1,102 @@
+#include "server/input_required.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <fmt/format.h>
+
+#include "server/session.hpp"
+#include "util/base64.hpp"
+
+namespace toolport {
+
+namespace {
+
+std::string hmac_sha256(const std::string& key, const std::string& data) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+         data.size(), out, &len);
+    return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string input_key(int index) { return fmt::format("input_{}", index + 1); }
+
+// Earlier rounds' answers, from a verified requestState. Throws RpcError when the state
+// was tampered with.
+Json earlier_answers(const RequestContext& ctx) {
+    auto it = ctx.params().find("requestState");
+    if (it == ctx.params().end() || it->is_null()) return Json::object();
+    if (!it->is_string()) throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: requestState must be a string");
+    auto state = open_request_state(ctx.session().server().options().state_secret, it->get<std::string>());
+    if (!state || !state->is_object()) {
+        throw RpcError(protocol::error_code::kInvalidParams,
+                       "Invalid params: requestState is invalid or was modified; retry the request without it");
+    }
+    // The state is bound to the method and name it was issued for.
+    if (state->value("method", "") != ctx.method() ||
+        state->value("name", Json()) != ctx.params().value("name", ctx.params().value("uri", Json()))) {
+        throw RpcError(protocol::error_code::kInvalidParams,
+                       "Invalid params: requestState belongs to a different request");
+    }
+    return state->value("answers", Json::object());
+}
+
+}  // namespace
+
+std::string seal_request_state(const std::string& key, const Json& state) {
+    auto payload = state.dump();
+    return util::base64url_encode(payload) + "." + util::base64url_encode(hmac_sha256(key, payload));
+}
+
+std::optional<Json> open_request_state(const std::string& key, const std::string& sealed) {
+    auto dot = sealed.find('.');
+    if (dot == std::string::npos) return std::nullopt;
+    auto payload = util::base64url_decode(sealed.substr(0, dot));
+    auto mac = util::base64url_decode(sealed.substr(dot + 1));
+    if (!payload || !mac) return std::nullopt;
+    auto expected = hmac_sha256(key, *payload);
+    if (expected.size() != mac->size() || CRYPTO_memcmp(expected.data(), mac->data(), mac->size()) != 0) {
+        return std::nullopt;
+    }
+    Json state = Json::parse(*payload, nullptr, false);
+    if (state.is_discarded()) return std::nullopt;
+    return state;
+}
+
+std::vector<Json> collect_input_responses(RequestContext& ctx, const std::vector<ClientRequest>& requests,
+                                          int first_index) {
+    Json answers = earlier_answers(ctx);
+    auto responses = ctx.params().find("inputResponses");
+    if (responses != ctx.params().end() && responses->is_object()) {
+        for (const auto& [k, v] : responses->items()) answers[k] = v;
+    }
+    std::vector<Json> out;
+    InputRequired missing;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        auto key = input_key(first_index + static_cast<int>(i));
+        auto it = answers.find(key);
+        if (it != answers.end()) {
+            out.push_back(*it);
+        } else {
+            missing.requests[key] = Json{{"method", requests[i].method}, {"params", requests[i].params}};
+        }
+    }
+    if (!missing.requests.empty()) {
+        missing.answered = std::move(answers);
+        throw missing;
+    }
+    return out;
+}
+
+Json input_required_result(const InputRequired& e, RequestContext& ctx) {
+    Json state = {{"method", ctx.method()},
+                  {"name", ctx.params().value("name", ctx.params().value("uri", Json()))},
+                  {"answers", e.answered}};
+    return Json{{"resultType", "input_required"},
+                {"inputRequests", e.requests},
+                {"requestState", seal_request_state(ctx.session().server().options().state_secret, state)}};
+}
+
+}  // namespace toolport

@@ -1,0 +1,212 @@
+#include "server/registry.hpp"
+
+namespace toolport {
+
+namespace {
+void put_if(Json& j, const char* key, const std::string& value) {
+    if (!value.empty()) j[key] = value;
+}
+void put_if(Json& j, const char* key, const Json& value) {
+    if (!value.is_null()) j[key] = value;
+}
+}  // namespace
+
+Json ToolSpec::definition() const {
+    Json j = {{"name", name}};
+    put_if(j, "title", title);
+    put_if(j, "description", description);
+    j["inputSchema"] = input_schema;
+    put_if(j, "outputSchema", output_schema);
+    put_if(j, "annotations", annotations);
+    put_if(j, "icons", icons);
+    put_if(j, "execution", execution);
+    put_if(j, "_meta", meta);
+    return j;
+}
+
+Json ResourceSpec::definition() const {
+    Json j = {{"uri", uri}, {"name", name}};
+    put_if(j, "title", title);
+    put_if(j, "description", description);
+    put_if(j, "mimeType", mime_type);
+    if (size) j["size"] = *size;
+    put_if(j, "annotations", annotations);
+    put_if(j, "icons", icons);
+    return j;
+}
+
+Json ResourceTemplateSpec::definition() const {
+    Json j = {{"uriTemplate", uri_template}, {"name", name}};
+    put_if(j, "title", title);
+    put_if(j, "description", description);
+    put_if(j, "mimeType", mime_type);
+    put_if(j, "annotations", annotations);
+    put_if(j, "icons", icons);
+    return j;
+}
+
+std::optional<Json> ResourceTemplateSpec::match(const std::string& uri) const {
+    // Walk template and URI together; a {var} consumes up to the next literal character
+    // of the template (or a '/' when the variable ends the template's segment).
+    Json vars = Json::object();
+    std::size_t t = 0, u = 0;
+    while (t < uri_template.size()) {
+        if (uri_template[t] == '{') {
+            auto close = uri_template.find('}', t);
+            if (close == std::string::npos) return std::nullopt;
+            std::string var = uri_template.substr(t + 1, close - t - 1);
+            t = close + 1;
+            const bool last = t == uri_template.size();
+            const char stop = last ? '\0' : uri_template[t];
+            std::size_t end = u;
+            while (end < uri.size() && uri[end] != stop && (last ? uri[end] != '/' : true)) ++end;
+            if (end == u) return std::nullopt;  // variables are non-empty
+            vars[var] = uri.substr(u, end - u);
+            u = end;
+        } else {
+            if (u >= uri.size() || uri[u] != uri_template[t]) return std::nullopt;
+            ++t;
+            ++u;
+        }
+    }
+    if (u != uri.size()) return std::nullopt;
+    return vars;
+}
+
+Json PromptSpec::definition() const {
+    Json j = {{"name", name}};
+    put_if(j, "title", title);
+    put_if(j, "description", description);
+    if (!arguments.empty()) {
+        Json args = Json::array();
+        for (const auto& a : arguments) {
+            Json arg = {{"name", a.name}};
+            put_if(arg, "title", a.title);
+            put_if(arg, "description", a.description);
+            if (a.required) arg["required"] = true;
+            args.push_back(std::move(arg));
+        }
+        j["arguments"] = std::move(args);
+    }
+    put_if(j, "icons", icons);
+    return j;
+}
+
+void Registry::add_tool(ToolSpec spec) {
+    auto name = spec.name;
+    tools_[name] = std::make_shared<const ToolSpec>(std::move(spec));
+    changed(CatalogKind::tools);
+}
+
+bool Registry::remove_tool(const std::string& name) {
+    if (tools_.erase(name) == 0) return false;
+    changed(CatalogKind::tools);
+    return true;
+}
+
+void Registry::add_resource(ResourceSpec spec) {
+    auto uri = spec.uri;
+    resources_[uri] = std::make_shared<const ResourceSpec>(std::move(spec));
+    changed(CatalogKind::resources);
+}
+
+bool Registry::remove_resource(const std::string& uri) {
+    if (resources_.erase(uri) == 0) return false;
+    changed(CatalogKind::resources);
+    return true;
+}
+
+void Registry::add_resource_template(ResourceTemplateSpec spec) {
+    for (auto& existing : templates_) {
+        if (existing->uri_template == spec.uri_template) {
+            existing = std::make_shared<const ResourceTemplateSpec>(std::move(spec));
+            changed(CatalogKind::resources);
+            return;
+        }
+    }
+    templates_.push_back(std::make_shared<const ResourceTemplateSpec>(std::move(spec)));
+    changed(CatalogKind::resources);
+}
+
+void Registry::add_prompt(PromptSpec spec) {
+    auto name = spec.name;
+    prompts_[name] = std::make_shared<const PromptSpec>(std::move(spec));
+    changed(CatalogKind::prompts);
+}
+
+bool Registry::remove_prompt(const std::string& name) {
+    if (prompts_.erase(name) == 0) return false;
+    changed(CatalogKind::prompts);
+    return true;
+}
+
+const ToolSpec* Registry::find_tool(const std::string& name) const {
+    auto it = tools_.find(name);
+    return it == tools_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const ToolSpec> Registry::tool_ptr(const std::string& name) const {
+    auto it = tools_.find(name);
+    return it == tools_.end() ? nullptr : it->second;
+}
+
+const ResourceSpec* Registry::find_resource(const std::string& uri) const {
+    auto it = resources_.find(uri);
+    return it == resources_.end() ? nullptr : it->second.get();
+}
+
+std::optional<std::pair<const ResourceTemplateSpec*, Json>> Registry::match_template(const std::string& uri) const {
+    for (const auto& t : templates_) {
+        if (auto vars = t->match(uri)) return std::make_pair(t.get(), std::move(*vars));
+    }
+    return std::nullopt;
+}
+
+const ResourceTemplateSpec* Registry::find_template(const std::string& uri_template) const {
+    for (const auto& t : templates_) {
+        if (t->uri_template == uri_template) return t.get();
+    }
+    return nullptr;
+}
+
+const PromptSpec* Registry::find_prompt(const std::string& name) const {
+    auto it = prompts_.find(name);
+    return it == prompts_.end() ? nullptr : it->second.get();
+}
+
+int Registry::add_listener(Listener listener) {
+    listeners_.emplace(++next_listener_, std::move(listener));
+    return next_listener_;
+}
+
+void Registry::remove_listener(int id) { listeners_.erase(id); }
+
+void Registry::batch(const std::function<void()>& fn) {
+    ++batch_depth_;
+    try {
+        fn();
+    } catch (...) {
+        --batch_depth_;
+        throw;
+    }
+    if (--batch_depth_ == 0) {
+        for (int k = 0; k < 3; ++k) {
+            if (pending_[k]) {
+                pending_[k] = false;
+                changed(static_cast<CatalogKind>(k));
+            }
+        }
+    }
+}
+
+void Registry::changed(CatalogKind kind) {
+    if (batch_depth_ > 0) {
+        pending_[static_cast<int>(kind)] = true;
+        return;
+    }
+    // Copy: a listener may add or remove listeners.
+    auto listeners = listeners_;
+    for (auto& [id, l] : listeners) l(kind);
+}
+
+}  // namespace toolport

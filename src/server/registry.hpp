@@ -1,0 +1,150 @@
+// Registry: the catalogue of tools, resources, resource templates and prompts a server
+// offers. Providers (built-in packs, REST catalogs, upstream MCP servers) add and remove
+// entries at any time; every change is reported to listeners so sessions can send
+// notifications/*/list_changed.
+//
+// Lists are kept in name (or URI) order so tools/list is deterministic, which keeps
+// clients' prompt caches warm (a 2026-07-28 recommendation) and makes cursors stable.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "async/task.hpp"
+#include "server/content.hpp"
+
+namespace toolport {
+
+class RequestContext;
+
+using ToolHandler = std::function<Task<ToolResult>(RequestContext&, const Json& arguments)>;
+// Returns the `contents` array of a ReadResourceResult.
+using ResourceReader = std::function<Task<Json>(RequestContext&, const std::string& uri, const Json& variables)>;
+// Returns a GetPromptResult (`description?`, `messages`).
+using PromptHandler = std::function<Task<Json>(RequestContext&, const Json& arguments)>;
+// Returns the `completion` object ({values, total?, hasMore?}) for one argument.
+using Completer = std::function<Task<Json>(RequestContext&, const std::string& argument,
+                                           const std::string& value, const Json& context_arguments)>;
+
+struct ToolSpec {
+    std::string name;
+    std::string title;
+    std::string description;
+    Json input_schema = Json{{"type", "object"}};
+    Json output_schema;  // null when the tool has no structured output
+    Json annotations;    // {title?, readOnlyHint?, destructiveHint?, idempotentHint?, openWorldHint?}
+    Json icons;          // [{src, mimeType?, sizes?}]
+    Json meta;           // _meta
+    Json execution;      // {taskSupport?}
+    ToolHandler handler;
+
+    Json definition() const;  // the Tool object for tools/list
+};
+
+struct ResourceSpec {
+    std::string uri;
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    std::optional<long long> size;
+    Json annotations;
+    Json icons;
+    ResourceReader reader;
+
+    Json definition() const;
+};
+
+struct ResourceTemplateSpec {
+    std::string uri_template;  // RFC 6570 level 1: {var} segments
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    Json annotations;
+    Json icons;
+    ResourceReader reader;
+    Completer completer;  // optional: completion/complete for template variables
+
+    Json definition() const;
+    // Matches `uri` against the template; returns the variables on success.
+    std::optional<Json> match(const std::string& uri) const;
+};
+
+struct PromptSpec {
+    struct Argument {
+        std::string name;
+        std::string title;
+        std::string description;
+        bool required = false;
+    };
+    std::string name;
+    std::string title;
+    std::string description;
+    std::vector<Argument> arguments;
+    Json icons;
+    PromptHandler handler;
+    Completer completer;  // optional: completion/complete for prompt arguments
+
+    Json definition() const;
+};
+
+enum class CatalogKind { tools, resources, prompts };
+
+class Registry {
+public:
+    using Listener = std::function<void(CatalogKind)>;
+
+    // Adding an entry with an existing name replaces it.
+    void add_tool(ToolSpec spec);
+    bool remove_tool(const std::string& name);
+    void add_resource(ResourceSpec spec);
+    bool remove_resource(const std::string& uri);
+    void add_resource_template(ResourceTemplateSpec spec);
+    void add_prompt(PromptSpec spec);
+    bool remove_prompt(const std::string& name);
+
+    const ToolSpec* find_tool(const std::string& name) const;
+    const ResourceSpec* find_resource(const std::string& uri) const;
+    // The first template (in registration order) whose pattern matches, with its variables.
+    std::optional<std::pair<const ResourceTemplateSpec*, Json>> match_template(const std::string& uri) const;
+    const ResourceTemplateSpec* find_template(const std::string& uri_template) const;
+    const PromptSpec* find_prompt(const std::string& name) const;
+
+    // Ordered views for the list methods. The shared_ptr keeps an entry alive while a
+    // call that found it is still running, even if a provider removes it meanwhile.
+    const std::map<std::string, std::shared_ptr<const ToolSpec>>& tools() const { return tools_; }
+    const std::map<std::string, std::shared_ptr<const ResourceSpec>>& resources() const { return resources_; }
+    const std::vector<std::shared_ptr<const ResourceTemplateSpec>>& resource_templates() const { return templates_; }
+    const std::map<std::string, std::shared_ptr<const PromptSpec>>& prompts() const { return prompts_; }
+
+    std::shared_ptr<const ToolSpec> tool_ptr(const std::string& name) const;
+
+    // Listeners run after every change. Returns an id for remove_listener.
+    int add_listener(Listener listener);
+    void remove_listener(int id);
+
+    // Sends each change to listeners once after `fn` returns (a provider loading many tools
+    // at start-up causes one list_changed, not hundreds).
+    void batch(const std::function<void()>& fn);
+
+private:
+    void changed(CatalogKind kind);
+
+    std::map<std::string, std::shared_ptr<const ToolSpec>> tools_;
+    std::map<std::string, std::shared_ptr<const ResourceSpec>> resources_;
+    std::vector<std::shared_ptr<const ResourceTemplateSpec>> templates_;
+    std::map<std::string, std::shared_ptr<const PromptSpec>> prompts_;
+    std::map<int, Listener> listeners_;
+    int next_listener_ = 0;
+    int batch_depth_ = 0;
+    bool pending_[3] = {false, false, false};
+};
+
+}  // namespace toolport

@@ -1,0 +1,75 @@
+#include "server/request_context.hpp"
+
+#include "async/executor.hpp"
+#include "server/input_required.hpp"
+#include "server/session.hpp"
+#include "server/stateless.hpp"
+
+namespace toolport {
+
+RequestContext::RequestContext(std::shared_ptr<ServerSession> session, protocol::RequestId id, std::string method,
+                               Json params, protocol::Revision revision)
+    : session_(std::move(session)),
+      id_(std::move(id)),
+      method_(std::move(method)),
+      params_(params.is_null() ? Json::object() : std::move(params)),
+      revision_(revision) {}
+
+RequestContext::~RequestContext() = default;
+
+const Json& RequestContext::client_capabilities() const {
+    if (protocol::is_stateless(revision_)) return stateless_client_capabilities(params_);
+    return session_->client_capabilities();
+}
+
+const Json& RequestContext::client_info() const { return session_->client_info(); }
+const CallerIdentity& RequestContext::caller() const { return session_->caller(); }
+Executor& RequestContext::executor() const { return session_->server().executor(); }
+
+void RequestContext::progress(double progress, std::optional<double> total, std::string message) {
+    auto meta = params_.find("_meta");
+    if (meta == params_.end() || !meta->is_object()) return;
+    auto token = meta->find("progressToken");
+    if (token == meta->end() || !(token->is_string() || token->is_number())) return;
+    Json p = {{"progressToken", *token}, {"progress", progress}};
+    if (total) p["total"] = *total;
+    if (!message.empty()) p["message"] = std::move(message);
+    session_->send(protocol::make_notification("notifications/progress", std::move(p)), &id_);
+}
+
+void RequestContext::log(LogLevel level, Json data, std::string logger) {
+    if (!session_->should_log(level, *this)) return;
+    Json p = {{"level", std::string(to_string(level))}, {"data", std::move(data)}};
+    if (!logger.empty()) p["logger"] = std::move(logger);
+    session_->send(protocol::make_notification("notifications/message", std::move(p)), &id_);
+}
+
+Task<Json> RequestContext::ask_client(ClientRequest request) {
+    std::vector<ClientRequest> one;
+    one.push_back(std::move(request));
+    auto answers = co_await ask_client_all(std::move(one));
+    co_return std::move(answers.front());
+}
+
+Task<std::vector<Json>> RequestContext::ask_client_all(std::vector<ClientRequest> requests) {
+    std::vector<Json> answers;
+    if (protocol::is_stateless(revision_)) {
+        // Multi round-trip: answers come back in the retried request; missing ones end
+        // this run of the handler with an InputRequiredResult.
+        answers = collect_input_responses(*this, requests, client_requests_made_);
+        client_requests_made_ += static_cast<int>(requests.size());
+        co_return answers;
+    }
+    for (auto& r : requests) {
+        ++client_requests_made_;
+        answers.push_back(co_await session_->request_client(std::move(r.method), std::move(r.params), id_, cancel_,
+                                                             revision_));
+    }
+    co_return answers;
+}
+
+Task<void> RequestContext::sleep(std::chrono::milliseconds delay) {
+    return executor().sleep(delay, &cancel_);
+}
+
+}  // namespace toolport

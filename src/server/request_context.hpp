@@ -1,0 +1,110 @@
+// RequestContext: everything a tool, resource or prompt handler may use while it serves
+// one request: the client's identity and capabilities, progress, logging to the client,
+// requests to the client (sampling, elicitation, roots), cancellation and timers.
+//
+// The same handler code works in every revision: in the stateful revisions a client
+// request is sent over the session and awaited; in 2026-07-28 (stateless) the engine
+// answers with an InputRequiredResult and replays the handler when the client retries
+// with the inputs (see input_required.hpp).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "async/cancel_token.hpp"
+#include "async/task.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/versions.hpp"
+#include "server/log_level.hpp"
+
+namespace toolport {
+
+class Executor;
+class ServerSession;
+
+using Json = nlohmann::json;
+
+// Who is calling: filled by the transport (bearer token subject, session id, trace id).
+struct CallerIdentity {
+    std::string principal;   // authenticated subject, empty when auth is off
+    std::string session_id;  // MCP session id (HTTP) or "stdio"
+    std::string trace_id;    // W3C trace id from traceparent, when sent
+};
+
+// One request from the handler to the client (elicitation/create, sampling/createMessage,
+// roots/list).
+struct ClientRequest {
+    std::string method;
+    Json params;
+};
+
+class RequestContext {
+public:
+    RequestContext(std::shared_ptr<ServerSession> session, protocol::RequestId id, std::string method,
+                   Json params, protocol::Revision revision);
+    ~RequestContext();
+    RequestContext(const RequestContext&) = delete;
+    RequestContext& operator=(const RequestContext&) = delete;
+
+    const protocol::RequestId& request_id() const { return id_; }
+    const std::string& method() const { return method_; }
+    const Json& params() const { return params_; }
+    protocol::Revision revision() const { return revision_; }
+    const Json& client_capabilities() const;
+    const Json& client_info() const;
+    const CallerIdentity& caller() const;
+    Executor& executor() const;
+    CancelToken& cancel_token() { return cancel_; }
+    bool cancelled() const { return cancel_.cancelled(); }
+
+    // Sends notifications/progress when the request carried a progressToken.
+    void progress(double progress, std::optional<double> total = std::nullopt, std::string message = {});
+    // Sends notifications/message when `level` passes the client's chosen level.
+    void log(LogLevel level, Json data, std::string logger = {});
+
+    // Asks the client and waits for its answer. Throws ClientRequestError when the client
+    // answers with an error, OperationCancelled when this request is cancelled, and
+    // (stateless revision) InputRequired, which the engine turns into an InputRequiredResult.
+    Task<Json> ask_client(ClientRequest request);
+    // Several questions at once; in the stateless revision they travel in one round trip.
+    Task<std::vector<Json>> ask_client_all(std::vector<ClientRequest> requests);
+
+    Task<Json> elicit(Json params) { return ask_client({"elicitation/create", std::move(params)}); }
+    Task<Json> sample(Json params) { return ask_client({"sampling/createMessage", std::move(params)}); }
+    Task<Json> list_roots() { return ask_client({"roots/list", Json::object()}); }
+
+    Task<void> sleep(std::chrono::milliseconds delay);
+
+    ServerSession& session() const { return *session_; }
+
+private:
+    std::shared_ptr<ServerSession> session_;
+    protocol::RequestId id_;
+    std::string method_;
+    Json params_;
+    protocol::Revision revision_;
+    CancelToken cancel_;
+    int client_requests_made_ = 0;  // numbers MRTR input keys deterministically per replay
+};
+
+// The client answered a server-to-client request with a JSON-RPC error.
+struct ClientRequestError : std::runtime_error {
+    ClientRequestError(int code, const std::string& message)
+        : std::runtime_error(message), code(code) {}
+    int code;
+};
+
+// A JSON-RPC error a handler wants to send as-is (e.g. -32602 for an unknown resource).
+struct RpcError : std::runtime_error {
+    RpcError(int code, const std::string& message, Json data = nullptr)
+        : std::runtime_error(message), code(code), data(std::move(data)) {}
+    int code;
+    Json data;
+};
+
+}  // namespace toolport

@@ -1,0 +1,69 @@
+#include "server/server.hpp"
+
+#include <openssl/rand.h>
+
+#include "server/session.hpp"
+#include "toolport_version.hpp"
+
+namespace toolport {
+
+McpServer::McpServer(Executor& executor, ServerOptions options)
+    : executor_(executor), options_(std::move(options)) {
+    if (options_.version.empty()) options_.version = kToolportVersion;
+    if (options_.state_secret.empty()) {
+        unsigned char key[32];
+        if (RAND_bytes(key, sizeof key) != 1) throw std::runtime_error("no system randomness for the state key");
+        options_.state_secret.assign(reinterpret_cast<char*>(key), sizeof key);
+    }
+    registry_listener_ = registry_.add_listener([this](CatalogKind kind) { broadcast_list_changed(kind); });
+}
+
+McpServer::~McpServer() {
+    registry_.remove_listener(registry_listener_);
+    // Sessions may outlive the server only as closed husks held by finishing coroutines.
+    auto sessions = sessions_;
+    for (auto* s : sessions) s->close();
+}
+
+std::shared_ptr<ServerSession> McpServer::open_session(SessionOutput output, CallerIdentity caller) {
+    auto session = std::make_shared<ServerSession>(*this, std::move(output), std::move(caller));
+    sessions_.insert(session.get());
+    return session;
+}
+
+Json McpServer::server_info() const {
+    Json info = {{"name", options_.name}, {"version", options_.version}};
+    if (!options_.title.empty()) info["title"] = options_.title;
+    return info;
+}
+
+Json McpServer::capabilities(protocol::Revision revision) const {
+    Json caps = {
+        {"tools", {{"listChanged", true}}},
+        {"resources", {{"listChanged", true}}},
+        {"prompts", {{"listChanged", true}}},
+    };
+    if (!protocol::is_stateless(revision)) {
+        caps["resources"]["subscribe"] = true;
+        caps["logging"] = Json::object();
+    }
+    if (protocol::has_completions(revision)) caps["completions"] = Json::object();
+    return caps;
+}
+
+void McpServer::broadcast_list_changed(CatalogKind kind) {
+    const char* method = kind == CatalogKind::tools       ? "notifications/tools/list_changed"
+                         : kind == CatalogKind::resources ? "notifications/resources/list_changed"
+                                                          : "notifications/prompts/list_changed";
+    auto sessions = sessions_;
+    for (auto* s : sessions) s->notify(method, nullptr);
+}
+
+void McpServer::resource_updated(const std::string& uri) {
+    auto sessions = sessions_;
+    for (auto* s : sessions) {
+        if (s->subscribed(uri)) s->notify("notifications/resources/updated", {{"uri", uri}});
+    }
+}
+
+}  // namespace toolport

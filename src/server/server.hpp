@@ -1,0 +1,82 @@
+// McpServer: the protocol engine's shared half. It owns the registry and the server's
+// identity, opens sessions for transports, and tells live sessions about catalogue changes.
+//
+// Usage (what a transport does):
+//   auto session = server.open_session([&](const Json& msg, const RequestId* related) { ... }, caller);
+//   session->receive(message);      // for every message the client sends
+//   session->close();               // when the connection or session ends
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/jsonrpc.hpp"
+#include "protocol/versions.hpp"
+#include "server/registry.hpp"
+#include "server/request_context.hpp"
+
+namespace toolport {
+
+class Executor;
+class ServerSession;
+
+struct ServerOptions {
+    std::string name = "toolport";
+    std::string title = "Toolport";
+    std::string version;
+    std::string instructions;
+    std::size_t page_size = 100;  // entries per */list page
+    // How long a server-to-client request (sampling, elicitation, roots) may wait.
+    std::chrono::milliseconds client_request_timeout{std::chrono::minutes(5)};
+    // Key that signs MRTR requestState (2026-07-28); random per process when empty.
+    std::string state_secret;
+    // Advertised list TTL for cacheable results (2026-07-28).
+    std::chrono::milliseconds list_ttl{std::chrono::seconds(60)};
+};
+
+// Where a session's outgoing messages go. `related` is the id of the client request the
+// message belongs to (its response, its progress, its nested requests); null for
+// messages that belong to no request (list_changed, resources/updated).
+using SessionOutput = std::function<void(const Json& message, const protocol::RequestId* related)>;
+
+class McpServer {
+public:
+    McpServer(Executor& executor, ServerOptions options);
+    ~McpServer();
+    McpServer(const McpServer&) = delete;
+    McpServer& operator=(const McpServer&) = delete;
+
+    Registry& registry() { return registry_; }
+    const Registry& registry() const { return registry_; }
+    Executor& executor() { return executor_; }
+    const ServerOptions& options() const { return options_; }
+
+    std::shared_ptr<ServerSession> open_session(SessionOutput output, CallerIdentity caller = {});
+
+    Json server_info() const;
+    Json capabilities(protocol::Revision revision) const;
+
+    // The number of sessions that are open right now.
+    std::size_t session_count() const { return sessions_.size(); }
+
+    // Sends notifications/resources/updated to every session subscribed to `uri`.
+    void resource_updated(const std::string& uri);
+
+private:
+    friend class ServerSession;
+    void session_closed(ServerSession* session) { sessions_.erase(session); }
+    void broadcast_list_changed(CatalogKind kind);
+
+    Executor& executor_;
+    ServerOptions options_;
+    Registry registry_;
+    int registry_listener_ = 0;
+    std::unordered_set<ServerSession*> sessions_;
+};
+
+}  // namespace toolport

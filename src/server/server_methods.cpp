@@ -1,0 +1,235 @@
+// The MCP methods a server answers: lists with pagination, tool calls, resource reads,
+// prompts, completion, logging level, discovery.
+#include <fmt/format.h>
+
+#include "server/input_required.hpp"
+#include "server/session.hpp"
+#include "server/stateless.hpp"
+#include "util/base64.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport {
+
+using namespace protocol;
+
+namespace {
+
+const Json& param(const Json& params, const char* key) {
+    static const Json null_json;
+    auto it = params.find(key);
+    return it == params.end() ? null_json : *it;
+}
+
+std::string required_string(const Json& params, const char* key) {
+    const Json& v = param(params, key);
+    if (!v.is_string()) {
+        throw RpcError(error_code::kInvalidParams,
+                       fmt::format("Invalid params: \"{}\" must be a string{}", key, v.is_null() ? " (missing)" : ""));
+    }
+    return v.get<std::string>();
+}
+
+// Cursors are opaque to clients: base64url of the last key of the previous page, so a
+// page boundary survives entries being added or removed between calls.
+std::optional<std::string> read_cursor(const Json& params) {
+    const Json& c = param(params, "cursor");
+    if (c.is_null()) return std::nullopt;
+    if (!c.is_string()) throw RpcError(error_code::kInvalidParams, "Invalid params: \"cursor\" must be a string");
+    auto decoded = util::base64url_decode(c.get<std::string>());
+    if (!decoded || decoded->empty()) {
+        throw RpcError(error_code::kInvalidParams, "Invalid params: unknown cursor; start again without one");
+    }
+    return decoded;
+}
+
+template <typename Map>
+Json list_page(const Map& items, const Json& params, std::size_t page_size, const char* field) {
+    auto cursor = read_cursor(params);
+    auto it = cursor ? items.upper_bound(*cursor) : items.begin();
+    Json page = Json::array();
+    std::string last;
+    for (; it != items.end() && page.size() < page_size; ++it) {
+        page.push_back(it->second->definition());
+        last = it->first;
+    }
+    Json result = {{field, std::move(page)}};
+    if (it != items.end()) result["nextCursor"] = util::base64url_encode(last);
+    return result;
+}
+
+void add_cacheable(Json& result, const RequestContext& ctx, const McpServer& server) {
+    if (is_stateless(ctx.revision())) mark_cacheable(result, server);
+}
+
+}  // namespace
+
+Task<Json> ServerSession::ping(RequestContext&) { co_return Json::object(); }
+
+Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
+    auto text = required_string(ctx.params(), "level");
+    auto level = parse_log_level(text);
+    if (!level) {
+        throw RpcError(error_code::kInvalidParams,
+                       fmt::format("Invalid params: unknown log level \"{}\"; use one of debug, info, notice, "
+                                   "warning, error, critical, alert, emergency",
+                                   util::sanitize_for_message(text, 40)));
+    }
+    min_log_level_ = *level;
+    co_return Json::object();
+}
+
+Task<Json> ServerSession::list_tools(RequestContext& ctx) {
+    Json result = list_page(server_.registry().tools(), ctx.params(), server_.options().page_size, "tools");
+    add_cacheable(result, ctx, server_);
+    co_return result;
+}
+
+Task<Json> ServerSession::call_tool(RequestContext& ctx) {
+    auto name = required_string(ctx.params(), "name");
+    auto tool = server_.registry().tool_ptr(name);
+    if (!tool) {
+        throw RpcError(error_code::kInvalidParams,
+                       fmt::format("Unknown tool: {}", util::sanitize_for_message(name, 128)));
+    }
+    const Json& args = param(ctx.params(), "arguments");
+    if (!args.is_null() && !args.is_object()) {
+        throw RpcError(error_code::kInvalidParams, "Invalid params: \"arguments\" must be an object");
+    }
+    static const Json empty = Json::object();
+    try {
+        ToolResult result = co_await tool->handler(ctx, args.is_null() ? empty : args);
+        co_return result.to_json();
+    } catch (const RpcError&) {
+        throw;
+    } catch (const InputRequired&) {
+        throw;
+    } catch (const OperationCancelled&) {
+        throw;
+    } catch (const std::exception& e) {
+        // A failing tool is a tool result the model can read, never a dropped request.
+        co_return ToolResult::error(util::sanitize_for_message(e.what(), 4000)).to_json();
+    }
+}
+
+Task<Json> ServerSession::list_resources(RequestContext& ctx) {
+    Json result = list_page(server_.registry().resources(), ctx.params(), server_.options().page_size, "resources");
+    add_cacheable(result, ctx, server_);
+    co_return result;
+}
+
+Task<Json> ServerSession::list_resource_templates(RequestContext& ctx) {
+    // Templates keep registration order; index them by their pattern for the cursor.
+    std::map<std::string, std::shared_ptr<const ResourceTemplateSpec>> by_pattern;
+    for (const auto& t : server_.registry().resource_templates()) by_pattern.emplace(t->uri_template, t);
+    Json result = list_page(by_pattern, ctx.params(), server_.options().page_size, "resourceTemplates");
+    add_cacheable(result, ctx, server_);
+    co_return result;
+}
+
+Task<Json> ServerSession::read_resource(RequestContext& ctx) {
+    auto uri = required_string(ctx.params(), "uri");
+    const auto& registry = server_.registry();
+    Json contents;
+    if (const auto* resource = registry.find_resource(uri)) {
+        auto keep = registry.resources().at(uri);  // survives removal during the read
+        contents = co_await keep->reader(ctx, uri, Json::object());
+    } else if (auto match = registry.match_template(uri)) {
+        auto keep = registry.find_template(match->first->uri_template);
+        ResourceReader reader = match->first->reader;
+        contents = co_await reader(ctx, uri, match->second);
+    } else {
+        throw RpcError(resource_not_found_code(ctx.revision()),
+                       fmt::format("Resource not found: {}", util::sanitize_for_message(uri, 300)),
+                       Json{{"uri", uri}});
+    }
+    Json result = {{"contents", std::move(contents)}};
+    add_cacheable(result, ctx, server_);
+    co_return result;
+}
+
+Task<Json> ServerSession::subscribe(RequestContext& ctx) {
+    subscriptions_.insert(required_string(ctx.params(), "uri"));
+    co_return Json::object();
+}
+
+Task<Json> ServerSession::unsubscribe(RequestContext& ctx) {
+    subscriptions_.erase(required_string(ctx.params(), "uri"));
+    co_return Json::object();
+}
+
+Task<Json> ServerSession::list_prompts(RequestContext& ctx) {
+    Json result = list_page(server_.registry().prompts(), ctx.params(), server_.options().page_size, "prompts");
+    add_cacheable(result, ctx, server_);
+    co_return result;
+}
+
+Task<Json> ServerSession::get_prompt(RequestContext& ctx) {
+    auto name = required_string(ctx.params(), "name");
+    auto it = server_.registry().prompts().find(name);
+    if (it == server_.registry().prompts().end()) {
+        throw RpcError(error_code::kInvalidParams,
+                       fmt::format("Unknown prompt: {}", util::sanitize_for_message(name, 128)));
+    }
+    auto prompt = it->second;
+    const Json& args = param(ctx.params(), "arguments");
+    if (!args.is_null() && !args.is_object()) {
+        throw RpcError(error_code::kInvalidParams, "Invalid params: \"arguments\" must be an object");
+    }
+    for (const auto& a : prompt->arguments) {
+        if (a.required && (args.is_null() || !args.contains(a.name))) {
+            throw RpcError(error_code::kInvalidParams,
+                           fmt::format("Invalid params: prompt \"{}\" needs argument \"{}\"", name, a.name));
+        }
+    }
+    co_return co_await prompt->handler(ctx, args.is_null() ? Json::object() : args);
+}
+
+Task<Json> ServerSession::complete(RequestContext& ctx) {
+    const Json& ref = param(ctx.params(), "ref");
+    const Json& argument = param(ctx.params(), "argument");
+    if (!ref.is_object() || !ref.contains("type") || !ref["type"].is_string()) {
+        throw RpcError(error_code::kInvalidParams, "Invalid params: \"ref\" must be an object with a \"type\"");
+    }
+    if (!argument.is_object() || !argument.contains("name") || !argument["name"].is_string() ||
+        !argument.contains("value") || !argument["value"].is_string()) {
+        throw RpcError(error_code::kInvalidParams,
+                       "Invalid params: \"argument\" must be an object with string \"name\" and \"value\"");
+    }
+    const std::string type = ref["type"];
+    Completer completer;
+    if (type == "ref/prompt") {
+        auto name = required_string(ref, "name");
+        const auto* prompt = server_.registry().find_prompt(name);
+        if (!prompt) throw RpcError(error_code::kInvalidParams, fmt::format("Unknown prompt: {}", name));
+        completer = prompt->completer;
+    } else if (type == "ref/resource") {
+        auto uri = required_string(ref, "uri");
+        const auto* tmpl = server_.registry().find_template(uri);
+        if (!tmpl && !server_.registry().find_resource(uri)) {
+            throw RpcError(error_code::kInvalidParams, fmt::format("Unknown resource: {}", uri));
+        }
+        if (tmpl) completer = tmpl->completer;
+    } else {
+        throw RpcError(error_code::kInvalidParams,
+                       fmt::format("Invalid params: unknown ref type \"{}\"", util::sanitize_for_message(type, 40)));
+    }
+    Json completion = {{"values", Json::array()}, {"hasMore", false}};
+    if (completer) {
+        Json context_args = Json::object();
+        const Json& c = param(ctx.params(), "context");
+        if (c.is_object() && c.contains("arguments") && c["arguments"].is_object()) context_args = c["arguments"];
+        completion = co_await completer(ctx, argument["name"], argument["value"], context_args);
+        // The spec caps a completion at 100 values.
+        if (completion.contains("values") && completion["values"].is_array() && completion["values"].size() > 100) {
+            auto total = completion["values"].size();
+            completion["values"].erase(completion["values"].begin() + 100, completion["values"].end());
+            completion["total"] = total;
+            completion["hasMore"] = true;
+        }
+    }
+    co_return Json{{"completion", std::move(completion)}};
+}
+
+Task<Json> ServerSession::discover(RequestContext& ctx) { co_return discover_result(server_, ctx); }
+
+}  // namespace toolport

@@ -1,0 +1,319 @@
+#include "server/session.hpp"
+
+#include <fmt/format.h>
+
+#include "async/executor.hpp"
+#include "server/input_required.hpp"
+#include "server/stateless.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport {
+
+using namespace protocol;
+
+namespace {
+std::string id_key(const RequestId& id) { return id.dump(); }
+}  // namespace
+
+ServerSession::ServerSession(McpServer& server, SessionOutput output, CallerIdentity caller)
+    : server_(server), output_(std::move(output)), caller_(std::move(caller)) {}
+
+ServerSession::~ServerSession() { server_.session_closed(this); }
+
+void ServerSession::close() {
+    if (closed_) return;
+    closed_ = true;
+    server_.session_closed(this);
+    // Copy: cancelling may complete requests, which erase themselves from the map.
+    std::vector<RequestContext*> running;
+    for (auto& [key, ctx] : in_flight_) running.push_back(ctx);
+    for (auto* ctx : running) ctx->cancel_token().cancel("session closed");
+    auto pending = std::move(pending_client_requests_);
+    pending_client_requests_.clear();
+    for (auto& [id, completion] : pending) {
+        auto c = completion;
+        server_.executor().post([c]() mutable {
+            c.set_error(std::make_exception_ptr(OperationCancelled("session closed")));
+        });
+    }
+}
+
+void ServerSession::send(const Json& message, const RequestId* related) {
+    if (closed_) return;
+    output_(message, related);
+}
+
+void ServerSession::notify(std::string_view method, Json params) {
+    if (closed_ || state_ != State::operating) return;
+    send(make_notification(method, std::move(params)), nullptr);
+}
+
+void ServerSession::reject(const ProtocolError& error) {
+    send(make_error(error.id, error.code, error.message), error.id.is_null() ? nullptr : &error.id);
+}
+
+void ServerSession::receive(Message message) {
+    if (closed_) return;
+    std::visit(
+        [this](auto&& m) {
+            using M = std::decay_t<decltype(m)>;
+            if constexpr (std::is_same_v<M, Request>) on_request(std::move(m));
+            else if constexpr (std::is_same_v<M, Notification>) on_notification(m);
+            else if constexpr (std::is_same_v<M, Response>) on_client_reply(m.id, std::move(m.result), 0, {});
+            else on_client_reply(m.id, std::nullopt, m.code, m.message);
+        },
+        std::move(message));
+}
+
+const std::unordered_map<std::string_view, ServerSession::Handler>& ServerSession::method_table() {
+    static const std::unordered_map<std::string_view, Handler> table = {
+        {"ping", &ServerSession::ping},
+        {"logging/setLevel", &ServerSession::set_log_level},
+        {"tools/list", &ServerSession::list_tools},
+        {"tools/call", &ServerSession::call_tool},
+        {"resources/list", &ServerSession::list_resources},
+        {"resources/templates/list", &ServerSession::list_resource_templates},
+        {"resources/read", &ServerSession::read_resource},
+        {"resources/subscribe", &ServerSession::subscribe},
+        {"resources/unsubscribe", &ServerSession::unsubscribe},
+        {"prompts/list", &ServerSession::list_prompts},
+        {"prompts/get", &ServerSession::get_prompt},
+        {"completion/complete", &ServerSession::complete},
+        {"server/discover", &ServerSession::discover},
+    };
+    return table;
+}
+
+bool ServerSession::method_allowed(std::string_view method, Revision revision) {
+    if (is_stateless(revision)) {
+        // Removed in 2026-07-28 (ping, setLevel, subscribe: replaced by _meta and
+        // subscriptions/listen).
+        return method != "ping" && method != "logging/setLevel" && method != "resources/subscribe" &&
+               method != "resources/unsubscribe";
+    }
+    if (method == "server/discover") return false;
+    if (method == "completion/complete") return has_completions(revision);
+    return true;
+}
+
+void ServerSession::on_request(Request request) {
+    const RequestId id = request.id;
+    if (!request.params.is_null() && !request.params.is_object()) {
+        send(make_error(id, error_code::kInvalidParams, "Invalid params: \"params\" must be an object"), &id);
+        return;
+    }
+
+    // Which revision governs this request: its own _meta (stateless revision) or the
+    // session's handshake.
+    auto stateless = read_stateless_meta(request.params);
+    if (stateless.present && !stateless.revision) {
+        send(unsupported_version_error(id, stateless.requested), &id);
+        return;
+    }
+    Revision revision = revision_;
+    if (stateless.present && is_stateless(*stateless.revision)) {
+        revision = *stateless.revision;
+        if (request.method == "initialize") {
+            send(make_error(id, error_code::kMethodNotFound,
+                            fmt::format("Method not found: initialize is not part of protocol {}; "
+                                        "call server/discover instead",
+                                        name(revision))),
+                 &id);
+            return;
+        }
+    } else {
+        if (request.method == "initialize") {
+            send(handle_initialize(request), &id);
+            return;
+        }
+        if (state_ == State::fresh && request.method != "ping") {
+            send(make_error(id, error_code::kInvalidRequest,
+                            fmt::format("Invalid Request: \"{}\" before initialize; send initialize first "
+                                        "(or, for protocol {}, put the version in _meta)",
+                                        util::sanitize_for_message(request.method, 100), name(kLatest))),
+                 &id);
+            return;
+        }
+    }
+
+    const auto& table = method_table();
+    auto it = table.find(request.method);
+    if (it == table.end() || !method_allowed(request.method, revision)) {
+        send(make_error(id, error_code::kMethodNotFound,
+                        fmt::format("Method not found: {}", util::sanitize_for_message(request.method, 100))),
+             &id);
+        return;
+    }
+    if (is_stateless(revision)) {
+        if (auto missing = check_required_capabilities(request, stateless); !missing.is_null()) {
+            send(missing, &id);
+            return;
+        }
+    }
+
+    auto key = id_key(id);
+    if (in_flight_.count(key)) {
+        send(make_error(id, error_code::kInvalidRequest,
+                        "Invalid Request: a request with this id is still in progress"),
+             &id);
+        return;
+    }
+    auto ctx = std::make_unique<RequestContext>(shared_from_this(), id, std::move(request.method),
+                                                std::move(request.params), revision);
+    in_flight_.emplace(key, ctx.get());
+    spawn(run(std::move(ctx), it->second, std::move(key)), [](std::exception_ptr) {});
+}
+
+Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handler, std::string key) {
+    // Keep the session alive until this request is fully answered.
+    auto self = shared_from_this();
+    Json reply;
+    const RequestId& id = ctx->request_id();
+    try {
+        Json result = co_await (this->*handler)(*ctx);
+        reply = make_response(id, finish_result(std::move(result), *ctx));
+    } catch (const RpcError& e) {
+        reply = make_error(id, e.code, util::sanitize_for_message(e.what(), 2000), e.data);
+    } catch (const InputRequired& e) {
+        reply = make_response(id, finish_result(input_required_result(e, *ctx), *ctx));
+    } catch (const OperationCancelled&) {
+        // A cancelled request gets no response (the client has forgotten it).
+    } catch (const std::exception& e) {
+        reply = make_error(id, error_code::kInternalError,
+                           "Internal error: " + util::sanitize_for_message(e.what(), 2000));
+    }
+    in_flight_.erase(key);
+    if (!reply.is_null() && !ctx->cancelled()) send(reply, &id);
+}
+
+Json ServerSession::finish_result(Json result, const RequestContext& ctx) const {
+    if (is_stateless(ctx.revision())) decorate_stateless_result(result, server_);
+    return result;
+}
+
+Json ServerSession::handle_initialize(const Request& request) {
+    const Json& params = request.params;
+    if (state_ != State::fresh) {
+        return make_error(request.id, error_code::kInvalidRequest,
+                          "Invalid Request: the session is already initialized");
+    }
+    if (!params.is_object() || !params.contains("protocolVersion") || !params["protocolVersion"].is_string()) {
+        return make_error(request.id, error_code::kInvalidParams,
+                          "Invalid params: initialize needs a string \"protocolVersion\"");
+    }
+    if (auto caps = params.find("capabilities"); caps != params.end()) {
+        if (!caps->is_object()) {
+            return make_error(request.id, error_code::kInvalidParams,
+                              "Invalid params: \"capabilities\" must be an object");
+        }
+        client_capabilities_ = *caps;
+    }
+    if (auto info = params.find("clientInfo"); info != params.end() && info->is_object()) client_info_ = *info;
+
+    // Negotiation: accept the client's revision when we speak it and it uses the handshake;
+    // otherwise offer our latest handshake revision and let the client decide.
+    auto requested = parse_revision(params["protocolVersion"].get<std::string>());
+    revision_ = (requested && !is_stateless(*requested)) ? *requested : kLatestStateful;
+    state_ = State::initializing;
+
+    Json result = {{"protocolVersion", std::string(name(revision_))},
+                   {"capabilities", server_.capabilities(revision_)},
+                   {"serverInfo", server_.server_info()}};
+    if (!server_.options().instructions.empty()) result["instructions"] = server_.options().instructions;
+    return make_response(request.id, std::move(result));
+}
+
+void ServerSession::on_notification(const Notification& n) {
+    if (n.method == "notifications/initialized") {
+        if (state_ == State::initializing) state_ = State::operating;
+        return;
+    }
+    if (n.method == "notifications/cancelled") {
+        if (!n.params.is_object() || !n.params.contains("requestId")) return;
+        auto it = in_flight_.find(id_key(n.params["requestId"]));
+        if (it == in_flight_.end()) return;  // finished already, or never existed: ignore
+        std::string reason = "cancelled by client";
+        if (n.params.contains("reason") && n.params["reason"].is_string()) reason = n.params["reason"];
+        it->second->cancel_token().cancel(reason);
+        return;
+    }
+    // notifications/roots/list_changed, notifications/progress and unknown notifications
+    // need no answer; providers that care subscribe through the session later.
+}
+
+void ServerSession::on_client_reply(const RequestId& id, std::optional<Json> result, int code,
+                                    const std::string& message) {
+    if (!id.is_number_integer()) return;  // we only ever send integer ids
+    auto it = pending_client_requests_.find(id.get<std::int64_t>());
+    if (it == pending_client_requests_.end()) return;  // late or unknown reply: drop it
+    auto completion = it->second;
+    pending_client_requests_.erase(it);
+    if (result) completion.set_value(std::move(*result));
+    else completion.set_error(std::make_exception_ptr(ClientRequestError(code, message)));
+}
+
+Task<Json> ServerSession::request_client(std::string method, Json params, const RequestId& related,
+                                         CancelToken& token, Revision revision) {
+    if (closed_) throw OperationCancelled("session closed");
+    if (!has_server_requests(revision)) {
+        throw std::runtime_error(fmt::format("{} is not available in protocol {}", method, name(revision)));
+    }
+    const char* capability = method == "sampling/createMessage" ? "sampling"
+                             : method == "elicitation/create"   ? "elicitation"
+                             : method == "roots/list"           ? "roots"
+                                                                : nullptr;
+    if (capability && !client_capabilities_.contains(capability)) {
+        throw std::runtime_error(
+            fmt::format("the client did not declare the \"{}\" capability, so {} cannot be used", capability, method));
+    }
+    const std::int64_t id = ++next_client_request_id_;
+    Completion<Json> reply;
+    pending_client_requests_.emplace(id, reply);
+    send(make_request(id, method, std::move(params)), &related);
+
+    auto& executor = server_.executor();
+    auto weak = weak_from_this();
+    auto fail = [weak, id, &executor](std::exception_ptr error, bool tell_client, std::string reason) {
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = self->pending_client_requests_.find(id);
+        if (it == self->pending_client_requests_.end()) return;
+        auto c = it->second;
+        self->pending_client_requests_.erase(it);
+        if (tell_client) {
+            self->send(make_notification("notifications/cancelled", {{"requestId", id}, {"reason", reason}}),
+                       nullptr);
+        }
+        executor.post([c, error]() mutable { c.set_error(error); });
+    };
+    auto timeout = server_.options().client_request_timeout;
+    auto cancel_timer = executor.schedule_after(timeout, [fail, method, timeout]() {
+        fail(std::make_exception_ptr(std::runtime_error(
+                 fmt::format("the client did not answer {} within {} ms", method, timeout.count()))),
+             true, "timed out");
+    });
+    auto registration = token.on_cancel([fail]() {
+        fail(std::make_exception_ptr(OperationCancelled()), true, "request cancelled");
+    });
+    std::exception_ptr error;
+    Json result;
+    try {
+        result = co_await reply;
+    } catch (...) {
+        error = std::current_exception();
+    }
+    cancel_timer();
+    token.remove(registration);
+    if (error) std::rethrow_exception(error);
+    co_return result;
+}
+
+bool ServerSession::should_log(LogLevel level, const RequestContext& ctx) const {
+    if (is_stateless(ctx.revision())) {
+        auto requested = stateless_log_level(ctx.params());
+        return requested && level >= *requested;
+    }
+    return level >= min_log_level_;
+}
+
+}  // namespace toolport

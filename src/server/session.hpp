@@ -1,0 +1,105 @@
+// ServerSession: one client's conversation with the server: the lifecycle state machine
+// (initialize → initialized → operation), method dispatch, in-flight requests and their
+// cancellation, server-to-client requests, log level and resource subscriptions.
+//
+// A session knows nothing about bytes or sockets: transports hand it parsed messages and
+// give it a SessionOutput to write to. Requests of the stateless revision (2026-07-28)
+// carry their version in `_meta` and are served without a handshake on any session.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "async/completion.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/versions.hpp"
+#include "server/log_level.hpp"
+#include "server/server.hpp"
+
+namespace toolport {
+
+class ServerSession : public std::enable_shared_from_this<ServerSession> {
+public:
+    ServerSession(McpServer& server, SessionOutput output, CallerIdentity caller);
+    ~ServerSession();
+    ServerSession(const ServerSession&) = delete;
+    ServerSession& operator=(const ServerSession&) = delete;
+
+    // Handles one message from the client. Replies go to the SessionOutput, possibly later.
+    void receive(protocol::Message message);
+    // Answers a message that could not be parsed (sends the error when it has an id or is
+    // a parse error, as JSON-RPC requires).
+    void reject(const protocol::ProtocolError& error);
+
+    // Ends the session: cancels in-flight requests and fails pending client requests.
+    void close();
+    bool closed() const { return closed_; }
+
+    bool initialized() const { return state_ == State::operating || state_ == State::initializing; }
+    protocol::Revision revision() const { return revision_; }
+    const Json& client_capabilities() const { return client_capabilities_; }
+    const Json& client_info() const { return client_info_; }
+    const CallerIdentity& caller() const { return caller_; }
+    CallerIdentity& caller() { return caller_; }
+    McpServer& server() { return server_; }
+    std::size_t in_flight() const { return in_flight_.size(); }
+
+    // Messages that belong to no request (list_changed, resources/updated).
+    void notify(std::string_view method, Json params);
+    bool subscribed(const std::string& uri) const { return subscriptions_.count(uri) > 0; }
+
+    // Used by RequestContext.
+    void send(const Json& message, const protocol::RequestId* related);
+    Task<Json> request_client(std::string method, Json params, const protocol::RequestId& related,
+                              CancelToken& token, protocol::Revision revision);
+    bool should_log(LogLevel level, const RequestContext& ctx) const;
+
+private:
+    enum class State { fresh, initializing, operating };
+    using Handler = Task<Json> (ServerSession::*)(RequestContext&);
+
+    void on_request(protocol::Request request);
+    void on_notification(const protocol::Notification& notification);
+    void on_client_reply(const protocol::RequestId& id, std::optional<Json> result, int code,
+                         const std::string& message);
+    Json handle_initialize(const protocol::Request& request);
+    Task<void> run(std::unique_ptr<RequestContext> ctx, Handler handler, std::string key);
+    Json finish_result(Json result, const RequestContext& ctx) const;
+
+    // Method handlers (server_methods.cpp).
+    Task<Json> ping(RequestContext& ctx);
+    Task<Json> set_log_level(RequestContext& ctx);
+    Task<Json> list_tools(RequestContext& ctx);
+    Task<Json> call_tool(RequestContext& ctx);
+    Task<Json> list_resources(RequestContext& ctx);
+    Task<Json> list_resource_templates(RequestContext& ctx);
+    Task<Json> read_resource(RequestContext& ctx);
+    Task<Json> subscribe(RequestContext& ctx);
+    Task<Json> unsubscribe(RequestContext& ctx);
+    Task<Json> list_prompts(RequestContext& ctx);
+    Task<Json> get_prompt(RequestContext& ctx);
+    Task<Json> complete(RequestContext& ctx);
+    Task<Json> discover(RequestContext& ctx);
+
+    static const std::unordered_map<std::string_view, Handler>& method_table();
+    static bool method_allowed(std::string_view method, protocol::Revision revision);
+
+    McpServer& server_;
+    SessionOutput output_;
+    CallerIdentity caller_;
+    State state_ = State::fresh;
+    bool closed_ = false;
+    protocol::Revision revision_ = protocol::kLatestStateful;
+    Json client_capabilities_ = Json::object();
+    Json client_info_ = Json::object();
+    LogLevel min_log_level_ = LogLevel::debug;
+    std::unordered_map<std::string, RequestContext*> in_flight_;  // key: id as JSON text
+    std::unordered_map<std::int64_t, Completion<Json>> pending_client_requests_;
+    std::int64_t next_client_request_id_ = 0;
+    std::set<std::string> subscriptions_;
+};
+
+}  // namespace toolport

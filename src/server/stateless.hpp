@@ -1,0 +1,73 @@
+// The stateless revision (2026-07-28): no handshake; every request carries its protocol
+// version, client capabilities and client info in `_meta`; results carry `resultType`
+// (and, for lists and reads, `ttlMs`/`cacheScope`); HTTP requests mirror the method and
+// name in `Mcp-Method`/`Mcp-Name` headers, which must match the body.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/jsonrpc.hpp"
+#include "protocol/versions.hpp"
+#include "server/log_level.hpp"
+
+namespace toolport {
+
+class McpServer;
+class RequestContext;
+using Json = nlohmann::json;
+
+namespace meta_key {
+inline constexpr const char* kProtocolVersion = "io.modelcontextprotocol/protocolVersion";
+inline constexpr const char* kClientCapabilities = "io.modelcontextprotocol/clientCapabilities";
+inline constexpr const char* kClientInfo = "io.modelcontextprotocol/clientInfo";
+inline constexpr const char* kServerInfo = "io.modelcontextprotocol/serverInfo";
+inline constexpr const char* kLogLevel = "io.modelcontextprotocol/logLevel";
+}  // namespace meta_key
+
+struct StatelessMeta {
+    bool present = false;        // _meta names a protocol version
+    std::string requested;       // the version text as sent
+    std::optional<protocol::Revision> revision;  // nullopt when unsupported
+    bool has_capabilities = false;
+};
+
+StatelessMeta read_stateless_meta(const Json& params);
+const Json& stateless_client_capabilities(const Json& params);
+std::optional<LogLevel> stateless_log_level(const Json& params);
+
+// -32022 with the supported versions in `data`.
+Json unsupported_version_error(const protocol::RequestId& id, const std::string& requested);
+// An error reply when the request lacks _meta the revision requires (null when fine).
+Json check_required_capabilities(const protocol::Request& request, const StatelessMeta& meta);
+
+// Adds resultType (and serverInfo in _meta) to a stateless result.
+void decorate_stateless_result(Json& result, const McpServer& server);
+// Adds ttlMs/cacheScope to list and read results.
+void mark_cacheable(Json& result, const McpServer& server);
+Json discover_result(const McpServer& server, const RequestContext& ctx);
+
+// HTTP header rules of the revision.
+struct StatelessHeaders {
+    std::string protocol_version;
+    bool has_protocol_version = false;
+    std::string method;
+    bool has_method = false;
+    std::string name;
+    bool has_name = false;
+    std::vector<std::pair<std::string, std::string>> params;  // Mcp-Param-<Name>: value
+};
+
+struct HeaderProblem {
+    int http_status = 400;
+    Json body;
+};
+
+std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& headers, const protocol::Request& request,
+                                                     const StatelessMeta& meta, const McpServer& server);
+
+}  // namespace toolport

@@ -1,0 +1,39 @@
+// Settings of the HTTP transports (Streamable HTTP at /mcp, legacy HTTP+SSE at /sse).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace toolport {
+
+struct HttpOptions {
+    std::string host = "127.0.0.1";  // loopback unless told otherwise
+    unsigned short port = 8080;
+    std::string path = "/mcp";
+    std::size_t max_body_bytes = 4 * 1024 * 1024;
+    std::size_t max_header_bytes = 16 * 1024;
+    std::size_t max_json_depth = 64;
+    std::size_t max_sessions = 100000;
+    std::chrono::seconds session_idle_timeout{30 * 60};
+    std::chrono::seconds keep_alive_timeout{120};
+    // A client that stops reading an SSE stream is dropped once this much is queued for it.
+    std::size_t max_stream_backlog_bytes = 8 * 1024 * 1024;
+    // Events kept per stream for resumption with Last-Event-ID.
+    std::size_t max_replay_events = 1024;
+    // Origins allowed to call (exact "scheme://host[:port]" or "scheme://host:*"). Empty
+    // means: loopback origins only. Requests without Origin (non-browser clients) pass.
+    std::vector<std::string> allowed_origins;
+    // Host header values accepted (DNS-rebinding protection). Empty means: loopback names
+    // when bound to loopback, anything otherwise.
+    std::vector<std::string> allowed_hosts;
+    // Bearer tokens accepted; empty disables authentication.
+    std::vector<std::string> bearer_tokens;
+    // SSE polling (2025-11-25): ask clients to reconnect after this long when the server
+    // closes a stream early. Zero keeps streams open until their requests finish.
+    std::chrono::milliseconds sse_retry{1000};
+    bool legacy_sse = true;  // serve GET /sse + POST /messages (protocol 2024-11-05)
+};
+
+}  // namespace toolport

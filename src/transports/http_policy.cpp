@@ -1,0 +1,130 @@
+#include "transports/http_policy.hpp"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace toolport::http_policy {
+
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+    return out;
+}
+
+// Splits "host:port", "[v6]:port", "host" into the host part.
+std::string_view host_part(std::string_view authority) {
+    if (!authority.empty() && authority.front() == '[') {
+        auto close = authority.find(']');
+        return close == std::string_view::npos ? authority : authority.substr(0, close + 1);
+    }
+    auto colon = authority.rfind(':');
+    return colon == std::string_view::npos ? authority : authority.substr(0, colon);
+}
+
+bool loopback_bind(const HttpOptions& o) { return is_loopback_host(o.host); }
+
+}  // namespace
+
+bool is_loopback_host(std::string_view host) {
+    auto h = lower(host);
+    return h == "localhost" || h == "127.0.0.1" || h == "::1" || h == "[::1]" || h.rfind("127.", 0) == 0;
+}
+
+bool origin_allowed(const HttpOptions& options, std::string_view origin) {
+    if (origin.empty()) return true;  // not a browser: nothing to protect against here
+    auto o = lower(origin);
+    if (options.allowed_origins.empty()) {
+        // Default: loopback origins only, any port.
+        for (std::string_view scheme : {"http://", "https://"}) {
+            if (o.rfind(scheme, 0) == 0) return is_loopback_host(host_part(std::string_view(o).substr(scheme.size())));
+        }
+        return false;
+    }
+    for (const auto& allowed : options.allowed_origins) {
+        auto a = lower(allowed);
+        if (a == "*" || a == o) return true;
+        if (a.size() > 2 && a.compare(a.size() - 2, 2, ":*") == 0) {
+            auto prefix = a.substr(0, a.size() - 2);
+            if (o == prefix || (o.rfind(prefix + ":", 0) == 0)) return true;
+        }
+    }
+    return false;
+}
+
+bool host_allowed(const HttpOptions& options, std::string_view host) {
+    if (options.allowed_hosts.empty()) {
+        if (!loopback_bind(options)) return true;
+        if (host.empty()) return true;  // HTTP/1.0 clients without Host
+        return is_loopback_host(host_part(host));
+    }
+    auto h = lower(host);
+    auto bare = std::string(host_part(h));
+    for (const auto& allowed : options.allowed_hosts) {
+        auto a = lower(allowed);
+        if (a == "*" || a == h || a == bare) return true;
+    }
+    return false;
+}
+
+bool authorized(const HttpOptions& options, std::string_view authorization) {
+    if (options.bearer_tokens.empty()) return true;
+    constexpr std::string_view kScheme = "bearer ";
+    if (authorization.size() <= kScheme.size() || lower(authorization.substr(0, kScheme.size())) != kScheme) {
+        return false;
+    }
+    auto token = authorization.substr(kScheme.size());
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    bool match = false;
+    for (const auto& t : options.bearer_tokens) {
+        // Constant-time comparison so timing does not reveal how much of a token matched.
+        if (t.size() == token.size() && CRYPTO_memcmp(t.data(), token.data(), t.size()) == 0) match = true;
+    }
+    return match;
+}
+
+bool accepts(std::string_view accept_header, std::string_view media_type) {
+    if (accept_header.empty()) return false;
+    auto accept = lower(accept_header);
+    auto type = lower(media_type);
+    std::string_view rest = accept;
+    while (!rest.empty()) {
+        auto comma = rest.find(',');
+        auto item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        auto semi = item.find(';');
+        auto range = item.substr(0, semi);
+        while (!range.empty() && range.front() == ' ') range.remove_prefix(1);
+        while (!range.empty() && range.back() == ' ') range.remove_suffix(1);
+        if (range == type || range == "*/*") return true;
+        auto slash = type.find('/');
+        if (range.size() == slash + 2 && range.substr(slash) == "/*" && range.substr(0, slash) == type.substr(0, slash))
+            return true;
+    }
+    return false;
+}
+
+bool is_json_content_type(std::string_view content_type) {
+    auto ct = lower(content_type);
+    auto semi = ct.find(';');
+    std::string_view base = std::string_view(ct).substr(0, semi);
+    while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
+    return base == "application/json";
+}
+
+VersionHeader read_version_header(std::string_view value, bool present) {
+    VersionHeader h;
+    h.present = present;
+    if (present) h.revision = protocol::parse_revision(value);
+    return h;
+}
+
+bool valid_session_id(std::string_view id) {
+    if (id.empty() || id.size() > 256) return false;
+    return std::all_of(id.begin(), id.end(), [](unsigned char c) { return c >= 0x21 && c <= 0x7e; });
+}
+
+}  // namespace toolport::http_policy

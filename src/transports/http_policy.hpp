@@ -1,0 +1,35 @@
+// The request checks of the HTTP transports, as pure functions (testable without sockets):
+// Origin and Host validation (DNS-rebinding protection), bearer authentication, Accept and
+// Content-Type negotiation, protocol-version header rules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/versions.hpp"
+#include "transports/http_options.hpp"
+
+namespace toolport::http_policy {
+
+bool is_loopback_host(std::string_view host);
+// `origin` is the Origin header ("" when absent).
+bool origin_allowed(const HttpOptions& options, std::string_view origin);
+// `host` is the Host header ("" when absent).
+bool host_allowed(const HttpOptions& options, std::string_view host);
+// `authorization` is the Authorization header; true when auth is off or a token matches.
+bool authorized(const HttpOptions& options, std::string_view authorization);
+
+bool accepts(std::string_view accept_header, std::string_view media_type);
+bool is_json_content_type(std::string_view content_type);
+
+struct VersionHeader {
+    bool present = false;
+    std::optional<protocol::Revision> revision;  // nullopt when present but unsupported
+};
+VersionHeader read_version_header(std::string_view value, bool present);
+
+// Session ids are visible ASCII (0x21-0x7E) per the spec.
+bool valid_session_id(std::string_view id);
+
+}  // namespace toolport::http_policy

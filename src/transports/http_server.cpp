@@ -1,0 +1,722 @@
+// The Boost.Beast side of the HTTP transports: accepting, reading requests with limits,
+// writing JSON replies and SSE streams. What to answer is decided by the request checks
+// in http_policy and the stream logic in sse_stream; this file moves bytes.
+#include "transports/http_server.hpp"
+
+#include <openssl/rand.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "server/session.hpp"
+#include "server/stateless.hpp"
+#include "transports/asio_executor.hpp"
+#include "transports/batch.hpp"
+#include "transports/http_policy.hpp"
+#include "transports/sse_stream.hpp"
+
+namespace toolport {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using protocol::Json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+std::string random_session_id() {
+    unsigned char bytes[16];
+    if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("no system randomness");
+    static const char* hex = "0123456789abcdef";
+    std::string id;
+    for (unsigned char b : bytes) {
+        id += hex[b >> 4];
+        id += hex[b & 15];
+    }
+    return id;
+}
+
+std::string header(const Request& req, std::string_view name) {
+    auto it = req.find(name);
+    return it == req.end() ? std::string() : std::string(it->value());
+}
+
+// The pieces of a POST body the transport needs before handing messages to a session.
+struct PostBody {
+    protocol::ParsedPayload parsed;
+    std::vector<std::string> request_keys;
+    bool has_initialize = false;
+    const protocol::Request* first_request = nullptr;
+};
+
+}  // namespace
+
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+    Impl(McpServer& server, HttpOptions options)
+        : mcp(server),
+          opts(std::move(options)),
+          io(static_cast<AsioExecutor&>(server.executor()).io()),
+          acceptor(io),
+          sweeper(io) {}
+
+    McpServer& mcp;
+    HttpOptions opts;
+    net::io_context& io;
+    tcp::acceptor acceptor;
+    net::steady_timer sweeper;
+    std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions;
+    bool stopping = false;
+
+    void bind() {
+        beast::error_code ec;
+        auto address = net::ip::make_address(opts.host == "localhost" ? "127.0.0.1" : opts.host, ec);
+        if (ec) throw std::runtime_error(fmt::format("cannot listen on \"{}\": not an IP address", opts.host));
+        tcp::endpoint endpoint(address, opts.port);
+        acceptor.open(endpoint.protocol(), ec);
+        if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+        if (!ec) acceptor.bind(endpoint, ec);
+        if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+        if (ec) {
+            throw std::runtime_error(fmt::format("cannot listen on {}:{}: {}", opts.host, opts.port, ec.message()));
+        }
+    }
+
+    void start() {
+        net::co_spawn(io, accept_loop(shared_from_this()), net::detached);
+        schedule_sweep();
+    }
+
+    void stop() {
+        stopping = true;
+        beast::error_code ec;
+        acceptor.close(ec);
+        sweeper.cancel();
+        for (auto& [id, s] : sessions) s->mcp->close();
+        sessions.clear();
+    }
+
+    void schedule_sweep() {
+        sweeper.expires_after(std::min<std::chrono::steady_clock::duration>(opts.session_idle_timeout / 2, 30s));
+        sweeper.async_wait([self = shared_from_this()](beast::error_code ec) {
+            if (ec || self->stopping) return;
+            self->sweep();
+            self->schedule_sweep();
+        });
+    }
+
+    void sweep() {
+        auto now = std::chrono::steady_clock::now();
+        for (auto it = sessions.begin(); it != sessions.end();) {
+            auto& s = it->second;
+            s->prune(std::chrono::minutes(5));
+            if (!s->busy() && now - s->last_active > opts.session_idle_timeout) {
+                spdlog::info("session {}… expired after {} s idle", s->id().substr(0, 8),
+                             opts.session_idle_timeout.count());
+                s->mcp->close();
+                it = sessions.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+    std::shared_ptr<HttpSession> create_session(bool legacy) {
+        auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events);
+        s->legacy = legacy;
+        std::weak_ptr<HttpSession> weak = s;
+        s->mcp = mcp.open_session(
+            [weak](const Json& message, const protocol::RequestId* related) {
+                if (auto hs = weak.lock()) hs->route(message, related);
+            },
+            CallerIdentity{"", s->id(), ""});
+        sessions.emplace(s->id(), s);
+        return s;
+    }
+
+    void drop_session(const std::string& id) {
+        auto it = sessions.find(id);
+        if (it == sessions.end()) return;
+        it->second->mcp->close();
+        sessions.erase(it);
+    }
+
+    // ---------------------------------------------------------------- connection
+
+    static net::awaitable<void> accept_loop(std::shared_ptr<Impl> self) {
+        for (;;) {
+            auto [ec, socket] = co_await self->acceptor.async_accept(use_nothrow);
+            if (ec) {
+                if (self->stopping || ec == net::error::operation_aborted) co_return;
+                spdlog::warn("accept failed: {}", ec.message());
+                continue;
+            }
+            socket.set_option(tcp::no_delay(true), ec);
+            net::co_spawn(self->io, serve_connection(self, beast::tcp_stream(std::move(socket))), net::detached);
+        }
+    }
+
+    static net::awaitable<void> serve_connection(std::shared_ptr<Impl> self, beast::tcp_stream stream) {
+        beast::flat_buffer buffer;
+        for (;;) {
+            http::request_parser<http::string_body> parser;
+            parser.header_limit(static_cast<std::uint32_t>(self->opts.max_header_bytes));
+            parser.body_limit(self->opts.max_body_bytes);
+            stream.expires_after(self->opts.keep_alive_timeout);
+            auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+            if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+                ec == beast::error::timeout || ec == net::error::operation_aborted) {
+                break;
+            }
+            if (ec) {
+                co_await reply_read_error(self, stream, ec);
+                break;
+            }
+            Request req = parser.release();
+            bool keep = co_await self->dispatch(stream, req);
+            if (!keep || !req.keep_alive() || self->stopping) break;
+        }
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    }
+
+    static net::awaitable<void> reply_read_error(std::shared_ptr<Impl> self, beast::tcp_stream& stream,
+                                                 beast::error_code ec) {
+        http::status status = http::status::bad_request;
+        std::string message = fmt::format("Bad Request: {}", ec.message());
+        if (ec == http::error::body_limit) {
+            status = http::status::payload_too_large;
+            message = fmt::format("Request body exceeds the {} byte limit", self->opts.max_body_bytes);
+        } else if (ec == http::error::header_limit) {
+            status = http::status::request_header_fields_too_large;
+            message = fmt::format("Request headers exceed the {} byte limit", self->opts.max_header_bytes);
+        }
+        Response res{status, 11};
+        res.set(http::field::content_type, "application/json");
+        res.set(http::field::connection, "close");
+        res.body() = protocol::serialize(protocol::make_error(nullptr, protocol::error_code::kInvalidRequest, message));
+        res.prepare_payload();
+        stream.expires_after(5s);
+        co_await http::async_write(stream, res, use_nothrow);
+    }
+
+    // ------------------------------------------------------------------ replies
+
+    static Response make_json(const Request& req, http::status status, const Json& body) {
+        Response res{status, req.version()};
+        res.set(http::field::content_type, "application/json");
+        res.keep_alive(req.keep_alive());
+        res.body() = protocol::serialize(body);
+        res.prepare_payload();
+        return res;
+    }
+
+    static Response make_rpc_error(const Request& req, http::status status, int code, std::string_view message,
+                                   const Json& id = nullptr) {
+        return make_json(req, status, protocol::make_error(id, code, message));
+    }
+
+    static Response make_empty(const Request& req, http::status status) {
+        Response res{status, req.version()};
+        res.keep_alive(req.keep_alive());
+        res.prepare_payload();
+        return res;
+    }
+
+    net::awaitable<bool> send(beast::tcp_stream& stream, Response res) {
+        stream.expires_after(30s);
+        bool keep = res.keep_alive();
+        auto [ec, n] = co_await http::async_write(stream, res, use_nothrow);
+        co_return !ec && keep;
+    }
+
+    // ------------------------------------------------------------------ routing
+
+    net::awaitable<bool> dispatch(beast::tcp_stream& stream, Request& req) {
+        auto target = std::string_view(req.target());
+        auto path = target.substr(0, target.find('?'));
+
+        // DNS-rebinding protection and authentication apply to every endpoint.
+        if (!http_policy::host_allowed(opts, header(req, "Host"))) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+                                                           "Forbidden: Host header not allowed"));
+        }
+        if (!http_policy::origin_allowed(opts, header(req, "Origin"))) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+                                                           "Forbidden: Origin not allowed"));
+        }
+        if (!http_policy::authorized(opts, header(req, "Authorization"))) {
+            auto res = make_rpc_error(req, http::status::unauthorized, protocol::error_code::kInvalidRequest,
+                                      "Unauthorized: send Authorization: Bearer <token>");
+            res.set(http::field::www_authenticate,
+                    req.find(http::field::authorization) == req.end()
+                        ? "Bearer realm=\"toolport\""
+                        : "Bearer realm=\"toolport\", error=\"invalid_token\"");
+            co_return co_await send(stream, std::move(res));
+        }
+
+        if (path == opts.path) {
+            switch (req.method()) {
+                case http::verb::post: co_return co_await handle_post(stream, req);
+                case http::verb::get: co_return co_await handle_get(stream, req);
+                case http::verb::delete_: co_return co_await handle_delete(stream, req);
+                default: {
+                    auto res = make_rpc_error(req, http::status::method_not_allowed,
+                                              protocol::error_code::kInvalidRequest, "Method Not Allowed");
+                    res.set(http::field::allow, "GET, POST, DELETE");
+                    co_return co_await send(stream, std::move(res));
+                }
+            }
+        }
+        if (opts.legacy_sse && path == "/sse" && req.method() == http::verb::get) {
+            co_return co_await handle_legacy_sse(stream, req);
+        }
+        if (opts.legacy_sse && path == "/messages" && req.method() == http::verb::post) {
+            co_return co_await handle_legacy_post(stream, req);
+        }
+        co_return co_await send(stream, make_rpc_error(req, http::status::not_found, protocol::error_code::kInvalidRequest,
+                                                       fmt::format("Not Found: the MCP endpoint is {}", opts.path)));
+    }
+
+    // Reads the body into messages; on failure returns the reply to send.
+    std::optional<Response> read_post_body(const Request& req, PostBody& body) {
+        if (!http_policy::is_json_content_type(header(req, "Content-Type"))) {
+            return make_rpc_error(req, http::status::unsupported_media_type, protocol::error_code::kInvalidRequest,
+                                  "Unsupported Media Type: Content-Type must be application/json");
+        }
+        body.parsed = protocol::parse_payload(req.body(), protocol::ParseLimits{opts.max_json_depth});
+        if (body.parsed.fatal) {
+            return make_json(req, http::status::bad_request,
+                             protocol::make_error(body.parsed.fatal->id, body.parsed.fatal->code,
+                                                  body.parsed.fatal->message));
+        }
+        for (const auto& item : body.parsed.items) {
+            if (const auto* m = std::get_if<protocol::Message>(&item)) {
+                if (const auto* r = std::get_if<protocol::Request>(m)) {
+                    body.request_keys.push_back(r->id.dump());
+                    if (r->method == "initialize") body.has_initialize = true;
+                    if (!body.first_request) body.first_request = r;
+                }
+            } else if (const auto& e = std::get<protocol::ProtocolError>(item); !e.id.is_null()) {
+                body.request_keys.push_back(e.id.dump());
+            }
+        }
+        return std::nullopt;
+    }
+
+    void feed(ServerSession& session, PostBody& body) {
+        for (auto& item : body.parsed.items) {
+            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) session.reject(*error);
+            else session.receive(std::move(std::get<protocol::Message>(item)));
+        }
+    }
+
+    net::awaitable<bool> handle_post(beast::tcp_stream& stream, Request& req) {
+        PostBody body;
+        if (auto error = read_post_body(req, body)) co_return co_await send(stream, std::move(*error));
+        const bool wants_sse = http_policy::accepts(header(req, "Accept"), "text/event-stream");
+        const bool wants_json = http_policy::accepts(header(req, "Accept"), "application/json");
+        if (!body.request_keys.empty() && !(wants_sse && wants_json)) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::not_acceptable,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Not Acceptable: Accept must list both application/json "
+                                                           "and text/event-stream"));
+        }
+
+        // The stateless revision: the version travels in the request's _meta.
+        if (body.first_request && !body.parsed.is_batch) {
+            auto meta = read_stateless_meta(body.first_request->params);
+            auto header_version = header(req, "MCP-Protocol-Version");
+            if ((meta.present && (!meta.revision || protocol::is_stateless(*meta.revision))) ||
+                (!meta.present && protocol::parse_revision(header_version) &&
+                 protocol::is_stateless(*protocol::parse_revision(header_version)))) {
+                co_return co_await handle_stateless_post(stream, req, body, meta);
+            }
+        }
+
+        auto version = http_policy::read_version_header(header(req, "MCP-Protocol-Version"),
+                                                        req.find("MCP-Protocol-Version") != req.end());
+        if (version.present && !version.revision) {
+            co_return co_await send(
+                stream, make_rpc_error(req, http::status::bad_request, protocol::error_code::kInvalidRequest,
+                                       fmt::format("Bad Request: unsupported MCP-Protocol-Version \"{}\"; supported: {}",
+                                                   header(req, "MCP-Protocol-Version").substr(0, 40),
+                                                   protocol::supported_revisions_list())));
+        }
+
+        auto session_id = header(req, "Mcp-Session-Id");
+        std::shared_ptr<HttpSession> session;
+        bool created = false;
+        if (body.has_initialize) {
+            if (body.parsed.is_batch) {
+                co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
+                                                               protocol::error_code::kInvalidRequest,
+                                                               "Invalid Request: initialize must not be batched"));
+            }
+            if (!session_id.empty()) {
+                auto it = sessions.find(session_id);
+                if (it == sessions.end()) {
+                    co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
+                                                                   protocol::error_code::kInvalidRequest,
+                                                                   "Session not found: initialize without Mcp-Session-Id "
+                                                                   "to start a new session"));
+                }
+                session = it->second;  // the session answers "already initialized"
+            } else {
+                if (sessions.size() >= opts.max_sessions) {
+                    co_return co_await send(
+                        stream, make_rpc_error(req, http::status::service_unavailable,
+                                               protocol::error_code::kInvalidRequest,
+                                               fmt::format("Service Unavailable: the server already holds {} sessions; "
+                                                           "retry later or end unused sessions with DELETE",
+                                                           opts.max_sessions)));
+                }
+                session = create_session(false);
+                created = true;
+            }
+        } else {
+            if (session_id.empty()) {
+                co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
+                                                               protocol::error_code::kInvalidRequest,
+                                                               "Bad Request: Mcp-Session-Id header is required "
+                                                               "(initialize first)"));
+            }
+            auto it = sessions.find(session_id);
+            if (it == sessions.end() || it->second->legacy) {
+                co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
+                                                               protocol::error_code::kInvalidRequest,
+                                                               "Session not found: it expired or was ended; "
+                                                               "initialize a new session"));
+            }
+            session = it->second;
+        }
+        session->last_active = std::chrono::steady_clock::now();
+
+        if (body.parsed.is_batch &&
+            (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
+            auto refusal = batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
+                                                                     : std::nullopt);
+            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request, refusal.code, refusal.message));
+        }
+
+        if (body.request_keys.empty()) {
+            // Only notifications and responses: accepted, nothing to stream back.
+            feed(*session->mcp, body);
+            co_return co_await send(stream, make_empty(req, http::status::accepted));
+        }
+
+        auto out = session->open_stream(body.request_keys);
+        feed(*session->mcp, body);
+        std::string sid = session->id();
+        bool keep = co_await write_stream(stream, req, *out, body.parsed.is_batch, sid, true);
+        if (created && !session->mcp->initialized()) drop_session(sid);
+        co_return keep;
+    }
+
+    net::awaitable<bool> handle_stateless_post(beast::tcp_stream& stream, Request& req, PostBody& body,
+                                               const StatelessMeta& meta) {
+        auto check = validate_stateless_http(req, body, meta);
+        if (check) co_return co_await send(stream, std::move(*check));
+        auto out = std::make_shared<OutStream>(1, opts.max_replay_events);
+        for (const auto& key : body.request_keys) out->expect_reply(key);
+        std::weak_ptr<OutStream> weak = out;
+        auto session = mcp.open_session(
+            [weak](const Json& message, const protocol::RequestId* related) {
+                auto s = weak.lock();
+                if (!s) return;
+                std::string key = related ? related->dump() : std::string();
+                s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
+            },
+            CallerIdentity{"", "", ""});
+        feed(*session, body);
+        bool keep = co_await write_stream(stream, req, *out, false, "", false);
+        // Closing the stream early is cancellation in this revision.
+        session->close();
+        co_return keep;
+    }
+
+    // Validates the 2026-07-28 HTTP rules (version header vs _meta, Mcp-Method/Mcp-Name).
+    std::optional<Response> validate_stateless_http(const Request& req, const PostBody& body,
+                                                    const StatelessMeta& meta) {
+        StatelessHeaders h;
+        h.protocol_version = header(req, "MCP-Protocol-Version");
+        h.has_protocol_version = req.find("MCP-Protocol-Version") != req.end();
+        h.method = header(req, "Mcp-Method");
+        h.has_method = req.find("Mcp-Method") != req.end();
+        h.name = header(req, "Mcp-Name");
+        h.has_name = req.find("Mcp-Name") != req.end();
+        for (const auto& field : req) {
+            auto n = std::string(field.name_string());
+            if (n.size() > 10 && strncasecmp(n.c_str(), "Mcp-Param-", 10) == 0) {
+                h.params.emplace_back(n.substr(10), std::string(field.value()));
+            }
+        }
+        auto problem = check_stateless_headers(h, *body.first_request, meta, mcp);
+        if (!problem) return std::nullopt;
+        return make_json(req, static_cast<http::status>(problem->http_status), problem->body);
+    }
+
+    // Writes the replies of one POST: a JSON body when everything is ready and nothing
+    // but replies was produced, an SSE stream otherwise.
+    net::awaitable<bool> write_stream(beast::tcp_stream& stream, const Request& req, OutStream& out, bool batch,
+                                      const std::string& session_id, bool resumable) {
+        net::steady_timer wake(io, net::steady_timer::time_point::max());
+        out.set_waker([&wake]() { wake.cancel(); });
+        struct Detach {
+            OutStream& s;
+            ~Detach() { s.clear_waker(); }
+        } detach{out};
+
+        while (!out.finished() && !out.has_non_response()) {
+            wake.expires_at(net::steady_timer::time_point::max());
+            auto [ec] = co_await wake.async_wait(use_nothrow);
+            if (stopping) co_return false;
+        }
+        if (out.finished() && !out.has_non_response()) {
+            Json reply;
+            if (batch) {
+                reply = Json::array();
+                for (const auto& e : out.events()) reply.push_back(Json::parse(e.data));
+            }
+            Response res{http::status::ok, req.version()};
+            res.set(http::field::content_type, "application/json");
+            if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
+            res.keep_alive(req.keep_alive());
+            res.body() = batch ? protocol::serialize(reply) : out.events().front().data;
+            res.prepare_payload();
+            co_return co_await send(stream, std::move(res));
+        }
+        co_return co_await stream_events(stream, req, out, session_id, resumable, 0);
+    }
+
+    // Streams `out` as SSE from event `after` on, until it finishes or the client leaves.
+    net::awaitable<bool> stream_events(beast::tcp_stream& stream, const Request& req, OutStream& out,
+                                       const std::string& session_id, bool resumable, std::uint64_t after) {
+        http::response<http::empty_body> res{http::status::ok, req.version()};
+        res.set(http::field::content_type, "text/event-stream");
+        res.set(http::field::cache_control, "no-cache, no-transform");
+        res.set("X-Accel-Buffering", "no");
+        if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
+        res.keep_alive(req.keep_alive());
+        res.chunked(true);
+        http::response_serializer<http::empty_body> sr{res};
+        stream.expires_after(30s);
+        if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) co_return false;
+
+        net::steady_timer wake(io, net::steady_timer::time_point::max());
+        bool client_gone = false;
+        out.set_waker([&wake]() { wake.cancel(); });
+        struct Detach {
+            OutStream& s;
+            ~Detach() { s.clear_waker(); }
+        } detach{out};
+
+        std::uint64_t sent = after;
+        std::string chunk;
+        if (resumable && after == 0) {
+            // Priming event: gives the client an event id to resume from before anything
+            // else is said (SEP-1699).
+            chunk = fmt::format("id: {}-0\ndata: \n\n", out.id());
+        }
+        for (;;) {
+            for (const auto& e : out.events()) {
+                if (e.seq <= sent) continue;
+                if (resumable) chunk += fmt::format("id: {}-{}\n", out.id(), e.seq);
+                chunk += "event: message\ndata: ";
+                chunk += e.data;
+                chunk += "\n\n";
+                sent = e.seq;
+            }
+            if (!chunk.empty()) {
+                stream.expires_after(30s);
+                auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
+                if (ec) {
+                    client_gone = true;
+                    break;
+                }
+                chunk.clear();
+            }
+            if (out.finished() && sent >= out.last_seq()) break;
+            if (stopping) co_return false;
+            wake.expires_after(15s);
+            auto [ec] = co_await wake.async_wait(use_nothrow);
+            if (!ec) chunk = ": keep-alive\n\n";  // idle: a comment keeps proxies from timing out
+        }
+        if (client_gone) co_return false;
+        stream.expires_after(30s);
+        auto [ec, n] = co_await net::async_write(stream, http::make_chunk_last(), use_nothrow);
+        co_return !ec && req.keep_alive();
+    }
+
+    net::awaitable<bool> handle_get(beast::tcp_stream& stream, Request& req) {
+        if (!http_policy::accepts(header(req, "Accept"), "text/event-stream")) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::not_acceptable,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Not Acceptable: Accept must include text/event-stream"));
+        }
+        auto session_id = header(req, "Mcp-Session-Id");
+        if (session_id.empty()) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Bad Request: Mcp-Session-Id header is required"));
+        }
+        auto it = sessions.find(session_id);
+        if (it == sessions.end() || it->second->legacy) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Session not found: initialize a new session"));
+        }
+        auto session = it->second;
+        session->last_active = std::chrono::steady_clock::now();
+
+        std::shared_ptr<OutStream> out;
+        std::uint64_t after = 0;
+        auto last_event = header(req, "Last-Event-ID");
+        if (!last_event.empty()) {
+            std::uint64_t stream_id = 0, seq = 0;
+            if (!HttpSession::parse_event_id(last_event, &stream_id, &seq) || !(out = session->find_stream(stream_id))) {
+                co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
+                                                               protocol::error_code::kInvalidRequest,
+                                                               "Not Found: unknown Last-Event-ID; the stream is gone"));
+            }
+            after = seq;
+        } else {
+            out = session->standalone();
+        }
+        if (out->attached()) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::conflict,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Conflict: this stream is already being read by "
+                                                           "another connection"));
+        }
+        bool keep = co_await stream_events(stream, req, *out, session->id(), true, after);
+        session->last_active = std::chrono::steady_clock::now();
+        co_return keep;
+    }
+
+    net::awaitable<bool> handle_delete(beast::tcp_stream& stream, Request& req) {
+        auto session_id = header(req, "Mcp-Session-Id");
+        if (session_id.empty()) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Bad Request: Mcp-Session-Id header is required"));
+        }
+        if (sessions.find(session_id) == sessions.end()) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Session not found"));
+        }
+        drop_session(session_id);
+        co_return co_await send(stream, make_empty(req, http::status::ok));
+    }
+
+    // ------------------------------------------------------------ legacy HTTP+SSE
+
+    net::awaitable<bool> handle_legacy_sse(beast::tcp_stream& stream, Request& req) {
+        if (sessions.size() >= opts.max_sessions) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::service_unavailable,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Service Unavailable: too many sessions"));
+        }
+        auto session = create_session(true);
+        auto out = session->standalone();
+        std::string sid = session->id();
+        http::response<http::empty_body> res{http::status::ok, req.version()};
+        res.set(http::field::content_type, "text/event-stream");
+        res.set(http::field::cache_control, "no-cache, no-transform");
+        res.set("X-Accel-Buffering", "no");
+        res.keep_alive(false);
+        res.chunked(true);
+        http::response_serializer<http::empty_body> sr{res};
+        stream.expires_after(30s);
+        if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) {
+            drop_session(sid);
+            co_return false;
+        }
+        net::steady_timer wake(io, net::steady_timer::time_point::max());
+        out->set_waker([&wake]() { wake.cancel(); });
+        std::string chunk = fmt::format("event: endpoint\ndata: /messages?sessionId={}\n\n", sid);
+        std::uint64_t sent = 0;
+        for (;;) {
+            for (const auto& e : out->events()) {
+                if (e.seq <= sent) continue;
+                chunk += "event: message\ndata: ";
+                chunk += e.data;
+                chunk += "\n\n";
+                sent = e.seq;
+            }
+            if (!chunk.empty()) {
+                stream.expires_after(30s);
+                auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
+                if (ec) break;
+                chunk.clear();
+            }
+            if (stopping || sessions.find(sid) == sessions.end()) break;
+            wake.expires_after(15s);
+            auto [ec] = co_await wake.async_wait(use_nothrow);
+            if (!ec) chunk = ": keep-alive\n\n";
+        }
+        out->clear_waker();
+        drop_session(sid);  // the legacy session lives exactly as long as its stream
+        co_return false;
+    }
+
+    net::awaitable<bool> handle_legacy_post(beast::tcp_stream& stream, Request& req) {
+        auto target = std::string_view(req.target());
+        std::string sid;
+        if (auto q = target.find("sessionId="); q != std::string_view::npos) {
+            auto v = target.substr(q + 10);
+            sid = std::string(v.substr(0, v.find('&')));
+        }
+        auto it = sessions.find(sid);
+        if (sid.empty() || it == sessions.end() || !it->second->legacy) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Session not found: open GET /sse first"));
+        }
+        PostBody body;
+        if (auto error = read_post_body(req, body)) co_return co_await send(stream, std::move(*error));
+        auto session = it->second;
+        session->last_active = std::chrono::steady_clock::now();
+        if (body.parsed.is_batch) {
+            auto refusal = batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
+                                                                     : std::nullopt);
+            session->mcp->reject(refusal);
+        } else {
+            feed(*session->mcp, body);
+        }
+        Response res{http::status::accepted, req.version()};
+        res.keep_alive(req.keep_alive());
+        res.set(http::field::content_type, "text/plain");
+        res.body() = "Accepted";
+        res.prepare_payload();
+        co_return co_await send(stream, std::move(res));
+    }
+};
+
+HttpServer::HttpServer(McpServer& server, HttpOptions options)
+    : impl_(std::make_shared<Impl>(server, std::move(options))) {
+    impl_->bind();
+}
+
+HttpServer::~HttpServer() { impl_->stop(); }
+
+unsigned short HttpServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+void HttpServer::start() { impl_->start(); }
+void HttpServer::stop() { impl_->stop(); }
+std::size_t HttpServer::session_count() const { return impl_->sessions.size(); }
+
+}  // namespace toolport

@@ -1,0 +1,35 @@
+// HttpServer: Streamable HTTP at /mcp (POST, GET stream, DELETE; sessions, SSE,
+// resumability; the stateless 2026-07-28 revision) and legacy HTTP+SSE at /sse +
+// /messages. All sockets live in http_server.cpp; this header is Asio-free.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "transports/http_options.hpp"
+
+namespace toolport {
+
+class McpServer;
+
+class HttpServer {
+public:
+    // Binds at once (throws std::runtime_error with the reason when it cannot).
+    HttpServer(McpServer& server, HttpOptions options);
+    ~HttpServer();
+    HttpServer(const HttpServer&) = delete;
+    HttpServer& operator=(const HttpServer&) = delete;
+
+    // The port actually bound (useful with port 0).
+    unsigned short port() const;
+    // Starts accepting on the server's event loop (the McpServer's AsioExecutor).
+    void start();
+    void stop();
+    std::size_t session_count() const;
+
+private:
+    struct Impl;
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace toolport

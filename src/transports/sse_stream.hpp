@@ -1,0 +1,113 @@
+// The server side of Streamable HTTP, minus the sockets: response streams, their event
+// logs for resumption, and the routing of a session's outgoing messages onto them.
+//
+// Every POST that carries requests gets an OutStream; the replies, progress, logs and
+// nested client requests of those requests go there. Messages that belong to no request
+// go to the session's standalone stream (the GET stream). Each stream numbers its events
+// so a client that lost the connection can resume with Last-Event-ID ("<stream>-<seq>").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "protocol/jsonrpc.hpp"
+#include "protocol/versions.hpp"
+
+namespace toolport {
+
+class ServerSession;
+
+struct StreamEvent {
+    std::uint64_t seq = 0;
+    std::string data;  // one serialized JSON-RPC message
+    bool is_response = false;
+};
+
+class OutStream {
+public:
+    OutStream(std::uint64_t id, std::size_t max_events) : id_(id), max_events_(max_events) {}
+
+    std::uint64_t id() const { return id_; }
+    void expect_reply(const std::string& request_key) { pending_.insert(request_key); }
+    std::size_t expected_replies() const { return pending_.size(); }
+
+    // Appends a message; `reply_to` is set when the message answers one of the requests.
+    void push(std::string data, const std::string* reply_to);
+
+    // All requests answered: nothing more will be pushed.
+    bool finished() const { return finished_; }
+    void finish() {
+        finished_ = true;
+        notify();
+    }
+
+    const std::deque<StreamEvent>& events() const { return events_; }
+    std::uint64_t last_seq() const { return next_seq_ - 1; }
+    // Events after `seq` (those a resuming client has not seen). Sets `complete` false when
+    // some were already dropped from the log.
+    std::deque<StreamEvent> events_after(std::uint64_t seq, bool* complete = nullptr) const;
+    bool has_non_response() const { return has_non_response_; }
+
+    // The connection writing this stream, if any, wants to know about new events.
+    void set_waker(std::function<void()> waker) { waker_ = std::move(waker); }
+    void clear_waker() { waker_ = nullptr; }
+    bool attached() const { return static_cast<bool>(waker_); }
+    void notify() {
+        if (waker_) waker_();
+    }
+
+    std::chrono::steady_clock::time_point finished_at;
+
+private:
+    std::uint64_t id_;
+    std::size_t max_events_;
+    std::uint64_t next_seq_ = 1;
+    std::deque<StreamEvent> events_;
+    std::unordered_set<std::string> pending_;
+    bool finished_ = false;
+    bool has_non_response_ = false;
+    std::function<void()> waker_;
+};
+
+// One Streamable HTTP (or legacy SSE) session: the MCP session plus its streams.
+class HttpSession {
+public:
+    HttpSession(std::string id, std::size_t max_events) : id_(std::move(id)), max_events_(max_events) {}
+
+    const std::string& id() const { return id_; }
+    std::shared_ptr<ServerSession> mcp;
+    bool legacy = false;  // HTTP+SSE (2024-11-05): every message goes on the one stream
+    std::chrono::steady_clock::time_point last_active = std::chrono::steady_clock::now();
+
+    // A new stream for the requests of one POST.
+    std::shared_ptr<OutStream> open_stream(const std::vector<std::string>& request_keys);
+    // The standalone stream (created on first use, so early notifications are kept).
+    std::shared_ptr<OutStream> standalone();
+    std::shared_ptr<OutStream> find_stream(std::uint64_t id) const;
+
+    // SessionOutput: puts `message` on the right stream.
+    void route(const protocol::Json& message, const protocol::RequestId* related);
+
+    // Drops finished streams that nobody is reading and that are older than `keep`.
+    void prune(std::chrono::steady_clock::duration keep);
+    bool busy() const;
+
+    // "<stream>-<seq>" parsing for Last-Event-ID.
+    static bool parse_event_id(std::string_view text, std::uint64_t* stream, std::uint64_t* seq);
+
+private:
+    std::string id_;
+    std::size_t max_events_;
+    std::uint64_t next_stream_ = 1;  // 0 is the standalone stream
+    std::unordered_map<std::uint64_t, std::shared_ptr<OutStream>> streams_;
+    std::unordered_map<std::string, std::shared_ptr<OutStream>> by_request_;
+    std::shared_ptr<OutStream> standalone_;
+};
+
+}  // namespace toolport

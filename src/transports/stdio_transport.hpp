@@ -1,0 +1,19 @@
+// stdio transport: newline-delimited JSON-RPC on stdin/stdout, one session.
+// Logs never go to stdout (it carries only protocol messages).
+#pragma once
+
+#include <cstddef>
+
+namespace toolport {
+
+class McpServer;
+
+struct StdioOptions {
+    std::size_t max_message_bytes = 16 * 1024 * 1024;
+    std::size_t max_json_depth = 64;
+};
+
+// Serves the process's stdin/stdout until stdin closes; returns the exit status.
+int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd = 0, int out_fd = 1);
+
+}  // namespace toolport

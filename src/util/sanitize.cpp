@@ -1,0 +1,47 @@
+#include "util/sanitize.hpp"
+
+namespace toolport::util {
+
+namespace {
+
+// Length of a home-directory prefix starting at text[pos], or 0.
+std::size_t home_prefix(std::string_view text, std::size_t pos) {
+    auto rest = text.substr(pos);
+    for (std::string_view base : {std::string_view("/home/"), std::string_view("/Users/")}) {
+        if (rest.substr(0, base.size()) == base) {
+            std::size_t end = base.size();
+            while (end < rest.size() && rest[end] != '/' && rest[end] != ' ' && rest[end] != '"' && rest[end] != '\'')
+                ++end;
+            return end;
+        }
+    }
+    if (rest.substr(0, 5) == "/root" && (rest.size() == 5 || rest[5] == '/' || rest[5] == ' ')) return 5;
+    return 0;
+}
+
+}  // namespace
+
+std::string sanitize_for_message(std::string_view text, std::size_t max_chars) {
+    std::string out;
+    out.reserve(std::min(text.size(), max_chars) + 8);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (out.size() >= max_chars) {
+            out += "…";
+            break;
+        }
+        const bool at_boundary = i == 0 || text[i - 1] == ' ' || text[i - 1] == '"' || text[i - 1] == '\'' ||
+                                 text[i - 1] == '(' || text[i - 1] == '=' || text[i - 1] == ':';
+        if (text[i] == '/' && at_boundary) {
+            if (auto n = home_prefix(text, i); n > 0) {
+                out += '~';
+                i += n - 1;
+                continue;
+            }
+        }
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        out += (c < 0x20 || c == 0x7f) ? ' ' : static_cast<char>(c);
+    }
+    return out;
+}
+
+}  // namespace toolport::util
