@@ -181,7 +181,11 @@ Task<Json> ServerSession::get_prompt(RequestContext& ctx) {
                            fmt::format("Invalid params: prompt \"{}\" needs argument \"{}\"", name, a.name));
         }
     }
-    co_return co_await prompt->handler(ctx, args.is_null() ? Json::object() : args);
+    // (A named argument, not a temporary inside co_await: GCC 12 destroys such
+    // temporaries twice.)
+    const Json call_args = args.is_null() ? Json::object() : args;
+    Json result = co_await prompt->handler(ctx, call_args);
+    co_return result;
 }
 
 Task<Json> ServerSession::complete(RequestContext& ctx) {
