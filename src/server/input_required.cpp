@@ -23,6 +23,23 @@ std::string hmac_sha256(const std::string& key, const std::string& data) {
 
 std::string input_key(int index) { return fmt::format("input_{}", index + 1); }
 
+const char* required_capability(const std::string& method) {
+    if (method == "sampling/createMessage") return "sampling";
+    if (method == "elicitation/create") return "elicitation";
+    if (method == "roots/list") return "roots";
+    return nullptr;
+}
+
+// The shape checks that tell an answer from garbage (the full result schemas are the
+// client's business; a handler only reads these fields).
+bool plausible_answer(const std::string& method, const Json& answer) {
+    if (!answer.is_object()) return false;
+    if (method == "elicitation/create") return answer.contains("action") && answer["action"].is_string();
+    if (method == "sampling/createMessage") return answer.contains("content");
+    if (method == "roots/list") return answer.contains("roots") && answer["roots"].is_array();
+    return true;
+}
+
 // Earlier rounds' answers, from a verified requestState. Throws RpcError when the state
 // was tampered with.
 Json earlier_answers(const RequestContext& ctx) {
@@ -67,6 +84,17 @@ std::optional<Json> open_request_state(const std::string& key, const std::string
 
 std::vector<Json> collect_input_responses(RequestContext& ctx, const std::vector<ClientRequest>& requests,
                                           int first_index) {
+    // Never ask for what the client cannot answer: the request fails with -32021 naming
+    // the capability instead.
+    const Json& caps = ctx.client_capabilities();
+    for (const auto& r : requests) {
+        const char* capability = required_capability(r.method);
+        if (capability && !caps.contains(capability)) {
+            throw RpcError(protocol::error_code::kMissingRequiredClientCapability,
+                           fmt::format("Missing required client capability \"{}\" for {}", capability, r.method),
+                           Json{{"requiredCapabilities", {{capability, Json::object()}}}});
+        }
+    }
     Json answers = earlier_answers(ctx);
     auto responses = ctx.params().find("inputResponses");
     if (responses != ctx.params().end() && responses->is_object()) {
@@ -75,12 +103,15 @@ std::vector<Json> collect_input_responses(RequestContext& ctx, const std::vector
     std::vector<Json> out;
     InputRequired missing;
     for (std::size_t i = 0; i < requests.size(); ++i) {
-        auto key = input_key(first_index + static_cast<int>(i));
+        const auto& r = requests[i];
+        auto key = r.key.empty() ? input_key(first_index + static_cast<int>(i)) : r.key;
         auto it = answers.find(key);
-        if (it != answers.end()) {
+        if (it != answers.end() && plausible_answer(r.method, *it)) {
             out.push_back(*it);
         } else {
-            missing.requests[key] = Json{{"method", requests[i].method}, {"params", requests[i].params}};
+            // Missing or malformed answers are asked for again rather than guessed at.
+            if (it != answers.end()) answers.erase(it);
+            missing.requests[key] = Json{{"method", r.method}, {"params", r.params}};
         }
     }
     if (!missing.requests.empty()) {

@@ -155,9 +155,10 @@ const ResourceSpec* Registry::find_resource(const std::string& uri) const {
     return it == resources_.end() ? nullptr : it->second.get();
 }
 
-std::optional<std::pair<const ResourceTemplateSpec*, Json>> Registry::match_template(const std::string& uri) const {
+std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> Registry::match_template(
+    const std::string& uri) const {
     for (const auto& t : templates_) {
-        if (auto vars = t->match(uri)) return std::make_pair(t.get(), std::move(*vars));
+        if (auto vars = t->match(uri)) return std::make_pair(t, std::move(*vars));
     }
     return std::nullopt;
 }

@@ -113,7 +113,7 @@ public:
     const ToolSpec* find_tool(const std::string& name) const;
     const ResourceSpec* find_resource(const std::string& uri) const;
     // The first template (in registration order) whose pattern matches, with its variables.
-    std::optional<std::pair<const ResourceTemplateSpec*, Json>> match_template(const std::string& uri) const;
+    std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> match_template(const std::string& uri) const;
     const ResourceTemplateSpec* find_template(const std::string& uri_template) const;
     const PromptSpec* find_prompt(const std::string& name) const;
 

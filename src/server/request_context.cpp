@@ -68,6 +68,15 @@ Task<std::vector<Json>> RequestContext::ask_client_all(std::vector<ClientRequest
     co_return answers;
 }
 
+void RequestContext::require_client_capability(const std::string& capability) const {
+    if (client_capabilities().contains(capability)) return;
+    throw RpcError(protocol::error_code::kMissingRequiredClientCapability,
+                   "Missing required client capability: " + capability,
+                   Json{{"requiredCapabilities", {{capability, Json::object()}}}});
+}
+
+void RequestContext::close_stream() { session_->close_stream(id_); }
+
 Task<void> RequestContext::sleep(std::chrono::milliseconds delay) {
     return executor().sleep(delay, &cancel_);
 }

@@ -41,6 +41,9 @@ struct CallerIdentity {
 struct ClientRequest {
     std::string method;
     Json params;
+    // Names the answer in an MRTR round trip (inputRequests/inputResponses key); chosen
+    // by the engine ("input_1", ...) when empty.
+    std::string key = {};
 };
 
 class RequestContext {
@@ -74,11 +77,20 @@ public:
     // Several questions at once; in the stateless revision they travel in one round trip.
     Task<std::vector<Json>> ask_client_all(std::vector<ClientRequest> requests);
 
+    // Throws RpcError -32021 (MissingRequiredClientCapability, with the capability in
+    // data.requiredCapabilities) when the client did not declare `capability`.
+    void require_client_capability(const std::string& capability) const;
+
     Task<Json> elicit(Json params) { return ask_client({"elicitation/create", std::move(params)}); }
     Task<Json> sample(Json params) { return ask_client({"sampling/createMessage", std::move(params)}); }
     Task<Json> list_roots() { return ask_client({"roots/list", Json::object()}); }
 
     Task<void> sleep(std::chrono::milliseconds delay);
+
+    // Asks the transport to end this request's response stream now and let the client
+    // resume it later (SSE polling, 2025-11-25). The request itself goes on. A no-op on
+    // transports without resumable streams.
+    void close_stream();
 
     ServerSession& session() const { return *session_; }
 

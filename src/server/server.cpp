@@ -43,10 +43,8 @@ Json McpServer::capabilities(protocol::Revision revision) const {
         {"resources", {{"listChanged", true}}},
         {"prompts", {{"listChanged", true}}},
     };
-    if (!protocol::is_stateless(revision)) {
-        caps["resources"]["subscribe"] = true;
-        caps["logging"] = Json::object();
-    }
+    caps["resources"]["subscribe"] = true;  // resources/subscribe, or subscriptions/listen (2026-07-28)
+    if (!protocol::is_stateless(revision)) caps["logging"] = Json::object();
     if (protocol::has_completions(revision)) caps["completions"] = Json::object();
     return caps;
 }
@@ -59,7 +57,14 @@ void McpServer::broadcast_list_changed(CatalogKind kind) {
     for (auto* s : sessions) s->notify(method, nullptr);
 }
 
+int McpServer::add_resource_listener(ResourceListener listener) {
+    resource_listeners_.emplace(++next_resource_listener_, std::move(listener));
+    return next_resource_listener_;
+}
+
 void McpServer::resource_updated(const std::string& uri) {
+    auto listeners = resource_listeners_;
+    for (auto& [id, l] : listeners) l(uri);
     auto sessions = sessions_;
     for (auto* s : sessions) {
         if (s->subscribed(uri)) s->notify("notifications/resources/updated", {{"uri", uri}});

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -64,8 +65,12 @@ public:
     // The number of sessions that are open right now.
     std::size_t session_count() const { return sessions_.size(); }
 
-    // Sends notifications/resources/updated to every session subscribed to `uri`.
+    // Sends notifications/resources/updated to every session subscribed to `uri` (and to
+    // every stateless subscriptions/listen stream that asked for it).
     void resource_updated(const std::string& uri);
+    using ResourceListener = std::function<void(const std::string& uri)>;
+    int add_resource_listener(ResourceListener listener);
+    void remove_resource_listener(int id) { resource_listeners_.erase(id); }
 
 private:
     friend class ServerSession;
@@ -77,6 +82,8 @@ private:
     Registry registry_;
     int registry_listener_ = 0;
     std::unordered_set<ServerSession*> sessions_;
+    std::map<int, ResourceListener> resource_listeners_;
+    int next_resource_listener_ = 0;
 };
 
 }  // namespace toolport

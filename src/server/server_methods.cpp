@@ -2,6 +2,7 @@
 // prompts, completion, logging level, discovery.
 #include <fmt/format.h>
 
+#include "async/executor.hpp"
 #include "server/input_required.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
@@ -130,13 +131,13 @@ Task<Json> ServerSession::read_resource(RequestContext& ctx) {
     auto uri = required_string(ctx.params(), "uri");
     const auto& registry = server_.registry();
     Json contents;
-    if (const auto* resource = registry.find_resource(uri)) {
+    if (registry.find_resource(uri)) {
         auto keep = registry.resources().at(uri);  // survives removal during the read
-        contents = co_await keep->reader(ctx, uri, Json::object());
+        const Json no_variables = Json::object();
+        contents = co_await keep->reader(ctx, uri, no_variables);
     } else if (auto match = registry.match_template(uri)) {
-        auto keep = registry.find_template(match->first->uri_template);
-        ResourceReader reader = match->first->reader;
-        contents = co_await reader(ctx, uri, match->second);
+        auto keep = match->first;  // survives removal during the read
+        contents = co_await keep->reader(ctx, uri, match->second);
     } else {
         throw RpcError(resource_not_found_code(ctx.revision()),
                        fmt::format("Resource not found: {}", util::sanitize_for_message(uri, 300)),
@@ -222,7 +223,8 @@ Task<Json> ServerSession::complete(RequestContext& ctx) {
         Json context_args = Json::object();
         const Json& c = param(ctx.params(), "context");
         if (c.is_object() && c.contains("arguments") && c["arguments"].is_object()) context_args = c["arguments"];
-        completion = co_await completer(ctx, argument["name"], argument["value"], context_args);
+        const std::string arg_name = argument["name"], arg_value = argument["value"];
+        completion = co_await completer(ctx, arg_name, arg_value, context_args);
         // The spec caps a completion at 100 values.
         if (completion.contains("values") && completion["values"].is_array() && completion["values"].size() > 100) {
             auto total = completion["values"].size();
@@ -235,5 +237,65 @@ Task<Json> ServerSession::complete(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::discover(RequestContext& ctx) { co_return discover_result(server_, ctx); }
+
+// subscriptions/listen (2026-07-28): one long-lived request whose stream carries the
+// notifications the client opted into, each tagged with the subscription id. It ends
+// when the client closes the stream (cancellation).
+Task<Json> ServerSession::listen(RequestContext& ctx) {
+    const Json& filter = param(ctx.params(), "notifications");
+    if (!filter.is_object()) {
+        throw RpcError(error_code::kInvalidParams, "Invalid params: \"notifications\" must be an object");
+    }
+    Json honoured = Json::object();
+    for (const char* flag : {"toolsListChanged", "promptsListChanged", "resourcesListChanged"}) {
+        if (filter.value(flag, false) == true) honoured[flag] = true;
+    }
+    std::set<std::string> watched;
+    if (auto uris = filter.find("resourceSubscriptions"); uris != filter.end() && uris->is_array()) {
+        for (const auto& u : *uris) {
+            if (u.is_string()) watched.insert(u.get<std::string>());
+        }
+        honoured["resourceSubscriptions"] = *uris;
+    }
+    const std::string subscription_id =
+        ctx.request_id().is_string() ? ctx.request_id().get<std::string>() : ctx.request_id().dump();
+    auto tell = [&ctx, subscription_id](std::string_view method, Json params) {
+        params["_meta"] = Json{{"io.modelcontextprotocol/subscriptionId", subscription_id}};
+        ctx.session().send(make_notification(method, std::move(params)), &ctx.request_id());
+    };
+    tell("notifications/subscriptions/acknowledged", Json{{"notifications", honoured}});
+
+    auto& registry = server_.registry();
+    int catalog_listener = registry.add_listener([&tell, honoured](CatalogKind kind) {
+        const char* flag = kind == CatalogKind::tools       ? "toolsListChanged"
+                           : kind == CatalogKind::prompts   ? "promptsListChanged"
+                                                            : "resourcesListChanged";
+        if (!honoured.contains(flag)) return;
+        tell(kind == CatalogKind::tools       ? "notifications/tools/list_changed"
+             : kind == CatalogKind::prompts   ? "notifications/prompts/list_changed"
+                                              : "notifications/resources/list_changed",
+             Json::object());
+    });
+    int resource_listener = server_.add_resource_listener([&tell, &watched](const std::string& uri) {
+        if (watched.count(uri)) tell("notifications/resources/updated", Json{{"uri", uri}});
+    });
+    struct Unregister {
+        Registry& registry;
+        McpServer& server;
+        int catalog, resource;
+        ~Unregister() {
+            registry.remove_listener(catalog);
+            server.remove_resource_listener(resource);
+        }
+    } unregister{registry, server_, catalog_listener, resource_listener};
+
+    Completion<bool> ended;
+    auto& executor = server_.executor();
+    ctx.cancel_token().on_cancel([ended, &executor]() mutable {
+        executor.post([ended]() mutable { ended.set_error(std::make_exception_ptr(OperationCancelled())); });
+    });
+    co_await ended;  // only ever ends by cancellation
+    co_return Json::object();
+}
 
 }  // namespace toolport

@@ -80,6 +80,7 @@ const std::unordered_map<std::string_view, ServerSession::Handler>& ServerSessio
         {"prompts/get", &ServerSession::get_prompt},
         {"completion/complete", &ServerSession::complete},
         {"server/discover", &ServerSession::discover},
+        {"subscriptions/listen", &ServerSession::listen},
     };
     return table;
 }
@@ -91,7 +92,7 @@ bool ServerSession::method_allowed(std::string_view method, Revision revision) {
         return method != "ping" && method != "logging/setLevel" && method != "resources/subscribe" &&
                method != "resources/unsubscribe";
     }
-    if (method == "server/discover") return false;
+    if (method == "server/discover" || method == "subscriptions/listen") return false;
     if (method == "completion/complete") return has_completions(revision);
     return true;
 }

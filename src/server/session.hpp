@@ -56,6 +56,13 @@ public:
     Task<Json> request_client(std::string method, Json params, const protocol::RequestId& related,
                               CancelToken& token, protocol::Revision revision);
     bool should_log(LogLevel level, const RequestContext& ctx) const;
+    void close_stream(const protocol::RequestId& id) {
+        if (stream_closer_) stream_closer_(id);
+    }
+    // Set by transports whose response streams can be closed and resumed.
+    void set_stream_closer(std::function<void(const protocol::RequestId&)> closer) {
+        stream_closer_ = std::move(closer);
+    }
 
 private:
     enum class State { fresh, initializing, operating };
@@ -83,6 +90,7 @@ private:
     Task<Json> get_prompt(RequestContext& ctx);
     Task<Json> complete(RequestContext& ctx);
     Task<Json> discover(RequestContext& ctx);
+    Task<Json> listen(RequestContext& ctx);
 
     static const std::unordered_map<std::string_view, Handler>& method_table();
     static bool method_allowed(std::string_view method, protocol::Revision revision);
@@ -100,6 +108,7 @@ private:
     std::unordered_map<std::int64_t, Completion<Json>> pending_client_requests_;
     std::int64_t next_client_request_id_ = 0;
     std::set<std::string> subscriptions_;
+    std::function<void(const protocol::RequestId&)> stream_closer_;
 };
 
 }  // namespace toolport

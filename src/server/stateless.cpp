@@ -56,6 +56,13 @@ std::optional<std::string> decode_param_header(const std::string& value) {
     return value;
 }
 
+// HTTP field values may carry optional white space around them (RFC 9110 §5.5).
+std::string trim_ows(std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return std::string(v);
+}
+
 std::string header_text(const Json& v) {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
@@ -147,6 +154,10 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
                        fmt::format("Invalid params: missing _meta keys: {}, {}", meta_key::kProtocolVersion,
                                    meta_key::kClientCapabilities));
     }
+    if (!meta.has_capabilities) {
+        return problem(request, 400, error_code::kInvalidParams,
+                       fmt::format("Invalid params: missing _meta keys: {}", meta_key::kClientCapabilities));
+    }
     if (h.protocol_version != meta.requested) {
         return problem(request, 400, error_code::kHeaderMismatch,
                        fmt::format("MCP-Protocol-Version header \"{}\" does not match _meta protocolVersion \"{}\"",
@@ -159,7 +170,7 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
     if (!h.has_method) {
         return problem(request, 400, error_code::kHeaderMismatch, "Missing Mcp-Method header");
     }
-    if (h.method != request.method) {
+    if (trim_ows(h.method) != request.method) {
         return problem(request, 400, error_code::kHeaderMismatch,
                        fmt::format("Mcp-Method header \"{}\" does not match the body's method \"{}\"",
                                    util::sanitize_for_message(h.method, 60),
@@ -170,7 +181,7 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
             return problem(request, 400, error_code::kHeaderMismatch,
                            fmt::format("Missing Mcp-Name header (expected \"{}\")", util::sanitize_for_message(*name, 100)));
         }
-        auto decoded = decode_param_header(h.name);
+        auto decoded = decode_param_header(trim_ows(h.name));
         if (!decoded || *decoded != *name) {
             return problem(request, 400, error_code::kHeaderMismatch,
                            fmt::format("Mcp-Name header does not match the body (\"{}\")",
@@ -208,7 +219,7 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
                     return problem(request, 400, error_code::kHeaderMismatch,
                                    fmt::format("Missing Mcp-Param-{} header for argument \"{}\"", header_name, prop));
                 }
-                auto decoded = decode_param_header(sent_value);
+                auto decoded = decode_param_header(trim_ows(sent_value));
                 if (!decoded || *decoded != header_text(args[prop])) {
                     return problem(request, 400, error_code::kHeaderMismatch,
                                    fmt::format("Mcp-Param-{} header does not match argument \"{}\"", header_name, prop));

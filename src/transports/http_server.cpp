@@ -143,6 +143,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 if (auto hs = weak.lock()) hs->route(message, related);
             },
             CallerIdentity{"", s->id(), ""});
+        s->mcp->set_stream_closer([weak](const protocol::RequestId& id) {
+            if (auto hs = weak.lock()) hs->close_stream(id);
+        });
         sessions.emplace(s->id(), s);
         return s;
     }
@@ -480,7 +483,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             ~Detach() { s.clear_waker(); }
         } detach{out};
 
-        while (!out.finished() && !out.has_non_response()) {
+        while (!out.finished() && !out.has_non_response() && !out.close_requested()) {
             wake.expires_at(net::steady_timer::time_point::max());
             auto [ec] = co_await wake.async_wait(use_nothrow);
             if (stopping) co_return false;
@@ -491,7 +494,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 reply = Json::array();
                 for (const auto& e : out.events()) reply.push_back(Json::parse(e.data));
             }
-            Response res{http::status::ok, req.version()};
+            Response res{resumable ? http::status::ok : stateless_status(out.events().front().data), req.version()};
             res.set(http::field::content_type, "application/json");
             if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
             res.keep_alive(req.keep_alive());
@@ -499,10 +502,43 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             res.prepare_payload();
             co_return co_await send(stream, std::move(res));
         }
+        out.clear_waker();
         co_return co_await stream_events(stream, req, out, session_id, resumable, 0);
     }
 
-    // Streams `out` as SSE from event `after` on, until it finishes or the client leaves.
+    // HTTP status for a stateless reply: the 2026-07-28 transport maps some JSON-RPC errors.
+    static http::status stateless_status(const std::string& reply) {
+        constexpr std::string_view marker = "\"error\":{\"code\":";  // nlohmann writes keys sorted
+        auto pos = reply.find(marker);
+        if (pos == std::string::npos) return http::status::ok;
+        int code = std::atoi(reply.c_str() + pos + marker.size());
+        switch (code) {
+            case protocol::error_code::kMethodNotFound: return http::status::not_found;
+            case protocol::error_code::kHeaderMismatch:
+            case protocol::error_code::kMissingRequiredClientCapability:
+            case protocol::error_code::kUnsupportedProtocolVersion: return http::status::bad_request;
+            default: return http::status::ok;
+        }
+    }
+
+    // Completes when the client closes the connection (or sends anything, which it must
+    // not do while it reads an event stream). `done` tells it the stream ended first, in
+    // which case the socket may already be gone and must not be touched.
+    struct Watch {
+        bool done = false;
+        bool client_gone = false;
+        std::function<void()> wake;
+    };
+    static net::awaitable<void> watch_disconnect(tcp::socket& socket, std::shared_ptr<Watch> watch) {
+        if (watch->done) co_return;
+        char scratch[64];
+        auto [ec, n] = co_await socket.async_read_some(net::buffer(scratch), use_nothrow);
+        watch->client_gone = true;
+        if (!watch->done && watch->wake) watch->wake();
+    }
+
+    // Streams `out` as SSE from event `after` on, until it finishes, the server closes it
+    // for polling, or the client leaves. SSE responses end the connection afterwards.
     net::awaitable<bool> stream_events(beast::tcp_stream& stream, const Request& req, OutStream& out,
                                        const std::string& session_id, bool resumable, std::uint64_t after) {
         http::response<http::empty_body> res{http::status::ok, req.version()};
@@ -510,26 +546,33 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.set(http::field::cache_control, "no-cache, no-transform");
         res.set("X-Accel-Buffering", "no");
         if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
-        res.keep_alive(req.keep_alive());
+        res.keep_alive(false);
         res.chunked(true);
         http::response_serializer<http::empty_body> sr{res};
         stream.expires_after(30s);
         if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) co_return false;
 
         net::steady_timer wake(io, net::steady_timer::time_point::max());
-        bool client_gone = false;
+        auto watch = std::make_shared<Watch>();
+        watch->wake = [&wake]() { wake.cancel(); };
         out.set_waker([&wake]() { wake.cancel(); });
         struct Detach {
             OutStream& s;
-            ~Detach() { s.clear_waker(); }
-        } detach{out};
+            std::shared_ptr<Watch> w;
+            ~Detach() {
+                s.clear_waker();
+                w->done = true;
+                w->wake = nullptr;
+            }
+        } detach{out, watch};
+        net::co_spawn(io, watch_disconnect(stream.socket(), watch), net::detached);
 
         std::uint64_t sent = after;
         std::string chunk;
         if (resumable && after == 0) {
-            // Priming event: gives the client an event id to resume from before anything
-            // else is said (SEP-1699).
-            chunk = fmt::format("id: {}-0\ndata: \n\n", out.id());
+            // Priming event: an id to resume from before anything else is said, and how
+            // soon to come back if the server closes the stream (SEP-1699).
+            chunk = fmt::format("id: {}-0\nretry: {}\ndata: \n\n", out.id(), opts.sse_retry.count());
         }
         for (;;) {
             for (const auto& e : out.events()) {
@@ -543,22 +586,19 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if (!chunk.empty()) {
                 stream.expires_after(30s);
                 auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
-                if (ec) {
-                    client_gone = true;
-                    break;
-                }
+                if (ec) co_return false;
                 chunk.clear();
             }
             if (out.finished() && sent >= out.last_seq()) break;
-            if (stopping) co_return false;
+            if (resumable && out.take_close_request()) break;  // polling: the client comes back
+            if (stopping || watch->client_gone) co_return false;
             wake.expires_after(15s);
             auto [ec] = co_await wake.async_wait(use_nothrow);
             if (!ec) chunk = ": keep-alive\n\n";  // idle: a comment keeps proxies from timing out
         }
-        if (client_gone) co_return false;
         stream.expires_after(30s);
-        auto [ec, n] = co_await net::async_write(stream, http::make_chunk_last(), use_nothrow);
-        co_return !ec && req.keep_alive();
+        co_await net::async_write(stream, http::make_chunk_last(), use_nothrow);
+        co_return false;
     }
 
     net::awaitable<bool> handle_get(beast::tcp_stream& stream, Request& req) {

@@ -69,6 +69,10 @@ void HttpSession::route(const protocol::Json& message, const protocol::RequestId
     }
 }
 
+void HttpSession::close_stream(const protocol::RequestId& request) {
+    if (auto it = by_request_.find(request.dump()); it != by_request_.end()) it->second->request_close();
+}
+
 void HttpSession::prune(std::chrono::steady_clock::duration keep) {
     auto now = std::chrono::steady_clock::now();
     for (auto it = streams_.begin(); it != streams_.end();) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
@@ -47,6 +48,15 @@ public:
         notify();
     }
 
+    // SSE polling: the server ends the HTTP response early; the client resumes the stream
+    // with GET + Last-Event-ID while the requests go on.
+    void request_close() {
+        close_requested_ = true;
+        notify();
+    }
+    bool take_close_request() { return std::exchange(close_requested_, false); }
+    bool close_requested() const { return close_requested_; }
+
     const std::deque<StreamEvent>& events() const { return events_; }
     std::uint64_t last_seq() const { return next_seq_ - 1; }
     // Events after `seq` (those a resuming client has not seen). Sets `complete` false when
@@ -72,6 +82,7 @@ private:
     std::unordered_set<std::string> pending_;
     bool finished_ = false;
     bool has_non_response_ = false;
+    bool close_requested_ = false;
     std::function<void()> waker_;
 };
 
@@ -90,6 +101,9 @@ public:
     // The standalone stream (created on first use, so early notifications are kept).
     std::shared_ptr<OutStream> standalone();
     std::shared_ptr<OutStream> find_stream(std::uint64_t id) const;
+
+    // Ends the HTTP response carrying `request`'s stream (see OutStream::request_close).
+    void close_stream(const protocol::RequestId& request);
 
     // SessionOutput: puts `message` on the right stream.
     void route(const protocol::Json& message, const protocol::RequestId* related);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "async/completion.hpp"
+#include "packs/conformance/conformance_tools.hpp"
 #include "packs/packs.hpp"
 #include "server/input_required.hpp"
 #include "server/request_context.hpp"
@@ -28,15 +29,12 @@ Json string_arg_schema(const char* name, const char* description) {
 }
 
 ToolSpec tool(std::string name, std::string description, ToolHandler handler, Json schema = empty_schema()) {
-    ToolSpec t;
-    t.name = std::move(name);
-    t.description = std::move(description);
+    ToolSpec t = conformance::simple_tool(std::move(name), std::move(description), std::move(handler));
     t.input_schema = std::move(schema);
-    t.handler = std::move(handler);
     return t;
 }
 
-Task<ToolResult> elicitation_tool(RequestContext& ctx, Json params, std::string prefix) {
+Task<ToolResult> elicitation_tool(RequestContext& ctx, Json params, const char* prefix) {
     Json answer;
     try {
         answer = co_await ctx.elicit(std::move(params));
@@ -101,6 +99,16 @@ void add_tools(Registry& r) {
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
                         throw std::runtime_error("This tool intentionally returns an error for testing");
                         co_return ToolResult{};
+                    }));
+    r.add_tool(tool("test_reconnection",
+                    "Tests SSE stream disconnection and client reconnection (SEP-1699): the server closes the "
+                    "stream mid-call and the client resumes it",
+                    [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                        ctx.close_stream();
+                        co_await ctx.sleep(std::chrono::milliseconds(100));
+                        co_return ToolResult::text(
+                            "Reconnection test completed successfully. If you received this, the client properly "
+                            "reconnected after stream closure.");
                     }));
     r.add_tool(tool(
         "test_sampling", "Tests server-initiated sampling (LLM completion request)",
@@ -307,11 +315,44 @@ void add_prompts(Registry& r) {
 
 }  // namespace
 
+namespace conformance {
+
+ToolSpec simple_tool(std::string name, std::string description, ToolHandler handler) {
+    ToolSpec t;
+    t.name = std::move(name);
+    t.description = std::move(description);
+    t.input_schema = empty_schema();
+    t.handler = std::move(handler);
+    return t;
+}
+
+void toggle_dynamic_tool(Registry& registry) {
+    if (registry.remove_tool("test_dynamic_tool")) return;
+    registry.add_tool(simple_tool("test_dynamic_tool", "Appears and disappears with test_trigger_tool_change",
+                                  [](RequestContext&, const Json&) -> Task<ToolResult> {
+                                      co_return ToolResult::text("dynamic tool");
+                                  }));
+}
+
+void toggle_dynamic_prompt(Registry& registry) {
+    if (registry.remove_prompt("test_dynamic_prompt")) return;
+    PromptSpec p;
+    p.name = "test_dynamic_prompt";
+    p.description = "Appears and disappears with test_trigger_prompt_change";
+    p.handler = [](RequestContext&, const Json&) -> Task<Json> {
+        co_return Json{{"messages", {user_text("dynamic prompt")}}};
+    };
+    registry.add_prompt(std::move(p));
+}
+
+}  // namespace conformance
+
 void install_conformance(McpServer& server) {
     server.registry().batch([&]() {
         add_tools(server.registry());
         add_resources(server.registry());
         add_prompts(server.registry());
+        conformance::add_stateless_tools(server.registry());
     });
 }
 

@@ -1,0 +1,390 @@
+// Shared helpers for the integration tests: start the real toolport binary, talk raw
+// HTTP / TCP to it, and make sure every process started here is killed again.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+
+const TEST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// The binary under test: $TOOLPORT_BIN, or ../../build/toolport relative to tests/integration.
+export const TOOLPORT_BIN = process.env.TOOLPORT_BIN
+  ? path.resolve(process.env.TOOLPORT_BIN)
+  : path.resolve(TEST_DIR, '../../build/toolport');
+
+if (!existsSync(TOOLPORT_BIN)) {
+  throw new Error(`toolport binary not found at ${TOOLPORT_BIN} (build it, or set TOOLPORT_BIN)`);
+}
+
+export const LATEST = '2025-11-25';
+export const INIT_PARAMS = (protocolVersion = LATEST) => ({
+  protocolVersion,
+  capabilities: {},
+  clientInfo: { name: 'toolport-integration-tests', version: '1.0.0' },
+});
+
+// Every child started here, so that a test run that dies half-way still kills them.
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+});
+
+export function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// A port that was free a moment ago: bind port 0, read it, close.
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(port) {
+  return new Promise((resolve) => {
+    const sock = net.connect({ port, host: '127.0.0.1' });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+// Keeps the tail of a child's stderr for failure messages.
+function captureStderr(child) {
+  let text = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk) => {
+    text += chunk;
+    if (text.length > 20000) text = text.slice(-20000);
+  });
+  return () => text;
+}
+
+async function stopChild(child, graceMs = 3000) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+  if (!done) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+// Starts `toolport serve --listen 127.0.0.1:PORT --packs conformance` (plus a config file
+// when `config` YAML text is given) and waits until the port accepts connections.
+export async function startHttpServer({ config = null, env = {}, extraArgs = [] } = {}) {
+  let tmpDir = null;
+  const args = [];
+  if (config !== null) {
+    tmpDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-it-'));
+    const file = path.join(tmpDir, 'toolport.yaml');
+    writeFileSync(file, config);
+    args.push('--config', file);
+  }
+  let lastError = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const child = track(
+      spawn(TOOLPORT_BIN, ['serve', '--listen', `127.0.0.1:${port}`, '--packs', 'conformance', ...args, ...extraArgs], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
+    const logs = captureStderr(child);
+    let exitInfo = null;
+    child.once('exit', (code, signal) => {
+      exitInfo = { code, signal };
+    });
+    const deadline = Date.now() + 10000;
+    let up = false;
+    while (Date.now() < deadline && exitInfo === null) {
+      if (await canConnect(port)) {
+        up = true;
+        break;
+      }
+      await sleep(25);
+    }
+    if (up && exitInfo === null) {
+      const base = `http://127.0.0.1:${port}`;
+      return {
+        port,
+        base,
+        url: `${base}/mcp`,
+        child,
+        logs,
+        exited: () => exitInfo,
+        async stop() {
+          await stopChild(child);
+          if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
+        },
+      };
+    }
+    await stopChild(child);
+    lastError = new Error(
+      `toolport did not start listening on port ${port} (exit: ${JSON.stringify(exitInfo)})\n${logs()}`,
+    );
+    if (!/cannot listen/.test(logs())) break; // only retry a lost port race
+  }
+  if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
+  throw lastError;
+}
+
+// Starts an HTTP server for one test and kills it when that test ends.
+export async function serverForTest(t, options) {
+  const server = await startHttpServer(options);
+  t.after(() => server.stop());
+  return server;
+}
+
+export function assertAlive(server) {
+  assert.equal(server.exited(), null, `toolport exited: ${JSON.stringify(server.exited())}\n${server.logs()}`);
+}
+
+// ------------------------------------------------------------------ raw HTTP
+
+export function parseSse(text) {
+  const events = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    const data = [];
+    let event = 'message';
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      else if (line.startsWith('event:')) event = line.slice(6).trim();
+    }
+    if (data.length && data.join('\n').trim() !== '') events.push({ event, data: data.join('\n') });
+  }
+  return events;
+}
+
+// POSTs to /mcp (or `path`) with fetch. `body` may be an object (JSON-encoded), a string or
+// a Buffer. Returns status, headers, raw text, and the JSON-RPC messages found in the body
+// (a JSON body, or the `message` events of an SSE body).
+export async function post(server, body, { sessionId, protocolVersion, headers = {}, path: p = '/mcp', timeoutMs = 10000 } = {}) {
+  const h = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    ...headers,
+  };
+  if (sessionId) h['Mcp-Session-Id'] = sessionId;
+  if (protocolVersion) h['MCP-Protocol-Version'] = protocolVersion;
+  const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const res = await fetch(server.base + p, {
+    method: 'POST',
+    headers: h,
+    body: payload,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return readResponse(res);
+}
+
+export async function request(server, method, { headers = {}, path: p = '/mcp', timeoutMs = 10000 } = {}) {
+  const res = await fetch(server.base + p, { method, headers, signal: AbortSignal.timeout(timeoutMs) });
+  return readResponse(res);
+}
+
+async function readResponse(res) {
+  const text = await res.text();
+  const type = res.headers.get('content-type') ?? '';
+  let json;
+  let messages = [];
+  if (type.startsWith('application/json') && text.length) {
+    json = JSON.parse(text);
+    messages = Array.isArray(json) ? json : [json];
+  } else if (type.startsWith('text/event-stream')) {
+    messages = parseSse(text)
+      .filter((e) => e.event === 'message')
+      .map((e) => JSON.parse(e.data));
+  }
+  return { status: res.status, headers: res.headers, text, json, messages };
+}
+
+// Asserts a JSON-RPC error body: the code, and the id (null unless given).
+export function assertRpcError(res, code, { id = null, message } = {}) {
+  const type = typeof res.headers?.get === 'function' ? res.headers.get('content-type') : res.headers?.['content-type'];
+  assert.ok(res.json, `expected a JSON body, got ${type}: ${res.text.slice(0, 300)}`);
+  assert.equal(res.json.jsonrpc, '2.0', res.text);
+  assert.ok(res.json.error, `expected a JSON-RPC error, got ${res.text.slice(0, 300)}`);
+  assert.equal(res.json.error.code, code, res.text);
+  assert.equal(typeof res.json.error.message, 'string');
+  assert.deepEqual(res.json.id, id, res.text);
+  if (message) assert.match(res.json.error.message, message);
+}
+
+// initialize + notifications/initialized over raw HTTP; returns the session id.
+export async function initializeSession(server, protocolVersion = LATEST, headers = {}) {
+  const res = await post(server, { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS(protocolVersion) }, { headers });
+  assert.equal(res.status, 200, `initialize: ${res.status} ${res.text}`);
+  const sessionId = res.headers.get('mcp-session-id');
+  assert.ok(sessionId, 'initialize must return an Mcp-Session-Id header');
+  const reply = res.messages.find((m) => m.id === 1);
+  assert.ok(reply?.result, `initialize result: ${res.text}`);
+  assert.equal(reply.result.protocolVersion, protocolVersion);
+  const ack = await post(server, { jsonrpc: '2.0', method: 'notifications/initialized' }, { sessionId, protocolVersion, headers });
+  assert.equal(ack.status, 202, `notifications/initialized: ${ack.status} ${ack.text}`);
+  return { sessionId, protocolVersion, result: reply.result };
+}
+
+// The server is still up and serves a fresh session: initialize, then ping.
+export async function assertHealthy(server) {
+  assertAlive(server);
+  const { sessionId } = await initializeSession(server);
+  const pong = await post(server, { jsonrpc: '2.0', id: 99, method: 'ping' }, { sessionId, protocolVersion: LATEST });
+  assert.equal(pong.status, 200, pong.text);
+  assert.deepEqual(pong.messages, [{ jsonrpc: '2.0', id: 99, result: {} }]);
+  assertAlive(server);
+}
+
+// ------------------------------------------------------------------ raw TCP
+
+// One raw HTTP exchange on a fresh socket. `write(sock)` writes the request (and may end
+// it). Resolves with whatever came back when the server closes the connection, a complete
+// response has arrived (Content-Length), or `timeoutMs` passes (`timedOut: true`).
+export function rawExchange(port, write, { timeoutMs = 5000 } = {}) {
+  return new Promise((resolve) => {
+    const sock = net.connect({ port, host: '127.0.0.1' });
+    const chunks = [];
+    let error = null;
+    let settled = false;
+    const finish = (extra) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      const raw = Buffer.concat(chunks).toString('latin1');
+      resolve({ raw, ...parseRawResponse(raw), error, ...extra });
+    };
+    const timer = setTimeout(() => finish({ timedOut: true }), timeoutMs);
+    sock.on('data', (d) => {
+      chunks.push(d);
+      const parsed = parseRawResponse(Buffer.concat(chunks).toString('latin1'));
+      if (parsed.complete) finish({ timedOut: false, closed: false });
+    });
+    sock.on('error', (e) => {
+      error = e;
+    });
+    sock.on('close', () => finish({ timedOut: false, closed: true }));
+    sock.on('connect', () => write(sock));
+  });
+}
+
+export function parseRawResponse(raw) {
+  const end = raw.indexOf('\r\n\r\n');
+  if (!raw.startsWith('HTTP/') || end < 0) return { status: null, headers: {}, body: '', complete: false };
+  const [statusLine, ...lines] = raw.slice(0, end).split('\r\n');
+  const status = Number(statusLine.split(' ')[1]);
+  const headers = {};
+  for (const line of lines) {
+    const i = line.indexOf(':');
+    if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+  }
+  const body = raw.slice(end + 4);
+  const length = headers['content-length'] !== undefined ? Number(headers['content-length']) : null;
+  const complete = length !== null && Buffer.byteLength(body, 'latin1') >= length;
+  return { status, headers, body, complete };
+}
+
+// A request through node:http, which (unlike fetch) lets a test set the Host header.
+export function httpRequest(port, { method = 'POST', path: p = '/mcp', headers = {}, body = '' } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers, agent: false, timeout: 10000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        let json;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode, headers: res.headers, text, json });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('http request timed out')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// ------------------------------------------------------------------ SDK helpers
+
+// Call after client.connect(transport). Records every message the client sends and
+// receives (on the wire, before the SDK's own handling), and works around a client-side
+// race in @modelcontextprotocol/sdk (typescript-sdk issue #2580): the SDK dispatches
+// notifications one microtask late but handles responses at once, so a progress
+// notification that arrives in the same read as its response is dropped as "unknown
+// token". Handing responses to the SDK one microtask later keeps the wire order.
+export function instrumentTransport(transport) {
+  const sent = [];
+  const received = [];
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    sent.push(message);
+    return send(message, options);
+  };
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    received.push(message);
+    const isResponse = !('method' in message) && ('result' in message || 'error' in message);
+    if (isResponse) queueMicrotask(() => onmessage(message, extra));
+    else onmessage(message, extra);
+  };
+  return { sent, received };
+}
+
+// Checks that the three progress notifications of test_tool_with_progress went out on the
+// wire, with the client's token, before the response; returns that token.
+export function assertProgressOnWire(wire, { progress, result }) {
+  const call = wire.sent.find((m) => m.method === 'tools/call' && m.params?.name === 'test_tool_with_progress');
+  assert.ok(call, 'the tools/call request was sent');
+  const token = call.params._meta?.progressToken;
+  assert.notEqual(token, undefined, 'the SDK sets a progress token when onprogress is given');
+  const responseAt = wire.received.findIndex((m) => m.id === call.id && !('method' in m));
+  assert.ok(responseAt >= 0, 'response received');
+  const notes = wire.received
+    .map((m, i) => ({ m, i }))
+    .filter(({ m }) => m.method === 'notifications/progress' && m.params.progressToken === token);
+  assert.equal(notes.length, 3, `progress notifications on the wire: ${JSON.stringify(notes.map((n) => n.m))}`);
+  for (const { i } of notes) assert.ok(i < responseAt, 'every progress notification precedes the response');
+  assert.equal(progress.length, 3, `onprogress calls: ${JSON.stringify(progress)}`);
+  assert.deepEqual(
+    progress.map((p) => p.progress),
+    [0, 50, 100],
+  );
+  for (const p of progress) assert.equal(p.total, 100);
+  assert.equal(result.content.length, 1);
+  assert.equal(result.content[0].type, 'text');
+  assert.equal(result.content[0].text, String(token));
+  return token;
+}
