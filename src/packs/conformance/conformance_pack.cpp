@@ -209,9 +209,19 @@ void add_tools(Registry& r) {
              {"type", "object"},
              {"$defs",
               {{"address",
-                {{"type", "object"},
+                {{"$anchor", "addressDef"},
+                 {"type", "object"},
                  {"properties", {{"street", {{"type", "string"}}}, {"city", {{"type", "string"}}}}}}}}},
-             {"properties", {{"name", {{"type", "string"}}}, {"address", {{"$ref", "#/$defs/address"}}}}},
+             {"properties",
+              {{"name", {{"type", "string"}}},
+               {"address", {{"$ref", "#/$defs/address"}}},
+               {"contactMethod", {{"type", "string"}, {"enum", {"phone", "email"}}}},
+               {"phone", {{"type", "string"}}},
+               {"email", {{"type", "string"}}}}},
+             {"allOf", {{{"anyOf", {{{"required", {"phone"}}}, {{"required", {"email"}}}}}}}},
+             {"if", {{"properties", {{"contactMethod", {{"const", "phone"}}}}}, {"required", {"contactMethod"}}}},
+             {"then", {{"required", {"phone"}}}},
+             {"else", {{"required", {"email"}}}},
              {"additionalProperties", false}}));
 }
 
