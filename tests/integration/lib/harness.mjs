@@ -94,7 +94,14 @@ async function stopChild(child, graceMs = 3000) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
-  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+  let timer;
+  const done = await Promise.race([
+    exited.then(() => true),
+    new Promise((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+    }),
+  ]);
+  clearTimeout(timer);
   if (!done) {
     child.kill('SIGKILL');
     await exited;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Toolport needs to build, run and test, when missing.
+# Usage: scripts/install-deps.sh [--test]   (--test adds what the tests and benchmarks use)
+set -euo pipefail
+packages=(cmake ninja-build clang libclang-rt-14-dev libboost1.81-dev libssl-dev nlohmann-json3-dev
+          libvalijson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libhiredis-dev libsqlite3-dev)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev nodejs npm wrk nginx curl)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y --no-install-recommends "${missing[@]}"
+fi

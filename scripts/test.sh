@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test:
+#   1. unit tests (GoogleTest) on a release build
+#   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. integration tests: the real binary driven by the official MCP TypeScript SDK client
+#   4. the official MCP conformance suites
+#   5. a short libFuzzer run of every fuzz target
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "dependencies"
+scripts/install-deps.sh --test
+
+step "build (release) and unit tests"
+scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ctest --test-dir build --output-on-failure -j 2
+
+step "build (ASan+UBSan) and unit tests"
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTOOLPORT_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j 2
+
+step "npm packages for the integration and conformance tests"
+(cd tests/integration && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; })
+
+step "integration tests (TypeScript SDK client against the real binary)"
+TOOLPORT_BIN="$root/build/toolport" tests/integration/run.sh
+
+step "official conformance suites"
+TOOLPORT_BIN="$root/build/toolport" tests/conformance/run.sh
+
+step "fuzzing (short run)"
+tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"
+
+step "all tests passed"

@@ -1,0 +1,431 @@
+// Hostile and malformed input over HTTP, sent with raw fetch and raw sockets. Each test
+// asserts the exact HTTP status and JSON-RPC error code, then that the server still
+// serves a normal initialize (and did not exit).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import {
+  serverForTest,
+  assertAlive,
+  assertHealthy,
+  assertRpcError,
+  initializeSession,
+  post,
+  request,
+  rawExchange,
+  parseRawResponse,
+  httpRequest,
+  withTimeout,
+  INIT_PARAMS,
+  LATEST,
+} from './lib/harness.mjs';
+
+const ping = (id = 1) => ({ jsonrpc: '2.0', id, method: 'ping' });
+
+describe('malformed bodies', () => {
+  it('truncated JSON: 400 with -32700 (parse error), id null', async (t) => {
+    const server = await serverForTest(t);
+    const res = await post(server, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-');
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32700);
+    await assertHealthy(server);
+  });
+
+  it('truncated JSON inside an initialized session: 400 with -32700', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const res = await post(server, '{"jsonrpc":"2.0","id":2,"method":"tools/li', { sessionId, protocolVersion: LATEST });
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32700);
+    // the session itself is unharmed
+    const ok = await post(server, ping(3), { sessionId, protocolVersion: LATEST });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ok.messages, [{ jsonrpc: '2.0', id: 3, result: {} }]);
+    await assertHealthy(server);
+  });
+
+  it('invalid UTF-8 bytes inside a string: 400 with -32700', async (t) => {
+    const server = await serverForTest(t);
+    const body = Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bad'),
+      Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
+      Buffer.from('","version":"1"}}}'),
+    ]);
+    const res = await post(server, body);
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32700);
+    assert.equal(res.headers.get('mcp-session-id'), null, 'no session is created for an unparseable initialize');
+    await assertHealthy(server);
+  });
+
+  it('10,000-deep nesting [[[[...: 400 with -32600 mentioning the depth', async (t) => {
+    const server = await serverForTest(t);
+    const res = await post(server, '['.repeat(10000) + ']'.repeat(10000));
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32600, { message: /depth/i });
+    // unbalanced, as an attacker would send it
+    const res2 = await post(server, '['.repeat(10000));
+    assert.equal(res2.status, 400, res2.text);
+    assertRpcError(res2, -32600, { message: /depth/i });
+    await assertHealthy(server);
+  });
+
+  it('10,000-deep nesting inside params of a real session: 400 with -32600', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const body = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_simple_text","arguments":{"x":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}}}`;
+    const res = await post(server, body, { sessionId, protocolVersion: LATEST });
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32600, { message: /depth/i });
+    await assertHealthy(server);
+  });
+
+  it('a 100 MB body with Content-Length: 413, and the server lives', async (t) => {
+    const server = await serverForTest(t);
+    const total = 100 * 1024 * 1024;
+    const chunk = Buffer.alloc(1024 * 1024, 0x20); // spaces: valid JSON whitespace
+    const started = Date.now();
+    let sent = 0;
+    const result = await rawExchange(
+      server.port,
+      (sock) => {
+        sock.write(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nContent-Length: ${total}\r\n\r\n`,
+        );
+        // Stream the body, respecting back-pressure, until the server answers or hangs up.
+        const pump = () => {
+          while (sent < total && !sock.destroyed && sock.writable) {
+            sent += chunk.length;
+            if (!sock.write(chunk)) {
+              sock.once('drain', pump);
+              return;
+            }
+          }
+        };
+        pump();
+      },
+      { timeoutMs: 20000 },
+    );
+    assert.equal(result.timedOut, false, `no answer within 20 s (sent ${sent} bytes)`);
+    assert.equal(result.status, 413, `expected 413, got: ${result.raw.slice(0, 300)} (error: ${result.error})`);
+    if (result.body.trim()) {
+      const body = JSON.parse(result.body);
+      assert.equal(body.jsonrpc, '2.0');
+      assert.equal(body.id, null);
+      assert.equal(typeof body.error?.code, 'number');
+    }
+    assert.ok(Date.now() - started < 20000);
+    await assertHealthy(server);
+  });
+
+  it('a 100 MB chunked body (no Content-Length): 413, and the server lives', async (t) => {
+    const server = await serverForTest(t);
+    const total = 100 * 1024 * 1024;
+    const piece = Buffer.alloc(256 * 1024, 0x20);
+    const framed = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
+    let sent = 0;
+    const result = await rawExchange(
+      server.port,
+      (sock) => {
+        sock.write(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        );
+        const pump = () => {
+          while (sent < total && !sock.destroyed && sock.writable) {
+            sent += piece.length;
+            if (!sock.write(framed)) {
+              sock.once('drain', pump);
+              return;
+            }
+          }
+        };
+        pump();
+      },
+      { timeoutMs: 20000 },
+    );
+    assert.equal(result.timedOut, false, `no answer within 20 s (sent ${sent} bytes)`);
+    assert.equal(result.status, 413, `expected 413, got: ${result.raw.slice(0, 300)} (error: ${result.error})`);
+    assert.ok(sent < total, 'the server answered before the whole 100 MB was sent');
+    await assertHealthy(server);
+  });
+});
+
+describe('JSON-RPC violations', () => {
+  it('a batch in protocol 2025-06-18: 400 with -32600', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server, '2025-06-18');
+    const res = await post(server, [ping(1), ping(2)], { sessionId, protocolVersion: '2025-06-18' });
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32600);
+    await assertHealthy(server);
+  });
+
+  it('a batch in protocol 2025-03-26: 200 with an array of responses', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server, '2025-03-26');
+    const res = await post(
+      server,
+      [ping(1), { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'none', progress: 1 } }, { jsonrpc: '2.0', id: 'b', method: 'tools/list' }],
+      { sessionId, protocolVersion: '2025-03-26' },
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    assert.ok(Array.isArray(res.json), `expected a JSON array, got ${res.text.slice(0, 200)}`);
+    assert.equal(res.json.length, 2);
+    const byId = Object.fromEntries(res.json.map((m) => [m.id, m]));
+    assert.deepEqual(byId[1], { jsonrpc: '2.0', id: 1, result: {} });
+    assert.ok(byId.b?.result?.tools?.some((tool) => tool.name === 'test_simple_text'), res.text.slice(0, 300));
+    await assertHealthy(server);
+  });
+
+  it('an empty batch []: 400 with -32600', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server, '2025-03-26');
+    const res = await post(server, '[]', { sessionId, protocolVersion: '2025-03-26' });
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32600);
+    await assertHealthy(server);
+  });
+
+  it('"jsonrpc": "1.0": error -32600 for that id', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const res = await post(server, { jsonrpc: '1.0', id: 5, method: 'ping' }, { sessionId, protocolVersion: LATEST });
+    assert.equal(res.status, 200, res.text);
+    assertRpcError(res, -32600, { id: 5 });
+    await assertHealthy(server);
+  });
+
+  it('unknown method: -32601', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const res = await post(server, { jsonrpc: '2.0', id: 6, method: 'no/such/method' }, { sessionId, protocolVersion: LATEST });
+    assert.equal(res.status, 200, res.text);
+    assertRpcError(res, -32601, { id: 6 });
+    await assertHealthy(server);
+  });
+
+  it('request before initialize (no session id): 400', async (t) => {
+    const server = await serverForTest(t);
+    const res = await post(server, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32600);
+    assert.equal(res.headers.get('mcp-session-id'), null);
+    await assertHealthy(server);
+  });
+
+  it('second initialize on the same session: JSON-RPC error -32600', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const res = await post(server, { jsonrpc: '2.0', id: 7, method: 'initialize', params: INIT_PARAMS() }, { sessionId, protocolVersion: LATEST });
+    assert.equal(res.status, 200, res.text);
+    assertRpcError(res, -32600, { id: 7 });
+    // the first session keeps working
+    const ok = await post(server, ping(8), { sessionId, protocolVersion: LATEST });
+    assert.deepEqual(ok.messages, [{ jsonrpc: '2.0', id: 8, result: {} }]);
+    await assertHealthy(server);
+  });
+
+  it('wrong Content-Type: 415', async (t) => {
+    const server = await serverForTest(t);
+    const res = await post(server, { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() }, { headers: { 'Content-Type': 'text/plain' } });
+    assert.equal(res.status, 415, res.text);
+    assertRpcError(res, -32600);
+    await assertHealthy(server);
+  });
+
+  it('Accept without text/event-stream on a request: 406', async (t) => {
+    const server = await serverForTest(t);
+    const res = await post(server, { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() }, { headers: { Accept: 'application/json' } });
+    assert.equal(res.status, 406, res.text);
+    assertRpcError(res, -32600);
+    await assertHealthy(server);
+  });
+});
+
+describe('session and header checks', () => {
+  it('unknown session id: 404 for POST, GET and DELETE', async (t) => {
+    const server = await serverForTest(t);
+    const bogus = 'f'.repeat(32);
+    const res = await post(server, ping(1), { sessionId: bogus, protocolVersion: LATEST });
+    assert.equal(res.status, 404, res.text);
+    assertRpcError(res, -32600);
+    const get = await request(server, 'GET', { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': bogus, 'MCP-Protocol-Version': LATEST } });
+    assert.equal(get.status, 404, get.text);
+    const del = await request(server, 'DELETE', { headers: { 'Mcp-Session-Id': bogus, 'MCP-Protocol-Version': LATEST } });
+    assert.equal(del.status, 404, del.text);
+    await assertHealthy(server);
+  });
+
+  it('DELETE ends a session; the id then gets 404', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const del = await request(server, 'DELETE', { headers: { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': LATEST } });
+    assert.equal(del.status, 200, del.text);
+    const res = await post(server, ping(2), { sessionId, protocolVersion: LATEST });
+    assert.equal(res.status, 404, res.text);
+    await assertHealthy(server);
+  });
+
+  it('unsupported MCP-Protocol-Version "1999-01-01": 400', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const res = await post(server, ping(1), { sessionId, protocolVersion: '1999-01-01' });
+    assert.equal(res.status, 400, res.text);
+    assertRpcError(res, -32600, { message: /1999-01-01/ });
+    await assertHealthy(server);
+  });
+
+  it('hostile Origin "http://evil.example": 403 (a loopback Origin passes)', async (t) => {
+    const server = await serverForTest(t);
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() };
+    const res = await post(server, init, { headers: { Origin: 'http://evil.example' } });
+    assert.equal(res.status, 403, res.text);
+    assertRpcError(res, -32600);
+    assert.equal(res.headers.get('mcp-session-id'), null);
+    const good = await post(server, init, { headers: { Origin: `http://localhost:${server.port}` } });
+    assert.equal(good.status, 200, good.text);
+    await assertHealthy(server);
+  });
+
+  it('Host header "evil.example" (DNS rebinding): 403', async (t) => {
+    const server = await serverForTest(t);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() });
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const res = await httpRequest(server.port, { headers: { ...headers, Host: 'evil.example' }, body });
+    assert.equal(res.status, 403, res.text);
+    assertRpcError(res, -32600);
+    const res2 = await httpRequest(server.port, { headers: { ...headers, Host: 'evil.example:8080' }, body });
+    assert.equal(res2.status, 403, res2.text);
+    const good = await httpRequest(server.port, { headers: { ...headers, Host: `localhost:${server.port}` }, body });
+    assert.equal(good.status, 200, good.text);
+    await assertHealthy(server);
+  });
+});
+
+describe('misbehaving connections', () => {
+  it('half-closed socket mid-body: the server answers or closes promptly, and lives', async (t) => {
+    const server = await serverForTest(t);
+    const started = Date.now();
+    const result = await rawExchange(
+      server.port,
+      (sock) => {
+        sock.write(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{"jsonrpc":"2.0","id":1,"met`,
+        );
+        sock.end(); // FIN: no more bytes will ever come
+      },
+      { timeoutMs: 5000 },
+    );
+    assert.equal(result.timedOut, false, 'the server kept a half-closed connection open for 5 s');
+    assert.ok(Date.now() - started < 5000);
+    if (result.status !== null) assert.equal(result.status, 400, result.raw.slice(0, 300));
+    await assertHealthy(server);
+  });
+
+  it('half-closed socket mid-headers: closed promptly, and the server lives', async (t) => {
+    const server = await serverForTest(t);
+    const result = await rawExchange(
+      server.port,
+      (sock) => {
+        sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Ty`);
+        sock.end();
+      },
+      { timeoutMs: 5000 },
+    );
+    assert.equal(result.timedOut, false, 'the server kept a half-closed connection open for 5 s');
+    if (result.status !== null) assert.equal(result.status, 400, result.raw.slice(0, 300));
+    await assertHealthy(server);
+  });
+
+  it('a complete request then a half-close: the response still arrives', async (t) => {
+    const server = await serverForTest(t);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() });
+    const result = await rawExchange(
+      server.port,
+      (sock) => {
+        sock.write(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        sock.end();
+      },
+      { timeoutMs: 5000 },
+    );
+    assert.equal(result.timedOut, false);
+    assert.equal(result.status, 200, result.raw.slice(0, 300));
+    assert.equal(JSON.parse(result.body).result.protocolVersion, LATEST);
+    await assertHealthy(server);
+  });
+
+  it('garbage that is not HTTP: 400 or a close, and the server lives', async (t) => {
+    const server = await serverForTest(t);
+    const result = await rawExchange(server.port, (sock) => sock.write('\x00\x01\x02 NOT HTTP AT ALL\r\n\r\n'), { timeoutMs: 5000 });
+    assert.equal(result.timedOut, false, 'no answer or close within 5 s');
+    if (result.status !== null) assert.equal(result.status, 400);
+    await assertHealthy(server);
+  });
+
+  it('a client that never reads its SSE stream does not stall other clients', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+
+    // Open the standalone GET stream on a raw socket; after the response head, stop reading.
+    const stalled = net.connect({ port: server.port, host: '127.0.0.1' });
+    t.after(() => stalled.destroy());
+    const head = await withTimeout(
+      new Promise((resolve, reject) => {
+        let raw = '';
+        stalled.on('error', reject);
+        stalled.on('data', function onData(d) {
+          raw += d.toString('latin1');
+          if (raw.includes('\r\n\r\n')) {
+            stalled.off('data', onData);
+            stalled.pause(); // never read again
+            resolve(parseRawResponse(raw));
+          }
+        });
+        stalled.on('connect', () =>
+          stalled.write(
+            `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nAccept: text/event-stream\r\n` +
+              `Mcp-Session-Id: ${sessionId}\r\nMCP-Protocol-Version: ${LATEST}\r\n\r\n`,
+          ),
+        );
+      }),
+      5000,
+      'GET /mcp response head',
+    );
+    assert.equal(head.status, 200);
+    assert.match(head.headers['content-type'], /^text\/event-stream/);
+
+    // Another client makes the server push list_changed notifications into the stalled
+    // stream, while fresh sessions keep calling tools; every call must stay prompt.
+    const other = await initializeSession(server);
+    const latencies = [];
+    const deadline = Date.now() + 20000;
+    for (let i = 0; i < 150 && Date.now() < deadline; i++) {
+      const t0 = Date.now();
+      const name = i % 3 === 0 ? 'test_simple_text' : 'test_trigger_tool_change';
+      const res = await post(
+        server,
+        { jsonrpc: '2.0', id: i + 10, method: 'tools/call', params: { name, arguments: {} } },
+        { sessionId: other.sessionId, protocolVersion: LATEST, timeoutMs: 5000 },
+      );
+      latencies.push(Date.now() - t0);
+      assert.equal(res.status, 200, res.text);
+      const reply = res.messages.find((m) => m.id === i + 10);
+      assert.ok(reply?.result, res.text.slice(0, 200));
+    }
+    assert.equal(latencies.length, 150, 'all calls done within 20 s');
+    assert.ok(Math.max(...latencies) < 2000, `slowest call ${Math.max(...latencies)} ms`);
+    // A brand-new session still works while the stalled stream is open.
+    await assertHealthy(server);
+    // And the stalled session's own POSTs are still answered.
+    const own = await post(server, ping(1), { sessionId, protocolVersion: LATEST, timeoutMs: 5000 });
+    assert.equal(own.status, 200, own.text);
+    assertAlive(server);
+  });
+});
