@@ -18,10 +18,12 @@ struct HttpOptions {
     std::size_t max_sessions = 100000;
     std::chrono::seconds session_idle_timeout{30 * 60};
     std::chrono::seconds keep_alive_timeout{120};
-    // A client that stops reading an SSE stream is dropped once this much is queued for it.
-    std::size_t max_stream_backlog_bytes = 8 * 1024 * 1024;
-    // Events kept per stream for resumption with Last-Event-ID.
+    // Events (and bytes) kept per stream for resumption with Last-Event-ID. This is also
+    // the most a client that stops reading can make the server hold for it; a write that
+    // makes no progress for write_timeout drops the connection.
     std::size_t max_replay_events = 1024;
+    std::size_t max_replay_bytes = 8 * 1024 * 1024;
+    std::chrono::seconds write_timeout{30};
     // Origins allowed to call (exact "scheme://host[:port]" or "scheme://host:*"). Empty
     // means: loopback origins only. Requests without Origin (non-browser clients) pass.
     std::vector<std::string> allowed_origins;

@@ -135,7 +135,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
 
     std::shared_ptr<HttpSession> create_session(bool legacy) {
-        auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events);
+        auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events, opts.max_replay_bytes);
         s->legacy = legacy;
         std::weak_ptr<HttpSession> weak = s;
         s->mcp = mcp.open_session(
@@ -240,7 +240,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
 
     net::awaitable<bool> send(beast::tcp_stream& stream, Response res) {
-        stream.expires_after(30s);
+        stream.expires_after(opts.write_timeout);
         bool keep = res.keep_alive();
         auto [ec, n] = co_await http::async_write(stream, res, use_nothrow);
         co_return !ec && keep;
@@ -433,7 +433,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                                const StatelessMeta& meta) {
         auto check = validate_stateless_http(req, body, meta);
         if (check) co_return co_await send(stream, std::move(*check));
-        auto out = std::make_shared<OutStream>(1, opts.max_replay_events);
+        auto out = std::make_shared<OutStream>(1, opts.max_replay_events, opts.max_replay_bytes);
         for (const auto& key : body.request_keys) out->expect_reply(key);
         std::weak_ptr<OutStream> weak = out;
         auto session = mcp.open_session(
@@ -549,7 +549,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.keep_alive(false);
         res.chunked(true);
         http::response_serializer<http::empty_body> sr{res};
-        stream.expires_after(30s);
+        stream.expires_after(opts.write_timeout);
         if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) co_return false;
 
         net::steady_timer wake(io, net::steady_timer::time_point::max());
@@ -584,7 +584,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 sent = e.seq;
             }
             if (!chunk.empty()) {
-                stream.expires_after(30s);
+                stream.expires_after(opts.write_timeout);
                 auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
                 if (ec) co_return false;
                 chunk.clear();
@@ -596,7 +596,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             auto [ec] = co_await wake.async_wait(use_nothrow);
             if (!ec) chunk = ": keep-alive\n\n";  // idle: a comment keeps proxies from timing out
         }
-        stream.expires_after(30s);
+        stream.expires_after(opts.write_timeout);
         co_await net::async_write(stream, http::make_chunk_last(), use_nothrow);
         co_return false;
     }
@@ -681,7 +681,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.keep_alive(false);
         res.chunked(true);
         http::response_serializer<http::empty_body> sr{res};
-        stream.expires_after(30s);
+        stream.expires_after(opts.write_timeout);
         if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) {
             drop_session(sid);
             co_return false;
@@ -699,7 +699,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 sent = e.seq;
             }
             if (!chunk.empty()) {
-                stream.expires_after(30s);
+                stream.expires_after(opts.write_timeout);
                 auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
                 if (ec) break;
                 chunk.clear();

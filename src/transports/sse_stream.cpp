@@ -9,8 +9,12 @@ namespace toolport {
 void OutStream::push(std::string data, const std::string* reply_to) {
     StreamEvent e{next_seq_++, std::move(data), reply_to != nullptr};
     if (!e.is_response) has_non_response_ = true;
+    bytes_ += e.data.size();
     events_.push_back(std::move(e));
-    while (events_.size() > max_events_) events_.pop_front();
+    while (events_.size() > 1 && (events_.size() > max_events_ || bytes_ > max_bytes_)) {
+        bytes_ -= events_.front().data.size();
+        events_.pop_front();
+    }
     if (reply_to) {
         pending_.erase(*reply_to);
         if (pending_.empty()) {
@@ -31,7 +35,7 @@ std::deque<StreamEvent> OutStream::events_after(std::uint64_t seq, bool* complet
 }
 
 std::shared_ptr<OutStream> HttpSession::open_stream(const std::vector<std::string>& request_keys) {
-    auto s = std::make_shared<OutStream>(next_stream_++, max_events_);
+    auto s = std::make_shared<OutStream>(next_stream_++, max_events_, max_bytes_);
     for (const auto& key : request_keys) {
         s->expect_reply(key);
         by_request_[key] = s;
@@ -41,7 +45,7 @@ std::shared_ptr<OutStream> HttpSession::open_stream(const std::vector<std::strin
 }
 
 std::shared_ptr<OutStream> HttpSession::standalone() {
-    if (!standalone_) standalone_ = std::make_shared<OutStream>(0, max_events_);
+    if (!standalone_) standalone_ = std::make_shared<OutStream>(0, max_events_, max_bytes_);
     return standalone_;
 }
 

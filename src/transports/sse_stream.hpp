@@ -32,7 +32,11 @@ struct StreamEvent {
 
 class OutStream {
 public:
-    OutStream(std::uint64_t id, std::size_t max_events) : id_(id), max_events_(max_events) {}
+    // The event log keeps at most `max_events` events and `max_bytes` of data (the newest
+    // event is always kept), so a client that never reads cannot make the server buffer
+    // without bound; it can only lose the oldest events of its resumption window.
+    OutStream(std::uint64_t id, std::size_t max_events, std::size_t max_bytes = 8 * 1024 * 1024)
+        : id_(id), max_events_(max_events), max_bytes_(max_bytes) {}
 
     std::uint64_t id() const { return id_; }
     void expect_reply(const std::string& request_key) { pending_.insert(request_key); }
@@ -77,6 +81,8 @@ public:
 private:
     std::uint64_t id_;
     std::size_t max_events_;
+    std::size_t max_bytes_;
+    std::size_t bytes_ = 0;
     std::uint64_t next_seq_ = 1;
     std::deque<StreamEvent> events_;
     std::unordered_set<std::string> pending_;
@@ -89,7 +95,8 @@ private:
 // One Streamable HTTP (or legacy SSE) session: the MCP session plus its streams.
 class HttpSession {
 public:
-    HttpSession(std::string id, std::size_t max_events) : id_(std::move(id)), max_events_(max_events) {}
+    HttpSession(std::string id, std::size_t max_events, std::size_t max_bytes = 8 * 1024 * 1024)
+        : id_(std::move(id)), max_events_(max_events), max_bytes_(max_bytes) {}
 
     const std::string& id() const { return id_; }
     std::shared_ptr<ServerSession> mcp;
@@ -118,6 +125,7 @@ public:
 private:
     std::string id_;
     std::size_t max_events_;
+    std::size_t max_bytes_;
     std::uint64_t next_stream_ = 1;  // 0 is the standalone stream
     std::unordered_map<std::uint64_t, std::shared_ptr<OutStream>> streams_;
     std::unordered_map<std::string, std::shared_ptr<OutStream>> by_request_;

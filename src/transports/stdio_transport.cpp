@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -73,9 +74,23 @@ int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int o
         }
     };
 
+    // End of input: let requests still running answer (a client that pipes a request and
+    // closes stdin still gets its reply), then stop. Bounded by drain_timeout.
+    auto& executor = server.executor();
+    const auto drain_deadline_after = options.drain_timeout;
+    std::optional<Executor::Clock::time_point> drain_deadline;
+    std::function<void()> drain = [&]() {
+        if (!drain_deadline) drain_deadline = executor.now() + drain_deadline_after;
+        if (session->in_flight() == 0 || executor.now() >= *drain_deadline) {
+            io.stop();
+            return;
+        }
+        executor.schedule_after(std::chrono::milliseconds(10), drain);
+    };
+
     // A blocking reader thread: stdin may be a pipe, a file or a terminal, and epoll
     // handles only some of those. Lines are handed to the loop thread.
-    std::thread reader([&io, &handle_line, &options, &session, in_fd]() {
+    std::thread reader([&io, &handle_line, &options, &session, &drain, in_fd]() {
         std::string buffer, line;
         bool discarding = false;
         char chunk[65536];
@@ -111,7 +126,7 @@ int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int o
         if (!discarding && !line.empty()) {
             boost::asio::post(io, [&handle_line, l = std::move(line)]() mutable { handle_line(std::move(l)); });
         }
-        boost::asio::post(io, [&io]() { io.stop(); });
+        boost::asio::post(io, [&drain]() { drain(); });
     });
 
     io.run();

@@ -2,6 +2,7 @@
 // Logs never go to stdout (it carries only protocol messages).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 
 namespace toolport {
@@ -11,6 +12,8 @@ class McpServer;
 struct StdioOptions {
     std::size_t max_message_bytes = 16 * 1024 * 1024;
     std::size_t max_json_depth = 64;
+    // After stdin closes, how long requests still running may take to answer.
+    std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};
 };
 
 // Serves the process's stdin/stdout until stdin closes; returns the exit status.
