@@ -213,7 +213,22 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.body() = protocol::serialize(protocol::make_error(nullptr, protocol::error_code::kInvalidRequest, message));
         res.prepare_payload();
         stream.expires_after(5s);
-        co_await http::async_write(stream, res, use_nothrow);
+        auto [wec, wn] = co_await http::async_write(stream, res, use_nothrow);
+        if (wec) co_return;
+        // Lingering close (RFC 9112 §9.6): closing with unread request bytes makes the
+        // kernel reset the connection, and the client would lose the answer above. Stop
+        // sending, then read and discard what the client is still sending, for a while.
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        std::size_t discarded = 0;
+        auto deadline = std::chrono::steady_clock::now() + 2s;
+        static char sink[65536];
+        while (discarded < 256 * 1024 * 1024 && std::chrono::steady_clock::now() < deadline) {
+            stream.expires_at(deadline);
+            auto [rec, n] = co_await stream.async_read_some(net::buffer(sink), use_nothrow);
+            if (rec) break;
+            discarded += n;
+        }
     }
 
     // ------------------------------------------------------------------ replies

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import http from 'node:http';
 import {
   serverForTest,
   assertAlive,
@@ -21,6 +22,80 @@ import {
 } from './lib/harness.mjs';
 
 const ping = (id = 1) => ({ jsonrpc: '2.0', id, method: 'ping' });
+
+// Sends a POST /mcp head with `framing` (a Content-Length or Transfer-Encoding line), waits
+// briefly for an early answer, then streams `chunk` until `total` bytes went out or the
+// server answers. One chunk at a time,
+// letting the event loop poll for the answer between chunks, so that an early 413 is read
+// before the next write (a write after the server's close fails with EPIPE and Node then
+// drops what was received).
+async function streamBody(port, framing, chunk, total) {
+  let sent = 0;
+  let answered = false;
+  const result = await rawExchange(
+    port,
+    async (sock) => {
+      const firstData = new Promise((resolve) =>
+        sock.once('data', () => {
+          answered = true;
+          resolve();
+        }),
+      );
+      sock.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+          `Accept: application/json, text/event-stream\r\n${framing}\r\n\r\n`,
+      );
+      // A server may refuse on the head alone (a Content-Length over its limit): give it a
+      // moment to say so before the body starts.
+      await Promise.race([firstData, new Promise((resolve) => setTimeout(resolve, 200))]);
+      while (!answered && !sock.destroyed && sent < total) {
+        await new Promise((resolve) => sock.write(chunk, resolve));
+        sent += chunk.length;
+        await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+      }
+    },
+    { timeoutMs: 20000 },
+  );
+  return { result, sent };
+}
+
+// POSTs `total` bytes of spaces through node:http with back-pressure, as an ordinary
+// client would; resolves with the response status, or the error that ended the upload.
+function uploadThroughNodeHttp(port, total) {
+  return new Promise((resolve) => {
+    let sent = 0;
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/mcp',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': total },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode, text, sent }));
+        res.on('error', () => resolve({ status: res.statusCode, text, sent }));
+      },
+    );
+    req.on('error', (e) => resolve({ error: e.code ?? e.message, sent }));
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const pump = () => {
+      while (sent < total && !req.destroyed) {
+        sent += chunk.length;
+        if (!req.write(chunk)) {
+          req.once('drain', pump);
+          return;
+        }
+      }
+      if (sent >= total) req.end();
+    };
+    pump();
+  });
+}
 
 describe('malformed bodies', () => {
   it('truncated JSON: 400 with -32700 (parse error), id null', async (t) => {
@@ -80,71 +155,44 @@ describe('malformed bodies', () => {
     await assertHealthy(server);
   });
 
-  it('a 100 MB body with Content-Length: 413, and the server lives', async (t) => {
+  it('a 100 MB body with Content-Length, streamed: 413, and the server lives', async (t) => {
     const server = await serverForTest(t);
     const total = 100 * 1024 * 1024;
-    const chunk = Buffer.alloc(1024 * 1024, 0x20); // spaces: valid JSON whitespace
+    const chunk = Buffer.alloc(256 * 1024, 0x20); // spaces: valid JSON whitespace
     const started = Date.now();
-    let sent = 0;
-    const result = await rawExchange(
-      server.port,
-      (sock) => {
-        sock.write(
-          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\n` +
-            `Accept: application/json, text/event-stream\r\nContent-Length: ${total}\r\n\r\n`,
-        );
-        // Stream the body, respecting back-pressure, until the server answers or hangs up.
-        const pump = () => {
-          while (sent < total && !sock.destroyed && sock.writable) {
-            sent += chunk.length;
-            if (!sock.write(chunk)) {
-              sock.once('drain', pump);
-              return;
-            }
-          }
-        };
-        pump();
-      },
-      { timeoutMs: 20000 },
-    );
+    const { result, sent } = await streamBody(server.port, `Content-Length: ${total}`, chunk, total);
     assert.equal(result.timedOut, false, `no answer within 20 s (sent ${sent} bytes)`);
     assert.equal(result.status, 413, `expected 413, got: ${result.raw.slice(0, 300)} (error: ${result.error})`);
-    if (result.body.trim()) {
-      const body = JSON.parse(result.body);
-      assert.equal(body.jsonrpc, '2.0');
-      assert.equal(body.id, null);
-      assert.equal(typeof body.error?.code, 'number');
-    }
+    const body = JSON.parse(result.body);
+    assert.equal(body.jsonrpc, '2.0');
+    assert.equal(body.id, null);
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, /limit/);
+    assert.ok(sent < total, 'the server answered before the whole 100 MB was sent');
     assert.ok(Date.now() - started < 20000);
     await assertHealthy(server);
   });
 
-  it('a 100 MB chunked body (no Content-Length): 413, and the server lives', async (t) => {
+  it('a 100 MB body from an ordinary streaming client (node:http): the client receives the 413', async (t) => {
+    // RFC 9112 section 9.6: a server that closes at once while the client is still sending
+    // makes the client's TCP stack discard the response (the "TCP reset problem"); servers
+    // are to close in stages (half-close, drain the rest for a while). An ordinary client
+    // that writes its body with back-pressure must get to see the 413.
+    const server = await serverForTest(t);
+    // The outcome is a race on a server that resets, so try several times: each must see it.
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const outcome = await withTimeout(uploadThroughNodeHttp(server.port, 100 * 1024 * 1024), 20000, '100 MB upload');
+      assert.equal(outcome.status, 413, `attempt ${attempt}: the client saw no HTTP response: ${JSON.stringify(outcome)}`);
+    }
+    await assertHealthy(server);
+  });
+
+  it('a 100 MB chunked body (no Content-Length), streamed: 413, and the server lives', async (t) => {
     const server = await serverForTest(t);
     const total = 100 * 1024 * 1024;
     const piece = Buffer.alloc(256 * 1024, 0x20);
     const framed = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
-    let sent = 0;
-    const result = await rawExchange(
-      server.port,
-      (sock) => {
-        sock.write(
-          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\n` +
-            `Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n`,
-        );
-        const pump = () => {
-          while (sent < total && !sock.destroyed && sock.writable) {
-            sent += piece.length;
-            if (!sock.write(framed)) {
-              sock.once('drain', pump);
-              return;
-            }
-          }
-        };
-        pump();
-      },
-      { timeoutMs: 20000 },
-    );
+    const { result, sent } = await streamBody(server.port, 'Transfer-Encoding: chunked', framed, total);
     assert.equal(result.timedOut, false, `no answer within 20 s (sent ${sent} bytes)`);
     assert.equal(result.status, 413, `expected 413, got: ${result.raw.slice(0, 300)} (error: ${result.error})`);
     assert.ok(sent < total, 'the server answered before the whole 100 MB was sent');
@@ -426,6 +474,84 @@ describe('misbehaving connections', () => {
     // And the stalled session's own POSTs are still answered.
     const own = await post(server, ping(1), { sessionId, protocolVersion: LATEST, timeoutMs: 5000 });
     assert.equal(own.status, 200, own.text);
+    // The stalled stream was really being fed: what waited in the buffers is list_changed.
+    const backlog = await withTimeout(
+      new Promise((resolve) => {
+        let text = '';
+        stalled.on('data', (d) => {
+          text += d.toString('latin1');
+          if (text.includes('notifications/tools/list_changed')) resolve(text);
+        });
+        stalled.resume();
+      }),
+      5000,
+      'list_changed on the stalled stream',
+    );
+    assert.match(backlog, /notifications\/tools\/list_changed/);
     assertAlive(server);
+  });
+
+  it('a client that never reads a multi-megabyte SSE response does not stall other clients', async (t) => {
+    const server = await serverForTest(t);
+    // A 2025-03-26 batch: one call with progress (so the reply is an SSE stream) and 1000
+    // tools/list requests, whose replies add up to far more than the socket buffers hold.
+    const { sessionId } = await initializeSession(server, '2025-03-26');
+    const one = await post(server, { jsonrpc: '2.0', id: 0, method: 'tools/list' }, { sessionId, protocolVersion: '2025-03-26' });
+    const copies = 1000;
+    assert.ok(one.text.length * copies > 4 * 1024 * 1024, `tools/list is only ${one.text.length} bytes`);
+    const batch = [
+      { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: 'stall' } } },
+    ];
+    for (let i = 1; i <= copies; i++) batch.push({ jsonrpc: '2.0', id: i, method: 'tools/list' });
+    const body = JSON.stringify(batch);
+
+    const stalled = net.connect({ port: server.port, host: '127.0.0.1' });
+    t.after(() => stalled.destroy());
+    const head = await withTimeout(
+      new Promise((resolve, reject) => {
+        let raw = '';
+        stalled.on('error', reject);
+        stalled.on('data', function onData(d) {
+          raw += d.toString('latin1');
+          if (raw.includes('\r\n\r\n')) {
+            stalled.off('data', onData);
+            stalled.pause(); // never read again
+            resolve(parseRawResponse(raw));
+          }
+        });
+        stalled.on('connect', () =>
+          stalled.write(
+            `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\n` +
+              `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${sessionId}\r\n` +
+              `MCP-Protocol-Version: 2025-03-26\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          ),
+        );
+      }),
+      5000,
+      'POST batch response head',
+    );
+    assert.equal(head.status, 200);
+    assert.match(head.headers['content-type'], /^text\/event-stream/);
+
+    const latencies = [];
+    for (let i = 0; i < 30; i++) {
+      const t0 = Date.now();
+      const fresh = await initializeSession(server);
+      const res = await post(
+        server,
+        { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'test_simple_text', arguments: {} } },
+        { sessionId: fresh.sessionId, protocolVersion: LATEST, timeoutMs: 5000 },
+      );
+      latencies.push(Date.now() - t0);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.messages[0].result.content[0].text, 'This is a simple text response for testing.');
+    }
+    assert.ok(Math.max(...latencies) < 2000, `slowest initialize+call ${Math.max(...latencies)} ms`);
+    // The stalled session still answers on another connection.
+    const own = await post(server, ping('own'), { sessionId, protocolVersion: '2025-03-26', timeoutMs: 5000 });
+    assert.equal(own.status, 200, own.text);
+    assert.deepEqual(own.messages, [{ jsonrpc: '2.0', id: 'own', result: {} }]);
+    stalled.destroy();
+    await assertHealthy(server);
   });
 });

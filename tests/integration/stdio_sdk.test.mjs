@@ -20,6 +20,7 @@ describe('SDK client over stdio', () => {
   let stderr = '';
   const logMessages = [];
   let wire;
+  let negotiated;
   const samplingRequests = [];
   const elicitationRequests = [];
 
@@ -54,6 +55,10 @@ describe('SDK client over stdio', () => {
       elicitationRequests.push(req.params);
       return { action: 'accept', content: { response: 'forty-two' } };
     });
+    // The client hands the negotiated revision to transports that want it.
+    transport.setProtocolVersion = (version) => {
+      negotiated = version;
+    };
     await client.connect(transport);
     wire = instrumentTransport(transport);
   });
@@ -79,8 +84,8 @@ describe('SDK client over stdio', () => {
     assert.ok(caps.prompts, 'prompts capability');
     assert.ok(caps.logging, 'logging capability');
     assert.ok(caps.completions, 'completions capability');
-    assert.equal(transport.pid > 0, true);
-    assert.ok(LATEST);
+    assert.equal(negotiated, LATEST);
+    assert.ok(transport.pid > 0);
   });
 
   it('lists tools including the conformance tools', async () => {

