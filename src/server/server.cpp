@@ -19,6 +19,7 @@ McpServer::McpServer(Executor& executor, ServerOptions options)
 }
 
 McpServer::~McpServer() {
+    *alive_ = false;
     registry_.remove_listener(registry_listener_);
     // Sessions may outlive the server only as closed husks held by finishing coroutines.
     auto sessions = sessions_;

@@ -62,6 +62,10 @@ public:
     Json server_info() const;
     Json capabilities(protocol::Revision revision) const;
 
+    // Turns false when the server is destroyed: for cleanup code in coroutine frames that
+    // may be destroyed after the server at shutdown.
+    std::shared_ptr<const bool> alive() const { return alive_; }
+
     // The number of sessions that are open right now.
     std::size_t session_count() const { return sessions_.size(); }
 
@@ -83,6 +87,7 @@ private:
     int registry_listener_ = 0;
     std::unordered_set<ServerSession*> sessions_;
     std::map<int, ResourceListener> resource_listeners_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     int next_resource_listener_ = 0;
 };
 

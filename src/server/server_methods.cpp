@@ -282,12 +282,14 @@ Task<Json> ServerSession::listen(RequestContext& ctx) {
     struct Unregister {
         Registry& registry;
         McpServer& server;
+        std::shared_ptr<const bool> server_alive;
         int catalog, resource;
         ~Unregister() {
+            if (!*server_alive) return;
             registry.remove_listener(catalog);
             server.remove_resource_listener(resource);
         }
-    } unregister{registry, server_, catalog_listener, resource_listener};
+    } unregister{registry, server_, server_.alive(), catalog_listener, resource_listener};
 
     Completion<bool> ended;
     auto& executor = server_.executor();

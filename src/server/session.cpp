@@ -18,7 +18,11 @@ std::string id_key(const RequestId& id) { return id.dump(); }
 ServerSession::ServerSession(McpServer& server, SessionOutput output, CallerIdentity caller)
     : server_(server), output_(std::move(output)), caller_(std::move(caller)) {}
 
-ServerSession::~ServerSession() { server_.session_closed(this); }
+ServerSession::~ServerSession() {
+    // A closed session is already off the server's list, and the server may be gone (its
+    // destructor closes every session; coroutine frames can outlive it at shutdown).
+    if (!closed_) server_.session_closed(this);
+}
 
 void ServerSession::close() {
     if (closed_) return;
