@@ -553,9 +553,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
 
     // Streams `out` as SSE from event `after` on, until it finishes, the server closes it
-    // for polling, or the client leaves. SSE responses end the connection afterwards.
+    // for polling, or the client leaves. `prelude` is written first. SSE responses end the
+    // connection afterwards.
     net::awaitable<bool> stream_events(beast::tcp_stream& stream, const Request& req, OutStream& out,
-                                       const std::string& session_id, bool resumable, std::uint64_t after) {
+                                       const std::string& session_id, bool resumable, std::uint64_t after,
+                                       std::string prelude = {}) {
         http::response<http::empty_body> res{http::status::ok, req.version()};
         res.set(http::field::content_type, "text/event-stream");
         res.set(http::field::cache_control, "no-cache, no-transform");
@@ -583,7 +585,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         net::co_spawn(io, watch_disconnect(stream.socket(), watch), net::detached);
 
         std::uint64_t sent = after;
-        std::string chunk;
+        std::string chunk = std::move(prelude);
         if (resumable && after == 0) {
             // Priming event: an id to resume from before anything else is said, and how
             // soon to come back if the server closes the stream (SEP-1699).
@@ -687,44 +689,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                                            "Service Unavailable: too many sessions"));
         }
         auto session = create_session(true);
-        auto out = session->standalone();
         std::string sid = session->id();
-        http::response<http::empty_body> res{http::status::ok, req.version()};
-        res.set(http::field::content_type, "text/event-stream");
-        res.set(http::field::cache_control, "no-cache, no-transform");
-        res.set("X-Accel-Buffering", "no");
-        res.keep_alive(false);
-        res.chunked(true);
-        http::response_serializer<http::empty_body> sr{res};
-        stream.expires_after(opts.write_timeout);
-        if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) {
-            drop_session(sid);
-            co_return false;
-        }
-        net::steady_timer wake(io, net::steady_timer::time_point::max());
-        out->set_waker([&wake]() { wake.cancel(); });
-        std::string chunk = fmt::format("event: endpoint\ndata: /messages?sessionId={}\n\n", sid);
-        std::uint64_t sent = 0;
-        for (;;) {
-            for (const auto& e : out->events()) {
-                if (e.seq <= sent) continue;
-                chunk += "event: message\ndata: ";
-                chunk += e.data;
-                chunk += "\n\n";
-                sent = e.seq;
-            }
-            if (!chunk.empty()) {
-                stream.expires_after(opts.write_timeout);
-                auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
-                if (ec) break;
-                chunk.clear();
-            }
-            if (stopping || sessions.find(sid) == sessions.end()) break;
-            wake.expires_after(15s);
-            auto [ec] = co_await wake.async_wait(use_nothrow);
-            if (!ec) chunk = ": keep-alive\n\n";
-        }
-        out->clear_waker();
+        // The first event tells the client where to POST its messages.
+        co_await stream_events(stream, req, *session->standalone(), "", false, 0,
+                               fmt::format("event: endpoint\ndata: /messages?sessionId={}\n\n", sid));
         drop_session(sid);  // the legacy session lives exactly as long as its stream
         co_return false;
     }
