@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "async/executor.hpp"
+#include "protocol/revision_shapes.hpp"
 #include "server/input_required.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
@@ -44,13 +45,16 @@ std::optional<std::string> read_cursor(const Json& params) {
 }
 
 template <typename Map>
-Json list_page(const Map& items, const Json& params, std::size_t page_size, const char* field) {
+Json list_page(const Map& items, const Json& params, std::size_t page_size, const char* field,
+               Revision revision, std::string_view kind) {
     auto cursor = read_cursor(params);
     auto it = cursor ? items.upper_bound(*cursor) : items.begin();
     Json page = Json::array();
     std::string last;
     for (; it != items.end() && page.size() < page_size; ++it) {
-        page.push_back(it->second->definition());
+        Json definition = it->second->definition();
+        shape_definition(revision, kind, definition);
+        page.push_back(std::move(definition));
         last = it->first;
     }
     Json result = {{field, std::move(page)}};
@@ -80,7 +84,8 @@ Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_tools(RequestContext& ctx) {
-    Json result = list_page(server_.registry().tools(), ctx.params(), server_.options().page_size, "tools");
+    Json result = list_page(server_.registry().tools(), ctx.params(), server_.options().page_size, "tools",
+                             ctx.revision(), "tool");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -99,7 +104,9 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     static const Json empty = Json::object();
     try {
         ToolResult result = co_await tool->handler(ctx, args.is_null() ? empty : args);
-        co_return result.to_json();
+        Json reply = result.to_json();
+        shape_tool_result(ctx.revision(), reply);
+        co_return reply;
     } catch (const RpcError&) {
         throw;
     } catch (const InputRequired&) {
@@ -113,7 +120,8 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_resources(RequestContext& ctx) {
-    Json result = list_page(server_.registry().resources(), ctx.params(), server_.options().page_size, "resources");
+    Json result = list_page(server_.registry().resources(), ctx.params(), server_.options().page_size, "resources",
+                             ctx.revision(), "resource");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -122,7 +130,8 @@ Task<Json> ServerSession::list_resource_templates(RequestContext& ctx) {
     // Templates keep registration order; index them by their pattern for the cursor.
     std::map<std::string, std::shared_ptr<const ResourceTemplateSpec>> by_pattern;
     for (const auto& t : server_.registry().resource_templates()) by_pattern.emplace(t->uri_template, t);
-    Json result = list_page(by_pattern, ctx.params(), server_.options().page_size, "resourceTemplates");
+    Json result = list_page(by_pattern, ctx.params(), server_.options().page_size, "resourceTemplates",
+                             ctx.revision(), "resourceTemplate");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -159,7 +168,8 @@ Task<Json> ServerSession::unsubscribe(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_prompts(RequestContext& ctx) {
-    Json result = list_page(server_.registry().prompts(), ctx.params(), server_.options().page_size, "prompts");
+    Json result = list_page(server_.registry().prompts(), ctx.params(), server_.options().page_size, "prompts",
+                             ctx.revision(), "prompt");
     add_cacheable(result, ctx, server_);
     co_return result;
 }

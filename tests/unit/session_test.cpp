@@ -459,6 +459,41 @@ TEST_F(SessionTest, StatelessClientRequestForUndeclaredCapabilityIsMinus32021) {
     EXPECT_TRUE(r["error"]["data"]["requiredCapabilities"]["sampling"].is_object());
 }
 
+TEST_F(SessionTest, OlderRevisionsAreNotSentFieldsTheyDoNotDefine) {
+    ToolSpec t;
+    t.name = "rich";
+    t.title = "Rich tool";
+    t.description = "d";
+    t.output_schema = {{"type", "object"}};
+    t.annotations = {{"readOnlyHint", true}};
+    t.icons = Json::array({{{"src", "https://example.com/i.png"}}});
+    t.handler = [](RequestContext&, const Json&) -> Task<ToolResult> {
+        ToolResult r = ToolResult::structured({{"n", 1}});
+        r.add(content::resource_link("test://x", "x"));
+        co_return r;
+    };
+    server->registry().add_tool(std::move(t));
+
+    initialize("2025-11-25");
+    Json tool = call(1, "tools/list")["result"]["tools"][0];
+    EXPECT_TRUE(tool.contains("title") && tool.contains("icons") && tool.contains("outputSchema"));
+    Json result = call(2, "tools/call", {{"name", "rich"}})["result"];
+    EXPECT_EQ(result["structuredContent"]["n"], 1);
+    EXPECT_EQ(result["content"][1]["type"], "resource_link");
+
+    session = open();
+    out.clear();
+    initialize("2024-11-05");
+    tool = call(1, "tools/list")["result"]["tools"][0];
+    EXPECT_FALSE(tool.contains("title") || tool.contains("icons") || tool.contains("outputSchema") ||
+                 tool.contains("annotations"))
+        << tool.dump();
+    result = call(2, "tools/call", {{"name", "rich"}})["result"];
+    EXPECT_FALSE(result.contains("structuredContent"));
+    EXPECT_EQ(result["content"][1]["type"], "text");
+    EXPECT_NE(result["content"][1]["text"].get<std::string>().find("test://x"), std::string::npos);
+}
+
 TEST(RequestState, SealedStateOpensOnlyWithTheSameKeyAndUnchanged) {
     Json state = {{"answers", {{"a", 1}}}};
     auto sealed = seal_request_state("key-1", state);

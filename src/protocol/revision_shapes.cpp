@@ -1,0 +1,38 @@
+#include "protocol/revision_shapes.hpp"
+
+namespace toolport::protocol {
+
+using Json = nlohmann::json;
+
+void shape_definition(Revision revision, std::string_view kind, Json& definition) {
+    if (!definition.is_object() || revision >= Revision::v2025_11_25) return;
+    definition.erase("icons");
+    if (kind == "tool") definition.erase("execution");
+    if (!has_titles(revision)) {
+        definition.erase("title");
+        if (kind == "tool") definition.erase("outputSchema");
+        if (kind == "prompt" && definition.contains("arguments")) {
+            for (auto& a : definition["arguments"]) a.erase("title");
+        }
+    }
+    if (kind == "tool" && !has_annotations(revision)) definition.erase("annotations");
+}
+
+void shape_tool_result(Revision revision, Json& result) {
+    if (!result.is_object() || revision >= Revision::v2025_06_18) return;
+    result.erase("structuredContent");
+    auto content = result.find("content");
+    if (content == result.end() || !content->is_array()) return;
+    for (auto& block : *content) {
+        const std::string type = block.value("type", "");
+        if (type == "resource_link") {
+            std::string text = "Resource: " + block.value("name", std::string()) + " <" + block.value("uri", std::string()) + ">";
+            block = Json{{"type", "text"}, {"text", std::move(text)}};
+        } else if (type == "audio" && !has_audio(revision)) {
+            block = Json{{"type", "text"}, {"text", "[audio content (" + block.value("mimeType", std::string("audio")) +
+                                                       ") needs protocol 2025-03-26 or later]"}};
+        }
+    }
+}
+
+}  // namespace toolport::protocol
