@@ -83,7 +83,9 @@ std::vector<std::string> split_tokens(const std::string& text) {
     std::stringstream ss(text);
     std::string t;
     while (std::getline(ss, t, ',')) {
-        if (!t.empty()) tokens.push_back(t);
+        auto first = t.find_first_not_of(" \t");
+        auto last = t.find_last_not_of(" \t");
+        if (first != std::string::npos) tokens.push_back(t.substr(first, last - first + 1));
     }
     return tokens;
 }
@@ -122,18 +124,33 @@ void apply_listen(HttpOptions& http, const std::string& listen) {
     std::string host = listen.substr(0, colon);
     std::string port = listen.substr(colon + 1);
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (!host.empty()) http.host = host;
+    int p = -1;
     try {
         std::size_t used = 0;
-        int p = std::stoi(port, &used);
+        p = std::stoi(port, &used);
         if (used != port.size() || p < 0 || p > 65535) throw std::out_of_range("port");
-        http.port = static_cast<unsigned short>(p);
     } catch (const std::logic_error&) {
         throw ConfigError(fmt::format("listen \"{}\": the port must be a number from 0 to 65535", listen));
     }
+    if (!host.empty()) http.host = host;
+    http.port = static_cast<unsigned short>(p);
 }
 
+static Config load_config_unchecked(const std::string& path);
+
 Config load_config(const std::string& path) {
+    try {
+        return load_config_unchecked(path);
+    } catch (const ConfigError&) {
+        throw;
+    } catch (const YAML::Exception& e) {
+        // Anything yaml-cpp rejects that the readers above did not name (odd keys, bad
+        // conversions): still a configuration error with the file and line.
+        throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+    }
+}
+
+static Config load_config_unchecked(const std::string& path) {
     Config config;
     if (path.empty()) return config;
     YAML::Node root;

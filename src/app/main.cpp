@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
     } catch (const toolport::ConfigError& e) {
         spdlog::error("configuration: {}", e.what());
         return 2;
+    } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        return 1;
     }
     return 0;
 }

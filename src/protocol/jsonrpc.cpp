@@ -69,7 +69,9 @@ std::variant<Message, ProtocolError> classify(Json value) {
     }
     auto id_it = value.find("id");
     const bool has_id = id_it != value.end();
-    if (has_id && !is_valid_id(*id_it)) {
+    // A null id is legal only on an error response (about a request whose id was unreadable).
+    const bool null_id_error = has_id && id_it->is_null() && value.contains("error") && !value.contains("method");
+    if (has_id && !is_valid_id(*id_it) && !null_id_error) {
         return ProtocolError{nullptr, error_code::kInvalidRequest,
                              fmt::format("Invalid Request: \"id\" must be a string or a number, got {}",
                                          type_name(*id_it))};

@@ -183,21 +183,22 @@ int Registry::add_listener(Listener listener) {
 void Registry::remove_listener(int id) { listeners_.erase(id); }
 
 void Registry::batch(const std::function<void()>& fn) {
-    ++batch_depth_;
-    try {
-        fn();
-    } catch (...) {
-        --batch_depth_;
-        throw;
-    }
-    if (--batch_depth_ == 0) {
-        for (int k = 0; k < 3; ++k) {
-            if (pending_[k]) {
-                pending_[k] = false;
-                changed(static_cast<CatalogKind>(k));
+    // Whatever fn managed to change before it threw is still announced.
+    struct Flush {
+        Registry& r;
+        ~Flush() {
+            if (--r.batch_depth_ > 0) return;
+            for (int k = 0; k < 3; ++k) {
+                if (r.pending_[k]) {
+                    r.pending_[k] = false;
+                    r.changed(static_cast<CatalogKind>(k));
+                }
             }
         }
-    }
+    };
+    ++batch_depth_;
+    Flush flush{*this};
+    fn();
 }
 
 void Registry::changed(CatalogKind kind) {

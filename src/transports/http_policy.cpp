@@ -29,9 +29,31 @@ bool loopback_bind(const HttpOptions& o) { return is_loopback_host(o.host); }
 
 }  // namespace
 
+namespace {
+// A dotted-quad IPv4 address in 127.0.0.0/8 (not a DNS name that merely starts with "127.").
+bool is_ipv4_loopback(std::string_view h) {
+    int parts = 0;
+    std::size_t i = 0;
+    while (i <= h.size()) {
+        std::size_t end = h.find('.', i);
+        if (end == std::string_view::npos) end = h.size();
+        auto part = h.substr(i, end - i);
+        if (part.empty() || part.size() > 3 ||
+            !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+            std::stoi(std::string(part)) > 255) {
+            return false;
+        }
+        if (parts == 0 && part != "127") return false;
+        ++parts;
+        i = end + 1;
+    }
+    return parts == 4;
+}
+}  // namespace
+
 bool is_loopback_host(std::string_view host) {
     auto h = lower(host);
-    return h == "localhost" || h == "127.0.0.1" || h == "::1" || h == "[::1]" || h.rfind("127.", 0) == 0;
+    return h == "localhost" || h == "::1" || h == "[::1]" || is_ipv4_loopback(h);
 }
 
 bool origin_allowed(const HttpOptions& options, std::string_view origin) {
@@ -99,6 +121,19 @@ bool accepts(std::string_view accept_header, std::string_view media_type) {
         auto range = item.substr(0, semi);
         while (!range.empty() && range.front() == ' ') range.remove_prefix(1);
         while (!range.empty() && range.back() == ' ') range.remove_suffix(1);
+        // "q=0" means "not acceptable" (RFC 9110 §12.4.2).
+        bool refused = false;
+        for (auto params = semi == std::string_view::npos ? std::string_view{} : item.substr(semi + 1); !params.empty();) {
+            auto next = params.find(';');
+            auto p = params.substr(0, next);
+            params = next == std::string_view::npos ? std::string_view{} : params.substr(next + 1);
+            while (!p.empty() && p.front() == ' ') p.remove_prefix(1);
+            if (p.substr(0, 2) == "q=") {
+                auto q = p.substr(2);
+                refused = !q.empty() && std::all_of(q.begin(), q.end(), [](char c) { return c == '0' || c == '.'; });
+            }
+        }
+        if (refused) continue;
         if (range == type || range == "*/*") return true;
         auto slash = type.find('/');
         if (range.size() == slash + 2 && range.substr(slash) == "/*" && range.substr(0, slash) == type.substr(0, slash))

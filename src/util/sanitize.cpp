@@ -19,6 +19,22 @@ std::size_t home_prefix(std::string_view text, std::size_t pos) {
     return 0;
 }
 
+// Removes an incomplete multi-byte UTF-8 sequence at the end of `s` (a cut in the middle
+// of a character), leaving complete characters alone.
+void drop_partial_utf8_tail(std::string& s) {
+    std::size_t start = s.size();
+    int continuation = 0;
+    while (start > 0 && continuation < 4 && (static_cast<unsigned char>(s[start - 1]) & 0xC0) == 0x80) {
+        --start;
+        ++continuation;
+    }
+    if (start == 0) return;
+    unsigned char lead = static_cast<unsigned char>(s[start - 1]);
+    int expected = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
+    if (lead < 0x80) expected = 0;
+    if (continuation < expected) s.resize(start - 1);
+}
+
 }  // namespace
 
 std::string sanitize_for_message(std::string_view text, std::size_t max_chars) {
@@ -26,6 +42,7 @@ std::string sanitize_for_message(std::string_view text, std::size_t max_chars) {
     out.reserve(std::min(text.size(), max_chars) + 8);
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (out.size() >= max_chars) {
+            drop_partial_utf8_tail(out);
             out += "…";
             break;
         }

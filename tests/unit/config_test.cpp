@@ -1,0 +1,414 @@
+// Configuration loading: YAML files, validation messages, ${ENV} expansion, listen addresses,
+// bearer token sources.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "app/config.hpp"
+
+using namespace toolport;
+namespace fs = std::filesystem;
+
+namespace {
+
+class ConfigTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        dir_ = fs::temp_directory_path() /
+               ("toolport-config-test-" + std::to_string(::getpid()) + "-" + info->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override {
+        for (const auto& name : env_) ::unsetenv(name.c_str());
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+
+    std::string write(const std::string& name, const std::string& text) {
+        auto path = (dir_ / name).string();
+        std::ofstream(path, std::ios::binary) << text;
+        return path;
+    }
+    void set_env(const std::string& name, const std::string& value) {
+        ::setenv(name.c_str(), value.c_str(), 1);
+        env_.push_back(name);
+    }
+    void unset_env(const std::string& name) { ::unsetenv(name.c_str()); }
+
+    // Loads `text` and returns the ConfigError message (fails when nothing is thrown).
+    std::string error_of(const std::string& text, std::string* path_out = nullptr) {
+        auto path = write("bad.yaml", text);
+        if (path_out) *path_out = path;
+        try {
+            (void)load_config(path);
+        } catch (const ConfigError& e) {
+            return e.what();
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what();
+            return {};
+        }
+        ADD_FAILURE() << "expected ConfigError for:\n" << text;
+        return {};
+    }
+
+    fs::path dir_;
+    std::vector<std::string> env_;
+};
+
+}  // namespace
+
+// ---- defaults and valid files ---------------------------------------------------------------
+
+TEST_F(ConfigTest, EmptyPathGivesDefaults) {
+    Config c = load_config("");
+    EXPECT_EQ(c.transport, Config::Transport::http);
+    EXPECT_EQ(c.http.host, "127.0.0.1");
+    EXPECT_EQ(c.http.port, 8080);
+    EXPECT_EQ(c.http.path, "/mcp");
+    EXPECT_EQ(c.http.max_json_depth, 64u);
+    EXPECT_EQ(c.http.max_sessions, 100000u);
+    EXPECT_TRUE(c.http.allowed_origins.empty());
+    EXPECT_TRUE(c.http.bearer_tokens.empty());
+    EXPECT_TRUE(c.http.legacy_sse);
+    EXPECT_TRUE(c.packs.empty());
+    EXPECT_EQ(c.log_level, "info");
+    EXPECT_EQ(c.server.name, "toolport");
+    EXPECT_EQ(c.server.page_size, 100u);
+}
+
+TEST_F(ConfigTest, EmptyFileGivesDefaults) {
+    Config c = load_config(write("empty.yaml", ""));
+    EXPECT_EQ(c.http.port, 8080);
+    EXPECT_EQ(c.server.name, "toolport");
+    Config c2 = load_config(write("comments.yaml", "# nothing here\n"));
+    EXPECT_EQ(c2.http.path, "/mcp");
+}
+
+TEST_F(ConfigTest, ValidFileSetsEveryField) {
+    auto path = write("full.yaml", R"(
+server:
+  name: my-server
+  title: My Server
+  instructions: Be nice
+  transport: stdio
+  page_size: 25
+  client_request_timeout_ms: 1500
+http:
+  listen: 0.0.0.0:9001
+  path: /api/mcp
+  max_body_bytes: 2048
+  max_header_bytes: 4096
+  max_json_depth: 32
+  max_sessions: 7
+  session_idle_timeout_s: 60
+  allowed_origins: ["http://app.example:*", "https://exact.example"]
+  allowed_hosts:
+    - mcp.example.com
+  legacy_sse: false
+  sse_retry_ms: 0
+stdio:
+  max_message_bytes: 65536
+packs: [conformance, other]
+log:
+  level: debug
+)");
+    Config c = load_config(path);
+    EXPECT_EQ(c.server.name, "my-server");
+    EXPECT_EQ(c.server.title, "My Server");
+    EXPECT_EQ(c.server.instructions, "Be nice");
+    EXPECT_EQ(c.transport, Config::Transport::stdio);
+    EXPECT_EQ(c.server.page_size, 25u);
+    EXPECT_EQ(c.server.client_request_timeout, std::chrono::milliseconds(1500));
+    EXPECT_EQ(c.http.host, "0.0.0.0");
+    EXPECT_EQ(c.http.port, 9001);
+    EXPECT_EQ(c.http.path, "/api/mcp");
+    EXPECT_EQ(c.http.max_body_bytes, 2048u);
+    EXPECT_EQ(c.http.max_header_bytes, 4096u);
+    EXPECT_EQ(c.http.max_json_depth, 32u);
+    EXPECT_EQ(c.http.max_sessions, 7u);
+    EXPECT_EQ(c.http.session_idle_timeout, std::chrono::seconds(60));
+    EXPECT_EQ(c.http.allowed_origins, (std::vector<std::string>{"http://app.example:*", "https://exact.example"}));
+    EXPECT_EQ(c.http.allowed_hosts, (std::vector<std::string>{"mcp.example.com"}));
+    EXPECT_FALSE(c.http.legacy_sse);
+    EXPECT_EQ(c.http.sse_retry, std::chrono::milliseconds(0));
+    EXPECT_EQ(c.stdio.max_message_bytes, 65536u);
+    EXPECT_EQ(c.packs, (std::vector<std::string>{"conformance", "other"}));
+    EXPECT_EQ(c.log_level, "debug");
+}
+
+TEST_F(ConfigTest, PartialFileKeepsOtherDefaults) {
+    Config c = load_config(write("partial.yaml", "http:\n  max_sessions: 5\n"));
+    EXPECT_EQ(c.http.max_sessions, 5u);
+    EXPECT_EQ(c.http.port, 8080);
+    EXPECT_EQ(c.http.host, "127.0.0.1");
+    EXPECT_EQ(c.transport, Config::Transport::http);
+}
+
+TEST_F(ConfigTest, BooleanSpellings) {
+    for (const char* yes : {"true", "yes", "on"}) {
+        Config c = load_config(write("b.yaml", std::string("http:\n  legacy_sse: ") + yes + "\n"));
+        EXPECT_TRUE(c.http.legacy_sse) << yes;
+    }
+    for (const char* no : {"false", "no", "off"}) {
+        Config c = load_config(write("b.yaml", std::string("http:\n  legacy_sse: ") + no + "\n"));
+        EXPECT_FALSE(c.http.legacy_sse) << no;
+    }
+}
+
+// ---- validation errors ----------------------------------------------------------------------
+
+TEST_F(ConfigTest, UnknownKeyNamesFileLineAndKey) {
+    std::string path;
+    auto msg = error_of("server:\n  name: x\nhttp:\n  listen: 127.0.0.1:9000\n  bogus_key: 1\n", &path);
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("bad.yaml:5:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("http.bogus_key"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("unknown key"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("max_sessions"), std::string::npos) << msg;  // lists the expected keys
+}
+
+TEST_F(ConfigTest, UnknownTopLevelKey) {
+    auto msg = error_of("log:\n  level: info\nlogging: true\n");
+    EXPECT_NE(msg.find("bad.yaml:3:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("logging"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("unknown key"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, UnknownKeyInEverySection) {
+    EXPECT_NE(error_of("server:\n  nam: x\n").find("server.nam"), std::string::npos);
+    EXPECT_NE(error_of("stdio:\n  max_json_depth: 3\n").find("stdio.max_json_depth"), std::string::npos);
+    EXPECT_NE(error_of("log:\n  lvl: x\n").find("log.lvl"), std::string::npos);
+}
+
+TEST_F(ConfigTest, WrongTypeNamesTheKey) {
+    auto msg = error_of("http:\n  max_sessions: \"lots\"\n");
+    EXPECT_NE(msg.find("bad.yaml:2:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("http.max_sessions"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("integer"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("lots"), std::string::npos) << msg;
+
+    EXPECT_NE(error_of("http:\n  max_sessions: 12abc\n").find("http.max_sessions"), std::string::npos);
+    EXPECT_NE(error_of("http:\n  max_sessions: 1.5\n").find("http.max_sessions"), std::string::npos);
+    EXPECT_NE(error_of("http:\n  max_sessions: [1]\n").find("http.max_sessions"), std::string::npos);
+    EXPECT_NE(error_of("http:\n  max_sessions:\n").find("http.max_sessions"), std::string::npos);
+    EXPECT_NE(error_of("server:\n  page_size: 99999999999999999999999\n").find("server.page_size"),
+              std::string::npos);
+}
+
+TEST_F(ConfigTest, OutOfRangeIntegers) {
+    auto msg = error_of("http:\n  max_sessions: 0\n");
+    EXPECT_NE(msg.find("http.max_sessions"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("between 1 and"), std::string::npos) << msg;
+    EXPECT_NE(error_of("http:\n  max_json_depth: 3\n").find("http.max_json_depth"), std::string::npos);
+    EXPECT_NE(error_of("http:\n  sse_retry_ms: -1\n").find("http.sse_retry_ms"), std::string::npos);
+    EXPECT_NE(error_of("server:\n  page_size: 10001\n").find("server.page_size"), std::string::npos);
+}
+
+TEST_F(ConfigTest, OtherWrongValues) {
+    auto b = error_of("http:\n  legacy_sse: maybe\n");
+    EXPECT_NE(b.find("http.legacy_sse"), std::string::npos) << b;
+    EXPECT_NE(b.find("maybe"), std::string::npos) << b;
+    auto t = error_of("server:\n  transport: ftp\n");
+    EXPECT_NE(t.find("server.transport"), std::string::npos) << t;
+    EXPECT_NE(t.find("http or stdio"), std::string::npos) << t;
+    auto l = error_of("http:\n  allowed_origins: http://x\n");
+    EXPECT_NE(l.find("http.allowed_origins"), std::string::npos) << l;
+    EXPECT_NE(l.find("must be a list"), std::string::npos) << l;
+    auto s = error_of("server:\n  name: {a: 1}\n");
+    EXPECT_NE(s.find("server.name"), std::string::npos) << s;
+    auto m = error_of("http: 5\n");
+    EXPECT_NE(m.find("must be a mapping"), std::string::npos) << m;
+    auto p = error_of("packs: conformance\n");
+    EXPECT_NE(p.find("packs"), std::string::npos) << p;
+    EXPECT_NE(p.find("must be a list"), std::string::npos) << p;
+}
+
+TEST_F(ConfigTest, YamlSyntaxErrorNamesFileAndLine) {
+    auto msg = error_of("http:\n  listen: 1\n  path: [unclosed\n");
+    EXPECT_NE(msg.find("bad.yaml:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("YAML syntax error"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, MissingFileIsConfigError) {
+    auto missing = (dir_ / "does-not-exist.yaml").string();
+    try {
+        (void)load_config(missing);
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("does-not-exist.yaml"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(ConfigTest, NonScalarKeyIsConfigError) {
+    auto path = write("complex-key.yaml", "? [a, b]\n: 1\n");
+    try {
+        (void)load_config(path);
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("complex-key.yaml"), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+        FAIL() << "expected ConfigError, got " << typeid(e).name() << ": " << e.what();
+    }
+}
+
+// ---- ${ENV} expansion ------------------------------------------------------------------------
+
+TEST_F(ConfigTest, EnvExpansionInValues) {
+    set_env("TOOLPORT_UT_NAME", "from-env");
+    set_env("TOOLPORT_UT_SESSIONS", "42");
+    unset_env("TOOLPORT_UT_UNSET_1");
+    auto path = write("env.yaml", R"(
+server:
+  name: ${TOOLPORT_UT_NAME}
+  title: "pre-${TOOLPORT_UT_NAME}-post"
+  instructions: ${TOOLPORT_UT_UNSET_1:-fallback text}
+http:
+  max_sessions: ${TOOLPORT_UT_SESSIONS}
+  path: ${TOOLPORT_UT_UNSET_1:-/default}
+)");
+    Config c = load_config(path);
+    EXPECT_EQ(c.server.name, "from-env");
+    EXPECT_EQ(c.server.title, "pre-from-env-post");
+    EXPECT_EQ(c.server.instructions, "fallback text");
+    EXPECT_EQ(c.http.max_sessions, 42u);
+    EXPECT_EQ(c.http.path, "/default");
+}
+
+TEST_F(ConfigTest, EnvDefaultIsNotUsedWhenSet) {
+    set_env("TOOLPORT_UT_PATH", "/from-env");
+    Config c = load_config(write("env.yaml", "http:\n  path: ${TOOLPORT_UT_PATH:-/default}\n"));
+    EXPECT_EQ(c.http.path, "/from-env");
+}
+
+TEST_F(ConfigTest, UnsetEnvWithoutDefaultIsAnError) {
+    unset_env("TOOLPORT_UT_UNSET_2");
+    auto msg = error_of("server:\n  name: ${TOOLPORT_UT_UNSET_2}\n");
+    EXPECT_NE(msg.find("TOOLPORT_UT_UNSET_2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not set"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("server.name"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("bad.yaml"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, ExpandEnvDirectly) {
+    set_env("TOOLPORT_UT_A", "alpha");
+    set_env("TOOLPORT_UT_EMPTY", "");
+    unset_env("TOOLPORT_UT_UNSET_3");
+    EXPECT_EQ(expand_env("no variables", "w"), "no variables");
+    EXPECT_EQ(expand_env("${TOOLPORT_UT_A}", "w"), "alpha");
+    EXPECT_EQ(expand_env("x${TOOLPORT_UT_A}y${TOOLPORT_UT_A}z", "w"), "xalphayalphaz");
+    EXPECT_EQ(expand_env("${TOOLPORT_UT_UNSET_3:-d}", "w"), "d");
+    EXPECT_EQ(expand_env("${TOOLPORT_UT_UNSET_3:-}", "w"), "");
+    EXPECT_EQ(expand_env("${TOOLPORT_UT_A:-d}", "w"), "alpha");
+    EXPECT_EQ(expand_env("${TOOLPORT_UT_EMPTY:-d}", "w"), "d");  // empty counts as unset
+    EXPECT_EQ(expand_env("cost $5 and $HOME", "w"), "cost $5 and $HOME");  // only ${...} expands
+    EXPECT_THROW((void)expand_env("${TOOLPORT_UT_UNSET_3}", "w"), ConfigError);
+    EXPECT_THROW((void)expand_env("${TOOLPORT_UT_EMPTY}", "w"), ConfigError);
+    try {
+        (void)expand_env("abc ${TOOLPORT_UT_A", "where.key");
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("where.key"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("unclosed"), std::string::npos) << e.what();
+    }
+}
+
+// ---- listen ----------------------------------------------------------------------------------
+
+TEST_F(ConfigTest, ApplyListen) {
+    HttpOptions h;
+    apply_listen(h, "127.0.0.1:9000");
+    EXPECT_EQ(h.host, "127.0.0.1");
+    EXPECT_EQ(h.port, 9000);
+
+    HttpOptions v6;
+    apply_listen(v6, "[::1]:9001");
+    EXPECT_EQ(v6.host, "::1");
+    EXPECT_EQ(v6.port, 9001);
+
+    HttpOptions port_only;
+    port_only.host = "10.1.2.3";
+    apply_listen(port_only, ":9002");
+    EXPECT_EQ(port_only.host, "10.1.2.3");  // host kept
+    EXPECT_EQ(port_only.port, 9002);
+
+    HttpOptions any;
+    apply_listen(any, "0.0.0.0:0");
+    EXPECT_EQ(any.host, "0.0.0.0");
+    EXPECT_EQ(any.port, 0);
+
+    HttpOptions max;
+    apply_listen(max, "localhost:65535");
+    EXPECT_EQ(max.port, 65535);
+}
+
+TEST_F(ConfigTest, ApplyListenErrors) {
+    for (const char* bad : {"host:notaport", "9000", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+                            "127.0.0.1:80x", "", "[::1]"}) {
+        HttpOptions h;
+        try {
+            apply_listen(h, bad);
+            ADD_FAILURE() << "accepted \"" << bad << "\" as host " << h.host << " port " << h.port;
+        } catch (const ConfigError& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("\"") + bad + "\""), std::string::npos) << e.what();
+        }
+    }
+    HttpOptions h;
+    try {
+        apply_listen(h, "host:notaport");
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("port"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(ConfigTest, ListenFromFile) {
+    Config c = load_config(write("l.yaml", "http:\n  listen: \"[::1]:7000\"\n"));
+    EXPECT_EQ(c.http.host, "::1");
+    EXPECT_EQ(c.http.port, 7000);
+    auto msg = error_of("http:\n  listen: nowhere\n");
+    EXPECT_NE(msg.find("nowhere"), std::string::npos) << msg;
+}
+
+// ---- bearer tokens ---------------------------------------------------------------------------
+
+TEST_F(ConfigTest, BearerTokensFromEnv) {
+    set_env("TOOLPORT_UT_TOKENS", "tok-a,tok-b,,tok-c");
+    Config c = load_config(write("t.yaml", "http:\n  bearer_tokens_env: TOOLPORT_UT_TOKENS\n"));
+    EXPECT_EQ(c.http.bearer_tokens, (std::vector<std::string>{"tok-a", "tok-b", "tok-c"}));
+}
+
+TEST_F(ConfigTest, BearerTokensEnvUnsetIsAnError) {
+    unset_env("TOOLPORT_UT_TOKENS_UNSET");
+    auto msg = error_of("http:\n  bearer_tokens_env: TOOLPORT_UT_TOKENS_UNSET\n");
+    EXPECT_NE(msg.find("http.bearer_tokens_env"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("TOOLPORT_UT_TOKENS_UNSET"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("bad.yaml:2:"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, BearerTokensFromFileSkipCommentsAndBlankLines) {
+    auto tokens = write("tokens.txt", "# tokens for toolport\n\ntok-1\n   \ntok-2\r\n# old: tok-x\ntok-3  \n\n");
+    Config c = load_config(write("t.yaml", "http:\n  bearer_tokens_file: " + tokens + "\n"));
+    EXPECT_EQ(c.http.bearer_tokens, (std::vector<std::string>{"tok-1", "tok-2", "tok-3"}));
+}
+
+TEST_F(ConfigTest, BearerTokensFromEnvAndFileCombine) {
+    set_env("TOOLPORT_UT_TOKENS2", "env-tok");
+    auto tokens = write("tokens.txt", "file-tok\n");
+    Config c = load_config(write("t.yaml", "http:\n  bearer_tokens_env: TOOLPORT_UT_TOKENS2\n  bearer_tokens_file: " +
+                                               tokens + "\n"));
+    EXPECT_EQ(c.http.bearer_tokens, (std::vector<std::string>{"env-tok", "file-tok"}));
+}
+
+TEST_F(ConfigTest, BearerTokensFileMissingIsAnError) {
+    auto missing = (dir_ / "no-tokens.txt").string();
+    auto msg = error_of("http:\n  bearer_tokens_file: " + missing + "\n");
+    EXPECT_NE(msg.find("no-tokens.txt"), std::string::npos) << msg;
+}

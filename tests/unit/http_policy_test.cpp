@@ -1,0 +1,248 @@
+// HTTP request checks: Origin/Host validation, bearer auth, Accept/Content-Type, session ids.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "transports/http_policy.hpp"
+
+using namespace toolport;
+using namespace toolport::http_policy;
+
+// ---- loopback names -----------------------------------------------------------------------
+
+TEST(HttpPolicy, IsLoopbackHost) {
+    for (const char* h : {"localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1", "[::1]"}) {
+        EXPECT_TRUE(is_loopback_host(h)) << h;
+    }
+    for (const char* h : {"", "example.com", "0.0.0.0", "10.0.0.1", "localhost.example", "[::2]", "128.0.0.1"}) {
+        EXPECT_FALSE(is_loopback_host(h)) << h;
+    }
+}
+
+// ---- Origin ---------------------------------------------------------------------------------
+
+TEST(HttpPolicy, OriginDefaultAllowsLoopbackOrigins) {
+    HttpOptions o;
+    for (const char* origin : {"http://localhost", "http://localhost:3000", "https://localhost:8443",
+                               "http://127.0.0.1", "http://127.0.0.1:6274", "https://127.0.0.1:1",
+                               "http://[::1]", "http://[::1]:8080", "HTTP://LocalHost:5173"}) {
+        EXPECT_TRUE(origin_allowed(o, origin)) << origin;
+    }
+}
+
+TEST(HttpPolicy, OriginAbsentIsAllowed) {
+    HttpOptions o;
+    EXPECT_TRUE(origin_allowed(o, ""));
+    o.allowed_origins = {"https://only.example"};
+    EXPECT_TRUE(origin_allowed(o, ""));
+}
+
+TEST(HttpPolicy, OriginDefaultRefusesOthers) {
+    HttpOptions o;
+    for (const char* origin : {"http://evil.example", "https://evil.example:443", "null", "file://",
+                               "ftp://localhost", "localhost", "http://localhost.evil.com",
+                               "http://evil.com:127"}) {
+        EXPECT_FALSE(origin_allowed(o, origin)) << origin;
+    }
+}
+
+TEST(HttpPolicy, OriginDefaultRefusesLoopbackLookalikeDomain) {
+    HttpOptions o;
+    EXPECT_FALSE(origin_allowed(o, "http://127.0.0.1.evil.com"));
+    EXPECT_FALSE(origin_allowed(o, "http://127.0.0.1.evil.com:8080"));
+    EXPECT_FALSE(origin_allowed(o, "https://127.attacker.example"));
+}
+
+TEST(HttpPolicy, OriginExplicitAllowList) {
+    HttpOptions o;
+    o.allowed_origins = {"http://app.example:*", "https://exact.example", "https://Port.Example:8443"};
+    // Wildcard port.
+    EXPECT_TRUE(origin_allowed(o, "http://app.example"));
+    EXPECT_TRUE(origin_allowed(o, "http://app.example:3000"));
+    EXPECT_TRUE(origin_allowed(o, "HTTP://APP.EXAMPLE:1"));
+    EXPECT_FALSE(origin_allowed(o, "https://app.example:3000"));  // scheme is part of the entry
+    EXPECT_FALSE(origin_allowed(o, "http://app.example.evil.com"));
+    EXPECT_FALSE(origin_allowed(o, "http://app.examplex:1"));
+    EXPECT_FALSE(origin_allowed(o, "http://sub.app.example:1"));
+    // Exact entries.
+    EXPECT_TRUE(origin_allowed(o, "https://exact.example"));
+    EXPECT_FALSE(origin_allowed(o, "https://exact.example:8443"));
+    EXPECT_FALSE(origin_allowed(o, "http://exact.example"));
+    EXPECT_TRUE(origin_allowed(o, "https://port.example:8443"));
+    EXPECT_FALSE(origin_allowed(o, "https://port.example"));
+    // An explicit list replaces the loopback default.
+    EXPECT_FALSE(origin_allowed(o, "http://localhost:3000"));
+    EXPECT_FALSE(origin_allowed(o, "null"));
+}
+
+TEST(HttpPolicy, OriginStarAllowsEverything) {
+    HttpOptions o;
+    o.allowed_origins = {"*"};
+    EXPECT_TRUE(origin_allowed(o, "http://evil.example"));
+    EXPECT_TRUE(origin_allowed(o, "null"));
+}
+
+TEST(HttpPolicy, OriginLocalhostWildcardAsInReadme) {
+    HttpOptions o;
+    o.allowed_origins = {"http://localhost:*"};
+    EXPECT_TRUE(origin_allowed(o, "http://localhost:6274"));
+    EXPECT_FALSE(origin_allowed(o, "http://127.0.0.1:6274"));
+}
+
+// ---- Host -----------------------------------------------------------------------------------
+
+TEST(HttpPolicy, HostDefaultOnLoopbackBind) {
+    HttpOptions o;  // host 127.0.0.1
+    ASSERT_EQ(o.host, "127.0.0.1");
+    for (const char* h : {"localhost:8080", "localhost", "127.0.0.1", "127.0.0.1:8080", "[::1]:1", "[::1]",
+                          "LocalHost:9"}) {
+        EXPECT_TRUE(host_allowed(o, h)) << h;
+    }
+    EXPECT_TRUE(host_allowed(o, ""));  // HTTP/1.0 without Host
+    for (const char* h : {"evil.example:8080", "evil.example", "localhost.evil.example:8080", "10.0.0.1:8080",
+                          "[::2]:8080"}) {
+        EXPECT_FALSE(host_allowed(o, h)) << h;
+    }
+}
+
+TEST(HttpPolicy, HostDefaultRefusesLoopbackLookalikeDomain) {
+    HttpOptions o;
+    EXPECT_FALSE(host_allowed(o, "127.0.0.1.evil.com:8080"));
+    EXPECT_FALSE(host_allowed(o, "127.0.0.1.evil.com"));
+}
+
+TEST(HttpPolicy, HostDefaultOnOtherBindAllowsAnything) {
+    HttpOptions o;
+    o.host = "0.0.0.0";
+    for (const char* h : {"evil.example:8080", "localhost:8080", "10.0.0.1", "", "anything"}) {
+        EXPECT_TRUE(host_allowed(o, h)) << h;
+    }
+}
+
+TEST(HttpPolicy, HostDefaultOnIpv6LoopbackBind) {
+    HttpOptions o;
+    o.host = "::1";
+    EXPECT_TRUE(host_allowed(o, "[::1]:8080"));
+    EXPECT_FALSE(host_allowed(o, "evil.example:8080"));
+}
+
+TEST(HttpPolicy, HostExplicitAllowList) {
+    HttpOptions o;
+    o.host = "0.0.0.0";
+    o.allowed_hosts = {"mcp.example.com", "other.example:9000"};
+    EXPECT_TRUE(host_allowed(o, "mcp.example.com"));
+    EXPECT_TRUE(host_allowed(o, "mcp.example.com:8080"));  // bare name matches any port
+    EXPECT_TRUE(host_allowed(o, "MCP.Example.COM:1"));
+    EXPECT_TRUE(host_allowed(o, "other.example:9000"));
+    EXPECT_FALSE(host_allowed(o, "other.example:9001"));
+    EXPECT_FALSE(host_allowed(o, "evil.example"));
+    EXPECT_FALSE(host_allowed(o, "localhost"));
+    EXPECT_FALSE(host_allowed(o, ""));
+}
+
+// ---- Authorization ----------------------------------------------------------------------------
+
+TEST(HttpPolicy, AuthorizedWithoutTokensIsAlwaysTrue) {
+    HttpOptions o;
+    EXPECT_TRUE(authorized(o, ""));
+    EXPECT_TRUE(authorized(o, "Bearer anything"));
+    EXPECT_TRUE(authorized(o, "Basic Zm9vOmJhcg=="));
+}
+
+TEST(HttpPolicy, AuthorizedChecksBearerTokens) {
+    HttpOptions o;
+    o.bearer_tokens = {"tok", "second-token"};
+    EXPECT_TRUE(authorized(o, "Bearer tok"));
+    EXPECT_TRUE(authorized(o, "bearer tok"));
+    EXPECT_TRUE(authorized(o, "BEARER tok"));
+    EXPECT_TRUE(authorized(o, "Bearer second-token"));
+    EXPECT_TRUE(authorized(o, "Bearer   tok"));  // extra spaces before the token
+
+    EXPECT_FALSE(authorized(o, ""));
+    EXPECT_FALSE(authorized(o, "Bearer"));
+    EXPECT_FALSE(authorized(o, "Bearer "));
+    EXPECT_FALSE(authorized(o, "Bearer wrong"));
+    EXPECT_FALSE(authorized(o, "Bearer TOK"));  // tokens are case-sensitive
+    EXPECT_FALSE(authorized(o, "Bearer to"));   // prefix of a real token
+    EXPECT_FALSE(authorized(o, "Bearer second"));
+    EXPECT_FALSE(authorized(o, "Bearer tokx"));
+    EXPECT_FALSE(authorized(o, "Bearer tok "));
+    EXPECT_FALSE(authorized(o, "tok"));
+    EXPECT_FALSE(authorized(o, "Basic dG9r"));
+    EXPECT_FALSE(authorized(o, "Basic tok"));
+    EXPECT_FALSE(authorized(o, "Bearertok"));
+}
+
+// ---- Accept / Content-Type --------------------------------------------------------------------
+
+TEST(HttpPolicy, AcceptsMediaTypes) {
+    const std::string both = "application/json, text/event-stream";
+    EXPECT_TRUE(accepts(both, "application/json"));
+    EXPECT_TRUE(accepts(both, "text/event-stream"));
+    EXPECT_TRUE(accepts("application/json,text/event-stream", "text/event-stream"));
+    EXPECT_TRUE(accepts("*/*", "application/json"));
+    EXPECT_TRUE(accepts("*/*", "text/event-stream"));
+    EXPECT_TRUE(accepts("text/*", "text/event-stream"));
+    EXPECT_FALSE(accepts("text/*", "application/json"));
+    EXPECT_TRUE(accepts("application/*", "application/json"));
+    EXPECT_TRUE(accepts("application/json;q=0.9, text/event-stream;q=0.8", "application/json"));
+    EXPECT_TRUE(accepts("application/json;q=0.9, text/event-stream;q=0.8", "text/event-stream"));
+    EXPECT_TRUE(accepts("text/html, application/json ; charset=utf-8", "application/json"));
+    EXPECT_TRUE(accepts("Application/JSON", "application/json"));
+
+    EXPECT_FALSE(accepts("", "application/json"));
+    EXPECT_FALSE(accepts("application/json", "text/event-stream"));
+    EXPECT_FALSE(accepts("text/event-stream", "application/json"));
+    EXPECT_FALSE(accepts("text/html", "text/event-stream"));
+    EXPECT_FALSE(accepts("application/jsonx", "application/json"));
+    EXPECT_FALSE(accepts("application/json-seq", "application/json"));
+    EXPECT_FALSE(accepts("te/*", "text/event-stream"));
+}
+
+TEST(HttpPolicy, AcceptWithQZeroMeansNotAcceptable) {
+    // RFC 9110 §12.4.2: "a value of 0 means not acceptable".
+    EXPECT_FALSE(accepts("application/json;q=0", "application/json"));
+    EXPECT_FALSE(accepts("text/event-stream; q=0.0, application/json", "text/event-stream"));
+}
+
+TEST(HttpPolicy, JsonContentType) {
+    EXPECT_TRUE(is_json_content_type("application/json"));
+    EXPECT_TRUE(is_json_content_type("application/json; charset=utf-8"));
+    EXPECT_TRUE(is_json_content_type("application/json;charset=UTF-8"));
+    EXPECT_TRUE(is_json_content_type("Application/JSON"));
+    EXPECT_TRUE(is_json_content_type("application/json ; charset=utf-8"));
+    EXPECT_FALSE(is_json_content_type("text/json"));
+    EXPECT_FALSE(is_json_content_type(""));
+    EXPECT_FALSE(is_json_content_type("application/jsonp"));
+    EXPECT_FALSE(is_json_content_type("application/json-patch+json"));
+    EXPECT_FALSE(is_json_content_type("text/plain; x=application/json"));
+}
+
+// ---- version header, session ids ---------------------------------------------------------------
+
+TEST(HttpPolicy, ReadVersionHeader) {
+    auto absent = read_version_header("", false);
+    EXPECT_FALSE(absent.present);
+    EXPECT_FALSE(absent.revision);
+    auto good = read_version_header("2025-06-18", true);
+    EXPECT_TRUE(good.present);
+    EXPECT_EQ(good.revision, protocol::Revision::v2025_06_18);
+    auto bad = read_version_header("1999-01-01", true);
+    EXPECT_TRUE(bad.present);
+    EXPECT_FALSE(bad.revision);
+}
+
+TEST(HttpPolicy, ValidSessionId) {
+    EXPECT_TRUE(valid_session_id("abc"));
+    EXPECT_TRUE(valid_session_id("0f3e2a9c-1b2d-4e5f-8a7b-123456789abc"));
+    EXPECT_TRUE(valid_session_id("!~"));
+    EXPECT_TRUE(valid_session_id(std::string(256, 'a')));
+    EXPECT_FALSE(valid_session_id(""));
+    EXPECT_FALSE(valid_session_id(std::string(257, 'a')));
+    EXPECT_FALSE(valid_session_id("a b"));
+    EXPECT_FALSE(valid_session_id("a\tb"));
+    EXPECT_FALSE(valid_session_id("abc\n"));
+    EXPECT_FALSE(valid_session_id("a\x7f"));
+    EXPECT_FALSE(valid_session_id("caf\xc3\xa9"));
+    EXPECT_FALSE(valid_session_id(std::string_view("a\0b", 3)));
+}

@@ -1,0 +1,357 @@
+// Streamable HTTP streams without sockets: OutStream event logs and HttpSession routing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "protocol/jsonrpc.hpp"
+#include "transports/sse_stream.hpp"
+
+using namespace toolport;
+using protocol::Json;
+using protocol::RequestId;
+
+namespace {
+
+std::string key(const RequestId& id) { return id.dump(); }
+
+Json parse(const StreamEvent& e) { return Json::parse(e.data); }
+
+}  // namespace
+
+// ---- OutStream ----------------------------------------------------------------------------
+
+TEST(SseStream, PushNumbersEventsFromOne) {
+    OutStream s(3, 100);
+    EXPECT_EQ(s.id(), 3u);
+    EXPECT_EQ(s.last_seq(), 0u);
+    s.push("a", nullptr);
+    s.push("b", nullptr);
+    s.push("c", nullptr);
+    ASSERT_EQ(s.events().size(), 3u);
+    EXPECT_EQ(s.events()[0].seq, 1u);
+    EXPECT_EQ(s.events()[1].seq, 2u);
+    EXPECT_EQ(s.events()[2].seq, 3u);
+    EXPECT_EQ(s.events()[0].data, "a");
+    EXPECT_EQ(s.events()[2].data, "c");
+    EXPECT_EQ(s.last_seq(), 3u);
+    EXPECT_TRUE(s.has_non_response());
+    EXPECT_FALSE(s.events()[0].is_response);
+}
+
+TEST(SseStream, FinishesAfterLastExpectedReply) {
+    OutStream s(1, 100);
+    s.expect_reply("1");
+    s.expect_reply("\"b\"");
+    EXPECT_EQ(s.expected_replies(), 2u);
+    EXPECT_FALSE(s.finished());
+
+    s.push("progress", nullptr);
+    EXPECT_FALSE(s.finished());
+    std::string k1 = "1";
+    s.push("reply1", &k1);
+    EXPECT_FALSE(s.finished());
+    EXPECT_EQ(s.expected_replies(), 1u);
+    EXPECT_TRUE(s.events().back().is_response);
+
+    std::string k2 = "\"b\"";
+    auto before = std::chrono::steady_clock::now();
+    s.push("reply2", &k2);
+    EXPECT_TRUE(s.finished());
+    EXPECT_EQ(s.expected_replies(), 0u);
+    EXPECT_GE(s.finished_at, before);
+    EXPECT_EQ(s.events().size(), 3u);
+}
+
+TEST(SseStream, ResponsesOnlyStreamHasNoNonResponse) {
+    OutStream s(1, 100);
+    s.expect_reply("1");
+    std::string k = "1";
+    s.push("reply", &k);
+    EXPECT_FALSE(s.has_non_response());
+}
+
+TEST(SseStream, EventsAfterReturnsUnseenEvents) {
+    OutStream s(1, 100);
+    for (int i = 0; i < 5; ++i) s.push("e" + std::to_string(i + 1), nullptr);
+    bool complete = false;
+    auto all = s.events_after(0, &complete);
+    EXPECT_TRUE(complete);
+    ASSERT_EQ(all.size(), 5u);
+    EXPECT_EQ(all.front().seq, 1u);
+
+    auto tail = s.events_after(3, &complete);
+    EXPECT_TRUE(complete);
+    ASSERT_EQ(tail.size(), 2u);
+    EXPECT_EQ(tail[0].seq, 4u);
+    EXPECT_EQ(tail[0].data, "e4");
+    EXPECT_EQ(tail[1].seq, 5u);
+
+    EXPECT_TRUE(s.events_after(5, &complete).empty());
+    EXPECT_TRUE(complete);
+    EXPECT_TRUE(s.events_after(99).empty());
+}
+
+TEST(SseStream, EventsAfterReportsDroppedEvents) {
+    OutStream s(1, 3);
+    for (int i = 0; i < 6; ++i) s.push("e" + std::to_string(i + 1), nullptr);
+    ASSERT_EQ(s.events().size(), 3u);
+    EXPECT_EQ(s.events().front().seq, 4u);
+    EXPECT_EQ(s.last_seq(), 6u);
+
+    bool complete = true;
+    auto out = s.events_after(0, &complete);
+    EXPECT_FALSE(complete);
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out.front().seq, 4u);
+
+    complete = true;
+    (void)s.events_after(2, &complete);
+    EXPECT_FALSE(complete);  // event 3 is gone
+
+    complete = false;
+    out = s.events_after(3, &complete);
+    EXPECT_TRUE(complete);  // the client saw 3; 4..6 are all still here
+    EXPECT_EQ(out.size(), 3u);
+}
+
+TEST(SseStream, EmptyLogIsComplete) {
+    OutStream s(1, 3);
+    bool complete = false;
+    EXPECT_TRUE(s.events_after(0, &complete).empty());
+    EXPECT_TRUE(complete);
+}
+
+TEST(SseStream, ByteLimitDropsOldestButKeepsNewest) {
+    OutStream s(1, 100, 10);
+    s.push("aaaaaa", nullptr);
+    s.push("bbbbbb", nullptr);  // 12 bytes > 10: the first goes
+    ASSERT_EQ(s.events().size(), 1u);
+    EXPECT_EQ(s.events().front().data, "bbbbbb");
+    s.push(std::string(50, 'c'), nullptr);  // larger than the limit on its own: still kept
+    ASSERT_EQ(s.events().size(), 1u);
+    EXPECT_EQ(s.events().front().seq, 3u);
+    s.push("d", nullptr);
+    ASSERT_EQ(s.events().size(), 1u);
+    EXPECT_EQ(s.events().front().data, "d");
+    s.push("e", nullptr);
+    EXPECT_EQ(s.events().size(), 2u);
+}
+
+TEST(SseStream, WakerIsCalledOnPushFinishAndClose) {
+    OutStream s(1, 10);
+    int wakes = 0;
+    EXPECT_FALSE(s.attached());
+    s.push("before", nullptr);  // no waker: nothing to call
+    s.set_waker([&] { ++wakes; });
+    EXPECT_TRUE(s.attached());
+    s.push("x", nullptr);
+    EXPECT_EQ(wakes, 1);
+    s.request_close();
+    EXPECT_EQ(wakes, 2);
+    s.finish();
+    EXPECT_EQ(wakes, 3);
+    EXPECT_TRUE(s.finished());
+    s.clear_waker();
+    EXPECT_FALSE(s.attached());
+    s.push("y", nullptr);
+    EXPECT_EQ(wakes, 3);
+}
+
+TEST(SseStream, CloseRequestIsTakenOnce) {
+    OutStream s(1, 10);
+    EXPECT_FALSE(s.close_requested());
+    s.request_close();
+    EXPECT_TRUE(s.close_requested());
+    EXPECT_TRUE(s.take_close_request());
+    EXPECT_FALSE(s.close_requested());
+    EXPECT_FALSE(s.take_close_request());
+}
+
+// ---- HttpSession routing -------------------------------------------------------------------
+
+TEST(SseStream, RouteSendsRepliesToTheStreamOwningTheRequest) {
+    HttpSession session("sid", 100);
+    EXPECT_EQ(session.id(), "sid");
+    RequestId id1 = 1, id2 = "two", id3 = 3.5;
+    auto a = session.open_stream({key(id1), key(id2)});
+    auto b = session.open_stream({key(id3)});
+    EXPECT_NE(a->id(), 0u);
+    EXPECT_NE(b->id(), 0u);
+    EXPECT_NE(a->id(), b->id());
+    EXPECT_EQ(session.find_stream(a->id()), a);
+    EXPECT_EQ(session.find_stream(b->id()), b);
+
+    session.route(protocol::make_response(id3, Json{{"r", 3}}), &id3);
+    EXPECT_TRUE(a->events().empty());
+    ASSERT_EQ(b->events().size(), 1u);
+    EXPECT_TRUE(b->events()[0].is_response);
+    EXPECT_EQ(parse(b->events()[0])["id"].dump(), "3.5");
+    EXPECT_TRUE(b->finished());
+
+    // Progress for request "two" goes to stream a, but does not finish it.
+    session.route(protocol::make_notification("notifications/progress", Json{{"progress", 1}}), &id2);
+    ASSERT_EQ(a->events().size(), 1u);
+    EXPECT_FALSE(a->events()[0].is_response);
+    EXPECT_TRUE(a->has_non_response());
+    // A server-to-client request nested in request 1 goes there too, and is no reply.
+    session.route(protocol::make_request(Json("srv-1"), "sampling/createMessage", Json::object()), &id1);
+    ASSERT_EQ(a->events().size(), 2u);
+    EXPECT_FALSE(a->events()[1].is_response);
+    EXPECT_FALSE(a->finished());
+
+    session.route(protocol::make_response(id1, Json::object()), &id1);
+    EXPECT_FALSE(a->finished());
+    session.route(protocol::make_error(id2, -32603, "boom"), &id2);
+    EXPECT_TRUE(a->finished());
+    ASSERT_EQ(a->events().size(), 4u);
+    EXPECT_TRUE(a->events()[3].is_response);
+    EXPECT_EQ(parse(a->events()[3])["error"]["message"], "boom");
+
+    // Nothing went to the standalone stream.
+    EXPECT_EQ(session.find_stream(0), nullptr);
+}
+
+TEST(SseStream, UnrelatedNotificationsGoToTheStandaloneStream) {
+    HttpSession session("sid", 100);
+    RequestId id1 = 1;
+    auto a = session.open_stream({key(id1)});
+    session.route(protocol::make_notification("notifications/tools/list_changed", nullptr), nullptr);
+    auto standalone = session.find_stream(0);
+    ASSERT_NE(standalone, nullptr);
+    EXPECT_EQ(standalone->id(), 0u);
+    EXPECT_EQ(session.standalone(), standalone);
+    ASSERT_EQ(standalone->events().size(), 1u);
+    EXPECT_EQ(parse(standalone->events()[0])["method"], "notifications/tools/list_changed");
+    EXPECT_TRUE(a->events().empty());
+
+    // A message related to an unknown request also lands on the standalone stream.
+    RequestId unknown = 99;
+    session.route(protocol::make_notification("notifications/message", Json{{"level", "info"}}), &unknown);
+    EXPECT_EQ(standalone->events().size(), 2u);
+    EXPECT_TRUE(a->events().empty());
+}
+
+TEST(SseStream, MessagesAfterTheReplyGoToTheStandaloneStream) {
+    HttpSession session("sid", 100);
+    RequestId id1 = 1;
+    auto a = session.open_stream({key(id1)});
+    session.route(protocol::make_response(id1, Json::object()), &id1);
+    ASSERT_TRUE(a->finished());
+    session.route(protocol::make_notification("notifications/message", nullptr), &id1);
+    EXPECT_EQ(a->events().size(), 1u);
+    ASSERT_NE(session.find_stream(0), nullptr);
+    EXPECT_EQ(session.find_stream(0)->events().size(), 1u);
+}
+
+TEST(SseStream, LegacySessionPutsEverythingOnTheStandaloneStream) {
+    HttpSession session("sid", 100);
+    session.legacy = true;
+    RequestId id1 = 1;
+    auto a = session.open_stream({key(id1)});
+    session.route(protocol::make_notification("notifications/progress", nullptr), &id1);
+    session.route(protocol::make_response(id1, Json::object()), &id1);
+    session.route(protocol::make_notification("notifications/tools/list_changed", nullptr), nullptr);
+    EXPECT_TRUE(a->events().empty());
+    auto s = session.find_stream(0);
+    ASSERT_NE(s, nullptr);
+    ASSERT_EQ(s->events().size(), 3u);
+    EXPECT_EQ(parse(s->events()[1])["id"], Json(1));
+    EXPECT_EQ(s->events()[0].seq, 1u);
+    EXPECT_EQ(s->events()[2].seq, 3u);
+    EXPECT_FALSE(s->finished());
+}
+
+TEST(SseStream, StandaloneIsCreatedOnceAndFoundById) {
+    HttpSession session("sid", 100);
+    EXPECT_EQ(session.find_stream(0), nullptr);
+    auto s1 = session.standalone();
+    auto s2 = session.standalone();
+    EXPECT_EQ(s1, s2);
+    EXPECT_EQ(session.find_stream(0), s1);
+    EXPECT_EQ(session.find_stream(12345), nullptr);
+}
+
+TEST(SseStream, CloseStreamFlagsTheStreamOwningTheRequest) {
+    HttpSession session("sid", 100);
+    RequestId ida = "a", idb = 2;
+    auto a = session.open_stream({key(ida)});
+    auto b = session.open_stream({key(idb)});
+    session.close_stream(idb);
+    EXPECT_TRUE(b->close_requested());
+    EXPECT_FALSE(a->close_requested());
+    session.close_stream(ida);
+    EXPECT_TRUE(a->close_requested());
+    // Unknown request: nothing happens (and nothing crashes).
+    RequestId unknown = "zzz";
+    EXPECT_NO_THROW(session.close_stream(unknown));
+    // Same number, different JSON type: not the same request.
+    HttpSession s2("sid2", 100);
+    auto c = s2.open_stream({key(Json(2))});
+    s2.close_stream(Json("2"));
+    EXPECT_FALSE(c->close_requested());
+}
+
+TEST(SseStream, PruneDropsOnlyOldFinishedUnattachedStreams) {
+    HttpSession session("sid", 100);
+    RequestId id1 = 1, id2 = 2, id3 = 3;
+    auto done = session.open_stream({key(id1)});
+    auto attached = session.open_stream({key(id2)});
+    auto open = session.open_stream({key(id3), key(Json(4))});
+    attached->set_waker([] {});
+    session.route(protocol::make_response(id1, Json::object()), &id1);
+    session.route(protocol::make_response(id2, Json::object()), &id2);
+    session.route(protocol::make_response(id3, Json::object()), &id3);
+    ASSERT_TRUE(done->finished());
+    ASSERT_TRUE(attached->finished());
+    ASSERT_FALSE(open->finished());
+
+    // Not old enough yet.
+    session.prune(std::chrono::hours(1));
+    EXPECT_EQ(session.find_stream(done->id()), done);
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    session.prune(std::chrono::milliseconds(1));
+    EXPECT_EQ(session.find_stream(done->id()), nullptr);
+    EXPECT_EQ(session.find_stream(attached->id()), attached);
+    EXPECT_EQ(session.find_stream(open->id()), open);
+
+    // Once the reader goes away, the finished stream is dropped too.
+    attached->clear_waker();
+    session.prune(std::chrono::milliseconds(1));
+    EXPECT_EQ(session.find_stream(attached->id()), nullptr);
+    EXPECT_EQ(session.find_stream(open->id()), open);
+}
+
+TEST(SseStream, BusyWhileStreamsAreOpenOrAttached) {
+    HttpSession session("sid", 100);
+    EXPECT_FALSE(session.busy());
+    RequestId id1 = 1;
+    auto a = session.open_stream({key(id1)});
+    EXPECT_TRUE(session.busy());  // a reply is still due
+    session.route(protocol::make_response(id1, Json::object()), &id1);
+    EXPECT_FALSE(session.busy());
+    session.standalone()->set_waker([] {});
+    EXPECT_TRUE(session.busy());
+    session.standalone()->clear_waker();
+    EXPECT_FALSE(session.busy());
+}
+
+TEST(SseStream, ParseEventId) {
+    std::uint64_t stream = 111, seq = 222;
+    EXPECT_TRUE(HttpSession::parse_event_id("3-7", &stream, &seq));
+    EXPECT_EQ(stream, 3u);
+    EXPECT_EQ(seq, 7u);
+    EXPECT_TRUE(HttpSession::parse_event_id("0-0", &stream, &seq));
+    EXPECT_EQ(stream, 0u);
+    EXPECT_EQ(seq, 0u);
+    EXPECT_TRUE(HttpSession::parse_event_id("18446744073709551615-12", &stream, &seq));
+    EXPECT_EQ(stream, 18446744073709551615ull);
+    EXPECT_EQ(seq, 12u);
+
+    for (std::string_view bad : {"3-", "-7", "a-b", "3-7x", "x3-7", "37", "", "-", "3--7", "3-+7", " 3-7",
+                                 "3-7 ", "18446744073709551616-1", "3-7-1"}) {
+        EXPECT_FALSE(HttpSession::parse_event_id(bad, &stream, &seq)) << '"' << bad << '"';
+    }
+}
