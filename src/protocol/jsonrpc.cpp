@@ -129,17 +129,15 @@ ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits) {
                                               depth, limits.max_depth)};
         return out;
     }
-    Json value = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) {
-        // Re-parse with exceptions only on the error path, for a precise message.
-        std::string detail = "malformed JSON";
-        try {
-            (void)Json::parse(bytes.begin(), bytes.end());
-        } catch (const Json::parse_error& e) {
-            detail = e.what();
-            // nlohmann prefixes "[json.exception.parse_error.101] "; keep the readable part.
-            if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);
-        }
+    Json value;
+    try {
+        value = Json::parse(bytes.begin(), bytes.end());
+    } catch (const Json::exception& e) {
+        // Syntax errors, invalid UTF-8, and numbers out of range (1e999) all land here;
+        // the last one is thrown by nlohmann even when asked not to throw.
+        std::string detail = e.what();
+        // nlohmann prefixes "[json.exception.parse_error.101] "; keep the readable part.
+        if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);
         out.fatal = ProtocolError{nullptr, error_code::kParseError, "Parse error: " + detail};
         return out;
     }

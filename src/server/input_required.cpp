@@ -77,9 +77,11 @@ std::optional<Json> open_request_state(const std::string& key, const std::string
     if (expected.size() != mac->size() || CRYPTO_memcmp(expected.data(), mac->data(), mac->size()) != 0) {
         return std::nullopt;
     }
-    Json state = Json::parse(*payload, nullptr, false);
-    if (state.is_discarded()) return std::nullopt;
-    return state;
+    try {
+        return Json::parse(*payload);
+    } catch (const Json::exception&) {
+        return std::nullopt;
+    }
 }
 
 std::vector<Json> collect_input_responses(RequestContext& ctx, const std::vector<ClientRequest>& requests,

@@ -12,3 +12,11 @@ TEST(JsonRpc, ParsesRequestAndKeepsIdType) {
     EXPECT_EQ(r.id, Json("abc"));
     EXPECT_EQ(r.method, "ping");
 }
+
+TEST(JsonRpc, NumberOutOfRangeIsAParseErrorNotACrash) {
+    for (const char* input : {"1e999", R"({"jsonrpc":"2.0","id":1e999,"method":"ping"})", "-1e99999"}) {
+        auto p = parse_payload(input);
+        ASSERT_TRUE(p.fatal) << input;
+        EXPECT_EQ(p.fatal->code, error_code::kParseError) << input;
+    }
+}
