@@ -1,0 +1,140 @@
+// fuzz_jsonrpc: JSON-RPC framing and the protocol engine behind it.
+//
+// The input is split into lines, like the stdio transport's newline-delimited framing; each
+// line goes through protocol::parse_payload and every message it yields is handed to one
+// real ServerSession of an McpServer with the conformance pack installed (or rejected, as
+// the transports do with what could not be parsed). Everything the session sends is
+// serialised with protocol::serialize. Between lines the event loop is polled a bounded
+// number of times, so handlers run, server-to-client requests go out and the input's own
+// replies to them (integer ids 1, 2, ...) can arrive.
+//
+// The server is built once; each input gets a fresh session that is closed at the end, and
+// the loop is drained so nothing the input started survives into the next one.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+#include <boost/asio/io_context.hpp>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "packs/packs.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "server/server.hpp"
+#include "server/session.hpp"
+#include "transports/asio_executor.hpp"
+
+namespace {
+
+using toolport::protocol::Json;
+
+constexpr std::size_t kMaxLines = 64;        // payloads per input
+constexpr int kPollRounds = 64;              // io_context::poll calls per line
+constexpr std::size_t kMaxOutputs = 100000;  // messages one input may make the server send
+
+struct World {
+    boost::asio::io_context io{1};
+    toolport::AsioExecutor executor{io};
+    std::unique_ptr<toolport::McpServer> server;
+
+    World() {
+        // Log through spdlog's formatting at every level, into a sink that drops it.
+        auto logger = std::make_shared<spdlog::logger>("fuzz", std::make_shared<spdlog::sinks::null_sink_mt>());
+        logger->set_level(spdlog::level::trace);
+        spdlog::set_default_logger(logger);
+
+        toolport::ServerOptions options;
+        options.state_secret = "fuzz-fixed-state-secret";  // deterministic MRTR requestState
+        server = std::make_unique<toolport::McpServer>(executor, options);
+        toolport::packs::install_conformance(*server);
+    }
+
+    void poll() {
+        for (int i = 0; i < kPollRounds; ++i) {
+            io.restart();
+            if (io.poll() == 0) break;
+        }
+    }
+};
+
+// Every message the server sends must be valid UTF-8 JSON and a JSON-RPC 2.0 message:
+// an object with "jsonrpc":"2.0" and exactly one of method / result / error, whose id is a
+// string or a number (or null, for an error answering something whose id was unreadable).
+// (Not protocol::classify: that refuses "id":null, which error responses legitimately use.)
+bool well_formed(const std::string& wire) {
+    Json v = Json::parse(wire, nullptr, /*allow_exceptions=*/false);
+    if (!v.is_object() || v.value("jsonrpc", Json()) != "2.0") return false;
+    int kinds = v.contains("method") + v.contains("result") + v.contains("error");
+    if (kinds != 1) return false;
+    if (v.contains("method") && !v["method"].is_string()) return false;
+    if (auto id = v.find("id"); id != v.end()) {
+        if (!id->is_string() && !id->is_number() && !(id->is_null() && v.contains("error"))) return false;
+    } else if (!v.contains("method")) {
+        return false;  // a response without an id
+    }
+    if (auto e = v.find("error"); e != v.end()) {
+        if (!e->is_object() || !(*e)["code"].is_number_integer() || !(*e)["message"].is_string()) return false;
+    }
+    return true;
+}
+
+World& world() {
+    static World* w = new World();  // never destroyed: lives for the whole fuzzing run
+    return *w;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    world();
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    namespace protocol = toolport::protocol;
+    World& w = world();
+
+    std::size_t outputs = 0;
+    std::size_t output_bytes = 0;
+    auto session = w.server->open_session([&](const Json& message, const protocol::RequestId* related) {
+        std::string wire = protocol::serialize(message);
+        if (!well_formed(wire)) {
+            std::fprintf(stderr, "fuzz_jsonrpc: the server sent a malformed message: %.300s\n", wire.c_str());
+            std::abort();
+        }
+        if (related && related->is_null()) std::abort();
+        output_bytes += wire.size();
+        if (++outputs > kMaxOutputs) std::abort();  // a reply storm from bounded input
+    });
+
+    std::string_view input(reinterpret_cast<const char*>(data), size);
+    std::size_t lines = 0;
+    while (!input.empty() && lines++ < kMaxLines) {
+        auto nl = input.find('\n');
+        auto line = input.substr(0, nl);
+        input = nl == std::string_view::npos ? std::string_view() : input.substr(nl + 1);
+
+        auto parsed = protocol::parse_payload(line);
+        if (parsed.fatal) {
+            if (!parsed.items.empty()) std::abort();  // contract: fatal means no items
+            session->reject(*parsed.fatal);
+        } else {
+            for (auto& item : parsed.items) {
+                if (auto* error = std::get_if<protocol::ProtocolError>(&item)) session->reject(*error);
+                else session->receive(std::move(std::get<protocol::Message>(item)));
+            }
+        }
+        w.poll();
+    }
+
+    session->close();
+    w.poll();  // cancelled handlers and timers finish here
+    session.reset();
+    w.poll();
+    if (w.server->session_count() != 0) std::abort();  // a closed session must leave the server
+    (void)output_bytes;
+    return 0;
+}
