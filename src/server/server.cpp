@@ -1,9 +1,8 @@
 #include "server/server.hpp"
 
-#include <openssl/rand.h>
-
 #include "server/session.hpp"
 #include "toolport_version.hpp"
+#include "util/random.hpp"
 
 namespace toolport {
 
@@ -11,9 +10,8 @@ McpServer::McpServer(Executor& executor, ServerOptions options)
     : executor_(executor), options_(std::move(options)) {
     if (options_.version.empty()) options_.version = kToolportVersion;
     if (options_.state_secret.empty()) {
-        unsigned char key[32];
-        if (RAND_bytes(key, sizeof key) != 1) throw std::runtime_error("no system randomness for the state key");
-        options_.state_secret.assign(reinterpret_cast<char*>(key), sizeof key);
+        options_.state_secret.assign(32, '\0');
+        util::secure_random(options_.state_secret.data(), options_.state_secret.size());
     }
     registry_listener_ = registry_.add_listener([this](CatalogKind kind) { broadcast_list_changed(kind); });
 }

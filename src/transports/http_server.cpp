@@ -3,8 +3,6 @@
 // in http_policy and the stream logic in sse_stream; this file moves bytes.
 #include "transports/http_server.hpp"
 
-#include <openssl/rand.h>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -22,6 +20,7 @@
 #include "transports/batch.hpp"
 #include "transports/http_policy.hpp"
 #include "transports/sse_stream.hpp"
+#include "util/random.hpp"
 
 namespace toolport {
 
@@ -38,17 +37,8 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 
-std::string random_session_id() {
-    unsigned char bytes[16];
-    if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("no system randomness");
-    static const char* hex = "0123456789abcdef";
-    std::string id;
-    for (unsigned char b : bytes) {
-        id += hex[b >> 4];
-        id += hex[b & 15];
-    }
-    return id;
-}
+// 128 bits from the kernel: unguessable, and visible ASCII as the spec requires.
+std::string random_session_id() { return util::random_hex(16); }
 
 std::string header(const Request& req, std::string_view name) {
     auto it = req.find(name);
@@ -441,6 +431,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         std::string sid = session->id();
         bool keep = co_await write_stream(stream, req, *out, body.parsed.is_batch, sid, true);
         if (created && !session->mcp->initialized()) drop_session(sid);
+        else if (out->fully_delivered()) session->drop_stream(out->id());
         co_return keep;
     }
 
@@ -515,7 +506,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             res.keep_alive(req.keep_alive());
             res.body() = batch ? protocol::serialize(reply) : out.events().front().data;
             res.prepare_payload();
-            co_return co_await send(stream, std::move(res));
+            bool keep = co_await send(stream, std::move(res));
+            out.mark_delivered(out.last_seq());
+            co_return keep;
         }
         out.clear_waker();
         co_return co_await stream_events(stream, req, out, session_id, resumable, 0);
@@ -605,6 +598,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
                 if (ec) co_return false;
                 chunk.clear();
+                out.mark_delivered(sent);
             }
             if (out.finished() && sent >= out.last_seq()) break;
             if (resumable && out.take_close_request()) break;  // polling: the client comes back
@@ -661,6 +655,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
         bool keep = co_await stream_events(stream, req, *out, session->id(), true, after);
         session->last_active = std::chrono::steady_clock::now();
+        if (out->id() != 0 && out->fully_delivered()) session->drop_stream(out->id());
         co_return keep;
     }
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -62,6 +63,10 @@ public:
     bool close_requested() const { return close_requested_; }
 
     const std::deque<StreamEvent>& events() const { return events_; }
+    // Writers record how far the client has been sent the stream.
+    void mark_delivered(std::uint64_t seq) { delivered_ = std::max(delivered_, seq); }
+    // Everything said and sent: nobody can need to resume this stream.
+    bool fully_delivered() const { return finished_ && delivered_ >= last_seq(); }
     std::uint64_t last_seq() const { return next_seq_ - 1; }
     // Events after `seq` (those a resuming client has not seen). Sets `complete` false when
     // some were already dropped from the log.
@@ -89,6 +94,7 @@ private:
     bool finished_ = false;
     bool has_non_response_ = false;
     bool close_requested_ = false;
+    std::uint64_t delivered_ = 0;
     std::function<void()> waker_;
 };
 
@@ -108,6 +114,8 @@ public:
     // The standalone stream (created on first use, so early notifications are kept).
     std::shared_ptr<OutStream> standalone();
     std::shared_ptr<OutStream> find_stream(std::uint64_t id) const;
+    // Forgets a request stream once it is fully delivered (keeps the session small).
+    void drop_stream(std::uint64_t id) { streams_.erase(id); }
 
     // Ends the HTTP response carrying `request`'s stream (see OutStream::request_close).
     void close_stream(const protocol::RequestId& request);
