@@ -186,7 +186,8 @@ static Config load_config_unchecked(const std::string& path) {
         r.only_keys(h, "http",
                     {"listen", "path", "max_body_bytes", "max_header_bytes", "max_json_depth", "max_sessions",
                      "session_idle_timeout_s", "allowed_origins", "allowed_hosts", "bearer_tokens_env",
-                     "bearer_tokens_file", "legacy_sse", "sse_retry_ms"});
+                     "bearer_tokens_file", "legacy_sse", "sse_retry_ms", "max_replay_events", "max_replay_bytes",
+                     "write_timeout_s", "keep_alive_timeout_s"});
         auto& o = config.http;
         if (h["listen"]) apply_listen(o, r.str(h["listen"], "http.listen"));
         if (h["path"]) o.path = r.str(h["path"], "http.path");
@@ -215,6 +216,16 @@ static Config load_config_unchecked(const std::string& path) {
                 o.bearer_tokens.push_back(t);
         }
         if (h["legacy_sse"]) o.legacy_sse = r.boolean(h["legacy_sse"], "http.legacy_sse");
+        if (h["max_replay_events"])
+            o.max_replay_events = r.integer(h["max_replay_events"], "http.max_replay_events", 1, 1000000);
+        if (h["max_replay_bytes"])
+            o.max_replay_bytes = r.integer(h["max_replay_bytes"], "http.max_replay_bytes", 1024, 1LL << 34);
+        if (h["write_timeout_s"])
+            o.write_timeout = std::chrono::seconds(r.integer(h["write_timeout_s"], "http.write_timeout_s", 1, 3600));
+        if (h["keep_alive_timeout_s"]) {
+            o.keep_alive_timeout =
+                std::chrono::seconds(r.integer(h["keep_alive_timeout_s"], "http.keep_alive_timeout_s", 1, 3600));
+        }
         if (h["sse_retry_ms"]) o.sse_retry = std::chrono::milliseconds(r.integer(h["sse_retry_ms"], "http.sse_retry_ms", 0, 600000));
     }
     if (auto s = root["stdio"]) {

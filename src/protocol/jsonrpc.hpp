@@ -30,10 +30,6 @@ inline constexpr int kUrlElicitationRequired = -32042;
 inline constexpr int kHeaderMismatch = -32020;                  // 2026-07-28
 inline constexpr int kMissingRequiredClientCapability = -32021;  // 2026-07-28
 inline constexpr int kUnsupportedProtocolVersion = -32022;      // 2026-07-28
-// Toolport's own server errors, in JSON-RPC's implementation-defined range.
-inline constexpr int kNotInitialized = -32000;
-inline constexpr int kRequestCancelled = -32800;
-inline constexpr int kRequestTimeout = -32001;
 }  // namespace error_code
 
 // A JSON-RPC id exactly as the peer sent it (string or number): echoed back unchanged.

@@ -5,7 +5,7 @@ namespace toolport::protocol {
 using Json = nlohmann::json;
 
 void shape_definition(Revision revision, std::string_view kind, Json& definition) {
-    if (!definition.is_object() || revision >= Revision::v2025_11_25) return;
+    if (!definition.is_object() || has_icons(revision)) return;
     definition.erase("icons");
     if (kind == "tool") definition.erase("execution");
     if (!has_titles(revision)) {
@@ -19,13 +19,13 @@ void shape_definition(Revision revision, std::string_view kind, Json& definition
 }
 
 void shape_tool_result(Revision revision, Json& result) {
-    if (!result.is_object() || revision >= Revision::v2025_06_18) return;
-    result.erase("structuredContent");
+    if (!result.is_object() || (has_structured_output(revision) && has_resource_links(revision))) return;
+    if (!has_structured_output(revision)) result.erase("structuredContent");
     auto content = result.find("content");
     if (content == result.end() || !content->is_array()) return;
     for (auto& block : *content) {
         const std::string type = block.value("type", "");
-        if (type == "resource_link") {
+        if (type == "resource_link" && !has_resource_links(revision)) {
             std::string text = "Resource: " + block.value("name", std::string()) + " <" + block.value("uri", std::string()) + ">";
             block = Json{{"type", "text"}, {"text", std::move(text)}};
         } else if (type == "audio" && !has_audio(revision)) {

@@ -42,7 +42,6 @@ inline bool has_audio(Revision r) { return r >= Revision::v2025_03_26; }
 inline bool has_annotations(Revision r) { return r >= Revision::v2025_03_26; }
 inline bool has_resource_links(Revision r) { return r >= Revision::v2025_06_18; }
 inline bool has_completions(Revision r) { return r >= Revision::v2025_03_26; }
-inline bool requires_version_header(Revision r) { return r >= Revision::v2025_06_18; }
 // Revisions where the server may push requests (sampling, elicitation, roots) to the client.
 inline bool has_server_requests(Revision r) { return !is_stateless(r); }
 // Error code for resources/read of an unknown URI.

@@ -263,6 +263,10 @@ Task<Json> ServerSession::request_client(std::string method, Json params, const 
     if (!has_server_requests(revision)) {
         throw std::runtime_error(fmt::format("{} is not available in protocol {}", method, name(revision)));
     }
+    if (method == "elicitation/create" && !has_elicitation(revision)) {
+        throw std::runtime_error(fmt::format("elicitation needs protocol 2025-06-18 or later; this session uses {}",
+                                             name(revision)));
+    }
     const char* capability = method == "sampling/createMessage" ? "sampling"
                              : method == "elicitation/create"   ? "elicitation"
                              : method == "roots/list"           ? "roots"

@@ -366,6 +366,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
 
         auto session_id = header(req, "Mcp-Session-Id");
+        if (!session_id.empty() && !http_policy::valid_session_id(session_id)) {
+            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
+                                                           protocol::error_code::kInvalidRequest,
+                                                           "Bad Request: malformed Mcp-Session-Id header"));
+        }
         std::shared_ptr<HttpSession> session;
         bool created = false;
         if (body.has_initialize) {
@@ -644,6 +649,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                                                "Not Found: unknown Last-Event-ID; the stream is gone"));
             }
             after = seq;
+            bool complete = true;
+            (void)out->events_after(seq, &complete);
+            if (!complete) {
+                spdlog::warn("session {}…: resuming stream {} after event {}, but older events were already "
+                             "dropped from its replay log (raise http.max_replay_events/bytes)",
+                             session->id().substr(0, 8), stream_id, seq);
+            }
         } else {
             out = session->standalone();
         }

