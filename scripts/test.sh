@@ -34,3 +34,6 @@ step "fuzzing (short run)"
 tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"
 
 step "all tests passed"
+# One plain closing line for CI: every stage above ran and none failed (set -e stops at
+# the first failure, so reaching here means all of them passed).
+echo "stages: 6 passed, 0 failed"
