@@ -21,6 +21,7 @@
 #include "transports/http_policy.hpp"
 #include "transports/sse_stream.hpp"
 #include "util/random.hpp"
+#include "util/sanitize.hpp"
 
 namespace toolport {
 
@@ -40,10 +41,17 @@ using Response = http::response<http::string_body>;
 // 128 bits from the kernel: unguessable, and visible ASCII as the spec requires.
 std::string random_session_id() { return util::random_hex(16); }
 
-std::string header(const Request& req, std::string_view name) {
+// A header's value ("" when absent), valid while `req` lives.
+std::string_view header(const Request& req, std::string_view name) {
     auto it = req.find(name);
-    return it == req.end() ? std::string() : std::string(it->value());
+    return it == req.end() ? std::string_view() : std::string_view(it->value());
 }
+
+// Session lookup by string_view without building a std::string per request.
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
 
 // The pieces of a POST body the transport needs before handing messages to a session.
 struct PostBody {
@@ -68,7 +76,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     net::io_context& io;
     tcp::acceptor acceptor;
     net::steady_timer sweeper;
-    std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions;
+    std::unordered_map<std::string, std::shared_ptr<HttpSession>, StringHash, std::equal_to<>> sessions;
     bool stopping = false;
 
     void bind() {
@@ -140,7 +148,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         return s;
     }
 
-    void drop_session(const std::string& id) {
+    void drop_session(std::string_view id) {
         auto it = sessions.find(id);
         if (it == sessions.end()) return;
         it->second->mcp->close();
@@ -361,7 +369,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             co_return co_await send(
                 stream, make_rpc_error(req, http::status::bad_request, protocol::error_code::kInvalidRequest,
                                        fmt::format("Bad Request: unsupported MCP-Protocol-Version \"{}\"; supported: {}",
-                                                   header(req, "MCP-Protocol-Version").substr(0, 40),
+                                                   util::sanitize_for_message(header(req, "MCP-Protocol-Version"), 40),
                                                    protocol::supported_revisions_list())));
         }
 
@@ -466,11 +474,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     std::optional<Response> validate_stateless_http(const Request& req, const PostBody& body,
                                                     const StatelessMeta& meta) {
         StatelessHeaders h;
-        h.protocol_version = header(req, "MCP-Protocol-Version");
+        h.protocol_version = std::string(header(req, "MCP-Protocol-Version"));
         h.has_protocol_version = req.find("MCP-Protocol-Version") != req.end();
-        h.method = header(req, "Mcp-Method");
+        h.method = std::string(header(req, "Mcp-Method"));
         h.has_method = req.find("Mcp-Method") != req.end();
-        h.name = header(req, "Mcp-Name");
+        h.name = std::string(header(req, "Mcp-Name"));
         h.has_name = req.find("Mcp-Name") != req.end();
         for (const auto& field : req) {
             auto n = std::string(field.name_string());
@@ -509,7 +517,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             res.set(http::field::content_type, "application/json");
             if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
             res.keep_alive(req.keep_alive());
-            res.body() = batch ? protocol::serialize(reply) : out.events().front().data;
+            res.body() = batch ? protocol::serialize(reply) : out.take_single_reply();
             res.prepare_payload();
             bool keep = co_await send(stream, std::move(res));
             out.mark_delivered(out.last_seq());

@@ -63,6 +63,8 @@ public:
     bool close_requested() const { return close_requested_; }
 
     const std::deque<StreamEvent>& events() const { return events_; }
+    // The one reply of a stream answered as plain JSON (moved out: nothing else reads it).
+    std::string take_single_reply() { return std::move(events_.front().data); }
     // Writers record how far the client has been sent the stream.
     void mark_delivered(std::uint64_t seq) { delivered_ = std::max(delivered_, seq); }
     // Everything said and sent: nobody can need to resume this stream.
