@@ -45,6 +45,11 @@ struct ServerOptions {
 // messages that belong to no request (list_changed, resources/updated).
 using SessionOutput = std::function<void(const Json& message, const protocol::RequestId* related)>;
 
+// Runs one tool call. The call pipeline (validation, cache, limits, ...) installs one;
+// without it a call goes straight to the tool's handler.
+using ToolInvoker = std::function<Task<ToolResult>(RequestContext&, const std::shared_ptr<const ToolSpec>& tool,
+                                                   const Json& arguments)>;
+
 class McpServer {
 public:
     McpServer(Executor& executor, ServerOptions options);
@@ -69,6 +74,11 @@ public:
     // The number of sessions that are open right now.
     std::size_t session_count() const { return sessions_.size(); }
 
+    void set_tool_invoker(ToolInvoker invoker) { tool_invoker_ = std::move(invoker); }
+    Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
+        return tool_invoker_ ? tool_invoker_(ctx, tool, arguments) : tool->handler(ctx, arguments);
+    }
+
     // Sends notifications/resources/updated to every session subscribed to `uri` (and to
     // every stateless subscriptions/listen stream that asked for it).
     void resource_updated(const std::string& uri);
@@ -88,6 +98,7 @@ private:
     std::unordered_set<ServerSession*> sessions_;
     std::map<int, ResourceListener> resource_listeners_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+    ToolInvoker tool_invoker_;
     int next_resource_listener_ = 0;
 };
 

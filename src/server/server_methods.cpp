@@ -5,6 +5,7 @@
 #include "async/executor.hpp"
 #include "protocol/revision_shapes.hpp"
 #include "server/input_required.hpp"
+#include "server/tool_error.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
 #include "util/base64.hpp"
@@ -102,21 +103,24 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
         throw RpcError(error_code::kInvalidParams, "Invalid params: \"arguments\" must be an object");
     }
     static const Json empty = Json::object();
+    Json reply;
     try {
-        ToolResult result = co_await tool->handler(ctx, args.is_null() ? empty : args);
-        Json reply = result.to_json();
-        shape_tool_result(ctx.revision(), reply);
-        co_return reply;
+        ToolResult result = co_await server_.invoke_tool(ctx, tool, args.is_null() ? empty : args);
+        reply = result.to_json();
     } catch (const RpcError&) {
         throw;
     } catch (const InputRequired&) {
         throw;
     } catch (const OperationCancelled&) {
         throw;
+    } catch (const ToolError& e) {
+        reply = e.to_result().to_json();
     } catch (const std::exception& e) {
         // A failing tool is a tool result the model can read, never a dropped request.
-        co_return ToolResult::error(util::sanitize_for_message(e.what(), 4000)).to_json();
+        reply = ToolError(ToolErrorCode::internal_error, e.what()).to_result().to_json();
     }
+    shape_tool_result(ctx.revision(), reply);
+    co_return reply;
 }
 
 Task<Json> ServerSession::list_resources(RequestContext& ctx) {

@@ -7,6 +7,7 @@
 #include "server/input_required.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
+#include "server/tool_error.hpp"
 
 using namespace toolport;
 using namespace std::chrono_literals;
@@ -195,7 +196,37 @@ TEST_F(SessionTest, ToolCallErrorsAreProtocolErrorsOrToolResultsAsTheSpecSays) {
     EXPECT_EQ(r["result"]["isError"], true);
     auto text = r["result"]["content"][0]["text"].get<std::string>();
     EXPECT_NE(text.find("it broke"), std::string::npos);
+    EXPECT_EQ(r["result"]["structuredContent"]["error_code"], "INTERNAL_ERROR");
     EXPECT_EQ(text.find("/home/alice"), std::string::npos) << "home paths must not leak: " << text;
+}
+
+TEST_F(SessionTest, ToolErrorBecomesAStructuredIsErrorResult) {
+    add_tool("strict", [](RequestContext&, const Json&) -> Task<ToolResult> {
+        throw ToolError(ToolErrorCode::invalid_format, "date must be YYYY-MM-DD").parameter("date").provided("5/1");
+        co_return ToolResult{};
+    });
+    initialize();
+    auto r = call(1, "tools/call", {{"name", "strict"}, {"arguments", Json::object()}});
+    EXPECT_EQ(r["result"]["isError"], true);
+    EXPECT_EQ(r["result"]["structuredContent"]["error_code"], "INVALID_FORMAT");
+    EXPECT_EQ(r["result"]["structuredContent"]["provided"], "5/1");
+}
+
+TEST_F(SessionTest, ToolInvokerWrapsEveryCall) {
+    add_tool("plain", [](RequestContext&, const Json&) -> Task<ToolResult> { co_return ToolResult::text("inner"); });
+    int calls = 0;
+    server->set_tool_invoker([&calls](RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
+                                      const Json& args) -> Task<ToolResult> {
+        ++calls;
+        ToolResult r = co_await tool->handler(ctx, args);
+        r.meta = {{"wrapped", tool->name}};
+        co_return r;
+    });
+    initialize();
+    auto r = call(1, "tools/call", {{"name", "plain"}});
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(r["result"]["_meta"]["wrapped"], "plain");
+    EXPECT_EQ(r["result"]["content"][0]["text"], "inner");
 }
 
 TEST_F(SessionTest, ProgressNotificationsEchoTheTokenAndTravelWithTheRequest) {
