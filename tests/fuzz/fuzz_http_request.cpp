@@ -112,7 +112,13 @@ struct World {
         auto st = std::make_shared<State>(io);
         st->request = std::move(bytes);
         boost::system::error_code ec;
-        st->socket.connect(endpoint, ec);  // loopback: the kernel completes it from the backlog
+        // Loopback: the kernel completes it from the backlog. libFuzzer's timeout timer
+        // (SIGALRM) can interrupt the blocking call; that is not a failure, so try again.
+        do {
+            ec.clear();
+            if (st->socket.is_open()) st->socket.close(ec);
+            st->socket.connect(endpoint, ec);
+        } while (ec == boost::asio::error::interrupted);
         if (ec) {
             std::fprintf(stderr, "fuzz_http_request: connect failed: %s\n", ec.message().c_str());
             std::abort();
