@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "packs/packs.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/stages/meta_accounting.hpp"
 #include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
 
@@ -14,7 +16,11 @@ namespace toolport {
 int serve(const Config& config) {
     boost::asio::io_context io(1);
     AsioExecutor executor(io);
+    // Every tools/call goes through the pipeline (declared first: the server uses it).
+    pipeline::Pipeline call_pipeline;
+    call_pipeline.add(std::make_shared<pipeline::MetaAccounting>());
     McpServer server(executor, config.server);
+    server.set_tool_invoker(call_pipeline.invoker());
     for (const auto& pack : config.packs) {
         if (!install_pack(pack, server)) {
             std::string known;

@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "manual_executor.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/stages/meta_accounting.hpp"
+#include "server/session.hpp"
+#include "server/tool_error.hpp"
+
+using namespace toolport;
+using namespace toolport::pipeline;
+
+namespace {
+
+// Records the order stages run in, and can answer without calling next.
+class Recorder final : public Stage {
+public:
+    Recorder(std::string name, std::vector<std::string>& log, bool short_circuit = false)
+        : name_(std::move(name)), log_(log), short_circuit_(short_circuit) {}
+    std::string_view name() const override { return name_; }
+    Task<ToolResult> handle(Call& call, const Next& next) override {
+        log_.push_back(name_ + ">");
+        if (short_circuit_) {
+            call.cache_status = CacheStatus::hit;
+            call.downstream_api_calls = 0;
+            co_return ToolResult::text("from " + name_);
+        }
+        ToolResult r = co_await next(call);
+        log_.push_back("<" + name_);
+        co_return r;
+    }
+
+private:
+    std::string name_;
+    std::vector<std::string>& log_;
+    bool short_circuit_;
+};
+
+class PipelineTest : public ::testing::Test {
+protected:
+    PipelineTest() : server(exec, ServerOptions{}) {
+        ToolSpec t;
+        t.name = "echo";
+        t.description = "echo";
+        t.handler = [this](RequestContext&, const Json& args) -> Task<ToolResult> {
+            log.push_back("handler");
+            if (args.value("fail", false)) throw ToolError(ToolErrorCode::upstream_error, "down");
+            ToolResult r = ToolResult::text(args.value("text", ""));
+            if (args.contains("reported")) r.meta = {{"downstream_api_calls", args["reported"]}};
+            co_return r;
+        };
+        server.registry().add_tool(std::move(t));
+        server.set_tool_invoker(pipeline.invoker());
+        session = server.open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); });
+        session->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
+        session->receive(protocol::Notification{"notifications/initialized", nullptr});
+        exec.run();
+    }
+
+    Json call(Json args) {
+        out.clear();
+        session->receive(protocol::Request{1, "tools/call", {{"name", "echo"}, {"arguments", std::move(args)}}});
+        exec.run();
+        return out.empty() ? Json() : out.back()["result"];
+    }
+
+    test_support::ManualExecutor exec;
+    Pipeline pipeline;
+    McpServer server;
+    std::shared_ptr<ServerSession> session;
+    std::vector<Json> out;
+    std::vector<std::string> log;
+};
+
+TEST_F(PipelineTest, StagesRunInOrderAroundTheHandler) {
+    pipeline.add(std::make_shared<Recorder>("a", log));
+    pipeline.add(std::make_shared<Recorder>("b", log));
+    auto r = call({{"text", "hi"}});
+    EXPECT_EQ(r["content"][0]["text"], "hi");
+    EXPECT_EQ(log, (std::vector<std::string>{"a>", "b>", "handler", "<b", "<a"}));
+}
+
+TEST_F(PipelineTest, AStageCanAnswerWithoutTheHandler) {
+    pipeline.add(std::make_shared<MetaAccounting>());
+    pipeline.add(std::make_shared<Recorder>("cache", log, true));
+    auto r = call({{"text", "hi"}});
+    EXPECT_EQ(r["content"][0]["text"], "from cache");
+    EXPECT_EQ(log, (std::vector<std::string>{"cache>"}));
+    EXPECT_EQ(r["_meta"]["cache_status"], "hit");
+    EXPECT_EQ(r["_meta"]["downstream_api_calls"], 0);
+}
+
+TEST_F(PipelineTest, MetaAccountingReportsSizeTokensDurationAndCalls) {
+    pipeline.add(std::make_shared<MetaAccounting>());
+    EXPECT_EQ(call({{"reported", 7}})["_meta"]["downstream_api_calls"], 7);  // as the source reported it
+    auto r = call({{"text", std::string(400, 'x')}});
+    const Json& meta = r["_meta"];
+    EXPECT_EQ(meta["cache_status"], "bypass");
+    EXPECT_EQ(meta["downstream_api_calls"], 0);
+    Json without_meta = r;
+    without_meta.erase("_meta");
+    const auto size = without_meta.dump().size();
+    EXPECT_EQ(meta["response_size_bytes"], size);
+    EXPECT_EQ(meta["tokens_estimate"], static_cast<long long>(std::ceil(size / 4.0 * 1.1)));
+    EXPECT_GE(meta["duration_ms"].get<double>(), 0.0);
+}
+
+TEST_F(PipelineTest, FailuresAreAccountedToo) {
+    pipeline.add(std::make_shared<MetaAccounting>());
+    auto r = call({{"fail", true}});
+    EXPECT_EQ(r["isError"], true);
+    EXPECT_EQ(r["structuredContent"]["error_code"], "UPSTREAM_ERROR");
+    EXPECT_TRUE(r["_meta"].contains("response_size_bytes"));
+}
+
+TEST(MetaAccountingFormula, TokensEstimateRoundsUp) {
+    EXPECT_EQ(MetaAccounting::tokens_estimate(0), 0);
+    EXPECT_EQ(MetaAccounting::tokens_estimate(1), 1);
+    EXPECT_EQ(MetaAccounting::tokens_estimate(40), 11);
+    EXPECT_EQ(MetaAccounting::tokens_estimate(41), 12);
+    EXPECT_EQ(MetaAccounting::tokens_estimate(4000000), 1100000);
+}
+
+}  // namespace
