@@ -4,6 +4,25 @@
 
 namespace toolport::pipeline {
 
+namespace {
+
+// Counts the bytes nlohmann's serializer would write, without building the string.
+class CountingOutput final : public nlohmann::detail::output_adapter_protocol<char> {
+public:
+    void write_character(char) override { ++count; }
+    void write_characters(const char*, std::size_t length) override { count += length; }
+    std::size_t count = 0;
+};
+
+std::size_t serialized_size(const Json& value) {
+    auto counter = std::make_shared<CountingOutput>();
+    nlohmann::detail::serializer<Json> serializer(counter, ' ', Json::error_handler_t::replace);
+    serializer.dump(value, false, false, 0);
+    return counter->count;
+}
+
+}  // namespace
+
 long long MetaAccounting::tokens_estimate(std::size_t chars) {
     // Integer form of ceil(chars / 4 * 1.1) = ceil(chars * 11 / 40), exact for any size.
     return static_cast<long long>((chars * 11 + 39) / 40);
@@ -18,7 +37,7 @@ Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
         result = e.to_result();
     }
     // Sizes are of the result as the client gets it, before _meta is added.
-    const std::size_t size = result.to_json().dump(-1, ' ', false, Json::error_handler_t::replace).size();
+    const std::size_t size = serialized_size(result.to_json());
     Json meta = result.meta.is_object() ? result.meta : Json::object();
     // A source may report its own count in _meta (the downstream contract); a stage that
     // knows better (a cache hit: none) overrides it.
