@@ -19,10 +19,9 @@
 // 2020-12 dialect enables the vocabularies its meta-schema lists in "$vocabulary".
 
 #include <algorithm>
-#include <functional>
+#include <cctype>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "schema/internal.hpp"
 #include "schema/uri.hpp"
@@ -34,7 +33,11 @@ namespace {
 constexpr const char* kDraft7Uri = "http://json-schema.org/draft-07/schema";
 constexpr const char* kDraft7UriHttps = "https://json-schema.org/draft-07/schema";
 constexpr const char* kDraft202012Uri = "https://json-schema.org/draft/2020-12/schema";
-constexpr std::size_t kMaxSchemaNesting = 512;
+constexpr std::size_t kMaxSchemaNesting = 512;   // nested subschemas
+// JSON nesting of a whole document (subschemas, but also "enum"/"const" values and unknown
+// keywords). Copying, comparing and dumping JSON recurse, so deeper documents are refused
+// before they are copied.
+constexpr std::size_t kMaxDocumentNesting = 2048;
 
 constexpr std::uint16_t kDefault202012Vocabularies = kVocabCore | kVocabApplicator | kVocabUnevaluated |
                                                      kVocabValidation | kVocabMetaData |
@@ -102,10 +105,18 @@ bool is_plain_name(std::string_view s) {
 class Compiler {
  public:
   Compiler(Options options, Program& program) : options_(std::move(options)), program_(program) {
-    for (auto& [uri, doc] : options_.documents) user_documents_.emplace(strip_empty_fragment(uri), &doc);
+    for (auto& [uri, doc] : options_.documents) {
+      std::string key = strip_empty_fragment(uri);
+      user_documents_.emplace(key, &doc);
+      // A document is also known by the "$id" at its root (resolved against its key).
+      if (auto id = doc.is_object() ? doc.find("$id") : doc.end(); doc.is_object() && id != doc.end() && id->is_string()) {
+        user_documents_by_id_.emplace(split_fragment(resolve_uri(key, id->get<std::string>())).uri, key);
+      }
+    }
   }
 
   void run(const Json& schema) {
+    check_nesting(schema, "the schema");
     const Json& root = program_.documents.emplace_back(schema);
     root_dialect_ = dialect_of(options_.default_dialect);
     if (root.is_object()) {
@@ -129,6 +140,13 @@ class Compiler {
     resources_by_uri_.emplace(retrieval_uri, &doc);
     std::string where = retrieval_uri == strip_empty_fragment(options_.base_uri) ? "" : retrieval_uri;
     index(doc, retrieval_uri, inherited, nullptr, where, "", true, 0);
+  }
+
+  static void check_nesting(const Json& document, const std::string& what) {
+    if (nesting_exceeds(document, kMaxDocumentNesting)) {
+      throw SchemaError(what + " nests arrays/objects more than " + std::to_string(kMaxDocumentNesting) +
+                        " levels deep");
+    }
   }
 
   Resource* new_resource(const std::string& uri) {
@@ -285,7 +303,17 @@ class Compiler {
         if (b.uri == uri) source = &b.document;
       }
     }
-    if (source == nullptr) return nullptr;
+    if (source == nullptr) {
+      // Registered under another URI but identified by this one: load it by its key, which
+      // indexes its "$id" too.
+      if (auto it = user_documents_by_id_.find(uri); it != user_documents_by_id_.end() && it->second != uri) {
+        find_resource(it->second);
+        auto found = resources_by_uri_.find(uri);
+        return found == resources_by_uri_.end() ? nullptr : found->second;
+      }
+      return nullptr;
+    }
+    check_nesting(*source, "document '" + uri + "'");
     const Json& doc = program_.documents.emplace_back(*source);
     DialectInfo d = root_dialect_;
     if (doc.is_object()) {
@@ -704,6 +732,7 @@ class Compiler {
   Program& program_;
   DialectInfo root_dialect_;
   std::unordered_map<std::string, const Json*> user_documents_;
+  std::unordered_map<std::string, std::string> user_documents_by_id_;  // "$id" -> key
   std::unordered_map<std::string, const Json*> resources_by_uri_;
   std::unordered_map<std::string, const Json*> anchors_;
   std::unordered_map<const Json*, Location> locations_;

@@ -81,7 +81,8 @@ bool check_date_time(std::string_view s) {
   return check_date(s.substr(0, 10)) && check_time(s.substr(11));
 }
 
-// RFC 3339 appendix A (ISO 8601 durations): P[nY][nM][nD][T[nH][nM][nS]] or PnW.
+// RFC 3339 appendix A (ISO 8601 durations): P[nY][nM][nD][T[nH][nM][nS]] or PnW, where the
+// units present must be adjacent in that order (P1Y2D and PT1H2S are not durations).
 bool check_duration(std::string_view s) {
   if (s.size() < 2 || s[0] != 'P') return false;
   std::size_t i = 1;
@@ -93,34 +94,26 @@ bool check_duration(std::string_view s) {
   if (s.find('W') != std::string_view::npos) {
     return number() && i + 1 == s.size() && s[i] == 'W';
   }
-  const std::string_view date_units = "YMD";
-  const std::string_view time_units = "HMS";
-  std::size_t next = 0;
-  bool any = false;
-  while (i < s.size() && s[i] != 'T') {
-    if (!number() || i >= s.size()) return false;
-    std::size_t u = date_units.find(s[i], next);
-    if (u == std::string_view::npos) return false;
-    next = u + 1;
-    ++i;
-    any = true;
-  }
-  if (i < s.size()) {  // 'T'
-    ++i;
-    next = 0;
-    bool any_time = false;
-    while (i < s.size()) {
-      if (!number() || i >= s.size()) return false;
-      std::size_t u = time_units.find(s[i], next);
-      if (u == std::string_view::npos) return false;
-      next = u + 1;
+  // Reads a run of <number><unit> elements whose units are consecutive in `units`.
+  auto elements = [&](std::string_view units, char stop) {
+    std::size_t count = 0;
+    std::size_t expected = 0;
+    while (i < s.size() && s[i] != stop) {
+      if (!number() || i >= s.size()) return std::size_t{0} - 1;
+      std::size_t u = units.find(s[i]);
+      if (u == std::string_view::npos || (count > 0 && u != expected)) return std::size_t{0} - 1;
+      expected = u + 1;
+      ++count;
       ++i;
-      any_time = true;
     }
-    if (!any_time) return false;
-    any = true;
-  }
-  return any;
+    return count;
+  };
+  std::size_t date = elements("YMD", 'T');
+  if (date == std::size_t{0} - 1) return false;
+  if (i == s.size()) return date > 0;
+  ++i;  // 'T'
+  std::size_t time = elements("HMS", '\0');
+  return time != std::size_t{0} - 1 && time > 0;
 }
 
 bool check_ipv4(std::string_view s) {
@@ -355,7 +348,8 @@ bool check_chars(std::string_view s, std::string_view extra, bool international)
 bool check_authority(std::string_view a, bool international) {
   std::size_t at = a.rfind('@');
   if (at != std::string_view::npos) {
-    if (!check_chars(a.substr(0, at), "", international)) return false;
+    std::string_view userinfo = a.substr(0, at);
+    if (userinfo.find('@') != std::string_view::npos || !check_chars(userinfo, "", international)) return false;
     a = a.substr(at + 1);
   }
   std::string_view host = a;
@@ -421,21 +415,63 @@ bool check_uri_reference(std::string_view s, bool require_scheme, bool internati
   return check_chars(s, "/", international);
 }
 
+// RFC 6570 (level 4): literals, and expressions "{" [operator] varspec *("," varspec) "}"
+// with varspec = varname [":" max-length | "*"].
 bool check_uri_template(std::string_view s) {
-  bool in_expression = false;
-  for (char c : s) {
-    if (c == '{') {
-      if (in_expression) return false;
-      in_expression = true;
-    } else if (c == '}') {
-      if (!in_expression) return false;
-      in_expression = false;
-    } else if (!in_expression && (c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\\' ||
-                                  c == '^' || c == '`' || c == '|')) {
-      return false;
+  auto varchar = [&](std::size_t& i) {
+    if (i < s.size() && (is_alpha(s[i]) || is_digit(s[i]) || s[i] == '_')) {
+      ++i;
+      return true;
+    }
+    if (i + 2 < s.size() && s[i] == '%' && is_hex(s[i + 1]) && is_hex(s[i + 2])) {
+      i += 3;
+      return true;
+    }
+    return false;
+  };
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c != '{') {
+      if (c <= 0x20 || c == 0x7F || std::string_view("\"<>\\^`|}").find(static_cast<char>(c)) != std::string_view::npos) {
+        return false;
+      }
+      if (c == '%' && !(i + 2 < s.size() && is_hex(s[i + 1]) && is_hex(s[i + 2]))) return false;
+      ++i;
+      continue;
+    }
+    ++i;
+    if (i < s.size() && std::string_view("+#./;?&=,!@|").find(s[i]) != std::string_view::npos) ++i;
+    while (true) {
+      // varname = varchar *( ["."] varchar )
+      if (!varchar(i)) return false;
+      while (i < s.size()) {
+        if (s[i] == '.') {
+          ++i;
+          if (!varchar(i)) return false;
+        } else if (!varchar(i)) {
+          break;
+        }
+      }
+      if (i < s.size() && s[i] == ':') {
+        ++i;
+        std::size_t start = i;
+        while (i < s.size() && is_digit(s[i])) ++i;
+        std::size_t len = i - start;
+        if (len == 0 || len > 4 || s[start] == '0') return false;
+      } else if (i < s.size() && s[i] == '*') {
+        ++i;
+      }
+      if (i >= s.size()) return false;
+      if (s[i] == '}') {
+        ++i;
+        break;
+      }
+      if (s[i] != ',') return false;
+      ++i;
     }
   }
-  return !in_expression;
+  return true;
 }
 
 bool check_uuid(std::string_view s) {
@@ -507,12 +543,7 @@ bool check_format(Format format, std::string_view v) {
     case Format::uri_template: return check_uri_template(v);
     case Format::uuid: return check_uuid(v);
     case Format::regex:
-      try {
-        Regex r(v);
-        return true;
-      } catch (const std::exception&) {
-        return false;
-      }
+      return Regex::is_valid_syntax(v);
     case Format::json_pointer: return check_json_pointer(v);
     case Format::relative_json_pointer: return check_relative_json_pointer(v);
   }

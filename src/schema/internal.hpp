@@ -69,6 +69,8 @@ bool json_equal(const Json& a, const Json& b);
 // A total order consistent with json_equal, used to find duplicates in large arrays.
 int json_compare(const Json& a, const Json& b);
 bool is_integral(const Json& j);  // an integer, or a float with no fractional part
+// True if `v` has arrays/objects nested more than `limit` levels deep. Iterative.
+bool nesting_exceeds(const Json& v, std::size_t limit);
 
 enum class Format : std::uint8_t {
   none,  // not asserted (annotation only, or unknown format)

@@ -10,6 +10,22 @@
 // anything up by URI and never touches the network; documents that schemas reference by
 // absolute URI must be handed over in Options::documents (the draft-07 and 2020-12
 // meta-schemas are built in).
+//
+// Semantics worth knowing:
+//  - "pattern" / "patternProperties" are ECMA-262 regular expressions matched over Unicode
+//    code points (\d and \w are ASCII, \s is Unicode whitespace, \p{L} etc. are supported).
+//    Matching takes time linear in the input (no catastrophic backtracking), except for
+//    patterns with back-references, whose input is limited to 2000 characters. Lookbehind
+//    and named back-references are rejected at compile time (SchemaError), and so are
+//    patterns beyond the engine's safety limits (1000 characters, groups nested 32 deep,
+//    256 alternatives, quantifier bounds above 10000).
+//  - minLength/maxLength count code points; numbers compare by value (1 == 1.0).
+//  - In 2020-12 schemas (MCP's default dialect, so also every schema sent without
+//    "$schema"), the draft-07 forms MCP servers still use keep their draft-07 meaning:
+//    array-form "items" (+ "additionalItems") and "dependencies". "definitions" works as a
+//    $ref target in both dialects.
+//  - Schemas nesting more than 512 subschemas, or JSON more than 2048 levels deep, are
+//    refused (SchemaError) rather than risking the stack.
 
 #include <cstddef>
 #include <map>
@@ -35,10 +51,10 @@ struct Options {
   // the schema being compiled.
   Dialect default_dialect = Dialect::draft2020_12;
 
-  // Known documents, by absolute URI (a trailing empty fragment "#" is ignored). Absolute
-  // $refs (and "$schema" URIs of custom meta-schemas) are resolved against these, then
-  // against the built-in meta-schemas. Nothing is ever fetched: a $ref to any other document
-  // is a SchemaError.
+  // Known documents, by absolute URI (a trailing empty fragment "#" is ignored); each is also
+  // known by the "$id" at its root. Absolute $refs (and "$schema" URIs of custom
+  // meta-schemas) are resolved against these, then against the built-in meta-schemas.
+  // Nothing is ever fetched: a $ref to any other document is a SchemaError.
   std::map<std::string, Json> documents;
 
   // Base URI of the root schema when it has no "$id" (relative $refs resolve against it).
@@ -59,10 +75,11 @@ struct Options {
   // validate() stops after collecting this many errors (ValidationResult::truncated is set).
   std::size_t max_errors = 20;
 
-  // Maximum nesting depth of the instance. Deeper values fail validation with an error whose
-  // keyword is "$maxDepth" (instead of exhausting the stack). Evaluation that recurses
-  // without descending into the instance (e.g. a "$ref" cycle) is capped at 8 * max_depth
-  // nested schemas, also reported as a "$maxDepth" error.
+  // Maximum nesting depth of the instance (the root is at depth 0). When a schema descends
+  // into a value nested deeper, validation fails with an error whose keyword is "$maxDepth"
+  // instead of exhausting the stack. Evaluation that recurses without descending into the
+  // instance (e.g. a "$ref" cycle) is capped at 8 * max_depth nested schemas, also reported
+  // as a "$maxDepth" error.
   std::size_t max_depth = 128;
 };
 
@@ -74,14 +91,23 @@ class SchemaError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One failed assertion. Keywords that only combine subschemas (properties, items, allOf,
+// $ref, then/else, ...) report the failures inside them rather than an error of their own;
+// keywords whose subschemas may fail without that being an error (anyOf, oneOf, not,
+// contains, propertyNames) report one error for themselves.
 struct ValidationError {
   std::string instance_location;  // JSON Pointer into the instance, "" for the root
   std::string keyword_location;   // evaluation path through the schema, e.g. "/properties/a/$ref/type"
-  std::string keyword;            // "type", "required", ...; "false" for a false schema
+  std::string keyword;            // "type", "required", ...; "false" for a false schema;
+                                  // "$maxDepth" for the depth limits of Options::max_depth
   std::string message;            // human readable, e.g. "expected string, got number"
-  Json expected;                  // the constraint: "string" for type, the enum list, the pattern, ...
-  Json actual;                    // the offending value (for "required": the missing property name's
-                                  // object; for "additionalProperties": the extra property's value)
+  Json expected;                  // the constraint's value: "string" (or ["string","null"]) for type,
+                                  // the enum list, the const value, the pattern, the limit of
+                                  // minimum/maxLength/..., the missing property's name for
+                                  // required/dependentRequired, the allowed property names for
+                                  // additionalProperties: false; null where there is none (anyOf...)
+  Json actual;                    // the value at instance_location (for propertyNames: the name);
+                                  // a placeholder string if it is nested too deeply to copy
 };
 
 struct ValidationResult {

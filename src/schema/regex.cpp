@@ -17,10 +17,15 @@
 //  - ECMA-262 syntax std::regex does not parse ("[]", "[^]", named groups, \u{...}, \cX,
 //    "[[:alpha:]]" meaning a literal "[") is rewritten; what cannot be (lookbehind, named
 //    back-references) is rejected with a clear message at compile time.
+//  - The breadth-first matcher allocates dozens of times per match. Patterns made only of
+//    quantified single-character atoms (the common case in tool schemas) are matched by a
+//    small bit-parallel automaton instead (SimpleMatcher below): no allocation, one pass.
+//    std::regex still compiles every pattern, so both paths accept exactly the same syntax.
 
 #include "schema/regex.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -41,53 +46,51 @@ GeneralCategory general_category(char32_t c) {
 
 namespace {
 
-// Decodes UTF-8; malformed sequences become U+FFFD (instances built in code, rather than
-// parsed, may hold arbitrary bytes).
+// Decodes the code point at s[i] and advances i; malformed sequences become U+FFFD
+// (instances built in code, rather than parsed, may hold arbitrary bytes).
+char32_t next_code_point(std::string_view s, std::size_t& i) {
+  auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) {
+    ++i;
+    return b0;
+  }
+  int len = 0;
+  char32_t cp = 0;
+  char32_t min = 0;
+  if ((b0 & 0xE0) == 0xC0) {
+    len = 2;
+    cp = b0 & 0x1F;
+    min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    len = 3;
+    cp = b0 & 0x0F;
+    min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    len = 4;
+    cp = b0 & 0x07;
+    min = 0x10000;
+  }
+  bool ok = len > 0 && i + static_cast<std::size_t>(len) <= s.size();
+  for (int k = 1; ok && k < len; ++k) {
+    auto b = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+    if ((b & 0xC0) != 0x80) {
+      ok = false;
+    } else {
+      cp = (cp << 6) | (b & 0x3F);
+    }
+  }
+  if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
+  if (!ok) {
+    ++i;
+    return 0xFFFD;
+  }
+  i += static_cast<std::size_t>(len);
+  return cp;
+}
+
 template <typename Sink>
 void decode_utf8(std::string_view s, Sink&& sink) {
-  std::size_t i = 0;
-  const std::size_t n = s.size();
-  while (i < n) {
-    auto b0 = static_cast<unsigned char>(s[i]);
-    if (b0 < 0x80) {
-      sink(static_cast<char32_t>(b0));
-      ++i;
-      continue;
-    }
-    int len = 0;
-    char32_t cp = 0;
-    char32_t min = 0;
-    if ((b0 & 0xE0) == 0xC0) {
-      len = 2;
-      cp = b0 & 0x1F;
-      min = 0x80;
-    } else if ((b0 & 0xF0) == 0xE0) {
-      len = 3;
-      cp = b0 & 0x0F;
-      min = 0x800;
-    } else if ((b0 & 0xF8) == 0xF0) {
-      len = 4;
-      cp = b0 & 0x07;
-      min = 0x10000;
-    }
-    bool ok = len > 0 && i + static_cast<std::size_t>(len) <= n;
-    for (int k = 1; ok && k < len; ++k) {
-      auto b = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if ((b & 0xC0) != 0x80) {
-        ok = false;
-      } else {
-        cp = (cp << 6) | (b & 0x3F);
-      }
-    }
-    if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
-    if (!ok) {
-      sink(static_cast<char32_t>(0xFFFD));
-      ++i;
-      continue;
-    }
-    sink(cp);
-    i += static_cast<std::size_t>(len);
-  }
+  for (std::size_t i = 0; i < s.size();) sink(next_code_point(s, i));
 }
 
 // Character classes of the traits below: three ECMA-262 escapes and one bit per Unicode
@@ -110,6 +113,14 @@ bool is_ecma_space(char32_t c) {
 
 bool is_ascii_word(char32_t c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool in_classes(char32_t c, std::uint64_t mask) {
+  if ((mask & kClassDigit) && c >= '0' && c <= '9') return true;
+  if ((mask & kClassWord) && is_ascii_word(c)) return true;
+  if ((mask & kClassSpace) && is_ecma_space(c)) return true;
+  std::uint64_t categories = mask >> kCategoryShift;
+  return categories != 0 && ((categories >> general_category(c)) & 1);
 }
 
 // libstdc++'s regex compiler asks the traits for \d, \w, \s (lookup_classname("d") etc.),
@@ -138,15 +149,7 @@ struct EcmaTraits : std::regex_traits<wchar_t> {
     return 0;
   }
 
-  bool isctype(wchar_t wc, char_class_type mask) const {
-    auto c = static_cast<char32_t>(wc);
-    if ((mask & kClassDigit) && c >= '0' && c <= '9') return true;
-    if ((mask & kClassWord) && is_ascii_word(c)) return true;
-    if ((mask & kClassSpace) && is_ecma_space(c)) return true;
-    std::uint64_t categories = mask >> kCategoryShift;
-    if (categories != 0 && ((categories >> general_category(c)) & 1)) return true;
-    return false;
-  }
+  bool isctype(wchar_t wc, char_class_type mask) const { return in_classes(static_cast<char32_t>(wc), mask); }
 };
 
 std::uint64_t bit(GeneralCategory c) { return std::uint64_t{1} << c; }
@@ -223,6 +226,11 @@ std::uint64_t property_mask(const std::string& raw) {
   throw std::invalid_argument("unsupported Unicode property \\p{" + raw + "}");
 }
 
+// Valid ECMA-262 that std::regex cannot run.
+struct Unsupported : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 std::wstring class_name_for(std::uint64_t mask) {
   static const char* hex = "0123456789abcdef";
   std::wstring out = L"x";
@@ -243,13 +251,39 @@ struct Translated {
 // ECMAScript grammar libstdc++ accepts, with EcmaTraits classes.
 class PatternTranslator {
  public:
-  explicit PatternTranslator(std::string_view pattern) {
+  PatternTranslator(std::string_view pattern, bool strict) : strict_(strict) {
     decode_utf8(pattern, [this](char32_t c) { in_.push_back(c); });
   }
 
+  // Quantifier bounds and the (estimated) size of the expanded automaton are capped: std::regex
+  // builds one state per repetition, so "a{1000000}" or "(a{1000}){1000}" in a schema would
+  // cost seconds and gigabytes at compile time.
+  static constexpr std::size_t kMaxRepeat = 10000;
+  static constexpr std::size_t kMaxCost = 100000;
+  // libstdc++ compiles patterns by recursive descent (about 400 bytes of stack per atom and
+  // per nesting level in release builds, several times that under AddressSanitizer) and its
+  // matcher recurses through alternatives, so pattern size, group nesting and alternatives
+  // are capped too: a pattern at these limits needs at most 0.5 MB of stack to compile and
+  // 0.15 MB to match in release builds (4 MB / 0.3 MB under AddressSanitizer), within the
+  // 8 MB of Toolport's threads.
+  static constexpr std::size_t kMaxLength = 1000;
+  static constexpr std::size_t kMaxNesting = 32;
+  static constexpr std::size_t kMaxAlternatives = 256;
+
   Translated run() {
+    if (in_.size() > kMaxLength) {
+      throw std::invalid_argument("pattern is longer than " + std::to_string(kMaxLength) + " characters");
+    }
     Translated t;
     bool in_class = false;
+    std::size_t alternatives = 0;
+    std::vector<std::size_t> group_cost;  // cost when each open group started
+    std::size_t cost = 0;                 // estimated automaton size so far
+    std::size_t last = 0;                 // cost of the last atom or group (what a quantifier repeats)
+    auto add = [&](std::size_t n) {
+      cost += n;
+      if (cost > kMaxCost) throw std::invalid_argument("pattern is too complex (too many repetitions)");
+    };
     while (pos_ < in_.size()) {
       char32_t c = in_[pos_++];
       if (in_class) {
@@ -265,6 +299,7 @@ class PatternTranslator {
         }
         continue;
       }
+      bool atom = true;
       switch (c) {
         case '\\':
           escape(false, t);
@@ -285,10 +320,15 @@ class PatternTranslator {
           break;
         }
         case '(':
+          atom = false;
+          group_cost.push_back(cost);
+          if (group_cost.size() > kMaxNesting) {
+            throw std::invalid_argument("groups nested more than " + std::to_string(kMaxNesting) + " deep");
+          }
           out_ += L'(';
           if (peek() == '?' && peek(1) == '<') {
             if (peek(2) == '=' || peek(2) == '!') {
-              throw std::invalid_argument("lookbehind assertions are not supported");
+              throw Unsupported("lookbehind assertions are not supported");
             }
             // Named group: keep the group, drop the name (nothing refers to it by name
             // unless \k<name> is used, which is rejected below).
@@ -298,8 +338,59 @@ class PatternTranslator {
             ++pos_;
           }
           break;
+        case ')':
+          atom = false;
+          if (!group_cost.empty()) {
+            last = cost - group_cost.back();
+            group_cost.pop_back();
+          }
+          out_ += L')';
+          break;
+        case '*': case '+': case '?':
+          atom = false;
+          add(last);  // a starred atom is kept once more in the automaton
+          last = 0;   // a lazy '?' or another quantifier repeats nothing more
+          out_ += static_cast<wchar_t>(c);
+          break;
+        case '{': {
+          atom = false;
+          std::size_t save = pos_;
+          std::size_t min = 0;
+          std::size_t max = 0;
+          if (read_bound(min) && (peek() == '}' || peek() == ',')) {
+            max = min;
+            bool ok = true;
+            if (peek() == ',') {
+              ++pos_;
+              if (peek() != '}') ok = read_bound(max);
+            }
+            if (ok && peek() == '}') {
+              ++pos_;
+              add(last * std::max(min, max));
+              last = 0;
+              out_.append(in_.begin() + static_cast<std::ptrdiff_t>(save - 1), in_.begin() + static_cast<std::ptrdiff_t>(pos_));
+              break;
+            }
+          }
+          pos_ = save;  // not a quantifier: std::regex decides what it is
+          out_ += L'{';
+          break;
+        }
+        case '|':
+          if (++alternatives > kMaxAlternatives) {
+            throw std::invalid_argument("more than " + std::to_string(kMaxAlternatives) + " alternatives");
+          }
+          [[fallthrough]];
+        case '^': case '$':
+          atom = false;
+          out_ += static_cast<wchar_t>(c);
+          break;
         default:
           out_ += static_cast<wchar_t>(c);
+      }
+      if (atom) {
+        add(1);
+        last = 1;
       }
     }
     if (in_class) throw std::invalid_argument("missing ']'");
@@ -323,6 +414,17 @@ class PatternTranslator {
     static const std::u32string_view special = U"^$\\.*+?()[]{}|/-";
     if (special.find(c) != std::u32string_view::npos) out_ += L'\\';
     out_ += static_cast<wchar_t>(c);
+  }
+
+  // A decimal quantifier bound, at most kMaxRepeat.
+  bool read_bound(std::size_t& out) {
+    std::size_t start = pos_;
+    out = 0;
+    while (peek() >= '0' && peek() <= '9') {
+      out = out * 10 + (in_[pos_++] - '0');
+      if (out > kMaxRepeat) throw std::invalid_argument("quantifier bound exceeds " + std::to_string(kMaxRepeat));
+    }
+    return pos_ > start;
   }
 
   char32_t read_hex(std::size_t digits) {
@@ -421,7 +523,7 @@ class PatternTranslator {
         literal(0);
         return;
       case 'k':
-        throw std::invalid_argument("named back-references (\\k<name>) are not supported");
+        throw Unsupported("named back-references (\\k<name>) are not supported");
       default:
         break;
     }
@@ -430,15 +532,332 @@ class PatternTranslator {
       t.has_backreference = true;
       out_ += L'\\';
       out_ += static_cast<wchar_t>(c);
-      while (peek() >= '0' && peek() <= '9') out_ += static_cast<wchar_t>(in_[pos_++]);
+      for (int digits = 1; peek() >= '0' && peek() <= '9'; ++digits) {
+        if (digits == 3) throw std::invalid_argument("back-reference number too large");
+        out_ += static_cast<wchar_t>(in_[pos_++]);
+      }
       return;
     }
-    literal(c);  // identity escape: \. \/ \- \$ ...
+    // Identity escapes: ECMA-262 (u flag) allows only syntax characters and '/'. Escaped
+    // letters and digits (\a, \e, \_) are errors there; outside strict mode they are kept as
+    // the literal character, as most other engines do.
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (strict_ && (alnum || (c > 0x7F))) throw std::invalid_argument("invalid escape");
+    literal(c);
   }
 
+  bool strict_;
   std::u32string in_;
   std::size_t pos_ = 0;
   std::wstring out_;
+};
+
+// ---- Fast path ------------------------------------------------------------------------
+//
+// Most patterns in tool schemas are a sequence of single-character atoms with quantifiers:
+// ^[a-z0-9_-]+$, ^\d{4}-\d{2}-\d{2}$, ^https?://\S+$. For those, a position automaton
+// simulated with a bit set (one bit per expanded atom) decides a match in one pass over the
+// code points, with no allocation and no backtracking. Patterns with groups, alternation,
+// assertions or back-references (or too many expanded atoms) use std::regex.
+
+struct CharSet {
+  bool negated = false;
+  std::vector<std::pair<char32_t, char32_t>> ranges;
+  std::uint64_t classes = 0;          // EcmaTraits class bits (\d \w \s, \p{...})
+  std::uint64_t negated_classes = 0;  // \D \W \S \P{...} inside a bracket expression
+
+  bool matches(char32_t c) const {
+    bool in = false;
+    for (const auto& [lo, hi] : ranges) {
+      if (c >= lo && c <= hi) {
+        in = true;
+        break;
+      }
+    }
+    if (!in && classes != 0) in = in_classes(c, classes);
+    if (!in && negated_classes != 0) {
+      for (std::uint64_t m : {kClassDigit, kClassWord, kClassSpace}) {
+        if ((negated_classes & m) && !in_classes(c, m)) in = true;
+      }
+      std::uint64_t cats = negated_classes & ~(kClassDigit | kClassWord | kClassSpace);
+      if (cats != 0 && !in_classes(c, cats)) in = true;
+    }
+    return in != negated;
+  }
+};
+
+class SimpleMatcher {
+ public:
+  static constexpr std::size_t kMaxPositions = 255;
+
+  // nullopt when the pattern needs the general matcher. Only called on patterns std::regex
+  // has already accepted, so syntax errors need no reporting here.
+  static std::optional<SimpleMatcher> parse(const std::u32string& p) {
+    SimpleMatcher m;
+    std::size_t i = 0;
+    const std::size_t n = p.size();
+    if (i < n && p[i] == '^') {
+      m.anchored_start_ = true;
+      ++i;
+    }
+    while (i < n) {
+      char32_t c = p[i];
+      if (c == '$' && i + 1 == n) {
+        m.anchored_end_ = true;
+        break;
+      }
+      CharSet atom;
+      if (c == '\\') {
+        ++i;
+        if (i >= n || !m.escape(p, i, atom, /*in_class=*/false)) return std::nullopt;
+      } else if (c == '.') {
+        atom.negated = true;
+        atom.ranges = {{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
+        ++i;
+      } else if (c == '[') {
+        ++i;
+        if (!m.bracket(p, i, atom)) return std::nullopt;
+      } else if (std::u32string_view(U"()|^$*+?{}]").find(c) != std::u32string_view::npos) {
+        return std::nullopt;
+      } else {
+        atom.ranges = {{c, c}};
+        ++i;
+      }
+      std::size_t min = 1;
+      std::size_t max = 1;  // SIZE_MAX: unbounded
+      if (i < n && (p[i] == '*' || p[i] == '+' || p[i] == '?')) {
+        min = p[i] == '+' ? 1 : 0;
+        max = p[i] == '?' ? 1 : SIZE_MAX;
+        ++i;
+      } else if (i < n && p[i] == '{') {
+        ++i;
+        auto number = [&](std::size_t& out) {
+          std::size_t start = i;
+          out = 0;
+          while (i < n && p[i] >= '0' && p[i] <= '9' && i - start < 6) out = out * 10 + (p[i++] - '0');
+          return i > start && !(i < n && p[i] >= '0' && p[i] <= '9');
+        };
+        if (!number(min)) return std::nullopt;
+        max = min;
+        if (i < n && p[i] == ',') {
+          ++i;
+          if (i < n && p[i] == '}') {
+            max = SIZE_MAX;
+          } else if (!number(max)) {
+            return std::nullopt;
+          }
+        }
+        if (i >= n || p[i] != '}' || max < min) return std::nullopt;
+        ++i;
+      }
+      if (i < n && p[i] == '?' && !(min == 1 && max == 1)) ++i;  // lazy: same language
+      auto index = static_cast<std::uint16_t>(m.atoms_.size());
+      m.atoms_.push_back(std::move(atom));
+      std::size_t copies = min + (max == SIZE_MAX ? 1 : max - min);
+      if (m.positions_.size() + copies > kMaxPositions) return std::nullopt;
+      for (std::size_t k = 0; k < min; ++k) m.positions_.push_back({index, Repeat::once});
+      if (max == SIZE_MAX) {
+        m.positions_.push_back({index, Repeat::star});
+      } else {
+        for (std::size_t k = min; k < max; ++k) m.positions_.push_back({index, Repeat::optional});
+      }
+    }
+    return m;
+  }
+
+  bool search(std::string_view utf8) const {
+    const std::size_t end = positions_.size();  // the accepting state
+    Bits current;
+    current.set(0);
+    close(current);
+    if (!anchored_end_ && current.test(end)) return true;
+    for (std::size_t i = 0; i < utf8.size();) {
+      char32_t c = next_code_point(utf8, i);
+      Bits next;
+      for (std::size_t w = 0; w < Bits::kWords; ++w) {
+        for (std::uint64_t bits = current.words[w]; bits != 0; bits &= bits - 1) {
+          std::size_t state = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+          if (state >= end) continue;
+          const Position& pos = positions_[state];
+          if (!atoms_[pos.atom].matches(c)) continue;
+          if (pos.repeat == Repeat::star) next.set(state);
+          next.set(state + 1);
+        }
+      }
+      if (!anchored_start_) next.set(0);  // a match may start at any position
+      close(next);
+      if (!anchored_end_ && next.test(end)) return true;
+      if (next.empty()) return false;
+      current = next;
+    }
+    return current.test(end);
+  }
+
+ private:
+  enum class Repeat : std::uint8_t { once, optional, star };
+  struct Position {
+    std::uint16_t atom;
+    Repeat repeat;
+  };
+  struct Bits {
+    static constexpr std::size_t kWords = (kMaxPositions + 1 + 63) / 64;
+    std::uint64_t words[kWords] = {};
+    void set(std::size_t i) { words[i >> 6] |= std::uint64_t{1} << (i & 63); }
+    bool test(std::size_t i) const { return (words[i >> 6] >> (i & 63)) & 1; }
+    bool empty() const {
+      for (std::uint64_t w : words) {
+        if (w != 0) return false;
+      }
+      return true;
+    }
+  };
+
+  // Adds the states reachable by skipping optional and starred positions.
+  void close(Bits& b) const {
+    for (std::size_t s = 0; s < positions_.size(); ++s) {
+      if (positions_[s].repeat != Repeat::once && b.test(s)) b.set(s + 1);
+    }
+  }
+
+  static bool hex(char32_t c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
+  static unsigned hex_value(char32_t c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
+
+  // One escape after '\' at p[i]; a class escape sets `classes`/`negated_classes`, anything
+  // else a single code point. False: leave the pattern to std::regex.
+  bool escape(const std::u32string& p, std::size_t& i, CharSet& set, bool in_class) {
+    const std::size_t n = p.size();
+    char32_t c = p[i++];
+    auto single = [&](char32_t v) {
+      set.ranges.push_back({v, v});
+      return true;
+    };
+    auto read_hex = [&](std::size_t digits, char32_t& out) {
+      out = 0;
+      for (std::size_t k = 0; k < digits; ++k) {
+        if (i >= n || !hex(p[i])) return false;
+        out = out * 16 + hex_value(p[i++]);
+      }
+      return true;
+    };
+    switch (c) {
+      case 'd': set.classes |= kClassDigit; return true;
+      case 'w': set.classes |= kClassWord; return true;
+      case 's': set.classes |= kClassSpace; return true;
+      case 'D': case 'W': case 'S': {
+        std::uint64_t m = c == 'D' ? kClassDigit : c == 'W' ? kClassWord : kClassSpace;
+        if (in_class) {
+          set.negated_classes |= m;
+        } else {
+          set.negated = true;
+          set.classes |= m;
+        }
+        return true;
+      }
+      case 'p': case 'P': {
+        if (i >= n || p[i] != '{') return false;
+        std::size_t close = p.find('}', i);
+        if (close == std::u32string::npos) return false;
+        std::string name;
+        for (std::size_t k = i + 1; k < close; ++k) {
+          if (p[k] > 0x7F) return false;
+          name += static_cast<char>(p[k]);
+        }
+        i = close + 1;
+        std::uint64_t mask;
+        try {
+          mask = property_mask(name);
+        } catch (const std::exception&) {
+          return false;
+        }
+        if (c == 'P') mask = ~mask & kAllCategories;
+        set.classes |= mask << kCategoryShift;
+        return true;
+      }
+      case 't': return single('\t');
+      case 'n': return single('\n');
+      case 'v': return single('\v');
+      case 'f': return single('\f');
+      case 'r': return single('\r');
+      case 'b': return in_class && single(0x08);
+      case '0': return !(i < n && p[i] >= '0' && p[i] <= '9') && single(0);
+      case 'c':
+        if (i < n && (((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'z'))) return single(p[i++] % 32);
+        return false;
+      case 'x': {
+        char32_t v;
+        return read_hex(2, v) && single(v);
+      }
+      case 'u': {
+        char32_t v;
+        if (i < n && p[i] == '{') return false;  // rare; the general path handles it
+        if (!read_hex(4, v)) return false;
+        if (v >= 0xD800 && v <= 0xDBFF && i + 1 < n && p[i] == '\\' && p[i + 1] == 'u') {
+          std::size_t save = i;
+          i += 2;
+          char32_t lo;
+          if (read_hex(4, lo) && lo >= 0xDC00 && lo <= 0xDFFF) return single(0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00));
+          i = save;
+        }
+        return single(v);
+      }
+      default:
+        if ((c >= '1' && c <= '9') || c == 'k' || c == 'B') return false;
+        return single(c);  // identity escape
+    }
+  }
+
+  // A bracket expression after '['; i ends past ']'.
+  bool bracket(const std::u32string& p, std::size_t& i, CharSet& set) {
+    const std::size_t n = p.size();
+    if (i < n && p[i] == '^') {
+      set.negated = true;
+      ++i;
+    }
+    if (i < n && p[i] == ']') return false;  // [] and [^]: rare, general path
+    while (i < n && p[i] != ']') {
+      // One class atom; returns false if it was a class escape (cannot start a range).
+      auto atom = [&](char32_t& out, bool& is_char) {
+        is_char = true;
+        if (p[i] != '\\') {
+          out = p[i++];
+          return true;
+        }
+        ++i;
+        if (i >= n) return false;
+        CharSet tmp;
+        if (!escape(p, i, tmp, /*in_class=*/true)) return false;
+        if (tmp.ranges.size() == 1 && tmp.classes == 0 && tmp.negated_classes == 0) {
+          out = tmp.ranges[0].first;
+        } else {
+          is_char = false;
+          set.classes |= tmp.classes;
+          set.negated_classes |= tmp.negated_classes;
+        }
+        return true;
+      };
+      char32_t lo;
+      bool lo_char;
+      if (!atom(lo, lo_char)) return false;
+      if (!lo_char) continue;
+      if (i + 1 < n && p[i] == '-' && p[i + 1] != ']') {
+        ++i;
+        char32_t hi;
+        bool hi_char;
+        if (!atom(hi, hi_char) || !hi_char || hi < lo) return false;
+        set.ranges.push_back({lo, hi});
+      } else {
+        set.ranges.push_back({lo, lo});
+      }
+    }
+    if (i >= n) return false;
+    ++i;  // ']'
+    return true;
+  }
+
+  std::vector<CharSet> atoms_;
+  std::vector<Position> positions_;
+  bool anchored_start_ = false;
+  bool anchored_end_ = false;
 };
 
 }  // namespace
@@ -452,6 +871,7 @@ std::size_t count_code_points(std::string_view utf8) {
 
 struct Regex::Impl {
   std::basic_regex<wchar_t, EcmaTraits> re;
+  std::optional<SimpleMatcher> simple;  // used instead of `re` when the pattern allows
   bool backtracking = false;
   std::string source;
 };
@@ -459,27 +879,48 @@ struct Regex::Impl {
 Regex::Regex(std::string_view pattern) {
   auto impl = std::make_shared<Impl>();
   impl->source = std::string(pattern);
-  Translated t = PatternTranslator(pattern).run();
+  Translated t = PatternTranslator(pattern, /*strict=*/false).run();
   impl->backtracking = t.has_backreference;
   auto flags = std::regex_constants::ECMAScript;
   if (!t.has_backreference) flags |= std::regex_constants::__polynomial;
   try {
-    impl->re.assign(t.pattern, flags);
+    impl->re.assign(t.pattern, flags);  // also validates patterns the fast path takes
   } catch (const std::regex_error& e) {
     throw std::invalid_argument(e.what());
   }
+  std::u32string code_points;
+  decode_utf8(pattern, [&](char32_t c) { code_points.push_back(c); });
+  impl->simple = SimpleMatcher::parse(code_points);
   impl_ = std::move(impl);
 }
 
 const std::string& Regex::source() const { return impl_->source; }
 
+bool Regex::is_valid_syntax(std::string_view pattern) {
+  try {
+    Translated t = PatternTranslator(pattern, /*strict=*/true).run();
+    std::basic_regex<wchar_t, EcmaTraits> re(t.pattern, std::regex_constants::ECMAScript);
+    return true;
+  } catch (const Unsupported&) {
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 Regex::Match Regex::search(std::string_view utf8) const {
+  if (impl_->simple) return impl_->simple->search(utf8) ? Match::yes : Match::no;
   // Reused per thread so that matching allocates nothing for the decoded text once warm.
   thread_local std::wstring text;
   text.clear();
   decode_utf8(utf8, [](char32_t c) { text.push_back(static_cast<wchar_t>(c)); });
-  if (impl_->backtracking && text.size() > kMaxBacktrackingInput) return Match::too_long;
-  return std::regex_search(text.cbegin(), text.cend(), impl_->re) ? Match::yes : Match::no;
+  Match result = Match::too_long;
+  if (!impl_->backtracking || text.size() <= kMaxBacktrackingInput) {
+    result = std::regex_search(text.cbegin(), text.cend(), impl_->re) ? Match::yes : Match::no;
+  }
+  // Do not keep a huge buffer alive per thread after an unusually long string.
+  if (text.capacity() > (std::size_t{1} << 16)) std::wstring().swap(text);
+  return result;
 }
 
 }  // namespace toolport::schema::detail

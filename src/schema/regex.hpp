@@ -43,6 +43,12 @@ class Regex {
 
   const std::string& source() const;
 
+  // Whether `pattern` is a valid ECMA-262 regular expression (u flag), including syntax the
+  // matcher does not support (lookbehind, named back-references). Stricter than the
+  // constructor, which accepts identity escapes of letters (\a as "a") for compatibility
+  // with patterns written for other regex engines.
+  static bool is_valid_syntax(std::string_view pattern);
+
   // Longest input (in code points) matched with the backtracking matcher.
   static constexpr std::size_t kMaxBacktrackingInput = 2000;
 

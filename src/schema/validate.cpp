@@ -22,7 +22,6 @@
 //    errors instead of exhausting the stack.
 
 #include <algorithm>
-#include <cstdio>
 #include <numeric>
 
 #include "schema/internal.hpp"
@@ -52,17 +51,50 @@ struct Frame {
   std::size_t instance_depth = 0;  // instance nesting
 };
 
+// The properties (by position in the object's iteration order) or items of one instance
+// that some schema evaluated. Objects and arrays of up to 128 entries need no allocation.
 class Evaluated {
  public:
-  void reset(std::size_t n) { bits_.assign((n + 63) / 64, 0); }
-  void mark(std::size_t i) { bits_[i >> 6] |= std::uint64_t{1} << (i & 63); }
-  bool test(std::size_t i) const { return (bits_[i >> 6] >> (i & 63)) & 1; }
+  Evaluated() = default;
+  Evaluated(const Evaluated&) = delete;  // data_ may point into the object itself
+  Evaluated& operator=(const Evaluated&) = delete;
+
+  void reset(std::size_t n) {
+    words_ = (n + 63) / 64;
+    if (words_ <= kInline) {
+      inline_[0] = inline_[1] = 0;
+      data_ = inline_;
+    } else {
+      heap_.assign(words_, 0);
+      data_ = heap_.data();
+    }
+  }
+  void mark(std::size_t i) { data_[i >> 6] |= std::uint64_t{1} << (i & 63); }
+  bool test(std::size_t i) const { return (data_[i >> 6] >> (i & 63)) & 1; }
   void merge(const Evaluated& other) {
-    for (std::size_t i = 0; i < bits_.size() && i < other.bits_.size(); ++i) bits_[i] |= other.bits_[i];
+    for (std::size_t i = 0; i < words_ && i < other.words_; ++i) data_[i] |= other.data_[i];
+  }
+  void swap(Evaluated& other) {
+    Evaluated tmp;
+    tmp.take(*this);
+    take(other);
+    other.take(tmp);
   }
 
  private:
-  std::vector<std::uint64_t> bits_;
+  static constexpr std::size_t kInline = 2;
+  void take(Evaluated& from) {
+    words_ = from.words_;
+    heap_ = std::move(from.heap_);
+    inline_[0] = from.inline_[0];
+    inline_[1] = from.inline_[1];
+    data_ = words_ <= kInline ? inline_ : heap_.data();
+  }
+
+  std::uint64_t inline_[kInline] = {0, 0};
+  std::uint64_t* data_ = inline_;
+  std::size_t words_ = 0;
+  std::vector<std::uint64_t> heap_;
 };
 
 std::string render(const PathSegment* p, bool escape) {
@@ -156,6 +188,20 @@ Json reportable(const Json& v) {
   return v;
 }
 
+// The types a list of alternatives accepts, when every alternative declares "type"
+// (e.g. {"anyOf": [{"type": "string"}, {"type": "null"}]}): ["string", "null"]. Else null.
+Json alternative_types(const std::vector<Edge>& alternatives) {
+  Json types = Json::array();
+  for (const Edge& e : alternatives) {
+    if (e.node->is_bool || e.node->type_value == nullptr) return Json();
+    const Json& t = *e.node->type_value;
+    for (const Json& name : t.is_array() ? t : Json::array({t})) {
+      if (std::find(types.begin(), types.end(), name) == types.end()) types.push_back(name);
+    }
+  }
+  return types;
+}
+
 const NamedEdge* find_property(const std::vector<NamedEdge>& properties, const std::string& key) {
   auto it = std::lower_bound(properties.begin(), properties.end(), key,
                              [](const NamedEdge& e, const std::string& k) { return e.name < k; });
@@ -190,9 +236,12 @@ class Evaluator {
     std::vector<ValidationError>* saved_;
   };
 
-  // Records an error (when collecting); `fill` sets message and expected.
+  // Records an error (when collecting); `fill` sets message and expected. Not inlined, like
+  // the per-type helpers below, so that the frames of the recursive path (eval ->
+  // eval_in_place / eval_array / eval_object -> eval) stay small: the depth limits must hold
+  // on thread stacks much smaller than the main thread's.
   template <typename Fill>
-  void report(const PathSegment* instance_path, const PathSegment* keyword_path, const char* keyword,
+  [[gnu::noinline, gnu::cold]] void report(const PathSegment* instance_path, const PathSegment* keyword_path, const char* keyword,
               const Json& actual, Fill&& fill) {
     if (errors_ == nullptr) return;
     if (errors_->size() >= program_.max_errors) {
@@ -234,12 +283,14 @@ class Evaluator {
   }
 
   bool eval(const Node& n, const Json& v, const Frame& parent, Evaluated* annotations);
-  bool eval_number(const Node& n, const Json& v, const Frame& f);
-  bool eval_string(const Node& n, const Json& v, const Frame& f);
-  bool eval_array(const Node& n, const Json& v, const Frame& f, Evaluated* a);
-  bool eval_object(const Node& n, const Json& v, const Frame& f, Evaluated* a);
-  bool eval_in_place(const Node& n, const Json& v, const Frame& f, Evaluated* a);
-  bool eval_unevaluated(const Node& n, const Json& v, const Frame& f, Evaluated& seen);
+  [[gnu::noinline]] bool eval_number(const Node& n, const Json& v, const Frame& f);
+  [[gnu::noinline]] bool eval_string(const Node& n, const Json& v, const Frame& f);
+  [[gnu::noinline]] bool eval_array(const Node& n, const Json& v, const Frame& f, Evaluated* a);
+  [[gnu::noinline]] bool eval_object(const Node& n, const Json& v, const Frame& f, Evaluated* a);
+  [[gnu::noinline]] bool eval_in_place(const Node& n, const Json& v, const Frame& f, Evaluated* a);
+  [[gnu::noinline]] bool eval_branches(const Node& n, const Json& v, const Frame& f, Evaluated* a);
+  [[gnu::noinline]] bool eval_unevaluated(const Node& n, const Json& v, const Frame& f, Evaluated& seen);
+  [[gnu::noinline]] bool eval_enum_const(const Node& n, const Json& v, const Frame& f);
 
   const Program& program_;
   ValidationResult* result_;
@@ -293,39 +344,8 @@ bool Evaluator::eval(const Node& n, const Json& v, const Frame& parent, Evaluate
     });
     if (fail_fast()) return false;
   }
-  if (n.enum_values != nullptr) {
-    bool found = false;
-    for (const Json& option : *n.enum_values) {
-      if (json_equal(option, v)) {
-        found = true;
-        break;
-      }
-    }
-    if (!found) {
-      valid = false;
-      report_keyword(f, "enum", v, [&](ValidationError& e) {
-        std::string list;
-        std::size_t shown = 0;
-        for (const Json& option : *n.enum_values) {
-          if (shown == 10) {
-            list += ", ...";
-            break;
-          }
-          if (shown++ > 0) list += ", ";
-          list += short_dump(option, 40);
-        }
-        e.message = "value must be one of: " + list;
-        e.expected = *n.enum_values;
-      });
-      if (fail_fast()) return false;
-    }
-  }
-  if (n.const_value != nullptr && !json_equal(*n.const_value, v)) {
+  if ((n.enum_values != nullptr || n.const_value != nullptr) && !eval_enum_const(n, v, f)) {
     valid = false;
-    report_keyword(f, "const", v, [&](ValidationError& e) {
-      e.message = "value must be " + short_dump(*n.const_value);
-      e.expected = *n.const_value;
-    });
     if (fail_fast()) return false;
   }
 
@@ -363,6 +383,47 @@ bool Evaluator::eval(const Node& n, const Json& v, const Frame& parent, Evaluate
     }
     if (annotations != nullptr) annotations->merge(own);
   }
+  return valid;
+}
+
+bool Evaluator::eval_enum_const(const Node& n, const Json& v, const Frame& f) {
+  bool valid = true;
+  if (n.enum_values != nullptr) {
+    bool found = false;
+    for (const Json& option : *n.enum_values) {
+      if (json_equal(option, v)) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      valid = false;
+      report_keyword(f, "enum", v, [&](ValidationError& e) {
+        std::string list;
+        std::size_t shown = 0;
+        for (const Json& option : *n.enum_values) {
+          if (shown == 10) {
+            list += ", ...";
+            break;
+          }
+          if (shown++ > 0) list += ", ";
+          list += short_dump(option, 40);
+        }
+        e.message = "value must be one of: " + list;
+        e.expected = *n.enum_values;
+      });
+      if (fail_fast()) return false;
+    }
+  }
+  if (n.const_value != nullptr && !json_equal(*n.const_value, v)) {
+    valid = false;
+    report_keyword(f, "const", v, [&](ValidationError& e) {
+      e.message = "value must be " + short_dump(*n.const_value);
+      e.expected = *n.const_value;
+    });
+    if (fail_fast()) return false;
+  }
+
   return valid;
 }
 
@@ -742,7 +803,6 @@ bool Evaluator::eval_object(const Node& n, const Json& v, const Frame& f, Evalua
 
 bool Evaluator::eval_in_place(const Node& n, const Json& v, const Frame& f, Evaluated* a) {
   bool valid = true;
-  const std::size_t size = v.is_structured() ? v.size() : 0;
   if (n.ref != nullptr) {
     PathSegment kw{f.keyword, "$ref"};
     if (!eval(*n.ref, v, same_instance(f, &kw), a)) {
@@ -771,6 +831,19 @@ bool Evaluator::eval_in_place(const Node& n, const Json& v, const Frame& f, Eval
       if (fail_fast()) return false;
     }
   }
+  // The branch keywords keep scratch annotation sets; they live in their own frame so that
+  // the common path ($ref, allOf) recurses with a small one.
+  if ((!n.any_of.empty() || !n.one_of.empty() || n.not_schema != nullptr || n.if_schema != nullptr) &&
+      !eval_branches(n, v, f, a)) {
+    valid = false;
+    if (fail_fast()) return false;
+  }
+  return valid;
+}
+
+bool Evaluator::eval_branches(const Node& n, const Json& v, const Frame& f, Evaluated* a) {
+  bool valid = true;
+  const std::size_t size = v.is_structured() ? v.size() : 0;
   if (!n.any_of.empty()) {
     bool any = false;
     {
@@ -797,6 +870,8 @@ bool Evaluator::eval_in_place(const Node& n, const Json& v, const Frame& f, Eval
       valid = false;
       report_keyword(f, "anyOf", v, [&](ValidationError& e) {
         e.message = "value does not match any of the " + std::to_string(n.any_of.size()) + " schemas in anyOf";
+        e.expected = alternative_types(n.any_of);
+        if (!e.expected.is_null()) e.message += " (expected " + describe_types(e.expected) + ", got " + type_name(v) + ")";
       });
       if (fail_fast()) return false;
     }
@@ -815,7 +890,7 @@ bool Evaluator::eval_in_place(const Node& n, const Json& v, const Frame& f, Eval
         if (!eval(*n.one_of[i].node, v, same_instance(f, &kw), a != nullptr ? &branch : nullptr)) continue;
         if (++matches == 1) {
           first = i;
-          if (a != nullptr) std::swap(kept, branch);
+          if (a != nullptr) kept.swap(branch);
         } else {
           second = i;
           break;  // already invalid
@@ -831,6 +906,12 @@ bool Evaluator::eval_in_place(const Node& n, const Json& v, const Frame& f, Eval
                                        " schemas in oneOf"
                                  : "value matches more than one schema in oneOf (indexes " + std::to_string(first) +
                                        " and " + std::to_string(second) + "), but must match exactly one";
+        if (matches == 0) {
+          e.expected = alternative_types(n.one_of);
+          if (!e.expected.is_null()) {
+            e.message += " (expected " + describe_types(e.expected) + ", got " + type_name(v) + ")";
+          }
+        }
       });
       if (fail_fast()) return false;
     }

@@ -105,6 +105,32 @@ bool is_multiple_of(const Number& value, const Number& divisor) {
   return std::fabs(q - r) <= std::fabs(q) * 1e-15;
 }
 
+bool nesting_exceeds(const Json& v, std::size_t limit) {
+  if (!v.is_structured()) return false;
+  if (limit == 0) return true;
+  // Iterative: the point is to inspect values too deep to recurse over.
+  struct Level {
+    const Json* value;
+    Json::const_iterator next;
+  };
+  std::vector<Level> stack;
+  stack.push_back({&v, v.cbegin()});
+  while (!stack.empty()) {
+    Level& top = stack.back();
+    if (top.next == top.value->cend()) {
+      stack.pop_back();
+      continue;
+    }
+    const Json& child = *top.next;
+    ++top.next;
+    if (child.is_structured()) {
+      if (stack.size() >= limit) return true;
+      stack.push_back({&child, child.cbegin()});
+    }
+  }
+  return false;
+}
+
 bool is_integral(const Json& j) {
   if (j.is_number_integer()) return true;  // signed and unsigned
   if (!j.is_number_float()) return false;
