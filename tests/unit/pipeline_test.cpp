@@ -123,3 +123,16 @@ TEST(MetaAccountingFormula, TokensEstimateRoundsUp) {
 }
 
 }  // namespace
+
+namespace {
+TEST_F(PipelineTest, ResponseSizeMatchesTheSerializedResultExactly) {
+    pipeline.add(std::make_shared<MetaAccounting>());
+    for (Json args : {Json{{"text", "é\"\\\n"}}, Json{{"fail", true}}, Json{{"reported", 3}, {"text", "x"}}}) {
+        auto r = call(args);
+        Json without = r;
+        without.erase("_meta");
+        if (args.contains("reported")) without["_meta"] = {{"downstream_api_calls", 3}};
+        EXPECT_EQ(r["_meta"]["response_size_bytes"], without.dump().size()) << args.dump();
+    }
+}
+}  // namespace

@@ -21,6 +21,19 @@ std::size_t serialized_size(const Json& value) {
     return counter->count;
 }
 
+// The size of result.to_json() serialized, from its parts: no copy of the content.
+std::size_t result_size(const ToolResult& r) {
+    constexpr std::size_t kKeyContent = 10;            // "content":
+    constexpr std::size_t kIsErrorTrue = 14;           // "isError":true
+    constexpr std::size_t kKeyStructured = 20;         // "structuredContent":
+    constexpr std::size_t kKeyMeta = 8;                // "_meta":
+    std::size_t size = 2 + kKeyContent + serialized_size(r.content);
+    if (!r.structured_content.is_null()) size += 1 + kKeyStructured + serialized_size(r.structured_content);
+    if (r.is_error) size += 1 + kIsErrorTrue;
+    if (!r.meta.is_null()) size += 1 + kKeyMeta + serialized_size(r.meta);
+    return size;
+}
+
 }  // namespace
 
 long long MetaAccounting::tokens_estimate(std::size_t chars) {
@@ -37,7 +50,7 @@ Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
         result = e.to_result();
     }
     // Sizes are of the result as the client gets it, before _meta is added.
-    const std::size_t size = serialized_size(result.to_json());
+    const std::size_t size = result_size(result);
     Json meta = result.meta.is_object() ? result.meta : Json::object();
     // A source may report its own count in _meta (the downstream contract); a stage that
     // knows better (a cache hit: none) overrides it.
