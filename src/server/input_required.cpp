@@ -23,13 +23,6 @@ std::string hmac_sha256(const std::string& key, const std::string& data) {
 
 std::string input_key(int index) { return fmt::format("input_{}", index + 1); }
 
-const char* required_capability(const std::string& method) {
-    if (method == "sampling/createMessage") return "sampling";
-    if (method == "elicitation/create") return "elicitation";
-    if (method == "roots/list") return "roots";
-    return nullptr;
-}
-
 // The shape checks that tell an answer from garbage (the full result schemas are the
 // client's business; a handler only reads these fields).
 bool plausible_answer(const std::string& method, const Json& answer) {
@@ -90,7 +83,7 @@ std::vector<Json> collect_input_responses(RequestContext& ctx, const std::vector
     // the capability instead.
     const Json& caps = ctx.client_capabilities();
     for (const auto& r : requests) {
-        const char* capability = required_capability(r.method);
+        const char* capability = client_capability_for(r.method);
         if (capability && !caps.contains(capability)) {
             throw RpcError(protocol::error_code::kMissingRequiredClientCapability,
                            fmt::format("Missing required client capability \"{}\" for {}", capability, r.method),

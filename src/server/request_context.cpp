@@ -7,6 +7,13 @@
 
 namespace toolport {
 
+const char* client_capability_for(std::string_view method) {
+    if (method == "sampling/createMessage") return "sampling";
+    if (method == "elicitation/create") return "elicitation";
+    if (method == "roots/list") return "roots";
+    return nullptr;
+}
+
 RequestContext::RequestContext(std::shared_ptr<ServerSession> session, protocol::RequestId id, std::string method,
                                Json params, protocol::Revision revision)
     : session_(std::move(session)),

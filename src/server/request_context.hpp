@@ -46,6 +46,10 @@ struct ClientRequest {
     std::string key = {};
 };
 
+// The client capability a server-to-client request needs ("sampling" for
+// sampling/createMessage, "elicitation", "roots"), or nullptr.
+const char* client_capability_for(std::string_view method);
+
 class RequestContext {
 public:
     RequestContext(std::shared_ptr<ServerSession> session, protocol::RequestId id, std::string method,

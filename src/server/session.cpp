@@ -267,10 +267,7 @@ Task<Json> ServerSession::request_client(std::string method, Json params, const 
         throw std::runtime_error(fmt::format("elicitation needs protocol 2025-06-18 or later; this session uses {}",
                                              name(revision)));
     }
-    const char* capability = method == "sampling/createMessage" ? "sampling"
-                             : method == "elicitation/create"   ? "elicitation"
-                             : method == "roots/list"           ? "roots"
-                                                                : nullptr;
+    const char* capability = client_capability_for(method);
     if (capability && !client_capabilities_.contains(capability)) {
         throw std::runtime_error(
             fmt::format("the client did not declare the \"{}\" capability, so {} cannot be used", capability, method));

@@ -657,9 +657,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                                                "Not Found: unknown Last-Event-ID; the stream is gone"));
             }
             after = seq;
-            bool complete = true;
-            (void)out->events_after(seq, &complete);
-            if (!complete) {
+            if (!out->can_replay_after(seq)) {
                 spdlog::warn("session {}…: resuming stream {} after event {}, but older events were already "
                              "dropped from its replay log (raise http.max_replay_events/bytes)",
                              session->id().substr(0, 8), stream_id, seq);

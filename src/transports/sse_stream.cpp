@@ -27,7 +27,7 @@ void OutStream::push(std::string data, const std::string* reply_to) {
 
 std::deque<StreamEvent> OutStream::events_after(std::uint64_t seq, bool* complete) const {
     std::deque<StreamEvent> out;
-    if (complete) *complete = events_.empty() || events_.front().seq <= seq + 1;
+    if (complete) *complete = can_replay_after(seq);
     for (const auto& e : events_) {
         if (e.seq > seq) out.push_back(e);
     }

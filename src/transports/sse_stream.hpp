@@ -48,11 +48,6 @@ public:
 
     // All requests answered: nothing more will be pushed.
     bool finished() const { return finished_; }
-    void finish() {
-        finished_ = true;
-        notify();
-    }
-
     // SSE polling: the server ends the HTTP response early; the client resumes the stream
     // with GET + Last-Event-ID while the requests go on.
     void request_close() {
@@ -73,6 +68,8 @@ public:
     // Events after `seq` (those a resuming client has not seen). Sets `complete` false when
     // some were already dropped from the log.
     std::deque<StreamEvent> events_after(std::uint64_t seq, bool* complete = nullptr) const;
+    // False when events after `seq` were already dropped from the log (a resume would skip them).
+    bool can_replay_after(std::uint64_t seq) const { return events_.empty() || events_.front().seq <= seq + 1; }
     bool has_non_response() const { return has_non_response_; }
 
     // The connection writing this stream, if any, wants to know about new events.

@@ -141,6 +141,7 @@ TEST(SseStream, ByteLimitDropsOldestButKeepsNewest) {
 
 TEST(SseStream, WakerIsCalledOnPushFinishAndClose) {
     OutStream s(1, 10);
+    s.expect_reply("1");
     int wakes = 0;
     EXPECT_FALSE(s.attached());
     s.push("before", nullptr);  // no waker: nothing to call
@@ -150,7 +151,8 @@ TEST(SseStream, WakerIsCalledOnPushFinishAndClose) {
     EXPECT_EQ(wakes, 1);
     s.request_close();
     EXPECT_EQ(wakes, 2);
-    s.finish();
+    const std::string key = "1";
+    s.push("reply", &key);  // the last expected reply finishes the stream
     EXPECT_EQ(wakes, 3);
     EXPECT_TRUE(s.finished());
     s.clear_waker();
