@@ -38,7 +38,7 @@ fi
 if [[ -z "${TOOLPORT_BIN:-}" ]]; then
   if [[ ! -f "$root/build-bench/build.ninja" ]]; then
     CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DTOOLPORT_BUILD_BENCH=ON -DTOOLPORT_BUILD_TESTS=OFF >/dev/null
+      -DTOOLPORT_BUILD_TESTS=OFF >/dev/null
   fi
   cmake --build "$root/build-bench" -j "$(nproc)" --target toolport
   TOOLPORT_BIN="$root/build-bench/toolport"
