@@ -2,12 +2,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "packs/packs.hpp"
-#include "pipeline/pipeline.hpp"
-#include "pipeline/stages/meta_accounting.hpp"
+#include "app/runtime.hpp"
 #include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
 
@@ -16,20 +13,14 @@ namespace toolport {
 int serve(const Config& config) {
     boost::asio::io_context io(1);
     AsioExecutor executor(io);
-    // Every tools/call goes through the pipeline (declared first: the server uses it).
-    pipeline::Pipeline call_pipeline;
-    call_pipeline.add(std::make_shared<pipeline::MetaAccounting>());
-    McpServer server(executor, config.server);
-    server.set_tool_invoker(call_pipeline.invoker());
-    for (const auto& pack : config.packs) {
-        if (!install_pack(pack, server)) {
-            std::string known;
-            for (const auto& k : known_packs()) known += (known.empty() ? "" : ", ") + k;
-            spdlog::error("unknown pack \"{}\" (known: {})", pack, known);
-            return 2;
-        }
-        spdlog::info("pack {} loaded", pack);
+    std::unique_ptr<Runtime> runtime;
+    try {
+        runtime = std::make_unique<Runtime>(config, executor);
+    } catch (const ConfigError& e) {
+        spdlog::error("{}", e.what());
+        return 2;
     }
+    McpServer& server = runtime->server();
 
     if (config.transport == Config::Transport::stdio) {
         // SIGINT/SIGTERM end the process; stdin EOF ends the session normally.

@@ -1,0 +1,19 @@
+// The subcommands of `toolport`. Each add_* function declares its subcommand, options
+// and flags on `app` and returns what runs it once parsed (the process's exit status).
+// Adding a command is one file here plus one line in main.cpp.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace toolport::commands {
+
+struct Command {
+    CLI::App* subcommand;
+    std::function<int()> run;
+};
+
+Command add_serve(CLI::App& app);   // toolport serve
+
+}  // namespace toolport::commands

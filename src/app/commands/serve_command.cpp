@@ -1,0 +1,63 @@
+#include <spdlog/spdlog.h>
+
+#include "app/commands/commands.hpp"
+#include "app/config.hpp"
+#include "app/serve.hpp"
+
+namespace toolport::commands {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+    std::vector<std::string> items;
+    std::string item;
+    for (char c : text + ",") {
+        if (c != ',') {
+            item += c;
+        } else if (!item.empty()) {
+            items.push_back(item);
+            item.clear();
+        }
+    }
+    return items;
+}
+
+struct ServeFlags {
+    std::string config_file, listen, packs, log_level;
+    bool use_stdio = false;
+};
+
+}  // namespace
+
+Command add_serve(CLI::App& app) {
+    auto flags = std::make_shared<ServeFlags>();
+    auto* serve = app.add_subcommand("serve", "Serve MCP over Streamable HTTP (default) or stdio");
+    serve->add_option("--config", flags->config_file, "YAML configuration file")->check(CLI::ExistingFile);
+    auto* stdio_flag = serve->add_flag("--stdio", flags->use_stdio, "Serve on stdin/stdout instead of HTTP");
+    serve->add_option("--listen", flags->listen, "HTTP address HOST:PORT (default 127.0.0.1:8080)")->excludes(stdio_flag);
+    serve->add_option("--packs", flags->packs, "Comma-separated built-in packs to load (e.g. conformance)");
+    serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off");
+
+    return {serve, [flags]() -> int {
+        try {
+            auto config = load_config(flags->config_file);
+            if (flags->use_stdio) config.transport = Config::Transport::stdio;
+            if (!flags->listen.empty()) {
+                config.transport = Config::Transport::http;
+                apply_listen(config.http, flags->listen);
+            }
+            if (!flags->packs.empty()) config.packs = split_commas(flags->packs);
+            if (!flags->log_level.empty()) config.log_level = flags->log_level;
+            spdlog::set_level(spdlog::level::from_str(config.log_level));
+            return toolport::serve(config);
+        } catch (const ConfigError& e) {
+            spdlog::error("configuration: {}", e.what());
+            return 2;
+        } catch (const std::exception& e) {
+            spdlog::error("{}", e.what());
+            return 1;
+        }
+    }};
+}
+
+}  // namespace toolport::commands

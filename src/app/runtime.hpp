@@ -1,0 +1,34 @@
+// Runtime: the server as the configuration describes it, ready for a transport: the
+// event loop's executor, the shared stores, the call pipeline with its stages, the MCP
+// server with its packs. `toolport serve` puts a transport in front of it; the CLI
+// client's in-process mode (`toolport list --config FILE`) talks to it directly.
+#pragma once
+
+#include <memory>
+
+#include "app/config.hpp"
+#include "pipeline/pipeline.hpp"
+#include "server/server.hpp"
+
+namespace toolport {
+
+class Executor;
+
+class Runtime {
+public:
+    // Throws ConfigError (unknown pack, bad store URL, ...).
+    Runtime(const Config& config, Executor& executor);
+    ~Runtime();
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    McpServer& server() { return *server_; }
+    pipeline::Pipeline& pipeline() { return pipeline_; }
+
+private:
+    // Declared before the server: the server's tool invoker points into it.
+    pipeline::Pipeline pipeline_;
+    std::unique_ptr<McpServer> server_;
+};
+
+}  // namespace toolport
