@@ -8,63 +8,11 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "app/config_reader.hpp"
+
 namespace toolport {
 
 namespace {
-
-struct Reader {
-    std::string file;
-
-    [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
-        auto mark = node.Mark();
-        throw ConfigError(fmt::format("{}:{}: {}: {}", file, mark.line + 1, key, what));
-    }
-
-    void only_keys(const YAML::Node& map, const std::string& section, const std::set<std::string>& allowed) const {
-        if (!map.IsMap()) fail(map, section, "must be a mapping");
-        for (const auto& kv : map) {
-            auto key = kv.first.as<std::string>();
-            if (!allowed.count(key)) {
-                std::string list;
-                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-                fail(kv.first, section.empty() ? key : section + "." + key,
-                     fmt::format("unknown key (expected one of: {})", list));
-            }
-        }
-    }
-
-    std::string str(const YAML::Node& n, const std::string& key) const {
-        if (!n.IsScalar()) fail(n, key, "must be a string");
-        return expand_env(n.as<std::string>(), fmt::format("{}: {}", file, key));
-    }
-
-    long long integer(const YAML::Node& n, const std::string& key, long long min, long long max) const {
-        auto text = str(n, key);
-        try {
-            std::size_t used = 0;
-            long long v = std::stoll(text, &used);
-            if (used != text.size()) throw std::invalid_argument("trailing");
-            if (v < min || v > max) fail(n, key, fmt::format("must be between {} and {}", min, max));
-            return v;
-        } catch (const std::logic_error&) {
-            fail(n, key, fmt::format("must be an integer, got \"{}\"", text));
-        }
-    }
-
-    bool boolean(const YAML::Node& n, const std::string& key) const {
-        auto text = str(n, key);
-        if (text == "true" || text == "yes" || text == "on") return true;
-        if (text == "false" || text == "no" || text == "off") return false;
-        fail(n, key, fmt::format("must be true or false, got \"{}\"", text));
-    }
-
-    std::vector<std::string> list(const YAML::Node& n, const std::string& key) const {
-        if (!n.IsSequence()) fail(n, key, "must be a list");
-        std::vector<std::string> out;
-        for (const auto& item : n) out.push_back(str(item, key));
-        return out;
-    }
-};
 
 std::vector<std::string> read_tokens_file(const std::string& path) {
     std::ifstream in(path);
@@ -140,7 +88,9 @@ static Config load_config_unchecked(const std::string& path);
 
 Config load_config(const std::string& path) {
     try {
-        return load_config_unchecked(path);
+        Config config = load_config_unchecked(path);
+        apply_pipeline_env(config);
+        return config;
     } catch (const ConfigError&) {
         throw;
     } catch (const YAML::Exception& e) {
@@ -162,8 +112,8 @@ static Config load_config_unchecked(const std::string& path) {
         throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.msg));
     }
     if (root.IsNull()) return config;
-    Reader r{path};
-    r.only_keys(root, "", {"server", "http", "stdio", "packs", "log"});
+    ConfigReader r{path};
+    r.only_keys(root, "", {"server", "http", "stdio", "packs", "log", "pipeline", "services", "sources", "tools", "store"});
 
     if (auto s = root["server"]) {
         r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms"});
@@ -238,6 +188,7 @@ static Config load_config_unchecked(const std::string& path) {
         r.only_keys(l, "log", {"level"});
         if (l["level"]) config.log_level = r.str(l["level"], "log.level");
     }
+    read_pipeline_sections(r, root, config);
     return config;
 }
 

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/policy.hpp"
 #include "server/server.hpp"
+#include "stores/stores.hpp"
 #include "transports/http_options.hpp"
 #include "transports/stdio_transport.hpp"
 
@@ -20,6 +22,8 @@ struct Config {
     HttpOptions http;
     StdioOptions stdio;
     std::vector<std::string> packs;
+    pipeline::PipelineConfig pipeline;  // stage defaults, per source, per tool, per service
+    stores::StoreOptions store;          // memory, or redis:// shared by replicas
     std::string log_level = "info";
 };
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     using namespace toolport::commands;
     const std::vector<Command> commands = {
         add_serve(app),
+        add_config(app),
     };
 
     CLI11_PARSE(app, argc, argv);

@@ -4,12 +4,46 @@
 #include <spdlog/spdlog.h>
 
 #include "packs/packs.hpp"
+#include "pipeline/stages/budget.hpp"
+#include "pipeline/stages/cache.hpp"
+#include "pipeline/stages/circuit_breaker_stage.hpp"
 #include "pipeline/stages/meta_accounting.hpp"
+#include "pipeline/stages/observe.hpp"
+#include "pipeline/stages/rate_limit.hpp"
+#include "pipeline/stages/size_cap.hpp"
+#include "pipeline/stages/timeout.hpp"
+#include "pipeline/stages/validation.hpp"
 
 namespace toolport {
 
-Runtime::Runtime(const Config& config, Executor& executor) {
-    pipeline_.add(std::make_shared<pipeline::MetaAccounting>());
+namespace {
+
+std::unique_ptr<stores::Stores> open_stores(const Config& config, Executor& executor) {
+    try {
+        return stores::make_stores(config.store, executor);
+    } catch (const stores::StoreConfigError& e) {
+        throw ConfigError(fmt::format("store: {}", e.what()));
+    }
+}
+
+}  // namespace
+
+Runtime::Runtime(const Config& config, Executor& executor)
+    : stores_(open_stores(config, executor)), pipeline_(pipeline::PolicyResolver(config.pipeline)) {
+    using namespace pipeline;
+    // Always on, outermost: observation sees the accounted result.
+    pipeline_.add_always(std::make_shared<ObserveStage>());
+    pipeline_.add_always(std::make_shared<MetaAccounting>());
+    // Configurable: each tool's policy picks which of these run, and in what order.
+    pipeline_.add(std::make_shared<ValidationStage>());
+    pipeline_.add(std::make_shared<ClientQuotaStage>(stores_->rate_limits()));
+    pipeline_.add(std::make_shared<CacheStage>(stores_->cache()));
+    pipeline_.add(std::make_shared<CircuitBreakerStage>());
+    pipeline_.add(std::make_shared<BudgetStage>(stores_->budgets()));
+    pipeline_.add(std::make_shared<RateLimitStage>(stores_->rate_limits()));
+    pipeline_.add(std::make_shared<TimeoutStage>());
+    pipeline_.add(std::make_shared<SizeCapStage>());
+
     server_ = std::make_unique<McpServer>(executor, config.server);
     server_->set_tool_invoker(pipeline_.invoker());
     for (const auto& pack : config.packs) {

@@ -9,6 +9,7 @@
 #include "app/config.hpp"
 #include "pipeline/pipeline.hpp"
 #include "server/server.hpp"
+#include "stores/stores.hpp"
 
 namespace toolport {
 
@@ -24,9 +25,12 @@ public:
 
     McpServer& server() { return *server_; }
     pipeline::Pipeline& pipeline() { return pipeline_; }
+    stores::Stores& stores() { return *stores_; }
 
 private:
-    // Declared before the server: the server's tool invoker points into it.
+    // In dependency order: the stages use the stores, the server's tool invoker points
+    // into the pipeline.
+    std::unique_ptr<stores::Stores> stores_;
     pipeline::Pipeline pipeline_;
     std::unique_ptr<McpServer> server_;
 };

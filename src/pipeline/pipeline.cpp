@@ -1,5 +1,9 @@
 #include "pipeline/pipeline.hpp"
 
+#include "async/completion.hpp"
+#include "server/input_required.hpp"
+#include "server/tool_error.hpp"
+
 namespace toolport::pipeline {
 
 std::string_view to_string(CacheStatus status) {
@@ -12,19 +16,77 @@ std::string_view to_string(CacheStatus status) {
     return "bypass";
 }
 
-Task<ToolResult> Pipeline::run(Call& call) const { return run_from(0, call); }
+Pipeline::Pipeline(PolicyResolver resolver) : resolver_(std::move(resolver)) {}
 
-Task<ToolResult> Pipeline::run_from(std::size_t index, Call& call) const {
-    if (index == stages_.size()) co_return co_await call.tool->handler(call.ctx, call.arguments);
-    const Next next = [this, index](Call& c) { return run_from(index + 1, c); };
-    co_return co_await stages_[index]->handle(call, next);
+void Pipeline::add_always(std::shared_ptr<Stage> stage) {
+    always_.push_back(std::move(stage));
+    chains_.clear();
 }
 
-ToolInvoker Pipeline::invoker() const {
-    return [this](RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
-                  const Json& arguments) -> Task<ToolResult> {
-        Call call{ctx, tool, arguments};
-        co_return co_await run(call);
+void Pipeline::add(std::shared_ptr<Stage> stage) {
+    configurable_.push_back(std::move(stage));
+    chains_.clear();
+}
+
+Stage* Pipeline::find(std::string_view name) const {
+    for (const auto& s : always_)
+        if (s->name() == name) return s.get();
+    for (const auto& s : configurable_)
+        if (s->name() == name) return s.get();
+    return nullptr;
+}
+
+const std::vector<Stage*>& Pipeline::chain_for(const CallPolicy& policy) {
+    // Policies live as long as the resolver, so their address names them.
+    auto it = chains_.find(&policy);
+    if (it != chains_.end()) return it->second;
+    std::vector<Stage*> chain;
+    for (const auto& s : always_) chain.push_back(s.get());
+    for (const auto& name : policy.stages) {
+        for (const auto& s : configurable_) {
+            if (s->name() == name) chain.push_back(s.get());
+        }
+    }
+    return chains_.emplace(&policy, std::move(chain)).first->second;
+}
+
+Task<ToolResult> Pipeline::run(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
+                               const Json& arguments) {
+    Call call{ctx, tool, arguments, resolver_.resolve(*tool)};
+    call.chain = &chain_for(*call.policy);
+    co_return co_await run_from(0, call);
+}
+
+Task<ToolResult> Pipeline::run_from(std::size_t index, Call& call) {
+    const auto& chain = *call.chain;
+    if (index == chain.size()) co_return co_await run_handler(call);
+    const Next next = [index](Call& c) { return run_from(index + 1, c); };
+    co_return co_await chain[index]->handle(call, next);
+}
+
+Task<ToolResult> Pipeline::run_handler(Call& call) {
+    try {
+        co_return co_await call.tool->handler(call.ctx, call.arguments);
+    } catch (const ToolError&) {
+        throw;
+    } catch (const RpcError&) {
+        throw;  // the engine answers these as JSON-RPC errors
+    } catch (const InputRequired&) {
+        throw;  // the engine answers with an InputRequiredResult
+    } catch (const OperationCancelled&) {
+        throw;  // cancelled by the client, or by the timeout stage
+    } catch (const std::exception& e) {
+        // Stages see every handler failure in the one shape (a breaker counts it, the
+        // accounting measures it).
+        throw ToolError(ToolErrorCode::internal_error, e.what())
+            .suggest("The tool failed unexpectedly; retrying may not help. Report it if it persists.")
+            .recoverable(false);
+    }
+}
+
+ToolInvoker Pipeline::invoker() {
+    return [this](RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
+        return run(ctx, tool, arguments);
     };
 }
 

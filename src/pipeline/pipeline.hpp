@@ -1,11 +1,16 @@
 // The call pipeline: every tools/call, whatever its source (built-in pack, REST catalog,
-// upstream MCP server), passes through the same ordered chain of stages before and after
-// the tool's handler: validation, cache, rate limits, timeouts, budgets, breakers, size
-// caps, accounting. A stage is a small class with one method; configuration decides which
-// stages run, in what order, per tool or per source.
+// upstream MCP server), passes through the same chain of stages around the tool's handler:
+// accounting and observation on every call, then the configurable stages (validation,
+// client quota, cache, circuit breaker, budget, rate limit, timeout, size cap) in the
+// order, and with the switches, that the tool's policy (policy.hpp) says.
 //
-//   Pipeline p;
-//   p.add(std::make_shared<MetaAccounting>());
+// A stage is a small class with one method. It does its part and calls `next` (or
+// answers without it: a cache hit, a refusal). A refusal or failure is a thrown ToolError;
+// any other exception from a handler reaches the stages as ToolError INTERNAL_ERROR.
+//
+//   Pipeline p(PolicyResolver(config));
+//   p.add_always(std::make_shared<MetaAccounting>());
+//   p.add(std::make_shared<ValidationStage>());
 //   server.set_tool_invoker(p.invoker());
 #pragma once
 
@@ -15,8 +20,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "pipeline/policy.hpp"
 #include "server/server.hpp"
 
 namespace toolport::pipeline {
@@ -25,18 +32,23 @@ namespace toolport::pipeline {
 enum class CacheStatus { hit, miss, partial, bypass };
 std::string_view to_string(CacheStatus status);
 
+class Stage;
+
 // One tool call on its way through the stages.
 struct Call {
     RequestContext& ctx;
     std::shared_ptr<const ToolSpec> tool;
     const Json& arguments;
-    // The downstream service the tool talks to (rate limits and breakers are per service);
-    // empty for tools that call nothing outside the process.
-    std::string service;
+    std::shared_ptr<const CallPolicy> policy;
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     // Accounting filled in by stages and sources, reported in result._meta.
     std::optional<int> downstream_api_calls;
     CacheStatus cache_status = CacheStatus::bypass;
+
+    // The stages this call runs through (set by the Pipeline from the policy).
+    const std::vector<Stage*>* chain = nullptr;
+
+    const std::string& service() const { return policy->service; }
 };
 
 using Next = std::function<Task<ToolResult>(Call&)>;
@@ -44,25 +56,38 @@ using Next = std::function<Task<ToolResult>(Call&)>;
 class Stage {
 public:
     virtual ~Stage() = default;
+    // The name configuration uses for it ("validate", "cache", ...).
     virtual std::string_view name() const = 0;
-    // Does its part and calls `next` (or answers without it: a cache hit, a refusal).
     virtual Task<ToolResult> handle(Call& call, const Next& next) = 0;
 };
 
 class Pipeline {
 public:
-    // Stages run in the order they are added; the tool's handler runs last.
-    void add(std::shared_ptr<Stage> stage) { stages_.push_back(std::move(stage)); }
-    const std::vector<std::shared_ptr<Stage>>& stages() const { return stages_; }
+    explicit Pipeline(PolicyResolver resolver = PolicyResolver(PipelineConfig{}));
 
-    Task<ToolResult> run(Call& call) const;
+    // Runs on every call, before the configurable stages, in the order added.
+    void add_always(std::shared_ptr<Stage> stage);
+    // A configurable stage: runs where a tool's policy lists its name.
+    void add(std::shared_ptr<Stage> stage);
+    Stage* find(std::string_view name) const;
+
+    PolicyResolver& policies() { return resolver_; }
+
+    // Runs a call through the stages its policy selects, then the tool's handler.
+    Task<ToolResult> run(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments);
     // The McpServer hook that sends every tools/call through this pipeline. The pipeline
     // must outlive the server's use of it.
-    ToolInvoker invoker() const;
+    ToolInvoker invoker();
 
 private:
-    Task<ToolResult> run_from(std::size_t index, Call& call) const;
-    std::vector<std::shared_ptr<Stage>> stages_;
+    const std::vector<Stage*>& chain_for(const CallPolicy& policy);
+    static Task<ToolResult> run_from(std::size_t index, Call& call);
+    static Task<ToolResult> run_handler(Call& call);
+
+    PolicyResolver resolver_;
+    std::vector<std::shared_ptr<Stage>> always_;
+    std::vector<std::shared_ptr<Stage>> configurable_;
+    std::unordered_map<const CallPolicy*, std::vector<Stage*>> chains_;
 };
 
 }  // namespace toolport::pipeline

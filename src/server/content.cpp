@@ -1,5 +1,7 @@
 #include "server/content.hpp"
 
+#include <stdexcept>
+
 namespace toolport {
 
 namespace content {
@@ -61,6 +63,19 @@ Json ToolResult::to_json() const {
     if (is_error) j["isError"] = true;
     if (!meta.is_null()) j["_meta"] = meta;
     return j;
+}
+
+ToolResult ToolResult::from_json(const Json& value) {
+    if (!value.is_object()) throw std::invalid_argument("a tool result must be an object");
+    ToolResult r;
+    if (auto it = value.find("content"); it != value.end()) {
+        if (!it->is_array()) throw std::invalid_argument("a tool result's content must be an array");
+        r.content = *it;
+    }
+    if (auto it = value.find("structuredContent"); it != value.end()) r.structured_content = *it;
+    if (auto it = value.find("isError"); it != value.end()) r.is_error = it->is_boolean() && it->get<bool>();
+    if (auto it = value.find("_meta"); it != value.end() && it->is_object()) r.meta = *it;
+    return r;
 }
 
 }  // namespace toolport

@@ -41,6 +41,9 @@ struct ToolResult {
     }
 
     Json to_json() const;
+    // The inverse of to_json() (for results kept in a cache). Throws std::invalid_argument
+    // when `value` is not a CallToolResult object.
+    static ToolResult from_json(const Json& value);
 };
 
 }  // namespace toolport

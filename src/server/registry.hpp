@@ -43,6 +43,13 @@ struct ToolSpec {
     Json meta;           // _meta
     Json execution;      // {taskSupport?}
     ToolHandler handler;
+    // Which provider registered the tool (a pack's or catalog's name, an upstream server's
+    // id): per-source pipeline settings apply to it. Not sent to clients.
+    std::string source;
+    // The downstream service the tool calls (rate limits and circuit breakers are per
+    // service); empty for tools that call nothing outside the process. Configuration may
+    // assign one. Not sent to clients.
+    std::string service;
 
     Json definition() const;  // the Tool object for tools/list
 };

@@ -68,6 +68,14 @@ public:
     Executor& executor() const;
     CancelToken& cancel_token() { return cancel_; }
     bool cancelled() const { return cancel_.cancelled(); }
+    // The client gave up on the request (notifications/cancelled, session closed): its work
+    // is cancelled and it gets no response. A deadline only cancels the work; the request
+    // is still answered (with a TIMEOUT tool error).
+    void abandon(std::string reason) {
+        abandoned_ = true;
+        cancel_.cancel(std::move(reason));
+    }
+    bool abandoned() const { return abandoned_; }
 
     // Sends notifications/progress when the request carried a progressToken.
     void progress(double progress, std::optional<double> total = std::nullopt, std::string message = {});
@@ -105,6 +113,7 @@ private:
     Json params_;
     protocol::Revision revision_;
     CancelToken cancel_;
+    bool abandoned_ = false;
     int client_requests_made_ = 0;  // numbers MRTR input keys deterministically per replay
 };
 

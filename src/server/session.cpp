@@ -31,7 +31,7 @@ void ServerSession::close() {
     // Copy: cancelling may complete requests, which erase themselves from the map.
     std::vector<RequestContext*> running;
     for (auto& [key, ctx] : in_flight_) running.push_back(ctx);
-    for (auto* ctx : running) ctx->cancel_token().cancel("session closed");
+    for (auto* ctx : running) ctx->abandon("session closed");
     auto pending = std::move(pending_client_requests_);
     pending_client_requests_.clear();
     for (auto& [id, completion] : pending) {
@@ -188,7 +188,7 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
                            "Internal error: " + util::sanitize_for_message(e.what(), 2000));
     }
     in_flight_.erase(key);
-    if (!reply.is_null() && !ctx->cancelled()) send(reply, &id);
+    if (!reply.is_null() && !ctx->abandoned()) send(reply, &id);
 }
 
 Json ServerSession::finish_result(Json result, const RequestContext& ctx) const {
@@ -239,7 +239,7 @@ void ServerSession::on_notification(const Notification& n) {
         if (it == in_flight_.end()) return;  // finished already, or never existed: ignore
         std::string reason = "cancelled by client";
         if (n.params.contains("reason") && n.params["reason"].is_string()) reason = n.params["reason"];
-        it->second->cancel_token().cancel(reason);
+        it->second->abandon(reason);
         return;
     }
     // notifications/roots/list_changed, notifications/progress and unknown notifications

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "util/digest.hpp"
+
 namespace toolport::http_policy {
 
 namespace {
@@ -106,6 +108,25 @@ bool authorized(const HttpOptions& options, std::string_view authorization) {
         if (t.size() == token.size() && CRYPTO_memcmp(t.data(), token.data(), t.size()) == 0) match = true;
     }
     return match;
+}
+
+std::string principal_of(const HttpOptions& options, std::string_view authorization) {
+    if (options.bearer_tokens.empty() || !authorized(options, authorization)) return {};
+    auto token = authorization.substr(7);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    return "bearer:" + util::sha256_hex(token).substr(0, 16);
+}
+
+void attach_traceparent(protocol::Message& message, std::string_view traceparent) {
+    if (traceparent.empty() || traceparent.size() > 256) return;
+    auto* request = std::get_if<protocol::Request>(&message);
+    if (!request) return;
+    protocol::Json& params = request->params;
+    if (!params.is_object()) return;  // no params (nothing to budget), or invalid ones
+    protocol::Json& meta = params["_meta"];
+    if (meta.is_null()) meta = protocol::Json::object();
+    if (!meta.is_object() || meta.contains("traceparent")) return;
+    meta["traceparent"] = std::string(traceparent);
 }
 
 bool accepts(std::string_view accept_header, std::string_view media_type) {

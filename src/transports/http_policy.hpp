@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "transports/http_options.hpp"
 
@@ -19,6 +20,13 @@ bool origin_allowed(const HttpOptions& options, std::string_view origin);
 bool host_allowed(const HttpOptions& options, std::string_view host);
 // `authorization` is the Authorization header; true when auth is off or a token matches.
 bool authorized(const HttpOptions& options, std::string_view authorization);
+// Who is calling, for per-client quotas and per-user caches: "bearer:<SHA-256 prefix of
+// the token>" when auth is on (never the token itself), else "".
+std::string principal_of(const HttpOptions& options, std::string_view authorization);
+// Carries the W3C `traceparent` header into a request's params._meta.traceparent (unless
+// the request has its own), so one user request's calls share a budget whatever the
+// transport. Notifications and responses are left alone.
+void attach_traceparent(protocol::Message& message, std::string_view traceparent);
 
 bool accepts(std::string_view accept_header, std::string_view media_type);
 bool is_json_content_type(std::string_view content_type);

@@ -59,6 +59,7 @@ struct PostBody {
     std::vector<std::string> request_keys;
     bool has_initialize = false;
     const protocol::Request* first_request = nullptr;
+    std::string traceparent;  // W3C trace context header, carried into requests' _meta
 };
 
 }  // namespace
@@ -132,7 +133,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
     }
 
-    std::shared_ptr<HttpSession> create_session(bool legacy) {
+    std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal) {
         auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events, opts.max_replay_bytes);
         s->legacy = legacy;
         std::weak_ptr<HttpSession> weak = s;
@@ -140,7 +141,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             [weak](const Json& message, const protocol::RequestId* related) {
                 if (auto hs = weak.lock()) hs->route(message, related);
             },
-            CallerIdentity{"", s->id(), ""});
+            CallerIdentity{std::move(principal), s->id(), ""});
         s->mcp->set_stream_closer([weak](const protocol::RequestId& id) {
             if (auto hs = weak.lock()) hs->close_stream(id);
         });
@@ -314,6 +315,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                   "Unsupported Media Type: Content-Type must be application/json");
         }
         body.parsed = protocol::parse_payload(req.body(), protocol::ParseLimits{opts.max_json_depth});
+        body.traceparent = std::string(header(req, "traceparent"));
         if (body.parsed.fatal) {
             return make_json(req, http::status::bad_request,
                              protocol::make_error(body.parsed.fatal->id, body.parsed.fatal->code,
@@ -335,8 +337,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     void feed(ServerSession& session, PostBody& body) {
         for (auto& item : body.parsed.items) {
-            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) session.reject(*error);
-            else session.receive(std::move(std::get<protocol::Message>(item)));
+            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) {
+                session.reject(*error);
+            } else {
+                auto& message = std::get<protocol::Message>(item);
+                http_policy::attach_traceparent(message, body.traceparent);
+                session.receive(std::move(message));
+            }
         }
     }
 
@@ -405,7 +412,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                                            "retry later or end unused sessions with DELETE",
                                                            opts.max_sessions)));
                 }
-                session = create_session(false);
+                session = create_session(false, http_policy::principal_of(opts, header(req, "Authorization")));
                 created = true;
             }
         } else {
@@ -462,7 +469,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 std::string key = related ? related->dump() : std::string();
                 s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
             },
-            CallerIdentity{"", "", ""});
+            CallerIdentity{http_policy::principal_of(opts, header(req, "Authorization")), "", ""});
         feed(*session, body);
         bool keep = co_await write_stream(stream, req, *out, false, "", false);
         // Closing the stream early is cancellation in this revision.
@@ -701,7 +708,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                                            protocol::error_code::kInvalidRequest,
                                                            "Service Unavailable: too many sessions"));
         }
-        auto session = create_session(true);
+        auto session = create_session(true, http_policy::principal_of(opts, header(req, "Authorization")));
         std::string sid = session->id();
         // The first event tells the client where to POST its messages.
         co_await stream_events(stream, req, *session->standalone(), "", false, 0,

@@ -74,16 +74,16 @@ protected:
 };
 
 TEST_F(PipelineTest, StagesRunInOrderAroundTheHandler) {
-    pipeline.add(std::make_shared<Recorder>("a", log));
-    pipeline.add(std::make_shared<Recorder>("b", log));
+    pipeline.add_always(std::make_shared<Recorder>("a", log));
+    pipeline.add_always(std::make_shared<Recorder>("b", log));
     auto r = call({{"text", "hi"}});
     EXPECT_EQ(r["content"][0]["text"], "hi");
     EXPECT_EQ(log, (std::vector<std::string>{"a>", "b>", "handler", "<b", "<a"}));
 }
 
 TEST_F(PipelineTest, AStageCanAnswerWithoutTheHandler) {
-    pipeline.add(std::make_shared<MetaAccounting>());
-    pipeline.add(std::make_shared<Recorder>("cache", log, true));
+    pipeline.add_always(std::make_shared<MetaAccounting>());
+    pipeline.add_always(std::make_shared<Recorder>("cache", log, true));
     auto r = call({{"text", "hi"}});
     EXPECT_EQ(r["content"][0]["text"], "from cache");
     EXPECT_EQ(log, (std::vector<std::string>{"cache>"}));
@@ -92,7 +92,7 @@ TEST_F(PipelineTest, AStageCanAnswerWithoutTheHandler) {
 }
 
 TEST_F(PipelineTest, MetaAccountingReportsSizeTokensDurationAndCalls) {
-    pipeline.add(std::make_shared<MetaAccounting>());
+    pipeline.add_always(std::make_shared<MetaAccounting>());
     EXPECT_EQ(call({{"reported", 7}})["_meta"]["downstream_api_calls"], 7);  // as the source reported it
     auto r = call({{"text", std::string(400, 'x')}});
     const Json& meta = r["_meta"];
@@ -107,7 +107,7 @@ TEST_F(PipelineTest, MetaAccountingReportsSizeTokensDurationAndCalls) {
 }
 
 TEST_F(PipelineTest, FailuresAreAccountedToo) {
-    pipeline.add(std::make_shared<MetaAccounting>());
+    pipeline.add_always(std::make_shared<MetaAccounting>());
     auto r = call({{"fail", true}});
     EXPECT_EQ(r["isError"], true);
     EXPECT_EQ(r["structuredContent"]["error_code"], "UPSTREAM_ERROR");
@@ -126,7 +126,7 @@ TEST(MetaAccountingFormula, TokensEstimateRoundsUp) {
 
 namespace {
 TEST_F(PipelineTest, ResponseSizeMatchesTheSerializedResultExactly) {
-    pipeline.add(std::make_shared<MetaAccounting>());
+    pipeline.add_always(std::make_shared<MetaAccounting>());
     for (Json args : {Json{{"text", "é\"\\\n"}}, Json{{"fail", true}}, Json{{"reported", 3}, {"text", "x"}}}) {
         auto r = call(args);
         Json without = r;
@@ -135,4 +135,102 @@ TEST_F(PipelineTest, ResponseSizeMatchesTheSerializedResultExactly) {
         EXPECT_EQ(r["_meta"]["response_size_bytes"], without.dump().size()) << args.dump();
     }
 }
+}  // namespace
+
+namespace {
+
+// Configurable stages run where the tool's policy lists them, in the policy's order, with
+// per-source and per-tool switches.
+class PolicyOrderTest : public ::testing::Test {
+protected:
+    Json run(PipelineConfig config, const std::string& source = "") {
+        Pipeline pipeline{PolicyResolver(std::move(config))};
+        for (auto name : {"validate", "cache", "timeout"}) pipeline.add(std::make_shared<Recorder>(name, log));
+        McpServer server(exec, ServerOptions{});
+        ToolSpec t;
+        t.name = "echo";
+        t.source = source;
+        t.handler = [this](RequestContext&, const Json&) -> Task<ToolResult> {
+            log.push_back("handler");
+            co_return ToolResult::text("ok");
+        };
+        server.registry().add_tool(std::move(t));
+        server.set_tool_invoker(pipeline.invoker());
+        std::vector<Json> out;
+        auto session = server.open_session([&](const Json& m, const protocol::RequestId*) { out.push_back(m); });
+        session->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
+        session->receive(protocol::Notification{"notifications/initialized", nullptr});
+        session->receive(protocol::Request{1, "tools/call", {{"name", "echo"}, {"arguments", Json::object()}}});
+        exec.run();
+        session->close();
+        return out.back();
+    }
+    test_support::ManualExecutor exec;
+    std::vector<std::string> log;
+};
+
+TEST_F(PolicyOrderTest, DefaultOrderRunsRegisteredStagesOnly) {
+    run(PipelineConfig{});
+    EXPECT_EQ(log, (std::vector<std::string>{"validate>", "cache>", "timeout>", "handler", "<timeout", "<cache",
+                                             "<validate"}));
+}
+
+TEST_F(PolicyOrderTest, GlobalOrderAndPerToolAndPerSourceSwitches) {
+    PipelineConfig config;
+    config.defaults.stages = {"timeout", "validate", "cache"};
+    run(config);
+    EXPECT_EQ(log[0], "timeout>");
+    EXPECT_EQ(log[1], "validate>");
+
+    log.clear();
+    PolicyOverride off_cache;
+    off_cache.disable = {"cache"};
+    config.tools["echo"] = off_cache;
+    run(config);
+    EXPECT_EQ(log, (std::vector<std::string>{"timeout>", "validate>", "handler", "<validate", "<timeout"}));
+
+    log.clear();
+    PipelineConfig by_source;
+    PolicyOverride only_validate;
+    only_validate.stages = std::vector<std::string>{"validate"};
+    by_source.sources["pack-a"] = only_validate;
+    run(by_source, "pack-a");
+    EXPECT_EQ(log, (std::vector<std::string>{"validate>", "handler", "<validate"}));
+    log.clear();
+    run(by_source, "pack-b");  // another source keeps the defaults
+    EXPECT_EQ(log.size(), 7u);
+}
+
+TEST(PolicyResolverTest, LayersApplyDefaultsThenSourceThenToolAndServiceComesFromConfig) {
+    PipelineConfig config;
+    config.defaults.timeout = std::chrono::milliseconds(1000);
+    PolicyOverride src;
+    src.timeout = std::chrono::milliseconds(2000);
+    src.service = "tango";
+    config.sources["tango-pack"] = src;
+    PolicyOverride tool;
+    tool.timeout = std::chrono::milliseconds(3000);
+    config.tools["slow_tool"] = tool;
+    ServicePolicy svc;
+    svc.breaker_failure_threshold = 5;
+    config.services["tango"] = svc;
+    PolicyResolver resolver(config);
+
+    ToolSpec a;
+    a.name = "fast_tool";
+    a.source = "tango-pack";
+    ToolSpec b = a;
+    b.name = "slow_tool";
+    ToolSpec c;
+    c.name = "other";
+    auto pa = resolver.resolve(a), pb = resolver.resolve(b), pc = resolver.resolve(c);
+    EXPECT_EQ(pa->timeout.count(), 2000);
+    EXPECT_EQ(pb->timeout.count(), 3000);
+    EXPECT_EQ(pc->timeout.count(), 1000);
+    EXPECT_EQ(pa->service, "tango");
+    EXPECT_EQ(pa->service_policy.breaker_failure_threshold, 5);
+    EXPECT_EQ(pc->service, "");
+    EXPECT_EQ(resolver.resolve(a).get(), pa.get());  // computed once
+}
+
 }  // namespace

@@ -15,5 +15,6 @@ struct Command {
 };
 
 Command add_serve(CLI::App& app);   // toolport serve
+Command add_config(CLI::App& app);  // toolport config check FILE
 
 }  // namespace toolport::commands

@@ -333,6 +333,7 @@ ToolSpec simple_tool(std::string name, std::string description, ToolHandler hand
     t.description = std::move(description);
     t.input_schema = empty_schema();
     t.handler = std::move(handler);
+    t.source = "conformance";
     return t;
 }
 

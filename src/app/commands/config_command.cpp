@@ -1,0 +1,65 @@
+// `toolport config check FILE`: loads the file exactly as `serve` would (every key, type
+// and ${ENV} reference checked) and says what it configures, or names the file, line and
+// key of the first problem (exit status 2).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "app/commands/commands.hpp"
+#include "app/config.hpp"
+#include "packs/packs.hpp"
+
+namespace toolport::commands {
+
+namespace {
+
+int check(const std::string& file) {
+    Config config;
+    try {
+        config = load_config(file);
+    } catch (const ConfigError& e) {
+        fmt::print(stderr, "{}\n", e.what());
+        return 2;
+    }
+    const auto known = known_packs();
+    for (const auto& pack : config.packs) {
+        if (std::find(known.begin(), known.end(), pack) == known.end()) {
+            fmt::print(stderr, "{}: packs: unknown pack \"{}\"\n", file, pack);
+            return 2;
+        }
+    }
+    const auto& p = config.pipeline;
+    fmt::print("{}: OK\n", file);
+    fmt::print("  transport: {}\n", config.transport == Config::Transport::stdio
+                                        ? std::string("stdio")
+                                        : fmt::format("http {}:{}{}", config.http.host, config.http.port, config.http.path));
+    std::string packs;
+    for (const auto& pack : config.packs) packs += (packs.empty() ? "" : ", ") + pack;
+    fmt::print("  packs: {}\n", packs.empty() ? "(none)" : packs);
+    // The URL may carry a password: show only its scheme and host part.
+    std::string store = config.store.url;
+    if (auto at = store.rfind('@'); at != std::string::npos) store = "redis://***@" + store.substr(at + 1);
+    fmt::print("  store: {}\n", store);
+    std::string stages;
+    for (const auto& s : p.defaults.stages) stages += (stages.empty() ? "" : ", ") + s;
+    fmt::print("  stages: {}\n", stages);
+    fmt::print("  timeout: {} ms, max response: {} bytes, budget: {} calls/request ({} per call without _meta)\n",
+               p.defaults.timeout.count(), p.defaults.max_response_bytes,
+               p.defaults.budget.max_downstream_calls_per_request, p.defaults.budget.default_downstream_per_call);
+    fmt::print("  overrides: {} source(s), {} tool(s), {} service(s)\n", p.sources.size(), p.tools.size(),
+               p.services.size());
+    return 0;
+}
+
+}  // namespace
+
+Command add_config(CLI::App& app) {
+    auto file = std::make_shared<std::string>();
+    auto* config = app.add_subcommand("config", "Work with configuration files");
+    config->require_subcommand(1);
+    auto* check_cmd = config->add_subcommand("check", "Validate a configuration file and summarize it");
+    check_cmd->add_option("FILE", *file, "YAML configuration file")->required();
+    return {check_cmd, [file]() { return check(*file); }};
+}
+
+}  // namespace toolport::commands

@@ -1,0 +1,113 @@
+// Policies: what the pipeline's stages do for one tool. The configuration sets defaults
+// for every tool (`pipeline:`), overrides per source (`sources: {<provider>: …}`) and per
+// tool (`tools: {<name>: …}`), and per downstream service (`services: {<name>: …}`: rate
+// limits and circuit breakers belong to the service a tool calls, shared by all its tools).
+// The PolicyResolver folds these layers into one CallPolicy per tool, once, and hands the
+// same object to every call of that tool.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "stores/rate_limit_store.hpp"
+
+namespace toolport {
+struct ToolSpec;
+}
+
+namespace toolport::pipeline {
+
+// The stage names, in their default order (outermost first).
+const std::vector<std::string>& default_stage_order();
+
+enum class CacheMode { read_only, all, off };
+
+struct CachePolicy {
+    // Whether results of this tool are cached. Unset: decided by the cache mode (read_only:
+    // tools whose annotations say readOnlyHint: true).
+    std::optional<bool> enabled;
+    CacheMode mode = CacheMode::read_only;
+    std::chrono::seconds ttl{300};
+    // Results differ per caller (the source answers with the caller's credentials): the
+    // caller's identity is part of the key.
+    bool per_user = false;
+};
+
+struct BudgetPolicy {
+    std::int64_t max_downstream_calls_per_request = 120;  // MAX_DOWNSTREAM_CALLS_PER_REQUEST
+    std::int64_t default_downstream_per_call = 12;        // DEFAULT_DOWNSTREAM_PER_MCP_CALL
+    std::chrono::seconds scope_ttl{3600};                 // a request's tally is forgotten after this
+};
+
+struct ClientQuotaPolicy {
+    double per_minute = 0;  // calls a minute per client identity (0: unlimited)
+    double burst = 0;       // saved-up calls (0: same as per_minute)
+};
+
+// Per downstream service.
+struct ServicePolicy {
+    stores::RateLimitRule rate_limit;     // spacing + token bucket; all zero: unlimited
+    int breaker_failure_threshold = 3;    // consecutive failures that open the circuit (0: no breaker)
+    std::chrono::milliseconds breaker_cooldown{30000};
+};
+
+// Everything the stages need to know for one tool.
+struct CallPolicy {
+    std::vector<std::string> stages = default_stage_order();  // in order; a stage not listed is off
+    CachePolicy cache;
+    std::chrono::milliseconds timeout{30000};
+    std::size_t max_response_bytes = 1u << 20;  // MAX_MCP_RESPONSE_SIZE_BYTES
+    BudgetPolicy budget;
+    ClientQuotaPolicy client_quota;
+    std::string service;                        // downstream service ("" : none)
+    ServicePolicy service_policy;
+
+    bool stage_enabled(std::string_view name) const;
+};
+
+// One layer of overrides, as read from the configuration (unset fields inherit).
+struct PolicyOverride {
+    std::optional<std::vector<std::string>> stages;
+    std::vector<std::string> disable;  // stage names switched off at this layer
+    std::optional<bool> cache_enabled;
+    std::optional<CacheMode> cache_mode;
+    std::optional<std::chrono::seconds> cache_ttl;
+    std::optional<bool> cache_per_user;
+    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::size_t> max_response_bytes;
+    std::optional<std::int64_t> max_downstream_calls_per_request;
+    std::optional<std::int64_t> default_downstream_per_call;
+    std::optional<std::chrono::seconds> budget_scope_ttl;
+    std::optional<double> client_quota_per_minute;
+    std::optional<double> client_quota_burst;
+    std::optional<std::string> service;
+
+    void apply_to(CallPolicy& policy) const;
+};
+
+struct PipelineConfig {
+    CallPolicy defaults;
+    std::map<std::string, PolicyOverride> sources;  // by provider name (ToolSpec::source)
+    std::map<std::string, PolicyOverride> tools;    // by tool name
+    std::map<std::string, ServicePolicy> services;  // by service name
+};
+
+class PolicyResolver {
+public:
+    explicit PolicyResolver(PipelineConfig config);
+    // The policy of `tool` (computed on first use, then shared).
+    std::shared_ptr<const CallPolicy> resolve(const ToolSpec& tool);
+    const PipelineConfig& config() const { return config_; }
+
+private:
+    PipelineConfig config_;
+    std::unordered_map<std::string, std::shared_ptr<const CallPolicy>> by_key_;
+};
+
+}  // namespace toolport::pipeline

@@ -1,0 +1,144 @@
+#include "pipeline/stages/budget.hpp"
+
+#include <fmt/format.h>
+
+#include "observability/events.hpp"
+#include "observability/metrics.hpp"
+#include "server/tool_error.hpp"
+#include "util/digest.hpp"
+
+namespace toolport::pipeline {
+
+namespace {
+
+bool is_lower_hex(std::string_view s) {
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+
+// The real figure a source reported (result._meta.downstream_api_calls), if any.
+std::optional<std::int64_t> reported_calls(const Call& call, const ToolResult& result) {
+    if (call.downstream_api_calls) return *call.downstream_api_calls;
+    if (result.meta.is_object()) {
+        auto it = result.meta.find("downstream_api_calls");
+        if (it != result.meta.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0) return it->get<std::int64_t>();
+    }
+    return std::nullopt;
+}
+
+int percent(std::int64_t used, std::int64_t limit) {
+    return limit <= 0 ? 100 : static_cast<int>(used * 100 / limit);
+}
+
+}  // namespace
+
+std::optional<std::string> BudgetStage::trace_id(std::string_view tp) {
+    // version "-" trace-id "-" parent-id "-" flags; future versions may append fields.
+    if (tp.size() < 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-') return std::nullopt;
+    auto version = tp.substr(0, 2), id = tp.substr(3, 32), parent = tp.substr(36, 16), flags = tp.substr(53, 2);
+    if (!is_lower_hex(version) || version == "ff" || !is_lower_hex(id) || !is_lower_hex(parent) || !is_lower_hex(flags))
+        return std::nullopt;
+    if (version == "00" && tp.size() != 55) return std::nullopt;
+    if (id == std::string(32, '0') || parent == std::string(16, '0')) return std::nullopt;
+    return std::string(id);
+}
+
+std::string BudgetStage::scope_of(const RequestContext& ctx) {
+    const Json& params = ctx.params();
+    if (params.is_object()) {
+        if (auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
+            if (auto tp = meta->find("traceparent"); tp != meta->end() && tp->is_string()) {
+                if (auto id = trace_id(tp->get<std::string>())) return "trace:" + *id;
+            }
+        }
+    }
+    const auto& session = ctx.caller().session_id;
+    if (!session.empty()) return "session:" + util::sha256_hex(session).substr(0, 24);
+    return {};
+}
+
+Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
+    const auto& policy = call.policy->budget;
+    const std::int64_t limit = policy.max_downstream_calls_per_request;
+    const std::int64_t reserve = call.service().empty() ? 0 : policy.default_downstream_per_call;
+    const std::string scope = scope_of(call.ctx);
+    const auto ttl = std::chrono::duration_cast<std::chrono::milliseconds>(policy.scope_ttl);
+    const std::string& tool = call.tool->name;
+
+    if (limit <= 0 || scope.empty()) {
+        // The call is its own scope: only its own estimate can exceed the limit.
+        if (limit > 0 && reserve > limit) {
+            throw ToolError(ToolErrorCode::budget_exceeded,
+                            fmt::format("MCP downstream API budget exceeded: this call may make {} downstream calls, "
+                                        "the limit is {}",
+                                        reserve, limit));
+        }
+        co_return co_await next(call);
+    }
+
+    auto reservation = co_await store_.reserve(scope, reserve, limit, ttl);
+    if (!reservation.granted) {
+        observability::metrics().increment("toolport_budget_rejections_total", {{"tool", tool}});
+        observability::log_event(observability::EventLevel::warn, "mcp_budget_exceeded",
+                                 {{"tool_name", tool},
+                                  {"server_id", call.service()},
+                                  {"estimated_calls", reservation.used + reserve},
+                                  {"limit", limit}});
+        throw ToolError(ToolErrorCode::budget_exceeded,
+                        fmt::format("MCP downstream API budget exceeded: {} of {} downstream calls already used in "
+                                    "this request, and this call may make {} more",
+                                    reservation.used, limit, reserve));
+    }
+
+    std::int64_t actual = 0;
+    bool has_metadata = false;
+    ToolResult result;
+    std::exception_ptr failure;
+    try {
+        result = co_await next(call);
+        auto reported = reported_calls(call, result);
+        has_metadata = reported.has_value();
+        actual = reported.value_or(reserve);
+    } catch (const ToolError& e) {
+        // A refusal on our side cost nothing; a call that reached the service and failed
+        // cost (at least) that one call.
+        const auto code = e.code();
+        const bool reached = code == ToolErrorCode::upstream_error || code == ToolErrorCode::timeout ||
+                             code == ToolErrorCode::response_too_large;
+        actual = reached && !call.service().empty() ? 1 : 0;
+        failure = std::current_exception();
+    } catch (...) {
+        failure = std::current_exception();  // cancelled, or a JSON-RPC error: nothing spent
+    }
+    const std::int64_t used = co_await store_.settle(scope, reserve, actual, ttl);
+    if (failure) std::rethrow_exception(failure);
+    const std::int64_t before = used - actual;
+    observability::metrics().increment("toolport_budget_downstream_calls_total", {{"tool", tool}},
+                                       static_cast<double>(actual));
+    const int pct = percent(used, limit);
+    observability::log_event(observability::EventLevel::debug, "mcp_budget_status",
+                             {{"tool_name", tool},
+                              {"downstream_calls", used},
+                              {"limit", limit},
+                              {"percent_used", pct},
+                              {"has_metadata", has_metadata}});
+    // Warn once per threshold crossed, in the log and to the client.
+    for (int threshold : {90, 75}) {
+        if (percent(before, limit) < threshold && pct >= threshold) {
+            std::string message = threshold >= 90 ? "Budget critically low" : "Budget warning";
+            Json fields = {{"message", message}, {"tool_name", tool}, {"downstream_calls", used},
+                           {"limit", limit},     {"percent_used", pct}};
+            observability::log_event(observability::EventLevel::warn, "mcp_budget_warning", fields);
+            call.ctx.log(LogLevel::warning,
+                         Json{{"event", "mcp_budget_warning"},
+                              {"message", fmt::format("{}: {} of {} downstream API calls used in this request ({}%)",
+                                                      message, used, limit, pct)}},
+                         "toolport.budget");
+            break;
+        }
+    }
+    co_return result;
+}
+
+}  // namespace toolport::pipeline

@@ -1,0 +1,40 @@
+// BudgetStage ("budget"): downstream API calls counted per *user request* (seed 002), so
+// one runaway agent loop cannot hammer the services behind the tools.
+//
+// Scope: the W3C trace id when the client sends `traceparent` (HTTP header or
+// params._meta.traceparent) — one user request; else the session (its tally is forgotten
+// after budget.scope_ttl without calls); else the single call.
+//
+// Each call reserves its expected cost before it runs (the source's reported figure is
+// unknown until it answers: DEFAULT_DOWNSTREAM_PER_MCP_CALL, 12) and settles to the real
+// figure after (result._meta.downstream_api_calls). Reservation is one atomic
+// check-and-add in the BudgetStore, so 20 parallel calls cannot overspend — the design
+// this follows checked and recorded separately and could. Tools without a downstream
+// service reserve nothing. Over the limit → MCP_BUDGET_EXCEEDED. Warnings at 75 % and
+// 90 % are logged (mcp_budget_warning) and sent to the client as a log notification.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "pipeline/pipeline.hpp"
+#include "stores/budget_store.hpp"
+
+namespace toolport::pipeline {
+
+class BudgetStage final : public Stage {
+public:
+    explicit BudgetStage(stores::BudgetStore& store) : store_(store) {}
+    std::string_view name() const override { return "budget"; }
+    Task<ToolResult> handle(Call& call, const Next& next) override;
+
+    // "trace:<trace-id>", "session:<hash>", or empty (the call is its own scope).
+    static std::string scope_of(const RequestContext& ctx);
+    // The trace id of a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>"), if valid.
+    static std::optional<std::string> trace_id(std::string_view traceparent);
+
+private:
+    stores::BudgetStore& store_;
+};
+
+}  // namespace toolport::pipeline

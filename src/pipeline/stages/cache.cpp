@@ -1,0 +1,83 @@
+#include "pipeline/stages/cache.hpp"
+
+#include "observability/metrics.hpp"
+#include "pipeline/stages/rate_limit.hpp"
+#include "util/digest.hpp"
+
+namespace toolport::pipeline {
+
+namespace {
+
+bool bypass_requested(const RequestContext& ctx) {
+    const Json& params = ctx.params();
+    if (!params.is_object()) return false;
+    auto meta = params.find("_meta");
+    if (meta == params.end() || !meta->is_object()) return false;
+    auto flag = meta->find(CacheStage::kBypassMetaKey);
+    return flag != meta->end() && flag->is_string() && *flag == "bypass";
+}
+
+void count(const Call& call, const char* outcome) {
+    observability::metrics().increment("toolport_cache_requests_total", {{"tool", call.tool->name}, {"result", outcome}});
+}
+
+}  // namespace
+
+bool CacheStage::cacheable(const ToolSpec& tool, const CachePolicy& policy) {
+    if (policy.enabled) return *policy.enabled;
+    switch (policy.mode) {
+        case CacheMode::off: return false;
+        case CacheMode::all: return true;
+        case CacheMode::read_only: {
+            if (!tool.annotations.is_object()) return false;
+            auto hint = tool.annotations.find("readOnlyHint");
+            return hint != tool.annotations.end() && hint->is_boolean() && hint->get<bool>();
+        }
+    }
+    return false;
+}
+
+std::string CacheStage::key(const Call& call) {
+    // nlohmann's objects are ordered maps, so dump() is the canonical sorted-key form.
+    std::string canonical = call.arguments.dump(-1, ' ', false, Json::error_handler_t::replace);
+    std::string key = "cache:" + call.tool->source + ":" + call.tool->name + ":" + util::sha256_hex(canonical);
+    if (call.policy->cache.per_user) {
+        auto identity = ClientQuotaStage::client_identity(call.ctx.caller());
+        key += ":" + (identity.empty() ? std::string("anonymous") : identity);
+    }
+    return key;
+}
+
+Task<ToolResult> CacheStage::handle(Call& call, const Next& next) {
+    if (!cacheable(*call.tool, call.policy->cache)) co_return co_await next(call);
+
+    const std::string k = key(call);
+    const bool bypass = bypass_requested(call.ctx);
+    if (!bypass) {
+        if (auto cached = co_await store_.get(k)) {
+            try {
+                ToolResult result = ToolResult::from_json(Json::parse(*cached));
+                call.cache_status = CacheStatus::hit;
+                call.downstream_api_calls = 0;
+                count(call, "hit");
+                co_return result;
+            } catch (const std::exception&) {
+                // An entry we cannot read (another version wrote it): treat as a miss.
+            }
+        }
+        call.cache_status = CacheStatus::miss;
+        count(call, "miss");
+    } else {
+        call.cache_status = CacheStatus::bypass;
+        count(call, "bypass");
+    }
+
+    ToolResult result = co_await next(call);
+    if (!result.is_error) {
+        co_await store_.put(k, result.to_json().dump(-1, ' ', false, Json::error_handler_t::replace),
+                            std::chrono::duration_cast<std::chrono::milliseconds>(call.policy->cache.ttl));
+    }
+    co_return result;
+}
+
+}  // namespace toolport::pipeline

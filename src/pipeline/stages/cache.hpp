@@ -1,0 +1,32 @@
+// CacheStage ("cache"): cache-aside for successful tool results, in the shared CacheStore
+// (process memory, or Redis shared by replicas). The key is the tool's source and name +
+// SHA-256 of the canonical (sorted-key) JSON of the arguments [+ the caller's identity
+// when the policy says results are per user]. TTL per tool (default 300 s).
+//
+// Which tools: by default those whose annotations say readOnlyHint: true (caching a tool
+// with side effects would skip the side effect); `cache.mode: all | off` and a per-tool
+// `cache.enabled` change that. A caller skips the cache for one call (and refreshes it)
+// with `_meta: {"toolport/cache": "bypass"}` in the tools/call params.
+#pragma once
+
+#include "pipeline/pipeline.hpp"
+#include "stores/cache_store.hpp"
+
+namespace toolport::pipeline {
+
+class CacheStage final : public Stage {
+public:
+    static constexpr const char* kBypassMetaKey = "toolport/cache";
+
+    explicit CacheStage(stores::CacheStore& store) : store_(store) {}
+    std::string_view name() const override { return "cache"; }
+    Task<ToolResult> handle(Call& call, const Next& next) override;
+
+    static bool cacheable(const ToolSpec& tool, const CachePolicy& policy);
+    static std::string key(const Call& call);
+
+private:
+    stores::CacheStore& store_;
+};
+
+}  // namespace toolport::pipeline

@@ -1,0 +1,100 @@
+#include "pipeline/stages/circuit_breaker_stage.hpp"
+
+#include <fmt/format.h>
+
+#include "async/executor.hpp"
+#include "observability/events.hpp"
+#include "observability/metrics.hpp"
+#include "server/tool_error.hpp"
+
+namespace toolport::pipeline {
+
+namespace {
+
+enum class Verdict { success, failure, neutral };
+
+Verdict verdict_of(ToolErrorCode code) {
+    switch (code) {
+        case ToolErrorCode::upstream_error:
+        case ToolErrorCode::timeout:
+        case ToolErrorCode::internal_error:
+            return Verdict::failure;
+        case ToolErrorCode::rate_limited:
+        case ToolErrorCode::budget_exceeded:
+        case ToolErrorCode::missing_api_key:
+        case ToolErrorCode::server_unhealthy:
+            return Verdict::neutral;  // refused on our side: the service was never asked
+        default:
+            return Verdict::success;  // the service answered; the call itself was wrong
+    }
+}
+
+void report_state(const std::string& service, CircuitBreaker::State state) {
+    observability::metrics().set("toolport_circuit_state", {{"service", service}},
+                                 state == CircuitBreaker::State::closed      ? 0
+                                 : state == CircuitBreaker::State::half_open ? 1
+                                                                             : 2);
+}
+
+}  // namespace
+
+CircuitBreaker& CircuitBreakerStage::breaker_for(const std::string& service, const ServicePolicy& policy) {
+    auto it = breakers_.find(service);
+    if (it == breakers_.end())
+        it = breakers_.emplace(service, CircuitBreaker(policy.breaker_failure_threshold, policy.breaker_cooldown)).first;
+    return it->second;
+}
+
+Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
+    const std::string& service = call.service();
+    if (service.empty() || call.policy->service_policy.breaker_failure_threshold <= 0) co_return co_await next(call);
+
+    Executor& executor = call.ctx.executor();
+    CircuitBreaker& breaker = breaker_for(service, call.policy->service_policy);
+    const auto permit = breaker.try_acquire(executor.now());
+    if (!permit.allowed) {
+        observability::metrics().increment("toolport_circuit_rejections_total", {{"service", service}});
+        observability::log_event(observability::EventLevel::warn, "mcp_server_unhealthy",
+                                 {{"tool_name", call.tool->name},
+                                  {"server_id", service},
+                                  {"consecutive_failures", breaker.consecutive_failures()},
+                                  {"retry_after_ms", permit.retry_after.count()}});
+        throw ToolError(ToolErrorCode::server_unhealthy,
+                        fmt::format("Service {} is currently unhealthy ({} consecutive failures); calls to it are "
+                                    "paused",
+                                    service, breaker.consecutive_failures()))
+            .retry_after(permit.retry_after)
+            .suggest(fmt::format("Wait {} ms and retry, use another tool or source for this data, or check the "
+                                 "service's status.",
+                                 permit.retry_after.count()));
+    }
+
+    const auto before = breaker.state(executor.now());
+    ToolResult result;
+    try {
+        result = co_await next(call);
+    } catch (const ToolError& e) {
+        switch (verdict_of(e.code())) {
+            case Verdict::failure: breaker.record_failure(executor.now(), e.what()); break;
+            case Verdict::success: breaker.record_success(); break;
+            case Verdict::neutral: breaker.release(permit); break;
+        }
+        if (auto after = breaker.state(executor.now()); after != before) report_state(service, after);
+        throw;
+    } catch (...) {
+        breaker.release(permit);  // cancelled, or answered as a JSON-RPC error by the engine
+        throw;
+    }
+    breaker.record_success();
+    if (before != CircuitBreaker::State::closed) report_state(service, CircuitBreaker::State::closed);
+    co_return result;
+}
+
+std::vector<CircuitBreakerStage::ServiceHealth> CircuitBreakerStage::snapshot(CircuitBreaker::Clock::time_point now) const {
+    std::vector<ServiceHealth> out;
+    for (const auto& [service, b] : breakers_)
+        out.push_back({service, b.state(now), b.consecutive_failures(), b.total_calls(), b.failed_calls()});
+    return out;
+}
+
+}  // namespace toolport::pipeline

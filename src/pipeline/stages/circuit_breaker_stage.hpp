@@ -1,0 +1,39 @@
+// CircuitBreakerStage ("circuit_breaker"): one CircuitBreaker per downstream service
+// (policy.service; tools without one pass straight through). While a service's circuit is
+// open, its tools fail fast with SERVER_UNHEALTHY and retry_after_ms, and the event
+// mcp_server_unhealthy is logged. Failures are what says the service is in trouble —
+// UPSTREAM_ERROR, TIMEOUT, INTERNAL_ERROR from its source; a tool result with isError or
+// an error about the call itself (NOT_FOUND, INVALID_ARGUMENT, ...) proves the service
+// answered and counts as success.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "pipeline/circuit_breaker.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace toolport::pipeline {
+
+class CircuitBreakerStage final : public Stage {
+public:
+    std::string_view name() const override { return "circuit_breaker"; }
+    Task<ToolResult> handle(Call& call, const Next& next) override;
+
+    struct ServiceHealth {
+        std::string service;
+        CircuitBreaker::State state;
+        int consecutive_failures;
+        long long total_calls;
+        long long failed_calls;
+    };
+    // Every service seen so far, for /health and the orchestration summary.
+    std::vector<ServiceHealth> snapshot(CircuitBreaker::Clock::time_point now) const;
+
+private:
+    CircuitBreaker& breaker_for(const std::string& service, const ServicePolicy& policy);
+    std::map<std::string, CircuitBreaker> breakers_;
+};
+
+}  // namespace toolport::pipeline

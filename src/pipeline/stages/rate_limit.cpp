@@ -1,0 +1,67 @@
+#include "pipeline/stages/rate_limit.hpp"
+
+#include <fmt/format.h>
+
+#include "observability/metrics.hpp"
+#include "server/tool_error.hpp"
+#include "util/digest.hpp"
+
+namespace toolport::pipeline {
+
+namespace {
+
+ToolError rate_limited(std::string message, std::chrono::milliseconds retry_after) {
+    return ToolError(ToolErrorCode::rate_limited, std::move(message))
+        .retry_after(retry_after)
+        .suggest(fmt::format("Wait {} ms, then retry the same call.", retry_after.count()));
+}
+
+}  // namespace
+
+Task<ToolResult> RateLimitStage::handle(Call& call, const Next& next) {
+    const auto& rule = call.policy->service_policy.rate_limit;
+    const bool limited = rule.min_spacing.count() > 0 || rule.rate > 0;
+    if (call.service().empty() || !limited) co_return co_await next(call);
+
+    auto decision = co_await store_.acquire("svc:" + call.service(), rule);
+    if (!decision.allowed) {
+        observability::metrics().increment("toolport_rate_limited_total",
+                                           {{"scope", "service"}, {"service", call.service()}});
+        throw rate_limited(fmt::format("Too many calls to {}: the limit is reached for now", call.service()),
+                           decision.retry_after);
+    }
+    if (decision.wait.count() > 0) {
+        // Spacing: this call's slot is taken; start when it comes (cancellable).
+        observability::metrics().observe("toolport_rate_limit_wait_seconds", {{"service", call.service()}},
+                                         decision.wait.count() / 1000.0);
+        co_await call.ctx.sleep(decision.wait);
+    }
+    co_return co_await next(call);
+}
+
+std::string ClientQuotaStage::client_identity(const CallerIdentity& caller) {
+    // Hashed: the key is stored (Redis) and may be logged; the raw values are credentials.
+    if (!caller.principal.empty()) return "token:" + util::sha256_hex(caller.principal).substr(0, 24);
+    if (!caller.session_id.empty()) return "session:" + util::sha256_hex(caller.session_id).substr(0, 24);
+    return {};
+}
+
+Task<ToolResult> ClientQuotaStage::handle(Call& call, const Next& next) {
+    const auto& quota = call.policy->client_quota;
+    if (quota.per_minute <= 0) co_return co_await next(call);
+    const std::string identity = client_identity(call.ctx.caller());
+    if (identity.empty()) co_return co_await next(call);
+
+    stores::RateLimitRule rule;
+    rule.rate = quota.per_minute / 60.0;
+    rule.burst = quota.burst > 0 ? quota.burst : quota.per_minute;
+    auto decision = co_await store_.acquire("client:" + identity, rule);
+    if (!decision.allowed) {
+        observability::metrics().increment("toolport_rate_limited_total", {{"scope", "client"}, {"service", ""}});
+        throw rate_limited(fmt::format("This client's quota of {} calls a minute is used up", quota.per_minute),
+                           decision.retry_after);
+    }
+    co_return co_await next(call);
+}
+
+}  // namespace toolport::pipeline

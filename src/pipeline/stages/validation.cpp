@@ -1,0 +1,243 @@
+#include "pipeline/stages/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "util/sanitize.hpp"
+
+namespace toolport::pipeline {
+
+namespace {
+
+// JSON Pointer segments of an instance location ("/a/0/b~1c" → a, 0, b/c).
+std::vector<std::string> pointer_segments(const std::string& pointer) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i < pointer.size()) {
+        if (pointer[i] != '/') break;
+        auto end = pointer.find('/', i + 1);
+        std::string seg = pointer.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
+        std::string unescaped;
+        for (std::size_t k = 0; k < seg.size(); ++k) {
+            if (seg[k] == '~' && k + 1 < seg.size()) {
+                unescaped += seg[k + 1] == '1' ? '/' : '~';
+                ++k;
+            } else {
+                unescaped += seg[k];
+            }
+        }
+        out.push_back(std::move(unescaped));
+        if (end == std::string::npos) break;
+        i = end;
+    }
+    return out;
+}
+
+bool is_index(const std::string& s) {
+    return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "filters.date", "items[2].name": how a model would name the parameter.
+std::string parameter_name(const std::vector<std::string>& path) {
+    std::string name;
+    for (const auto& seg : path) {
+        if (is_index(seg) && !name.empty()) name += "[" + seg + "]";
+        else name += (name.empty() ? "" : ".") + seg;
+    }
+    return name;
+}
+
+// The subschema that describes the value at `path`, following properties / items /
+// prefixItems / additionalProperties (not $ref: the description, not the proof).
+const Json* subschema_at(const Json& root, const std::vector<std::string>& path) {
+    const Json* s = &root;
+    for (const auto& seg : path) {
+        if (!s->is_object()) return nullptr;
+        const Json* next = nullptr;
+        if (auto p = s->find("properties"); p != s->end() && p->is_object() && p->contains(seg)) {
+            next = &(*p)[seg];
+        } else if (is_index(seg)) {
+            std::size_t index = std::stoul(seg);
+            if (auto pi = s->find("prefixItems"); pi != s->end() && pi->is_array() && index < pi->size()) next = &(*pi)[index];
+            else if (auto it = s->find("items"); it != s->end() && it->is_object()) next = &*it;
+        } else if (auto ap = s->find("additionalProperties"); ap != s->end() && ap->is_object()) {
+            next = &*ap;
+        }
+        if (!next) return nullptr;
+        s = next;
+    }
+    return s;
+}
+
+std::string first_type(const Json& schema) {
+    auto t = schema.find("type");
+    if (t == schema.end()) return "";
+    if (t->is_string()) return t->get<std::string>();
+    if (t->is_array()) {
+        for (const auto& x : *t)
+            if (x.is_string() && x != "null") return x.get<std::string>();
+    }
+    return "";
+}
+
+// A value the model can copy: the schema's own example, default, const or first enum
+// value, else a plausible value of the right type and format.
+Json example_for(const Json& schema) {
+    if (!schema.is_object()) return nullptr;
+    if (auto e = schema.find("examples"); e != schema.end() && e->is_array() && !e->empty()) return (*e)[0];
+    if (auto d = schema.find("default"); d != schema.end()) return *d;
+    if (auto c = schema.find("const"); c != schema.end()) return *c;
+    if (auto e = schema.find("enum"); e != schema.end() && e->is_array() && !e->empty()) return (*e)[0];
+    const std::string type = first_type(schema);
+    const std::string format = schema.value("format", "");
+    if (type == "string") {
+        if (format == "date") return "2024-01-01";
+        if (format == "date-time") return "2024-01-01T00:00:00Z";
+        if (format == "time") return "12:00:00Z";
+        if (format == "email") return "name@example.com";
+        if (format == "uri" || format == "url") return "https://example.com/";
+        if (format == "uuid") return "123e4567-e89b-12d3-a456-426614174000";
+        return nullptr;  // no honest example for a free-form or patterned string
+    }
+    if (type == "integer") {
+        auto min = schema.find("minimum");
+        return (min != schema.end() && min->is_number()) ? Json(static_cast<long long>(std::ceil(min->get<double>())))
+                                                         : Json(1);
+    }
+    if (type == "number") {
+        auto min = schema.find("minimum");
+        return (min != schema.end() && min->is_number()) ? *min : Json(1.5);
+    }
+    if (type == "boolean") return true;
+    if (type == "array") {
+        if (auto items = schema.find("items"); items != schema.end() && items->is_object()) {
+            Json item = example_for(*items);
+            if (!item.is_null()) return Json::array({item});
+        }
+        return Json::array();
+    }
+    return nullptr;
+}
+
+std::string dump_short(const Json& v) {
+    return util::sanitize_for_message(v.dump(-1, ' ', false, Json::error_handler_t::replace), 200);
+}
+
+// "string (format: date)", "one of [\"a\", \"b\"]", "integer, minimum 1, maximum 100".
+std::string describe(const Json& schema, const schema::ValidationError& error) {
+    if (!schema.is_object()) return error.message;
+    std::vector<std::string> parts;
+    if (auto e = schema.find("enum"); e != schema.end()) parts.push_back("one of " + dump_short(*e));
+    else if (auto c = schema.find("const"); c != schema.end()) parts.push_back("exactly " + dump_short(*c));
+    else if (auto t = schema.find("type"); t != schema.end()) parts.push_back(t->is_string() ? t->get<std::string>() : dump_short(*t));
+    if (auto f = schema.find("format"); f != schema.end() && f->is_string()) parts.push_back("format " + f->get<std::string>());
+    if (auto p = schema.find("pattern"); p != schema.end() && p->is_string()) parts.push_back("matching " + p->get<std::string>());
+    for (const char* k : {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "minLength", "maxLength",
+                          "minItems", "maxItems"}) {
+        if (auto v = schema.find(k); v != schema.end() && v->is_number()) parts.push_back(fmt::format("{} {}", k, v->dump()));
+    }
+    if (parts.empty()) return error.message;
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return util::sanitize_for_message(out, 400);
+}
+
+ToolError to_tool_error(const Json& input_schema, const schema::ValidationResult& result) {
+    const auto& first = result.errors.front();
+    auto path = pointer_segments(first.instance_location);
+    const bool missing = first.keyword == "required" && first.expected.is_string();
+    if (missing) path.push_back(first.expected.get<std::string>());
+    const std::string parameter = parameter_name(path);
+    const Json* sub = subschema_at(input_schema, path);
+
+    std::string message;
+    if (missing) {
+        message = fmt::format("Missing required parameter: {}", parameter);
+    } else if (parameter.empty()) {
+        message = fmt::format("Invalid arguments: {}", first.message);
+    } else {
+        message = fmt::format("Invalid value for parameter {}: {}", parameter, first.message);
+    }
+    const std::size_t more = result.errors.size() - 1;
+    if (more > 0) {
+        message += fmt::format(" ({}{} more problem{}:", more, result.truncated ? "+" : "", more == 1 ? "" : "s");
+        for (std::size_t i = 1; i < result.errors.size() && i < 4; ++i) {
+            const auto& e = result.errors[i];
+            auto name = parameter_name(pointer_segments(e.instance_location));
+            if (e.keyword == "required" && e.expected.is_string()) {
+                auto p = pointer_segments(e.instance_location);
+                p.push_back(e.expected.get<std::string>());
+                message += fmt::format(" {} is required;", parameter_name(p));
+            } else {
+                message += fmt::format(" {}: {};", name.empty() ? "arguments" : name, e.message);
+            }
+        }
+        if (message.back() == ';') message.pop_back();
+        message += ")";
+    }
+
+    ToolError error(missing ? ToolErrorCode::missing_parameter : ToolErrorCode::invalid_argument, message);
+    if (!parameter.empty()) error.parameter(parameter);
+    if (!missing) error.provided(first.actual);
+    if (sub) {
+        error.expected(describe(*sub, first));
+        if (Json ex = example_for(*sub); !ex.is_null()) error.example(std::move(ex));
+    } else {
+        error.expected(first.message);
+    }
+    if (missing) {
+        error.suggest(fmt::format("Add \"{}\" to the arguments and call again.", parameter));
+    } else if (first.keyword == "additionalProperties" || first.keyword == "unevaluatedProperties") {
+        error.suggest("Remove the parameters the tool does not define (see its inputSchema) and call again.");
+    } else {
+        error.suggest(fmt::format("Send {} as the tool's inputSchema describes and call again.",
+                                  parameter.empty() ? "the arguments" : parameter));
+    }
+    return error;
+}
+
+}  // namespace
+
+std::shared_ptr<const schema::CompiledSchema> ValidationStage::schema_for(const std::shared_ptr<const ToolSpec>& tool) {
+    auto it = compiled_.find(tool.get());
+    if (it != compiled_.end()) {
+        if (auto alive = it->second.tool.lock(); alive && alive.get() == tool.get()) return it->second.schema;
+    }
+    // Forget definitions that were replaced or removed, so the map stays bounded.
+    std::erase_if(compiled_, [](const auto& kv) { return kv.second.tool.expired(); });
+
+    std::shared_ptr<const schema::CompiledSchema> compiled;
+    try {
+        compiled = std::make_shared<schema::CompiledSchema>(schema::compile(tool->input_schema));
+    } catch (const schema::SchemaError& strict_error) {
+        // Third-party servers send odd $schema values: retry leniently before giving up.
+        try {
+            schema::Options lenient;
+            lenient.reject_unknown_dialect = false;
+            compiled = std::make_shared<schema::CompiledSchema>(schema::compile(tool->input_schema, lenient));
+        } catch (const schema::SchemaError& e) {
+            // A schema we cannot compile must not make the tool unusable: its calls go on
+            // unvalidated, and the operator hears about it once.
+            spdlog::warn("tool {}: inputSchema cannot be compiled ({}); its arguments are not validated", tool->name,
+                         util::sanitize_for_message(e.what(), 300));
+        }
+    }
+    compiled_[tool.get()] = Entry{tool, compiled};
+    return compiled;
+}
+
+std::optional<ToolError> ValidationStage::check(const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
+    auto schema = schema_for(tool);
+    if (!schema || schema->is_valid(arguments)) return std::nullopt;
+    return to_tool_error(tool->input_schema, schema->validate(arguments));
+}
+
+Task<ToolResult> ValidationStage::handle(Call& call, const Next& next) {
+    if (auto error = check(call.tool, call.arguments)) throw *error;
+    co_return co_await next(call);
+}
+
+}  // namespace toolport::pipeline

@@ -1,0 +1,462 @@
+// The pipeline's stages, end to end through the engine: a Runtime built from a Config
+// (memory stores, every stage on) with the `testing` pack's misbehaving tools, on a fake
+// clock. Each test drives tools/call over a session and reads what the client receives.
+#include <gtest/gtest.h>
+
+#include "app/runtime.hpp"
+#include "manual_executor.hpp"
+#include "packs/packs.hpp"
+#include "pipeline/stages/budget.hpp"
+#include "server/session.hpp"
+
+using namespace toolport;
+using namespace toolport::pipeline;
+using namespace std::chrono_literals;
+
+namespace {
+
+class StagesTest : public ::testing::Test {
+protected:
+    void start(Config config = {}) {
+        runtime = std::make_unique<Runtime>(config, exec);
+        packs::install_testing(runtime->server());
+        session = open_client();
+    }
+
+    std::shared_ptr<ServerSession> open_client(std::string principal = "") {
+        auto s = runtime->server().open_session(
+            [this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
+            CallerIdentity{principal, "session-" + std::to_string(++sessions), ""});
+        s->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
+        s->receive(protocol::Notification{"notifications/initialized", nullptr});
+        exec.run();
+        out.clear();
+        return s;
+    }
+
+    // Sends a call without waiting for it.
+    void send(int id, const std::string& tool, Json args, Json meta = nullptr,
+              std::shared_ptr<ServerSession> on = nullptr) {
+        Json params = {{"name", tool}, {"arguments", std::move(args)}};
+        if (!meta.is_null()) params["_meta"] = std::move(meta);
+        (on ? on : session)->receive(protocol::Request{id, "tools/call", std::move(params)});
+    }
+
+    // The response to request `id`, if it has arrived.
+    std::optional<Json> response(int id) const {
+        for (const auto& m : out) {
+            if (m.contains("id") && m["id"] == id && (m.contains("result") || m.contains("error"))) return m;
+        }
+        return std::nullopt;
+    }
+
+    Json call(const std::string& tool, Json args = Json::object(), Json meta = nullptr,
+              std::shared_ptr<ServerSession> on = nullptr) {
+        int id = ++next_id;
+        send(id, tool, std::move(args), std::move(meta), std::move(on));
+        exec.run();
+        auto r = response(id);
+        EXPECT_TRUE(r.has_value()) << "no response to " << tool;
+        return r ? (*r)["result"] : Json();
+    }
+
+    static std::string code(const Json& result) { return result["structuredContent"].value("error_code", "OK"); }
+
+    void TearDown() override {
+        if (session) session->close();
+        exec.run();
+    }
+
+    test_support::ManualExecutor exec;
+    std::unique_ptr<Runtime> runtime;
+    std::shared_ptr<ServerSession> session;
+    std::vector<Json> out;
+    int next_id = 100;
+    int sessions = 0;
+};
+
+// ---- validation ------------------------------------------------------------------------
+
+TEST_F(StagesTest, ValidationNamesTheMissingParameter) {
+    start();
+    auto r = call("test_validate", {{"kind", "grant"}});
+    EXPECT_EQ(r["isError"], true);
+    const Json& e = r["structuredContent"];
+    EXPECT_EQ(e["error_code"], "MISSING_PARAMETER");
+    EXPECT_EQ(e["parameter"], "limit");
+    EXPECT_EQ(e["example"], 10);  // the schema's default
+    EXPECT_EQ(e["recoverable"], true);
+    EXPECT_NE(r["content"][0]["text"].get<std::string>().find("limit"), std::string::npos);
+}
+
+TEST_F(StagesTest, ValidationReportsProvidedExpectedAndExample) {
+    start();
+    auto r = call("test_validate", {{"limit", "ten"}});
+    const Json& e = r["structuredContent"];
+    EXPECT_EQ(e["error_code"], "INVALID_ARGUMENT");
+    EXPECT_EQ(e["parameter"], "limit");
+    EXPECT_EQ(e["provided"], "ten");
+    EXPECT_NE(e["expected_format"].get<std::string>().find("integer"), std::string::npos);
+    EXPECT_EQ(e["example"], 10);
+
+    r = call("test_validate", {{"limit", 5}, {"filters", {{"naics", 541511}}}});
+    EXPECT_EQ(r["structuredContent"]["parameter"], "filters.naics");
+    EXPECT_EQ(r["structuredContent"]["example"], "541511");
+
+    r = call("test_validate", {{"limit", 5}, {"award_date", "01/01/2024"}});
+    EXPECT_EQ(r["structuredContent"]["parameter"], "award_date");
+    EXPECT_EQ(r["structuredContent"]["example"], "2024-01-01");
+
+    r = call("test_validate", {{"limit", 5}, {"kind", "loan"}});
+    EXPECT_NE(r["structuredContent"]["expected_format"].get<std::string>().find("grant"), std::string::npos);
+}
+
+TEST_F(StagesTest, ValidArgumentsReachTheHandlerAndInvalidOnesNever) {
+    start();
+    auto ok = call("test_validate", {{"limit", 5}, {"kind", "grant"}});
+    EXPECT_FALSE(ok.contains("isError"));
+    EXPECT_EQ(ok["structuredContent"]["limit"], 5);
+    Json args = {{"key", "v"}, {"downstream_calls", -1}};  // minimum 0
+    EXPECT_EQ(code(call("test_counter", args)), "INVALID_ARGUMENT");
+    EXPECT_EQ(call("test_counter", {{"key", "v"}})["structuredContent"]["invocation"], 1);  // the bad call never ran
+}
+
+TEST_F(StagesTest, ValidationCanBeSwitchedOffPerTool) {
+    Config config;
+    PolicyOverride off;
+    off.disable = {"validate"};
+    config.pipeline.tools["test_validate"] = off;
+    start(config);
+    auto r = call("test_validate", {{"limit", "ten"}});
+    EXPECT_FALSE(r.contains("isError"));
+    EXPECT_EQ(r["structuredContent"]["limit"], "ten");
+}
+
+// ---- timeouts ---------------------------------------------------------------------------
+
+TEST_F(StagesTest, TimeoutCancelsTheWorkAndAnswersWithTimeout) {
+    Config config;
+    config.pipeline.defaults.timeout = 100ms;
+    start(config);
+    send(1, "test_sleep", {{"ms", 60000}});
+    exec.advance(99ms);
+    EXPECT_FALSE(response(1));
+    exec.advance(1ms);
+    auto r = response(1);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(code((*r)["result"]), "TIMEOUT");
+    EXPECT_EQ((*r)["result"]["structuredContent"]["transient"], true);
+    EXPECT_FALSE((*r)["result"]["structuredContent"]["suggestion"].get<std::string>().empty());
+    // The session keeps serving.
+    EXPECT_EQ(call("test_sleep", {{"ms", 0}})["content"][0]["text"], "slept 0 ms");
+}
+
+TEST_F(StagesTest, AClientCancellationStillGetsNoResponse) {
+    start();
+    send(1, "test_sleep", {{"ms", 60000}});
+    exec.run();
+    session->receive(protocol::Notification{"notifications/cancelled", {{"requestId", 1}}});
+    exec.advance(61s);
+    EXPECT_FALSE(response(1));
+}
+
+// ---- size cap ----------------------------------------------------------------------------
+
+TEST_F(StagesTest, ResponsesOverTheCapBecomeResponseTooLarge) {
+    start();  // default cap: 1 MiB
+    auto big = call("test_large", {{"bytes", 5 << 20}});
+    EXPECT_EQ(code(big), "MCP_RESPONSE_TOO_LARGE");
+    EXPECT_NE(big["structuredContent"]["error"].get<std::string>().find("1048576"), std::string::npos);
+    EXPECT_LT(big.dump().size(), 4096u);
+    auto small = call("test_large", {{"bytes", 1000}});
+    EXPECT_EQ(small["content"][0]["text"].get<std::string>().size(), 1000u);
+}
+
+TEST_F(StagesTest, SizeCapIsConfigurablePerTool) {
+    Config config;
+    PolicyOverride tight;
+    tight.max_response_bytes = 500;
+    config.pipeline.tools["test_large"] = tight;
+    start(config);
+    EXPECT_EQ(code(call("test_large", {{"bytes", 1000}})), "MCP_RESPONSE_TOO_LARGE");
+    EXPECT_EQ(code(call("test_large", {{"bytes", 100}})), "OK");
+}
+
+// ---- circuit breaker -----------------------------------------------------------------
+
+Config flaky_service_config() {
+    Config config;
+    PolicyOverride on_flaky;
+    on_flaky.service = "flaky";
+    config.pipeline.tools["test_fail"] = on_flaky;
+    config.pipeline.tools["test_sleep"] = on_flaky;
+    ServicePolicy svc;
+    svc.breaker_failure_threshold = 3;
+    svc.breaker_cooldown = 30s;
+    config.pipeline.services["flaky"] = svc;
+    config.pipeline.defaults.budget.max_downstream_calls_per_request = 0;  // budgets off here
+    return config;
+}
+
+TEST_F(StagesTest, BreakerOpensAfterThreeFailuresAndFailsFast) {
+    start(flaky_service_config());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(code(call("test_fail", {{"code", "UPSTREAM_ERROR"}})), "UPSTREAM_ERROR");
+    auto r = call("test_sleep", {{"ms", 0}});
+    EXPECT_EQ(code(r), "SERVER_UNHEALTHY");
+    EXPECT_EQ(r["structuredContent"]["retry_after_ms"], 30000);
+    EXPECT_EQ(r["structuredContent"]["transient"], true);
+}
+
+TEST_F(StagesTest, BreakerLetsOneProbeThroughAfterTheCooldownAndClosesOnSuccess) {
+    start(flaky_service_config());
+    for (int i = 0; i < 3; ++i) call("test_fail", {{"code", "TIMEOUT"}});
+    exec.advance(30s);
+    // Half-open: one probe goes (a slow one), a second call meanwhile is refused.
+    send(1, "test_sleep", {{"ms", 1000}});
+    exec.run();
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "SERVER_UNHEALTHY");
+    exec.advance(1s);
+    ASSERT_TRUE(response(1));
+    EXPECT_EQ(code((*response(1))["result"]), "OK");
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");  // closed again
+}
+
+TEST_F(StagesTest, AFailedProbeReopensTheCircuit) {
+    start(flaky_service_config());
+    for (int i = 0; i < 3; ++i) call("test_fail");
+    exec.advance(30s);
+    EXPECT_EQ(code(call("test_fail")), "UPSTREAM_ERROR");  // the probe
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "SERVER_UNHEALTHY");
+    exec.advance(30s);
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+}
+
+TEST_F(StagesTest, ErrorsAboutTheCallItselfDoNotTripTheBreaker) {
+    start(flaky_service_config());
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(code(call("test_fail", {{"code", "NOT_FOUND"}})), "NOT_FOUND");
+    call("test_fail");
+    call("test_fail");
+    EXPECT_EQ(code(call("test_fail", {{"code", "NOT_FOUND"}})), "NOT_FOUND");  // resets the streak
+    call("test_fail");
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+}
+
+// ---- cache ---------------------------------------------------------------------------------
+
+TEST_F(StagesTest, ReadOnlyToolsAreCachedByArguments) {
+    start();
+    auto first = call("test_counter", {{"key", "a"}, {"downstream_calls", 3}});
+    EXPECT_EQ(first["structuredContent"]["invocation"], 1);
+    EXPECT_EQ(first["_meta"]["cache_status"], "miss");
+    EXPECT_EQ(first["_meta"]["downstream_api_calls"], 3);
+    auto second = call("test_counter", {{"downstream_calls", 3}, {"key", "a"}});  // same arguments, other order
+    EXPECT_EQ(second["structuredContent"]["invocation"], 1);
+    EXPECT_EQ(second["_meta"]["cache_status"], "hit");
+    EXPECT_EQ(second["_meta"]["downstream_api_calls"], 0);
+    EXPECT_EQ(call("test_counter", {{"key", "b"}})["structuredContent"]["invocation"], 1);  // other arguments
+}
+
+TEST_F(StagesTest, CacheEntriesExpireAfterTheirTtl) {
+    Config config;
+    config.pipeline.defaults.cache.ttl = 10s;
+    start(config);
+    call("test_counter", {{"key", "t"}});
+    exec.advance(9s);
+    EXPECT_EQ(call("test_counter", {{"key", "t"}})["_meta"]["cache_status"], "hit");
+    exec.advance(2s);
+    EXPECT_EQ(call("test_counter", {{"key", "t"}})["structuredContent"]["invocation"], 2);
+}
+
+TEST_F(StagesTest, ACallerCanBypassTheCache) {
+    start();
+    call("test_counter", {{"key", "k"}});
+    auto r = call("test_counter", {{"key", "k"}}, {{"toolport/cache", "bypass"}});
+    EXPECT_EQ(r["structuredContent"]["invocation"], 2);
+    EXPECT_EQ(r["_meta"]["cache_status"], "bypass");
+    EXPECT_EQ(call("test_counter", {{"key", "k"}})["structuredContent"]["invocation"], 2);  // refreshed
+}
+
+TEST_F(StagesTest, ToolsWithoutReadOnlyHintAndErrorsAreNotCached) {
+    start();
+    EXPECT_EQ(call("test_validate", {{"limit", 1}})["_meta"]["cache_status"], "bypass");
+    Config all;
+    all.pipeline.defaults.cache.mode = CacheMode::all;
+    runtime.reset();
+    start(all);
+    call("test_fail", {{"code", "NOT_FOUND"}});
+    EXPECT_EQ(call("test_fail", {{"code", "NOT_FOUND"}})["_meta"]["cache_status"], "miss");
+    call("test_validate", {{"limit", 1}});
+    EXPECT_EQ(call("test_validate", {{"limit", 1}})["_meta"]["cache_status"], "hit");
+}
+
+TEST_F(StagesTest, PerUserCachesKeepCallersApart) {
+    Config config;
+    config.pipeline.defaults.cache.per_user = true;
+    start(config);
+    call("test_counter", {{"key", "u"}});
+    auto other = open_client("bearer:other");
+    EXPECT_EQ(call("test_counter", {{"key", "u"}}, nullptr, other)["_meta"]["cache_status"], "miss");
+    EXPECT_EQ(call("test_counter", {{"key", "u"}})["_meta"]["cache_status"], "hit");
+    other->close();
+}
+
+// ---- budgets --------------------------------------------------------------------------------
+
+Config budget_config() {
+    Config config;
+    PolicyOverride metered;
+    metered.service = "metered";
+    config.pipeline.tools["test_sleep"] = metered;
+    PolicyOverride no_cache;
+    no_cache.disable = {"cache"};
+    no_cache.service = "metered";
+    config.pipeline.tools["test_counter"] = no_cache;
+    return config;  // limit 120, 12 per call without metadata
+}
+
+TEST_F(StagesTest, BudgetRefusesTheEleventhUnreportedCallInARequest) {
+    start(budget_config());
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK") << i;
+    auto r = call("test_sleep", {{"ms", 0}});
+    EXPECT_EQ(code(r), "MCP_BUDGET_EXCEEDED");
+    EXPECT_EQ(r["structuredContent"]["recoverable"], true);
+    EXPECT_NE(r["structuredContent"]["suggestion"].get<std::string>().find("narrow"), std::string::npos);
+}
+
+TEST_F(StagesTest, BudgetSettlesToTheReportedFigure) {
+    start(budget_config());
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(code(call("test_counter", {{"downstream_calls", 1}})), "OK") << i;
+    // 100 used; one more call may cost 12 → 112 ≤ 120.
+    EXPECT_EQ(code(call("test_counter", {{"downstream_calls", 1}})), "OK");
+    for (int i = 0; i < 7; ++i) call("test_counter", {{"downstream_calls", 1}});  // 108
+    EXPECT_EQ(code(call("test_counter", {{"downstream_calls", 1}})), "OK");       // 109 (108 + 12 = 120 fits)
+    EXPECT_EQ(code(call("test_counter", {{"downstream_calls", 1}})), "MCP_BUDGET_EXCEEDED");
+}
+
+TEST_F(StagesTest, ParallelCallsCannotOverspend) {
+    start(budget_config());
+    for (int i = 0; i < 20; ++i) send(i + 1, "test_sleep", {{"ms", 100}});
+    exec.advance(200ms);
+    int granted = 0, refused = 0;
+    for (int i = 0; i < 20; ++i) {
+        auto r = response(i + 1);
+        ASSERT_TRUE(r) << i;
+        auto c = code((*r)["result"]);
+        if (c == "OK") ++granted;
+        else if (c == "MCP_BUDGET_EXCEEDED") ++refused;
+    }
+    EXPECT_EQ(granted, 10);
+    EXPECT_EQ(refused, 10);
+}
+
+TEST_F(StagesTest, TraceparentScopesTheBudgetToOneUserRequest) {
+    start(budget_config());
+    Json trace_a = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}};
+    Json trace_b = {{"traceparent", "00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}};
+    for (int i = 0; i < 10; ++i) call("test_sleep", {{"ms", 0}}, trace_a);
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}}, trace_a)), "MCP_BUDGET_EXCEEDED");
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}}, trace_b)), "OK");  // another user request
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");           // the session scope is separate
+}
+
+TEST_F(StagesTest, BudgetWarningsReachTheClientOnceAt75And90Percent) {
+    start(budget_config());
+    session->receive(protocol::Request{7, "logging/setLevel", {{"level", "warning"}}});
+    exec.run();
+    auto warnings = [&] {
+        int n = 0;
+        for (const auto& m : out)
+            if (m.value("method", "") == "notifications/message" && m["params"]["data"].value("event", "") == "mcp_budget_warning") ++n;
+        return n;
+    };
+    for (int i = 0; i < 7; ++i) call("test_sleep", {{"ms", 0}});  // 84 of 120 = 70 %
+    EXPECT_EQ(warnings(), 0);
+    call("test_sleep", {{"ms", 0}});  // 96 = 80 %
+    EXPECT_EQ(warnings(), 1);
+    call("test_sleep", {{"ms", 0}});  // 108 = 90 %
+    EXPECT_EQ(warnings(), 2);
+    call("test_sleep", {{"ms", 0}});  // 120 = 100 %: no new threshold
+    EXPECT_EQ(warnings(), 2);
+}
+
+TEST_F(StagesTest, ToolsWithoutAServiceSpendNoBudget) {
+    start();
+    for (int i = 0; i < 30; ++i) ASSERT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+}
+
+TEST(TraceparentTest, ParsesOnlyValidW3CHeaders) {
+    EXPECT_EQ(BudgetStage::trace_id("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+              "0af7651916cd43dd8448eb211c80319c");
+    EXPECT_FALSE(BudgetStage::trace_id("00-00000000000000000000000000000000-b7ad6b7169203331-01"));
+    EXPECT_FALSE(BudgetStage::trace_id("00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"));
+    EXPECT_FALSE(BudgetStage::trace_id("ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+    EXPECT_FALSE(BudgetStage::trace_id("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra"));
+    EXPECT_TRUE(BudgetStage::trace_id("01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra"));
+    EXPECT_FALSE(BudgetStage::trace_id("garbage"));
+    EXPECT_FALSE(BudgetStage::trace_id(""));
+}
+
+// ---- rate limits ------------------------------------------------------------------------------
+
+TEST_F(StagesTest, ServiceSpacingMakesAnEarlyCallWaitForItsSlot) {
+    Config config = flaky_service_config();
+    config.pipeline.services["flaky"].rate_limit.min_spacing = 100ms;
+    config.pipeline.services["flaky"].rate_limit.max_wait = 1s;
+    start(config);
+    send(1, "test_sleep", {{"ms", 0}});
+    send(2, "test_sleep", {{"ms", 0}});
+    exec.run();
+    EXPECT_TRUE(response(1));
+    EXPECT_FALSE(response(2));
+    exec.advance(99ms);
+    EXPECT_FALSE(response(2));
+    exec.advance(1ms);
+    ASSERT_TRUE(response(2));
+    EXPECT_EQ(code((*response(2))["result"]), "OK");
+}
+
+TEST_F(StagesTest, ServiceTokenBucketRefusesWithRetryAfter) {
+    Config config = flaky_service_config();
+    config.pipeline.services["flaky"].rate_limit.rate = 1;  // one a second
+    config.pipeline.services["flaky"].rate_limit.burst = 2;
+    config.pipeline.services["flaky"].rate_limit.max_wait = 0ms;
+    start(config);
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+    auto r = call("test_sleep", {{"ms", 0}});
+    EXPECT_EQ(code(r), "RATE_LIMITED");
+    auto retry = r["structuredContent"]["retry_after_ms"].get<long long>();
+    EXPECT_GT(retry, 0);
+    EXPECT_LE(retry, 1000);
+    exec.advance(std::chrono::milliseconds(retry));
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+}
+
+TEST_F(StagesTest, ClientQuotaIsPerClient) {
+    Config config;
+    config.pipeline.defaults.client_quota.per_minute = 2;
+    start(config);
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");
+    auto r = call("test_sleep", {{"ms", 0}});
+    EXPECT_EQ(code(r), "RATE_LIMITED");
+    EXPECT_GT(r["structuredContent"]["retry_after_ms"].get<long long>(), 0);
+    auto other = open_client();
+    EXPECT_EQ(code(call("test_sleep", {{"ms", 0}}, nullptr, other)), "OK");
+    other->close();
+}
+
+// ---- errors and accounting ----------------------------------------------------------------------
+
+TEST_F(StagesTest, APlainExceptionBecomesAnInternalErrorWithTheSameShape) {
+    start();
+    auto r = call("test_fail", {{"crash", true}, {"message", "boom at /home/alice/secret.txt"}});
+    const Json& e = r["structuredContent"];
+    EXPECT_EQ(e["error_code"], "INTERNAL_ERROR");
+    EXPECT_EQ(e["recoverable"], false);
+    EXPECT_EQ(e["error"].get<std::string>().find("/home/alice"), std::string::npos);
+    for (const char* k : {"error", "error_code", "suggestion", "recoverable", "transient"}) EXPECT_TRUE(e.contains(k)) << k;
+    EXPECT_TRUE(r["_meta"].contains("tokens_estimate"));
+}
+
+}  // namespace
