@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/executor.hpp"
 #include "packs/packs.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
@@ -32,13 +33,15 @@ Runtime::Runtime(const Config& config, Executor& executor)
     : stores_(open_stores(config, executor)), pipeline_(pipeline::PolicyResolver(config.pipeline)) {
     using namespace pipeline;
     // Always on, outermost: observation sees the accounted result.
-    pipeline_.add_always(std::make_shared<ObserveStage>());
+    auto observe = std::make_shared<ObserveStage>();
+    pipeline_.add_always(observe);
     pipeline_.add_always(std::make_shared<MetaAccounting>());
     // Configurable: each tool's policy picks which of these run, and in what order.
     pipeline_.add(std::make_shared<ValidationStage>());
     pipeline_.add(std::make_shared<ClientQuotaStage>(stores_->rate_limits()));
     pipeline_.add(std::make_shared<CacheStage>(stores_->cache()));
-    pipeline_.add(std::make_shared<CircuitBreakerStage>());
+    auto breakers = std::make_shared<CircuitBreakerStage>();
+    pipeline_.add(breakers);
     pipeline_.add(std::make_shared<BudgetStage>(stores_->budgets()));
     pipeline_.add(std::make_shared<RateLimitStage>(stores_->rate_limits()));
     pipeline_.add(std::make_shared<TimeoutStage>());
@@ -46,6 +49,18 @@ Runtime::Runtime(const Config& config, Executor& executor)
 
     server_ = std::make_unique<McpServer>(executor, config.server);
     server_->set_tool_invoker(pipeline_.invoker());
+    // Each session's calls are summed up when it ends (the orchestration_summary event),
+    // with the health of the services it used.
+    server_->set_session_closed_listener([observe, breakers, &executor](const CallerIdentity& caller) {
+        Json services = Json::array();
+        for (const auto& s : breakers->snapshot(executor.now())) {
+            services.push_back({{"server_id", s.service},
+                                {"healthy", s.state == CircuitBreaker::State::closed},
+                                {"total_calls", s.total_calls},
+                                {"failure_rate", s.total_calls ? s.failed_calls * 100 / s.total_calls : 0}});
+        }
+        observe->session_ended(caller, Json{{"server_health", std::move(services)}});
+    });
     for (const auto& pack : config.packs) {
         if (!install_pack(pack, *server_)) {
             std::string known;

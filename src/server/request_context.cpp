@@ -67,12 +67,28 @@ Task<std::vector<Json>> RequestContext::ask_client_all(std::vector<ClientRequest
         client_requests_made_ += static_cast<int>(requests.size());
         co_return answers;
     }
+    // Measures the wait on every way out (answer, error, cancellation).
+    struct WaitClock {
+        RequestContext& ctx;
+        explicit WaitClock(RequestContext& c) : ctx(c) { ctx.client_wait_started_ = ctx.executor().now(); }
+        ~WaitClock() {
+            ctx.client_waited_ += ctx.executor().now() - *ctx.client_wait_started_;
+            ctx.client_wait_started_.reset();
+        }
+    };
     for (auto& r : requests) {
         ++client_requests_made_;
+        WaitClock clock(*this);
         answers.push_back(co_await session_->request_client(std::move(r.method), std::move(r.params), id_, cancel_,
                                                              revision_));
     }
     co_return answers;
+}
+
+std::chrono::steady_clock::duration RequestContext::client_wait() const {
+    auto total = client_waited_;
+    if (client_wait_started_) total += executor().now() - *client_wait_started_;
+    return total;
 }
 
 void RequestContext::require_client_capability(const std::string& capability) const {

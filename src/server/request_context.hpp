@@ -99,6 +99,12 @@ public:
 
     Task<void> sleep(std::chrono::milliseconds delay);
 
+    // Time this request has spent waiting for the client's answers (sampling, elicitation,
+    // roots), a wait in progress included. It is the user's time, not the tool's work, so
+    // call deadlines do not count it (the wait has its own limit,
+    // ServerOptions::client_request_timeout).
+    std::chrono::steady_clock::duration client_wait() const;
+
     // Asks the transport to end this request's response stream now and let the client
     // resume it later (SSE polling, 2025-11-25). The request itself goes on. A no-op on
     // transports without resumable streams.
@@ -114,6 +120,8 @@ private:
     protocol::Revision revision_;
     CancelToken cancel_;
     bool abandoned_ = false;
+    std::chrono::steady_clock::duration client_waited_{};
+    std::optional<std::chrono::steady_clock::time_point> client_wait_started_;
     int client_requests_made_ = 0;  // numbers MRTR input keys deterministically per replay
 };
 

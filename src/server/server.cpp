@@ -24,6 +24,11 @@ McpServer::~McpServer() {
     for (auto* s : sessions) s->close();
 }
 
+void McpServer::session_closed(ServerSession* session) {
+    sessions_.erase(session);
+    if (session_closed_listener_) session_closed_listener_(session->caller());
+}
+
 std::shared_ptr<ServerSession> McpServer::open_session(SessionOutput output, CallerIdentity caller) {
     auto session = std::make_shared<ServerSession>(*this, std::move(output), std::move(caller));
     sessions_.insert(session.get());

@@ -86,9 +86,13 @@ public:
     int add_resource_listener(ResourceListener listener);
     void remove_resource_listener(int id) { resource_listeners_.erase(id); }
 
+    // Told about every session that ends (for per-session summaries).
+    using SessionClosedListener = std::function<void(const CallerIdentity& caller)>;
+    void set_session_closed_listener(SessionClosedListener listener) { session_closed_listener_ = std::move(listener); }
+
 private:
     friend class ServerSession;
-    void session_closed(ServerSession* session) { sessions_.erase(session); }
+    void session_closed(ServerSession* session);
     void broadcast_list_changed(CatalogKind kind);
 
     Executor& executor_;
@@ -99,6 +103,7 @@ private:
     std::map<int, ResourceListener> resource_listeners_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     ToolInvoker tool_invoker_;
+    SessionClosedListener session_closed_listener_;
     int next_resource_listener_ = 0;
 };
 

@@ -151,6 +151,32 @@ TEST_F(StagesTest, TimeoutCancelsTheWorkAndAnswersWithTimeout) {
     EXPECT_EQ(call("test_sleep", {{"ms", 0}})["content"][0]["text"], "slept 0 ms");
 }
 
+TEST_F(StagesTest, TimeSpentWaitingForTheUsersAnswerDoesNotCount) {
+    Config config;
+    config.pipeline.defaults.timeout = 100ms;
+    start(config);
+    packs::install_conformance(runtime->server());
+    auto s = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
+                                            CallerIdentity{"", "elicit", ""});
+    s->receive(protocol::Request{0, "initialize",
+                                 {{"protocolVersion", "2025-11-25"}, {"capabilities", {{"elicitation", Json::object()}}}}});
+    s->receive(protocol::Notification{"notifications/initialized", nullptr});
+    exec.run();
+    out.clear();
+    send(1, "test_elicitation", {{"message", "Your name?"}}, nullptr, s);
+    exec.run();
+    ASSERT_FALSE(out.empty());
+    const Json question = out.back();
+    ASSERT_EQ(question["method"], "elicitation/create");
+    exec.advance(5s);  // the person takes their time
+    EXPECT_FALSE(response(1));
+    s->receive(protocol::Response{question["id"], {{"action", "accept"}, {"content", {{"name", "Ada"}}}}});
+    exec.run();
+    ASSERT_TRUE(response(1));
+    EXPECT_EQ(code((*response(1))["result"]), "OK");
+    s->close();
+}
+
 TEST_F(StagesTest, AClientCancellationStillGetsNoResponse) {
     start();
     send(1, "test_sleep", {{"ms", 60000}});

@@ -3,6 +3,9 @@
 #include "observability/events.hpp"
 #include "observability/metrics.hpp"
 #include "server/tool_error.hpp"
+#include "util/digest.hpp"
+
+#include <spdlog/spdlog.h>
 
 namespace toolport::pipeline {
 
@@ -31,18 +34,48 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     if (code != "OK") m.increment("toolport_tool_errors_total", {{"tool", tool}, {"code", code}});
     m.observe("toolport_tool_call_duration_seconds", {{"tool", tool}}, seconds);
 
-    Json fields = {{"tool", tool}, {"request_id", call.ctx.request_id()}, {"code", code},
-                   {"duration_ms", seconds * 1000}};
-    if (!call.tool->source.empty()) fields["source"] = call.tool->source;
-    if (!call.service().empty()) fields["service"] = call.service();
-    if (result.meta.is_object()) {
-        for (const char* k : {"cache_status", "downstream_api_calls", "response_size_bytes", "tokens_estimate"}) {
-            if (auto it = result.meta.find(k); it != result.meta.end()) fields[k] = *it;
+    const std::string& session = call.ctx.caller().session_id;
+    if (!session.empty()) {
+        Tally& t = tallies_[session];
+        ++t.calls;
+        if (code != "OK") ++t.errors;
+        t.total_ms += seconds * 1000;
+        if (result.meta.is_object()) {
+            if (result.meta.value("cache_status", "") == "hit") ++t.cache_hits;
+            auto d = result.meta.find("downstream_api_calls");
+            if (d != result.meta.end() && d->is_number_integer()) t.downstream_calls += d->get<long long>();
         }
     }
-    observability::log_event(code == "OK" ? observability::EventLevel::info : observability::EventLevel::warn,
-                             "tool_call", std::move(fields));
+    if (spdlog::should_log(code == "OK" ? spdlog::level::info : spdlog::level::warn)) {
+        Json fields = {{"tool", tool}, {"request_id", call.ctx.request_id()}, {"code", code},
+                       {"duration_ms", seconds * 1000}};
+        if (!call.tool->source.empty()) fields["source"] = call.tool->source;
+        if (!call.service().empty()) fields["service"] = call.service();
+        if (result.meta.is_object()) {
+            for (const char* k : {"cache_status", "downstream_api_calls", "response_size_bytes", "tokens_estimate"}) {
+                if (auto it = result.meta.find(k); it != result.meta.end()) fields[k] = *it;
+            }
+        }
+        observability::log_event(code == "OK" ? observability::EventLevel::info : observability::EventLevel::warn,
+                                 "tool_call", std::move(fields));
+    }
     co_return result;
+}
+
+void ObserveStage::session_ended(const CallerIdentity& caller, const Json& extra) {
+    auto it = tallies_.find(caller.session_id);
+    if (it == tallies_.end()) return;
+    const Tally t = it->second;
+    tallies_.erase(it);
+    Json fields = {{"session", util::sha256_hex(caller.session_id).substr(0, 12)},
+                   {"mcp_call_count", t.calls},
+                   {"failed_calls", t.errors},
+                   {"failure_rate", t.calls ? static_cast<long long>(t.errors * 100 / t.calls) : 0},
+                   {"cache_hits", t.cache_hits},
+                   {"downstream_calls", t.downstream_calls},
+                   {"avg_response_ms", t.calls ? t.total_ms / static_cast<double>(t.calls) : 0.0}};
+    if (extra.is_object()) fields.update(extra);
+    observability::log_event(observability::EventLevel::info, "orchestration_summary", std::move(fields));
 }
 
 }  // namespace toolport::pipeline

@@ -1,7 +1,12 @@
 // ObserveStage (always on, outermost): after every call, the metrics (calls and errors by
 // tool and code, latency histogram) and one structured `tool_call` log event with the
-// request id, outcome, duration and the call's _meta accounting.
+// request id, outcome, duration and the call's _meta accounting. It also keeps a tally per
+// session and logs it as `orchestration_summary` when the session ends.
 #pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_map>
 
 #include "pipeline/pipeline.hpp"
 
@@ -15,6 +20,22 @@ public:
     // "OK", the structured error_code of an isError result, or "TOOL_ERROR" for an
     // isError result without one.
     static std::string outcome_code(const ToolResult& result);
+
+    // Logs the session's orchestration_summary (if it made calls) and forgets it. `extra`
+    // adds fields known elsewhere (the services' health).
+    void session_ended(const CallerIdentity& caller, const Json& extra = Json::object());
+
+    struct Tally {
+        long long calls = 0;
+        long long errors = 0;
+        long long cache_hits = 0;
+        long long downstream_calls = 0;
+        double total_ms = 0;
+    };
+    const std::unordered_map<std::string, Tally>& tallies() const { return tallies_; }
+
+private:
+    std::unordered_map<std::string, Tally> tallies_;  // by session id
 };
 
 }  // namespace toolport::pipeline

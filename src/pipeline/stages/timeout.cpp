@@ -15,35 +15,56 @@ ToolError timeout_error(std::chrono::milliseconds limit) {
         .suggest("Retry with a narrower request: a lower limit, more specific filters, or fewer items at once.");
 }
 
+// The deadline of one call. Time spent waiting for the client's answers (an elicitation
+// a person fills in) is not the tool's work: when the timer fires during or after such a
+// wait, it re-arms for the work time that is left.
+struct Deadline {
+    RequestContext& ctx;
+    Executor& executor;
+    std::chrono::milliseconds limit;
+    Executor::Clock::time_point start = executor.now();
+    bool expired = false;
+    std::function<void()> cancel_timer;
+
+    void arm(std::chrono::milliseconds delay) {
+        cancel_timer = executor.schedule_after(delay, [this]() { fire(); });
+    }
+    void fire() {
+        const auto worked = executor.now() - start - ctx.client_wait();
+        if (worked < limit) {
+            arm(std::chrono::ceil<std::chrono::milliseconds>(limit - worked));
+            return;
+        }
+        expired = true;
+        ctx.cancel_token().cancel(TimeoutStage::kCancelReason);
+    }
+    void disarm() {
+        if (cancel_timer) cancel_timer();
+        cancel_timer = nullptr;
+    }
+};
+
 }  // namespace
 
 Task<ToolResult> TimeoutStage::handle(Call& call, const Next& next) {
     const auto limit = call.policy->timeout;
     if (limit.count() <= 0) co_return co_await next(call);
 
-    // Both live in this frame, which outlives the timer: it is cancelled on every path out.
-    bool expired = false;
-    RequestContext& ctx = call.ctx;
-    auto cancel_timer = ctx.executor().schedule_after(limit, [&expired, &ctx]() {
-        expired = true;
-        ctx.cancel_token().cancel(kCancelReason);
-    });
+    // Lives in this frame, which outlives the timer: it is disarmed on every path out.
+    Deadline deadline{call.ctx, call.ctx.executor(), limit};
+    deadline.arm(limit);
     ToolResult result;
     try {
         result = co_await next(call);
-    } catch (const OperationCancelled&) {
-        cancel_timer();
-        if (expired) throw timeout_error(limit);
-        throw;
     } catch (...) {
-        cancel_timer();
+        deadline.disarm();
         // A handler that failed because its work was cancelled at the deadline timed out.
-        if (expired) throw timeout_error(limit);
+        if (deadline.expired) throw timeout_error(limit);
         throw;
     }
-    cancel_timer();
+    deadline.disarm();
     // Finished after the deadline anyway (it ignored the cancellation): still late.
-    if (expired) throw timeout_error(limit);
+    if (deadline.expired) throw timeout_error(limit);
     co_return result;
 }
 

@@ -109,8 +109,9 @@ async function stopChild(child, graceMs = 3000) {
 }
 
 // Starts `toolport serve --listen 127.0.0.1:PORT --packs conformance` (plus a config file
-// when `config` YAML text is given) and waits until the port accepts connections.
-export async function startHttpServer({ config = null, env = {}, extraArgs = [] } = {}) {
+// when `config` YAML text is given) and waits until the port accepts connections. `packs`
+// replaces the pack list; `port` asks for a given port (e.g. to restart on the same one).
+export async function startHttpServer({ config = null, env = {}, extraArgs = [], packs = 'conformance', port: fixedPort = 0 } = {}) {
   let tmpDir = null;
   const args = [];
   if (config !== null) {
@@ -121,9 +122,9 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [] 
   }
   let lastError = null;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
+    const port = fixedPort || (await freePort());
     const child = track(
-      spawn(TOOLPORT_BIN, ['serve', '--listen', `127.0.0.1:${port}`, '--packs', 'conformance', ...args, ...extraArgs], {
+      spawn(TOOLPORT_BIN, ['serve', '--listen', `127.0.0.1:${port}`, '--packs', packs, ...args, ...extraArgs], {
         env: { ...process.env, ...env },
         stdio: ['ignore', 'ignore', 'pipe'],
       }),
