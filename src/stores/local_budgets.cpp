@@ -4,7 +4,6 @@
 #include <limits>
 
 #include "stores/argument_checks.hpp"
-#include "stores/ready_task.hpp"
 
 namespace toolport::stores {
 
@@ -19,19 +18,30 @@ std::int64_t saturate(__int128 value) {
 }
 }  // namespace
 
+// The coroutines take copies, so a task may outlive the caller's arguments.
 Task<BudgetReservation> LocalBudgets::reserve(const std::string& scope, std::int64_t amount, std::int64_t limit,
                                               std::chrono::milliseconds ttl) {
-    return run_now([&] { return reserve_now(scope, amount, limit, ttl); });
+    return reserve_copy(scope, amount, limit, ttl);
 }
 
 Task<std::int64_t> LocalBudgets::settle(const std::string& scope, std::int64_t reserved, std::int64_t actual,
                                         std::chrono::milliseconds ttl) {
-    return run_now([&] { return settle_now(scope, reserved, actual, ttl); });
+    return settle_copy(scope, reserved, actual, ttl);
 }
 
-Task<std::int64_t> LocalBudgets::used(const std::string& scope) {
-    return run_now([&] { return used_now(scope); });
+Task<std::int64_t> LocalBudgets::used(const std::string& scope) { return used_copy(scope); }
+
+Task<BudgetReservation> LocalBudgets::reserve_copy(std::string scope, std::int64_t amount, std::int64_t limit,
+                                                   std::chrono::milliseconds ttl) {
+    co_return reserve_now(scope, amount, limit, ttl);
 }
+
+Task<std::int64_t> LocalBudgets::settle_copy(std::string scope, std::int64_t reserved, std::int64_t actual,
+                                             std::chrono::milliseconds ttl) {
+    co_return settle_now(scope, reserved, actual, ttl);
+}
+
+Task<std::int64_t> LocalBudgets::used_copy(std::string scope) { co_return used_now(scope); }
 
 BudgetReservation LocalBudgets::reserve_now(const std::string& scope, std::int64_t amount, std::int64_t limit,
                                             std::chrono::milliseconds ttl) {

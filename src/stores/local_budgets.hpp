@@ -22,8 +22,7 @@ public:
     explicit LocalBudgets(Executor& executor);
 
     std::string_view backend() const override { return "memory"; }
-    // All three work at the call; the co_await delivers the result, or
-    // std::invalid_argument for a negative amount or a ttl <= 0.
+    // reserve and settle throw std::invalid_argument for a negative figure or a ttl <= 0.
     Task<BudgetReservation> reserve(const std::string& scope, std::int64_t amount, std::int64_t limit,
                                     std::chrono::milliseconds ttl) override;
     Task<std::int64_t> settle(const std::string& scope, std::int64_t reserved, std::int64_t actual,
@@ -45,6 +44,11 @@ private:
         TimePoint expires_at;
     };
 
+    Task<BudgetReservation> reserve_copy(std::string scope, std::int64_t amount, std::int64_t limit,
+                                         std::chrono::milliseconds ttl);
+    Task<std::int64_t> settle_copy(std::string scope, std::int64_t reserved, std::int64_t actual,
+                                   std::chrono::milliseconds ttl);
+    Task<std::int64_t> used_copy(std::string scope);
     // The scope's live entry, or nullptr (an expired one is dropped on the way).
     Scope* live(const std::string& scope, TimePoint now);
     void sweep_if_due(TimePoint now);

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "stores/argument_checks.hpp"
-#include "stores/ready_task.hpp"
 
 namespace toolport::stores {
 
@@ -32,9 +31,12 @@ Executor::Clock::duration clock_ticks_up(double seconds) {
 constexpr double token_tolerance = 1e-9;
 }  // namespace
 
+// The coroutine takes copies, so a task may outlive the caller's arguments.
 Task<RateDecision> LocalRateLimits::acquire(const std::string& key, const RateLimitRule& rule) {
-    return run_now([&] { return decide(key, rule); });
+    return acquire_copy(key, rule);
 }
+
+Task<RateDecision> LocalRateLimits::acquire_copy(std::string key, RateLimitRule rule) { co_return decide(key, rule); }
 
 RateDecision LocalRateLimits::decide(const std::string& key, const RateLimitRule& rule) {
     check_rule(rule);

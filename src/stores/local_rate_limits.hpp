@@ -29,8 +29,7 @@ public:
     explicit LocalRateLimits(Executor& executor);
 
     std::string_view backend() const override { return "memory"; }
-    // Decides at the call; the co_await delivers the decision, or std::invalid_argument
-    // for a rule with negative or non-finite values.
+    // The decision, or std::invalid_argument for a rule with negative or non-finite values.
     Task<RateDecision> acquire(const std::string& key, const RateLimitRule& rule) override;
     StoreState state() const override { return StoreState::available; }
 
@@ -46,6 +45,7 @@ private:
         TimePoint forget_at;  // from then on the state equals a fresh one
     };
 
+    Task<RateDecision> acquire_copy(std::string key, RateLimitRule rule);
     void sweep_if_due(TimePoint now);
 
     Executor& executor_;

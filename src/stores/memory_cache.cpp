@@ -1,19 +1,24 @@
 #include "stores/memory_cache.hpp"
 
 #include "stores/argument_checks.hpp"
-#include "stores/ready_task.hpp"
 
 namespace toolport::stores {
 
 MemoryCache::MemoryCache(Executor& executor, std::size_t max_bytes, std::size_t max_entries)
     : executor_(executor), max_bytes_(max_bytes), max_entries_(max_entries) {}
 
-Task<std::optional<std::string>> MemoryCache::get(const std::string& key) {
-    return run_now([&] { return lookup(key); });
-}
+// The coroutines take copies, so a task may outlive the caller's arguments.
+Task<std::optional<std::string>> MemoryCache::get(const std::string& key) { return get_copy(key); }
 
 Task<void> MemoryCache::put(const std::string& key, std::string value, std::chrono::milliseconds ttl) {
-    return run_now([&] { store(key, std::move(value), ttl); });
+    return put_copy(key, std::move(value), ttl);
+}
+
+Task<std::optional<std::string>> MemoryCache::get_copy(std::string key) { co_return lookup(key); }
+
+Task<void> MemoryCache::put_copy(std::string key, std::string value, std::chrono::milliseconds ttl) {
+    store(key, std::move(value), ttl);
+    co_return;
 }
 
 std::optional<std::string> MemoryCache::lookup(std::string_view key) {

@@ -49,6 +49,8 @@ private:
     };
     using Recency = std::list<Entry>;  // most recently used first
 
+    Task<std::optional<std::string>> get_copy(std::string key);
+    Task<void> put_copy(std::string key, std::string value, std::chrono::milliseconds ttl);
     void remove(Recency::iterator it);
     void evict_to_bounds();
 

@@ -284,50 +284,10 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
     }
 
     // TCP is up (called from inside hiredis: the handshake starts from a posted job).
-    void connected() {
-        phase = Phase::handshaking;
-        if (cancel_connect_deadline) std::exchange(cancel_connect_deadline, nullptr)();
-        executor.post([weak = weak_from_this(), this_attempt = attempt] {
-            auto self = weak.lock();
-            if (!self || self->stopping || self->attempt != this_attempt || self->phase != Phase::handshaking) return;
-            spawn(handshake(self), [weak, this_attempt](std::exception_ptr error) {
-                auto self = weak.lock();
-                if (!self || self->stopping || self->attempt != this_attempt || self->phase != Phase::handshaking) return;
-                if (error) {
-                    try {
-                        std::rethrow_exception(error);
-                    } catch (const std::exception& e) {
-                        self->drop(e.what());
-                    }
-                    return;
-                }
-                self->phase = Phase::ready;
-                ++self->connections;
-                self->down_reported = false;
-                spdlog::info("Redis {} connected", self->options.endpoint.describe());
-            });
-        });
-    }
+    void connected();
 
     // AUTH and SELECT from the URL, then PING: ready only once Redis has answered.
-    static Task<void> handshake(std::shared_ptr<Impl> self) {
-        const RedisEndpoint& endpoint = self->options.endpoint;
-        if (!endpoint.password.empty()) {
-            std::vector<std::string> auth{"AUTH"};
-            if (!endpoint.username.empty()) auth.push_back(endpoint.username);
-            auth.push_back(endpoint.password);
-            RedisReply reply = co_await self->enqueue(auth);
-            if (reply.is_error()) throw RedisUnavailable("AUTH refused: " + reply.text);
-        }
-        if (endpoint.db != 0) {
-            std::vector<std::string> select{"SELECT", std::to_string(endpoint.db)};
-            RedisReply reply = co_await self->enqueue(select);
-            if (reply.is_error()) throw RedisUnavailable("SELECT " + std::to_string(endpoint.db) + " refused: " + reply.text);
-        }
-        std::vector<std::string> ping{"PING"};
-        RedisReply reply = co_await self->enqueue(ping);
-        if (reply.is_error()) throw RedisUnavailable("PING refused: " + reply.text);
-    }
+    static Task<void> handshake(std::shared_ptr<Impl> self);
 
     // Queues one command on the connection; the completion resolves (from a posted job)
     // with its reply, or RedisUnavailable.
@@ -447,6 +407,53 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
         if (context) redisAsyncFree(context);  // pending commands fail; the cleanup hook clears `context`
     }
 };
+
+// connected() and handshake() are defined out of the class: clang 14 cannot build a
+// coroutine with inline (COMDAT) linkage under -fsanitize=function ("Cannot represent a
+// difference across sections"); both create one (spawn's frame, the handshake).
+void RedisClient::Impl::connected() {
+    phase = Phase::handshaking;
+    if (cancel_connect_deadline) std::exchange(cancel_connect_deadline, nullptr)();
+    executor.post([weak = weak_from_this(), this_attempt = attempt] {
+        auto self = weak.lock();
+        if (!self || self->stopping || self->attempt != this_attempt || self->phase != Phase::handshaking) return;
+        spawn(handshake(self), [weak, this_attempt](std::exception_ptr error) {
+            auto self = weak.lock();
+            if (!self || self->stopping || self->attempt != this_attempt || self->phase != Phase::handshaking) return;
+            if (error) {
+                try {
+                    std::rethrow_exception(error);
+                } catch (const std::exception& e) {
+                    self->drop(e.what());
+                }
+                return;
+            }
+            self->phase = Phase::ready;
+            ++self->connections;
+            self->down_reported = false;
+            spdlog::info("Redis {} connected", self->options.endpoint.describe());
+        });
+    });
+}
+
+Task<void> RedisClient::Impl::handshake(std::shared_ptr<Impl> self) {
+    const RedisEndpoint& endpoint = self->options.endpoint;
+    if (!endpoint.password.empty()) {
+        std::vector<std::string> auth{"AUTH"};
+        if (!endpoint.username.empty()) auth.push_back(endpoint.username);
+        auth.push_back(endpoint.password);
+        RedisReply reply = co_await self->enqueue(auth);
+        if (reply.is_error()) throw RedisUnavailable("AUTH refused: " + reply.text);
+    }
+    if (endpoint.db != 0) {
+        std::vector<std::string> select{"SELECT", std::to_string(endpoint.db)};
+        RedisReply reply = co_await self->enqueue(select);
+        if (reply.is_error()) throw RedisUnavailable("SELECT " + std::to_string(endpoint.db) + " refused: " + reply.text);
+    }
+    std::vector<std::string> ping{"PING"};
+    RedisReply reply = co_await self->enqueue(ping);
+    if (reply.is_error()) throw RedisUnavailable("PING refused: " + reply.text);
+}
 
 RedisClient::RedisClient(AsioExecutor& executor, Options options)
     : impl_(std::make_shared<Impl>(executor, std::move(options))) {}

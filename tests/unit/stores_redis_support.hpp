@@ -28,6 +28,9 @@
 extern char** environ;
 
 namespace toolport::test_support {
+// Internal linkage: clang 14 cannot build coroutine frames with inline (COMDAT) linkage
+// under -fsanitize=function, which spawn() with a lambda from an inline function would make.
+namespace {
 
 inline constexpr const char* redis_server_path = "/usr/bin/redis-server";
 
@@ -188,4 +191,5 @@ inline void run_task(boost::asio::io_context& io, Task<void> task) {
     if (error) std::rethrow_exception(error);
 }
 
+}  // namespace
 }  // namespace toolport::test_support

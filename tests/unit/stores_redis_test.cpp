@@ -105,6 +105,32 @@ TEST_F(StoresRedis, TheCacheRoundTripsThroughRedisAndExpires) {
     EXPECT_TRUE(redis({"EXISTS", "toolport:cache:result-1"}).integer == 0);
 }
 
+TEST_F(StoresRedis, LargeValuesAndManyPipelinedCommandsComeBackWhole) {
+    auto stores = connected_stores();
+    // Far larger than hiredis reads at once (16 KB): the socket must be watched again
+    // while it still holds data.
+    std::string large(3 << 20, '\0');
+    for (std::size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i * 7 % 251);
+    run(stores->cache().put("large", large, 60s));
+    EXPECT_EQ(run(stores->cache().get("large")), large);
+
+    int finished = 0;
+    int matched = 0;
+    for (int i = 0; i < 300; ++i) {
+        run(stores->cache().put("k" + std::to_string(i), std::string(1000, static_cast<char>('a' + i % 26)), 60s));
+    }
+    for (int i = 0; i < 300; ++i) {
+        spawn(stores->cache().get("k" + std::to_string(i)),
+              [&, i](std::optional<std::optional<std::string>> value, std::exception_ptr) {
+                  ++finished;
+                  if (value && *value == std::string(1000, static_cast<char>('a' + i % 26))) ++matched;
+              });
+    }
+    ASSERT_TRUE(run_until(io, [&] { return finished == 300; }));
+    EXPECT_EQ(matched, 300);
+    EXPECT_EQ(stores->state(), StoreState::available);
+}
+
 TEST_F(StoresRedis, TwoReplicasShareTheCache) {
     auto a = connected_stores();
     auto b = connected_stores();
@@ -254,6 +280,14 @@ TEST_F(StoresRedis, KillingRedisFallsBackAndRestartingItReturnsToRedis) {
     EXPECT_TRUE(shared.granted);
     EXPECT_EQ(shared.used, 4);  // Redis's fresh counter, not the fallback's 7
     EXPECT_EQ(redis({"GET", "toolport:budget:scope"}).text, "4");
+}
+
+TEST_F(StoresRedis, ConnectsByHostName) {
+    auto o = options();
+    o.url = "redis://localhost:" + std::to_string(server->port());  // resolved off the loop thread
+    auto stores = connected_stores(o);
+    run(stores->cache().put("k", "v", 60s));
+    EXPECT_EQ(redis({"GET", "toolport:cache:k"}).text, "v");
 }
 
 TEST_F(StoresRedis, StartsDegradedWhenRedisIsDownAndConnectsWhenItComesUp) {

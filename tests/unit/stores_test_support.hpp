@@ -10,6 +10,9 @@
 #include "async/task.hpp"
 
 namespace toolport::test_support {
+// Internal linkage: clang 14 cannot build coroutine frames with inline (COMDAT) linkage
+// under -fsanitize=function, which spawn() with a lambda from an inline function would make.
+namespace {
 
 // For tasks that complete without any event loop (the local stores).
 template <typename T>
@@ -38,4 +41,5 @@ inline void finish_now(Task<void> task) {
     if (error) std::rethrow_exception(error);
 }
 
+}  // namespace
 }  // namespace toolport::test_support
