@@ -21,6 +21,8 @@ struct Config {
     StdioOptions stdio;
     std::vector<std::string> packs;
     std::string log_level = "info";
+    std::string log_format = "json";  // json (one object per line) or text
+    std::string log_file;             // empty: stderr
 };
 
 struct ConfigError : std::runtime_error {

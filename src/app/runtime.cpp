@@ -20,6 +20,16 @@ Runtime::Runtime(const Config& config, Executor& executor) {
         }
         spdlog::info("pack {} loaded", pack);
     }
+    // The server itself: up while the runtime lives (the report is answered on the same
+    // event loop as MCP, so an answer means that loop is serving); at capacity when the
+    // session limit would refuse new HTTP clients.
+    const std::size_t max_sessions = config.transport == Config::Transport::http ? config.http.max_sessions : 0;
+    health_.add("server", [this, max_sessions]() -> observability::ComponentHealth {
+        if (max_sessions > 0 && server_->session_count() >= max_sessions) {
+            return {"at-capacity", observability::Severity::degraded};
+        }
+        return {"available", observability::Severity::ok};
+    });
 }
 
 Runtime::~Runtime() = default;

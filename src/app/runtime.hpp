@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "app/config.hpp"
+#include "observability/health.hpp"
 #include "pipeline/pipeline.hpp"
 #include "server/server.hpp"
 
@@ -24,8 +25,11 @@ public:
 
     McpServer& server() { return *server_; }
     pipeline::Pipeline& pipeline() { return pipeline_; }
+    // What GET /health reports: a "server" probe, plus one per store and downstream service.
+    observability::HealthRegistry& health() { return health_; }
 
 private:
+    observability::HealthRegistry health_;
     // Declared before the server: the server's tool invoker points into it.
     pipeline::Pipeline pipeline_;
     std::unique_ptr<McpServer> server_;
