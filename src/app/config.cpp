@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "app/config_reader.hpp"
+#include "observability/events.hpp"
 
 namespace toolport {
 
@@ -137,7 +138,8 @@ static Config load_config_unchecked(const std::string& path) {
                     {"listen", "path", "max_body_bytes", "max_header_bytes", "max_json_depth", "max_sessions",
                      "session_idle_timeout_s", "allowed_origins", "allowed_hosts", "bearer_tokens_env",
                      "bearer_tokens_file", "legacy_sse", "sse_retry_ms", "max_replay_events", "max_replay_bytes",
-                     "write_timeout_s", "keep_alive_timeout_s"});
+                     "write_timeout_s", "keep_alive_timeout_s", "metrics_endpoint", "health_endpoint",
+                     "public_health"});
         auto& o = config.http;
         if (h["listen"]) apply_listen(o, r.str(h["listen"], "http.listen"));
         if (h["path"]) o.path = r.str(h["path"], "http.path");
@@ -177,6 +179,9 @@ static Config load_config_unchecked(const std::string& path) {
                 std::chrono::seconds(r.integer(h["keep_alive_timeout_s"], "http.keep_alive_timeout_s", 1, 3600));
         }
         if (h["sse_retry_ms"]) o.sse_retry = std::chrono::milliseconds(r.integer(h["sse_retry_ms"], "http.sse_retry_ms", 0, 600000));
+        if (h["metrics_endpoint"]) o.metrics_endpoint = r.boolean(h["metrics_endpoint"], "http.metrics_endpoint");
+        if (h["health_endpoint"]) o.health_endpoint = r.boolean(h["health_endpoint"], "http.health_endpoint");
+        if (h["public_health"]) o.public_health = r.boolean(h["public_health"], "http.public_health");
     }
     if (auto s = root["stdio"]) {
         r.only_keys(s, "stdio", {"max_message_bytes"});
@@ -185,8 +190,18 @@ static Config load_config_unchecked(const std::string& path) {
     }
     if (auto p = root["packs"]) config.packs = r.list(p, "packs");
     if (auto l = root["log"]) {
-        r.only_keys(l, "log", {"level"});
-        if (l["level"]) config.log_level = r.str(l["level"], "log.level");
+        r.only_keys(l, "log", {"level", "format", "file"});
+        if (l["level"]) {
+            config.log_level = r.str(l["level"], "log.level");
+            if (!observability::is_log_level(config.log_level)) {
+                r.fail(l["level"], "log.level", "must be one of trace, debug, info, warn, error, critical, off");
+            }
+        }
+        if (l["format"]) {
+            config.log_format = r.str(l["format"], "log.format");
+            if (!observability::is_log_format(config.log_format)) r.fail(l["format"], "log.format", "must be json or text");
+        }
+        if (l["file"]) config.log_file = r.str(l["file"], "log.file");
     }
     read_pipeline_sections(r, root, config);
     return config;

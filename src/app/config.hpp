@@ -25,6 +25,8 @@ struct Config {
     pipeline::PipelineConfig pipeline;  // stage defaults, per source, per tool, per service
     stores::StoreOptions store;          // memory, or redis:// shared by replicas
     std::string log_level = "info";
+    std::string log_format = "json";  // json (one object per line) or text
+    std::string log_file;             // empty: stderr
 };
 
 struct ConfigError : std::runtime_error {

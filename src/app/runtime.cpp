@@ -69,6 +69,43 @@ Runtime::Runtime(const Config& config, Executor& executor)
         }
         spdlog::info("pack {} loaded", pack);
     }
+    // The server itself: up while the runtime lives (the report is answered on the same
+    // event loop as MCP, so an answer means that loop is serving); at capacity when the
+    // session limit would refuse new HTTP clients.
+    const std::size_t max_sessions = config.transport == Config::Transport::http ? config.http.max_sessions : 0;
+    health_.add("server", [this, max_sessions]() -> observability::ComponentHealth {
+        if (max_sessions > 0 && server_->session_count() >= max_sessions) {
+            return {"at-capacity", observability::Severity::degraded};
+        }
+        return {"available", observability::Severity::ok};
+    });
+    // The shared store: Redis connected, or serving from local fallbacks while it is away.
+    health_.add("store", [this]() -> observability::ComponentHealth {
+        const std::string backend(stores_->backend());
+        switch (stores_->state()) {
+            case stores::StoreState::available:
+                return {backend == "redis" ? "reachable" : "available", observability::Severity::ok};
+            case stores::StoreState::degraded:
+                return {"unreachable (local fallback)", observability::Severity::degraded};
+            case stores::StoreState::unavailable:
+                return {"unreachable", observability::Severity::unhealthy};
+        }
+        return {"unknown", observability::Severity::degraded};
+    });
+    // Every downstream service a call has gone to, as its circuit breaker sees it. Probes
+    // are per name, so the list is refreshed as services appear.
+    health_.add("services", [breakers, &executor]() -> observability::ComponentHealth {
+        std::string worst = "reachable";
+        auto severity = observability::Severity::ok;
+        for (const auto& s : breakers->snapshot(executor.now())) {
+            if (s.state != CircuitBreaker::State::closed) {
+                worst = fmt::format("{}: {}", s.service,
+                                    s.state == CircuitBreaker::State::open ? "open-circuit" : "half-open");
+                severity = observability::Severity::degraded;
+            }
+        }
+        return {worst, severity};
+    });
 }
 
 Runtime::~Runtime() = default;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "app/config.hpp"
+#include "observability/health.hpp"
 #include "pipeline/pipeline.hpp"
 #include "server/server.hpp"
 #include "stores/stores.hpp"
@@ -26,8 +27,11 @@ public:
     McpServer& server() { return *server_; }
     pipeline::Pipeline& pipeline() { return pipeline_; }
     stores::Stores& stores() { return *stores_; }
+    // What GET /health reports: a "server" probe, plus one per store and downstream service.
+    observability::HealthRegistry& health() { return health_; }
 
 private:
+    observability::HealthRegistry health_;
     // In dependency order: the stages use the stores, the server's tool invoker points
     // into the pipeline.
     std::unique_ptr<stores::Stores> stores_;

@@ -32,9 +32,11 @@ int serve(const Config& config) {
         return serve_stdio(server, config.stdio);
     }
 
+    HttpOptions http_options = config.http;
+    http_options.health_report = [&health = runtime->health()]() { return health.http_response(); };
     std::unique_ptr<HttpServer> http;
     try {
-        http = std::make_unique<HttpServer>(server, config.http);
+        http = std::make_unique<HttpServer>(server, std::move(http_options));
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 1;

@@ -21,10 +21,24 @@ struct LogOptions {
     std::string file;             // empty: stderr
 };
 
-// Sets up the process's default logger (throws std::runtime_error for a bad file/format).
+// Sets up the process's default logger "toolport" (throws std::runtime_error for a bad
+// level, format or file). The file is appended to. In json format every line is one JSON
+// object, ordinary spdlog calls included: {"ts": ISO-8601 UTC with ms, "level", "msg"}.
 void configure_logging(const LogOptions& options);
 
-// Writes {"ts":..., "level":..., "event": event, ...fields}.
+// What configure_logging accepts (for configuration checks that name the file and line).
+bool is_log_level(std::string_view name);    // trace, debug, info, warn, error, critical, off
+bool is_log_format(std::string_view name);   // json, text
+
+// Writes {"ts":..., "level":..., "event": event, ...fields} (text format: "event {fields}").
+// The values of keys that look like secrets (token, secret, password, api_key, apikey,
+// authorization, cookie, or ending in "key"; any case, at any depth) become "[redacted]";
+// strings lose control characters and home-directory paths and are cut at 4096 characters.
+// Fields named ts, level or event are written as field_ts, field_level, field_event; fields
+// that are not an object are written under "fields". Subject to the default logger's level.
 void log_event(EventLevel level, std::string_view event, nlohmann::json fields);
+
+// What log_event does to `fields` before writing them (exposed for tests).
+nlohmann::json redact_fields(const nlohmann::json& fields);
 
 }  // namespace toolport::observability

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +22,8 @@ struct ComponentHealth {
     Severity severity = Severity::ok;
 };
 
+// Thread-safe. Probes run outside the registry's lock (a probe may add or remove probes);
+// a probe that throws shows as {state: "error", severity: unhealthy}.
 class HealthRegistry {
 public:
     using Probe = std::function<ComponentHealth()>;
@@ -30,7 +34,14 @@ public:
     nlohmann::json report() const;
     int http_status() const;
 
+    // The HTTP status that goes with a report: 503 when unhealthy, 200 otherwise.
+    static int http_status_of(const nlohmann::json& report);
+    // One evaluation of the probes as what GET /health answers: status and JSON body
+    // (report() and http_status() separately would run every probe twice).
+    std::pair<int, std::string> http_response() const;
+
 private:
+    mutable std::mutex mutex_;
     std::vector<std::pair<std::string, Probe>> probes_;
 };
 

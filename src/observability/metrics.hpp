@@ -1,7 +1,9 @@
 // Metrics: counters, gauges and histograms with labels, rendered in the Prometheus text
 // format at GET /metrics. Names follow Prometheus conventions (toolport_tool_calls_total,
 // toolport_tool_call_duration_seconds, ...). Thread-safe; cheap enough to call on every
-// tool call.
+// tool call. A family's type is fixed by its first use: a call that uses the name as
+// another type, a bad name or label, or a counter going down is dropped (with a warning in
+// the log), never thrown.
 //
 //   metrics.increment("toolport_tool_calls_total", {{"tool", name}, {"code", "OK"}});
 //   metrics.observe("toolport_tool_call_duration_seconds", {{"tool", name}}, 0.0012);
@@ -9,6 +11,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +37,10 @@ public:
 
     // The whole registry in Prometheus text exposition format 0.0.4.
     std::string render() const;
+
+    // The current value of one series: a counter's or gauge's value, a histogram's number of
+    // observations; nullopt when the series does not exist (yet).
+    std::optional<double> value(std::string_view name, const Labels& labels = {}) const;
 
 private:
     struct Impl;

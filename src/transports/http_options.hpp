@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace toolport {
@@ -36,6 +38,17 @@ struct HttpOptions {
     // closes a stream early. Zero keeps streams open until their requests finish.
     std::chrono::milliseconds sse_retry{1000};
     bool legacy_sse = true;  // serve GET /sse + POST /messages (protocol 2024-11-05)
+
+    // GET /metrics: the process's metrics in the Prometheus text format. It needs the
+    // bearer token when authentication is on.
+    bool metrics_endpoint = true;
+    // GET /health: what `health_report` returns (HTTP status and JSON body). Not served
+    // while `health_report` is unset.
+    bool health_endpoint = true;
+    // /health answers without a bearer token (for load balancers and orchestrators);
+    // Origin and Host checks still apply.
+    bool public_health = true;
+    std::function<std::pair<int, std::string>()> health_report;
 };
 
 }  // namespace toolport

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "observability/metrics.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
 #include "transports/asio_executor.hpp"
@@ -53,6 +54,30 @@ struct StringHash {
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
+// The method as a metric label: the methods HTTP clients use, everything else as "other"
+// (the method is client input, and each label value is a series kept forever).
+std::string_view method_label(http::verb method) {
+    switch (method) {
+        case http::verb::get: return "GET";
+        case http::verb::post: return "POST";
+        case http::verb::delete_: return "DELETE";
+        case http::verb::head: return "HEAD";
+        case http::verb::put: return "PUT";
+        case http::verb::options: return "OPTIONS";
+        case http::verb::patch: return "PATCH";
+        default: return "other";
+    }
+}
+
+constexpr std::string_view kRequestsMetric = "toolport_http_requests_total";
+constexpr std::string_view kSessionsMetric = "toolport_sessions_open";
+
+// Counted when the response (or an SSE stream's header) is about to be written.
+void count_request(http::verb method, unsigned status) {
+    observability::metrics().increment(kRequestsMetric,
+                                       {{"method", std::string(method_label(method))}, {"status", std::to_string(status)}});
+}
+
 // The pieces of a POST body the transport needs before handing messages to a session.
 struct PostBody {
     protocol::ParsedPayload parsed;
@@ -70,7 +95,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
           opts(std::move(options)),
           io(static_cast<AsioExecutor&>(server.executor()).io()),
           acceptor(io),
-          sweeper(io) {}
+          sweeper(io) {
+        auto& m = observability::metrics();
+        m.describe(kRequestsMetric, "HTTP requests answered, by method and status code.");
+        m.describe(kSessionsMetric, "MCP sessions open on the HTTP transports (Streamable HTTP and legacy SSE).");
+        sessions_changed();
+    }
 
     McpServer& mcp;
     HttpOptions opts;
@@ -79,6 +109,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     net::steady_timer sweeper;
     std::unordered_map<std::string, std::shared_ptr<HttpSession>, StringHash, std::equal_to<>> sessions;
     bool stopping = false;
+
+    void sessions_changed() {
+        observability::metrics().set(kSessionsMetric, {}, static_cast<double>(sessions.size()));
+    }
 
     void bind() {
         beast::error_code ec;
@@ -106,6 +140,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         sweeper.cancel();
         for (auto& [id, s] : sessions) s->mcp->close();
         sessions.clear();
+        sessions_changed();
     }
 
     void schedule_sweep() {
@@ -131,6 +166,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 ++it;
             }
         }
+        sessions_changed();
     }
 
     std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal) {
@@ -146,6 +182,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if (auto hs = weak.lock()) hs->close_stream(id);
         });
         sessions.emplace(s->id(), s);
+        sessions_changed();
         return s;
     }
 
@@ -154,6 +191,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         if (it == sessions.end()) return;
         it->second->mcp->close();
         sessions.erase(it);
+        sessions_changed();
     }
 
     // ---------------------------------------------------------------- connection
@@ -184,7 +222,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 break;
             }
             if (ec) {
-                co_await reply_read_error(self, stream, ec);
+                co_await reply_read_error(self, stream, ec, parser.get().method());
                 break;
             }
             Request req = parser.release();
@@ -195,8 +233,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     }
 
+    // `method` is what the parser got to read (verb::unknown when it failed before that).
     static net::awaitable<void> reply_read_error(std::shared_ptr<Impl> self, beast::tcp_stream& stream,
-                                                 beast::error_code ec) {
+                                                 beast::error_code ec, http::verb method) {
         http::status status = http::status::bad_request;
         std::string message = fmt::format("Bad Request: {}", ec.message());
         if (ec == http::error::body_limit) {
@@ -211,6 +250,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.set(http::field::connection, "close");
         res.body() = protocol::serialize(protocol::make_error(nullptr, protocol::error_code::kInvalidRequest, message));
         res.prepare_payload();
+        count_request(method, res.result_int());
         stream.expires_after(5s);
         auto [wec, wn] = co_await http::async_write(stream, res, use_nothrow);
         if (wec) co_return;
@@ -253,7 +293,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         return res;
     }
 
-    net::awaitable<bool> send(beast::tcp_stream& stream, Response res) {
+    net::awaitable<bool> send(beast::tcp_stream& stream, const Request& req, Response res) {
+        count_request(req.method(), res.result_int());
         stream.expires_after(opts.write_timeout);
         bool keep = res.keep_alive();
         auto [ec, n] = co_await http::async_write(stream, res, use_nothrow);
@@ -265,26 +306,31 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     net::awaitable<bool> dispatch(beast::tcp_stream& stream, Request& req) {
         auto target = std::string_view(req.target());
         auto path = target.substr(0, target.find('?'));
+        // The MCP endpoint wins if it was configured at one of these paths.
+        const bool is_metrics = opts.metrics_endpoint && path == "/metrics" && path != opts.path;
+        const bool is_health = opts.health_endpoint && opts.health_report && path == "/health" && path != opts.path;
 
-        // DNS-rebinding protection and authentication apply to every endpoint.
+        // DNS-rebinding protection applies to every endpoint, authentication to every
+        // endpoint but a public /health.
         if (!http_policy::host_allowed(opts, header(req, "Host"))) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
-                                                           "Forbidden: Host header not allowed"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+                                                                "Forbidden: Host header not allowed"));
         }
         if (!http_policy::origin_allowed(opts, header(req, "Origin"))) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
-                                                           "Forbidden: Origin not allowed"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+                                                                "Forbidden: Origin not allowed"));
         }
-        if (!http_policy::authorized(opts, header(req, "Authorization"))) {
+        if (!(is_health && opts.public_health) && !http_policy::authorized(opts, header(req, "Authorization"))) {
             auto res = make_rpc_error(req, http::status::unauthorized, protocol::error_code::kInvalidRequest,
                                       "Unauthorized: send Authorization: Bearer <token>");
             res.set(http::field::www_authenticate,
                     req.find(http::field::authorization) == req.end()
                         ? "Bearer realm=\"toolport\""
                         : "Bearer realm=\"toolport\", error=\"invalid_token\"");
-            co_return co_await send(stream, std::move(res));
+            co_return co_await send(stream, req, std::move(res));
         }
 
+        if (is_metrics || is_health) co_return co_await handle_observability(stream, req, is_metrics);
         if (path == opts.path) {
             switch (req.method()) {
                 case http::verb::post: co_return co_await handle_post(stream, req);
@@ -294,7 +340,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                     auto res = make_rpc_error(req, http::status::method_not_allowed,
                                               protocol::error_code::kInvalidRequest, "Method Not Allowed");
                     res.set(http::field::allow, "GET, POST, DELETE");
-                    co_return co_await send(stream, std::move(res));
+                    co_return co_await send(stream, req, std::move(res));
                 }
             }
         }
@@ -304,8 +350,48 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         if (opts.legacy_sse && path == "/messages" && req.method() == http::verb::post) {
             co_return co_await handle_legacy_post(stream, req);
         }
-        co_return co_await send(stream, make_rpc_error(req, http::status::not_found, protocol::error_code::kInvalidRequest,
-                                                       fmt::format("Not Found: the MCP endpoint is {}", opts.path)));
+        co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found, protocol::error_code::kInvalidRequest,
+                                                            fmt::format("Not Found: the MCP endpoint is {}", opts.path)));
+    }
+
+    // GET /metrics (Prometheus text format 0.0.4) and GET /health (the health report).
+    net::awaitable<bool> handle_observability(beast::tcp_stream& stream, Request& req, bool metrics) {
+        if (req.method() != http::verb::get) {
+            auto res = make_rpc_error(req, http::status::method_not_allowed, protocol::error_code::kInvalidRequest,
+                                      "Method Not Allowed: use GET");
+            res.set(http::field::allow, "GET");
+            co_return co_await send(stream, req, std::move(res));
+        }
+        Response res{http::status::ok, req.version()};
+        if (metrics) {
+            res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+            res.body() = observability::metrics().render();
+        } else {
+            auto [status, body] = health_response();
+            res.result(static_cast<http::status>(status));
+            res.set(http::field::content_type, "application/json");
+            res.body() = std::move(body);
+        }
+        // Both describe this moment: a cached copy would be wrong.
+        res.set(http::field::cache_control, "no-store");
+        res.keep_alive(req.keep_alive());
+        res.prepare_payload();
+        co_return co_await send(stream, req, std::move(res));
+    }
+
+    // The health report from the application; a report that cannot be made is itself a
+    // sign of trouble (500), never a reason to drop the connection.
+    std::pair<int, std::string> health_response() {
+        try {
+            auto [status, body] = opts.health_report();
+            if (status < 100 || status > 599) throw std::runtime_error(fmt::format("HTTP status {} out of range", status));
+            return {status, std::move(body)};
+        } catch (const std::exception& e) {
+            spdlog::error("health report failed: {}", util::sanitize_for_message(e.what()));
+        } catch (...) {
+            spdlog::error("health report failed with a non-standard exception");
+        }
+        return {500, R"({"status":"unhealthy","error":"the health report failed"})"};
     }
 
     // Reads the body into messages; on failure returns the reply to send.
@@ -349,14 +435,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     net::awaitable<bool> handle_post(beast::tcp_stream& stream, Request& req) {
         PostBody body;
-        if (auto error = read_post_body(req, body)) co_return co_await send(stream, std::move(*error));
+        if (auto error = read_post_body(req, body)) co_return co_await send(stream, req, std::move(*error));
         const bool wants_sse = http_policy::accepts(header(req, "Accept"), "text/event-stream");
         const bool wants_json = http_policy::accepts(header(req, "Accept"), "application/json");
         if (!body.request_keys.empty() && !(wants_sse && wants_json)) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::not_acceptable,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Not Acceptable: Accept must list both application/json "
-                                                           "and text/event-stream"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_acceptable,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Not Acceptable: Accept must list both application/json "
+                                                                "and text/event-stream"));
         }
 
         // The stateless revision: the version travels in the request's _meta.
@@ -374,7 +460,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                                         req.find("MCP-Protocol-Version") != req.end());
         if (version.present && !version.revision) {
             co_return co_await send(
-                stream, make_rpc_error(req, http::status::bad_request, protocol::error_code::kInvalidRequest,
+                stream, req, make_rpc_error(req, http::status::bad_request, protocol::error_code::kInvalidRequest,
                                        fmt::format("Bad Request: unsupported MCP-Protocol-Version \"{}\"; supported: {}",
                                                    util::sanitize_for_message(header(req, "MCP-Protocol-Version"), 40),
                                                    protocol::supported_revisions_list())));
@@ -382,31 +468,31 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
         auto session_id = header(req, "Mcp-Session-Id");
         if (!session_id.empty() && !http_policy::valid_session_id(session_id)) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Bad Request: malformed Mcp-Session-Id header"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Bad Request: malformed Mcp-Session-Id header"));
         }
         std::shared_ptr<HttpSession> session;
         bool created = false;
         if (body.has_initialize) {
             if (body.parsed.is_batch) {
-                co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
-                                                               protocol::error_code::kInvalidRequest,
-                                                               "Invalid Request: initialize must not be batched"));
+                co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+                                                                    protocol::error_code::kInvalidRequest,
+                                                                    "Invalid Request: initialize must not be batched"));
             }
             if (!session_id.empty()) {
                 auto it = sessions.find(session_id);
                 if (it == sessions.end()) {
-                    co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
-                                                                   protocol::error_code::kInvalidRequest,
-                                                                   "Session not found: initialize without Mcp-Session-Id "
-                                                                   "to start a new session"));
+                    co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                                                                        protocol::error_code::kInvalidRequest,
+                                                                        "Session not found: initialize without Mcp-Session-Id "
+                                                                        "to start a new session"));
                 }
                 session = it->second;  // the session answers "already initialized"
             } else {
                 if (sessions.size() >= opts.max_sessions) {
                     co_return co_await send(
-                        stream, make_rpc_error(req, http::status::service_unavailable,
+                        stream, req, make_rpc_error(req, http::status::service_unavailable,
                                                protocol::error_code::kInvalidRequest,
                                                fmt::format("Service Unavailable: the server already holds {} sessions; "
                                                            "retry later or end unused sessions with DELETE",
@@ -417,17 +503,17 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             }
         } else {
             if (session_id.empty()) {
-                co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
-                                                               protocol::error_code::kInvalidRequest,
-                                                               "Bad Request: Mcp-Session-Id header is required "
-                                                               "(initialize first)"));
+                co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+                                                                    protocol::error_code::kInvalidRequest,
+                                                                    "Bad Request: Mcp-Session-Id header is required "
+                                                                    "(initialize first)"));
             }
             auto it = sessions.find(session_id);
             if (it == sessions.end() || it->second->legacy) {
-                co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
-                                                               protocol::error_code::kInvalidRequest,
-                                                               "Session not found: it expired or was ended; "
-                                                               "initialize a new session"));
+                co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                                                                    protocol::error_code::kInvalidRequest,
+                                                                    "Session not found: it expired or was ended; "
+                                                                    "initialize a new session"));
             }
             session = it->second;
         }
@@ -437,13 +523,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
             auto refusal = batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
                                                                      : std::nullopt);
-            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request, refusal.code, refusal.message));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request, refusal.code, refusal.message));
         }
 
         if (body.request_keys.empty()) {
             // Only notifications and responses: accepted, nothing to stream back.
             feed(*session->mcp, body);
-            co_return co_await send(stream, make_empty(req, http::status::accepted));
+            co_return co_await send(stream, req, make_empty(req, http::status::accepted));
         }
 
         auto out = session->open_stream(body.request_keys);
@@ -458,7 +544,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     net::awaitable<bool> handle_stateless_post(beast::tcp_stream& stream, Request& req, PostBody& body,
                                                const StatelessMeta& meta) {
         auto check = validate_stateless_http(req, body, meta);
-        if (check) co_return co_await send(stream, std::move(*check));
+        if (check) co_return co_await send(stream, req, std::move(*check));
         auto out = std::make_shared<OutStream>(1, opts.max_replay_events, opts.max_replay_bytes);
         for (const auto& key : body.request_keys) out->expect_reply(key);
         std::weak_ptr<OutStream> weak = out;
@@ -526,7 +612,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             res.keep_alive(req.keep_alive());
             res.body() = batch ? protocol::serialize(reply) : out.take_single_reply();
             res.prepare_payload();
-            bool keep = co_await send(stream, std::move(res));
+            bool keep = co_await send(stream, req, std::move(res));
             out.mark_delivered(out.last_seq());
             co_return keep;
         }
@@ -579,6 +665,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.keep_alive(false);
         res.chunked(true);
         http::response_serializer<http::empty_body> sr{res};
+        count_request(req.method(), res.result_int());
         stream.expires_after(opts.write_timeout);
         if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) co_return false;
 
@@ -634,21 +721,21 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     net::awaitable<bool> handle_get(beast::tcp_stream& stream, Request& req) {
         if (!http_policy::accepts(header(req, "Accept"), "text/event-stream")) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::not_acceptable,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Not Acceptable: Accept must include text/event-stream"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_acceptable,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Not Acceptable: Accept must include text/event-stream"));
         }
         auto session_id = header(req, "Mcp-Session-Id");
         if (session_id.empty()) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Bad Request: Mcp-Session-Id header is required"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Bad Request: Mcp-Session-Id header is required"));
         }
         auto it = sessions.find(session_id);
         if (it == sessions.end() || it->second->legacy) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Session not found: initialize a new session"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Session not found: initialize a new session"));
         }
         auto session = it->second;
         session->last_active = std::chrono::steady_clock::now();
@@ -659,9 +746,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         if (!last_event.empty()) {
             std::uint64_t stream_id = 0, seq = 0;
             if (!HttpSession::parse_event_id(last_event, &stream_id, &seq) || !(out = session->find_stream(stream_id))) {
-                co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
-                                                               protocol::error_code::kInvalidRequest,
-                                                               "Not Found: unknown Last-Event-ID; the stream is gone"));
+                co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                                                                    protocol::error_code::kInvalidRequest,
+                                                                    "Not Found: unknown Last-Event-ID; the stream is gone"));
             }
             after = seq;
             if (!out->can_replay_after(seq)) {
@@ -673,10 +760,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             out = session->standalone();
         }
         if (out->attached()) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::conflict,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Conflict: this stream is already being read by "
-                                                           "another connection"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::conflict,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Conflict: this stream is already being read by "
+                                                                "another connection"));
         }
         bool keep = co_await stream_events(stream, req, *out, session->id(), true, after);
         session->last_active = std::chrono::steady_clock::now();
@@ -687,26 +774,26 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     net::awaitable<bool> handle_delete(beast::tcp_stream& stream, Request& req) {
         auto session_id = header(req, "Mcp-Session-Id");
         if (session_id.empty()) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::bad_request,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Bad Request: Mcp-Session-Id header is required"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Bad Request: Mcp-Session-Id header is required"));
         }
         if (sessions.find(session_id) == sessions.end()) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Session not found"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Session not found"));
         }
         drop_session(session_id);
-        co_return co_await send(stream, make_empty(req, http::status::ok));
+        co_return co_await send(stream, req, make_empty(req, http::status::ok));
     }
 
     // ------------------------------------------------------------ legacy HTTP+SSE
 
     net::awaitable<bool> handle_legacy_sse(beast::tcp_stream& stream, Request& req) {
         if (sessions.size() >= opts.max_sessions) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::service_unavailable,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Service Unavailable: too many sessions"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::service_unavailable,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Service Unavailable: too many sessions"));
         }
         auto session = create_session(true, http_policy::principal_of(opts, header(req, "Authorization")));
         std::string sid = session->id();
@@ -726,12 +813,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
         auto it = sessions.find(sid);
         if (sid.empty() || it == sessions.end() || !it->second->legacy) {
-            co_return co_await send(stream, make_rpc_error(req, http::status::not_found,
-                                                           protocol::error_code::kInvalidRequest,
-                                                           "Session not found: open GET /sse first"));
+            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                                                                protocol::error_code::kInvalidRequest,
+                                                                "Session not found: open GET /sse first"));
         }
         PostBody body;
-        if (auto error = read_post_body(req, body)) co_return co_await send(stream, std::move(*error));
+        if (auto error = read_post_body(req, body)) co_return co_await send(stream, req, std::move(*error));
         auto session = it->second;
         session->last_active = std::chrono::steady_clock::now();
         if (body.parsed.is_batch) {
@@ -746,7 +833,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.set(http::field::content_type, "text/plain");
         res.body() = "Accepted";
         res.prepare_payload();
-        co_return co_await send(stream, std::move(res));
+        co_return co_await send(stream, req, std::move(res));
     }
 };
 

@@ -3,6 +3,7 @@
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
 #include "app/serve.hpp"
+#include "observability/events.hpp"
 
 namespace toolport::commands {
 
@@ -48,7 +49,11 @@ Command add_serve(CLI::App& app) {
             }
             if (!flags->packs.empty()) config.packs = split_commas(flags->packs);
             if (!flags->log_level.empty()) config.log_level = flags->log_level;
-            spdlog::set_level(spdlog::level::from_str(config.log_level));
+            try {
+                observability::configure_logging({config.log_level, config.log_format, config.log_file});
+            } catch (const std::runtime_error& e) {
+                throw ConfigError(e.what());  // a bad --log-level, or a log file that cannot be opened
+            }
             return toolport::serve(config);
         } catch (const ConfigError& e) {
             spdlog::error("configuration: {}", e.what());

@@ -1,0 +1,377 @@
+// The metrics registry: one hash lookup per update (name + labels), Prometheus text format
+// 0.0.4 on render. Misuse (a bad name, a counter decremented, a name used as two types)
+// drops the update and warns a few times; it never throws, so a metrics call cannot break
+// the request it measures.
+#include "observability/metrics.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace toolport::observability {
+
+namespace {
+
+enum class Kind { counter, gauge, histogram };
+
+std::string_view kind_name(Kind kind) {
+    switch (kind) {
+        case Kind::counter: return "counter";
+        case Kind::gauge: return "gauge";
+        case Kind::histogram: return "histogram";
+    }
+    return "untyped";
+}
+
+// Upper bounds of the histogram buckets; the +Inf bucket follows them.
+constexpr std::array<double, 15> kBucketBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                  0.25,   0.5,   1,      2.5,   5,    10,    30};
+constexpr std::array<std::string_view, kBucketBounds.size() + 1> kBucketLabels = {
+    "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
+    "0.25",   "0.5",   "1",      "2.5",   "5",    "10",    "30",   "+Inf"};
+
+// A family that keeps growing (label values taken from client input, say) stops taking new
+// series here instead of growing without bound; existing series keep counting.
+constexpr std::size_t kMaxSeriesPerFamily = 10000;
+// Misuse is reported this many times per registry, then silently dropped.
+constexpr int kMaxWarnings = 20;
+
+bool valid_metric_name(std::string_view name) {
+    if (name.empty()) return false;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+                  (i > 0 && c >= '0' && c <= '9');
+        if (!ok) return false;
+    }
+    return true;
+}
+
+// Label names starting with "__" are reserved for Prometheus itself.
+bool valid_label_name(std::string_view name) {
+    if (name.empty() || name.substr(0, 2) == "__") return false;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
+        if (!ok) return false;
+    }
+    return true;
+}
+
+bool sorted_by_name(const Labels& labels) {
+    return std::is_sorted(labels.begin(), labels.end(),
+                          [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+// Label order does not make a different series: {a,b} and {b,a} are the same one. Labels
+// are kept sorted by name; callers that already pass them sorted pay nothing extra.
+struct CanonicalLabels {
+    const Labels* labels;
+    Labels sorted_copy;
+
+    explicit CanonicalLabels(const Labels& given) : labels(&given) {
+        if (!sorted_by_name(given)) {
+            sorted_copy = given;
+            std::stable_sort(sorted_copy.begin(), sorted_copy.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            labels = &sorted_copy;
+        }
+    }
+};
+
+struct SeriesKey {
+    std::string name;
+    Labels labels;
+};
+// The same key without owning anything: what a lookup builds per update.
+struct SeriesKeyView {
+    std::string_view name;
+    const Labels* labels;
+};
+
+void mix(std::size_t& seed, std::size_t h) { seed ^= h + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); }
+
+std::size_t hash_key(std::string_view name, const Labels& labels) {
+    std::hash<std::string_view> hs;
+    std::size_t seed = hs(name);
+    for (const auto& [k, v] : labels) {
+        mix(seed, hs(k));
+        mix(seed, hs(v));
+    }
+    return seed;
+}
+
+struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const SeriesKey& k) const noexcept { return hash_key(k.name, k.labels); }
+    std::size_t operator()(const SeriesKeyView& k) const noexcept { return hash_key(k.name, *k.labels); }
+};
+
+struct KeyEqual {
+    using is_transparent = void;
+    static bool same(std::string_view an, const Labels& al, std::string_view bn, const Labels& bl) {
+        return an == bn && al == bl;
+    }
+    bool operator()(const SeriesKey& a, const SeriesKey& b) const { return same(a.name, a.labels, b.name, b.labels); }
+    bool operator()(const SeriesKeyView& a, const SeriesKey& b) const { return same(a.name, *a.labels, b.name, b.labels); }
+    bool operator()(const SeriesKey& a, const SeriesKeyView& b) const { return same(a.name, a.labels, b.name, *b.labels); }
+};
+
+struct Family;
+
+struct Series {
+    Family* family = nullptr;
+    const Labels* labels = nullptr;  // points into the map's key
+    double value = 0;                // counter or gauge
+    // Histogram: observations per bucket (not cumulative; render adds them up).
+    std::array<std::uint64_t, kBucketLabels.size()> buckets{};
+    double sum = 0;
+    std::uint64_t count = 0;
+};
+
+struct Family {
+    Kind kind = Kind::counter;
+    std::vector<Series*> series;
+    bool warned_full = false;
+};
+
+// Prometheus text format 0.0.4: label values escape backslash, double quote and newline.
+void append_label_value(std::string& out, std::string_view value) {
+    for (char c : value) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '"': out += "\\\""; break;
+            case '\n': out += "\\n"; break;
+            default: out += c;
+        }
+    }
+}
+
+// HELP text escapes backslash and newline (quotes stay as they are).
+void append_help(std::string& out, std::string_view help) {
+    for (char c : help) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            default: out += c;
+        }
+    }
+}
+
+void append_value(std::string& out, double v) {
+    if (std::isnan(v)) out += "NaN";
+    else if (std::isinf(v)) out += v > 0 ? "+Inf" : "-Inf";
+    else fmt::format_to(std::back_inserter(out), "{}", v);
+}
+
+// `name{k="v",...,extra_name="extra_value"} ` (no braces when there is no label at all).
+void append_series_name(std::string& out, std::string_view name, std::string_view suffix, const Labels& labels,
+                        std::string_view extra_name = {}, std::string_view extra_value = {}) {
+    out += name;
+    out += suffix;
+    if (labels.empty() && extra_name.empty()) {
+        out += ' ';
+        return;
+    }
+    out += '{';
+    bool first = true;
+    for (const auto& [k, v] : labels) {
+        if (!first) out += ',';
+        first = false;
+        out += k;
+        out += "=\"";
+        append_label_value(out, v);
+        out += '"';
+    }
+    if (!extra_name.empty()) {
+        if (!first) out += ',';
+        out += extra_name;
+        out += "=\"";
+        out += extra_value;
+        out += '"';
+    }
+    out += "} ";
+}
+
+}  // namespace
+
+struct Metrics::Impl {
+    mutable std::mutex mutex;
+    // Sorted by name: render walks the families in order.
+    std::map<std::string, Family, std::less<>> families;
+    std::map<std::string, std::string, std::less<>> help;
+    // Node-based: Series addresses (and their keys' labels) stay put while the map grows.
+    std::unordered_map<SeriesKey, Series, KeyHash, KeyEqual> series;
+    int warnings = 0;
+
+    template <typename... Args>
+    void warn(fmt::format_string<Args...> format, Args&&... args) {
+        if (warnings >= kMaxWarnings) return;
+        ++warnings;
+        spdlog::warn("metrics: {}", fmt::format(format, std::forward<Args>(args)...));
+    }
+
+    bool check_labels(std::string_view name, const Labels& labels, Kind kind) {
+        for (std::size_t i = 0; i < labels.size(); ++i) {
+            const auto& label = labels[i].first;
+            if (!valid_label_name(label)) {
+                warn("{}: invalid label name \"{}\"; update dropped", name, label.substr(0, 64));
+                return false;
+            }
+            if (kind == Kind::histogram && label == "le") {
+                warn("{}: the label \"le\" is reserved for histogram buckets; update dropped", name);
+                return false;
+            }
+            if (i > 0 && labels[i - 1].first == label) {  // sorted: duplicates are neighbours
+                warn("{}: label \"{}\" given twice; update dropped", name, label);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // The series for (name, labels) as a `kind`, created on first use; nullptr when the
+    // update must be dropped. Called with the mutex held.
+    Series* find_or_create(std::string_view name, const Labels& given, Kind kind) {
+        CanonicalLabels canonical(given);
+        const Labels& labels = *canonical.labels;
+        if (auto it = series.find(SeriesKeyView{name, &labels}); it != series.end()) {
+            if (it->second.family->kind == kind) return &it->second;
+            warn("{} is a {}; {} update dropped", name, kind_name(it->second.family->kind), kind_name(kind));
+            return nullptr;
+        }
+        if (!valid_metric_name(name)) {
+            warn("invalid metric name \"{}\"; update dropped", name.substr(0, 64));
+            return nullptr;
+        }
+        if (!check_labels(name, labels, kind)) return nullptr;
+        auto fit = families.find(name);
+        if (fit == families.end()) {
+            fit = families.emplace(std::string(name), Family{kind, {}, false}).first;
+        } else if (fit->second.kind != kind) {
+            warn("{} is a {}; {} update dropped", name, kind_name(fit->second.kind), kind_name(kind));
+            return nullptr;
+        }
+        Family& family = fit->second;
+        if (family.series.size() >= kMaxSeriesPerFamily) {
+            if (!family.warned_full) {
+                family.warned_full = true;
+                warn("{} has {} series; new label values are dropped", name, kMaxSeriesPerFamily);
+            }
+            return nullptr;
+        }
+        auto [it, inserted] = series.emplace(SeriesKey{std::string(name), labels}, Series{});
+        Series& s = it->second;
+        s.family = &family;
+        s.labels = &it->first.labels;
+        family.series.push_back(&s);
+        return &s;
+    }
+};
+
+Metrics::Metrics() : impl_(new Impl) {}
+Metrics::~Metrics() { delete impl_; }
+
+void Metrics::describe(std::string_view name, std::string_view help) {
+    std::lock_guard lock(impl_->mutex);
+    if (!valid_metric_name(name)) {
+        impl_->warn("invalid metric name \"{}\"; description dropped", name.substr(0, 64));
+        return;
+    }
+    impl_->help.insert_or_assign(std::string(name), std::string(help));
+}
+
+void Metrics::increment(std::string_view name, const Labels& labels, double by) {
+    std::lock_guard lock(impl_->mutex);
+    if (!(by >= 0) || std::isinf(by)) {  // also catches NaN
+        impl_->warn("{}: a counter only goes up by a finite amount (got {}); update dropped", name, by);
+        return;
+    }
+    if (auto* s = impl_->find_or_create(name, labels, Kind::counter)) s->value += by;
+}
+
+void Metrics::set(std::string_view name, const Labels& labels, double value) {
+    std::lock_guard lock(impl_->mutex);
+    if (auto* s = impl_->find_or_create(name, labels, Kind::gauge)) s->value = value;
+}
+
+void Metrics::observe(std::string_view name, const Labels& labels, double value) {
+    std::lock_guard lock(impl_->mutex);
+    if (std::isnan(value)) {
+        impl_->warn("{}: NaN observation dropped", name);
+        return;
+    }
+    auto* s = impl_->find_or_create(name, labels, Kind::histogram);
+    if (!s) return;
+    // A bucket counts observations <= its bound.
+    auto bound = std::lower_bound(kBucketBounds.begin(), kBucketBounds.end(), value);
+    ++s->buckets[static_cast<std::size_t>(bound - kBucketBounds.begin())];
+    s->sum += value;
+    ++s->count;
+}
+
+std::optional<double> Metrics::value(std::string_view name, const Labels& labels) const {
+    std::lock_guard lock(impl_->mutex);
+    CanonicalLabels canonical(labels);
+    auto it = impl_->series.find(SeriesKeyView{name, canonical.labels});
+    if (it == impl_->series.end()) return std::nullopt;
+    const Series& s = it->second;
+    return s.family->kind == Kind::histogram ? static_cast<double>(s.count) : s.value;
+}
+
+std::string Metrics::render() const {
+    std::lock_guard lock(impl_->mutex);
+    std::string out;
+    out.reserve(256 * impl_->families.size() + 64 * impl_->series.size());
+    for (const auto& [name, family] : impl_->families) {
+        out += "# HELP ";
+        out += name;
+        out += ' ';
+        if (auto h = impl_->help.find(name); h != impl_->help.end()) append_help(out, h->second);
+        else out += "Toolport metric " + name + ".";
+        out += "\n# TYPE ";
+        out += name;
+        out += ' ';
+        out += kind_name(family.kind);
+        out += '\n';
+
+        std::vector<const Series*> ordered(family.series.begin(), family.series.end());
+        std::sort(ordered.begin(), ordered.end(), [](const Series* a, const Series* b) { return *a->labels < *b->labels; });
+        for (const Series* s : ordered) {
+            if (family.kind != Kind::histogram) {
+                append_series_name(out, name, "", *s->labels);
+                append_value(out, s->value);
+                out += '\n';
+                continue;
+            }
+            std::uint64_t cumulative = 0;
+            for (std::size_t b = 0; b < kBucketLabels.size(); ++b) {
+                cumulative += s->buckets[b];
+                append_series_name(out, name, "_bucket", *s->labels, "le", kBucketLabels[b]);
+                fmt::format_to(std::back_inserter(out), "{}\n", cumulative);
+            }
+            append_series_name(out, name, "_sum", *s->labels);
+            append_value(out, s->sum);
+            out += '\n';
+            append_series_name(out, name, "_count", *s->labels);
+            fmt::format_to(std::back_inserter(out), "{}\n", s->count);
+        }
+    }
+    return out;
+}
+
+Metrics& metrics() {
+    // Never destroyed: threads and coroutine frames torn down at exit may still report.
+    static Metrics* instance = new Metrics;
+    return *instance;
+}
+
+}  // namespace toolport::observability

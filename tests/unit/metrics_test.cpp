@@ -1,0 +1,240 @@
+// observability::Metrics: Prometheus text rendering (exact text), label escaping, histogram
+// buckets, type fixed by first use, misuse dropped without throwing, thread safety.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "observability/metrics.hpp"
+
+using namespace toolport::observability;
+
+TEST(Metrics, EmptyRegistryRendersNothing) {
+    Metrics m;
+    EXPECT_EQ(m.render(), "");
+}
+
+TEST(Metrics, RendersASmallRegistryExactly) {
+    Metrics m;
+    m.describe("toolport_tool_calls_total", "Tool calls, by tool and result code.");
+    m.increment("toolport_tool_calls_total", {{"tool", "echo"}, {"code", "OK"}});
+    m.increment("toolport_tool_calls_total", {{"tool", "echo"}, {"code", "OK"}}, 2);
+    m.increment("toolport_tool_calls_total", {{"tool", "add"}, {"code", "INVALID_ARGUMENT"}});
+    m.set("toolport_sessions_open", {}, 3);
+    m.observe("toolport_tool_call_duration_seconds", {{"tool", "echo"}}, 0.0625);
+    m.observe("toolport_tool_call_duration_seconds", {{"tool", "echo"}}, 0.25);
+
+    const std::string expected =
+        "# HELP toolport_sessions_open Toolport metric toolport_sessions_open.\n"
+        "# TYPE toolport_sessions_open gauge\n"
+        "toolport_sessions_open 3\n"
+        "# HELP toolport_tool_call_duration_seconds Toolport metric toolport_tool_call_duration_seconds.\n"
+        "# TYPE toolport_tool_call_duration_seconds histogram\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.0005\"} 0\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.001\"} 0\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.0025\"} 0\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.005\"} 0\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.01\"} 0\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.025\"} 0\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.05\"} 0\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.1\"} 1\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.25\"} 2\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.5\"} 2\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"1\"} 2\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"2.5\"} 2\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"5\"} 2\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"10\"} 2\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"30\"} 2\n"
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"+Inf\"} 2\n"
+        "toolport_tool_call_duration_seconds_sum{tool=\"echo\"} 0.3125\n"
+        "toolport_tool_call_duration_seconds_count{tool=\"echo\"} 2\n"
+        "# HELP toolport_tool_calls_total Tool calls, by tool and result code.\n"
+        "# TYPE toolport_tool_calls_total counter\n"
+        "toolport_tool_calls_total{code=\"INVALID_ARGUMENT\",tool=\"add\"} 1\n"
+        "toolport_tool_calls_total{code=\"OK\",tool=\"echo\"} 3\n";
+    EXPECT_EQ(m.render(), expected);
+}
+
+TEST(Metrics, FamiliesSortedByNameAndSeriesByLabels) {
+    Metrics m;
+    m.increment("zeta_total", {});
+    m.increment("alpha_total", {{"k", "b"}});
+    m.increment("alpha_total", {{"k", "a"}});
+    m.set("mid", {}, 1);
+    auto text = m.render();
+    auto alpha = text.find("# TYPE alpha_total");
+    auto mid = text.find("# TYPE mid");
+    auto zeta = text.find("# TYPE zeta_total");
+    ASSERT_NE(alpha, std::string::npos);
+    ASSERT_NE(mid, std::string::npos);
+    ASSERT_NE(zeta, std::string::npos);
+    EXPECT_LT(alpha, mid);
+    EXPECT_LT(mid, zeta);
+    EXPECT_LT(text.find("alpha_total{k=\"a\"} 1"), text.find("alpha_total{k=\"b\"} 1"));
+}
+
+TEST(Metrics, EscapesLabelValuesAndHelp) {
+    Metrics m;
+    m.describe("escapes_total", "Help with a backslash \\ and a\nnewline and \"quotes\".");
+    m.increment("escapes_total", {{"path", "C:\\dir"}, {"quote", "say \"hi\""}, {"text", "two\nlines"}});
+    const std::string expected =
+        "# HELP escapes_total Help with a backslash \\\\ and a\\nnewline and \"quotes\".\n"
+        "# TYPE escapes_total counter\n"
+        "escapes_total{path=\"C:\\\\dir\",quote=\"say \\\"hi\\\"\",text=\"two\\nlines\"} 1\n";
+    EXPECT_EQ(m.render(), expected);
+}
+
+TEST(Metrics, HistogramBucketsCountObservationsUpToTheirBound) {
+    Metrics m;
+    // On a bound: counted in that bucket (le means "less than or equal").
+    m.observe("h", {}, 0.0005);
+    m.observe("h", {}, 0.00051);  // just above: the next bucket
+    m.observe("h", {}, 1);
+    m.observe("h", {}, 30);
+    m.observe("h", {}, 31);      // above every bound: +Inf only
+    m.observe("h", {}, -2);      // negative values land in the first bucket
+    auto text = m.render();
+    auto line = [&](const std::string& le) {
+        auto key = "h_bucket{le=\"" + le + "\"} ";
+        auto at = text.find(key);
+        EXPECT_NE(at, std::string::npos) << key << "\n" << text;
+        return std::stoi(text.substr(at + key.size()));
+    };
+    EXPECT_EQ(line("0.0005"), 2);
+    EXPECT_EQ(line("0.001"), 3);
+    EXPECT_EQ(line("0.5"), 3);
+    EXPECT_EQ(line("1"), 4);
+    EXPECT_EQ(line("10"), 4);
+    EXPECT_EQ(line("30"), 5);
+    EXPECT_EQ(line("+Inf"), 6);
+    EXPECT_NE(text.find("h_count 6\n"), std::string::npos) << text;
+    auto sum_at = text.find("h_sum ");
+    ASSERT_NE(sum_at, std::string::npos) << text;
+    EXPECT_NEAR(std::stod(text.substr(sum_at + 6)), 60.00101, 1e-9);
+    EXPECT_EQ(m.value("h"), 6);
+}
+
+TEST(Metrics, LabelOrderDoesNotMakeANewSeries) {
+    Metrics m;
+    m.increment("c_total", {{"a", "1"}, {"b", "2"}});
+    m.increment("c_total", {{"b", "2"}, {"a", "1"}});
+    EXPECT_EQ(m.value("c_total", {{"a", "1"}, {"b", "2"}}), 2);
+    EXPECT_EQ(m.value("c_total", {{"b", "2"}, {"a", "1"}}), 2);
+    EXPECT_EQ(m.render(), "# HELP c_total Toolport metric c_total.\n# TYPE c_total counter\nc_total{a=\"1\",b=\"2\"} 2\n");
+}
+
+TEST(Metrics, TypeIsFixedByFirstUse) {
+    Metrics m;
+    m.increment("calls_total", {{"tool", "x"}});
+    m.set("calls_total", {{"tool", "x"}}, 100);      // same series as a gauge: dropped
+    m.set("calls_total", {{"tool", "y"}}, 100);      // new series of the counter family as a gauge: dropped
+    m.observe("calls_total", {{"tool", "x"}}, 0.1);  // as a histogram: dropped
+    m.set("level", {}, 5);
+    m.increment("level", {});  // a gauge stays a gauge
+    EXPECT_EQ(m.value("calls_total", {{"tool", "x"}}), 1);
+    EXPECT_EQ(m.value("calls_total", {{"tool", "y"}}), std::nullopt);
+    EXPECT_EQ(m.value("level"), 5);
+    auto text = m.render();
+    EXPECT_NE(text.find("# TYPE calls_total counter\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("# TYPE level gauge\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("histogram"), std::string::npos) << text;
+    EXPECT_EQ(text.find("calls_total_bucket"), std::string::npos) << text;
+}
+
+TEST(Metrics, MisuseIsDroppedNotThrown) {
+    Metrics m;
+    EXPECT_NO_THROW(m.increment("bad-name", {}));
+    EXPECT_NO_THROW(m.increment("", {}));
+    EXPECT_NO_THROW(m.increment("9lives", {}));
+    EXPECT_NO_THROW(m.increment("ok_total", {{"bad-label", "x"}}));
+    EXPECT_NO_THROW(m.increment("ok_total", {{"__reserved", "x"}}));
+    EXPECT_NO_THROW(m.increment("ok_total", {{"dup", "1"}, {"dup", "2"}}));
+    EXPECT_NO_THROW(m.increment("ok_total", {}, -1));  // counters never go down
+    EXPECT_NO_THROW(m.increment("ok_total", {}, std::nan("")));
+    EXPECT_NO_THROW(m.increment("ok_total", {}, std::numeric_limits<double>::infinity()));
+    EXPECT_NO_THROW(m.observe("h_seconds", {{"le", "1"}}, 0.1));  // "le" belongs to the buckets
+    EXPECT_NO_THROW(m.observe("h_seconds", {}, std::nan("")));
+    EXPECT_NO_THROW(m.describe("bad name", "x"));
+    EXPECT_EQ(m.render(), "");
+    // Valid updates still work afterwards.
+    m.increment("ok_total", {}, 2.5);
+    EXPECT_EQ(m.value("ok_total"), 2.5);
+    EXPECT_EQ(m.render(), "# HELP ok_total Toolport metric ok_total.\n# TYPE ok_total counter\nok_total 2.5\n");
+}
+
+TEST(Metrics, GaugesRenderSpecialValues) {
+    Metrics m;
+    m.set("g_nan", {}, std::nan(""));
+    m.set("g_pinf", {}, std::numeric_limits<double>::infinity());
+    m.set("g_ninf", {}, -std::numeric_limits<double>::infinity());
+    m.set("g_neg", {}, -1.5);
+    m.set("g_big", {}, 12345678901.0);
+    auto text = m.render();
+    EXPECT_NE(text.find("g_nan NaN\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("g_pinf +Inf\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("g_ninf -Inf\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("g_neg -1.5\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("g_big 12345678901\n"), std::string::npos) << text;
+}
+
+TEST(Metrics, SetReplacesTheGaugeValue) {
+    Metrics m;
+    m.set("open", {{"kind", "http"}}, 4);
+    m.set("open", {{"kind", "http"}}, 1);
+    EXPECT_EQ(m.value("open", {{"kind", "http"}}), 1);
+    EXPECT_EQ(m.value("open", {{"kind", "sse"}}), std::nullopt);
+    EXPECT_EQ(m.value("missing"), std::nullopt);
+}
+
+TEST(Metrics, DescribeBeforeOrAfterFirstUse) {
+    Metrics m;
+    m.increment("late_total", {});
+    m.describe("late_total", "Described after use.");
+    m.describe("early_total", "Described before use.");
+    m.increment("early_total", {});
+    m.describe("unused_total", "Never used: not rendered (its type is unknown).");
+    auto text = m.render();
+    EXPECT_NE(text.find("# HELP late_total Described after use.\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("# HELP early_total Described before use.\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("unused_total"), std::string::npos) << text;
+}
+
+TEST(Metrics, AFamilyStopsGrowingAtItsSeriesLimit) {
+    Metrics m;
+    for (int i = 0; i < 10000; ++i) m.increment("wide_total", {{"id", std::to_string(i)}});
+    m.increment("wide_total", {{"id", "one-too-many"}});
+    EXPECT_EQ(m.value("wide_total", {{"id", "9999"}}), 1);
+    EXPECT_EQ(m.value("wide_total", {{"id", "one-too-many"}}), std::nullopt);
+    m.increment("wide_total", {{"id", "0"}});  // existing series keep counting
+    EXPECT_EQ(m.value("wide_total", {{"id", "0"}}), 2);
+}
+
+TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
+    Metrics m;
+    constexpr int kThreads = 4;
+    constexpr int kPerThread = 5000;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&m, t] {
+            for (int i = 0; i < kPerThread; ++i) {
+                m.increment("shared_total", {{"kind", "all"}});
+                m.increment("per_thread_total", {{"thread", std::to_string(t)}});
+                m.observe("latency_seconds", {}, 0.01);
+                if (i % 100 == 0) (void)m.render();
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(m.value("shared_total", {{"kind", "all"}}), kThreads * kPerThread);
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(m.value("per_thread_total", {{"thread", std::to_string(t)}}), kPerThread);
+    EXPECT_EQ(m.value("latency_seconds"), kThreads * kPerThread);
+}
+
+TEST(Metrics, ProcessWideInstanceIsOne) {
+    EXPECT_EQ(&metrics(), &metrics());
+    metrics().increment("toolport_metrics_test_probe_total", {});
+    EXPECT_GE(metrics().value("toolport_metrics_test_probe_total").value_or(0), 1);
+}
