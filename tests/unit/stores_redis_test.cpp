@@ -379,8 +379,7 @@ class StoresRedisAuth : public StoresRedis {
 protected:
     void SetUp() override {
         if (!test_support::redis_server_installed()) GTEST_SKIP() << "/usr/bin/redis-server is not installed";
-        server = std::make_unique<RedisServerProcess>(test_support::free_loopback_port(),
-                                                      std::vector<std::string>{"--requirepass", "p@ss/word"});
+        server = std::make_unique<RedisServerProcess>(std::vector<std::string>{"--requirepass", "p@ss/word"});
         server->start();
     }
     std::string url_with(const std::string& password, int db) const {
