@@ -11,8 +11,9 @@
 // authenticates and selects the database from the endpoint and PINGs; only then is it
 // ready(). While it is down it retries every reconnect_interval, forever.
 //
-// Lifetime: on the loop thread only. Destroy it with no command in flight (or after the
-// loop has stopped); commands still pending then complete with RedisUnavailable.
+// Lifetime: on the loop thread only; the executor and its io_context must outlive it.
+// Destroy it with no command in flight (or after the loop has stopped); commands still
+// pending then complete with RedisUnavailable.
 #pragma once
 
 #include <chrono>

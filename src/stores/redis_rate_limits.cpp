@@ -47,7 +47,9 @@ if rate > 0 and tokens + 1e-9 < 1 then
   refused = true
   retry = math.max(retry, math.ceil((1 - tokens) * 1000000 / rate - 1e-3))
 end
-if refused then return {0, 0, retry} end
+-- A year at most, as locally: a near-zero rate must not overflow the integer reply.
+local longest = 31622400000000
+if refused then return {0, 0, math.min(retry, longest)} end
 
 local next_new = now
 if spacing > 0 then next_new = now + delay + spacing end
@@ -58,6 +60,7 @@ if rate > 0 then
 else
   tokens = burst
 end
+keep = math.min(keep, longest)
 if keep <= 0 then
   redis.call('DEL', KEYS[1])
 else

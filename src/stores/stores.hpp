@@ -4,6 +4,11 @@
 //
 //   auto stores = make_stores(options, executor);   // throws StoreConfigError for a bad URL
 //   co_await stores->cache().get(key);
+//
+// Where things are: memory_cache, local_rate_limits, local_budgets (in-process);
+// redis_stores.hpp with redis_cache, redis_rate_limits, redis_budgets (the Lua scripts sit
+// next to the C++ that calls them); redis_client (hiredis on the Asio loop), redis_script
+// (EVALSHA/EVAL), redis_url (parsing the store URL).
 #pragma once
 
 #include <chrono>

@@ -58,7 +58,12 @@ inline std::uint16_t free_loopback_port() {
 // started without a shell. kill() is SIGKILL: Redis dies as in a crash.
 class RedisServerProcess {
 public:
-    explicit RedisServerProcess(std::uint16_t port = free_loopback_port(), std::vector<std::string> extra_args = {})
+    // Without a port: a free one, chosen again should another process take it first.
+    explicit RedisServerProcess(std::vector<std::string> extra_args = {})
+        : RedisServerProcess(free_loopback_port(), std::move(extra_args)) {
+        port_is_fixed_ = false;
+    }
+    RedisServerProcess(std::uint16_t port, std::vector<std::string> extra_args)
         : port_(port), extra_args_(std::move(extra_args)) {
         char pattern[] = "/tmp/toolport-redis-test-XXXXXX";
         if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
@@ -78,27 +83,13 @@ public:
 
     // Starts the server and returns once it answers PING.
     void start() {
-        if (pid_ > 0) return;
-        std::vector<std::string> args = {redis_server_path, "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                         "--save", "", "--appendonly", "no", "--dir", dir_.string(),
-                                         "--logfile", (dir_ / "redis.log").string(), "--daemonize", "no"};
-        args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        pid_t pid = 0;
-        if (::posix_spawn(&pid, redis_server_path, nullptr, nullptr, argv.data(), environ) != 0)
-            throw std::runtime_error("cannot start redis-server");
-        pid_ = pid;
-        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!answers_ping()) {
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                pid_ = -1;
-                throw std::runtime_error("redis-server exited at start (port taken?)");
-            }
-            if (std::chrono::steady_clock::now() > give_up) throw std::runtime_error("redis-server did not start");
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        for (int attempt = 1;; ++attempt) {
+            if (try_start()) return;
+            // Another process took the port between our check and redis-server's bind
+            // (tests run in parallel). Restarts keep their port: the test chose it.
+            if (port_is_fixed_ || started_before_ || attempt == 5)
+                throw std::runtime_error("redis-server exited at start (port " + std::to_string(port_) + " taken?)");
+            port_ = free_loopback_port();
         }
     }
 
@@ -116,6 +107,33 @@ public:
     void resume() { ::kill(pid_, SIGCONT); }
 
 private:
+    bool try_start() {
+        if (pid_ > 0) return true;
+        std::vector<std::string> args = {redis_server_path, "--port", std::to_string(port_), "--bind", "127.0.0.1",
+                                         "--save", "", "--appendonly", "no", "--dir", dir_.string(),
+                                         "--logfile", (dir_ / "redis.log").string(), "--daemonize", "no"};
+        args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_t pid = 0;
+        if (::posix_spawn(&pid, redis_server_path, nullptr, nullptr, argv.data(), environ) != 0)
+            throw std::runtime_error("cannot start redis-server");
+        pid_ = pid;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!answers_ping()) {
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;
+                return false;
+            }
+            if (std::chrono::steady_clock::now() > give_up) throw std::runtime_error("redis-server did not start");
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        started_before_ = true;
+        return true;
+    }
+
     bool answers_ping() const {
         int fd = ::socket(AF_INET, SOCK_STREAM, 0);
         if (fd < 0) return false;
@@ -140,6 +158,8 @@ private:
     }
 
     std::uint16_t port_;
+    bool port_is_fixed_ = true;
+    bool started_before_ = false;
     std::vector<std::string> extra_args_;
     std::filesystem::path dir_;
     pid_t pid_ = -1;

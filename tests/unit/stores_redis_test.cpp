@@ -157,6 +157,18 @@ TEST_F(StoresRedis, TwoReplicasShareOneTokenBucket) {
     EXPECT_GT(redis({"PTTL", "toolport:rate:svc:weather"}).integer, 0);
 }
 
+TEST_F(StoresRedis, ANearZeroRateGivesAYearNotAnOverflow) {
+    auto stores = connected_stores();
+    const auto rule = bucket(1e-300, 1);
+    EXPECT_TRUE(run(stores->rate_limits().acquire("k", rule)).allowed);
+    auto refused = run(stores->rate_limits().acquire("k", rule));
+    EXPECT_FALSE(refused.allowed);
+    EXPECT_GT(refused.retry_after, 24h * 365);
+    EXPECT_LE(refused.retry_after, 24h * 366);
+    auto pttl = redis({"PTTL", "toolport:rate:k"});
+    EXPECT_GT(pttl.integer, 0);
+}
+
 TEST_F(StoresRedis, TwoReplicasShareTheMinimumSpacing) {
     auto a = connected_stores();
     auto b = connected_stores();
@@ -379,8 +391,7 @@ class StoresRedisAuth : public StoresRedis {
 protected:
     void SetUp() override {
         if (!test_support::redis_server_installed()) GTEST_SKIP() << "/usr/bin/redis-server is not installed";
-        server = std::make_unique<RedisServerProcess>(test_support::free_loopback_port(),
-                                                      std::vector<std::string>{"--requirepass", "p@ss/word"});
+        server = std::make_unique<RedisServerProcess>(std::vector<std::string>{"--requirepass", "p@ss/word"});
         server->start();
     }
     std::string url_with(const std::string& password, int db) const {
