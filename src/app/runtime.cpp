@@ -92,20 +92,20 @@ Runtime::Runtime(const Config& config, Executor& executor)
         }
         return {"unknown", observability::Severity::degraded};
     });
-    // Every downstream service a call has gone to, as its circuit breaker sees it. Probes
-    // are per name, so the list is refreshed as services appear.
-    health_.add("services", [breakers, &executor]() -> observability::ComponentHealth {
-        std::string worst = "reachable";
-        auto severity = observability::Severity::ok;
-        for (const auto& s : breakers->snapshot(executor.now())) {
-            if (s.state != CircuitBreaker::State::closed) {
-                worst = fmt::format("{}: {}", s.service,
-                                    s.state == CircuitBreaker::State::open ? "open-circuit" : "half-open");
-                severity = observability::Severity::degraded;
+    // Each downstream service, as its circuit breaker sees it: the configured ones from
+    // the start, others from their first call.
+    auto add_service_probe = [this, breakers, &executor](const std::string& service) {
+        health_.add(service, [breakers, &executor, service]() -> observability::ComponentHealth {
+            switch (breakers->state_of(service, executor.now())) {
+                case CircuitBreaker::State::closed: return {"reachable", observability::Severity::ok};
+                case CircuitBreaker::State::half_open: return {"half-open", observability::Severity::degraded};
+                case CircuitBreaker::State::open: return {"open-circuit", observability::Severity::degraded};
             }
-        }
-        return {worst, severity};
-    });
+            return {"unknown", observability::Severity::degraded};
+        });
+    };
+    for (const auto& [service, policy] : config.pipeline.services) add_service_probe(service);
+    breakers->on_new_service = add_service_probe;
 }
 
 Runtime::~Runtime() = default;

@@ -107,7 +107,7 @@ describe('GET /metrics and GET /health', () => {
     assert.match(report.version, /^\d+\.\d+\.\d+/);
     assert.equal(typeof report.uptime_s, 'number');
     assert.ok(report.uptime_s >= 0);
-    assert.deepEqual(report.services, { server: 'available' });
+    assert.deepEqual(report.services, { server: 'available', store: 'available' });
   });
 
   it('answers only GET on /metrics and /health', async () => {

@@ -20,10 +20,16 @@ tools:
     service: metered
     cache:
       ttl_s: 60
+  test_fail:
+    service: flaky
 services:
   metered:
     breaker:
       failure_threshold: 3
+  flaky:
+    breaker:
+      failure_threshold: 2
+      cooldown_s: 60
 pipeline:
   budget:
     max_downstream_calls_per_request: 24
@@ -90,6 +96,25 @@ describe('call pipeline (TypeScript SDK client, real binary)', () => {
     assert.equal(r.structuredContent.error_code, 'INTERNAL_ERROR');
     const ok = await client.callTool({ name: 'test_simple_text', arguments: {} });
     assert.equal(ok.isError, undefined);
+  });
+
+  it('opens the circuit of a failing service: fast SERVER_UNHEALTHY, and /health says open-circuit', async () => {
+    const before = await (await fetch(`${server.base}/health`)).json();
+    assert.equal(before.services.flaky, 'reachable', 'configured services are listed from the start');
+    let r;
+    for (let i = 0; i < 5; i++) {
+      r = await client.callTool({ name: 'test_fail', arguments: { code: 'UPSTREAM_ERROR' } });
+      if (r.structuredContent.error_code === 'SERVER_UNHEALTHY') break;
+    }
+    assert.equal(r.structuredContent.error_code, 'SERVER_UNHEALTHY');
+    assert.ok(r.structuredContent.retry_after_ms > 0 && r.structuredContent.retry_after_ms <= 60000);
+    const res = await fetch(`${server.base}/health`);
+    assert.equal(res.status, 200, 'degraded is still 200');
+    const report = await res.json();
+    assert.equal(report.status, 'degraded');
+    assert.equal(report.services.flaky, 'open-circuit');
+    assert.equal(report.services.metered, 'reachable');
+    assert.match(server.logs(), /"event":"mcp_server_unhealthy"/);
   });
 
   it('scopes the downstream budget to the traceparent header', async () => {

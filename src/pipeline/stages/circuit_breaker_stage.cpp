@@ -40,8 +40,10 @@ void report_state(const std::string& service, CircuitBreaker::State state) {
 
 CircuitBreaker& CircuitBreakerStage::breaker_for(const std::string& service, const ServicePolicy& policy) {
     auto it = breakers_.find(service);
-    if (it == breakers_.end())
+    if (it == breakers_.end()) {
         it = breakers_.emplace(service, CircuitBreaker(policy.breaker_failure_threshold, policy.breaker_cooldown)).first;
+        if (on_new_service) on_new_service(service);
+    }
     return it->second;
 }
 
@@ -88,6 +90,12 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
     breaker.record_success();
     if (before != CircuitBreaker::State::closed) report_state(service, CircuitBreaker::State::closed);
     co_return result;
+}
+
+CircuitBreaker::State CircuitBreakerStage::state_of(const std::string& service,
+                                                   CircuitBreaker::Clock::time_point now) const {
+    auto it = breakers_.find(service);
+    return it == breakers_.end() ? CircuitBreaker::State::closed : it->second.state(now);
 }
 
 std::vector<CircuitBreakerStage::ServiceHealth> CircuitBreakerStage::snapshot(CircuitBreaker::Clock::time_point now) const {

@@ -30,6 +30,10 @@ public:
     };
     // Every service seen so far, for /health and the orchestration summary.
     std::vector<ServiceHealth> snapshot(CircuitBreaker::Clock::time_point now) const;
+    // One service's state: closed (also for a service not called yet), open or half-open.
+    CircuitBreaker::State state_of(const std::string& service, CircuitBreaker::Clock::time_point now) const;
+    // Called once for each service the first time a call goes to it (to add it to /health).
+    std::function<void(const std::string& service)> on_new_service;
 
 private:
     CircuitBreaker& breaker_for(const std::string& service, const ServicePolicy& policy);
