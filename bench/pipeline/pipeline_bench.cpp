@@ -9,34 +9,26 @@
 
 #include <spdlog/spdlog.h>
 
-#include <deque>
+#include <boost/asio/io_context.hpp>
 
 #include "app/runtime.hpp"
 #include "async/executor.hpp"
 #include "packs/packs.hpp"
 #include "server/session.hpp"
+#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 
 namespace {
 
-// Runs posted work inline-after (no timers needed here: no call waits).
-class LoopExecutor final : public Executor {
-public:
-    void post(std::function<void()> fn) override { queue_.push_back(std::move(fn)); }
-    std::function<void()> schedule_after(std::chrono::milliseconds, std::function<void()>) override {
-        return [] {};  // timers never fire in this benchmark: nothing sleeps, nothing times out
-    }
+// The real event loop (Asio), polled until no work is ready: deadlines are real timers.
+struct Loop {
+    boost::asio::io_context io{1};
+    AsioExecutor executor{io};
     void run() {
-        while (!queue_.empty()) {
-            auto fn = std::move(queue_.front());
-            queue_.pop_front();
-            fn();
-        }
+        io.restart();
+        io.poll();
     }
-
-private:
-    std::deque<std::function<void()>> queue_;
 };
 
 struct Fixture {
@@ -50,18 +42,19 @@ struct Fixture {
         config.pipeline.services["svc"].rate_limit.rate = 1e9;
         config.pipeline.services["svc"].rate_limit.burst = 1e9;
         config.pipeline.defaults.budget.max_downstream_calls_per_request = 1'000'000'000;
-        runtime = std::make_unique<Runtime>(config, executor);
+        runtime = std::make_unique<Runtime>(config, loop.executor);
         packs::install_testing(runtime->server());
         if (!with_pipeline) runtime->server().set_tool_invoker(nullptr);
         session = runtime->server().open_session([this](const Json&, const protocol::RequestId*) { ++replies; },
                                                  CallerIdentity{"", "bench-session", ""});
         session->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
         session->receive(protocol::Notification{"notifications/initialized", nullptr});
-        executor.run();
+        loop.run();
+        replies = 0;  // count tools/call replies only
     }
     ~Fixture() {
         session->close();
-        executor.run();
+        loop.run();
     }
 
     void call(long long i) {
@@ -69,10 +62,10 @@ struct Fixture {
         session->receive(protocol::Request{i, "tools/call",
                                            {{"name", "test_counter"},
                                             {"arguments", {{"key", std::to_string(i)}, {"downstream_calls", 1}}}}});
-        executor.run();
+        loop.run();
     }
 
-    LoopExecutor executor;
+    Loop loop;
     std::unique_ptr<Runtime> runtime;
     std::shared_ptr<ServerSession> session;
     long long replies = 0;
