@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
     const std::vector<Command> commands = {
         add_serve(app),
         add_config(app),
+        add_list(app),
+        add_call(app),
     };
 
     CLI11_PARSE(app, argc, argv);
