@@ -430,9 +430,6 @@ std::size_t LoadedSpecs::spec_count() const {
         std::count_if(entries.begin(), entries.end(), [](const auto& e) { return std::holds_alternative<Spec>(e); }));
 }
 
-TargetError::TargetError(int code, const std::string& message, Json data)
-    : std::runtime_error(message), code_(code), data_(std::move(data)) {}
-
 CollectedFiles collect_spec_files(const std::vector<fs::path>& paths) {
     CollectedFiles collected;
     for (const auto& path : paths) {

@@ -85,6 +85,9 @@ SpecResult started(const Spec& spec) {
 
 }  // namespace
 
+TargetError::TargetError(int code, const std::string& message, Json data)
+    : std::runtime_error(message), code_(code), data_(std::move(data)) {}
+
 SpecResult run_spec(const Spec& spec, Target& target, const RunOptions& options) {
     SpecResult result = started(spec);
     auto timeout = spec.timeout.value_or(options.default_timeout);

@@ -388,3 +388,24 @@ TEST_F(SpecLoaderTest, CollectsYamlFilesFromFoldersSorted) {
 }
 
 }  // namespace
+
+namespace {
+
+// The specs the integration test runs load cleanly (and the deliberately broken one does not).
+TEST(SpecRepositoryFilesTest, ConformanceSpecsLoad) {
+    fs::path specs = fs::path(__FILE__).parent_path().parent_path() / "specs";
+    auto collected = collect_spec_files({specs / "conformance", specs / "conformance" / "unknown_tool.json"});
+    EXPECT_TRUE(collected.errors.empty());
+    auto loaded = load_spec_files(collected);
+    for (const auto& entry : loaded.entries) {
+        if (const auto* error = std::get_if<LoadError>(&entry)) ADD_FAILURE() << error->problems.front();
+    }
+    EXPECT_EQ(loaded.spec_count(), 7u);
+
+    auto failing = load_spec_files(collect_spec_files({specs / "failing"}));
+    ASSERT_EQ(failing.entries.size(), 3u);
+    EXPECT_CONTAINS(std::get<LoadError>(failing.entries[0]).problems.front(),
+                    "bad_key.yaml:7: assertions[0].messageContain: unknown key");
+}
+
+}  // namespace
