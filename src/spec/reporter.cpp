@@ -20,6 +20,15 @@ void print_indented(std::ostream& out, const std::string& text) {
     }
 }
 
+// Names are printed on one line whatever they hold.
+std::string one_line(const std::string& text) {
+    std::string out = text;
+    for (char& c : out) {
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    }
+    return out;
+}
+
 const char* status_name(SpecResult::Status status) {
     switch (status) {
         case SpecResult::Status::passed: return "passed";
@@ -34,14 +43,14 @@ const char* status_name(SpecResult::Status status) {
 void print_result(const SpecResult& result, std::ostream& out) {
     switch (result.status) {
         case SpecResult::Status::skipped:
-            out << "- " << result.name << " (skipped)\n";
+            out << "- " << one_line(result.name) << " (skipped)\n";
             return;
         case SpecResult::Status::passed:
-            out << "✓ " << result.name << " (" << result.elapsed.count() << " ms)\n";
+            out << "✓ " << one_line(result.name) << " (" << result.elapsed.count() << " ms)\n";
             break;
         case SpecResult::Status::failed:
             // A spec that never ran (a load error) has no time to show.
-            out << "✗ " << result.name;
+            out << "✗ " << one_line(result.name);
             if (result.problems.empty()) out << " (" << result.elapsed.count() << " ms)";
             out << '\n';
             for (const auto& problem : result.problems) print_indented(out, problem);
