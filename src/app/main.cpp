@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
     using namespace toolport::commands;
     const std::vector<Command> commands = {
         add_serve(app),
+        add_list(app),
+        add_call(app),
     };
 
     CLI11_PARSE(app, argc, argv);

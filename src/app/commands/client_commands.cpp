@@ -1,0 +1,219 @@
+// `toolport list` and `toolport call`: the MCP client on the command line. Exactly one
+// target: a server at --url (Streamable HTTP), a program started with --stdio, or the
+// server a --config file describes, built in this very process (no sockets).
+//
+// Exit status: 0 success; 1 the server could not be reached, failed, answered with a
+// JSON-RPC error, or the tool reported an error (isError); 2 a usage error (flags, JSON
+// arguments, configuration).
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "app/commands/commands.hpp"
+#include "app/config.hpp"
+#include "app/runtime.hpp"
+#include "async/completion.hpp"
+#include "client/shell_words.hpp"
+#include "client/sync_client.hpp"
+#include "client/tool_output.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "server/request_context.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport::commands {
+
+namespace {
+
+using client::Json;
+
+struct ClientFlags {
+    std::string url, stdio_command, config_file, token;
+    std::vector<std::string> headers;
+    bool json = false;
+    long long timeout_ms = 60000;
+    // toolport call
+    std::string tool, arguments = "{}";
+};
+
+// A problem with what the user typed: reported as is, exit status 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void add_target_flags(CLI::App* command, ClientFlags& flags) {
+    command->add_option("--url", flags.url, "Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp (http only)");
+    command->add_option("--stdio", flags.stdio_command,
+                        "Start this command and speak MCP on its stdin/stdout (split into words like a shell "
+                        "would, but never run by one)");
+    command->add_option("--config", flags.config_file, "Build the server this YAML file describes, in this process");
+    command->add_flag("--json", flags.json, "Print JSON instead of readable text");
+    command->add_option("--token", flags.token, "Bearer token for --url (default: $TOOLPORT_TOKEN)");
+    command->add_option("--header", flags.headers, "Extra HTTP header for --url, 'Name: value' (repeatable)");
+    command->add_option("--timeout-ms", flags.timeout_ms, "How long to wait for each answer (milliseconds)")
+        ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
+}
+
+std::pair<std::string, std::string> parse_header(const std::string& text) {
+    auto colon = text.find(':');
+    if (colon == std::string::npos || colon == 0) {
+        throw UsageError(fmt::format("--header \"{}\" must look like 'Name: value'", util::sanitize_for_message(text, 60)));
+    }
+    auto trim = [](std::string s) {
+        s.erase(0, s.find_first_not_of(" \t"));
+        s.erase(s.find_last_not_of(" \t") + 1);
+        return s;
+    };
+    return {trim(text.substr(0, colon)), trim(text.substr(colon + 1))};
+}
+
+// What the client talks to; `runtime` holds the in-process server of --config.
+struct Target {
+    std::unique_ptr<Runtime> runtime;
+    std::unique_ptr<client::ClientTransport> transport;
+};
+
+Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
+    const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + !flags.config_file.empty();
+    if (chosen != 1) throw UsageError("give exactly one of --url, --stdio or --config");
+    if (flags.url.empty() && (!flags.token.empty() || !flags.headers.empty())) {
+        throw UsageError("--token and --header apply to --url only");
+    }
+    Target target;
+    if (!flags.url.empty()) {
+        client::HttpClientOptions options;
+        options.url = flags.url;
+        options.bearer_token = flags.token;
+        if (options.bearer_token.empty()) {
+            if (const char* env = std::getenv("TOOLPORT_TOKEN")) options.bearer_token = env;
+        }
+        for (const auto& header : flags.headers) options.headers.push_back(parse_header(header));
+        options.listen = false;  // one call and done: no stream for list_changed and the like
+        try {
+            target.transport = client::make_http_transport(sync.executor(), std::move(options));
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(fmt::format("--url: {}", e.what()));
+        }
+    } else if (!flags.stdio_command.empty()) {
+        client::StdioClientOptions options;
+        try {
+            options.argv = client::split_shell_words(flags.stdio_command);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(fmt::format("--stdio: {}", e.what()));
+        }
+        target.transport = client::make_stdio_transport(sync.executor(), std::move(options));
+    } else {
+        try {
+            Config config = load_config(flags.config_file);
+            target.runtime = std::make_unique<Runtime>(config, sync.event_loop());
+        } catch (const ConfigError& e) {
+            throw UsageError(fmt::format("configuration: {}", e.what()));
+        }
+        target.transport =
+            client::make_in_process_transport(target.runtime->server(), CallerIdentity{"", "in-process", ""});
+    }
+    return target;
+}
+
+void print_error(const char* command, const std::string& message) {
+    fmt::print(stderr, "toolport {}: {}\n", command, message);
+}
+
+// Connects to the target, runs `body`, closes; turns every failure into one line on
+// stderr and an exit status.
+int run_client(const char* command, const ClientFlags& flags, const std::function<int(client::SyncClient&)>& body) {
+    // The in-process server's start-up chatter is not what the user asked to see.
+    spdlog::set_level(spdlog::level::warn);
+    client::ClientOptions options;
+    options.client_name = "toolport-cli";
+    options.request_timeout = std::chrono::milliseconds(flags.timeout_ms);
+    client::SyncClient sync(options);
+    Target target;
+    int status = 1;
+    try {
+        target = make_target(flags, sync);
+        sync.connect(std::move(target.transport));
+        status = body(sync);
+    } catch (const UsageError& e) {
+        print_error(command, e.what());
+        status = 2;
+    } catch (const client::JsonRpcError& e) {
+        print_error(command, fmt::format("the server answered with error {}: {}", e.code,
+                                         util::sanitize_for_message(e.message, 500)));
+    } catch (const OperationCancelled& e) {
+        print_error(command, e.what());
+    } catch (const std::exception& e) {
+        // TransportError, RequestTimeout, ClientError: their messages are one readable line.
+        print_error(command, util::sanitize_for_message(e.what(), 500));
+    }
+    // Before the in-process server (if any) goes away.
+    sync.close();
+    return status;
+}
+
+Json parse_arguments(const std::string& text) {
+    if (auto depth = protocol::max_nesting_depth(text); depth > 64) {
+        throw UsageError(fmt::format("the arguments nest {} levels deep; the limit is 64", depth));
+    }
+    Json arguments;
+    try {
+        arguments = Json::parse(text);
+    } catch (const Json::exception& e) {
+        std::string detail = e.what();
+        if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);
+        throw UsageError("the arguments are not valid JSON: " + detail);
+    }
+    if (!arguments.is_object()) {
+        throw UsageError("the arguments must be a JSON object, e.g. '{\"name\": \"value\"}'");
+    }
+    return arguments;
+}
+
+void print_json(const Json& value) {
+    fmt::print("{}\n", value.dump(2, ' ', false, Json::error_handler_t::replace));
+}
+
+}  // namespace
+
+Command add_list(CLI::App& app) {
+    auto flags = std::make_shared<ClientFlags>();
+    auto* list = app.add_subcommand("list", "List the tools of an MCP server");
+    add_target_flags(list, *flags);
+    return {list, [flags]() -> int {
+        return run_client("list", *flags, [&](client::SyncClient& sync) {
+            auto tools = sync.list_tools();
+            if (flags->json) print_json(Json(tools));
+            else fmt::print("{}", client::render_tool_list(tools));
+            return 0;
+        });
+    }};
+}
+
+Command add_call(CLI::App& app) {
+    auto flags = std::make_shared<ClientFlags>();
+    auto* call = app.add_subcommand("call", "Call one tool of an MCP server");
+    call->add_option("tool", flags->tool, "The tool's name")->required();
+    call->add_option("arguments", flags->arguments, "The arguments as a JSON object (default {})");
+    add_target_flags(call, *flags);
+    return {call, [flags]() -> int {
+        // Checked before connecting: a typo should not cost a server start.
+        Json arguments;
+        try {
+            arguments = parse_arguments(flags->arguments);
+        } catch (const UsageError& e) {
+            print_error("call", e.what());
+            return 2;
+        }
+        return run_client("call", *flags, [&](client::SyncClient& sync) {
+            Json result = sync.call_tool(flags->tool, std::move(arguments));
+            auto rendered = client::render_call_result(flags->tool, result);
+            if (flags->json) print_json(result);
+            else if (rendered.is_error) fmt::print(stderr, "{}", rendered.text);
+            else fmt::print("{}", rendered.text);
+            return rendered.is_error ? 1 : 0;
+        });
+    }};
+}
+
+}  // namespace toolport::commands

@@ -1,0 +1,46 @@
+// What an MCP client call can fail with. Every failure is a ClientError, so a caller that
+// only wants a message catches that one type; the subclasses say what went wrong.
+//
+//   JsonRpcError    the server answered with a JSON-RPC error (code, message, data)
+//   TransportError  the server could not be reached or went away (refused connection,
+//                   dead child process, HTTP error status, session ended)
+//   RequestTimeout  no answer within the request's timeout (the server was told to stop)
+//
+// A request cancelled through its CancelToken ends with OperationCancelled
+// (async/completion.hpp), like everywhere else in Toolport.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace toolport::client {
+
+using Json = nlohmann::json;
+
+struct ClientError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct JsonRpcError : ClientError {
+    JsonRpcError(int code, std::string message, Json data = nullptr)
+        : ClientError(message), code(code), message(std::move(message)), data(std::move(data)) {}
+    int code;
+    std::string message;
+    Json data;  // null when the error carried none
+};
+
+struct TransportError : ClientError {
+    using ClientError::ClientError;
+};
+
+struct RequestTimeout : ClientError {
+    RequestTimeout(const std::string& method, std::chrono::milliseconds after)
+        : ClientError("no answer to " + method + " within " + std::to_string(after.count()) + " ms"),
+          timeout(after) {}
+    std::chrono::milliseconds timeout;
+};
+
+}  // namespace toolport::client

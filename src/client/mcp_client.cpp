@@ -1,0 +1,330 @@
+#include "client/mcp_client.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "async/completion.hpp"
+#include "async/executor.hpp"
+#include "protocol/versions.hpp"
+#include "toolport_version.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport::client {
+
+using protocol::RequestId;
+
+struct McpClient::Pending {
+    std::string method;
+    Completion<Json> reply;
+    std::function<void()> cancel_timer;
+    CancelToken* cancel = nullptr;
+    CancelToken::CallbackId cancel_registration = 0;
+    std::function<void(const Json&)> on_progress;
+};
+
+McpClient::McpClient(Executor& executor, std::unique_ptr<ClientTransport> transport, ClientOptions options)
+    : executor_(executor), transport_(std::move(transport)), options_(std::move(options)) {
+    if (options_.client_version.empty()) options_.client_version = kToolportVersion;
+}
+
+McpClient::~McpClient() {
+    // Callbacks still scheduled (timers, transport handlers, finishing sends) check this.
+    alive_.reset();
+    fail_all(std::make_exception_ptr(ClientError("the MCP client was destroyed")));
+    for (auto& [key, token] : serving_) token->cancel("client destroyed");
+    // The transport's destructor ends the connection at once (kills a child process).
+}
+
+// ------------------------------------------------------------------ handshake
+
+Task<Json> McpClient::connect() {
+    if (state_ != State::fresh) throw ClientError("connect() may be called only once per client");
+    state_ = State::connecting;
+    std::weak_ptr<bool> alive = alive_;
+    ClientTransport::Handlers handlers;
+    handlers.on_message = [this, alive](Json message) {
+        if (!alive.expired()) receive(std::move(message));
+    };
+    handlers.on_closed = [this, alive](const std::string& reason) {
+        if (!alive.expired()) transport_closed(reason);
+    };
+
+    std::exception_ptr error;
+    Json result;
+    try {
+        co_await transport_->open(std::move(handlers));
+        result = co_await request("initialize",
+                                  {{"protocolVersion", std::string(protocol::name(protocol::kLatestStateful))},
+                                   {"capabilities", options_.capabilities},
+                                   {"clientInfo", {{"name", options_.client_name}, {"version", options_.client_version}}}});
+        if (!result.is_object() || !result.contains("protocolVersion") || !result["protocolVersion"].is_string()) {
+            throw ClientError(fmt::format("{} answered initialize without a \"protocolVersion\"", describe_server()));
+        }
+        const std::string version = result["protocolVersion"].get<std::string>();
+        auto revision = protocol::parse_revision(version);
+        if (!revision || protocol::is_stateless(*revision)) {
+            throw ClientError(fmt::format(
+                "{} negotiated protocol version \"{}\", which this client cannot use (it speaks {} with the "
+                "initialize handshake)",
+                describe_server(), util::sanitize_for_message(version, 40), protocol::supported_revisions_list()));
+        }
+        protocol_version_ = version;
+        if (auto caps = result.find("capabilities"); caps != result.end() && caps->is_object()) server_capabilities_ = *caps;
+        if (auto info = result.find("serverInfo"); info != result.end() && info->is_object()) server_info_ = *info;
+        if (auto text = result.find("instructions"); text != result.end() && text->is_string()) instructions_ = *text;
+        transport_->use_protocol_version(version);
+        co_await notify("notifications/initialized");
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (error) {
+        // Never leave a half-open connection behind (a child process, an HTTP session).
+        co_await close();
+        std::rethrow_exception(error);
+    }
+    state_ = State::ready;
+    transport_->handshake_done();
+    co_return result;
+}
+
+// ------------------------------------------------------------------ requests
+
+Task<Json> McpClient::request(std::string method, Json params, RequestOptions options) {
+    if (state_ == State::closed) throw TransportError(closed_reason_);
+    if (state_ == State::fresh) throw ClientError("connect() first: the client has not done the handshake");
+    if (!params.is_null() && !params.is_object()) throw ClientError(method + " params must be a JSON object");
+
+    const std::int64_t id = ++next_id_;
+    auto pending = std::make_shared<Pending>();
+    pending->method = method;
+    if (options.on_progress) {
+        if (params.is_null()) params = Json::object();
+        if (!params.contains("_meta") || !params["_meta"].is_object()) params["_meta"] = Json::object();
+        params["_meta"]["progressToken"] = id;  // unique among this client's active requests
+        pending->on_progress = std::move(options.on_progress);
+    }
+    Completion<Json> reply = pending->reply;
+    pending_.emplace(id, pending);
+
+    std::weak_ptr<bool> alive = alive_;
+    const auto timeout = options.timeout.value_or(options_.request_timeout);
+    pending->cancel_timer = executor_.schedule_after(timeout, [this, alive, id, method, timeout]() {
+        if (alive.expired()) return;
+        fail(id, std::make_exception_ptr(RequestTimeout(method, timeout)),
+             fmt::format("timed out after {} ms", timeout.count()));
+    });
+    if (options.cancel) {
+        pending->cancel = options.cancel;
+        // The token may fire inside its owner's code (or at once, when already fired).
+        pending->cancel_registration = options.cancel->on_cancel([this, alive, id]() {
+            executor_.post([this, alive, id]() {
+                if (!alive.expired()) fail(id, std::make_exception_ptr(OperationCancelled()), "cancelled by the client");
+            });
+        });
+    }
+
+    spawn(transport_->send(protocol::make_request(id, method, std::move(params))),
+          [this, alive, id](std::exception_ptr error) {
+              if (error && !alive.expired()) fail(id, error);
+          });
+    co_return co_await reply;
+}
+
+Task<void> McpClient::notify(std::string method, Json params) {
+    if (state_ == State::closed) throw TransportError(closed_reason_);
+    if (state_ == State::fresh) throw ClientError("connect() first: the client has not done the handshake");
+    co_await transport_->send(protocol::make_notification(method, std::move(params)));
+}
+
+Task<std::vector<Json>> McpClient::list_tools(RequestOptions options) {
+    std::vector<Json> tools;
+    std::set<std::string> cursors_seen;
+    std::string cursor;
+    for (;;) {
+        Json params = Json::object();
+        if (!cursor.empty()) params["cursor"] = cursor;
+        Json page = co_await request("tools/list", std::move(params), options);
+        if (!page.is_object() || !page.contains("tools") || !page["tools"].is_array()) {
+            throw ClientError(fmt::format("{} answered tools/list without a \"tools\" array", describe_server()));
+        }
+        for (auto& tool : page["tools"]) tools.push_back(std::move(tool));
+        auto next = page.find("nextCursor");
+        if (next == page.end() || next->is_null() || (next->is_string() && next->get<std::string>().empty())) break;
+        if (!next->is_string()) {
+            throw ClientError(fmt::format("{} answered tools/list with a \"nextCursor\" that is not a string",
+                                          describe_server()));
+        }
+        cursor = next->get<std::string>();
+        // A server that hands out a cursor twice would keep us paging forever.
+        if (!cursors_seen.insert(cursor).second) {
+            throw ClientError(fmt::format("{} repeated a tools/list cursor after {} tools; stopped paging",
+                                          describe_server(), tools.size()));
+        }
+    }
+    co_return tools;
+}
+
+Task<Json> McpClient::call_tool(std::string name, Json arguments, RequestOptions options) {
+    if (arguments.is_null()) arguments = Json::object();
+    if (!arguments.is_object()) throw ClientError("tool arguments must be a JSON object");
+    Json params = {{"name", name}, {"arguments", std::move(arguments)}};
+    Json result = co_await request("tools/call", std::move(params), std::move(options));
+    if (!result.is_object()) {
+        throw ClientError(fmt::format("{} answered tools/call for {} with a result that is not an object",
+                                      describe_server(), name));
+    }
+    co_return result;
+}
+
+Task<void> McpClient::close() {
+    if (close_called_) co_return;
+    close_called_ = true;
+    state_ = State::closed;
+    closed_reason_ = "the client was closed";
+    fail_all(std::make_exception_ptr(TransportError(closed_reason_)));
+    auto serving = std::move(serving_);
+    serving_.clear();
+    for (auto& [key, token] : serving) token->cancel("client closed");
+    // Also after the transport ended by itself: closing again is harmless and reaps what is left.
+    co_await transport_->close();
+}
+
+void McpClient::finish(std::int64_t id, Json result) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;  // answered after its timeout: dropped
+    auto pending = it->second;
+    pending_.erase(it);
+    pending->cancel_timer();
+    if (pending->cancel) pending->cancel->remove(pending->cancel_registration);
+    // Resume the requester from the loop, not from inside the transport's read path.
+    executor_.post([reply = pending->reply, result = std::move(result)]() mutable { reply.set_value(std::move(result)); });
+}
+
+void McpClient::fail(std::int64_t id, std::exception_ptr error, const std::string& cancel_reason) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    auto pending = it->second;
+    pending_.erase(it);
+    pending->cancel_timer();
+    if (pending->cancel) pending->cancel->remove(pending->cancel_registration);
+    // The spec forbids cancelling initialize; for everything else, tell the server to stop.
+    if (!cancel_reason.empty() && state_ != State::closed) {
+        transport_->abandon(RequestId(id));
+        if (pending->method != "initialize") {
+            spawn(transport_->send(protocol::make_notification("notifications/cancelled",
+                                                               {{"requestId", id}, {"reason", cancel_reason}})),
+                  [](std::exception_ptr) {});
+        }
+    }
+    executor_.post([reply = pending->reply, error]() mutable { reply.set_error(error); });
+}
+
+void McpClient::fail_all(const std::exception_ptr& error) {
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, pending] : pending_) ids.push_back(id);
+    for (auto id : ids) fail(id, error);
+}
+
+void McpClient::transport_closed(const std::string& reason) {
+    if (state_ == State::closed) return;
+    state_ = State::closed;
+    closed_reason_ = reason;
+    spdlog::debug("MCP client: {}: {}", describe_server(), reason);
+    fail_all(std::make_exception_ptr(TransportError(reason)));
+    auto serving = std::move(serving_);
+    serving_.clear();
+    for (auto& [key, token] : serving) token->cancel("connection closed");
+    if (on_disconnect_) on_disconnect_(reason);
+}
+
+// ------------------------------------------------------------------ incoming
+
+void McpClient::receive(Json raw) {
+    auto parsed = protocol::classify(std::move(raw));
+    if (auto* bad = std::get_if<protocol::ProtocolError>(&parsed)) {
+        spdlog::warn("MCP client: {} sent a malformed message (ignored): {}", describe_server(), bad->message);
+        return;
+    }
+    auto& message = std::get<protocol::Message>(parsed);
+    if (auto* response = std::get_if<protocol::Response>(&message)) {
+        if (!response->id.is_number_integer()) return;  // we only send integer ids
+        finish(response->id.get<std::int64_t>(), std::move(response->result));
+    } else if (auto* error = std::get_if<protocol::ErrorResponse>(&message)) {
+        if (!error->id.is_number_integer()) {
+            spdlog::warn("MCP client: {} reported an error about no request of ours: {} {}", describe_server(),
+                         error->code, util::sanitize_for_message(error->message, 300));
+            return;
+        }
+        fail(error->id.get<std::int64_t>(),
+             std::make_exception_ptr(JsonRpcError(error->code, error->message, error->data)));
+    } else if (auto* notification = std::get_if<protocol::Notification>(&message)) {
+        on_server_notification(*notification);
+    } else {
+        answer_server_request(std::move(std::get<protocol::Request>(message)));
+    }
+}
+
+void McpClient::on_server_notification(const protocol::Notification& n) {
+    const Json& params = n.params;
+    if (n.method == "notifications/progress" && params.is_object()) {
+        auto token = params.find("progressToken");
+        if (token != params.end() && token->is_number_integer()) {
+            auto it = pending_.find(token->get<std::int64_t>());
+            if (it != pending_.end() && it->second->on_progress) {
+                auto on_progress = it->second->on_progress;  // the callback may end the request
+                on_progress(params);
+            }
+        }
+    } else if (n.method == "notifications/cancelled" && params.is_object() && params.contains("requestId")) {
+        auto it = serving_.find(params["requestId"].dump());
+        if (it != serving_.end()) {
+            auto token = it->second;
+            token->cancel(params.value("reason", std::string("cancelled by the server")));
+        }
+    }
+    if (on_notification_) on_notification_(n.method, params);
+}
+
+void McpClient::answer_server_request(protocol::Request request) {
+    auto token = std::make_shared<CancelToken>();
+    serving_[request.id.dump()] = token;
+    spawn(serve_request(std::move(request), token), [](std::exception_ptr) {});
+}
+
+Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<CancelToken> cancel) {
+    std::weak_ptr<bool> alive = alive_;
+    Json reply;
+    try {
+        Json result;
+        if (request.method == "ping") {
+            result = Json::object();  // either side may ping; the answer is always empty
+        } else if (!on_request_) {
+            throw JsonRpcError(protocol::error_code::kMethodNotFound, "Method not found: " + request.method);
+        } else {
+            result = co_await on_request_(ServerRequest{request.id, request.method, request.params, *cancel});
+            if (!result.is_object()) throw std::runtime_error("the client's answer is not a JSON object");
+        }
+        reply = protocol::make_response(request.id, std::move(result));
+    } catch (const JsonRpcError& e) {
+        reply = protocol::make_error(request.id, e.code, e.message, e.data);
+    } catch (const OperationCancelled&) {
+        // Cancelled by the server or by close(): no answer is sent.
+    } catch (const std::exception& e) {
+        reply = protocol::make_error(request.id, protocol::error_code::kInternalError,
+                                     "Internal error: " + util::sanitize_for_message(e.what(), 1000));
+    }
+    if (alive.expired()) co_return;
+    if (auto it = serving_.find(request.id.dump()); it != serving_.end() && it->second == cancel) serving_.erase(it);
+    if (reply.is_null() || cancel->cancelled() || state_ == State::closed) co_return;
+    try {
+        co_await transport_->send(std::move(reply));
+    } catch (const std::exception& e) {
+        if (!alive.expired()) {
+            spdlog::warn("MCP client: could not answer {}'s {}: {}", describe_server(), request.method, e.what());
+        }
+    }
+}
+
+}  // namespace toolport::client

@@ -1,0 +1,16 @@
+# The MCP client (stdio, Streamable HTTP and in-process transports) behind `toolport list`
+# and `toolport call`, and later the gateway's upstream connections. Included by the root
+# CMakeLists.txt right after toolport_core is defined.
+target_sources(toolport_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/mcp_client.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sync_client.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/stdio_client_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http_client_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/in_process_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/child_process.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shell_words.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sse_parser.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http_url.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/wire_payload.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tool_output.cpp
+)

@@ -1,0 +1,114 @@
+#include "client/tool_output.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "util/base64.hpp"
+
+namespace toolport::client {
+
+using Json = nlohmann::json;
+
+namespace {
+
+std::string one_line(std::string_view text) {
+    std::string line(text.substr(0, text.find('\n')));
+    for (char& c : line) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+}
+
+std::string string_field(const Json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string pretty(const Json& value) { return value.dump(2, ' ', false, Json::error_handler_t::replace); }
+
+// "67 bytes" of a base64 payload, or "invalid base64".
+std::string decoded_size(const Json& data) {
+    if (!data.is_string()) return "no data";
+    auto bytes = util::base64_decode(data.get<std::string>());
+    if (!bytes) return "invalid base64";
+    return fmt::format("{} bytes", bytes->size());
+}
+
+}  // namespace
+
+std::string render_tool_list(const std::vector<Json>& tools) {
+    std::size_t width = 0;
+    for (const auto& tool : tools) width = std::max(width, one_line(string_field(tool, "name")).size());
+    width = std::min<std::size_t>(width, 40);
+    std::string out;
+    for (const auto& tool : tools) {
+        std::string name = one_line(string_field(tool, "name"));
+        std::string description = one_line(string_field(tool, "description"));
+        if (description.empty()) {
+            out += name + "\n";
+        } else {
+            out += fmt::format("{:<{}}  {}\n", name, width, description);
+        }
+    }
+    out += fmt::format("{} tool{}\n", tools.size(), tools.size() == 1 ? "" : "s");
+    return out;
+}
+
+std::string render_content_block(const Json& block) {
+    if (!block.is_object()) return "[malformed content block]";
+    const std::string type = string_field(block, "type");
+    if (type == "text") return string_field(block, "text");
+    if (type == "image" || type == "audio") {
+        std::string mime = string_field(block, "mimeType");
+        return fmt::format("[{} {}, {}]", type, mime.empty() ? "of unknown type" : one_line(mime),
+                           decoded_size(block.value("data", Json())));
+    }
+    if (type == "resource") {
+        const Json resource = block.value("resource", Json::object());
+        if (!resource.is_object()) return "[resource]";
+        std::string uri = one_line(string_field(resource, "uri"));
+        std::string mime = one_line(string_field(resource, "mimeType"));
+        std::string size = resource.contains("text")   ? fmt::format("{} bytes of text", string_field(resource, "text").size())
+                           : resource.contains("blob") ? decoded_size(resource["blob"])
+                                                       : "no contents";
+        return fmt::format("[resource {}{}, {}]", uri, mime.empty() ? "" : " " + mime, size);
+    }
+    if (type == "resource_link") {
+        std::string mime = one_line(string_field(block, "mimeType"));
+        return fmt::format("[resource link {} \"{}\"{}]", one_line(string_field(block, "uri")),
+                           one_line(string_field(block, "name")), mime.empty() ? "" : " " + mime);
+    }
+    return fmt::format("[{} content]", type.empty() ? "untyped" : one_line(type));
+}
+
+RenderedCallResult render_call_result(const std::string& tool_name, const Json& result) {
+    RenderedCallResult out;
+    if (!result.is_object()) {
+        out.text = pretty(result) + "\n";
+        return out;
+    }
+    auto flag = result.find("isError");
+    out.is_error = flag != result.end() && flag->is_boolean() && flag->get<bool>();
+    const Json content = result.value("content", Json::array());
+    const Json structured = result.value("structuredContent", Json());
+
+    if (out.is_error) {
+        std::string code = structured.is_object() ? string_field(structured, "error_code") : std::string();
+        out.text = fmt::format("tool {} failed{}:\n", one_line(tool_name), code.empty() ? "" : " [" + one_line(code) + "]");
+    }
+    if (content.is_array()) {
+        for (const auto& block : content) {
+            std::string line = render_content_block(block);
+            out.text += line;
+            if (line.empty() || line.back() != '\n') out.text += '\n';
+        }
+    }
+    // An error's structuredContent repeats its text block's fields; show it only when the
+    // text said nothing.
+    if (!structured.is_null() && (!out.is_error || content.empty())) out.text += pretty(structured) + "\n";
+    return out;
+}
+
+}  // namespace toolport::client

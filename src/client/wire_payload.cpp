@@ -1,0 +1,36 @@
+#include "client/wire_payload.hpp"
+
+#include <fmt/format.h>
+
+#include "protocol/jsonrpc.hpp"
+
+namespace toolport::client {
+
+namespace {
+constexpr std::size_t kMaxDepth = 128;
+}
+
+WirePayload decode_wire_payload(std::string_view text) {
+    WirePayload out;
+    if (auto depth = protocol::max_nesting_depth(text); depth > kMaxDepth) {
+        out.error = fmt::format("JSON nesting depth {} exceeds the limit of {}", depth, kMaxDepth);
+        return out;
+    }
+    nlohmann::json value;
+    try {
+        value = nlohmann::json::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::exception& e) {
+        std::string detail = e.what();
+        if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);
+        out.error = "not JSON: " + detail;
+        return out;
+    }
+    if (value.is_array()) {
+        for (auto& member : value) out.messages.push_back(std::move(member));
+    } else {
+        out.messages.push_back(std::move(value));
+    }
+    return out;
+}
+
+}  // namespace toolport::client
