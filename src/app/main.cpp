@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
         add_serve(app),
         add_list(app),
         add_call(app),
+        add_test(app),
     };
 
     CLI11_PARSE(app, argc, argv);
