@@ -55,7 +55,13 @@ bool is_core_float(const std::string& s) {
     return i == s.size();
 }
 
-Json integer_value(const std::string& digits, int base, bool negative, const std::string& original) {
+// JSON has no infinity: 1e999 is refused rather than turned into null.
+double finite(double value, const std::string& text, int line) {
+    if (!std::isfinite(value)) throw DocumentError(line, fmt::format("the number {} is too large for JSON", text));
+    return value;
+}
+
+Json integer_value(const std::string& digits, int base, bool negative, const std::string& original, int line) {
     errno = 0;
     char* end = nullptr;
     unsigned long long magnitude = std::strtoull(digits.c_str(), &end, base);
@@ -67,8 +73,9 @@ Json integer_value(const std::string& digits, int base, bool negative, const std
         if (magnitude <= static_cast<unsigned long long>(INT64_MAX)) return -static_cast<std::int64_t>(magnitude);
         if (magnitude == static_cast<unsigned long long>(INT64_MAX) + 1) return INT64_MIN;
     }
+    if (base != 10) throw DocumentError(line, fmt::format("the number {} does not fit in 64 bits", original));
     // Beyond 64 bits: a number all the same, as JavaScript would read it.
-    return std::strtod(original.c_str(), nullptr);
+    return finite(std::strtod(original.c_str(), nullptr), original, line);
 }
 
 // The YAML 1.2 core schema's reading of a plain (unquoted) scalar.
@@ -78,10 +85,10 @@ Json plain_scalar(const std::string& s, int line) {
     if (s == "false" || s == "False" || s == "FALSE") return false;
     bool negative = !s.empty() && s[0] == '-';
     std::size_t sign = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-    if (all_of(s, sign, is_digit)) return integer_value(s.substr(sign), 10, negative, s);
-    if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && all_of(s, 2, is_octal)) return integer_value(s.substr(2), 8, false, s);
-    if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && all_of(s, 2, is_hex)) return integer_value(s.substr(2), 16, false, s);
-    if (is_core_float(s)) return std::strtod(s.c_str(), nullptr);
+    if (all_of(s, sign, is_digit)) return integer_value(s.substr(sign), 10, negative, s, line);
+    if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && all_of(s, 2, is_octal)) return integer_value(s.substr(2), 8, false, s, line);
+    if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && all_of(s, 2, is_hex)) return integer_value(s.substr(2), 16, false, s, line);
+    if (is_core_float(s)) return finite(std::strtod(s.c_str(), nullptr), s, line);
     std::string bare = sign ? s.substr(1) : s;
     if (bare == ".inf" || bare == ".Inf" || bare == ".INF" || s == ".nan" || s == ".NaN" || s == ".NAN") {
         throw DocumentError(line, fmt::format("\"{}\" (infinity or NaN) cannot be represented in JSON", s));
@@ -299,6 +306,11 @@ Json parse_json_value(const std::string& raw) {
         int line = 1;
         for (std::size_t i = 0; i < e.byte && i < text.size(); ++i) line += text[i] == '\n';
         throw DocumentError(line, "JSON " + message);
+    } catch (const Json::exception& e) {
+        // Not a syntax error: a number out of range (1e999) and the like.
+        std::string message = e.what();
+        if (auto close = message.find("] "); close != std::string::npos) message = message.substr(close + 2);
+        throw DocumentError(0, "JSON " + message);
     }
 }
 

@@ -24,14 +24,16 @@
 // spec files (suites do not nest). A spec file that is both listed by a loaded suite and
 // loaded on its own runs once, as part of the suite.
 //
-// Assertion types and their keys are listed in assertions/registry.cpp; the semantics worth
-// knowing:
+// Unknown keys and values of the wrong type are errors (mcp-server-kit drops unknown keys
+// silently). Assertion types are listed in assertions/registry.cpp, each defined (keys and
+// check) in its own file under assertions/. The semantics worth knowing:
 //  - The response text is every `text` content block of a tool result (prompt: every text
 //    message; resource: every text content) joined with "\n". When the call itself failed (a
 //    JSON-RPC error, a timeout, a lost connection), the response text is the error message.
 //  - `success` passes when the call returned a result that is not `isError: true`; `error`
 //    passes when it is `isError: true` or the call failed; messageContains is matched
-//    case-insensitively against the response text.
+//    case-insensitively (ASCII letters) against the response text, and for a failed call also
+//    against "JSON-RPC error CODE: message".
 //  - The response document, for json_path, snapshot and json_schema, is the response text
 //    parsed as JSON for a tool, and the result object itself for a prompt or a resource
 //    (as in mcp-server-kit). A snapshot of a tool whose text is not JSON stores the text.

@@ -205,6 +205,9 @@ TEST_F(SpecLoaderTest, BadFilesAreLoadErrorsWithLines) {
     EXPECT_CONTAINS(load_error("name: t\n", "spec.txt"), "unsupported file type \".txt\"");
     EXPECT_CONTAINS(load_error("name: !custom t\n"), "unsupported YAML tag");
     EXPECT_CONTAINS(load_error("name: t\nx: .inf\n"), "cannot be represented in JSON");
+    EXPECT_CONTAINS(load_error("name: t\nx: 1e999\n"), "spec.yaml:2: the number 1e999 is too large for JSON");
+    EXPECT_CONTAINS(load_error("name: t\nx: 0x1FFFFFFFFFFFFFFFFF\n"), "spec.yaml:2: the number 0x1FFFFFFFFFFFFFFFFF does not fit in 64 bits");
+    EXPECT_CONTAINS(load_error("{\"name\": \"t\", \"x\": 1e999}", "spec.json"), "spec.json: JSON number overflow");
 }
 
 TEST_F(SpecLoaderTest, MissingFileIsALoadError) {
