@@ -133,7 +133,8 @@ const char* field_kind_text(detail::FieldKind kind) {
 std::optional<Assertion> read_assertion(Checker& check, const Json& item, const std::string& pointer,
                                         const std::string& prefix) {
     if (!item.is_object()) {
-        check.problem(pointer, prefix.substr(0, prefix.size() - 1), fmt::format("an assertion must be a mapping with a type, got {}", kind_name(item)));
+        check.problem(pointer, prefix.substr(0, prefix.size() - 1),
+                      fmt::format("an assertion must be a mapping with a type, got {}", kind_name(item)));
         return std::nullopt;
     }
     auto type_name = check.string(item, pointer, prefix, "type", true, true);

@@ -71,6 +71,20 @@ describe('toolport test', () => {
     assertAllPassed(run, CONFORMANCE_SPEC_COUNT - 1);
   });
 
+  it("uses a suite's setup.serverUrl when the command line names no server", async (t) => {
+    const server = await serverForTest(t);
+    const dir = path.join(scratch, 'suite');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      path.join(dir, 'suite.yaml'),
+      `name: over HTTP\nsetup:\n  serverUrl: ${server.url}\ntests:\n` +
+        '  - name: inline simple text\n    tool: test_simple_text\n    arguments: {}\n' +
+        '    assertions: [{type: contains_text, text: simple text}]\n',
+    );
+    const run = await toolportTest([dir], { cwd: scratch });
+    assertAllPassed(run, 1);
+  });
+
   it('fails with status 1 and the final line when specs fail', async () => {
     const run = await toolportTest(['failing', '--stdio', STDIO_SERVER]);
     assert.equal(run.status, 1, run.stdout + run.stderr);

@@ -210,7 +210,8 @@ std::unique_ptr<ClientTarget> make_command_line_target(const TestFlags& flags) {
 std::unique_ptr<ClientTarget> command_line_target(const TestFlags& flags) {
     const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + !flags.config_file.empty();
     if (chosen > 1) throw UsageError("give only one of --url, --stdio or --config");
-    if ((!flags.stdio_command.empty() || !flags.config_file.empty()) && (!flags.token.empty() || !flags.headers.empty())) {
+    bool http_options = !flags.token.empty() || !flags.headers.empty();
+    if ((!flags.stdio_command.empty() || !flags.config_file.empty()) && http_options) {
         throw UsageError("--token and --header apply to HTTP servers only");
     }
     for (const auto& header : flags.headers) parse_header(header);
@@ -218,10 +219,11 @@ std::unique_ptr<ClientTarget> command_line_target(const TestFlags& flags) {
     if (!target) return nullptr;
     try {
         target->prepare();
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(fmt::format("{}: {}", flags.url.empty() ? "--stdio" : "--url", e.what()));
     } catch (const ConfigError& e) {
         throw UsageError(fmt::format("configuration: {}", e.what()));
+    } catch (const std::exception& e) {
+        const char* flag = !flags.url.empty() ? "--url" : !flags.stdio_command.empty() ? "--stdio" : "--config";
+        throw UsageError(fmt::format("{}: {}", flag, util::sanitize_for_message(e.what(), 500)));
     }
     return target;
 }
@@ -253,7 +255,9 @@ int run_tests(const TestFlags& flags) {
         ClientTarget* target = default_target.get();
         if (!target && !url.empty()) {
             auto& slot = by_url[url];
-            if (!slot) slot = std::make_unique<ClientTarget>(std::chrono::milliseconds(flags.timeout_ms), http_factory(flags, url));
+            if (!slot) {
+                slot = std::make_unique<ClientTarget>(std::chrono::milliseconds(flags.timeout_ms), http_factory(flags, url));
+            }
             target = slot.get();
         }
         if (!target) throw std::runtime_error("no server for this spec: give --url, --stdio or --config");
