@@ -102,7 +102,14 @@ TEST_F(SpecLoaderTest, NameIsRequiredNonEmptyString) {
                     "spec.yaml:1: name: must be a string, got a list");
 }
 
+TEST_F(SpecLoaderTest, DescriptionMustBeAString) {
+    EXPECT_CONTAINS(load_error("name: t\ndescription: [a]\ntool: x\narguments: {}\nassertions: [{type: success}]\n"),
+                    "spec.yaml:2: description: must be a string, got a list");
+}
+
 TEST_F(SpecLoaderTest, TypeMustBeKnownOrImpliedByTool) {
+    EXPECT_CONTAINS(load_error("name: t\ntype: 5\ntool: x\narguments: {}\nassertions: [{type: success}]\n"),
+                    "spec.yaml:2: type: must be a string, got a number");
     EXPECT_CONTAINS(load_error("name: t\ntype: workflow\ntool: x\narguments: {}\nassertions: [{type: success}]\n"),
                     "spec.yaml:2: type: must be tool, prompt or resource, got \"workflow\"");
     EXPECT_CONTAINS(load_error("name: t\nprompt: x\nassertions: [{type: success}]\n"),
@@ -364,6 +371,12 @@ tests:
     const auto& inline_error = std::get<LoadError>(loaded.entries[5]);
     EXPECT_EQ(inline_error.name, "bad inline");
     EXPECT_CONTAINS(inline_error.problems[0], "suite.yaml:13: tests[4].assertions[0].text: is required by contains_text");
+}
+
+TEST_F(SpecLoaderTest, SuiteTestsMustBeAList) {
+    EXPECT_CONTAINS(load_error("name: S\ntests: just-one.yaml\n"), "spec.yaml:2: tests: must be a list, got a string");
+    EXPECT_CONTAINS(load_error("tests: []\n"), "spec.yaml:1: name: is required");
+    EXPECT_CONTAINS(load_error("name: S\nsetup: http://x\ntests: []\n"), "spec.yaml:2: setup: must be a mapping");
 }
 
 TEST_F(SpecLoaderTest, SpecListedBySuiteRunsOnlyOnce) {
