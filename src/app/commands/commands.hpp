@@ -18,5 +18,6 @@ Command add_serve(CLI::App& app);   // toolport serve
 Command add_config(CLI::App& app);  // toolport config check FILE
 Command add_list(CLI::App& app);    // toolport list (client_commands.cpp)
 Command add_call(CLI::App& app);    // toolport call (client_commands.cpp)
+Command add_test(CLI::App& app);    // toolport test (test_command.cpp)
 
 }  // namespace toolport::commands
