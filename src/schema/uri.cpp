@@ -7,6 +7,8 @@
 
 #include "schema/uri.hpp"
 
+#include "util/percent.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -136,12 +138,7 @@ void normalize_case(UriParts& p) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+int hex_value(char c) { return util::hex_digit_value(c); }
 
 }  // namespace
 
@@ -209,23 +206,7 @@ std::string strip_empty_fragment(std::string_view uri) {
   return std::string(uri);
 }
 
-std::optional<std::string> percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    if (i + 2 >= s.size()) return std::nullopt;
-    int hi = hex_value(s[i + 1]);
-    int lo = hex_value(s[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
-}
+std::optional<std::string> percent_decode(std::string_view s) { return util::percent_decode(s); }
 
 std::optional<std::vector<std::string>> parse_json_pointer(std::string_view pointer) {
   std::vector<std::string> tokens;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "stores/stores.hpp"
+#include "util/percent.hpp"
 
 namespace toolport::stores {
 
@@ -27,30 +28,11 @@ std::optional<long> parse_number(std::string_view s, long max) {
     return value;
 }
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 // Decodes %XX in the credentials. The message names the part, never its content.
 std::string percent_decode(std::string_view s, std::string_view what) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '%') {
-            out += s[i];
-            continue;
-        }
-        const int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
-        const int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
-        if (hi < 0 || lo < 0)
-            fail("the " + std::string(what) + " has a malformed percent-escape (expected % and two hex digits)");
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-    }
-    return out;
+    auto decoded = util::percent_decode(s);
+    if (!decoded) fail("the " + std::string(what) + " has a malformed percent-escape (expected % and two hex digits)");
+    return *decoded;
 }
 
 bool is_host_name(std::string_view s) {
