@@ -5,9 +5,14 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
 import { TOOLPORT_BIN, startHttpServer, freePort, track } from './lib/harness.mjs';
 
 const TOOL_COUNT = 28; // the conformance pack
@@ -268,3 +273,78 @@ describe('toolport list / call: targets', () => {
     assertOneLineError(res, 2, /--token and --header apply to --url only/);
   });
 });
+
+// The official TypeScript SDK's Streamable HTTP server (stateful), answering requests
+// either with SSE streams or, with jsonResponse, with plain JSON bodies.
+async function startSdkServer({ jsonResponse }) {
+  const transports = new Map();
+  const deleted = [];
+  const httpServer = http.createServer(async (req, res) => {
+    try {
+      let body;
+      if (req.method === 'POST') {
+        let text = '';
+        for await (const chunk of req) text += chunk;
+        body = JSON.parse(text);
+      }
+      const sid = req.headers['mcp-session-id'];
+      if (req.method === 'DELETE' && sid) deleted.push(sid);
+      let transport = sid ? transports.get(sid) : undefined;
+      if (!transport) {
+        transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          enableJsonResponse: jsonResponse,
+          onsessioninitialized: (id) => transports.set(id, transport),
+        });
+        const mcp = new McpServer({ name: 'sdk-test-server', version: '1.0.0' });
+        mcp.registerTool(
+          'echo',
+          { description: 'Echoes its text\nSecond line of the description', inputSchema: { text: z.string() } },
+          async ({ text }) => ({ content: [{ type: 'text', text: `echo: ${text}` }] }),
+        );
+        await mcp.connect(transport);
+      }
+      await transport.handleRequest(req, res, body);
+    } catch (error) {
+      res.writeHead(500).end(String(error));
+    }
+  });
+  await new Promise((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${httpServer.address().port}/mcp`,
+    deleted,
+    stop: () => new Promise((resolve) => httpServer.close(resolve)),
+  };
+}
+
+for (const jsonResponse of [false, true]) {
+  describe(`toolport list / call against the TypeScript SDK server (${jsonResponse ? 'JSON' : 'SSE'} responses)`, () => {
+    let server;
+    before(async () => {
+      server = await startSdkServer({ jsonResponse });
+    });
+    after(async () => {
+      await server?.stop();
+    });
+
+    it('list', async () => {
+      const res = await runCli(['list', '--url', server.url]);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'echo  Echoes its text\n1 tool\n');
+    });
+
+    it('call, and the session is deleted at the end', async () => {
+      const before = server.deleted.length;
+      const res = await runCli(['call', '--url', server.url, 'echo', '{"text": "hello"}']);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'echo: hello\n');
+      assert.equal(server.deleted.length, before + 1, 'DELETE of the session');
+    });
+
+    it('invalid arguments come back as a tool error', async () => {
+      const res = await runCli(['call', '--url', server.url, 'echo', '{"text": 5}']);
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /^tool echo failed:\n/);
+    });
+  });
+}
