@@ -214,8 +214,10 @@ struct Impl : std::enable_shared_from_this<Impl> {
         }
     }
 
-    // The next bytes of the response body; nullopt at its end.
-    net::awaitable<std::optional<std::string>> read_piece(Exchange& ex) {
+    // The next bytes of the response body; nullopt at its end. An event stream may also
+    // end with the connection (servers close SSE streams without the last chunk); any
+    // other body cut short is an error.
+    net::awaitable<std::optional<std::string>> read_piece(Exchange& ex, bool event_stream = false) {
         for (;;) {
             if (ex.parser->is_done()) co_return std::nullopt;
             ex.parser->get().body().data = ex.scratch.data();
@@ -223,8 +225,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
             auto [ec, n] = co_await http::async_read_some(*ex.stream, ex.buffer, *ex.parser, use_nothrow);
             if (ex.abandoned) throw Abandoned{};
             if (ec && ec != http::error::need_buffer) {
-                // A server that closes an SSE stream without the final chunk still ended it.
-                if (ec == http::error::partial_message || ec == http::error::end_of_stream || ec == net::error::eof) {
+                if (event_stream && (ec == http::error::partial_message || ec == http::error::end_of_stream ||
+                                     ec == net::error::eof)) {
                     co_return std::nullopt;
                 }
                 throw TransportError(fmt::format("connection to {} lost: {}", describe(), ec.message()));
@@ -279,7 +281,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
 
     // Reads SSE events until the reply to `awaited` arrived (true) or the stream ended.
     net::awaitable<bool> pump_events(Exchange& ex, SseParser& sse, const std::string& awaited, bool& saw_event) {
-        while (auto piece = co_await read_piece(ex)) {
+        while (auto piece = co_await read_piece(ex, true)) {
             std::vector<SseEvent> events;
             try {
                 events = sse.feed(*piece);
@@ -371,7 +373,11 @@ struct Impl : std::enable_shared_from_this<Impl> {
         if (starts_with_nocase(type, "application/json")) {
             std::string json = co_await self->read_body(*ex, self->options.max_message_bytes);
             self->recycle(*ex);
-            self->deliver(json, awaited);
+            if (!self->deliver(json, awaited) && is_request) {
+                // Waiting for the timeout would not bring the answer either.
+                throw TransportError(fmt::format("{} answered the request with a JSON body that holds no response to it",
+                                                 self->describe()));
+            }
             co_return;
         }
         if (!starts_with_nocase(type, "text/event-stream")) {

@@ -1,16 +1,53 @@
 #include "client/sync_client.hpp"
 
-#include <boost/asio/io_context.hpp>
+#include <exception>
+#include <optional>
+
 #include <spdlog/spdlog.h>
 
-#include "transports/asio_executor.hpp"
+#include "client/blocking_loop.hpp"
 
 namespace toolport::client {
 
+namespace {
+
+// Runs `loop` until `task` is done; returns its value or rethrows its exception. The
+// outcome is shared with the completion callback, which must never write into a dead
+// stack frame (when run_until throws, the task may still finish later).
+template <typename T>
+T run_on(BlockingLoop& loop, Task<T> task) {
+    struct Outcome {
+        bool done = false;
+        std::exception_ptr error;
+        std::optional<T> value;
+    };
+    auto outcome = std::make_shared<Outcome>();
+    spawn(std::move(task), [outcome](std::optional<T> value, std::exception_ptr error) {
+        outcome->value = std::move(value);
+        outcome->error = error;
+        outcome->done = true;
+    });
+    loop.run_until(outcome->done);
+    if (outcome->error) std::rethrow_exception(outcome->error);
+    return std::move(*outcome->value);
+}
+
+void run_on(BlockingLoop& loop, Task<void> task) {
+    auto done = std::make_shared<bool>(false);
+    auto error = std::make_shared<std::exception_ptr>();
+    spawn(std::move(task), [done, error](std::exception_ptr e) {
+        *error = e;
+        *done = true;
+    });
+    loop.run_until(*done);
+    if (*error) std::rethrow_exception(*error);
+}
+
+}  // namespace
+
 struct SyncClient::Impl {
-    explicit Impl(ClientOptions o) : executor(io), options(std::move(o)) {}
-    boost::asio::io_context io{1};
-    AsioExecutor executor;
+    explicit Impl(ClientOptions o) : options(std::move(o)) {}
+    BlockingLoop loop;
     ClientOptions options;
     std::unique_ptr<McpClient> client;
 };
@@ -21,12 +58,11 @@ SyncClient::~SyncClient() {
     close();
     impl_->client.reset();
     // Let cancelled operations unwind before the loop (and their frames) go away.
-    impl_->io.restart();
-    impl_->io.poll();
+    impl_->loop.poll();
 }
 
-AsioExecutor& SyncClient::executor() { return impl_->executor; }
-Executor& SyncClient::event_loop() { return impl_->executor; }
+AsioExecutor& SyncClient::executor() { return impl_->loop.asio_executor(); }
+Executor& SyncClient::event_loop() { return impl_->loop.executor(); }
 
 McpClient& SyncClient::client() {
     if (!impl_->client) throw ClientError("connect() first");
@@ -35,7 +71,7 @@ McpClient& SyncClient::client() {
 
 Json SyncClient::connect(std::unique_ptr<ClientTransport> transport) {
     if (impl_->client) throw ClientError("this SyncClient is already connected");
-    impl_->client = std::make_unique<McpClient>(impl_->executor, std::move(transport), impl_->options);
+    impl_->client = std::make_unique<McpClient>(impl_->loop.executor(), std::move(transport), impl_->options);
     return run(impl_->client->connect());
 }
 
@@ -58,13 +94,8 @@ void SyncClient::close() {
     }
 }
 
-void SyncClient::run_until(const bool& done) {
-    impl_->io.restart();
-    while (!done) {
-        if (impl_->io.run_one() == 0 && !done) {
-            throw std::logic_error("the event loop ran out of work before the MCP client call finished");
-        }
-    }
-}
+void SyncClient::run(Task<void> task) { run_on(impl_->loop, std::move(task)); }
+Json SyncClient::run(Task<Json> task) { return run_on(impl_->loop, std::move(task)); }
+std::vector<Json> SyncClient::run(Task<std::vector<Json>> task) { return run_on(impl_->loop, std::move(task)); }
 
 }  // namespace toolport::client

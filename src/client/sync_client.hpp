@@ -10,11 +10,8 @@
 // so that it runs on the same loop.
 #pragma once
 
-#include <exception>
 #include <memory>
-#include <optional>
-#include <stdexcept>
-#include <type_traits>
+#include <vector>
 
 #include "client/mcp_client.hpp"
 
@@ -49,37 +46,14 @@ public:
     // The asynchronous client underneath (after connect()).
     McpClient& client();
 
-    // Runs the loop until `task` finishes; returns its value or rethrows its exception.
-    template <typename T>
-    T run(Task<T> task) {
-        auto outcome = std::make_shared<Outcome<T>>();
-        if constexpr (std::is_void_v<T>) {
-            spawn(std::move(task), [outcome](std::exception_ptr error) {
-                outcome->error = error;
-                outcome->done = true;
-            });
-        } else {
-            spawn(std::move(task), [outcome](std::optional<T> value, std::exception_ptr error) {
-                outcome->value = std::move(value);
-                outcome->error = error;
-                outcome->done = true;
-            });
-        }
-        run_until(outcome->done);
-        if (outcome->error) std::rethrow_exception(outcome->error);
-        if constexpr (!std::is_void_v<T>) return std::move(*outcome->value);
-    }
+    // Run the loop until `task` finishes; return its value or rethrow its exception.
+    // (Not one template: coroutine code instantiated in headers lands in COMDAT sections,
+    // which clang 14 cannot assemble under -fsanitize=function.)
+    void run(Task<void> task);
+    Json run(Task<Json> task);
+    std::vector<Json> run(Task<std::vector<Json>> task);
 
 private:
-    // Shared with the task's completion callback, which must never outlive what it writes.
-    template <typename T>
-    struct Outcome {
-        bool done = false;
-        std::exception_ptr error;
-        std::conditional_t<std::is_void_v<T>, bool, std::optional<T>> value{};
-    };
-    void run_until(const bool& done);
-
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -1,31 +1,20 @@
 // The client's real transports with real parts: Streamable HTTP against Toolport's own
 // HttpServer on a loopback port chosen by the kernel (served from a second thread), and
 // stdio against real child processes. The children are this very test binary, started
-// again with a --toolport-test-child=ROLE argument (see the bottom of this file), so the
+// again with a --toolport-test-child=ROLE argument (client_test_servers.cpp), so the
 // tests need nothing installed.
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
-#include <future>
-#include <iostream>
-#include <thread>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
 #include "client/sync_client.hpp"
-#include "packs/packs.hpp"
+#include "client_test_servers.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"
-#include "transports/asio_executor.hpp"
-#include "transports/http_server.hpp"
-#include "transports/stdio_transport.hpp"
 
 using namespace toolport;
 using namespace toolport::client;
@@ -35,15 +24,9 @@ namespace {
 
 // ------------------------------------------------------------------ helpers
 
-// An McpServer with the conformance pack (and a slow tool) behind a real HttpServer on
-// 127.0.0.1:<ephemeral>, running on its own thread.
-class HttpServerThread {
-public:
-    explicit HttpServerThread(HttpOptions options = {}) {
-        ServerOptions server_options;
-        server_options.page_size = 5;
-        server_ = std::make_unique<McpServer>(executor_, server_options);
-        packs::install_conformance(*server_);
+// The conformance pack plus a tool that waits a minute unless cancelled.
+struct TestServer {
+    explicit TestServer(HttpOptions options = {}) : http(with_fast_polling(options), [this](McpServer& server) {
         ToolSpec slow;
         slow.name = "slow";
         slow.description = "Waits a minute unless cancelled";
@@ -56,40 +39,17 @@ public:
             }
             co_return ToolResult::text("done");
         };
-        server_->registry().add_tool(std::move(slow));
-        options.host = "127.0.0.1";
-        options.port = 0;
-        options.sse_retry = 20ms;
-        http_ = std::make_unique<HttpServer>(*server_, options);
-        http_->start();
-        thread_ = std::thread([this]() { io_.run(); });
+        server.registry().add_tool(std::move(slow));
+    }) {}
+    static HttpOptions with_fast_polling(HttpOptions options) {
+        options.sse_retry = 20ms;  // test_reconnection resumes after this
+        return options;
     }
-    ~HttpServerThread() {
-        boost::asio::post(io_, [this]() {
-            http_->stop();
-            io_.stop();
-        });
-        thread_.join();
-        http_.reset();
-        server_.reset();
-    }
-
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(http_->port()) + "/mcp"; }
-
-    std::size_t session_count() {
-        std::promise<std::size_t> count;
-        boost::asio::post(io_, [&]() { count.set_value(http_->session_count()); });
-        return count.get_future().get();
-    }
+    std::string url() const { return http.url(); }
+    std::size_t session_count() { return http.session_count(); }
 
     std::atomic<bool> slow_cancelled{false};
-
-private:
-    boost::asio::io_context io_{1};
-    AsioExecutor executor_{io_};
-    std::unique_ptr<McpServer> server_;
-    std::unique_ptr<HttpServer> http_;
-    std::thread thread_;
+    test_support::HttpServerThread http;
 };
 
 std::unique_ptr<ClientTransport> http_to(SyncClient& client, const std::string& url, bool listen = false,
@@ -109,17 +69,10 @@ Task<void> poll_until(Executor& executor, std::function<bool()> condition) {
     }
 }
 
-std::string self_exe() {
-    char path[4096];
-    ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0) throw std::runtime_error("cannot find this test binary");
-    return std::string(path, static_cast<std::size_t>(n));
-}
-
 std::unique_ptr<ClientTransport> child(SyncClient& client, const std::string& role,
                                        std::chrono::milliseconds grace = 2s) {
     StdioClientOptions options;
-    options.argv = {self_exe(), "--toolport-test-child=" + role};
+    options.argv = {test_support::test_binary_path(), "--toolport-test-child=" + role};
     options.shutdown_grace = grace;
     return make_stdio_transport(client.executor(), std::move(options));
 }
@@ -136,7 +89,7 @@ const std::string kElicitedText = "User response: action=accept, content={\"resp
 // ------------------------------------------------------------------ Streamable HTTP
 
 TEST(HttpClientTransport, ListsEveryPageAndCallsTools) {
-    HttpServerThread server;
+    TestServer server;
     SyncClient client;
     Json init = client.connect(http_to(client, server.url()));
     EXPECT_EQ(init["protocolVersion"], "2025-11-25");
@@ -150,7 +103,7 @@ TEST(HttpClientTransport, ListsEveryPageAndCallsTools) {
 }
 
 TEST(HttpClientTransport, JsonRpcErrorsArriveTyped) {
-    HttpServerThread server;
+    TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
     try {
@@ -162,7 +115,7 @@ TEST(HttpClientTransport, JsonRpcErrorsArriveTyped) {
 }
 
 TEST(HttpClientTransport, ResumesAResponseStreamTheServerEnds) {
-    HttpServerThread server;
+    TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
     // The server closes the call's SSE stream at once and answers 100 ms later: only a
@@ -172,7 +125,7 @@ TEST(HttpClientTransport, ResumesAResponseStreamTheServerEnds) {
 }
 
 TEST(HttpClientTransport, ServerRequestsAndNotificationsOnTheResponseStream) {
-    HttpServerThread server;
+    TestServer server;
     ClientOptions options;
     options.capabilities = elicitation_capability();
     SyncClient client(options);
@@ -189,7 +142,7 @@ TEST(HttpClientTransport, ServerRequestsAndNotificationsOnTheResponseStream) {
 }
 
 TEST(HttpClientTransport, ListChangedArrivesOnTheStandaloneStream) {
-    HttpServerThread server;
+    TestServer server;
     SyncClient client;
     bool list_changed = false;
     client.connect(http_to(client, server.url(), /*listen=*/true));
@@ -203,7 +156,7 @@ TEST(HttpClientTransport, ListChangedArrivesOnTheStandaloneStream) {
 }
 
 TEST(HttpClientTransport, TimeoutCancelsTheCallOnTheServer) {
-    HttpServerThread server;
+    TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
     RequestOptions options;
@@ -216,7 +169,7 @@ TEST(HttpClientTransport, TimeoutCancelsTheCallOnTheServer) {
 }
 
 TEST(HttpClientTransport, CloseDeletesTheSession) {
-    HttpServerThread server;
+    TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
     EXPECT_EQ(server.session_count(), 1u);
@@ -227,7 +180,7 @@ TEST(HttpClientTransport, CloseDeletesTheSession) {
 TEST(HttpClientTransport, BearerTokens) {
     HttpOptions options;
     options.bearer_tokens = {"s3cret-token"};
-    HttpServerThread server(options);
+    TestServer server(options);
     {
         SyncClient client;
         try {
@@ -247,7 +200,7 @@ TEST(HttpClientTransport, BearerTokens) {
 TEST(HttpClientTransport, AnExpiredSessionEndsTheClient) {
     HttpOptions options;
     options.session_idle_timeout = 1s;
-    HttpServerThread server(options);
+    TestServer server(options);
     SyncClient client;
     std::string reason;
     client.connect(http_to(client, server.url()));
@@ -266,8 +219,8 @@ TEST(HttpClientTransport, AnExpiredSessionEndsTheClient) {
 TEST(HttpClientTransport, NobodyListening) {
     int port;
     {
-        HttpServerThread server;  // take a free port, then free it again
-        port = std::stoi(server.url().substr(17));
+        test_support::HttpServerThread server;  // take a free port, then free it again
+        port = server.port();
     }
     SyncClient client;
     try {
@@ -363,69 +316,5 @@ TEST(StdioClientTransport, AMissingProgramIsAClearError) {
         EXPECT_EQ(std::string(e.what()), "cannot start \"toolport-test-no-such-program\": No such file or directory");
     }
 }
-
-// ------------------------------------------------------------------ the children
-
-// The smallest stdio "server": answers initialize (with its pid as the version), then
-// calls `on_request` for every later request, until stdin ends.
-void minimal_server(const std::function<void(const Json& request)>& on_request) {
-    std::string line;
-    while (std::getline(std::cin, line)) {
-        Json message = Json::parse(line, nullptr, false);
-        if (!message.is_object() || !message.contains("id") || !message.contains("method")) continue;
-        if (message["method"] == "initialize") {
-            Json reply = protocol::make_response(
-                message["id"], {{"protocolVersion", "2025-11-25"},
-                                {"capabilities", Json::object()},
-                                {"serverInfo", {{"name", "minimal"}, {"version", std::to_string(::getpid())}}}});
-            std::cout << reply.dump() << std::endl;
-        } else {
-            on_request(message);
-        }
-    }
-}
-
-[[noreturn]] void run_child(const std::string& role) {
-    spdlog::set_level(spdlog::level::off);  // stdout carries the protocol
-    if (role == "exit3") std::_Exit(3);
-    if (role == "die_on_call") {
-        minimal_server([](const Json&) { std::_Exit(7); });
-        std::_Exit(0);
-    }
-    if (role == "stubborn") {
-        ::signal(SIGTERM, SIG_IGN);
-        std::thread([]() { minimal_server([](const Json&) {}); }).detach();
-        for (;;) ::pause();  // stdin closed or not, this one stays
-    }
-    if (role == "banner") std::cout << "Starting the server, please wait..." << std::endl;
-    if (role == "serve" || role == "banner") {
-        boost::asio::io_context io(1);
-        AsioExecutor executor(io);
-        McpServer server(executor, ServerOptions{});
-        packs::install_conformance(server);
-        // As in `toolport serve --stdio`: serve_stdio's loop needs work of its own from the
-        // start (its reader thread posts lines only later), and SIGTERM ends the process.
-        boost::asio::signal_set signals(io, SIGTERM);
-        signals.async_wait([](const boost::system::error_code& ec, int) {
-            if (!ec) std::_Exit(0);
-        });
-        std::_Exit(serve_stdio(server, StdioOptions{}));
-    }
-    std::_Exit(100);
-}
-
-// Runs before main() (during static initialization): a child started by the tests becomes
-// its role and never returns. What the roles use initializes on first use (function-local
-// statics), so it does not matter which other translation units are initialized yet.
-const bool kIsChild = []() {
-    std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
-    std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-    const std::string flag = std::string(1, '\0') + "--toolport-test-child=";
-    auto at = all.find(flag);
-    if (at == std::string::npos) return false;
-    std::string role = all.substr(at + flag.size());
-    role = role.substr(0, role.find('\0'));
-    run_child(role);
-}();
 
 }  // namespace
