@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands/commands.hpp"
+#include "app/commands/command_support.hpp"
 #include "app/config.hpp"
 #include "app/runtime.hpp"
 #include "async/completion.hpp"
@@ -37,11 +38,6 @@ struct ClientFlags {
     std::string tool, arguments = "{}";
 };
 
-// A problem with what the user typed: reported as is, exit status 2.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 void add_target_flags(CLI::App* command, ClientFlags& flags) {
     command->add_option("--url", flags.url, "Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp (http only)");
     command->add_option("--stdio", flags.stdio_command,
@@ -53,19 +49,6 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
     command->add_option("--header", flags.headers, "Extra HTTP header for --url, 'Name: value' (repeatable)");
     command->add_option("--timeout-ms", flags.timeout_ms, "How long to wait for each answer (milliseconds)")
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
-}
-
-std::pair<std::string, std::string> parse_header(const std::string& text) {
-    auto colon = text.find(':');
-    if (colon == std::string::npos || colon == 0) {
-        throw UsageError(fmt::format("--header \"{}\" must look like 'Name: value'", util::sanitize_for_message(text, 60)));
-    }
-    auto trim = [](std::string s) {
-        s.erase(0, s.find_first_not_of(" \t"));
-        s.erase(s.find_last_not_of(" \t") + 1);
-        return s;
-    };
-    return {trim(text.substr(0, colon)), trim(text.substr(colon + 1))};
 }
 
 // What the client talks to; `runtime` holds the in-process server of --config.
@@ -82,14 +65,7 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
     }
     Target target;
     if (!flags.url.empty()) {
-        client::HttpClientOptions options;
-        options.url = flags.url;
-        options.bearer_token = flags.token;
-        if (options.bearer_token.empty()) {
-            if (const char* env = std::getenv("TOOLPORT_TOKEN")) options.bearer_token = env;
-        }
-        for (const auto& header : flags.headers) options.headers.push_back(parse_header(header));
-        options.listen = false;  // one call and done: no stream for list_changed and the like
+        auto options = http_options(flags.url, flags.token, flags.headers);
         try {
             target.transport = client::make_http_transport(sync.executor(), std::move(options));
         } catch (const std::invalid_argument& e) {
@@ -97,11 +73,7 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
         }
     } else if (!flags.stdio_command.empty()) {
         client::StdioClientOptions options;
-        try {
-            options.argv = client::split_shell_words(flags.stdio_command);
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(fmt::format("--stdio: {}", e.what()));
-        }
+        options.argv = stdio_argv(flags.stdio_command);
         target.transport = client::make_stdio_transport(sync.executor(), std::move(options));
     } else {
         try {

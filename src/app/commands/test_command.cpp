@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands/commands.hpp"
+#include "app/commands/command_support.hpp"
 #include "app/config.hpp"
 #include "app/runtime.hpp"
 #include "client/shell_words.hpp"
@@ -41,24 +42,6 @@ struct TestFlags {
     bool update_snapshots = false;
     bool json = false;
 };
-
-// A problem with what the user typed: reported as is, exit status 2.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-std::pair<std::string, std::string> parse_header(const std::string& text) {
-    auto colon = text.find(':');
-    if (colon == std::string::npos || colon == 0) {
-        throw UsageError(fmt::format("--header \"{}\" must look like 'Name: value'", util::sanitize_for_message(text, 60)));
-    }
-    auto trim = [](std::string s) {
-        s.erase(0, s.find_first_not_of(" \t"));
-        s.erase(s.find_last_not_of(" \t") + 1);
-        return s;
-    };
-    return {trim(text.substr(0, colon)), trim(text.substr(colon + 1))};
-}
 
 // MCP prompt arguments are strings; a spec that writes `count: 5` means "5".
 Json prompt_arguments(const Json& arguments) {
@@ -159,14 +142,7 @@ private:
 };
 
 ClientTarget::TransportFactory http_factory(const TestFlags& flags, const std::string& url) {
-    client::HttpClientOptions options;
-    options.url = url;
-    options.bearer_token = flags.token;
-    if (options.bearer_token.empty()) {
-        if (const char* env = std::getenv("TOOLPORT_TOKEN")) options.bearer_token = env;
-    }
-    for (const auto& header : flags.headers) options.headers.push_back(parse_header(header));
-    options.listen = false;  // specs only make requests: no stream for list_changed and the like
+    auto options = http_options(url, flags.token, flags.headers);
     return [options](ClientTarget& target) { return client::make_http_transport(target.sync().executor(), options); };
 }
 
@@ -178,12 +154,7 @@ std::unique_ptr<ClientTarget> make_command_line_target(const TestFlags& flags) {
     }
     if (!flags.stdio_command.empty()) {
         client::StdioClientOptions options;
-        try {
-            options.argv = client::split_shell_words(flags.stdio_command);
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(fmt::format("--stdio: {}", e.what()));
-        }
-        if (options.argv.empty()) throw UsageError("--stdio: the command is empty");
+        options.argv = stdio_argv(flags.stdio_command);
         return std::make_unique<ClientTarget>(timeout, [options](ClientTarget& target) {
             return client::make_stdio_transport(target.sync().executor(), options);
         });

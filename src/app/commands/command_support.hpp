@@ -1,0 +1,31 @@
+// What the client commands (list, call, test) share: usage errors, and turning the target
+// flags (--url with --token/--header, --stdio) into client transport options.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "client/client_transport.hpp"
+
+namespace toolport::commands {
+
+// A problem with what the user typed: reported as is, exit status 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// "Name: value" → {Name, value} (throws UsageError).
+std::pair<std::string, std::string> parse_header(const std::string& text);
+
+// --url options: the token from --token, else $TOOLPORT_TOKEN; every --header checked.
+// No GET stream: these commands only make requests.
+client::HttpClientOptions http_options(const std::string& url, const std::string& token,
+                                       const std::vector<std::string>& headers);
+
+// --stdio 'command args': split into words like a shell would, never run by one
+// (throws UsageError for bad quoting or an empty command).
+std::vector<std::string> stdio_argv(const std::string& command);
+
+}  // namespace toolport::commands
