@@ -94,8 +94,12 @@ Runtime::Runtime(const Config& config, Executor& executor)
     });
     // Each downstream service, as its circuit breaker sees it: the configured ones from
     // the start, others from their first call.
-    auto add_service_probe = [this, breakers, &executor](const std::string& service) {
-        health_.add(service, [breakers, &executor, service]() -> observability::ComponentHealth {
+    // Weak: the breaker stage keeps this function, which must not keep the stage alive.
+    std::weak_ptr<CircuitBreakerStage> weak_breakers = breakers;
+    auto add_service_probe = [this, weak_breakers, &executor](const std::string& service) {
+        health_.add(service, [weak_breakers, &executor, service]() -> observability::ComponentHealth {
+            auto breakers = weak_breakers.lock();
+            if (!breakers) return {"unknown", observability::Severity::degraded};
             switch (breakers->state_of(service, executor.now())) {
                 case CircuitBreaker::State::closed: return {"reachable", observability::Severity::ok};
                 case CircuitBreaker::State::half_open: return {"half-open", observability::Severity::degraded};
