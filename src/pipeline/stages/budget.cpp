@@ -1,6 +1,7 @@
 #include "pipeline/stages/budget.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "observability/events.hpp"
 #include "observability/metrics.hpp"
@@ -58,17 +59,70 @@ std::string BudgetStage::scope_of(const RequestContext& ctx) {
     return {};
 }
 
+namespace {
+
+// After a settle: the status event, the metric, and a warning (log and client) when this
+// call crossed 75 % or 90 % of the limit.
+void report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit, bool has_metadata) {
+    const std::string& tool = call.tool->name;
+    const std::int64_t before = used - actual;
+    if (actual > 0) {
+        observability::metrics().increment("toolport_budget_downstream_calls_total", {{"tool", tool}},
+                                           static_cast<double>(actual));
+    }
+    const int pct = percent(used, limit);
+    if (spdlog::should_log(spdlog::level::debug)) {
+        observability::log_event(observability::EventLevel::debug, "mcp_budget_status",
+                                 {{"tool_name", tool},
+                                  {"downstream_calls", used},
+                                  {"limit", limit},
+                                  {"percent_used", pct},
+                                  {"has_metadata", has_metadata}});
+    }
+    for (int threshold : {90, 75}) {
+        if (percent(before, limit) < threshold && pct >= threshold) {
+            std::string message = threshold >= 90 ? "Budget critically low" : "Budget warning";
+            Json fields = {{"message", message}, {"tool_name", tool}, {"downstream_calls", used},
+                           {"limit", limit},     {"percent_used", pct}};
+            observability::log_event(observability::EventLevel::warn, "mcp_budget_warning", fields);
+            call.ctx.log(LogLevel::warning,
+                         Json{{"event", "mcp_budget_warning"},
+                              {"message", fmt::format("{}: {} of {} downstream API calls used in this request ({}%)",
+                                                      message, used, limit, pct)}},
+                         "toolport.budget");
+            break;
+        }
+    }
+}
+
+}  // namespace
+
 Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     const auto& policy = call.policy->budget;
     const std::int64_t limit = policy.max_downstream_calls_per_request;
-    const std::int64_t reserve = call.service().empty() ? 0 : policy.default_downstream_per_call;
-    const std::string scope = scope_of(call.ctx);
+    if (limit <= 0) co_return co_await next(call);
     const auto ttl = std::chrono::duration_cast<std::chrono::milliseconds>(policy.scope_ttl);
-    const std::string& tool = call.tool->name;
 
-    if (limit <= 0 || scope.empty()) {
+    if (call.service().empty()) {
+        // No downstream service: nothing to reserve; what the tool reports it spent (a
+        // local tool that calls an API itself) still counts against the request.
+        ToolResult result = co_await next(call);
+        auto reported = reported_calls(call, result);
+        if (reported && *reported > 0) {
+            const std::string scope = scope_of(call.ctx);
+            if (!scope.empty()) {
+                const std::int64_t used = co_await store_.settle(scope, 0, *reported, ttl);
+                report_usage(call, used, *reported, limit, true);
+            }
+        }
+        co_return result;
+    }
+
+    const std::int64_t reserve = policy.default_downstream_per_call;
+    const std::string scope = scope_of(call.ctx);
+    if (scope.empty()) {
         // The call is its own scope: only its own estimate can exceed the limit.
-        if (limit > 0 && reserve > limit) {
+        if (reserve > limit) {
             throw ToolError(ToolErrorCode::budget_exceeded,
                             fmt::format("MCP downstream API budget exceeded: this call may make {} downstream calls, "
                                         "the limit is {}",
@@ -79,9 +133,9 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
 
     auto reservation = co_await store_.reserve(scope, reserve, limit, ttl);
     if (!reservation.granted) {
-        observability::metrics().increment("toolport_budget_rejections_total", {{"tool", tool}});
+        observability::metrics().increment("toolport_budget_rejections_total", {{"tool", call.tool->name}});
         observability::log_event(observability::EventLevel::warn, "mcp_budget_exceeded",
-                                 {{"tool_name", tool},
+                                 {{"tool_name", call.tool->name},
                                   {"server_id", call.service()},
                                   {"estimated_calls", reservation.used + reserve},
                                   {"limit", limit}});
@@ -106,38 +160,14 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
         const auto code = e.code();
         const bool reached = code == ToolErrorCode::upstream_error || code == ToolErrorCode::timeout ||
                              code == ToolErrorCode::response_too_large;
-        actual = reached && !call.service().empty() ? 1 : 0;
+        actual = reached ? 1 : 0;
         failure = std::current_exception();
     } catch (...) {
         failure = std::current_exception();  // cancelled, or a JSON-RPC error: nothing spent
     }
     const std::int64_t used = co_await store_.settle(scope, reserve, actual, ttl);
     if (failure) std::rethrow_exception(failure);
-    const std::int64_t before = used - actual;
-    observability::metrics().increment("toolport_budget_downstream_calls_total", {{"tool", tool}},
-                                       static_cast<double>(actual));
-    const int pct = percent(used, limit);
-    observability::log_event(observability::EventLevel::debug, "mcp_budget_status",
-                             {{"tool_name", tool},
-                              {"downstream_calls", used},
-                              {"limit", limit},
-                              {"percent_used", pct},
-                              {"has_metadata", has_metadata}});
-    // Warn once per threshold crossed, in the log and to the client.
-    for (int threshold : {90, 75}) {
-        if (percent(before, limit) < threshold && pct >= threshold) {
-            std::string message = threshold >= 90 ? "Budget critically low" : "Budget warning";
-            Json fields = {{"message", message}, {"tool_name", tool}, {"downstream_calls", used},
-                           {"limit", limit},     {"percent_used", pct}};
-            observability::log_event(observability::EventLevel::warn, "mcp_budget_warning", fields);
-            call.ctx.log(LogLevel::warning,
-                         Json{{"event", "mcp_budget_warning"},
-                              {"message", fmt::format("{}: {} of {} downstream API calls used in this request ({}%)",
-                                                      message, used, limit, pct)}},
-                         "toolport.budget");
-            break;
-        }
-    }
+    report_usage(call, used, actual, limit, has_metadata);
     co_return result;
 }
 

@@ -1,6 +1,7 @@
 // ObserveStage (always on, outermost): after every call, the metrics (calls and errors by
 // tool and code, latency histogram) and one structured `tool_call` log event with the
-// request id, outcome, duration and the call's _meta accounting. It also keeps a tally per
+// request id, outcome, duration and the call's _meta accounting (debug for successes,
+// warn for failures). It also keeps a tally per
 // session and logs it as `orchestration_summary` when the session ends.
 #pragma once
 
