@@ -5,6 +5,9 @@
 //   TransportError  the server could not be reached or went away (refused connection,
 //                   dead child process, HTTP error status, session ended)
 //   RequestTimeout  no answer within the request's timeout (the server was told to stop)
+//   ResponseTooLarge  a response over the transport's max_message_bytes: refused on its
+//                   Content-Length before reading, or cut off while reading (a
+//                   TransportError; the pipeline answers it as MCP_RESPONSE_TOO_LARGE)
 //
 // A request cancelled through its CancelToken ends with OperationCancelled
 // (async/completion.hpp), like everywhere else in Toolport.
@@ -34,6 +37,14 @@ struct JsonRpcError : ClientError {
 
 struct TransportError : ClientError {
     using ClientError::ClientError;
+};
+
+struct ResponseTooLarge : TransportError {
+    ResponseTooLarge(const std::string& message, std::size_t size, std::size_t limit, bool read_so_far)
+        : TransportError(message), size(size), limit(limit), read_so_far(read_so_far) {}
+    std::size_t size;   // the announced size, or what was read before stopping
+    std::size_t limit;
+    bool read_so_far;   // true: stopped while reading (the whole response is larger)
 };
 
 struct RequestTimeout : ClientError {

@@ -237,11 +237,19 @@ struct Impl : std::enable_shared_from_this<Impl> {
     }
 
     net::awaitable<std::string> read_body(Exchange& ex, std::size_t limit) {
+        // Refused on its announced size before any of it is read; counted while reading
+        // otherwise (chunked bodies), and reading stops at the limit.
+        if (auto announced = ex.parser->content_length(); announced && *announced > limit) {
+            throw ResponseTooLarge(
+                fmt::format("{} announced a response body of {} bytes, over the limit of {}", describe(), *announced, limit),
+                static_cast<std::size_t>(*announced), limit, false);
+        }
         std::string body;
         while (auto piece = co_await read_piece(ex)) {
             body += *piece;
             if (body.size() > limit) {
-                throw TransportError(fmt::format("{} sent a response body over {} bytes", describe(), limit));
+                throw ResponseTooLarge(fmt::format("{} sent a response body over {} bytes", describe(), limit),
+                                       body.size(), limit, true);
             }
         }
         co_return body;

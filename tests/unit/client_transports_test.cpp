@@ -168,6 +168,25 @@ TEST(HttpClientTransport, TimeoutCancelsTheCallOnTheServer) {
     EXPECT_EQ(client.call_tool("test_simple_text", Json::object())["content"][0]["type"], "text");
 }
 
+TEST(HttpClientTransport, AResponseOverTheLimitIsRefusedOnItsContentLength) {
+    TestServer server;
+    SyncClient client;
+    HttpClientOptions options;
+    options.url = server.url();
+    options.listen = false;
+    options.max_message_bytes = 350;  // initialize (~300 bytes) fits; the ~390-byte tool result does not
+    client.connect(make_http_transport(client.executor(), std::move(options)));
+    EXPECT_EQ(client.call_tool("test_simple_text", Json::object())["content"][0]["type"], "text");
+    try {
+        client.call_tool("test_multiple_content_types", Json::object());
+        FAIL() << "expected ResponseTooLarge";
+    } catch (const ResponseTooLarge& e) {
+        EXPECT_EQ(e.limit, 350u);
+        EXPECT_GT(e.size, 350u);
+        EXPECT_FALSE(e.read_so_far) << "refused on Content-Length, before reading";
+    }
+}
+
 TEST(HttpClientTransport, CloseDeletesTheSession) {
     TestServer server;
     SyncClient client;
