@@ -52,7 +52,7 @@ const std::vector<Stage*>& Pipeline::chain_for(const CallPolicy& policy) {
 
 Task<ToolResult> Pipeline::run(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
                                const Json& arguments) {
-    Call call{ctx, tool, arguments, resolver_.resolve(*tool)};
+    Call call(ctx, tool, arguments, resolver_.resolve(*tool));
     call.chain = &chain_for(*call.policy);
     co_return co_await run_from(0, call);
 }

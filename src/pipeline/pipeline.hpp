@@ -36,6 +36,10 @@ class Stage;
 
 // One tool call on its way through the stages.
 struct Call {
+    Call(RequestContext& ctx, std::shared_ptr<const ToolSpec> tool, const Json& arguments,
+         std::shared_ptr<const CallPolicy> policy)
+        : ctx(ctx), tool(std::move(tool)), arguments(arguments), policy(std::move(policy)) {}
+
     RequestContext& ctx;
     std::shared_ptr<const ToolSpec> tool;
     const Json& arguments;

@@ -138,7 +138,6 @@ void normalize_case(UriParts& p) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
 }
 
-int hex_value(char c) { return util::hex_digit_value(c); }
 
 }  // namespace
 

@@ -22,7 +22,7 @@ struct Deadline {
     RequestContext& ctx;
     Executor& executor;
     std::chrono::milliseconds limit;
-    Executor::Clock::time_point start = executor.now();
+    Executor::Clock::time_point start;
     bool expired = false;
     std::function<void()> cancel_timer;
 
@@ -51,7 +51,7 @@ Task<ToolResult> TimeoutStage::handle(Call& call, const Next& next) {
     if (limit.count() <= 0) co_return co_await next(call);
 
     // Lives in this frame, which outlives the timer: it is disarmed on every path out.
-    Deadline deadline{call.ctx, call.ctx.executor(), limit};
+    Deadline deadline{call.ctx, call.ctx.executor(), limit, call.ctx.executor().now(), false, nullptr};
     deadline.arm(limit);
     ToolResult result;
     try {
