@@ -3,7 +3,8 @@
 #   1. unit tests (GoogleTest) on a release build
 #   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. integration tests: the real binary driven by the official MCP TypeScript SDK client
-#   4. the official MCP conformance suites
+#      (release build on one event loop; sanitizer build with HTTP I/O threads)
+#   4. the official MCP conformance suites (both ways too)
 #   5. a short libFuzzer run of every fuzz target
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,9 +27,13 @@ step "npm packages for the integration and conformance tests"
 
 step "integration tests (TypeScript SDK client against the real binary)"
 TOOLPORT_BIN="$root/build/toolport" tests/integration/run.sh
+# Again with the sanitizer build of the server and HTTP I/O threads (requests handed between
+# threads; any memory error or leak in the server fails the test that stopped it).
+TOOLPORT_BIN="$root/build-asan/toolport" TOOLPORT_TEST_IO_THREADS=2 tests/integration/run.sh
 
 step "official conformance suites"
 TOOLPORT_BIN="$root/build/toolport" tests/conformance/run.sh
+TOOLPORT_BIN="$root/build-asan/toolport" TOOLPORT_TEST_IO_THREADS=2 tests/conformance/run.sh
 
 step "fuzzing (short run)"
 tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"

@@ -1,5 +1,6 @@
 #include "app/config.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -85,6 +86,14 @@ void apply_listen(HttpOptions& http, const std::string& listen) {
     http.port = static_cast<unsigned short>(p);
 }
 
+int parse_io_threads(const std::string& text, const std::string& where) {
+    if (text == "auto") return HttpOptions::kAutoIoThreads;
+    const bool digits = !text.empty() && text.size() <= 2 &&
+                        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && std::stoi(text) <= 64) return std::stoi(text);
+    throw ConfigError(fmt::format("{} \"{}\": expected a number of threads from 0 to 64, or auto", where, text));
+}
+
 static Config load_config_unchecked(const std::string& path);
 
 Config load_config(const std::string& path) {
@@ -139,10 +148,18 @@ static Config load_config_unchecked(const std::string& path) {
                      "session_idle_timeout_s", "allowed_origins", "allowed_hosts", "bearer_tokens_env",
                      "bearer_tokens_file", "legacy_sse", "sse_retry_ms", "max_replay_events", "max_replay_bytes",
                      "write_timeout_s", "keep_alive_timeout_s", "metrics_endpoint", "health_endpoint",
-                     "public_health"});
+                     "public_health", "io_threads"});
         auto& o = config.http;
         if (h["listen"]) apply_listen(o, r.str(h["listen"], "http.listen"));
         if (h["path"]) o.path = r.str(h["path"], "http.path");
+        if (auto n = h["io_threads"]) {
+            if (!n.IsScalar()) r.fail(n, "http.io_threads", "must be a number of threads (0-64) or \"auto\"");
+            try {
+                o.io_threads = parse_io_threads(n.Scalar(), "http.io_threads");
+            } catch (const ConfigError&) {
+                r.fail(n, "http.io_threads", "must be a number of threads (0-64) or \"auto\"");
+            }
+        }
         if (h["max_body_bytes"]) o.max_body_bytes = r.integer(h["max_body_bytes"], "http.max_body_bytes", 1024, 1LL << 32);
         if (h["max_header_bytes"])
             o.max_header_bytes = r.integer(h["max_header_bytes"], "http.max_header_bytes", 1024, 1 << 20);

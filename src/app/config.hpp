@@ -37,6 +37,8 @@ struct ConfigError : std::runtime_error {
 Config load_config(const std::string& path);
 // Parses "HOST:PORT", "[v6]:PORT" or ":PORT" into the HTTP options (throws ConfigError).
 void apply_listen(HttpOptions& http, const std::string& listen);
+// Parses a number of I/O threads, 0 to 64, or "auto" (throws ConfigError naming `where`).
+int parse_io_threads(const std::string& text, const std::string& where);
 // Replaces ${NAME} and ${NAME:-default} with environment values (throws ConfigError for
 // an unset variable without a default).
 std::string expand_env(const std::string& text, const std::string& where);

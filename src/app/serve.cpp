@@ -7,10 +7,14 @@
 #include "app/runtime.hpp"
 #include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
+#include "transports/io_threads.hpp"
 
 namespace toolport {
 
 int serve(const Config& config) {
+    // Declared first so it is destroyed last: work queued on the engine's loop (`io`) refers
+    // to connections on these loops.
+    std::unique_ptr<IoThreads> io_threads;
     boost::asio::io_context io(1);
     AsioExecutor executor(io);
     std::unique_ptr<Runtime> runtime;
@@ -34,9 +38,13 @@ int serve(const Config& config) {
 
     HttpOptions http_options = config.http;
     http_options.health_report = [&health = runtime->health()]() { return health.http_response(); };
+    std::size_t thread_count = config.http.io_threads == HttpOptions::kAutoIoThreads
+                                   ? IoThreads::automatic()
+                                   : static_cast<std::size_t>(std::max(config.http.io_threads, 0));
     std::unique_ptr<HttpServer> http;
     try {
-        http = std::make_unique<HttpServer>(server, std::move(http_options));
+        if (thread_count > 0) io_threads = std::make_unique<IoThreads>(thread_count);
+        http = std::make_unique<HttpServer>(server, std::move(http_options), io_threads.get());
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 1;
@@ -49,9 +57,13 @@ int serve(const Config& config) {
         http->stop();
         io.stop();
     });
-    spdlog::info("serving MCP on http://{}:{}{} ({} tools){}", config.http.host, http->port(), config.http.path,
-                 server.registry().tools().size(), config.http.bearer_tokens.empty() ? "" : ", bearer auth on");
-    io.run();
+    spdlog::info("serving MCP on http://{}:{}{} ({} tools, {} I/O threads){}", config.http.host, http->port(),
+                 config.http.path, server.registry().tools().size(), thread_count,
+                 config.http.bearer_tokens.empty() ? "" : ", bearer auth on");
+    if (io_threads) run_polling(io);
+    else io.run();
+    // No connection work may run while the engine's objects are torn down below.
+    if (io_threads) io_threads->stop();
     return 0;
 }
 

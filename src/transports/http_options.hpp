@@ -38,6 +38,12 @@ struct HttpOptions {
     // closes a stream early. Zero keeps streams open until their requests finish.
     std::chrono::milliseconds sse_retry{1000};
     bool legacy_sse = true;  // serve GET /sse + POST /messages (protocol 2024-11-05)
+    // Threads that do the connections' socket work (reading and parsing requests, writing
+    // replies) beside the engine's loop, which keeps sessions, tools and the pipeline on one
+    // thread. 0: everything on the engine's loop (the fastest on a machine of two cores);
+    // kAutoIoThreads: see IoThreads::automatic(). `toolport serve` starts them (IoThreads).
+    static constexpr int kAutoIoThreads = -1;
+    int io_threads = 0;
 
     // GET /metrics: the process's metrics in the Prometheus text format. It needs the
     // bearer token when authentication is on.

@@ -3,10 +3,16 @@
 // in http_policy and the stream logic in sse_stream; this file moves bytes.
 #include "transports/http_server.hpp"
 
+#include <atomic>
+#include <optional>
+
+#include <unistd.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
@@ -20,6 +26,7 @@
 #include "transports/asio_executor.hpp"
 #include "transports/batch.hpp"
 #include "transports/http_policy.hpp"
+#include "transports/io_threads.hpp"
 #include "transports/sse_stream.hpp"
 #include "util/random.hpp"
 #include "util/sanitize.hpp"
@@ -87,6 +94,65 @@ struct PostBody {
     std::string traceparent;  // W3C trace context header, carried into requests' _meta
 };
 
+// The rest of a connection when the answer is an event stream: written on the engine's
+// loop (the stream's events come from there), and the connection ends with it.
+using StreamWriter = std::function<net::awaitable<void>(beast::tcp_stream&)>;
+
+// What the engine decided for one HTTP request: a reply for the connection to write (its
+// header block and body, already serialized), or an event stream that takes the
+// connection over.
+struct Outcome {
+    std::string head;  // status line and header fields, ending with the empty line
+    std::string body;
+    bool has_reply = false;
+    bool keep_alive = false;  // with a reply: the connection may carry another request
+    StreamWriter stream;
+};
+
+// "HTTP/1.1 200 OK\r\n": HTTP/1.0 clients get a 1.0 status line, as Beast would write.
+void append_status_line(std::string& out, unsigned version, unsigned status) {
+    out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    out += std::to_string(status);
+    out += ' ';
+    out += http::obsolete_reason(static_cast<http::status>(status));
+    out += "\r\n";
+}
+
+// Connection management the way Beast's keep_alive() says it: only where the version's
+// default differs from what is wanted.
+void append_connection(std::string& out, unsigned version, bool keep_alive) {
+    if (version == 10 && keep_alive) out += "Connection: keep-alive\r\n";
+    if (version != 10 && !keep_alive) out += "Connection: close\r\n";
+}
+
+// The common reply, a JSON body, serialized without building a Beast message (this is the
+// one every tools/call gets; Beast's field container allocates per field).
+Outcome json_outcome(unsigned version, bool keep_alive, unsigned status, std::string_view session_id, std::string body) {
+    Outcome outcome;
+    outcome.head.reserve(128 + session_id.size());
+    append_status_line(outcome.head, version, status);
+    outcome.head += "Content-Type: application/json\r\n";
+    if (!session_id.empty()) {
+        outcome.head += "Mcp-Session-Id: ";
+        outcome.head += session_id;
+        outcome.head += "\r\n";
+    }
+    append_connection(outcome.head, version, keep_alive);
+    outcome.head += "Content-Length: ";
+    outcome.head += std::to_string(body.size());
+    outcome.head += "\r\n\r\n";
+    outcome.body = std::move(body);
+    outcome.has_reply = true;
+    outcome.keep_alive = keep_alive;
+    return outcome;
+}
+
+// The request line's facts an event stream needs after the request itself is gone.
+struct RequestLine {
+    http::verb method = http::verb::get;
+    unsigned version = 11;
+};
+
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
@@ -94,8 +160,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         : mcp(server),
           opts(std::move(options)),
           io(static_cast<AsioExecutor&>(server.executor()).io()),
-          acceptor(io),
-          sweeper(io) {
+          acceptor(std::in_place, io),
+          sweeper(std::in_place, io) {
         auto& m = observability::metrics();
         m.describe(kRequestsMetric, "HTTP requests answered, by method and status code.");
         m.describe(kSessionsMetric, "MCP sessions open on the HTTP transports (Streamable HTTP and legacy SSE).");
@@ -104,11 +170,15 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     McpServer& mcp;
     HttpOptions opts;
-    net::io_context& io;
-    tcp::acceptor acceptor;
-    net::steady_timer sweeper;
+    net::io_context& io;           // the engine's loop: sessions, streams and tools live here
+    IoThreads* io_threads = nullptr;  // loops for the connections' socket work, if any
+    // Both belong to the engine's loop; stop() releases them while it still exists, since the
+    // last reference to this object may die later, with a connection on an I/O loop.
+    std::optional<tcp::acceptor> acceptor;
+    std::optional<net::steady_timer> sweeper;
+    // Read by connections on the I/O loops; everything else here is the engine's alone.
+    std::atomic<bool> stopping{false};
     std::unordered_map<std::string, std::shared_ptr<HttpSession>, StringHash, std::equal_to<>> sessions;
-    bool stopping = false;
 
     void sessions_changed() {
         observability::metrics().set(kSessionsMetric, {}, static_cast<double>(sessions.size()));
@@ -119,10 +189,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         auto address = net::ip::make_address(opts.host == "localhost" ? "127.0.0.1" : opts.host, ec);
         if (ec) throw std::runtime_error(fmt::format("cannot listen on \"{}\": not an IP address", opts.host));
         tcp::endpoint endpoint(address, opts.port);
-        acceptor.open(endpoint.protocol(), ec);
-        if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
-        if (!ec) acceptor.bind(endpoint, ec);
-        if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+        acceptor->open(endpoint.protocol(), ec);
+        if (!ec) acceptor->set_option(net::socket_base::reuse_address(true), ec);
+        if (!ec) acceptor->bind(endpoint, ec);
+        if (!ec) acceptor->listen(net::socket_base::max_listen_connections, ec);
         if (ec) {
             throw std::runtime_error(fmt::format("cannot listen on {}:{}: {}", opts.host, opts.port, ec.message()));
         }
@@ -135,17 +205,19 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     void stop() {
         stopping = true;
-        beast::error_code ec;
-        acceptor.close(ec);
-        sweeper.cancel();
+        // Closing completes the pending accept and wait with operation_aborted; their
+        // handlers see `stopping` and touch neither object again.
+        acceptor.reset();
+        sweeper.reset();
         for (auto& [id, s] : sessions) s->mcp->close();
         sessions.clear();
         sessions_changed();
     }
 
     void schedule_sweep() {
-        sweeper.expires_after(std::min<std::chrono::steady_clock::duration>(opts.session_idle_timeout / 2, 30s));
-        sweeper.async_wait([self = shared_from_this()](beast::error_code ec) {
+        if (!sweeper) return;
+        sweeper->expires_after(std::min<std::chrono::steady_clock::duration>(opts.session_idle_timeout / 2, 30s));
+        sweeper->async_wait([self = shared_from_this()](beast::error_code ec) {
             if (ec || self->stopping) return;
             self->sweep();
             self->schedule_sweep();
@@ -198,17 +270,23 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     static net::awaitable<void> accept_loop(std::shared_ptr<Impl> self) {
         for (;;) {
-            auto [ec, socket] = co_await self->acceptor.async_accept(use_nothrow);
+            // With I/O threads a connection lives on one of their loops from its first byte.
+            net::io_context& loop = self->io_threads ? self->io_threads->next() : self->io;
+            auto [ec, socket] = co_await self->acceptor->async_accept(loop, use_nothrow);
+            if (self->stopping) co_return;
             if (ec) {
-                if (self->stopping || ec == net::error::operation_aborted) co_return;
+                if (ec == net::error::operation_aborted) co_return;
                 spdlog::warn("accept failed: {}", ec.message());
                 continue;
             }
             socket.set_option(tcp::no_delay(true), ec);
-            net::co_spawn(self->io, serve_connection(self, beast::tcp_stream(std::move(socket))), net::detached);
+            net::co_spawn(loop, serve_connection(self, beast::tcp_stream(std::move(socket))), net::detached);
         }
     }
 
+    // One connection's requests, in turn, on the connection's loop. The engine decides each
+    // answer on its own loop (dispatch); plain replies are written back here, while an event
+    // stream takes the connection over and ends it.
     static net::awaitable<void> serve_connection(std::shared_ptr<Impl> self, beast::tcp_stream stream) {
         beast::flat_buffer buffer;
         for (;;) {
@@ -226,9 +304,50 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 break;
             }
             Request req = parser.release();
-            bool keep = co_await self->dispatch(stream, req);
+            Outcome outcome = self->io_threads ? co_await net::co_spawn(self->io, self->dispatch(req), net::use_awaitable)
+                                               : co_await self->dispatch(req);
+            if (outcome.stream) {
+                if (!self->io_threads) {
+                    co_await outcome.stream(stream);
+                    break;
+                }
+                hand_over(self, stream, std::move(outcome.stream));
+                co_return;
+            }
+            bool keep = outcome.has_reply && co_await write_reply(self, stream, outcome) && outcome.keep_alive;
             if (!keep || !req.keep_alive() || self->stopping) break;
         }
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    }
+
+    static net::awaitable<bool> write_reply(std::shared_ptr<Impl> self, beast::tcp_stream& stream, const Outcome& reply) {
+        stream.expires_after(self->opts.write_timeout);
+        std::array<net::const_buffer, 2> buffers{net::buffer(reply.head), net::buffer(reply.body)};
+        auto [ec, n] = co_await net::async_write(stream, buffers, use_nothrow);
+        co_return !ec;
+    }
+
+    // Moves the connection onto the engine's loop, where its event stream is written (a socket
+    // belongs to the loop that watches it; the kernel descriptor moves, nothing is lost).
+    static void hand_over(std::shared_ptr<Impl> self, beast::tcp_stream& stream, StreamWriter writer) {
+        beast::error_code ec;
+        auto protocol = stream.socket().local_endpoint(ec).protocol();
+        auto fd = ec ? -1 : stream.socket().release(ec);
+        if (ec) fd = -1;
+        net::post(self->io, [self, protocol, fd, writer = std::move(writer)]() mutable {
+            tcp::socket socket(self->io);
+            beast::error_code aec;
+            if (fd >= 0) socket.assign(protocol, fd, aec);
+            if (aec) ::close(fd);
+            // Even without a socket the writer runs: its writes fail at once and its cleanup
+            // (stream bookkeeping) still happens.
+            net::co_spawn(self->io, run_stream(beast::tcp_stream(std::move(socket)), std::move(writer)), net::detached);
+        });
+    }
+
+    static net::awaitable<void> run_stream(beast::tcp_stream stream, StreamWriter writer) {
+        co_await writer(stream);
         beast::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     }
@@ -293,17 +412,27 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         return res;
     }
 
-    net::awaitable<bool> send(beast::tcp_stream& stream, const Request& req, Response res) {
+    // The answer to write: counted now, written by the connection.
+    static Outcome reply(const Request& req, Response res) {
         count_request(req.method(), res.result_int());
-        stream.expires_after(opts.write_timeout);
-        bool keep = res.keep_alive();
-        auto [ec, n] = co_await http::async_write(stream, res, use_nothrow);
-        co_return !ec && keep;
+        Outcome outcome;
+        append_status_line(outcome.head, res.version(), res.result_int());
+        for (const auto& field : res) {
+            outcome.head += field.name_string();
+            outcome.head += ": ";
+            outcome.head += field.value();
+            outcome.head += "\r\n";
+        }
+        outcome.head += "\r\n";
+        outcome.keep_alive = res.keep_alive();
+        outcome.body = std::move(res.body());
+        outcome.has_reply = true;
+        return outcome;
     }
 
     // ------------------------------------------------------------------ routing
 
-    net::awaitable<bool> dispatch(beast::tcp_stream& stream, Request& req) {
+    net::awaitable<Outcome> dispatch(Request& req) {
         auto target = std::string_view(req.target());
         auto path = target.substr(0, target.find('?'));
         // The MCP endpoint wins if it was configured at one of these paths.
@@ -313,11 +442,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         // DNS-rebinding protection applies to every endpoint, authentication to every
         // endpoint but a public /health.
         if (!http_policy::host_allowed(opts, header(req, "Host"))) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+            co_return reply(req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
                                                                 "Forbidden: Host header not allowed"));
         }
         if (!http_policy::origin_allowed(opts, header(req, "Origin"))) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+            co_return reply(req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
                                                                 "Forbidden: Origin not allowed"));
         }
         if (!(is_health && opts.public_health) && !http_policy::authorized(opts, header(req, "Authorization"))) {
@@ -327,40 +456,40 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                     req.find(http::field::authorization) == req.end()
                         ? "Bearer realm=\"toolport\""
                         : "Bearer realm=\"toolport\", error=\"invalid_token\"");
-            co_return co_await send(stream, req, std::move(res));
+            co_return reply(req, std::move(res));
         }
 
-        if (is_metrics || is_health) co_return co_await handle_observability(stream, req, is_metrics);
+        if (is_metrics || is_health) co_return handle_observability(req, is_metrics);
         if (path == opts.path) {
             switch (req.method()) {
-                case http::verb::post: co_return co_await handle_post(stream, req);
-                case http::verb::get: co_return co_await handle_get(stream, req);
-                case http::verb::delete_: co_return co_await handle_delete(stream, req);
+                case http::verb::post: co_return co_await handle_post(req);
+                case http::verb::get: co_return handle_get(req);
+                case http::verb::delete_: co_return handle_delete(req);
                 default: {
                     auto res = make_rpc_error(req, http::status::method_not_allowed,
                                               protocol::error_code::kInvalidRequest, "Method Not Allowed");
                     res.set(http::field::allow, "GET, POST, DELETE");
-                    co_return co_await send(stream, req, std::move(res));
+                    co_return reply(req, std::move(res));
                 }
             }
         }
         if (opts.legacy_sse && path == "/sse" && req.method() == http::verb::get) {
-            co_return co_await handle_legacy_sse(stream, req);
+            co_return handle_legacy_sse(req);
         }
         if (opts.legacy_sse && path == "/messages" && req.method() == http::verb::post) {
-            co_return co_await handle_legacy_post(stream, req);
+            co_return handle_legacy_post(req);
         }
-        co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found, protocol::error_code::kInvalidRequest,
+        co_return reply(req, make_rpc_error(req, http::status::not_found, protocol::error_code::kInvalidRequest,
                                                             fmt::format("Not Found: the MCP endpoint is {}", opts.path)));
     }
 
     // GET /metrics (Prometheus text format 0.0.4) and GET /health (the health report).
-    net::awaitable<bool> handle_observability(beast::tcp_stream& stream, Request& req, bool metrics) {
+    Outcome handle_observability(Request& req, bool metrics) {
         if (req.method() != http::verb::get) {
             auto res = make_rpc_error(req, http::status::method_not_allowed, protocol::error_code::kInvalidRequest,
                                       "Method Not Allowed: use GET");
             res.set(http::field::allow, "GET");
-            co_return co_await send(stream, req, std::move(res));
+            return reply(req, std::move(res));
         }
         Response res{http::status::ok, req.version()};
         if (metrics) {
@@ -376,7 +505,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.set(http::field::cache_control, "no-store");
         res.keep_alive(req.keep_alive());
         res.prepare_payload();
-        co_return co_await send(stream, req, std::move(res));
+        return reply(req, std::move(res));
     }
 
     // The health report from the application; a report that cannot be made is itself a
@@ -433,13 +562,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
     }
 
-    net::awaitable<bool> handle_post(beast::tcp_stream& stream, Request& req) {
+    net::awaitable<Outcome> handle_post(Request& req) {
         PostBody body;
-        if (auto error = read_post_body(req, body)) co_return co_await send(stream, req, std::move(*error));
+        if (auto error = read_post_body(req, body)) co_return reply(req, std::move(*error));
         const bool wants_sse = http_policy::accepts(header(req, "Accept"), "text/event-stream");
         const bool wants_json = http_policy::accepts(header(req, "Accept"), "application/json");
         if (!body.request_keys.empty() && !(wants_sse && wants_json)) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_acceptable,
+            co_return reply(req, make_rpc_error(req, http::status::not_acceptable,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Not Acceptable: Accept must list both application/json "
                                                                 "and text/event-stream"));
@@ -452,15 +581,15 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if ((meta.present && (!meta.revision || protocol::is_stateless(*meta.revision))) ||
                 (!meta.present && protocol::parse_revision(header_version) &&
                  protocol::is_stateless(*protocol::parse_revision(header_version)))) {
-                co_return co_await handle_stateless_post(stream, req, body, meta);
+                co_return co_await handle_stateless_post(req, body, meta);
             }
         }
 
         auto version = http_policy::read_version_header(header(req, "MCP-Protocol-Version"),
                                                         req.find("MCP-Protocol-Version") != req.end());
         if (version.present && !version.revision) {
-            co_return co_await send(
-                stream, req, make_rpc_error(req, http::status::bad_request, protocol::error_code::kInvalidRequest,
+            co_return reply(
+                req, make_rpc_error(req, http::status::bad_request, protocol::error_code::kInvalidRequest,
                                        fmt::format("Bad Request: unsupported MCP-Protocol-Version \"{}\"; supported: {}",
                                                    util::sanitize_for_message(header(req, "MCP-Protocol-Version"), 40),
                                                    protocol::supported_revisions_list())));
@@ -468,7 +597,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
         auto session_id = header(req, "Mcp-Session-Id");
         if (!session_id.empty() && !http_policy::valid_session_id(session_id)) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+            co_return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Bad Request: malformed Mcp-Session-Id header"));
         }
@@ -476,14 +605,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         bool created = false;
         if (body.has_initialize) {
             if (body.parsed.is_batch) {
-                co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+                co_return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                     protocol::error_code::kInvalidRequest,
                                                                     "Invalid Request: initialize must not be batched"));
             }
             if (!session_id.empty()) {
                 auto it = sessions.find(session_id);
                 if (it == sessions.end()) {
-                    co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                    co_return reply(req, make_rpc_error(req, http::status::not_found,
                                                                         protocol::error_code::kInvalidRequest,
                                                                         "Session not found: initialize without Mcp-Session-Id "
                                                                         "to start a new session"));
@@ -491,8 +620,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 session = it->second;  // the session answers "already initialized"
             } else {
                 if (sessions.size() >= opts.max_sessions) {
-                    co_return co_await send(
-                        stream, req, make_rpc_error(req, http::status::service_unavailable,
+                    co_return reply(
+                        req, make_rpc_error(req, http::status::service_unavailable,
                                                protocol::error_code::kInvalidRequest,
                                                fmt::format("Service Unavailable: the server already holds {} sessions; "
                                                            "retry later or end unused sessions with DELETE",
@@ -503,14 +632,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             }
         } else {
             if (session_id.empty()) {
-                co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+                co_return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                     protocol::error_code::kInvalidRequest,
                                                                     "Bad Request: Mcp-Session-Id header is required "
                                                                     "(initialize first)"));
             }
             auto it = sessions.find(session_id);
             if (it == sessions.end() || it->second->legacy) {
-                co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                co_return reply(req, make_rpc_error(req, http::status::not_found,
                                                                     protocol::error_code::kInvalidRequest,
                                                                     "Session not found: it expired or was ended; "
                                                                     "initialize a new session"));
@@ -523,28 +652,31 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
             auto refusal = batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
                                                                      : std::nullopt);
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request, refusal.code, refusal.message));
+            co_return reply(req, make_rpc_error(req, http::status::bad_request, refusal.code, refusal.message));
         }
 
         if (body.request_keys.empty()) {
             // Only notifications and responses: accepted, nothing to stream back.
             feed(*session->mcp, body);
-            co_return co_await send(stream, req, make_empty(req, http::status::accepted));
+            co_return reply(req, make_empty(req, http::status::accepted));
         }
 
         auto out = session->open_stream(body.request_keys);
         feed(*session->mcp, body);
         std::string sid = session->id();
-        bool keep = co_await write_stream(stream, req, *out, body.parsed.is_batch, sid, true);
-        if (created && !session->mcp->initialized()) drop_session(sid);
-        else if (out->fully_delivered()) session->drop_stream(out->id());
-        co_return keep;
+        // Once the replies are out: a session whose initialize failed is not kept, nor a
+        // stream nobody can need to resume.
+        auto after = [self = shared_from_this(), session, out, created, sid]() {
+            if (created && !session->mcp->initialized()) self->drop_session(sid);
+            else if (out->fully_delivered()) session->drop_stream(out->id());
+        };
+        co_return co_await write_stream(req, out, body.parsed.is_batch, sid, true, std::move(after));
     }
 
-    net::awaitable<bool> handle_stateless_post(beast::tcp_stream& stream, Request& req, PostBody& body,
+    net::awaitable<Outcome> handle_stateless_post(Request& req, PostBody& body,
                                                const StatelessMeta& meta) {
         auto check = validate_stateless_http(req, body, meta);
-        if (check) co_return co_await send(stream, req, std::move(*check));
+        if (check) co_return reply(req, std::move(*check));
         auto out = std::make_shared<OutStream>(1, opts.max_replay_events, opts.max_replay_bytes);
         for (const auto& key : body.request_keys) out->expect_reply(key);
         std::weak_ptr<OutStream> weak = out;
@@ -557,10 +689,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             },
             CallerIdentity{http_policy::principal_of(opts, header(req, "Authorization")), "", ""});
         feed(*session, body);
-        bool keep = co_await write_stream(stream, req, *out, false, "", false);
         // Closing the stream early is cancellation in this revision.
-        session->close();
-        co_return keep;
+        co_return co_await write_stream(req, out, false, "", false, [session]() { session->close(); });
     }
 
     // Validates the 2026-07-28 HTTP rules (version header vs _meta, Mcp-Method/Mcp-Name).
@@ -586,38 +716,66 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     // Writes the replies of one POST: a JSON body when everything is ready and nothing
     // but replies was produced, an SSE stream otherwise.
-    net::awaitable<bool> write_stream(beast::tcp_stream& stream, const Request& req, OutStream& out, bool batch,
-                                      const std::string& session_id, bool resumable) {
+    // `after` runs once the replies are handed over (JSON) or the stream has ended (SSE).
+    net::awaitable<Outcome> write_stream(const Request& req, std::shared_ptr<OutStream> stream, bool batch,
+                                         std::string session_id, bool resumable, std::function<void()> after) {
+        OutStream& out = *stream;
         net::steady_timer wake(io, net::steady_timer::time_point::max());
         out.set_waker([&wake]() { wake.cancel(); });
         struct Detach {
             OutStream& s;
-            ~Detach() { s.clear_waker(); }
+            bool armed = true;
+            ~Detach() {
+                if (armed) s.clear_waker();
+            }
         } detach{out};
 
         while (!out.finished() && !out.has_non_response() && !out.close_requested()) {
             wake.expires_at(net::steady_timer::time_point::max());
-            auto [ec] = co_await wake.async_wait(use_nothrow);
-            if (stopping) co_return false;
+            co_await wake.async_wait(use_nothrow);  // woken by a new event (cancel) or never
+            if (stopping) {
+                after();
+                co_return Outcome{};
+            }
         }
         if (out.finished() && !out.has_non_response()) {
-            Json reply;
+            Json replies;
             if (batch) {
-                reply = Json::array();
-                for (const auto& e : out.events()) reply.push_back(Json::parse(e.data));
+                replies = Json::array();
+                for (const auto& e : out.events()) replies.push_back(Json::parse(e.data));
             }
-            Response res{resumable ? http::status::ok : stateless_status(out.events().front().data), req.version()};
-            res.set(http::field::content_type, "application/json");
-            if (!session_id.empty()) res.set("Mcp-Session-Id", session_id);
-            res.keep_alive(req.keep_alive());
-            res.body() = batch ? protocol::serialize(reply) : out.take_single_reply();
-            res.prepare_payload();
-            bool keep = co_await send(stream, req, std::move(res));
+            auto status = resumable ? http::status::ok : stateless_status(out.events().front().data);
+            std::string body = batch ? protocol::serialize(replies) : out.take_single_reply();
             out.mark_delivered(out.last_seq());
-            co_return keep;
+            after();
+            count_request(req.method(), static_cast<unsigned>(status));
+            co_return json_outcome(req.version(), req.keep_alive(), static_cast<unsigned>(status), session_id,
+                                   std::move(body));
         }
         out.clear_waker();
-        co_return co_await stream_events(stream, req, out, session_id, resumable, 0);
+        detach.armed = false;  // the event stream claims `out` from here on
+        co_return event_stream(req, std::move(stream), std::move(session_id), resumable, 0, {}, std::move(after));
+    }
+
+    // The outcome "answer with an event stream of `out` from event `after_seq` on". The stream
+    // is claimed now, so no other connection attaches to it while this one is handed over.
+    Outcome event_stream(const Request& req, std::shared_ptr<OutStream> out, std::string session_id, bool resumable,
+                         std::uint64_t after_seq, std::string prelude, std::function<void()> after) {
+        out->set_waker([] {});
+        Outcome outcome;
+        outcome.stream = [self = shared_from_this(), line = RequestLine{req.method(), req.version()}, out,
+                          session_id = std::move(session_id), resumable, after_seq, prelude = std::move(prelude),
+                          after = std::move(after)](beast::tcp_stream& stream) {
+            return stream_then(self, stream, line, out, session_id, resumable, after_seq, prelude, after);
+        };
+        return outcome;
+    }
+
+    static net::awaitable<void> stream_then(std::shared_ptr<Impl> self, beast::tcp_stream& stream, RequestLine line,
+                                            std::shared_ptr<OutStream> out, std::string session_id, bool resumable,
+                                            std::uint64_t after_seq, std::string prelude, std::function<void()> after) {
+        co_await self->stream_events(stream, line, *out, session_id, resumable, after_seq, std::move(prelude));
+        if (after) after();
     }
 
     // HTTP status for a stateless reply: the 2026-07-28 transport maps some JSON-RPC errors.
@@ -646,7 +804,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     static net::awaitable<void> watch_disconnect(tcp::socket& socket, std::shared_ptr<Watch> watch) {
         if (watch->done) co_return;
         char scratch[64];
-        auto [ec, n] = co_await socket.async_read_some(net::buffer(scratch), use_nothrow);
+        co_await socket.async_read_some(net::buffer(scratch), use_nothrow);  // data, EOF or error alike
         watch->client_gone = true;
         if (!watch->done && watch->wake) watch->wake();
     }
@@ -654,10 +812,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     // Streams `out` as SSE from event `after` on, until it finishes, the server closes it
     // for polling, or the client leaves. `prelude` is written first. SSE responses end the
     // connection afterwards.
-    net::awaitable<bool> stream_events(beast::tcp_stream& stream, const Request& req, OutStream& out,
+    net::awaitable<void> stream_events(beast::tcp_stream& stream, RequestLine line, OutStream& out,
                                        const std::string& session_id, bool resumable, std::uint64_t after,
-                                       std::string prelude = {}) {
-        http::response<http::empty_body> res{http::status::ok, req.version()};
+                                       std::string prelude) {
+        http::response<http::empty_body> res{http::status::ok, line.version};
         res.set(http::field::content_type, "text/event-stream");
         res.set(http::field::cache_control, "no-cache, no-transform");
         res.set("X-Accel-Buffering", "no");
@@ -665,9 +823,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.keep_alive(false);
         res.chunked(true);
         http::response_serializer<http::empty_body> sr{res};
-        count_request(req.method(), res.result_int());
+        count_request(line.method, res.result_int());
         stream.expires_after(opts.write_timeout);
-        if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) co_return false;
+        if (auto [ec, n] = co_await http::async_write_header(stream, sr, use_nothrow); ec) {
+            out.clear_waker();  // release the claim event_stream() made
+            co_return;
+        }
 
         net::steady_timer wake(io, net::steady_timer::time_point::max());
         auto watch = std::make_shared<Watch>();
@@ -703,37 +864,36 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if (!chunk.empty()) {
                 stream.expires_after(opts.write_timeout);
                 auto [ec, n] = co_await net::async_write(stream, http::make_chunk(net::buffer(chunk)), use_nothrow);
-                if (ec) co_return false;
+                if (ec) co_return;
                 chunk.clear();
                 out.mark_delivered(sent);
             }
             if (out.finished() && sent >= out.last_seq()) break;
             if (resumable && out.take_close_request()) break;  // polling: the client comes back
-            if (stopping || watch->client_gone) co_return false;
+            if (stopping || watch->client_gone) co_return;
             wake.expires_after(15s);
             auto [ec] = co_await wake.async_wait(use_nothrow);
             if (!ec) chunk = ": keep-alive\n\n";  // idle: a comment keeps proxies from timing out
         }
         stream.expires_after(opts.write_timeout);
         co_await net::async_write(stream, http::make_chunk_last(), use_nothrow);
-        co_return false;
     }
 
-    net::awaitable<bool> handle_get(beast::tcp_stream& stream, Request& req) {
+    Outcome handle_get(Request& req) {
         if (!http_policy::accepts(header(req, "Accept"), "text/event-stream")) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_acceptable,
+            return reply(req, make_rpc_error(req, http::status::not_acceptable,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Not Acceptable: Accept must include text/event-stream"));
         }
         auto session_id = header(req, "Mcp-Session-Id");
         if (session_id.empty()) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+            return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Bad Request: Mcp-Session-Id header is required"));
         }
         auto it = sessions.find(session_id);
         if (it == sessions.end() || it->second->legacy) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+            return reply(req, make_rpc_error(req, http::status::not_found,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Session not found: initialize a new session"));
         }
@@ -746,7 +906,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         if (!last_event.empty()) {
             std::uint64_t stream_id = 0, seq = 0;
             if (!HttpSession::parse_event_id(last_event, &stream_id, &seq) || !(out = session->find_stream(stream_id))) {
-                co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+                return reply(req, make_rpc_error(req, http::status::not_found,
                                                                     protocol::error_code::kInvalidRequest,
                                                                     "Not Found: unknown Last-Event-ID; the stream is gone"));
             }
@@ -760,51 +920,51 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             out = session->standalone();
         }
         if (out->attached()) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::conflict,
+            return reply(req, make_rpc_error(req, http::status::conflict,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Conflict: this stream is already being read by "
                                                                 "another connection"));
         }
-        bool keep = co_await stream_events(stream, req, *out, session->id(), true, after);
-        session->last_active = std::chrono::steady_clock::now();
-        if (out->id() != 0 && out->fully_delivered()) session->drop_stream(out->id());
-        co_return keep;
+        return event_stream(req, out, session->id(), true, after, {}, [session, out]() {
+            session->last_active = std::chrono::steady_clock::now();
+            if (out->id() != 0 && out->fully_delivered()) session->drop_stream(out->id());
+        });
     }
 
-    net::awaitable<bool> handle_delete(beast::tcp_stream& stream, Request& req) {
+    Outcome handle_delete(Request& req) {
         auto session_id = header(req, "Mcp-Session-Id");
         if (session_id.empty()) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::bad_request,
+            return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Bad Request: Mcp-Session-Id header is required"));
         }
         if (sessions.find(session_id) == sessions.end()) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+            return reply(req, make_rpc_error(req, http::status::not_found,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Session not found"));
         }
         drop_session(session_id);
-        co_return co_await send(stream, req, make_empty(req, http::status::ok));
+        return reply(req, make_empty(req, http::status::ok));
     }
 
     // ------------------------------------------------------------ legacy HTTP+SSE
 
-    net::awaitable<bool> handle_legacy_sse(beast::tcp_stream& stream, Request& req) {
+    Outcome handle_legacy_sse(Request& req) {
         if (sessions.size() >= opts.max_sessions) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::service_unavailable,
+            return reply(req, make_rpc_error(req, http::status::service_unavailable,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Service Unavailable: too many sessions"));
         }
         auto session = create_session(true, http_policy::principal_of(opts, header(req, "Authorization")));
         std::string sid = session->id();
         // The first event tells the client where to POST its messages.
-        co_await stream_events(stream, req, *session->standalone(), "", false, 0,
-                               fmt::format("event: endpoint\ndata: /messages?sessionId={}\n\n", sid));
-        drop_session(sid);  // the legacy session lives exactly as long as its stream
-        co_return false;
+        // The legacy session lives exactly as long as its stream.
+        return event_stream(req, session->standalone(), "", false, 0,
+                            fmt::format("event: endpoint\ndata: /messages?sessionId={}\n\n", sid),
+                            [self = shared_from_this(), sid]() { self->drop_session(sid); });
     }
 
-    net::awaitable<bool> handle_legacy_post(beast::tcp_stream& stream, Request& req) {
+    Outcome handle_legacy_post(Request& req) {
         auto target = std::string_view(req.target());
         std::string sid;
         if (auto q = target.find("sessionId="); q != std::string_view::npos) {
@@ -813,12 +973,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
         auto it = sessions.find(sid);
         if (sid.empty() || it == sessions.end() || !it->second->legacy) {
-            co_return co_await send(stream, req, make_rpc_error(req, http::status::not_found,
+            return reply(req, make_rpc_error(req, http::status::not_found,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Session not found: open GET /sse first"));
         }
         PostBody body;
-        if (auto error = read_post_body(req, body)) co_return co_await send(stream, req, std::move(*error));
+        if (auto error = read_post_body(req, body)) return reply(req, std::move(*error));
         auto session = it->second;
         session->last_active = std::chrono::steady_clock::now();
         if (body.parsed.is_batch) {
@@ -833,18 +993,19 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         res.set(http::field::content_type, "text/plain");
         res.body() = "Accepted";
         res.prepare_payload();
-        co_return co_await send(stream, req, std::move(res));
+        return reply(req, std::move(res));
     }
 };
 
-HttpServer::HttpServer(McpServer& server, HttpOptions options)
+HttpServer::HttpServer(McpServer& server, HttpOptions options, IoThreads* io_threads)
     : impl_(std::make_shared<Impl>(server, std::move(options))) {
+    impl_->io_threads = io_threads && io_threads->size() > 0 ? io_threads : nullptr;
     impl_->bind();
 }
 
 HttpServer::~HttpServer() { impl_->stop(); }
 
-unsigned short HttpServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+unsigned short HttpServer::port() const { return impl_->acceptor ? impl_->acceptor->local_endpoint().port() : 0; }
 void HttpServer::start() { impl_->start(); }
 void HttpServer::stop() { impl_->stop(); }
 std::size_t HttpServer::session_count() const { return impl_->sessions.size(); }

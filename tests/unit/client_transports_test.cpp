@@ -24,6 +24,16 @@ namespace {
 
 // ------------------------------------------------------------------ helpers
 
+// The HTTP tests run twice: the server on one event loop, and with I/O threads (requests
+// handed between threads, event streams moved onto the engine's loop).
+int server_io_threads = 0;
+
+class HttpClientTransport : public ::testing::TestWithParam<int> {
+protected:
+    void SetUp() override { server_io_threads = GetParam(); }
+    void TearDown() override { server_io_threads = 0; }
+};
+
 // The conformance pack plus a tool that waits a minute unless cancelled.
 struct TestServer {
     explicit TestServer(HttpOptions options = {}) : http(with_fast_polling(options), [this](McpServer& server) {
@@ -42,6 +52,7 @@ struct TestServer {
         server.registry().add_tool(std::move(slow));
     }) {}
     static HttpOptions with_fast_polling(HttpOptions options) {
+        options.io_threads = server_io_threads;
         options.sse_retry = 20ms;  // test_reconnection resumes after this
         return options;
     }
@@ -88,7 +99,7 @@ const std::string kElicitedText = "User response: action=accept, content={\"resp
 
 // ------------------------------------------------------------------ Streamable HTTP
 
-TEST(HttpClientTransport, ListsEveryPageAndCallsTools) {
+TEST_P(HttpClientTransport, ListsEveryPageAndCallsTools) {
     TestServer server;
     SyncClient client;
     Json init = client.connect(http_to(client, server.url()));
@@ -102,7 +113,7 @@ TEST(HttpClientTransport, ListsEveryPageAndCallsTools) {
     client.close();
 }
 
-TEST(HttpClientTransport, JsonRpcErrorsArriveTyped) {
+TEST_P(HttpClientTransport, JsonRpcErrorsArriveTyped) {
     TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
@@ -114,7 +125,7 @@ TEST(HttpClientTransport, JsonRpcErrorsArriveTyped) {
     }
 }
 
-TEST(HttpClientTransport, ResumesAResponseStreamTheServerEnds) {
+TEST_P(HttpClientTransport, ResumesAResponseStreamTheServerEnds) {
     TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
@@ -124,7 +135,7 @@ TEST(HttpClientTransport, ResumesAResponseStreamTheServerEnds) {
     EXPECT_NE(result["content"][0]["text"].get<std::string>().find("completed successfully"), std::string::npos);
 }
 
-TEST(HttpClientTransport, ServerRequestsAndNotificationsOnTheResponseStream) {
+TEST_P(HttpClientTransport, ServerRequestsAndNotificationsOnTheResponseStream) {
     TestServer server;
     ClientOptions options;
     options.capabilities = elicitation_capability();
@@ -141,7 +152,7 @@ TEST(HttpClientTransport, ServerRequestsAndNotificationsOnTheResponseStream) {
     EXPECT_EQ(logged.size(), 3u);
 }
 
-TEST(HttpClientTransport, ListChangedArrivesOnTheStandaloneStream) {
+TEST_P(HttpClientTransport, ListChangedArrivesOnTheStandaloneStream) {
     TestServer server;
     SyncClient client;
     bool list_changed = false;
@@ -155,7 +166,7 @@ TEST(HttpClientTransport, ListChangedArrivesOnTheStandaloneStream) {
     client.close();
 }
 
-TEST(HttpClientTransport, TimeoutCancelsTheCallOnTheServer) {
+TEST_P(HttpClientTransport, TimeoutCancelsTheCallOnTheServer) {
     TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
@@ -168,7 +179,7 @@ TEST(HttpClientTransport, TimeoutCancelsTheCallOnTheServer) {
     EXPECT_EQ(client.call_tool("test_simple_text", Json::object())["content"][0]["type"], "text");
 }
 
-TEST(HttpClientTransport, AResponseOverTheLimitIsRefusedOnItsContentLength) {
+TEST_P(HttpClientTransport, AResponseOverTheLimitIsRefusedOnItsContentLength) {
     TestServer server;
     SyncClient client;
     HttpClientOptions options;
@@ -187,7 +198,7 @@ TEST(HttpClientTransport, AResponseOverTheLimitIsRefusedOnItsContentLength) {
     }
 }
 
-TEST(HttpClientTransport, CloseDeletesTheSession) {
+TEST_P(HttpClientTransport, CloseDeletesTheSession) {
     TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
@@ -196,7 +207,7 @@ TEST(HttpClientTransport, CloseDeletesTheSession) {
     EXPECT_EQ(server.session_count(), 0u);
 }
 
-TEST(HttpClientTransport, BearerTokens) {
+TEST_P(HttpClientTransport, BearerTokens) {
     HttpOptions options;
     options.bearer_tokens = {"s3cret-token"};
     TestServer server(options);
@@ -216,7 +227,7 @@ TEST(HttpClientTransport, BearerTokens) {
     EXPECT_EQ(client.list_tools().size(), 29u);
 }
 
-TEST(HttpClientTransport, AnExpiredSessionEndsTheClient) {
+TEST_P(HttpClientTransport, AnExpiredSessionEndsTheClient) {
     HttpOptions options;
     options.session_idle_timeout = 1s;
     TestServer server(options);
@@ -235,7 +246,7 @@ TEST(HttpClientTransport, AnExpiredSessionEndsTheClient) {
     EXPECT_FALSE(client.client().is_open());
 }
 
-TEST(HttpClientTransport, NobodyListening) {
+TEST_P(HttpClientTransport, NobodyListening) {
     int port;
     {
         test_support::HttpServerThread server;  // take a free port, then free it again
@@ -250,7 +261,7 @@ TEST(HttpClientTransport, NobodyListening) {
     }
 }
 
-TEST(HttpClientTransport, BadUrlsAndHeadersAreRefusedUpFront) {
+TEST_P(HttpClientTransport, BadUrlsAndHeadersAreRefusedUpFront) {
     SyncClient client;
     HttpClientOptions options;
     options.url = "https://example.com/mcp";
@@ -267,6 +278,11 @@ TEST(HttpClientTransport, BadUrlsAndHeadersAreRefusedUpFront) {
 }
 
 // ------------------------------------------------------------------ stdio
+
+INSTANTIATE_TEST_SUITE_P(ServerLoops, HttpClientTransport, ::testing::Values(0, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                             return info.param == 0 ? std::string("OneEventLoop") : "IoThreads" + std::to_string(info.param);
+                         });
 
 TEST(StdioClientTransport, TalksToAChildProcess) {
     ClientOptions options;

@@ -412,3 +412,27 @@ TEST_F(ConfigTest, BearerTokensFileMissingIsAnError) {
     auto msg = error_of("http:\n  bearer_tokens_file: " + missing + "\n");
     EXPECT_NE(msg.find("no-tokens.txt"), std::string::npos) << msg;
 }
+
+// ---- HTTP I/O threads ------------------------------------------------------------------------
+
+TEST_F(ConfigTest, IoThreads) {
+    EXPECT_EQ(load_config("").http.io_threads, 0) << "one event loop unless asked";
+    EXPECT_EQ(load_config(write("two.yaml", "http:\n  io_threads: 2\n")).http.io_threads, 2);
+    EXPECT_EQ(load_config(write("auto.yaml", "http:\n  io_threads: auto\n")).http.io_threads,
+              HttpOptions::kAutoIoThreads);
+    EXPECT_EQ(parse_io_threads("0", "--io-threads"), 0);
+    EXPECT_EQ(parse_io_threads("64", "--io-threads"), 64);
+    for (const char* bad : {"-1", "65", "two", "2x", "", " 2"}) {
+        try {
+            parse_io_threads(bad, "--io-threads");
+            ADD_FAILURE() << "accepted \"" << bad << "\"";
+        } catch (const ConfigError& e) {
+            EXPECT_NE(std::string(e.what()).find("--io-threads"), std::string::npos) << e.what();
+        }
+    }
+    auto message = error_of("http:\n  io_threads: [2]\n");
+    EXPECT_NE(message.find("http.io_threads"), std::string::npos) << message;
+    EXPECT_NE(message.find(":2:"), std::string::npos) << message;
+    message = error_of("http:\n  io_threads: many\n");
+    EXPECT_NE(message.find("or \"auto\""), std::string::npos) << message;
+}

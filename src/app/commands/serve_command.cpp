@@ -24,7 +24,7 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 struct ServeFlags {
-    std::string config_file, listen, packs, log_level;
+    std::string config_file, listen, packs, log_level, io_threads;
     bool use_stdio = false;
 };
 
@@ -38,6 +38,9 @@ Command add_serve(CLI::App& app) {
     serve->add_option("--listen", flags->listen, "HTTP address HOST:PORT (default 127.0.0.1:8080)")->excludes(stdio_flag);
     serve->add_option("--packs", flags->packs, "Comma-separated built-in packs to load (e.g. conformance)");
     serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off");
+    serve->add_option("--io-threads", flags->io_threads,
+                      "Threads for HTTP socket work beside the engine's (0 = none, the default; N; or auto)")
+        ->excludes(stdio_flag);
 
     return {serve, [flags]() -> int {
         try {
@@ -49,6 +52,7 @@ Command add_serve(CLI::App& app) {
             }
             if (!flags->packs.empty()) config.packs = split_commas(flags->packs);
             if (!flags->log_level.empty()) config.log_level = flags->log_level;
+            if (!flags->io_threads.empty()) config.http.io_threads = parse_io_threads(flags->io_threads, "--io-threads");
             try {
                 observability::configure_logging({config.log_level, config.log_format, config.log_file});
             } catch (const std::runtime_error& e) {

@@ -79,6 +79,9 @@ function canConnect(port) {
   });
 }
 
+// What AddressSanitizer, LeakSanitizer and UBSan print when they find something.
+export const SANITIZER_REPORT = /ERROR: (Address|Leak)Sanitizer|runtime error: /;
+
 // Keeps the tail of a child's stderr for failure messages.
 function captureStderr(child) {
   let text = '';
@@ -92,7 +95,9 @@ function captureStderr(child) {
 
 async function stopChild(child, graceMs = 3000) {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  // 'close' comes after the child's stderr has been read to its end (a sanitizer's report
+  // at exit included), 'exit' may come before.
+  const exited = new Promise((resolve) => child.once('close', resolve));
   child.kill('SIGTERM');
   let timer;
   const done = await Promise.race([
@@ -114,6 +119,11 @@ async function stopChild(child, graceMs = 3000) {
 export async function startHttpServer({ config = null, env = {}, extraArgs = [], packs = 'conformance', port: fixedPort = 0 } = {}) {
   let tmpDir = null;
   const args = [];
+  // TOOLPORT_TEST_IO_THREADS=N runs every HTTP server with N I/O threads (scripts/test.sh
+  // runs the HTTP suites once more that way), unless the test sets its own.
+  if (process.env.TOOLPORT_TEST_IO_THREADS && !extraArgs.includes('--io-threads')) {
+    args.push('--io-threads', process.env.TOOLPORT_TEST_IO_THREADS);
+  }
   if (config !== null) {
     tmpDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-it-'));
     const file = path.join(tmpDir, 'toolport.yaml');
@@ -155,6 +165,8 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [],
         async stop() {
           await stopChild(child);
           if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
+          // A sanitizer build reports memory errors and leaks on stderr (some only at exit).
+          assert.doesNotMatch(logs(), SANITIZER_REPORT, `sanitizer report from toolport:\n${logs()}`);
         },
       };
     }
