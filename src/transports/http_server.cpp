@@ -107,6 +107,8 @@ struct Outcome {
     bool has_reply = false;
     bool keep_alive = false;  // with a reply: the connection may carry another request
     StreamWriter stream;
+    // Not decided yet (a request still running): await this for the outcome.
+    std::optional<net::awaitable<Outcome>> pending;
 };
 
 // "HTTP/1.1 200 OK\r\n": HTTP/1.0 clients get a 1.0 status line, as Beast would write.
@@ -304,8 +306,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 break;
             }
             Request req = parser.release();
-            Outcome outcome = self->io_threads ? co_await net::co_spawn(self->io, self->dispatch(req), net::use_awaitable)
-                                               : co_await self->dispatch(req);
+            Outcome outcome = self->io_threads
+                                  ? co_await net::co_spawn(self->io, decide(self, req), net::use_awaitable)
+                                  : self->dispatch(req);
+            if (outcome.pending) outcome = co_await std::move(*outcome.pending);
             if (outcome.stream) {
                 if (!self->io_threads) {
                     co_await outcome.stream(stream);
@@ -319,6 +323,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
         beast::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    }
+
+    // dispatch() as a coroutine, for a connection on another loop to run on the engine's.
+    static net::awaitable<Outcome> decide(std::shared_ptr<Impl> self, Request& req) {
+        Outcome outcome = self->dispatch(req);
+        if (outcome.pending) outcome = co_await std::move(*outcome.pending);
+        co_return outcome;
     }
 
     static net::awaitable<bool> write_reply(std::shared_ptr<Impl> self, beast::tcp_stream& stream, const Outcome& reply) {
@@ -432,7 +443,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     // ------------------------------------------------------------------ routing
 
-    net::awaitable<Outcome> dispatch(Request& req) {
+    // Decides the answer to one request, on the engine's loop. Most answers are ready at
+    // once (tools that finish without waiting); the others come back as `pending`. Kept
+    // free of coroutine frames on that common path: each is a heap allocation.
+    Outcome dispatch(Request& req) {
         auto target = std::string_view(req.target());
         auto path = target.substr(0, target.find('?'));
         // The MCP endpoint wins if it was configured at one of these paths.
@@ -442,11 +456,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         // DNS-rebinding protection applies to every endpoint, authentication to every
         // endpoint but a public /health.
         if (!http_policy::host_allowed(opts, header(req, "Host"))) {
-            co_return reply(req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+            return reply(req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
                                                                 "Forbidden: Host header not allowed"));
         }
         if (!http_policy::origin_allowed(opts, header(req, "Origin"))) {
-            co_return reply(req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
+            return reply(req, make_rpc_error(req, http::status::forbidden, protocol::error_code::kInvalidRequest,
                                                                 "Forbidden: Origin not allowed"));
         }
         if (!(is_health && opts.public_health) && !http_policy::authorized(opts, header(req, "Authorization"))) {
@@ -456,30 +470,30 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                     req.find(http::field::authorization) == req.end()
                         ? "Bearer realm=\"toolport\""
                         : "Bearer realm=\"toolport\", error=\"invalid_token\"");
-            co_return reply(req, std::move(res));
+            return reply(req, std::move(res));
         }
 
-        if (is_metrics || is_health) co_return handle_observability(req, is_metrics);
+        if (is_metrics || is_health) return handle_observability(req, is_metrics);
         if (path == opts.path) {
             switch (req.method()) {
-                case http::verb::post: co_return co_await handle_post(req);
-                case http::verb::get: co_return handle_get(req);
-                case http::verb::delete_: co_return handle_delete(req);
+                case http::verb::post: return handle_post(req);
+                case http::verb::get: return handle_get(req);
+                case http::verb::delete_: return handle_delete(req);
                 default: {
                     auto res = make_rpc_error(req, http::status::method_not_allowed,
                                               protocol::error_code::kInvalidRequest, "Method Not Allowed");
                     res.set(http::field::allow, "GET, POST, DELETE");
-                    co_return reply(req, std::move(res));
+                    return reply(req, std::move(res));
                 }
             }
         }
         if (opts.legacy_sse && path == "/sse" && req.method() == http::verb::get) {
-            co_return handle_legacy_sse(req);
+            return handle_legacy_sse(req);
         }
         if (opts.legacy_sse && path == "/messages" && req.method() == http::verb::post) {
-            co_return handle_legacy_post(req);
+            return handle_legacy_post(req);
         }
-        co_return reply(req, make_rpc_error(req, http::status::not_found, protocol::error_code::kInvalidRequest,
+        return reply(req, make_rpc_error(req, http::status::not_found, protocol::error_code::kInvalidRequest,
                                                             fmt::format("Not Found: the MCP endpoint is {}", opts.path)));
     }
 
@@ -562,13 +576,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
     }
 
-    net::awaitable<Outcome> handle_post(Request& req) {
+    Outcome handle_post(Request& req) {
         PostBody body;
-        if (auto error = read_post_body(req, body)) co_return reply(req, std::move(*error));
+        if (auto error = read_post_body(req, body)) return reply(req, std::move(*error));
         const bool wants_sse = http_policy::accepts(header(req, "Accept"), "text/event-stream");
         const bool wants_json = http_policy::accepts(header(req, "Accept"), "application/json");
         if (!body.request_keys.empty() && !(wants_sse && wants_json)) {
-            co_return reply(req, make_rpc_error(req, http::status::not_acceptable,
+            return reply(req, make_rpc_error(req, http::status::not_acceptable,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Not Acceptable: Accept must list both application/json "
                                                                 "and text/event-stream"));
@@ -581,14 +595,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if ((meta.present && (!meta.revision || protocol::is_stateless(*meta.revision))) ||
                 (!meta.present && protocol::parse_revision(header_version) &&
                  protocol::is_stateless(*protocol::parse_revision(header_version)))) {
-                co_return co_await handle_stateless_post(req, body, meta);
+                return handle_stateless_post(req, body, meta);
             }
         }
 
         auto version = http_policy::read_version_header(header(req, "MCP-Protocol-Version"),
                                                         req.find("MCP-Protocol-Version") != req.end());
         if (version.present && !version.revision) {
-            co_return reply(
+            return reply(
                 req, make_rpc_error(req, http::status::bad_request, protocol::error_code::kInvalidRequest,
                                        fmt::format("Bad Request: unsupported MCP-Protocol-Version \"{}\"; supported: {}",
                                                    util::sanitize_for_message(header(req, "MCP-Protocol-Version"), 40),
@@ -597,7 +611,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
         auto session_id = header(req, "Mcp-Session-Id");
         if (!session_id.empty() && !http_policy::valid_session_id(session_id)) {
-            co_return reply(req, make_rpc_error(req, http::status::bad_request,
+            return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                 protocol::error_code::kInvalidRequest,
                                                                 "Bad Request: malformed Mcp-Session-Id header"));
         }
@@ -605,14 +619,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         bool created = false;
         if (body.has_initialize) {
             if (body.parsed.is_batch) {
-                co_return reply(req, make_rpc_error(req, http::status::bad_request,
+                return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                     protocol::error_code::kInvalidRequest,
                                                                     "Invalid Request: initialize must not be batched"));
             }
             if (!session_id.empty()) {
                 auto it = sessions.find(session_id);
                 if (it == sessions.end()) {
-                    co_return reply(req, make_rpc_error(req, http::status::not_found,
+                    return reply(req, make_rpc_error(req, http::status::not_found,
                                                                         protocol::error_code::kInvalidRequest,
                                                                         "Session not found: initialize without Mcp-Session-Id "
                                                                         "to start a new session"));
@@ -620,7 +634,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 session = it->second;  // the session answers "already initialized"
             } else {
                 if (sessions.size() >= opts.max_sessions) {
-                    co_return reply(
+                    return reply(
                         req, make_rpc_error(req, http::status::service_unavailable,
                                                protocol::error_code::kInvalidRequest,
                                                fmt::format("Service Unavailable: the server already holds {} sessions; "
@@ -632,14 +646,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             }
         } else {
             if (session_id.empty()) {
-                co_return reply(req, make_rpc_error(req, http::status::bad_request,
+                return reply(req, make_rpc_error(req, http::status::bad_request,
                                                                     protocol::error_code::kInvalidRequest,
                                                                     "Bad Request: Mcp-Session-Id header is required "
                                                                     "(initialize first)"));
             }
             auto it = sessions.find(session_id);
             if (it == sessions.end() || it->second->legacy) {
-                co_return reply(req, make_rpc_error(req, http::status::not_found,
+                return reply(req, make_rpc_error(req, http::status::not_found,
                                                                     protocol::error_code::kInvalidRequest,
                                                                     "Session not found: it expired or was ended; "
                                                                     "initialize a new session"));
@@ -652,13 +666,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
             auto refusal = batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
                                                                      : std::nullopt);
-            co_return reply(req, make_rpc_error(req, http::status::bad_request, refusal.code, refusal.message));
+            return reply(req, make_rpc_error(req, http::status::bad_request, refusal.code, refusal.message));
         }
 
         if (body.request_keys.empty()) {
             // Only notifications and responses: accepted, nothing to stream back.
             feed(*session->mcp, body);
-            co_return reply(req, make_empty(req, http::status::accepted));
+            return reply(req, make_empty(req, http::status::accepted));
         }
 
         auto out = session->open_stream(body.request_keys);
@@ -670,13 +684,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if (created && !session->mcp->initialized()) self->drop_session(sid);
             else if (out->fully_delivered()) session->drop_stream(out->id());
         };
-        co_return co_await write_stream(req, out, body.parsed.is_batch, sid, true, std::move(after));
+        return write_stream(req, out, body.parsed.is_batch, sid, true, std::move(after));
     }
 
-    net::awaitable<Outcome> handle_stateless_post(Request& req, PostBody& body,
+    Outcome handle_stateless_post(Request& req, PostBody& body,
                                                const StatelessMeta& meta) {
         auto check = validate_stateless_http(req, body, meta);
-        if (check) co_return reply(req, std::move(*check));
+        if (check) return reply(req, std::move(*check));
         auto out = std::make_shared<OutStream>(1, opts.max_replay_events, opts.max_replay_bytes);
         for (const auto& key : body.request_keys) out->expect_reply(key);
         std::weak_ptr<OutStream> weak = out;
@@ -690,7 +704,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             CallerIdentity{http_policy::principal_of(opts, header(req, "Authorization")), "", ""});
         feed(*session, body);
         // Closing the stream early is cancellation in this revision.
-        co_return co_await write_stream(req, out, false, "", false, [session]() { session->close(); });
+        return write_stream(req, out, false, "", false, [session]() { session->close(); });
     }
 
     // Validates the 2026-07-28 HTTP rules (version header vs _meta, Mcp-Method/Mcp-Name).
@@ -717,8 +731,25 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     // Writes the replies of one POST: a JSON body when everything is ready and nothing
     // but replies was produced, an SSE stream otherwise.
     // `after` runs once the replies are handed over (JSON) or the stream has ended (SSE).
-    net::awaitable<Outcome> write_stream(const Request& req, std::shared_ptr<OutStream> stream, bool batch,
-                                         std::string session_id, bool resumable, std::function<void()> after) {
+    Outcome write_stream(const Request& req, std::shared_ptr<OutStream> stream, bool batch, std::string session_id,
+                         bool resumable, std::function<void()> after) {
+        if (!decided(*stream)) {
+            Outcome outcome;
+            outcome.pending.emplace(wait_then_write(req, std::move(stream), batch, std::move(session_id), resumable,
+                                                    std::move(after)));
+            return outcome;
+        }
+        return answer_with(req, std::move(stream), batch, std::move(session_id), resumable, std::move(after));
+    }
+
+    // Whether a POST's stream says how to answer: everything replied (JSON), or something
+    // other than a reply to send (SSE), or the server wants the response ended (polling).
+    static bool decided(const OutStream& out) {
+        return out.finished() || out.has_non_response() || out.close_requested();
+    }
+
+    net::awaitable<Outcome> wait_then_write(const Request& req, std::shared_ptr<OutStream> stream, bool batch,
+                                            std::string session_id, bool resumable, std::function<void()> after) {
         OutStream& out = *stream;
         net::steady_timer wake(io, net::steady_timer::time_point::max());
         out.set_waker([&wake]() { wake.cancel(); });
@@ -729,8 +760,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 if (armed) s.clear_waker();
             }
         } detach{out};
-
-        while (!out.finished() && !out.has_non_response() && !out.close_requested()) {
+        while (!decided(out)) {
             wake.expires_at(net::steady_timer::time_point::max());
             co_await wake.async_wait(use_nothrow);  // woken by a new event (cancel) or never
             if (stopping) {
@@ -738,6 +768,15 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 co_return Outcome{};
             }
         }
+        out.clear_waker();
+        detach.armed = false;  // an event stream may claim `out` below
+        co_return answer_with(req, std::move(stream), batch, std::move(session_id), resumable, std::move(after));
+    }
+
+    // JSON when every reply is there and nothing else was said, an event stream otherwise.
+    Outcome answer_with(const Request& req, std::shared_ptr<OutStream> stream, bool batch, std::string session_id,
+                        bool resumable, std::function<void()> after) {
+        OutStream& out = *stream;
         if (out.finished() && !out.has_non_response()) {
             Json replies;
             if (batch) {
@@ -749,12 +788,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             out.mark_delivered(out.last_seq());
             after();
             count_request(req.method(), static_cast<unsigned>(status));
-            co_return json_outcome(req.version(), req.keep_alive(), static_cast<unsigned>(status), session_id,
-                                   std::move(body));
+            return json_outcome(req.version(), req.keep_alive(), static_cast<unsigned>(status), session_id,
+                                std::move(body));
         }
-        out.clear_waker();
-        detach.armed = false;  // the event stream claims `out` from here on
-        co_return event_stream(req, std::move(stream), std::move(session_id), resumable, 0, {}, std::move(after));
+        return event_stream(req, std::move(stream), std::move(session_id), resumable, 0, {}, std::move(after));
     }
 
     // The outcome "answer with an event stream of `out` from event `after_seq` on". The stream
