@@ -1,0 +1,185 @@
+// The HTTP/1.x wire as raw sockets see it: status lines, connection management (keep-alive,
+// Connection: close, HTTP/1.0) and pipelined requests, for the JSON replies of tools/call
+// and for error replies. Replies are written without Beast's serializer, so these pin the
+// bytes down.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { serverForTest, initializeSession, assertHealthy, LATEST } from './lib/harness.mjs';
+
+const call = (id) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'test_simple_text', arguments: {} } });
+
+function requestText(port, { version = '1.1', sessionId, body, path = '/mcp', connection } = {}) {
+  const lines = [
+    `POST ${path} HTTP/${version}`,
+    `Host: 127.0.0.1:${port}`,
+    'Content-Type: application/json',
+    'Accept: application/json, text/event-stream',
+    `MCP-Protocol-Version: ${LATEST}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+  ];
+  if (sessionId) lines.push(`Mcp-Session-Id: ${sessionId}`);
+  if (connection) lines.push(`Connection: ${connection}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+// Splits `raw` into complete responses (each framed by Content-Length).
+function splitResponses(raw) {
+  const out = [];
+  let rest = raw;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) break;
+    const [statusLine, ...lines] = rest.slice(0, end).split('\r\n');
+    const headers = {};
+    for (const line of lines) {
+      const i = line.indexOf(':');
+      headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+    }
+    const length = Number(headers['content-length']);
+    if (!Number.isInteger(length) || rest.length < end + 4 + length) break;
+    out.push({ statusLine, headers, body: rest.slice(end + 4, end + 4 + length), headerBlock: rest.slice(0, end) });
+    rest = rest.slice(end + 4 + length);
+  }
+  return { responses: out, rest };
+}
+
+// A socket that collects what the server sends; `next(n)` waits for n complete responses.
+function connect(port) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ port, host: '127.0.0.1' });
+    let raw = '';
+    let closed = false;
+    const waiters = [];
+    const check = () => {
+      for (const w of [...waiters]) {
+        const { responses } = splitResponses(raw);
+        if (responses.length >= w.count || closed) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(responses);
+        }
+      }
+    };
+    sock.setEncoding('latin1');
+    sock.on('data', (d) => {
+      raw += d;
+      check();
+    });
+    sock.on('close', () => {
+      closed = true;
+      check();
+    });
+    sock.on('error', () => {});
+    sock.once('connect', () =>
+      resolve({
+        sock,
+        closed: () => closed,
+        next: (count) =>
+          new Promise((res, rej) => {
+            const timer = setTimeout(() => rej(new Error(`timed out waiting for ${count} responses; got:\n${raw}`)), 5000);
+            waiters.push({
+              count,
+              resolve: (r) => {
+                clearTimeout(timer);
+                res(r);
+              },
+            });
+            check();
+          }),
+        waitClosed: () =>
+          new Promise((res) => {
+            if (closed) return res(true);
+            const timer = setTimeout(() => res(false), 2000);
+            sock.once('close', () => {
+              clearTimeout(timer);
+              res(true);
+            });
+          }),
+      }),
+    );
+    sock.once('error', reject);
+  });
+}
+
+function assertToolReply(response, { id, sessionId, statusLine = 'HTTP/1.1 200 OK' }) {
+  assert.equal(response.statusLine, statusLine, response.headerBlock);
+  assert.equal(response.headers['content-type'], 'application/json');
+  assert.equal(response.headers['mcp-session-id'], sessionId);
+  const message = JSON.parse(response.body);
+  assert.equal(message.id, id);
+  assert.equal(message.result.content[0].text, 'This is a simple text response for testing.');
+}
+
+describe('HTTP/1.x wire', () => {
+  it('answers pipelined requests on one keep-alive connection, in order, and keeps it open', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const c = await connect(server.port);
+    c.sock.write(
+      requestText(server.port, { sessionId, body: call(1) }) + requestText(server.port, { sessionId, body: call(2) }),
+    );
+    const responses = await c.next(2);
+    assert.equal(responses.length, 2);
+    assertToolReply(responses[0], { id: 1, sessionId });
+    assertToolReply(responses[1], { id: 2, sessionId });
+    assert.equal(responses[0].headers.connection, undefined, 'HTTP/1.1 keeps the connection without saying so');
+    c.sock.write(requestText(server.port, { sessionId, body: call(3) }));
+    assertToolReply((await c.next(3))[2], { id: 3, sessionId });
+    assert.equal(c.closed(), false);
+    c.sock.destroy();
+  });
+
+  it('honours Connection: close: says so and closes after the reply', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const c = await connect(server.port);
+    c.sock.write(requestText(server.port, { sessionId, body: call(7), connection: 'close' }));
+    const [response] = await c.next(1);
+    assertToolReply(response, { id: 7, sessionId });
+    assert.equal(response.headers.connection, 'close');
+    assert.equal(await c.waitClosed(), true, 'the server closes the connection');
+  });
+
+  it('answers HTTP/1.0 with a 1.0 status line and closes, unless asked to keep alive', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+
+    const once = await connect(server.port);
+    once.sock.write(requestText(server.port, { version: '1.0', sessionId, body: call(1) }));
+    const [plain] = await once.next(1);
+    assertToolReply(plain, { id: 1, sessionId, statusLine: 'HTTP/1.0 200 OK' });
+    assert.equal(plain.headers.connection, undefined, 'HTTP/1.0 closes by default: nothing to say');
+    assert.equal(await once.waitClosed(), true);
+
+    const kept = await connect(server.port);
+    kept.sock.write(requestText(server.port, { version: '1.0', sessionId, body: call(2), connection: 'keep-alive' }));
+    const [first] = await kept.next(1);
+    assertToolReply(first, { id: 2, sessionId, statusLine: 'HTTP/1.0 200 OK' });
+    assert.equal(first.headers.connection, 'keep-alive');
+    kept.sock.write(requestText(server.port, { version: '1.0', sessionId, body: call(3), connection: 'keep-alive' }));
+    assertToolReply((await kept.next(2))[1], { id: 3, sessionId, statusLine: 'HTTP/1.0 200 OK' });
+    kept.sock.destroy();
+  });
+
+  it('writes error replies with the same framing, and the connection goes on', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const c = await connect(server.port);
+    c.sock.write(
+      requestText(server.port, { version: '1.0', path: '/nowhere', body: call(1), connection: 'keep-alive' }) +
+        requestText(server.port, { version: '1.0', sessionId: 'f'.repeat(32), body: call(2), connection: 'keep-alive' }) +
+        requestText(server.port, { version: '1.0', sessionId, body: call(3), connection: 'keep-alive' }),
+    );
+    const [notFound, unknownSession, ok] = await c.next(3);
+    assert.equal(notFound.statusLine, 'HTTP/1.0 404 Not Found');
+    assert.equal(notFound.headers.connection, 'keep-alive');
+    assert.equal(notFound.headers['content-type'], 'application/json');
+    assert.match(JSON.parse(notFound.body).error.message, /Not Found: the MCP endpoint is \/mcp/);
+    assert.equal(unknownSession.statusLine, 'HTTP/1.0 404 Not Found');
+    assert.match(JSON.parse(unknownSession.body).error.message, /Session not found/);
+    assertToolReply(ok, { id: 3, sessionId, statusLine: 'HTTP/1.0 200 OK' });
+    c.sock.destroy();
+    await assertHealthy(server);
+  });
+});
