@@ -10,7 +10,7 @@ seconds=${1:-20}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/tests/fuzz"
 build="$root/build-fuzz"
-targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request})
+targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers})
 
 if [[ ! -f "$build/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
