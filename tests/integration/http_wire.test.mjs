@@ -162,6 +162,30 @@ describe('HTTP/1.x wire', () => {
     kept.sock.destroy();
   });
 
+  it('writes a reply larger than the socket buffer in full to a client that reads late', async (t) => {
+    const server = await serverForTest(t, { env: { TOOLPORT_TEST_PACK: '1' }, packs: 'conformance,testing' });
+    const { sessionId } = await initializeSession(server);
+    const c = await connect(server.port);
+    c.sock.pause(); // nothing is read for a while: the server's first write cannot take it all
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'big',
+      method: 'tools/call',
+      params: { name: 'test_large', arguments: { bytes: 900000 } },
+    });
+    c.sock.write(requestText(server.port, { sessionId, body: big }) + requestText(server.port, { sessionId, body: call(2) }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    c.sock.resume();
+    const [large, small] = await c.next(2);
+    assert.equal(large.statusLine, 'HTTP/1.1 200 OK');
+    const message = JSON.parse(large.body);
+    assert.equal(message.id, 'big');
+    assert.equal(message.result.content[0].text.length, 900000);
+    assert.ok(/^x+$/.test(message.result.content[0].text));
+    assertToolReply(small, { id: 2, sessionId });
+    c.sock.destroy();
+  });
+
   it('writes error replies with the same framing, and the connection goes on', async (t) => {
     const server = await serverForTest(t);
     const { sessionId } = await initializeSession(server);
