@@ -147,6 +147,11 @@ void read_pipeline_sections(const ConfigReader& r, const YAML::Node& root, Confi
         if (!s.IsMap()) r.fail(s, "services", "must be a mapping of service names");
         for (const auto& kv : s) {
             auto name = kv.first.as<std::string>();
+            // /health reports the server and the store beside the services, by name.
+            if (name == "server" || name == "store") {
+                r.fail(kv.first, "services." + name,
+                       "\"" + name + "\" names a component of /health; give the service another name");
+            }
             pc.services[name] = read_service(r, kv.second, "services." + name);
         }
     }

@@ -97,7 +97,11 @@ Runtime::Runtime(const Config& config, Executor& executor)
     // Weak: the breaker stage keeps this function, which must not keep the stage alive.
     std::weak_ptr<CircuitBreakerStage> weak_breakers = breakers;
     auto add_service_probe = [this, weak_breakers, &executor](const std::string& service) {
-        health_.add(service, [weak_breakers, &executor, service]() -> observability::ComponentHealth {
+        // A pack's service may be called "server" or "store" (the config refuses those
+        // names): it must not hide the components of the same name.
+        const bool reserved = service == "server" || service == "store";
+        health_.add(reserved ? "service:" + service : service,
+                    [weak_breakers, &executor, service]() -> observability::ComponentHealth {
             auto breakers = weak_breakers.lock();
             if (!breakers) return {"unknown", observability::Severity::degraded};
             switch (breakers->state_of(service, executor.now())) {

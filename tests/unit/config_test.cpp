@@ -436,3 +436,17 @@ TEST_F(ConfigTest, IoThreads) {
     message = error_of("http:\n  io_threads: many\n");
     EXPECT_NE(message.find("or \"auto\""), std::string::npos) << message;
 }
+
+// ---- services ---------------------------------------------------------------------------------
+
+TEST_F(ConfigTest, ServicesMayNotTakeTheNamesOfHealthComponents) {
+    for (const char* name : {"server", "store"}) {
+        auto message = error_of(std::string("services:\n  tango:\n    rate_per_s: 5\n  ") + name +
+                                ":\n    rate_per_s: 5\n");
+        EXPECT_NE(message.find(std::string("services.") + name), std::string::npos) << message;
+        EXPECT_NE(message.find(":4:"), std::string::npos) << message;
+        EXPECT_NE(message.find("/health"), std::string::npos) << message;
+    }
+    auto config = load_config(write("ok.yaml", "services:\n  servers:\n    rate_per_s: 5\n"));
+    EXPECT_EQ(config.pipeline.services.count("servers"), 1u);
+}
