@@ -56,13 +56,45 @@ ToolResult ToolResult::structured(Json value) {
     return r;
 }
 
-Json ToolResult::to_json() const {
+Json ToolResult::to_json() const& {
     Json j = Json::object();
     j["content"] = content;
     if (!structured_content.is_null()) j["structuredContent"] = structured_content;
     if (is_error) j["isError"] = true;
     if (!meta.is_null()) j["_meta"] = meta;
     return j;
+}
+
+Json ToolResult::to_json() && {
+    Json j = Json::object();
+    j["content"] = std::move(content);
+    if (!structured_content.is_null()) j["structuredContent"] = std::move(structured_content);
+    if (is_error) j["isError"] = true;
+    if (!meta.is_null()) j["_meta"] = std::move(meta);
+    return j;
+}
+
+std::string ToolResult::dump() const {
+    // The members in the order of to_json()'s (sorted) object keys, so the text is the
+    // same as to_json().dump() without copying the content into a new object first.
+    std::string out;
+    nlohmann::detail::serializer<Json> writer(nlohmann::detail::output_adapter<char, std::string>(out), ' ',
+                                              Json::error_handler_t::replace);
+    out += '{';
+    if (!meta.is_null()) {
+        out += "\"_meta\":";
+        writer.dump(meta, false, false, 0);
+        out += ',';
+    }
+    out += "\"content\":";
+    writer.dump(content, false, false, 0);
+    if (is_error) out += ",\"isError\":true";
+    if (!structured_content.is_null()) {
+        out += ",\"structuredContent\":";
+        writer.dump(structured_content, false, false, 0);
+    }
+    out += '}';
+    return out;
 }
 
 ToolResult ToolResult::from_json(const Json& value) {

@@ -84,7 +84,8 @@ Task<ToolResult> CacheStage::handle(Call& call, const Next& next) {
 
     ToolResult result = co_await next(call);
     if (!result.is_error) {
-        co_await store_.put(k, result.to_json().dump(-1, ' ', false, Json::error_handler_t::replace),
+        // Serialized from the parts: building to_json() first would copy the whole result.
+        co_await store_.put(k, result.dump(),
                             std::chrono::duration_cast<std::chrono::milliseconds>(call.policy->cache.ttl));
     }
     co_return result;
