@@ -50,7 +50,11 @@ bool CacheStage::cacheable(const ToolSpec& tool, const CachePolicy& policy) {
 std::string CacheStage::key(const Call& call) {
     // nlohmann's objects are ordered maps, so dump() is the canonical sorted-key form.
     std::string canonical = call.arguments.dump(-1, ' ', false, Json::error_handler_t::replace);
-    std::string key = "cache:" + call.tool->source + ":" + call.tool->name + ":" + util::sha256_hex(canonical);
+    const std::string digest = util::sha256_hex(canonical);
+    // One allocation for the key instead of one per concatenation.
+    std::string key;
+    key.reserve(6 + call.tool->source.size() + 1 + call.tool->name.size() + 1 + digest.size());
+    key.append("cache:").append(call.tool->source).append(":").append(call.tool->name).append(":").append(digest);
     if (call.policy->cache.per_user) {
         auto identity = ClientQuotaStage::client_identity(call.ctx.caller());
         key += ":" + (identity.empty() ? std::string("anonymous") : identity);
