@@ -16,6 +16,8 @@
 #include <optional>
 #include <utility>
 
+#include "async/frame_pool.hpp"
+
 namespace toolport {
 
 template <typename T>
@@ -23,7 +25,8 @@ class Task;
 
 namespace detail {
 
-struct TaskPromiseBase {
+// Frames come from the recycling pool (frame_pool.hpp): every call allocates a dozen.
+struct TaskPromiseBase : PooledFrame {
     std::coroutine_handle<> continuation;
     std::exception_ptr error;
 
@@ -108,7 +111,7 @@ inline Task<void> TaskPromise<void>::get_return_object() noexcept {
 
 // A fire-and-forget coroutine frame that frees itself when it ends.
 struct Detached {
-    struct promise_type {
+    struct promise_type : PooledFrame {
         Detached get_return_object() noexcept { return {}; }
         std::suspend_never initial_suspend() noexcept { return {}; }
         std::suspend_never final_suspend() noexcept { return {}; }

@@ -1,11 +1,13 @@
-// The metrics registry: one hash lookup per update (name + labels), Prometheus text format
-// 0.0.4 on render. Misuse (a bad name, a counter decremented, a name used as two types)
+// The metrics registry: one hash lookup per update (name + labels), or none through a
+// handle (Counter, Gauge, Histogram: a pointer to the series, whose values are atomics),
+// Prometheus text format 0.0.4 on render. Misuse (a bad name, a counter decremented, a name used as two types)
 // drops the update and warns a few times; it never throws, so a metrics call cannot break
 // the request it measures.
 #include "observability/metrics.hpp"
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -125,23 +127,48 @@ struct KeyEqual {
     bool operator()(const SeriesKey& a, const SeriesKeyView& b) const { return same(a.name, a.labels, b.name, *b.labels); }
 };
 
-struct Family;
+}  // namespace
 
-struct Series {
-    Family* family = nullptr;
-    const Labels* labels = nullptr;  // points into the map's key
-    double value = 0;                // counter or gauge
-    // Histogram: observations per bucket (not cumulative; render adds them up).
-    std::array<std::uint64_t, kBucketLabels.size()> buckets{};
-    double sum = 0;
-    std::uint64_t count = 0;
-};
+namespace detail {
 
-struct Family {
+struct MetricFamily {
     Kind kind = Kind::counter;
-    std::vector<Series*> series;
+    MetricsImpl* owner = nullptr;  // for the warnings of updates through handles
+    std::vector<MetricSeries*> series;
     bool warned_full = false;
 };
+
+// Values are atomics so that handles update them without the registry's lock (from any
+// thread); the lock guards the maps, i.e. which series exist.
+struct MetricSeries {
+    MetricFamily* family = nullptr;
+    const Labels* labels = nullptr;  // points into the map's key
+    std::atomic<double> value{0};    // counter or gauge
+    // Histogram: observations per bucket (not cumulative; render adds them up). The
+    // observation count is their total, so _count always equals the +Inf bucket.
+    std::array<std::atomic<std::uint64_t>, kBucketLabels.size()> buckets{};
+    std::atomic<double> sum{0};
+
+    std::uint64_t count() const {
+        std::uint64_t n = 0;
+        for (const auto& b : buckets) n += b.load(std::memory_order_relaxed);
+        return n;
+    }
+    void add(double by) { value.fetch_add(by, std::memory_order_relaxed); }
+    void observe(double v) {
+        // A bucket counts observations <= its bound.
+        auto bound = std::lower_bound(kBucketBounds.begin(), kBucketBounds.end(), v);
+        buckets[static_cast<std::size_t>(bound - kBucketBounds.begin())].fetch_add(1, std::memory_order_relaxed);
+        sum.fetch_add(v, std::memory_order_relaxed);
+    }
+};
+
+}  // namespace detail
+
+namespace {
+
+using Family = detail::MetricFamily;
+using Series = detail::MetricSeries;
 
 // Prometheus text format 0.0.4: label values escape backslash, double quote and newline.
 void append_label_value(std::string& out, std::string_view value) {
@@ -203,7 +230,9 @@ void append_series_name(std::string& out, std::string_view name, std::string_vie
 
 }  // namespace
 
-struct Metrics::Impl {
+namespace detail {
+
+struct MetricsImpl {
     mutable std::mutex mutex;
     // Sorted by name: render walks the families in order.
     std::map<std::string, Family, std::less<>> families;
@@ -255,7 +284,7 @@ struct Metrics::Impl {
         if (!check_labels(name, labels, kind)) return nullptr;
         auto fit = families.find(name);
         if (fit == families.end()) {
-            fit = families.emplace(std::string(name), Family{kind, {}, false}).first;
+            fit = families.emplace(std::string(name), Family{kind, this, {}, false}).first;
         } else if (fit->second.kind != kind) {
             warn("{} is a {}; {} update dropped", name, kind_name(fit->second.kind), kind_name(kind));
             return nullptr;
@@ -268,7 +297,9 @@ struct Metrics::Impl {
             }
             return nullptr;
         }
-        auto [it, inserted] = series.emplace(SeriesKey{std::string(name), labels}, Series{});
+        auto [it, inserted] = series.emplace(std::piecewise_construct,
+                                             std::forward_as_tuple(SeriesKey{std::string(name), labels}),
+                                             std::forward_as_tuple());
         Series& s = it->second;
         s.family = &family;
         s.labels = &it->first.labels;
@@ -277,7 +308,9 @@ struct Metrics::Impl {
     }
 };
 
-Metrics::Metrics() : impl_(new Impl) {}
+}  // namespace detail
+
+Metrics::Metrics() : impl_(new detail::MetricsImpl) {}
 Metrics::~Metrics() { delete impl_; }
 
 void Metrics::describe(std::string_view name, std::string_view help) {
@@ -295,12 +328,12 @@ void Metrics::increment(std::string_view name, const Labels& labels, double by) 
         impl_->warn("{}: a counter only goes up by a finite amount (got {}); update dropped", name, by);
         return;
     }
-    if (auto* s = impl_->find_or_create(name, labels, Kind::counter)) s->value += by;
+    if (auto* s = impl_->find_or_create(name, labels, Kind::counter)) s->add(by);
 }
 
 void Metrics::set(std::string_view name, const Labels& labels, double value) {
     std::lock_guard lock(impl_->mutex);
-    if (auto* s = impl_->find_or_create(name, labels, Kind::gauge)) s->value = value;
+    if (auto* s = impl_->find_or_create(name, labels, Kind::gauge)) s->value.store(value, std::memory_order_relaxed);
 }
 
 void Metrics::observe(std::string_view name, const Labels& labels, double value) {
@@ -309,13 +342,58 @@ void Metrics::observe(std::string_view name, const Labels& labels, double value)
         impl_->warn("{}: NaN observation dropped", name);
         return;
     }
-    auto* s = impl_->find_or_create(name, labels, Kind::histogram);
-    if (!s) return;
-    // A bucket counts observations <= its bound.
-    auto bound = std::lower_bound(kBucketBounds.begin(), kBucketBounds.end(), value);
-    ++s->buckets[static_cast<std::size_t>(bound - kBucketBounds.begin())];
-    s->sum += value;
-    ++s->count;
+    if (auto* s = impl_->find_or_create(name, labels, Kind::histogram)) s->observe(value);
+}
+
+Counter Metrics::counter(std::string_view name, const Labels& labels) {
+    std::lock_guard lock(impl_->mutex);
+    return Counter(impl_->find_or_create(name, labels, Kind::counter));
+}
+
+Gauge Metrics::gauge(std::string_view name, const Labels& labels) {
+    std::lock_guard lock(impl_->mutex);
+    return Gauge(impl_->find_or_create(name, labels, Kind::gauge));
+}
+
+Histogram Metrics::histogram(std::string_view name, const Labels& labels) {
+    std::lock_guard lock(impl_->mutex);
+    return Histogram(impl_->find_or_create(name, labels, Kind::histogram));
+}
+
+namespace {
+// The series' family name, for a warning (the family map's key).
+std::string_view family_name(const detail::MetricsImpl& impl, const Family* family) {
+    for (const auto& [name, f] : impl.families)
+        if (&f == family) return name;
+    return "?";
+}
+}  // namespace
+
+void Counter::increment(double by) const {
+    if (!series_) return;
+    if (!(by >= 0) || std::isinf(by)) [[unlikely]] {  // also catches NaN
+        auto& impl = *series_->family->owner;
+        std::lock_guard lock(impl.mutex);
+        impl.warn("{}: a counter only goes up by a finite amount (got {}); update dropped",
+                  family_name(impl, series_->family), by);
+        return;
+    }
+    series_->add(by);
+}
+
+void Gauge::set(double value) const {
+    if (series_) series_->value.store(value, std::memory_order_relaxed);
+}
+
+void Histogram::observe(double value) const {
+    if (!series_) return;
+    if (std::isnan(value)) [[unlikely]] {
+        auto& impl = *series_->family->owner;
+        std::lock_guard lock(impl.mutex);
+        impl.warn("{}: NaN observation dropped", family_name(impl, series_->family));
+        return;
+    }
+    series_->observe(value);
 }
 
 std::optional<double> Metrics::value(std::string_view name, const Labels& labels) const {
@@ -324,7 +402,7 @@ std::optional<double> Metrics::value(std::string_view name, const Labels& labels
     auto it = impl_->series.find(SeriesKeyView{name, canonical.labels});
     if (it == impl_->series.end()) return std::nullopt;
     const Series& s = it->second;
-    return s.family->kind == Kind::histogram ? static_cast<double>(s.count) : s.value;
+    return s.family->kind == Kind::histogram ? static_cast<double>(s.count()) : s.value.load(std::memory_order_relaxed);
 }
 
 std::string Metrics::render() const {
@@ -348,21 +426,23 @@ std::string Metrics::render() const {
         for (const Series* s : ordered) {
             if (family.kind != Kind::histogram) {
                 append_series_name(out, name, "", *s->labels);
-                append_value(out, s->value);
+                append_value(out, s->value.load(std::memory_order_relaxed));
                 out += '\n';
                 continue;
             }
+            // One read of each bucket: the +Inf bucket and _count are the same figure even
+            // while handles keep observing.
             std::uint64_t cumulative = 0;
             for (std::size_t b = 0; b < kBucketLabels.size(); ++b) {
-                cumulative += s->buckets[b];
+                cumulative += s->buckets[b].load(std::memory_order_relaxed);
                 append_series_name(out, name, "_bucket", *s->labels, "le", kBucketLabels[b]);
                 fmt::format_to(std::back_inserter(out), "{}\n", cumulative);
             }
             append_series_name(out, name, "_sum", *s->labels);
-            append_value(out, s->sum);
+            append_value(out, s->sum.load(std::memory_order_relaxed));
             out += '\n';
             append_series_name(out, name, "_count", *s->labels);
-            fmt::format_to(std::back_inserter(out), "{}\n", s->count);
+            fmt::format_to(std::back_inserter(out), "{}\n", cumulative);
         }
     }
     return out;

@@ -14,24 +14,37 @@ public:
     std::size_t count = 0;
 };
 
+// The serializer wants a shared_ptr to its output; this one owns nothing (the aliasing
+// constructor with an empty owner), so measuring allocates nothing for the counter.
+class SizeMeter {
+public:
+    SizeMeter() : serializer_(std::shared_ptr<CountingOutput>(std::shared_ptr<void>(), &counter_), ' ',
+                              Json::error_handler_t::replace) {}
+    std::size_t measure(const Json& value) {
+        counter_.count = 0;
+        serializer_.dump(value, false, false, 0);
+        return counter_.count;
+    }
+
+private:
+    CountingOutput counter_;
+    nlohmann::detail::serializer<Json> serializer_;
+};
+
 }  // namespace
 
-std::size_t serialized_size(const Json& value) {
-    auto counter = std::make_shared<CountingOutput>();
-    nlohmann::detail::serializer<Json> serializer(counter, ' ', Json::error_handler_t::replace);
-    serializer.dump(value, false, false, 0);
-    return counter->count;
-}
+std::size_t serialized_size(const Json& value) { return SizeMeter().measure(value); }
 
 std::size_t result_size(const ToolResult& r) {
     constexpr std::size_t kKeyContent = 10;     // "content":
     constexpr std::size_t kIsErrorTrue = 14;    // "isError":true
     constexpr std::size_t kKeyStructured = 20;  // "structuredContent":
     constexpr std::size_t kKeyMeta = 8;         // "_meta":
-    std::size_t size = 2 + kKeyContent + serialized_size(r.content);
-    if (!r.structured_content.is_null()) size += 1 + kKeyStructured + serialized_size(r.structured_content);
+    SizeMeter meter;  // one for the three parts
+    std::size_t size = 2 + kKeyContent + meter.measure(r.content);
+    if (!r.structured_content.is_null()) size += 1 + kKeyStructured + meter.measure(r.structured_content);
     if (r.is_error) size += 1 + kIsErrorTrue;
-    if (!r.meta.is_null()) size += 1 + kKeyMeta + serialized_size(r.meta);
+    if (!r.meta.is_null()) size += 1 + kKeyMeta + meter.measure(r.meta);
     return size;
 }
 

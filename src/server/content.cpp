@@ -6,7 +6,18 @@ namespace toolport {
 
 namespace content {
 
-Json text(std::string_view text) { return {{"type", "text"}, {"text", std::string(text)}}; }
+namespace {
+// Built key by key: the initializer-list form makes a temporary array of pairs, checks
+// that it looks like an object and copies it over (~2 % of a call's CPU).
+Json text_block(std::string text) {
+    Json block = Json::object();
+    block.emplace("text", std::move(text));
+    block.emplace("type", "text");
+    return block;
+}
+}  // namespace
+
+Json text(std::string_view text) { return text_block(std::string(text)); }
 
 Json image(std::string_view base64_data, std::string_view mime_type) {
     return {{"type", "image"}, {"data", std::string(base64_data)}, {"mimeType", std::string(mime_type)}};
@@ -51,18 +62,50 @@ ToolResult ToolResult::error(std::string_view message) {
 
 ToolResult ToolResult::structured(Json value) {
     ToolResult r;
-    r.add(content::text(value.dump(-1, ' ', false, Json::error_handler_t::replace)));
+    r.add(content::text_block(value.dump(-1, ' ', false, Json::error_handler_t::replace)));  // the text moved in
     r.structured_content = std::move(value);
     return r;
 }
 
-Json ToolResult::to_json() const {
+Json ToolResult::to_json() const& {
     Json j = Json::object();
     j["content"] = content;
     if (!structured_content.is_null()) j["structuredContent"] = structured_content;
     if (is_error) j["isError"] = true;
     if (!meta.is_null()) j["_meta"] = meta;
     return j;
+}
+
+Json ToolResult::to_json() && {
+    Json j = Json::object();
+    j["content"] = std::move(content);
+    if (!structured_content.is_null()) j["structuredContent"] = std::move(structured_content);
+    if (is_error) j["isError"] = true;
+    if (!meta.is_null()) j["_meta"] = std::move(meta);
+    return j;
+}
+
+std::string ToolResult::dump() const {
+    // The members in the order of to_json()'s (sorted) object keys, so the text is the
+    // same as to_json().dump() without copying the content into a new object first.
+    std::string out;
+    nlohmann::detail::serializer<Json> writer(nlohmann::detail::output_adapter<char, std::string>(out), ' ',
+                                              Json::error_handler_t::replace);
+    out += '{';
+    if (!meta.is_null()) {
+        out += "\"_meta\":";
+        writer.dump(meta, false, false, 0);
+        out += ',';
+    }
+    out += "\"content\":";
+    writer.dump(content, false, false, 0);
+    if (is_error) out += ",\"isError\":true";
+    if (!structured_content.is_null()) {
+        out += ",\"structuredContent\":";
+        writer.dump(structured_content, false, false, 0);
+    }
+    out += '}';
+    return out;
 }
 
 ToolResult ToolResult::from_json(const Json& value) {

@@ -40,7 +40,12 @@ struct ToolResult {
         return *this;
     }
 
-    Json to_json() const;
+    Json to_json() const&;
+    // The same, moving the parts out instead of copying them (the result is spent).
+    Json to_json() &&;
+    // to_json() as compact JSON text (invalid UTF-8 replaced), written without building
+    // the object first.
+    std::string dump() const;
     // The inverse of to_json() (for results kept in a cache). Throws std::invalid_argument
     // when `value` is not a CallToolResult object.
     static ToolResult from_json(const Json& value);

@@ -106,7 +106,7 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     Json reply;
     try {
         ToolResult result = co_await server_.invoke_tool(ctx, tool, args.is_null() ? empty : args);
-        reply = result.to_json();
+        reply = std::move(result).to_json();  // the result is spent: move its parts, no deep copy
     } catch (const RpcError&) {
         throw;
     } catch (const InputRequired&) {

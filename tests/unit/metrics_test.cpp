@@ -238,3 +238,123 @@ TEST(Metrics, ProcessWideInstanceIsOne) {
     metrics().increment("toolport_metrics_test_probe_total", {});
     EXPECT_GE(metrics().value("toolport_metrics_test_probe_total").value_or(0), 1);
 }
+
+TEST(MetricsHandles, UpdateTheSameSeriesAsTheLabelledCalls) {
+    Metrics m;
+    Counter calls = m.counter("calls_total", {{"tool", "echo"}, {"code", "OK"}});
+    ASSERT_TRUE(calls);
+    calls.increment();
+    calls.increment(2);
+    // Label order does not matter: the same series as the handle's.
+    m.increment("calls_total", {{"code", "OK"}, {"tool", "echo"}});
+    EXPECT_EQ(m.value("calls_total", {{"tool", "echo"}, {"code", "OK"}}), 4);
+
+    Gauge open = m.gauge("open", {{"kind", "http"}});
+    open.set(7);
+    EXPECT_EQ(m.value("open", {{"kind", "http"}}), 7);
+    m.set("open", {{"kind", "http"}}, 2);
+    EXPECT_EQ(m.value("open", {{"kind", "http"}}), 2);
+
+    Histogram latency = m.histogram("latency_seconds", {{"tool", "echo"}});
+    latency.observe(0.0625);
+    m.observe("latency_seconds", {{"tool", "echo"}}, 0.25);
+    EXPECT_EQ(m.value("latency_seconds", {{"tool", "echo"}}), 2);
+
+    auto text = m.render();
+    EXPECT_NE(text.find("calls_total{code=\"OK\",tool=\"echo\"} 4\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("open{kind=\"http\"} 2\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("latency_seconds_bucket{tool=\"echo\",le=\"0.1\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("latency_seconds_bucket{tool=\"echo\",le=\"+Inf\"} 2\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("latency_seconds_sum{tool=\"echo\"} 0.3125\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("latency_seconds_count{tool=\"echo\"} 2\n"), std::string::npos) << text;
+}
+
+TEST(MetricsHandles, MakingAHandleCreatesTheSeriesAtZero) {
+    Metrics m;
+    Counter c = m.counter("made_total", {});
+    EXPECT_EQ(m.value("made_total"), 0);
+    EXPECT_NE(m.render().find("made_total 0\n"), std::string::npos);
+}
+
+TEST(MetricsHandles, RefusedSeriesGiveEmptyHandlesWhoseUpdatesAreDropped) {
+    Metrics m;
+    Counter defaulted;
+    EXPECT_FALSE(defaulted);
+    defaulted.increment();  // nothing to update, no crash
+
+    EXPECT_FALSE(m.counter("bad name", {}));
+    EXPECT_FALSE(m.histogram("h_seconds", {{"le", "1"}}));
+    m.set("a_gauge", {}, 1);
+    EXPECT_FALSE(m.counter("a_gauge", {}));  // a gauge already
+    EXPECT_FALSE(m.histogram("a_gauge", {}));
+    Gauge g = m.gauge("a_gauge", {});
+    EXPECT_TRUE(g);
+
+    Counter c = m.counter("c_total", {});
+    c.increment(-1);
+    c.increment(std::numeric_limits<double>::quiet_NaN());
+    c.increment(std::numeric_limits<double>::infinity());
+    EXPECT_EQ(m.value("c_total"), 0);
+    Histogram h = m.histogram("h_seconds", {});
+    h.observe(std::numeric_limits<double>::quiet_NaN());
+    EXPECT_EQ(m.value("h_seconds"), 0);
+}
+
+TEST(MetricsHandles, HandleCacheMakesEachEntryOnce) {
+    Metrics m;
+    HandleCache<Counter> cache;
+    int made = 0;
+    for (const char* tool : {"a", "b", "a", "a"}) {
+        std::string name = tool;
+        cache.get(name, [&] {
+                 ++made;
+                 return m.counter("by_tool_total", {{"tool", name}});
+             }).increment();
+    }
+    EXPECT_EQ(made, 2);
+    EXPECT_EQ(m.value("by_tool_total", {{"tool", "a"}}), 3);
+    EXPECT_EQ(m.value("by_tool_total", {{"tool", "b"}}), 1);
+}
+
+TEST(MetricsHandles, ConcurrentUpdatesThroughHandlesAreAllCounted) {
+    Metrics m;
+    constexpr int kThreads = 4;
+    constexpr int kPerThread = 20000;
+    Counter shared = m.counter("shared_total", {{"kind", "all"}});
+    Histogram latency = m.histogram("latency_seconds", {});
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&m, &shared, &latency, t] {
+            // Handles made concurrently for the same series resolve to that one series.
+            Counter mine = m.counter("per_thread_total", {{"thread", std::to_string(t)}});
+            Counter again = m.counter("shared_total", {{"kind", "all"}});
+            for (int i = 0; i < kPerThread; ++i) {
+                shared.increment();
+                again.increment(0.5);
+                mine.increment();
+                latency.observe(i % 2 ? 0.0078125 : 2);  // exact in binary: the sum is exact
+                m.increment("shared_total", {{"kind", "all"}});  // the labelled path, mixed in
+                if (i % 1000 == 0) {
+                    // A render during updates always agrees with itself: _count == +Inf bucket.
+                    auto text = m.render();
+                    auto count_at = text.find("latency_seconds_count ");
+                    auto inf_at = text.find("latency_seconds_bucket{le=\"+Inf\"} ");
+                    ASSERT_NE(count_at, std::string::npos);
+                    ASSERT_NE(inf_at, std::string::npos);
+                    auto count = text.substr(count_at + 22, text.find('\n', count_at) - count_at - 22);
+                    auto inf = text.substr(inf_at + 34, text.find('\n', inf_at) - inf_at - 34);
+                    EXPECT_EQ(count, inf);
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(m.value("shared_total", {{"kind", "all"}}), kThreads * kPerThread * 2.5);
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(m.value("per_thread_total", {{"thread", std::to_string(t)}}), kPerThread);
+    EXPECT_EQ(m.value("latency_seconds"), kThreads * kPerThread);
+    auto text = m.render();
+    EXPECT_NE(text.find("latency_seconds_bucket{le=\"1\"} " + std::to_string(kThreads * kPerThread / 2) + "\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("latency_seconds_sum 80312.5\n"), std::string::npos) << text;
+}

@@ -7,7 +7,9 @@
 #include "manual_executor.hpp"
 #include "packs/packs.hpp"
 #include "pipeline/stages/budget.hpp"
+#include "pipeline/stages/rate_limit.hpp"
 #include "server/session.hpp"
+#include "util/digest.hpp"
 
 using namespace toolport;
 using namespace toolport::pipeline;
@@ -490,3 +492,12 @@ TEST_F(StagesTest, APlainExceptionBecomesAnInternalErrorWithTheSameShape) {
 }
 
 }  // namespace
+
+TEST(ClientQuotaIdentity, IsThePrefixedStartOfTheDigest) {
+    using toolport::pipeline::ClientQuotaStage;
+    EXPECT_EQ(ClientQuotaStage::client_identity({"alice", "s-1", ""}),
+              "token:" + toolport::util::sha256_hex("alice").substr(0, 24));
+    EXPECT_EQ(ClientQuotaStage::client_identity({"", "s-1", ""}),
+              "session:" + toolport::util::sha256_hex("s-1").substr(0, 24));
+    EXPECT_EQ(ClientQuotaStage::client_identity({"", "", ""}), "");
+}

@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "util/base64.hpp"
+#include "util/digest.hpp"
 #include "util/sanitize.hpp"
 
 using namespace toolport::util;
@@ -183,4 +186,19 @@ TEST(Sanitize, TruncationKeepsUtf8Valid) {
     for (int i = 0; i < 10; ++i) text += "\xc3\xa9";
     auto out = sanitize_for_message(text, 2);
     EXPECT_TRUE(valid_utf8(out));
+}
+
+TEST(Digest, Sha256HexMatchesTheStandardVectors) {
+    EXPECT_EQ(toolport::util::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(toolport::util::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    // Many digests from several threads share the one fetched implementation.
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([] {
+            for (int i = 0; i < 200; ++i)
+                EXPECT_EQ(toolport::util::sha256_hex("abc"),
+                          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        });
+    }
+    for (auto& th : threads) th.join();
 }

@@ -55,20 +55,27 @@ std::string BudgetStage::scope_of(const RequestContext& ctx) {
         }
     }
     const auto& session = ctx.caller().session_id;
-    if (!session.empty()) return "session:" + util::sha256_hex(session).substr(0, 24);
+    if (!session.empty()) {
+        // The digest's own string, cut and prefixed in place: one allocation, not three.
+        std::string hex = util::sha256_hex(session);
+        hex.resize(24);
+        hex.insert(0, "session:");
+        return hex;
+    }
     return {};
 }
 
-namespace {
-
 // After a settle: the status event, the metric, and a warning (log and client) when this
 // call crossed 75 % or 90 % of the limit.
-void report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit, bool has_metadata) {
+void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit,
+                               bool has_metadata) {
     const std::string& tool = call.tool->name;
     const std::int64_t before = used - actual;
     if (actual > 0) {
-        observability::metrics().increment("toolport_budget_downstream_calls_total", {{"tool", tool}},
-                                           static_cast<double>(actual));
+        auto make = [&] {
+            return observability::metrics().counter("toolport_budget_downstream_calls_total", {{"tool", tool}});
+        };
+        downstream_calls_.get(tool, make).increment(static_cast<double>(actual));
     }
     const int pct = percent(used, limit);
     if (spdlog::should_log(spdlog::level::debug)) {
@@ -94,8 +101,6 @@ void report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64
         }
     }
 }
-
-}  // namespace
 
 Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     const auto& policy = call.policy->budget;

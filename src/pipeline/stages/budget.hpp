@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "observability/metrics.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stores/budget_store.hpp"
 
@@ -34,7 +35,12 @@ public:
     static std::optional<std::string> trace_id(std::string_view traceparent);
 
 private:
+    void report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit, bool has_metadata);
+
     stores::BudgetStore& store_;
+    // toolport_budget_downstream_calls_total by tool, resolved once per tool (updated on
+    // every metered call).
+    observability::HandleCache<observability::Counter> downstream_calls_;
 };
 
 }  // namespace toolport::pipeline

@@ -17,11 +17,21 @@ bool bypass_requested(const RequestContext& ctx) {
     return flag != meta->end() && flag->is_string() && *flag == "bypass";
 }
 
-void count(const Call& call, const char* outcome) {
-    observability::metrics().increment("toolport_cache_requests_total", {{"tool", call.tool->name}, {"result", outcome}});
-}
-
 }  // namespace
+
+void CacheStage::count(const Call& call, Outcome outcome) {
+    static constexpr const char* kNames[] = {"hit", "miss", "bypass"};
+    const auto index = static_cast<std::size_t>(outcome);
+    const std::string& tool = call.tool->name;
+    // Each series is made on its first use, as before: /metrics shows no outcome that
+    // never happened.
+    auto& counter = counters_.get(tool, [] { return std::array<observability::Counter, 3>{}; })[index];
+    if (!counter) {
+        counter = observability::metrics().counter("toolport_cache_requests_total",
+                                                   {{"tool", tool}, {"result", kNames[index]}});
+    }
+    counter.increment();
+}
 
 bool CacheStage::cacheable(const ToolSpec& tool, const CachePolicy& policy) {
     if (policy.enabled) return *policy.enabled;
@@ -40,7 +50,11 @@ bool CacheStage::cacheable(const ToolSpec& tool, const CachePolicy& policy) {
 std::string CacheStage::key(const Call& call) {
     // nlohmann's objects are ordered maps, so dump() is the canonical sorted-key form.
     std::string canonical = call.arguments.dump(-1, ' ', false, Json::error_handler_t::replace);
-    std::string key = "cache:" + call.tool->source + ":" + call.tool->name + ":" + util::sha256_hex(canonical);
+    const std::string digest = util::sha256_hex(canonical);
+    // One allocation for the key instead of one per concatenation.
+    std::string key;
+    key.reserve(6 + call.tool->source.size() + 1 + call.tool->name.size() + 1 + digest.size());
+    key.append("cache:").append(call.tool->source).append(":").append(call.tool->name).append(":").append(digest);
     if (call.policy->cache.per_user) {
         auto identity = ClientQuotaStage::client_identity(call.ctx.caller());
         key += ":" + (identity.empty() ? std::string("anonymous") : identity);
@@ -59,22 +73,23 @@ Task<ToolResult> CacheStage::handle(Call& call, const Next& next) {
                 ToolResult result = ToolResult::from_json(Json::parse(*cached));
                 call.cache_status = CacheStatus::hit;
                 call.downstream_api_calls = 0;
-                count(call, "hit");
+                count(call, Outcome::hit);
                 co_return result;
             } catch (const std::exception&) {
                 // An entry we cannot read (another version wrote it): treat as a miss.
             }
         }
         call.cache_status = CacheStatus::miss;
-        count(call, "miss");
+        count(call, Outcome::miss);
     } else {
         call.cache_status = CacheStatus::bypass;
-        count(call, "bypass");
+        count(call, Outcome::bypass);
     }
 
     ToolResult result = co_await next(call);
     if (!result.is_error) {
-        co_await store_.put(k, result.to_json().dump(-1, ' ', false, Json::error_handler_t::replace),
+        // Serialized from the parts: building to_json() first would copy the whole result.
+        co_await store_.put(k, result.dump(),
                             std::chrono::duration_cast<std::chrono::milliseconds>(call.policy->cache.ttl));
     }
     co_return result;

@@ -9,6 +9,9 @@
 // with `_meta: {"toolport/cache": "bypass"}` in the tools/call params.
 #pragma once
 
+#include <array>
+
+#include "observability/metrics.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stores/cache_store.hpp"
 
@@ -26,7 +29,12 @@ public:
     static std::string key(const Call& call);
 
 private:
+    enum class Outcome { hit, miss, bypass };
+    void count(const Call& call, Outcome outcome);
+
     stores::CacheStore& store_;
+    // toolport_cache_requests_total by tool, one series per outcome, resolved once per tool.
+    observability::HandleCache<std::array<observability::Counter, 3>> counters_;
 };
 
 }  // namespace toolport::pipeline

@@ -20,7 +20,9 @@ Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
     }
     // Sizes are of the result as the client gets it, before _meta is added.
     const std::size_t size = result_size(result);
-    Json meta = result.meta.is_object() ? result.meta : Json::object();
+    // Filled in place: a copy of the source's _meta would only be thrown away.
+    if (!result.meta.is_object()) result.meta = Json::object();
+    Json& meta = result.meta;
     // A source may report its own count in _meta (the downstream contract); a stage that
     // knows better (a cache hit: none) overrides it.
     if (call.downstream_api_calls) meta["downstream_api_calls"] = *call.downstream_api_calls;
@@ -31,7 +33,6 @@ Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
     meta["duration_ms"] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - call.started).count();
     meta["tokens_estimate"] = tokens_estimate(size);
-    result.meta = std::move(meta);
     co_return result;
 }
 

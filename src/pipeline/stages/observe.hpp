@@ -8,7 +8,9 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "observability/metrics.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace toolport::pipeline {
@@ -36,7 +38,22 @@ public:
     const std::unordered_map<std::string, Tally>& tallies() const { return tallies_; }
 
 private:
+    // One tool's series, resolved on its first call. Error codes are few per tool; past
+    // kMaxCodes (a tool inventing codes) the labelled updates take over.
+    struct ToolSeries {
+        static constexpr std::size_t kMaxCodes = 32;
+        observability::Counter ok;
+        observability::Histogram duration;
+        struct ByCode {
+            std::string code;
+            observability::Counter calls, errors;
+        };
+        std::vector<ByCode> failures;
+        ByCode* failure(const std::string& tool, const std::string& code);
+    };
+
     std::unordered_map<std::string, Tally> tallies_;  // by session id
+    observability::HandleCache<ToolSeries> series_;    // by tool name
 };
 
 }  // namespace toolport::pipeline

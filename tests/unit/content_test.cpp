@@ -1,0 +1,48 @@
+// ToolResult's serializations agree with each other: to_json() (copy or move), dump(), and
+// the pipeline's result_size() of the same result.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "pipeline/result_size.hpp"
+#include "server/content.hpp"
+
+using namespace toolport;
+
+namespace {
+
+std::vector<ToolResult> shapes() {
+    std::vector<ToolResult> all;
+    all.push_back(ToolResult{});  // empty content
+    all.push_back(ToolResult::text("hello \"world\"\n"));
+    all.push_back(ToolResult::error("it failed"));
+    all.push_back(ToolResult::structured(Json{{"b", 1}, {"a", {1.5, "x", nullptr}}}));
+    ToolResult with_meta = ToolResult::structured(Json{{"key", "k"}});
+    with_meta.meta = {{"downstream_api_calls", 3}, {"cache_status", "miss"}};
+    with_meta.is_error = true;
+    all.push_back(with_meta);
+    ToolResult invalid_utf8 = ToolResult::text(std::string("bad \xff\xfe bytes"));
+    invalid_utf8.add(content::image("aGVsbG8=", "image/png"));
+    all.push_back(invalid_utf8);
+    return all;
+}
+
+std::string compact(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+}  // namespace
+
+TEST(ToolResult, DumpIsTheTextOfToJson) {
+    for (const auto& r : shapes()) EXPECT_EQ(r.dump(), compact(r.to_json()));
+}
+
+TEST(ToolResult, MovingToJsonGivesTheSameObject) {
+    for (auto r : shapes()) {
+        const Json copied = r.to_json();
+        EXPECT_EQ(std::move(r).to_json(), copied);
+    }
+}
+
+TEST(ToolResult, ResultSizeIsTheLengthOfTheDump) {
+    for (const auto& r : shapes()) EXPECT_EQ(pipeline::result_size(r), r.dump().size()) << r.dump();
+    for (const auto& r : shapes()) EXPECT_EQ(pipeline::serialized_size(r.content), compact(r.content).size());
+}
