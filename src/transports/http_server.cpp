@@ -79,10 +79,18 @@ std::string_view method_label(http::verb method) {
 constexpr std::string_view kRequestsMetric = "toolport_http_requests_total";
 constexpr std::string_view kSessionsMetric = "toolport_sessions_open";
 
-// Counted when the response (or an SSE stream's header) is about to be written.
+// Counted when the response (or an SSE stream's header) is about to be written. The series
+// handles are cached per thread (connections may live on I/O threads), by method and status.
 void count_request(http::verb method, unsigned status) {
-    observability::metrics().increment(kRequestsMetric,
-                                       {{"method", std::string(method_label(method))}, {"status", std::to_string(status)}});
+    using observability::Labels;
+    thread_local std::unordered_map<unsigned, observability::Counter> counters;
+    unsigned key = static_cast<unsigned>(method) * 1000u + status;  // Beast's verbs are a small enum
+    auto it = counters.find(key);
+    if (it == counters.end()) {
+        Labels labels{{"method", std::string(method_label(method))}, {"status", std::to_string(status)}};
+        it = counters.emplace(key, observability::metrics().counter(kRequestsMetric, labels)).first;
+    }
+    it->second.increment();
 }
 
 // The pieces of a POST body the transport needs before handing messages to a session.
