@@ -53,7 +53,7 @@ else
   # A clean shutdown, and (for sanitizer builds) no report in the server's log.
   kill -TERM $server; wait $server || { echo "toolport exited with status $? on SIGTERM:"; cat "$log"; status=1; }
 fi
-if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:' "$log"; then
+if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:' "$log"; then
   echo "sanitizer report in the server's log:"; cat "$log"; status=1
 fi
 if [[ $status -eq 0 ]]; then echo "conformance: all suites passed"; fi

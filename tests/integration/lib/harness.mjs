@@ -79,8 +79,8 @@ function canConnect(port) {
   });
 }
 
-// What AddressSanitizer, LeakSanitizer and UBSan print when they find something.
-export const SANITIZER_REPORT = /ERROR: (Address|Leak)Sanitizer|runtime error: /;
+// What AddressSanitizer, LeakSanitizer, ThreadSanitizer and UBSan print when they find something.
+export const SANITIZER_REPORT = /ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: /;
 
 // Keeps the tail of a child's stderr for failure messages.
 function captureStderr(child) {
