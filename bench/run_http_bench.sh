@@ -9,6 +9,9 @@
 #   BENCH_WARMUP=2s     unrecorded wrk run before each measured one (JIT, caches)
 #   BENCH_SESSIONS=10000  sessions opened for the memory-per-session figure (0 skips it)
 #   TOOLPORT_BIN=path   binary to measure (default: build-bench/toolport, built if missing)
+#   BENCH_PIN=1         each server on CPU 0 only, wrk on the other CPUs (see bench/README.md:
+#                       unpinned, the scheduler sometimes puts a wrk thread on the server's
+#                       core for a whole run, and every server's p99 then reads 2-4 ms)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
@@ -18,6 +21,13 @@ threads=${BENCH_THREADS:-2}
 warmup=${BENCH_WARMUP:-2s}
 sessions=${BENCH_SESSIONS:-10000}
 protocol_version=2025-11-25
+pin_server=() pin_load=() placement="unpinned" nginx_workers=auto
+if [[ "${BENCH_PIN:-0}" == 1 ]]; then
+  (( $(nproc) >= 2 )) || { echo "run_http_bench.sh: BENCH_PIN=1 needs 2 CPUs" >&2; exit 1; }
+  pin_server=(taskset -c 0) pin_load=(taskset -c "1-$(( $(nproc) - 1 ))")
+  placement="pinned: servers on CPU 0, wrk on CPUs 1-$(( $(nproc) - 1 ))"
+  nginx_workers=1  # one per CPU it may use: two workers sharing one CPU only add latency
+fi
 
 say() { printf '\n=== %s ===\n' "$*"; }
 die() { echo "run_http_bench.sh: $*" >&2; exit 1; }
@@ -114,8 +124,8 @@ expected_text="This is a simple text response for testing."
 # run_wrk NAME URL SID: warm-up, then the measured run; leaves $tmp/wrk-NAME.txt
 run_wrk() {
   local name=$1 url=$2 sid=$3
-  MCP_SESSION_ID="$sid" wrk -t"$threads" -c"$connections" -d"$warmup" -s "$bench/mcp_call.lua" "$url" >/dev/null
-  MCP_SESSION_ID="$sid" wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$bench/mcp_call.lua" "$url" \
+  MCP_SESSION_ID="$sid" "${pin_load[@]}" wrk -t"$threads" -c"$connections" -d"$warmup" -s "$bench/mcp_call.lua" "$url" >/dev/null
+  MCP_SESSION_ID="$sid" "${pin_load[@]}" wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$bench/mcp_call.lua" "$url" \
     > "$tmp/wrk-$name.txt"
   sed 's/^/    /' "$tmp/wrk-$name.txt"
 }
@@ -132,7 +142,7 @@ wrk_pct() { to_ms "$(awk -v p="$2%" '$1 == p {print $2}' "$tmp/wrk-$1.txt")"; }
 wrk_non2xx() { awk '/Non-2xx or 3xx responses:/ {n = $NF} END {print n + 0}' "$tmp/wrk-$1.txt"; }
 wrk_errors() { grep -E '^ +Socket errors:' "$tmp/wrk-$1.txt" | sed 's/^ *//' || true; }
 
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$threads -c$connections -d$duration --latency (after a $warmup warm-up)"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$threads -c$connections -d$duration --latency (after a $warmup warm-up); $placement"
 echo "toolport: $TOOLPORT_BIN ($("$TOOLPORT_BIN" --version 2>/dev/null || echo '?'))"
 echo "node: $("$NODE" --version), @modelcontextprotocol/sdk $("$NODE" -p 'require(process.argv[1]).version' "$bench/node_modules/@modelcontextprotocol/sdk/package.json"), $(nginx -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
 
@@ -143,8 +153,8 @@ http:
   max_sessions: 20000
 EOF
 port=$(free_port)
-"$TOOLPORT_BIN" serve --config "$tmp/toolport.yaml" --listen "127.0.0.1:$port" --packs conformance --log-level warn \
-  2> "$tmp/toolport.log" &
+"${pin_server[@]}" "$TOOLPORT_BIN" serve --config "$tmp/toolport.yaml" --listen "127.0.0.1:$port" --packs conformance \
+  --log-level warn 2> "$tmp/toolport.log" &
 tp_pid=$!
 pids+=("$tp_pid")
 wait_port "$tp_pid" "$port"
@@ -160,7 +170,7 @@ stop "$tp_pid"
 # ------------------------------------------------------------------ (b) TypeScript SDK
 say "TypeScript SDK $("$NODE" -p 'require(process.argv[1]).version' "$bench/node_modules/@modelcontextprotocol/sdk/package.json") (stateful, enableJsonResponse): tools/call test_simple_text"
 port=$(free_port)
-"$NODE" "$bench/ts-sdk-server.mjs" "$port" > "$tmp/ts.log" 2>&1 &
+"${pin_server[@]}" "$NODE" "$bench/ts-sdk-server.mjs" "$port" > "$tmp/ts.log" 2>&1 &
 ts_pid=$!
 pids+=("$ts_pid")
 wait_port "$ts_pid" "$port"
@@ -180,7 +190,7 @@ body=$(cat "$tmp/toolport-body.json")
 port=$(free_port)
 mkdir -p "$tmp/nginx"
 cat > "$tmp/nginx/nginx.conf" <<EOF
-worker_processes auto;
+worker_processes $nginx_workers;
 daemon off;
 pid $tmp/nginx/nginx.pid;
 error_log $tmp/nginx/error.log warn;
@@ -203,7 +213,7 @@ http {
   }
 }
 EOF
-nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
+"${pin_server[@]}" nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
 ngx_pid=$!
 pids+=("$ngx_pid")
 wait_port "$ngx_pid" "$port"
