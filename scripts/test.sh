@@ -2,9 +2,9 @@
 # Installs what is missing, builds, and runs every test:
 #   1. unit tests (GoogleTest) on a release build
 #   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. integration tests: the real binary driven by the official MCP TypeScript SDK client
-#      (release build on one event loop; sanitizer build with HTTP I/O threads)
-#   4. the official MCP conformance suites (both ways too)
+#   3. integration tests (the real binary driven by the official MCP TypeScript SDK client)
+#      and the official MCP conformance suites, on the release build with one event loop
+#   4. the same suites on the sanitizer build with HTTP I/O threads
 #   5. a short libFuzzer run of every fuzz target
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,18 +22,13 @@ step "build (ASan+UBSan) and unit tests"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTOOLPORT_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j 2
 
-step "npm packages for the integration and conformance tests"
-(cd tests/integration && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; })
+step "integration tests and conformance suites: release build, one event loop"
+tests/run_suites.sh "$root/build/toolport"
 
-step "integration tests (TypeScript SDK client against the real binary)"
-TOOLPORT_BIN="$root/build/toolport" tests/integration/run.sh
-# Again with the sanitizer build of the server and HTTP I/O threads (requests handed between
-# threads; any memory error or leak in the server fails the test that stopped it).
-TOOLPORT_BIN="$root/build-asan/toolport" TOOLPORT_TEST_IO_THREADS=2 tests/integration/run.sh
-
-step "official conformance suites"
-TOOLPORT_BIN="$root/build/toolport" tests/conformance/run.sh
-TOOLPORT_BIN="$root/build-asan/toolport" TOOLPORT_TEST_IO_THREADS=2 tests/conformance/run.sh
+step "integration tests and conformance suites: ASan+UBSan build, 2 HTTP I/O threads"
+# Requests are handed between threads; any memory error or leak in the server fails the
+# test that stopped it.
+tests/run_suites.sh "$root/build-asan/toolport" 2
 
 step "fuzzing (short run)"
 tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"

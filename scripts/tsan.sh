@@ -17,14 +17,8 @@ scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOOLPORT_SANITIZ
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 ctest --test-dir build-tsan --output-on-failure -j 2
 
-step "npm packages"
-(cd tests/integration && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; })
-
-step "integration tests and conformance suites, 2 HTTP I/O threads"
-# The server's reports must reach its log, not stop it: the harness reads them there.
-TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" TOOLPORT_BIN="$root/build-tsan/toolport" \
-  TOOLPORT_TEST_IO_THREADS=2 tests/integration/run.sh
-TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" TOOLPORT_BIN="$root/build-tsan/toolport" \
-  TOOLPORT_TEST_IO_THREADS=2 tests/conformance/run.sh
+step "integration tests and conformance suites: ThreadSanitizer build, 2 HTTP I/O threads"
+# The server's reports must reach its log, not stop it: the suites read them there.
+TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" tests/run_suites.sh "$root/build-tsan/toolport" 2
 
 step "no data race reported"

