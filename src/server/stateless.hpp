@@ -6,8 +6,6 @@
 
 #include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,24 +48,5 @@ void decorate_stateless_result(Json& result, const McpServer& server);
 // Adds ttlMs/cacheScope to list and read results.
 void mark_cacheable(Json& result, const McpServer& server);
 Json discover_result(const McpServer& server, const RequestContext& ctx);
-
-// HTTP header rules of the revision.
-struct StatelessHeaders {
-    std::string protocol_version;
-    bool has_protocol_version = false;
-    std::string method;
-    bool has_method = false;
-    std::string name;
-    bool has_name = false;
-    std::vector<std::pair<std::string, std::string>> params;  // Mcp-Param-<Name>: value
-};
-
-struct HeaderProblem {
-    int http_status = 400;
-    Json body;
-};
-
-std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& headers, const protocol::Request& request,
-                                                     const StatelessMeta& meta, const McpServer& server);
 
 }  // namespace toolport

@@ -1,0 +1,153 @@
+#include "transports/stateless_headers.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "server/server.hpp"
+#include "util/base64.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport {
+
+using namespace protocol;
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+HeaderProblem problem(const Request& request, int status, int code, std::string message, Json data = nullptr) {
+    return HeaderProblem{status, make_error(request.id, code, message, std::move(data))};
+}
+
+// The name a request addresses, for Mcp-Name.
+std::optional<std::string> addressed_name(const Request& request) {
+    const Json& p = request.params;
+    if (!p.is_object()) return std::nullopt;
+    const char* key = nullptr;
+    if (request.method == "tools/call" || request.method == "prompts/get") key = "name";
+    else if (request.method == "resources/read") key = "uri";
+    if (!key) return std::nullopt;
+    auto it = p.find(key);
+    if (it == p.end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+}
+
+// Header values that are not plain visible ASCII travel as "=?base64?<b64>?=".
+std::optional<std::string> decode_param_header(const std::string& value) {
+    constexpr std::string_view prefix = "=?base64?";
+    constexpr std::string_view suffix = "?=";
+    if (value.size() >= prefix.size() + suffix.size() && iequals(std::string_view(value).substr(0, prefix.size()), prefix) &&
+        value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        return util::base64_decode(value.substr(prefix.size(), value.size() - prefix.size() - suffix.size()));
+    }
+    return value;
+}
+
+// HTTP field values may carry optional white space around them (RFC 9110 §5.5).
+std::string trim_ows(std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return std::string(v);
+}
+
+std::string header_text(const Json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    return v.dump();
+}
+
+}  // namespace
+
+std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, const Request& request,
+                                                     const StatelessMeta& meta, const McpServer& server) {
+    if (!h.has_protocol_version) {
+        return problem(request, 400, error_code::kHeaderMismatch, "Missing MCP-Protocol-Version header");
+    }
+    if (!meta.present) {
+        return problem(request, 400, error_code::kInvalidParams,
+                       fmt::format("Invalid params: missing _meta keys: {}, {}", meta_key::kProtocolVersion,
+                                   meta_key::kClientCapabilities));
+    }
+    if (!meta.has_capabilities) {
+        return problem(request, 400, error_code::kInvalidParams,
+                       fmt::format("Invalid params: missing _meta keys: {}", meta_key::kClientCapabilities));
+    }
+    if (h.protocol_version != meta.requested) {
+        return problem(request, 400, error_code::kHeaderMismatch,
+                       fmt::format("MCP-Protocol-Version header \"{}\" does not match _meta protocolVersion \"{}\"",
+                                   util::sanitize_for_message(h.protocol_version, 40),
+                                   util::sanitize_for_message(meta.requested, 40)));
+    }
+    if (!meta.revision) {
+        return HeaderProblem{400, unsupported_version_error(request.id, meta.requested)};
+    }
+    if (!h.has_method) {
+        return problem(request, 400, error_code::kHeaderMismatch, "Missing Mcp-Method header");
+    }
+    if (trim_ows(h.method) != request.method) {
+        return problem(request, 400, error_code::kHeaderMismatch,
+                       fmt::format("Mcp-Method header \"{}\" does not match the body's method \"{}\"",
+                                   util::sanitize_for_message(h.method, 60),
+                                   util::sanitize_for_message(request.method, 60)));
+    }
+    if (auto name = addressed_name(request)) {
+        if (!h.has_name) {
+            return problem(request, 400, error_code::kHeaderMismatch,
+                           fmt::format("Missing Mcp-Name header (expected \"{}\")", util::sanitize_for_message(*name, 100)));
+        }
+        auto decoded = decode_param_header(trim_ows(h.name));
+        if (!decoded || *decoded != *name) {
+            return problem(request, 400, error_code::kHeaderMismatch,
+                           fmt::format("Mcp-Name header does not match the body (\"{}\")",
+                                       util::sanitize_for_message(*name, 100)));
+        }
+    }
+    // Mcp-Param-<Name> mirrors of x-mcp-header tool parameters must match the arguments.
+    if (request.method == "tools/call" && request.params.is_object()) {
+        auto name = addressed_name(request);
+        const ToolSpec* tool = name ? server.registry().find_tool(*name) : nullptr;
+        const Json& schema = tool ? tool->input_schema : Json();
+        if (tool && schema.is_object() && schema.contains("properties") && schema["properties"].is_object()) {
+            const Json args = request.params.value("arguments", Json::object());
+            for (const auto& [prop, def] : schema["properties"].items()) {
+                if (!def.is_object() || !def.contains("x-mcp-header") || !def["x-mcp-header"].is_string()) continue;
+                const std::string header_name = def["x-mcp-header"];
+                const Json* sent = nullptr;
+                std::string sent_value;
+                for (const auto& [hn, hv] : h.params) {
+                    if (iequals(hn, header_name)) {
+                        sent_value = hv;
+                        sent = &args;  // marks "present"
+                    }
+                }
+                const bool has_arg = args.is_object() && args.contains(prop) && !args[prop].is_null();
+                if (!has_arg) {
+                    if (sent) {
+                        return problem(request, 400, error_code::kHeaderMismatch,
+                                       fmt::format("Mcp-Param-{} header sent but argument \"{}\" is absent",
+                                                   header_name, prop));
+                    }
+                    continue;
+                }
+                if (!sent) {
+                    return problem(request, 400, error_code::kHeaderMismatch,
+                                   fmt::format("Missing Mcp-Param-{} header for argument \"{}\"", header_name, prop));
+                }
+                auto decoded = decode_param_header(trim_ows(sent_value));
+                if (!decoded || *decoded != header_text(args[prop])) {
+                    return problem(request, 400, error_code::kHeaderMismatch,
+                                   fmt::format("Mcp-Param-{} header does not match argument \"{}\"", header_name, prop));
+                }
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace toolport
