@@ -148,7 +148,7 @@ static Config load_config_unchecked(const std::string& path) {
                      "session_idle_timeout_s", "allowed_origins", "allowed_hosts", "bearer_tokens_env",
                      "bearer_tokens_file", "legacy_sse", "sse_retry_ms", "max_replay_events", "max_replay_bytes",
                      "write_timeout_s", "keep_alive_timeout_s", "metrics_endpoint", "health_endpoint",
-                     "public_health", "io_threads"});
+                     "public_health", "io_threads", "handshake_timeout_s", "max_connections", "max_batch_size"});
         auto& o = config.http;
         if (h["listen"]) apply_listen(o, r.str(h["listen"], "http.listen"));
         if (h["path"]) o.path = r.str(h["path"], "http.path");
@@ -169,6 +169,13 @@ static Config load_config_unchecked(const std::string& path) {
             o.session_idle_timeout =
                 std::chrono::seconds(r.integer(h["session_idle_timeout_s"], "http.session_idle_timeout_s", 1, 86400 * 30));
         }
+        if (h["handshake_timeout_s"]) {
+            o.handshake_timeout =
+                std::chrono::seconds(r.integer(h["handshake_timeout_s"], "http.handshake_timeout_s", 0, 86400));
+        }
+        if (h["max_connections"])
+            o.max_connections = r.integer(h["max_connections"], "http.max_connections", 1, 10000000);
+        if (h["max_batch_size"]) o.max_batch_size = r.integer(h["max_batch_size"], "http.max_batch_size", 1, 1000000);
         if (h["allowed_origins"]) o.allowed_origins = r.list(h["allowed_origins"], "http.allowed_origins");
         if (h["allowed_hosts"]) o.allowed_hosts = r.list(h["allowed_hosts"], "http.allowed_hosts");
         if (h["bearer_tokens_env"]) {

@@ -1,5 +1,7 @@
 #include "app/serve.hpp"
 
+#include <sys/resource.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
@@ -11,7 +13,26 @@
 
 namespace toolport {
 
+namespace {
+
+// Every connection, session stream and upstream costs a descriptor; the soft limit is often
+// 1024 while the hard one is far higher. Raise it to the hard limit (what an unprivileged
+// process may do) so that limit, not an accident of the shell, is what http.max_connections
+// meets.
+void raise_open_files_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+    rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+        spdlog::debug("open files limit raised from {} to {}", before, limit.rlim_cur);
+    }
+}
+
+}  // namespace
+
 int serve(const Config& config) {
+    raise_open_files_limit();
     // Declared first so it is destroyed last: work queued on the engine's loop (`io`) refers
     // to connections on these loops.
     std::unique_ptr<IoThreads> io_threads;
@@ -44,7 +65,7 @@ int serve(const Config& config) {
     std::unique_ptr<HttpServer> http;
     try {
         if (thread_count > 0) io_threads = std::make_unique<IoThreads>(thread_count);
-        http = std::make_unique<HttpServer>(server, std::move(http_options), io_threads.get());
+        http = std::make_unique<HttpServer>(server, executor, std::move(http_options), io_threads.get());
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 1;

@@ -27,6 +27,9 @@ inline constexpr int kInternalError = -32603;
 // MCP-specific codes.
 inline constexpr int kResourceNotFound = -32002;  // 2024-11-05 .. 2025-11-25
 inline constexpr int kUrlElicitationRequired = -32042;
+// A request that ended without its result because the client cancelled it (the code LSP
+// uses); only sent where a transport must still answer the HTTP request that carried it.
+inline constexpr int kRequestCancelled = -32800;
 inline constexpr int kHeaderMismatch = -32020;                  // 2026-07-28
 inline constexpr int kMissingRequiredClientCapability = -32021;  // 2026-07-28
 inline constexpr int kUnsupportedProtocolVersion = -32022;      // 2026-07-28
@@ -70,6 +73,7 @@ struct ProtocolError {
 
 struct ParseLimits {
     std::size_t max_depth = 64;  // nesting of arrays/objects
+    std::size_t max_batch_size = 1000;  // messages in one batch
 };
 
 struct ParsedPayload {

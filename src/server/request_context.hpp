@@ -72,10 +72,12 @@ public:
     // is cancelled and it gets no response. A deadline only cancels the work; the request
     // is still answered (with a TIMEOUT tool error).
     void abandon(std::string reason) {
+        if (!abandoned_) abandon_reason_ = reason;
         abandoned_ = true;
         cancel_.cancel(std::move(reason));
     }
     bool abandoned() const { return abandoned_; }
+    const std::string& abandon_reason() const { return abandon_reason_; }
 
     // Sends notifications/progress when the request carried a progressToken.
     void progress(double progress, std::optional<double> total = std::nullopt, std::string message = {});
@@ -120,6 +122,7 @@ private:
     protocol::Revision revision_;
     CancelToken cancel_;
     bool abandoned_ = false;
+    std::string abandon_reason_;
     std::chrono::steady_clock::duration client_waited_{};
     std::optional<std::chrono::steady_clock::time_point> client_wait_started_;
     int client_requests_made_ = 0;  // numbers MRTR input keys deterministically per replay

@@ -188,7 +188,11 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
                            "Internal error: " + util::sanitize_for_message(e.what(), 2000));
     }
     in_flight_.erase(key);
-    if (!reply.is_null() && !ctx->abandoned()) send(reply, &id);
+    if (!reply.is_null() && !ctx->abandoned()) {
+        send(reply, &id);
+    } else if (unanswered_) {
+        unanswered_(id, ctx->abandoned() ? ctx->abandon_reason() : std::string("cancelled"));
+    }
 }
 
 Json ServerSession::finish_result(Json result, const RequestContext& ctx) const {

@@ -63,6 +63,11 @@ public:
     void set_stream_closer(std::function<void(const protocol::RequestId&)> closer) {
         stream_closer_ = std::move(closer);
     }
+    // Told when a request ends without a reply (the client cancelled it, or the session
+    // closed while it ran), so a transport holding a response open for it can end that
+    // response instead of waiting for ever. `reason` says why, for the client.
+    using UnansweredListener = std::function<void(const protocol::RequestId& id, const std::string& reason)>;
+    void set_unanswered_listener(UnansweredListener listener) { unanswered_ = std::move(listener); }
 
 private:
     enum class State { fresh, initializing, operating };
@@ -109,6 +114,7 @@ private:
     std::int64_t next_client_request_id_ = 0;
     std::set<std::string> subscriptions_;
     std::function<void(const protocol::RequestId&)> stream_closer_;
+    UnansweredListener unanswered_;
 };
 
 }  // namespace toolport

@@ -19,6 +19,13 @@ struct HttpOptions {
     std::size_t max_json_depth = 64;
     std::size_t max_sessions = 100000;
     std::chrono::seconds session_idle_timeout{30 * 60};
+    // A session that sends nothing after its initialize within this long is dropped, so a
+    // client cannot fill max_sessions with handshakes it never finishes. 0: no limit.
+    std::chrono::seconds handshake_timeout{10};
+    // Connections open at once; the next one is answered 503 and closed.
+    std::size_t max_connections = 10000;
+    // Messages in one JSON-RPC batch (protocol 2025-03-26); a larger batch is refused whole.
+    std::size_t max_batch_size = 1000;
     std::chrono::seconds keep_alive_timeout{120};
     // Events (and bytes) kept per stream for resumption with Last-Event-ID. This is also
     // the most a client that stops reading can make the server hold for it; a write that

@@ -10,6 +10,7 @@
 
 namespace toolport {
 
+class AsioExecutor;
 class McpServer;
 class IoThreads;
 
@@ -18,14 +19,15 @@ public:
     // Binds at once (throws std::runtime_error with the reason when it cannot). With
     // `io_threads`, connections do their socket work on those loops and hand each request
     // to the engine's loop; without, everything runs on the engine's loop.
-    HttpServer(McpServer& server, HttpOptions options, IoThreads* io_threads = nullptr);
+    // `executor` is the engine's loop, the one `server` runs on.
+    HttpServer(McpServer& server, AsioExecutor& executor, HttpOptions options, IoThreads* io_threads = nullptr);
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;
 
     // The port actually bound (useful with port 0).
     unsigned short port() const;
-    // Starts accepting on the server's event loop (the McpServer's AsioExecutor).
+    // Starts accepting on the engine's loop.
     void start();
     void stop();
     std::size_t session_count() const;

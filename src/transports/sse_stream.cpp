@@ -1,44 +1,105 @@
 #include "transports/sse_stream.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "server/session.hpp"
 
 namespace toolport {
 
+namespace {
+// The error a POST gets in place of the reply its request will never have.
+std::string cancelled_reply(const protocol::RequestId& id, const std::string& reason) {
+    return protocol::serialize(protocol::make_error(id, protocol::error_code::kRequestCancelled,
+                                                    "Request cancelled: " + reason));
+}
+std::string session_ended_reply(const protocol::RequestId& id, const std::string& reason) {
+    return protocol::serialize(protocol::make_error(
+        id, protocol::error_code::kInvalidRequest,
+        "Session ended: " + reason + "; the request was cancelled (initialize a new session to go on)"));
+}
+}  // namespace
+
 void OutStream::push(std::string data, const std::string* reply_to) {
     StreamEvent e{next_seq_++, std::move(data), reply_to != nullptr};
     if (!e.is_response) has_non_response_ = true;
     bytes_ += e.data.size();
     events_.push_back(std::move(e));
-    while (events_.size() > 1 && (events_.size() > max_events_ || bytes_ > max_bytes_)) {
-        bytes_ -= events_.front().data.size();
-        events_.pop_front();
-    }
+    evict_over_limits();
     if (reply_to) {
         pending_.erase(*reply_to);
-        if (pending_.empty()) {
-            finished_ = true;
-            finished_at = std::chrono::steady_clock::now();
-        }
+        check_finished();
     }
     notify();
 }
 
-std::deque<StreamEvent> OutStream::events_after(std::uint64_t seq, bool* complete) const {
-    std::deque<StreamEvent> out;
-    if (complete) *complete = can_replay_after(seq);
-    for (const auto& e : events_) {
-        if (e.seq > seq) out.push_back(e);
-    }
-    return out;
+void OutStream::push_local_reply(std::string data) {
+    bytes_ += data.size();
+    events_.push_back(StreamEvent{next_seq_++, std::move(data), true});
+    evict_over_limits();
+    notify();
 }
 
-std::shared_ptr<OutStream> HttpSession::open_stream(const std::vector<std::string>& request_keys) {
+void OutStream::end_request(const std::string& request_key, std::string error_reply) {
+    if (pending_.erase(request_key) == 0) return;
+    unanswered_.push_back(std::move(error_reply));
+    check_finished();
+    notify();
+}
+
+void OutStream::end() {
+    pending_.clear();
+    ended_ = true;
+    check_finished();
+    notify();
+}
+
+void OutStream::check_finished() {
+    if (finished_ || !pending_.empty()) return;
+    finished_ = true;
+    finished_at = std::chrono::steady_clock::now();
+}
+
+// The log is bounded so that a client that never reads cannot make the server hold without
+// limit; but a reply not yet delivered is never dropped (a POST's replies are its own, and
+// there are at most as many as it had requests). Notifications and delivered events go first.
+void OutStream::evict_over_limits() {
+    auto may_go = [this](const StreamEvent& e) { return !e.is_response || e.seq <= delivered_; };
+    while (events_.size() > 1 && (events_.size() > max_events_ || bytes_ > max_bytes_)) {
+        auto newest = events_.end() - 1;  // always kept
+        auto victim = std::find_if(events_.begin(), newest, may_go);
+        if (victim == newest) return;
+        bytes_ -= victim->data.size();
+        events_.erase(victim);
+    }
+}
+
+std::string OutStream::take_json_body(bool batch) {
+    if (!batch) {
+        return events_.empty() ? std::move(unanswered_.front()) : std::move(events_.front().data);
+    }
+    std::size_t size = 2;
+    for (const auto& e : events_) size += e.data.size() + 1;
+    for (const auto& u : unanswered_) size += u.size() + 1;
+    std::string body;
+    body.reserve(size);
+    body += '[';
+    auto append = [&body](std::string& reply) {
+        if (body.size() > 1) body += ',';
+        body += reply;
+    };
+    for (auto& e : events_) append(e.data);
+    for (auto& u : unanswered_) append(u);
+    body += ']';
+    return body;
+}
+
+std::shared_ptr<OutStream> HttpSession::open_stream(const std::vector<protocol::RequestId>& request_ids) {
     auto s = std::make_shared<OutStream>(next_stream_++, max_events_, max_bytes_);
-    for (const auto& key : request_keys) {
+    for (const auto& id : request_ids) {
+        auto key = id.dump();
         s->expect_reply(key);
-        by_request_[key] = s;
+        by_request_[key] = AwaitedReply{s, id};
     }
     streams_.emplace(s->id(), s);
     return s;
@@ -61,7 +122,7 @@ void HttpSession::route(const protocol::Json& message, const protocol::RequestId
     const bool is_reply = !message.contains("method");
     if (related && !legacy) {
         key = related->dump();
-        if (auto it = by_request_.find(key); it != by_request_.end()) stream = it->second;
+        if (auto it = by_request_.find(key); it != by_request_.end()) stream = it->second.stream;
     }
     if (!stream) stream = standalone();
     auto data = protocol::serialize(message);
@@ -73,8 +134,25 @@ void HttpSession::route(const protocol::Json& message, const protocol::RequestId
     }
 }
 
+void HttpSession::request_ended(const protocol::RequestId& id, const std::string& reason) {
+    auto key = id.dump();
+    auto it = by_request_.find(key);
+    if (it == by_request_.end()) return;
+    auto stream = std::move(it->second.stream);
+    by_request_.erase(it);
+    stream->end_request(key, cancelled_reply(id, reason));
+}
+
+void HttpSession::end(const std::string& reason) {
+    auto awaited = std::move(by_request_);
+    by_request_.clear();
+    for (auto& [key, entry] : awaited) entry.stream->end_request(key, session_ended_reply(entry.id, reason));
+    for (auto& [id, stream] : streams_) stream->end();
+    if (standalone_) standalone_->end();
+}
+
 void HttpSession::close_stream(const protocol::RequestId& request) {
-    if (auto it = by_request_.find(request.dump()); it != by_request_.end()) it->second->request_close();
+    if (auto it = by_request_.find(request.dump()); it != by_request_.end()) it->second.stream->request_close();
 }
 
 void HttpSession::prune(std::chrono::steady_clock::duration keep) {

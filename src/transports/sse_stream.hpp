@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
@@ -45,8 +46,19 @@ public:
 
     // Appends a message; `reply_to` is set when the message answers one of the requests.
     void push(std::string data, const std::string* reply_to);
+    // Appends a reply the transport itself makes (to a malformed or duplicate member of a
+    // batch): a response, but to no request the session runs.
+    void push_local_reply(std::string data);
+    // The request `request_key` ended without a reply (cancelled, or its session ended).
+    // Over an event stream nothing is sent for it; a response still to be written as JSON
+    // carries `error_reply` in its place, so the POST is answered all the same.
+    void end_request(const std::string& request_key, std::string error_reply);
+    // The session ended: nothing more will be pushed (end_request() its requests first); a
+    // connection writing the stream ends it.
+    void end();
+    bool ended() const { return ended_; }
 
-    // All requests answered: nothing more will be pushed.
+    // All requests answered (or ended): nothing more will be pushed.
     bool finished() const { return finished_; }
     // SSE polling: the server ends the HTTP response early; the client resumes the stream
     // with GET + Last-Event-ID while the requests go on.
@@ -58,16 +70,15 @@ public:
     bool close_requested() const { return close_requested_; }
 
     const std::deque<StreamEvent>& events() const { return events_; }
-    // The one reply of a stream answered as plain JSON (moved out: nothing else reads it).
-    std::string take_single_reply() { return std::move(events_.front().data); }
+    // The body of a stream answered as plain JSON, once finished with nothing but replies:
+    // the one reply, or for a batch the array of every reply (moved out: nothing else reads
+    // them). Replies are never dropped from the log before they are delivered.
+    std::string take_json_body(bool batch);
     // Writers record how far the client has been sent the stream.
     void mark_delivered(std::uint64_t seq) { delivered_ = std::max(delivered_, seq); }
     // Everything said and sent: nobody can need to resume this stream.
     bool fully_delivered() const { return finished_ && delivered_ >= last_seq(); }
     std::uint64_t last_seq() const { return next_seq_ - 1; }
-    // Events after `seq` (those a resuming client has not seen). Sets `complete` false when
-    // some were already dropped from the log.
-    std::deque<StreamEvent> events_after(std::uint64_t seq, bool* complete = nullptr) const;
     // False when events after `seq` were already dropped from the log (a resume would skip them).
     bool can_replay_after(std::uint64_t seq) const { return events_.empty() || events_.front().seq <= seq + 1; }
     bool has_non_response() const { return has_non_response_; }
@@ -88,9 +99,14 @@ private:
     std::size_t max_bytes_;
     std::size_t bytes_ = 0;
     std::uint64_t next_seq_ = 1;
+    void evict_over_limits();
+    void check_finished();
+
     std::deque<StreamEvent> events_;
     std::unordered_set<std::string> pending_;
+    std::vector<std::string> unanswered_;  // error replies for requests that ended without one
     bool finished_ = false;
+    bool ended_ = false;
     bool has_non_response_ = false;
     bool close_requested_ = false;
     std::uint64_t delivered_ = 0;
@@ -106,10 +122,24 @@ public:
     const std::string& id() const { return id_; }
     std::shared_ptr<ServerSession> mcp;
     bool legacy = false;  // HTTP+SSE (2024-11-05): every message goes on the one stream
-    std::chrono::steady_clock::time_point last_active = std::chrono::steady_clock::now();
+    // Who created the session (http_policy::principal_of); only that caller may use it.
+    std::string principal;
+    std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_active = created;
+    // The client came back after initialize (another request, a stream): the handshake is
+    // over. Sessions that never get here are dropped after a short handshake timeout.
+    bool established = false;
 
     // A new stream for the requests of one POST.
-    std::shared_ptr<OutStream> open_stream(const std::vector<std::string>& request_keys);
+    std::shared_ptr<OutStream> open_stream(const std::vector<protocol::RequestId>& request_ids);
+    // A request with this key (its id as JSON text) still waits for its reply.
+    bool awaits_reply(const std::string& request_key) const { return by_request_.count(request_key) > 0; }
+    // The request `id` ended without a reply (SessionOutput's companion, see
+    // ServerSession::set_unanswered_listener).
+    void request_ended(const protocol::RequestId& id, const std::string& reason);
+    // The session ended (deleted, expired, server stopping): every response still open ends
+    // with an error naming `reason`, and every stream ends.
+    void end(const std::string& reason);
     // The standalone stream (created on first use, so early notifications are kept).
     std::shared_ptr<OutStream> standalone();
     std::shared_ptr<OutStream> find_stream(std::uint64_t id) const;
@@ -135,7 +165,11 @@ private:
     std::size_t max_bytes_;
     std::uint64_t next_stream_ = 1;  // 0 is the standalone stream
     std::unordered_map<std::uint64_t, std::shared_ptr<OutStream>> streams_;
-    std::unordered_map<std::string, std::shared_ptr<OutStream>> by_request_;
+    struct AwaitedReply {
+        std::shared_ptr<OutStream> stream;
+        protocol::RequestId id;
+    };
+    std::unordered_map<std::string, AwaitedReply> by_request_;  // key: the id as JSON text
     std::shared_ptr<OutStream> standalone_;
 };
 

@@ -74,7 +74,7 @@ struct World {
         http_options.write_timeout = 2s;
         http_options.max_body_bytes = 64 * 1024;
         http_options.sse_retry = 0ms;
-        http = std::make_unique<toolport::HttpServer>(*server, http_options);
+        http = std::make_unique<toolport::HttpServer>(*server, executor, http_options);
         http->start();
         endpoint = tcp::endpoint(net::ip::make_address("127.0.0.1"), http->port());
     }

@@ -237,11 +237,11 @@ describe('JSON-RPC violations', () => {
     await assertHealthy(server);
   });
 
-  it('"jsonrpc": "1.0": error -32600 for that id', async (t) => {
+  it('"jsonrpc": "1.0": 400 with error -32600 for that id', async (t) => {
     const server = await serverForTest(t);
     const { sessionId } = await initializeSession(server);
     const res = await post(server, { jsonrpc: '1.0', id: 5, method: 'ping' }, { sessionId, protocolVersion: LATEST });
-    assert.equal(res.status, 200, res.text);
+    assert.equal(res.status, 400, res.text);
     assertRpcError(res, -32600, { id: 5 });
     await assertHealthy(server);
   });

@@ -44,7 +44,7 @@ HttpServerThread::HttpServerThread(HttpOptions options, const std::function<void
     options.host = "127.0.0.1";
     options.port = 0;
     if (options.io_threads > 0) impl_->io_threads = std::make_unique<IoThreads>(options.io_threads);
-    impl_->http = std::make_unique<HttpServer>(*impl_->server, options, impl_->io_threads.get());
+    impl_->http = std::make_unique<HttpServer>(*impl_->server, impl_->executor, options, impl_->io_threads.get());
     impl_->http->start();
     impl_->thread = std::thread([impl = impl_.get()]() { impl->io.run(); });
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "protocol/jsonrpc.hpp"
 #include "transports/sse_stream.hpp"
@@ -72,55 +73,97 @@ TEST(SseStream, ResponsesOnlyStreamHasNoNonResponse) {
     EXPECT_FALSE(s.has_non_response());
 }
 
-TEST(SseStream, EventsAfterReturnsUnseenEvents) {
-    OutStream s(1, 100);
-    for (int i = 0; i < 5; ++i) s.push("e" + std::to_string(i + 1), nullptr);
-    bool complete = false;
-    auto all = s.events_after(0, &complete);
-    EXPECT_TRUE(complete);
-    ASSERT_EQ(all.size(), 5u);
-    EXPECT_EQ(all.front().seq, 1u);
-
-    auto tail = s.events_after(3, &complete);
-    EXPECT_TRUE(complete);
-    ASSERT_EQ(tail.size(), 2u);
-    EXPECT_EQ(tail[0].seq, 4u);
-    EXPECT_EQ(tail[0].data, "e4");
-    EXPECT_EQ(tail[1].seq, 5u);
-
-    EXPECT_TRUE(s.events_after(5, &complete).empty());
-    EXPECT_TRUE(complete);
-    EXPECT_TRUE(s.events_after(99).empty());
-}
-
-TEST(SseStream, EventsAfterReportsDroppedEvents) {
+TEST(SseStream, CanReplayAfterTellsWhetherEventsWereDropped) {
     OutStream s(1, 3);
+    EXPECT_TRUE(s.can_replay_after(0));  // nothing logged yet
     for (int i = 0; i < 6; ++i) s.push("e" + std::to_string(i + 1), nullptr);
     ASSERT_EQ(s.events().size(), 3u);
     EXPECT_EQ(s.events().front().seq, 4u);
     EXPECT_EQ(s.last_seq(), 6u);
-
-    bool complete = true;
-    auto out = s.events_after(0, &complete);
-    EXPECT_FALSE(complete);
-    ASSERT_EQ(out.size(), 3u);
-    EXPECT_EQ(out.front().seq, 4u);
-
-    complete = true;
-    (void)s.events_after(2, &complete);
-    EXPECT_FALSE(complete);  // event 3 is gone
-
-    complete = false;
-    out = s.events_after(3, &complete);
-    EXPECT_TRUE(complete);  // the client saw 3; 4..6 are all still here
-    EXPECT_EQ(out.size(), 3u);
+    EXPECT_FALSE(s.can_replay_after(0));
+    EXPECT_FALSE(s.can_replay_after(2));  // event 3 is gone
+    EXPECT_TRUE(s.can_replay_after(3));   // the client saw 3; 4..6 are all still here
 }
 
-TEST(SseStream, EmptyLogIsComplete) {
-    OutStream s(1, 3);
-    bool complete = false;
-    EXPECT_TRUE(s.events_after(0, &complete).empty());
-    EXPECT_TRUE(complete);
+TEST(SseStream, UndeliveredRepliesAreNeverDroppedFromTheLog) {
+    // 3,000 replies in a log of 1,024 events: a batch's replies are its own.
+    OutStream s(1, 1024, 1 << 20);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 3000; ++i) s.expect_reply(keys.emplace_back(std::to_string(i)));
+    for (int i = 0; i < 3000; ++i) {
+        s.push("progress", nullptr);  // notifications may go
+        s.push("{\"id\":" + keys[i] + "}", &keys[i]);
+    }
+    EXPECT_TRUE(s.finished());
+    std::size_t replies = 0;
+    for (const auto& e : s.events()) replies += e.is_response ? 1 : 0;
+    EXPECT_EQ(replies, 3000u);
+    auto body = Json::parse(s.take_json_body(true));
+    ASSERT_EQ(body.size(), 3000u);
+    EXPECT_EQ(body[2999]["id"], 2999);
+}
+
+TEST(SseStream, DeliveredRepliesMayBeDropped) {
+    OutStream s(1, 2);
+    std::string k1 = "1", k2 = "2", k3 = "3";
+    s.expect_reply(k1);
+    s.expect_reply(k2);
+    s.expect_reply(k3);
+    s.push("r1", &k1);
+    s.push("r2", &k2);
+    s.mark_delivered(2);
+    s.push("r3", &k3);
+    ASSERT_EQ(s.events().size(), 2u);
+    EXPECT_EQ(s.events().front().data, "r2");
+}
+
+TEST(SseStream, EndedRequestsAnswerWithTheirErrorInTheJsonBody) {
+    OutStream s(1, 10);
+    std::string k1 = "1", k2 = "2";
+    s.expect_reply(k1);
+    s.expect_reply(k2);
+    s.push("{\"id\":1}", &k1);
+    EXPECT_FALSE(s.finished());
+    s.end_request(k2, "{\"error\":{},\"id\":2}");
+    EXPECT_TRUE(s.finished());
+    EXPECT_FALSE(s.has_non_response());
+    EXPECT_EQ(s.events().size(), 1u);  // nothing is streamed for it
+    EXPECT_EQ(s.take_json_body(true), "[{\"id\":1},{\"error\":{},\"id\":2}]");
+    s.end_request(k2, "again");  // no longer expected: ignored
+}
+
+TEST(SseStream, SingleEndedRequestAnswersWithItsError) {
+    OutStream s(1, 10);
+    s.expect_reply("7");
+    int wakes = 0;
+    s.set_waker([&] { ++wakes; });
+    s.end_request("7", "cancelled");
+    EXPECT_EQ(wakes, 1);
+    EXPECT_TRUE(s.finished());
+    EXPECT_EQ(s.take_json_body(false), "cancelled");
+}
+
+TEST(SseStream, LocalRepliesAreResponsesOfNoRequest) {
+    OutStream s(1, 10);
+    s.expect_reply("1");
+    s.push_local_reply("dup");
+    EXPECT_FALSE(s.finished());
+    EXPECT_FALSE(s.has_non_response());
+    std::string k = "1";
+    s.push("r", &k);
+    EXPECT_TRUE(s.finished());
+    EXPECT_EQ(s.take_json_body(true), "[dup,r]");
+}
+
+TEST(SseStream, EndFinishesAStreamAndWakesItsWriter) {
+    OutStream s(0, 10);
+    int wakes = 0;
+    s.set_waker([&] { ++wakes; });
+    EXPECT_FALSE(s.ended());
+    s.end();
+    EXPECT_TRUE(s.ended());
+    EXPECT_TRUE(s.finished());
+    EXPECT_EQ(wakes, 1);
 }
 
 TEST(SseStream, ByteLimitDropsOldestButKeepsNewest) {
@@ -177,8 +220,8 @@ TEST(SseStream, RouteSendsRepliesToTheStreamOwningTheRequest) {
     HttpSession session("sid", 100);
     EXPECT_EQ(session.id(), "sid");
     RequestId id1 = 1, id2 = "two", id3 = 3.5;
-    auto a = session.open_stream({key(id1), key(id2)});
-    auto b = session.open_stream({key(id3)});
+    auto a = session.open_stream({id1, id2});
+    auto b = session.open_stream({id3});
     EXPECT_NE(a->id(), 0u);
     EXPECT_NE(b->id(), 0u);
     EXPECT_NE(a->id(), b->id());
@@ -218,7 +261,7 @@ TEST(SseStream, RouteSendsRepliesToTheStreamOwningTheRequest) {
 TEST(SseStream, UnrelatedNotificationsGoToTheStandaloneStream) {
     HttpSession session("sid", 100);
     RequestId id1 = 1;
-    auto a = session.open_stream({key(id1)});
+    auto a = session.open_stream({id1});
     session.route(protocol::make_notification("notifications/tools/list_changed", nullptr), nullptr);
     auto standalone = session.find_stream(0);
     ASSERT_NE(standalone, nullptr);
@@ -238,7 +281,7 @@ TEST(SseStream, UnrelatedNotificationsGoToTheStandaloneStream) {
 TEST(SseStream, MessagesAfterTheReplyGoToTheStandaloneStream) {
     HttpSession session("sid", 100);
     RequestId id1 = 1;
-    auto a = session.open_stream({key(id1)});
+    auto a = session.open_stream({id1});
     session.route(protocol::make_response(id1, Json::object()), &id1);
     ASSERT_TRUE(a->finished());
     session.route(protocol::make_notification("notifications/message", nullptr), &id1);
@@ -251,7 +294,7 @@ TEST(SseStream, LegacySessionPutsEverythingOnTheStandaloneStream) {
     HttpSession session("sid", 100);
     session.legacy = true;
     RequestId id1 = 1;
-    auto a = session.open_stream({key(id1)});
+    auto a = session.open_stream({id1});
     session.route(protocol::make_notification("notifications/progress", nullptr), &id1);
     session.route(protocol::make_response(id1, Json::object()), &id1);
     session.route(protocol::make_notification("notifications/tools/list_changed", nullptr), nullptr);
@@ -278,8 +321,8 @@ TEST(SseStream, StandaloneIsCreatedOnceAndFoundById) {
 TEST(SseStream, CloseStreamFlagsTheStreamOwningTheRequest) {
     HttpSession session("sid", 100);
     RequestId ida = "a", idb = 2;
-    auto a = session.open_stream({key(ida)});
-    auto b = session.open_stream({key(idb)});
+    auto a = session.open_stream({ida});
+    auto b = session.open_stream({idb});
     session.close_stream(idb);
     EXPECT_TRUE(b->close_requested());
     EXPECT_FALSE(a->close_requested());
@@ -290,7 +333,7 @@ TEST(SseStream, CloseStreamFlagsTheStreamOwningTheRequest) {
     EXPECT_NO_THROW(session.close_stream(unknown));
     // Same number, different JSON type: not the same request.
     HttpSession s2("sid2", 100);
-    auto c = s2.open_stream({key(Json(2))});
+    auto c = s2.open_stream({Json(2)});
     s2.close_stream(Json("2"));
     EXPECT_FALSE(c->close_requested());
 }
@@ -298,9 +341,9 @@ TEST(SseStream, CloseStreamFlagsTheStreamOwningTheRequest) {
 TEST(SseStream, PruneDropsOnlyOldFinishedUnattachedStreams) {
     HttpSession session("sid", 100);
     RequestId id1 = 1, id2 = 2, id3 = 3;
-    auto done = session.open_stream({key(id1)});
-    auto attached = session.open_stream({key(id2)});
-    auto open = session.open_stream({key(id3), key(Json(4))});
+    auto done = session.open_stream({id1});
+    auto attached = session.open_stream({id2});
+    auto open = session.open_stream({id3, Json(4)});
     attached->set_waker([] {});
     session.route(protocol::make_response(id1, Json::object()), &id1);
     session.route(protocol::make_response(id2, Json::object()), &id2);
@@ -330,7 +373,7 @@ TEST(SseStream, BusyWhileStreamsAreOpenOrAttached) {
     HttpSession session("sid", 100);
     EXPECT_FALSE(session.busy());
     RequestId id1 = 1;
-    auto a = session.open_stream({key(id1)});
+    auto a = session.open_stream({id1});
     EXPECT_TRUE(session.busy());  // a reply is still due
     session.route(protocol::make_response(id1, Json::object()), &id1);
     EXPECT_FALSE(session.busy());

@@ -1,0 +1,788 @@
+#include "transports/http_endpoint.hpp"
+
+#include <strings.h>
+
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "async/executor.hpp"
+#include "observability/metrics.hpp"
+#include "server/session.hpp"
+#include "server/stateless.hpp"
+#include "transports/batch.hpp"
+#include "transports/event_stream.hpp"
+#include "transports/http_policy.hpp"
+#include "transports/sse_stream.hpp"
+#include "transports/stateless_headers.hpp"
+#include "util/random.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport {
+
+using protocol::Json;
+using namespace std::chrono_literals;
+namespace ec = protocol::error_code;
+
+namespace {
+
+constexpr std::string_view kRequestsMetric = "toolport_http_requests_total";
+constexpr std::string_view kSessionsMetric = "toolport_sessions_open";
+
+// Session lookup by string_view without building a std::string per request.
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+// 128 bits from the kernel: unguessable, and visible ASCII as the spec requires.
+std::string random_session_id() { return util::random_hex(16); }
+
+// What the messages of a POST body are, once parsed.
+struct PostBody {
+    protocol::ParsedPayload parsed;
+    bool has_requests = false;
+    bool has_errors = false;  // malformed members, answered on the POST
+    bool has_initialize = false;
+    const protocol::Request* first_request = nullptr;
+    std::string traceparent;  // W3C trace context header, carried into requests' _meta
+};
+
+// A POST's messages sorted for one session: what the session runs, the replies the
+// transport makes itself (malformed members, ids used twice), and the ids to wait for.
+struct SortedPost {
+    std::vector<protocol::Message> to_feed;
+    std::vector<std::string> local_replies;
+    std::vector<protocol::RequestId> request_ids;
+};
+
+// HTTP status for a stateless reply: the 2026-07-28 transport maps some JSON-RPC errors.
+unsigned stateless_status(std::string_view reply) {
+    constexpr std::string_view marker = "\"error\":{\"code\":";  // nlohmann writes keys sorted
+    auto pos = reply.find(marker);
+    if (pos == std::string::npos) return 200;
+    int code = std::atoi(std::string(reply.substr(pos + marker.size(), 12)).c_str());
+    switch (code) {
+        case ec::kMethodNotFound: return 404;
+        case ec::kHeaderMismatch:
+        case ec::kMissingRequiredClientCapability:
+        case ec::kUnsupportedProtocolVersion: return 400;
+        default: return 200;
+    }
+}
+
+// Whether a POST's stream says how to answer: everything replied (JSON), or something
+// other than a reply to send (SSE), or the server wants the response ended (polling).
+bool decided(const OutStream& out) { return out.finished() || out.has_non_response() || out.close_requested(); }
+
+}  // namespace
+
+void HttpEndpoint::count_request(HttpMethod method, unsigned status) {
+    // Series handles cached per thread (connections may answer on I/O threads).
+    thread_local std::unordered_map<unsigned, observability::Counter> counters;
+    unsigned key = static_cast<unsigned>(method) * 1000u + status;
+    auto it = counters.find(key);
+    if (it == counters.end()) {
+        observability::Labels labels{{"method", std::string(method_label(method))}, {"status", std::to_string(status)}};
+        it = counters.emplace(key, observability::metrics().counter(kRequestsMetric, labels)).first;
+    }
+    it->second.increment();
+}
+
+struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
+    State(McpServer& server, Executor& executor, HttpOptions options)
+        : mcp(server), executor(executor), opts(std::move(options)) {
+        auto& m = observability::metrics();
+        m.describe(kRequestsMetric, "HTTP requests answered, by method and status code.");
+        m.describe(kSessionsMetric, "MCP sessions open on the HTTP transports (Streamable HTTP and legacy SSE).");
+        sessions_changed();
+    }
+
+    McpServer& mcp;
+    Executor& executor;
+    HttpOptions opts;
+    bool stopping = false;
+    std::function<void()> cancel_sweep;
+    std::unordered_map<std::string, std::shared_ptr<HttpSession>, StringHash, std::equal_to<>> sessions;
+
+    void sessions_changed() {
+        observability::metrics().set(kSessionsMetric, {}, static_cast<double>(sessions.size()));
+    }
+
+    // ------------------------------------------------------------------ lifetimes
+
+    void schedule_sweep() {
+        if (stopping) return;
+        auto every = std::min<std::chrono::milliseconds>(opts.session_idle_timeout / 2, 30s);
+        if (opts.handshake_timeout.count() > 0) every = std::min<std::chrono::milliseconds>(every, opts.handshake_timeout / 2);
+        every = std::max<std::chrono::milliseconds>(every, 100ms);
+        std::weak_ptr<State> weak = weak_from_this();
+        cancel_sweep = executor.schedule_after(every, [weak]() {
+            auto self = weak.lock();
+            if (!self || self->stopping) return;
+            self->sweep();
+            self->schedule_sweep();
+        });
+    }
+
+    void sweep() {
+        auto now = executor.now();
+        std::vector<std::string> expired;
+        for (auto& [id, s] : sessions) {
+            s->prune(std::chrono::minutes(5));
+            if (!s->legacy && !s->established && opts.handshake_timeout.count() > 0 &&
+                now - s->created > opts.handshake_timeout) {
+                spdlog::info("session {}… dropped: no message after initialize within {} s", id.substr(0, 8),
+                             opts.handshake_timeout.count());
+                expired.push_back(id);
+            } else if (!s->busy() && now - s->last_active > opts.session_idle_timeout) {
+                spdlog::info("session {}… expired after {} s idle", id.substr(0, 8), opts.session_idle_timeout.count());
+                expired.push_back(id);
+            }
+        }
+        for (const auto& id : expired) drop_session(id, "it expired");
+    }
+
+    std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal) {
+        auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events, opts.max_replay_bytes);
+        s->legacy = legacy;
+        s->principal = principal;
+        s->created = s->last_active = executor.now();
+        std::weak_ptr<HttpSession> weak = s;
+        s->mcp = mcp.open_session(
+            [weak](const Json& message, const protocol::RequestId* related) {
+                if (auto hs = weak.lock()) hs->route(message, related);
+            },
+            CallerIdentity{std::move(principal), s->id(), ""});
+        s->mcp->set_stream_closer([weak](const protocol::RequestId& id) {
+            if (auto hs = weak.lock()) hs->close_stream(id);
+        });
+        s->mcp->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
+            if (auto hs = weak.lock()) hs->request_ended(id, reason);
+        });
+        sessions.emplace(s->id(), s);
+        sessions_changed();
+        return s;
+    }
+
+    // Ends a session: its open responses are answered with an error naming `reason`, its
+    // streams end, its requests are cancelled.
+    void drop_session(std::string_view id, const std::string& reason) {
+        auto it = sessions.find(id);
+        if (it == sessions.end()) return;
+        auto session = std::move(it->second);
+        sessions.erase(it);
+        sessions_changed();
+        session->end(reason);
+        session->mcp->close();
+    }
+
+    // The session `id` names, if it exists, serves this transport and belongs to the
+    // caller (a session is bound to the credential that created it; anyone else gets 404,
+    // as if it did not exist).
+    std::shared_ptr<HttpSession> find_session(std::string_view id, const HttpRequestView& req, bool legacy) {
+        auto it = sessions.find(id);
+        if (it == sessions.end() || it->second->legacy != legacy) return nullptr;
+        if (!it->second->principal.empty() || !opts.bearer_tokens.empty()) {
+            if (http_policy::principal_of(opts, req.header("Authorization")) != it->second->principal) return nullptr;
+        }
+        return it->second;
+    }
+
+    // ------------------------------------------------------------------ replies
+
+    static HttpReply json_reply(const HttpRequestView& req, unsigned status, std::string body,
+                                std::string_view session_id = {}) {
+        if (session_id.empty()) {
+            return format_reply(req.version(), req.keep_alive(), status, {{"Content-Type", "application/json"}},
+                                std::move(body));
+        }
+        return format_reply(req.version(), req.keep_alive(), status,
+                            {{"Content-Type", "application/json"}, {"Mcp-Session-Id", session_id}}, std::move(body));
+    }
+
+    // The answer to write: counted now, written by the connection.
+    static HttpAnswer answer_with(const HttpRequestView& req, HttpReply reply) {
+        count_request(req.method(), reply.status);
+        HttpAnswer answer;
+        answer.reply = std::move(reply);
+        return answer;
+    }
+
+    static HttpAnswer rpc_error(const HttpRequestView& req, unsigned status, int code, std::string_view message,
+                                const Json& id = nullptr) {
+        return answer_with(req, json_reply(req, status, protocol::serialize(protocol::make_error(id, code, message))));
+    }
+
+    static HttpAnswer empty(const HttpRequestView& req, unsigned status) {
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), status, {}, {}));
+    }
+
+    // ------------------------------------------------------------------ routing
+
+    HttpAnswer answer(const HttpRequestView& req) {
+        if (stopping) return {};
+        auto target = req.target();
+        auto path = target.substr(0, target.find('?'));
+        // The MCP endpoint wins if it was configured at one of these paths.
+        const bool is_metrics = opts.metrics_endpoint && path == "/metrics" && path != opts.path;
+        const bool is_health = opts.health_endpoint && opts.health_report && path == "/health" && path != opts.path;
+
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+        if (req.version() >= 11 && !req.has_header("Host")) {
+            return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: HTTP/1.1 requests need a Host header");
+        }
+        // DNS-rebinding protection applies to every endpoint, authentication to every
+        // endpoint but a public /health.
+        if (!http_policy::host_allowed(opts, req.header("Host"))) {
+            return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Host header not allowed");
+        }
+        if (!http_policy::origin_allowed(opts, req.header("Origin"))) {
+            return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Origin not allowed");
+        }
+        if (!(is_health && opts.public_health) && !http_policy::authorized(opts, req.header("Authorization"))) {
+            auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest,
+                                                                 "Unauthorized: send Authorization: Bearer <token>"));
+            auto challenge = req.has_header("Authorization") ? "Bearer realm=\"toolport\", error=\"invalid_token\""
+                                                             : "Bearer realm=\"toolport\"";
+            return answer_with(req, format_reply(req.version(), req.keep_alive(), 401,
+                                                 {{"Content-Type", "application/json"}, {"WWW-Authenticate", challenge}},
+                                                 std::move(body)));
+        }
+
+        if (is_metrics || is_health) return observability_answer(req, is_metrics);
+        if (path == opts.path) {
+            switch (req.method()) {
+                case HttpMethod::post: return handle_post(req);
+                case HttpMethod::get: return handle_get(req);
+                case HttpMethod::delete_: return handle_delete(req);
+                default: return method_not_allowed(req, "Method Not Allowed", "GET, POST, DELETE");
+            }
+        }
+        if (opts.legacy_sse && path == "/sse" && req.method() == HttpMethod::get) return handle_legacy_sse(req);
+        if (opts.legacy_sse && path == "/messages" && req.method() == HttpMethod::post) return handle_legacy_post(req);
+        return rpc_error(req, 404, ec::kInvalidRequest, fmt::format("Not Found: the MCP endpoint is {}", opts.path));
+    }
+
+    static HttpAnswer method_not_allowed(const HttpRequestView& req, std::string_view message, std::string_view allow) {
+        auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest, message));
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 405,
+                                             {{"Content-Type", "application/json"}, {"Allow", allow}}, std::move(body)));
+    }
+
+    // GET /metrics (Prometheus text format 0.0.4) and GET /health (the health report).
+    HttpAnswer observability_answer(const HttpRequestView& req, bool metrics) {
+        if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
+        // Both describe this moment: a cached copy would be wrong.
+        if (metrics) {
+            return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
+                                                 {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"},
+                                                  {"Cache-Control", "no-store"}},
+                                                 observability::metrics().render()));
+        }
+        auto [status, body] = health_response();
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), static_cast<unsigned>(status),
+                                             {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                             std::move(body)));
+    }
+
+    // The health report from the application; a report that cannot be made is itself a
+    // sign of trouble (500), never a reason to drop the connection.
+    std::pair<int, std::string> health_response() {
+        try {
+            auto [status, body] = opts.health_report();
+            if (status < 100 || status > 599) throw std::runtime_error(fmt::format("HTTP status {} out of range", status));
+            return {status, std::move(body)};
+        } catch (const std::exception& e) {
+            spdlog::error("health report failed: {}", util::sanitize_for_message(e.what()));
+        } catch (...) {
+            spdlog::error("health report failed with a non-standard exception");
+        }
+        return {500, R"({"status":"unhealthy","error":"the health report failed"})"};
+    }
+
+    // ------------------------------------------------------------------ POST
+
+    // Reads the body into messages; on failure returns the answer to send.
+    std::optional<HttpAnswer> read_post_body(const HttpRequestView& req, PostBody& body) {
+        if (!http_policy::is_json_content_type(req.header("Content-Type"))) {
+            return rpc_error(req, 415, ec::kInvalidRequest,
+                             "Unsupported Media Type: Content-Type must be application/json");
+        }
+        protocol::ParseLimits limits;
+        limits.max_depth = opts.max_json_depth;
+        limits.max_batch_size = opts.max_batch_size;
+        body.parsed = protocol::parse_payload(req.body(), limits);
+        body.traceparent = std::string(req.header("traceparent"));
+        if (body.parsed.fatal) {
+            return rpc_error(req, 400, body.parsed.fatal->code, body.parsed.fatal->message, body.parsed.fatal->id);
+        }
+        for (const auto& item : body.parsed.items) {
+            const auto* m = std::get_if<protocol::Message>(&item);
+            if (!m) body.has_errors = true;
+            const auto* r = m ? std::get_if<protocol::Request>(m) : nullptr;
+            if (!r) continue;
+            body.has_requests = true;
+            if (r->method == "initialize") body.has_initialize = true;
+            if (!body.first_request) body.first_request = r;
+        }
+        return std::nullopt;
+    }
+
+    // Splits a Streamable HTTP POST for `session`: a request whose id is already waiting
+    // for a reply (earlier in this batch, or from another POST) is answered here with an
+    // error instead of being run, as is every malformed member of a batch.
+    static SortedPost sort_post(PostBody& body, const HttpSession& session) {
+        SortedPost sorted;
+        std::unordered_set<std::string> seen;
+        for (auto& item : body.parsed.items) {
+            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) {
+                sorted.local_replies.push_back(
+                    protocol::serialize(protocol::make_error(error->id, error->code, error->message)));
+                continue;
+            }
+            auto& message = std::get<protocol::Message>(item);
+            if (auto* r = std::get_if<protocol::Request>(&message)) {
+                auto key = r->id.dump();
+                const bool in_batch = seen.count(key) > 0;
+                if (in_batch || session.awaits_reply(key)) {
+                    sorted.local_replies.push_back(protocol::serialize(protocol::make_error(
+                        r->id, ec::kInvalidRequest,
+                        in_batch ? "Invalid Request: another request in this batch has the same id"
+                                 : "Invalid Request: a request with this id is still in progress; use a new id")));
+                    continue;
+                }
+                seen.insert(std::move(key));
+                sorted.request_ids.push_back(r->id);
+            }
+            http_policy::attach_traceparent(message, body.traceparent);
+            sorted.to_feed.push_back(std::move(message));
+        }
+        return sorted;
+    }
+
+    // Hands every message of `body` to `session` as it is (malformed ones are answered by
+    // the session, on its own stream: the legacy transport and the stateless revision).
+    static void feed_all(ServerSession& session, PostBody& body) {
+        for (auto& item : body.parsed.items) {
+            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) {
+                session.reject(*error);
+            } else {
+                auto& message = std::get<protocol::Message>(item);
+                http_policy::attach_traceparent(message, body.traceparent);
+                session.receive(std::move(message));
+            }
+        }
+    }
+
+    HttpAnswer handle_post(const HttpRequestView& req) {
+        PostBody body;
+        if (auto error = read_post_body(req, body)) return std::move(*error);
+        // One message that is not JSON-RPC: answered on this POST (a GET stream may not exist).
+        if (!body.parsed.is_batch) {
+            if (auto* error = std::get_if<protocol::ProtocolError>(&body.parsed.items.front())) {
+                return rpc_error(req, 400, error->code, error->message, error->id);
+            }
+        }
+        const bool answers_needed = body.has_requests || body.has_errors;
+        if (answers_needed && !(http_policy::accepts(req.header("Accept"), "text/event-stream") &&
+                                http_policy::accepts(req.header("Accept"), "application/json"))) {
+            return rpc_error(req, 406, ec::kInvalidRequest,
+                             "Not Acceptable: Accept must list both application/json and text/event-stream");
+        }
+
+        // The stateless revision: the version travels in the request's _meta.
+        if (body.first_request && !body.parsed.is_batch) {
+            auto meta = read_stateless_meta(body.first_request->params);
+            auto header_version = protocol::parse_revision(req.header("MCP-Protocol-Version"));
+            if ((meta.present && (!meta.revision || protocol::is_stateless(*meta.revision))) ||
+                (!meta.present && header_version && protocol::is_stateless(*header_version))) {
+                return handle_stateless_post(req, body, meta);
+            }
+        }
+
+        auto version = http_policy::read_version_header(req.header("MCP-Protocol-Version"),
+                                                        req.has_header("MCP-Protocol-Version"));
+        if (version.present && !version.revision) {
+            return rpc_error(req, 400, ec::kInvalidRequest,
+                             fmt::format("Bad Request: unsupported MCP-Protocol-Version \"{}\"; supported: {}",
+                                         util::sanitize_for_message(req.header("MCP-Protocol-Version"), 40),
+                                         protocol::supported_revisions_list()));
+        }
+
+        auto session_id = req.header("Mcp-Session-Id");
+        if (!session_id.empty() && !http_policy::valid_session_id(session_id)) {
+            return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: malformed Mcp-Session-Id header");
+        }
+        std::shared_ptr<HttpSession> session;
+        bool created = false;
+        if (body.has_initialize) {
+            if (body.parsed.is_batch) {
+                return rpc_error(req, 400, ec::kInvalidRequest, "Invalid Request: initialize must not be batched");
+            }
+            if (!session_id.empty()) {
+                session = find_session(session_id, req, false);
+                if (!session) {
+                    return rpc_error(req, 404, ec::kInvalidRequest,
+                                     "Session not found: initialize without Mcp-Session-Id to start a new session");
+                }
+                // The session answers "already initialized".
+            } else {
+                if (sessions.size() >= opts.max_sessions) {
+                    return rpc_error(req, 503, ec::kInvalidRequest,
+                                     fmt::format("Service Unavailable: the server already holds {} sessions; retry "
+                                                 "later or end unused sessions with DELETE",
+                                                 opts.max_sessions));
+                }
+                session = create_session(false, http_policy::principal_of(opts, req.header("Authorization")));
+                created = true;
+            }
+        } else {
+            if (session_id.empty()) {
+                return rpc_error(req, 400, ec::kInvalidRequest,
+                                 "Bad Request: Mcp-Session-Id header is required (initialize first)");
+            }
+            session = find_session(session_id, req, false);
+            if (!session) {
+                return rpc_error(req, 404, ec::kInvalidRequest,
+                                 "Session not found: it expired or was ended; initialize a new session");
+            }
+        }
+        session->last_active = executor.now();
+        if (!created) session->established = true;
+
+        if (body.parsed.is_batch &&
+            (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
+            auto refusal = batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
+                                                                     : std::nullopt);
+            return rpc_error(req, 400, refusal.code, refusal.message);
+        }
+
+        auto sorted = sort_post(body, *session);
+        if (sorted.request_ids.empty()) {
+            for (auto& message : sorted.to_feed) session->mcp->receive(std::move(message));
+            if (sorted.local_replies.empty()) return empty(req, 202);  // only notifications and responses
+            // Nothing to run, only errors to answer: the request id reused, or a batch of
+            // malformed members.
+            std::string reply = std::move(sorted.local_replies.front());
+            if (body.parsed.is_batch) {
+                for (std::size_t i = 1; i < sorted.local_replies.size(); ++i) reply += "," + sorted.local_replies[i];
+                reply = "[" + reply + "]";
+            }
+            return answer_with(req, json_reply(req, 400, std::move(reply)));
+        }
+
+        auto out = session->open_stream(sorted.request_ids);
+        for (auto& reply : sorted.local_replies) out->push_local_reply(std::move(reply));
+        for (auto& message : sorted.to_feed) session->mcp->receive(std::move(message));
+        std::string sid = session->id();
+        // Once the replies are out: a session whose initialize failed is not kept, nor a
+        // stream nobody can need to resume.
+        std::weak_ptr<State> weak = weak_from_this();
+        auto after = [weak, session, out, created, sid]() {
+            auto self = weak.lock();
+            if (!self) return;
+            if (created && !session->mcp->initialized()) self->drop_session(sid, "its initialize failed");
+            else if (out->fully_delivered()) session->drop_stream(out->id());
+        };
+        return write_stream(req, out, body.parsed.is_batch, sid, true, std::move(after), nullptr);
+    }
+
+    HttpAnswer handle_stateless_post(const HttpRequestView& req, PostBody& body, const StatelessMeta& meta) {
+        if (auto problem = check_headers(req, body, meta)) {
+            return answer_with(req, json_reply(req, static_cast<unsigned>(problem->http_status),
+                                               protocol::serialize(problem->body)));
+        }
+        auto out = std::make_shared<OutStream>(1, opts.max_replay_events, opts.max_replay_bytes);
+        out->expect_reply(body.first_request->id.dump());
+        std::weak_ptr<OutStream> weak = out;
+        auto session = mcp.open_session(
+            [weak](const Json& message, const protocol::RequestId* related) {
+                auto s = weak.lock();
+                if (!s) return;
+                std::string key = related ? related->dump() : std::string();
+                s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
+            },
+            CallerIdentity{http_policy::principal_of(opts, req.header("Authorization")), "", ""});
+        session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
+            if (auto s = weak.lock()) {
+                s->end_request(id.dump(), protocol::serialize(protocol::make_error(
+                                              id, ec::kRequestCancelled, "Request cancelled: " + reason)));
+            }
+        });
+        feed_all(*session, body);
+        // Closing the connection early is cancellation in this revision.
+        auto close = [session]() { session->close(); };
+        return write_stream(req, out, false, "", false, close, close);
+    }
+
+    // The 2026-07-28 HTTP rules (version header vs _meta, Mcp-Method/Mcp-Name/Mcp-Param-*).
+    std::optional<HeaderProblem> check_headers(const HttpRequestView& req, const PostBody& body,
+                                               const StatelessMeta& meta) {
+        StatelessHeaders h;
+        h.protocol_version = std::string(req.header("MCP-Protocol-Version"));
+        h.has_protocol_version = req.has_header("MCP-Protocol-Version");
+        h.method = std::string(req.header("Mcp-Method"));
+        h.has_method = req.has_header("Mcp-Method");
+        h.name = std::string(req.header("Mcp-Name"));
+        h.has_name = req.has_header("Mcp-Name");
+        req.for_each_header([&h](std::string_view name, std::string_view value) {
+            if (name.size() > 10 && strncasecmp(name.data(), "Mcp-Param-", 10) == 0) {
+                h.params.emplace_back(std::string(name.substr(10)), std::string(value));
+            }
+        });
+        return check_stateless_headers(h, *body.first_request, meta, mcp);
+    }
+
+    // The replies of one POST: a JSON body when everything is ready and nothing but replies
+    // was produced, an event stream otherwise, or an answer still pending. `after` runs once
+    // the replies are handed over (JSON) or the stream has ended (SSE); `on_client_gone`
+    // when the client leaves before.
+    HttpAnswer write_stream(const HttpRequestView& req, std::shared_ptr<OutStream> out, bool batch,
+                            std::string session_id, bool resumable, std::function<void()> after,
+                            std::function<void()> on_client_gone);
+
+    // JSON when every reply is there and nothing else was said, an event stream otherwise.
+    HttpAnswer decided_answer(HttpMethod method, unsigned version, bool keep_alive, std::shared_ptr<OutStream> out,
+                              bool batch, std::string session_id, bool resumable, std::function<void()> after) {
+        if (out->finished() && !out->has_non_response()) {
+            std::string body = out->take_json_body(batch);
+            out->mark_delivered(out->last_seq());
+            after();
+            unsigned status = resumable ? 200 : stateless_status(body);
+            count_request(method, status);
+            HttpAnswer answer;
+            answer.reply = session_id.empty()
+                               ? format_reply(version, keep_alive, status, {{"Content-Type", "application/json"}},
+                                              std::move(body))
+                               : format_reply(version, keep_alive, status,
+                                              {{"Content-Type", "application/json"}, {"Mcp-Session-Id", session_id}},
+                                              std::move(body));
+            return answer;
+        }
+        EventStreamSettings settings;
+        settings.session_id = std::move(session_id);
+        settings.resumable = resumable;
+        return event_stream(method, version, std::move(out), std::move(settings), std::move(after));
+    }
+
+    HttpAnswer event_stream(HttpMethod method, unsigned version, std::shared_ptr<OutStream> out,
+                            EventStreamSettings settings, std::function<void()> after) {
+        settings.retry = opts.sse_retry;
+        count_request(method, 200);
+        HttpAnswer answer;
+        answer.stream = std::make_shared<EventStream>(std::move(out), version, std::move(settings), std::move(after));
+        return answer;
+    }
+
+    // ------------------------------------------------------------------ GET, DELETE
+
+    HttpAnswer handle_get(const HttpRequestView& req) {
+        if (!http_policy::accepts(req.header("Accept"), "text/event-stream")) {
+            return rpc_error(req, 406, ec::kInvalidRequest, "Not Acceptable: Accept must include text/event-stream");
+        }
+        auto session_id = req.header("Mcp-Session-Id");
+        if (session_id.empty()) {
+            return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
+        }
+        auto session = find_session(session_id, req, false);
+        if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found: initialize a new session");
+        session->last_active = executor.now();
+        session->established = true;
+
+        std::shared_ptr<OutStream> out;
+        std::uint64_t after = 0;
+        auto last_event = req.header("Last-Event-ID");
+        if (!last_event.empty()) {
+            std::uint64_t stream_id = 0, seq = 0;
+            if (!HttpSession::parse_event_id(last_event, &stream_id, &seq) || !(out = session->find_stream(stream_id))) {
+                return rpc_error(req, 404, ec::kInvalidRequest, "Not Found: unknown Last-Event-ID; the stream is gone");
+            }
+            after = seq;
+            if (!out->can_replay_after(seq)) {
+                spdlog::warn("session {}…: resuming stream {} after event {}, but older events were already dropped "
+                             "from its replay log (raise http.max_replay_events/bytes)",
+                             session->id().substr(0, 8), stream_id, seq);
+            }
+        } else {
+            out = session->standalone();
+        }
+        if (out->attached()) {
+            return rpc_error(req, 409, ec::kInvalidRequest,
+                             "Conflict: this stream is already being read by another connection");
+        }
+        std::weak_ptr<State> weak = weak_from_this();
+        EventStreamSettings settings;
+        settings.session_id = session->id();
+        settings.resumable = true;
+        settings.after_seq = after;
+        return event_stream(req.method(), req.version(), out, std::move(settings), [weak, session, out]() {
+            auto self = weak.lock();
+            if (!self) return;
+            session->last_active = self->executor.now();
+            if (out->id() != 0 && out->fully_delivered()) session->drop_stream(out->id());
+        });
+    }
+
+    HttpAnswer handle_delete(const HttpRequestView& req) {
+        auto session_id = req.header("Mcp-Session-Id");
+        if (session_id.empty()) {
+            return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
+        }
+        if (!find_session(session_id, req, false)) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found");
+        drop_session(session_id, "the client deleted the session");
+        return empty(req, 200);
+    }
+
+    // ------------------------------------------------------------ legacy HTTP+SSE
+
+    HttpAnswer handle_legacy_sse(const HttpRequestView& req) {
+        if (sessions.size() >= opts.max_sessions) {
+            return rpc_error(req, 503, ec::kInvalidRequest, "Service Unavailable: too many sessions");
+        }
+        auto session = create_session(true, http_policy::principal_of(opts, req.header("Authorization")));
+        std::string sid = session->id();
+        // The first event tells the client where to POST its messages. The legacy session
+        // lives exactly as long as its stream.
+        EventStreamSettings settings;
+        settings.prelude = fmt::format("event: endpoint\ndata: /messages?sessionId={}\n\n", sid);
+        std::weak_ptr<State> weak = weak_from_this();
+        return event_stream(req.method(), req.version(), session->standalone(), std::move(settings), [weak, sid]() {
+            if (auto self = weak.lock()) self->drop_session(sid, "its event stream closed");
+        });
+    }
+
+    HttpAnswer handle_legacy_post(const HttpRequestView& req) {
+        auto target = req.target();
+        std::string sid;
+        if (auto q = target.find("sessionId="); q != std::string_view::npos) {
+            auto v = target.substr(q + 10);
+            sid = std::string(v.substr(0, v.find('&')));
+        }
+        auto session = sid.empty() ? nullptr : find_session(sid, req, true);
+        if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found: open GET /sse first");
+        PostBody body;
+        if (auto error = read_post_body(req, body)) return std::move(*error);
+        session->last_active = executor.now();
+        if (body.parsed.is_batch) {
+            session->mcp->reject(batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
+                                                                           : std::nullopt));
+        } else {
+            // Every reply, errors included, goes on the session's event stream.
+            feed_all(*session->mcp, body);
+        }
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 202, {{"Content-Type", "text/plain"}},
+                                             "Accepted"));
+    }
+};
+
+// An answer waiting for the requests of a POST (see PendingAnswer).
+class PendingPost final : public PendingAnswer {
+public:
+    struct Reply {
+        HttpMethod method;
+        unsigned version;
+        bool keep_alive;
+        bool batch;
+        std::string session_id;
+        bool resumable;
+    };
+
+    PendingPost(std::shared_ptr<HttpEndpoint::State> endpoint, Reply reply, std::shared_ptr<OutStream> out,
+                std::function<void()> after, std::function<void()> on_client_gone)
+        : endpoint_(std::move(endpoint)),
+          reply_(std::move(reply)),
+          out_(std::move(out)),
+          after_(std::move(after)),
+          on_client_gone_(std::move(on_client_gone)) {
+        out_->set_waker([] {});  // claimed: no GET may attach to it meanwhile
+    }
+    ~PendingPost() override { release(); }
+
+    bool ready() const override { return gone_ || endpoint_->stopping || decided(*out_); }
+
+    void set_waker(std::function<void()> waker) override {
+        waker_ = waker;
+        out_->set_waker(std::move(waker));
+    }
+
+    HttpAnswer take() override {
+        out_->clear_waker();
+        if (gone_ || endpoint_->stopping) {
+            release();
+            return {};
+        }
+        auto out = std::move(out_);
+        return endpoint_->decided_answer(reply_.method, reply_.version, reply_.keep_alive, std::move(out),
+                                         reply_.batch, std::move(reply_.session_id), reply_.resumable,
+                                         std::exchange(after_, nullptr));
+    }
+
+    void client_gone() override {
+        if (gone_) return;
+        gone_ = true;
+        if (auto gone = std::exchange(on_client_gone_, nullptr)) gone();
+        if (waker_) waker_();
+    }
+
+private:
+    // Lets go of the stream without answering: a stateful client may come back for it
+    // with Last-Event-ID.
+    void release() {
+        if (!out_) return;
+        out_->clear_waker();
+        out_.reset();
+        if (auto after = std::exchange(after_, nullptr)) after();
+    }
+
+    std::shared_ptr<HttpEndpoint::State> endpoint_;
+    Reply reply_;
+    std::shared_ptr<OutStream> out_;
+    std::function<void()> after_;
+    std::function<void()> on_client_gone_;
+    std::function<void()> waker_;
+    bool gone_ = false;
+};
+
+HttpAnswer HttpEndpoint::State::write_stream(const HttpRequestView& req, std::shared_ptr<OutStream> out, bool batch,
+                                             std::string session_id, bool resumable, std::function<void()> after,
+                                             std::function<void()> on_client_gone) {
+    if (decided(*out)) {
+        return decided_answer(req.method(), req.version(), req.keep_alive(), std::move(out), batch,
+                              std::move(session_id), resumable, std::move(after));
+    }
+    HttpAnswer answer;
+    answer.pending = std::make_shared<PendingPost>(
+        shared_from_this(),
+        PendingPost::Reply{req.method(), req.version(), req.keep_alive(), batch, std::move(session_id), resumable},
+        std::move(out), std::move(after), std::move(on_client_gone));
+    return answer;
+}
+
+HttpEndpoint::HttpEndpoint(McpServer& server, Executor& executor, HttpOptions options)
+    : state_(std::make_shared<State>(server, executor, std::move(options))) {}
+
+HttpEndpoint::~HttpEndpoint() { stop(); }
+
+HttpAnswer HttpEndpoint::answer(const HttpRequestView& request) { return state_->answer(request); }
+
+void HttpEndpoint::start() { state_->schedule_sweep(); }
+
+void HttpEndpoint::stop() {
+    auto& s = *state_;
+    if (s.stopping) return;
+    s.stopping = true;
+    if (s.cancel_sweep) s.cancel_sweep();
+    std::vector<std::string> ids;
+    for (auto& [id, session] : s.sessions) ids.push_back(id);
+    for (const auto& id : ids) s.drop_session(id, "the server is shutting down");
+}
+
+bool HttpEndpoint::stopping() const { return state_->stopping; }
+std::size_t HttpEndpoint::session_count() const { return state_->sessions.size(); }
+const HttpOptions& HttpEndpoint::options() const { return state_->opts; }
+
+}  // namespace toolport

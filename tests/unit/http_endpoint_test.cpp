@@ -1,0 +1,344 @@
+// HttpEndpoint without sockets, on the manual executor: every POST ends (answered, or
+// answered with an error when its request is cancelled or its session ends, or let go when
+// its client leaves), malformed messages are answered on the POST, batches keep every
+// reply, sessions belong to their creator and end with their streams.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "manual_executor.hpp"
+#include "packs/packs.hpp"
+#include "server/server.hpp"
+#include "transports/event_stream.hpp"
+#include "transports/http_endpoint.hpp"
+
+using namespace toolport;
+using namespace std::chrono_literals;
+using protocol::Json;
+
+namespace {
+
+// A request as a connection would hand it over.
+class FakeRequest final : public HttpRequestView {
+public:
+    FakeRequest(HttpMethod method, std::string body, std::map<std::string, std::string> headers)
+        : method_(method), body_(std::move(body)), headers_(std::move(headers)) {}
+    HttpMethod method() const override { return method_; }
+    std::string_view target() const override { return target_; }
+    unsigned version() const override { return version_; }
+    bool keep_alive() const override { return true; }
+    std::string_view header(std::string_view name) const override {
+        auto it = find(name);
+        return it == headers_.end() ? std::string_view() : std::string_view(it->second);
+    }
+    bool has_header(std::string_view name) const override { return find(name) != headers_.end(); }
+    void for_each_header(const std::function<void(std::string_view, std::string_view)>& visit) const override {
+        for (const auto& [n, v] : headers_) visit(n, v);
+    }
+    const std::string& body() const override { return body_; }
+
+    std::string target_ = "/mcp";
+    unsigned version_ = 11;
+
+private:
+    std::map<std::string, std::string>::const_iterator find(std::string_view name) const {
+        for (auto it = headers_.begin(); it != headers_.end(); ++it) {
+            if (strcasecmp(it->first.c_str(), std::string(name).c_str()) == 0) return it;
+        }
+        return headers_.end();
+    }
+    HttpMethod method_;
+    std::string body_;
+    std::map<std::string, std::string> headers_;
+};
+
+struct Reply {
+    unsigned status = 0;
+    Json body;  // null when the body is not JSON (or empty)
+};
+
+class HttpEndpointTest : public ::testing::Test {
+protected:
+    HttpEndpointTest() { make_endpoint(HttpOptions{}); }
+
+    void make_endpoint(HttpOptions options) {
+        endpoint.reset();
+        server = std::make_unique<McpServer>(exec, ServerOptions{});
+        packs::install_testing(*server);
+        endpoint = std::make_unique<HttpEndpoint>(*server, exec, std::move(options));
+        endpoint->start();
+    }
+
+    std::map<std::string, std::string> headers(const std::string& session = {}, const std::string& token = {}) {
+        std::map<std::string, std::string> h{{"Host", "127.0.0.1:8080"},
+                                             {"Content-Type", "application/json"},
+                                             {"Accept", "application/json, text/event-stream"}};
+        if (!session.empty()) h["Mcp-Session-Id"] = session;
+        if (!token.empty()) h["Authorization"] = "Bearer " + token;
+        return h;
+    }
+
+    HttpAnswer send(HttpMethod method, const std::string& body, std::map<std::string, std::string> h) {
+        FakeRequest req(method, body, std::move(h));
+        auto answer = endpoint->answer(req);
+        exec.run();
+        return answer;
+    }
+    HttpAnswer post(const Json& body, const std::string& session = {}, const std::string& token = {}) {
+        return send(HttpMethod::post, body.dump(), headers(session, token));
+    }
+
+    static Reply reply_of(const HttpAnswer& answer) {
+        EXPECT_TRUE(answer.reply.has_value()) << "expected a reply";
+        if (!answer.reply) return {};
+        Reply r{answer.reply->status, Json::parse(answer.reply->body, nullptr, false)};
+        if (r.body.is_discarded()) r.body = nullptr;
+        return r;
+    }
+
+    // Initializes a session with `revision`; returns its id.
+    std::string initialize(const std::string& revision = "2025-06-18", const std::string& token = {}) {
+        auto answer = post({{"jsonrpc", "2.0"},
+                            {"id", 0},
+                            {"method", "initialize"},
+                            {"params", {{"protocolVersion", revision}, {"capabilities", Json::object()},
+                                        {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
+                           {}, token);
+        EXPECT_EQ(reply_of(answer).status, 200u);
+        auto head = answer.reply->head;
+        auto at = head.find("Mcp-Session-Id: ");
+        EXPECT_NE(at, std::string::npos);
+        auto sid = head.substr(at + 16, head.find("\r\n", at) - at - 16);
+        EXPECT_EQ(reply_of(post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, sid, token)).status,
+                  202u);
+        return sid;
+    }
+
+    static Json sleep_call(const Json& id, int ms) {
+        return {{"jsonrpc", "2.0"},
+                {"id", id},
+                {"method", "tools/call"},
+                {"params", {{"name", "test_sleep"}, {"arguments", {{"ms", ms}}}}}};
+    }
+    static Json ping(const Json& id) { return {{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}}; }
+
+    // Waits (in virtual time) for a pending answer the way a connection does.
+    HttpAnswer settle(HttpAnswer answer) {
+        if (!answer.pending) return answer;
+        bool woken = false;
+        answer.pending->set_waker([&woken] { woken = true; });
+        exec.run();
+        EXPECT_TRUE(answer.pending->ready());
+        return answer.pending->take();
+    }
+
+    test_support::ManualExecutor exec;
+    std::unique_ptr<McpServer> server;
+    std::unique_ptr<HttpEndpoint> endpoint;
+};
+
+TEST_F(HttpEndpointTest, ACancelledRequestEndsItsPostWithAnError) {
+    auto sid = initialize();
+    auto answer = post(sleep_call(7, 60000), sid);
+    ASSERT_TRUE(answer.pending);
+    bool woken = false;
+    answer.pending->set_waker([&woken] { woken = true; });
+    EXPECT_FALSE(answer.pending->ready());
+    post({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 7}, {"reason", "user"}}}},
+         sid);
+    EXPECT_TRUE(woken);
+    ASSERT_TRUE(answer.pending->ready());
+    auto r = reply_of(answer.pending->take());
+    EXPECT_EQ(r.status, 200u);
+    EXPECT_EQ(r.body["id"], 7);
+    EXPECT_EQ(r.body["error"]["code"], protocol::error_code::kRequestCancelled);
+    EXPECT_EQ(r.body["error"]["message"], "Request cancelled: user");
+}
+
+TEST_F(HttpEndpointTest, DeletingTheSessionEndsItsPostsAndStreams) {
+    auto sid = initialize();
+    auto call = post(sleep_call(1, 60000), sid);
+    ASSERT_TRUE(call.pending);
+    auto get = send(HttpMethod::get, "", headers(sid));
+    ASSERT_TRUE(get.stream);
+    std::string chunk;
+    EXPECT_EQ(get.stream->next(chunk), EventStream::Step::wait);  // the priming event
+    int stream_wakes = 0;
+    get.stream->set_waker([&] { ++stream_wakes; });
+
+    EXPECT_EQ(reply_of(send(HttpMethod::delete_, "", headers(sid))).status, 200u);
+    EXPECT_GE(stream_wakes, 1);
+    chunk.clear();
+    EXPECT_EQ(get.stream->next(chunk), EventStream::Step::end);
+    ASSERT_TRUE(call.pending->ready());
+    auto r = reply_of(call.pending->take());
+    EXPECT_EQ(r.body["id"], 1);
+    EXPECT_EQ(r.body["error"]["message"].get<std::string>().rfind("Session ended: the client deleted the session", 0), 0u);
+    EXPECT_EQ(endpoint->session_count(), 0u);
+    EXPECT_EQ(exec.pending_timers(), 1u);  // only the sweep: the sleeping tool was cancelled
+}
+
+TEST_F(HttpEndpointTest, ASecondPostReusingAnInFlightIdIsRefusedAndTheFirstStillAnswered) {
+    auto sid = initialize();
+    auto first = post(sleep_call(3, 1000), sid);
+    ASSERT_TRUE(first.pending);
+    auto second = reply_of(post(ping(3), sid));
+    EXPECT_EQ(second.status, 400u);
+    EXPECT_EQ(second.body["id"], 3);
+    EXPECT_EQ(second.body["error"]["code"], protocol::error_code::kInvalidRequest);
+    exec.advance(1000ms);
+    auto r = reply_of(settle(std::move(first)));
+    EXPECT_EQ(r.body["id"], 3);
+    EXPECT_EQ(r.body["result"]["content"][0]["text"], "slept 1000 ms");
+}
+
+TEST_F(HttpEndpointTest, ABatchWithARepeatedIdAnswersBoth) {
+    auto sid = initialize("2025-03-26");
+    auto r = reply_of(settle(post(Json::array({ping(1), ping(1), ping(2)}), sid)));
+    EXPECT_EQ(r.status, 200u);
+    ASSERT_TRUE(r.body.is_array());
+    ASSERT_EQ(r.body.size(), 3u);
+    int results = 0, errors = 0;
+    for (const auto& m : r.body) {
+        if (m.contains("result")) ++results;
+        if (m.contains("error")) {
+            ++errors;
+            EXPECT_EQ(m["id"], 1);
+        }
+    }
+    EXPECT_EQ(results, 2);
+    EXPECT_EQ(errors, 1);
+}
+
+TEST_F(HttpEndpointTest, ABatchKeepsEveryReplyBeyondTheReplayLog) {
+    HttpOptions options;
+    options.max_replay_events = 16;
+    make_endpoint(options);
+    auto sid = initialize("2025-03-26");
+    Json batch = Json::array();
+    for (int i = 0; i < 1000; ++i) batch.push_back(ping(i));
+    auto r = reply_of(settle(post(batch, sid)));
+    ASSERT_EQ(r.status, 200u);
+    ASSERT_EQ(r.body.size(), 1000u);
+    std::vector<bool> seen(1000);
+    for (const auto& m : r.body) seen[m["id"].get<int>()] = true;
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), true), 1000);
+}
+
+TEST_F(HttpEndpointTest, ABatchOverTheLimitIsRefusedWhole) {
+    HttpOptions options;
+    options.max_batch_size = 10;
+    make_endpoint(options);
+    auto sid = initialize("2025-03-26");
+    Json batch = Json::array();
+    for (int i = 0; i < 11; ++i) batch.push_back(ping(i));
+    auto r = reply_of(post(batch, sid));
+    EXPECT_EQ(r.status, 400u);
+    EXPECT_EQ(r.body["error"]["code"], protocol::error_code::kInvalidRequest);
+    EXPECT_NE(r.body["error"]["message"].get<std::string>().find("10"), std::string::npos) << r.body.dump();
+}
+
+TEST_F(HttpEndpointTest, MessagesWithoutAUsableIdAreAnsweredOnThePost) {
+    auto sid = initialize();
+    for (std::string body : {"42", R"({"jsonrpc":"2.0","id":true,"method":"ping"})",
+                             R"({"jsonrpc":"2.0","id":null,"method":"ping"})", R"({"jsonrpc":"2.0","id":[],"method":"ping"})",
+                             R"({"jsonrpc":"2.0","id":{},"method":"ping"})"}) {
+        auto r = reply_of(send(HttpMethod::post, body, headers(sid)));
+        EXPECT_EQ(r.status, 400u) << body;
+        EXPECT_TRUE(r.body["id"].is_null()) << body;
+        EXPECT_EQ(r.body["error"]["code"], protocol::error_code::kInvalidRequest) << body;
+    }
+}
+
+TEST_F(HttpEndpointTest, MalformedBatchMembersAreAnsweredInTheBatchReply) {
+    auto sid = initialize("2025-03-26");
+    auto only_bad = reply_of(send(HttpMethod::post, "[[1], 2]", headers(sid)));
+    EXPECT_EQ(only_bad.status, 400u);
+    ASSERT_TRUE(only_bad.body.is_array());
+    EXPECT_EQ(only_bad.body.size(), 2u);
+    auto mixed = reply_of(settle(send(HttpMethod::post, R"([[1], {"jsonrpc":"2.0","id":9,"method":"ping"}])", headers(sid))));
+    EXPECT_EQ(mixed.status, 200u);
+    ASSERT_EQ(mixed.body.size(), 2u);
+}
+
+TEST_F(HttpEndpointTest, AStatelessCallIsCancelledWhenItsClientLeaves) {
+    auto h = headers();
+    h["MCP-Protocol-Version"] = "2026-07-28";
+    h["Mcp-Method"] = "tools/call";
+    h["Mcp-Name"] = "test_sleep";
+    Json call = sleep_call(1, 6000);
+    call["params"]["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                               {"io.modelcontextprotocol/clientCapabilities", Json::object()}};
+    auto answer = send(HttpMethod::post, call.dump(), h);
+    ASSERT_TRUE(answer.pending);
+    answer.pending->set_waker([] {});
+    EXPECT_EQ(exec.pending_timers(), 2u);  // the sweep and the tool's sleep
+    answer.pending->client_gone();
+    exec.run();
+    EXPECT_TRUE(answer.pending->ready());
+    EXPECT_FALSE(answer.pending->take().reply);  // nobody to answer
+    EXPECT_EQ(exec.pending_timers(), 1u);       // the tool's sleep was cancelled
+}
+
+TEST_F(HttpEndpointTest, AStatefulCallGoesOnWhenItsClientLeaves) {
+    auto sid = initialize();
+    auto answer = post(sleep_call(1, 500), sid);
+    ASSERT_TRUE(answer.pending);
+    answer.pending->set_waker([] {});
+    answer.pending->client_gone();
+    EXPECT_FALSE(answer.pending->take().reply);
+    EXPECT_EQ(exec.pending_timers(), 2u);  // disconnection is not cancellation here
+}
+
+TEST_F(HttpEndpointTest, ASessionServesOnlyTheCredentialThatCreatedIt) {
+    HttpOptions options;
+    options.bearer_tokens = {"token-a", "token-b"};
+    make_endpoint(options);
+    auto sid = initialize("2025-06-18", "token-a");
+    EXPECT_EQ(reply_of(settle(post(ping(1), sid, "token-a"))).status, 200u);
+    auto other = reply_of(post(ping(2), sid, "token-b"));
+    EXPECT_EQ(other.status, 404u);
+    EXPECT_EQ(reply_of(send(HttpMethod::delete_, "", headers(sid, "token-b"))).status, 404u);
+    EXPECT_EQ(endpoint->session_count(), 1u);
+}
+
+TEST_F(HttpEndpointTest, Http11WithoutHostIsRefused) {
+    auto h = headers();
+    h.erase("Host");
+    auto r = reply_of(send(HttpMethod::post, ping(1).dump(), h));
+    EXPECT_EQ(r.status, 400u);
+    FakeRequest old(HttpMethod::get, "", {});
+    old.version_ = 10;
+    old.target_ = "/nowhere";
+    EXPECT_EQ(reply_of(endpoint->answer(old)).status, 404u);  // HTTP/1.0 needs no Host
+}
+
+TEST_F(HttpEndpointTest, UnfinishedHandshakesExpireSoon) {
+    HttpOptions options;
+    options.handshake_timeout = 2s;
+    make_endpoint(options);
+    auto established = initialize();
+    auto answer = post({{"jsonrpc", "2.0"},
+                        {"id", 0},
+                        {"method", "initialize"},
+                        {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", Json::object()},
+                                    {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}});
+    EXPECT_EQ(endpoint->session_count(), 2u);
+    exec.advance(3s);
+    EXPECT_EQ(endpoint->session_count(), 1u);
+    EXPECT_EQ(reply_of(settle(post(ping(1), established))).status, 200u);
+}
+
+TEST_F(HttpEndpointTest, StoppingEndsWhatIsPending) {
+    auto sid = initialize();
+    auto call = post(sleep_call(1, 60000), sid);
+    ASSERT_TRUE(call.pending);
+    endpoint->stop();
+    EXPECT_TRUE(call.pending->ready());
+    EXPECT_FALSE(call.pending->take().reply);
+    FakeRequest req(HttpMethod::post, ping(1).dump(), headers(sid));
+    auto after = endpoint->answer(req);
+    EXPECT_FALSE(after.reply || after.stream || after.pending);
+}
+
+}  // namespace
