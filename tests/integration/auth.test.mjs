@@ -14,7 +14,7 @@ describe('bearer authentication', () => {
   let server;
 
   before(async () => {
-    server = await startHttpServer({ config: CONFIG, env: { TP_TOKENS: 'secret1' } });
+    server = await startHttpServer({ config: CONFIG, env: { TP_TOKENS: 'secret1,other2' } });
   });
 
   after(async () => {
@@ -45,6 +45,22 @@ describe('bearer authentication', () => {
     // the right token under another scheme is wrong
     const basic = await post(server, initialize, { headers: { Authorization: 'Basic secret1' } });
     assert.equal(basic.status, 401, basic.text);
+  });
+
+  it('a session serves only the token that created it: another valid token gets 404', async () => {
+    const created = await post(server, initialize, { headers: { Authorization: 'Bearer secret1' } });
+    assert.equal(created.status, 200, created.text);
+    const sessionId = created.headers.get('mcp-session-id');
+    const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    const same = await post(server, ping, { sessionId, headers: { Authorization: 'Bearer secret1' } });
+    assert.equal(same.status, 200, same.text);
+    const other = await post(server, ping, { sessionId, headers: { Authorization: 'Bearer other2' } });
+    assert.equal(other.status, 404, other.text);
+    assertRpcError(other, -32600);
+    const del = await request(server, 'DELETE', { headers: { 'Mcp-Session-Id': sessionId, Authorization: 'Bearer other2' } });
+    assert.equal(del.status, 404, del.text);
+    const still = await post(server, ping, { sessionId, headers: { Authorization: 'Bearer secret1' } });
+    assert.equal(still.status, 200, still.text);
   });
 
   it('right token over raw HTTP: 200 (scheme name is case-insensitive)', async () => {

@@ -246,6 +246,46 @@ describe('JSON-RPC violations', () => {
     await assertHealthy(server);
   });
 
+  for (const [what, body] of [
+    ['a bare number 42', '42'],
+    ['id true', '{"jsonrpc":"2.0","id":true,"method":"ping"}'],
+    ['id null', '{"jsonrpc":"2.0","id":null,"method":"ping"}'],
+    ['id []', '{"jsonrpc":"2.0","id":[],"method":"ping"}'],
+    ['id {}', '{"jsonrpc":"2.0","id":{},"method":"ping"}'],
+  ]) {
+    it(`${what}: answered on the POST with 400 and id null (not 202)`, async (t) => {
+      const server = await serverForTest(t);
+      const { sessionId } = await initializeSession(server);
+      const res = await post(server, body, { sessionId, protocolVersion: LATEST });
+      assert.equal(res.status, 400, res.text);
+      assertRpcError(res, -32600, { id: null });
+      await assertHealthy(server);
+    });
+  }
+
+  it('a 2025-03-26 batch of malformed members ([[1], 2]): an error for each, on the POST', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server, '2025-03-26');
+    const res = await post(server, '[[1], 2]', { sessionId, protocolVersion: '2025-03-26' });
+    assert.equal(res.status, 400, res.text);
+    assert.ok(Array.isArray(res.json), res.text);
+    assert.equal(res.json.length, 2);
+    for (const reply of res.json) {
+      assert.equal(reply.id, null);
+      assert.equal(reply.error.code, -32600);
+    }
+  });
+
+  it('two requests sharing an id in one batch: a result and an error, both on the POST', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server, '2025-03-26');
+    const res = await post(server, [ping(4), ping(4), ping(5)], { sessionId, protocolVersion: '2025-03-26' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json.length, 3, res.text);
+    assert.equal(res.json.filter((m) => m.id === 4 && m.result).length, 1, res.text);
+    assert.equal(res.json.filter((m) => m.id === 4 && m.error?.code === -32600).length, 1, res.text);
+  });
+
   it('unknown method: -32601', async (t) => {
     const server = await serverForTest(t);
     const { sessionId } = await initializeSession(server);
@@ -354,6 +394,17 @@ describe('session and header checks', () => {
 });
 
 describe('misbehaving connections', () => {
+  it('HTTP/1.1 without Host: 400 (RFC 9112 §3.2)', async (t) => {
+    const server = await serverForTest(t);
+    const body = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    const result = await rawExchange(server.port, (sock) => {
+      sock.write(`POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    });
+    assert.equal(result.status, 400, result.raw.slice(0, 300));
+    assert.match(result.raw, /Host header/);
+    await assertHealthy(server);
+  });
+
   it('half-closed socket mid-body: the server answers or closes promptly, and lives', async (t) => {
     const server = await serverForTest(t);
     const started = Date.now();

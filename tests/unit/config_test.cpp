@@ -76,6 +76,9 @@ TEST_F(ConfigTest, EmptyPathGivesDefaults) {
     EXPECT_EQ(c.http.path, "/mcp");
     EXPECT_EQ(c.http.max_json_depth, 64u);
     EXPECT_EQ(c.http.max_sessions, 100000u);
+    EXPECT_EQ(c.http.handshake_timeout, std::chrono::seconds(10));
+    EXPECT_EQ(c.http.max_connections, 10000u);
+    EXPECT_EQ(c.http.max_batch_size, 1000u);
     EXPECT_TRUE(c.http.allowed_origins.empty());
     EXPECT_TRUE(c.http.bearer_tokens.empty());
     EXPECT_TRUE(c.http.legacy_sse);
@@ -110,6 +113,9 @@ http:
   max_json_depth: 32
   max_sessions: 7
   session_idle_timeout_s: 60
+  handshake_timeout_s: 3
+  max_connections: 50
+  max_batch_size: 20
   allowed_origins: ["http://app.example:*", "https://exact.example"]
   allowed_hosts:
     - mcp.example.com
@@ -136,6 +142,9 @@ log:
     EXPECT_EQ(c.http.max_json_depth, 32u);
     EXPECT_EQ(c.http.max_sessions, 7u);
     EXPECT_EQ(c.http.session_idle_timeout, std::chrono::seconds(60));
+    EXPECT_EQ(c.http.handshake_timeout, std::chrono::seconds(3));
+    EXPECT_EQ(c.http.max_connections, 50u);
+    EXPECT_EQ(c.http.max_batch_size, 20u);
     EXPECT_EQ(c.http.allowed_origins, (std::vector<std::string>{"http://app.example:*", "https://exact.example"}));
     EXPECT_EQ(c.http.allowed_hosts, (std::vector<std::string>{"mcp.example.com"}));
     EXPECT_FALSE(c.http.legacy_sse);
