@@ -710,6 +710,11 @@ public:
     }
 
     HttpAnswer take() override {
+        // Whatever this holds of the engine's goes now, on its loop: the connection may drop
+        // its last reference to this object on an I/O thread.
+        waker_ = nullptr;
+        on_client_gone_ = nullptr;
+        if (!out_) return {};
         out_->clear_waker();
         if (gone_ || endpoint_->stopping) {
             release();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "server/session.hpp"
 
 namespace toolport {
@@ -21,7 +23,7 @@ std::string session_ended_reply(const protocol::RequestId& id, const std::string
 }  // namespace
 
 void OutStream::push(std::string data, const std::string* reply_to) {
-    StreamEvent e{next_seq_++, std::move(data), reply_to != nullptr};
+    StreamEvent e{next_seq_++, std::move(data), reply_to != nullptr, reply_to ? *reply_to : std::string(), false};
     if (!e.is_response) has_non_response_ = true;
     bytes_ += e.data.size();
     events_.push_back(std::move(e));
@@ -35,7 +37,7 @@ void OutStream::push(std::string data, const std::string* reply_to) {
 
 void OutStream::push_local_reply(std::string data) {
     bytes_ += data.size();
-    events_.push_back(StreamEvent{next_seq_++, std::move(data), true});
+    events_.push_back(StreamEvent{next_seq_++, std::move(data), true, std::string(), true});
     evict_over_limits();
     notify();
 }
@@ -61,16 +63,34 @@ void OutStream::check_finished() {
 }
 
 // The log is bounded so that a client that never reads cannot make the server hold without
-// limit; but a reply not yet delivered is never dropped (a POST's replies are its own, and
-// there are at most as many as it had requests). Notifications and delivered events go first.
+// limit. Notifications and delivered events go first, oldest first; a reply not yet
+// delivered is never dropped (a POST's replies are its own): past the byte limit it is
+// replaced by a short error for its request instead.
 void OutStream::evict_over_limits() {
     auto may_go = [this](const StreamEvent& e) { return !e.is_response || e.seq <= delivered_; };
-    while (events_.size() > 1 && (events_.size() > max_events_ || bytes_ > max_bytes_)) {
-        auto newest = events_.end() - 1;  // always kept
+    auto undelivered_replies = [this] {
+        std::size_t n = 0;
+        for (const auto& e : events_) n += (e.is_response && e.seq > delivered_) ? 1 : 0;
+        return n;
+    };
+    while (events_.size() > 1 && (bytes_ > max_bytes_ || events_.size() > max_events_)) {
+        auto newest = events_.end() - 1;  // always kept as it is
         auto victim = std::find_if(events_.begin(), newest, may_go);
-        if (victim == newest) return;
-        bytes_ -= victim->data.size();
-        events_.erase(victim);
+        if (victim != newest) {
+            bytes_ -= victim->data.size();
+            events_.erase(victim);
+            continue;
+        }
+        if (bytes_ <= max_bytes_ && events_.size() - undelivered_replies() <= max_events_) return;
+        auto big = std::find_if(events_.begin(), newest, [](const StreamEvent& e) { return !e.shrunk; });
+        if (big == newest) return;
+        std::string error = fmt::format(
+            R"({{"error":{{"code":{},"message":"Reply dropped: this response's replies passed http.max_replay_bytes ({} bytes) before the client read them; send the request again on its own, or raise the limit"}},"id":{},"jsonrpc":"2.0"}})",
+            protocol::error_code::kInternalError, max_bytes_, big->reply_to.empty() ? "null" : big->reply_to);
+        big->shrunk = true;
+        if (big->data.size() <= error.size()) continue;  // already as small as its error
+        bytes_ = bytes_ - big->data.size() + error.size();
+        big->data = std::move(error);
     }
 }
 

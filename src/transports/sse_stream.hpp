@@ -30,13 +30,18 @@ struct StreamEvent {
     std::uint64_t seq = 0;
     std::string data;  // one serialized JSON-RPC message
     bool is_response = false;
+    std::string reply_to;  // a response's request id, as JSON text ("" for local replies)
+    bool shrunk = false;   // a response replaced by a short error to bound the log (see push)
 };
 
 class OutStream {
 public:
     // The event log keeps at most `max_events` events and `max_bytes` of data (the newest
     // event is always kept), so a client that never reads cannot make the server buffer
-    // without bound; it can only lose the oldest events of its resumption window.
+    // without bound; it can only lose the oldest events of its resumption window. Replies
+    // not yet delivered are never dropped: they do not count against `max_events`, and when
+    // they alone pass `max_bytes` the oldest are replaced by a short error for their request
+    // (so every request of a POST is still answered, and memory stays bounded).
     OutStream(std::uint64_t id, std::size_t max_events, std::size_t max_bytes = 8 * 1024 * 1024)
         : id_(id), max_events_(max_events), max_bytes_(max_bytes) {}
 

@@ -103,6 +103,25 @@ TEST(SseStream, UndeliveredRepliesAreNeverDroppedFromTheLog) {
     EXPECT_EQ(body[2999]["id"], 2999);
 }
 
+TEST(SseStream, UndeliveredRepliesPastTheByteLimitBecomeErrorsForTheirRequests) {
+    OutStream s(1, 100, 1000);
+    std::string k1 = "1", k2 = "\"two\"", k3 = "3";
+    for (auto* k : {&k1, &k2, &k3}) s.expect_reply(*k);
+    const std::string big(600, 'x');
+    s.push(R"({"id":1,"result":")" + big + "\"}", &k1);
+    s.push(R"({"id":"two","result":")" + big + "\"}", &k2);  // 1,200+ bytes: the first shrinks
+    s.push(R"({"id":3,"result":")" + big + "\"}", &k3);      // ... then the second
+    ASSERT_EQ(s.events().size(), 3u);
+    auto body = Json::parse(s.take_json_body(true));
+    ASSERT_EQ(body.size(), 3u);
+    EXPECT_EQ(body[0]["id"], 1);
+    EXPECT_EQ(body[0]["error"]["code"], protocol::error_code::kInternalError);
+    EXPECT_NE(body[0]["error"]["message"].get<std::string>().find("max_replay_bytes"), std::string::npos);
+    EXPECT_EQ(body[1]["id"], "two");
+    EXPECT_TRUE(body[1].contains("error"));
+    EXPECT_EQ(body[2]["result"], big);  // the newest is kept as it is
+}
+
 TEST(SseStream, DeliveredRepliesMayBeDropped) {
     OutStream s(1, 2);
     std::string k1 = "1", k2 = "2", k3 = "3";
