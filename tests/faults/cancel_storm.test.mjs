@@ -52,7 +52,7 @@ describe('cancel storm', () => {
         open(server, {
           headers: mcpHeaders(session),
           body: toolCall(id, 'test_sleep', { ms: 60000 }),
-          timeoutMs: 9000 * server.slow,
+          timeoutMs: 7000 * server.slow,
         }),
       );
       // Give every call time to be read and started.
