@@ -78,7 +78,8 @@ describe('cancel storm', () => {
       // Measured from when the first cancel was sent (all went out at once).
       results.forEach((res, i) => assertCancelledReply(res, ids[i], cancelAt, 2000 * server.slow + 500));
       const streams = results.filter((r) => (r.headers['content-type'] ?? '').startsWith('text/event-stream')).length;
-      t.diagnostic(`${CALLS - streams} JSON error replies, ${streams} event streams ended`);
+      const slowest = Math.max(...results.map((r) => r.endedAt - cancelAt));
+      t.diagnostic(`${CALLS - streams} JSON error replies, ${streams} event streams ended; the last ${Math.round(slowest)} ms after the cancels`);
 
       await assertRecovered(server, base, `cancel storm (${version})`);
       assert.equal((await endSession(server, session)).status, 200);

@@ -68,7 +68,8 @@ describe('DELETE during calls', () => {
       });
 
       const streams = results.filter((r) => (r.headers['content-type'] ?? '').startsWith('text/event-stream')).length;
-      t.diagnostic(`${CALLS - streams} JSON error replies, ${streams} event streams ended`);
+      const slowest = Math.max(stream.endedAt, ...results.map((r) => r.endedAt)) - deletedAt;
+      t.diagnostic(`${CALLS - streams} JSON error replies, ${streams} event streams ended; the last ${Math.round(slowest)} ms after DELETE`);
       // It ends with the stream's last chunk, or at least with the connection.
       assert.ok(stream.ended || stream.error, 'the GET stream ended');
       const after = stream.endedAt - deletedAt;

@@ -26,7 +26,7 @@ describe('duplicate request ids', () => {
       const first = open(server, {
         headers: mcpHeaders(session),
         body: toolCall(7, 'test_sleep', { ms: 1500 }),
-        timeoutMs: 8000 * server.slow,
+        timeoutMs: 5000 * server.slow,
       });
       await sleep(300 * server.slow);
       const dup = await send(server, { headers: mcpHeaders(session), body: toolCall(7, 'test_simple_text'), timeoutMs: 5000 * server.slow });

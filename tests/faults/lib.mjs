@@ -139,6 +139,7 @@ export async function startServer(t, { config = null, env = {}, packs = 'conform
   const extraArgs = logLevel ? ['--log-level', logLevel] : [];
   const server = await startHttpServer({ config, env: { TOOLPORT_TEST_PACK: '1', ...env }, packs, wrapper, extraArgs });
   t.after(() => server.stop());
+  server.test = t;
   server.pid = server.child.pid;
   server.log = watchLog(server.child);
   // A sanitizer's shadow memory makes the address space terabytes large.
@@ -485,5 +486,9 @@ export async function assertRecovered(server, base, what, { settleMs } = {}) {
       `(${(idle.share * 100).toFixed(1)} %, allowed ${(server.idleCpu * 100).toFixed(0)} %)`,
   );
   await assertServing(server, what);
+  server.test.diagnostic(
+    `${what}: ${fds} fds (baseline ${base.fds}), RSS ${Math.round(rssKb / 1024)} MiB (baseline ${Math.round(base.rssKb / 1024)}), ` +
+      `idle CPU ${(idle.share * 100).toFixed(1)} %`,
+  );
   return { fds, rssKb, idle };
 }
