@@ -13,4 +13,5 @@ if [[ -n "${2:-}" ]]; then export TOOLPORT_TEST_IO_THREADS=$2; else unset TOOLPO
 
 (cd "$root/tests/integration" && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; })
 "$root/tests/integration/run.sh"
+"$root/tests/faults/run.sh"
 "$root/tests/conformance/run.sh"

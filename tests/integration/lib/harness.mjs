@@ -116,7 +116,9 @@ async function stopChild(child, graceMs = 3000) {
 // Starts `toolport serve --listen 127.0.0.1:PORT --packs conformance` (plus a config file
 // when `config` YAML text is given) and waits until the port accepts connections. `packs`
 // replaces the pack list; `port` asks for a given port (e.g. to restart on the same one).
-export async function startHttpServer({ config = null, env = {}, extraArgs = [], packs = 'conformance', port: fixedPort = 0 } = {}) {
+// `wrapper` is a command that runs the binary (e.g. ['prlimit', '--nofile=64:64', '--']); it
+// must exec it, so that the child's pid is the server's.
+export async function startHttpServer({ config = null, env = {}, extraArgs = [], packs = 'conformance', port: fixedPort = 0, wrapper = [] } = {}) {
   let tmpDir = null;
   const args = [];
   // TOOLPORT_TEST_IO_THREADS=N runs every HTTP server with N I/O threads (tests/run_suites.sh
@@ -133,8 +135,9 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [],
   let lastError = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = fixedPort || (await freePort());
+    const command = [...wrapper, TOOLPORT_BIN, 'serve', '--listen', `127.0.0.1:${port}`, '--packs', packs, ...args, ...extraArgs];
     const child = track(
-      spawn(TOOLPORT_BIN, ['serve', '--listen', `127.0.0.1:${port}`, '--packs', packs, ...args, ...extraArgs], {
+      spawn(command[0], command.slice(1), {
         env: { ...process.env, ...env },
         stdio: ['ignore', 'ignore', 'pipe'],
       }),
