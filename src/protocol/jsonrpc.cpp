@@ -6,8 +6,6 @@ namespace toolport::protocol {
 
 namespace {
 
-bool is_valid_id(const Json& id) { return id.is_string() || id.is_number(); }
-
 ProtocolError invalid(const Json& object, std::string message) {
     RequestId id = nullptr;
     if (object.is_object()) {
@@ -131,7 +129,7 @@ ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits) {
     }
     Json value;
     try {
-        value = Json::parse(bytes.begin(), bytes.end());
+        value = parse_json_keeping_ids(bytes);
     } catch (const Json::exception& e) {
         // Syntax errors, invalid UTF-8, and numbers out of range (1e999) all land here;
         // the last one is thrown by nlohmann even when asked not to throw.
@@ -195,10 +193,6 @@ Json to_json(const Message& message) {
             else return make_error(m.id, m.code, m.message, m.data);
         },
         message);
-}
-
-std::string serialize(const Json& value) {
-    return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace toolport::protocol

@@ -12,11 +12,10 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "protocol/json_text.hpp"
+#include "protocol/request_id.hpp"
 
 namespace toolport::protocol {
-
-using Json = nlohmann::json;
 
 namespace error_code {
 inline constexpr int kParseError = -32700;
@@ -31,9 +30,6 @@ inline constexpr int kHeaderMismatch = -32020;                  // 2026-07-28
 inline constexpr int kMissingRequiredClientCapability = -32021;  // 2026-07-28
 inline constexpr int kUnsupportedProtocolVersion = -32022;      // 2026-07-28
 }  // namespace error_code
-
-// A JSON-RPC id exactly as the peer sent it (string or number): echoed back unchanged.
-using RequestId = Json;
 
 struct Request {
     RequestId id;
@@ -80,18 +76,18 @@ struct ParsedPayload {
     std::optional<ProtocolError> fatal;
 };
 
+// Ids keep their exact value, even integers beyond 64 bits (request_id.hpp).
 ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits = {});
 
 // Classifies one already-parsed JSON value as a JSON-RPC message.
 std::variant<Message, ProtocolError> classify(Json value);
 
-// Wire builders. Serialisation replaces invalid UTF-8 rather than throwing.
+// Wire builders. serialize() (json_text.hpp) writes them.
 Json make_response(const RequestId& id, Json result);
 Json make_error(const RequestId& id, int code, std::string_view message, Json data = nullptr);
 Json make_request(const RequestId& id, std::string_view method, Json params);
 Json make_notification(std::string_view method, Json params);
 Json to_json(const Message& message);
-std::string serialize(const Json& value);
 
 // Depth of the deepest array/object nesting, scanning raw bytes (strings skipped).
 std::size_t max_nesting_depth(std::string_view bytes);

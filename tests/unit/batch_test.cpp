@@ -125,6 +125,19 @@ TEST(Batch, MalformedMembersWithIdAreWaitedForNullIdOnesAreNot) {
     EXPECT_EQ((*done)[1], err);
 }
 
+TEST(Batch, BigIntegerIdsAreMatchedExactly) {
+    BatchCollector c;
+    c.begin(batch(R"([{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"a"},)"
+                  R"({"jsonrpc":"2.0","id":123456789012345678901234567891,"method":"b"}])"));
+    // The double both would round to is neither of them.
+    EXPECT_FALSE(c.offer(make_response(1.2345678901234568e+29, nullptr)).has_value());
+    EXPECT_FALSE(c.offer(make_response(make_big_integer_id("123456789012345678901234567891"), nullptr)).has_value());
+    auto done = c.offer(make_response(make_big_integer_id("123456789012345678901234567890"), nullptr));
+    ASSERT_TRUE(done);
+    EXPECT_EQ(serialize(*done), R"([{"id":123456789012345678901234567891,"jsonrpc":"2.0","result":null},)"
+                                R"({"id":123456789012345678901234567890,"jsonrpc":"2.0","result":null}])");
+}
+
 TEST(Batch, TwoBatchesInFlightCompleteIndependently) {
     BatchCollector c;
     c.begin(batch(R"([{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}])"));
