@@ -34,7 +34,7 @@ inline constexpr int kUnsupportedProtocolVersion = -32022;      // 2026-07-28
 struct Request {
     RequestId id;
     std::string method;
-    Json params;  // object, or null when absent
+    Json params;  // object or array, or null when absent
 };
 
 struct Notification {
@@ -79,7 +79,12 @@ struct ParsedPayload {
 // Ids keep their exact value, even integers beyond 64 bits (request_id.hpp).
 ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits = {});
 
-// Classifies one already-parsed JSON value as a JSON-RPC message.
+// Classifies one already-parsed JSON value as a JSON-RPC message, checking the type of
+// every member: "jsonrpc" "2.0"; "id" a string or a number (or a big integer id; null only
+// on an error response); "method" a string; "params" absent, an object or an array;
+// "result" only on a response; "error" an object with an integer "code" and a string
+// "message". A message with "method" must not carry "result" or "error". The error names
+// the member and what it held, and carries the id when the id itself is usable.
 std::variant<Message, ProtocolError> classify(Json value);
 
 // Wire builders. serialize() (json_text.hpp) writes them.
