@@ -56,6 +56,14 @@ ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits) {
             out.fatal = ProtocolError{nullptr, error_code::kInvalidRequest, "Invalid Request: empty batch"};
             return out;
         }
+        if (value.size() > limits.max_batch_size) {
+            out.fatal = ProtocolError{
+                nullptr, error_code::kInvalidRequest,
+                fmt::format("Invalid Request: a batch may hold at most {} messages; this one has {} \u2014 send it "
+                            "in smaller batches",
+                            limits.max_batch_size, value.size())};
+            return out;
+        }
         out.items.reserve(value.size());
         for (auto& element : value) out.items.push_back(classify(std::move(element)));
         return out;

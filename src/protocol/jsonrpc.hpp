@@ -66,6 +66,9 @@ struct ProtocolError {
 
 struct ParseLimits {
     std::size_t max_depth = 64;  // nesting of arrays/objects
+    // Members of one batch. Each member may start a request, so this bounds the work one
+    // payload can queue; a larger batch is refused as a whole.
+    std::size_t max_batch_size = 1000;
 };
 
 struct ParsedPayload {

@@ -51,7 +51,9 @@ int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int o
         },
         CallerIdentity{"", "stdio", ""});
 
-    protocol::ParseLimits limits{options.max_json_depth};
+    protocol::ParseLimits limits;
+    limits.max_depth = options.max_json_depth;
+    limits.max_batch_size = options.max_batch_size;
     auto handle_line = [&](std::string line) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.find_first_not_of(" \t") == std::string::npos) return;

@@ -1,5 +1,5 @@
 // JSON-RPC ids beyond 64 bits: kept exactly by parse_payload, written back digit for digit
-// by serialize, in single messages, batches and cancellations.
+// by serialize, in single messages, batches and cancellations; and the batch size cap.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -27,6 +27,15 @@ Message parse_one(const std::string& text) {
         return Notification{"<missing>", nullptr};
     }
     return std::get<Message>(p.items[0]);
+}
+
+std::string batch_of(std::size_t n) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) text += ',';
+        text += R"({"jsonrpc":"2.0","method":"n"})";
+    }
+    return text + "]";
 }
 
 }  // namespace
@@ -198,4 +207,34 @@ TEST(JsonRpcIds, TheClientsWireDecoderKeepsBigIdsToo) {
     ASSERT_TRUE(decoded.error.empty()) << decoded.error;
     ASSERT_EQ(decoded.messages.size(), 1u);
     EXPECT_EQ(id_text(decoded.messages[0]["id"]), kThirtyDigits);
+}
+
+// ---- the batch size cap ----------------------------------------------------------------------------
+
+TEST(JsonRpcBatchCap, UpToTheLimitIsAcceptedOneMoreIsRefusedWhole) {
+    auto at_limit = parse_payload(batch_of(1000));
+    ASSERT_FALSE(at_limit.fatal);
+    EXPECT_EQ(at_limit.items.size(), 1000u);
+
+    auto over = parse_payload(batch_of(3000));
+    EXPECT_TRUE(over.is_batch);
+    EXPECT_TRUE(over.items.empty());
+    ASSERT_TRUE(over.fatal);
+    EXPECT_EQ(over.fatal->code, error_code::kInvalidRequest);
+    EXPECT_TRUE(over.fatal->id.is_null());
+    EXPECT_EQ(over.fatal->message,
+              "Invalid Request: a batch may hold at most 1000 messages; this one has 3000 \u2014 send it in smaller "
+              "batches");
+}
+
+TEST(JsonRpcBatchCap, TheLimitIsConfigurable) {
+    ParseLimits limits;
+    limits.max_batch_size = 2;
+    EXPECT_FALSE(parse_payload(batch_of(2), limits).fatal);
+    auto over = parse_payload(batch_of(3), limits);
+    ASSERT_TRUE(over.fatal);
+    EXPECT_NE(over.fatal->message.find("at most 2 messages; this one has 3"), std::string::npos)
+        << over.fatal->message;
+    // Members are counted, whatever they are: malformed ones too.
+    EXPECT_TRUE(parse_payload("[1,2,3]", limits).fatal);
 }
