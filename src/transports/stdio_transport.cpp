@@ -68,11 +68,15 @@ int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int o
                                                                      : std::nullopt));
                 return;
             }
-            batches.begin(parsed);
+            if (auto ready = batches.begin(parsed)) write_all(out_fd, protocol::serialize(*ready) + "\n");
         }
         for (auto& item : parsed.items) {
-            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) session->reject(*error);
-            else session->receive(std::move(std::get<protocol::Message>(item)));
+            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) {
+                // In a batch, the collector has answered the members whose id is unreadable.
+                if (!parsed.is_batch || !error->id.is_null()) session->reject(*error);
+            } else {
+                session->receive(std::move(std::get<protocol::Message>(item)));
+            }
         }
     };
 
