@@ -241,29 +241,65 @@ void McpClient::transport_closed(const std::string& reason) {
 
 // ------------------------------------------------------------------ incoming
 
+namespace {
+
+// The id of one of our requests (we only send positive integers), if `id` can be one.
+std::optional<std::int64_t> our_request_id(const RequestId& id) {
+    if (!id.is_number_integer()) return std::nullopt;
+    if (id.is_number_unsigned() && id.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    return id.get<std::int64_t>();
+}
+
+}  // namespace
+
 void McpClient::receive(Json raw) {
+    // Whether the server meant it as a reply: then a malformed one still answers our request.
+    const bool reply_shaped = raw.is_object() && !raw.contains("method");
     auto parsed = protocol::classify(std::move(raw));
     if (auto* bad = std::get_if<protocol::ProtocolError>(&parsed)) {
-        spdlog::warn("MCP client: {} sent a malformed message (ignored): {}", describe_server(), bad->message);
+        malformed_message(*bad, reply_shaped);
         return;
     }
     auto& message = std::get<protocol::Message>(parsed);
     if (auto* response = std::get_if<protocol::Response>(&message)) {
-        if (!response->id.is_number_integer()) return;  // we only send integer ids
-        finish(response->id.get<std::int64_t>(), std::move(response->result));
+        auto id = our_request_id(response->id);
+        if (!id) {
+            spdlog::warn("MCP client: {} answered with id {}, which no request of ours has (ignored)",
+                         describe_server(), util::sanitize_for_message(protocol::id_text(response->id), 100));
+            return;
+        }
+        finish(*id, std::move(response->result));
     } else if (auto* error = std::get_if<protocol::ErrorResponse>(&message)) {
-        if (!error->id.is_number_integer()) {
+        auto id = our_request_id(error->id);
+        if (!id) {
             spdlog::warn("MCP client: {} reported an error about no request of ours: {} {}", describe_server(),
                          error->code, util::sanitize_for_message(error->message, 300));
             return;
         }
-        fail(error->id.get<std::int64_t>(),
-             std::make_exception_ptr(JsonRpcError(error->code, error->message, error->data)));
+        fail(*id, std::make_exception_ptr(JsonRpcError(error->code, error->message, error->data)));
     } else if (auto* notification = std::get_if<protocol::Notification>(&message)) {
         on_server_notification(*notification);
     } else {
         answer_server_request(std::move(std::get<protocol::Request>(message)));
     }
+}
+
+void McpClient::malformed_message(const protocol::ProtocolError& problem, bool reply_shaped) {
+    auto id = our_request_id(problem.id);
+    auto it = id ? pending_.find(*id) : pending_.end();
+    if (!reply_shaped || it == pending_.end()) {
+        spdlog::warn("MCP client: {} sent a malformed message (ignored): {}", describe_server(),
+                     util::sanitize_for_message(problem.message, 300));
+        return;
+    }
+    // That was the answer to one of our requests, so no proper one will come: fail it now
+    // rather than at its timeout.
+    const std::string method = it->second->method;
+    spdlog::warn("MCP client: {} answered {} with a malformed reply: {}", describe_server(), method,
+                 util::sanitize_for_message(problem.message, 300));
+    fail(*id, std::make_exception_ptr(ClientError(
+                  fmt::format("{} answered {} with a malformed reply: {}", describe_server(), method,
+                              util::sanitize_for_message(problem.message, 300)))));
 }
 
 void McpClient::on_server_notification(const protocol::Notification& n) {

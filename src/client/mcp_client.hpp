@@ -96,7 +96,8 @@ public:
     Task<Json> connect();
 
     // One request; returns its result. Throws JsonRpcError, TransportError, RequestTimeout
-    // (after sending notifications/cancelled) or OperationCancelled.
+    // (after sending notifications/cancelled), OperationCancelled, or ClientError when the
+    // server's reply is not valid JSON-RPC.
     Task<Json> request(std::string method, Json params = Json::object(), RequestOptions options = {});
     Task<void> notify(std::string method, Json params = nullptr);
 
@@ -122,6 +123,9 @@ private:
     enum class State { fresh, connecting, ready, closed };
 
     void receive(Json message);
+    // A message from the server that classify() refused: ends the request it answers, when
+    // it is a reply to a pending one (`reply_shaped`: no "method"), and is ignored otherwise.
+    void malformed_message(const protocol::ProtocolError& problem, bool reply_shaped);
     void answer_server_request(protocol::Request request);
     Task<void> serve_request(protocol::Request request, std::shared_ptr<CancelToken> cancel);
     void on_server_notification(const protocol::Notification& notification);

@@ -18,7 +18,7 @@ WirePayload decode_wire_payload(std::string_view text) {
     }
     nlohmann::json value;
     try {
-        value = nlohmann::json::parse(text.begin(), text.end());
+        value = protocol::parse_json_keeping_ids(text);  // a server's big integer ids stay exact
     } catch (const nlohmann::json::exception& e) {
         std::string detail = e.what();
         if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);

@@ -28,14 +28,6 @@ void Pipeline::add(std::shared_ptr<Stage> stage) {
     chains_.clear();
 }
 
-Stage* Pipeline::find(std::string_view name) const {
-    for (const auto& s : always_)
-        if (s->name() == name) return s.get();
-    for (const auto& s : configurable_)
-        if (s->name() == name) return s.get();
-    return nullptr;
-}
-
 const std::vector<Stage*>& Pipeline::chain_for(const CallPolicy& policy) {
     // Policies live as long as the resolver, so their address names them.
     auto it = chains_.find(&policy);

@@ -73,7 +73,6 @@ public:
     void add_always(std::shared_ptr<Stage> stage);
     // A configurable stage: runs where a tool's policy lists its name.
     void add(std::shared_ptr<Stage> stage);
-    Stage* find(std::string_view name) const;
 
     PolicyResolver& policies() { return resolver_; }
 

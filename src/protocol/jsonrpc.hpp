@@ -12,11 +12,10 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "protocol/json_text.hpp"
+#include "protocol/request_id.hpp"
 
 namespace toolport::protocol {
-
-using Json = nlohmann::json;
 
 namespace error_code {
 inline constexpr int kParseError = -32700;
@@ -35,13 +34,10 @@ inline constexpr int kMissingRequiredClientCapability = -32021;  // 2026-07-28
 inline constexpr int kUnsupportedProtocolVersion = -32022;      // 2026-07-28
 }  // namespace error_code
 
-// A JSON-RPC id exactly as the peer sent it (string or number): echoed back unchanged.
-using RequestId = Json;
-
 struct Request {
     RequestId id;
     std::string method;
-    Json params;  // object, or null when absent
+    Json params;  // object or array, or null when absent
 };
 
 struct Notification {
@@ -73,7 +69,9 @@ struct ProtocolError {
 
 struct ParseLimits {
     std::size_t max_depth = 64;  // nesting of arrays/objects
-    std::size_t max_batch_size = 1000;  // messages in one batch
+    // Members of one batch. Each member may start a request, so this bounds the work one
+    // payload can queue; a larger batch is refused as a whole.
+    std::size_t max_batch_size = 1000;
 };
 
 struct ParsedPayload {
@@ -84,18 +82,23 @@ struct ParsedPayload {
     std::optional<ProtocolError> fatal;
 };
 
+// Ids keep their exact value, even integers beyond 64 bits (request_id.hpp).
 ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits = {});
 
-// Classifies one already-parsed JSON value as a JSON-RPC message.
+// Classifies one already-parsed JSON value as a JSON-RPC message, checking the type of
+// every member: "jsonrpc" "2.0"; "id" a string or a number (or a big integer id; null only
+// on an error response); "method" a string; "params" absent, an object or an array;
+// "result" only on a response; "error" an object with an integer "code" and a string
+// "message". A message with "method" must not carry "result" or "error". The error names
+// the member and what it held, and carries the id when the id itself is usable.
 std::variant<Message, ProtocolError> classify(Json value);
 
-// Wire builders. Serialisation replaces invalid UTF-8 rather than throwing.
+// Wire builders. serialize() (json_text.hpp) writes them.
 Json make_response(const RequestId& id, Json result);
 Json make_error(const RequestId& id, int code, std::string_view message, Json data = nullptr);
 Json make_request(const RequestId& id, std::string_view method, Json params);
 Json make_notification(std::string_view method, Json params);
 Json to_json(const Message& message);
-std::string serialize(const Json& value);
 
 // Depth of the deepest array/object nesting, scanning raw bytes (strings skipped).
 std::size_t max_nesting_depth(std::string_view bytes);

@@ -25,8 +25,6 @@ inline constexpr std::array<std::string_view, 5> kRevisionNames = {
 // The newest revision that uses the initialize handshake (what initialize offers).
 inline constexpr Revision kLatestStateful = Revision::v2025_11_25;
 inline constexpr Revision kLatest = Revision::v2026_07_28;
-// Assumed for HTTP requests that carry no MCP-Protocol-Version header.
-inline constexpr Revision kHttpDefault = Revision::v2025_03_26;
 
 std::optional<Revision> parse_revision(std::string_view text);
 std::string_view name(Revision r);

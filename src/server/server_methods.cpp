@@ -272,7 +272,7 @@ Task<Json> ServerSession::listen(RequestContext& ctx) {
         honoured["resourceSubscriptions"] = *uris;
     }
     const std::string subscription_id =
-        ctx.request_id().is_string() ? ctx.request_id().get<std::string>() : ctx.request_id().dump();
+        ctx.request_id().is_string() ? ctx.request_id().get<std::string>() : id_text(ctx.request_id());
     auto tell = [&ctx, subscription_id](std::string_view method, Json params) {
         params["_meta"] = Json{{"io.modelcontextprotocol/subscriptionId", subscription_id}};
         ctx.session().send(make_notification(method, std::move(params)), &ctx.request_id());

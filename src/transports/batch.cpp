@@ -18,21 +18,27 @@ ProtocolError batch_refusal(std::optional<Revision> revision) {
                         name(*revision))};
 }
 
-void BatchCollector::begin(const ParsedPayload& batch) {
+std::optional<Json> BatchCollector::begin(const ParsedPayload& batch) {
     Pending pending;
     for (const auto& item : batch.items) {
         if (const auto* message = std::get_if<Message>(&item)) {
             if (const auto* request = std::get_if<Request>(message)) pending.waiting.insert(request->id.dump());
-        } else {
-            // A malformed member gets its error inside the batch reply too.
-            const auto& error = std::get<ProtocolError>(item);
-            if (!error.id.is_null()) pending.waiting.insert(error.id.dump());
+            continue;
         }
+        // A malformed member gets its error inside the batch reply too: from the session
+        // when its id is known (and the reply can be matched), from here when it is not.
+        const auto& error = std::get<ProtocolError>(item);
+        if (error.id.is_null()) pending.replies.push_back(make_error(nullptr, error.code, error.message));
+        else pending.waiting.insert(error.id.dump());
     }
-    if (pending.waiting.empty()) return;
+    if (pending.waiting.empty()) {
+        if (pending.replies.empty()) return std::nullopt;
+        return std::move(pending.replies);
+    }
     const std::size_t index = batches_.size();
     for (const auto& key : pending.waiting) owner_[key] = index;
     batches_.push_back(std::move(pending));
+    return std::nullopt;
 }
 
 std::optional<Json> BatchCollector::offer(const Json& message) {

@@ -20,7 +20,11 @@ protocol::ProtocolError batch_refusal(std::optional<protocol::Revision> revision
 class BatchCollector {
 public:
     // Registers the requests of a parsed batch (notifications and responses need no reply).
-    void begin(const protocol::ParsedPayload& batch);
+    // A malformed member whose id could not be read is answered inside the batch reply
+    // too (JSON-RPC 2.0 §6: `[1]` is answered `[{"id":null,"error":...}]`): begin() writes
+    // that error itself, so the transport must not send it separately. Returns the batch
+    // reply when nothing else is to be waited for but it holds such errors.
+    std::optional<protocol::Json> begin(const protocol::ParsedPayload& batch);
     // Offers an outgoing message. Returns the finished batch reply when `message` was the
     // last reply a batch was waiting for.
     std::optional<protocol::Json> offer(const protocol::Json& message);

@@ -51,7 +51,9 @@ int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int o
         },
         CallerIdentity{"", "stdio", ""});
 
-    protocol::ParseLimits limits{options.max_json_depth};
+    protocol::ParseLimits limits;
+    limits.max_depth = options.max_json_depth;
+    limits.max_batch_size = options.max_batch_size;
     auto handle_line = [&](std::string line) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.find_first_not_of(" \t") == std::string::npos) return;
@@ -66,11 +68,15 @@ int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int o
                                                                      : std::nullopt));
                 return;
             }
-            batches.begin(parsed);
+            if (auto ready = batches.begin(parsed)) write_all(out_fd, protocol::serialize(*ready) + "\n");
         }
         for (auto& item : parsed.items) {
-            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) session->reject(*error);
-            else session->receive(std::move(std::get<protocol::Message>(item)));
+            if (auto* error = std::get_if<protocol::ProtocolError>(&item)) {
+                // In a batch, the collector has answered the members whose id is unreadable.
+                if (!parsed.is_batch || !error->id.is_null()) session->reject(*error);
+            } else {
+                session->receive(std::move(std::get<protocol::Message>(item)));
+            }
         }
     };
 

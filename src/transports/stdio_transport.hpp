@@ -12,6 +12,8 @@ class McpServer;
 struct StdioOptions {
     std::size_t max_message_bytes = 16 * 1024 * 1024;
     std::size_t max_json_depth = 64;
+    // Members of one JSON-RPC batch (protocol 2025-03-26); a larger batch is refused whole.
+    std::size_t max_batch_size = 1000;
     // After stdin closes, how long requests still running may take to answer.
     std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};
 };

@@ -6,7 +6,8 @@
 // the transports do with what could not be parsed). Everything the session sends is
 // serialised with protocol::serialize. Between lines the event loop is polled a bounded
 // number of times, so handlers run, server-to-client requests go out and the input's own
-// replies to them (integer ids 1, 2, ...) can arrive.
+// replies to them (integer ids 1, 2, ...) can arrive. parse_payload must never throw, and every
+// id it yields must come back unchanged through serialize and parse_payload.
 //
 // The server is built once; each input gets a fresh session that is closed at the end, and
 // the loop is drained so nothing the input started survives into the next one.
@@ -16,6 +17,8 @@
 #include <cstdlib>
 #include <memory>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/null_sink.h>
@@ -63,7 +66,7 @@ struct World {
 // Every message the server sends must be valid UTF-8 JSON and a JSON-RPC 2.0 message:
 // an object with "jsonrpc":"2.0" and exactly one of method / result / error, whose id is a
 // string or a number (or null, for an error answering something whose id was unreadable).
-// (Not protocol::classify: that refuses "id":null, which error responses legitimately use.)
+// (Not protocol::classify: a check should not share the code it checks.)
 bool well_formed(const std::string& wire) {
     Json v = Json::parse(wire, nullptr, /*allow_exceptions=*/false);
     if (!v.is_object() || v.value("jsonrpc", Json()) != "2.0") return false;
@@ -79,6 +82,38 @@ bool well_formed(const std::string& wire) {
         if (!e->is_object() || !(*e)["code"].is_number_integer() || !(*e)["message"].is_string()) return false;
     }
     return true;
+}
+
+// Every id the parser yields is one JSON-RPC accepts, and a reply carrying it, written by
+// serialize and parsed again, carries the very same id (integers beyond 64 bits included).
+void check_ids_round_trip(const toolport::protocol::ParsedPayload& parsed) {
+    namespace protocol = toolport::protocol;
+    for (const auto& item : parsed.items) {
+        const protocol::RequestId* id = nullptr;
+        if (const auto* error = std::get_if<protocol::ProtocolError>(&item)) {
+            id = &error->id;
+        } else {
+            std::visit(
+                [&id](const auto& m) {
+                    if constexpr (!std::is_same_v<std::decay_t<decltype(m)>, protocol::Notification>) id = &m.id;
+                },
+                std::get<protocol::Message>(item));
+        }
+        if (!id || id->is_null()) continue;
+        if (!protocol::is_valid_id(*id)) {
+            std::fprintf(stderr, "fuzz_jsonrpc: parse yielded an unusable id: %.300s\n", id->dump().c_str());
+            std::abort();
+        }
+        const std::string wire = protocol::serialize(protocol::make_response(*id, nullptr));
+        auto again = protocol::parse_payload(wire);
+        const auto* message = again.items.size() == 1 ? std::get_if<protocol::Message>(&again.items[0]) : nullptr;
+        const auto* response = message ? std::get_if<protocol::Response>(message) : nullptr;
+        if (!response || response->id != *id || protocol::id_text(response->id) != protocol::id_text(*id)) {
+            std::fprintf(stderr, "fuzz_jsonrpc: id %.300s did not survive serialize and parse: %.300s\n",
+                         protocol::id_text(*id).c_str(), wire.c_str());
+            std::abort();
+        }
+    }
 }
 
 World& world() {
@@ -117,7 +152,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto line = input.substr(0, nl);
         input = nl == std::string_view::npos ? std::string_view() : input.substr(nl + 1);
 
-        auto parsed = protocol::parse_payload(line);
+        protocol::ParsedPayload parsed;
+        try {
+            parsed = protocol::parse_payload(line);
+        } catch (...) {
+            std::fprintf(stderr, "fuzz_jsonrpc: parse_payload threw\n");  // contract: it never does
+            std::abort();
+        }
+        check_ids_round_trip(parsed);
         if (parsed.fatal) {
             if (!parsed.items.empty()) std::abort();  // contract: fatal means no items
             session->reject(*parsed.fatal);

@@ -110,19 +110,54 @@ TEST(Batch, OutgoingNotificationsAndRequestsAreNotTaken) {
     EXPECT_TRUE(c.offer(make_response(2, nullptr)).has_value());
 }
 
-TEST(Batch, MalformedMembersWithIdAreWaitedForNullIdOnesAreNot) {
+TEST(Batch, MalformedMembersAreAnsweredInsideTheBatch) {
     BatchCollector c;
-    c.begin(batch(R"([
+    // The member with a readable id is answered by the session (and waited for); the one
+    // without is answered by the collector itself, inside the same array.
+    EXPECT_FALSE(c.begin(batch(R"([
         {"jsonrpc":"2.0","id":1,"method":"a"},
         {"jsonrpc":"1.0","id":"bad","method":"b"},
         42
-    ])"));
+    ])")).has_value());
     EXPECT_FALSE(c.offer(make_response(1, nullptr)).has_value());
     auto err = make_error("bad", error_code::kInvalidRequest, "Invalid Request");
     auto done = c.offer(err);
     ASSERT_TRUE(done);
+    ASSERT_EQ(done->size(), 3u);
+    EXPECT_TRUE((*done)[0]["id"].is_null());
+    EXPECT_EQ((*done)[0]["error"]["code"], error_code::kInvalidRequest);
+    EXPECT_EQ((*done)[1], make_response(1, nullptr));
+    EXPECT_EQ((*done)[2], err);
+}
+
+TEST(Batch, ABatchOfOnlyUnreadableMembersIsAnsweredAtOnce) {
+    BatchCollector c;
+    auto done = c.begin(batch(R"([1, {"jsonrpc":"2.0","method":"n"}, {"jsonrpc":"2.0","id":true,"method":"m"}])"));
+    ASSERT_TRUE(done);
     ASSERT_EQ(done->size(), 2u);
-    EXPECT_EQ((*done)[1], err);
+    for (const auto& reply : *done) {
+        EXPECT_TRUE(reply["id"].is_null());
+        EXPECT_EQ(reply["error"]["code"], error_code::kInvalidRequest);
+    }
+    // Nothing is left waiting.
+    auto stray = make_response(1, nullptr);
+    EXPECT_FALSE(c.offer(stray).has_value());
+    EXPECT_FALSE(c.holds(stray));
+    // Notifications alone still need no reply at all.
+    EXPECT_FALSE(c.begin(batch(R"([{"jsonrpc":"2.0","method":"n"}])")).has_value());
+}
+
+TEST(Batch, BigIntegerIdsAreMatchedExactly) {
+    BatchCollector c;
+    c.begin(batch(R"([{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"a"},)"
+                  R"({"jsonrpc":"2.0","id":123456789012345678901234567891,"method":"b"}])"));
+    // The double both would round to is neither of them.
+    EXPECT_FALSE(c.offer(make_response(1.2345678901234568e+29, nullptr)).has_value());
+    EXPECT_FALSE(c.offer(make_response(make_big_integer_id("123456789012345678901234567891"), nullptr)).has_value());
+    auto done = c.offer(make_response(make_big_integer_id("123456789012345678901234567890"), nullptr));
+    ASSERT_TRUE(done);
+    EXPECT_EQ(serialize(*done), R"([{"id":123456789012345678901234567891,"jsonrpc":"2.0","result":null},)"
+                                R"({"id":123456789012345678901234567890,"jsonrpc":"2.0","result":null}])");
 }
 
 TEST(Batch, TwoBatchesInFlightCompleteIndependently) {

@@ -100,11 +100,15 @@ TEST(JsonRpcFraming, FractionalIdIsKeptAsNumberAndEchoedUnchanged) {
     EXPECT_EQ(err["id"].dump(), "1.5");
 }
 
-TEST(JsonRpcFraming, ParamsArrayAndExplicitNullAreAccepted) {
+TEST(JsonRpcFraming, ParamsArrayIsAcceptedExplicitNullIsNot) {
     auto a = std::get<Request>(parse_one(R"({"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]})"));
     EXPECT_EQ(a.params, Json::array({1, 2}));
-    auto n = std::get<Request>(parse_one(R"({"jsonrpc":"2.0","id":1,"method":"m","params":null})"));
-    EXPECT_TRUE(n.params.is_null());
+    // JSON-RPC 2.0 §4.2: params, when present, MUST be an object or an array.
+    auto e = parse_bad(R"({"jsonrpc":"2.0","id":1,"method":"m","params":null})");
+    EXPECT_EQ(e.code, error_code::kInvalidRequest);
+    EXPECT_EQ(e.id, Json(1));
+    EXPECT_NE(e.message.find("\"params\" must be an object or an array"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("got null"), std::string::npos) << e.message;
 }
 
 TEST(JsonRpcFraming, NotificationHasNoId) {

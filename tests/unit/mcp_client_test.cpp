@@ -431,8 +431,21 @@ TEST_F(McpClientTest, MalformedAndUnknownMessagesAreIgnored) {
         const std::string method = m.value("method", "");
         if (method == "initialize") return {init_reply(m)};
         if (method == "ping") {
-            return {Json("not an object"), Json{{"jsonrpc", "1.0"}, {"id", m["id"]}, {"result", {}}},
+            return {Json("not an object"),
+                    Json::array({1}),
+                    // Replies whose id no request of ours can have.
+                    Json{{"jsonrpc", "2.0"}, {"id", true}, {"result", Json::object()}},
+                    Json{{"jsonrpc", "2.0"}, {"id", nullptr}, {"result", Json::object()}},
+                    Json{{"jsonrpc", "2.0"}, {"id", Json::object()}, {"error", {{"code", 1}, {"message", "m"}}}},
+                    Json{{"jsonrpc", "2.0"}, {"result", Json::object()}},
+                    Json{{"jsonrpc", "1.0"}, {"id", 9999}, {"result", Json::object()}},
                     protocol::make_response(9999, Json::object()), protocol::make_response("str", Json::object()),
+                    protocol::make_response(-1, Json::object()),
+                    protocol::make_response(protocol::make_big_integer_id("123456789012345678901234567890"),
+                                            Json::object()),
+                    protocol::make_error(nullptr, -32600, "about something unreadable"),
+                    // A malformed *request* that happens to reuse our id is not our reply.
+                    Json{{"jsonrpc", "2.0"}, {"id", m["id"]}, {"method", 5}},
                     protocol::make_response(m["id"], {{"pong", true}})};
         }
         return {};
@@ -440,6 +453,51 @@ TEST_F(McpClientTest, MalformedAndUnknownMessagesAreIgnored) {
     McpClient client(exec, std::move(transport));
     drive(client.connect());
     EXPECT_EQ(drive(client.request("ping")), (Json{{"pong", true}}));
+    EXPECT_TRUE(client.is_open());
+}
+
+TEST_F(McpClientTest, AMalformedReplyToOurRequestFailsItAndTheClientKeepsWorking) {
+    auto transport = std::make_unique<ScriptedTransport>(exec, [](const Json& m) -> std::vector<Json> {
+        const std::string method = m.value("method", "");
+        if (method == "initialize") return {init_reply(m)};
+        if (method == "tools/list") {
+            // The answer, but not JSON-RPC 2.0; a proper one after it comes too late.
+            return {Json{{"jsonrpc", "1.0"}, {"id", m["id"]}, {"result", Json::object()}},
+                    protocol::make_response(m["id"], {{"tools", Json::array()}})};
+        }
+        if (method == "prompts/list") {
+            // An error whose members have the wrong types is no JSON-RPC error either.
+            return {Json{{"jsonrpc", "2.0"}, {"id", m["id"]}, {"error", {{"code", "x"}, {"message", 1}}}}};
+        }
+        if (method == "resources/list") {
+            return {Json{{"jsonrpc", "2.0"}, {"id", m["id"]}, {"result", Json::object()}, {"error", Json::object()}}};
+        }
+        if (method == "ping") return {protocol::make_response(m["id"], Json::object())};
+        return {};
+    });
+    McpClient client(exec, std::move(transport));
+    drive(client.connect());
+    struct Case {
+        const char* method;
+        const char* problem;
+    };
+    for (auto c : {Case{"tools/list", "\"jsonrpc\""}, Case{"prompts/list", "\"code\""},
+                   Case{"resources/list", "not both"}}) {
+        try {
+            drive(client.request(c.method));
+            FAIL() << c.method << ": expected a ClientError";
+        } catch (const JsonRpcError& e) {
+            FAIL() << c.method << ": a malformed reply is not a JSON-RPC error: " << e.what();
+        } catch (const ClientError& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("malformed reply"), std::string::npos) << what;
+            EXPECT_NE(what.find(c.method), std::string::npos) << what;
+            EXPECT_NE(what.find(c.problem), std::string::npos) << what;
+        }
+        exec.run();  // the late proper reply, if any, is dropped quietly
+    }
+    EXPECT_TRUE(client.is_open());
+    EXPECT_EQ(drive(client.request("ping")), Json::object());
 }
 
 TEST_F(McpClientTest, ServerPingIsAnsweredWithoutAHandler) {

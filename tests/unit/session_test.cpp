@@ -38,6 +38,17 @@ protected:
         exec.run();
     }
 
+    // As a transport does: the text through parse_payload, every item to the session.
+    void deliver_text(std::string_view text) {
+        auto parsed = protocol::parse_payload(text);
+        if (parsed.fatal) session->reject(*parsed.fatal);
+        for (auto& item : parsed.items) {
+            if (auto* e = std::get_if<protocol::ProtocolError>(&item)) session->reject(*e);
+            else session->receive(std::get<protocol::Message>(std::move(item)));
+        }
+        exec.run();
+    }
+
     void request(const Json& id, const std::string& method, Json params = Json::object()) {
         deliver(protocol::make_request(id, method, std::move(params)));
     }
@@ -268,6 +279,48 @@ TEST_F(SessionTest, CancelledRequestGetsNoResponseAndItsWorkStops) {
     // Cancelling something unknown or finished is ignored.
     deliver(protocol::make_notification("notifications/cancelled", {{"requestId", 999}}));
     EXPECT_EQ(call(12, "ping")["result"], Json::object());
+}
+
+TEST_F(SessionTest, IntegerIdsBeyond64BitsAreEchoedDigitForDigit) {
+    initialize();
+    for (std::string id : {"18446744073709551616", "-9223372036854775809", "123456789012345678901234567890"}) {
+        out.clear();
+        deliver_text(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})");
+        ASSERT_EQ(out.size(), 1u) << id;
+        EXPECT_EQ(protocol::serialize(out[0].message), R"({"id":)" + id + R"(,"jsonrpc":"2.0","result":{}})");
+        EXPECT_EQ(protocol::id_text(out[0].related), id) << "the reply is related to its request";
+    }
+    // An error about such a request carries the id too.
+    out.clear();
+    deliver_text(R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"no/such"})");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(error_code(out[0].message), -32601);
+    EXPECT_NE(protocol::serialize(out[0].message).find(R"("id":123456789012345678901234567890)"),
+              std::string::npos);
+}
+
+TEST_F(SessionTest, CancellationFindsARequestWithAnIdBeyond64Bits) {
+    int finished = 0;
+    add_tool("sleepy", [&finished](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        co_await ctx.sleep(60s);
+        ++finished;
+        co_return ToolResult::text("late");
+    });
+    initialize();
+    out.clear();
+    // Two ids that nlohmann alone would read as the same double.
+    deliver_text(R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call",)"
+                 R"("params":{"name":"sleepy"}})");
+    deliver_text(R"({"jsonrpc":"2.0","id":123456789012345678901234567891,"method":"tools/call",)"
+                 R"("params":{"name":"sleepy"}})");
+    ASSERT_EQ(session->in_flight(), 2u) << "distinct ids, distinct requests";
+    deliver_text(R"({"jsonrpc":"2.0","method":"notifications/cancelled",)"
+                 R"("params":{"requestId":123456789012345678901234567890,"reason":"user"}})");
+    EXPECT_EQ(session->in_flight(), 1u);
+    exec.advance(61s);
+    EXPECT_EQ(finished, 1) << "only the request that was not cancelled ran to its end";
+    ASSERT_EQ(out.size(), 1u) << "a cancelled request gets no reply";
+    EXPECT_EQ(protocol::id_text(out[0].message["id"]), "123456789012345678901234567891");
 }
 
 TEST_F(SessionTest, DuplicateInFlightIdIsRefused) {

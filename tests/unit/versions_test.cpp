@@ -39,7 +39,6 @@ TEST(Versions, SupportedListNamesAllInOrder) {
 TEST(Versions, Constants) {
     EXPECT_EQ(kLatestStateful, Revision::v2025_11_25);
     EXPECT_EQ(kLatest, Revision::v2026_07_28);
-    EXPECT_EQ(kHttpDefault, Revision::v2025_03_26);
 }
 
 TEST(Versions, AllowsBatchesOnlyIn20250326) {
@@ -49,9 +48,6 @@ TEST(Versions, AllowsBatchesOnlyIn20250326) {
 TEST(Versions, IsStatelessOnlyIn20260728) {
     for (auto r : kAll) EXPECT_EQ(is_stateless(r), r == Revision::v2026_07_28) << name(r);
     for (auto r : kAll) EXPECT_EQ(has_server_requests(r), r != Revision::v2026_07_28) << name(r);
-}
-
-TEST(Versions, RequiresVersionHeaderFrom20250618) {
 }
 
 TEST(Versions, FeaturePredicates) {

@@ -2,6 +2,7 @@
 
 #include "observability/events.hpp"
 #include "observability/metrics.hpp"
+#include "protocol/request_id.hpp"
 #include "server/tool_error.hpp"
 #include "util/digest.hpp"
 
@@ -74,7 +75,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     // server's throughput, and /metrics already counts them. Failures stay warnings.
     const bool ok = code == "OK";
     if (spdlog::should_log(ok ? spdlog::level::debug : spdlog::level::warn)) {
-        Json fields = {{"tool", tool}, {"request_id", call.ctx.request_id()}, {"code", code},
+        Json fields = {{"tool", tool}, {"request_id", protocol::loggable_id(call.ctx.request_id())}, {"code", code},
                        {"duration_ms", seconds * 1000}};
         if (!call.tool->source.empty()) fields["source"] = call.tool->source;
         if (!call.service().empty()) fields["service"] = call.service();

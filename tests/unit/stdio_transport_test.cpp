@@ -1,0 +1,158 @@
+// The stdio transport end to end in this process: serve_stdio reads lines from a file and
+// writes its replies to another, with a real McpServer behind it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "protocol/jsonrpc.hpp"
+#include "server/server.hpp"
+#include "transports/asio_executor.hpp"
+#include "transports/stdio_transport.hpp"
+
+using namespace toolport;
+using protocol::Json;
+
+namespace {
+
+const std::string kInitialize2025_03_26 =
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26",)"
+    R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+const std::string kInitialized = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
+
+// A temporary file that closes itself.
+struct TempFile {
+    std::FILE* file = std::tmpfile();
+    ~TempFile() {
+        if (file) std::fclose(file);
+    }
+    int fd() const { return fileno(file); }
+};
+
+// Feeds `lines` to serve_stdio as its stdin and returns what it wrote to stdout, line by line.
+std::vector<std::string> serve_lines(const std::vector<std::string>& lines, StdioOptions options = {}) {
+    TempFile in, out;
+    EXPECT_TRUE(in.file && out.file);
+    std::string input;
+    for (const auto& line : lines) input += line + "\n";
+    EXPECT_EQ(::write(in.fd(), input.data(), input.size()), static_cast<ssize_t>(input.size()));
+    ::lseek(in.fd(), 0, SEEK_SET);
+
+    boost::asio::io_context io(1);
+    // serve_stdio's loop must not run out of work before its reader thread posts the lines;
+    // it stops the loop itself once stdin has ended and every request is answered.
+    auto keep_running = boost::asio::make_work_guard(io);
+    AsioExecutor executor(io);
+    McpServer server(executor, ServerOptions{});
+    EXPECT_EQ(serve_stdio(server, options, in.fd(), out.fd()), 0);
+
+    std::string written;
+    ::lseek(out.fd(), 0, SEEK_SET);
+    char chunk[4096];
+    for (ssize_t n; (n = ::read(out.fd(), chunk, sizeof chunk)) > 0;) written.append(chunk, static_cast<std::size_t>(n));
+    std::vector<std::string> replies;
+    for (std::size_t start = 0, nl; (nl = written.find('\n', start)) != std::string::npos; start = nl + 1) {
+        replies.push_back(written.substr(start, nl - start));
+    }
+    return replies;
+}
+
+void expect_invalid_request_with_null_id(const Json& reply, const std::string& sent) {
+    ASSERT_TRUE(reply.is_object()) << sent << " -> " << reply.dump();
+    EXPECT_EQ(reply["jsonrpc"], "2.0") << sent;
+    ASSERT_TRUE(reply.contains("id")) << sent;
+    EXPECT_TRUE(reply["id"].is_null()) << sent << " -> " << reply.dump();
+    EXPECT_EQ(reply["error"]["code"], protocol::error_code::kInvalidRequest) << sent << " -> " << reply.dump();
+}
+
+const std::vector<std::string> kUnanswerableIds = {
+    "42",
+    "[[1]]",
+    R"({"jsonrpc":"2.0","id":true,"method":"ping"})",
+    R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
+    R"({"jsonrpc":"2.0","id":[],"method":"ping"})",
+    R"({"jsonrpc":"2.0","id":{},"method":"ping"})",
+};
+
+}  // namespace
+
+TEST(StdioTransport, MessagesWithoutAUsableIdGetAnErrorWithNullIdBeforeInitialize) {
+    auto replies = serve_lines(kUnanswerableIds);
+    ASSERT_EQ(replies.size(), kUnanswerableIds.size());
+    // ([[1]] is refused as a batch: none is allowed before initialize.)
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+        expect_invalid_request_with_null_id(Json::parse(replies[i]), kUnanswerableIds[i]);
+    }
+}
+
+TEST(StdioTransport, MessagesWithoutAUsableIdGetAnErrorWithNullIdInABatchingSession) {
+    std::vector<std::string> lines = {kInitialize2025_03_26, kInitialized};
+    lines.insert(lines.end(), kUnanswerableIds.begin(), kUnanswerableIds.end());
+    auto replies = serve_lines(lines);
+    ASSERT_EQ(replies.size(), 1 + kUnanswerableIds.size());
+    for (std::size_t i = 0; i < kUnanswerableIds.size(); ++i) {
+        const auto& sent = kUnanswerableIds[i];
+        Json reply = Json::parse(replies[1 + i]);
+        if (sent == "[[1]]") {
+            // JSON-RPC 2.0 §6: a batch is answered with an array, its unreadable member too.
+            ASSERT_TRUE(reply.is_array()) << reply.dump();
+            ASSERT_EQ(reply.size(), 1u);
+            expect_invalid_request_with_null_id(reply[0], sent);
+        } else {
+            expect_invalid_request_with_null_id(reply, sent);
+        }
+    }
+}
+
+TEST(StdioTransport, ABatchAnswersItsUnreadableMembersInsideTheArray) {
+    auto replies = serve_lines({kInitialize2025_03_26, kInitialized,
+                                R"([1,{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":"b","method":7}])"});
+    ASSERT_EQ(replies.size(), 2u);
+    Json batch = Json::parse(replies[1]);
+    ASSERT_TRUE(batch.is_array()) << replies[1];
+    ASSERT_EQ(batch.size(), 3u) << replies[1];
+    int null_errors = 0, pongs = 0, named_errors = 0;
+    for (const auto& reply : batch) {
+        if (reply["id"].is_null()) null_errors += reply.contains("error");
+        else if (reply["id"] == 5) pongs += reply["result"] == Json::object();
+        else if (reply["id"] == "b") named_errors += reply["error"]["code"] == protocol::error_code::kInvalidRequest;
+    }
+    EXPECT_EQ(null_errors, 1);
+    EXPECT_EQ(pongs, 1);
+    EXPECT_EQ(named_errors, 1);
+}
+
+TEST(StdioTransport, IntegerIdsBeyond64BitsAreEchoedExactly) {
+    auto replies = serve_lines({
+        kInitialize2025_03_26,
+        kInitialized,
+        R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"})",
+        R"([{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"},)"
+        R"({"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}])",
+    });
+    ASSERT_EQ(replies.size(), 3u);
+    EXPECT_EQ(replies[1], R"({"id":123456789012345678901234567890,"jsonrpc":"2.0","result":{}})");
+    EXPECT_EQ(replies[2], R"([{"id":18446744073709551616,"jsonrpc":"2.0","result":{}},)"
+                          R"({"id":-9223372036854775809,"jsonrpc":"2.0","result":{}}])");
+}
+
+TEST(StdioTransport, ABatchOverTheSizeCapIsRefusedWhole) {
+    StdioOptions options;
+    options.max_batch_size = 2;
+    const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+    auto replies = serve_lines({kInitialize2025_03_26, kInitialized, "[" + ping + "," + ping + "," + ping + "]",
+                                R"({"jsonrpc":"2.0","id":9,"method":"ping"})"},
+                               options);
+    ASSERT_EQ(replies.size(), 3u);
+    Json refusal = Json::parse(replies[1]);
+    expect_invalid_request_with_null_id(refusal, "a batch of 3");
+    EXPECT_NE(refusal["error"]["message"].get<std::string>().find("at most 2 messages; this one has 3"),
+              std::string::npos)
+        << replies[1];
+    EXPECT_EQ(Json::parse(replies[2]), Json::parse(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
+}
