@@ -54,7 +54,7 @@ int serve(const Config& config) {
             if (!ec) std::_Exit(0);
         });
         spdlog::info("serving MCP on stdio ({} tools)", server.registry().tools().size());
-        return serve_stdio(server, config.stdio);
+        return serve_stdio(server, executor, config.stdio);
     }
 
     HttpOptions http_options = config.http;

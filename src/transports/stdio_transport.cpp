@@ -37,8 +37,8 @@ void write_all(int fd, const std::string& data) {
 
 }  // namespace
 
-int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int out_fd) {
-    auto& io = static_cast<AsioExecutor&>(server.executor()).io();
+int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& options, int in_fd, int out_fd) {
+    auto& io = executor.io();
     BatchCollector batches;
     auto write_message = [out_fd](const Json& message) { write_all(out_fd, protocol::serialize(message) + "\n"); };
     auto session = server.open_session(
@@ -82,7 +82,6 @@ int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd, int o
 
     // End of input: let requests still running answer (a client that pipes a request and
     // closes stdin still gets its reply), then stop. Bounded by drain_timeout.
-    auto& executor = server.executor();
     const auto drain_deadline_after = options.drain_timeout;
     std::optional<Executor::Clock::time_point> drain_deadline;
     std::function<void()> drain = [&]() {

@@ -7,6 +7,7 @@
 
 namespace toolport {
 
+class AsioExecutor;
 class McpServer;
 
 struct StdioOptions {
@@ -18,7 +19,8 @@ struct StdioOptions {
     std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};
 };
 
-// Serves the process's stdin/stdout until stdin closes; returns the exit status.
-int serve_stdio(McpServer& server, const StdioOptions& options, int in_fd = 0, int out_fd = 1);
+// Serves the process's stdin/stdout until stdin closes; returns the exit status. `executor`
+// is the engine's loop, the one `server` runs on.
+int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& options, int in_fd = 0, int out_fd = 1);
 
 }  // namespace toolport

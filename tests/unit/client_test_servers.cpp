@@ -122,7 +122,7 @@ void minimal_server(const std::function<void(const Json& request)>& on_request) 
         signals.async_wait([](const boost::system::error_code& ec, int) {
             if (!ec) std::_Exit(0);
         });
-        std::_Exit(serve_stdio(server, StdioOptions{}));
+        std::_Exit(serve_stdio(server, executor, StdioOptions{}));
     }
     std::_Exit(100);
 }

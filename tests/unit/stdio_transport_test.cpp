@@ -49,7 +49,7 @@ std::vector<std::string> serve_lines(const std::vector<std::string>& lines, Stdi
     auto keep_running = boost::asio::make_work_guard(io);
     AsioExecutor executor(io);
     McpServer server(executor, ServerOptions{});
-    EXPECT_EQ(serve_stdio(server, options, in.fd(), out.fd()), 0);
+    EXPECT_EQ(serve_stdio(server, executor, options, in.fd(), out.fd()), 0);
 
     std::string written;
     ::lseek(out.fd(), 0, SEEK_SET);
