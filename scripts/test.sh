@@ -2,8 +2,9 @@
 # Installs what is missing, builds, and runs every test:
 #   1. unit tests (GoogleTest) on a release build
 #   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. integration tests (the real binary driven by the official MCP TypeScript SDK client)
-#      and the official MCP conformance suites, on the release build with one event loop
+#   3. integration tests (the real binary driven by the official MCP TypeScript SDK client),
+#      the fault campaign and the official MCP conformance suites, on the release build with
+#      one event loop
 #   4. the same suites on the sanitizer build with HTTP I/O threads
 #   5. a short libFuzzer run of every fuzz target
 set -euo pipefail
