@@ -60,8 +60,15 @@ struct Reply {
 class HttpEndpointTest : public ::testing::Test {
 protected:
     HttpEndpointTest() { make_endpoint(HttpOptions{}); }
+    // Whatever a test left running (a sleeping tool) ends: sessions close, time runs out.
+    ~HttpEndpointTest() override {
+        endpoint->stop();
+        exec.advance(std::chrono::hours(1));
+    }
 
     void make_endpoint(HttpOptions options) {
+        if (endpoint) endpoint->stop();
+        exec.run();
         endpoint.reset();
         server = std::make_unique<McpServer>(exec, ServerOptions{});
         packs::install_testing(*server);
