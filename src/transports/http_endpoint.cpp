@@ -484,7 +484,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         std::weak_ptr<State> weak = weak_from_this();
         auto after = [weak, session, out, created, sid]() {
             auto self = weak.lock();
-            if (!self) return;
+            if (!self || self->stopping) return;
             if (created && !session->mcp->initialized()) self->drop_session(sid, "its initialize failed");
             else if (out->fully_delivered()) session->drop_stream(out->id());
         };
@@ -621,7 +621,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         settings.after_seq = after;
         return event_stream(req.method(), req.version(), out, std::move(settings), [weak, session, out]() {
             auto self = weak.lock();
-            if (!self) return;
+            if (!self || self->stopping) return;  // at shutdown the executor may be gone
             session->last_active = self->executor.now();
             if (out->id() != 0 && out->fully_delivered()) session->drop_stream(out->id());
         });
@@ -651,7 +651,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         settings.prelude = fmt::format("event: endpoint\ndata: /messages?sessionId={}\n\n", sid);
         std::weak_ptr<State> weak = weak_from_this();
         return event_stream(req.method(), req.version(), session->standalone(), std::move(settings), [weak, sid]() {
-            if (auto self = weak.lock()) self->drop_session(sid, "its event stream closed");
+            auto self = weak.lock();
+            if (self && !self->stopping) self->drop_session(sid, "its event stream closed");
         });
     }
 
