@@ -347,7 +347,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             auto& message = std::get<protocol::Message>(item);
             if (auto* r = std::get_if<protocol::Request>(&message)) {
                 auto key = r->id.dump();
-                const bool in_batch = seen.count(key) > 0;
+                const bool in_batch = body.parsed.is_batch && seen.count(key) > 0;
                 if (in_batch || session.awaits_reply(key)) {
                     sorted.local_replies.push_back(protocol::serialize(protocol::make_error(
                         r->id, ec::kInvalidRequest,
@@ -355,7 +355,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                  : "Invalid Request: a request with this id is still in progress; use a new id")));
                     continue;
                 }
-                seen.insert(std::move(key));
+                if (body.parsed.is_batch) seen.insert(std::move(key));  // one message: nothing to repeat
                 sorted.request_ids.push_back(r->id);
             }
             http_policy::attach_traceparent(message, body.traceparent);
