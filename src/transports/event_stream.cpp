@@ -16,7 +16,7 @@ void append_chunk(std::string& out, std::string_view data) {
 EventStream::EventStream(std::shared_ptr<OutStream> out, unsigned version, EventStreamSettings settings,
                          std::function<void()> on_end)
     : out_(std::move(out)), version_(version), settings_(std::move(settings)), on_end_(std::move(on_end)) {
-    sent_ = pending_ = settings_.after_seq;
+    sent_ = settings_.after_seq;
     out_->set_waker([] {});
 }
 
@@ -58,8 +58,7 @@ EventStream::Step EventStream::next(std::string& chunk) {
 }
 
 void EventStream::written() {
-    pending_ = sent_;
-    out_->mark_delivered(pending_);
+    out_->mark_delivered(sent_);
 }
 
 std::string EventStream::keep_alive_chunk() {

@@ -61,8 +61,7 @@ private:
     unsigned version_;
     EventStreamSettings settings_;
     std::function<void()> on_end_;
-    std::uint64_t sent_ = 0;     // the last event put into a chunk
-    std::uint64_t pending_ = 0;  // ... and the last event known to be written
+    std::uint64_t sent_ = 0;  // the last event put into a chunk
     bool primed_ = false;
     bool finished_ = false;
 };

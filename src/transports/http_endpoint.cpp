@@ -508,10 +508,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             },
             CallerIdentity{http_policy::principal_of(opts, req.header("Authorization")), "", ""});
         session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
-            if (auto s = weak.lock()) {
-                s->end_request(id.dump(), protocol::serialize(protocol::make_error(
-                                              id, ec::kRequestCancelled, "Request cancelled: " + reason)));
-            }
+            if (auto s = weak.lock()) s->end_request(id.dump(), cancelled_reply(id, reason));
         });
         feed_all(*session, body);
         // Closing the connection early is cancellation in this revision.

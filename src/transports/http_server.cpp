@@ -398,6 +398,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     static net::awaitable<std::invoke_result_t<Fn>> call(Fn fn) {
         co_return fn();
     }
+    // on_engine() when the connection lives on an I/O loop, a plain call when it lives on
+    // the engine's (for the slow path; the common one calls directly).
+    template <typename Fn>
+    static net::awaitable<std::invoke_result_t<Fn>> engine_call(std::shared_ptr<Impl> self, Fn fn) {
+        if (!self->io_threads) co_return fn();
+        co_return co_await on_engine(self, std::move(fn));
+    }
 
     // Waits for a pending answer on the connection's loop while watching the socket: if the
     // client leaves first, the endpoint is told (cancelling a stateless call) and the
@@ -414,26 +421,24 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             });
         };
         watch_reads(stream, buffer, watch);
-        bool done = self->io_threads ? co_await on_engine(self, [&] {
+        bool done = co_await engine_call(self, [&] {
             pending->set_waker(waker);
             return pending->ready();
-        })
-                                     : (pending->set_waker(waker), pending->ready());
+        });
         bool told_gone = false;
         while (!done) {
             if (watch->gone && !told_gone) {
                 told_gone = true;
-                if (self->io_threads) co_await on_engine(self, [&] { return (pending->client_gone(), true); });
-                else pending->client_gone();
+                co_await engine_call(self, [&] { return (pending->client_gone(), true); });
             }
             if (!watch->woken) {
                 watch->timer.expires_at(net::steady_timer::time_point::max());
                 co_await watch->timer.async_wait(use_nothrow);
             }
             watch->woken = false;
-            done = self->io_threads ? co_await on_engine(self, [&] { return pending->ready(); }) : pending->ready();
+            done = co_await engine_call(self, [&] { return pending->ready(); });
         }
-        HttpAnswer answer = self->io_threads ? co_await on_engine(self, [&] { return pending->take(); }) : pending->take();
+        HttpAnswer answer = co_await engine_call(self, [&] { return pending->take(); });
         // The watch must be over before the connection reads or lets go of the socket.
         if (watch->reading) {
             beast::error_code ignored;

@@ -9,12 +9,12 @@
 
 namespace toolport {
 
-namespace {
-// The error a POST gets in place of the reply its request will never have.
 std::string cancelled_reply(const protocol::RequestId& id, const std::string& reason) {
     return protocol::serialize(protocol::make_error(id, protocol::error_code::kRequestCancelled,
                                                     "Request cancelled: " + reason));
 }
+
+namespace {
 std::string session_ended_reply(const protocol::RequestId& id, const std::string& reason) {
     return protocol::serialize(protocol::make_error(
         id, protocol::error_code::kInvalidRequest,

@@ -26,6 +26,9 @@ namespace toolport {
 
 class ServerSession;
 
+// The error a POST gets in place of the reply its cancelled request will never have.
+std::string cancelled_reply(const protocol::RequestId& id, const std::string& reason);
+
 struct StreamEvent {
     std::uint64_t seq = 0;
     std::string data;  // one serialized JSON-RPC message
