@@ -784,8 +784,6 @@ void HttpEndpoint::stop() {
     for (const auto& id : ids) s.drop_session(id, "the server is shutting down");
 }
 
-bool HttpEndpoint::stopping() const { return state_->stopping; }
 std::size_t HttpEndpoint::session_count() const { return state_->sessions.size(); }
-const HttpOptions& HttpEndpoint::options() const { return state_->opts; }
 
 }  // namespace toolport

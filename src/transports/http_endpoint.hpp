@@ -37,10 +37,8 @@ public:
     void start();
     // Ends every session and every open answer; nothing is answered after this.
     void stop();
-    bool stopping() const;
 
     std::size_t session_count() const;
-    const HttpOptions& options() const;
 
     // Counts an answer the connection made itself (read errors, refusals) in
     // toolport_http_requests_total, like the endpoint's own.
