@@ -13,7 +13,7 @@
 
 #include "app/runtime.hpp"
 #include "async/executor.hpp"
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "server/session.hpp"
 #include "transports/asio_executor.hpp"
 
@@ -43,7 +43,7 @@ struct Fixture {
         config.pipeline.services["svc"].rate_limit.burst = 1e9;
         config.pipeline.defaults.budget.max_downstream_calls_per_request = 1'000'000'000;
         runtime = std::make_unique<Runtime>(config, loop.executor);
-        packs::install_testing(runtime->server());
+        sources.push_back(providers::start_source("testing", runtime->server()));
         if (!with_pipeline) runtime->server().set_tool_invoker(nullptr);
         session = runtime->server().open_session([this](const Json&, const protocol::RequestId*) { ++replies; },
                                                  CallerIdentity{"", "bench-session", ""});
@@ -67,6 +67,7 @@ struct Fixture {
 
     Loop loop;
     std::unique_ptr<Runtime> runtime;
+    std::vector<providers::RunningSource> sources;  // after the server: stopped before it goes
     std::shared_ptr<ServerSession> session;
     long long replies = 0;
 };

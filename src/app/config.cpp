@@ -11,6 +11,7 @@
 
 #include "app/config_reader.hpp"
 #include "observability/events.hpp"
+#include "providers/source_table.hpp"
 
 namespace toolport {
 
@@ -38,6 +39,58 @@ std::vector<std::string> split_tokens(const std::string& text) {
         if (first != std::string::npos) tokens.push_back(t.substr(first, last - first + 1));
     }
     return tokens;
+}
+
+// A source's section as JSON (scalars as ${ENV}-expanded strings), with the line of each
+// key so the source's own checks can name it.
+Json settings_value(const ConfigReader& r, const YAML::Node& node, const std::string& key, const std::string& path,
+                    std::map<std::string, int>& lines) {
+    lines[path] = static_cast<int>(node.Mark().line) + 1;
+    if (node.IsNull()) return nullptr;
+    if (node.IsMap()) {
+        Json object = Json::object();
+        for (const auto& kv : node) {
+            const auto name = kv.first.as<std::string>();
+            object[name] = settings_value(r, kv.second, key + "." + name, path.empty() ? name : path + "." + name, lines);
+        }
+        return object;
+    }
+    if (node.IsSequence()) {
+        Json array = Json::array();
+        for (const auto& item : node) array.push_back(settings_value(r, item, key, path, lines));
+        return array;
+    }
+    return r.str(node, key);
+}
+
+// `packs: [a, b]`, or `packs: {a: {settings}, b: null}`. A section is checked now, by
+// building the source from it, so `toolport config check` finds its mistakes.
+void read_packs(const ConfigReader& r, const YAML::Node& node, Config& config) {
+    if (node.IsSequence()) {
+        config.packs = r.list(node, "packs");
+        return;
+    }
+    if (!node.IsMap()) r.fail(node, "packs", "must be a list of pack names or a mapping of pack name to settings");
+    config.packs.clear();
+    for (const auto& kv : node) {
+        const auto name = kv.first.as<std::string>();
+        const std::string key = "packs." + name;
+        const auto* kind = providers::find_source_kind(name);
+        if (!kind) r.fail(kv.first, key, fmt::format("unknown pack (known: {})", providers::source_names()));
+        if (!kv.second.IsNull() && !kv.second.IsMap()) r.fail(kv.second, key, "must be a mapping of settings (or empty)");
+        std::map<std::string, int> lines;
+        Json values = settings_value(r, kv.second, key, "", lines);
+        providers::SourceSettings settings(std::move(values), key, r.file, std::move(lines));
+        try {
+            kind->make(settings);
+        } catch (const providers::SettingsError& e) {
+            throw ConfigError(e.what());
+        } catch (const providers::SourceError& e) {
+            r.fail(kv.second, key, e.what());
+        }
+        config.packs.push_back(name);
+        config.pack_settings.insert_or_assign(name, std::move(settings));
+    }
 }
 
 }  // namespace
@@ -212,7 +265,7 @@ static Config load_config_unchecked(const std::string& path) {
         if (s["max_message_bytes"])
             config.stdio.max_message_bytes = r.integer(s["max_message_bytes"], "stdio.max_message_bytes", 1024, 1LL << 32);
     }
-    if (auto p = root["packs"]) config.packs = r.list(p, "packs");
+    if (auto p = root["packs"]) read_packs(r, p, config);
     if (auto l = root["log"]) {
         r.only_keys(l, "log", {"level", "format", "file"});
         if (l["level"]) {

@@ -3,11 +3,13 @@
 // error that names the file, the line and the key.
 #pragma once
 
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "pipeline/policy.hpp"
+#include "providers/source_settings.hpp"
 #include "server/server.hpp"
 #include "stores/stores.hpp"
 #include "transports/http_options.hpp"
@@ -21,7 +23,11 @@ struct Config {
     ServerOptions server;
     HttpOptions http;
     StdioOptions stdio;
+    // The sources to start, in order (`packs:` as a list or a mapping, or --packs).
     std::vector<std::string> packs;
+    // Each source's own section (`packs: {tango: {...}}`); a source without one gets
+    // empty settings. Kept when --packs replaces the list.
+    std::map<std::string, providers::SourceSettings> pack_settings;
     pipeline::PipelineConfig pipeline;  // stage defaults, per source, per tool, per service
     stores::StoreOptions store;          // memory, or redis:// shared by replicas
     std::string log_level = "info";

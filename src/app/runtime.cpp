@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
-#include "packs/packs.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"
@@ -62,10 +61,18 @@ Runtime::Runtime(const Config& config, Executor& executor)
         observe->session_ended(caller, Json{{"server_health", std::move(services)}});
     });
     for (const auto& pack : config.packs) {
-        if (!install_pack(pack, *server_)) {
-            std::string known;
-            for (const auto& k : known_packs()) known += (known.empty() ? "" : ", ") + k;
-            throw ConfigError(fmt::format("unknown pack \"{}\" (known: {})", pack, known));
+        const auto* kind = providers::find_source_kind(pack);
+        if (!kind) throw ConfigError(fmt::format("unknown pack \"{}\" (known: {})", pack, providers::source_names()));
+        auto settings = config.pack_settings.find(pack);
+        try {
+            sources_.push_back(providers::start_source(
+                *kind, *server_,
+                settings != config.pack_settings.end() ? settings->second : providers::SourceSettings({}, "packs." + pack),
+                &health_, nullptr));
+        } catch (const providers::SettingsError& e) {
+            throw ConfigError(e.what());
+        } catch (const providers::SourceError& e) {
+            throw ConfigError(fmt::format("pack {}: {}", pack, e.what()));
         }
         spdlog::info("pack {} loaded", pack);
     }

@@ -1,14 +1,16 @@
 // Runtime: the server as the configuration describes it, ready for a transport: the
 // event loop's executor, the shared stores, the call pipeline with its stages, the MCP
-// server with its packs. `toolport serve` puts a transport in front of it; the CLI
+// server with its sources (packs). `toolport serve` puts a transport in front of it; the CLI
 // client's in-process mode (`toolport list --config FILE`) talks to it directly.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "app/config.hpp"
 #include "observability/health.hpp"
 #include "pipeline/pipeline.hpp"
+#include "providers/source_table.hpp"
 #include "server/server.hpp"
 #include "stores/stores.hpp"
 
@@ -18,7 +20,7 @@ class Executor;
 
 class Runtime {
 public:
-    // Throws ConfigError (unknown pack, bad store URL, ...).
+    // Throws ConfigError (unknown pack, a pack that cannot start, bad store URL, ...).
     Runtime(const Config& config, Executor& executor);
     ~Runtime();
     Runtime(const Runtime&) = delete;
@@ -37,6 +39,8 @@ private:
     std::unique_ptr<stores::Stores> stores_;
     pipeline::Pipeline pipeline_;
     std::unique_ptr<McpServer> server_;
+    // After the server: stopped and destroyed before it.
+    std::vector<providers::RunningSource> sources_;
 };
 
 }  // namespace toolport

@@ -13,12 +13,15 @@
 #include <stdexcept>
 #include <utility>
 
+#include "async/control_signal.hpp"
+
 namespace toolport {
 
-// Thrown into an awaiting coroutine when the work it waits for is cancelled.
-struct OperationCancelled : std::runtime_error {
-    OperationCancelled() : std::runtime_error("operation cancelled") {}
-    explicit OperationCancelled(const std::string& why) : std::runtime_error(why) {}
+// Thrown into an awaiting coroutine when the work it waits for is cancelled. A control
+// signal, not a std::exception (see control_signal.hpp).
+struct OperationCancelled : ControlSignal {
+    OperationCancelled() : ControlSignal("operation cancelled") {}
+    explicit OperationCancelled(const std::string& why) : ControlSignal(why) {}
 };
 
 template <typename T>

@@ -360,6 +360,8 @@ Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<C
         if (!alive.expired()) {
             spdlog::warn("MCP client: could not answer {}'s {}: {}", describe_server(), request.method, e.what());
         }
+    } catch (const OperationCancelled&) {
+        // The connection is closing: the server no longer waits for the answer.
     }
 }
 

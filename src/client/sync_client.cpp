@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "async/completion.hpp"
 #include "client/blocking_loop.hpp"
 
 namespace toolport::client {
@@ -91,6 +92,8 @@ void SyncClient::close() {
         run(impl_->client->close());
     } catch (const std::exception& e) {
         spdlog::debug("closing the MCP client: {}", e.what());
+    } catch (const OperationCancelled&) {
+        // Closing is already giving up on everything in flight.
     }
 }
 

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "async/control_signal.hpp"
 #include "server/request_context.hpp"
 
 namespace toolport {
@@ -22,8 +23,10 @@ namespace toolport {
 class McpServer;
 
 // Thrown by RequestContext::ask_client in the stateless revision when answers are missing.
-struct InputRequired : std::runtime_error {
-    InputRequired() : std::runtime_error("input required") {}
+// A control signal, not a std::exception: a handler's catch-all for failures cannot
+// swallow it (see async/control_signal.hpp).
+struct InputRequired : ControlSignal {
+    InputRequired() : ControlSignal("input required") {}
     Json requests = Json::object();  // key -> {method, params}
     Json answered = Json::object();  // key -> answer, from this and earlier rounds
 };

@@ -22,6 +22,9 @@
 namespace toolport {
 
 class RequestContext;
+namespace schema {
+class CompiledSchema;
+}
 
 using ToolHandler = std::function<Task<ToolResult>(RequestContext&, const Json& arguments)>;
 // Returns the `contents` array of a ReadResourceResult.
@@ -50,6 +53,10 @@ struct ToolSpec {
     // service); empty for tools that call nothing outside the process. Configuration may
     // assign one. Not sent to clients.
     std::string service;
+    // input_schema compiled when the tool was declared (providers/tool_declaration.hpp),
+    // so a schema that cannot compile is reported at start; null: the validation stage
+    // compiles it on first use (tools of upstream servers, tests).
+    std::shared_ptr<const schema::CompiledSchema> compiled_input_schema;
 
     Json definition() const;  // the Tool object for tools/list
 };

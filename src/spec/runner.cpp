@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "async/control_signal.hpp"
 #include "spec/assertions/assertion_type.hpp"
 #include "spec/outcome.hpp"
 #include "spec/spec.hpp"
@@ -25,6 +26,8 @@ Outcome call(const Spec& spec, Target& target, std::chrono::milliseconds timeout
         }
     } catch (const std::exception& e) {
         return detail::outcome_of_failure(spec.kind, e);
+    } catch (const ControlSignal& e) {
+        return detail::outcome_of_failure(spec.kind, std::runtime_error(e.what()));
     } catch (...) {
         return detail::outcome_of_failure(spec.kind, std::runtime_error("the call failed with an unknown exception"));
     }

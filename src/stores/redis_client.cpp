@@ -11,6 +11,8 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "async/control_signal.hpp"
+
 #include "async/completion.hpp"
 #include "transports/asio_executor.hpp"
 
@@ -424,6 +426,8 @@ void RedisClient::Impl::connected() {
                 try {
                     std::rethrow_exception(error);
                 } catch (const std::exception& e) {
+                    self->drop(e.what());
+                } catch (const ControlSignal& e) {
                     self->drop(e.what());
                 }
                 return;

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "async/control_signal.hpp"
+
 namespace toolport {
 
 void run_polling(boost::asio::io_context& loop, std::chrono::microseconds spin) {
@@ -41,6 +43,8 @@ IoThreads::IoThreads(std::size_t count) {
                     return;
                 } catch (const std::exception& e) {
                     // A connection's coroutine threw: that connection is gone, the loop goes on.
+                    spdlog::error("HTTP I/O thread {}: {}", i, e.what());
+                } catch (const ControlSignal& e) {
                     spdlog::error("HTTP I/O thread {}: {}", i, e.what());
                 }
             }

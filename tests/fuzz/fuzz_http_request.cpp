@@ -26,7 +26,7 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "server/server.hpp"
 #include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
@@ -50,6 +50,7 @@ struct World {
     net::io_context io{1};
     toolport::AsioExecutor executor{io};
     std::unique_ptr<toolport::McpServer> server;
+    std::vector<toolport::providers::RunningSource> sources;  // after the server: stopped before it goes
     std::unique_ptr<toolport::HttpServer> http;
     tcp::endpoint endpoint;
 
@@ -62,7 +63,7 @@ struct World {
         options.state_secret = "fuzz-fixed-state-secret";
         options.client_request_timeout = 1s;
         server = std::make_unique<toolport::McpServer>(executor, options);
-        toolport::packs::install_conformance(*server);
+        sources.push_back(toolport::providers::start_source("conformance", *server));
 
         toolport::HttpOptions http_options;
         http_options.host = "127.0.0.1";

@@ -24,7 +24,7 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "server/session.hpp"
@@ -42,6 +42,7 @@ struct World {
     boost::asio::io_context io{1};
     toolport::AsioExecutor executor{io};
     std::unique_ptr<toolport::McpServer> server;
+    std::vector<toolport::providers::RunningSource> sources;  // after the server: stopped before it goes
 
     World() {
         // Log through spdlog's formatting at every level, into a sink that drops it.
@@ -52,7 +53,7 @@ struct World {
         toolport::ServerOptions options;
         options.state_secret = "fuzz-fixed-state-secret";  // deterministic MRTR requestState
         server = std::make_unique<toolport::McpServer>(executor, options);
-        toolport::packs::install_conformance(*server);
+        sources.push_back(toolport::providers::start_source("conformance", *server));
     }
 
     void poll() {

@@ -13,7 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "transports/asio_executor.hpp"
@@ -30,6 +30,7 @@ struct HttpServerThread::Impl {
     boost::asio::io_context io{1};
     AsioExecutor executor{io};
     std::unique_ptr<McpServer> server;
+    std::vector<providers::RunningSource> sources;  // after the server: stopped before it goes
     std::unique_ptr<HttpServer> http;
     std::thread thread;
 };
@@ -39,7 +40,7 @@ HttpServerThread::HttpServerThread(HttpOptions options, const std::function<void
     ServerOptions server_options;
     server_options.page_size = 5;
     impl_->server = std::make_unique<McpServer>(impl_->executor, server_options);
-    packs::install_conformance(*impl_->server);
+    impl_->sources.push_back(providers::start_source("conformance", *impl_->server));
     if (setup) setup(*impl_->server);
     options.host = "127.0.0.1";
     options.port = 0;
@@ -115,7 +116,7 @@ void minimal_server(const std::function<void(const Json& request)>& on_request) 
         boost::asio::io_context io(1);
         AsioExecutor executor(io);
         McpServer server(executor, ServerOptions{});
-        packs::install_conformance(server);
+        auto pack = providers::start_source("conformance", server);
         // As in `toolport serve --stdio`: serve_stdio's loop needs work of its own from the
         // start (its reader thread posts lines only later), and SIGTERM ends the process.
         boost::asio::signal_set signals(io, SIGTERM);

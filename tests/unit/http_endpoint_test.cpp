@@ -7,7 +7,7 @@
 #include <map>
 
 #include "manual_executor.hpp"
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "server/server.hpp"
 #include "transports/event_stream.hpp"
 #include "transports/http_endpoint.hpp"
@@ -70,8 +70,9 @@ protected:
         if (endpoint) endpoint->stop();
         exec.run();
         endpoint.reset();
+        sources.clear();
         server = std::make_unique<McpServer>(exec, ServerOptions{});
-        packs::install_testing(*server);
+        sources.push_back(providers::start_source("testing", *server));
         endpoint = std::make_unique<HttpEndpoint>(*server, exec, std::move(options));
         endpoint->start();
     }
@@ -141,6 +142,7 @@ protected:
 
     test_support::ManualExecutor exec;
     std::unique_ptr<McpServer> server;
+    std::vector<providers::RunningSource> sources;  // after the server: stopped before it goes
     std::unique_ptr<HttpEndpoint> endpoint;
 };
 

@@ -5,7 +5,7 @@
 
 #include "client/mcp_client.hpp"
 #include "manual_executor.hpp"
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"
 
@@ -47,7 +47,7 @@ protected:
         ServerOptions options;
         options.page_size = 3;  // the conformance pack's 28 tools take 10 pages
         server = std::make_unique<McpServer>(exec, options);
-        packs::install_conformance(*server);
+        sources.push_back(providers::start_source("conformance", *server));
     }
 
     std::unique_ptr<McpClient> make_client(ClientOptions options = {}) {
@@ -110,6 +110,7 @@ protected:
 
     test_support::ManualExecutor exec;
     std::unique_ptr<McpServer> server;
+    std::vector<providers::RunningSource> sources;  // after the server: stopped before it goes
     std::vector<Json> sent, received;
 };
 

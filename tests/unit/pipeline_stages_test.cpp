@@ -5,7 +5,7 @@
 
 #include "app/runtime.hpp"
 #include "manual_executor.hpp"
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/rate_limit.hpp"
 #include "server/session.hpp"
@@ -21,7 +21,7 @@ class StagesTest : public ::testing::Test {
 protected:
     void start(Config config = {}) {
         runtime = std::make_unique<Runtime>(config, exec);
-        packs::install_testing(runtime->server());
+        sources.push_back(providers::start_source("testing", runtime->server()));
         session = open_client();
     }
 
@@ -75,6 +75,7 @@ protected:
 
     test_support::ManualExecutor exec;
     std::unique_ptr<Runtime> runtime;
+    std::vector<providers::RunningSource> sources;  // after the server: stopped before it goes
     std::shared_ptr<ServerSession> session;
     std::vector<Json> out;
     int next_id = 100;
@@ -161,7 +162,7 @@ TEST_F(StagesTest, TimeSpentWaitingForTheUsersAnswerDoesNotCount) {
     Config config;
     config.pipeline.defaults.timeout = 100ms;
     start(config);
-    packs::install_conformance(runtime->server());
+    sources.push_back(providers::start_source("conformance", runtime->server()));
     auto s = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
                                             CallerIdentity{"", "elicit", ""});
     s->receive(protocol::Request{0, "initialize",

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "manual_executor.hpp"
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 #include "server/input_required.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
@@ -97,6 +97,7 @@ protected:
 
     test_support::ManualExecutor exec;
     std::unique_ptr<McpServer> server;
+    std::vector<providers::RunningSource> sources;  // after the server: stopped before it goes
     std::shared_ptr<ServerSession> session;
     struct Sent {
         Json message;
@@ -416,7 +417,7 @@ TEST_F(SessionTest, ListChangedReachesInitializedSessionsOnly) {
 }
 
 TEST_F(SessionTest, ResourcesReadTemplatesNotFoundAndSubscriptions) {
-    packs::install_conformance(*server);
+    sources.push_back(providers::start_source("conformance", *server));
     initialize();
     auto r = call(1, "resources/read", {{"uri", "test://static-text"}});
     EXPECT_EQ(r["result"]["contents"][0]["text"], "This is the content of the static text resource.");
@@ -438,7 +439,7 @@ TEST_F(SessionTest, ResourcesReadTemplatesNotFoundAndSubscriptions) {
 }
 
 TEST_F(SessionTest, PromptsCheckRequiredArguments) {
-    packs::install_conformance(*server);
+    sources.push_back(providers::start_source("conformance", *server));
     initialize();
     auto r = call(1, "prompts/get", {{"name", "test_prompt_with_arguments"}, {"arguments", {{"arg1", "a"}}}});
     EXPECT_EQ(error_code(r), -32602);
@@ -470,7 +471,7 @@ TEST_F(SessionTest, CompletionIsCappedAtOneHundredValues) {
 }
 
 TEST_F(SessionTest, StatelessRequestsNeedNoHandshakeAndCarryResultType) {
-    packs::install_conformance(*server);
+    sources.push_back(providers::start_source("conformance", *server));
     auto r = call(1, "tools/call", {{"name", "test_simple_text"}, {"_meta", stateless_meta()}});
     ASSERT_TRUE(r.contains("result")) << r.dump();
     EXPECT_EQ(r["result"]["resultType"], "complete");
@@ -496,8 +497,26 @@ TEST_F(SessionTest, StatelessVersionAndMetaErrors) {
     EXPECT_EQ(error_code(call(2, "tools/list", {{"_meta", no_caps}})), -32602);
 }
 
+// A handler that turns every std::exception into a friendly result cannot swallow the
+// engine's request for the client's input: InputRequired is a control signal, not a failure.
+TEST_F(SessionTest, AHandlersCatchAllDoesNotSwallowInputRequired) {
+    providers::SourceContext probe("probe", exec, server->registry());
+    probe.add_tool({.name = "asks_politely",
+                    .handler = [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                        try {
+                            co_await ctx.elicit({{"message", "Name?"},
+                                                 {"requestedSchema", {{"type", "object"}, {"properties", Json::object()}}}});
+                        } catch (const std::exception& e) {
+                            co_return ToolResult::text(std::string("swallowed: ") + e.what());
+                        }
+                        co_return ToolResult::text("answered");
+                    }});
+    auto r = call(1, "tools/call", {{"name", "asks_politely"}, {"_meta", stateless_meta({{"elicitation", Json::object()}})}});
+    EXPECT_EQ(r["result"]["resultType"], "input_required") << r.dump();
+}
+
 TEST_F(SessionTest, MultiRoundTripWithSignedState) {
-    packs::install_conformance(*server);
+    sources.push_back(providers::start_source("conformance", *server));
     Json caps = {{"elicitation", Json::object()}};
     auto r1 = call(1, "tools/call", {{"name", "test_input_required_result_multi_round"}, {"_meta", stateless_meta(caps)}});
     ASSERT_EQ(r1["result"]["resultType"], "input_required") << r1.dump();
@@ -537,7 +556,7 @@ TEST_F(SessionTest, MultiRoundTripWithSignedState) {
 }
 
 TEST_F(SessionTest, StatelessClientRequestForUndeclaredCapabilityIsMinus32021) {
-    packs::install_conformance(*server);
+    sources.push_back(providers::start_source("conformance", *server));
     auto r = call(1, "tools/call", {{"name", "test_input_required_result_sampling"}, {"_meta", stateless_meta()}});
     EXPECT_EQ(error_code(r), -32021);
     EXPECT_TRUE(r["error"]["data"]["requiredCapabilities"]["sampling"].is_object());

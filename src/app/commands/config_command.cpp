@@ -7,7 +7,7 @@
 
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
-#include "packs/packs.hpp"
+#include "providers/source_table.hpp"
 
 namespace toolport::commands {
 
@@ -21,10 +21,9 @@ int check(const std::string& file) {
         fmt::print(stderr, "{}\n", e.what());
         return 2;
     }
-    const auto known = known_packs();
     for (const auto& pack : config.packs) {
-        if (std::find(known.begin(), known.end(), pack) == known.end()) {
-            fmt::print(stderr, "{}: packs: unknown pack \"{}\"\n", file, pack);
+        if (!providers::find_source_kind(pack)) {
+            fmt::print(stderr, "{}: packs: unknown pack \"{}\" (known: {})\n", file, pack, providers::source_names());
             return 2;
         }
     }

@@ -202,6 +202,7 @@ ToolError to_tool_error(const Json& input_schema, const schema::ValidationResult
 }  // namespace
 
 std::shared_ptr<const schema::CompiledSchema> ValidationStage::schema_for(const std::shared_ptr<const ToolSpec>& tool) {
+    if (tool->compiled_input_schema) return tool->compiled_input_schema;
     auto it = compiled_.find(tool.get());
     if (it != compiled_.end()) {
         if (auto alive = it->second.tool.lock(); alive && alive.get() == tool.get()) return it->second.schema;

@@ -4,10 +4,10 @@
 // same engine paths serve real packs.
 #include <fmt/format.h>
 
-#include "packs/conformance/conformance_tools.hpp"
+#include "providers/conformance/conformance_tools.hpp"
 #include "server/input_required.hpp"
 
-namespace toolport::packs::conformance {
+namespace toolport::providers::conformance {
 
 namespace {
 
@@ -35,47 +35,48 @@ std::string content_field(const Json& answer, const char* field) {
 
 }  // namespace
 
-void add_stateless_tools(Registry& r) {
-    r.add_tool(simple_tool("test_missing_capability", "Needs the client's sampling capability (-32021 without it)",
+void add_stateless_tools(SourceContext& c) {
+    Registry& r = c.registry();
+    c.add_tool(simple_tool("test_missing_capability", "Needs the client's sampling capability (-32021 without it)",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                ctx.require_client_capability("sampling");
                                co_return ToolResult::text("Success");
                            }));
-    r.add_tool(simple_tool("test_input_required_result_elicitation", "Asks the user's name (MRTR elicitation)",
+    c.add_tool(simple_tool("test_input_required_result_elicitation", "Asks the user's name (MRTR elicitation)",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                Json answer = co_await ctx.ask_client(
                                    {"elicitation/create", elicit_params("What is your name?", "name", "string"),
                                     "user_name"});
                                co_return ToolResult::text(fmt::format("Hello, {}!", content_field(answer, "name")));
                            }));
-    r.add_tool(simple_tool("test_input_required_result_sampling", "Asks the client's model a question (MRTR sampling)",
+    c.add_tool(simple_tool("test_input_required_result_sampling", "Asks the client's model a question (MRTR sampling)",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                Json answer = co_await ctx.ask_client(
                                    {"sampling/createMessage", sampling_params("What is the capital of France?", 100),
                                     "sample_request"});
                                co_return ToolResult::text("Sampling result: " + sampled_text(answer));
                            }));
-    r.add_tool(simple_tool("test_input_required_result_list_roots", "Asks for the client's roots (MRTR roots/list)",
+    c.add_tool(simple_tool("test_input_required_result_list_roots", "Asks for the client's roots (MRTR roots/list)",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                Json answer =
                                    co_await ctx.ask_client({"roots/list", Json::object(), "roots_request"});
                                co_return ToolResult::text(
                                    fmt::format("Found {} root(s)", answer.value("roots", Json::array()).size()));
                            }));
-    r.add_tool(simple_tool("test_input_required_result_request_state", "Confirms through a signed requestState",
+    c.add_tool(simple_tool("test_input_required_result_request_state", "Confirms through a signed requestState",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                Json answer = co_await ctx.ask_client(
                                    {"elicitation/create", elicit_params("Please confirm", "ok", "boolean"), "confirm"});
                                co_return ToolResult::text("state-ok: requestState validated (ok=" +
                                                           content_field(answer, "ok") + ")");
                            }));
-    r.add_tool(simple_tool("test_input_required_result_tampered_state", "Rejects a modified requestState",
+    c.add_tool(simple_tool("test_input_required_result_tampered_state", "Rejects a modified requestState",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                co_await ctx.ask_client(
                                    {"elicitation/create", elicit_params("Please confirm", "ok", "boolean"), "confirm"});
                                co_return ToolResult::text("integrity-ok: state verified");
                            }));
-    r.add_tool(simple_tool(
+    c.add_tool(simple_tool(
         "test_input_required_result_multiple_inputs", "Asks three questions in one round trip",
         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
             std::vector<ClientRequest> questions;
@@ -87,7 +88,7 @@ void add_stateless_tools(Registry& r) {
                                                    sampled_text(answers[1]),
                                                    answers[2].value("roots", Json::array()).size()));
         }));
-    r.add_tool(simple_tool(
+    c.add_tool(simple_tool(
         "test_input_required_result_multi_round", "Asks two questions in two rounds",
         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
             Json first = co_await ctx.ask_client(
@@ -97,7 +98,7 @@ void add_stateless_tools(Registry& r) {
             co_return ToolResult::text(fmt::format("Multi-round complete for {} who likes {}",
                                                    content_field(first, "name"), content_field(second, "color")));
         }));
-    r.add_tool(simple_tool(
+    c.add_tool(simple_tool(
         "test_input_required_result_capabilities", "Asks only what the client declared it can answer",
         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
             std::vector<ClientRequest> questions;
@@ -112,28 +113,28 @@ void add_stateless_tools(Registry& r) {
             auto answers = co_await ctx.ask_client_all(std::move(questions));
             co_return ToolResult::text(fmt::format("capabilities-ok: received {} answer(s)", answers.size()));
         }));
-    r.add_tool(simple_tool("test_streaming_elicitation", "Streams notifications, then completes (no client requests)",
+    c.add_tool(simple_tool("test_streaming_elicitation", "Streams notifications, then completes (no client requests)",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                ctx.progress(0, 1, "starting");
                                ctx.progress(1, 1, "done");
                                co_return ToolResult::text("Streaming complete");
                            }));
-    r.add_tool(simple_tool("test_logging_tool", "Logs only when the request asks for a log level",
+    c.add_tool(simple_tool("test_logging_tool", "Logs only when the request asks for a log level",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                ctx.log(LogLevel::info, "Logging tool evaluated");
                                co_return ToolResult::text("Logging evaluated");
                            }));
-    r.add_tool(simple_tool("test_trigger_tool_change", "Adds or removes a tool, so tools/list_changed is sent",
-                           [&r](RequestContext&, const Json&) -> Task<ToolResult> {
-                               toggle_dynamic_tool(r);
+    c.add_tool(simple_tool("test_trigger_tool_change", "Adds or removes a tool, so tools/list_changed is sent",
+                           [context = &c](RequestContext&, const Json&) -> Task<ToolResult> {
+                               toggle_dynamic_tool(*context);
                                co_return ToolResult::text("Mutation triggered");
                            }));
-    r.add_tool(simple_tool("test_trigger_prompt_change", "Adds or removes a prompt, so prompts/list_changed is sent",
-                           [&r](RequestContext&, const Json&) -> Task<ToolResult> {
-                               toggle_dynamic_prompt(r);
+    c.add_tool(simple_tool("test_trigger_prompt_change", "Adds or removes a prompt, so prompts/list_changed is sent",
+                           [registry = &r](RequestContext&, const Json&) -> Task<ToolResult> {
+                               toggle_dynamic_prompt(*registry);
                                co_return ToolResult::text("Mutation triggered");
                            }));
-    ToolSpec header_tool = simple_tool(
+    ToolDeclaration header_tool = simple_tool(
         "test_custom_header", "Echoes the region, which clients mirror in an Mcp-Param-Region header",
         [](RequestContext&, const Json& args) -> Task<ToolResult> {
             co_return ToolResult::text("Region: " + args.value("region", ""));
@@ -143,7 +144,7 @@ void add_stateless_tools(Registry& r) {
         {"properties",
          {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}, {"description", "Region to route to"}}}}},
         {"required", {"region"}}};
-    r.add_tool(std::move(header_tool));
+    c.add_tool(std::move(header_tool));
 
     PromptSpec prompt;
     prompt.name = "test_input_required_result_prompt";
@@ -160,4 +161,4 @@ void add_stateless_tools(Registry& r) {
     r.add_prompt(std::move(prompt));
 }
 
-}  // namespace toolport::packs::conformance
+}  // namespace toolport::providers::conformance

@@ -13,25 +13,19 @@
 
 #include <fmt/format.h>
 
-#include "packs/packs.hpp"
+#include "providers/source.hpp"
 #include "server/request_context.hpp"
-#include "server/server.hpp"
 #include "server/tool_error.hpp"
 
-namespace toolport::packs {
+namespace toolport::providers {
 
 namespace {
 
-constexpr const char* kSource = "testing";
-
-ToolSpec make_tool(std::string name, std::string description, Json schema, ToolHandler handler) {
-    ToolSpec t;
-    t.name = std::move(name);
-    t.description = std::move(description);
-    t.input_schema = std::move(schema);
-    t.handler = std::move(handler);
-    t.source = kSource;
-    return t;
+ToolDeclaration make_tool(std::string name, std::string description, Json schema, ToolHandler handler) {
+    return ToolDeclaration{.name = std::move(name),
+                           .description = std::move(description),
+                           .input_schema = std::move(schema),
+                           .handler = std::move(handler)};
 }
 
 std::optional<ToolErrorCode> code_named(const std::string& name) {
@@ -47,12 +41,9 @@ std::optional<ToolErrorCode> code_named(const std::string& name) {
     return it->second;
 }
 
-}  // namespace
+void add_tools(SourceContext& context) {
 
-void install_testing(McpServer& server) {
-    auto& r = server.registry();
-
-    r.add_tool(make_tool(
+    context.add_tool(make_tool(
         "test_sleep", "Sleeps for `ms` milliseconds (cancellable), then answers",
         Json{{"type", "object"},
              {"properties", {{"ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 600000}}}}},
@@ -63,7 +54,7 @@ void install_testing(McpServer& server) {
             co_return ToolResult::text(fmt::format("slept {} ms", ms));
         }));
 
-    r.add_tool(make_tool(
+    context.add_tool(make_tool(
         "test_fail", "Fails on demand: with the ToolError `code` (default UPSTREAM_ERROR), or with a plain exception when `crash` is true",
         Json{{"type", "object"},
              {"properties",
@@ -77,7 +68,7 @@ void install_testing(McpServer& server) {
             co_return ToolResult{};
         }));
 
-    r.add_tool(make_tool(
+    context.add_tool(make_tool(
         "test_large", "Answers with `bytes` bytes of text (default 5 MiB)",
         Json{{"type", "object"}, {"properties", {{"bytes", {{"type", "integer"}, {"minimum", 0}, {"maximum", 67108864}}}}}},
         [](RequestContext&, const Json& args) -> Task<ToolResult> {
@@ -86,7 +77,7 @@ void install_testing(McpServer& server) {
         }));
 
     auto counters = std::make_shared<std::map<std::string, long long>>();
-    ToolSpec counter = make_tool(
+    ToolDeclaration counter = make_tool(
         "test_counter", "Read-only and cacheable: answers with how many times it really ran for `key`",
         Json{{"type", "object"},
              {"properties",
@@ -98,10 +89,10 @@ void install_testing(McpServer& server) {
             if (args.contains("downstream_calls")) result.meta = {{"downstream_api_calls", args["downstream_calls"]}};
             co_return result;
         });
-    counter.annotations = {{"readOnlyHint", true}};
-    r.add_tool(std::move(counter));
+    counter.annotations.read_only = true;
+    context.add_tool(std::move(counter));
 
-    r.add_tool(make_tool(
+    context.add_tool(make_tool(
         "test_validate", "Echoes its arguments; its schema exercises validation",
         Json{{"type", "object"},
              {"properties",
@@ -116,9 +107,16 @@ void install_testing(McpServer& server) {
         [](RequestContext&, const Json& args) -> Task<ToolResult> { co_return ToolResult::structured(args); }));
 }
 
-bool testing_pack_enabled() {
-    const char* flag = std::getenv("TOOLPORT_TEST_PACK");
-    return flag && std::string(flag) == "1";
+class TestingSource final : public Source {
+public:
+    explicit TestingSource(const SourceSettings& settings) { settings.only_keys({}); }
+    void start(SourceContext& context) override { add_tools(context); }
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_testing_source(const SourceSettings& settings) {
+    return std::make_unique<TestingSource>(settings);
 }
 
-}  // namespace toolport::packs
+}  // namespace toolport::providers

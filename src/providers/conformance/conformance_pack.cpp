@@ -4,14 +4,11 @@
 // depends on it.
 #include <fmt/format.h>
 
-#include "async/completion.hpp"
-#include "packs/conformance/conformance_tools.hpp"
-#include "packs/packs.hpp"
-#include "server/input_required.hpp"
+#include "providers/conformance/conformance_tools.hpp"
+#include "providers/source.hpp"
 #include "server/request_context.hpp"
-#include "server/server.hpp"
 
-namespace toolport::packs {
+namespace toolport::providers {
 
 namespace {
 
@@ -28,8 +25,8 @@ Json string_arg_schema(const char* name, const char* description) {
                 {"required", {name}}};
 }
 
-ToolSpec tool(std::string name, std::string description, ToolHandler handler, Json schema = empty_schema()) {
-    ToolSpec t = conformance::simple_tool(std::move(name), std::move(description), std::move(handler));
+ToolDeclaration tool(std::string name, std::string description, ToolHandler handler, Json schema = empty_schema()) {
+    ToolDeclaration t = conformance::simple_tool(std::move(name), std::move(description), std::move(handler));
     t.input_schema = std::move(schema);
     return t;
 }
@@ -38,10 +35,6 @@ Task<ToolResult> elicitation_tool(RequestContext& ctx, Json params, const char* 
     Json answer;
     try {
         answer = co_await ctx.elicit(std::move(params));
-    } catch (const OperationCancelled&) {
-        throw;
-    } catch (const InputRequired&) {
-        throw;
     } catch (const std::exception& e) {
         co_return ToolResult::text(fmt::format("Elicitation not supported or error: {}", e.what()));
     }
@@ -49,25 +42,25 @@ Task<ToolResult> elicitation_tool(RequestContext& ctx, Json params, const char* 
                                            answer.value("content", Json::object()).dump()));
 }
 
-void add_tools(Registry& r) {
-    r.add_tool(tool("test_simple_text", "Tests simple text content response",
+void add_tools(SourceContext& c) {
+    c.add_tool(tool("test_simple_text", "Tests simple text content response",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
                         co_return ToolResult::text("This is a simple text response for testing.");
                     }));
-    r.add_tool(tool("test_image_content", "Tests image content response",
+    c.add_tool(tool("test_image_content", "Tests image content response",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
                         co_return ToolResult{}.add(content::image(kPng, "image/png"));
                     }));
-    r.add_tool(tool("test_audio_content", "Tests audio content response",
+    c.add_tool(tool("test_audio_content", "Tests audio content response",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
                         co_return ToolResult{}.add(content::audio(kWav, "audio/wav"));
                     }));
-    r.add_tool(tool("test_embedded_resource", "Tests embedded resource content response",
+    c.add_tool(tool("test_embedded_resource", "Tests embedded resource content response",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
                         co_return ToolResult{}.add(content::embedded_text_resource(
                             "test://embedded-resource", "This is an embedded resource content.", "text/plain"));
                     }));
-    r.add_tool(tool("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)",
+    c.add_tool(tool("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
                         ToolResult result;
                         result.add(content::text("Multiple content types test:"));
@@ -77,7 +70,7 @@ void add_tools(Registry& r) {
                                                                    "application/json"));
                         co_return result;
                     }));
-    r.add_tool(tool("test_tool_with_logging", "Tests tool that emits log messages during execution",
+    c.add_tool(tool("test_tool_with_logging", "Tests tool that emits log messages during execution",
                     [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                         ctx.log(LogLevel::info, "Tool execution started");
                         co_await ctx.sleep(std::chrono::milliseconds(50));
@@ -86,7 +79,7 @@ void add_tools(Registry& r) {
                         ctx.log(LogLevel::info, "Tool execution completed");
                         co_return ToolResult::text("Tool with logging executed successfully");
                     }));
-    r.add_tool(tool("test_tool_with_progress", "Tests tool that reports progress notifications",
+    c.add_tool(tool("test_tool_with_progress", "Tests tool that reports progress notifications",
                     [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                         for (int step : {0, 50, 100}) {
                             ctx.progress(step, 100, fmt::format("Completed step {} of 100", step));
@@ -95,12 +88,12 @@ void add_tools(Registry& r) {
                         Json token = ctx.params().value("_meta", Json::object()).value("progressToken", Json(0));
                         co_return ToolResult::text(token.is_string() ? token.get<std::string>() : token.dump());
                     }));
-    r.add_tool(tool("test_error_handling", "Tests error response handling",
+    c.add_tool(tool("test_error_handling", "Tests error response handling",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
                         throw std::runtime_error("This tool intentionally returns an error for testing");
                         co_return ToolResult{};
                     }));
-    r.add_tool(tool("test_reconnection",
+    c.add_tool(tool("test_reconnection",
                     "Tests SSE stream disconnection and client reconnection (SEP-1699): the server closes the "
                     "stream mid-call and the client resumes it",
                     [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
@@ -110,7 +103,7 @@ void add_tools(Registry& r) {
                             "Reconnection test completed successfully. If you received this, the client properly "
                             "reconnected after stream closure.");
                     }));
-    r.add_tool(tool(
+    c.add_tool(tool(
         "test_sampling", "Tests server-initiated sampling (LLM completion request)",
         [](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
             Json params = {{"messages",
@@ -119,10 +112,6 @@ void add_tools(Registry& r) {
             Json reply;
             try {
                 reply = co_await ctx.sample(std::move(params));
-            } catch (const OperationCancelled&) {
-                throw;
-            } catch (const InputRequired&) {
-                throw;
             } catch (const std::exception& e) {
                 co_return ToolResult::text(fmt::format("Sampling not supported or error: {}", e.what()));
             }
@@ -133,7 +122,7 @@ void add_tools(Registry& r) {
             co_return ToolResult::text("LLM response: " + text);
         },
         string_arg_schema("prompt", "The prompt to send to the LLM")));
-    r.add_tool(tool(
+    c.add_tool(tool(
         "test_elicitation", "Tests server-initiated elicitation (user input request)",
         [](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
             Json params = {{"mode", "form"},
@@ -145,7 +134,7 @@ void add_tools(Registry& r) {
             co_return co_await elicitation_tool(ctx, std::move(params), "User response");
         },
         string_arg_schema("message", "The message to show the user")));
-    r.add_tool(tool("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034",
+    c.add_tool(tool("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034",
                     [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                         Json properties = {
                             {"name", {{"type", "string"}, {"description", "User name"}, {"default", "John Doe"}}},
@@ -164,7 +153,7 @@ void add_tools(Registry& r) {
                                         {{"type", "object"}, {"properties", properties}, {"required", Json::array()}}}};
                         co_return co_await elicitation_tool(ctx, std::move(params), "Elicitation completed");
                     }));
-    r.add_tool(tool(
+    c.add_tool(tool(
         "test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330",
         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
             auto titled = [](const char* prefix) {
@@ -200,7 +189,7 @@ void add_tools(Registry& r) {
                            {"requestedSchema", {{"type", "object"}, {"properties", properties}, {"required", Json::array()}}}};
             co_return co_await elicitation_tool(ctx, std::move(params), "Elicitation completed");
         }));
-    r.add_tool(tool(
+    c.add_tool(tool(
         "json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
         [](RequestContext&, const Json& args) -> Task<ToolResult> {
             co_return ToolResult::text("JSON Schema 2020-12 tool called with: " + args.dump());
@@ -327,19 +316,16 @@ void add_prompts(Registry& r) {
 
 namespace conformance {
 
-ToolSpec simple_tool(std::string name, std::string description, ToolHandler handler) {
-    ToolSpec t;
-    t.name = std::move(name);
-    t.description = std::move(description);
-    t.input_schema = empty_schema();
-    t.handler = std::move(handler);
-    t.source = "conformance";
-    return t;
+ToolDeclaration simple_tool(std::string name, std::string description, ToolHandler handler) {
+    return ToolDeclaration{.name = std::move(name),
+                           .description = std::move(description),
+                           .input_schema = empty_schema(),
+                           .handler = std::move(handler)};
 }
 
-void toggle_dynamic_tool(Registry& registry) {
-    if (registry.remove_tool("test_dynamic_tool")) return;
-    registry.add_tool(simple_tool("test_dynamic_tool", "Appears and disappears with test_trigger_tool_change",
+void toggle_dynamic_tool(SourceContext& context) {
+    if (context.remove_tool("test_dynamic_tool")) return;
+    context.add_tool(simple_tool("test_dynamic_tool", "Appears and disappears with test_trigger_tool_change",
                                   [](RequestContext&, const Json&) -> Task<ToolResult> {
                                       co_return ToolResult::text("dynamic tool");
                                   }));
@@ -358,13 +344,23 @@ void toggle_dynamic_prompt(Registry& registry) {
 
 }  // namespace conformance
 
-void install_conformance(McpServer& server) {
-    server.registry().batch([&]() {
-        add_tools(server.registry());
-        add_resources(server.registry());
-        add_prompts(server.registry());
-        conformance::add_stateless_tools(server.registry());
-    });
+namespace {
+
+class ConformanceSource final : public Source {
+public:
+    explicit ConformanceSource(const SourceSettings& settings) { settings.only_keys({}); }
+    void start(SourceContext& context) override {
+        add_tools(context);
+        add_resources(context.registry());
+        add_prompts(context.registry());
+        conformance::add_stateless_tools(context);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_conformance_source(const SourceSettings& settings) {
+    return std::make_unique<ConformanceSource>(settings);
 }
 
-}  // namespace toolport::packs
+}  // namespace toolport::providers

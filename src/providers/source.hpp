@@ -1,0 +1,85 @@
+// Source: a provider of tools (and resources and prompts) behind one name — a built-in
+// pack (conformance, testing, tango, context), later REST catalogs and upstream MCP
+// servers. The runtime creates each configured source from the table (source_table.hpp)
+// with its settings, gives it a SourceContext, and calls start(); from then on the
+// source may add and remove tools at any time (clients hear of it through list_changed),
+// and every call of its tools runs through the pipeline.
+//
+//   class WeatherSource final : public Source {
+//   public:
+//       explicit WeatherSource(const SourceSettings& settings);  // reads and checks settings only
+//       void start(SourceContext& context) override {            // registers, may start work
+//           context.add_tool({.name = "get_weather", ...});
+//       }
+//   };
+//
+// Construction reads settings and nothing else (the configuration check builds sources to
+// validate their sections); start() is where a source touches the world.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "providers/source_settings.hpp"
+#include "providers/tool_declaration.hpp"
+
+namespace toolport {
+class Executor;
+class Registry;
+namespace observability {
+class HealthRegistry;
+struct ComponentHealth;
+}  // namespace observability
+namespace http_client {
+class HttpClient;
+}
+}  // namespace toolport
+
+namespace toolport::providers {
+
+// What a source is given by the runtime. It outlives the source's use of it.
+class SourceContext {
+public:
+    SourceContext(std::string source_name, Executor& executor, Registry& registry,
+                  observability::HealthRegistry* health = nullptr, http_client::HttpClient* http = nullptr);
+
+    const std::string& source_name() const { return source_name_; }
+    Executor& executor() const { return executor_; }
+    // For resources, prompts and batched changes (Registry::batch).
+    Registry& registry() const { return registry_; }
+
+    // Adds (or replaces) a tool of this source. Throws SourceError (bad name, schema that
+    // does not compile).
+    void add_tool(ToolDeclaration declaration);
+    bool remove_tool(const std::string& name);
+
+    // A component of GET /health (ignored when the runtime reports no health, as in tests).
+    void add_health(const std::string& component, std::function<observability::ComponentHealth()> probe);
+
+    // The downstream HTTP client shared by every source that calls a web API (TLS, pool,
+    // proxies, retries). Throws SourceError when the runtime has none (unit tests that run
+    // without a network loop).
+    http_client::HttpClient& http() const;
+    bool has_http() const { return http_ != nullptr; }
+
+private:
+    std::string source_name_;
+    Executor& executor_;
+    Registry& registry_;
+    observability::HealthRegistry* health_;
+    http_client::HttpClient* http_;
+};
+
+class Source {
+public:
+    virtual ~Source() = default;
+    // Registers what the source offers; may start background work on the executor. Throws
+    // SourceError when it cannot.
+    virtual void start(SourceContext& context) = 0;
+    // Before the runtime is torn down: ends background work. The tools stay registered
+    // (the server goes away with them).
+    virtual void stop() {}
+};
+
+}  // namespace toolport::providers

@@ -1,0 +1,35 @@
+#include "providers/source.hpp"
+
+#include "observability/health.hpp"
+#include "server/registry.hpp"
+
+namespace toolport::providers {
+
+SourceContext::SourceContext(std::string source_name, Executor& executor, Registry& registry,
+                             observability::HealthRegistry* health, http_client::HttpClient* http)
+    : source_name_(std::move(source_name)), executor_(executor), registry_(registry), health_(health), http_(http) {}
+
+void SourceContext::add_tool(ToolDeclaration declaration) {
+    registry_.add_tool(make_tool_spec(std::move(declaration), source_name_));
+}
+
+bool SourceContext::remove_tool(const std::string& name) {
+    // Only this source's own tools: a name another source registered is not ours to drop.
+    auto tool = registry_.tool_ptr(name);
+    if (!tool || tool->source != source_name_) return false;
+    return registry_.remove_tool(name);
+}
+
+void SourceContext::add_health(const std::string& component, std::function<observability::ComponentHealth()> probe) {
+    if (health_) health_->add(component, std::move(probe));
+}
+
+http_client::HttpClient& SourceContext::http() const {
+    if (!http_) {
+        throw SourceError("source " + source_name_ +
+                          " calls a web API, but this runtime has no downstream HTTP client (no network event loop)");
+    }
+    return *http_;
+}
+
+}  // namespace toolport::providers

@@ -1,0 +1,78 @@
+#include "providers/source_table.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "server/server.hpp"
+
+namespace toolport::providers {
+
+// Each source's factory, defined in its folder.
+std::unique_ptr<Source> make_conformance_source(const SourceSettings& settings);
+std::unique_ptr<Source> make_testing_source(const SourceSettings& settings);
+
+namespace {
+
+bool testing_pack_enabled() {
+    const char* flag = std::getenv("TOOLPORT_TEST_PACK");
+    return flag && std::string_view(flag) == "1";
+}
+
+const std::vector<SourceKind>& table() {
+    static const std::vector<SourceKind> sources = {
+        {"conformance", "the tools, resources and prompts the official MCP conformance suite drives",
+         make_conformance_source},
+        {"testing", "tools that misbehave on demand, for the pipeline's tests (TOOLPORT_TEST_PACK=1)",
+         make_testing_source, testing_pack_enabled},
+    };
+    return sources;
+}
+
+}  // namespace
+
+std::vector<const SourceKind*> source_kinds() {
+    std::vector<const SourceKind*> out;
+    for (const auto& kind : table()) {
+        if (kind.available()) out.push_back(&kind);
+    }
+    std::sort(out.begin(), out.end(), [](const SourceKind* a, const SourceKind* b) { return a->name < b->name; });
+    return out;
+}
+
+const SourceKind* find_source_kind(std::string_view name) {
+    for (const auto* kind : source_kinds()) {
+        if (kind->name == name) return kind;
+    }
+    return nullptr;
+}
+
+std::string source_names() {
+    std::string names;
+    for (const auto* kind : source_kinds()) names += (names.empty() ? "" : ", ") + kind->name;
+    return names;
+}
+
+RunningSource::RunningSource(std::unique_ptr<SourceContext> context, std::unique_ptr<Source> source)
+    : context_(std::move(context)), source_(std::move(source)) {}
+
+RunningSource::~RunningSource() {
+    if (source_) source_->stop();
+}
+
+RunningSource start_source(const SourceKind& kind, McpServer& server, const SourceSettings& settings,
+                           observability::HealthRegistry* health, http_client::HttpClient* http) {
+    auto source = kind.make(settings);
+    auto context = std::make_unique<SourceContext>(kind.name, server.executor(), server.registry(), health, http);
+    server.registry().batch([&] { source->start(*context); });
+    return RunningSource(std::move(context), std::move(source));
+}
+
+RunningSource start_source(const std::string& name, McpServer& server, const SourceSettings& settings,
+                           observability::HealthRegistry* health, http_client::HttpClient* http) {
+    for (const auto& kind : table()) {
+        if (kind.name == name) return start_source(kind, server, settings, health, http);
+    }
+    throw SourceError("unknown source \"" + name + "\"");
+}
+
+}  // namespace toolport::providers

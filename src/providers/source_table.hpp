@@ -1,0 +1,62 @@
+// The sources Toolport knows, by name: what `packs:` in the configuration and `--packs`
+// on the command line choose from. The table itself is in source_table.cpp; adding a
+// source is its folder under src/providers plus its line there (CMake finds the files).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "providers/source.hpp"
+
+namespace toolport {
+class McpServer;
+}
+
+namespace toolport::providers {
+
+struct SourceKind {
+    std::string name;
+    std::string summary;  // one line for `toolport config` and error messages
+    // Builds the source from its settings (reads and checks them; throws SettingsError).
+    std::function<std::unique_ptr<Source>(const SourceSettings&)> make;
+    // Whether it may be used in this process (the testing pack needs TOOLPORT_TEST_PACK=1).
+    std::function<bool()> available = [] { return true; };
+};
+
+// The available sources, in name order.
+std::vector<const SourceKind*> source_kinds();
+// nullptr when no available source has that name.
+const SourceKind* find_source_kind(std::string_view name);
+// "conformance, tango, ..." for messages.
+std::string source_names();
+
+// A started source together with the context it was given (the context must outlive it).
+// Destruction stops the source.
+class RunningSource {
+public:
+    RunningSource(std::unique_ptr<SourceContext> context, std::unique_ptr<Source> source);
+    ~RunningSource();
+    RunningSource(RunningSource&&) = default;
+    Source& source() { return *source_; }
+    SourceContext& context() { return *context_; }
+
+private:
+    std::unique_ptr<SourceContext> context_;
+    std::unique_ptr<Source> source_;
+};
+
+// Builds source `kind` from `settings` and starts it on `server`; what it registers at
+// start reaches clients as one list_changed. Throws SettingsError or SourceError.
+RunningSource start_source(const SourceKind& kind, McpServer& server, const SourceSettings& settings,
+                           observability::HealthRegistry* health, http_client::HttpClient* http);
+
+// The same by name, for tests, fuzzers and benchmarks: any source in the table, available
+// in this process or not, without health reports or a downstream HTTP client unless
+// given. Throws SourceError for a name not in the table.
+RunningSource start_source(const std::string& name, McpServer& server, const SourceSettings& settings = {},
+                           observability::HealthRegistry* health = nullptr, http_client::HttpClient* http = nullptr);
+
+}  // namespace toolport::providers
