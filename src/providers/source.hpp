@@ -26,6 +26,7 @@
 
 namespace toolport {
 class Executor;
+class McpServer;
 class Registry;
 namespace observability {
 class HealthRegistry;
@@ -41,13 +42,18 @@ namespace toolport::providers {
 // What a source is given by the runtime. It outlives the source's use of it.
 class SourceContext {
 public:
-    SourceContext(std::string source_name, Executor& executor, Registry& registry,
-                  observability::HealthRegistry* health = nullptr, http_client::HttpClient* http = nullptr);
+    SourceContext(std::string source_name, McpServer& server, observability::HealthRegistry* health = nullptr,
+                  http_client::HttpClient* http = nullptr);
 
     const std::string& source_name() const { return source_name_; }
-    Executor& executor() const { return executor_; }
+    Executor& executor() const;
     // For resources, prompts and batched changes (Registry::batch).
-    Registry& registry() const { return registry_; }
+    Registry& registry() const;
+
+    // Lets this source's tools read the client's `name` request header over HTTP
+    // (RequestContext::caller().client_headers): for per-user credentials. Cached results
+    // are then scoped by the values.
+    void forward_client_header(const std::string& name);
 
     // Adds (or replaces) a tool of this source. Throws SourceError (bad name, schema that
     // does not compile).
@@ -65,8 +71,7 @@ public:
 
 private:
     std::string source_name_;
-    Executor& executor_;
-    Registry& registry_;
+    McpServer& server_;
     observability::HealthRegistry* health_;
     http_client::HttpClient* http_;
 };

@@ -1,23 +1,28 @@
 #include "providers/source.hpp"
 
 #include "observability/health.hpp"
-#include "server/registry.hpp"
+#include "server/server.hpp"
 
 namespace toolport::providers {
 
-SourceContext::SourceContext(std::string source_name, Executor& executor, Registry& registry,
-                             observability::HealthRegistry* health, http_client::HttpClient* http)
-    : source_name_(std::move(source_name)), executor_(executor), registry_(registry), health_(health), http_(http) {}
+SourceContext::SourceContext(std::string source_name, McpServer& server, observability::HealthRegistry* health,
+                             http_client::HttpClient* http)
+    : source_name_(std::move(source_name)), server_(server), health_(health), http_(http) {}
+
+Executor& SourceContext::executor() const { return server_.executor(); }
+Registry& SourceContext::registry() const { return server_.registry(); }
+
+void SourceContext::forward_client_header(const std::string& name) { server_.forward_client_header(name); }
 
 void SourceContext::add_tool(ToolDeclaration declaration) {
-    registry_.add_tool(make_tool_spec(std::move(declaration), source_name_));
+    registry().add_tool(make_tool_spec(std::move(declaration), source_name_));
 }
 
 bool SourceContext::remove_tool(const std::string& name) {
     // Only this source's own tools: a name another source registered is not ours to drop.
-    auto tool = registry_.tool_ptr(name);
+    auto tool = registry().tool_ptr(name);
     if (!tool || tool->source != source_name_) return false;
-    return registry_.remove_tool(name);
+    return registry().remove_tool(name);
 }
 
 void SourceContext::add_health(const std::string& component, std::function<observability::ComponentHealth()> probe) {

@@ -62,7 +62,7 @@ RunningSource::~RunningSource() {
 RunningSource start_source(const SourceKind& kind, McpServer& server, const SourceSettings& settings,
                            observability::HealthRegistry* health, http_client::HttpClient* http) {
     auto source = kind.make(settings);
-    auto context = std::make_unique<SourceContext>(kind.name, server.executor(), server.registry(), health, http);
+    auto context = std::make_unique<SourceContext>(kind.name, server, health, http);
     server.registry().batch([&] { source->start(*context); });
     return RunningSource(std::move(context), std::move(source));
 }

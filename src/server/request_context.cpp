@@ -31,6 +31,10 @@ const Json& RequestContext::client_capabilities() const {
 
 const Json& RequestContext::client_info() const { return session_->client_info(); }
 const CallerIdentity& RequestContext::caller() const { return session_->caller(); }
+
+Task<void> RequestContext::pace_downstream_request() {
+    if (downstream_pacer_) co_await downstream_pacer_();
+}
 Executor& RequestContext::executor() const { return session_->server().executor(); }
 
 void RequestContext::progress(double progress, std::optional<double> total, std::string message) {

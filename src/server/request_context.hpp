@@ -9,6 +9,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +36,10 @@ struct CallerIdentity {
     std::string principal;   // authenticated subject, empty when auth is off
     std::string session_id;  // MCP session id (HTTP) or "stdio"
     std::string trace_id;    // W3C trace id from traceparent, when sent
+    // The client's values of the headers sources asked for (McpServer::forward_client_header),
+    // by lower-case name, as the latest request sent them: per-user credentials. Never
+    // logged; cached results are scoped by them.
+    std::map<std::string, std::string> client_headers;
 };
 
 // One request from the handler to the client (elicitation/create, sampling/createMessage,
@@ -101,6 +107,14 @@ public:
 
     Task<void> sleep(std::chrono::milliseconds delay);
 
+    // Paces the requests this call sends to its downstream service: a source that sends
+    // several (pages of a listing, a retry) awaits this before each one, so the service's
+    // rate limit (e.g. 100 ms between requests) holds per request, not per call. The rate
+    // limit stage installs the pacer; without one this returns at once. May throw ToolError
+    // RATE_LIMITED, or OperationCancelled while waiting.
+    Task<void> pace_downstream_request();
+    void set_downstream_pacer(std::function<Task<void>()> pacer) { downstream_pacer_ = std::move(pacer); }
+
     // Time this request has spent waiting for the client's answers (sampling, elicitation,
     // roots), a wait in progress included. It is the user's time, not the tool's work, so
     // call deadlines do not count it (the wait has its own limit,
@@ -126,6 +140,7 @@ private:
     std::chrono::steady_clock::duration client_waited_{};
     std::optional<std::chrono::steady_clock::time_point> client_wait_started_;
     int client_requests_made_ = 0;  // numbers MRTR input keys deterministically per replay
+    std::function<Task<void>()> downstream_pacer_;
 };
 
 // The client answered a server-to-client request with a JSON-RPC error.

@@ -1,5 +1,7 @@
 #include "server/server.hpp"
 
+#include <cctype>
+
 #include "server/session.hpp"
 #include "toolport_version.hpp"
 #include "util/random.hpp"
@@ -27,6 +29,12 @@ McpServer::~McpServer() {
 void McpServer::session_closed(ServerSession* session) {
     sessions_.erase(session);
     if (session_closed_listener_) session_closed_listener_(session->caller());
+}
+
+void McpServer::forward_client_header(const std::string& name) {
+    std::string lower = name;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    forwarded_headers_.insert(std::move(lower));
 }
 
 std::shared_ptr<ServerSession> McpServer::open_session(SessionOutput output, CallerIdentity caller) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <map>
 #include <unordered_set>
@@ -90,6 +91,12 @@ public:
     using SessionClosedListener = std::function<void(const CallerIdentity& caller)>;
     void set_session_closed_listener(SessionClosedListener listener) { session_closed_listener_ = std::move(listener); }
 
+    // Request headers of HTTP clients that tools may read (CallerIdentity::client_headers):
+    // a source asks for the ones that carry per-user credentials (X-Tango-Api-Key). Names
+    // are kept lower-case. Nothing else of a client's request reaches the tools.
+    void forward_client_header(const std::string& name);
+    const std::set<std::string>& forwarded_client_headers() const { return forwarded_headers_; }
+
 private:
     friend class ServerSession;
     void session_closed(ServerSession* session);
@@ -98,6 +105,7 @@ private:
     Executor& executor_;
     ServerOptions options_;
     Registry registry_;
+    std::set<std::string> forwarded_headers_;
     int registry_listener_ = 0;
     std::unordered_set<ServerSession*> sessions_;
     std::map<int, ResourceListener> resource_listeners_;

@@ -146,6 +146,14 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         for (const auto& id : expired) drop_session(id, "it expired");
     }
 
+    // The headers sources asked to see (per-user credentials), as this request has them.
+    void take_client_headers(const HttpRequestView& req, CallerIdentity& caller) const {
+        caller.client_headers.clear();
+        for (const auto& name : mcp.forwarded_client_headers()) {
+            if (req.has_header(name)) caller.client_headers[name] = std::string(req.header(name));
+        }
+    }
+
     std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal) {
         auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events, opts.max_replay_bytes);
         s->legacy = legacy;
@@ -453,6 +461,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
         session->last_active = executor.now();
         if (!created) session->established = true;
+        take_client_headers(req, session->mcp->caller());
 
         if (body.parsed.is_batch &&
             (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
@@ -507,6 +516,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
             },
             CallerIdentity{http_policy::principal_of(opts, req.header("Authorization")), "", ""});
+        take_client_headers(req, session->caller());
         session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
             if (auto s = weak.lock()) s->end_request(id.dump(), cancelled_reply(id, reason));
         });
@@ -665,6 +675,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         PostBody body;
         if (auto error = read_post_body(req, body)) return std::move(*error);
         session->last_active = executor.now();
+        take_client_headers(req, session->mcp->caller());
         if (body.parsed.is_batch) {
             session->mcp->reject(batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
                                                                            : std::nullopt));

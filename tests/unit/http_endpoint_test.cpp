@@ -146,6 +146,27 @@ protected:
     std::unique_ptr<HttpEndpoint> endpoint;
 };
 
+// Tools see the request headers a source asked for (per-user credentials), as the latest
+// request of the session sent them, and no others.
+TEST_F(HttpEndpointTest, ForwardedClientHeadersReachTheToolsAndNothingElseDoes) {
+    server->forward_client_header("X-Service-Key");
+    providers::SourceContext probe("probe", *server);
+    probe.add_tool({.name = "show_headers", .handler = [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                        co_return ToolResult::structured(Json(ctx.caller().client_headers));
+                    }});
+    auto sid = initialize();
+    auto call = [&](std::map<std::string, std::string> extra) {
+        auto h = headers(sid);
+        h.insert(extra.begin(), extra.end());
+        Json body = {{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
+                     {"params", {{"name", "show_headers"}, {"arguments", Json::object()}}}};
+        return reply_of(settle(send(HttpMethod::post, body.dump(), h))).body["result"]["structuredContent"];
+    };
+    EXPECT_EQ(call({{"X-Service-Key", "k1"}, {"X-Other", "secret"}}), (Json{{"x-service-key", "k1"}}));
+    EXPECT_EQ(call({{"x-service-key", "k2"}}), (Json{{"x-service-key", "k2"}}));
+    EXPECT_EQ(call({}), Json::object());
+}
+
 TEST_F(HttpEndpointTest, ACancelledRequestEndsItsPostWithAnError) {
     auto sid = initialize();
     auto answer = post(sleep_call(7, 60000), sid);

@@ -289,6 +289,19 @@ TEST_F(StagesTest, ReadOnlyToolsAreCachedByArguments) {
     EXPECT_EQ(call("test_counter", {{"key", "b"}})["structuredContent"]["invocation"], 1);  // other arguments
 }
 
+// Credentials a client sends in a header (a per-user API key) scope the cache: another key
+// never sees this key's results.
+TEST_F(StagesTest, CachedResultsAreScopedByForwardedClientHeaders) {
+    start();
+    auto other = open_client();
+    session->caller().client_headers = {{"x-api-key", "alice-key"}};
+    other->caller().client_headers = {{"x-api-key", "bob-key"}};
+    EXPECT_EQ(call("test_counter", {{"key", "k"}})["structuredContent"]["invocation"], 1);
+    EXPECT_EQ(call("test_counter", {{"key", "k"}})["structuredContent"]["invocation"], 1);  // alice: cached
+    EXPECT_EQ(call("test_counter", {{"key", "k"}}, nullptr, other)["structuredContent"]["invocation"], 2);
+    other->close();
+}
+
 TEST_F(StagesTest, CacheEntriesExpireAfterTheirTtl) {
     Config config;
     config.pipeline.defaults.cache.ttl = 10s;
@@ -446,6 +459,35 @@ TEST_F(StagesTest, ServiceSpacingMakesAnEarlyCallWaitForItsSlot) {
     exec.advance(1ms);
     ASSERT_TRUE(response(2));
     EXPECT_EQ(code((*response(2))["result"]), "OK");
+}
+
+// A source that sends several requests in one call (pages of a listing) paces each one:
+// the spacing holds per request, not per call.
+TEST_F(StagesTest, EachDownstreamRequestOfACallTakesItsOwnSlot) {
+    Config config = flaky_service_config();
+    config.pipeline.services["flaky"].rate_limit.min_spacing = 100ms;
+    config.pipeline.services["flaky"].rate_limit.max_wait = 10s;
+    start(config);
+    std::vector<std::chrono::milliseconds> sent_at;
+    const auto t0 = exec.now();
+    providers::SourceContext probe("probe", runtime->server());
+    probe.add_tool({.name = "three_pages",
+                    .handler = [&](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                        for (int page = 0; page < 3; ++page) {
+                            co_await ctx.pace_downstream_request();
+                            sent_at.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(exec.now() - t0));
+                        }
+                        co_return ToolResult::text("3 pages");
+                    },
+                    .service = "flaky"});
+    send(1, "three_pages", Json::object());
+    exec.advance(1s);
+    ASSERT_TRUE(response(1));
+    EXPECT_EQ(sent_at, (std::vector<std::chrono::milliseconds>{0ms, 100ms, 200ms}));
+    // The next call's first request waits for the slot after the last page.
+    send(2, "test_sleep", {{"ms", 0}});
+    exec.advance(0ms);
+    EXPECT_TRUE(response(2));  // 1 s later: the slots are long past
 }
 
 TEST_F(StagesTest, ServiceTokenBucketRefusesWithRetryAfter) {

@@ -500,7 +500,7 @@ TEST_F(SessionTest, StatelessVersionAndMetaErrors) {
 // A handler that turns every std::exception into a friendly result cannot swallow the
 // engine's request for the client's input: InputRequired is a control signal, not a failure.
 TEST_F(SessionTest, AHandlersCatchAllDoesNotSwallowInputRequired) {
-    providers::SourceContext probe("probe", exec, server->registry());
+    providers::SourceContext probe("probe", *server);
     probe.add_tool({.name = "asks_politely",
                     .handler = [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                         try {

@@ -116,8 +116,8 @@ TEST(ToolDeclaration, ABadSchemaOrNameIsReportedWithTheToolsName) {
 TEST(SourceContext, AddsAndRemovesOnlyItsOwnTools) {
     test_support::ManualExecutor exec;
     McpServer server(exec, ServerOptions{});
-    SourceContext mine("mine", exec, server.registry());
-    SourceContext other("other", exec, server.registry());
+    SourceContext mine("mine", server);
+    SourceContext other("other", server);
     mine.add_tool({.name = "a", .handler = answer});
     other.add_tool({.name = "b", .handler = answer});
     EXPECT_FALSE(mine.remove_tool("b"));

@@ -59,6 +59,14 @@ std::string CacheStage::key(const Call& call) {
         auto identity = ClientQuotaStage::client_identity(call.ctx.caller());
         key += ":" + (identity.empty() ? std::string("anonymous") : identity);
     }
+    // Credentials the client sent in headers (a per-user API key) may change the answer:
+    // one cache per set of them, keyed by their digest, never by the values.
+    const auto& headers = call.ctx.caller().client_headers;
+    if (!headers.empty()) {
+        std::string credentials;
+        for (const auto& [name, value] : headers) credentials.append(name).append(1, '\0').append(value).append(1, '\0');
+        key += ":h" + util::sha256_hex(credentials).substr(0, 24);
+    }
     return key;
 }
 

@@ -36,7 +36,31 @@ Task<ToolResult> RateLimitStage::handle(Call& call, const Next& next) {
                                          decision.wait.count() / 1000.0);
         co_await call.ctx.sleep(decision.wait);
     }
-    co_return co_await next(call);
+    // The slot taken above is the call's first downstream request; a source that sends
+    // more (pages, retries) takes one more slot for each through the pacer.
+    int requests = 0;
+    call.ctx.set_downstream_pacer([this, &call, &rule, &requests]() -> Task<void> {
+        if (requests++ == 0) co_return;
+        auto next_slot = co_await store_.acquire("svc:" + call.service(), rule);
+        if (!next_slot.allowed) {
+            observability::metrics().increment("toolport_rate_limited_total",
+                                               {{"scope", "service"}, {"service", call.service()}});
+            throw rate_limited(fmt::format("Too many requests to {}: the limit is reached for now", call.service()),
+                               next_slot.retry_after);
+        }
+        if (next_slot.wait.count() > 0) co_await call.ctx.sleep(next_slot.wait);
+    });
+    std::exception_ptr failure;
+    ToolResult result;
+    try {
+        result = co_await next(call);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    // The pacer refers to this frame: it must not outlive it.
+    call.ctx.set_downstream_pacer(nullptr);
+    if (failure) std::rethrow_exception(failure);
+    co_return result;
 }
 
 std::string ClientQuotaStage::client_identity(const CallerIdentity& caller) {
