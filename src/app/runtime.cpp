@@ -68,7 +68,7 @@ Runtime::Runtime(const Config& config, Executor& executor)
             sources_.push_back(providers::start_source(
                 *kind, *server_,
                 settings != config.pack_settings.end() ? settings->second : providers::SourceSettings({}, "packs." + pack),
-                &health_, nullptr));
+                providers::SourceServices{&health_, nullptr, &pipeline_.policies()}));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {
@@ -119,7 +119,9 @@ Runtime::Runtime(const Config& config, Executor& executor)
             return {"unknown", observability::Severity::degraded};
         });
     };
-    for (const auto& [service, policy] : config.pipeline.services) add_service_probe(service);
+    // Configured services and the ones sources declared (with their defaults) are on
+    // /health from the start.
+    for (const auto& [service, policy] : pipeline_.policies().config().services) add_service_probe(service);
     breakers->on_new_service = add_service_probe;
 }
 

@@ -54,4 +54,8 @@ std::shared_ptr<const CallPolicy> PolicyResolver::resolve(const ToolSpec& tool) 
     return policy;
 }
 
+bool PolicyResolver::add_service_default(const std::string& service, ServicePolicy policy) {
+    return config_.services.emplace(service, std::move(policy)).second;
+}
+
 }  // namespace toolport::pipeline

@@ -104,6 +104,11 @@ public:
     // The policy of `tool` (computed on first use, then shared).
     std::shared_ptr<const CallPolicy> resolve(const ToolSpec& tool);
     const PipelineConfig& config() const { return config_; }
+    // A source's own default for `service` (Tango's 100 ms between requests): used unless
+    // the configuration has an entry for that service. Returns whether it was taken. Must
+    // come before the service's tools are first resolved (a source sets it in start(),
+    // before adding them): resolved policies are shared and never change.
+    bool add_service_default(const std::string& service, ServicePolicy policy);
 
 private:
     PipelineConfig config_;

@@ -35,15 +35,25 @@ struct ComponentHealth;
 namespace http_client {
 class HttpClient;
 }
+namespace pipeline {
+class PolicyResolver;
+struct ServicePolicy;
+}  // namespace pipeline
 }  // namespace toolport
 
 namespace toolport::providers {
 
+// The runtime's shared parts a source may use; each may be absent (unit tests).
+struct SourceServices {
+    observability::HealthRegistry* health = nullptr;
+    http_client::HttpClient* http = nullptr;
+    pipeline::PolicyResolver* policies = nullptr;
+};
+
 // What a source is given by the runtime. It outlives the source's use of it.
 class SourceContext {
 public:
-    SourceContext(std::string source_name, McpServer& server, observability::HealthRegistry* health = nullptr,
-                  http_client::HttpClient* http = nullptr);
+    SourceContext(std::string source_name, McpServer& server, SourceServices services = {});
 
     const std::string& source_name() const { return source_name_; }
     Executor& executor() const;
@@ -63,17 +73,21 @@ public:
     // A component of GET /health (ignored when the runtime reports no health, as in tests).
     void add_health(const std::string& component, std::function<observability::ComponentHealth()> probe);
 
+    // The source's defaults for a downstream service it calls (spacing, breaker), used
+    // unless the configuration's `services:` has that service. Call before adding the
+    // service's tools.
+    void set_service_defaults(const std::string& service, const pipeline::ServicePolicy& policy);
+
     // The downstream HTTP client shared by every source that calls a web API (TLS, pool,
     // proxies, retries). Throws SourceError when the runtime has none (unit tests that run
     // without a network loop).
     http_client::HttpClient& http() const;
-    bool has_http() const { return http_ != nullptr; }
+    bool has_http() const { return services_.http != nullptr; }
 
 private:
     std::string source_name_;
     McpServer& server_;
-    observability::HealthRegistry* health_;
-    http_client::HttpClient* http_;
+    SourceServices services_;
 };
 
 class Source {

@@ -1,13 +1,13 @@
 #include "providers/source.hpp"
 
 #include "observability/health.hpp"
+#include "pipeline/policy.hpp"
 #include "server/server.hpp"
 
 namespace toolport::providers {
 
-SourceContext::SourceContext(std::string source_name, McpServer& server, observability::HealthRegistry* health,
-                             http_client::HttpClient* http)
-    : source_name_(std::move(source_name)), server_(server), health_(health), http_(http) {}
+SourceContext::SourceContext(std::string source_name, McpServer& server, SourceServices services)
+    : source_name_(std::move(source_name)), server_(server), services_(services) {}
 
 Executor& SourceContext::executor() const { return server_.executor(); }
 Registry& SourceContext::registry() const { return server_.registry(); }
@@ -26,15 +26,19 @@ bool SourceContext::remove_tool(const std::string& name) {
 }
 
 void SourceContext::add_health(const std::string& component, std::function<observability::ComponentHealth()> probe) {
-    if (health_) health_->add(component, std::move(probe));
+    if (services_.health) services_.health->add(component, std::move(probe));
+}
+
+void SourceContext::set_service_defaults(const std::string& service, const pipeline::ServicePolicy& policy) {
+    if (services_.policies) services_.policies->add_service_default(service, policy);
 }
 
 http_client::HttpClient& SourceContext::http() const {
-    if (!http_) {
+    if (!services_.http) {
         throw SourceError("source " + source_name_ +
                           " calls a web API, but this runtime has no downstream HTTP client (no network event loop)");
     }
-    return *http_;
+    return *services_.http;
 }
 
 }  // namespace toolport::providers

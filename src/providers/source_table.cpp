@@ -60,17 +60,17 @@ RunningSource::~RunningSource() {
 }
 
 RunningSource start_source(const SourceKind& kind, McpServer& server, const SourceSettings& settings,
-                           observability::HealthRegistry* health, http_client::HttpClient* http) {
+                           SourceServices services) {
     auto source = kind.make(settings);
-    auto context = std::make_unique<SourceContext>(kind.name, server, health, http);
+    auto context = std::make_unique<SourceContext>(kind.name, server, services);
     server.registry().batch([&] { source->start(*context); });
     return RunningSource(std::move(context), std::move(source));
 }
 
 RunningSource start_source(const std::string& name, McpServer& server, const SourceSettings& settings,
-                           observability::HealthRegistry* health, http_client::HttpClient* http) {
+                           SourceServices services) {
     for (const auto& kind : table()) {
-        if (kind.name == name) return start_source(kind, server, settings, health, http);
+        if (kind.name == name) return start_source(kind, server, settings, services);
     }
     throw SourceError("unknown source \"" + name + "\"");
 }

@@ -51,12 +51,12 @@ private:
 // Builds source `kind` from `settings` and starts it on `server`; what it registers at
 // start reaches clients as one list_changed. Throws SettingsError or SourceError.
 RunningSource start_source(const SourceKind& kind, McpServer& server, const SourceSettings& settings,
-                           observability::HealthRegistry* health, http_client::HttpClient* http);
+                           SourceServices services);
 
 // The same by name, for tests, fuzzers and benchmarks: any source in the table, available
 // in this process or not, without health reports or a downstream HTTP client unless
 // given. Throws SourceError for a name not in the table.
 RunningSource start_source(const std::string& name, McpServer& server, const SourceSettings& settings = {},
-                           observability::HealthRegistry* health = nullptr, http_client::HttpClient* http = nullptr);
+                           SourceServices services = {});
 
 }  // namespace toolport::providers

@@ -9,6 +9,7 @@
 #include "app/config.hpp"
 #include "app/runtime.hpp"
 #include "manual_executor.hpp"
+#include "pipeline/policy.hpp"
 #include "providers/source_table.hpp"
 #include "schema/json_schema.hpp"
 #include "server/server.hpp"
@@ -194,4 +195,25 @@ TEST(PacksConfig, TheRuntimeStartsTheConfiguredSources) {
     EXPECT_TRUE(runtime.server().registry().find_tool("test_simple_text"));
     config.packs = {"nonexistent"};
     EXPECT_NE(error_of([&] { Runtime r(config, exec); }).find("unknown pack \"nonexistent\""), std::string::npos);
+}
+
+// A source brings defaults for the service it calls (Tango's 100 ms spacing); the
+// configuration's own entry for a service still wins.
+TEST(SourceContext, ServiceDefaultsApplyUnlessTheConfigurationSaysOtherwise) {
+    test_support::ManualExecutor exec;
+    McpServer server(exec, ServerOptions{});
+    pipeline::PipelineConfig config;
+    config.services["configured"].rate_limit.min_spacing = std::chrono::milliseconds(5);
+    pipeline::PolicyResolver policies(config);
+    SourceContext context("demo", server, SourceServices{.policies = &policies});
+    pipeline::ServicePolicy defaults;
+    defaults.rate_limit.min_spacing = std::chrono::milliseconds(100);
+    context.set_service_defaults("api", defaults);
+    context.set_service_defaults("configured", defaults);
+    context.add_tool({.name = "uses_api", .handler = answer, .service = "api"});
+    context.add_tool({.name = "uses_configured", .handler = answer, .service = "configured"});
+    EXPECT_EQ(policies.resolve(*server.registry().find_tool("uses_api"))->service_policy.rate_limit.min_spacing,
+              std::chrono::milliseconds(100));
+    EXPECT_EQ(policies.resolve(*server.registry().find_tool("uses_configured"))->service_policy.rate_limit.min_spacing,
+              std::chrono::milliseconds(5));
 }
