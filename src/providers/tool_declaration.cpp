@@ -60,6 +60,7 @@ ToolSpec make_tool_spec(ToolDeclaration d, const std::string& source) {
     spec.service = std::move(d.service);
     spec.execution = std::move(d.execution);
     spec.meta = std::move(d.meta);
+    spec.on_cache_hit = std::move(d.on_cache_hit);
     spec.source = source;
     return spec;
 }

@@ -53,6 +53,8 @@ struct ToolDeclaration {
     std::string service;
     Json execution;  // {taskSupport?}
     Json meta;       // _meta of the Tool object
+    // Adjusts a result the pipeline serves from its cache (optional; see ToolSpec).
+    std::function<void(ToolResult& result)> on_cache_hit;
 };
 
 // The registry entry for `declaration`, registered by source `source`. Throws SourceError

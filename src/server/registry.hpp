@@ -57,6 +57,9 @@ struct ToolSpec {
     // so a schema that cannot compile is reported at start; null: the validation stage
     // compiles it on first use (tools of upstream servers, tests).
     std::shared_ptr<const schema::CompiledSchema> compiled_input_schema;
+    // Adjusts a result served from the cache, e.g. a source's own envelope that says
+    // whether the answer was cached (execution.cached). Optional.
+    std::function<void(ToolResult& result)> on_cache_hit;
 
     Json definition() const;  // the Tool object for tools/list
 };

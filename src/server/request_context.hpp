@@ -113,6 +113,10 @@ public:
     // limit stage installs the pacer; without one this returns at once. May throw ToolError
     // RATE_LIMITED, or OperationCancelled while waiting.
     Task<void> pace_downstream_request();
+    // When the call must be done by (set by the timeout stage): downstream clients bound
+    // their waits and retries by it. Unset: no deadline.
+    std::optional<std::chrono::steady_clock::time_point> deadline() const { return deadline_; }
+    void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) { deadline_ = deadline; }
     void set_downstream_pacer(std::function<Task<void>()> pacer) { downstream_pacer_ = std::move(pacer); }
 
     // Time this request has spent waiting for the client's answers (sampling, elicitation,
@@ -141,6 +145,7 @@ private:
     std::optional<std::chrono::steady_clock::time_point> client_wait_started_;
     int client_requests_made_ = 0;  // numbers MRTR input keys deterministically per replay
     std::function<Task<void>()> downstream_pacer_;
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 // The client answered a server-to-client request with a JSON-RPC error.

@@ -302,6 +302,23 @@ TEST_F(StagesTest, CachedResultsAreScopedByForwardedClientHeaders) {
     other->close();
 }
 
+// A source whose envelope says whether the answer was cached corrects it on a hit.
+TEST_F(StagesTest, ASourceMayAdjustAResultServedFromTheCache) {
+    start();
+    int runs = 0;
+    providers::SourceContext probe("probe", runtime->server());
+    probe.add_tool({.name = "envelope",
+                    .annotations = {.read_only = true},
+                    .handler = [&runs](RequestContext&, const Json&) -> Task<ToolResult> {
+                        ++runs;
+                        co_return ToolResult::structured(Json{{"execution", {{"cached", false}}}});
+                    },
+                    .on_cache_hit = [](ToolResult& r) { r.structured_content["execution"]["cached"] = true; }});
+    EXPECT_EQ(call("envelope")["structuredContent"]["execution"]["cached"], false);
+    EXPECT_EQ(call("envelope")["structuredContent"]["execution"]["cached"], true);
+    EXPECT_EQ(runs, 1);
+}
+
 TEST_F(StagesTest, CacheEntriesExpireAfterTheirTtl) {
     Config config;
     config.pipeline.defaults.cache.ttl = 10s;

@@ -79,6 +79,7 @@ Task<ToolResult> CacheStage::handle(Call& call, const Next& next) {
         if (auto cached = co_await store_.get(k)) {
             try {
                 ToolResult result = ToolResult::from_json(Json::parse(*cached));
+                if (call.tool->on_cache_hit) call.tool->on_cache_hit(result);
                 call.cache_status = CacheStatus::hit;
                 call.downstream_api_calls = 0;
                 count(call, Outcome::hit);

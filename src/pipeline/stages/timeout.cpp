@@ -53,6 +53,9 @@ Task<ToolResult> TimeoutStage::handle(Call& call, const Next& next) {
     // Lives in this frame, which outlives the timer: it is disarmed on every path out.
     Deadline deadline{call.ctx, call.ctx.executor(), limit, call.ctx.executor().now(), false, nullptr};
     deadline.arm(limit);
+    // For downstream clients (retry backoff, Retry-After): a wall-clock bound. Time spent
+    // waiting for the user (which the timer does not count) can only extend the real one.
+    call.ctx.set_deadline(std::chrono::steady_clock::now() + limit);
     ToolResult result;
     try {
         result = co_await next(call);
