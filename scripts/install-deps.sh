@@ -2,7 +2,7 @@
 # Installs the Debian packages Toolport needs to build, run and test, when missing.
 # Usage: scripts/install-deps.sh [--test]   (--test adds what the tests and benchmarks use)
 set -euo pipefail
-packages=(cmake ninja-build clang libclang-rt-14-dev libboost1.81-dev libssl-dev nlohmann-json3-dev
+packages=(cmake ninja-build clang libclang-rt-14-dev libboost1.81-dev libssl-dev zlib1g-dev nlohmann-json3-dev
           libvalijson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libhiredis-dev libsqlite3-dev)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev wrk nginx curl redis-server)

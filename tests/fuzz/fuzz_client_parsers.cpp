@@ -9,8 +9,16 @@
 //      quotes and split again, come out the same.
 //   3  parse_redis_url (the store setting): neither its errors nor describe() repeat the
 //      password.
+//   4  the downstream client's URL parser: an accepted URL reparses from origin() + target
+//      to the same parts, and display() never shows the query; resolve_location never
+//      throws.
+//   5  the downstream client's BodyDecoder (gzip/deflate from a server): never produces
+//      more than its limit, whether fed whole or byte by byte; and the same bytes decode
+//      the same in both cases.
+//   6  NO_PROXY matching and Retry-After parsing: no crash, no negative wait.
 //
 // The first byte picks the parser; the rest is its input. A violated property aborts.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +29,10 @@
 #include <vector>
 
 #include "client/http_url.hpp"
+#include "http_client/body_decoder.hpp"
+#include "http_client/proxy.hpp"
+#include "http_client/retry_policy.hpp"
+#include "http_client/url.hpp"
 #include "client/shell_words.hpp"
 #include "client/sse_parser.hpp"
 #include "stores/redis_url.hpp"
@@ -149,16 +161,87 @@ void check_redis_url(std::string_view input) {
     if (telling && said.find(password) != std::string::npos) violated("redis url: the password is repeated");
 }
 
+void check_downstream_url(std::string_view input) {
+    namespace hc = toolport::http_client;
+    hc::Url url;
+    try {
+        url = hc::parse_url(input);
+    } catch (const std::invalid_argument&) {
+        return;
+    }
+    auto again = hc::parse_url(url.origin() + url.target);
+    if (again.host != url.host || again.port != url.port || again.target != url.target || again.https != url.https) {
+        violated("downstream url: origin() + target does not parse back to the same parts");
+    }
+    if (auto q = url.target.find('?'); q != std::string::npos && url.display().find('?') != std::string::npos) {
+        violated("downstream url: display() shows the query");
+    }
+    (void)hc::resolve_location(url, input.substr(input.size() / 2));
+}
+
+void check_body_decoder(std::string_view input) {
+    namespace hc = toolport::http_client;
+    if (input.empty()) return;
+    const char* encoding = (input[0] & 1) ? "gzip" : "deflate";
+    const std::size_t limit = 1 + static_cast<unsigned char>(input[0]) * 64;
+    input.remove_prefix(1);
+    auto decode = [&](bool bytewise, std::string& out) -> int {  // 1 ok, 0 over the limit, -1 corrupt
+        try {
+            hc::BodyDecoder decoder(encoding, limit);
+            if (bytewise) {
+                for (char c : input) {
+                    if (!decoder.feed(std::string_view(&c, 1), out)) return 0;
+                }
+            } else if (!decoder.feed(input, out)) {
+                return 0;
+            }
+            return 1;
+        } catch (const hc::DecodeError&) {
+            return -1;
+        }
+    };
+    std::string whole, bytes;
+    const int a = decode(false, whole);
+    const int b = decode(true, bytes);
+    if (whole.size() > limit || bytes.size() > limit) violated("body decoder: produced more than its limit");
+    if (a == 1 && b == 1 && whole != bytes) violated("body decoder: whole and byte-by-byte decoding differ");
+}
+
+void check_proxy_and_retry_after(std::string_view input) {
+    namespace hc = toolport::http_client;
+    hc::ProxySettings settings;
+    auto comma = input.find('\n');
+    std::string list(input.substr(0, comma));
+    for (std::size_t at = 0; at <= list.size();) {
+        auto next = list.find(',', at);
+        settings.no_proxy.push_back(list.substr(at, next == std::string::npos ? std::string::npos : next - at));
+        if (next == std::string::npos) break;
+        at = next + 1;
+    }
+    std::string_view host = comma == std::string_view::npos ? std::string_view() : input.substr(comma + 1);
+    (void)settings.bypasses(host, 443);
+    try {
+        (void)hc::ProxySettings::parse(input);
+    } catch (const std::invalid_argument&) {
+    }
+    if (auto wait = hc::parse_retry_after(input, std::chrono::system_clock::now()); wait && wait->count() < 0) {
+        violated("retry-after: negative wait");
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
-    switch (data[0] % 4) {
+    switch (data[0] % 7) {
         case 0: check_sse(input); break;
         case 1: check_http_url(input); break;
         case 2: check_shell_words(input); break;
         case 3: check_redis_url(input); break;
+        case 4: check_downstream_url(input); break;
+        case 5: check_body_decoder(input); break;
+        case 6: check_proxy_and_retry_after(input); break;
     }
     return 0;
 }

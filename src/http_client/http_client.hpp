@@ -1,0 +1,130 @@
+// HttpClient: the one HTTP/1.1 client of every source that calls a web API (the tango
+// pack, REST catalogs, OpenAPI tools). It runs on the engine's event loop and gives:
+//
+//  - https with OpenSSL: the system CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured, as
+//    in other OpenSSL programs) plus an optional CA file, SNI and host name checks;
+//    verification is off only when the options say so, with a warning;
+//  - a keep-alive pool per origin; asynchronous DNS; connect, TLS and reads bounded by the
+//    call's deadline and cancelled with the call's CancelToken;
+//  - HTTPS_PROXY / HTTP_PROXY / NO_PROXY (CONNECT tunnels for https);
+//  - gzip and deflate bodies decoded, with the size cap counted on the bytes read and on
+//    the decoded bytes, stopping as soon as either passes it (client::ResponseTooLarge);
+//  - redirects followed only within the request's origin (anything else is refused, so a
+//    tool's arguments cannot steer requests to other hosts);
+//  - retries of idempotent requests on a reset connection or 502/503/504, with backoff,
+//    jitter and Retry-After, within the deadline; every attempt is counted.
+//
+//   http_client::HttpClient http(executor, options);
+//   auto response = co_await http.fetch({.url = "https://tango.makegov.com/api/contracts/?limit=1",
+//                                        .headers = {{"X-API-KEY", key}}},
+//                                       {.deadline = ctx.deadline(), .cancel = &ctx.cancel_token()});
+//
+// This header is Asio-free; the network code is in http_client.cpp.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "async/task.hpp"
+#include "http_client/proxy.hpp"
+
+namespace toolport {
+class AsioExecutor;
+class CancelToken;
+}  // namespace toolport
+
+namespace toolport::http_client {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct Request {
+    std::string method = "GET";
+    std::string url;  // absolute http:// or https:// URL
+    Headers headers;  // Host, Content-Length, Accept-Encoding and Connection are set by the client
+    std::string body;
+};
+
+struct Response {
+    unsigned status = 0;
+    std::string reason;
+    Headers headers;
+    std::string body;  // decoded
+    int attempts = 0;  // requests sent for this call: retries and redirects included
+
+    // The first value of header `name` (case-insensitive).
+    std::optional<std::string> header(std::string_view name) const;
+};
+
+struct CallOptions {
+    // The whole call (every attempt, backoff and redirect) ends by then: HttpError timeout.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    // Fired: the connection is closed and the call ends with OperationCancelled.
+    CancelToken* cancel = nullptr;
+    std::size_t max_response_bytes = 0;  // 0: ClientOptions::max_response_bytes
+    int max_attempts = 3;                // retries only for GET, HEAD, PUT, DELETE, OPTIONS
+    int max_redirects = 5;
+    // Awaited before each request is sent (a source's rate limit pacing).
+    std::function<Task<void>()> before_attempt;
+};
+
+struct ClientOptions {
+    std::string ca_file;                // trusted besides the system store
+    bool insecure_skip_verify = false;  // never by default; logged as a warning
+    std::size_t max_idle_per_origin = 8;
+    std::chrono::milliseconds connect_timeout{10000};
+    std::chrono::milliseconds idle_timeout{60000};  // an idle pooled connection is closed after this
+    std::chrono::milliseconds default_timeout{60000};  // for calls without a deadline
+    std::size_t max_response_bytes = 64u << 20;
+    std::string user_agent;  // empty: "toolport/<version>"
+    ProxySettings proxy = ProxySettings::from_environment();
+};
+
+// A request that could not be completed. The message names the origin (never the query,
+// which may hold keys) and what failed.
+struct HttpError : std::runtime_error {
+    enum class Kind { invalid_request, dns, connect, tls, timeout, connection_reset, protocol, redirect_refused, proxy };
+    HttpError(Kind kind, const std::string& message) : std::runtime_error(message), kind(kind) {}
+    Kind kind;
+    // Worth trying again later (network trouble), as opposed to a request that is wrong.
+    bool transient() const {
+        return kind == Kind::dns || kind == Kind::connect || kind == Kind::timeout || kind == Kind::connection_reset ||
+               kind == Kind::proxy;
+    }
+};
+
+struct Stats {
+    std::uint64_t connections_opened = 0;
+    std::uint64_t connections_reused = 0;
+    std::uint64_t requests_sent = 0;
+};
+
+class HttpClient {
+public:
+    // Throws std::invalid_argument when the CA file cannot be loaded.
+    HttpClient(AsioExecutor& executor, ClientOptions options = {});
+    ~HttpClient();
+    HttpClient(const HttpClient&) = delete;
+    HttpClient& operator=(const HttpClient&) = delete;
+
+    // Sends `request` and reads the whole response. A status of 4xx or 5xx is a response,
+    // not an error. Throws HttpError, client::ResponseTooLarge, OperationCancelled.
+    Task<Response> fetch(Request request, CallOptions options = {});
+
+    Stats stats() const;
+    // Closes the pooled idle connections.
+    void close_idle();
+
+private:
+    struct Impl;
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace toolport::http_client

@@ -1,0 +1,429 @@
+// The downstream HTTP client against real servers on loopback: TLS with a CA the test
+// generates, a CONNECT proxy, gzip bodies, redirects, pooling, resets, retries, deadlines
+// and cancellation, each checked from the client's and the server's side.
+#include <cstdlib>
+
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include "async/cancel_token.hpp"
+#include "client/client_errors.hpp"
+#include "http_client/body_decoder.hpp"
+#include "http_client/http_client.hpp"
+#include "http_client/proxy.hpp"
+#include "http_client/retry_policy.hpp"
+#include "http_client/url.hpp"
+#include "http_test_servers.hpp"
+#include "transports/asio_executor.hpp"
+
+using namespace toolport;
+using namespace toolport::http_client;
+using namespace toolport::test_support;
+using namespace std::chrono_literals;
+
+namespace {
+
+ScriptedReply ok(std::string body = "hello") {
+    ScriptedReply r;
+    r.body = std::move(body);
+    r.headers = {{"Content-Type", "text/plain"}};
+    return r;
+}
+
+class HttpClientTest : public ::testing::Test {
+protected:
+    ClientOptions no_proxy() {
+        ClientOptions o;
+        o.proxy = ProxySettings{};
+        return o;
+    }
+
+    // Runs one call to the end on this test's event loop.
+    Response run(HttpClient& client, Request request, CallOptions options = {}) {
+        std::optional<Response> result;
+        std::exception_ptr error;
+        bool done = false;
+        spawn(client.fetch(std::move(request), std::move(options)),
+              [&](std::optional<Response> r, std::exception_ptr e) {
+                  result = std::move(r);
+                  error = e;
+                  done = true;
+              });
+        io.restart();
+        while (!done && io.run_one_for(10s) > 0) {
+        }
+        EXPECT_TRUE(done) << "the call did not finish";
+        if (error) std::rethrow_exception(error);
+        return result ? *result : Response{};
+    }
+
+    template <typename Error>
+    Error failure(HttpClient& client, Request request, CallOptions options = {}) {
+        try {
+            run(client, std::move(request), std::move(options));
+        } catch (const Error& e) {
+            return e;
+        }
+        ADD_FAILURE() << "expected the call to fail";
+        throw std::runtime_error("no failure");
+    }
+
+    boost::asio::io_context io;
+    AsioExecutor executor{io};
+};
+
+}  // namespace
+
+// ---- TLS -------------------------------------------------------------------------------
+
+TEST_F(HttpClientTest, HttpsWithATrustedCaConnects) {
+    TestCa ca;
+    auto leaf = ca.leaf({"localhost"});
+    ScriptedServer server([](const SeenRequest&) { return ok("secure"); }, &leaf);
+    auto options = no_proxy();
+    options.ca_file = ca.write_cert_file("trusted_ca.pem");
+    HttpClient client(executor, options);
+    auto r = run(client, {.url = "https://localhost:" + std::to_string(server.port()) + "/x"});
+    EXPECT_EQ(r.status, 200u);
+    EXPECT_EQ(r.body, "secure");
+    // By IP address too (the certificate names 127.0.0.1).
+    EXPECT_EQ(run(client, {.url = server.url("/y")}).body, "secure");
+}
+
+TEST_F(HttpClientTest, SslCertFileIsHonouredLikeOtherOpenSslPrograms) {
+    TestCa ca;
+    auto leaf = ca.leaf({"localhost"});
+    ScriptedServer server([](const SeenRequest&) { return ok("via env"); }, &leaf);
+    const char* before = std::getenv("SSL_CERT_FILE");
+    std::string saved = before ? before : "";
+    ::setenv("SSL_CERT_FILE", ca.write_cert_file("env_ca.pem").c_str(), 1);
+    HttpClient client(executor, no_proxy());
+    if (before) ::setenv("SSL_CERT_FILE", saved.c_str(), 1);
+    else ::unsetenv("SSL_CERT_FILE");
+    EXPECT_EQ(run(client, {.url = "https://localhost:" + std::to_string(server.port()) + "/"}).body, "via env");
+}
+
+TEST_F(HttpClientTest, WrongNameExpiredAndUntrustedCertificatesAreRefused) {
+    TestCa ca;
+    TestCa stranger("Some Other CA");
+    auto options = no_proxy();
+    options.ca_file = ca.write_cert_file("ca_for_refusals.pem");
+    HttpClient client(executor, options);
+
+    auto other_name = ca.leaf({"other.example"});
+    {
+        ScriptedServer server([](const SeenRequest&) { return ok(); }, &other_name);
+        auto e = failure<HttpError>(client, {.url = "https://localhost:" + std::to_string(server.port()) + "/"});
+        EXPECT_EQ(e.kind, HttpError::Kind::tls);
+        EXPECT_NE(std::string(e.what()).find("TLS handshake with https://localhost"), std::string::npos) << e.what();
+        EXPECT_TRUE(server.requests().empty());
+    }
+    auto expired = ca.leaf({"localhost"}, -2);
+    {
+        ScriptedServer server([](const SeenRequest&) { return ok(); }, &expired);
+        auto e = failure<HttpError>(client, {.url = "https://localhost:" + std::to_string(server.port()) + "/"});
+        EXPECT_EQ(e.kind, HttpError::Kind::tls);
+        EXPECT_NE(std::string(e.what()).find("certificate has expired"), std::string::npos) << e.what();
+    }
+    auto untrusted = stranger.leaf({"localhost"});
+    {
+        ScriptedServer server([](const SeenRequest&) { return ok(); }, &untrusted);
+        auto e = failure<HttpError>(client, {.url = "https://localhost:" + std::to_string(server.port()) + "/"});
+        EXPECT_EQ(e.kind, HttpError::Kind::tls);
+        EXPECT_NE(std::string(e.what()).find("certificate verify failed"), std::string::npos) << e.what();
+        EXPECT_TRUE(server.requests().empty());
+
+        auto insecure = no_proxy();
+        insecure.insecure_skip_verify = true;
+        HttpClient careless(executor, insecure);
+        EXPECT_EQ(run(careless, {.url = "https://localhost:" + std::to_string(server.port()) + "/"}).status, 200u);
+    }
+}
+
+TEST_F(HttpClientTest, ABadCaFileIsRefusedUpFront) {
+    auto options = no_proxy();
+    options.ca_file = "/nonexistent/ca.pem";
+    EXPECT_THROW(HttpClient(executor, options), std::invalid_argument);
+}
+
+// ---- proxies ---------------------------------------------------------------------------
+
+TEST_F(HttpClientTest, HttpsGoesThroughAConnectTunnelUnlessNoProxySaysOtherwise) {
+    TestCa ca;
+    auto leaf = ca.leaf({"localhost"});
+    ScriptedServer server([](const SeenRequest&) { return ok("tunnelled"); }, &leaf);
+    ConnectProxy proxy;
+    auto options = no_proxy();
+    options.ca_file = ca.write_cert_file("proxy_ca.pem");
+    options.proxy.https_proxy = ProxySettings::parse("http://127.0.0.1:" + std::to_string(proxy.port()));
+    const std::string url = "https://localhost:" + std::to_string(server.port()) + "/";
+    {
+        HttpClient client(executor, options);
+        EXPECT_EQ(run(client, {.url = url}).body, "tunnelled");
+        ASSERT_EQ(proxy.connect_targets().size(), 1u);
+        EXPECT_EQ(proxy.connect_targets()[0], "localhost:" + std::to_string(server.port()));
+    }
+    options.proxy.no_proxy = {"localhost"};
+    HttpClient direct(executor, options);
+    EXPECT_EQ(run(direct, {.url = url}).body, "tunnelled");
+    EXPECT_EQ(proxy.connect_targets().size(), 1u);  // not through the proxy this time
+}
+
+TEST(HttpProxySettings, ParsesProxyUrlsAndMatchesNoProxyLikeCurl) {
+    auto p = ProxySettings::parse("http://user:p%40ss@proxy.corp:3128");
+    EXPECT_EQ(p.host, "proxy.corp");
+    EXPECT_EQ(p.port, 3128);
+    EXPECT_EQ(p.authorization, "Basic dXNlcjpwQHNz");  // user:p@ss
+    EXPECT_EQ(ProxySettings::parse("proxy.corp").port, 80);
+    EXPECT_THROW(ProxySettings::parse("socks5://proxy:1080"), std::invalid_argument);
+    EXPECT_THROW(ProxySettings::parse("http://proxy:99999"), std::invalid_argument);
+
+    ProxySettings s;
+    s.https_proxy = ProxySettings::parse("http://proxy:3128");
+    s.no_proxy = {".internal.example", "api.example.com", "10.0.0.1", "localhost:8080"};
+    EXPECT_TRUE(s.bypasses("svc.internal.example", 443));
+    EXPECT_TRUE(s.bypasses("internal.example", 443));
+    EXPECT_FALSE(s.bypasses("notinternal.example", 443));
+    EXPECT_TRUE(s.bypasses("API.example.com", 443));
+    EXPECT_TRUE(s.bypasses("sub.api.example.com", 443));
+    EXPECT_FALSE(s.bypasses("example.com", 443));
+    EXPECT_TRUE(s.bypasses("10.0.0.1", 80));
+    EXPECT_TRUE(s.bypasses("localhost", 8080));
+    EXPECT_FALSE(s.bypasses("localhost", 9090));
+    EXPECT_EQ(s.proxy_for(true, "tango.makegov.com", 443), &*s.https_proxy);
+    EXPECT_EQ(s.proxy_for(false, "tango.makegov.com", 80), nullptr);  // no HTTP_PROXY
+    s.no_proxy = {"*"};
+    EXPECT_EQ(s.proxy_for(true, "tango.makegov.com", 443), nullptr);
+}
+
+// ---- bodies ----------------------------------------------------------------------------
+
+TEST_F(HttpClientTest, GzipAndDeflateBodiesAreDecoded) {
+    const std::string text(50000, 'z');
+    ScriptedServer server([&](const SeenRequest& r) {
+        ScriptedReply reply;
+        if (r.target == "/gzip") {
+            reply.body = gzip(text);
+            reply.headers = {{"Content-Encoding", "gzip"}};
+        } else {
+            reply.body = zlib_deflate(text);
+            reply.headers = {{"Content-Encoding", "deflate"}};
+            reply.chunked = true;
+        }
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    EXPECT_EQ(run(client, {.url = server.url("/gzip")}).body, text);
+    EXPECT_EQ(run(client, {.url = server.url("/deflate")}).body, text);
+    EXPECT_EQ(server.requests()[0].header("Accept-Encoding"), "gzip, deflate");
+}
+
+TEST_F(HttpClientTest, TheSizeCapStopsAGzipBombAndAnAnnouncedLargeBody) {
+    const std::string bomb = gzip(std::string(10 << 20, '\0'));  // 10 MiB of zeros, ~10 kB compressed
+    ScriptedServer server([&](const SeenRequest& r) {
+        ScriptedReply reply;
+        if (r.target == "/bomb") {
+            reply.body = bomb;
+            reply.headers = {{"Content-Encoding", "gzip"}};
+        } else {
+            reply.body = std::string(2 << 20, 'x');
+        }
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    auto e = failure<client::ResponseTooLarge>(client, {.url = server.url("/bomb")}, {.max_response_bytes = 1 << 20});
+    EXPECT_TRUE(e.read_so_far);
+    EXPECT_LT(bomb.size(), 1u << 20);  // the compressed bytes were within the cap
+    auto announced = failure<client::ResponseTooLarge>(client, {.url = server.url("/big")}, {.max_response_bytes = 1 << 20});
+    EXPECT_FALSE(announced.read_so_far);
+    EXPECT_EQ(announced.size, 2u << 20);
+}
+
+TEST(HttpBodyDecoder, CorruptAndTruncatedStreamsAreErrors) {
+    std::string out;
+    BodyDecoder corrupt("gzip", 1 << 20);
+    EXPECT_THROW(corrupt.feed("definitely not gzip", out), DecodeError);
+    auto full = test_support::gzip(std::string(1000, 'a'));
+    BodyDecoder truncated("gzip", 1 << 20);
+    EXPECT_TRUE(truncated.feed(std::string_view(full).substr(0, full.size() / 2), out));
+    EXPECT_THROW(truncated.finish(), DecodeError);
+    EXPECT_THROW(BodyDecoder("br", 10), DecodeError);
+    BodyDecoder identity("", 4);
+    std::string plain;
+    EXPECT_TRUE(identity.feed("abcd", plain));
+    EXPECT_FALSE(identity.feed("e", plain));
+}
+
+// ---- redirects -------------------------------------------------------------------------
+
+TEST_F(HttpClientTest, RedirectsStayOnTheRequestsHost) {
+    ScriptedServer elsewhere([](const SeenRequest&) { return ok("elsewhere"); });
+    ScriptedServer server([&](const SeenRequest& r) {
+        ScriptedReply reply;
+        if (r.target == "/old") {
+            reply.status = 301;
+            reply.headers = {{"Location", "/new?x=1"}};
+        } else if (r.target == "/away") {
+            reply.status = 302;
+            reply.headers = {{"Location", elsewhere.url("/stolen")}};
+        } else {
+            reply = ok("moved here: " + r.target);
+        }
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    auto r = run(client, {.url = server.url("/old")});
+    EXPECT_EQ(r.body, "moved here: /new?x=1");
+    EXPECT_EQ(r.attempts, 2);
+    auto e = failure<HttpError>(client, {.url = server.url("/away")});
+    EXPECT_EQ(e.kind, HttpError::Kind::redirect_refused);
+    EXPECT_TRUE(elsewhere.requests().empty());
+}
+
+TEST(DownstreamUrl, ParsesResolvesAndNeverDisplaysTheQuery) {
+    auto u = parse_url("HTTPS://Tango.MakeGov.com/api/contracts/?api_key=secret&limit=1");
+    EXPECT_TRUE(u.https);
+    EXPECT_EQ(u.host, "tango.makegov.com");
+    EXPECT_EQ(u.port, 443);
+    EXPECT_EQ(u.target, "/api/contracts/?api_key=secret&limit=1");
+    EXPECT_EQ(u.display(), "https://tango.makegov.com/api/contracts/");
+    EXPECT_EQ(parse_url("http://[::1]:8080").authority(), "[::1]:8080");
+    EXPECT_THROW(parse_url("ftp://x"), std::invalid_argument);
+    EXPECT_THROW(parse_url("http://user:pw@host/"), std::invalid_argument);
+    EXPECT_THROW(parse_url("http://host:0/"), std::invalid_argument);
+    EXPECT_THROW(parse_url("http://ho st/"), std::invalid_argument);
+    EXPECT_THROW(parse_url("http://host/\r\nX: y"), std::invalid_argument);
+    EXPECT_EQ(resolve_location(u, "/next/")->target, "/next/");
+    EXPECT_EQ(resolve_location(u, "page2")->target, "/api/contracts/page2");
+    EXPECT_EQ(resolve_location(u, "//evil.example/x")->host, "evil.example");
+    EXPECT_FALSE(resolve_location(u, "javascript:alert(1)"));
+}
+
+// ---- pooling, resets, retries ----------------------------------------------------------
+
+TEST_F(HttpClientTest, SequentialRequestsReuseOneConnection) {
+    ScriptedServer server([](const SeenRequest&) { return ok(); });
+    HttpClient client(executor, no_proxy());
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(run(client, {.url = server.url("/n")}).status, 200u);
+    EXPECT_EQ(server.connections(), 1);
+    EXPECT_EQ(client.stats().connections_opened, 1u);
+    EXPECT_EQ(client.stats().connections_reused, 19u);
+}
+
+TEST_F(HttpClientTest, AConnectionTheServerClosedIsReplacedTransparently) {
+    ScriptedServer server([](const SeenRequest&) {
+        auto r = ok();
+        r.close = true;  // every answer closes its connection
+        return r;
+    });
+    HttpClient client(executor, no_proxy());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(run(client, {.url = server.url("/")}).status, 200u);
+    EXPECT_EQ(server.connections(), 3);
+}
+
+TEST_F(HttpClientTest, AResetMidBodyIsRetriedForGetButNotForPost) {
+    int calls = 0;
+    ScriptedServer server([&](const SeenRequest&) {
+        auto r = ok(std::string(5000, 'b'));
+        if (++calls == 1) r.reset_after_bytes = 100;
+        return r;
+    });
+    HttpClient client(executor, no_proxy());
+    auto r = run(client, {.url = server.url("/get")});
+    EXPECT_EQ(r.body.size(), 5000u);
+    EXPECT_EQ(r.attempts, 2);
+    EXPECT_EQ(server.requests().size(), 2u);
+
+    calls = 0;
+    auto e = failure<HttpError>(client, {.method = "POST", .url = server.url("/post"), .body = "{}"});
+    EXPECT_EQ(e.kind, HttpError::Kind::connection_reset);
+    EXPECT_EQ(server.requests().size(), 3u);  // the POST went once
+}
+
+TEST_F(HttpClientTest, RetryAfterIsHonouredAndEveryAttemptCounts) {
+    int calls = 0;
+    ScriptedServer server([&](const SeenRequest&) {
+        if (++calls == 1) {
+            ScriptedReply busy;
+            busy.status = 503;
+            busy.headers = {{"Retry-After", "1"}};
+            return busy;
+        }
+        return ok("recovered");
+    });
+    HttpClient client(executor, no_proxy());
+    int paced = 0;
+    const auto started = std::chrono::steady_clock::now();
+    auto r = run(client, {.url = server.url("/")}, {.before_attempt = [&paced]() -> Task<void> {
+                                                        ++paced;
+                                                        co_return;
+                                                    }});
+    EXPECT_EQ(r.body, "recovered");
+    EXPECT_EQ(r.attempts, 2);
+    EXPECT_EQ(paced, 2);
+    EXPECT_GE(std::chrono::steady_clock::now() - started, 1s);
+
+    // A deadline sooner than Retry-After: the 503 is the answer, at once.
+    calls = 0;
+    auto hurried = run(client, {.url = server.url("/")}, {.deadline = std::chrono::steady_clock::now() + 500ms});
+    EXPECT_EQ(hurried.status, 503u);
+    EXPECT_EQ(hurried.attempts, 1);
+}
+
+TEST_F(HttpClientTest, TheDeadlineBoundsASlowAnswer) {
+    ScriptedServer server([](const SeenRequest&) {
+        auto r = ok();
+        r.delay_ms = 2000;
+        return r;
+    });
+    HttpClient client(executor, no_proxy());
+    const auto started = std::chrono::steady_clock::now();
+    auto e = failure<HttpError>(client, {.url = server.url("/slow")},
+                                {.deadline = std::chrono::steady_clock::now() + 200ms, .max_attempts = 1});
+    EXPECT_EQ(e.kind, HttpError::Kind::timeout);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+}
+
+TEST_F(HttpClientTest, CancellationEndsTheCallAndClosesTheConnection) {
+    ScriptedServer server([](const SeenRequest&) {
+        auto r = ok();
+        r.delay_ms = 3000;
+        return r;
+    });
+    HttpClient client(executor, no_proxy());
+    CancelToken token;
+    auto cancel_later = executor.schedule_after(100ms, [&token] { token.cancel("the client gave up"); });
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_THROW(run(client, {.url = server.url("/slow")}, {.cancel = &token}), OperationCancelled);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+}
+
+TEST_F(HttpClientTest, HeaderInjectionAndBadUrlsAreRefusedBeforeAnythingIsSent) {
+    ScriptedServer server([](const SeenRequest&) { return ok(); });
+    HttpClient client(executor, no_proxy());
+    EXPECT_EQ(failure<HttpError>(client, {.url = server.url("/"), .headers = {{"X-Key", "a\r\nInjected: 1"}}}).kind,
+              HttpError::Kind::invalid_request);
+    EXPECT_EQ(failure<HttpError>(client, {.url = server.url("/"), .headers = {{"Bad Name", "v"}}}).kind,
+              HttpError::Kind::invalid_request);
+    EXPECT_EQ(failure<HttpError>(client, {.url = "file:///etc/passwd"}).kind, HttpError::Kind::invalid_request);
+    EXPECT_TRUE(server.requests().empty());
+    auto refused = failure<HttpError>(client, {.url = "http://127.0.0.1:1/"});
+    EXPECT_EQ(refused.kind, HttpError::Kind::connect);
+}
+
+TEST(HttpRetryPolicy, RetryAfterBackoffAndIdempotence) {
+    const auto now = std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
+    EXPECT_EQ(parse_retry_after("120", now), std::chrono::milliseconds(120000));
+    EXPECT_EQ(parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now), std::chrono::milliseconds(10000));
+    EXPECT_EQ(parse_retry_after("Sun, 06 Nov 1994 08:49:27 GMT", now), std::chrono::milliseconds(0));
+    EXPECT_FALSE(parse_retry_after("soon", now));
+    EXPECT_FALSE(parse_retry_after("", now));
+    EXPECT_EQ(backoff(2, 0.0), 50ms);
+    EXPECT_EQ(backoff(3, 0.999), 199ms);
+    EXPECT_EQ(backoff(30, 0.0), 2500ms);  // capped at 5 s, jitter in the upper half
+    EXPECT_EQ(backoff(2, 0.0, 3s), 3s);
+    EXPECT_TRUE(idempotent("GET"));
+    EXPECT_FALSE(idempotent("POST"));
+    EXPECT_TRUE(retryable_status(503));
+    EXPECT_FALSE(retryable_status(500));
+}
