@@ -176,7 +176,8 @@ static Config load_config_unchecked(const std::string& path) {
     }
     if (root.IsNull()) return config;
     ConfigReader r{path};
-    r.only_keys(root, "", {"server", "http", "stdio", "packs", "log", "pipeline", "services", "sources", "tools", "store"});
+    r.only_keys(root, "",
+                {"server", "http", "stdio", "packs", "log", "pipeline", "services", "sources", "tools", "store", "downstream"});
 
     if (auto s = root["server"]) {
         r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms"});
@@ -279,6 +280,26 @@ static Config load_config_unchecked(const std::string& path) {
             if (!observability::is_log_format(config.log_format)) r.fail(l["format"], "log.format", "must be json or text");
         }
         if (l["file"]) config.log_file = r.str(l["file"], "log.file");
+    }
+    if (auto d = root["downstream"]) {
+        r.only_keys(d, "downstream",
+                    {"ca_file", "insecure_skip_verify", "max_idle_per_origin", "connect_timeout_ms", "idle_timeout_ms",
+                     "max_response_bytes"});
+        auto& o = config.downstream;
+        if (d["ca_file"]) o.ca_file = r.str(d["ca_file"], "downstream.ca_file");
+        if (d["insecure_skip_verify"]) o.insecure_skip_verify = r.boolean(d["insecure_skip_verify"], "downstream.insecure_skip_verify");
+        if (d["max_idle_per_origin"]) {
+            o.max_idle_per_origin = r.integer(d["max_idle_per_origin"], "downstream.max_idle_per_origin", 0, 10000);
+        }
+        if (d["connect_timeout_ms"]) {
+            o.connect_timeout = std::chrono::milliseconds(r.integer(d["connect_timeout_ms"], "downstream.connect_timeout_ms", 1, 600000));
+        }
+        if (d["idle_timeout_ms"]) {
+            o.idle_timeout = std::chrono::milliseconds(r.integer(d["idle_timeout_ms"], "downstream.idle_timeout_ms", 1, 3600000));
+        }
+        if (d["max_response_bytes"]) {
+            o.max_response_bytes = r.integer(d["max_response_bytes"], "downstream.max_response_bytes", 1024, 1LL << 32);
+        }
     }
     read_pipeline_sections(r, root, config);
     return config;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "http_client/http_client.hpp"
 #include "pipeline/policy.hpp"
 #include "providers/source_settings.hpp"
 #include "server/server.hpp"
@@ -30,6 +31,9 @@ struct Config {
     std::map<std::string, providers::SourceSettings> pack_settings;
     pipeline::PipelineConfig pipeline;  // stage defaults, per source, per tool, per service
     stores::StoreOptions store;          // memory, or redis:// shared by replicas
+    // The HTTP client sources use to call web APIs (`downstream:`; proxies from the
+    // environment).
+    http_client::ClientOptions downstream;
     std::string log_level = "info";
     std::string log_format = "json";  // json (one object per line) or text
     std::string log_file;             // empty: stderr

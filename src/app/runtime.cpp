@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
+#include "http_client/http_client.hpp"
+#include "transports/asio_executor.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"
@@ -26,10 +28,24 @@ std::unique_ptr<stores::Stores> open_stores(const Config& config, Executor& exec
     }
 }
 
+std::unique_ptr<http_client::HttpClient> open_downstream(const Config& config, AsioExecutor* network) {
+    if (!network) return nullptr;
+    try {
+        return std::make_unique<http_client::HttpClient>(*network, config.downstream);
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(fmt::format("downstream: {}", e.what()));
+    }
+}
+
 }  // namespace
 
-Runtime::Runtime(const Config& config, Executor& executor)
-    : stores_(open_stores(config, executor)), pipeline_(pipeline::PolicyResolver(config.pipeline)) {
+Runtime::Runtime(const Config& config, AsioExecutor& executor) : Runtime(config, executor, &executor) {}
+Runtime::Runtime(const Config& config, Executor& executor) : Runtime(config, executor, nullptr) {}
+
+Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network)
+    : downstream_(open_downstream(config, network)),
+      stores_(open_stores(config, executor)),
+      pipeline_(pipeline::PolicyResolver(config.pipeline)) {
     using namespace pipeline;
     // Always on, outermost: observation sees the accounted result.
     auto observe = std::make_shared<ObserveStage>();
@@ -68,7 +84,7 @@ Runtime::Runtime(const Config& config, Executor& executor)
             sources_.push_back(providers::start_source(
                 *kind, *server_,
                 settings != config.pack_settings.end() ? settings->second : providers::SourceSettings({}, "packs." + pack),
-                providers::SourceServices{&health_, nullptr, &pipeline_.policies()}));
+                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies()}));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {

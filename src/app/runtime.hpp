@@ -16,11 +16,18 @@
 
 namespace toolport {
 
+class AsioExecutor;
 class Executor;
+namespace http_client {
+class HttpClient;
+}
 
 class Runtime {
 public:
     // Throws ConfigError (unknown pack, a pack that cannot start, bad store URL, ...).
+    // On a network event loop the runtime has the downstream HTTP client sources need to
+    // call web APIs; on any other executor (unit tests) it has none.
+    Runtime(const Config& config, AsioExecutor& executor);
     Runtime(const Config& config, Executor& executor);
     ~Runtime();
     Runtime(const Runtime&) = delete;
@@ -33,7 +40,10 @@ public:
     observability::HealthRegistry& health() { return health_; }
 
 private:
+    Runtime(const Config& config, Executor& executor, AsioExecutor* network);
+
     observability::HealthRegistry health_;
+    std::unique_ptr<http_client::HttpClient> downstream_;  // before the sources that use it
     // In dependency order: the stages use the stores, the server's tool invoker points
     // into the pipeline.
     std::unique_ptr<stores::Stores> stores_;

@@ -63,7 +63,7 @@ SyncClient::~SyncClient() {
 }
 
 AsioExecutor& SyncClient::executor() { return impl_->loop.asio_executor(); }
-Executor& SyncClient::event_loop() { return impl_->loop.executor(); }
+AsioExecutor& SyncClient::event_loop() { return impl_->loop.asio_executor(); }
 
 McpClient& SyncClient::client() {
     if (!impl_->client) throw ClientError("connect() first");

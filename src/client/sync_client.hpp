@@ -33,7 +33,7 @@ public:
     // The loop, for transports (make_http_transport, make_stdio_transport) ...
     AsioExecutor& executor();
     // ... and for everything else that runs on it (an in-process server's Runtime).
-    Executor& event_loop();
+    AsioExecutor& event_loop();
 
     // Handshake over `transport`; returns the server's InitializeResult. Once per client.
     Json connect(std::unique_ptr<ClientTransport> transport);

@@ -12,6 +12,7 @@
 
 #include "async/executor.hpp"
 #include "client/sync_client.hpp"
+#include "transports/asio_executor.hpp"
 #include "client_test_servers.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"

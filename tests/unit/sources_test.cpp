@@ -217,3 +217,18 @@ TEST(SourceContext, ServiceDefaultsApplyUnlessTheConfigurationSaysOtherwise) {
     EXPECT_EQ(policies.resolve(*server.registry().find_tool("uses_configured"))->service_policy.rate_limit.min_spacing,
               std::chrono::milliseconds(5));
 }
+
+// The downstream HTTP client's settings come from the `downstream:` section.
+TEST(DownstreamConfig, ReadsTheClientsSettingsWithFileLineErrors) {
+    auto config = load_config(write_file("downstream.yaml",
+                                         "downstream:\n  ca_file: /etc/corp-ca.pem\n  connect_timeout_ms: 2500\n"
+                                         "  max_idle_per_origin: 4\n  max_response_bytes: 2097152\n"));
+    EXPECT_EQ(config.downstream.ca_file, "/etc/corp-ca.pem");
+    EXPECT_EQ(config.downstream.connect_timeout, std::chrono::milliseconds(2500));
+    EXPECT_EQ(config.downstream.max_idle_per_origin, 4u);
+    EXPECT_EQ(config.downstream.max_response_bytes, 2097152u);
+    EXPECT_FALSE(config.downstream.insecure_skip_verify);
+    const auto bad = write_file("downstream_bad.yaml", "downstream:\n  insecure_skip_verify: maybe\n");
+    EXPECT_EQ(error_of([&] { load_config(bad); }),
+              bad + ":2: downstream.insecure_skip_verify: must be true or false, got \"maybe\"");
+}
