@@ -10,6 +10,7 @@ namespace toolport::providers {
 // Each source's factory, defined in its folder.
 std::unique_ptr<Source> make_conformance_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_testing_source(const SourceSettings& settings);
+std::unique_ptr<Source> make_tango_source(const SourceSettings& settings);
 
 namespace {
 
@@ -24,6 +25,7 @@ const std::vector<SourceKind>& table() {
          make_conformance_source},
         {"testing", "tools that misbehave on demand, for the pipeline's tests (TOOLPORT_TEST_PACK=1)",
          make_testing_source, testing_pack_enabled},
+        {"tango", "U.S. federal contracting data from the Tango API (TANGO_API_KEY)", make_tango_source},
     };
     return sources;
 }

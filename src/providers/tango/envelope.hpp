@@ -1,0 +1,40 @@
+// The answer every tango tool gives (seed 000, "Response Formatting"): the records, how
+// many matched in all, what was applied, how to get more, and what the call cost.
+//
+//   {data, total, returned, filters, pagination {limit, has_more, next_cursor},
+//    execution {duration_ms, cached, api_calls}}
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace toolport::tango {
+
+using Json = nlohmann::json;
+
+// One page of a list endpoint, in either of the API's pagination styles.
+struct Page {
+    long long total = 0;  // the API's count of every match
+    Json rows = Json::array();
+    std::optional<std::string> next_cursor;  // pass back as `cursor` for the next page
+};
+
+// Keyset pagination (contracts, IDVs): `cursor` (or the cursor in `next`).
+Page read_cursor_page(const Json& body);
+// Page-number pagination (grants, opportunities, forecasts, entities): the next page is
+// offered as the cursor "page:<n>".
+Page read_numbered_page(const Json& body, int page);
+// The page a "page:<n>" cursor names (1 when absent); nullopt for a malformed one.
+std::optional<int> page_of_cursor(const std::optional<std::string>& cursor);
+
+Json envelope(Json data, long long total, Json filters, int limit, const std::optional<std::string>& next_cursor,
+              std::chrono::milliseconds duration, int api_calls);
+
+// What a cached copy of an envelope says about itself: cached, no API calls, this call's
+// duration; the text block follows (for the pipeline's on_cache_hit).
+void mark_cached(Json& envelope, std::chrono::milliseconds duration);
+
+}  // namespace toolport::tango

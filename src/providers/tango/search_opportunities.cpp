@@ -1,0 +1,149 @@
+// search_tango_opportunities → GET /api/opportunities/ (SAM.gov solicitations), or
+// GET /api/forecasts/ (agencies' planned procurements) when source is "forecasts". Both
+// use page-number pagination.
+#include <cctype>
+
+#include "providers/tango/records.hpp"
+#include "providers/tango/tango_pack.hpp"
+#include "providers/tango/validation.hpp"
+
+namespace toolport::tango {
+
+namespace {
+
+Json input_schema() {
+    return object_schema({
+        {"api_key", api_key_property()},
+        {"source", {{"type", "string"}, {"enum", {"opportunities", "forecasts"}}, {"default", "opportunities"},
+                    {"description", "opportunities: solicitations on SAM.gov; forecasts: procurements agencies plan"}}},
+        {"query", string_property("Free-text search. Example: 'HVAC maintenance'")},
+        {"agency", string_property("Agency or department: code, name or abbreviation. Example: 'DHS'")},
+        {"naics_code", string_property("NAICS code, 2-6 digits (forecasts: a shorter code matches as a prefix)")},
+        {"psc_code", string_property("Product/Service Code, 4 characters (opportunities only)")},
+        {"set_aside_type", string_property("Set-aside code or program name, as in search_tango_contracts (opportunities only)")},
+        {"notice_type", string_property("SAM.gov notice type code (opportunities only): p presolicitation, o "
+                                        "solicitation, k combined synopsis/solicitation, r sources sought, s special "
+                                        "notice, a award notice")},
+        {"solicitation_number", string_property("Solicitation number (opportunities only). Example: 'N0018926QL330'")},
+        {"posted_date_start", string_property("First posted on or after, YYYY-MM-DD (opportunities only)")},
+        {"posted_date_end", string_property("First posted on or before, YYYY-MM-DD (opportunities only)")},
+        {"response_deadline_start", string_property("Responses due on or after, YYYY-MM-DD (opportunities only)")},
+        {"response_deadline_end", string_property("Responses due on or before, YYYY-MM-DD (opportunities only)")},
+        {"place_of_performance", string_property("Place of performance text, e.g. a state or city (opportunities only)")},
+        {"active", {{"type", "boolean"}, {"default", true},
+                    {"description", "Only open solicitations (default true; false: closed ones too)"}}},
+        {"fiscal_year", {{"type", "integer"}, {"minimum", 1990}, {"maximum", 2100},
+                         {"description", "Fiscal year of the planned award (forecasts only)"}}},
+        {"ordering", {{"type", "string"},
+                      {"description", "opportunities: first_notice_date, last_notice_date, response_deadline; "
+                                      "forecasts: anticipated_award_date, fiscal_year, title; '-' for descending"}}},
+        {"limit", limit_property(10, 100)},
+        {"cursor", cursor_property("It looks like 'page:2'.")},
+    });
+}
+
+Json record_schema() {
+    return {{"type", "object"},
+            {"description", "An opportunity (opportunity_id, title, solicitation_number, response_deadline, ...) or, "
+                            "with source forecasts, a forecast (forecast_id, title, anticipated_award_date, ...)"}};
+}
+
+int page_arg(const Json& args) {
+    auto page = page_of_cursor(text_arg(args, "cursor", 20));
+    if (!page) {
+        throw ToolError(ToolErrorCode::invalid_format, "cursor is not one this tool handed out")
+            .parameter("cursor")
+            .example("page:2")
+            .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out.");
+    }
+    return *page;
+}
+
+Task<Json> forecasts(TangoCall& call, const Json& args) {
+    const int limit = int_arg(args, "limit", 10, 1, 100);
+    const int page = page_arg(args);
+    Query q;
+    q.add("search", text_arg(args, "query")).add("agency", text_arg(args, "agency", 120));
+    if (auto naics = naics_arg(args, "naics_code")) q.add(naics->size() == 6 ? "naics_code" : "naics_starts_with", naics);
+    q.add("fiscal_year", optional_int_arg(args, "fiscal_year", 1990, 2100))
+        .add("ordering", choice_arg(args, "ordering", {"anticipated_award_date", "fiscal_year", "title"}, true));
+    Json filters = Json::object();
+    for (const auto& [name, value] : q.params()) filters[name] = value;
+    filters["source"] = "forecasts";
+    q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(page)).add("shape", std::string(kForecastShape));
+    Json body = co_await call.get("/api/forecasts/", q);
+    Page result = read_numbered_page(body, page);
+    Json data = Json::array();
+    for (const auto& row : result.rows) data.push_back(to_json(parse_forecast(row)));
+    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {}, call.requests());
+}
+
+Task<Json> opportunities(TangoCall& call, const Json& args) {
+    const auto posted_start = date_arg(args, "posted_date_start");
+    const auto posted_end = date_arg(args, "posted_date_end");
+    check_date_range(posted_start, "posted_date_start", posted_end, "posted_date_end");
+    const auto due_start = date_arg(args, "response_deadline_start");
+    const auto due_end = date_arg(args, "response_deadline_end");
+    check_date_range(due_start, "response_deadline_start", due_end, "response_deadline_end");
+    const int limit = int_arg(args, "limit", 10, 1, 100);
+    const int page = page_arg(args);
+    const bool active = bool_arg(args, "active").value_or(true);
+    auto notice_type = text_arg(args, "notice_type", 2);
+    if (notice_type && (notice_type->size() != 1 || !std::isalpha(static_cast<unsigned char>((*notice_type)[0])))) {
+        throw ToolError(ToolErrorCode::invalid_format, "notice_type must be one SAM.gov notice type letter")
+            .parameter("notice_type")
+            .provided(*notice_type)
+            .example("o");
+    }
+    Query q;
+    q.add("search", text_arg(args, "query"))
+        .add("agency", text_arg(args, "agency", 120))
+        .add("naics", naics_arg(args, "naics_code"))
+        .add("psc", psc_arg(args, "psc_code"))
+        .add("set_aside", set_aside_arg(args, "set_aside_type"))
+        .add("notice_type", notice_type)
+        .add("solicitation_number", text_arg(args, "solicitation_number", 60))
+        .add("first_notice_date_after", posted_start)
+        .add("first_notice_date_before", posted_end)
+        .add("response_deadline_after", due_start)
+        .add("response_deadline_before", due_end)
+        .add("place_of_performance", text_arg(args, "place_of_performance", 100))
+        .add("active", std::string(active ? "true" : "false"))
+        .add("ordering", choice_arg(args, "ordering", {"first_notice_date", "last_notice_date", "response_deadline"}, true));
+    Json filters = Json::object();
+    for (const auto& [name, value] : q.params()) filters[name] = value;
+    filters["source"] = "opportunities";
+    // No `shape`: shaping opportunities is a paid-plan feature of the API; the default
+    // record has what the normalizer reads.
+    q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(page));
+    Json body = co_await call.get("/api/opportunities/", q);
+    Page result = read_numbered_page(body, page);
+    Json data = Json::array();
+    for (const auto& row : result.rows) data.push_back(to_json(parse_opportunity(row)));
+    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {}, call.requests());
+}
+
+Task<Json> search(TangoCall& call, const Json& args) {
+    auto source = choice_arg(args, "source", {"opportunities", "forecasts"}).value_or("opportunities");
+    if (source == "forecasts") co_return co_await forecasts(call, args);
+    co_return co_await opportunities(call, args);
+}
+
+}  // namespace
+
+providers::ToolDeclaration search_opportunities_tool(TangoPack& pack) {
+    return tango_tool(
+        pack, "search_tango_opportunities", "Search contract opportunities and forecasts",
+        "Search federal contract opportunities (solicitations, sources sought, presolicitations on SAM.gov) through the "
+        "Tango API, or with source 'forecasts' the procurements agencies plan to buy. Opportunities give "
+        "opportunity_id, title, solicitation number, notice type, agency and office, first and last notice dates, "
+        "response deadline, NAICS, PSC, set-aside, place of performance, SAM.gov link and a description excerpt; "
+        "forecasts give title, agency, anticipated award date, fiscal year, NAICS, set-aside and status. Filters: "
+        "query, agency, naics_code, psc_code, set_aside_type, notice_type, solicitation_number, posted and response "
+        "deadline ranges (YYYY-MM-DD), place_of_performance, active (default: open only); forecasts: query, agency, "
+        "naics_code, fiscal_year. Up to 100 per call; pass pagination.next_cursor back as cursor for more. Related: "
+        "search_tango_contracts for what was awarded.",
+        input_schema(), record_schema(), search);
+}
+
+}  // namespace toolport::tango

@@ -1,0 +1,194 @@
+// get_tango_spending_summary: totals over the contracts that match the filters, grouped,
+// from GET /api/contracts/ paged with the cursor up to a configured number of pages.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "providers/tango/records.hpp"
+#include "providers/tango/spending.hpp"
+#include "providers/tango/tango_pack.hpp"
+#include "providers/tango/validation.hpp"
+
+namespace toolport::tango {
+
+std::optional<SpendingAggregate::GroupBy> SpendingAggregate::group_by_named(const std::string& name) {
+    if (name == "agency") return GroupBy::agency;
+    if (name == "vendor") return GroupBy::vendor;
+    if (name == "naics") return GroupBy::naics;
+    if (name == "psc") return GroupBy::psc;
+    if (name == "month") return GroupBy::month;
+    return std::nullopt;
+}
+
+void SpendingAggregate::add(const Json& row) {
+    const Contract c = parse_contract(row);
+    std::string key, label;
+    switch (group_by_) {
+        case GroupBy::agency:
+            key = c.awarding_agency.code.value_or("");
+            label = c.awarding_agency.name.value_or(key);
+            if (c.awarding_agency.name && c.awarding_agency.code) label = fmt::format("{} ({})", *c.awarding_agency.name, key);
+            break;
+        case GroupBy::vendor:
+            key = c.vendor.uei.value_or(c.vendor.name.value_or(""));
+            label = c.vendor.name ? (c.vendor.uei ? fmt::format("{} ({})", *c.vendor.name, *c.vendor.uei) : *c.vendor.name) : key;
+            break;
+        case GroupBy::naics:
+            key = c.naics.code.value_or("");
+            label = c.naics.description ? fmt::format("{} {}", key, *c.naics.description) : key;
+            break;
+        case GroupBy::psc:
+            key = c.psc.code.value_or("");
+            label = c.psc.description ? fmt::format("{} {}", key, *c.psc.description) : key;
+            break;
+        case GroupBy::month:
+            key = c.award_date ? c.award_date->substr(0, 7) : "";
+            label = key;
+            break;
+    }
+    if (key.empty()) key = label = "UNKNOWN";
+    auto& g = groups_[key];
+    if (g.label.empty() || g.label == key) g.label = label;
+    const double amount = c.obligated.value_or(0);
+    g.obligated += amount;
+    ++g.count;
+    ++rows_;
+    total_ += amount;
+}
+
+Json SpendingAggregate::groups(int top) const {
+    std::vector<std::pair<std::string, const Group*>> sorted;
+    for (const auto& [key, g] : groups_) sorted.emplace_back(key, &g);
+    // Largest first; months in time order instead.
+    if (group_by_ == GroupBy::month) {
+        std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    } else {
+        std::stable_sort(sorted.begin(), sorted.end(),
+                         [](const auto& a, const auto& b) { return a.second->obligated > b.second->obligated; });
+    }
+    Json out = Json::array();
+    int rank = 0;
+    for (const auto& [key, g] : sorted) {
+        if (rank == top) break;
+        const double share = total_ != 0 ? std::round(g->obligated / total_ * 10000) / 100 : 0;
+        out.push_back({{"rank", ++rank},
+                       {"key", key},
+                       {"label", g->label},
+                       {"total_obligated", std::round(g->obligated * 100) / 100},
+                       {"contract_count", g->count},
+                       {"share_percent", share}});
+    }
+    return out;
+}
+
+namespace {
+
+const char* const kSummaryShape = "key,award_date,obligated,recipient(uei,display_name),"
+                                  "awarding_office(agency_code,agency_name),naics(code,description),psc(code,description)";
+
+Json input_schema() {
+    return object_schema({
+        {"api_key", api_key_property()},
+        {"group_by", {{"type", "string"}, {"enum", {"agency", "vendor", "naics", "psc", "month"}}, {"default", "agency"},
+                      {"description", "How to group the dollars: by awarding agency, vendor, NAICS, PSC or award month"}}},
+        {"awarding_agency", string_property("Awarding agency by code, name or abbreviation. Example: 'DOD'")},
+        {"vendor_uei", string_property("Only this vendor (12-character UEI)")},
+        {"vendor_name", string_property("Only vendors whose name matches")},
+        {"naics_code", string_property("NAICS code, 2-6 digits")},
+        {"psc_code", string_property("Product/Service Code, 4 characters")},
+        {"set_aside_type", string_property("Set-aside code or program name")},
+        {"fiscal_year", {{"type", "integer"}, {"minimum", 1990}, {"maximum", 2100},
+                         {"description", "Federal fiscal year (Oct 1 of the year before to Sep 30)"}}},
+        {"award_date_start", string_property("Earliest award date, YYYY-MM-DD")},
+        {"award_date_end", string_property("Latest award date, YYYY-MM-DD")},
+        {"top", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 20},
+                 {"description", "How many groups to return, largest first (1-100, default 20)"}}},
+    });
+}
+
+Json record_schema() {
+    return object_schema({{"rank", {{"type", "integer"}}},
+                          {"key", {{"type", "string"}}},
+                          {"label", {{"type", "string"}}},
+                          {"total_obligated", {{"type", "number"}}},
+                          {"contract_count", {{"type", "integer"}}},
+                          {"share_percent", {{"type", "number"}}}});
+}
+
+}  // namespace
+
+providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
+    auto body = [&pack](TangoCall& call, const Json& args) -> Task<Json> {
+        const auto group_name = choice_arg(args, "group_by", {"agency", "vendor", "naics", "psc", "month"}).value_or("agency");
+        const int top = int_arg(args, "top", 20, 1, 100);
+        auto start = date_arg(args, "award_date_start");
+        auto end = date_arg(args, "award_date_end");
+        check_date_range(start, "award_date_start", end, "award_date_end");
+        const auto fiscal_year = optional_int_arg(args, "fiscal_year", 1990, 2100);
+        Query q;
+        q.add("awarding_agency", text_arg(args, "awarding_agency", 120))
+            .add("uei", uei_arg(args, "vendor_uei"))
+            .add("recipient", text_arg(args, "vendor_name"))
+            .add("naics", naics_arg(args, "naics_code"))
+            .add("psc", psc_arg(args, "psc_code"))
+            .add("set_aside", set_aside_arg(args, "set_aside_type"));
+        if (fiscal_year) {
+            // FY N runs from 1 October of N-1 to 30 September of N; explicit dates narrow it.
+            q.add("award_date_gte", start.value_or(fmt::format("{}-10-01", *fiscal_year - 1)))
+                .add("award_date_lte", end.value_or(fmt::format("{}-09-30", *fiscal_year)));
+        } else {
+            q.add("award_date_gte", start).add("award_date_lte", end);
+        }
+        Json filters = Json::object();
+        for (const auto& [name, value] : q.params()) filters[name] = value;
+        filters["group_by"] = group_name;
+
+        SpendingAggregate aggregate(*SpendingAggregate::group_by_named(group_name));
+        long long matching = 0;
+        int pages = 0;
+        std::optional<std::string> cursor;
+        const int max_pages = pack.settings.spending_summary_max_pages;
+        do {
+            Query page_query = q;
+            page_query.add("limit", std::optional<int>(100)).add("cursor", cursor).add("shape", std::string(kSummaryShape));
+            Page page = read_cursor_page(co_await call.get("/api/contracts/", page_query));
+            ++pages;
+            matching = page.total;
+            for (const auto& row : page.rows) aggregate.add(row);
+            cursor = page.next_cursor;
+        } while (cursor && pages < max_pages);
+
+        const bool complete = !cursor;
+        Json groups = aggregate.groups(top);
+        Json env = envelope(groups, static_cast<long long>(aggregate.group_count()), std::move(filters), top,
+                            std::nullopt, {}, call.requests());
+        env["summary"] = {
+            {"group_by", group_name},
+            {"rows_aggregated", aggregate.rows()},
+            {"total_matching_contracts", matching},
+            {"complete", complete},
+            {"pages_read", pages},
+            {"total_obligated_aggregated", std::round(aggregate.total_obligated() * 100) / 100},
+            {"note", complete ? "Every matching contract was added up."
+                              : fmt::format("Partial: {} of {} matching contracts were added up (the page cap is {} pages "
+                                            "of 100). Narrow the filters (a fiscal_year, an agency, a NAICS code) for a "
+                                            "complete total.",
+                                            aggregate.rows(), matching, max_pages)}};
+        co_return env;
+    };
+    auto declaration = tango_tool(
+        pack, "get_tango_spending_summary", "Summarize federal contract spending",
+        "Summarize federal contract spending through the Tango API: dollars obligated and number of contracts, grouped "
+        "by awarding agency, vendor, NAICS, PSC or award month, largest first, over the contract awards that match the "
+        "filters (awarding_agency, vendor_uei or vendor_name, naics_code, psc_code, set_aside_type, fiscal_year, award "
+        "date range). Tango has no ready-made totals, so the tool reads the matching contracts page by page (100 per "
+        "page, up to a configured number of pages) and says in summary how complete the sum is: rows_aggregated "
+        "against total_matching_contracts, and complete true or false. Narrow filters give complete totals. Related: "
+        "search_tango_contracts for the contracts themselves, get_tango_vendor_profile for a vendor's lifetime totals.",
+        input_schema(), record_schema(), body);
+    declaration.output_schema["properties"]["summary"] = {{"type", "object"}};
+    return declaration;
+}
+
+}  // namespace toolport::tango

@@ -1,0 +1,187 @@
+#include "providers/tango/tango_api.hpp"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "client/client_errors.hpp"
+#include "http_client/http_client.hpp"
+#include "http_client/retry_policy.hpp"
+#include "server/request_context.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport::tango {
+
+using namespace std::chrono_literals;
+
+std::string percent_encode(std::string_view value) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : value) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            out += '%';
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        }
+    }
+    return out;
+}
+
+Query& Query::add(const std::string& name, const std::optional<std::string>& value) {
+    if (value) params_.emplace_back(name, *value);
+    return *this;
+}
+
+Query& Query::add(const std::string& name, const std::optional<int>& value) {
+    if (value) params_.emplace_back(name, std::to_string(*value));
+    return *this;
+}
+
+std::string Query::encoded() const {
+    std::string out;
+    for (const auto& [name, value] : params_) {
+        if (!out.empty()) out += '&';
+        out += percent_encode(name) + "=" + percent_encode(value);
+    }
+    return out;
+}
+
+std::string api_key_for(const RequestContext& ctx, const Json& args, const TangoSettings& settings) {
+    if (auto it = args.find("api_key"); it != args.end() && it->is_string() && !it->get<std::string>().empty()) {
+        return it->get<std::string>();
+    }
+    if (!settings.client_key_header.empty()) {
+        std::string header = settings.client_key_header;
+        for (auto& c : header) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const auto& sent = ctx.caller().client_headers;
+        if (auto it = sent.find(header); it != sent.end() && !it->second.empty()) return it->second;
+    }
+    if (!settings.server_api_key.empty()) return settings.server_api_key;
+    throw ToolError(ToolErrorCode::missing_api_key, "Tango API key required")
+        .parameter("api_key")
+        .suggest(fmt::format("Provide the api_key parameter, send the {} header, or set the {} environment variable "
+                             "for the server (keys: https://tango.makegov.com).",
+                             settings.client_key_header.empty() ? "X-Tango-Api-Key" : settings.client_key_header,
+                             settings.api_key_env));
+}
+
+namespace {
+
+// The readable message of a DRF-style error body: detail, message, error, or the first
+// "field": ["message"].
+std::string api_message(std::string_view body) {
+    auto parsed = Json::parse(body, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+        return util::sanitize_for_message(std::string(body.substr(0, 300)), 300);
+    }
+    for (const char* key : {"detail", "message", "error"}) {
+        if (auto it = parsed.find(key); it != parsed.end() && it->is_string()) {
+            return util::sanitize_for_message(it->get<std::string>(), 500);
+        }
+    }
+    if (auto issues = parsed.find("issues"); issues != parsed.end() && issues->is_array() && !issues->empty()) {
+        const Json& first = (*issues)[0];
+        return util::sanitize_for_message(
+            fmt::format("{}: {}", first.value("path", "?"), first.value("reason", "invalid")), 500);
+    }
+    for (const auto& [field, value] : parsed.items()) {
+        if (value.is_array() && !value.empty() && value[0].is_string()) {
+            return util::sanitize_for_message(field + ": " + value[0].get<std::string>(), 500);
+        }
+        if (value.is_string()) return util::sanitize_for_message(field + ": " + value.get<std::string>(), 500);
+    }
+    return "the API gave no reason";
+}
+
+}  // namespace
+
+ToolError error_for_status(unsigned status, const std::optional<std::string>& retry_after, std::string_view body) {
+    const std::string message = api_message(body);
+    if (status == 401 || status == 403) {
+        return ToolError(ToolErrorCode::invalid_argument, fmt::format("Tango refused the API key (HTTP {}): {}", status, message))
+            .parameter("api_key")
+            .suggest("Check the Tango API key (api_key, the X-Tango-Api-Key header or TANGO_API_KEY); keys are managed "
+                     "at https://tango.makegov.com.");
+    }
+    if (status == 404) {
+        return ToolError(ToolErrorCode::not_found, fmt::format("Tango has no such record: {}", message))
+            .suggest("Check the identifier; search first (search_tango_contracts with vendor_name finds vendors' UEIs).");
+    }
+    if (status == 429) {
+        std::optional<std::chrono::milliseconds> wait;
+        if (retry_after) wait = http_client::parse_retry_after(*retry_after, std::chrono::system_clock::now());
+        if (!wait) {
+            auto parsed = Json::parse(body, nullptr, false);
+            if (parsed.is_object() && parsed.contains("wait_in_seconds") && parsed["wait_in_seconds"].is_number()) {
+                wait = std::chrono::milliseconds(static_cast<long long>(parsed["wait_in_seconds"].get<double>() * 1000));
+            }
+        }
+        const auto delay = wait.value_or(1000ms);
+        return ToolError(ToolErrorCode::rate_limited, fmt::format("Tango API rate limit reached: {}", message))
+            .retry_after(delay)
+            .transient(true)
+            .suggest(fmt::format("Wait {} seconds and retry the request.", (delay.count() + 999) / 1000));
+    }
+    if (status >= 400 && status < 500) {
+        return ToolError(ToolErrorCode::invalid_argument, fmt::format("Tango rejected the request (HTTP {}): {}", status, message))
+            .suggest("Correct the parameter the message names and retry.");
+    }
+    return ToolError(ToolErrorCode::upstream_error, fmt::format("Tango API returned HTTP {}: {}", status, message))
+        .transient(true)
+        .suggest("The Tango API had trouble; retry in a moment.");
+}
+
+std::optional<ToolError> error_in_body(const Json& body) {
+    if (!body.is_object()) return std::nullopt;
+    auto it = body.find("error");
+    if (it == body.end() || it->is_null() || body.contains("results")) return std::nullopt;
+    std::string message = it->is_string() ? it->get<std::string>() : it->dump();
+    return ToolError(ToolErrorCode::upstream_error,
+                     "Tango API reported an error: " + util::sanitize_for_message(message, 500))
+        .transient(true)
+        .suggest("Retry in a moment; if it persists, narrow the filters.");
+}
+
+TangoCall::TangoCall(http_client::HttpClient& http, const TangoSettings& settings, RequestContext& ctx, const Json& args)
+    : http_(http), settings_(settings), ctx_(ctx), args_(args) {}
+
+Task<Json> TangoCall::get(const std::string& path, const Query& query) {
+    if (api_key_.empty()) api_key_ = api_key_for(ctx_, args_, settings_);
+    http_client::Request request;
+    request.url = settings_.base_url + path;
+    if (!query.params().empty()) request.url += "?" + query.encoded();
+    request.headers = {{"X-API-KEY", api_key_}, {"Accept", "application/json"}};
+    http_client::CallOptions options;
+    options.deadline = ctx_.deadline();
+    options.cancel = &ctx_.cancel_token();
+    options.before_attempt = [this]() -> Task<void> {
+        co_await ctx_.pace_downstream_request();
+        ++requests_;
+    };
+    http_client::Response response;
+    try {
+        response = co_await http_.fetch(std::move(request), std::move(options));
+    } catch (const http_client::HttpError& e) {
+        auto code = e.kind == http_client::HttpError::Kind::timeout ? ToolErrorCode::timeout : ToolErrorCode::upstream_error;
+        throw ToolError(code, fmt::format("Could not reach the Tango API: {}", e.what()))
+            .transient(e.transient())
+            .suggest(e.transient() ? "Retry in a moment." : "Check the Tango base URL and the network settings.");
+    } catch (const client::ResponseTooLarge& e) {
+        throw ToolError(ToolErrorCode::response_too_large,
+                        fmt::format("The Tango API's answer is over {} bytes", e.limit))
+            .suggest("Ask for fewer records (a lower limit) or narrower filters.");
+    }
+    if (response.status < 200 || response.status > 299) {
+        throw error_for_status(response.status, response.header("Retry-After"), response.body);
+    }
+    auto body = Json::parse(response.body, nullptr, false);
+    if (body.is_discarded()) {
+        throw ToolError(ToolErrorCode::upstream_error, "The Tango API answered with something that is not JSON").transient(true);
+    }
+    if (auto error = error_in_body(body)) throw *error;
+    co_return body;
+}
+
+}  // namespace toolport::tango

@@ -1,0 +1,92 @@
+#include "providers/tango/tango_pack.hpp"
+
+#include "server/content.hpp"
+#include "server/request_context.hpp"
+
+namespace toolport::tango {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Json nullable(const char* type) { return Json{{"type", Json::array({type, "null"})}}; }
+
+// The envelope around `record_schema` (the structuredContent of every tango tool).
+Json envelope_schema(Json record_schema) {
+    return object_schema({
+        {"data", {{"type", "array"}, {"items", std::move(record_schema)}}},
+        {"total", {{"type", "integer"}, {"description", "Every match the API counted, not only this page"}}},
+        {"returned", {{"type", "integer"}}},
+        {"filters", {{"type", "object"}, {"description", "The filters as applied (after validation and mapping)"}}},
+        {"pagination",
+         object_schema({{"limit", {{"type", "integer"}}},
+                        {"has_more", {{"type", "boolean"}}},
+                        {"next_cursor", nullable("string")}})},
+        {"execution",
+         object_schema({{"duration_ms", {{"type", "integer"}}},
+                        {"cached", {{"type", "boolean"}}},
+                        {"api_calls", {{"type", "integer"}}}})},
+    });
+}
+
+}  // namespace
+
+Json string_property(const std::string& description) { return {{"type", "string"}, {"description", description}}; }
+
+Json api_key_property() {
+    return string_property("Tango API key. Optional when the server has TANGO_API_KEY or the client sends the "
+                           "X-Tango-Api-Key header. Never echoed back or logged.");
+}
+
+Json limit_property(int fallback, int max) {
+    return {{"type", "integer"},
+            {"minimum", 1},
+            {"maximum", max},
+            {"default", fallback},
+            {"description", "How many records to return (1-" + std::to_string(max) + ", default " +
+                                std::to_string(fallback) + "). Use smaller values for faster answers."}};
+}
+
+Json cursor_property(const std::string& how) {
+    return string_property("Continue a previous search: the pagination.next_cursor of its answer, with the same filters. " +
+                           how);
+}
+
+Json object_schema(Json properties) {
+    return {{"type", "object"}, {"properties", std::move(properties)}};
+}
+
+providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::string title, std::string description,
+                                      Json input_schema, Json record_schema, ToolBody body) {
+    providers::ToolDeclaration d;
+    d.name = std::move(name);
+    d.title = std::move(title);
+    d.description = std::move(description);
+    d.input_schema = std::move(input_schema);
+    d.output_schema = envelope_schema(std::move(record_schema));
+    d.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = true};
+    d.service = kService;
+    d.handler = [&pack, body = std::move(body)](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
+        const auto started = Clock::now();
+        if (!pack.http) {
+            throw ToolError(ToolErrorCode::internal_error, "The tango pack has no HTTP client in this process");
+        }
+        TangoCall call(*pack.http, pack.settings, ctx, args);
+        Json env = co_await body(call, args);
+        env["execution"] = {
+            {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()},
+            {"cached", false},
+            {"api_calls", call.requests()}};
+        ToolResult result = ToolResult::structured(std::move(env));
+        result.meta = {{"downstream_api_calls", call.requests()}};
+        co_return result;
+    };
+    d.on_cache_hit = [](ToolResult& result) {
+        mark_cached(result.structured_content, std::chrono::milliseconds(0));
+        result.content = Json::array();
+        result.add(content::text(result.structured_content.dump(-1, ' ', false, Json::error_handler_t::replace)));
+    };
+    return d;
+}
+
+}  // namespace toolport::tango

@@ -1,0 +1,47 @@
+// Internal to the tango pack: what its tools share (settings, the HTTP client, the
+// common shape of a handler and of the schemas), and one factory per tool, each in its
+// own file: search_contracts.cpp, search_grants.cpp, vendor_profile.cpp,
+// search_opportunities.cpp, spending_summary.cpp.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "providers/source.hpp"
+#include "providers/tango/envelope.hpp"
+#include "providers/tango/tango_api.hpp"
+#include "providers/tango/tango_settings.hpp"
+
+namespace toolport::tango {
+
+struct TangoPack {
+    TangoSettings settings;
+    http_client::HttpClient* http = nullptr;
+};
+
+// The service name the pipeline knows Tango by (rate limit, breaker, /health).
+inline constexpr const char* kService = "tango";
+
+// A tool's own work: check the arguments, ask Tango (through `call`), build the envelope.
+using ToolBody = std::function<Task<Json>(TangoCall& call, const Json& args)>;
+
+// The declaration every tango tool shares: read-only and open-world hints, the "tango"
+// service, the envelope's execution block filled in, `_meta.downstream_api_calls` set,
+// and cached copies marked as cached.
+providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::string title, std::string description,
+                                      Json input_schema, Json record_schema, ToolBody body);
+
+// Schema pieces.
+Json string_property(const std::string& description);
+Json api_key_property();
+Json limit_property(int fallback, int max);
+Json cursor_property(const std::string& how);
+Json object_schema(Json properties);
+
+providers::ToolDeclaration search_contracts_tool(TangoPack& pack);
+providers::ToolDeclaration search_grants_tool(TangoPack& pack);
+providers::ToolDeclaration vendor_profile_tool(TangoPack& pack);
+providers::ToolDeclaration search_opportunities_tool(TangoPack& pack);
+providers::ToolDeclaration spending_summary_tool(TangoPack& pack);
+
+}  // namespace toolport::tango
