@@ -60,6 +60,10 @@ struct ToolSpec {
     // Adjusts a result served from the cache, e.g. a source's own envelope that says
     // whether the answer was cached (execution.cached). Optional.
     std::function<void(ToolResult& result)> on_cache_hit;
+    // The handler calls RequestContext::pace_downstream_request before each request it
+    // sends: the rate limit stage then takes no slot up front, so a call refused by the
+    // handler's own checks costs no slot and waits for none.
+    bool paces_downstream = false;
 
     Json definition() const;  // the Tool object for tools/list
 };

@@ -158,7 +158,8 @@ struct ScriptedServer::Impl {
             http::request<http::string_body> req;
             auto [ec, n] = co_await http::async_read(stream, buffer, req, nothrow);
             if (ec) co_return;
-            SeenRequest r{std::string(req.method_string()), std::string(req.target()), {}, req.body()};
+            SeenRequest r{std::string(req.method_string()), std::string(req.target()), {}, req.body(),
+                          std::chrono::steady_clock::now()};
             for (const auto& f : req) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
             {
                 std::lock_guard lock(mutex);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,7 @@ struct SeenRequest {
     std::string target;
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
+    std::chrono::steady_clock::time_point at;  // when it arrived
     std::string header(const std::string& name) const;  // case-insensitive, "" when absent
 };
 

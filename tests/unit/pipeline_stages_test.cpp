@@ -9,6 +9,7 @@
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/rate_limit.hpp"
 #include "server/session.hpp"
+#include "server/tool_error.hpp"
 #include "util/digest.hpp"
 
 using namespace toolport;
@@ -505,6 +506,35 @@ TEST_F(StagesTest, EachDownstreamRequestOfACallTakesItsOwnSlot) {
     send(2, "test_sleep", {{"ms", 0}});
     exec.advance(0ms);
     EXPECT_TRUE(response(2));  // 1 s later: the slots are long past
+}
+
+// A tool that paces its own requests pays for slots only when it sends requests: calls it
+// refuses on its own checks neither take a slot nor wait for one.
+TEST_F(StagesTest, ASelfPacingToolTakesSlotsOnlyForTheRequestsItSends) {
+    Config config = flaky_service_config();
+    config.pipeline.services["flaky"].rate_limit.min_spacing = 100ms;
+    config.pipeline.services["flaky"].rate_limit.max_wait = 10s;
+    start(config);
+    std::vector<std::chrono::milliseconds> sent_at;
+    const auto t0 = exec.now();
+    providers::SourceContext probe("probe", runtime->server());
+    probe.add_tool({.name = "paced",
+                    .handler = [&](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
+                        if (args.value("refuse", false)) throw ToolError(ToolErrorCode::invalid_argument, "refused");
+                        for (int i = 0; i < args.value("requests", 1); ++i) {
+                            co_await ctx.pace_downstream_request();
+                            sent_at.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(exec.now() - t0));
+                        }
+                        co_return ToolResult::text("sent");
+                    },
+                    .service = "flaky",
+                    .paces_downstream = true});
+    EXPECT_EQ(code(call("paced", {{"refuse", true}})), "INVALID_ARGUMENT");
+    EXPECT_EQ(code(call("paced", {{"refuse", true}})), "INVALID_ARGUMENT");
+    send(1, "paced", {{"requests", 2}});
+    exec.advance(1s);
+    ASSERT_TRUE(response(1));
+    EXPECT_EQ(sent_at, (std::vector<std::chrono::milliseconds>{0ms, 100ms}));  // no slot went to the refusals
 }
 
 TEST_F(StagesTest, ServiceTokenBucketRefusesWithRetryAfter) {

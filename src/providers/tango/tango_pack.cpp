@@ -66,6 +66,7 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
     d.output_schema = envelope_schema(std::move(record_schema));
     d.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = true};
     d.service = kService;
+    d.paces_downstream = true;  // TangoCall paces every request
     d.handler = [&pack, body = std::move(body)](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
         const auto started = Clock::now();
         if (!pack.http) {
