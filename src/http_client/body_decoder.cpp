@@ -12,6 +12,11 @@ struct BodyDecoder::Zlib {
     bool raw_deflate_tried = false;
     bool ended = false;  // the compressed stream's end was seen
     bool deflate = false;
+    // "deflate" may be zlib-wrapped (as it should) or raw (as some servers send it); the
+    // first two bytes tell. They are kept until then, so the answer does not depend on
+    // how the network cut the body.
+    bool wrapper_known = false;
+    std::string head;
 
     explicit Zlib(bool is_deflate) : deflate(is_deflate) { init(is_deflate ? 15 : 15 + 16); }
     ~Zlib() { inflateEnd(&stream); }
@@ -54,6 +59,16 @@ bool BodyDecoder::feed(std::string_view piece, std::string& out) {
     }
     auto& z = *zlib_;
     if (z.ended) return true;  // bytes after the stream's end are ignored
+    std::string held;
+    bool may_fall_back = false;
+    if (z.deflate && !z.wrapper_known) {
+        z.head.append(piece);
+        if (z.head.size() < 2) return true;
+        held = std::move(z.head);
+        piece = held;
+        z.wrapper_known = true;
+        may_fall_back = true;
+    }
     z.stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(piece.data()));
     z.stream.avail_in = static_cast<uInt>(piece.size());
     char chunk[16384];
@@ -61,7 +76,7 @@ bool BodyDecoder::feed(std::string_view piece, std::string& out) {
         z.stream.next_out = reinterpret_cast<Bytef*>(chunk);
         z.stream.avail_out = sizeof chunk;
         int rc = inflate(&z.stream, Z_NO_FLUSH);
-        if (rc == Z_DATA_ERROR && z.deflate && !z.raw_deflate_tried && decoded_ == 0 && z.stream.total_out == 0) {
+        if (rc == Z_DATA_ERROR && may_fall_back && !z.raw_deflate_tried && z.stream.total_out == 0) {
             // "deflate" is meant to be zlib-wrapped, but some servers send raw deflate.
             z.raw_deflate_tried = true;
             inflateEnd(&z.stream);
@@ -88,7 +103,8 @@ bool BodyDecoder::feed(std::string_view piece, std::string& out) {
 }
 
 void BodyDecoder::finish() const {
-    if (zlib_ && !zlib_->ended && zlib_->stream.total_in > 0) throw DecodeError("the compressed body was cut short");
+    if (!zlib_ || zlib_->ended) return;
+    if (zlib_->stream.total_in > 0 || !zlib_->head.empty()) throw DecodeError("the compressed body was cut short");
 }
 
 }  // namespace toolport::http_client
