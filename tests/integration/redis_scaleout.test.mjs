@@ -5,36 +5,10 @@
 // Redis returns on the same port they use it again.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startHttpServer, assertAlive, post, initializeSession, freePort, sleep, track, LATEST } from './lib/harness.mjs';
-
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
-
-async function startRedis(port, dir) {
-  const child = track(
-    spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    }),
-  );
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline) {
-    const r = spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' });
-    if (r.stdout?.trim() === 'PONG') return child;
-    await sleep(25);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not start on ${port}`);
-}
-
-async function stopRedis(child) {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
+import { startHttpServer, assertAlive, post, initializeSession, freePort, sleep, LATEST, REDIS, startRedis, stopRedis } from './lib/harness.mjs';
 
 const TOKEN = 'scaleout-token';
 const config = (redisPort) => `

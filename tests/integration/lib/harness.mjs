@@ -1,6 +1,6 @@
 // Shared helpers for the integration tests: start the real toolport binary, talk raw
 // HTTP / TCP to it, and make sure every process started here is killed again.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import http from 'node:http';
@@ -410,4 +410,32 @@ export function assertProgressOnWire(wire, { progress, result }) {
   assert.equal(result.content[0].type, 'text');
   assert.equal(result.content[0].text, String(token));
   return token;
+}
+
+// ------------------------------------------------------------------ Redis
+
+// A real redis-server on loopback (no persistence), for the scale-out tests.
+export const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
+
+export async function startRedis(port, dir) {
+  const child = track(
+    spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+  );
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    const r = spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' });
+    if (r.stdout?.trim() === 'PONG') return child;
+    await sleep(25);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`redis-server did not start on ${port}`);
+}
+
+export async function stopRedis(child) {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
 }
