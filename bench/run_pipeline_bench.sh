@@ -13,6 +13,7 @@ duration=${BENCH_DURATION:-10s}
 connections=${BENCH_CONNECTIONS:-16}
 protocol_version=2025-11-25
 die() { echo "run_pipeline_bench.sh: $*" >&2; exit 1; }
+source "$root/bench/mcp_session.sh"
 command -v wrk >/dev/null && command -v curl >/dev/null || "$root/scripts/install-deps.sh" --test
 
 build="$root/build-bench"
@@ -38,17 +39,7 @@ TOOLPORT_TEST_PACK=1 "$build/toolport" serve --listen "127.0.0.1:$port" --packs 
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
 url="http://127.0.0.1:$port/mcp"
-for _ in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "$url" && break; sleep 0.05; done
-hdrs=$(mktemp)
-curl -sS --max-time 5 -D "$hdrs" -o /dev/null -X POST "$url" -H 'Content-Type: application/json' \
-  -H 'Accept: application/json, text/event-stream' \
-  --data "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"$protocol_version\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}"
-sid=$(awk 'tolower($1) == "mcp-session-id:" {print $2}' "$hdrs" | tr -d '\r')
-rm -f "$hdrs"
-[[ -n "$sid" ]] || die "no session"
-curl -sS -o /dev/null -X POST "$url" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-  -H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: $protocol_version" \
-  --data '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+sid=$(open_mcp_session "$url" "$protocol_version") || die "no session"
 args='{"key":"bench"}'
 first=$(curl -sS -X POST "$url" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
   -H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: $protocol_version" \

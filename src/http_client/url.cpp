@@ -6,16 +6,16 @@
 
 namespace toolport::http_client {
 
-namespace {
-
-std::string lower(std::string_view s) {
+std::string lower_ascii(std::string_view s) {
     std::string out(s);
     for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 
+namespace {
+
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
-    return text.size() >= prefix.size() && lower(text.substr(0, prefix.size())) == prefix;
+    return text.size() >= prefix.size() && lower_ascii(text.substr(0, prefix.size())) == prefix;
 }
 
 // Characters that must never reach a request line or header.
@@ -85,7 +85,7 @@ Url parse_url(std::string_view text) {
         !std::all_of(host.begin(), host.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; })) {
         throw std::invalid_argument("the URL's IPv6 host is malformed");
     }
-    url.host = lower(host);
+    url.host = lower_ascii(host);
     if (!port.empty()) {
         if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
             throw std::invalid_argument("the URL's port must be a number from 1 to 65535");

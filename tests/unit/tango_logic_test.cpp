@@ -192,10 +192,10 @@ TEST(TangoEnvelope, CursorAndPageNumberPagination) {
     EXPECT_FALSE(last.next_cursor);
     auto numbered = read_numbered_page(Json::parse(R"({"count": 4852, "next": "https://x/api/grants/?limit=3&page=2", "results": []})"), 1);
     EXPECT_EQ(numbered.next_cursor, "page:2");
-    EXPECT_EQ(page_of_cursor(std::nullopt), 1);
-    EXPECT_EQ(page_of_cursor(std::string("page:7")), 7);
-    EXPECT_FALSE(page_of_cursor(std::string("page:0")));
-    EXPECT_FALSE(page_of_cursor(std::string("WyIy")));
+    EXPECT_EQ(page_cursor_arg(Json::object()), 1);
+    EXPECT_EQ(page_cursor_arg({{"cursor", "page:7"}}), 7);
+    EXPECT_EQ(error_of([] { page_cursor_arg({{"cursor", "page:0"}}); })["error_code"], "INVALID_FORMAT");
+    EXPECT_EQ(error_of([] { page_cursor_arg({{"cursor", "WyIy"}}); })["example"], "page:2");
 
     Json env = envelope(Json::array({1, 2}), 40, Json{{"search", "x"}}, 2, std::string("page:2"), std::chrono::milliseconds(12), 1);
     EXPECT_EQ(env["returned"], 2);

@@ -74,18 +74,6 @@ Page read_numbered_page(const Json& body, int page_number) {
     return page;
 }
 
-std::optional<int> page_of_cursor(const std::optional<std::string>& cursor) {
-    if (!cursor) return 1;
-    if (cursor->rfind("page:", 0) != 0) return std::nullopt;
-    auto digits = cursor->substr(5);
-    if (digits.empty() || digits.size() > 6) return std::nullopt;
-    for (char c : digits) {
-        if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    }
-    int n = std::stoi(digits);
-    return n >= 1 ? std::optional<int>(n) : std::nullopt;
-}
-
 Json envelope(Json data, long long total, Json filters, int limit, const std::optional<std::string>& next_cursor,
               std::chrono::milliseconds duration, int api_calls) {
     const auto returned = data.size();

@@ -27,8 +27,6 @@ Page read_cursor_page(const Json& body);
 // Page-number pagination (grants, opportunities, forecasts, entities): the next page is
 // offered as the cursor "page:<n>".
 Page read_numbered_page(const Json& body, int page);
-// The page a "page:<n>" cursor names (1 when absent); nullopt for a malformed one.
-std::optional<int> page_of_cursor(const std::optional<std::string>& cursor);
 
 Json envelope(Json data, long long total, Json filters, int limit, const std::optional<std::string>& next_cursor,
               std::chrono::milliseconds duration, int api_calls);

@@ -64,9 +64,7 @@ std::optional<std::string> cursor_arg(const Json& args) {
 }
 
 Task<Json> search(TangoCall& call, const Json& args) {
-    const auto start = date_arg(args, "award_date_start");
-    const auto end = date_arg(args, "award_date_end");
-    check_date_range(start, "award_date_start", end, "award_date_end");
+    const auto [start, end] = date_range_arg(args, "award_date_start", "award_date_end");
     const int limit = int_arg(args, "limit", 10, 1, 100);
     Query q;
     q.add("search", text_arg(args, "query"))
@@ -82,8 +80,7 @@ Task<Json> search(TangoCall& call, const Json& args) {
         .add("set_aside", set_aside_arg(args, "set_aside_type"));
     if (auto min = number_arg(args, "min_obligated", 0)) q.add("obligated_gte", Json(*min).dump());
     q.add("ordering", choice_arg(args, "ordering", kOrdering, true));
-    Json filters = Json::object();
-    for (const auto& [name, value] : q.params()) filters[name] = value;
+    Json filters = q.as_json();
     q.add("limit", std::optional<int>(limit)).add("cursor", cursor_arg(args)).add("shape", std::string(kContractShape));
 
     Json body = co_await call.get("/api/contracts/", q);

@@ -71,20 +71,10 @@ std::optional<std::string> code_list_arg(const Json& args, const std::string& na
 }
 
 Task<Json> search(TangoCall& call, const Json& args) {
-    const auto posted_start = date_arg(args, "posted_date_start");
-    const auto posted_end = date_arg(args, "posted_date_end");
-    check_date_range(posted_start, "posted_date_start", posted_end, "posted_date_end");
-    const auto due_start = date_arg(args, "response_date_start");
-    const auto due_end = date_arg(args, "response_date_end");
-    check_date_range(due_start, "response_date_start", due_end, "response_date_end");
+    const auto [posted_start, posted_end] = date_range_arg(args, "posted_date_start", "posted_date_end");
+    const auto [due_start, due_end] = date_range_arg(args, "response_date_start", "response_date_end");
     const int limit = int_arg(args, "limit", 10, 1, 100);
-    auto page = page_of_cursor(text_arg(args, "cursor", 20));
-    if (!page) {
-        throw ToolError(ToolErrorCode::invalid_format, "cursor is not one this tool handed out")
-            .parameter("cursor")
-            .example("page:2")
-            .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out.");
-    }
+    const int page = page_cursor_arg(args);
     std::optional<std::string> status;
     if (auto s = choice_arg(args, "status", {"posted", "forecasted"})) status = *s == "posted" ? "P" : "F";
     Query q;
@@ -101,12 +91,11 @@ Task<Json> search(TangoCall& call, const Json& args) {
         .add("funding_categories", code_list_arg(args, "funding_categories"))
         .add("applicant_types", code_list_arg(args, "applicant_types"))
         .add("ordering", choice_arg(args, "ordering", kOrdering, true));
-    Json filters = Json::object();
-    for (const auto& [name, value] : q.params()) filters[name] = value;
-    q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(*page)).add("shape", std::string(kGrantShape));
+    Json filters = q.as_json();
+    q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(page)).add("shape", std::string(kGrantShape));
 
     Json body = co_await call.get("/api/grants/", q);
-    Page result = read_numbered_page(body, *page);
+    Page result = read_numbered_page(body, page);
     Json data = Json::array();
     for (const auto& row : result.rows) data.push_back(to_json(parse_grant(row)));
     co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {}, call.requests());

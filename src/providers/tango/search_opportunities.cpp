@@ -48,27 +48,15 @@ Json record_schema() {
                             "with source forecasts, a forecast (forecast_id, title, anticipated_award_date, ...)"}};
 }
 
-int page_arg(const Json& args) {
-    auto page = page_of_cursor(text_arg(args, "cursor", 20));
-    if (!page) {
-        throw ToolError(ToolErrorCode::invalid_format, "cursor is not one this tool handed out")
-            .parameter("cursor")
-            .example("page:2")
-            .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out.");
-    }
-    return *page;
-}
-
 Task<Json> forecasts(TangoCall& call, const Json& args) {
     const int limit = int_arg(args, "limit", 10, 1, 100);
-    const int page = page_arg(args);
+    const int page = page_cursor_arg(args);
     Query q;
     q.add("search", text_arg(args, "query")).add("agency", text_arg(args, "agency", 120));
     if (auto naics = naics_arg(args, "naics_code")) q.add(naics->size() == 6 ? "naics_code" : "naics_starts_with", naics);
     q.add("fiscal_year", optional_int_arg(args, "fiscal_year", 1990, 2100))
         .add("ordering", choice_arg(args, "ordering", {"anticipated_award_date", "fiscal_year", "title"}, true));
-    Json filters = Json::object();
-    for (const auto& [name, value] : q.params()) filters[name] = value;
+    Json filters = q.as_json();
     filters["source"] = "forecasts";
     q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(page)).add("shape", std::string(kForecastShape));
     Json body = co_await call.get("/api/forecasts/", q);
@@ -79,14 +67,10 @@ Task<Json> forecasts(TangoCall& call, const Json& args) {
 }
 
 Task<Json> opportunities(TangoCall& call, const Json& args) {
-    const auto posted_start = date_arg(args, "posted_date_start");
-    const auto posted_end = date_arg(args, "posted_date_end");
-    check_date_range(posted_start, "posted_date_start", posted_end, "posted_date_end");
-    const auto due_start = date_arg(args, "response_deadline_start");
-    const auto due_end = date_arg(args, "response_deadline_end");
-    check_date_range(due_start, "response_deadline_start", due_end, "response_deadline_end");
+    const auto [posted_start, posted_end] = date_range_arg(args, "posted_date_start", "posted_date_end");
+    const auto [due_start, due_end] = date_range_arg(args, "response_deadline_start", "response_deadline_end");
     const int limit = int_arg(args, "limit", 10, 1, 100);
-    const int page = page_arg(args);
+    const int page = page_cursor_arg(args);
     const bool active = bool_arg(args, "active").value_or(true);
     auto notice_type = text_arg(args, "notice_type", 2);
     if (notice_type && (notice_type->size() != 1 || !std::isalpha(static_cast<unsigned char>((*notice_type)[0])))) {
@@ -110,8 +94,7 @@ Task<Json> opportunities(TangoCall& call, const Json& args) {
         .add("place_of_performance", text_arg(args, "place_of_performance", 100))
         .add("active", std::string(active ? "true" : "false"))
         .add("ordering", choice_arg(args, "ordering", {"first_notice_date", "last_notice_date", "response_deadline"}, true));
-    Json filters = Json::object();
-    for (const auto& [name, value] : q.params()) filters[name] = value;
+    Json filters = q.as_json();
     filters["source"] = "opportunities";
     // No `shape`: shaping opportunities is a paid-plan feature of the API; the default
     // record has what the normalizer reads.

@@ -122,9 +122,7 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
     auto body = [&pack](TangoCall& call, const Json& args) -> Task<Json> {
         const auto group_name = choice_arg(args, "group_by", {"agency", "vendor", "naics", "psc", "month"}).value_or("agency");
         const int top = int_arg(args, "top", 20, 1, 100);
-        auto start = date_arg(args, "award_date_start");
-        auto end = date_arg(args, "award_date_end");
-        check_date_range(start, "award_date_start", end, "award_date_end");
+        const auto [start, end] = date_range_arg(args, "award_date_start", "award_date_end");
         const auto fiscal_year = optional_int_arg(args, "fiscal_year", 1990, 2100);
         Query q;
         q.add("awarding_agency", text_arg(args, "awarding_agency", 120))
@@ -140,8 +138,7 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         } else {
             q.add("award_date_gte", start).add("award_date_lte", end);
         }
-        Json filters = Json::object();
-        for (const auto& [name, value] : q.params()) filters[name] = value;
+        Json filters = q.as_json();
         filters["group_by"] = group_name;
 
         SpendingAggregate aggregate(*SpendingAggregate::group_by_named(group_name));

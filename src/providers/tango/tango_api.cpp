@@ -39,6 +39,12 @@ Query& Query::add(const std::string& name, const std::optional<int>& value) {
     return *this;
 }
 
+Json Query::as_json() const {
+    Json out = Json::object();
+    for (const auto& [name, value] : params_) out[name] = value;
+    return out;
+}
+
 std::string Query::encoded() const {
     std::string out;
     for (const auto& [name, value] : params_) {

@@ -31,6 +31,8 @@ public:
     Query& add(const std::string& name, const std::optional<std::string>& value);
     Query& add(const std::string& name, const std::optional<int>& value);
     std::string encoded() const;
+    // The parameters as a JSON object: the envelope's `filters`, as applied.
+    Json as_json() const;
     const std::vector<std::pair<std::string, std::string>>& params() const { return params_; }
 
 private:

