@@ -3,6 +3,8 @@
 // tests' scripted server, plain or TLS with a certificate made at start), on the pooled
 // connection. The HTTPS/HTTP throughput ratio is what bench/run_tango_bench.sh reports
 // (target >= 0.8).
+#include <cstdlib>
+
 #include <benchmark/benchmark.h>
 
 #include <boost/asio/io_context.hpp>
@@ -37,7 +39,7 @@ Setup& setup() {
     return s;
 }
 
-void fetch_loop(benchmark::State& state, bool https) {
+void fetch_loop(benchmark::State& state, bool https, std::string url = {}) {
     auto& s = setup();
     boost::asio::io_context io;
     AsioExecutor executor(io);
@@ -45,12 +47,14 @@ void fetch_loop(benchmark::State& state, bool https) {
     options.proxy = {};
     options.ca_file = s.ca_file;
     http_client::HttpClient client(executor, options);
-    const std::string url = https ? "https://localhost:" + std::to_string(s.secure.port()) + "/api/contracts/?limit=1"
-                                  : s.plain.url("/api/contracts/?limit=1");
+    if (url.empty()) {
+        url = https ? "https://localhost:" + std::to_string(s.secure.port()) + "/api/contracts/?limit=1"
+                    : s.plain.url("/api/contracts/?limit=1");
+    }
     auto once = [&]() {
         bool done = false;
         std::size_t size = 0;
-        spawn(client.fetch({.url = url, .headers = {{"X-API-KEY", "bench"}}}),
+        spawn(client.fetch({.url = url, .headers = {{"X-API-KEY", "bench-key"}}}),
               [&](std::optional<http_client::Response> r, std::exception_ptr e) {
                   if (e || !r || r->status != 200) std::abort();
                   size = r->body.size();
@@ -69,6 +73,18 @@ void BM_Fetch_Http(benchmark::State& state) { fetch_loop(state, false); }
 void BM_Fetch_Https(benchmark::State& state) { fetch_loop(state, true); }
 BENCHMARK(BM_Fetch_Http)->UseRealTime();
 BENCHMARK(BM_Fetch_Https)->UseRealTime();
+
+// BENCH_FETCH_URL=http://…: the same loop against another server (the Tango fixture), to
+// set the client's own round trip beside wrk's.
+void BM_Fetch_External(benchmark::State& state) {
+    const char* url = std::getenv("BENCH_FETCH_URL");
+    if (!url) {
+        state.SkipWithError("BENCH_FETCH_URL is not set");
+        return;
+    }
+    fetch_loop(state, false, url);
+}
+BENCHMARK(BM_Fetch_External)->UseRealTime();
 
 }  // namespace
 

@@ -33,6 +33,7 @@ const Json& RequestContext::client_info() const { return session_->client_info()
 const CallerIdentity& RequestContext::caller() const { return session_->caller(); }
 
 Task<void> RequestContext::pace_downstream_request() {
+    ++downstream_requests_;
     if (downstream_pacer_) co_await downstream_pacer_();
 }
 Executor& RequestContext::executor() const { return session_->server().executor(); }

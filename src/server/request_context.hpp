@@ -113,6 +113,9 @@ public:
     // limit stage installs the pacer; without one this returns at once. May throw ToolError
     // RATE_LIMITED, or OperationCancelled while waiting.
     Task<void> pace_downstream_request();
+    // How many requests this call announced through pace_downstream_request: what
+    // _meta.downstream_api_calls reports when the call ends in an error.
+    int downstream_requests() const { return downstream_requests_; }
     // When the call must be done by (set by the timeout stage): downstream clients bound
     // their waits and retries by it. Unset: no deadline.
     std::optional<std::chrono::steady_clock::time_point> deadline() const { return deadline_; }
@@ -145,6 +148,7 @@ private:
     std::optional<std::chrono::steady_clock::time_point> client_wait_started_;
     int client_requests_made_ = 0;  // numbers MRTR input keys deterministically per replay
     std::function<Task<void>()> downstream_pacer_;
+    int downstream_requests_ = 0;
     std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 

@@ -270,6 +270,7 @@ TEST_F(TangoPackTest, VendorProfileWithRecentContractsAndNotFound) {
 
     auto missing = call("get_tango_vendor_profile", {{"uei", "JNSXDDCLHRM8"}});
     EXPECT_EQ(error(missing)["error_code"], "NOT_FOUND");
+    EXPECT_EQ(missing["_meta"]["downstream_api_calls"], 1);  // a failed call counts its requests too
     EXPECT_NE(error(missing)["error"].get<std::string>().find("No Entity matches"), std::string::npos);
 }
 

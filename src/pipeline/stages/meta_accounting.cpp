@@ -25,9 +25,10 @@ Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
     Json& meta = result.meta;
     // A source may report its own count in _meta (the downstream contract); a stage that
     // knows better (a cache hit: none) overrides it.
+    // A call that failed after sending requests counts them too (from the pacing).
     if (call.downstream_api_calls) meta["downstream_api_calls"] = *call.downstream_api_calls;
     else if (!meta.contains("downstream_api_calls") || !meta["downstream_api_calls"].is_number_integer())
-        meta["downstream_api_calls"] = 0;
+        meta["downstream_api_calls"] = call.ctx.downstream_requests();
     meta["cache_status"] = std::string(to_string(call.cache_status));
     meta["response_size_bytes"] = size;
     meta["duration_ms"] =
