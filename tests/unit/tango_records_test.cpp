@@ -271,7 +271,7 @@ TEST(TangoRecordsOpportunity, LongDescriptionsAreCutToFiveHundredCharacters) {
 // the record then holds invalid UTF-8 (dump() throws type_error 316; the server's own
 // writers replace it, so a client sees U+FFFD before the "..."). Enable once the cut
 // lands on a character boundary.
-TEST(TangoRecordsOpportunity, DISABLED_CuttingADescriptionKeepsItValidUtf8) {
+TEST(TangoRecordsOpportunity, CuttingADescriptionKeepsItValidUtf8) {
     std::string accented;
     for (int i = 0; i < 400; ++i) accented += "é";  // 2 bytes each: byte 497 is inside a character
     expect_serializable(to_json(parse_opportunity(Json{{"description", accented}})));
@@ -279,7 +279,7 @@ TEST(TangoRecordsOpportunity, DISABLED_CuttingADescriptionKeepsItValidUtf8) {
 
 // A grant_id far beyond long long (1e30) is cast from double without a range check:
 // undefined behaviour (UBSan aborts a TOOLPORT_SANITIZE build), some garbage number here.
-TEST(TangoRecordsGrant, DISABLED_AnOutOfRangeIdIsNullNotUndefinedBehaviour) {
+TEST(TangoRecordsGrant, AnOutOfRangeIdIsNullNotUndefinedBehaviour) {
     EXPECT_TRUE(to_json(parse_grant(Json{{"grant_id", 1e30}}))["grant_id"].is_null());
 }
 

@@ -67,8 +67,14 @@ Money money(const Json& v) {
 }
 
 std::optional<long long> integer(const Json& v) {
+    if (v.is_number_unsigned() && v.get<unsigned long long>() > 9223372036854775807ULL) return std::nullopt;
     if (v.is_number_integer()) return v.get<long long>();
-    if (v.is_number_float()) return static_cast<long long>(v.get<double>());
+    if (v.is_number_float()) {
+        const double d = v.get<double>();
+        // Outside long long's range the cast would be undefined behaviour.
+        if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;
+        return static_cast<long long>(d);
+    }
     if (v.is_string()) {
         try {
             std::size_t used = 0;
@@ -332,7 +338,15 @@ Opportunity parse_opportunity(const Json& r) {
     o.set_aside = set_aside_of(at(r, "set_aside"));
     o.place_of_performance = place_of(at(r, "place_of_performance"));
     o.sam_url = text(at(r, "sam_url"));
-    if (auto d = text(at(r, "description"))) o.description = d->size() > 500 ? d->substr(0, 497) + "..." : *d;
+    if (auto d = text(at(r, "description"))) {
+        if (d->size() > 500) {
+            std::size_t cut = 497;  // not inside a UTF-8 sequence
+            while (cut > 0 && (static_cast<unsigned char>((*d)[cut]) & 0xC0) == 0x80) --cut;
+            o.description = d->substr(0, cut) + "...";
+        } else {
+            o.description = *d;
+        }
+    }
     return o;
 }
 

@@ -309,7 +309,8 @@ std::optional<int> optional_int_arg(const Json& args, const std::string& name, i
     } else {
         throw ToolError(ToolErrorCode::invalid_argument, name + " must be a whole number").parameter(name).provided(*it);
     }
-    if (v != static_cast<double>(static_cast<long long>(v)) || v < min || v > max) {
+    // Range first: casting a double outside long long's range is undefined behaviour.
+    if (!(v >= min && v <= max) || v != static_cast<double>(static_cast<long long>(v))) {
         throw ToolError(ToolErrorCode::invalid_argument, fmt::format("{} must be a whole number from {} to {}", name, min, max))
             .parameter(name)
             .provided(*it)
