@@ -23,35 +23,29 @@ Task<ToolResult> RateLimitStage::handle(Call& call, const Next& next) {
     const bool limited = rule.min_spacing.count() > 0 || rule.rate > 0;
     if (call.service().empty() || !limited) co_return co_await next(call);
 
-    // A tool that paces its own requests takes its first slot when it sends its first
-    // request; any other takes it now, for the one request it is assumed to make.
-    if (!call.tool->paces_downstream) {
+    // One slot under the service's key: refused past the limit, waited for under spacing.
+    auto take_slot = [this, &call, &rule]() -> Task<void> {
         auto decision = co_await store_.acquire("svc:" + call.service(), rule);
         if (!decision.allowed) {
             observability::metrics().increment("toolport_rate_limited_total",
                                                {{"scope", "service"}, {"service", call.service()}});
-            throw rate_limited(fmt::format("Too many calls to {}: the limit is reached for now", call.service()),
+            throw rate_limited(fmt::format("Too many requests to {}: the limit is reached for now", call.service()),
                                decision.retry_after);
         }
         if (decision.wait.count() > 0) {
-            // Spacing: this call's slot is taken; start when it comes (cancellable).
             observability::metrics().observe("toolport_rate_limit_wait_seconds", {{"service", call.service()}},
                                              decision.wait.count() / 1000.0);
-            co_await call.ctx.sleep(decision.wait);
+            co_await call.ctx.sleep(decision.wait);  // cancellable
         }
-    }
-    // Each further request (pages, retries) takes a slot of its own through the pacer.
+    };
+    // A tool that paces its own requests takes its first slot when it sends its first
+    // request; any other takes it now, for the one request it is assumed to make. Each
+    // further request (pages, retries) takes a slot of its own through the pacer.
+    if (!call.tool->paces_downstream) co_await take_slot();
     int requests = call.tool->paces_downstream ? 1 : 0;
-    call.ctx.set_downstream_pacer([this, &call, &rule, &requests]() -> Task<void> {
+    call.ctx.set_downstream_pacer([&take_slot, &requests]() -> Task<void> {
         if (requests++ == 0) co_return;  // the slot taken above
-        auto next_slot = co_await store_.acquire("svc:" + call.service(), rule);
-        if (!next_slot.allowed) {
-            observability::metrics().increment("toolport_rate_limited_total",
-                                               {{"scope", "service"}, {"service", call.service()}});
-            throw rate_limited(fmt::format("Too many requests to {}: the limit is reached for now", call.service()),
-                               next_slot.retry_after);
-        }
-        if (next_slot.wait.count() > 0) co_await call.ctx.sleep(next_slot.wait);
+        co_await take_slot();
     });
     std::exception_ptr failure;
     ToolResult result;
