@@ -340,12 +340,10 @@ Opportunity parse_opportunity(const Json& r) {
     o.sam_url = text(at(r, "sam_url"));
     if (auto d = text(at(r, "description"))) {
         if (d->size() > 500) {
-            std::size_t cut = 497;  // not inside a UTF-8 sequence
-            while (cut > 0 && (static_cast<unsigned char>((*d)[cut]) & 0xC0) == 0x80) --cut;
-            o.description = d->substr(0, cut) + "...";
-        } else {
-            o.description = *d;
+            truncate_utf8(*d, 497);
+            *d += "...";
         }
+        o.description = std::move(*d);
     }
     return o;
 }

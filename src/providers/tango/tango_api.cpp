@@ -80,11 +80,8 @@ namespace {
 // "field": ["message"].
 std::string api_message(std::string_view body) {
     auto parsed = Json::parse(body, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
-        std::size_t cut = std::min<std::size_t>(body.size(), 300);  // not inside a UTF-8 sequence
-        while (cut > 0 && cut < body.size() && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) --cut;
-        return util::sanitize_for_message(std::string(body.substr(0, cut)), 300);
-    }
+    // sanitize_for_message cuts on a character boundary and marks the cut.
+    if (parsed.is_discarded() || !parsed.is_object()) return util::sanitize_for_message(body, 300);
     for (const char* key : {"detail", "message", "error"}) {
         if (auto it = parsed.find(key); it != parsed.end() && it->is_string()) {
             return util::sanitize_for_message(it->get<std::string>(), 500);

@@ -27,8 +27,9 @@ ToolError format_error(const std::string& name, const Json& provided, const std:
         .example(example);
 }
 
-// Cuts at `max` code points without splitting a UTF-8 sequence.
-void cap_utf8(std::string& s, std::size_t max) {
+}  // namespace
+
+void truncate_utf8(std::string& s, std::size_t max) {
     std::size_t points = 0;
     for (std::size_t i = 0; i < s.size(); ++i) {
         if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
@@ -41,7 +42,6 @@ void cap_utf8(std::string& s, std::size_t max) {
     }
 }
 
-}  // namespace
 
 std::optional<std::string> text_arg(const Json& args, const std::string& name, std::size_t max_length) {
     auto it = args.find(name);
@@ -63,7 +63,7 @@ std::optional<std::string> text_arg(const Json& args, const std::string& name, s
     auto first = clean.find_first_not_of(' ');
     if (first == std::string::npos) return std::nullopt;
     clean = clean.substr(first, clean.find_last_not_of(' ') - first + 1);
-    cap_utf8(clean, max_length);
+    truncate_utf8(clean, max_length);
     return clean;
 }
 

@@ -15,6 +15,9 @@ namespace toolport::tango {
 
 using Json = nlohmann::json;
 
+// Cuts `text` to at most `max_chars` characters, never inside a UTF-8 sequence.
+void truncate_utf8(std::string& text, std::size_t max_chars);
+
 // Control characters stripped, whitespace trimmed, at most `max_length` characters (UTF-8
 // aware). nullopt when absent, null or empty after cleaning. Throws INVALID_ARGUMENT for
 // a value that is not a string (numbers are accepted and turned into text).
