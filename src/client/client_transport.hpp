@@ -87,9 +87,14 @@ std::unique_ptr<ClientTransport> make_stdio_transport(AsioExecutor& executor, St
 // ---------------------------------------------------------------- Streamable HTTP
 
 struct HttpClientOptions {
-    // http://host[:port][/path][?query]. https:// is not supported: put a local
-    // TLS-terminating proxy in front, or use stdio.
+    // http:// or https://host[:port][/path][?query]. https uses the system's CA store
+    // (SSL_CERT_FILE / SSL_CERT_DIR honoured) plus `ca_file`; HTTPS_PROXY, HTTP_PROXY and
+    // NO_PROXY are honoured as curl does.
     std::string url;
+    // A PEM file of CAs trusted besides the system store (a private CA).
+    std::string ca_file;
+    // Skip certificate verification (a warning is logged). For a throwaway test server only.
+    bool insecure_skip_verify = false;
     // Sent as "Authorization: Bearer <token>" when not empty. Never logged.
     std::string bearer_token;
     // Extra request headers (name, value), e.g. an API key header of a hosted server.

@@ -1,80 +1,43 @@
-// The Streamable HTTP client transport (Boost.Beast). Every message is a POST to the
-// server's endpoint; a request's reply comes back as a JSON body or as an SSE stream
-// that may also carry the server's notifications and requests about it (and that is
-// resumed with Last-Event-ID when the server ends it early). After the handshake a GET
-// stream carries messages that belong to no request. Plain http only.
-#include <algorithm>
-#include <array>
-#include <cctype>
+// The Streamable HTTP client transport, on the downstream HTTP client (so http and https,
+// proxies and pooled connections come from one place). Every message is a POST to the
+// server's endpoint; a request's reply comes back as a JSON body or as an SSE stream that
+// may also carry the server's notifications and requests about it (and that is resumed
+// with Last-Event-ID when the server ends it early). After the handshake a GET stream
+// carries messages that belong to no request.
 #include <map>
 #include <set>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "async/completion.hpp"
+#include "async/cancel_token.hpp"
+#include "async/control_signal.hpp"
 #include "client/client_transport.hpp"
-#include "client/http_url.hpp"
 #include "client/sse_parser.hpp"
 #include "client/wire_payload.hpp"
-#include "toolport_version.hpp"
+#include "http_client/http_client.hpp"
+#include "http_client/url.hpp"
 #include "transports/asio_executor.hpp"
+#include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::client {
 
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = net::ip::tcp;
+namespace hc = toolport::http_client;
 using namespace std::chrono_literals;
-constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+using util::starts_with_ascii_nocase;
 
 constexpr std::size_t kMaxIdleConnections = 4;
 constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
 constexpr auto kDefaultRetry = 1000ms;  // when a stream the server ended named no "retry"
-
-// Thrown inside an exchange the client gave up on (abandon() or close()): not an error.
-struct Abandoned {};
 
 // The server answered with a non-2xx status.
 struct HttpStatusError : TransportError {
     HttpStatusError(unsigned status, const std::string& what) : TransportError(what), status(status) {}
     unsigned status;
 };
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-    }
-    return true;
-}
-
-bool starts_with_nocase(std::string_view text, std::string_view prefix) {
-    return text.size() >= prefix.size() && iequals(text.substr(0, prefix.size()), prefix);
-}
-
-bool is_token_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool has_control_chars(std::string_view text) {
-    for (char c : text) {
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return true;
-    }
-    return false;
-}
 
 // Visible ASCII only, as the spec requires of session ids (and a sane length).
 bool valid_session_id(std::string_view id) {
@@ -85,182 +48,109 @@ bool valid_session_id(std::string_view id) {
     return true;
 }
 
-// One HTTP request/response on one connection: a POST, a GET stream, a DELETE.
-struct Exchange {
-    explicit Exchange(net::io_context& io) : timer(io) {}
-    std::unique_ptr<beast::tcp_stream> stream;
-    bool reused = false;  // the connection came from the idle pool
-    beast::flat_buffer buffer;
-    std::optional<http::response_parser<http::buffer_body>> parser;
-    std::array<char, 16384> scratch;
-    net::steady_timer timer;  // waits between stream reconnections
-    bool abandoned = false;
+hc::ClientOptions downstream_options(const HttpClientOptions& options) {
+    hc::ClientOptions o;
+    o.ca_file = options.ca_file;
+    o.insecure_skip_verify = options.insecure_skip_verify;
+    o.connect_timeout = options.connect_timeout;
+    o.max_idle_per_origin = kMaxIdleConnections;
+    return o;
+}
 
-    void cancel() {
-        abandoned = true;
-        timer.cancel();
-        if (stream) {
-            beast::error_code ignored;
-            stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-            stream->close();
-        }
-    }
+// One HTTP request and its response: a POST, a GET stream, a DELETE. Firing `cancel`
+// (abandon(), close()) closes its connection and ends whatever awaits it with
+// OperationCancelled.
+struct Exchange {
+    CancelToken cancel;
+    std::unique_ptr<hc::ResponseStream> response;
+
+    bool abandoned() const { return cancel.cancelled(); }
+    unsigned status() const { return response->head().status; }
+    std::string header(std::string_view name) const { return response->head().header(name).value_or(""); }
 };
 
 struct Impl : std::enable_shared_from_this<Impl> {
-    Impl(net::io_context& io, HttpClientOptions opts, HttpUrl parsed)
-        : io(io), options(std::move(opts)), url(std::move(parsed)) {}
+    Impl(AsioExecutor& executor, HttpClientOptions opts, hc::Url parsed)
+        : executor(executor), options(std::move(opts)), url(std::move(parsed)), http(executor, downstream_options(options)) {}
 
-    net::io_context& io;
+    AsioExecutor& executor;
     HttpClientOptions options;
-    HttpUrl url;
+    hc::Url url;
+    hc::HttpClient http;
     ClientTransport::Handlers handlers;
     std::string session_id;
     std::string protocol_version;
     bool opened = false;
     bool closing = false;
     std::string ended_reason;  // the server ended the session
-    std::vector<std::unique_ptr<beast::tcp_stream>> idle;
     std::set<std::shared_ptr<Exchange>> live;
     std::map<std::string, std::shared_ptr<Exchange>> by_request;  // key: request id as JSON text
 
     std::string describe() const { return url.display(); }
 
-    // -------------------------------------------------------------- connections
+    // -------------------------------------------------------------- requests
 
-    net::awaitable<void> connect(Exchange& ex) {
-        tcp::resolver resolver(io);
-        auto [rec, endpoints] = co_await resolver.async_resolve(url.host, std::to_string(url.port), use_nothrow);
-        if (ex.abandoned) throw Abandoned{};
-        if (rec) throw TransportError(fmt::format("cannot reach {}: {}", describe(), rec.message()));
-        ex.stream = std::make_unique<beast::tcp_stream>(io);
-        ex.reused = false;
-        ex.stream->expires_after(options.connect_timeout);
-        auto [cec, endpoint] = co_await ex.stream->async_connect(endpoints, use_nothrow);
-        if (ex.abandoned) throw Abandoned{};
-        if (cec == beast::error::timeout) {
-            throw TransportError(fmt::format("cannot connect to {}: no answer within {} ms", describe(),
-                                             options.connect_timeout.count()));
+    hc::Request request_for(std::string method, std::string body, const std::string& last_event_id) const {
+        hc::Request request;
+        request.url = options.url;
+        request.method = std::move(method);
+        auto& h = request.headers;
+        if (request.method == "POST") {
+            h.emplace_back("Content-Type", "application/json");
+            h.emplace_back("Accept", "application/json, text/event-stream");
+            request.body = std::move(body);
+        } else if (request.method == "GET") {
+            h.emplace_back("Accept", "text/event-stream");
         }
-        if (cec) throw TransportError(fmt::format("cannot connect to {}: {}", describe(), cec.message()));
-        beast::error_code ignored;
-        ex.stream->socket().set_option(tcp::no_delay(true), ignored);
+        if (!session_id.empty()) h.emplace_back("Mcp-Session-Id", session_id);
+        if (!protocol_version.empty()) h.emplace_back("MCP-Protocol-Version", protocol_version);
+        if (!last_event_id.empty()) h.emplace_back("Last-Event-ID", last_event_id);
+        if (!options.bearer_token.empty()) h.emplace_back("Authorization", "Bearer " + options.bearer_token);
+        for (const auto& header : options.headers) h.push_back(header);
+        return request;
     }
 
-    void set_headers(http::request<http::string_body>& req, const std::string& last_event_id) const {
-        req.set(http::field::host, url.host_header());
-        req.set(http::field::user_agent, std::string("toolport/") + kToolportVersion);
-        if (!session_id.empty()) req.set("Mcp-Session-Id", session_id);
-        if (!protocol_version.empty()) req.set("MCP-Protocol-Version", protocol_version);
-        if (!last_event_id.empty()) req.set("Last-Event-ID", last_event_id);
-        if (!options.bearer_token.empty()) req.set(http::field::authorization, "Bearer " + options.bearer_token);
-        for (const auto& [name, value] : options.headers) req.set(name, value);
-    }
-
-    // Sends one request on `ex` and reads the response header (the body is left for the
-    // caller). A kept-alive connection the server closed meanwhile is replaced once.
-    // `bounded`: the whole exchange must finish within acknowledge_timeout.
-    net::awaitable<void> exchange(Exchange& ex, http::verb verb, std::string body, const std::string& last_event_id,
-                                  bool bounded) {
-        http::request<http::string_body> req{verb, url.path_and_query, 11};
-        set_headers(req, last_event_id);
-        if (verb == http::verb::post) {
-            req.set(http::field::content_type, "application/json");
-            req.set(http::field::accept, "application/json, text/event-stream");
-            req.body() = std::move(body);
-        } else if (verb == http::verb::get) {
-            req.set(http::field::accept, "text/event-stream");
+    // Sends one request on `ex` and waits for the response header (the body is left for
+    // the caller). `bounded`: the whole exchange must finish within acknowledge_timeout;
+    // otherwise the wait is the client's to bound (request timeouts abandon the exchange).
+    Task<void> exchange(Exchange& ex, std::string method, std::string body, const std::string& last_event_id, bool bounded) {
+        hc::StreamOptions stream_options;
+        stream_options.cancel = &ex.cancel;
+        if (bounded) {
+            stream_options.deadline = std::chrono::steady_clock::now() + options.acknowledge_timeout;
+            stream_options.body_deadline = stream_options.deadline;
         }
-        req.keep_alive(true);
-        req.prepare_payload();
-
-        for (int attempt = 0;; ++attempt) {
-            if (!ex.stream) {
-                if (!idle.empty() && attempt == 0) {
-                    ex.stream = std::move(idle.back());
-                    idle.pop_back();
-                    ex.reused = true;
-                } else {
-                    co_await connect(ex);
-                }
+        ex.response.reset();
+        try {
+            ex.response = co_await http.open(request_for(std::move(method), std::move(body), last_event_id), stream_options);
+        } catch (const hc::HttpError& e) {
+            if (e.kind == hc::HttpError::Kind::timeout && bounded) {
+                throw TransportError(
+                    fmt::format("{} did not answer within {} ms", describe(), options.acknowledge_timeout.count()));
             }
-            if (bounded) ex.stream->expires_after(options.acknowledge_timeout);
-            else ex.stream->expires_never();
-            ex.buffer.clear();
-            ex.parser.emplace();
-            ex.parser->body_limit(boost::none);  // limits are ours: per message, not per stream
-            ex.parser->header_limit(64 * 1024);
-
-            auto [wec, wn] = co_await http::async_write(*ex.stream, req, use_nothrow);
-            beast::error_code ec = wec;
-            if (!ec) {
-                auto [rec, rn] = co_await http::async_read_header(*ex.stream, ex.buffer, *ex.parser, use_nothrow);
-                ec = rec;
-            }
-            if (ex.abandoned) throw Abandoned{};
-            if (!ec) co_return;
-            // An idle connection may have been closed by the server just as we reused it.
-            if (ex.reused && attempt == 0 &&
-                (ec == http::error::end_of_stream || ec == net::error::connection_reset || ec == net::error::broken_pipe ||
-                 ec == net::error::eof)) {
-                ex.stream.reset();
-                continue;
-            }
-            if (ec == beast::error::timeout) {
-                throw TransportError(fmt::format("{} did not answer within {} ms", describe(),
-                                                 options.acknowledge_timeout.count()));
-            }
-            throw TransportError(fmt::format("connection to {} failed: {}", describe(), ec.message()));
+            throw TransportError(e.what());
         }
     }
 
     // The next bytes of the response body; nullopt at its end. An event stream may also
     // end with the connection (servers close SSE streams without the last chunk); any
     // other body cut short is an error.
-    net::awaitable<std::optional<std::string>> read_piece(Exchange& ex, bool event_stream = false) {
-        for (;;) {
-            if (ex.parser->is_done()) co_return std::nullopt;
-            ex.parser->get().body().data = ex.scratch.data();
-            ex.parser->get().body().size = ex.scratch.size();
-            auto [ec, n] = co_await http::async_read_some(*ex.stream, ex.buffer, *ex.parser, use_nothrow);
-            if (ex.abandoned) throw Abandoned{};
-            if (ec && ec != http::error::need_buffer) {
-                if (event_stream && (ec == http::error::partial_message || ec == http::error::end_of_stream ||
-                                     ec == net::error::eof)) {
-                    co_return std::nullopt;
-                }
-                throw TransportError(fmt::format("connection to {} lost: {}", describe(), ec.message()));
-            }
-            std::size_t got = ex.scratch.size() - ex.parser->get().body().size;
-            if (got > 0) co_return std::string(ex.scratch.data(), got);
+    Task<std::optional<std::string>> read_piece(Exchange& ex, bool event_stream) {
+        try {
+            co_return co_await ex.response->read_some();
+        } catch (const hc::HttpError& e) {
+            if (event_stream && e.kind == hc::HttpError::Kind::connection_reset) co_return std::nullopt;
+            throw TransportError(fmt::format("connection to {} lost: {}", describe(), e.what()));
         }
     }
 
-    net::awaitable<std::string> read_body(Exchange& ex, std::size_t limit) {
-        // Refused on its announced size before any of it is read; counted while reading
-        // otherwise (chunked bodies), and reading stops at the limit.
-        if (auto announced = ex.parser->content_length(); announced && *announced > limit) {
-            throw ResponseTooLarge(
-                fmt::format("{} announced a response body of {} bytes, over the limit of {}", describe(), *announced, limit),
-                static_cast<std::size_t>(*announced), limit, false);
-        }
-        std::string body;
-        while (auto piece = co_await read_piece(ex)) {
-            body += *piece;
-            if (body.size() > limit) {
-                throw ResponseTooLarge(fmt::format("{} sent a response body over {} bytes", describe(), limit),
-                                       body.size(), limit, true);
-            }
-        }
-        co_return body;
-    }
-
-    // Returns a connection whose response was read completely to the pool.
-    void recycle(Exchange& ex) {
-        if (ex.stream && ex.parser && ex.parser->is_done() && ex.parser->keep_alive() && !closing &&
-            idle.size() < kMaxIdleConnections) {
-            ex.stream->expires_never();
-            idle.push_back(std::move(ex.stream));
+    // The whole body, refused on its announced size before any of it is read and counted
+    // while reading otherwise (chunked bodies): ResponseTooLarge.
+    Task<std::string> read_body(Exchange& ex, std::size_t limit) {
+        try {
+            co_return co_await ex.response->read_all(limit);
+        } catch (const hc::HttpError& e) {
+            throw TransportError(fmt::format("connection to {} lost: {}", describe(), e.what()));
         }
     }
 
@@ -288,7 +178,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
     }
 
     // Reads SSE events until the reply to `awaited` arrived (true) or the stream ended.
-    net::awaitable<bool> pump_events(Exchange& ex, SseParser& sse, const std::string& awaited, bool& saw_event) {
+    Task<bool> pump_events(Exchange& ex, SseParser& sse, const std::string& awaited, bool& saw_event) {
         while (auto piece = co_await read_piece(ex, true)) {
             std::vector<SseEvent> events;
             try {
@@ -307,8 +197,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
 
     // Non-2xx answers. A JSON-RPC error about our request is the request's answer (the
     // client raises it as JsonRpcError); anything else is a TransportError.
-    net::awaitable<void> reject_status(Exchange& ex, http::verb verb, const std::string& awaited) {
-        const unsigned status = ex.parser->get().result_int();
+    Task<void> reject_status(Exchange& ex, std::string_view method, const std::string& awaited) {
+        const unsigned status = ex.status();
         std::string detail;
         try {
             std::string body = co_await read_body(ex, kMaxErrorBodyBytes);
@@ -322,17 +212,16 @@ struct Impl : std::enable_shared_from_this<Impl> {
                     }
                     detail = m["error"].value("message", "");
                 }
-            } else if (!body.empty() && body.size() < 300 && !has_control_chars(body)) {
+            } else if (!body.empty() && body.size() < 300 && !util::has_control_chars(body)) {
                 detail = body;
             }
         } catch (const TransportError&) {
             // The status is what matters; the body was only a better explanation.
         }
-        std::string what = fmt::format("{} answered HTTP {} {}", describe(), status,
-                                       std::string(ex.parser->get().reason()));
+        std::string what = fmt::format("{} answered HTTP {} {}", describe(), status, ex.response->head().reason);
         if (!detail.empty()) what += ": " + util::sanitize_for_message(detail, 300);
         if (status == 401) what += " (is the bearer token right?)";
-        if (status == 404 && !session_id.empty() && verb != http::verb::delete_) {
+        if (status == 404 && !session_id.empty() && method != "DELETE") {
             end_session(fmt::format("{} ended the session (HTTP 404)", describe()));
         }
         throw HttpStatusError(status, what);
@@ -345,42 +234,33 @@ struct Impl : std::enable_shared_from_this<Impl> {
     }
 
     void remember_session(Exchange& ex) {
-        auto it = ex.parser->get().find("Mcp-Session-Id");
-        if (it == ex.parser->get().end()) return;
-        std::string_view id = it->value();
-        if (!valid_session_id(id)) {
+        auto id = ex.response->head().header("Mcp-Session-Id");
+        if (!id) return;
+        if (!valid_session_id(*id)) {
             throw TransportError(fmt::format("{} sent a malformed Mcp-Session-Id header", describe()));
         }
-        if (session_id.empty()) session_id.assign(id);
-    }
-
-    std::string content_type(Exchange& ex) const {
-        auto it = ex.parser->get().find(http::field::content_type);
-        return it == ex.parser->get().end() ? std::string() : std::string(it->value());
+        if (session_id.empty()) session_id = *id;
     }
 
     // POSTs one message. For a request (awaited = its id as JSON text), reads its reply:
     // a JSON body, or an SSE stream resumed with Last-Event-ID until the reply arrived.
-    static net::awaitable<void> post(std::shared_ptr<Impl> self, std::shared_ptr<Exchange> ex, std::string body,
-                                     std::string awaited) {
+    static Task<void> post(std::shared_ptr<Impl> self, std::shared_ptr<Exchange> ex, std::string body, std::string awaited) {
         const bool is_request = !awaited.empty();
-        co_await self->exchange(*ex, http::verb::post, std::move(body), {}, !is_request);
+        co_await self->exchange(*ex, "POST", std::move(body), {}, !is_request);
         self->remember_session(*ex);
-        const unsigned status = ex->parser->get().result_int();
+        const unsigned status = ex->status();
         if (status < 200 || status > 299) {
-            co_await self->reject_status(*ex, http::verb::post, awaited);
+            co_await self->reject_status(*ex, "POST", awaited);
             co_return;
         }
 
-        const std::string type = self->content_type(*ex);
-        if (status == 202 || (ex->parser->content_length() && *ex->parser->content_length() == 0)) {
+        const std::string type = ex->header("Content-Type");
+        if (status == 202 || ex->response->content_length() == std::uint64_t{0}) {
             co_await self->read_body(*ex, kMaxErrorBodyBytes);
-            self->recycle(*ex);
             co_return;  // accepted; a request's reply (if any) comes on the GET stream
         }
-        if (starts_with_nocase(type, "application/json")) {
+        if (starts_with_ascii_nocase(type, "application/json")) {
             std::string json = co_await self->read_body(*ex, self->options.max_message_bytes);
-            self->recycle(*ex);
             if (!self->deliver(json, awaited) && is_request) {
                 // Waiting for the timeout would not bring the answer either.
                 throw TransportError(fmt::format("{} answered the request with a JSON body that holds no response to it",
@@ -388,7 +268,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
             }
             co_return;
         }
-        if (!starts_with_nocase(type, "text/event-stream")) {
+        if (!starts_with_ascii_nocase(type, "text/event-stream")) {
             throw TransportError(fmt::format("{} answered with Content-Type \"{}\" (expected JSON or an event stream)",
                                              self->describe(), util::sanitize_for_message(type, 80)));
         }
@@ -406,17 +286,15 @@ struct Impl : std::enable_shared_from_this<Impl> {
                                                  self->describe(),
                                                  sse.last_event_id().empty() ? "" : " (resuming it did not help)"));
             }
-            ex->stream.reset();
-            ex->timer.expires_after(sse.retry().value_or(kDefaultRetry));
-            co_await ex->timer.async_wait(use_nothrow);
-            if (ex->abandoned) throw Abandoned{};
-            co_await self->exchange(*ex, http::verb::get, {}, sse.last_event_id(), false);
-            const unsigned resumed = ex->parser->get().result_int();
+            ex->response.reset();
+            co_await self->executor.sleep(sse.retry().value_or(kDefaultRetry), &ex->cancel);
+            co_await self->exchange(*ex, "GET", {}, sse.last_event_id(), false);
+            const unsigned resumed = ex->status();
             if (resumed < 200 || resumed > 299) {
-                co_await self->reject_status(*ex, http::verb::get, awaited);
+                co_await self->reject_status(*ex, "GET", awaited);
                 co_return;
             }
-            if (!starts_with_nocase(self->content_type(*ex), "text/event-stream")) {
+            if (!starts_with_ascii_nocase(ex->header("Content-Type"), "text/event-stream")) {
                 throw TransportError(fmt::format("{} answered a stream resumption without an event stream", self->describe()));
             }
         }
@@ -424,97 +302,88 @@ struct Impl : std::enable_shared_from_this<Impl> {
 
     // The GET stream for messages outside requests, reopened (with Last-Event-ID) when
     // the server ends it, until close().
-    static net::awaitable<void> listen(std::shared_ptr<Impl> self) {
+    static Task<void> listen(std::shared_ptr<Impl> self) {
         std::string last_event_id;
         int failures = 0;
         while (!self->closing && self->ended_reason.empty()) {
-            auto ex = std::make_shared<Exchange>(self->io);
+            auto ex = std::make_shared<Exchange>();
             self->live.insert(ex);
             std::chrono::milliseconds pause = kDefaultRetry;
+            bool stop = false;
             try {
-                co_await self->exchange(*ex, http::verb::get, {}, last_event_id, false);
-                const unsigned status = ex->parser->get().result_int();
+                co_await self->exchange(*ex, "GET", {}, last_event_id, false);
+                const unsigned status = ex->status();
                 if (status == 405) {
                     spdlog::debug("{} offers no stream for messages outside requests (HTTP 405)", self->describe());
-                    self->live.erase(ex);
-                    co_return;
+                    stop = true;
+                } else {
+                    if (status < 200 || status > 299) co_await self->reject_status(*ex, "GET", {});
+                    if (!starts_with_ascii_nocase(ex->header("Content-Type"), "text/event-stream")) {
+                        throw TransportError(fmt::format("{} answered GET without an event stream", self->describe()));
+                    }
+                    SseParser sse(self->options.max_message_bytes);
+                    bool saw_event = false;
+                    co_await self->pump_events(*ex, sse, {}, saw_event);
+                    if (saw_event) failures = 0;
+                    last_event_id = sse.last_event_id();
+                    pause = sse.retry().value_or(kDefaultRetry);
                 }
-                if (status < 200 || status > 299) co_await self->reject_status(*ex, http::verb::get, {});
-                if (!starts_with_nocase(self->content_type(*ex), "text/event-stream")) {
-                    throw TransportError(fmt::format("{} answered GET without an event stream", self->describe()));
-                }
-                SseParser sse(self->options.max_message_bytes);
-                bool saw_event = false;
-                co_await self->pump_events(*ex, sse, {}, saw_event);
-                if (saw_event) failures = 0;
-                last_event_id = sse.last_event_id();
-                pause = sse.retry().value_or(kDefaultRetry);
-            } catch (const Abandoned&) {
-                self->live.erase(ex);
-                co_return;
+            } catch (const OperationCancelled&) {
+                stop = true;  // close() or the transport's end
             } catch (const HttpStatusError& e) {
                 // A client error (401, 403, 404, ...) will not go away by asking again.
                 if (e.status >= 400 && e.status < 500 && e.status != 408 && e.status != 429) {
                     if (!self->closing) spdlog::warn("{}; no stream for server messages", e.what());
-                    self->live.erase(ex);
-                    co_return;
+                    stop = true;
+                } else {
+                    ++failures;
+                    pause = std::min<std::chrono::milliseconds>(kDefaultRetry * (1 << std::min(failures, 5)), 30s);
                 }
-                ++failures;
-                pause = std::min<std::chrono::milliseconds>(kDefaultRetry * (1 << std::min(failures, 5)), 30s);
             } catch (const std::exception& e) {
                 if (self->closing || !self->ended_reason.empty()) {
-                    self->live.erase(ex);
-                    co_return;
+                    stop = true;
+                } else {
+                    ++failures;
+                    pause = std::min<std::chrono::milliseconds>(kDefaultRetry * (1 << std::min(failures, 5)), 30s);
+                    spdlog::debug("{}: stream for server messages failed ({}); retrying in {} ms", self->describe(),
+                                  e.what(), pause.count());
                 }
-                ++failures;
-                pause = std::min<std::chrono::milliseconds>(kDefaultRetry * (1 << std::min(failures, 5)), 30s);
-                spdlog::debug("{}: stream for server messages failed ({}); retrying in {} ms", self->describe(),
-                              e.what(), pause.count());
             }
-            ex->stream.reset();
-            if (self->closing) {
+            ex->response.reset();
+            if (stop || self->closing) {
                 self->live.erase(ex);
                 co_return;
             }
-            ex->timer.expires_after(pause);
-            co_await ex->timer.async_wait(use_nothrow);
+            try {
+                co_await self->executor.sleep(pause, &ex->cancel);
+            } catch (const OperationCancelled&) {
+                self->live.erase(ex);
+                co_return;
+            }
             self->live.erase(ex);
         }
     }
 
-    static net::awaitable<void> delete_session(std::shared_ptr<Impl> self) {
-        auto ex = std::make_shared<Exchange>(self->io);
+    static Task<void> delete_session(std::shared_ptr<Impl> self) {
+        Exchange ex;
         try {
-            co_await self->exchange(*ex, http::verb::delete_, {}, {}, true);
-            co_await self->read_body(*ex, kMaxErrorBodyBytes);
-            const unsigned status = ex->parser->get().result_int();
+            co_await self->exchange(ex, "DELETE", {}, {}, true);
+            co_await self->read_body(ex, kMaxErrorBodyBytes);
             // 405: the server does not let clients end sessions; it will expire it.
-            spdlog::debug("{}: DELETE of the session answered HTTP {}", self->describe(), status);
+            spdlog::debug("{}: DELETE of the session answered HTTP {}", self->describe(), ex.status());
         } catch (const std::exception& e) {
             spdlog::debug("{}: could not delete the session: {}", self->describe(), e.what());
-        } catch (const Abandoned&) {
         }
     }
 };
 
-template <typename Awaitable>
-Task<void> await_asio(net::io_context& io, Awaitable operation) {
-    Completion<bool> done;
-    net::co_spawn(io, std::move(operation), [done](std::exception_ptr error) mutable {
-        if (error) done.set_error(error);
-        else done.set_value(true);
-    });
-    co_await done;
-}
-
 class HttpTransport final : public ClientTransport {
 public:
-    HttpTransport(net::io_context& io, HttpClientOptions options, HttpUrl url)
-        : impl_(std::make_shared<Impl>(io, std::move(options), std::move(url))) {}
+    HttpTransport(AsioExecutor& executor, HttpClientOptions options, hc::Url url)
+        : impl_(std::make_shared<Impl>(executor, std::move(options), std::move(url))) {}
     ~HttpTransport() override {
         impl_->closing = true;
-        for (const auto& ex : impl_->live) ex->cancel();
-        impl_->idle.clear();
+        stop_all(*impl_);
     }
 
     Task<void> open(Handlers handlers) override {
@@ -528,33 +397,41 @@ public:
     void abandon(const protocol::RequestId& id) override {
         auto it = impl_->by_request.find(id.dump());
         if (it == impl_->by_request.end()) return;
-        it->second->cancel();
+        auto ex = it->second;
         impl_->by_request.erase(it);
+        ex->cancel.cancel("abandoned");
     }
 
     void use_protocol_version(const std::string& version) override { impl_->protocol_version = version; }
 
     void handshake_done() override {
-        if (impl_->options.listen && !impl_->closing) net::co_spawn(impl_->io, Impl::listen(impl_), net::detached);
+        if (impl_->options.listen && !impl_->closing) spawn(Impl::listen(impl_), [](std::exception_ptr) {});
     }
 
     Task<void> close() override { return close_impl(impl_); }
     std::string describe() const override { return impl_->describe(); }
 
 private:
+    // Ends every exchange in flight and closes the pooled connections.
+    static void stop_all(Impl& impl) {
+        auto live = std::move(impl.live);
+        impl.live.clear();
+        impl.by_request.clear();
+        for (const auto& ex : live) ex->cancel.cancel("closed");
+        impl.http.close_idle();
+    }
+
     static Task<void> send_impl(std::shared_ptr<Impl> self, Json message) {
         if (!self->ended_reason.empty()) throw TransportError(self->ended_reason);
         if (self->closing || !self->opened) throw TransportError("the connection to " + self->describe() + " is closed");
         std::string awaited;
         if (message.contains("method") && message.contains("id")) awaited = message["id"].dump();
-        auto ex = std::make_shared<Exchange>(self->io);
+        auto ex = std::make_shared<Exchange>();
         self->live.insert(ex);
         if (!awaited.empty()) self->by_request[awaited] = ex;
         std::exception_ptr error;
         try {
-            co_await await_asio(self->io, Impl::post(self, ex, protocol::serialize(message), awaited));
-        } catch (const Abandoned&) {
-            // The client stopped waiting (timeout, cancellation, close): nothing to report.
+            co_await Impl::post(self, ex, protocol::serialize(message), awaited);
         } catch (...) {
             error = std::current_exception();
         }
@@ -562,20 +439,16 @@ private:
         if (auto it = self->by_request.find(awaited); it != self->by_request.end() && it->second == ex) {
             self->by_request.erase(it);
         }
-        if (error && !ex->abandoned) std::rethrow_exception(error);
+        // An abandoned exchange (timeout, cancellation, close) has nothing to report.
+        if (error && !ex->abandoned()) std::rethrow_exception(error);
     }
 
     static Task<void> close_impl(std::shared_ptr<Impl> self) {
         if (self->closing) co_return;
         self->closing = true;
-        auto live = std::move(self->live);
-        self->live.clear();
-        self->by_request.clear();
-        for (const auto& ex : live) ex->cancel();
-        self->idle.clear();
-        if (!self->session_id.empty() && self->ended_reason.empty()) {
-            co_await await_asio(self->io, Impl::delete_session(self));
-        }
+        stop_all(*self);
+        if (!self->session_id.empty() && self->ended_reason.empty()) co_await Impl::delete_session(self);
+        self->http.close_idle();
     }
 
     std::shared_ptr<Impl> impl_;
@@ -586,23 +459,23 @@ void check_headers(const HttpClientOptions& options) {
                                                      "transfer-encoding", "connection", "mcp-session-id",
                                                      "mcp-protocol-version", "last-event-id"};
     for (const auto& [name, value] : options.headers) {
-        if (name.empty() || !std::all_of(name.begin(), name.end(), is_token_char)) {
+        if (!util::is_http_token(name)) {
             throw std::invalid_argument(fmt::format("\"{}\" is not a valid HTTP header name",
                                                     util::sanitize_for_message(name, 60)));
         }
         for (auto reserved : kReserved) {
-            if (iequals(name, reserved)) {
+            if (util::iequals_ascii(name, reserved)) {
                 throw std::invalid_argument(fmt::format("the {} header is set by the MCP client itself", name));
             }
         }
-        if (iequals(name, "authorization") && !options.bearer_token.empty()) {
+        if (util::iequals_ascii(name, "authorization") && !options.bearer_token.empty()) {
             throw std::invalid_argument("both a bearer token and an Authorization header were given; use one");
         }
-        if (has_control_chars(value)) {
+        if (util::has_control_chars(value)) {
             throw std::invalid_argument(fmt::format("the value of header {} contains control characters", name));
         }
     }
-    if (has_control_chars(options.bearer_token) || options.bearer_token.find(' ') != std::string::npos) {
+    if (util::has_control_chars(options.bearer_token) || options.bearer_token.find(' ') != std::string::npos) {
         throw std::invalid_argument("the bearer token contains spaces or control characters");
     }
 }
@@ -610,9 +483,12 @@ void check_headers(const HttpClientOptions& options) {
 }  // namespace
 
 std::unique_ptr<ClientTransport> make_http_transport(AsioExecutor& executor, HttpClientOptions options) {
-    HttpUrl url = parse_http_url(options.url);
+    hc::Url url = hc::parse_url(options.url);
     check_headers(options);
-    return std::make_unique<HttpTransport>(executor.io(), std::move(options), std::move(url));
+    if (!options.ca_file.empty() || options.insecure_skip_verify) {
+        if (!url.https) throw std::invalid_argument("a CA file or skipping verification applies to https:// URLs only");
+    }
+    return std::make_unique<HttpTransport>(executor, std::move(options), std::move(url));
 }
 
 }  // namespace toolport::client

@@ -11,7 +11,6 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/child_process.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shell_words.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sse_parser.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/http_url.cpp
   ${CMAKE_CURRENT_LIST_DIR}/wire_payload.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tool_output.cpp
 )

@@ -32,6 +32,7 @@
 #include "http_client/url.hpp"
 #include "toolport_version.hpp"
 #include "transports/asio_executor.hpp"
+#include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::http_client {
@@ -46,25 +47,6 @@ using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
-bool has_control_chars(std::string_view s) {
-    return std::any_of(s.begin(), s.end(), [](char c) {
-        auto u = static_cast<unsigned char>(c);
-        return (u < 0x20 && c != '\t') || u == 0x7f;
-    });
-}
-
-bool is_token(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    });
-}
 
 bool is_ip_literal(const std::string& host) {
     boost::system::error_code ec;
@@ -108,7 +90,7 @@ struct StaleConnection {};
 
 std::optional<std::string> Response::header(std::string_view name) const {
     for (const auto& [n, v] : headers) {
-        if (iequals(n, name)) return v;
+        if (util::iequals_ascii(n, name)) return v;
     }
     return std::nullopt;
 }
@@ -189,7 +171,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         bool cancelled = false;
     };
 
-    static void expire(beast::tcp_stream& stream, Clock::time_point deadline) { stream.expires_at(deadline); }
+    // Clock::time_point::max() stands for "no deadline" (streams).
+    static void expire(beast::tcp_stream& stream, Clock::time_point deadline) {
+        if (deadline == Clock::time_point::max()) stream.expires_never();
+        else stream.expires_at(deadline);
+    }
 
     net::awaitable<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy, Clock::time_point deadline,
                                                      Watch& watch) {
@@ -209,7 +195,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         watch.conn = conn.get();
         const auto started = Clock::now();
         const auto connect_by = std::min(deadline, started + options.connect_timeout);
-        expire(*conn->plain, connect_by);
+        conn->plain->expires_at(connect_by);
         auto [cec, endpoint] = co_await conn->plain->async_connect(endpoints, use_nothrow);
         if (watch.cancelled) throw OperationCancelled();
         if (cec == beast::error::timeout) {
@@ -219,15 +205,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         }
         if (cec) {
             throw HttpError(proxy ? HttpError::Kind::proxy : HttpError::Kind::connect,
-                            fmt::format("cannot connect to {}: {}", proxy ? "the proxy " + proxy->display() : url.origin(),
+                            fmt::format("cannot connect to {}: {}", proxy ? "the proxy " + proxy->display() : url.display(),
                                         cec.message()));
         }
         beast::error_code ignored;
         conn->plain->socket().set_option(tcp::no_delay(true), ignored);
         ++stats.connections_opened;
 
-        if (proxy && url.https) co_await tunnel(*conn, url, *proxy, deadline, watch);
-        if (url.https) co_await handshake(*conn, url, deadline, watch);
+        // The tunnel and the TLS handshake belong to setting up the connection: bounded like it.
+        if (proxy && url.https) co_await tunnel(*conn, url, *proxy, connect_by, watch);
+        if (url.https) co_await handshake(*conn, url, connect_by, watch);
         co_return conn;
     }
 
@@ -284,50 +271,87 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     }
 
     struct Limits {
-        std::size_t max_bytes;
+        std::size_t max_bytes;  // 0: none (streams count on their own)
         Clock::time_point deadline;
     };
 
-    // One request and its response on one connection (pooled or new).
+    // One request and its whole response on one connection (pooled or new): fetch's attempt.
     static net::awaitable<Response> attempt(std::shared_ptr<Impl> self, Url url, Request request, Limits limits,
                                             CancelToken* cancel) {
         Watch watch;
-        CancelToken::CallbackId cancel_id = 0;
-        if (cancel) {
-            cancel_id = cancel->on_cancel([&watch]() {
+        WatchRegistration registration(cancel, watch);
+        auto reader = co_await self->start(url, request, limits, watch);
+        Response response = reader->head;
+        while (co_await self->read_piece(*reader, response.body, watch)) {
+        }
+        self->release(std::move(reader), watch);
+        co_return response;
+    }
+
+    // Ties a cancel token to a Watch for as long as it lives: firing the token closes
+    // whatever the attempt is waiting on.
+    struct WatchRegistration {
+        WatchRegistration(CancelToken* cancel, Watch& watch) : cancel(cancel) {
+            if (!cancel) return;
+            id = cancel->on_cancel([&watch]() {
                 watch.cancelled = true;
                 if (watch.resolver) watch.resolver->cancel();
                 if (watch.conn) watch.conn->close();
             });
+            if (watch.cancelled) throw OperationCancelled(cancel->reason());
         }
-        struct Unwatch {
-            CancelToken* cancel;
-            CancelToken::CallbackId id;
-            ~Unwatch() {
-                if (cancel && id) cancel->remove(id);
-            }
-        } unwatch{cancel, cancel_id};
-        if (watch.cancelled) throw OperationCancelled(cancel->reason());
+        ~WatchRegistration() {
+            if (cancel && id) cancel->remove(id);
+        }
+        WatchRegistration(const WatchRegistration&) = delete;
+        WatchRegistration& operator=(const WatchRegistration&) = delete;
+        CancelToken* cancel;
+        CancelToken::CallbackId id = 0;
+    };
 
+    // A response on its connection: the header has been read, the body is read piece by
+    // piece with the size cap and decoding applied as the bytes arrive.
+    struct BodyReader {
+        Url url;
+        std::string pool_key;
+        std::unique_ptr<Connection> conn;
+        beast::flat_buffer buffer;
+        http::response_parser<http::buffer_body> parser;
+        std::unique_ptr<BodyDecoder> decoder;
+        Response head;
+        std::size_t max_bytes = 0;
+        std::size_t raw = 0;
+        bool done = false;
+        std::array<char, 16384> scratch;
+    };
+
+    // Sends the request and reads the response header. A pooled connection the server
+    // closed while it was idle is replaced once.
+    net::awaitable<std::unique_ptr<BodyReader>> start(const Url& url, const Request& request, const Limits& limits,
+                                                      Watch& watch) {
         for (int fresh_try = 0;; ++fresh_try) {
             try {
-                co_return co_await self->exchange(url, request, limits, watch, fresh_try > 0);
+                co_return co_await send_request(url, request, limits, watch, fresh_try > 0);
             } catch (const StaleConnection&) {
                 if (fresh_try > 0) throw HttpError(HttpError::Kind::connection_reset, url.origin() + " closed the connection");
             }
-            if (watch.cancelled) throw OperationCancelled(cancel ? cancel->reason() : "cancelled");
+            if (watch.cancelled) throw OperationCancelled();
         }
     }
 
-    net::awaitable<Response> exchange(const Url& url, const Request& request, const Limits& limits, Watch& watch,
-                                      bool fresh_only) {
+    net::awaitable<std::unique_ptr<BodyReader>> send_request(const Url& url, const Request& request, const Limits& limits,
+                                                             Watch& watch, bool fresh_only) {
         const ProxyEndpoint* proxy = options.proxy.proxy_for(url.https, url.host, url.port);
-        const std::string key = pool_key(url, proxy);
-        std::unique_ptr<Connection> conn = fresh_only ? nullptr : take_idle(key);
-        const bool reused = conn != nullptr;
+        auto reader = std::make_unique<BodyReader>();
+        reader->url = url;
+        reader->pool_key = pool_key(url, proxy);
+        reader->max_bytes = limits.max_bytes;
+        reader->conn = fresh_only ? nullptr : take_idle(reader->pool_key);
+        const bool reused = reader->conn != nullptr;
         if (reused) ++stats.connections_reused;
-        else conn = co_await open(url, proxy, limits.deadline, watch);
-        watch.conn = conn.get();
+        else reader->conn = co_await open(url, proxy, limits.deadline, watch);
+        Connection& conn = *reader->conn;
+        watch.conn = &conn;
 
         http::request<http::string_body> req;
         req.method_string(request.method);
@@ -346,85 +370,106 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             req.prepare_payload();
         }
 
-        expire(conn->lowest(), limits.deadline);
-        beast::flat_buffer buffer;
-        http::response_parser<http::buffer_body> parser;
+        expire(conn.lowest(), limits.deadline);
+        auto& parser = reader->parser;
         parser.body_limit(boost::none);  // the cap is ours, counted on raw and decoded bytes
         parser.header_limit(64 * 1024);
         if (request.method == "HEAD") parser.skip(true);
 
         ++stats.requests_sent;
         beast::error_code ec;
-        if (conn->tls) std::tie(ec, std::ignore) = co_await http::async_write(*conn->tls, req, use_nothrow);
-        else std::tie(ec, std::ignore) = co_await http::async_write(*conn->plain, req, use_nothrow);
+        if (conn.tls) std::tie(ec, std::ignore) = co_await http::async_write(*conn.tls, req, use_nothrow);
+        else std::tie(ec, std::ignore) = co_await http::async_write(*conn.plain, req, use_nothrow);
         if (!ec) {
-            if (conn->tls) std::tie(ec, std::ignore) = co_await http::async_read_header(*conn->tls, buffer, parser, use_nothrow);
-            else std::tie(ec, std::ignore) = co_await http::async_read_header(*conn->plain, buffer, parser, use_nothrow);
+            if (conn.tls) std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, reader->buffer, parser, use_nothrow);
+            else std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, reader->buffer, parser, use_nothrow);
         }
         if (watch.cancelled) throw OperationCancelled();
         if (ec) {
-            conn->close();
-            const bool nothing_back = buffer.size() == 0 && !parser.got_some();
+            conn.close();
+            const bool nothing_back = reader->buffer.size() == 0 && !parser.got_some();
             if (reused && nothing_back && ec != beast::error::timeout) throw StaleConnection{};
             throw io_error(ec, url, "sending the request or reading the response header");
         }
 
-        Response response;
-        response.status = parser.get().result_int();
-        response.reason = std::string(parser.get().reason());
+        Response& head = reader->head;
+        head.status = parser.get().result_int();
+        head.reason = std::string(parser.get().reason());
         for (const auto& field : parser.get()) {
-            response.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+            head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
         }
-        if (auto announced = parser.content_length(); announced && *announced > limits.max_bytes) {
-            conn->close();
-            throw client::ResponseTooLarge(fmt::format("{} announced a response of {} bytes, over the limit of {}",
-                                                       url.display(), *announced, limits.max_bytes),
-                                           static_cast<std::size_t>(*announced), limits.max_bytes, false);
+        head.attempts = 1;
+        if (auto announced = parser.content_length(); limits.max_bytes && announced && *announced > limits.max_bytes) {
+            conn.close();
+            throw too_large_announced(url, *announced, limits.max_bytes);
         }
-        std::unique_ptr<BodyDecoder> decoder;
         try {
-            decoder = std::make_unique<BodyDecoder>(response.header("Content-Encoding").value_or(""), limits.max_bytes);
+            reader->decoder = std::make_unique<BodyDecoder>(head.header("Content-Encoding").value_or(""),
+                                                            limits.max_bytes ? limits.max_bytes : SIZE_MAX);
         } catch (const DecodeError& e) {
-            conn->close();
+            conn.close();
             throw HttpError(HttpError::Kind::protocol, fmt::format("{}: {}", url.display(), e.what()));
         }
-        std::array<char, 16384> scratch;
-        std::size_t raw = 0;
-        while (!parser.is_done()) {
-            parser.get().body().data = scratch.data();
-            parser.get().body().size = scratch.size();
-            if (conn->tls) std::tie(ec, std::ignore) = co_await http::async_read_some(*conn->tls, buffer, parser, use_nothrow);
-            else std::tie(ec, std::ignore) = co_await http::async_read_some(*conn->plain, buffer, parser, use_nothrow);
+        co_return reader;
+    }
+
+    static client::ResponseTooLarge too_large_announced(const Url& url, std::uint64_t announced, std::size_t limit) {
+        return client::ResponseTooLarge(
+            fmt::format("{} announced a response of {} bytes, over the limit of {}", url.display(), announced, limit),
+            static_cast<std::size_t>(announced), limit, false);
+    }
+
+    // Reads what the connection has of the body and appends it, decoded, to `out`.
+    // Returns false once the body has ended.
+    net::awaitable<bool> read_piece(BodyReader& reader, std::string& out, Watch& watch) {
+        if (reader.done) co_return false;
+        Connection& conn = *reader.conn;
+        auto& parser = reader.parser;
+        if (!parser.is_done()) {
+            parser.get().body().data = reader.scratch.data();
+            parser.get().body().size = reader.scratch.size();
+            beast::error_code ec;
+            if (conn.tls) std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser, use_nothrow);
+            else std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser, use_nothrow);
             if (watch.cancelled) throw OperationCancelled();
             if (ec && ec != http::error::need_buffer) {
-                conn->close();
-                throw io_error(ec, url, "reading the response body");
+                conn.close();
+                throw io_error(ec, reader.url, "reading the response body");
             }
-            const std::size_t got = scratch.size() - parser.get().body().size;
-            raw += got;
-            bool within = raw <= limits.max_bytes;
+            const std::size_t got = reader.scratch.size() - parser.get().body().size;
+            reader.raw += got;
+            bool within = !reader.max_bytes || reader.raw <= reader.max_bytes;
             try {
-                if (within) within = decoder->feed(std::string_view(scratch.data(), got), response.body);
+                if (within) within = reader.decoder->feed(std::string_view(reader.scratch.data(), got), out);
             } catch (const DecodeError& e) {
-                conn->close();
-                throw HttpError(HttpError::Kind::protocol, fmt::format("{}: {}", url.display(), e.what()));
+                conn.close();
+                throw HttpError(HttpError::Kind::protocol, fmt::format("{}: {}", reader.url.display(), e.what()));
             }
             if (!within) {
-                conn->close();
-                throw client::ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limits.max_bytes),
-                                               std::max(raw, decoder->decoded_bytes()), limits.max_bytes, true);
+                conn.close();
+                throw client::ResponseTooLarge(
+                    fmt::format("{} sent a response over {} bytes", reader.url.display(), reader.max_bytes),
+                    std::max(reader.raw, reader.decoder->decoded_bytes()), reader.max_bytes, true);
             }
+            if (!parser.is_done()) co_return true;
         }
         try {
-            decoder->finish();
+            reader.decoder->finish();
         } catch (const DecodeError& e) {
-            conn->close();
-            throw HttpError(HttpError::Kind::protocol, fmt::format("{}: {}", url.display(), e.what()));
+            conn.close();
+            throw HttpError(HttpError::Kind::protocol, fmt::format("{}: {}", reader.url.display(), e.what()));
         }
+        reader.done = true;
+        co_return false;
+    }
+
+    // A reader whose body was read to the end gives its connection back to the pool (when
+    // the server keeps it alive); any other is closed.
+    void release(std::unique_ptr<BodyReader> reader, Watch& watch) {
         watch.conn = nullptr;
-        if (parser.keep_alive()) give_back(key, std::move(conn));
-        else conn->close();
-        co_return response;
+        if (!reader || !reader->conn) return;
+        if (reader->done && reader->parser.keep_alive()) give_back(reader->pool_key, std::move(reader->conn));
+        else reader->conn->close();
     }
 };
 
@@ -443,17 +488,17 @@ Task<T> run_on(net::io_context& io, net::awaitable<T> operation) {
 bool is_redirect(unsigned status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
 
 void check_request(const Request& request) {
-    if (!is_token(request.method)) throw HttpError(HttpError::Kind::invalid_request, "invalid HTTP method");
+    if (!util::is_http_token(request.method)) throw HttpError(HttpError::Kind::invalid_request, "invalid HTTP method");
     for (const auto& [name, value] : request.headers) {
-        if (!is_token(name)) {
+        if (!util::is_http_token(name)) {
             throw HttpError(HttpError::Kind::invalid_request,
                             fmt::format("\"{}\" is not a valid header name", util::sanitize_for_message(name, 60)));
         }
-        if (has_control_chars(value)) {
+        if (util::has_control_chars(value)) {
             throw HttpError(HttpError::Kind::invalid_request, fmt::format("the value of header {} has control characters", name));
         }
         for (std::string_view reserved : {"host", "content-length", "transfer-encoding", "connection"}) {
-            if (iequals(name, reserved)) {
+            if (util::iequals_ascii(name, reserved)) {
                 throw HttpError(HttpError::Kind::invalid_request, fmt::format("the {} header is set by the client", name));
             }
         }
@@ -554,6 +599,85 @@ Task<Response> HttpClient::fetch(Request request, CallOptions options) {
         response.attempts = attempts;
         co_return response;
     }
+}
+
+// ---------------------------------------------------------------------- streams
+
+struct ResponseStream::State {
+    State(std::shared_ptr<HttpClient::Impl> client, CancelToken* cancel) : client(std::move(client)), cancel(cancel) {}
+    ~State() {
+        if (reader) client->release(std::move(reader), watch);
+    }
+    std::shared_ptr<HttpClient::Impl> client;
+    CancelToken* cancel;
+    HttpClient::Impl::Watch watch;
+    std::optional<HttpClient::Impl::WatchRegistration> registration;
+    std::unique_ptr<HttpClient::Impl::BodyReader> reader;
+    Response head;
+    std::optional<std::uint64_t> content_length;
+};
+
+ResponseStream::ResponseStream(std::shared_ptr<State> state) : state_(std::move(state)) {}
+ResponseStream::~ResponseStream() = default;
+const Response& ResponseStream::head() const { return state_->head; }
+std::optional<std::uint64_t> ResponseStream::content_length() const { return state_->content_length; }
+
+Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOptions options) {
+    check_request(request);
+    Url url;
+    try {
+        url = parse_url(request.url);
+    } catch (const std::invalid_argument& e) {
+        throw HttpError(HttpError::Kind::invalid_request, fmt::format("cannot use the URL: {}", e.what()));
+    }
+    auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
+    state->registration.emplace(options.cancel, state->watch);
+    const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};
+    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url,
+                       Request request, Impl::Limits limits) -> net::awaitable<bool> {
+        state->reader = co_await state->client->start(url, request, limits, state->watch);
+        co_return true;
+    };
+    co_await run_on(impl_->io, starting(state, std::move(url), std::move(request), limits));
+    auto& reader = *state->reader;
+    state->head = reader.head;
+    if (auto length = reader.parser.content_length()) state->content_length = *length;
+    if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
+    else reader.conn->lowest().expires_never();
+    co_return std::unique_ptr<ResponseStream>(new ResponseStream(std::move(state)));
+}
+
+Task<std::optional<std::string>> ResponseStream::read_some() {
+    auto reading = [](std::shared_ptr<State> state) -> net::awaitable<std::optional<std::string>> {
+        std::string piece;
+        while (state->reader && piece.empty()) {
+            const bool more = co_await state->client->read_piece(*state->reader, piece, state->watch);
+            if (!more) state->client->release(std::move(state->reader), state->watch);
+        }
+        if (piece.empty()) co_return std::nullopt;
+        co_return piece;
+    };
+    if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
+    co_return co_await run_on(state_->client->io, reading(state_));
+}
+
+Task<std::string> ResponseStream::read_all(std::size_t limit) {
+    if (state_->content_length && *state_->content_length > limit) {
+        const auto url = state_->reader ? state_->reader->url : Url{};
+        state_->reader.reset();
+        throw HttpClient::Impl::too_large_announced(url, *state_->content_length, limit);
+    }
+    std::string body;
+    while (auto piece = co_await read_some()) {
+        body += *piece;
+        if (body.size() > limit) {
+            const auto url = state_->reader ? state_->reader->url : Url{};
+            state_->reader.reset();
+            throw client::ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), body.size(),
+                                           limit, true);
+        }
+    }
+    co_return body;
 }
 
 }  // namespace toolport::http_client

@@ -12,7 +12,8 @@
 //  - redirects followed only within the request's origin (anything else is refused, so a
 //    tool's arguments cannot steer requests to other hosts);
 //  - retries of idempotent requests on a reset connection or 502/503/504, with backoff,
-//    jitter and Retry-After, within the deadline; every attempt is counted.
+//    jitter and Retry-After, within the deadline; every attempt is counted;
+//  - open(): a response read as it arrives (server-sent events), for the MCP client.
 //
 //   http_client::HttpClient http(executor, options);
 //   auto response = co_await http.fetch({.url = "https://tango.makegov.com/api/contracts/?limit=1",
@@ -75,6 +76,22 @@ struct CallOptions {
     std::function<Task<void>()> before_attempt;
 };
 
+// For open(): a response read as it arrives.
+struct StreamOptions {
+    // Sending the request and receiving the response header end by then (HttpError
+    // timeout). None: no limit but the connect timeout; the caller bounds the wait (for
+    // example by firing `cancel`), as an MCP client waiting on a long tool call does.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    // Reading the body ends by then. None: the body may take as long as it likes (event
+    // streams stay open for hours).
+    std::optional<std::chrono::steady_clock::time_point> body_deadline;
+    // Fired: the connection is closed and the pending open() or read ends with
+    // OperationCancelled. Must outlive the stream.
+    CancelToken* cancel = nullptr;
+};
+
+class ResponseStream;
+
 struct ClientOptions {
     std::string ca_file;                // trusted besides the system store
     bool insecure_skip_verify = false;  // never by default; logged as a warning
@@ -118,13 +135,49 @@ public:
     // not an error. Throws HttpError, client::ResponseTooLarge, OperationCancelled.
     Task<Response> fetch(Request request, CallOptions options = {});
 
+    // Sends `request` once and returns as soon as the response header has arrived; the
+    // body is then read piece by piece (server-sent events, bodies too large to hold).
+    // No retries and no redirects (the caller sees every status), except that a pooled
+    // connection the server had closed is replaced. Throws HttpError, OperationCancelled.
+    Task<std::unique_ptr<ResponseStream>> open(Request request, StreamOptions options = {});
+
     Stats stats() const;
     // Closes the pooled idle connections.
     void close_idle();
 
 private:
+    friend class ResponseStream;
     struct Impl;
     std::shared_ptr<Impl> impl_;
+};
+
+// A response whose header has arrived and whose body is read as it comes. A body read to
+// its end gives the connection back to the pool; dropping the stream before then closes
+// the connection.
+class ResponseStream {
+public:
+    ~ResponseStream();
+    ResponseStream(const ResponseStream&) = delete;
+    ResponseStream& operator=(const ResponseStream&) = delete;
+
+    // Status, reason and headers (`body` is empty; the body is read below).
+    const Response& head() const;
+    // The announced body length, when the response has a Content-Length.
+    std::optional<std::uint64_t> content_length() const;
+
+    // The next decoded bytes of the body (never empty); nullopt once it has ended. Throws
+    // HttpError (connection_reset when the connection ends before the body does, timeout
+    // past body_deadline, protocol for a corrupt encoding) and OperationCancelled.
+    Task<std::optional<std::string>> read_some();
+    // The rest of the body. More than `limit` decoded bytes, or an announced length over
+    // it, throws client::ResponseTooLarge (and closes the connection).
+    Task<std::string> read_all(std::size_t limit);
+
+private:
+    friend class HttpClient;
+    struct State;
+    explicit ResponseStream(std::shared_ptr<State> state);
+    std::shared_ptr<State> state_;
 };
 
 }  // namespace toolport::http_client

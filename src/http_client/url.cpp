@@ -4,6 +4,8 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "util/http_text.hpp"
+
 namespace toolport::http_client {
 
 std::string lower_ascii(std::string_view s) {
@@ -13,10 +15,6 @@ std::string lower_ascii(std::string_view s) {
 }
 
 namespace {
-
-bool starts_with_nocase(std::string_view text, std::string_view prefix) {
-    return text.size() >= prefix.size() && lower_ascii(text.substr(0, prefix.size())) == prefix;
-}
 
 // Characters that must never reach a request line or header.
 bool has_forbidden(std::string_view s) {
@@ -43,11 +41,11 @@ std::string Url::display() const {
 Url parse_url(std::string_view text) {
     Url url;
     std::string_view rest;
-    if (starts_with_nocase(text, "https://")) {
+    if (util::starts_with_ascii_nocase(text, "https://")) {
         url.https = true;
         url.port = 443;
         rest = text.substr(8);
-    } else if (starts_with_nocase(text, "http://")) {
+    } else if (util::starts_with_ascii_nocase(text, "http://")) {
         rest = text.substr(7);
     } else {
         throw std::invalid_argument("the URL must start with http:// or https://");
@@ -102,7 +100,7 @@ Url parse_url(std::string_view text) {
 std::optional<Url> resolve_location(const Url& base, std::string_view location) {
     if (location.empty() || has_forbidden(location)) return std::nullopt;
     try {
-        if (starts_with_nocase(location, "http://") || starts_with_nocase(location, "https://")) return parse_url(location);
+        if (util::starts_with_ascii_nocase(location, "http://") || util::starts_with_ascii_nocase(location, "https://")) return parse_url(location);
         if (location.substr(0, 2) == "//") return parse_url((base.https ? "https:" : "http:") + std::string(location));
     } catch (const std::invalid_argument&) {
         return std::nullopt;

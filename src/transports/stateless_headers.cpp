@@ -7,6 +7,7 @@
 
 #include "server/server.hpp"
 #include "util/base64.hpp"
+#include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport {
@@ -14,12 +15,6 @@ namespace toolport {
 using namespace protocol;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
 
 HeaderProblem problem(const Request& request, int status, int code, std::string message, Json data = nullptr) {
     return HeaderProblem{status, make_error(request.id, code, message, std::move(data))};
@@ -42,7 +37,7 @@ std::optional<std::string> addressed_name(const Request& request) {
 std::optional<std::string> decode_param_header(const std::string& value) {
     constexpr std::string_view prefix = "=?base64?";
     constexpr std::string_view suffix = "?=";
-    if (value.size() >= prefix.size() + suffix.size() && iequals(std::string_view(value).substr(0, prefix.size()), prefix) &&
+    if (value.size() >= prefix.size() + suffix.size() && util::iequals_ascii(std::string_view(value).substr(0, prefix.size()), prefix) &&
         value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0) {
         return util::base64_decode(value.substr(prefix.size(), value.size() - prefix.size() - suffix.size()));
     }
@@ -121,7 +116,7 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
                 const Json* sent = nullptr;
                 std::string sent_value;
                 for (const auto& [hn, hv] : h.params) {
-                    if (iequals(hn, header_name)) {
+                    if (util::iequals_ascii(hn, header_name)) {
                         sent_value = hv;
                         sent = &args;  // marks "present"
                     }

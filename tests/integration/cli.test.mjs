@@ -4,12 +4,14 @@
 // be reached, 2 for usage errors; every error is one line on stderr.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -260,19 +262,93 @@ describe('toolport list / call: targets', () => {
     assertOneLineError(two, 2, /give exactly one of --url, --stdio or --config/);
   });
 
-  it('https and credentials in URLs are refused with a reason', async () => {
-    const https = await runCli(['list', '--url', 'https://example.com/mcp']);
-    assertOneLineError(https, 2, /^toolport list: --url: https:\/\/ URLs are not supported yet/);
+  it('credentials in URLs and other schemes are refused with a reason', async () => {
     const creds = await runCli(['list', '--url', 'http://user:hunter2@127.0.0.1:1/mcp']);
-    assertOneLineError(creds, 2, /credentials in the URL are not supported/);
+    assertOneLineError(creds, 2, /^toolport list: --url: credentials in the URL are not accepted/);
     assert.doesNotMatch(creds.stderr, /hunter2/);
+    const ftp = await runCli(['list', '--url', 'ftp://127.0.0.1/mcp']);
+    assertOneLineError(ftp, 2, /^toolport list: --url: the URL must start with http:\/\/ or https:\/\//);
   });
 
   it('--token applies to --url only', async () => {
     const res = await runCli(['list', '--stdio', STDIO_SERVER, '--token', 't']);
-    assertOneLineError(res, 2, /--token and --header apply to --url only/);
+    assertOneLineError(res, 2, /--token, --header and --ca-file apply to --url only/);
   });
 });
+
+// https: `toolport serve` behind a TLS terminator (as behind a load balancer) whose
+// certificate a private CA signed, made with the openssl command for this run.
+describe('toolport list / call / test over https', () => {
+  let server;
+  let relay;
+  let dir;
+  let url;
+  before(async () => {
+    server = await startHttpServer();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-tls-'));
+    const pki = makePrivateCa(dir);
+    const target = new URL(server.url);
+    relay = tls.createServer({ key: pki.key, cert: pki.cert }, (socket) => {
+      const upstream = net.connect(Number(target.port), '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      const end = () => {
+        socket.destroy();
+        upstream.destroy();
+      };
+      socket.on('error', end);
+      upstream.on('error', end);
+      socket.on('close', end);
+      upstream.on('close', end);
+    });
+    await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    url = `https://localhost:${relay.address().port}/mcp`;
+  });
+  after(async () => {
+    relay?.close();
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('list and call with --ca-file', async () => {
+    const list = await runCli(['list', '--url', url, '--ca-file', path.join(dir, 'ca.pem')]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.equal(list.stdout.trimEnd().split('\n').at(-1), `${TOOL_COUNT} tools`);
+    const call = await runCli(['call', '--url', url, '--ca-file', path.join(dir, 'ca.pem'), 'test_simple_text', '{}']);
+    assert.equal(call.code, 0, call.stderr);
+    assert.equal(call.stdout.trim(), SIMPLE_TEXT);
+  });
+
+  it('SSL_CERT_FILE is honoured like in other OpenSSL programs', async () => {
+    const res = await runCli(['list', '--url', url, '--json'], { env: { SSL_CERT_FILE: path.join(dir, 'ca.pem') } });
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(JSON.parse(res.stdout).length, TOOL_COUNT);
+  });
+
+  it('an untrusted certificate: one line, exit 1', async () => {
+    const res = await runCli(['list', '--url', url]);
+    assertOneLineError(res, 1, /^toolport list: TLS handshake with https:\/\/localhost:\d+ failed: certificate verify failed/);
+  });
+
+  it('toolport test runs specs over https', async () => {
+    const spec = path.join(import.meta.dirname, '..', 'specs', 'conformance', 'simple_text.yaml');
+    const res = await runCli(['test', '--url', url, '--ca-file', path.join(dir, 'ca.pem'), spec]);
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.match(res.stdout, /1 passed, 0 failed/);
+  });
+});
+
+// A CA and a certificate for localhost and 127.0.0.1 that it signed, made with the openssl
+// command (arguments passed as they are, no shell). Returns the leaf's PEM key and chain.
+function makePrivateCa(dir) {
+  const openssl = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Toolport CLI Test CA');
+  openssl('req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=localhost');
+  writeFileSync(path.join(dir, 'leaf.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem',
+    '-days', '2', '-extfile', 'leaf.ext');
+  return { key: readFileSync(path.join(dir, 'leaf.key')), cert: readFileSync(path.join(dir, 'leaf.pem')) };
+}
 
 // The official TypeScript SDK's Streamable HTTP server (stateful), answering requests
 // either with SSE streams or, with jsonResponse, with plain JSON bodies.

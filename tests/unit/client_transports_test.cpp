@@ -14,6 +14,7 @@
 #include "client/sync_client.hpp"
 #include "transports/asio_executor.hpp"
 #include "client_test_servers.hpp"
+#include "http_test_servers.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"
 
@@ -262,11 +263,52 @@ TEST_P(HttpClientTransport, NobodyListening) {
     }
 }
 
+// https: the same server behind a TLS terminator with a private CA. Everything the
+// transport does (sessions, SSE replies, resumption, DELETE) goes through TLS; a client
+// that does not trust the CA is refused at the handshake.
+TEST_P(HttpClientTransport, SpeaksHttpsWithAPrivateCa) {
+    TestServer server;
+    test_support::TestCa ca;
+    const auto port = static_cast<unsigned short>(std::stoi(server.url().substr(server.url().rfind(':') + 1)));
+    test_support::TlsRelay relay(port, ca.leaf({"localhost"}));
+    const std::string url = "https://localhost:" + std::to_string(relay.port()) + "/mcp";
+
+    SyncClient untrusting;
+    try {
+        untrusting.connect(http_to(untrusting, url));
+        FAIL() << "expected the handshake to fail";
+    } catch (const TransportError& e) {
+        EXPECT_NE(std::string(e.what()).find("certificate verify failed"), std::string::npos) << e.what();
+    }
+
+    SyncClient client;
+    HttpClientOptions options;
+    options.url = url;
+    options.ca_file = ca.write_cert_file("mcp-client-ca.pem");
+    client.connect(make_http_transport(client.executor(), options));
+    EXPECT_EQ(client.list_tools().size(), 29u);
+    // The server ends this call's event stream at once: the reply needs a resumption.
+    EXPECT_NE(client.call_tool("test_reconnection", Json::object())["content"][0]["text"].get<std::string>().find(
+                  "completed successfully"),
+              std::string::npos);
+    client.close();
+    EXPECT_EQ(server.session_count(), 0u) << "DELETE went through the tunnel too";
+    EXPECT_GE(relay.connections(), 1);
+}
+
 TEST_P(HttpClientTransport, BadUrlsAndHeadersAreRefusedUpFront) {
     SyncClient client;
     HttpClientOptions options;
-    options.url = "https://example.com/mcp";
+    options.url = "ftp://example.com/mcp";
     EXPECT_THROW(make_http_transport(client.executor(), options), std::invalid_argument);
+    options.url = "http://user:secret@example.com/mcp";
+    EXPECT_THROW(make_http_transport(client.executor(), options), std::invalid_argument);
+    options.url = "http://127.0.0.1/mcp";
+    options.ca_file = "/nonexistent/ca.pem";
+    EXPECT_THROW(make_http_transport(client.executor(), options), std::invalid_argument) << "a CA file is for https";
+    options.url = "https://127.0.0.1/mcp";
+    EXPECT_THROW(make_http_transport(client.executor(), options), std::invalid_argument) << "an unreadable CA file";
+    options.ca_file.clear();
     options.url = "http://127.0.0.1/mcp";
     options.headers = {{"Bad Name", "x"}};
     EXPECT_THROW(make_http_transport(client.executor(), options), std::invalid_argument);

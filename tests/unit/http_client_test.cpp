@@ -57,6 +57,25 @@ protected:
         return result ? *result : Response{};
     }
 
+    // Runs any task of the client to the end on this test's event loop.
+    template <typename T>
+    T drive(Task<T> task) {
+        std::optional<T> result;
+        std::exception_ptr error;
+        bool done = false;
+        spawn(std::move(task), [&](std::optional<T> r, std::exception_ptr e) {
+            result = std::move(r);
+            error = e;
+            done = true;
+        });
+        io.restart();
+        while (!done && io.run_one_for(10s) > 0) {
+        }
+        EXPECT_TRUE(done) << "the task did not finish";
+        if (error) std::rethrow_exception(error);
+        return std::move(*result);
+    }
+
     template <typename Error>
     Error failure(HttpClient& client, Request request, CallOptions options = {}) {
         try {
@@ -409,6 +428,78 @@ TEST_F(HttpClientTest, HeaderInjectionAndBadUrlsAreRefusedBeforeAnythingIsSent) 
     EXPECT_TRUE(server.requests().empty());
     auto refused = failure<HttpError>(client, {.url = "http://127.0.0.1:1/"});
     EXPECT_EQ(refused.kind, HttpError::Kind::connect);
+}
+
+// ---- streams (open) ----------------------------------------------------------------
+
+TEST_F(HttpClientTest, AStreamedBodyArrivesInPiecesAndItsConnectionReturnsToThePool) {
+    const std::string big(100000, 'x');
+    ScriptedServer server([&](const SeenRequest& r) {
+        auto reply = ok(r.target == "/gz" ? gzip(big) : big);
+        reply.chunked = true;
+        if (r.target == "/gz") reply.headers.emplace_back("Content-Encoding", "gzip");
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    for (const char* path : {"/plain", "/gz"}) {
+        auto stream = drive(client.open({.url = server.url(path)}));
+        EXPECT_EQ(stream->head().status, 200u);
+        EXPECT_EQ(stream->head().header("content-type"), "text/plain");
+        EXPECT_FALSE(stream->content_length()) << "chunked";
+        std::string body;
+        int pieces = 0;
+        while (auto piece = drive(stream->read_some())) {
+            EXPECT_FALSE(piece->empty());
+            body += *piece;
+            ++pieces;
+        }
+        EXPECT_EQ(body, big) << path;
+        if (std::string(path) == "/plain") EXPECT_GT(pieces, 1) << "read as it arrives, not all at once";
+    }
+    EXPECT_EQ(server.connections(), 1) << "both streams, read to their end, used one connection";
+    EXPECT_EQ(run(client, {.url = server.url("/plain")}).body, big);
+    EXPECT_EQ(server.connections(), 1);
+}
+
+TEST_F(HttpClientTest, AStreamDroppedBeforeItsEndClosesItsConnection) {
+    ScriptedServer server([](const SeenRequest&) { return ok(std::string(200000, 'y')); });
+    HttpClient client(executor, no_proxy());
+    {
+        auto stream = drive(client.open({.url = server.url("/")}));
+        EXPECT_EQ(stream->content_length(), 200000u);
+        EXPECT_TRUE(drive(stream->read_some()));
+    }
+    EXPECT_EQ(run(client, {.url = server.url("/")}).body.size(), 200000u);
+    EXPECT_EQ(server.connections(), 2) << "the half-read connection was not reused";
+}
+
+TEST_F(HttpClientTest, StreamsAreCappedDeadlinedAndCancelled) {
+    ScriptedServer server([](const SeenRequest& r) {
+        auto reply = ok(std::string(5000, 'z'));
+        if (r.target == "/slow") reply.delay_ms = 3000;
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    // read_all's limit, on the announced length.
+    auto stream = drive(client.open({.url = server.url("/")}));
+    EXPECT_THROW(drive(stream->read_all(1000)), client::ResponseTooLarge);
+    EXPECT_EQ(drive(drive(client.open({.url = server.url("/")}))->read_all(5000)).size(), 5000u);
+
+    // A deadline on the header.
+    const auto started = std::chrono::steady_clock::now();
+    try {
+        drive(client.open({.url = server.url("/slow")}, {.deadline = std::chrono::steady_clock::now() + 200ms}));
+        ADD_FAILURE() << "expected a timeout";
+    } catch (const HttpError& e) {
+        EXPECT_EQ(e.kind, HttpError::Kind::timeout);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+
+    // The cancel token, while waiting for the header.
+    CancelToken token;
+    auto cancel_later = executor.schedule_after(100ms, [&token] { token.cancel("abandoned"); });
+    EXPECT_THROW(drive(client.open({.url = server.url("/slow")}, {.cancel = &token})), OperationCancelled);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 2500ms);
 }
 
 TEST(HttpRetryPolicy, RetryAfterBackoffAndIdempotence) {

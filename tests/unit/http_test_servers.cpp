@@ -329,6 +329,76 @@ std::vector<std::string> ConnectProxy::connect_targets() const {
     return impl_->targets;
 }
 
+// ------------------------------------------------------------------ TLS relay
+
+struct TlsRelay::Impl {
+    net::io_context io;
+    tcp::acceptor acceptor{io};
+    ssl::context tls{ssl::context::tls_server};
+    unsigned short target_port = 0;
+    std::atomic<int>* connections = nullptr;
+    std::thread thread;
+
+    template <typename From, typename To>
+    static net::awaitable<void> pipe(std::shared_ptr<From> from, std::shared_ptr<To> to, std::function<void()> done) {
+        std::array<char, 16384> data;
+        for (;;) {
+            auto [ec, n] = co_await from->async_read_some(net::buffer(data), nothrow);
+            if (n > 0) {
+                auto [wec, wn] = co_await net::async_write(*to, net::buffer(data.data(), n), nothrow);
+                if (wec) break;
+            }
+            if (ec) break;
+        }
+        done();
+    }
+
+    net::awaitable<void> connection(tcp::socket socket) {
+        auto client = std::make_shared<ssl::stream<tcp::socket>>(std::move(socket), tls);
+        auto [hec] = co_await client->async_handshake(ssl::stream_base::server, nothrow);
+        if (hec) co_return;
+        connections->fetch_add(1);
+        auto upstream = std::make_shared<tcp::socket>(io);
+        auto [cec] = co_await upstream->async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), target_port), nothrow);
+        if (cec) co_return;
+        // Either side ending ends both (the server's close reaches the client as a close).
+        auto end_both = [client, upstream]() {
+            beast::error_code ignored;
+            upstream->close(ignored);
+            client->next_layer().close(ignored);
+        };
+        net::co_spawn(io, pipe(client, upstream, end_both), net::detached);
+        co_await pipe(upstream, client, end_both);
+    }
+
+    net::awaitable<void> accept_loop() {
+        for (;;) {
+            auto [ec, socket] = co_await acceptor.async_accept(nothrow);
+            if (ec) co_return;
+            net::co_spawn(io, connection(std::move(socket)), net::detached);
+        }
+    }
+};
+
+TlsRelay::TlsRelay(unsigned short target_port, const Pem& tls) : impl_(std::make_unique<Impl>()) {
+    impl_->target_port = target_port;
+    impl_->connections = &connections_;
+    impl_->tls.use_certificate_chain(net::buffer(tls.cert));
+    impl_->tls.use_private_key(net::buffer(tls.key), ssl::context::pem);
+    tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), 0);
+    impl_->acceptor.open(endpoint.protocol());
+    impl_->acceptor.bind(endpoint);
+    impl_->acceptor.listen();
+    port_ = impl_->acceptor.local_endpoint().port();
+    net::co_spawn(impl_->io, impl_->accept_loop(), net::detached);
+    impl_->thread = std::thread([this] { impl_->io.run(); });
+}
+
+TlsRelay::~TlsRelay() {
+    impl_->io.stop();
+    impl_->thread.join();
+}
+
 // ------------------------------------------------------------------ compression
 
 namespace {

@@ -92,6 +92,22 @@ private:
     unsigned short port_ = 0;
 };
 
+// A TLS terminator in front of a plain server on 127.0.0.1:`target_port` (as a load
+// balancer would stand in front of an MCP server): bytes are relayed both ways.
+class TlsRelay {
+public:
+    TlsRelay(unsigned short target_port, const Pem& tls);
+    ~TlsRelay();
+    unsigned short port() const { return port_; }
+    int connections() const { return connections_.load(); }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    unsigned short port_ = 0;
+    std::atomic<int> connections_{0};
+};
+
 // gzip- or zlib-wrapped deflate of `data` (zlib's own compressor).
 std::string gzip(const std::string& data);
 std::string zlib_deflate(const std::string& data);

@@ -315,9 +315,11 @@ TEST_F(TangoPackTest, SpendingSummaryPagesWithSpacingAndSaysHowCompleteItIs) {
     auto seen = server.requests();
     ASSERT_EQ(seen.size(), 2u);
     EXPECT_NE(seen[0].target.find("award_date_gte=2023-10-01&award_date_lte=2024-09-30"), std::string::npos);
-    // 100 ms between the requests to Tango, within one call (as the server sees them arrive:
-    // a few ms of jitter allowed).
-    EXPECT_GE(seen[1].at - seen[0].at, 95ms);
+    // 100 ms between the requests to Tango, within one call. The pacer spaces the starts of
+    // requests; as the server sees them arrive, the first one also carried the connection
+    // set-up the second (on the pooled connection) did not, so a loaded machine shows a few
+    // ms less. A client without pacing would show ~1 ms.
+    EXPECT_GE(seen[1].at - seen[0].at, 80ms);
 }
 
 TEST_F(TangoPackTest, ASpendingSummaryWithinTheCapIsComplete) {

@@ -30,7 +30,7 @@ namespace {
 using client::Json;
 
 struct ClientFlags {
-    std::string url, stdio_command, config_file, token;
+    std::string url, stdio_command, config_file, token, ca_file;
     std::vector<std::string> headers;
     bool json = false;
     long long timeout_ms = 60000;
@@ -39,7 +39,7 @@ struct ClientFlags {
 };
 
 void add_target_flags(CLI::App* command, ClientFlags& flags) {
-    command->add_option("--url", flags.url, "Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp (http only)");
+    command->add_option("--url", flags.url, "Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp or https://…");
     command->add_option("--stdio", flags.stdio_command,
                         "Start this command and speak MCP on its stdin/stdout (split into words like a shell "
                         "would, but never run by one)");
@@ -47,6 +47,7 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
     command->add_flag("--json", flags.json, "Print JSON instead of readable text");
     command->add_option("--token", flags.token, "Bearer token for --url (default: $TOOLPORT_TOKEN)");
     command->add_option("--header", flags.headers, "Extra HTTP header for --url, 'Name: value' (repeatable)");
+    command->add_option("--ca-file", flags.ca_file, "PEM file of CAs to trust for an https --url, besides the system's");
     command->add_option("--timeout-ms", flags.timeout_ms, "How long to wait for each answer (milliseconds)")
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
 }
@@ -60,12 +61,12 @@ struct Target {
 Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
     const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + !flags.config_file.empty();
     if (chosen != 1) throw UsageError("give exactly one of --url, --stdio or --config");
-    if (flags.url.empty() && (!flags.token.empty() || !flags.headers.empty())) {
-        throw UsageError("--token and --header apply to --url only");
+    if (flags.url.empty() && (!flags.token.empty() || !flags.headers.empty() || !flags.ca_file.empty())) {
+        throw UsageError("--token, --header and --ca-file apply to --url only");
     }
     Target target;
     if (!flags.url.empty()) {
-        auto options = http_options(flags.url, flags.token, flags.headers);
+        auto options = http_options(flags.url, flags.token, flags.headers, flags.ca_file);
         try {
             target.transport = client::make_http_transport(sync.executor(), std::move(options));
         } catch (const std::invalid_argument& e) {

@@ -23,9 +23,10 @@ std::pair<std::string, std::string> parse_header(const std::string& text) {
 }
 
 client::HttpClientOptions http_options(const std::string& url, const std::string& token,
-                                       const std::vector<std::string>& headers) {
+                                       const std::vector<std::string>& headers, const std::string& ca_file) {
     client::HttpClientOptions options;
     options.url = url;
+    options.ca_file = ca_file;
     options.bearer_token = token;
     if (options.bearer_token.empty()) {
         if (const char* env = std::getenv("TOOLPORT_TOKEN")) options.bearer_token = env;

@@ -19,10 +19,11 @@ struct UsageError : std::runtime_error {
 // "Name: value" → {Name, value} (throws UsageError).
 std::pair<std::string, std::string> parse_header(const std::string& text);
 
-// --url options: the token from --token, else $TOOLPORT_TOKEN; every --header checked.
-// No GET stream: these commands only make requests.
+// --url options: the token from --token, else $TOOLPORT_TOKEN; every --header checked;
+// --ca-file for an https server with a private CA. No GET stream: these commands only
+// make requests.
 client::HttpClientOptions http_options(const std::string& url, const std::string& token,
-                                       const std::vector<std::string>& headers);
+                                       const std::vector<std::string>& headers, const std::string& ca_file);
 
 // --stdio 'command args': split into words like a shell would, never run by one
 // (throws UsageError for bad quoting or an empty command).

@@ -36,7 +36,7 @@ using spec::Json;
 
 struct TestFlags {
     std::vector<std::string> paths;
-    std::string url, stdio_command, config_file, token;
+    std::string url, stdio_command, config_file, token, ca_file;
     std::vector<std::string> headers;
     long long timeout_ms = 30000;
     bool update_snapshots = false;
@@ -142,7 +142,7 @@ private:
 };
 
 ClientTarget::TransportFactory http_factory(const TestFlags& flags, const std::string& url) {
-    auto options = http_options(url, flags.token, flags.headers);
+    auto options = http_options(url, flags.token, flags.headers, flags.ca_file);
     return [options](ClientTarget& target) { return client::make_http_transport(target.sync().executor(), options); };
 }
 
@@ -181,9 +181,9 @@ std::unique_ptr<ClientTarget> make_command_line_target(const TestFlags& flags) {
 std::unique_ptr<ClientTarget> command_line_target(const TestFlags& flags) {
     const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + !flags.config_file.empty();
     if (chosen > 1) throw UsageError("give only one of --url, --stdio or --config");
-    bool http_options = !flags.token.empty() || !flags.headers.empty();
+    bool http_options = !flags.token.empty() || !flags.headers.empty() || !flags.ca_file.empty();
     if ((!flags.stdio_command.empty() || !flags.config_file.empty()) && http_options) {
-        throw UsageError("--token and --header apply to HTTP servers only");
+        throw UsageError("--token, --header and --ca-file apply to HTTP servers only");
     }
     for (const auto& header : flags.headers) parse_header(header);
     std::unique_ptr<ClientTarget> target = make_command_line_target(flags);
@@ -266,7 +266,7 @@ Command add_test(CLI::App& app) {
     auto* test = app.add_subcommand("test", "Run YAML integration specs (mcp-server-kit format) against an MCP server");
     test->add_option("specs", flags->paths, "Spec files (.yaml, .yml, .json) or folders to search for *.yaml / *.yml")
         ->required();
-    test->add_option("--url", flags->url, "Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp (http only)");
+    test->add_option("--url", flags->url, "Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp or https://…");
     test->add_option("--stdio", flags->stdio_command,
                      "Start this command and speak MCP on its stdin/stdout (split into words like a shell would, "
                      "but never run by one)");
@@ -274,6 +274,7 @@ Command add_test(CLI::App& app) {
     test->add_option("--token", flags->token, "Bearer token for HTTP servers (default: $TOOLPORT_TOKEN)");
     test->add_option("--header", flags->headers, "Extra HTTP header, 'Name: value' (repeatable)")
         ->allow_extra_args(false);  // one value per --header: the spec paths that follow are not headers
+    test->add_option("--ca-file", flags->ca_file, "PEM file of CAs to trust for https servers, besides the system's");
     test->add_option("--timeout-ms", flags->timeout_ms, "Timeout of each call without a spec timeout (milliseconds)")
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
     test->add_flag("--update-snapshots", flags->update_snapshots, "Rewrite snapshot files instead of comparing");

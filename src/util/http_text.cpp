@@ -1,0 +1,33 @@
+#include "util/http_text.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace toolport::util {
+
+namespace {
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+}  // namespace
+
+bool iequals_ascii(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+}
+
+bool starts_with_ascii_nocase(std::string_view text, std::string_view prefix) {
+    return text.size() >= prefix.size() && iequals_ascii(text.substr(0, prefix.size()), prefix);
+}
+
+bool is_http_token(std::string_view text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    });
+}
+
+bool has_control_chars(std::string_view text) {
+    return std::any_of(text.begin(), text.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return (u < 0x20 && c != '\t') || u == 0x7f;
+    });
+}
+
+}  // namespace toolport::util
