@@ -130,7 +130,8 @@ TEST(TangoApiErrors, RetryAfterAsAnHttpDateIsAWaitFromNow) {
 }
 
 TEST(TangoApiErrors, ServerErrorsAreTransientUpstreamErrors) {
-    for (unsigned status : {500u, 502u, 503u, 504u}) {
+    // 408: the request was fine, the API gave up waiting for it; asking again may work.
+    for (unsigned status : {408u, 500u, 502u, 503u, 504u}) {
         Json e = status_error(status, "<html>Service Unavailable</html>");
         EXPECT_EQ(e["error_code"], "UPSTREAM_ERROR") << status;
         EXPECT_EQ(e["transient"], true) << status;

@@ -243,7 +243,32 @@ TEST_F(TangoPackTest, ValuesRefusedLocallyNeverReachTheApi) {
     EXPECT_EQ(error(limit)["error_code"], "INVALID_ARGUMENT");
     auto ordering = call("search_tango_contracts", {{"ordering", "recipient_name"}});
     EXPECT_EQ(error(ordering)["error_code"], "INVALID_ARGUMENT");
+    // A cursor longer than any Tango hands out is refused, not cut into another cursor.
+    auto long_cursor = call("search_tango_contracts", {{"cursor", std::string(1001, 'A')}});
+    EXPECT_EQ(error(long_cursor)["error_code"], "INVALID_FORMAT");
+    EXPECT_EQ(error(long_cursor)["parameter"], "cursor");
+    // Award dates wholly outside the fiscal year are refused, not replaced by it.
+    auto outside = call("get_tango_spending_summary", {{"fiscal_year", 2024}, {"award_date_start", "2025-01-01"}});
+    EXPECT_EQ(error(outside)["error_code"], "INVALID_ARGUMENT");
+    EXPECT_EQ(error(outside)["parameter"], "award_date_start");
     EXPECT_TRUE(server.requests().empty());
+}
+
+TEST_F(TangoPackTest, ExplicitAwardDatesNarrowTheFiscalYear) {
+    start(Json{{"spending_summary_max_pages", 1}});
+    auto r = call("get_tango_spending_summary",
+                  {{"fiscal_year", 2024}, {"award_date_start", "2023-01-01"}, {"award_date_end", "2024-03-31"}});
+    ASSERT_FALSE(r.value("isError", false)) << r.dump();
+    EXPECT_NE(server.requests()[0].target.find("award_date_gte=2023-10-01&award_date_lte=2024-03-31"), std::string::npos)
+        << server.requests()[0].target;
+}
+
+TEST_F(TangoPackTest, PostedDateOrdersOpportunitiesByTheirFirstNotice) {
+    start();
+    call("search_tango_opportunities", {{"ordering", "-posted_date"}});
+    ASSERT_EQ(server.requests().size(), 1u);
+    EXPECT_NE(server.requests()[0].target.find("ordering=-first_notice_date"), std::string::npos)
+        << server.requests()[0].target;
 }
 
 TEST_F(TangoPackTest, AMissingUeiSuggestsSearchingByVendorName) {

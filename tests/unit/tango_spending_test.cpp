@@ -121,6 +121,18 @@ TEST(TangoSpending, MonthsRunInTimeOrderWithUnknownLast) {
     EXPECT_EQ(g[2]["key"], "UNKNOWN");
 }
 
+TEST(TangoSpending, TopMonthsAreTheLatestOnesInTimeOrder) {
+    SpendingAggregate a(GroupBy::month);
+    for (const char* date : {"2024-01-05", "2024-02-05", "2024-03-05", "2024-04-05", "2023-12-05"}) {
+        a.add(row("N553JH75Z8K1", "A", "4732", "FAS", 1.0, date));
+    }
+    Json g = a.groups(3);
+    ASSERT_EQ(g.size(), 3u);
+    EXPECT_EQ(g[0]["key"], "2024-02");
+    EXPECT_EQ(g[1]["key"], "2024-03");
+    EXPECT_EQ(g[2]["key"], "2024-04");
+}
+
 TEST(TangoSpending, TotalsAddUpDeobligationsAndMissingAmounts) {
     SpendingAggregate a(GroupBy::agency);
     a.add(row("N553JH75Z8K1", "A", "4732", "FAS", 0.1, "2024-01-02"));

@@ -301,6 +301,14 @@ TEST(TangoValidationText, ControlCharactersAreStrippedAndWhitespaceKeptAsSpaces)
     EXPECT_FALSE(text_arg(one("q", "\x01\x02\n\t"), "q"));
 }
 
+TEST(TangoValidationText, UnicodeControlsAndInvisibleCharactersAreStrippedToo) {
+    EXPECT_EQ(text_arg(one("q", "a\u0085b\u009fc"), "q"), "abc");                // C1 controls
+    EXPECT_EQ(text_arg(one("q", "one\u2028two\u2029three"), "q"), "one two three");  // line separators
+    EXPECT_EQ(text_arg(one("q", "\ufeffcl\u200boud\u202e sdrawkcab\u2066x\u2069"), "q"), "cloud sdrawkcabx");
+    EXPECT_EQ(text_arg(one("q", "café ü €"), "q"), "café ü €") << "ordinary non-ASCII text stays";
+    EXPECT_FALSE(text_arg(one("q", "\u200b\ufeff"), "q"));
+}
+
 TEST(TangoValidationText, LengthsAreCappedInCharactersNotBytes) {
     EXPECT_EQ(text_arg(one("q", std::string(201, 'x')), "q")->size(), 200u);  // the default cap
     EXPECT_EQ(text_arg(one("q", std::string(600, 'x')), "q", 500)->size(), 500u);

@@ -53,9 +53,13 @@ Json record_schema() {
 }
 
 std::optional<std::string> cursor_arg(const Json& args) {
-    auto cursor = text_arg(args, "cursor", 1000);
-    if (cursor && cursor->find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-") !=
-                      std::string::npos) {
+    // Read one character past the longest cursor Tango hands out, so that a longer one is
+    // refused instead of being cut into a different cursor.
+    constexpr std::size_t kMaxCursor = 1000;
+    auto cursor = text_arg(args, "cursor", kMaxCursor + 1);
+    if (cursor && (cursor->size() > kMaxCursor ||
+                   cursor->find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-") !=
+                       std::string::npos)) {
         throw ToolError(ToolErrorCode::invalid_format, "cursor is not one this tool handed out")
             .parameter("cursor")
             .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out.");

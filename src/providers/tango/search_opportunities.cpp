@@ -35,11 +35,23 @@ Json input_schema() {
         {"fiscal_year", {{"type", "integer"}, {"minimum", 1990}, {"maximum", 2100},
                          {"description", "Fiscal year of the planned award (forecasts only)"}}},
         {"ordering", {{"type", "string"},
-                      {"description", "opportunities: first_notice_date, last_notice_date, response_deadline; "
+                      {"description", "opportunities: first_notice_date (or its alias posted_date), last_notice_date, "
+                                      "response_deadline; "
                                       "forecasts: anticipated_award_date, fiscal_year, title; '-' for descending"}}},
         {"limit", limit_property(10, 100)},
         {"cursor", cursor_property("It looks like 'page:2'.")},
     });
+}
+
+// Tango's opportunities accept posted_date as an alias of first_notice_date; it is sent as
+// the field it stands for.
+std::optional<std::string> opportunity_ordering(const Json& args) {
+    auto ordering =
+        choice_arg(args, "ordering", {"first_notice_date", "posted_date", "last_notice_date", "response_deadline"}, true);
+    if (!ordering) return ordering;
+    const bool descending = ordering->front() == '-';
+    if (ordering->substr(descending ? 1 : 0) == "posted_date") return std::string(descending ? "-" : "") + "first_notice_date";
+    return ordering;
 }
 
 Json record_schema() {
@@ -93,7 +105,7 @@ Task<Json> opportunities(TangoCall& call, const Json& args) {
         .add("response_deadline_before", due_end)
         .add("place_of_performance", text_arg(args, "place_of_performance", 100))
         .add("active", std::string(active ? "true" : "false"))
-        .add("ordering", choice_arg(args, "ordering", {"first_notice_date", "last_notice_date", "response_deadline"}, true));
+        .add("ordering", opportunity_ordering(args));
     Json filters = q.as_json();
     filters["source"] = "opportunities";
     // No `shape`: shaping opportunities is a paid-plan feature of the API; the default

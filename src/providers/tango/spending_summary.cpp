@@ -60,9 +60,11 @@ void SpendingAggregate::add(const Json& row) {
 Json SpendingAggregate::groups(int top) const {
     std::vector<std::pair<std::string, const Group*>> sorted;
     for (const auto& [key, g] : groups_) sorted.emplace_back(key, &g);
-    // Largest first; months in time order instead.
+    // Largest first; months in time order instead, the latest `top` of them (a time series
+    // cut to its most recent end, which is what "the last N months" means).
     if (group_by_ == GroupBy::month) {
         std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (top >= 0 && sorted.size() > static_cast<std::size_t>(top)) sorted.erase(sorted.begin(), sorted.end() - top);
     } else {
         std::stable_sort(sorted.begin(), sorted.end(),
                          [](const auto& a, const auto& b) { return a.second->obligated > b.second->obligated; });
@@ -103,8 +105,29 @@ Json input_schema() {
         {"award_date_start", string_property("Earliest award date, YYYY-MM-DD")},
         {"award_date_end", string_property("Latest award date, YYYY-MM-DD")},
         {"top", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 20},
-                 {"description", "How many groups to return, largest first (1-100, default 20)"}}},
+                 {"description", "How many groups to return, largest first (1-100, default 20); for month, the "
+                                 "latest months, in time order"}}},
     });
+}
+
+// The award dates to ask for. FY N runs from 1 October of N-1 to 30 September of N;
+// explicit dates narrow it (YYYY-MM-DD strings compare as dates), and dates wholly outside
+// it are refused rather than silently replaced.
+std::pair<std::optional<std::string>, std::optional<std::string>> award_window(std::optional<int> fiscal_year,
+                                                                               std::optional<std::string> start,
+                                                                               std::optional<std::string> end) {
+    if (!fiscal_year) return {start, end};
+    const std::string fy_start = fmt::format("{}-10-01", *fiscal_year - 1);
+    const std::string fy_end = fmt::format("{}-09-30", *fiscal_year);
+    std::string from = start ? std::max(*start, fy_start) : fy_start;
+    std::string to = end ? std::min(*end, fy_end) : fy_end;
+    if (from > to) {
+        throw ToolError(ToolErrorCode::invalid_argument,
+                        fmt::format("the award dates fall outside fiscal year {} ({} to {})", *fiscal_year, fy_start, fy_end))
+            .parameter(start && *start > fy_end ? "award_date_start" : "award_date_end")
+            .suggest("Drop fiscal_year, or give award dates within it.");
+    }
+    return {from, to};
 }
 
 Json record_schema() {
@@ -131,13 +154,8 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
             .add("naics", naics_arg(args, "naics_code"))
             .add("psc", psc_arg(args, "psc_code"))
             .add("set_aside", set_aside_arg(args, "set_aside_type"));
-        if (fiscal_year) {
-            // FY N runs from 1 October of N-1 to 30 September of N; explicit dates narrow it.
-            q.add("award_date_gte", start.value_or(fmt::format("{}-10-01", *fiscal_year - 1)))
-                .add("award_date_lte", end.value_or(fmt::format("{}-09-30", *fiscal_year)));
-        } else {
-            q.add("award_date_gte", start).add("award_date_lte", end);
-        }
+        const auto [from, to] = award_window(fiscal_year, start, end);
+        q.add("award_date_gte", from).add("award_date_lte", to);
         Json filters = q.as_json();
         filters["group_by"] = group_name;
 

@@ -130,6 +130,12 @@ ToolError error_for_status(unsigned status, const std::optional<std::string>& re
             .transient(true)
             .suggest(fmt::format("Wait {} seconds and retry the request.", (delay.count() + 999) / 1000));
     }
+    if (status == 408) {
+        // The request was fine; Tango gave up waiting for it.
+        return ToolError(ToolErrorCode::upstream_error, fmt::format("Tango timed out the request (HTTP 408): {}", message))
+            .transient(true)
+            .suggest("Retry in a moment; if it persists, narrow the filters.");
+    }
     if (status >= 400 && status < 500) {
         return ToolError(ToolErrorCode::invalid_argument, fmt::format("Tango rejected the request (HTTP {}): {}", status, message))
             .suggest("Correct the parameter the message names and retry.");

@@ -42,7 +42,6 @@ void truncate_utf8(std::string& s, std::size_t max) {
     }
 }
 
-
 std::optional<std::string> text_arg(const Json& args, const std::string& name, std::size_t max_length) {
     auto it = args.find(name);
     if (it == args.end() || it->is_null()) return std::nullopt;
@@ -52,13 +51,37 @@ std::optional<std::string> text_arg(const Json& args, const std::string& name, s
     else throw ToolError(ToolErrorCode::invalid_argument, name + " must be a string").parameter(name).provided(*it);
     std::string clean;
     clean.reserve(value.size());
-    for (char c : value) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
-            if (c == '\t' || c == '\n' || c == '\r') clean += ' ';
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const auto u = static_cast<unsigned char>(value[i]);
+        if (u < 0x20 || u == 0x7f) {  // C0 controls: tabs and line breaks become spaces
+            if (u == '\t' || u == '\n' || u == '\r') clean += ' ';
             continue;
         }
-        clean += c;
+        if (u == 0xC2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) <= 0x9F) {
+            ++i;  // C1 controls (U+0080-U+009F)
+            continue;
+        }
+        if (u == 0xE2 && i + 2 < value.size()) {
+            const auto b1 = static_cast<unsigned char>(value[i + 1]);
+            const auto b2 = static_cast<unsigned char>(value[i + 2]);
+            // U+2028/U+2029 line and paragraph separators: spaces. Zero-width characters
+            // (U+200B-U+200F) and bidirectional overrides (U+202A-U+202E, U+2066-U+2069),
+            // which hide or reorder text in logs and queries: dropped.
+            const bool separator = b1 == 0x80 && (b2 == 0xA8 || b2 == 0xA9);
+            const bool invisible = (b1 == 0x80 && ((b2 >= 0x8B && b2 <= 0x8F) || (b2 >= 0xAA && b2 <= 0xAE))) ||
+                                   (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
+            if (separator || invisible) {
+                if (separator) clean += ' ';
+                i += 2;
+                continue;
+            }
+        }
+        if (u == 0xEF && i + 2 < value.size() && static_cast<unsigned char>(value[i + 1]) == 0xBB &&
+            static_cast<unsigned char>(value[i + 2]) == 0xBF) {
+            i += 2;  // U+FEFF, a byte-order mark pasted along with the text
+            continue;
+        }
+        clean += value[i];
     }
     auto first = clean.find_first_not_of(' ');
     if (first == std::string::npos) return std::nullopt;

@@ -18,8 +18,9 @@ using Json = nlohmann::json;
 // Cuts `text` to at most `max_chars` characters, never inside a UTF-8 sequence.
 void truncate_utf8(std::string& text, std::size_t max_chars);
 
-// Control characters stripped, whitespace trimmed, at most `max_length` characters (UTF-8
-// aware). nullopt when absent, null or empty after cleaning. Throws INVALID_ARGUMENT for
+// Control characters stripped (C0 and C1; tabs and line breaks, U+2028 and U+2029 become
+// spaces), zero-width characters, bidirectional overrides and byte-order marks dropped,
+// whitespace trimmed, at most `max_length` characters (UTF-8 aware). nullopt when absent, null or empty after cleaning. Throws INVALID_ARGUMENT for
 // a value that is not a string (numbers are accepted and turned into text).
 std::optional<std::string> text_arg(const Json& args, const std::string& name, std::size_t max_length = 200);
 
