@@ -212,7 +212,9 @@ TEST(TangoSchemas, EachToolsSampleOutputValidates) {
     aggregate.add(Json::object());
     Json spending = envelope(aggregate.groups(20), static_cast<long long>(aggregate.group_count()),
                              Json{{"group_by", "agency"}}, 20, std::nullopt, milliseconds(900), 3);
-    spending["summary"] = {{"group_by", "agency"}, {"rows_aggregated", 2}, {"total_matching_contracts", 2}, {"complete", true}};
+    spending["summary"] = {{"group_by", "agency"},  {"rows_aggregated", 2},       {"total_matching_contracts", 2},
+                           {"complete", true},      {"pages_read", 1},            {"total_obligated_aggregated", 1250000.0},
+                           {"note", "Every matching contract was added up."}};
     EXPECT_EQ(complaint(tool("get_tango_spending_summary").output_schema, spending), "");
 
     mark_cached(contracts, milliseconds(0));
@@ -241,6 +243,19 @@ TEST(TangoSchemas, OutputSchemasRefuseWhatIsNotTheEnvelope) {
     bad = good;
     bad["data"][0]["obligated"] = "1,250,000";
     EXPECT_NE(complaint(schema, bad), "");
+    // Every field of a record is there (null when Tango had no value), nested ones too.
+    bad = good;
+    bad["data"][0].erase("award_date");
+    EXPECT_NE(complaint(schema, bad), "");
+    bad = good;
+    bad["data"][0]["naics"] = Json{{"code", 541512}, {"description", nullptr}};
+    EXPECT_NE(complaint(schema, bad), "");
+    bad = good;
+    bad.erase("pagination");
+    EXPECT_NE(complaint(schema, bad), "");
+    // An opportunities answer holds opportunities or forecasts, nothing else.
+    Json other = sample_envelope(Json::array({Json{{"forecast_id", "F-1"}}}));
+    EXPECT_NE(complaint(tool("search_tango_opportunities").output_schema, other), "");
     EXPECT_NE(complaint(tool("get_tango_spending_summary").output_schema,
                         envelope(Json::array({Json{{"rank", 1}, {"key", "9700"}, {"total_obligated", "lots"}}}), 1,
                                  Json::object(), 20, std::nullopt, milliseconds(1), 1)),

@@ -39,17 +39,22 @@ Json input_schema() {
 }
 
 Json record_schema() {
-    return object_schema({{"contract_id", {{"type", {"string", "null"}}}},
-                          {"piid", {{"type", {"string", "null"}}}},
-                          {"description", {{"type", {"string", "null"}}}},
-                          {"award_date", {{"type", {"string", "null"}}}},
-                          {"vendor", {{"type", "object"}}},
-                          {"awarding_agency", {{"type", {"object", "null"}}}},
-                          {"obligated", {{"type", {"number", "null"}}}},
-                          {"total_contract_value", {{"type", {"number", "null"}}}},
-                          {"naics", {{"type", {"object", "null"}}}},
-                          {"psc", {{"type", {"object", "null"}}}},
-                          {"set_aside", {{"type", {"object", "null"}}}}});
+    return object_schema({{"contract_id", nullable("string")},
+                          {"piid", nullable("string")},
+                          {"description", nullable("string")},
+                          {"award_date", nullable("string")},
+                          {"fiscal_year", nullable("integer")},
+                          {"vendor", required_object({{"name", nullable("string")}, {"uei", nullable("string")}})},
+                          {"awarding_agency", agency_schema()},
+                          {"obligated", nullable("number")},
+                          {"total_contract_value", nullable("number")},
+                          {"naics", coded_schema()},
+                          {"psc", coded_schema()},
+                          {"set_aside", coded_schema()},
+                          {"place_of_performance", place_schema()},
+                          {"period_of_performance", required_object({{"start_date", nullable("string")},
+                                                                     {"end_date", nullable("string")},
+                                                                     {"ultimate_completion_date", nullable("string")}})}});
 }
 
 std::optional<std::string> cursor_arg(const Json& args) {

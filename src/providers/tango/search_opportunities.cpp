@@ -55,9 +55,32 @@ std::optional<std::string> opportunity_ordering(const Json& args) {
 }
 
 Json record_schema() {
-    return {{"type", "object"},
-            {"description", "An opportunity (opportunity_id, title, solicitation_number, response_deadline, ...) or, "
-                            "with source forecasts, a forecast (forecast_id, title, anticipated_award_date, ...)"}};
+    Json opportunity = object_schema({{"opportunity_id", nullable("string")},
+                                      {"title", nullable("string")},
+                                      {"solicitation_number", nullable("string")},
+                                      {"notice_type", nullable("string")},
+                                      {"active", nullable("boolean")},
+                                      {"agency", agency_schema()},
+                                      {"first_notice_date", nullable("string")},
+                                      {"last_notice_date", nullable("string")},
+                                      {"response_deadline", nullable("string")},
+                                      {"naics", coded_schema()},
+                                      {"psc", coded_schema()},
+                                      {"set_aside", coded_schema()},
+                                      {"place_of_performance", place_schema()},
+                                      {"sam_url", nullable("string")},
+                                      {"description", nullable("string")}});
+    Json forecast = object_schema({{"forecast_id", nullable("integer")},
+                                   {"title", nullable("string")},
+                                   {"agency", nullable("string")},
+                                   {"source_system", nullable("string")},
+                                   {"anticipated_award_date", nullable("string")},
+                                   {"fiscal_year", nullable("integer")},
+                                   {"naics_code", nullable("string")},
+                                   {"set_aside", nullable("string")},
+                                   {"status", nullable("string")}});
+    return {{"description", "An opportunity or, with source forecasts, a forecast"},
+            {"anyOf", Json::array({std::move(opportunity), std::move(forecast)})}};
 }
 
 Task<Json> forecasts(TangoCall& call, const Json& args) {

@@ -202,7 +202,14 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         "against total_matching_contracts, and complete true or false. Narrow filters give complete totals. Related: "
         "search_tango_contracts for the contracts themselves, get_tango_vendor_profile for a vendor's lifetime totals.",
         input_schema(), record_schema(), body);
-    declaration.output_schema["properties"]["summary"] = {{"type", "object"}};
+    declaration.output_schema["properties"]["summary"] = required_object({{"group_by", {{"type", "string"}}},
+                                                                          {"rows_aggregated", {{"type", "integer"}}},
+                                                                          {"total_matching_contracts", {{"type", "integer"}}},
+                                                                          {"complete", {{"type", "boolean"}}},
+                                                                          {"pages_read", {{"type", "integer"}}},
+                                                                          {"total_obligated_aggregated", {{"type", "number"}}},
+                                                                          {"note", {{"type", "string"}}}});
+    declaration.output_schema["required"].push_back("summary");
     return declaration;
 }
 

@@ -9,27 +9,68 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Json nullable(const char* type) { return Json{{"type", Json::array({type, "null"})}}; }
+// `schema` (an object schema, or an anyOf of them) with every one of its properties
+// required: the normalizers always write each
+// field (null when Tango had no value), so a client may rely on the keys being there.
+Json all_required(Json schema) {
+    if (schema.contains("anyOf")) {
+        for (auto& branch : schema["anyOf"]) branch = all_required(std::move(branch));
+        return schema;
+    }
+    if (!schema.contains("properties")) return schema;
+    Json required = Json::array();
+    for (const auto& [name, property] : schema["properties"].items()) required.push_back(name);
+    schema["required"] = std::move(required);
+    return schema;
+}
 
 // The envelope around `record_schema` (the structuredContent of every tango tool).
 Json envelope_schema(Json record_schema) {
-    return object_schema({
-        {"data", {{"type", "array"}, {"items", std::move(record_schema)}}},
+    return all_required(object_schema({
+        {"data", {{"type", "array"}, {"items", all_required(std::move(record_schema))}}},
         {"total", {{"type", "integer"}, {"description", "Every match the API counted, not only this page"}}},
         {"returned", {{"type", "integer"}}},
         {"filters", {{"type", "object"}, {"description", "The filters as applied (after validation and mapping)"}}},
         {"pagination",
-         object_schema({{"limit", {{"type", "integer"}}},
-                        {"has_more", {{"type", "boolean"}}},
-                        {"next_cursor", nullable("string")}})},
+         all_required(object_schema({{"limit", {{"type", "integer"}}},
+                                     {"has_more", {{"type", "boolean"}}},
+                                     {"next_cursor", nullable("string")}}))},
         {"execution",
-         object_schema({{"duration_ms", {{"type", "integer"}}},
-                        {"cached", {{"type", "boolean"}}},
-                        {"api_calls", {{"type", "integer"}}}})},
-    });
+         all_required(object_schema({{"duration_ms", {{"type", "integer"}}},
+                                     {"cached", {{"type", "boolean"}}},
+                                     {"api_calls", {{"type", "integer"}}}}))},
+    }));
 }
 
 }  // namespace
+
+Json nullable(const char* type) { return Json{{"type", Json::array({type, "null"})}}; }
+
+namespace {
+Json nullable_object(Json properties) {
+    Json schema = all_required(object_schema(std::move(properties)));
+    schema["type"] = Json::array({"object", "null"});
+    return schema;
+}
+}  // namespace
+
+Json coded_schema() { return nullable_object({{"code", nullable("string")}, {"description", nullable("string")}}); }
+
+Json place_schema() {
+    return nullable_object({{"city", nullable("string")},
+                            {"state", nullable("string")},
+                            {"country", nullable("string")},
+                            {"zip", nullable("string")}});
+}
+
+Json agency_schema() {
+    return nullable_object({{"name", nullable("string")},
+                            {"code", nullable("string")},
+                            {"department", nullable("string")},
+                            {"office", required_object({{"name", nullable("string")}, {"code", nullable("string")}})}});
+}
+
+Json required_object(Json properties) { return all_required(object_schema(std::move(properties))); }
 
 Json string_property(const std::string& description) { return {{"type", "string"}, {"description", description}}; }
 

@@ -37,6 +37,12 @@ Json api_key_property();
 Json limit_property(int fallback, int max);
 Json cursor_property(const std::string& how);
 Json object_schema(Json properties);
+// Output schema pieces for the normalized records (every field may be null).
+Json nullable(const char* type);
+Json required_object(Json properties);  // an object schema with every property required
+Json coded_schema();   // {code, description} or null: NAICS, PSC, set-aside
+Json place_schema();   // {city, state, country, zip} or null
+Json agency_schema();  // {name, code, department, office: {name, code}} or null
 
 providers::ToolDeclaration search_contracts_tool(TangoPack& pack);
 providers::ToolDeclaration search_grants_tool(TangoPack& pack);
