@@ -283,13 +283,17 @@ static Config load_config_unchecked(const std::string& path) {
     }
     if (auto d = root["downstream"]) {
         r.only_keys(d, "downstream",
-                    {"ca_file", "insecure_skip_verify", "max_idle_per_origin", "connect_timeout_ms", "idle_timeout_ms",
-                     "max_response_bytes"});
+                    {"ca_file", "insecure_skip_verify", "max_idle_per_origin", "max_connections_per_origin",
+                     "connect_timeout_ms", "idle_timeout_ms", "max_response_bytes"});
         auto& o = config.downstream;
         if (d["ca_file"]) o.ca_file = r.str(d["ca_file"], "downstream.ca_file");
         if (d["insecure_skip_verify"]) o.insecure_skip_verify = r.boolean(d["insecure_skip_verify"], "downstream.insecure_skip_verify");
         if (d["max_idle_per_origin"]) {
             o.max_idle_per_origin = r.integer(d["max_idle_per_origin"], "downstream.max_idle_per_origin", 0, 10000);
+        }
+        if (d["max_connections_per_origin"]) {
+            o.max_connections_per_origin =
+                r.integer(d["max_connections_per_origin"], "downstream.max_connections_per_origin", 1, 10000);
         }
         if (d["connect_timeout_ms"]) {
             o.connect_timeout = std::chrono::milliseconds(r.integer(d["connect_timeout_ms"], "downstream.connect_timeout_ms", 1, 600000));

@@ -30,6 +30,9 @@ using namespace std::chrono_literals;
 using util::starts_with_ascii_nocase;
 
 constexpr std::size_t kMaxIdleConnections = 4;
+// Requests in flight each hold a connection while their reply streams (and the GET stream
+// one more): the limit is for runaways, not for ordinary concurrency.
+constexpr std::size_t kMaxConnections = 256;
 constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
 constexpr auto kDefaultRetry = 1000ms;  // when a stream the server ended named no "retry"
 
@@ -54,6 +57,7 @@ hc::ClientOptions downstream_options(const HttpClientOptions& options) {
     o.insecure_skip_verify = options.insecure_skip_verify;
     o.connect_timeout = options.connect_timeout;
     o.max_idle_per_origin = kMaxIdleConnections;
+    o.max_connections_per_origin = kMaxConnections;
     return o;
 }
 

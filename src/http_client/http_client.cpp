@@ -17,6 +17,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -54,8 +55,10 @@ bool is_ip_literal(const std::string& host) {
     return !ec;
 }
 
-// One connection, plain or TLS; pooled between requests to the same origin.
+// One connection, plain or TLS; pooled between requests to the same origin. `slot` is its
+// place in the origin's connection limit, given back when the connection is destroyed.
 struct Connection {
+    std::shared_ptr<void> slot;
     std::optional<beast::tcp_stream> plain;
     std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
     Clock::time_point idle_since;
@@ -121,10 +124,24 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     ClientOptions options;
     ssl::context tls_context;
     std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle;  // by pool key
+    // Connections open per pool key (busy and idle), and the attempts waiting for one.
+    struct OriginSlots {
+        std::size_t open = 0;
+        std::vector<net::steady_timer*> waiting;
+    };
+    std::map<std::string, OriginSlots> slots;
     Stats stats;
     std::minstd_rand jitter{std::random_device{}()};
 
     // ------------------------------------------------------------------ the pool
+
+    // Shared by an attempt and its cancellation callback (same thread).
+    struct Watch {
+        Connection* conn = nullptr;
+        tcp::resolver* resolver = nullptr;
+        net::steady_timer* timer = nullptr;  // waiting for a connection or for DNS
+        bool cancelled = false;
+    };
 
     static std::string pool_key(const Url& url, const ProxyEndpoint* proxy) {
         return proxy ? url.origin() + " via " + proxy->display() : url.origin();
@@ -144,6 +161,60 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         return nullptr;
     }
 
+    // Wakes one attempt waiting for a connection to `key` (it looks again at the pool and
+    // the count).
+    void wake_one(const std::string& key) {
+        auto it = slots.find(key);
+        if (it == slots.end() || it->second.waiting.empty()) return;
+        it->second.waiting.front()->cancel();
+        it->second.waiting.erase(it->second.waiting.begin());
+    }
+
+    // A place in `key`'s limit, released (and a waiter woken) when the last owner lets go.
+    std::shared_ptr<void> take_slot(const std::string& key) {
+        ++slots[key].open;
+        std::weak_ptr<Impl> owner = weak_from_this();
+        return std::shared_ptr<void>(nullptr, [owner, key](void*) {
+            auto self = owner.lock();
+            if (!self) return;
+            auto it = self->slots.find(key);
+            if (it == self->slots.end()) return;
+            --it->second.open;
+            if (it->second.open == 0 && it->second.waiting.empty()) self->slots.erase(it);
+            else self->wake_one(key);
+        });
+    }
+
+    // A pooled connection, or a place to open a new one: waits while `key` has
+    // max_connections_per_origin open and none idle.
+    net::awaitable<std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>> acquire(const std::string& key,
+                                                                                          const Url& url, bool fresh_only,
+                                                                                          Clock::time_point deadline,
+                                                                                          Watch& watch) {
+        for (;;) {
+            if (!fresh_only) {
+                if (auto conn = take_idle(key)) co_return std::make_pair(std::move(conn), std::shared_ptr<void>());
+            }
+            if (slots[key].open < std::max<std::size_t>(options.max_connections_per_origin, 1)) {
+                co_return std::make_pair(std::unique_ptr<Connection>(), take_slot(key));
+            }
+            net::steady_timer timer(io);
+            if (deadline == Clock::time_point::max()) timer.expires_at(net::steady_timer::time_point::max());
+            else timer.expires_at(deadline);
+            slots[key].waiting.push_back(&timer);
+            watch.timer = &timer;
+            auto [ec] = co_await timer.async_wait(use_nothrow);
+            watch.timer = nullptr;
+            std::erase(slots[key].waiting, &timer);
+            if (watch.cancelled) throw OperationCancelled();
+            if (!ec) {
+                throw HttpError(HttpError::Kind::timeout,
+                                fmt::format("{}: all {} connections to {} stayed busy until the deadline", url.display(),
+                                            options.max_connections_per_origin, url.origin()));
+            }
+        }
+    }
+
     void give_back(const std::string& key, std::unique_ptr<Connection> conn) {
         auto& list = idle[key];
         // Expired ones first, then the oldest when the pool is full.
@@ -160,16 +231,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         conn->idle_since = now;
         conn->lowest().expires_never();
         list.push_back(std::move(conn));
+        wake_one(key);
     }
 
     // ------------------------------------------------------------------ one attempt
-
-    // Shared by an attempt and its cancellation callback (same thread).
-    struct Watch {
-        Connection* conn = nullptr;
-        tcp::resolver* resolver = nullptr;
-        bool cancelled = false;
-    };
 
     // Clock::time_point::max() stands for "no deadline" (streams).
     static void expire(beast::tcp_stream& stream, Clock::time_point deadline) {
@@ -178,23 +243,38 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     }
 
     net::awaitable<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy, Clock::time_point deadline,
-                                                     Watch& watch) {
+                                                     std::shared_ptr<void> slot, Watch& watch) {
         const std::string& host = proxy ? proxy->host : url.host;
         const unsigned short port = proxy ? proxy->port : url.port;
+        const auto started = Clock::now();
+        // Name lookup, connect, tunnel and TLS handshake: setting up the connection, bounded
+        // by the connect timeout and the call's deadline.
+        const auto connect_by = std::min(deadline, started + options.connect_timeout);
         tcp::resolver resolver(io);
         watch.resolver = &resolver;
+        // getaddrinfo cannot be interrupted; cancelling the resolver abandons its answer.
+        net::steady_timer dns_timer(io, connect_by);
+        bool dns_timed_out = false;
+        dns_timer.async_wait([&resolver, &dns_timed_out](const boost::system::error_code& ec) {
+            if (ec) return;
+            dns_timed_out = true;
+            resolver.cancel();
+        });
         auto [rec, endpoints] = co_await resolver.async_resolve(host, std::to_string(port), use_nothrow);
+        dns_timer.cancel();
         watch.resolver = nullptr;
         if (watch.cancelled) throw OperationCancelled();
+        if (dns_timed_out) {
+            throw HttpError(HttpError::Kind::timeout, fmt::format("cannot resolve {}{} in time", proxy ? "the proxy " : "", host));
+        }
         if (rec) {
             throw HttpError(proxy ? HttpError::Kind::proxy : HttpError::Kind::dns,
                             fmt::format("cannot resolve {}{}: {}", proxy ? "the proxy " : "", host, rec.message()));
         }
         auto conn = std::make_unique<Connection>();
+        conn->slot = std::move(slot);
         conn->plain.emplace(io);
         watch.conn = conn.get();
-        const auto started = Clock::now();
-        const auto connect_by = std::min(deadline, started + options.connect_timeout);
         conn->plain->expires_at(connect_by);
         auto [cec, endpoint] = co_await conn->plain->async_connect(endpoints, use_nothrow);
         if (watch.cancelled) throw OperationCancelled();
@@ -212,7 +292,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         conn->plain->socket().set_option(tcp::no_delay(true), ignored);
         ++stats.connections_opened;
 
-        // The tunnel and the TLS handshake belong to setting up the connection: bounded like it.
         if (proxy && url.https) co_await tunnel(*conn, url, *proxy, connect_by, watch);
         if (url.https) co_await handshake(*conn, url, connect_by, watch);
         co_return conn;
@@ -296,6 +375,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             id = cancel->on_cancel([&watch]() {
                 watch.cancelled = true;
                 if (watch.resolver) watch.resolver->cancel();
+                if (watch.timer) watch.timer->cancel();
                 if (watch.conn) watch.conn->close();
             });
             if (watch.cancelled) throw OperationCancelled(cancel->reason());
@@ -346,10 +426,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         reader->url = url;
         reader->pool_key = pool_key(url, proxy);
         reader->max_bytes = limits.max_bytes;
-        reader->conn = fresh_only ? nullptr : take_idle(reader->pool_key);
-        const bool reused = reader->conn != nullptr;
-        if (reused) ++stats.connections_reused;
-        else reader->conn = co_await open(url, proxy, limits.deadline, watch);
+        auto [pooled, slot] = co_await acquire(reader->pool_key, url, fresh_only, limits.deadline, watch);
+        const bool reused = pooled != nullptr;
+        if (reused) {
+            ++stats.connections_reused;
+            reader->conn = std::move(pooled);
+        } else {
+            reader->conn = co_await open(url, proxy, limits.deadline, std::move(slot), watch);
+        }
         Connection& conn = *reader->conn;
         watch.conn = &conn;
 

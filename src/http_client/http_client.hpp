@@ -4,8 +4,9 @@
 //  - https with OpenSSL: the system CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured, as
 //    in other OpenSSL programs) plus an optional CA file, SNI and host name checks;
 //    verification is off only when the options say so, with a warning;
-//  - a keep-alive pool per origin; asynchronous DNS; connect, TLS and reads bounded by the
-//    call's deadline and cancelled with the call's CancelToken;
+//  - a keep-alive pool per origin, bounded (max_connections_per_origin open at once, the
+//    rest wait); asynchronous DNS; DNS, connect, TLS and reads bounded by the call's
+//    deadline and cancelled with the call's CancelToken;
 //  - HTTPS_PROXY / HTTP_PROXY / NO_PROXY (CONNECT tunnels for https);
 //  - gzip and deflate bodies decoded, with the size cap counted on the bytes read and on
 //    the decoded bytes, stopping as soon as either passes it (client::ResponseTooLarge);
@@ -96,6 +97,9 @@ struct ClientOptions {
     std::string ca_file;                // trusted besides the system store
     bool insecure_skip_verify = false;  // never by default; logged as a warning
     std::size_t max_idle_per_origin = 8;
+    // Connections open to one origin at once (busy and idle); a request beyond waits for
+    // one to come free, within its deadline. Bounds what one busy source can do to an API.
+    std::size_t max_connections_per_origin = 32;
     std::chrono::milliseconds connect_timeout{10000};
     std::chrono::milliseconds idle_timeout{60000};  // an idle pooled connection is closed after this
     std::chrono::milliseconds default_timeout{60000};  // for calls without a deadline

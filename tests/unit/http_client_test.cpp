@@ -430,6 +430,44 @@ TEST_F(HttpClientTest, HeaderInjectionAndBadUrlsAreRefusedBeforeAnythingIsSent) 
     EXPECT_EQ(refused.kind, HttpError::Kind::connect);
 }
 
+TEST_F(HttpClientTest, ConnectionsPerOriginAreCappedAndTheRestWait) {
+    ScriptedServer server([](const SeenRequest&) {
+        auto r = ok();
+        r.delay_ms = 100;
+        return r;
+    });
+    ClientOptions options = no_proxy();
+    options.max_connections_per_origin = 2;
+    HttpClient client(executor, options);
+    // Six calls at once: two connections, each serving three calls in turn.
+    int done = 0;
+    for (int i = 0; i < 6; ++i) {
+        spawn(client.fetch({.url = server.url("/busy")}), [&](std::optional<Response> r, std::exception_ptr e) {
+            EXPECT_FALSE(e);
+            if (r) EXPECT_EQ(r->status, 200u);
+            ++done;
+        });
+    }
+    io.restart();
+    while (done < 6 && io.run_one_for(10s) > 0) {
+    }
+    EXPECT_EQ(done, 6);
+    EXPECT_EQ(server.connections(), 2);
+    EXPECT_EQ(client.stats().connections_opened, 2u);
+    EXPECT_EQ(client.stats().connections_reused, 4u);
+
+    // A call that cannot get a connection before its deadline says why.
+    std::vector<std::unique_ptr<ResponseStream>> held;
+    held.push_back(drive(client.open({.url = server.url("/held")})));
+    held.push_back(drive(client.open({.url = server.url("/held")})));
+    auto e = failure<HttpError>(client, {.url = server.url("/late")},
+                                {.deadline = std::chrono::steady_clock::now() + 150ms, .max_attempts = 1});
+    EXPECT_EQ(e.kind, HttpError::Kind::timeout);
+    EXPECT_NE(std::string(e.what()).find("connections"), std::string::npos) << e.what();
+    held.clear();  // dropped before their ends: closed, and their places freed
+    EXPECT_EQ(run(client, {.url = server.url("/after")}).status, 200u);
+}
+
 // ---- streams (open) ----------------------------------------------------------------
 
 TEST_F(HttpClientTest, AStreamedBodyArrivesInPiecesAndItsConnectionReturnsToThePool) {

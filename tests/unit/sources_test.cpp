@@ -222,10 +222,11 @@ TEST(SourceContext, ServiceDefaultsApplyUnlessTheConfigurationSaysOtherwise) {
 TEST(DownstreamConfig, ReadsTheClientsSettingsWithFileLineErrors) {
     auto config = load_config(write_file("downstream.yaml",
                                          "downstream:\n  ca_file: /etc/corp-ca.pem\n  connect_timeout_ms: 2500\n"
-                                         "  max_idle_per_origin: 4\n  max_response_bytes: 2097152\n"));
+                                         "  max_idle_per_origin: 4\n  max_connections_per_origin: 6\n  max_response_bytes: 2097152\n"));
     EXPECT_EQ(config.downstream.ca_file, "/etc/corp-ca.pem");
     EXPECT_EQ(config.downstream.connect_timeout, std::chrono::milliseconds(2500));
     EXPECT_EQ(config.downstream.max_idle_per_origin, 4u);
+    EXPECT_EQ(config.downstream.max_connections_per_origin, 6u);
     EXPECT_EQ(config.downstream.max_response_bytes, 2097152u);
     EXPECT_FALSE(config.downstream.insecure_skip_verify);
     const auto bad = write_file("downstream_bad.yaml", "downstream:\n  insecure_skip_verify: maybe\n");
