@@ -589,6 +589,16 @@ void check_request(const Request& request) {
     }
 }
 
+// The request's URL, parsed, once its method and headers passed check_request.
+Url checked_url(const Request& request) {
+    check_request(request);
+    try {
+        return parse_url(request.url);
+    } catch (const std::invalid_argument& e) {
+        throw HttpError(HttpError::Kind::invalid_request, fmt::format("cannot use the URL: {}", e.what()));
+    }
+}
+
 }  // namespace
 
 HttpClient::HttpClient(AsioExecutor& executor, ClientOptions options)
@@ -607,13 +617,7 @@ void HttpClient::close_idle() {
 
 Task<Response> HttpClient::fetch(Request request, CallOptions options) {
     auto self = impl_;
-    check_request(request);
-    Url url;
-    try {
-        url = parse_url(request.url);
-    } catch (const std::invalid_argument& e) {
-        throw HttpError(HttpError::Kind::invalid_request, fmt::format("cannot use the URL: {}", e.what()));
-    }
+    Url url = checked_url(request);
     const auto deadline = options.deadline.value_or(Clock::now() + self->options.default_timeout);
     const Impl::Limits limits{options.max_response_bytes ? options.max_response_bytes : self->options.max_response_bytes,
                               deadline};
@@ -707,13 +711,7 @@ const Response& ResponseStream::head() const { return state_->head; }
 std::optional<std::uint64_t> ResponseStream::content_length() const { return state_->content_length; }
 
 Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOptions options) {
-    check_request(request);
-    Url url;
-    try {
-        url = parse_url(request.url);
-    } catch (const std::invalid_argument& e) {
-        throw HttpError(HttpError::Kind::invalid_request, fmt::format("cannot use the URL: {}", e.what()));
-    }
+    Url url = checked_url(request);
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};

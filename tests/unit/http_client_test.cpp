@@ -40,21 +40,7 @@ protected:
 
     // Runs one call to the end on this test's event loop.
     Response run(HttpClient& client, Request request, CallOptions options = {}) {
-        std::optional<Response> result;
-        std::exception_ptr error;
-        bool done = false;
-        spawn(client.fetch(std::move(request), std::move(options)),
-              [&](std::optional<Response> r, std::exception_ptr e) {
-                  result = std::move(r);
-                  error = e;
-                  done = true;
-              });
-        io.restart();
-        while (!done && io.run_one_for(10s) > 0) {
-        }
-        EXPECT_TRUE(done) << "the call did not finish";
-        if (error) std::rethrow_exception(error);
-        return result ? *result : Response{};
+        return drive(client.fetch(std::move(request), std::move(options)));
     }
 
     // Runs any task of the client to the end on this test's event loop.

@@ -256,6 +256,19 @@ std::vector<SeenRequest> ScriptedServer::requests() const {
 
 // ------------------------------------------------------------------ CONNECT proxy
 
+// Listens on a kernel-chosen loopback port and runs `impl`'s accept loop on its own
+// thread; returns the port.
+template <typename Impl>
+unsigned short serve_on_loopback(Impl& impl) {
+    tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), 0);
+    impl.acceptor.open(endpoint.protocol());
+    impl.acceptor.bind(endpoint);
+    impl.acceptor.listen();
+    net::co_spawn(impl.io, impl.accept_loop(), net::detached);
+    impl.thread = std::thread([&impl] { impl.io.run(); });
+    return impl.acceptor.local_endpoint().port();
+}
+
 struct ConnectProxy::Impl {
     net::io_context io;
     tcp::acceptor acceptor{io};
@@ -309,15 +322,7 @@ struct ConnectProxy::Impl {
     }
 };
 
-ConnectProxy::ConnectProxy() : impl_(std::make_unique<Impl>()) {
-    tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), 0);
-    impl_->acceptor.open(endpoint.protocol());
-    impl_->acceptor.bind(endpoint);
-    impl_->acceptor.listen();
-    port_ = impl_->acceptor.local_endpoint().port();
-    net::co_spawn(impl_->io, impl_->accept_loop(), net::detached);
-    impl_->thread = std::thread([this] { impl_->io.run(); });
-}
+ConnectProxy::ConnectProxy() : impl_(std::make_unique<Impl>()) { port_ = serve_on_loopback(*impl_); }
 
 ConnectProxy::~ConnectProxy() {
     impl_->io.stop();
@@ -385,13 +390,7 @@ TlsRelay::TlsRelay(unsigned short target_port, const Pem& tls) : impl_(std::make
     impl_->connections = &connections_;
     impl_->tls.use_certificate_chain(net::buffer(tls.cert));
     impl_->tls.use_private_key(net::buffer(tls.key), ssl::context::pem);
-    tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), 0);
-    impl_->acceptor.open(endpoint.protocol());
-    impl_->acceptor.bind(endpoint);
-    impl_->acceptor.listen();
-    port_ = impl_->acceptor.local_endpoint().port();
-    net::co_spawn(impl_->io, impl_->accept_loop(), net::detached);
-    impl_->thread = std::thread([this] { impl_->io.run(); });
+    port_ = serve_on_loopback(*impl_);
 }
 
 TlsRelay::~TlsRelay() {
