@@ -13,4 +13,9 @@ std::size_t serialized_size(const Json& value);
 // serialized_size(result.to_json()), from its parts: no copy of the content.
 std::size_t result_size(const ToolResult& result);
 
+// At least result_size(result), found by walking the values without writing or escaping
+// anything (a string of n bytes is at most 6n + 2 once escaped): much cheaper, so that a
+// size cap far above a result needs no exact measure.
+std::size_t result_size_upper_bound(const ToolResult& result);
+
 }  // namespace toolport::pipeline

@@ -2,6 +2,7 @@
 // the pipeline's result_size() of the same result.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "pipeline/result_size.hpp"
@@ -40,6 +41,21 @@ TEST(ToolResult, MovingToJsonGivesTheSameObject) {
         const Json copied = r.to_json();
         EXPECT_EQ(std::move(r).to_json(), copied);
     }
+}
+
+TEST(ToolResult, TheUpperBoundIsNeverBelowTheSize) {
+    auto all = shapes();
+    ToolResult escapes = ToolResult::structured(
+        Json{{std::string("k\x01\"\\", 4), std::string(100, '\x02')}, {"n", -1.7976931348623157e308}, {"i", INT64_MIN},
+             {"u", UINT64_MAX}, {"bytes", Json::binary({1, 2, 255}, 7)}, {"utf8", "日本語 😀"}, {"empty", Json::array()}});
+    escapes.meta = {{"nested", {{"a", {nullptr, true, false, 0}}}}};
+    all.push_back(escapes);
+    all.push_back(ToolResult::text(std::string(5000, '"')));
+    for (const auto& r : all) {
+        EXPECT_GE(pipeline::result_size_upper_bound(r), pipeline::result_size(r)) << r.dump();
+    }
+    const auto plain = ToolResult::text(std::string(1000, 'a'));
+    EXPECT_LE(pipeline::result_size_upper_bound(plain), 7 * pipeline::result_size(plain));
 }
 
 TEST(ToolResult, ResultSizeIsTheLengthOfTheDump) {

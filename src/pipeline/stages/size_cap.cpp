@@ -16,7 +16,10 @@ ToolError response_too_large(std::size_t size, std::size_t limit, bool read_so_f
 Task<ToolResult> SizeCapStage::handle(Call& call, const Next& next) {
     ToolResult result = co_await next(call);
     const std::size_t limit = call.policy->max_response_bytes;
-    if (limit > 0) {
+    // The exact size only when the cheap bound says the result might be over the limit:
+    // MetaAccounting measures every result exactly anyway, and a second full serialization
+    // here would cost an ordinary call as much as a few pipeline stages.
+    if (limit > 0 && result_size_upper_bound(result) > limit) {
         const std::size_t size = result_size(result);
         if (size > limit) throw response_too_large(size, limit);
     }
