@@ -8,6 +8,7 @@
 #include "providers/tango/tango_api.hpp"
 #include "providers/tango/validation.hpp"
 #include "server/tool_error.hpp"
+#include "util/percent.hpp"
 
 using namespace toolport;
 using namespace toolport::tango;
@@ -117,7 +118,7 @@ TEST(TangoQuery, EveryValueIsPercentEncoded) {
     Query q;
     q.add("search", std::string("R&D = 100% #1 café")).add("limit", std::optional<int>(5)).add("skip", std::optional<std::string>());
     EXPECT_EQ(q.encoded(), "search=R%26D%20%3D%20100%25%20%231%20caf%C3%A9&limit=5");
-    EXPECT_EQ(percent_encode("SDVOSBC|SDVOSBS"), "SDVOSBC%7CSDVOSBS");
+    EXPECT_EQ(util::percent_encode("SDVOSBC|SDVOSBS"), "SDVOSBC%7CSDVOSBS");
 }
 
 // ---- records ---------------------------------------------------------------------------

@@ -53,22 +53,22 @@ TEST(TangoQuery, ReservedCharactersCannotForgeParameters) {
 }
 
 TEST(TangoQuery, SpacesPlusSignsAndPercentSignsSurviveTheTrip) {
-    EXPECT_EQ(percent_encode("IT services"), "IT%20services");
-    EXPECT_EQ(percent_encode("C++ / C#"), "C%2B%2B%20%2F%20C%23");  // '+' is not a space here
-    EXPECT_EQ(percent_encode("100%"), "100%25");
-    EXPECT_EQ(percent_encode("%41"), "%2541");  // already-encoded text is encoded again, not trusted
-    EXPECT_EQ(percent_encode("A-z_0.9~"), "A-z_0.9~");  // RFC 3986 unreserved characters stay
-    EXPECT_EQ(percent_encode(""), "");
+    EXPECT_EQ(util::percent_encode("IT services"), "IT%20services");
+    EXPECT_EQ(util::percent_encode("C++ / C#"), "C%2B%2B%20%2F%20C%23");  // '+' is not a space here
+    EXPECT_EQ(util::percent_encode("100%"), "100%25");
+    EXPECT_EQ(util::percent_encode("%41"), "%2541");  // already-encoded text is encoded again, not trusted
+    EXPECT_EQ(util::percent_encode("A-z_0.9~"), "A-z_0.9~");  // RFC 3986 unreserved characters stay
+    EXPECT_EQ(util::percent_encode(""), "");
 }
 
 TEST(TangoQuery, UnicodeIsEncodedAsUtf8Bytes) {
-    EXPECT_EQ(percent_encode("café"), "caf%C3%A9");
-    EXPECT_EQ(percent_encode("日本"), "%E6%97%A5%E6%9C%AC");
-    EXPECT_EQ(percent_encode("😀"), "%F0%9F%98%80");
+    EXPECT_EQ(util::percent_encode("café"), "caf%C3%A9");
+    EXPECT_EQ(util::percent_encode("日本"), "%E6%97%A5%E6%9C%AC");
+    EXPECT_EQ(util::percent_encode("😀"), "%F0%9F%98%80");
 }
 
 TEST(TangoQuery, ControlCharactersAreEncodedAndTextArgumentsHaveNoneLeft) {
-    EXPECT_EQ(percent_encode(std::string("a\0b\r\nc", 6)), "a%00b%0D%0Ac");
+    EXPECT_EQ(util::percent_encode(std::string("a\0b\r\nc", 6)), "a%00b%0D%0Ac");
     // A header-splitting attempt through a tool argument: cleaned, then encoded.
     Query q;
     q.add("search", text_arg(Json{{"query", "cloud\r\nX-API-KEY: stolen"}}, "query"));
@@ -79,7 +79,7 @@ TEST(TangoQuery, EveryEncodedValueDecodesToWhatWasAdded) {
     const std::vector<std::string> hostile = {"R&D = 100% #1", "a+b c", "é日😀", "x=1&y=2", "%zz", "SDVOSBC|SDVOSBS",
                                               "recipient(uei,display_name)", std::string("\x01\x7f", 2)};
     for (const auto& value : hostile) {
-        EXPECT_EQ(util::percent_decode(percent_encode(value)), value) << value;
+        EXPECT_EQ(util::percent_decode(util::percent_encode(value)), value) << value;
     }
 }
 

@@ -9,26 +9,12 @@
 #include "http_client/http_client.hpp"
 #include "http_client/retry_policy.hpp"
 #include "server/request_context.hpp"
+#include "util/percent.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::tango {
 
 using namespace std::chrono_literals;
-
-std::string percent_encode(std::string_view value) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : value) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += kHex[c >> 4];
-            out += kHex[c & 15];
-        }
-    }
-    return out;
-}
 
 Query& Query::add(const std::string& name, const std::optional<std::string>& value) {
     if (value) params_.emplace_back(name, *value);
@@ -50,7 +36,7 @@ std::string Query::encoded() const {
     std::string out;
     for (const auto& [name, value] : params_) {
         if (!out.empty()) out += '&';
-        out += percent_encode(name) + "=" + percent_encode(value);
+        out += util::percent_encode(name) + "=" + util::percent_encode(value);
     }
     return out;
 }

@@ -39,8 +39,6 @@ private:
     std::vector<std::pair<std::string, std::string>> params_;
 };
 
-std::string percent_encode(std::string_view value);
-
 // The key a call uses: the `api_key` argument, else the client's X-Tango-Api-Key header
 // (HTTP), else the server's own (TANGO_API_KEY). Throws MISSING_API_KEY.
 std::string api_key_for(const RequestContext& ctx, const Json& args, const TangoSettings& settings);

@@ -5,6 +5,7 @@
 #include "providers/tango/records.hpp"
 #include "providers/tango/tango_pack.hpp"
 #include "providers/tango/validation.hpp"
+#include "util/percent.hpp"
 
 namespace toolport::tango {
 
@@ -63,7 +64,7 @@ Task<Json> profile(TangoCall& call, const Json& args) {
     const int recent = int_arg(args, "recent_contracts_limit", 5, 1, 25);
     // No `shape` here: shaping entities is a paid-plan feature of the API, and the full
     // record carries every field the profile reads.
-    Json entity = co_await call.get("/api/entities/" + percent_encode(id) + "/", Query());
+    Json entity = co_await call.get("/api/entities/" + util::percent_encode(id) + "/", Query());
     Json record = to_json(parse_vendor_profile(entity));
     Json filters = {{"uei", id}};
     if (with_contracts) {
@@ -71,7 +72,7 @@ Task<Json> profile(TangoCall& call, const Json& args) {
         q.add("limit", std::optional<int>(recent))
             .add("ordering", std::string("-award_date"))
             .add("shape", std::string(kContractShape));
-        Json body = co_await call.get("/api/entities/" + percent_encode(id) + "/contracts/", q);
+        Json body = co_await call.get("/api/entities/" + util::percent_encode(id) + "/contracts/", q);
         Page page = read_cursor_page(body);
         Json contracts = Json::array();
         for (const auto& row : page.rows) contracts.push_back(to_json(parse_contract(row)));
