@@ -9,20 +9,13 @@
 #include "providers/tango/validation.hpp"
 #include "server/tool_error.hpp"
 #include "util/percent.hpp"
+#include "tango_test_support.hpp"
 
 using namespace toolport;
 using namespace toolport::tango;
+using toolport::tango::test::error_of;
 
 namespace {
-
-Json error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const ToolError& e) {
-        return e.to_json();
-    }
-    return nullptr;
-}
 
 // The fuller contract record of the reference (tango-api.md §1.5).
 const Json kContract = Json::parse(R"({

@@ -6,21 +6,13 @@
 
 #include "providers/tango/validation.hpp"
 #include "server/tool_error.hpp"
+#include "tango_test_support.hpp"
 
 using namespace toolport;
 using namespace toolport::tango;
+using toolport::tango::test::error_of;
 
 namespace {
-
-// The refusal `fn` throws, as the client would see it; null when it throws nothing.
-Json error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const ToolError& e) {
-        return e.to_json();
-    }
-    return nullptr;
-}
 
 Json one(const char* name, Json value) { return Json{{name, std::move(value)}}; }
 
