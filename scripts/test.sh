@@ -10,7 +10,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-step() { printf '\n=== %s ===\n' "$*"; }
+# Each stage prints when it starts (seconds since the script began), so a slow stage shows.
+step() { printf '\n=== %s (at %d s) ===\n' "$*" "$SECONDS"; }
 
 step "dependencies"
 scripts/install-deps.sh --test
