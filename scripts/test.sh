@@ -33,7 +33,7 @@ step "integration tests and conformance suites: ASan+UBSan build, 2 HTTP I/O thr
 tests/run_suites.sh "$root/build-asan/toolport" 2
 
 step "fuzzing (short run)"
-tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"
+tests/fuzz/run.sh "${FUZZ_SECONDS:-15}"
 
 step "all tests passed"
 # One plain closing line for CI: every stage above ran and none failed (set -e stops at

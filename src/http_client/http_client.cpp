@@ -62,7 +62,14 @@ struct Connection {
     std::optional<beast::tcp_stream> plain;
     std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
     Clock::time_point idle_since;
+    // Where body bytes land before decoding: one per connection, not a 16 KiB allocation
+    // per request.
+    std::unique_ptr<std::array<char, 16384>> read_buffer;
 
+    std::array<char, 16384>& scratch() {
+        if (!read_buffer) read_buffer = std::make_unique<std::array<char, 16384>>();
+        return *read_buffer;
+    }
     beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
     void close() {
         beast::error_code ignored;
@@ -360,7 +367,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         Watch watch;
         WatchRegistration registration(cancel, watch);
         auto reader = co_await self->start(url, request, limits, watch);
-        Response response = reader->head;
+        Response response = std::move(reader->head);
         while (co_await self->read_piece(*reader, response.body, watch)) {
         }
         self->release(std::move(reader), watch);
@@ -402,7 +409,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         std::size_t max_bytes = 0;
         std::size_t raw = 0;
         bool done = false;
-        std::array<char, 16384> scratch;
     };
 
     // Sends the request and reads the response header. A pooled connection the server
@@ -510,8 +516,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         Connection& conn = *reader.conn;
         auto& parser = reader.parser;
         if (!parser.is_done()) {
-            parser.get().body().data = reader.scratch.data();
-            parser.get().body().size = reader.scratch.size();
+            auto& scratch = conn.scratch();
+            parser.get().body().data = scratch.data();
+            parser.get().body().size = scratch.size();
             beast::error_code ec;
             if (conn.tls) std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser, use_nothrow);
             else std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser, use_nothrow);
@@ -520,11 +527,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
                 conn.close();
                 throw io_error(ec, reader.url, "reading the response body");
             }
-            const std::size_t got = reader.scratch.size() - parser.get().body().size;
+            const std::size_t got = scratch.size() - parser.get().body().size;
             reader.raw += got;
             bool within = !reader.max_bytes || reader.raw <= reader.max_bytes;
             try {
-                if (within) within = reader.decoder->feed(std::string_view(reader.scratch.data(), got), out);
+                if (within) within = reader.decoder->feed(std::string_view(scratch.data(), got), out);
             } catch (const DecodeError& e) {
                 conn.close();
                 throw HttpError(HttpError::Kind::protocol, fmt::format("{}: {}", reader.url.display(), e.what()));

@@ -16,7 +16,7 @@ targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers})
 # in CI compiles faster; a short smoke run loses little by it.
 if [[ ! -f "$build/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DTOOLPORT_BUILD_FUZZ=ON -DTOOLPORT_BUILD_TESTS=OFF >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DTOOLPORT_BUILD_FUZZ=ON -DTOOLPORT_BUILD_TESTS=OFF >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 

@@ -88,6 +88,17 @@ ScriptedReply tango(const SeenRequest& r) {
                           {"results", {contract_row(1, "N553JH75Z8K1", "4732", "Federal Acquisition Service", 1000000,
                                                     "2024-03-15")}}});
     }
+    if (path == "/api/entities/N553JH75Z8K1/metrics/24/month/") {
+        return json(200, {{"count", 2},
+                          {"description", "Last 24 months, by month"},
+                          {"recipient", {{"uei", "N553JH75Z8K1"}, {"display_name", "00ALPHA, LLC"}}},
+                          {"results",
+                           {{{"year", 2024}, {"month", 1}, {"awards", {{"obligations", 250000.0}, {"count", 1}}}},
+                            {{"year", 2024}, {"month", 3}, {"awards", {{"obligations", 1000000.0}, {"count", 2}}}}}}});
+    }
+    if (path == "/api/psc/DA01/metrics/12/year/") {  // group_by=agency; an answer in a form nobody documented
+        return json(200, {{"count", 1}, {"results", {{{"year", 2024}, {"agency", "GSA"}, {"awards", "lots"}}}}});
+    }
     if (path.rfind("/api/entities/", 0) == 0) return json(404, {{"detail", "No Entity matches the given query."}});
     if (path == "/api/grants/") {
         return json(200, {{"count", 4852},
@@ -357,6 +368,54 @@ TEST_F(TangoPackTest, ASpendingSummaryWithinTheCapIsComplete) {
     EXPECT_EQ(env["returned"], 2);
     EXPECT_EQ(env["data"][0]["label"], "VENDOR C47BNA8GM833 (C47BNA8GM833)");
     EXPECT_EQ(r["_meta"]["downstream_api_calls"], 3);
+}
+
+TEST_F(TangoPackTest, OneVendorByMonthOverTheLastMonthsComesFromTangosMetrics) {
+    start();
+    auto r = call("get_tango_spending_summary",
+                  {{"group_by", "month"}, {"vendor_uei", "N553JH75Z8K1"}, {"last_months", 24}});
+    ASSERT_FALSE(r.value("isError", false)) << r.dump();
+    ASSERT_EQ(server.requests().size(), 1u) << "one request, no contract pages";
+    EXPECT_EQ(server.requests()[0].target, "/api/entities/N553JH75Z8K1/metrics/24/month/");
+    const Json& env = r["structuredContent"];
+    EXPECT_EQ(env["summary"]["source"], "metrics");
+    EXPECT_EQ(env["summary"]["complete"], true);
+    EXPECT_EQ(env["summary"]["total_obligated_aggregated"], 1250000.0);
+    ASSERT_EQ(env["data"].size(), 2u);
+    EXPECT_EQ(env["data"][0]["key"], "2024-01");
+    EXPECT_EQ(env["data"][1]["key"], "2024-03");
+    EXPECT_EQ(env["data"][1]["contract_count"], 2);
+    EXPECT_EQ(r["_meta"]["downstream_api_calls"], 1);
+}
+
+TEST_F(TangoPackTest, AMetricsAnswerItCannotReadFallsBackToAddingUpContracts) {
+    start(Json{{"spending_summary_max_pages", 1}});
+    auto r = call("get_tango_spending_summary", {{"group_by", "agency"}, {"psc_code", "DA01"}, {"last_months", 12}});
+    ASSERT_FALSE(r.value("isError", false)) << r.dump();
+    const auto seen = server.requests();
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0].target, "/api/psc/DA01/metrics/12/year/?group_by=agency");
+    EXPECT_EQ(seen[1].target.rfind("/api/contracts/?psc=DA01&award_date_gte=", 0), 0u) << seen[1].target;
+    const Json& summary = r["structuredContent"]["summary"];
+    EXPECT_EQ(summary["source"], "contracts");
+    EXPECT_NE(summary["note"].get<std::string>().find("metrics answer was not in a form"), std::string::npos);
+    EXPECT_EQ(r["_meta"]["downstream_api_calls"], 2);
+}
+
+TEST_F(TangoPackTest, QuestionsTheMetricsCannotAnswerPageThroughContracts) {
+    start(Json{{"spending_summary_max_pages", 1}});
+    // Two filters, another grouping, a NAICS prefix, or no look-back: contracts.
+    call("get_tango_spending_summary",
+         {{"group_by", "month"}, {"vendor_uei", "N553JH75Z8K1"}, {"awarding_agency", "GSA"}, {"last_months", 24}});
+    call("get_tango_spending_summary", {{"group_by", "vendor"}, {"psc_code", "DA02"}, {"last_months", 24}});
+    call("get_tango_spending_summary", {{"group_by", "month"}, {"naics_code", "5415"}, {"last_months", 24}});
+    call("get_tango_spending_summary", {{"group_by", "month"}, {"psc_code", "DA03"}});
+    for (const auto& seen : server.requests()) {
+        EXPECT_EQ(seen.target.rfind("/api/contracts/", 0), 0u) << seen.target;
+    }
+    auto both = call("get_tango_spending_summary", {{"last_months", 6}, {"fiscal_year", 2024}});
+    EXPECT_EQ(error(both)["error_code"], "INVALID_ARGUMENT");
+    EXPECT_EQ(error(both)["parameter"], "last_months");
 }
 
 TEST_F(TangoPackTest, ForecastsComeFromTheirOwnEndpoint) {

@@ -212,10 +212,20 @@ TEST(TangoSchemas, EachToolsSampleOutputValidates) {
     aggregate.add(Json::object());
     Json spending = envelope(aggregate.groups(20), static_cast<long long>(aggregate.group_count()),
                              Json{{"group_by", "agency"}}, 20, std::nullopt, milliseconds(900), 3);
-    spending["summary"] = {{"group_by", "agency"},  {"rows_aggregated", 2},       {"total_matching_contracts", 2},
+    spending["summary"] = {{"group_by", "agency"},  {"source", "contracts"},      {"rows_aggregated", 2},
+                           {"total_matching_contracts", 2},
                            {"complete", true},      {"pages_read", 1},            {"total_obligated_aggregated", 1250000.0},
                            {"note", "Every matching contract was added up."}};
     EXPECT_EQ(complaint(tool("get_tango_spending_summary").output_schema, spending), "");
+
+    // From Tango's metrics: no count of matching contracts, none per group when Tango gave none.
+    SpendingAggregate by_month(SpendingAggregate::GroupBy::month);
+    by_month.add_total("2024-03", "2024-03", 42.0, std::nullopt);
+    Json from_metrics = envelope(by_month.groups(20), 1, Json{{"group_by", "month"}}, 20, std::nullopt, milliseconds(90), 1);
+    from_metrics["summary"] = {{"group_by", "month"}, {"source", "metrics"}, {"rows_aggregated", 1},
+                               {"total_matching_contracts", nullptr}, {"complete", true}, {"pages_read", 1},
+                               {"total_obligated_aggregated", 42.0}, {"note", "Tango's own totals."}};
+    EXPECT_EQ(complaint(tool("get_tango_spending_summary").output_schema, from_metrics), "");
 
     mark_cached(contracts, milliseconds(0));
     EXPECT_EQ(complaint(tool("search_tango_contracts").output_schema, contracts), "");

@@ -7,6 +7,7 @@
 
 #include "providers/tango/envelope.hpp"
 #include "providers/tango/spending.hpp"
+#include "providers/tango/spending_metrics.hpp"
 
 using namespace toolport::tango;
 using GroupBy = SpendingAggregate::GroupBy;
@@ -235,4 +236,81 @@ TEST(TangoSpending, PagesFeedTheAggregateAndTheCountSaysHowCompleteItIs) {
     EXPECT_EQ(g[0]["key"], "C47BNA8GM833");
     EXPECT_EQ(g[1]["total_obligated"], 150.0);
     EXPECT_EQ(g[1]["contract_count"], 2);
+}
+
+// ---- Tango's metrics (spending_metrics.hpp) ------------------------------------------------
+
+TEST(TangoSpendingMetrics, OnlyQuestionsTheMetricsAnswerExactlyGoThere) {
+    SummaryFilters f;
+    f.group_by = GroupBy::month;
+    f.vendor_uei = "N553JH75Z8K1";
+    EXPECT_FALSE(metrics_question(f)) << "no look-back in months";
+    f.last_months = 24;
+    auto q = metrics_question(f);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->path(), "/api/entities/N553JH75Z8K1/metrics/24/month/");
+    f.group_by = GroupBy::agency;
+    EXPECT_EQ(metrics_question(f)->path(), "/api/entities/N553JH75Z8K1/metrics/24/year/");
+    EXPECT_TRUE(metrics_question(f)->by_agency());
+    f.group_by = GroupBy::vendor;
+    EXPECT_FALSE(metrics_question(f)) << "metrics have no vendor breakdown";
+    f.group_by = GroupBy::month;
+    f.set_aside = "SBA";
+    EXPECT_FALSE(metrics_question(f)) << "metrics take no other filter";
+    f.set_aside.reset();
+    f.naics = "541512";
+    EXPECT_FALSE(metrics_question(f)) << "one subject only";
+    f.vendor_uei.reset();
+    EXPECT_EQ(metrics_question(f)->path(), "/api/naics/541512/metrics/24/month/");
+    f.naics = "5415";
+    EXPECT_FALSE(metrics_question(f)) << "metrics are per 6-digit code, not per prefix";
+    f.naics.reset();
+    f.psc = "DA01";
+    EXPECT_EQ(metrics_question(f)->path(), "/api/psc/DA01/metrics/24/month/");
+}
+
+TEST(TangoSpendingMetrics, RowsAreReadAsNumbersOrAsObligationAndCountObjects) {
+    MetricsQuestion by_month{.resource = "entities", .id = "N553JH75Z8K1", .months = 12, .group_by = GroupBy::month};
+    SpendingAggregate objects(GroupBy::month);
+    ASSERT_TRUE(read_metrics(Json::parse(R"({"count": 2, "results": [
+        {"year": 2024, "month": 3, "awards": {"obligations": 1000.5, "count": 2}, "subawards": {"obligations": 0, "count": 0}},
+        {"year": 2023, "month": 12, "awards": {"obligated": 500, "count": 1}}]})"),
+                             by_month, objects));
+    Json g = objects.groups(10);
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g[0]["key"], "2023-12");
+    EXPECT_EQ(g[1]["total_obligated"], 1000.5);
+    EXPECT_EQ(g[1]["contract_count"], 2);
+
+    SpendingAggregate numbers(GroupBy::month);
+    ASSERT_TRUE(read_metrics(Json::parse(R"({"results": [{"year": 2024, "month": 1, "awards": 42.0}]})"), by_month, numbers));
+    EXPECT_EQ(numbers.groups(10)[0]["total_obligated"], 42.0);
+    EXPECT_TRUE(numbers.groups(10)[0]["contract_count"].is_null()) << "a count Tango did not give is not invented";
+
+    MetricsQuestion by_agency = by_month;
+    by_agency.group_by = GroupBy::agency;
+    SpendingAggregate agencies(GroupBy::agency);
+    ASSERT_TRUE(read_metrics(Json::parse(R"({"results": [
+        {"year": 2023, "agency": {"code": "4732", "name": "Federal Acquisition Service"}, "awards": {"obligations": 10, "count": 1}},
+        {"year": 2024, "agency": {"code": "4732", "name": "Federal Acquisition Service"}, "awards": {"obligations": 30, "count": 2}},
+        {"year": 2024, "agency": "Washington Headquarters Services", "awards": {"obligations": 5, "count": 1}}]})"),
+                             by_agency, agencies));
+    Json a = agencies.groups(10);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0]["key"], "4732");
+    EXPECT_EQ(a[0]["label"], "Federal Acquisition Service (4732)");
+    EXPECT_EQ(a[0]["total_obligated"], 40.0);
+    EXPECT_EQ(a[0]["contract_count"], 3);
+}
+
+TEST(TangoSpendingMetrics, AnAnswerItCannotReadAddsNothing) {
+    MetricsQuestion q{.resource = "psc", .id = "DA01", .months = 12, .group_by = GroupBy::month};
+    for (const char* body : {R"({"results": [{"year": 2024, "month": 1, "awards": "lots"}]})",
+                             R"({"results": [{"year": 2024, "month": 1, "awards": 1}, {"year": 2024, "awards": 2}]})",
+                             R"({"results": [{"year": 2024, "month": 13, "awards": 1}]})", R"({"results": {}})", R"([])",
+                             R"({"error": "backend down"})"}) {
+        SpendingAggregate a(GroupBy::month);
+        EXPECT_FALSE(read_metrics(Json::parse(body), q, a)) << body;
+        EXPECT_EQ(a.rows(), 0) << body;
+    }
 }

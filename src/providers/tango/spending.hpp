@@ -1,7 +1,9 @@
-// Spending totals by agency, vendor, NAICS, PSC or month, added up from contract rows as
-// the pages arrive. Tango has no group-by endpoint, so the summary tool pages through the
-// filtered contracts; the result says how many rows it saw against how many matched, so a
-// partial sum is never passed off as the total.
+// Spending totals by agency, vendor, NAICS, PSC or month. Tango has no generic group-by
+// endpoint: its metrics endpoints answer the questions they can (one vendor, NAICS or PSC,
+// by month or agency, over the last N months; spending_metrics.hpp), and otherwise the
+// summary tool pages through the filtered contracts and adds them up here as the pages
+// arrive; the result says how many rows it saw against how many matched, so a partial sum
+// is never passed off as the total.
 #pragma once
 
 #include <map>
@@ -22,6 +24,9 @@ public:
     explicit SpendingAggregate(GroupBy group_by) : group_by_(group_by) {}
     // One contract row as the API returns it (recipient, awarding_office, naics, psc, ...).
     void add(const Json& row);
+    // A total Tango computed itself (a metrics row): `count` unknown when the API gave none,
+    // and then every group's contract_count is null.
+    void add_total(const std::string& key, const std::string& label, double obligated, std::optional<long long> count);
     long long rows() const { return rows_; }
     double total_obligated() const { return total_; }
     // The `top` largest groups by obligated dollars: [{rank, key, label, total_obligated,
@@ -39,6 +44,7 @@ private:
     std::map<std::string, Group> groups_;
     long long rows_ = 0;
     double total_ = 0;
+    bool counts_known_ = true;
 };
 
 }  // namespace toolport::tango

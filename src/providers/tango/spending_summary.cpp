@@ -1,12 +1,14 @@
 // get_tango_spending_summary: totals over the contracts that match the filters, grouped,
 // from GET /api/contracts/ paged with the cursor up to a configured number of pages.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "providers/tango/records.hpp"
 #include "providers/tango/spending.hpp"
+#include "providers/tango/spending_metrics.hpp"
 #include "providers/tango/tango_pack.hpp"
 #include "providers/tango/validation.hpp"
 
@@ -57,6 +59,17 @@ void SpendingAggregate::add(const Json& row) {
     total_ += amount;
 }
 
+void SpendingAggregate::add_total(const std::string& key, const std::string& label, double obligated,
+                                  std::optional<long long> count) {
+    auto& g = groups_[key.empty() ? "UNKNOWN" : key];
+    if (g.label.empty()) g.label = label.empty() ? (key.empty() ? "UNKNOWN" : key) : label;
+    g.obligated += obligated;
+    if (count) g.count += *count;
+    else counts_known_ = false;
+    ++rows_;
+    total_ += obligated;
+}
+
 Json SpendingAggregate::groups(int top) const {
     std::vector<std::pair<std::string, const Group*>> sorted;
     for (const auto& [key, g] : groups_) sorted.emplace_back(key, &g);
@@ -78,7 +91,7 @@ Json SpendingAggregate::groups(int top) const {
                        {"key", key},
                        {"label", g->label},
                        {"total_obligated", std::round(g->obligated * 100) / 100},
-                       {"contract_count", g->count},
+                       {"contract_count", counts_known_ ? Json(g->count) : Json()},
                        {"share_percent", share}});
     }
     return out;
@@ -104,6 +117,11 @@ Json input_schema() {
                          {"description", "Federal fiscal year (Oct 1 of the year before to Sep 30)"}}},
         {"award_date_start", string_property("Earliest award date, YYYY-MM-DD")},
         {"award_date_end", string_property("Latest award date, YYYY-MM-DD")},
+        {"last_months", {{"type", "integer"}, {"minimum", 1}, {"maximum", 240},
+                         {"description", "Look back this many months from today (instead of award dates or a fiscal "
+                                         "year). With group_by month or agency and exactly one of vendor_uei, a 6-digit "
+                                         "naics_code or psc_code (and no other filter), the totals come from Tango's "
+                                         "metrics in one request"}}},
         {"top", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 20},
                  {"description", "How many groups to return, largest first (1-100, default 20); for month, the "
                                  "latest months, in time order"}}},
@@ -130,12 +148,23 @@ std::pair<std::optional<std::string>, std::optional<std::string>> award_window(s
     return {from, to};
 }
 
+// The date `months` months before today (UTC), YYYY-MM-DD: the start of a last_months
+// window when the contracts are added up.
+std::string months_ago(int months) {
+    using namespace std::chrono;
+    const year_month_day today{floor<days>(system_clock::now())};
+    year_month_day then = today - std::chrono::months(months);
+    if (!then.ok()) then = then.year() / then.month() / last;  // 31 March minus one month
+    return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(then.year()), static_cast<unsigned>(then.month()),
+                       static_cast<unsigned>(then.day()));
+}
+
 Json record_schema() {
     return object_schema({{"rank", {{"type", "integer"}}},
                           {"key", {{"type", "string"}}},
                           {"label", {{"type", "string"}}},
                           {"total_obligated", {{"type", "number"}}},
-                          {"contract_count", {{"type", "integer"}}},
+                          {"contract_count", nullable("integer")},
                           {"share_percent", {{"type", "number"}}}});
 }
 
@@ -147,19 +176,63 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         const int top = int_arg(args, "top", 20, 1, 100);
         const auto [start, end] = date_range_arg(args, "award_date_start", "award_date_end");
         const auto fiscal_year = optional_int_arg(args, "fiscal_year", 1990, 2100);
+        SummaryFilters f;
+        f.group_by = *SpendingAggregate::group_by_named(group_name);
+        f.awarding_agency = text_arg(args, "awarding_agency", 120);
+        f.vendor_uei = uei_arg(args, "vendor_uei");
+        f.vendor_name = text_arg(args, "vendor_name");
+        f.naics = naics_arg(args, "naics_code");
+        f.psc = psc_arg(args, "psc_code");
+        f.set_aside = set_aside_arg(args, "set_aside_type");
+        f.last_months = optional_int_arg(args, "last_months", 1, 240);
+        if (f.last_months && (start || end || fiscal_year)) {
+            throw ToolError(ToolErrorCode::invalid_argument, "last_months and award dates or a fiscal_year were both given")
+                .parameter("last_months")
+                .suggest("Give one window: last_months, or award_date_start/award_date_end, or fiscal_year.");
+        }
         Query q;
-        q.add("awarding_agency", text_arg(args, "awarding_agency", 120))
-            .add("uei", uei_arg(args, "vendor_uei"))
-            .add("recipient", text_arg(args, "vendor_name"))
-            .add("naics", naics_arg(args, "naics_code"))
-            .add("psc", psc_arg(args, "psc_code"))
-            .add("set_aside", set_aside_arg(args, "set_aside_type"));
-        const auto [from, to] = award_window(fiscal_year, start, end);
+        q.add("awarding_agency", f.awarding_agency)
+            .add("uei", f.vendor_uei)
+            .add("recipient", f.vendor_name)
+            .add("naics", f.naics)
+            .add("psc", f.psc)
+            .add("set_aside", f.set_aside);
+        const auto [from, to] = f.last_months ? std::make_pair(std::optional<std::string>(months_ago(*f.last_months)),
+                                                                std::optional<std::string>())
+                                              : award_window(fiscal_year, start, end);
         q.add("award_date_gte", from).add("award_date_lte", to);
         Json filters = q.as_json();
         filters["group_by"] = group_name;
+        if (f.last_months) filters["last_months"] = *f.last_months;
 
-        SpendingAggregate aggregate(*SpendingAggregate::group_by_named(group_name));
+        SpendingAggregate aggregate(f.group_by);
+        std::string fallback_note;
+        if (auto question = metrics_question(f)) {
+            Query metrics_query;
+            if (question->by_agency()) metrics_query.add("group_by", std::string("agency"));
+            const Json answer = co_await call.get(question->path(), metrics_query);
+            if (read_metrics(answer, *question, aggregate)) {
+                Json env = envelope(aggregate.groups(top), static_cast<long long>(aggregate.group_count()), std::move(filters),
+                                    top, std::nullopt, {}, call.requests());
+                env["summary"] = {
+                    {"group_by", group_name},
+                    {"source", "metrics"},
+                    {"rows_aggregated", aggregate.rows()},
+                    {"total_matching_contracts", nullptr},
+                    {"complete", true},
+                    {"pages_read", 1},
+                    {"total_obligated_aggregated", std::round(aggregate.total_obligated() * 100) / 100},
+                    {"note", fmt::format("Tango's own totals (its metrics for this {} over the last {} months), not a "
+                                         "sum of sampled rows.",
+                                         question->resource == "entities" ? "vendor" : question->resource == "naics" ? "NAICS code" : "PSC",
+                                         question->months)}};
+                co_return env;
+            }
+            fallback_note = " (Tango's metrics answer was not in a form this version reads, so the contracts were added "
+                            "up instead.)";
+            aggregate = SpendingAggregate(f.group_by);
+        }
+
         long long matching = 0;
         int pages = 0;
         std::optional<std::string> cursor;
@@ -180,16 +253,18 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
                             std::nullopt, {}, call.requests());
         env["summary"] = {
             {"group_by", group_name},
+            {"source", "contracts"},
             {"rows_aggregated", aggregate.rows()},
             {"total_matching_contracts", matching},
             {"complete", complete},
             {"pages_read", pages},
             {"total_obligated_aggregated", std::round(aggregate.total_obligated() * 100) / 100},
-            {"note", complete ? "Every matching contract was added up."
-                              : fmt::format("Partial: {} of {} matching contracts were added up (the page cap is {} pages "
-                                            "of 100). Narrow the filters (a fiscal_year, an agency, a NAICS code) for a "
-                                            "complete total.",
-                                            aggregate.rows(), matching, max_pages)}};
+            {"note", (complete ? std::string("Every matching contract was added up.")
+                               : fmt::format("Partial: {} of {} matching contracts were added up (the page cap is {} pages "
+                                             "of 100). Narrow the filters (a fiscal_year, an agency, a NAICS code) for a "
+                                             "complete total.",
+                                             aggregate.rows(), matching, max_pages)) +
+                         fallback_note}};
         co_return env;
     };
     auto declaration = tango_tool(
@@ -197,14 +272,17 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         "Summarize federal contract spending through the Tango API: dollars obligated and number of contracts, grouped "
         "by awarding agency, vendor, NAICS, PSC or award month, largest first, over the contract awards that match the "
         "filters (awarding_agency, vendor_uei or vendor_name, naics_code, psc_code, set_aside_type, fiscal_year, award "
-        "date range). Tango has no ready-made totals, so the tool reads the matching contracts page by page (100 per "
-        "page, up to a configured number of pages) and says in summary how complete the sum is: rows_aggregated "
-        "against total_matching_contracts, and complete true or false. Narrow filters give complete totals. Related: "
+        "date range, or last_months). One vendor, NAICS code or PSC by month or agency over last_months is answered "
+        "from Tango's own metrics (summary.source metrics, complete). Otherwise, as Tango has no group-by endpoint, the "
+        "tool reads the matching contracts page by page (100 per page, up to a configured number of pages) and says in "
+        "summary how complete the sum is: rows_aggregated against total_matching_contracts, and complete true or "
+        "false. Narrow filters give complete totals. Related: "
         "search_tango_contracts for the contracts themselves, get_tango_vendor_profile for a vendor's lifetime totals.",
         input_schema(), record_schema(), body);
     declaration.output_schema["properties"]["summary"] = required_object({{"group_by", {{"type", "string"}}},
                                                                           {"rows_aggregated", {{"type", "integer"}}},
-                                                                          {"total_matching_contracts", {{"type", "integer"}}},
+                                                                          {"source", {{"type", "string"}, {"enum", {"contracts", "metrics"}}}},
+                                                                          {"total_matching_contracts", nullable("integer")},
                                                                           {"complete", {{"type", "boolean"}}},
                                                                           {"pages_read", {{"type", "integer"}}},
                                                                           {"total_obligated_aggregated", {{"type", "number"}}},
