@@ -15,6 +15,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
+source "$bench/nginx_conf.sh"
 duration=${BENCH_DURATION:-10s}
 connections=${BENCH_CONNECTIONS:-16}
 threads=${BENCH_THREADS:-2}
@@ -188,22 +189,7 @@ say "nginx: fixed JSON body at /mcp (HTTP with no work)"
 body=$(cat "$tmp/toolport-body.json")
 [[ "$body" != *"'"* && "$body" != *'\'* && "$body" != *'$'* ]] || die "the body needs escaping for nginx.conf"
 port=$(free_port)
-mkdir -p "$tmp/nginx"
-cat > "$tmp/nginx/nginx.conf" <<EOF
-worker_processes $nginx_workers;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/nginx/client_body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
-  keepalive_requests 100000000;
-  keepalive_timeout 120s;
+write_nginx_conf "$tmp/nginx" "$nginx_workers" <<EOF
   server {
     listen 127.0.0.1:$port;
     location /mcp {
@@ -211,7 +197,6 @@ http {
       return 200 '$body';
     }
   }
-}
 EOF
 "${pin_server[@]}" nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
 ngx_pid=$!

