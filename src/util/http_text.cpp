@@ -1,12 +1,13 @@
 #include "util/http_text.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace toolport::util {
 
 namespace {
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+// ASCII only, whatever the locale: these are protocol texts, not prose.
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool alphanumeric(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 }  // namespace
 
 bool iequals_ascii(std::string_view a, std::string_view b) {
@@ -19,7 +20,7 @@ bool starts_with_ascii_nocase(std::string_view text, std::string_view prefix) {
 
 bool is_http_token(std::string_view text) {
     return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+        return alphanumeric(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
     });
 }
 

@@ -1,4 +1,4 @@
-// util: base64 / base64url and sanitize_for_message.
+// util: base64 / base64url, sanitize_for_message and the HTTP text checks.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "util/base64.hpp"
 #include "util/digest.hpp"
+#include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 
 using namespace toolport::util;
@@ -201,4 +202,30 @@ TEST(Digest, Sha256HexMatchesTheStandardVectors) {
         });
     }
     for (auto& th : threads) th.join();
+}
+
+TEST(HttpText, CaseIsIgnoredForAsciiLettersOnly) {
+    EXPECT_TRUE(iequals_ascii("Content-Type", "content-type"));
+    EXPECT_TRUE(iequals_ascii("", ""));
+    EXPECT_FALSE(iequals_ascii("Content-Type", "content-typ"));
+    EXPECT_FALSE(iequals_ascii("[", "{"));              // 0x5B and 0x7B differ by 0x20 but are not letters
+    EXPECT_FALSE(iequals_ascii("\xC4", "\xE4"));        // nor are Latin-1 bytes, whatever the locale
+    EXPECT_TRUE(starts_with_ascii_nocase("Text/Event-Stream; charset=utf-8", "text/event-stream"));
+    EXPECT_FALSE(starts_with_ascii_nocase("text", "text/event-stream"));
+}
+
+TEST(HttpText, TokensAreRfc9110Tokens) {
+    EXPECT_TRUE(is_http_token("X-Api-Key"));
+    EXPECT_TRUE(is_http_token("!#$%&'*+-.^_`|~09azAZ"));
+    EXPECT_FALSE(is_http_token(""));
+    for (std::string bad : {"X Api", "X:Api", "X\r\nInjected", "caf\xC3\xA9", "a/b", "a\"b"}) {
+        EXPECT_FALSE(is_http_token(bad)) << bad;
+    }
+}
+
+TEST(HttpText, ControlCharactersExceptTabAreFound) {
+    EXPECT_FALSE(has_control_chars("Bearer abc\tdef \xC3\xA9"));
+    EXPECT_TRUE(has_control_chars("abc\r\nSet-Cookie: x"));
+    EXPECT_TRUE(has_control_chars(std::string("a\0b", 3)));
+    EXPECT_TRUE(has_control_chars("a\x7F"));
 }

@@ -10,8 +10,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // `schema` (an object schema, or an anyOf of them) with every one of its properties
-// required: the normalizers always write each
-// field (null when Tango had no value), so a client may rely on the keys being there.
+// required: the normalizers always write each field (null when Tango had no value), so a
+// client may rely on the keys being there.
 Json all_required(Json schema) {
     if (schema.contains("anyOf")) {
         for (auto& branch : schema["anyOf"]) branch = all_required(std::move(branch));
@@ -42,17 +42,16 @@ Json envelope_schema(Json record_schema) {
     }));
 }
 
-}  // namespace
-
-Json nullable(const char* type) { return Json{{"type", Json::array({type, "null"})}}; }
-
-namespace {
+// An object schema with every property required, or null (a part Tango may leave out).
 Json nullable_object(Json properties) {
     Json schema = all_required(object_schema(std::move(properties)));
     schema["type"] = Json::array({"object", "null"});
     return schema;
 }
+
 }  // namespace
+
+Json nullable(const char* type) { return Json{{"type", Json::array({type, "null"})}}; }
 
 Json coded_schema() { return nullable_object({{"code", nullable("string")}, {"description", nullable("string")}}); }
 
