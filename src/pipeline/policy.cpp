@@ -43,6 +43,8 @@ std::shared_ptr<const CallPolicy> PolicyResolver::resolve(const ToolSpec& tool) 
 
     auto policy = std::make_shared<CallPolicy>(config_.defaults);
     policy->service = tool.service;
+    if (auto d = source_defaults_.find(tool.source); !tool.source.empty() && d != source_defaults_.end())
+        d->second.apply_to(*policy);
     if (auto s = config_.sources.find(tool.source); !tool.source.empty() && s != config_.sources.end())
         s->second.apply_to(*policy);
     if (auto t = config_.tools.find(tool.name); t != config_.tools.end()) t->second.apply_to(*policy);
@@ -52,6 +54,10 @@ std::shared_ptr<const CallPolicy> PolicyResolver::resolve(const ToolSpec& tool) 
     }
     by_key_.emplace(std::move(key), policy);
     return policy;
+}
+
+void PolicyResolver::add_source_default(const std::string& source, PolicyOverride layer) {
+    source_defaults_[source] = std::move(layer);
 }
 
 bool PolicyResolver::add_service_default(const std::string& service, ServicePolicy policy) {

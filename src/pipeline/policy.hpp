@@ -109,9 +109,14 @@ public:
     // come before the service's tools are first resolved (a source sets it in start(),
     // before adding them): resolved policies are shared and never change.
     bool add_service_default(const std::string& service, ServicePolicy policy);
+    // A source's own defaults for its tools (the context pack's: no cache, since its
+    // files change under it), applied before the configuration's `sources:` entry for it,
+    // which may override them. Same timing rule as add_service_default.
+    void add_source_default(const std::string& source, PolicyOverride layer);
 
 private:
     PipelineConfig config_;
+    std::map<std::string, PolicyOverride> source_defaults_;
     std::unordered_map<std::string, std::shared_ptr<const CallPolicy>> by_key_;
 };
 

@@ -38,6 +38,7 @@ class HttpClient;
 namespace pipeline {
 class PolicyResolver;
 struct ServicePolicy;
+struct PolicyOverride;
 }  // namespace pipeline
 }  // namespace toolport
 
@@ -77,6 +78,9 @@ public:
     // unless the configuration's `services:` has that service. Call before adding the
     // service's tools.
     void set_service_defaults(const std::string& service, const pipeline::ServicePolicy& policy);
+    // The source's defaults for its own tools' calls (e.g. no caching), under the
+    // configuration's `sources:` entry for it. Call before adding tools.
+    void set_call_defaults(const pipeline::PolicyOverride& layer);
 
     // The downstream HTTP client shared by every source that calls a web API (TLS, pool,
     // proxies, retries). Throws SourceError when the runtime has none (unit tests that run

@@ -33,6 +33,10 @@ void SourceContext::set_service_defaults(const std::string& service, const pipel
     if (services_.policies) services_.policies->add_service_default(service, policy);
 }
 
+void SourceContext::set_call_defaults(const pipeline::PolicyOverride& layer) {
+    if (services_.policies) services_.policies->add_source_default(source_name_, layer);
+}
+
 http_client::HttpClient& SourceContext::http() const {
     if (!services_.http) {
         throw SourceError("source " + source_name_ +

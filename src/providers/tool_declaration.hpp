@@ -55,6 +55,8 @@ struct ToolDeclaration {
     Json meta;       // _meta of the Tool object
     // Adjusts a result the pipeline serves from its cache (optional; see ToolSpec).
     std::function<void(ToolResult& result)> on_cache_hit;
+    // Renders the pipeline's refusals in the tool's own result shape (see ToolSpec).
+    std::function<ToolResult(const ToolError& error)> on_error;
     // Awaits RequestContext::pace_downstream_request before each request (see ToolSpec).
     bool paces_downstream = false;
 };

@@ -1,5 +1,7 @@
 #include "server/registry.hpp"
 
+#include "server/tool_error.hpp"
+
 namespace toolport {
 
 namespace {
@@ -10,6 +12,8 @@ void put_if(Json& j, const char* key, const Json& value) {
     if (!value.is_null()) j[key] = value;
 }
 }  // namespace
+
+ToolResult ToolSpec::error_result(const ToolError& error) const { return on_error ? on_error(error) : error.to_result(); }
 
 Json ToolSpec::definition() const {
     Json j = {{"name", name}};

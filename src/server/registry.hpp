@@ -22,6 +22,7 @@
 namespace toolport {
 
 class RequestContext;
+class ToolError;
 namespace schema {
 class CompiledSchema;
 }
@@ -60,12 +61,18 @@ struct ToolSpec {
     // Adjusts a result served from the cache, e.g. a source's own envelope that says
     // whether the answer was cached (execution.cached). Optional.
     std::function<void(ToolResult& result)> on_cache_hit;
+    // Renders a failure the tool did not produce itself (arguments refused by the schema,
+    // a timeout, a budget) in the tool's own result shape, e.g. a source's envelope.
+    // Optional: without it the failure is ToolError::to_result().
+    std::function<ToolResult(const ToolError& error)> on_error;
     // The handler calls RequestContext::pace_downstream_request before each request it
     // sends: the rate limit stage then takes no slot up front, so a call refused by the
     // handler's own checks costs no slot and waits for none.
     bool paces_downstream = false;
 
     Json definition() const;  // the Tool object for tools/list
+    // `error` as this tool's result (on_error, else the standard error result).
+    ToolResult error_result(const ToolError& error) const;
 };
 
 struct ResourceSpec {

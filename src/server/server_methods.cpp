@@ -114,10 +114,10 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     } catch (const OperationCancelled&) {
         throw;
     } catch (const ToolError& e) {
-        reply = e.to_result().to_json();
+        reply = tool->error_result(e).to_json();
     } catch (const std::exception& e) {
         // A failing tool is a tool result the model can read, never a dropped request.
-        reply = ToolError(ToolErrorCode::internal_error, e.what()).to_result().to_json();
+        reply = tool->error_result(ToolError(ToolErrorCode::internal_error, e.what())).to_json();
     }
     shape_tool_result(ctx.revision(), reply);
     co_return reply;

@@ -16,7 +16,7 @@ Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
         result = co_await next(call);
     } catch (const ToolError& e) {
         // Account for refusals and failures too (they are the calls an agent retries).
-        result = e.to_result();
+        result = call.tool->error_result(e);
     }
     // Sizes are of the result as the client gets it, before _meta is added.
     const std::size_t size = result_size(result);

@@ -15,6 +15,12 @@ std::string ObserveStage::outcome_code(const ToolResult& result) {
     if (result.structured_content.is_object()) {
         auto code = result.structured_content.find("error_code");
         if (code != result.structured_content.end() && code->is_string()) return code->get<std::string>();
+        // A source's own envelope: {success: false, error: {code, message}} (the context pack).
+        auto error = result.structured_content.find("error");
+        if (error != result.structured_content.end() && error->is_object()) {
+            auto nested = error->find("code");
+            if (nested != error->end() && nested->is_string()) return nested->get<std::string>();
+        }
     }
     return "TOOL_ERROR";
 }
@@ -33,7 +39,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     try {
         result = co_await next(call);
     } catch (const ToolError& e) {
-        result = e.to_result();
+        result = call.tool->error_result(e);
     }
     const std::string code = outcome_code(result);
     const double seconds =
