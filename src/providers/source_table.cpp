@@ -11,6 +11,7 @@ namespace toolport::providers {
 std::unique_ptr<Source> make_conformance_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_testing_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_tango_source(const SourceSettings& settings);
+std::unique_ptr<Source> make_context_source(const SourceSettings& settings);
 
 namespace {
 
@@ -26,6 +27,8 @@ const std::vector<SourceKind>& table() {
         {"testing", "tools that misbehave on demand, for the pipeline's tests (TOOLPORT_TEST_PACK=1)",
          make_testing_source, testing_pack_enabled},
         {"tango", "U.S. federal contracting data from the Tango API (TANGO_API_KEY)", make_tango_source},
+        {"context", "context engineering: pattern and skill library, session artifacts and memory, metrics",
+         make_context_source},
     };
     return sources;
 }

@@ -1,0 +1,53 @@
+// The context pack's settings: its section of the configuration over the environment.
+//
+//   packs:
+//     context:
+//       patterns_root: ~/.shared-patterns   # the pattern library (else $TOOLPORT_CONTEXT_PATTERNS)
+//       projects_root: ~/Dev                 # or projects_roots: [~/Dev, ~/work] (else
+//                                            # $TOOLPORT_CONTEXT_PROJECTS, ':'-separated)
+//       categories: [database, security, ui, backend, testing, architecture, mcp-integration]
+//       index_file: ~/.cache/toolport/patterns-<hash>.sqlite   # the search index (a cache)
+//       watch: true                          # keep the index current with inotify
+//       skill_timeout_ms: 10000              # executeSkill: then the process group is killed
+//       skill_cpu_seconds: 10
+//       skill_memory_mb: 512
+//       skill_file_size_mb: 16
+//       skill_output_kb: 1024
+//
+// A leading "~/" means $HOME. Nothing is created at start but the index file's directory.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "providers/source_settings.hpp"
+
+namespace toolport::context {
+
+struct SkillLimits {
+    std::chrono::milliseconds timeout{10000};
+    int cpu_seconds = 10;
+    long long memory_bytes = 512LL << 20;
+    long long file_size_bytes = 16LL << 20;
+    std::size_t output_bytes = 1 << 20;
+};
+
+struct ContextSettings {
+    std::filesystem::path patterns_root;
+    std::vector<std::filesystem::path> projects_roots;
+    std::vector<std::string> categories = {"database", "security", "ui", "backend", "testing", "architecture",
+                                           "mcp-integration"};
+    std::filesystem::path index_file;  // empty: derived from the cache directory and patterns_root
+    bool watch = true;
+    SkillLimits skill;
+
+    // Reads and checks the section (throws providers::SettingsError naming file:line:key).
+    static ContextSettings from(const providers::SourceSettings& settings);
+};
+
+// "~/x" → $HOME/x; anything else unchanged.
+std::filesystem::path expand_home(const std::string& path);
+
+}  // namespace toolport::context

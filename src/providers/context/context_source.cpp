@@ -1,0 +1,61 @@
+// The `context` pack: context engineering for agents (seed 003) — a pattern and skill
+// library, session artifacts, session memory and metrics — over the file formats of the
+// original server, so existing libraries and projects work unchanged.
+//
+// Its tools read and write local files, which change under them: their results are never
+// cached by the pipeline (a source default the configuration may override).
+#include <spdlog/spdlog.h>
+
+#include "pipeline/policy.hpp"
+#include "providers/context/context_pack.hpp"
+
+namespace toolport::providers {
+
+namespace {
+
+class ContextSource final : public Source {
+public:
+    explicit ContextSource(const SourceSettings& settings) : settings_(context::ContextSettings::from(settings)) {}
+
+    void start(SourceContext& context) override {
+        pack_ = std::make_unique<context::ContextPack>(settings_);
+        pipeline::PolicyOverride defaults;
+        defaults.cache_enabled = false;
+        context.set_call_defaults(defaults);
+        const auto indexed = pack_->open_index();
+        spdlog::info("context: {} patterns indexed in {} ms ({} read from disk)", indexed.patterns,
+                     indexed.duration.count(), indexed.read);
+        if (settings_.watch && !pack_->index->watch({})) {
+            spdlog::warn("context: inotify is unavailable; patterns added while serving are found after a restart");
+        }
+        for (const auto& dir : pack_->library->unserved_dirs()) {
+            spdlog::warn("context: {}/ in the pattern library is not a served category (packs.context.categories)", dir);
+        }
+        for (auto make : {context::search_patterns_tool, context::load_skill_tool, context::execute_skill_tool,
+                          context::search_artifacts_tool, context::load_session_tool, context::get_session_code_tool,
+                          context::save_session_tool, context::add_note_tool, context::get_decisions_tool, context::get_hypotheses_tool,
+                          context::get_blockers_tool, context::compression_ratio_tool,
+                          context::pattern_reuse_tool}) {
+            context.add_tool(make(*pack_));
+        }
+        if (!pack_->patterns.exists()) {
+            spdlog::warn("context: no pattern library at {} yet (packs.context.patterns_root)",
+                         settings_.patterns_root.string());
+        }
+        std::string roots;
+        for (const auto& root : settings_.projects_roots) roots += (roots.empty() ? "" : ", ") + root.string();
+        spdlog::info("context: patterns in {}, projects in {}", settings_.patterns_root.string(), roots);
+    }
+
+private:
+    context::ContextSettings settings_;
+    std::unique_ptr<context::ContextPack> pack_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_context_source(const SourceSettings& settings) {
+    return std::make_unique<ContextSource>(settings);
+}
+
+}  // namespace toolport::providers

@@ -1,0 +1,93 @@
+#include "providers/context/envelope.hpp"
+
+#include "pipeline/stages/meta_accounting.hpp"
+#include "server/tool_error.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport::context {
+
+namespace {
+
+std::string compact(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+ToolResult finish(Json envelope, bool is_error) {
+    ToolResult result = ToolResult::structured(std::move(envelope));
+    result.is_error = is_error;
+    return result;
+}
+
+}  // namespace
+
+const char* code_name(ErrorCode code) {
+    switch (code) {
+        case ErrorCode::pattern_not_found: return "PATTERN_NOT_FOUND";
+        case ErrorCode::skill_not_found: return "SKILL_NOT_FOUND";
+        case ErrorCode::category_invalid: return "CATEGORY_INVALID";
+        case ErrorCode::session_not_found: return "SESSION_NOT_FOUND";
+        case ErrorCode::skill_execution_failed: return "SKILL_EXECUTION_FAILED";
+        case ErrorCode::filesystem_error: return "FILESYSTEM_ERROR";
+        case ErrorCode::validation_error: return "VALIDATION_ERROR";
+    }
+    return "FILESYSTEM_ERROR";
+}
+
+long long tokens_used(const Json& data) {
+    return pipeline::MetaAccounting::tokens_estimate(compact(data).size());
+}
+
+ToolResult success_result(Json data, std::chrono::milliseconds duration, Json extra) {
+    Json metadata = {{"tokensUsed", tokens_used(data)}, {"duration", duration.count()}};
+    for (auto& [key, value] : extra.items()) metadata[key] = std::move(value);
+    return finish({{"success", true}, {"data", std::move(data)}, {"metadata", std::move(metadata)}}, false);
+}
+
+ToolResult failure_result(const std::string& code, const std::string& message, const std::string& suggestion,
+                          std::chrono::milliseconds duration) {
+    Json error = {{"code", code}, {"message", util::sanitize_for_message(message, 2000)}};
+    if (!suggestion.empty()) error["suggestion"] = util::sanitize_for_message(suggestion, 1000);
+    return finish({{"success", false},
+                   {"error", std::move(error)},
+                   {"metadata", {{"tokensUsed", 0}, {"duration", duration.count()}}}},
+                  true);
+}
+
+ToolResult failure_result(const ContextError& error, std::chrono::milliseconds duration) {
+    return failure_result(code_name(error.code()), error.what(), error.suggestion(), duration);
+}
+
+ToolResult failure_result(const ToolError& error) {
+    const Json fields = error.to_json();
+    std::string code = fields.value("error_code", "INTERNAL_ERROR");
+    if (error.code() == ToolErrorCode::missing_parameter || error.code() == ToolErrorCode::invalid_argument ||
+        error.code() == ToolErrorCode::invalid_format) {
+        code = fields.value("parameter", "") == "category" ? "CATEGORY_INVALID" : "VALIDATION_ERROR";
+    }
+    ToolResult result = failure_result(code, error.what(), fields.value("suggestion", ""), std::chrono::milliseconds(0));
+    // The details a model needs to fix the call (parameter, expected, example) stay.
+    Json& out = result.structured_content["error"];
+    for (const char* key : {"parameter", "provided", "expected_format", "example", "retry_after_ms"}) {
+        if (auto it = fields.find(key); it != fields.end()) out[key] = *it;
+    }
+    result.content = Json::array({content::text(compact(result.structured_content))});
+    return result;
+}
+
+Json envelope_schema(Json data_schema, Json extra_metadata) {
+    Json metadata_properties = {{"tokensUsed", {{"type", "integer"}, {"description", "ceil(chars / 4 * 1.1) of data"}}},
+                                {"duration", {{"type", "integer"}, {"description", "milliseconds"}}}};
+    for (auto& [key, value] : extra_metadata.items()) metadata_properties[key] = std::move(value);
+    return {{"type", "object"},
+            {"properties",
+             {{"success", {{"type", "boolean"}}},
+              {"data", std::move(data_schema)},
+              {"error",
+               {{"type", "object"},
+                {"properties",
+                 {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}, {"suggestion", {{"type", "string"}}}}},
+                {"required", {"code", "message"}}}},
+              {"metadata",
+               {{"type", "object"}, {"properties", std::move(metadata_properties)}, {"required", {"tokensUsed", "duration"}}}}}},
+            {"required", {"success", "metadata"}}};
+}
+
+}  // namespace toolport::context
