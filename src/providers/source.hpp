@@ -18,11 +18,13 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "providers/source_settings.hpp"
 #include "providers/tool_declaration.hpp"
+#include "server/extension.hpp"
 
 namespace toolport {
 class Executor;
@@ -70,6 +72,10 @@ public:
     // does not compile).
     void add_tool(ToolDeclaration declaration);
     bool remove_tool(const std::string& name);
+
+    // Declares a protocol extension of the server (capabilities.extensions[id]) and the
+    // methods it adds. Throws when a method is the protocol's own.
+    void add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods);
 
     // A component of GET /health (ignored when the runtime reports no health, as in tests).
     void add_health(const std::string& component, std::function<observability::ComponentHealth()> probe);

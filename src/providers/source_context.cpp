@@ -14,6 +14,10 @@ Registry& SourceContext::registry() const { return server_.registry(); }
 
 void SourceContext::forward_client_header(const std::string& name) { server_.forward_client_header(name); }
 
+void SourceContext::add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods) {
+    server_.add_extension(id, std::move(settings), std::move(methods));
+}
+
 void SourceContext::add_tool(ToolDeclaration declaration) {
     registry().add_tool(make_tool_spec(std::move(declaration), source_name_));
 }

@@ -1,6 +1,7 @@
 #include "server/server.hpp"
 
 #include <cctype>
+#include <stdexcept>
 
 #include "server/session.hpp"
 #include "toolport_version.hpp"
@@ -58,7 +59,23 @@ Json McpServer::capabilities(protocol::Revision revision) const {
     caps["resources"]["subscribe"] = true;  // resources/subscribe, or subscriptions/listen (2026-07-28)
     if (!protocol::is_stateless(revision)) caps["logging"] = Json::object();
     if (protocol::has_completions(revision)) caps["completions"] = Json::object();
+    if (!extensions_.empty()) caps["extensions"] = extensions_;
     return caps;
+}
+
+void McpServer::add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods) {
+    for (auto& [method, fn] : methods) {
+        if (ServerSession::is_protocol_method(method)) {
+            throw std::invalid_argument("extension " + id + " cannot take over the protocol's method " + method);
+        }
+        extension_methods_[method] = std::move(fn);
+    }
+    extensions_[id] = settings.is_object() ? std::move(settings) : Json::object();
+}
+
+const ExtensionMethod* McpServer::extension_method(const std::string& method) const {
+    auto it = extension_methods_.find(method);
+    return it == extension_methods_.end() ? nullptr : &it->second;
 }
 
 void McpServer::broadcast_list_changed(CatalogKind kind) {

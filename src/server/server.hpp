@@ -19,6 +19,7 @@
 
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
+#include "server/extension.hpp"
 #include "server/registry.hpp"
 #include "server/request_context.hpp"
 
@@ -50,6 +51,7 @@ using SessionOutput = std::function<void(const Json& message, const protocol::Re
 // without it a call goes straight to the tool's handler.
 using ToolInvoker = std::function<Task<ToolResult>(RequestContext&, const std::shared_ptr<const ToolSpec>& tool,
                                                    const Json& arguments)>;
+
 
 class McpServer {
 public:
@@ -91,6 +93,12 @@ public:
     using SessionClosedListener = std::function<void(const CallerIdentity& caller)>;
     void set_session_closed_listener(SessionClosedListener listener) { session_closed_listener_ = std::move(listener); }
 
+    // Declares a protocol extension: `settings` are advertised under
+    // capabilities.extensions[id] (inline, as SEP-2133 has it) and `methods` are served in
+    // every revision. A method the protocol already has cannot be taken over.
+    void add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods);
+    const ExtensionMethod* extension_method(const std::string& method) const;
+
     // Request headers of HTTP clients that tools may read (CallerIdentity::client_headers):
     // a source asks for the ones that carry per-user credentials (X-Tango-Api-Key). Names
     // are kept lower-case. Nothing else of a client's request reaches the tools.
@@ -106,6 +114,8 @@ private:
     ServerOptions options_;
     Registry registry_;
     std::set<std::string> forwarded_headers_;
+    Json extensions_ = Json::object();
+    std::map<std::string, ExtensionMethod> extension_methods_;
     int registry_listener_ = 0;
     std::unordered_set<ServerSession*> sessions_;
     std::map<int, ResourceListener> resource_listeners_;

@@ -71,6 +71,14 @@ void add_cacheable(Json& result, const RequestContext& ctx, const McpServer& ser
 
 Task<Json> ServerSession::ping(RequestContext&) { co_return Json::object(); }
 
+Task<Json> ServerSession::call_extension(RequestContext& ctx) {
+    const ExtensionMethod* method = server_.extension_method(ctx.method());
+    if (!method) throw RpcError(error_code::kMethodNotFound, "Method not found: " + ctx.method());
+    Json result = co_await method->handler(ctx);
+    if (method->cacheable) add_cacheable(result, ctx, server_);
+    co_return result;
+}
+
 Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
     auto text = required_string(ctx.params(), "level");
     auto level = parse_log_level(text);

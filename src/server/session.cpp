@@ -143,7 +143,13 @@ void ServerSession::on_request(Request request) {
 
     const auto& table = method_table();
     auto it = table.find(request.method);
-    if (it == table.end() || !method_allowed(request.method, revision)) {
+    Handler handler = nullptr;
+    if (it != table.end()) {
+        if (method_allowed(request.method, revision)) handler = it->second;
+    } else if (server_.extension_method(request.method)) {
+        handler = &ServerSession::call_extension;
+    }
+    if (!handler) {
         send(make_error(id, error_code::kMethodNotFound,
                         fmt::format("Method not found: {}", util::sanitize_for_message(request.method, 100))),
              &id);
@@ -166,7 +172,7 @@ void ServerSession::on_request(Request request) {
     auto ctx = std::make_unique<RequestContext>(shared_from_this(), id, std::move(request.method),
                                                 std::move(request.params), revision);
     in_flight_.emplace(key, ctx.get());
-    spawn(run(std::move(ctx), it->second, std::move(key)), [](std::exception_ptr) {});
+    spawn(run(std::move(ctx), handler, std::move(key)), [](std::exception_ptr) {});
 }
 
 Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handler, std::string key) {

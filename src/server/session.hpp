@@ -69,6 +69,10 @@ public:
     using UnansweredListener = std::function<void(const protocol::RequestId& id, const std::string& reason)>;
     void set_unanswered_listener(UnansweredListener listener) { unanswered_ = std::move(listener); }
 
+    // Whether the protocol itself defines `method` (in some revision): an extension cannot
+    // take it over.
+    static bool is_protocol_method(std::string_view method) { return method == "initialize" || method_table().count(method) > 0; }
+
 private:
     enum class State { fresh, initializing, operating };
     using Handler = Task<Json> (ServerSession::*)(RequestContext&);
@@ -86,6 +90,7 @@ private:
     Task<Json> set_log_level(RequestContext& ctx);
     Task<Json> list_tools(RequestContext& ctx);
     Task<Json> call_tool(RequestContext& ctx);
+    Task<Json> call_extension(RequestContext& ctx);
     Task<Json> list_resources(RequestContext& ctx);
     Task<Json> list_resource_templates(RequestContext& ctx);
     Task<Json> read_resource(RequestContext& ctx);

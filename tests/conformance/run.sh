@@ -2,7 +2,10 @@
 # Runs the official MCP conformance suites against `toolport serve --packs conformance`:
 #   - @modelcontextprotocol/conformance 0.1.16, default suite: every check must pass;
 #   - 0.2.0-alpha.12 --suite all, on the 2025-11-25 wire and on the 2026-07-28 wire:
-#     every scenario must pass except those listed in expected-failures.yaml.
+#     every scenario must pass except those listed in expected-failures.yaml;
+# and the Skills extension scenarios (sep-2640-*, which skip on a server without skills)
+# against `toolport serve --packs context` on a copy of examples/: every check SUCCESS, on
+# both wires.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -46,6 +49,41 @@ run "conformance 0.2.0-alpha.12 (all, 2025-11-25 wire)" "$modules/conformance-ne
     --suite all --expected-failures "$here/expected-failures.yaml"
 run "conformance 0.2.0-alpha.12 (all, 2026-07-28 wire)" "$modules/conformance-next/dist/index.js" server \
     --suite all --spec-version 2026-07-28 --expected-failures "$here/expected-failures.yaml"
+
+# The Skills extension on the context pack's example library.
+skills_dir=$(mktemp -d)
+cp -r "$root/examples/patterns" "$root/examples/projects" "$skills_dir/"
+skills_port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+skills_log=$(mktemp)
+TOOLPORT_CONTEXT_PATTERNS=$skills_dir/patterns TOOLPORT_CONTEXT_PROJECTS=$skills_dir/projects XDG_CACHE_HOME=$skills_dir/cache \
+  "$bin" serve --listen "127.0.0.1:$skills_port" --packs context ${extra[@]+"${extra[@]}"} 2>"$skills_log" &
+skills_server=$!
+trap 'kill $server $skills_server 2>/dev/null || true; rm -rf "$log" "$skills_log" "$skills_dir"' EXIT
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$skills_port) 2>/dev/null && break; sleep 0.05; done
+for wire in 2025-11-25 2026-07-28; do
+  # ttlMs/cacheScope are defined from 2026-07-28: the older wire skips those two checks.
+  allowed_skips='^$'
+  [[ $wire == 2025-11-25 ]] && allowed_skips='cache-attributes *\] .*SKIPPED'
+  for scenario in sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest; do
+    out=$(mktemp)
+    # --force: extension scenarios are off the spec timeline that --spec-version filters by.
+    if "$node" "$modules/conformance-next/dist/index.js" server --url "http://127.0.0.1:$skills_port/mcp" \
+         --scenario "$scenario" --spec-version "$wire" --force >"$out" 2>&1 &&
+       checks=$(grep -cE '\] .*SUCCESS' "$out") && [[ $checks -gt 0 ]] &&
+       bad=$(grep -E '\] .*(FAILURE|WARNING|SKIPPED)' "$out" | grep -vE "$allowed_skips" || true) && [[ -z $bad ]]; then
+      echo "--- $scenario ($wire wire, context pack): $checks checks SUCCESS, none failing"
+    else
+      status=1
+      grep -E '\] .*(FAILURE|WARNING|SKIPPED)' "$out" || tail -20 "$out"
+      echo "FAILED: $scenario ($wire wire, context pack)"
+    fi
+    rm -f "$out"
+  done
+done
+kill -TERM $skills_server; wait $skills_server || { echo "toolport (context) exited with status $? on SIGTERM:"; cat "$skills_log"; status=1; }
+if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:' "$skills_log"; then
+  echo "sanitizer report in the context server's log:"; cat "$skills_log"; status=1
+fi
 
 if ! kill -0 $server 2>/dev/null; then
   echo "toolport exited during the conformance run:"; cat "$log"; status=1

@@ -80,7 +80,12 @@ public:
         using namespace std::chrono_literals;
         const auto until = std::chrono::steady_clock::now() + 20s;
         io.restart();
-        while (!done() && std::chrono::steady_clock::now() < until) io.run_one_for(20ms);
+        while (!done() && std::chrono::steady_clock::now() < until) {
+            // With nothing queued (a worker thread still busy) the context stops; what the
+            // worker posts later must still run.
+            if (io.stopped()) io.restart();
+            io.run_one_for(20ms);
+        }
         io.poll();
     }
 

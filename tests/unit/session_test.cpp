@@ -622,4 +622,32 @@ TEST_F(SessionTest, ClosingASessionCancelsItsWork) {
     EXPECT_EQ(server->session_count(), 0u);
 }
 
+TEST_F(SessionTest, AnExtensionAdvertisesItselfAndServesItsMethodsInEveryRevision) {
+    std::map<std::string, ExtensionMethod> methods;
+    methods["example/echo"] = {[](RequestContext& ctx) -> Task<Json> { co_return Json{{"echo", ctx.params().value("x", 0)}}; },
+                               true};
+    methods["example/fail"] = {[](RequestContext&) -> Task<Json> {
+                                   throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: no");
+                                   co_return Json();
+                               },
+                               false};
+    server->add_extension("com.example/ext", {{"flag", true}}, std::move(methods));
+    EXPECT_THROW(server->add_extension("com.example/bad", Json::object(),
+                                       {{"tools/call", {[](RequestContext&) -> Task<Json> { co_return Json(); }}}}),
+                 std::invalid_argument);
+
+    initialize("2025-03-26");
+    EXPECT_EQ(reply(0)["result"]["capabilities"]["extensions"], Json({{"com.example/ext", {{"flag", true}}}}));
+    auto r = call(1, "example/echo", {{"x", 7}});
+    EXPECT_EQ(r["result"], Json({{"echo", 7}})) << r;  // no cache attributes before 2026-07-28
+    EXPECT_EQ(error_code(call(2, "example/fail")), -32602);
+    EXPECT_EQ(error_code(call(3, "example/other")), -32601);
+
+    // On the stateless revision a cacheable method's result carries ttlMs and cacheScope.
+    r = call(4, "example/echo", {{"x", 8}, {"_meta", stateless_meta()}});
+    EXPECT_EQ(r["result"]["echo"], 8) << r;
+    EXPECT_TRUE(r["result"].contains("ttlMs")) << r;
+    EXPECT_TRUE(r["result"].contains("cacheScope")) << r;
+}
+
 }  // namespace

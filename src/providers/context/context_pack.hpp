@@ -80,6 +80,7 @@ PatternFiles find_pattern(const ContextPack& pack, const SkillId& id);
 providers::ToolDeclaration search_patterns_tool(ContextPack& pack);
 providers::ToolDeclaration load_skill_tool(ContextPack& pack);
 providers::ToolDeclaration execute_skill_tool(ContextPack& pack);
+providers::ToolDeclaration extract_pattern_tool(ContextPack& pack);
 // The input schema a SKILL.md declares: its first fenced ```json block that is a JSON
 // Schema object.
 std::optional<Json> declared_input_schema(const std::string& skill_md);

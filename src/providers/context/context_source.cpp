@@ -8,6 +8,7 @@
 
 #include "pipeline/policy.hpp"
 #include "providers/context/context_pack.hpp"
+#include "providers/context/skills/skills_extension.hpp"
 
 namespace toolport::providers {
 
@@ -25,19 +26,21 @@ public:
         const auto indexed = pack_->open_index();
         spdlog::info("context: {} patterns indexed in {} ms ({} read from disk)", indexed.patterns,
                      indexed.duration.count(), indexed.read);
-        if (settings_.watch && !pack_->index->watch({})) {
+        skills_ = std::make_unique<context::SkillsExtension>(*pack_);
+        if (settings_.watch && !pack_->index->watch([skills = skills_.get()] { skills->library_changed(); })) {
             spdlog::warn("context: inotify is unavailable; patterns added while serving are found after a restart");
         }
         for (const auto& dir : pack_->library->unserved_dirs()) {
             spdlog::warn("context: {}/ in the pattern library is not a served category (packs.context.categories)", dir);
         }
-        for (auto make : {context::search_patterns_tool, context::load_skill_tool, context::execute_skill_tool,
+        for (auto make : {context::search_patterns_tool, context::load_skill_tool, context::execute_skill_tool, context::extract_pattern_tool,
                           context::search_artifacts_tool, context::load_session_tool, context::get_session_code_tool,
                           context::save_session_tool, context::add_note_tool, context::get_decisions_tool, context::get_hypotheses_tool,
                           context::get_blockers_tool, context::compression_ratio_tool,
                           context::pattern_reuse_tool}) {
             context.add_tool(make(*pack_));
         }
+        skills_->serve(context);
         if (!pack_->patterns.exists()) {
             spdlog::warn("context: no pattern library at {} yet (packs.context.patterns_root)",
                          settings_.patterns_root.string());
@@ -49,6 +52,9 @@ public:
 
 private:
     context::ContextSettings settings_;
+    // Declared before the pack, so it goes after it: the pack's index watcher thread, which
+    // tells it about changes, is joined first.
+    std::unique_ptr<context::SkillsExtension> skills_;
     std::unique_ptr<context::ContextPack> pack_;
 };
 

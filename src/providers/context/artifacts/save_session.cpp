@@ -17,6 +17,7 @@
 #include "observability/iso_time.hpp"
 #include "providers/context/artifacts/sessions.hpp"
 #include "providers/context/context_pack.hpp"
+#include "providers/context/durable_files.hpp"
 #include "util/random.hpp"
 #include "util/sanitize.hpp"
 
@@ -25,32 +26,6 @@ namespace toolport::context {
 namespace {
 
 namespace fs = std::filesystem;
-
-[[noreturn]] void io_failure(const std::string& doing) {
-    throw ContextError(ErrorCode::filesystem_error, fmt::format("cannot {}: {}", doing, std::strerror(errno)));
-}
-
-struct Fd {
-    int fd = -1;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
-void write_file_at(int dir_fd, const char* name, const std::string& text) {
-    Fd f{::openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644)};
-    if (f.fd < 0) io_failure(fmt::format("create {}", name));
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(f.fd, text.data() + done, text.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            io_failure(fmt::format("write {}", name));
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    if (::fsync(f.fd) != 0) io_failure(fmt::format("flush {}", name));
-}
 
 // One line of Markdown: a list item cannot span lines.
 std::string one_line(const std::string& text) {
@@ -119,7 +94,7 @@ Json pack_json(const Pack& p) {
 Json save(const fs::path& project, const Pack& p, bool overwrite) {
     const fs::path artifacts = project / ".agent-artifacts";
     if (::mkdir(artifacts.c_str(), 0755) != 0 && errno != EEXIST) io_failure("create .agent-artifacts");
-    Fd dir{::open(artifacts.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+    OwnedFd dir{::open(artifacts.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
     if (dir.fd < 0) {
         if (errno == ELOOP || errno == ENOTDIR) {
             throw ContextError(ErrorCode::validation_error,
@@ -147,12 +122,12 @@ Json save(const fs::path& project, const Pack& p, bool overwrite) {
         fs::remove_all(artifacts / name, ec);
     };
     try {
-        Fd out{::openat(dir.fd, staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+        OwnedFd out{::openat(dir.fd, staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
         if (out.fd < 0) io_failure("open the staging directory");
-        write_file_at(out.fd, "finalization-pack.json", pack_json(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
-        write_file_at(out.fd, "session-summary.md", summary_markdown(p));
+        write_new_file_at(out.fd, "finalization-pack.json", pack_json(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+        write_new_file_at(out.fd, "session-summary.md", summary_markdown(p));
         if (p.tokens) {
-            write_file_at(out.fd, "compression-metrics.json",
+            write_new_file_at(out.fd, "compression-metrics.json",
                           Json{{"tokens", {{"original", p.tokens->first}, {"compressed", p.tokens->second}}}}.dump(2) + "\n");
         }
         if (::fsync(out.fd) != 0) io_failure("flush the staging directory");

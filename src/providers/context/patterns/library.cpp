@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <regex>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -189,7 +190,7 @@ std::optional<PatternFiles> PatternLibrary::find(const std::string& category, co
 
 std::vector<PatternFiles> PatternLibrary::list() const {
     std::vector<PatternFiles> out;
-    std::vector<std::string> seen;
+    std::unordered_set<std::string> seen;
     for (const auto& category : categories_) {
         for (const auto& dir : category_dirs(category)) {
             std::error_code ec;
@@ -198,9 +199,9 @@ std::vector<PatternFiles> PatternLibrary::list() const {
                 if (file.size() <= 3 || !file.ends_with(".md") || file.ends_with(kSkillSuffix) || file[0] == '.') continue;
                 const std::string name = file.substr(0, file.size() - 3);
                 const std::string id = category + "/" + name;
-                if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+                if (seen.count(id)) continue;
                 if (auto f = find(category, name); f && f->dir == dir) {
-                    seen.push_back(id);
+                    seen.insert(id);
                     out.push_back(std::move(*f));
                 }
             }

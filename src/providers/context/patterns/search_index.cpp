@@ -389,12 +389,15 @@ bool PatternIndex::watch(std::function<void()> on_change) {
 
 bool PatternIndex::refresh() {
     std::lock_guard lock(impl_->mutex);
-    return impl_->refresh_locked();
+    const bool changed = impl_->refresh_locked();
+    if (changed && impl_->on_change) impl_->on_change();
+    return changed;
 }
 
 void PatternIndex::update(const std::string& category, const std::string& name) {
     std::lock_guard lock(impl_->mutex);
     impl_->update_locked(category, name);
+    if (impl_->on_change) impl_->on_change();
 }
 
 std::size_t PatternIndex::size() {
@@ -422,7 +425,7 @@ std::string PatternIndex::fts_query(const std::string& keyword) {
 
 std::vector<PatternHit> PatternIndex::search(const PatternQuery& q) {
     std::lock_guard lock(impl_->mutex);
-    impl_->refresh_locked();
+    if (impl_->refresh_locked() && impl_->on_change) impl_->on_change();
     std::vector<PatternHit> hits;
     const std::string match = fts_query(q.keyword);
     if (!q.keyword.empty() && match.empty()) return hits;

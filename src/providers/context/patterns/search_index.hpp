@@ -51,7 +51,9 @@ public:
     // Brings the whole index up to date with the library.
     SyncStats sync();
     // Starts watching the library with inotify (and a thread that applies changes as they
-    // come, then calls `on_change`). Returns false when inotify is unavailable.
+    // come). `on_change` is called after any change is applied, by whichever thread applied
+    // it, possibly with the index locked: it must only hand the news on (post it to the
+    // event loop), never call the index itself. Returns false when inotify is unavailable.
     bool watch(std::function<void()> on_change);
     // Applies the file changes queued since the last call. Returns whether any applied.
     bool refresh();

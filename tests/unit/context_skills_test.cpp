@@ -1,0 +1,279 @@
+// The pattern library as Agent Skills (the MCP Skills extension, SEP-2640): names, entries
+// whose digests and sizes are those of the bytes resources/read returns, a SKILL.md whose
+// YAML frontmatter parses back to the entry's, directory reads, paging of skills/list and
+// the -32602 answers; and extractPattern, which promotes a pattern into the library.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "context_test_support.hpp"
+#include "providers/context/skills/skill_catalog.hpp"
+#include "util/digest.hpp"
+
+using namespace toolport;
+using namespace toolport::context;
+using namespace toolport::test_support;
+
+namespace {
+
+const std::vector<std::string> kCategories = {"database", "backend", "testing"};
+
+void write_library(const ScratchDir& dir) {
+    dir.write("library/database/rls-policy.md", "---\ntitle: own frontmatter\n---\n# RLS Policy\n\nRow level security.\n");
+    dir.write("library/database/rls-policy-SKILL.md",
+              "# Skill: RLS\n**Quality Score:** 8.5/10\n\n## Overview\n\nPolicies: \"tenant\" rows — für Postgres.\n");
+    dir.write("library/database/rls-policy.ts", "export function rlsPolicy() {}\n");
+    dir.write("library/database/rls-policy.js", "export function rlsPolicy() {}\n");
+    dir.write("library/backend/plain-doc.md", "# Plain\n\nJust documentation.\n");
+    dir.write("library/backend/Not_A_Skill_Name.md", "# Bad name\n\nServed as a pattern, not as a skill.\n");
+    dir.write("library/testing/golden-files.md", "# Golden files\n\nSnapshots.\n");
+}
+
+// The YAML frontmatter of a SKILL.md, parsed by yaml-cpp, as JSON (strings and maps only).
+Json parse_frontmatter(const std::string& md) {
+    EXPECT_EQ(md.rfind("---\n", 0), 0u) << md;
+    const auto end = md.find("\n---\n", 4);
+    YAML::Node node = YAML::Load(md.substr(4, end - 4));
+    std::function<Json(const YAML::Node&)> to_json = [&](const YAML::Node& n) -> Json {
+        if (n.IsMap()) {
+            Json o = Json::object();
+            for (const auto& kv : n) o[kv.first.as<std::string>()] = to_json(kv.second);
+            return o;
+        }
+        return n.as<std::string>();
+    };
+    return to_json(node);
+}
+
+TEST(ContextSkillCatalog, NamesFollowTheAgentSkillsRules) {
+    for (const std::string ok : {"a", "rls-policy", "x9", "a-b-c"}) EXPECT_TRUE(SkillCatalog::valid_name(ok)) << ok;
+    EXPECT_TRUE(SkillCatalog::valid_name(std::string(64, 'a')));
+    for (const char* bad : {"", "-a", "a-", "a--b", "A", "a_b", "a.b", "a/b"}) EXPECT_FALSE(SkillCatalog::valid_name(bad)) << bad;
+    EXPECT_FALSE(SkillCatalog::valid_name(std::string(65, 'a')));
+}
+
+TEST(ContextSkillCatalog, EntriesDescribeExactlyTheBytesThatAreServed) {
+    ScratchDir dir;
+    write_library(dir);
+    PatternLibrary library(Root("pattern library", dir.path() / "library"), kCategories);
+    SkillCatalog catalog(library);
+
+    auto skills = catalog.skills();
+    std::vector<std::string> ids;
+    for (const auto& p : skills) ids.push_back(p.id());
+    EXPECT_EQ(ids, (std::vector<std::string>{"backend/plain-doc", "database/rls-policy", "testing/golden-files"}));
+
+    auto rls = std::find_if(skills.begin(), skills.end(), [](const PatternFiles& p) { return p.name == "rls-policy"; });
+    Json entry = catalog.entry(*rls);
+    EXPECT_EQ(entry["uri"], "skill://database/rls-policy/SKILL.md");
+    std::vector<std::string> uris;
+    for (const auto& r : entry["resources"]) {
+        uris.push_back(r["uri"]);
+        auto content = catalog.read(r["uri"]);
+        ASSERT_TRUE(content) << r["uri"];
+        EXPECT_EQ(r["size"], content->bytes.size());
+        EXPECT_EQ(r["digest"], "sha256:" + util::sha256_hex(content->bytes));
+    }
+    EXPECT_EQ(uris, (std::vector<std::string>{"skill://database/rls-policy/SKILL.md",
+                                              "skill://database/rls-policy/references/rls-policy-SKILL.md",
+                                              "skill://database/rls-policy/scripts/rls-policy.ts",
+                                              "skill://database/rls-policy/scripts/rls-policy.js"}));
+
+    // The frontmatter a YAML parser reads from SKILL.md is the entry's, quotes and all; the
+    // documentation's own frontmatter gives way to it.
+    const std::string md = catalog.read("skill://database/rls-policy/SKILL.md")->bytes;
+    EXPECT_EQ(parse_frontmatter(md), entry["frontmatter"]);
+    EXPECT_EQ(entry["frontmatter"]["description"], "Policies: \"tenant\" rows — für Postgres.");
+    EXPECT_EQ(entry["frontmatter"]["metadata"], Json({{"category", "database"}, {"id", "database/rls-policy"}, {"quality", "8.5"}}));
+    EXPECT_EQ(md.find("own frontmatter"), std::string::npos);
+    EXPECT_NE(md.find("# RLS Policy\n\nRow level security.\n"), std::string::npos);
+
+    // A file changed on disk changes the entry (the cache follows size and time).
+    dir.write("library/database/rls-policy.ts", "export function rlsPolicy() { return 1; }\n");
+    Json changed = catalog.entry(*rls);
+    EXPECT_NE(changed["resources"][2]["digest"], entry["resources"][2]["digest"]);
+}
+
+TEST(ContextSkillCatalog, DirectoriesListTheirChildrenAndNothingLeavesTheLibrary) {
+    ScratchDir dir;
+    write_library(dir);
+    PatternLibrary library(Root("pattern library", dir.path() / "library"), kCategories);
+    SkillCatalog catalog(library);
+
+    auto names = [](const Json& children) {
+        std::vector<std::string> out;
+        for (const auto& c : children) out.push_back(c["name"].get<std::string>() + "|" + c["mimeType"].get<std::string>());
+        return out;
+    };
+    EXPECT_EQ(names(*catalog.directory("skill://database/rls-policy")),
+              (std::vector<std::string>{"SKILL.md|text/markdown", "references|inode/directory", "scripts|inode/directory"}));
+    EXPECT_EQ(names(*catalog.directory("skill://database/rls-policy/scripts/")),
+              (std::vector<std::string>{"rls-policy.ts|text/x-typescript", "rls-policy.js|text/javascript"}));
+    EXPECT_EQ(names(*catalog.directory("skill://backend")), (std::vector<std::string>{"plain-doc|inode/directory"}));
+    EXPECT_EQ(names(*catalog.directory("skill://backend/plain-doc")), (std::vector<std::string>{"SKILL.md|text/markdown"}));
+
+    for (const char* not_a_dir : {"skill://database/rls-policy/SKILL.md", "skill://database/rls-policy/scripts/rls-policy.ts",
+                                  "skill://database/nope", "skill://devops", "skill://database/rls-policy/nothing",
+                                  "skill://backend/Not_A_Skill_Name", "file:///etc", "skill://database/rls-policy/../../x"}) {
+        EXPECT_FALSE(catalog.directory(not_a_dir)) << not_a_dir;
+    }
+    for (const char* hostile : {"skill://database/rls-policy/../rls-policy/SKILL.md", "skill://database/../../etc/passwd",
+                                "skill://database/rls-policy/scripts/../../../../etc/passwd", "skill://database/rls-policy/rls-policy.ts",
+                                "skill://database/rls-policy/references/../SKILL.md"}) {
+        EXPECT_FALSE(catalog.read(hostile)) << hostile;
+    }
+}
+
+class ContextSkillsServer : public ::testing::Test {
+protected:
+    ContextSkillsServer() {
+        write_library(dir);
+        for (int i = 0; i < 120; ++i) dir.write(fmt::format("library/testing/case-{:03}.md", i), fmt::format("# Case {}\n\nCase.\n", i));
+        dir.mkdir("Dev");
+        server = std::make_unique<ContextServer>(Json{{"patterns_root", (dir.path() / "library").string()},
+                                                      {"projects_root", (dir.path() / "Dev").string()},
+                                                      {"categories", kCategories},
+                                                      {"index_file", (dir.path() / "cache/index.sqlite").string()}});
+    }
+    ScratchDir dir;
+    std::unique_ptr<ContextServer> server;
+};
+
+TEST_F(ContextSkillsServer, SkillsListPagesWithoutSplittingAndUnknownSkillsAreInvalidParams) {
+    const Json caps = server->runtime->server().capabilities(protocol::Revision::v2025_11_25);
+    EXPECT_EQ(caps["extensions"][kSkillsExtension], Json({{"directoryRead", true}}));
+
+    std::vector<std::string> uris;
+    Json params = Json::object();
+    int pages = 0;
+    for (;; ++pages) {
+        Json page = server->request("skills/list", params);
+        ASSERT_TRUE(page.contains("skills")) << page;
+        EXPECT_LE(page["skills"].size(), 50u);
+        for (const auto& s : page["skills"]) uris.push_back(s["uri"]);
+        if (!page.contains("nextCursor")) break;
+        params = {{"cursor", page["nextCursor"]}};
+    }
+    EXPECT_EQ(pages, 2);  // 123 skills: 50 + 50 + 23
+    EXPECT_EQ(uris.size(), 123u);
+    EXPECT_TRUE(std::is_sorted(uris.begin(), uris.end()));
+    EXPECT_EQ(std::adjacent_find(uris.begin(), uris.end()), uris.end());
+
+    EXPECT_EQ(server->request("skills/list", {{"cursor", "!!"}})["error"]["code"], -32602);
+    EXPECT_EQ(server->request("skills/get", {{"uri", "skill://database/rls-policy/SKILL.md"}})["skill"]["frontmatter"]["name"],
+              "rls-policy");
+    for (const Json& bad : {Json{{"uri", "skill://database/nope/SKILL.md"}}, Json{{"uri", "skill://database/rls-policy"}},
+                            Json{{"uri", 7}}, Json::object()}) {
+        EXPECT_EQ(server->request("skills/get", bad)["error"]["code"], -32602) << bad;
+    }
+    EXPECT_EQ(server->request("resources/directory/read", {{"uri", "skill://database/rls-policy/SKILL.md"}})["error"]["code"], -32602);
+    EXPECT_EQ(server->request("resources/directory/read", {{"uri", "skill://database"}})["resources"].size(), 1u);
+
+    // The SKILL.md files are resources of the server, with the frontmatter's name.
+    Json read = server->request("resources/read", {{"uri", "skill://database/rls-policy/SKILL.md"}});
+    EXPECT_EQ(read["contents"][0]["mimeType"], "text/markdown");
+    EXPECT_EQ(server->request("resources/read", {{"uri", "skill://database/rls-policy/scripts/x.ts"}})["error"]["code"], -32002);
+    const auto& listed = server->runtime->server().registry().resources();
+    ASSERT_TRUE(listed.count("skill://database/rls-policy/SKILL.md"));
+    EXPECT_EQ(listed.at("skill://database/rls-policy/SKILL.md")->name, "rls-policy");
+    EXPECT_FALSE(listed.count("skill://backend/Not_A_Skill_Name/SKILL.md"));
+}
+
+class ContextExtractPattern : public ::testing::Test {
+protected:
+    ContextExtractPattern() {
+        write_library(dir);
+        dir.mkdir("Dev");
+        server = std::make_unique<ContextServer>(Json{{"patterns_root", (dir.path() / "library").string()},
+                                                      {"projects_root", (dir.path() / "Dev").string()},
+                                                      {"categories", kCategories},
+                                                      {"index_file", (dir.path() / "cache/index.sqlite").string()}});
+    }
+    static Json args(double score) {
+        return {{"name", "echo-input"},
+                {"category", "backend"},
+                {"description", "Echoes its input."},
+                {"documentation", "Usage: send JSON, get it back."},
+                {"code", "cat"},
+                {"language", "bash"},
+                {"inputSchema", {{"type", "object"}, {"required", {"x"}}}},
+                {"dependencies", {"coreutils"}},
+                {"quality",
+                 {{"correctness", score},
+                  {"reusability", {{"score", score}, {"notes", "a | b\nc"}}},
+                  {"documentation", score},
+                  {"testCoverage", score},
+                  {"performance", score}}}};
+    }
+    ScratchDir dir;
+    std::unique_ptr<ContextServer> server;
+};
+
+TEST_F(ContextExtractPattern, WritesTheThreeFilesThatEveryReaderUnderstands) {
+    Json done = server->call("extractPattern", args(8));
+    ASSERT_EQ(done["success"], true) << done;
+    EXPECT_EQ(done["data"]["files"], Json({"backend/echo-input.sh", "backend/echo-input-SKILL.md", "backend/echo-input.md"}));
+    EXPECT_EQ(done["data"]["quality"], 8);
+    EXPECT_EQ(done["data"]["replaced"], false);
+
+    const std::string skill = read_file(dir.path() / "library/backend/echo-input-SKILL.md");
+    EXPECT_NE(skill.find("**Quality Score:** 8/10"), std::string::npos) << skill;
+    EXPECT_NE(skill.find("| Reusability | 8/10 | a \\| b c |"), std::string::npos) << skill;
+    EXPECT_NE(skill.find("- coreutils"), std::string::npos);
+    EXPECT_EQ(read_file(dir.path() / "library/backend/echo-input.md"), "# Echo Input\n\nUsage: send JSON, get it back.\n");
+
+    // Searchable and loadable at once; the description comes from the SKILL.md overview;
+    // executeSkill checks the declared input schema.
+    Json found = server->call("searchPatterns", {{"keyword", "echoes"}});
+    ASSERT_EQ(found["data"][0]["id"], "backend/echo-input") << found;
+    EXPECT_EQ(found["data"][0]["description"], "Echoes its input.");
+    EXPECT_EQ(found["data"][0]["quality"], 8);
+    EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", Json::object()}})["error"]["code"],
+              "VALIDATION_ERROR");
+    EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", {{"x", 1}}}})["data"], Json({{"x", 1}}));
+    // No staging file is left behind.
+    for (const auto& e : fs::directory_iterator(dir.path() / "library/backend")) {
+        EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+    }
+}
+
+TEST_F(ContextExtractPattern, RefusesLowQualityAndOverwritesOnlyWhenAsked) {
+    Json low = server->call("extractPattern", args(6.9));
+    EXPECT_EQ(low["error"]["code"], "VALIDATION_ERROR");
+    EXPECT_FALSE(fs::exists(dir.path() / "library/backend/echo-input.md"));
+    Json forced_args = args(6.9);
+    forced_args["force"] = true;
+    ASSERT_EQ(server->call("extractPattern", forced_args)["success"], true);
+
+    Json again = server->call("extractPattern", args(9));
+    EXPECT_EQ(again["error"]["code"], "VALIDATION_ERROR");
+    EXPECT_NE(again["error"]["message"].get<std::string>().find("already exists"), std::string::npos);
+    EXPECT_NE(read_file(dir.path() / "library/backend/echo-input-SKILL.md").find("6.9/10"), std::string::npos);
+
+    // Replaced, in another language: the old code file goes with the old version.
+    Json replacement = args(9);
+    replacement["overwrite"] = true;
+    replacement["language"] = "python";
+    replacement["code"] = "import sys; print(sys.stdin.read())";
+    Json replaced = server->call("extractPattern", replacement);
+    ASSERT_EQ(replaced["success"], true) << replaced;
+    EXPECT_EQ(replaced["data"]["replaced"], true);
+    EXPECT_FALSE(fs::exists(dir.path() / "library/backend/echo-input.sh"));
+    EXPECT_TRUE(fs::exists(dir.path() / "library/backend/echo-input.py"));
+    EXPECT_NE(read_file(dir.path() / "library/backend/echo-input-SKILL.md").find("**Quality Score:** 9/10"), std::string::npos);
+
+    Json hostile = args(9);
+    for (const char* name : {"../escape", "Upper", "a/b", ".hidden"}) {
+        hostile["name"] = name;
+        EXPECT_EQ(server->call("extractPattern", hostile)["error"]["code"], "VALIDATION_ERROR") << name;
+    }
+    hostile["name"] = "fine-name";
+    hostile["category"] = "cooking";
+    EXPECT_EQ(server->call("extractPattern", hostile)["error"]["code"], "CATEGORY_INVALID");
+    Json code_without_language = args(9);
+    code_without_language["name"] = "no-language";
+    code_without_language.erase("language");
+    EXPECT_EQ(server->call("extractPattern", code_without_language)["error"]["code"], "VALIDATION_ERROR");
+}
+
+}  // namespace
