@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +26,84 @@ using Clock = std::chrono::steady_clock;
 void close_fd(int& fd) {
     if (fd >= 0) ::close(fd);
     fd = -1;
+}
+
+// What the child does between clone and exec, all prepared beforehand: in the child only
+// async-signal-safe system calls run, no allocation, no lock.
+struct ChildSetup {
+    char** argv;
+    char** envp;
+    const char* cwd;
+    int stdin_fd, stdout_fd, stderr_fd, exec_error_fd;
+    rlim_t cpu, data, fsize;
+};
+
+// The child's side. It shares the parent's memory (CLONE_VM) until execve, on a stack of
+// its own, so it writes nothing but its own locals; the sanitizers' bookkeeping is not
+// meant for such a child and stays out of it.
+__attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
+    const ChildSetup& c = *static_cast<const ChildSetup*>(arg);
+    // Signals were blocked by the parent before clone: a handler of ours must never run in
+    // the child. Handled signals go back to their default, then the mask is cleared.
+    for (int sig = 1; sig < NSIG; ++sig) {
+        struct sigaction current;
+        if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler != SIG_IGN && current.sa_handler != SIG_DFL) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            ::sigaction(sig, &dfl, nullptr);
+        }
+    }
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGPIPE, &dfl, nullptr);  // ignored in Toolport; a skill expects the default
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Its own process group (killed as one), its limits, the pipes as 0/1/2, then exec.
+    ::setpgid(0, 0);
+    struct rlimit lim;
+    lim = {c.cpu, c.cpu + 1};
+    ::setrlimit(RLIMIT_CPU, &lim);
+    // Data segment, not address space: V8 reserves far more address space than it uses.
+    lim = {c.data, c.data};
+    ::setrlimit(RLIMIT_DATA, &lim);
+    lim = {c.fsize, c.fsize};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    lim = {256, 256};
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+    lim = {0, 0};
+    ::setrlimit(RLIMIT_CORE, &lim);
+    int e = 0;
+    // dup2 onto itself would keep close-on-exec (a pipe can get fd 0-2 when Toolport runs
+    // with them closed): then the flag is cleared instead.
+    auto place = [](int fd, int target) { return fd == target ? ::fcntl(fd, F_SETFD, 0) : ::dup2(fd, target); };
+    if (::chdir(c.cwd) != 0 || place(c.stdin_fd, 0) < 0 || place(c.stdout_fd, 1) < 0 || place(c.stderr_fd, 2) < 0) {
+        e = errno;
+    } else {
+        ::execve(c.argv[0], c.argv, c.envp);
+        e = errno;
+    }
+    [[maybe_unused]] auto n = ::write(c.exec_error_fd, &e, sizeof e);
+    ::_exit(127);
+}
+
+// Starts the child the way posix_spawn does (which cannot set resource limits):
+// clone(CLONE_VM | CLONE_VFORK), so nothing of Toolport's memory is copied — fork() of a
+// large process costs milliseconds in page tables and copy-on-write faults — and this
+// thread waits until the child has called execve or died. Returns the pid, or -1 (errno).
+pid_t spawn_child(ChildSetup& setup) {
+    constexpr std::size_t kStack = 256 * 1024;
+    void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return -1;
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    const pid_t pid = ::clone(child_main, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
+    const int clone_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    ::munmap(stack, kStack);
+    errno = clone_errno;
+    return pid;
 }
 
 struct TempDir {
@@ -100,50 +181,34 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
         result.start_error = std::string("pipe: ") + std::strerror(errno);
         return result;
     }
-    const rlim_t cpu = static_cast<rlim_t>(spec.limits.cpu_seconds);
-    const rlim_t data = static_cast<rlim_t>(spec.limits.memory_bytes);
-    const rlim_t fsize = static_cast<rlim_t>(spec.limits.file_size_bytes);
+    ChildSetup setup;
+    setup.argv = argv.data();
+    setup.envp = envp.data();
+    setup.cwd = cwd.c_str();
+    setup.stdin_fd = in_pipe[0];
+    setup.stdout_fd = out_pipe[1];
+    setup.stderr_fd = err_pipe[1];
+    setup.exec_error_fd = exec_pipe[1];
+    setup.cpu = static_cast<rlim_t>(spec.limits.cpu_seconds);
+    setup.data = static_cast<rlim_t>(spec.limits.memory_bytes);
+    setup.fsize = static_cast<rlim_t>(spec.limits.file_size_bytes);
 
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        // The child: its own process group, limits, the pipes as 0/1/2, then exec.
-        ::setpgid(0, 0);
-        ::signal(SIGPIPE, SIG_DFL);
-        struct rlimit lim;
-        lim = {cpu, cpu + 1};
-        ::setrlimit(RLIMIT_CPU, &lim);
-        // Data segment, not address space: V8 reserves far more address space than it uses.
-        lim = {data, data};
-        ::setrlimit(RLIMIT_DATA, &lim);
-        lim = {fsize, fsize};
-        ::setrlimit(RLIMIT_FSIZE, &lim);
-        lim = {256, 256};
-        ::setrlimit(RLIMIT_NOFILE, &lim);
-        lim = {0, 0};
-        ::setrlimit(RLIMIT_CORE, &lim);
-        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-        ::dup2(in_pipe[0], 0);
-        ::dup2(out_pipe[1], 1);
-        ::dup2(err_pipe[1], 2);
-        ::execve(argv[0], argv.data(), envp.data());
-        const int e = errno;
-        [[maybe_unused]] auto n = ::write(exec_pipe[1], &e, sizeof e);
-        ::_exit(127);
-    }
+    const pid_t pid = spawn_child(setup);
+    const int spawn_errno = errno;
     ::close(in_pipe[0]);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
     ::close(exec_pipe[1]);
     if (pid < 0) {
         result.end = SkillProcessResult::End::failed_to_start;
-        result.start_error = std::string("fork: ") + std::strerror(errno);
+        result.start_error = std::string("cannot start a process: ") + std::strerror(spawn_errno);
         ::close(in_pipe[1]);
         ::close(out_pipe[0]);
         ::close(err_pipe[0]);
         ::close(exec_pipe[0]);
         return result;
     }
-    ::setpgid(pid, pid);  // also from here, so the group exists whoever runs first
+    // (The child set its process group itself: with CLONE_VFORK it has exec'd or died by now.)
     int exec_error = 0;
     if (::read(exec_pipe[0], &exec_error, sizeof exec_error) == sizeof exec_error) {
         ::close(exec_pipe[0]);
@@ -158,6 +223,9 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
     ::close(exec_pipe[0]);
 
     int in_fd = in_pipe[1], out_fd = out_pipe[0], err_fd = err_pipe[0];
+    // Readable once the child has exited; -1 where pidfds are unavailable (before Linux 5.3).
+    // (The raw system call: glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage.)
+    int exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     for (int fd : {in_fd, out_fd, err_fd}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     std::size_t written = 0;
     if (spec.stdin_data.empty()) close_fd(in_fd);
@@ -192,15 +260,19 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
             last_tick = now;
             tick(std::chrono::duration_cast<std::chrono::milliseconds>(now - started));
         }
-        pollfd fds[3];
+        pollfd fds[4];
         int n = 0;
         if (in_fd >= 0) fds[n++] = {in_fd, POLLOUT, 0};
         if (out_fd >= 0) fds[n++] = {out_fd, POLLIN, 0};
         if (err_fd >= 0) fds[n++] = {err_fd, POLLIN, 0};
+        // The exit wakes the poll too (readable pidfd), so the result is not held back.
+        if (exit_fd >= 0 && !reaped) fds[n++] = {exit_fd, POLLIN, 0};
+        // Without a pidfd, the exit is looked for every millisecond once the pipes are shut.
+        const int wait_ms = exit_fd >= 0 || out_fd >= 0 || err_fd >= 0 ? 50 : 1;
         if (n > 0) {
-            if (::poll(fds, n, 50) < 0 && errno != EINTR) break;
+            if (::poll(fds, n, wait_ms) < 0 && errno != EINTR) break;
         } else {
-            ::usleep(10000);  // pipes closed; waiting for the exit
+            ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
         }
         if (in_fd >= 0) {
             const ssize_t w = ::write(in_fd, spec.stdin_data.data() + written, spec.stdin_data.size() - written);
@@ -234,6 +306,7 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
     close_fd(in_fd);
     close_fd(out_fd);
     close_fd(err_fd);
+    close_fd(exit_fd);
     kill_group();
     result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
     if (!killed) {
