@@ -179,6 +179,43 @@ TEST_F(ContextSkillsServer, SkillsListPagesWithoutSplittingAndUnknownSkillsAreIn
     EXPECT_FALSE(listed.count("skill://backend/Not_A_Skill_Name/SKILL.md"));
 }
 
+TEST_F(ContextSkillsServer, TheListedSkillsFollowTheLibraryOneChangeAtATime) {
+    const auto& listed = server->runtime->server().registry().resources();
+    auto announced = [&] {
+        return std::count_if(server->out.begin(), server->out.end(), [](const Json& m) {
+            return m.value("method", "") == "notifications/resources/list_changed";
+        });
+    };
+    // Each change is applied by the next search (or the watcher, whichever comes first); the
+    // registry follows on the event loop.
+    auto settle = [&] { EXPECT_EQ(server->call("searchPatterns", {{"keyword", "zzz"}})["success"], true); };
+    ASSERT_TRUE(listed.count("skill://testing/case-007/SKILL.md"));
+    const auto before = announced();
+
+    dir.write("library/database/new-one.md", "# New one\n\n## Overview\n\nArrived while serving.\n");
+    settle();
+    ASSERT_TRUE(listed.count("skill://database/new-one/SKILL.md"));
+    EXPECT_EQ(listed.at("skill://database/new-one/SKILL.md")->description, "Arrived while serving.");
+    EXPECT_GT(announced(), before);
+
+    dir.write("library/database/rls-policy-SKILL.md", "# Skill: RLS\n\n## Overview\n\nRewritten.\n");
+    settle();
+    EXPECT_EQ(listed.at("skill://database/rls-policy/SKILL.md")->description, "Rewritten.");
+
+    fs::remove(dir.path() / "library/database/new-one.md");
+    settle();
+    EXPECT_FALSE(listed.count("skill://database/new-one/SKILL.md"));
+    EXPECT_TRUE(listed.count("skill://database/rls-policy/SKILL.md"));
+
+    // A category folder going is a change of layout: the whole library is listed again.
+    fs::remove_all(dir.path() / "library/testing");
+    settle();
+    EXPECT_FALSE(listed.count("skill://testing/case-007/SKILL.md"));
+    EXPECT_FALSE(listed.count("skill://testing/golden-files/SKILL.md"));
+    EXPECT_TRUE(listed.count("skill://database/rls-policy/SKILL.md"));
+    EXPECT_TRUE(listed.count("skill://backend/plain-doc/SKILL.md"));
+}
+
 class ContextExtractPattern : public ::testing::Test {
 protected:
     ContextExtractPattern() {

@@ -27,9 +27,6 @@ public:
         spdlog::info("context: {} patterns indexed in {} ms ({} read from disk)", indexed.patterns,
                      indexed.duration.count(), indexed.read);
         skills_ = std::make_unique<context::SkillsExtension>(*pack_);
-        if (settings_.watch && !pack_->index->watch([skills = skills_.get()] { skills->library_changed(); })) {
-            spdlog::warn("context: inotify is unavailable; patterns added while serving are found after a restart");
-        }
         for (const auto& dir : pack_->library->unserved_dirs()) {
             spdlog::warn("context: {}/ in the pattern library is not a served category (packs.context.categories)", dir);
         }
@@ -41,6 +38,14 @@ public:
             context.add_tool(make(*pack_));
         }
         skills_->serve(context);
+        // Watched from here on: the extension has listed the library as indexed, and each
+        // change the watcher applies after this reaches it in order.
+        const bool watching = settings_.watch && pack_->index->watch([skills = skills_.get()](context::IndexChanges changes) {
+            skills->library_changed(std::move(changes));
+        });
+        if (settings_.watch && !watching) {
+            spdlog::warn("context: inotify is unavailable; patterns added while serving are found after a restart");
+        }
         if (!pack_->patterns.exists()) {
             spdlog::warn("context: no pattern library at {} yet (packs.context.patterns_root)",
                          settings_.patterns_root.string());

@@ -1,8 +1,9 @@
 #include "providers/context/patterns/library.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <fstream>
-#include <regex>
+#include <set>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -116,18 +117,37 @@ std::string read_text_file(const fs::path& file, std::size_t max_bytes, const st
     return text;
 }
 
-std::optional<double> parse_quality(const std::string& skill_md) {
-    // "**Quality Score:** 8.5/10" (the later format) or "**Overall Score:** 8.5/10" (v1.0.0).
-    static const std::regex quality(R"(\*\*Quality Score:\*\*\s*(\d+(?:\.\d+)?))");
-    static const std::regex overall(R"(\*\*Overall Score:\*\*\s*(\d+(?:\.\d+)?))");
-    std::smatch m;
-    if (std::regex_search(skill_md, m, quality) || std::regex_search(skill_md, m, overall)) {
+namespace {
+
+// The number after the first "<label>" that is followed by one (blanks between):
+// `\*\*Quality Score:\*\*\s*(\d+(\.\d+)?)` without a regex engine: it runs on every
+// SKILL.md when the index is built, and std::regex is slow.
+std::optional<double> number_after(const std::string& text, std::string_view label) {
+    for (auto at = text.find(label); at != std::string::npos; at = text.find(label, at + 1)) {
+        std::size_t p = at + label.size();
+        while (p < text.size() && std::string_view(" \t\r\n\f\v").find(text[p]) != std::string_view::npos) ++p;
+        const std::size_t digits = p;
+        while (p < text.size() && text[p] >= '0' && text[p] <= '9') ++p;
+        if (p == digits) continue;
+        if (p + 1 < text.size() && text[p] == '.' && text[p + 1] >= '0' && text[p + 1] <= '9') {
+            ++p;
+            while (p < text.size() && text[p] >= '0' && text[p] <= '9') ++p;
+        }
         try {
-            return std::stod(m[1].str());
+            return std::stod(text.substr(digits, p - digits));
         } catch (const std::exception&) {
+            return std::nullopt;  // too large for a double
         }
     }
     return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> parse_quality(const std::string& skill_md) {
+    // "**Quality Score:** 8.5/10" (the later format) or "**Overall Score:** 8.5/10" (v1.0.0).
+    if (auto q = number_after(skill_md, "**Quality Score:**")) return q;
+    return number_after(skill_md, "**Overall Score:**");
 }
 
 std::string parse_description(const std::string& skill_md, const std::string& doc_md) {
@@ -166,44 +186,57 @@ std::vector<fs::path> PatternLibrary::category_dirs(const std::string& category)
     return dirs;
 }
 
+namespace {
+
+// A pattern's files in `dir`, given which file names exist there as regular files (not
+// symlinks); nullopt without <name>.md.
+template <typename Exists>
+std::optional<PatternFiles> assemble(const std::string& category, const std::string& name, const fs::path& dir, Exists exists) {
+    if (!exists(name + ".md")) return std::nullopt;
+    PatternFiles f;
+    f.category = category;
+    f.name = name;
+    f.dir = dir;
+    f.doc_file = name + ".md";
+    if (exists(name + kSkillSuffix)) f.skill_file = name + kSkillSuffix;
+    for (const char* ext : {".js", ".mjs", ".py", ".sh"}) {
+        if (exists(name + ext)) {
+            f.runnable_file = name + ext;
+            break;
+        }
+    }
+    if (exists(name + ".ts")) f.code_file = name + ".ts";
+    else f.code_file = f.runnable_file;
+    return f;
+}
+
+}  // namespace
+
 std::optional<PatternFiles> PatternLibrary::find(const std::string& category, const std::string& name) const {
     for (const auto& dir : category_dirs(category)) {
-        if (!regular(dir / (name + ".md"))) continue;
-        PatternFiles f;
-        f.category = category;
-        f.name = name;
-        f.dir = dir;
-        f.doc_file = name + ".md";
-        if (regular(dir / (name + kSkillSuffix))) f.skill_file = name + kSkillSuffix;
-        for (const char* ext : {".js", ".mjs", ".py", ".sh"}) {
-            if (regular(dir / (name + ext))) {
-                f.runnable_file = name + ext;
-                break;
-            }
-        }
-        if (regular(dir / (name + ".ts"))) f.code_file = name + ".ts";
-        else f.code_file = f.runnable_file;
-        return f;
+        if (auto f = assemble(category, name, dir, [&dir](const std::string& file) { return regular(dir / file); })) return f;
     }
     return std::nullopt;
 }
 
 std::vector<PatternFiles> PatternLibrary::list() const {
+    // One directory read per category folder, and no stat per file: the entries' types come
+    // with the listing (a library of 10,000 patterns is listed at every start).
     std::vector<PatternFiles> out;
     std::unordered_set<std::string> seen;
     for (const auto& category : categories_) {
         for (const auto& dir : category_dirs(category)) {
+            std::set<std::string> files;  // sorted: the list comes out in name order
             std::error_code ec;
             for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-                const std::string file = it->path().filename().string();
+                std::error_code type_ec;
+                if (fs::is_regular_file(it->symlink_status(type_ec)) && !type_ec) files.insert(it->path().filename().string());
+            }
+            for (const auto& file : files) {
                 if (file.size() <= 3 || !file.ends_with(".md") || file.ends_with(kSkillSuffix) || file[0] == '.') continue;
                 const std::string name = file.substr(0, file.size() - 3);
-                const std::string id = category + "/" + name;
-                if (seen.count(id)) continue;
-                if (auto f = find(category, name); f && f->dir == dir) {
-                    seen.insert(id);
-                    out.push_back(std::move(*f));
-                }
+                if (!seen.insert(category + "/" + name).second) continue;  // an earlier folder has it
+                out.push_back(*assemble(category, name, dir, [&files](const std::string& f) { return files.count(f) > 0; }));
             }
         }
     }

@@ -120,9 +120,27 @@ struct PatternIndex::Impl {
     int stop_fd = -1;
     std::map<int, std::string> watches;
     std::thread watcher;
-    std::function<void()> on_change;
+    std::function<void(IndexChanges)> on_change;
+
+    // Statements of the write path, prepared once: a start that indexes 10,000 patterns
+    // runs each of them 10,000 times. Finalized before the connection closes.
+    std::map<const char*, std::unique_ptr<Statement>> prepared;
 
     Impl(const PatternLibrary& library, fs::path file) : library(library), file(std::move(file)) {}
+
+    // `sql` (a string literal: the cache is keyed by its address), prepared and reset.
+    Statement& statement(const char* sql) {
+        auto& slot = prepared[sql];
+        if (!slot) slot = std::make_unique<Statement>(db, sql);
+        else slot->reset();
+        return *slot;
+    }
+
+    void close() {
+        prepared.clear();
+        sqlite3_close(db);
+        db = nullptr;
+    }
 
     bool try_open(const std::string& target) {
         if (sqlite3_open_v2(target.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -170,9 +188,9 @@ struct PatternIndex::Impl {
     // Inside a transaction, with the mutex held.
     void upsert(const PatternInfo& info) {
         remove(info.files.id());
-        Statement insert(db,
-                         "INSERT INTO patterns(id, category, name, description, quality, has_executable, path, modified_ns) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        Statement& insert = statement(
+            "INSERT INTO patterns(id, category, name, description, quality, has_executable, path, modified_ns) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
         insert.bind(1, info.files.id())
             .bind(2, info.files.category)
             .bind(3, info.files.name)
@@ -183,41 +201,61 @@ struct PatternIndex::Impl {
             .bind(8, info.modified_ns)
             .step();
         const long long row = sqlite3_last_insert_rowid(db);
-        Statement fts(db, "INSERT INTO patterns_fts(rowid, name, description, document) VALUES (?1, ?2, ?3, ?4)");
+        Statement& fts = statement("INSERT INTO patterns_fts(rowid, name, description, document) VALUES (?1, ?2, ?3, ?4)");
         // Hyphenated names are words: "rls-policy" is found by "rls" and by "policy".
         fts.bind(1, row).bind(2, info.files.name).bind(3, info.description).bind(4, info.document).step();
     }
 
     bool remove(const std::string& id) {
-        Statement find(db, "SELECT rowid FROM patterns WHERE id = ?1");
+        Statement& find = statement("SELECT rowid FROM patterns WHERE id = ?1");
         if (!find.bind(1, id).step()) return false;
         const long long row = find.integer(0);
-        Statement del_fts(db, "DELETE FROM patterns_fts WHERE rowid = ?1");
-        del_fts.bind(1, row).step();
-        Statement del(db, "DELETE FROM patterns WHERE rowid = ?1");
-        del.bind(1, row).step();
+        find.reset();
+        statement("DELETE FROM patterns_fts WHERE rowid = ?1").bind(1, row).step();
+        statement("DELETE FROM patterns WHERE rowid = ?1").bind(1, row).step();
         return true;
     }
 
-    void update_locked(const std::string& category, const std::string& name) {
+    // Re-reads one pattern; adds what it did to `changes`.
+    void update_locked(const std::string& category, const std::string& name, IndexChanges& changes) {
+        const std::string id = category + "/" + name;
+        std::optional<PatternHit> now;
         exec(db, "BEGIN");
         try {
             auto files = library.find(category, name);
             if (files) {
                 try {
-                    upsert(library.read(*files));
+                    const PatternInfo info = library.read(*files);
+                    upsert(info);
+                    now = PatternHit{id, category, name, info.description, info.quality, files->has_executable(), relative_doc(*files)};
                 } catch (const ContextError& e) {
                     spdlog::warn("context: pattern {} not indexed: {}", files->id(), e.what());
-                    remove(category + "/" + name);
+                    remove(id);
                 }
             } else {
-                remove(category + "/" + name);
+                remove(id);
             }
             exec(db, "COMMIT");
         } catch (...) {
             exec(db, "ROLLBACK");
             throw;
         }
+        if (now) changes.patterns.push_back(std::move(*now));
+        else changes.removed.push_back(id);
+    }
+
+    // Every indexed pattern, best quality first.
+    std::vector<PatternHit> all_locked() {
+        Statement& s = statement(
+            "SELECT id, category, name, description, quality, has_executable, path FROM patterns "
+            "ORDER BY coalesce(quality, -1) DESC, name, id");
+        std::vector<PatternHit> hits;
+        while (s.step()) hits.push_back(hit_of(s));
+        return hits;
+    }
+
+    static PatternHit hit_of(const Statement& s) {
+        return {s.text(0), s.text(1), s.text(2), s.text(3), s.real(4), s.integer(5) != 0, s.text(6)};
     }
 
     SyncStats sync_locked() {
@@ -287,9 +325,10 @@ struct PatternIndex::Impl {
         }
     }
 
-    // Reads every queued event and applies them. The mutex is held.
-    bool refresh_locked() {
-        if (inotify_fd < 0) return false;
+    // Reads every queued event and applies them; says what changed. The mutex is held.
+    IndexChanges refresh_locked() {
+        IndexChanges changes;
+        if (inotify_fd < 0) return changes;
         std::set<std::pair<std::string, std::string>> touched;
         bool layout_changed = false;
         alignas(inotify_event) char buffer[64 * 1024];
@@ -324,10 +363,17 @@ struct PatternIndex::Impl {
             add_watches_locked();
             // rm_watch queues IN_IGNORED for the old descriptors: drained next time, unknown by then.
             sync_locked();
-            return true;
+            changes.complete = true;
+            changes.patterns = all_locked();
+            return changes;
         }
-        for (const auto& [category, name] : touched) update_locked(category, name);
-        return !touched.empty();
+        for (const auto& [category, name] : touched) update_locked(category, name, changes);
+        return changes;
+    }
+
+    // Tells the watcher what a change did, if it did anything.
+    void announce(IndexChanges changes) {
+        if (on_change && !changes.empty()) on_change(std::move(changes));
     }
 
     void watch_loop() {
@@ -340,16 +386,12 @@ struct PatternIndex::Impl {
             if (fds[1].revents) return;
             // Let a burst of writes (an editor saving three files) settle into one update.
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
-            bool changed = false;
-            {
-                std::lock_guard lock(mutex);
-                try {
-                    changed = refresh_locked();
-                } catch (const std::exception& e) {
-                    spdlog::warn("context: the pattern index could not apply a change: {}", e.what());
-                }
+            std::lock_guard lock(mutex);
+            try {
+                announce(refresh_locked());
+            } catch (const std::exception& e) {
+                spdlog::warn("context: the pattern index could not apply a change: {}", e.what());
             }
-            if (changed && on_change) on_change();
         }
     }
 };
@@ -367,15 +409,17 @@ PatternIndex::~PatternIndex() {
     }
     if (impl_->inotify_fd >= 0) ::close(impl_->inotify_fd);
     if (impl_->stop_fd >= 0) ::close(impl_->stop_fd);
-    sqlite3_close(impl_->db);
+    impl_->close();
 }
 
 PatternIndex::SyncStats PatternIndex::sync() {
     std::lock_guard lock(impl_->mutex);
-    return impl_->sync_locked();
+    SyncStats stats = impl_->sync_locked();
+    if (impl_->on_change) impl_->announce(IndexChanges{true, impl_->all_locked(), {}});
+    return stats;
 }
 
-bool PatternIndex::watch(std::function<void()> on_change) {
+bool PatternIndex::watch(std::function<void(IndexChanges)> on_change) {
     std::lock_guard lock(impl_->mutex);
     if (impl_->inotify_fd >= 0) return true;
     impl_->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -389,15 +433,17 @@ bool PatternIndex::watch(std::function<void()> on_change) {
 
 bool PatternIndex::refresh() {
     std::lock_guard lock(impl_->mutex);
-    const bool changed = impl_->refresh_locked();
-    if (changed && impl_->on_change) impl_->on_change();
+    IndexChanges changes = impl_->refresh_locked();
+    const bool changed = !changes.empty();
+    impl_->announce(std::move(changes));
     return changed;
 }
 
 void PatternIndex::update(const std::string& category, const std::string& name) {
     std::lock_guard lock(impl_->mutex);
-    impl_->update_locked(category, name);
-    if (impl_->on_change) impl_->on_change();
+    IndexChanges changes;
+    impl_->update_locked(category, name, changes);
+    impl_->announce(std::move(changes));
 }
 
 std::size_t PatternIndex::size() {
@@ -425,7 +471,7 @@ std::string PatternIndex::fts_query(const std::string& keyword) {
 
 std::vector<PatternHit> PatternIndex::search(const PatternQuery& q) {
     std::lock_guard lock(impl_->mutex);
-    if (impl_->refresh_locked() && impl_->on_change) impl_->on_change();
+    impl_->announce(impl_->refresh_locked());
     std::vector<PatternHit> hits;
     const std::string match = fts_query(q.keyword);
     if (!q.keyword.empty() && match.empty()) return hits;
@@ -438,10 +484,10 @@ std::vector<PatternHit> PatternIndex::search(const PatternQuery& q) {
         "SELECT p.id, p.category, p.name, p.description, p.quality, p.has_executable, p.path FROM patterns p "
         "WHERE ?1 = '' AND (?2 = '' OR p.category = ?2) AND (?3 = 0 OR p.has_executable = 1) "
         "ORDER BY coalesce(p.quality, -1) DESC, p.name, p.id LIMIT ?4";
-    Statement s(impl_->db, match.empty() ? listed : ranked);
+    Statement& s = impl_->statement(match.empty() ? listed : ranked);
     s.bind(1, match).bind(2, q.category).bind(3, static_cast<long long>(q.executable_only)).bind(4, static_cast<long long>(q.limit));
     while (s.step()) {
-        hits.push_back({s.text(0), s.text(1), s.text(2), s.text(3), s.real(4), s.integer(5) != 0, s.text(6)});
+        hits.push_back(Impl::hit_of(s));
     }
     return hits;
 }

@@ -26,6 +26,15 @@ struct PatternHit {
     std::string path;  // the documentation, relative to the library
 };
 
+// What changed in the index, for those who mirror it (the Skills extension's resources).
+struct IndexChanges {
+    // `patterns` is the whole index (after a full re-sync), not just what changed.
+    bool complete = false;
+    std::vector<PatternHit> patterns;  // added or changed (or, when complete, all)
+    std::vector<std::string> removed;  // ids no longer indexed (when not complete)
+    bool empty() const { return !complete && patterns.empty() && removed.empty(); }
+};
+
 struct PatternQuery {
     std::string keyword;   // empty: every pattern, best quality first
     std::string category;  // empty: all
@@ -51,10 +60,10 @@ public:
     // Brings the whole index up to date with the library.
     SyncStats sync();
     // Starts watching the library with inotify (and a thread that applies changes as they
-    // come). `on_change` is called after any change is applied, by whichever thread applied
-    // it, possibly with the index locked: it must only hand the news on (post it to the
-    // event loop), never call the index itself. Returns false when inotify is unavailable.
-    bool watch(std::function<void()> on_change);
+    // come). `on_change` is told what each applied change did, by whichever thread applied
+    // it, with the index locked: it must only hand the news on (post it to the event loop),
+    // never call the index itself. Returns false when inotify is unavailable.
+    bool watch(std::function<void(IndexChanges)> on_change);
     // Applies the file changes queued since the last call. Returns whether any applied.
     bool refresh();
     // Re-reads one pattern (or forgets it when its .md is gone).

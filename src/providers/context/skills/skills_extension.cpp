@@ -1,6 +1,8 @@
 #include "providers/context/skills/skills_extension.hpp"
 
 #include <limits>
+#include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -147,55 +149,93 @@ void SkillsExtension::serve(providers::SourceContext& context) {
         t.reader = reader;
         registry_->add_resource_template(std::move(t));
     }
-    sync_resources();
+    // The library as indexed at start; the watcher's news keeps it current from here.
+    PatternQuery all;
+    all.limit = std::numeric_limits<std::size_t>::max() / 2;
+    IndexChanges everything{true, {}, {}};
+    try {
+        everything.patterns = pack_.index->search(all);
+    } catch (const std::exception& e) {
+        spdlog::warn("context: skills could not be listed: {}", e.what());
+    }
+    {
+        std::lock_guard lock(pending_mutex_);
+        for (auto& hit : everything.patterns) {
+            std::string id = hit.id;
+            pending_[std::move(id)] = std::move(hit);
+        }
+        pending_complete_ = true;
+    }
+    apply_pending();
 }
 
-void SkillsExtension::library_changed() {
-    if (!executor_ || sync_posted_.exchange(true)) return;  // one sync catches up with a burst
+void SkillsExtension::library_changed(IndexChanges changes) {
+    {
+        std::lock_guard lock(pending_mutex_);
+        if (changes.complete) {
+            pending_.clear();
+            pending_complete_ = true;
+        }
+        for (auto& hit : changes.patterns) {
+            std::string id = hit.id;
+            pending_[std::move(id)] = std::move(hit);
+        }
+        for (auto& id : changes.removed) pending_[std::move(id)] = std::nullopt;
+        if (!executor_ || apply_posted_) return;  // one application catches up with a burst
+        apply_posted_ = true;
+    }
     executor_->post([this, alive = std::weak_ptr<bool>(alive_)] {
-        if (alive.expired()) return;
-        sync_posted_ = false;
-        sync_resources();
+        if (!alive.expired()) apply_pending();
     });
 }
 
-void SkillsExtension::sync_resources() {
-    PatternQuery all;
-    all.limit = std::numeric_limits<std::size_t>::max() / 2;
-    std::vector<PatternHit> hits;
-    try {
-        hits = pack_.index->search(all);
-    } catch (const std::exception& e) {
-        spdlog::warn("context: skills could not be listed: {}", e.what());
-        return;
+void SkillsExtension::apply_pending() {
+    std::map<std::string, std::optional<PatternHit>> changes;
+    bool complete = false;
+    {
+        std::lock_guard lock(pending_mutex_);
+        changes.swap(pending_);
+        complete = std::exchange(pending_complete_, false);
+        apply_posted_ = false;
     }
-    std::map<std::string, std::pair<const PatternHit*, std::string>> wanted;
-    for (const auto& h : hits) {
-        if (!SkillCatalog::valid_name(h.name)) continue;
-        wanted[SkillCatalog::skill_uri(h.category, h.name)] = {&h, h.description};
-    }
+    auto uri_of = [](const std::string& id) {
+        const auto slash = id.find('/');
+        return SkillCatalog::skill_uri(id.substr(0, slash), slash == std::string::npos ? std::string() : id.substr(slash + 1));
+    };
     auto reader = registry_->match_template("skill://c/n/SKILL.md")->first->reader;
     registry_->batch([&] {
-        for (auto it = listed_.begin(); it != listed_.end();) {
-            if (!wanted.count(it->first)) {
-                registry_->remove_resource(it->first);
-                it = listed_.erase(it);
-            } else {
-                ++it;
+        if (complete) {
+            // The whole library came: what is listed and not in it is gone.
+            std::set<std::string> present;
+            for (const auto& [id, hit] : changes) {
+                if (hit && SkillCatalog::valid_name(hit->name)) present.insert(uri_of(id));
+            }
+            for (auto it = listed_.begin(); it != listed_.end();) {
+                if (present.count(it->first)) {
+                    ++it;
+                } else {
+                    registry_->remove_resource(it->first);
+                    it = listed_.erase(it);
+                }
             }
         }
-        for (const auto& [uri, w] : wanted) {
+        for (const auto& [id, hit] : changes) {
+            const std::string uri = uri_of(id);
+            if (!hit || !SkillCatalog::valid_name(hit->name)) {
+                if (listed_.erase(uri)) registry_->remove_resource(uri);
+                continue;
+            }
             auto known = listed_.find(uri);
-            if (known != listed_.end() && known->second == w.second) continue;
+            if (known != listed_.end() && known->second == hit->description) continue;
             ResourceSpec r;
             r.uri = uri;
-            r.name = w.first->name;  // the frontmatter's name, as SEP-2640 asks
-            r.title = w.first->id;
-            r.description = w.second;
+            r.name = hit->name;  // the frontmatter's name, as SEP-2640 asks
+            r.title = hit->id;
+            r.description = hit->description;
             r.mime_type = "text/markdown";
             r.reader = reader;
             registry_->add_resource(std::move(r));
-            listed_[uri] = w.second;
+            listed_[uri] = hit->description;
         }
     });
 }

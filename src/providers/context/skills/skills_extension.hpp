@@ -9,12 +9,14 @@
 //                               (notifications/resources/list_changed)
 #pragma once
 
-#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "providers/context/context_pack.hpp"
+#include "providers/context/patterns/search_index.hpp"
 #include "providers/context/skills/skill_catalog.hpp"
 
 namespace toolport::context {
@@ -25,19 +27,26 @@ public:
 
     // Declares the extension and its methods and lists the skills' SKILL.md resources.
     void serve(providers::SourceContext& context);
-    // The library changed (called from any thread): the listed resources are brought up
-    // to date on the event loop.
-    void library_changed();
+    // The index applied `changes` (called from any thread, with the index locked): the
+    // listed resources are brought up to date on the event loop, by what changed alone.
+    void library_changed(IndexChanges changes);
 
 private:
-    void sync_resources();
+    // Applies the changes gathered so far to the registry (on the event loop).
+    void apply_pending();
 
     ContextPack& pack_;
     SkillCatalog catalog_;
     Registry* registry_ = nullptr;
     Executor* executor_ = nullptr;
     std::map<std::string, std::string> listed_;  // SKILL.md URI → its description
-    std::atomic<bool> sync_posted_{false};
+
+    // Changes not yet applied: pattern id → its new state (nullopt: gone); with
+    // pending_complete_, the whole library (what is not in it is gone).
+    std::mutex pending_mutex_;
+    std::map<std::string, std::optional<PatternHit>> pending_;
+    bool pending_complete_ = false;
+    bool apply_posted_ = false;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
