@@ -159,6 +159,51 @@ TEST_F(ContextExecuteSkill, ChildrenDieWithTheSkillAndNoSecretReachesIt) {
     EXPECT_FALSE(std::filesystem::exists(home));  // the working directory is removed
 }
 
+TEST_F(ContextExecuteSkill, ProgressIsReportedWhileItRunsAndTheClientsCancellationKillsIt) {
+    const fs::path pid_file = dir.path() / "sleeper.pid";
+    dir.write("library/testing/sleeper.md", "# Sleeper\n");
+    dir.write("library/testing/sleeper.sh", "echo $$ > '" + pid_file.string() + "'\nsleep 30\n");
+    auto messages_with = [&](const std::string& method) {
+        std::vector<Json> found;
+        for (const auto& m : server->out) {
+            if (m.value("method", "") == method) found.push_back(m);
+        }
+        return found;
+    };
+    auto answer_to = [&](int id) -> const Json* {
+        for (const auto& m : server->out) {
+            if (m.value("id", Json()) == id) return &m;
+        }
+        return nullptr;
+    };
+
+    // Progress about once a second, on the client's token, until the 1.5 s limit stops it.
+    server->session->receive(protocol::Request{101, "tools/call",
+                                               {{"name", "executeSkill"},
+                                                {"arguments", {{"skillId", "testing/sleeper"}, {"input", Json::object()}}},
+                                                {"_meta", {{"progressToken", "skill-1"}}}}});
+    server->pump([&] { return answer_to(101) != nullptr; });
+    ASSERT_NE(answer_to(101), nullptr);
+    EXPECT_EQ((*answer_to(101))["result"]["structuredContent"]["error"]["code"], "SKILL_EXECUTION_FAILED");
+    const auto progress = messages_with("notifications/progress");
+    ASSERT_GE(progress.size(), 1u);
+    EXPECT_EQ(progress[0]["params"]["progressToken"], "skill-1");
+    EXPECT_GT(progress[0]["params"]["progress"].get<double>(), 0.5);
+
+    // notifications/cancelled for a running skill: its process is killed, and no answer comes.
+    fs::remove(pid_file);
+    server->session->receive(protocol::Request{102, "tools/call", {{"name", "executeSkill"}, {"arguments", {{"skillId", "testing/sleeper"}, {"input", Json::object()}}}}});
+    server->pump([&] { return fs::exists(pid_file) && fs::file_size(pid_file) > 0; });
+    const pid_t pid = std::stoi(read_file(pid_file));
+    ASSERT_EQ(::kill(pid, 0), 0);
+    server->session->receive(protocol::Notification{"notifications/cancelled", {{"requestId", 102}, {"reason", "user stopped it"}}});
+    server->pump([&] { return ::kill(pid, 0) != 0; });
+    EXPECT_NE(::kill(pid, 0), 0) << "the cancelled skill is still running";
+    EXPECT_EQ(answer_to(102), nullptr);
+    // Still serving.
+    EXPECT_EQ(run("backend/sh-echo", {{"ok", true}})["success"], true);
+}
+
 TEST(ContextSkillProcess, CancellationKillsTheProcessGroup) {
     SkillProcessSpec spec;
     spec.argv = {"bash", "-c", "sleep 30 & sleep 30; echo never"};
