@@ -5,7 +5,6 @@
 // the MCP Skills extension by the official TypeScript SDK client.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResultSchema, ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TOOLPORT_BIN, startHttpServer, post, initializeSession, LATEST, sleep, withTimeout } from './lib/harness.mjs';
+import { runToolport, startHttpServer, post, initializeSession, LATEST, sleep, withTimeout } from './lib/harness.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -38,21 +37,6 @@ function exampleWorld() {
   return { dir, config, configFile, project: path.join(dir, 'projects/demo-app') };
 }
 
-function toolport(args, timeoutMs = 60000) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TOOLPORT_BIN, args);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
 
 const envelope = (res, id) => {
   const reply = res.messages.find((m) => m.id === id);
@@ -70,7 +54,7 @@ describe('context pack', () => {
       for (const file of readdirSync(SPECS)) {
         writeFileSync(path.join(specs, file), readFileSync(path.join(SPECS, file), 'utf8').replaceAll('__PROJECT__', world.project));
       }
-      const run = await toolport(['test', specs, '--config', world.configFile]);
+      const run = await runToolport(['test', specs, '--config', world.configFile]);
       assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
       assert.match(run.stdout, /25 passed, 0 failed/);
       const tools = new Set(

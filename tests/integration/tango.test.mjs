@@ -5,12 +5,12 @@
 // cached result.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOOLPORT_BIN, startHttpServer, post, initializeSession, freePort, LATEST, REDIS, startRedis, stopRedis } from './lib/harness.mjs';
+import { runToolport, startHttpServer, post, initializeSession, freePort, LATEST, REDIS, startRedis, stopRedis } from './lib/harness.mjs';
 import { startTangoFixture } from '../fixtures/tango/server.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -23,22 +23,8 @@ function writeConfig(dir, name, text) {
   return file;
 }
 
-// Runs the toolport CLI without blocking this process's event loop (the fixture lives in it).
-function toolport(args, env = {}, timeoutMs = 60000) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TOOLPORT_BIN, args, { env: { ...process.env, TANGO_API_KEY: KEY, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
+// The toolport CLI with the fixture's key in its environment.
+const toolport = (args, env = {}, timeoutMs = 60000) => runToolport(args, { env: { TANGO_API_KEY: KEY, ...env }, timeoutMs });
 
 // `toolport call TOOL ARGS --json --config FILE` (in process); the parsed result.
 async function callInProcess(configFile, tool, args, env = {}) {

@@ -45,6 +45,24 @@ export function track(child) {
   return child;
 }
 
+// Runs the toolport CLI (`toolport test`, `toolport call`, …) without blocking this process's
+// event loop (a fixture may live in it); resolves with its exit status and output.
+export function runToolport(args, { env = {}, timeoutMs = 60000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(TOOLPORT_BIN, args, { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('exit', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function withTimeout(promise, ms, what) {
