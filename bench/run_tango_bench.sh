@@ -11,10 +11,15 @@
 #   4. the downstream client on reused connections, HTTPS against plain HTTP (Google
 #      Benchmark, bench/downstream/downstream_bench.cpp): target >= 0.8x.
 #
-#   bench/run_tango_bench.sh        # knobs: BENCH_DURATION (10s)
+# Measurements 1-3 take turns in BENCH_ROUNDS rounds (7) of BENCH_DURATION each (3s); each
+# figure is the median over the rounds of its p50 (a burst of load on the host then skews
+# one round of every figure, not one figure).
+#
+#   bench/run_tango_bench.sh        # about 2 minutes; knobs: BENCH_ROUNDS, BENCH_DURATION
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-duration=${BENCH_DURATION:-10s}
+rounds=${BENCH_ROUNDS:-7}
+round_duration=${BENCH_DURATION:-3s}
 protocol_version=2025-11-25
 die() { echo "run_tango_bench.sh: $*" >&2; exit 1; }
 source "$root/bench/mcp_session.sh"
@@ -43,14 +48,10 @@ for _ in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$f
 fixture_path="/api/contracts/?search=cloud&limit=1&shape=key,piid,award_date,fiscal_year,description,obligated,total_contract_value,recipient(uei,display_name),awarding_office(*),naics(code,description),psc(code,description),set_aside(code,description),place_of_performance(*),period_of_performance(*)"
 
 p50() { awk '$1 == "50%" {v=$2; if (v ~ /us$/) {sub(/us/, "", v); print v/1000} else if (v ~ /ms$/) {sub(/ms/, "", v); print v} else {sub(/s$/, "", v); print v*1000}}'; }
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-echo "=== 1. the fixture alone (wrk -c1, $duration) ==="
-wrk -t1 -c1 -d2s -H 'X-API-KEY: bench-key' "http://127.0.0.1:$fixture_port$fixture_path" >/dev/null
-wrk -t1 -c1 -d"$duration" --latency -H 'X-API-KEY: bench-key' "http://127.0.0.1:$fixture_port$fixture_path" | tee "$tmp/fixture.txt" | sed 's/^/    /'
-fixture_p50=$(p50 < "$tmp/fixture.txt")
-
-echo
-echo "=== 1b. the fixture behind nginx (reverse proxy, keep-alive upstream; wrk -c1, $duration) ==="
+# The nginx hop in front of the fixture: what one HTTP hop costs on this machine, the floor
+# under any server that calls another (Toolport makes that hop and an MCP call besides).
 nginx_port=$(free_port)
 write_nginx_conf "$tmp/nginx" 1 <<NGINX
   upstream fixture { server 127.0.0.1:$fixture_port; keepalive 4; }
@@ -62,10 +63,6 @@ NGINX
 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
 pids+=($!)
 for _ in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$nginx_port/__fixture/stats" && break; sleep 0.05; done
-wrk -t1 -c1 -d2s -H 'X-API-KEY: bench-key' "http://127.0.0.1:$nginx_port$fixture_path" >/dev/null
-wrk -t1 -c1 -d"$duration" --latency -H 'X-API-KEY: bench-key' "http://127.0.0.1:$nginx_port$fixture_path" | tee "$tmp/nginx.txt" | sed 's/^/    /'
-nginx_p50=$(p50 < "$tmp/nginx.txt")
-kill "${pids[-1]}" 2>/dev/null || true
 
 # A toolport serving the tango pack; $1: extra YAML. Sets $port and $sid.
 start_toolport() {
@@ -79,35 +76,62 @@ start_toolport() {
 }
 
 args='{"query":"cloud","limit":1}'
-run_calls() {  # $1 port, $2 session, $3 output file
-  MCP_SESSION_ID="$2" MCP_TOOL=search_tango_contracts MCP_ARGS="$args" \
-    wrk -t1 -c1 -d2s -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$1/mcp" >/dev/null
-  MCP_SESSION_ID="$2" MCP_TOOL=search_tango_contracts MCP_ARGS="$args" \
-    wrk -t1 -c1 -d"$duration" --latency -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$1/mcp" | tee "$3" | sed 's/^/    /'
+calls() {  # $1 port, $2 session, $3 duration, then wrk options
+  local port=$1 session=$2 d=$3
+  shift 3
+  MCP_SESSION_ID="$session" MCP_TOOL=search_tango_contracts MCP_ARGS="$args" \
+    wrk -t1 -c1 -d"$d" "$@" -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$port/mcp"
+}
+direct() {  # $1 port, $2 duration, then wrk options
+  local port=$1 d=$2
+  shift 2
+  wrk -t1 -c1 -d"$d" "$@" -H 'X-API-KEY: bench-key' "http://127.0.0.1:$port$fixture_path"
 }
 
-echo
-echo "=== 2. uncached tools/call through Toolport (cache off, no spacing; wrk -c1, $duration) ==="
-# Budgets off too: a session's budget of downstream calls (120) would refuse the rest.
+# Uncached: cache and budget off (a session's budget of downstream calls, 120, would refuse
+# the rest), no request spacing: every call goes to the fixture.
 start_toolport $'sources:\n  tango:\n    cache: {enabled: false}\npipeline:\n  budget: {max_downstream_calls_per_request: 0}'
-check=$(curl -sS -X POST "http://127.0.0.1:$port/mcp" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-  -H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: $protocol_version" \
+uncached_port=$port uncached_sid=$sid
+check=$(curl -sS -X POST "http://127.0.0.1:$uncached_port/mcp" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  -H "Mcp-Session-Id: $uncached_sid" -H "MCP-Protocol-Version: $protocol_version" \
   --data "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_tango_contracts\",\"arguments\":$args}}")
 [[ "$check" == *'"downstream_api_calls":1'* ]] || die "the call did not reach the fixture: $check"
-curl -sS -o /dev/null -X POST "http://127.0.0.1:$fixture_port/__fixture/reset"
-run_calls "$port" "$sid" "$tmp/uncached.txt"
-uncached_p50=$(p50 < "$tmp/uncached.txt")
-# Every measured call must have reached the fixture (the warm-up's calls too).
-reached=$(curl -sS "http://127.0.0.1:$fixture_port/__fixture/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
-made=$(awk '/requests in/ {print $1}' "$tmp/uncached.txt")
-(( reached >= made )) || die "only $reached of $made calls reached the fixture: the uncached figure is not uncached"
-echo "    the fixture saw $reached requests for $made measured calls (plus the warm-up)"
-
-echo
-echo "=== 3. cached tools/call through Toolport (wrk -c1, $duration) ==="
 start_toolport ""
-run_calls "$port" "$sid" "$tmp/cached.txt"
-cached_p50=$(p50 < "$tmp/cached.txt")
+cached_port=$port cached_sid=$sid
+
+echo "=== warm-up: 2 s of each ==="
+direct "$fixture_port" 2s >/dev/null
+direct "$nginx_port" 2s >/dev/null
+calls "$uncached_port" "$uncached_sid" 2s >/dev/null
+calls "$cached_port" "$cached_sid" 2s >/dev/null
+
+# The four measurements take turns, round after round, so that a burst of load on the host
+# lands on all of them alike; each figure is the median of its rounds' p50s.
+echo
+echo "=== $rounds rounds of $round_duration each (wrk -c1): 1. fixture, 1b. nginx hop, 2. uncached call, 3. cached call ==="
+curl -sS -o /dev/null -X POST "http://127.0.0.1:$fixture_port/__fixture/reset"
+made=0
+for r in $(seq 1 "$rounds"); do
+  direct "$fixture_port" "$round_duration" --latency > "$tmp/fixture-$r.txt"
+  direct "$nginx_port" "$round_duration" --latency > "$tmp/nginx-$r.txt"
+  curl -sS -o /dev/null -X POST "http://127.0.0.1:$fixture_port/__fixture/reset"
+  calls "$uncached_port" "$uncached_sid" "$round_duration" --latency > "$tmp/uncached-$r.txt"
+  # Every measured uncached call must have reached the fixture.
+  reached=$(curl -sS "http://127.0.0.1:$fixture_port/__fixture/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
+  n=$(awk '/requests in/ {print $1}' "$tmp/uncached-$r.txt")
+  (( reached >= n )) || die "only $reached of $n calls reached the fixture: the uncached figure is not uncached"
+  made=$((made + n))
+  calls "$cached_port" "$cached_sid" "$round_duration" --latency > "$tmp/cached-$r.txt"
+  printf '    round %d: fixture %.3f ms, nginx %.3f ms, uncached %.3f ms, cached %.3f ms (p50)\n' "$r" \
+    "$(p50 < "$tmp/fixture-$r.txt")" "$(p50 < "$tmp/nginx-$r.txt")" "$(p50 < "$tmp/uncached-$r.txt")" "$(p50 < "$tmp/cached-$r.txt")"
+done
+echo "    every one of the $made uncached calls reached the fixture"
+echo "    last round's uncached run, in full:"
+sed 's/^/      /' "$tmp/uncached-$rounds.txt"
+fixture_p50=$(for r in $(seq 1 "$rounds"); do p50 < "$tmp/fixture-$r.txt"; done | median)
+nginx_p50=$(for r in $(seq 1 "$rounds"); do p50 < "$tmp/nginx-$r.txt"; done | median)
+uncached_p50=$(for r in $(seq 1 "$rounds"); do p50 < "$tmp/uncached-$r.txt"; done | median)
+cached_p50=$(for r in $(seq 1 "$rounds"); do p50 < "$tmp/cached-$r.txt"; done | median)
 
 echo
 echo "=== 4. downstream client on reused connections: HTTPS against HTTP ==="
@@ -118,6 +142,7 @@ https_ns=$(awk '$1 == "BM_Fetch_Https/real_time_median" {print $2}' "$tmp/client
 
 echo
 echo "=== summary ==="
+echo "medians over $rounds rounds:"
 awk -v f="$fixture_p50" -v n="$nginx_p50" -v u="$uncached_p50" -v c="$cached_p50" -v h="$http_ns" -v s="$https_ns" 'BEGIN {
   printf "fixture p50 %.3f ms; uncached call p50 %.3f ms -> Toolport overhead %.0f us (target < 200 us)\n", f, u, (u - f) * 1000
   printf "the same request through nginx p50 %.3f ms -> one HTTP hop costs %.0f us here; Toolport beyond that hop %.0f us\n", n, (n - f) * 1000, (u - n) * 1000

@@ -57,6 +57,9 @@ bool is_ip_literal(const std::string& host) {
 
 // One connection, plain or TLS; pooled between requests to the same origin. `slot` is its
 // place in the origin's connection limit, given back when the connection is destroyed.
+// How much one read of a response asks the socket for.
+constexpr std::size_t kReadChunk = 16 * 1024;
+
 struct Connection {
     std::shared_ptr<void> slot;
     std::optional<beast::tcp_stream> plain;
@@ -429,6 +432,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
                                                              Watch& watch, bool fresh_only) {
         const ProxyEndpoint* proxy = options.proxy.proxy_for(url.https, url.host, url.port);
         auto reader = std::make_unique<BodyReader>();
+        // Beast reads as much as the buffer has room for, and an empty one only 512 bytes:
+        // a 2 KiB answer took five reads, each a pass through the event loop.
+        reader->buffer.reserve(kReadChunk);
         reader->url = url;
         reader->pool_key = pool_key(url, proxy);
         reader->max_bytes = limits.max_bytes;
