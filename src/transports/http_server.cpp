@@ -371,8 +371,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             BeastRequestView view(req);
             HttpAnswer answer = self->io_threads ? co_await on_engine(self, [&] { return self->endpoint.answer(view); })
                                                  : self->endpoint.answer(view);
-            if (answer.pending) answer = co_await wait_for(self, stream, buffer, std::move(answer.pending));
+            std::shared_ptr<Watch> watch;
+            if (answer.pending) {
+                auto waited = co_await wait_for(self, stream, buffer, std::move(answer.pending));
+                answer = std::move(waited.answer);
+                watch = std::move(waited.watch);
+            }
             if (answer.stream) {
+                if (watch && !co_await end_watch(stream, *watch)) break;
                 if (!self->io_threads) {
                     co_await write_event_stream(self, stream, std::move(answer.stream));
                     break;
@@ -381,6 +387,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 co_return;
             }
             bool keep = answer.reply && co_await write_reply(self, stream, *answer.reply) && answer.reply->keep_alive;
+            if (watch && !co_await end_watch(stream, *watch)) keep = false;
             if (!keep || !req.keep_alive() || self->stopping) break;
         }
         beast::error_code ignored;
@@ -409,17 +416,28 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     // Waits for a pending answer on the connection's loop while watching the socket: if the
     // client leaves first, the endpoint is told (cancelling a stateless call) and the
     // connection closes.
-    static net::awaitable<HttpAnswer> wait_for(std::shared_ptr<Impl> self, beast::tcp_stream& stream,
+    struct WaitedAnswer {
+        HttpAnswer answer;
+        std::shared_ptr<Watch> watch;  // still reading: end_watch() before the next read
+    };
+    static net::awaitable<WaitedAnswer> wait_for(std::shared_ptr<Impl> self, beast::tcp_stream& stream,
                                                beast::flat_buffer& buffer, std::shared_ptr<PendingAnswer> pending) {
         auto watch = std::make_shared<Watch>(stream.get_executor());
         std::weak_ptr<Watch> weak = watch;
         auto connection_loop = stream.get_executor();
-        // Called on the engine's loop; the watch belongs to the connection's.
-        auto waker = [weak, connection_loop]() {
-            net::post(connection_loop, [weak]() {
-                if (auto w = weak.lock()) w->wake();
-            });
+        // Called on the engine's loop; the watch belongs to the connection's. On one loop
+        // the watch is woken at once (waking only queues the timer's completion), which saves
+        // a pass through the loop per request.
+        std::function<void()> waker = [weak]() {
+            if (auto w = weak.lock()) w->wake();
         };
+        if (self->io_threads) {
+            waker = [weak, connection_loop]() {
+                net::post(connection_loop, [weak]() {
+                    if (auto w = weak.lock()) w->wake();
+                });
+            };
+        }
         watch_reads(stream, buffer, watch);
         bool done = co_await engine_call(self, [&] {
             pending->set_waker(waker);
@@ -439,17 +457,23 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             done = co_await engine_call(self, [&] { return pending->ready(); });
         }
         HttpAnswer answer = co_await engine_call(self, [&] { return pending->take(); });
-        // The watch must be over before the connection reads or lets go of the socket.
-        if (watch->reading) {
+        if (watch->gone) answer = HttpAnswer{};  // nobody to write to
+        co_return WaitedAnswer{std::move(answer), std::move(watch)};
+    }
+
+    // Ends the watch of wait_for(): it must be over before the connection reads again or
+    // lets go of the socket. Done after the reply is written, so the client does not wait
+    // for it. Returns false when the client has gone meanwhile.
+    static net::awaitable<bool> end_watch(beast::tcp_stream& stream, Watch& watch) {
+        if (watch.reading) {
             beast::error_code ignored;
             stream.socket().cancel(ignored);
-            while (watch->reading) {
-                watch->timer.expires_at(net::steady_timer::time_point::max());
-                co_await watch->timer.async_wait(use_nothrow);
+            while (watch.reading) {
+                watch.timer.expires_at(net::steady_timer::time_point::max());
+                co_await watch.timer.async_wait(use_nothrow);
             }
         }
-        if (watch->gone) answer = HttpAnswer{};  // nobody to write to
-        co_return answer;
+        co_return !watch.gone;
     }
 
     static net::awaitable<bool> write_reply(std::shared_ptr<Impl> self, beast::tcp_stream& stream, const HttpReply& reply) {
