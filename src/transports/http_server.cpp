@@ -142,19 +142,30 @@ struct Watch {
 void watch_reads(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::shared_ptr<Watch> watch) {
     if (buffer.size() >= kReadAheadWhileWaiting) return;
     watch->reading = true;
-    stream.socket().async_read_some(
-        buffer.prepare(4096), [&stream, &buffer, watch](const beast::error_code& ec, std::size_t n) {
-            // The connection's coroutine waits for `reading` to drop before it lets go of
-            // `stream` and `buffer`, so both are still there.
-            watch->reading = false;
+    // Waits for the socket to become readable, then reads what is there: a read started at
+    // once would first try the socket, and the client almost never has sent anything yet
+    // (one failed system call per request).
+    stream.socket().async_wait(tcp::socket::wait_read, [&stream, &buffer, watch](const beast::error_code& wait_ec) {
+        // The connection's coroutine waits for `reading` to drop before it lets go of
+        // `stream` and `buffer`, so both are still there.
+        watch->reading = false;
+        beast::error_code ec = wait_ec;
+        std::size_t n = 0;
+        if (!ec) {
+            n = stream.socket().read_some(buffer.prepare(4096), ec);  // non-blocking: never waits
             buffer.commit(n);
-            if (!ec && n > 0) {
-                watch_reads(stream, buffer, watch);
+            if (ec == net::error::would_block || ec == net::error::try_again) {
+                watch_reads(stream, buffer, watch);  // readable, then not: wait again
                 return;
             }
-            if (ec != net::error::operation_aborted) watch->gone = true;
-            watch->timer.cancel();
-        });
+        }
+        if (!ec && n > 0) {
+            watch_reads(stream, buffer, watch);
+            return;
+        }
+        if (ec != net::error::operation_aborted) watch->gone = true;  // EOF (n == 0) or an error
+        watch->timer.cancel();
+    });
 }
 
 }  // namespace
