@@ -91,7 +91,7 @@ direct() {  # $1 port, $2 duration, then wrk options
 # Uncached: cache and budget off (a session's budget of downstream calls, 120, would refuse
 # the rest), no request spacing: every call goes to the fixture.
 start_toolport $'sources:\n  tango:\n    cache: {enabled: false}\npipeline:\n  budget: {max_downstream_calls_per_request: 0}'
-uncached_port=$port uncached_sid=$sid
+uncached_port=$port uncached_sid=$sid uncached_pid=${pids[-1]}
 check=$(curl -sS -X POST "http://127.0.0.1:$uncached_port/mcp" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
   -H "Mcp-Session-Id: $uncached_sid" -H "MCP-Protocol-Version: $protocol_version" \
   --data "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_tango_contracts\",\"arguments\":$args}}")
@@ -110,12 +110,18 @@ calls "$cached_port" "$cached_sid" 2s >/dev/null
 echo
 echo "=== $rounds rounds of $round_duration each (wrk -c1): 1. fixture, 1b. nginx hop, 2. uncached call, 3. cached call ==="
 curl -sS -o /dev/null -X POST "http://127.0.0.1:$fixture_port/__fixture/reset"
+# CPU time (user + system, clock ticks) of a process: Toolport's own cost per uncached call,
+# which the host's load does not inflate the way it does latency.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 made=0
+ticks=0
 for r in $(seq 1 "$rounds"); do
   direct "$fixture_port" "$round_duration" --latency > "$tmp/fixture-$r.txt"
   direct "$nginx_port" "$round_duration" --latency > "$tmp/nginx-$r.txt"
   curl -sS -o /dev/null -X POST "http://127.0.0.1:$fixture_port/__fixture/reset"
+  before=$(cpu_ticks "$uncached_pid")
   calls "$uncached_port" "$uncached_sid" "$round_duration" --latency > "$tmp/uncached-$r.txt"
+  ticks=$((ticks + $(cpu_ticks "$uncached_pid") - before))
   # Every measured uncached call must have reached the fixture.
   reached=$(curl -sS "http://127.0.0.1:$fixture_port/__fixture/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
   n=$(awk '/requests in/ {print $1}' "$tmp/uncached-$r.txt")
@@ -126,6 +132,7 @@ for r in $(seq 1 "$rounds"); do
     "$(p50 < "$tmp/fixture-$r.txt")" "$(p50 < "$tmp/nginx-$r.txt")" "$(p50 < "$tmp/uncached-$r.txt")" "$(p50 < "$tmp/cached-$r.txt")"
 done
 echo "    every one of the $made uncached calls reached the fixture"
+cpu_us=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v n="$made" 'BEGIN {printf "%.0f", t / hz * 1e6 / n}')
 echo "    last round's uncached run, in full:"
 sed 's/^/      /' "$tmp/uncached-$rounds.txt"
 fixture_p50=$(for r in $(seq 1 "$rounds"); do p50 < "$tmp/fixture-$r.txt"; done | median)
@@ -143,9 +150,10 @@ https_ns=$(awk '$1 == "BM_Fetch_Https/real_time_median" {print $2}' "$tmp/client
 echo
 echo "=== summary ==="
 echo "medians over $rounds rounds:"
-awk -v f="$fixture_p50" -v n="$nginx_p50" -v u="$uncached_p50" -v c="$cached_p50" -v h="$http_ns" -v s="$https_ns" 'BEGIN {
+awk -v f="$fixture_p50" -v n="$nginx_p50" -v u="$uncached_p50" -v c="$cached_p50" -v h="$http_ns" -v s="$https_ns" -v cpu="$cpu_us" 'BEGIN {
   printf "fixture p50 %.3f ms; uncached call p50 %.3f ms -> Toolport overhead %.0f us (target < 200 us)\n", f, u, (u - f) * 1000
   printf "the same request through nginx p50 %.3f ms -> one HTTP hop costs %.0f us here; Toolport beyond that hop %.0f us\n", n, (n - f) * 1000, (u - n) * 1000
+  printf "Toolport CPU time per uncached call: %d us (user + system, over all rounds)\n", cpu
   printf "cached call p50 %.3f ms (target < 0.3 ms)\n", c
   printf "downstream client per request: HTTP %.1f us, HTTPS %.1f us -> HTTPS throughput %.2fx of HTTP (target >= 0.8x)\n", h / 1000, s / 1000, h / s
 }'
