@@ -83,8 +83,12 @@ bool SkillCatalog::valid_name(std::string_view name) {
     return true;
 }
 
+std::string SkillCatalog::skill_dir_uri(const std::string& category, const std::string& name) {
+    return fmt::format("skill://{}/{}", category, name);
+}
+
 std::string SkillCatalog::skill_uri(const std::string& category, const std::string& name) {
-    return fmt::format("skill://{}/{}/SKILL.md", category, name);
+    return skill_dir_uri(category, name) + "/SKILL.md";
 }
 
 std::vector<PatternFiles> SkillCatalog::skills() const {
@@ -160,7 +164,7 @@ std::string SkillCatalog::skill_md(const PatternInfo& info) const {
 
 Json SkillCatalog::compute_entry(const PatternFiles& p) const {
     const PatternInfo info = library_.read(p);
-    const std::string base = fmt::format("skill://{}/{}/", p.category, p.name);
+    const std::string base = skill_dir_uri(p.category, p.name) + "/";
     Json resources = Json::array();
     for (const auto& f : files(p)) {
         const std::string bytes = f.source.empty() ? skill_md(info)
@@ -212,7 +216,7 @@ std::optional<Json> SkillCatalog::directory(const std::string& uri) const {
         const auto& served = library_.categories();
         if (std::find(served.begin(), served.end(), category) == served.end() || !valid_authority(category)) return std::nullopt;
         for (const auto& p : skills()) {
-            if (p.category == category) dir_child(fmt::format("skill://{}/{}", category, p.name), p.name);
+            if (p.category == category) dir_child(skill_dir_uri(category, p.name), p.name);
         }
         return children;
     }
@@ -220,7 +224,7 @@ std::optional<Json> SkillCatalog::directory(const std::string& uri) const {
     auto where = locate(uri);
     if (!where) return std::nullopt;
     const auto& p = where->pattern;
-    const std::string base = fmt::format("skill://{}/{}", p.category, p.name);
+    const std::string base = skill_dir_uri(p.category, p.name);
     const std::string prefix = where->path.empty() ? "" : where->path + "/";
     std::vector<std::string> folders_seen;
     bool any = where->path.empty();

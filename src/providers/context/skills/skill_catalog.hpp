@@ -47,6 +47,8 @@ public:
 
     // The Agent Skills naming rules: 1-64 of [a-z0-9-], no leading, trailing or double '-'.
     static bool valid_name(std::string_view name);
+    // skill://<category>/<name> (the skill's directory) and its SKILL.md.
+    static std::string skill_dir_uri(const std::string& category, const std::string& name);
     static std::string skill_uri(const std::string& category, const std::string& name);
 
     // Every pattern that is served as a skill, sorted by its URI.

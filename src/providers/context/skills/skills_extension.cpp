@@ -126,7 +126,7 @@ void SkillsExtension::serve(providers::SourceContext& context) {
     context.add_extension(kSkillsExtension, {{"directoryRead", true}}, std::move(methods));
 
     // Every file of a skill is readable; SKILL.md files are also listed (sync_resources).
-    auto reader = [this](RequestContext& ctx, const std::string& uri, const Json&) -> Task<Json> {
+    reader_ = [this](RequestContext& ctx, const std::string& uri, const Json&) -> Task<Json> {
         auto content = co_await pack_.workers.run(ctx.executor(), [this, uri]() -> std::optional<SkillContent> {
             try {
                 return catalog_.read(uri);
@@ -146,7 +146,7 @@ void SkillsExtension::serve(providers::SourceContext& context) {
         t.name = std::string(pattern).find("{folder}") == std::string::npos ? "skill-file" : "skill-folder-file";
         t.title = "A file of a pattern-library skill";
         t.description = "SKILL.md, references/<name>-SKILL.md or scripts/<code file> of a skill (MCP Skills extension)";
-        t.reader = reader;
+        t.reader = reader_;
         registry_->add_resource_template(std::move(t));
     }
     // The library as indexed at start; the watcher's news keeps it current from here.
@@ -202,7 +202,6 @@ void SkillsExtension::apply_pending() {
         const auto slash = id.find('/');
         return SkillCatalog::skill_uri(id.substr(0, slash), slash == std::string::npos ? std::string() : id.substr(slash + 1));
     };
-    auto reader = registry_->match_template("skill://c/n/SKILL.md")->first->reader;
     registry_->batch([&] {
         if (complete) {
             // The whole library came: what is listed and not in it is gone.
@@ -233,7 +232,7 @@ void SkillsExtension::apply_pending() {
             r.title = hit->id;
             r.description = hit->description;
             r.mime_type = "text/markdown";
-            r.reader = reader;
+            r.reader = reader_;
             registry_->add_resource(std::move(r));
             listed_[uri] = hit->description;
         }

@@ -18,6 +18,7 @@
 #include "providers/context/context_pack.hpp"
 #include "providers/context/patterns/search_index.hpp"
 #include "providers/context/skills/skill_catalog.hpp"
+#include "server/registry.hpp"
 
 namespace toolport::context {
 
@@ -39,6 +40,7 @@ private:
     SkillCatalog catalog_;
     Registry* registry_ = nullptr;
     Executor* executor_ = nullptr;
+    ResourceReader reader_;  // reads any file of a skill (the templates' and the listed SKILL.md files')
     std::map<std::string, std::string> listed_;  // SKILL.md URI → its description
 
     // Changes not yet applied: pattern id → its new state (nullopt: gone); with
