@@ -93,7 +93,75 @@ void read_packs(const ConfigReader& r, const YAML::Node& node, Config& config) {
     }
 }
 
+// Instance names become tool sources, service names and /health components: kept short
+// and plain.
+bool valid_instance_name(const std::string& name) {
+    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+}
+
+// Builds the source from its settings now, so `toolport config check` finds mistakes.
+void check_instance(const providers::SourceKind& kind, const providers::SourceSettings& settings) {
+    try {
+        kind.make(settings);
+    } catch (const providers::SettingsError& e) {
+        throw ConfigError(e.what());
+    } catch (const providers::SourceError& e) {
+        throw ConfigError(fmt::format("{}: {}", settings.prefix(), e.what()));
+    }
+}
+
+bool has_instance(const Config& config, const std::string& name) {
+    return std::any_of(config.instances.begin(), config.instances.end(),
+                       [&](const SourceInstance& i) { return i.name == name; });
+}
+
+// `rest: {name: {settings}}` and `openapi: {name: {settings}}`.
+void read_instances(const ConfigReader& r, const YAML::Node& node, const std::string& kind_name, Config& config) {
+    const auto* kind = providers::find_instance_kind(kind_name);
+    if (!node.IsMap()) r.fail(node, kind_name, "must be a mapping of names to settings");
+    for (const auto& kv : node) {
+        const auto name = kv.first.as<std::string>();
+        const std::string key = kind_name + "." + name;
+        if (!valid_instance_name(name)) r.fail(kv.first, key, "names are 1-64 of A-Z a-z 0-9 _ -");
+        if (!kv.second.IsMap()) r.fail(kv.second, key, "must be a mapping of settings");
+        if (has_instance(config, name)) r.fail(kv.first, key, "another rest: or openapi: source has this name");
+        std::map<std::string, int> lines;
+        Json values = settings_value(r, kv.second, key, "", lines);
+        providers::SourceSettings settings(std::move(values), key, r.file, std::move(lines));
+        check_instance(*kind, settings);
+        config.instances.push_back({kind_name, name, std::move(settings)});
+    }
+}
+
 }  // namespace
+
+void add_rest_preset(Config& config, const std::string& preset) {
+    if (has_instance(config, preset)) return;  // the file's own settings for it win
+    providers::SourceSettings settings(Json{{"preset", preset}}, "--rest " + preset);
+    check_instance(*providers::find_instance_kind("rest"), settings);
+    config.instances.push_back({"rest", preset, std::move(settings)});
+}
+
+void add_openapi_document(Config& config, const std::string& document) {
+    // The name: the last path segment without its extension, in plain characters.
+    std::string last = document.substr(0, document.find_first_of("?#"));
+    while (!last.empty() && last.back() == '/') last.pop_back();
+    last = last.substr(last.find_last_of('/') == std::string::npos ? 0 : last.find_last_of('/') + 1);
+    if (auto dot = last.find('.'); dot != std::string::npos && dot > 0) last.resize(dot);
+    std::string base;
+    for (char c : last) {
+        if (base.size() == 48) break;
+        base += valid_instance_name(std::string(1, c)) ? c : '_';
+    }
+    if (base.empty()) base = "openapi";
+    std::string name = base;
+    for (int n = 2; has_instance(config, name); ++n) name = base + "_" + std::to_string(n);
+    providers::SourceSettings settings(Json{{"document", document}}, "--openapi " + document);
+    check_instance(*providers::find_instance_kind("openapi"), settings);
+    config.instances.push_back({"openapi", name, std::move(settings)});
+}
 
 std::string expand_env(const std::string& text, const std::string& where) {
     std::string out;
@@ -177,7 +245,8 @@ static Config load_config_unchecked(const std::string& path) {
     if (root.IsNull()) return config;
     ConfigReader r{path};
     r.only_keys(root, "",
-                {"server", "http", "stdio", "packs", "log", "pipeline", "services", "sources", "tools", "store", "downstream"});
+                {"server", "http", "stdio", "packs", "rest", "openapi", "log", "pipeline", "services", "sources", "tools", "store",
+                 "downstream"});
 
     if (auto s = root["server"]) {
         r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms"});
@@ -267,6 +336,8 @@ static Config load_config_unchecked(const std::string& path) {
             config.stdio.max_message_bytes = r.integer(s["max_message_bytes"], "stdio.max_message_bytes", 1024, 1LL << 32);
     }
     if (auto p = root["packs"]) read_packs(r, p, config);
+    if (auto c = root["rest"]) read_instances(r, c, "rest", config);
+    if (auto o = root["openapi"]) read_instances(r, o, "openapi", config);
     if (auto l = root["log"]) {
         r.only_keys(l, "log", {"level", "format", "file"});
         if (l["level"]) {

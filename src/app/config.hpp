@@ -18,6 +18,14 @@
 
 namespace toolport {
 
+// A source configured by name under its kind's key (`rest: {agentpmt: {preset: agentpmt}}`,
+// `openapi: {petstore: {document: ./petstore.yaml}}`), or by --rest / --openapi.
+struct SourceInstance {
+    std::string kind;  // "rest" or "openapi" (providers::find_instance_kind)
+    std::string name;  // the source's name: its tools' source and service, its /health component
+    providers::SourceSettings settings;
+};
+
 struct Config {
     enum class Transport { http, stdio };
     Transport transport = Transport::http;
@@ -29,6 +37,8 @@ struct Config {
     // Each source's own section (`packs: {tango: {...}}`); a source without one gets
     // empty settings. Kept when --packs replaces the list.
     std::map<std::string, providers::SourceSettings> pack_settings;
+    // REST catalogs and OpenAPI documents, started after the packs in this order.
+    std::vector<SourceInstance> instances;
     pipeline::PipelineConfig pipeline;  // stage defaults, per source, per tool, per service
     stores::StoreOptions store;          // memory, or redis:// shared by replicas
     // The HTTP client sources use to call web APIs (`downstream:`; proxies from the
@@ -45,6 +55,11 @@ struct ConfigError : std::runtime_error {
 
 // Reads `path` (throws ConfigError). An empty path gives the embedded defaults.
 Config load_config(const std::string& path);
+// --rest NAME: the REST catalog preset NAME (agentpmt) as an instance of that name, unless
+// the file already configures one. Throws ConfigError for an unknown preset.
+void add_rest_preset(Config& config, const std::string& preset);
+// --openapi FILE_OR_URL: an OpenAPI source named after the document's file name.
+void add_openapi_document(Config& config, const std::string& document);
 // Parses "HOST:PORT", "[v6]:PORT" or ":PORT" into the HTTP options (throws ConfigError).
 void apply_listen(HttpOptions& http, const std::string& listen);
 // Parses a number of I/O threads, 0 to 64, or "auto" (throws ConfigError naming `where`).

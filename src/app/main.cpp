@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
         add_list(app),
         add_call(app),
         add_test(app),
+        add_reload(app),
     };
 
     CLI11_PARSE(app, argc, argv);

@@ -1,5 +1,7 @@
 #include "app/runtime.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -92,6 +94,23 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         }
         spdlog::info("pack {} loaded", pack);
     }
+    for (const auto& instance : config.instances) {
+        const auto* kind = providers::find_instance_kind(instance.kind);
+        if (!kind) throw ConfigError(fmt::format("unknown source kind \"{}\"", instance.kind));
+        if (std::find(config.packs.begin(), config.packs.end(), instance.name) != config.packs.end()) {
+            throw ConfigError(fmt::format("{} source \"{}\" has the name of a pack; name it differently", instance.kind,
+                                          instance.name));
+        }
+        try {
+            sources_.push_back(providers::start_source(
+                *kind, *server_, instance.settings,
+                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies()}, instance.name));
+        } catch (const providers::SettingsError& e) {
+            throw ConfigError(e.what());
+        } catch (const providers::SourceError& e) {
+            throw ConfigError(fmt::format("{} {}: {}", instance.kind, instance.name, e.what()));
+        }
+    }
     // The server itself: up while the runtime lives (the report is answered on the same
     // event loop as MCP, so an answer means that loop is serving); at capacity when the
     // session limit would refuse new HTTP clients.
@@ -142,5 +161,16 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 }
 
 Runtime::~Runtime() = default;
+
+std::vector<std::string> Runtime::reload() {
+    std::vector<std::string> names;
+    for (auto& running : sources_) {
+        if (!running.source().reloads()) continue;
+        running.source().reload();
+        names.push_back(running.context().source_name());
+    }
+    spdlog::info("reload: asked {} sources to fetch their definitions again", names.size());
+    return names;
+}
 
 }  // namespace toolport

@@ -38,6 +38,9 @@ public:
     stores::Stores& stores() { return *stores_; }
     // What GET /health reports: a "server" probe, plus one per store and downstream service.
     observability::HealthRegistry& health() { return health_; }
+    // Asks the sources that fetch definitions (REST catalogs, OpenAPI documents) to fetch
+    // them again; returns at once with their names. SIGHUP, POST /admin/reload.
+    std::vector<std::string> reload();
 
 private:
     Runtime(const Config& config, Executor& executor, AsioExecutor* network);

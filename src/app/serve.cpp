@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "app/runtime.hpp"
@@ -29,6 +30,21 @@ void raise_open_files_limit() {
     }
 }
 
+// SIGHUP: the sources fetch their definitions again (REST catalogs, OpenAPI documents);
+// the handler re-arms itself for the next one.
+void reload_on_hangup(boost::asio::signal_set& hangup, Runtime& runtime) {
+    hangup.async_wait([&hangup, &runtime](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        spdlog::info("SIGHUP: reloading");
+        runtime.reload();
+        reload_on_hangup(hangup, runtime);
+    });
+}
+
+std::string reload_report(const std::vector<std::string>& sources) {
+    return nlohmann::json{{"reloading", sources}}.dump();
+}
+
 }  // namespace
 
 int serve(const Config& config) {
@@ -46,6 +62,8 @@ int serve(const Config& config) {
         return 2;
     }
     McpServer& server = runtime->server();
+    boost::asio::signal_set hangup(io, SIGHUP);
+    reload_on_hangup(hangup, *runtime);
 
     if (config.transport == Config::Transport::stdio) {
         // SIGINT/SIGTERM end the process; stdin EOF ends the session normally.
@@ -59,6 +77,7 @@ int serve(const Config& config) {
 
     HttpOptions http_options = config.http;
     http_options.health_report = [&health = runtime->health()]() { return health.http_response(); };
+    http_options.reload = [&runtime]() { return reload_report(runtime->reload()); };
     std::size_t thread_count = config.http.io_threads == HttpOptions::kAutoIoThreads
                                    ? IoThreads::automatic()
                                    : static_cast<std::size_t>(std::max(config.http.io_threads, 0));
@@ -75,6 +94,7 @@ int serve(const Config& config) {
     signals.async_wait([&](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         spdlog::info("signal {}: shutting down", sig);
+        hangup.cancel();
         http->stop();
         io.stop();
     });

@@ -106,6 +106,12 @@ public:
     // Registers what the source offers; may start background work on the executor. Throws
     // SourceError when it cannot.
     virtual void start(SourceContext& context) = 0;
+    // Fetches the source's definitions again (SIGHUP, `toolport reload`, POST
+    // /admin/reload). Returns at once: the work runs on the executor, and only real changes
+    // reach clients (ToolSet). Sources with nothing to fetch ignore it.
+    virtual void reload() {}
+    // Whether reload() fetches anything (what `toolport reload` reports as reloading).
+    virtual bool reloads() const { return false; }
     // Before the runtime is torn down: ends background work. The tools stay registered
     // (the server goes away with them).
     virtual void stop() {}

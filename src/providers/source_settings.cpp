@@ -123,6 +123,25 @@ std::optional<std::vector<std::string>> SourceSettings::list(const std::string& 
     return out;
 }
 
+std::optional<std::map<std::string, std::string>> SourceSettings::string_map(const std::string& key) const {
+    const Json* v = find(key);
+    if (!v) return std::nullopt;
+    if (!v->is_object()) fail(key, "must be a mapping of names to strings");
+    std::map<std::string, std::string> out;
+    for (const auto& [name, item] : v->items()) {
+        if (item.is_string()) out[name] = item.get<std::string>();
+        else if (item.is_number() || item.is_boolean()) out[name] = item.dump();
+        else fail(key + "." + name, "must be a string");
+    }
+    return out;
+}
+
+std::optional<Json> SourceSettings::value(const std::string& key) const {
+    const Json* v = find(key);
+    if (!v) return std::nullopt;
+    return *v;
+}
+
 SourceSettings SourceSettings::section(const std::string& key) const {
     const Json* v = find(key);
     if (!v) return SourceSettings(Json(nullptr), prefix_ + "." + key, file_);

@@ -50,6 +50,10 @@ public:
     std::optional<double> number(const std::string& key, double min, double max) const;
     std::optional<bool> boolean(const std::string& key) const;
     std::optional<std::vector<std::string>> list(const std::string& key) const;
+    // name → string value (a mapping of scalars, e.g. headers).
+    std::optional<std::map<std::string, std::string>> string_map(const std::string& key) const;
+    // The value as written (for templates), nullopt when absent.
+    std::optional<Json> value(const std::string& key) const;
     // A nested mapping (empty settings when absent).
     SourceSettings section(const std::string& key) const;
 

@@ -12,6 +12,8 @@ std::unique_ptr<Source> make_conformance_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_testing_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_tango_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_context_source(const SourceSettings& settings);
+std::unique_ptr<Source> make_rest_catalog_source(const SourceSettings& settings);
+std::unique_ptr<Source> make_openapi_source(const SourceSettings& settings);
 
 namespace {
 
@@ -29,6 +31,10 @@ const std::vector<SourceKind>& table() {
         {"tango", "U.S. federal contracting data from the Tango API (TANGO_API_KEY)", make_tango_source},
         {"context", "context engineering: pattern and skill library, session artifacts and memory, metrics",
          make_context_source},
+        {"rest", "tools defined by a REST API's catalog, calls proxied to it (`rest:`, --rest agentpmt)",
+         make_rest_catalog_source, [] { return true; }, true},
+        {"openapi", "each operation of an OpenAPI 3.0/3.1 document as a tool (`openapi:`, --openapi FILE_OR_URL)",
+         make_openapi_source, [] { return true; }, true},
     };
     return sources;
 }
@@ -38,7 +44,7 @@ const std::vector<SourceKind>& table() {
 std::vector<const SourceKind*> source_kinds() {
     std::vector<const SourceKind*> out;
     for (const auto& kind : table()) {
-        if (kind.available()) out.push_back(&kind);
+        if (kind.available() && !kind.named_instances) out.push_back(&kind);
     }
     std::sort(out.begin(), out.end(), [](const SourceKind* a, const SourceKind* b) { return a->name < b->name; });
     return out;
@@ -57,6 +63,13 @@ std::string source_names() {
     return names;
 }
 
+const SourceKind* find_instance_kind(std::string_view name) {
+    for (const auto& kind : table()) {
+        if (kind.named_instances && kind.name == name) return &kind;
+    }
+    return nullptr;
+}
+
 RunningSource::RunningSource(std::unique_ptr<SourceContext> context, std::unique_ptr<Source> source)
     : context_(std::move(context)), source_(std::move(source)) {}
 
@@ -65,9 +78,9 @@ RunningSource::~RunningSource() {
 }
 
 RunningSource start_source(const SourceKind& kind, McpServer& server, const SourceSettings& settings,
-                           SourceServices services) {
+                           SourceServices services, const std::string& instance_name) {
     auto source = kind.make(settings);
-    auto context = std::make_unique<SourceContext>(kind.name, server, services);
+    auto context = std::make_unique<SourceContext>(instance_name.empty() ? kind.name : instance_name, server, services);
     server.registry().batch([&] { source->start(*context); });
     return RunningSource(std::move(context), std::move(source));
 }

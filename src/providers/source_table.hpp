@@ -1,6 +1,8 @@
 // The sources Toolport knows, by name: what `packs:` in the configuration and `--packs`
-// on the command line choose from. The table itself is in source_table.cpp; adding a
-// source is its folder under src/providers plus its line there (CMake finds the files).
+// on the command line choose from, and the kinds configured once per instance under
+// their own key (`rest:` catalogs, `openapi:` documents), each instance named by the
+// user. The table itself is in source_table.cpp; adding a source is its folder under
+// src/providers plus its line there (CMake finds the files).
 #pragma once
 
 #include <functional>
@@ -24,14 +26,19 @@ struct SourceKind {
     std::function<std::unique_ptr<Source>(const SourceSettings&)> make;
     // Whether it may be used in this process (the testing pack needs TOOLPORT_TEST_PACK=1).
     std::function<bool()> available = [] { return true; };
+    // Configured as named instances under the top-level key of the kind's name (`rest:`,
+    // `openapi:`), not listed in `packs:`.
+    bool named_instances = false;
 };
 
-// The available sources, in name order.
+// The available packs (sources listed in `packs:`), in name order.
 std::vector<const SourceKind*> source_kinds();
-// nullptr when no available source has that name.
+// nullptr when no available pack has that name.
 const SourceKind* find_source_kind(std::string_view name);
 // "conformance, tango, ..." for messages.
 std::string source_names();
+// A kind configured as named instances ("rest", "openapi"); nullptr for any other name.
+const SourceKind* find_instance_kind(std::string_view kind);
 
 // A started source together with the context it was given (the context must outlive it).
 // Destruction stops the source.
@@ -48,10 +55,11 @@ private:
     std::unique_ptr<Source> source_;
 };
 
-// Builds source `kind` from `settings` and starts it on `server`; what it registers at
-// start reaches clients as one list_changed. Throws SettingsError or SourceError.
+// Builds source `kind` from `settings` and starts it on `server` under `instance_name`
+// (the kind's name when empty); what it registers at start reaches clients as one
+// list_changed. Throws SettingsError or SourceError.
 RunningSource start_source(const SourceKind& kind, McpServer& server, const SourceSettings& settings,
-                           SourceServices services);
+                           SourceServices services, const std::string& instance_name = {});
 
 // The same by name, for tests, fuzzers and benchmarks: any source in the table, available
 // in this process or not, without health reports or a downstream HTTP client unless

@@ -262,6 +262,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
 
         if (is_metrics || is_health) return observability_answer(req, is_metrics);
+        if (opts.reload && path == "/admin/reload" && path != opts.path) return reload_answer(req);
         if (path == opts.path) {
             switch (req.method()) {
                 case HttpMethod::post: return handle_post(req);
@@ -293,6 +294,26 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
         auto [status, body] = health_response();
         return answer_with(req, format_reply(req.version(), req.keep_alive(), static_cast<unsigned>(status),
+                                             {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                             std::move(body)));
+    }
+
+    // POST /admin/reload. Without tokens the check above let everyone in: then only a
+    // loopback listener serves it, so an open port is never an unauthenticated admin door.
+    HttpAnswer reload_answer(const HttpRequestView& req) {
+        if (req.method() != HttpMethod::post) return method_not_allowed(req, "Method Not Allowed: use POST", "POST");
+        if (opts.bearer_tokens.empty() && !http_policy::is_loopback_host(opts.host)) {
+            return rpc_error(req, 403, ec::kInvalidRequest,
+                             "Forbidden: /admin/reload needs bearer authentication when not listening on loopback");
+        }
+        std::string body;
+        try {
+            body = opts.reload();
+        } catch (const std::exception& e) {
+            spdlog::error("reload failed: {}", util::sanitize_for_message(e.what()));
+            return rpc_error(req, 500, ec::kInternalError, "the reload could not be started");
+        }
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 202,
                                              {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
                                              std::move(body)));
     }

@@ -62,6 +62,11 @@ struct HttpOptions {
     // Origin and Host checks still apply.
     bool public_health = true;
     std::function<std::pair<int, std::string>()> health_report;
+    // POST /admin/reload: asks the sources to fetch their definitions again (`toolport
+    // reload`); returns the JSON body of the 202 answer. Behind the bearer token; with
+    // authentication off it is served only while the server listens on loopback. Not
+    // served while unset.
+    std::function<std::string()> reload;
 };
 
 }  // namespace toolport

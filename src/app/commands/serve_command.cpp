@@ -25,6 +25,7 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 struct ServeFlags {
     std::string config_file, listen, packs, log_level, io_threads;
+    std::vector<std::string> rest_presets, openapi_documents;
     bool use_stdio = false;
 };
 
@@ -37,6 +38,10 @@ Command add_serve(CLI::App& app) {
     auto* stdio_flag = serve->add_flag("--stdio", flags->use_stdio, "Serve on stdin/stdout instead of HTTP");
     serve->add_option("--listen", flags->listen, "HTTP address HOST:PORT (default 127.0.0.1:8080)")->excludes(stdio_flag);
     serve->add_option("--packs", flags->packs, "Comma-separated built-in packs to load (e.g. conformance)");
+    serve->add_option("--rest", flags->rest_presets,
+                      "A REST tool catalog by preset (agentpmt: AGENT_PAYMENT_API_KEY, AGENT_PAYMENT_BUDGET_KEY); repeatable");
+    serve->add_option("--openapi", flags->openapi_documents,
+                      "Each operation of an OpenAPI 3.0/3.1 document (file or URL) as a tool; repeatable");
     serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off");
     serve->add_option("--io-threads", flags->io_threads,
                       "Threads for HTTP socket work beside the engine's (0 = none, the default; N; or auto)")
@@ -51,6 +56,10 @@ Command add_serve(CLI::App& app) {
                 apply_listen(config.http, flags->listen);
             }
             if (!flags->packs.empty()) config.packs = split_commas(flags->packs);
+            for (const auto& preset : flags->rest_presets) {
+                for (const auto& name : split_commas(preset)) add_rest_preset(config, name);
+            }
+            for (const auto& document : flags->openapi_documents) add_openapi_document(config, document);
             if (!flags->log_level.empty()) config.log_level = flags->log_level;
             if (!flags->io_threads.empty()) config.http.io_threads = parse_io_threads(flags->io_threads, "--io-threads");
             try {

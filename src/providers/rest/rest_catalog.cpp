@@ -1,0 +1,418 @@
+#include "providers/rest/rest_catalog.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "async/executor.hpp"
+#include "client/client_errors.hpp"
+#include "http_client/url.hpp"
+#include "observability/health.hpp"
+#include "providers/rest/execute_answer.hpp"
+#include "providers/rest/schema_repair.hpp"
+#include "providers/rest/tool_names.hpp"
+#include "providers/source.hpp"
+#include "server/request_context.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport::rest {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+bool is_absolute(const std::string& url) { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
+
+std::string lower(std::string text) {
+    for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+std::optional<bool> hint(const Json& annotations, const char* key) {
+    auto it = annotations.find(key);
+    if (it == annotations.end() || !it->is_boolean()) return std::nullopt;
+    return it->get<bool>();
+}
+
+ToolError unreachable(const http_client::HttpError& e) {
+    return ToolError(e.kind == http_client::HttpError::Kind::timeout ? ToolErrorCode::timeout : ToolErrorCode::upstream_error,
+                     fmt::format("Could not reach the catalog API: {}", e.what()))
+        .transient(e.transient())
+        .suggest(e.transient() ? "Retry in a moment." : "Check the catalog's base_url and the network settings.");
+}
+
+}  // namespace
+
+RestCatalog::RestCatalog(CatalogSettings settings, providers::SourceContext& context)
+    : settings_(std::move(settings)), context_(context), tools_(context), wake_(std::make_shared<CancelToken>()) {}
+
+void RestCatalog::start() {
+    http_ = &context_.http();
+    for (const auto& [name, value] : settings_.headers) {
+        credentials_.emplace_back(name, value);
+        secrets_.push_back(value);
+    }
+    std::vector<std::string> sources;
+    for (const auto& [header, variable] : settings_.headers_from_env) {
+        const char* value = std::getenv(variable.c_str());
+        sources.push_back(fmt::format("{} from {}", header, variable));
+        if (!value || !*value) {
+            spdlog::warn("catalog {}: {} is not set; requests go without the {} header", context_.source_name(), variable,
+                         header);
+            continue;
+        }
+        credentials_.emplace_back(header, value);
+        secrets_.push_back(value);
+    }
+    for (const auto& [name, value] : settings_.headers) sources.push_back(name + " from the configuration");
+    for (const auto& header : settings_.forward_headers) {
+        context_.forward_client_header(header);
+        sources.push_back(header + " from the calling client when it sends one");
+    }
+    credential_sources_ = sources.empty() ? "none are configured" : fmt::format("{}", fmt::join(sources, ", "));
+
+    std::weak_ptr<RestCatalog> weak = weak_from_this();
+    context_.add_health(context_.source_name(), [weak]() -> observability::ComponentHealth {
+        auto self = weak.lock();
+        if (!self) return {"stopped", observability::Severity::degraded};
+        std::lock_guard lock(self->state_mutex_);
+        switch (self->state_) {
+            case State::loading: return {"loading", observability::Severity::degraded};
+            case State::available: return {"available", observability::Severity::ok};
+            case State::stale: return {"stale (the last refresh failed)", observability::Severity::degraded};
+            case State::unreachable: return {"unreachable", observability::Severity::degraded};
+        }
+        return {"unknown", observability::Severity::degraded};
+    });
+    auto self = shared_from_this();
+    spawn(run(), [self](std::exception_ptr error) {
+        if (!error) return;
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            spdlog::error("catalog {}: the refresh loop ended: {}", self->context_.source_name(), e.what());
+        } catch (...) {
+        }
+    });
+}
+
+void RestCatalog::reload() {
+    if (stopped_) return;
+    if (fetching_) reload_requested_ = true;
+    else wake_->cancel("reload");
+}
+
+void RestCatalog::stop() {
+    stopped_ = true;
+    fetch_cancel_.cancel("stopping");
+    wake_->cancel("stopping");
+}
+
+void RestCatalog::set_state(State state, std::string error) {
+    std::lock_guard lock(state_mutex_);
+    state_ = state;
+    last_error_ = std::move(error);
+}
+
+void RestCatalog::warn_once(const std::string& message) {
+    if (warned_.insert(message).second) spdlog::warn("catalog {}: {}", context_.source_name(), message);
+}
+
+Task<void> RestCatalog::run() {
+    auto self = shared_from_this();  // the loop keeps the catalog alive while it runs
+    auto backoff = std::chrono::milliseconds(1000);
+    bool loaded = false;
+    while (!stopped_) {
+        std::chrono::milliseconds wait = settings_.refresh_interval;
+        reload_requested_ = false;
+        fetching_ = true;
+        std::string failure;
+        try {
+            auto started = context_.executor().now();
+            auto tools = co_await fetch_catalog();
+            fetching_ = false;
+            if (stopped_) break;
+            const std::size_t listed = tools.size();
+            auto changes = apply(std::move(tools));
+            loaded = true;
+            set_state(State::available);
+            backoff = 1000ms;
+            auto took = std::chrono::duration_cast<std::chrono::milliseconds>(context_.executor().now() - started);
+            if (changes.any() || changes.refused) {
+                spdlog::info("catalog {}: {} tools listed, {} served ({} added, {} changed, {} removed, {} left out) in {} ms",
+                             context_.source_name(), listed, tool_count(), changes.added, changes.changed,
+                             changes.removed, changes.refused, took.count());
+            }
+        } catch (const OperationCancelled&) {
+            fetching_ = false;
+            if (stopped_) break;
+            failure = "cancelled";
+        } catch (const ToolError& e) {
+            failure = e.what();
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+        fetching_ = false;
+        if (stopped_) break;
+        if (!failure.empty()) {
+            failure = util::sanitize_for_message(redact(failure, secrets_), 300);
+            set_state(loaded ? State::stale : State::unreachable, failure);
+            spdlog::warn("catalog {}: fetching the catalog failed ({}); {}; next attempt in {} s", context_.source_name(),
+                         failure, loaded ? "serving the tools of the last fetch" : "its tools appear when it answers",
+                         (backoff.count() + 999) / 1000);
+            wait = backoff;
+            backoff = std::min<std::chrono::milliseconds>(backoff * 2, settings_.retry_max);
+        }
+        if (reload_requested_) continue;
+        // Wait for the refresh interval (none: for a reload) or the backoff.
+        wake_ = std::make_shared<CancelToken>();
+        auto wake = wake_;
+        try {
+            if (wait.count() > 0) {
+                co_await context_.executor().sleep(wait, wake.get());
+            } else {
+                while (!wake->cancelled()) co_await context_.executor().sleep(24h, wake.get());
+            }
+        } catch (const OperationCancelled&) {
+        }
+    }
+}
+
+Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {
+    const std::string first_url = is_absolute(settings_.list.url) ? settings_.list.url : settings_.base_url + settings_.list.url;
+    const auto origin = http_client::parse_url(first_url).origin();
+    std::vector<CatalogTool> tools;
+    std::string url = first_url;
+    int page_number = settings_.list.first_page;
+    for (int pages = 0;; ++pages) {
+        if (pages == settings_.list.max_pages) {
+            warn_once(fmt::format("the catalog has more than {} pages; the rest are left out (list.max_pages)", pages));
+            break;
+        }
+        http_client::Request request;
+        request.method = settings_.list.method;
+        request.url = url;
+        if (settings_.list.pagination == Pagination::page) {
+            request.url += fmt::format("{}{}={}&{}={}", url.find('?') == std::string::npos ? "?" : "&",
+                                       settings_.list.page_param, page_number, settings_.list.page_size_param,
+                                       settings_.list.page_size);
+        }
+        request.headers = request_headers(nullptr);
+        http_client::CallOptions options;
+        options.deadline = context_.executor().now() + settings_.request_timeout;
+        options.cancel = &fetch_cancel_;
+        auto response = co_await http_->fetch(std::move(request), std::move(options));
+        if (response.status < 200 || response.status > 299) {
+            auto error = error_for_status(response.status, response.header("Retry-After"), response.body, secrets_,
+                                          credential_sources_);
+            throw CatalogError(fmt::format("the catalog API answered HTTP {}: {}", response.status, error.what()));
+        }
+        auto answer = Json::parse(response.body, nullptr, false);
+        if (answer.is_discarded()) throw CatalogError("the catalog API answered with something that is not JSON");
+        auto page = parse_catalog_page(answer, settings_.list);
+        for (const auto& skipped : page.skipped) warn_once("skipped " + skipped);
+        const bool empty = page.tools.empty();
+        for (auto& tool : page.tools) tools.push_back(std::move(tool));
+        if (settings_.list.pagination == Pagination::page) {
+            if (!page.has_next || empty) break;
+            ++page_number;
+        } else if (settings_.list.pagination == Pagination::next) {
+            if (page.next_url.empty()) break;
+            auto next = http_client::resolve_location(http_client::parse_url(url), page.next_url);
+            // The catalog's answers must not steer Toolport (and its keys) to another host.
+            if (!next || next->origin() != origin) {
+                throw CatalogError("the catalog's next-page link points to another host; refused");
+            }
+            url = next->origin() + next->target;
+        } else {
+            break;
+        }
+        if (tools.size() > settings_.max_tools) break;
+    }
+    co_return tools;
+}
+
+providers::ToolSetChanges RestCatalog::apply(std::vector<CatalogTool> tools) {
+    // One entry per catalog name (the first), at most max_tools.
+    std::vector<CatalogTool> kept;
+    kept.reserve(tools.size());
+    std::set<std::string> seen;
+    for (auto& tool : tools) {
+        if (!seen.insert(tool.name).second) {
+            warn_once(fmt::format("tool \"{}\" is listed twice; the first is served",
+                                  util::sanitize_for_message(tool.name, 80)));
+            continue;
+        }
+        if (kept.size() == settings_.max_tools) {
+            warn_once(fmt::format("the catalog lists more than {} tools; the rest are left out (max_tools)", settings_.max_tools));
+            break;
+        }
+        kept.push_back(std::move(tool));
+    }
+    std::vector<Json> schemas(kept.size());
+    std::vector<std::string> wanted, catalog_names;
+    std::vector<std::size_t> offered;  // indexes into kept
+    const std::size_t room = kMaxToolName - std::min(settings_.tool_prefix.size(), kMaxToolName - 8);
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+        const auto& tool = kept[i];
+        auto repair = repair_input_schema(tool.input_schema);
+        // "Cache Entry" (5f3a...) : the display name people know, the id the API knows.
+        const std::string shown =
+            tool.title.empty() ? fmt::format("\"{}\"", util::sanitize_for_message(tool.name, 80))
+                               : fmt::format("\"{}\" ({})", util::sanitize_for_message(tool.title, 80),
+                                             util::sanitize_for_message(tool.name, 80));
+        if (!repair.unrepairable.empty()) {
+            warn_once(fmt::format("tool {} left out: {}", shown, repair.unrepairable));
+            continue;
+        }
+        for (const auto& line : repair.repairs) {
+            warn_once(fmt::format("tool {} schema repaired: {}", shown, line));
+        }
+        schemas[i] = std::move(repair.schema);
+        std::string base = settings_.name_from == NameFrom::title && !tool.title.empty()
+                               ? name_from_title(tool.title, room)
+                               : safe_tool_name(tool.name, room);
+        wanted.push_back(settings_.tool_prefix.substr(0, kMaxToolName - room) + base);
+        catalog_names.push_back(tool.name);
+        offered.push_back(i);
+    }
+    auto names = unique_tool_names(wanted, catalog_names);
+    std::vector<providers::SyncedTool> declarations;
+    declarations.reserve(offered.size());
+    for (std::size_t k = 0; k < offered.size(); ++k) {
+        auto& tool = kept[offered[k]];
+        declarations.push_back({declare(tool, names[k], std::move(schemas[offered[k]])), tool.name});
+    }
+    return tools_.replace(std::move(declarations));
+}
+
+providers::ToolDeclaration RestCatalog::declare(const CatalogTool& tool, std::string name, Json input_schema) {
+    providers::ToolDeclaration d;
+    d.name = std::move(name);
+    d.title = tool.title;
+    d.description = tool.description.empty() ? tool.title : tool.description;
+    d.input_schema = std::move(input_schema);
+    if (tool.output_schema.is_object() && tool.output_schema.value("type", Json()) == "object") d.output_schema = tool.output_schema;
+    // The catalog's own hints when it gives them (MCP format); a call always reaches the
+    // API, a world outside the server.
+    d.annotations.read_only = hint(tool.annotations, "readOnlyHint");
+    d.annotations.destructive = hint(tool.annotations, "destructiveHint");
+    d.annotations.idempotent = hint(tool.annotations, "idempotentHint");
+    d.annotations.open_world = hint(tool.annotations, "openWorldHint").value_or(true);
+    d.service = context_.source_name();
+    d.paces_downstream = true;
+    std::weak_ptr<RestCatalog> weak = weak_from_this();
+    d.handler = [weak, catalog_name = tool.name](RequestContext& ctx, const Json& arguments) -> Task<ToolResult> {
+        auto self = weak.lock();
+        if (!self) throw ToolError(ToolErrorCode::server_unhealthy, "the catalog has been stopped");
+        co_return co_await self->call(ctx, catalog_name, arguments);
+    };
+    return d;
+}
+
+http_client::Headers RestCatalog::request_headers(const RequestContext* ctx) const {
+    http_client::Headers headers;
+    headers.reserve(credentials_.size() + 3);
+    for (const auto& [name, value] : credentials_) {
+        // A per-user key of the calling client replaces the server's.
+        if (ctx && std::find(settings_.forward_headers.begin(), settings_.forward_headers.end(), name) !=
+                       settings_.forward_headers.end()) {
+            const auto& sent = ctx->caller().client_headers;
+            if (auto it = sent.find(lower(name)); it != sent.end() && !it->second.empty()) continue;
+        }
+        headers.emplace_back(name, value);
+    }
+    if (ctx) {
+        for (const auto& name : settings_.forward_headers) {
+            const auto& sent = ctx->caller().client_headers;
+            if (auto it = sent.find(lower(name)); it != sent.end() && !it->second.empty()) headers.emplace_back(name, it->second);
+        }
+    }
+    headers.emplace_back("Accept", "application/json");
+    return headers;
+}
+
+Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catalog_name, const Json& arguments) {
+    const bool streaming = wants_stream(settings_.execute, arguments);
+    http_client::Request request;
+    request.method = settings_.execute.method;
+    request.url = execute_url(settings_, catalog_name, streaming);
+    request.headers = request_headers(&ctx);
+    if (streaming) request.headers.back().second = "text/event-stream, application/json";
+    std::vector<std::string> secrets = secrets_;
+    for (const auto& [name, value] : request.headers) {
+        if (std::find(settings_.forward_headers.begin(), settings_.forward_headers.end(), name) !=
+            settings_.forward_headers.end()) {
+            secrets.push_back(value);
+        }
+    }
+    if (request.method != "GET") {
+        request.headers.emplace_back("Content-Type", "application/json");
+        request.body = execute_body(settings_.execute.body, catalog_name, arguments)
+                           .dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+    http_client::StreamOptions options;
+    options.deadline = ctx.deadline().value_or(ctx.executor().now() + settings_.request_timeout);
+    options.body_deadline = options.deadline;
+    options.cancel = &ctx.cancel_token();
+
+    co_await ctx.pace_downstream_request();
+    std::unique_ptr<http_client::ResponseStream> stream;
+    try {
+        stream = co_await http_->open(std::move(request), options);
+    } catch (const http_client::HttpError& e) {
+        throw unreachable(e);
+    }
+    const auto& head = stream->head();
+    try {
+        if (head.status < 200 || head.status > 299) {
+            std::string body;
+            try {
+                body = co_await stream->read_all(64 * 1024);
+            } catch (const client::ResponseTooLarge&) {
+                body = "(an error body too large to read)";
+            }
+            throw error_for_status(head.status, head.header("Retry-After"), body, secrets, credential_sources_);
+        }
+        const std::string type = lower(head.header("Content-Type").value_or(""));
+        ToolResult result;
+        if (type.rfind("text/event-stream", 0) == 0) {
+            StreamedOutput output(secrets, settings_.max_response_bytes);
+            while (!output.done()) {
+                auto bytes = co_await stream->read_some();
+                if (!bytes) break;
+                for (auto& chunk : output.feed(*bytes)) {
+                    ctx.progress(static_cast<double>(output.chunks()), std::nullopt, std::move(chunk));
+                }
+            }
+            result = output.result();
+        } else {
+            std::string body = co_await stream->read_all(settings_.max_response_bytes);
+            auto answer = Json::parse(body, nullptr, false);
+            if (!answer.is_discarded()) {
+                result = read_execute_answer(answer, settings_.execute, secrets);
+            } else if (type.rfind("text/", 0) == 0) {
+                result = ToolResult::text(redact(std::move(body), secrets));
+            } else {
+                throw ToolError(ToolErrorCode::upstream_error,
+                                fmt::format("The API answered with {} that is not JSON",
+                                            type.empty() ? std::string("a body") : util::sanitize_for_message(type, 60)))
+                    .transient(true)
+                    .suggest("Retry in a moment; if it persists the API has changed its answers.");
+            }
+        }
+        if (result.meta.is_null()) result.meta = Json::object();
+        result.meta["downstream_api_calls"] = ctx.downstream_requests();
+        co_return result;
+    } catch (const http_client::HttpError& e) {
+        throw unreachable(e);
+    } catch (const client::ResponseTooLarge& e) {
+        throw ToolError(ToolErrorCode::response_too_large, fmt::format("The API's answer is over {} bytes", e.limit))
+            .suggest("Ask for less output (narrower arguments); the catalog's max_response_bytes sets the limit.");
+    }
+}
+
+}  // namespace toolport::rest

@@ -1,0 +1,79 @@
+// RestCatalog: one REST tool catalog while it serves. It fetches the catalog (every page)
+// in the background, registers each tool with its repaired schema through a ToolSet,
+// proxies every call to the execute endpoint, and fetches again on a timer, on reload()
+// and, while the catalog is down, with backoff (1 s doubling to retry_max): the rest of
+// Toolport serves meanwhile, and /health says the catalog is degraded.
+//
+// Shared (std::shared_ptr) between the source, its tools' handlers and the background
+// loop, so a call or a fetch in flight never outlives what it uses; after stop() the loop
+// touches nothing outside this object.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "async/cancel_token.hpp"
+#include "async/task.hpp"
+#include "http_client/http_client.hpp"
+#include "providers/rest/catalog_listing.hpp"
+#include "providers/rest/catalog_settings.hpp"
+#include "providers/tool_set.hpp"
+
+namespace toolport {
+class RequestContext;
+}  // namespace toolport
+
+namespace toolport::rest {
+
+class RestCatalog : public std::enable_shared_from_this<RestCatalog> {
+public:
+    RestCatalog(CatalogSettings settings, providers::SourceContext& context);
+
+    // Reads the credentials, reports health, starts the background loop.
+    void start();
+    void reload();
+    void stop();
+
+    // One page after another until the catalog says there are no more. Throws
+    // CatalogError, http_client::HttpError, client::ResponseTooLarge.
+    Task<std::vector<CatalogTool>> fetch_catalog();
+    // Makes the registered tools those of `tools` (repaired, named, only real changes).
+    providers::ToolSetChanges apply(std::vector<CatalogTool> tools);
+    // A tool call, proxied to the execute endpoint.
+    Task<ToolResult> call(RequestContext& ctx, const std::string& catalog_name, const Json& arguments);
+
+    std::size_t tool_count() const { return tools_.size(); }
+
+private:
+    enum class State { loading, available, stale, unreachable };
+
+    Task<void> run();
+    providers::ToolDeclaration declare(const CatalogTool& tool, std::string name, Json input_schema);
+    http_client::Headers request_headers(const RequestContext* ctx) const;
+    void warn_once(const std::string& message);
+    void set_state(State state, std::string error = {});
+
+    CatalogSettings settings_;
+    providers::SourceContext& context_;
+    http_client::HttpClient* http_ = nullptr;
+    providers::ToolSet tools_;
+    http_client::Headers credentials_;  // sent with every request
+    std::vector<std::string> secrets_;  // their values, redacted from every message
+    std::string credential_sources_;    // "X-API-Key from AGENT_PAYMENT_API_KEY, ..." for suggestions
+    std::set<std::string> warned_;      // repairs and skips are warned once, not on every refresh
+
+    bool stopped_ = false;
+    bool fetching_ = false;
+    bool reload_requested_ = false;
+    CancelToken fetch_cancel_;            // fired by stop(): ends a fetch in flight
+    std::shared_ptr<CancelToken> wake_;   // fired by reload()/stop(): ends the wait between fetches
+
+    mutable std::mutex state_mutex_;  // the health probe may run on another thread
+    State state_ = State::loading;
+    std::string last_error_;
+};
+
+}  // namespace toolport::rest

@@ -1,0 +1,55 @@
+// ToolSet: a source's tools kept equal to a list the source computes again and again (a
+// REST catalog fetched anew, an OpenAPI document re-read). Only the tools whose
+// declaration changed are compiled and replaced, and the whole change is one registry
+// batch, so clients hear one notifications/tools/list_changed for a real change and none
+// for a refresh that found the same tools.
+//
+//   ToolSet tools(context);
+//   std::vector<SyncedTool> fresh = ...;               // from the catalog
+//   auto changes = tools.replace(std::move(fresh));     // {added, changed, removed, refused}
+//
+// A declaration the registry refuses (a schema that does not compile, a bad name) is
+// left out with a warning naming the tool: one bad tool never stops the others.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "providers/tool_declaration.hpp"
+
+namespace toolport::providers {
+
+class SourceContext;
+
+struct SyncedTool {
+    ToolDeclaration declaration;
+    // What the handler calls that the declaration does not show (the catalog's original
+    // name, the endpoint, the method): a change here replaces the tool too.
+    std::string target;
+};
+
+struct ToolSetChanges {
+    int added = 0;
+    int changed = 0;
+    int removed = 0;
+    int refused = 0;  // declarations left out (warned)
+    bool any() const { return added + changed + removed > 0; }
+};
+
+class ToolSet {
+public:
+    explicit ToolSet(SourceContext& context) : context_(context) {}
+
+    // Makes the source's tools exactly `tools` (later duplicates of a name are refused).
+    ToolSetChanges replace(std::vector<SyncedTool> tools);
+    std::size_t size() const { return fingerprints_.size(); }
+    bool contains(const std::string& name) const { return fingerprints_.count(name) > 0; }
+
+private:
+    SourceContext& context_;
+    std::map<std::string, std::string> fingerprints_;  // tool name → what it was declared with
+};
+
+}  // namespace toolport::providers

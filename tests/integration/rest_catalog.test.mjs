@@ -1,0 +1,282 @@
+// REST tool catalogs in the real binary against the AgentPMT fixture
+// (tests/fixtures/agentpmt), which speaks the API's wire format, with the official
+// TypeScript SDK as the client: every page listed with the schemas repaired, calls
+// proxied with the keys, arguments refused before anything is sent, API failures as
+// structured tool errors on a connection that stays up, an oversized answer refused while
+// it is read, a streamed answer as progress, a catalog that is down at start-up and comes
+// back, and hot reload (SIGHUP, `toolport reload`) seen by the client as list_changed only
+// when the catalog really changed.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startHttpServer, runToolport, sleep } from './lib/harness.mjs';
+import { startCatalogFixture, SPECIAL } from '../fixtures/agentpmt/server.mjs';
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function keysFor(fixture) {
+  return { AGENT_PAYMENT_API_URL: fixture.url, AGENT_PAYMENT_API_KEY: fixture.apiKey, AGENT_PAYMENT_BUDGET_KEY: fixture.budgetKey };
+}
+
+async function connect(server) {
+  const client = new Client({ name: 'toolport-it-rest', version: '1.0.0' }, { capabilities: {} });
+  const changes = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes.push(Date.now()));
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  return { client, changes };
+}
+
+// Every tool of the server, following cursors.
+async function allTools(client) {
+  const tools = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {});
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return tools;
+}
+
+async function waitFor(what, predicate, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const code = (result) => result.structuredContent?.error_code ?? (result.isError ? 'ERROR' : 'OK');
+const purchases = (fixture) => fixture.stats().requests.filter((r) => r.path === '/products/purchase');
+
+describe('REST catalog: the agentpmt preset against the fixture', () => {
+  let fixture;
+  let server;
+  let client;
+  let byTitle;
+
+  before(async () => {
+    fixture = await startCatalogFixture({ tools: 250 });
+    server = await startHttpServer({
+      packs: 'conformance',
+      extraArgs: ['--rest', 'agentpmt'],
+      env: keysFor(fixture),
+      config: 'rest:\n  agentpmt:\n    preset: agentpmt\n    max_response_bytes: 65536\n',
+    });
+    ({ client } = await connect(server));
+    const tools = await waitFor('the catalog', async () => {
+      const listed = (await allTools(client)).filter((t) => t.title);
+      return listed.length >= 249 ? listed : null;
+    });
+    byTitle = (title) => tools.filter((t) => t.title === title);
+  });
+  after(async () => {
+    await client?.close();
+    await server?.stop();
+    await fixture?.close();
+  });
+
+  it('lists all three pages, with safe names and the schemas repaired, dropping only the unusable tool', async () => {
+    const tools = (await allTools(client)).filter((t) => t.title);
+    assert.equal(tools.length, 249);
+    assert.ok(tools.every((t) => NAME.test(t.name)), 'every name fits ^[a-zA-Z0-9_-]{1,64}$');
+    assert.equal(byTitle('Unusable Tool').length, 0);
+    const fetches = fixture.stats().requests.filter((r) => r.path === '/products/fetch');
+    assert.deepEqual(fetches.map((r) => r.query.page), ['1', '2', '3']);
+    assert.ok(fetches.every((r) => r.headers['x-api-key'] === fixture.apiKey && r.headers['x-budget-key'] === fixture.budgetKey));
+
+    const [cache] = byTitle('Cache Entry');
+    assert.equal(cache.name, 'cache-entry');
+    assert.deepEqual(cache.inputSchema.required, ['key']);
+    assert.equal(cache.inputSchema.properties.ttl.default, 3600);
+    assert.equal(cache.inputSchema.properties.ratio.default, 0.5);
+    assert.equal(cache.inputSchema.properties.enabled.default, true);
+    assert.equal(cache.description, 'Stores a value for ttl seconds.');
+    assert.equal(byTitle('Unit Convert')[0].inputSchema.properties.unit.default, undefined);
+    assert.deepEqual(byTitle('Server Time')[0].inputSchema, { type: 'object', properties: {} });
+    // Two products with one display name: one keeps it, the other gets a stable suffix.
+    const twins = byTitle('Echo Parameters').map((t) => t.name).sort();
+    assert.equal(twins[0], 'echo-parameters');
+    assert.match(twins[1], /^echo-parameters_[0-9a-f]{6}$/);
+    // One warning per repair and per tool left out.
+    assert.match(server.logs(), /tool \\"Cache Entry\\" \([0-9a-f]+\) schema repaired: properties\.ttl\.default: \\"3600\\" → 3600/);
+    assert.match(server.logs(), /tool \\"Unusable Tool\\" \([0-9a-f]+\) left out: its parameters are a string/);
+    // Every Data Tool takes a query, whichever way the catalog said it.
+    assert.ok(tools.filter((t) => t.title.startsWith('Data Tool')).every((t) => t.inputSchema.required?.includes('query')));
+  });
+
+  it('proxies calls to /products/purchase with the keys, in each answer shape', async () => {
+    fixture.reset();
+    const echo = await client.callTool({ name: 'echo-parameters', arguments: { message: 'hi' } });
+    assert.equal(code(echo), 'OK', JSON.stringify(echo));
+    assert.deepEqual(echo.structuredContent, { echoed: { message: 'hi' } });
+    assert.equal(echo._meta.downstream_api_calls, 1);
+    assert.equal(echo._meta.catalog.purchase_result, 'charged 0.01');
+    const [sent] = purchases(fixture);
+    assert.equal(sent.method, 'POST');
+    assert.deepEqual(sent.body, { product_id: SPECIAL.echo, parameters: { message: 'hi' } });
+    assert.equal(sent.headers['x-api-key'], fixture.apiKey);
+
+    const words = await client.callTool({ name: 'word-count', arguments: { text: 'one two three' } });
+    assert.equal(words.content[0].text, '3 words');
+    const converted = await client.callTool({ name: 'currency-convert', arguments: { amount: 10 } });
+    assert.equal(converted.content[0].text, '10 USD = 9.00 EUR');
+    assert.equal(converted._meta.catalog.balance, 9.99);
+  });
+
+  it('refuses bad arguments before anything is sent', async () => {
+    fixture.reset();
+    const missing = await client.callTool({ name: 'echo-parameters', arguments: {} });
+    assert.equal(missing.isError, true);
+    assert.equal(code(missing), 'MISSING_PARAMETER');
+    const wrong = await client.callTool({ name: 'bulk-export', arguments: { size_kb: 'lots' } });
+    assert.equal(code(wrong), 'INVALID_ARGUMENT');
+    assert.equal(purchases(fixture).length, 0);
+  });
+
+  it('turns API failures into structured tool errors without secrets, and keeps serving', async () => {
+    const refused = await client.callTool({ name: 'premium-lookup', arguments: { query: 'x' } });
+    assert.equal(code(refused), 'UPSTREAM_ERROR');
+    assert.match(refused.structuredContent.error, /insufficient budget for key \[redacted\]/);
+    assert.ok(!JSON.stringify(refused).includes(fixture.budgetKey));
+    const broken = await client.callTool({ name: 'broken-service', arguments: {} });
+    assert.equal(code(broken), 'UPSTREAM_ERROR');
+    assert.equal(broken.structuredContent.transient, true);
+    assert.match(broken.structuredContent.error, /HTTP 500: internal failure in product backend/);
+    const after = await client.callTool({ name: 'word-count', arguments: { text: 'still here' } });
+    assert.equal(after.content[0].text, '2 words');
+  });
+
+  it('refuses an oversized answer while reading it', async () => {
+    const big = await client.callTool({ name: 'bulk-export', arguments: { size_kb: 2048 } });
+    assert.equal(code(big), 'MCP_RESPONSE_TOO_LARGE', JSON.stringify(big).slice(0, 300));
+    assert.match(big.structuredContent.error, /over 65536 bytes/);
+    const small = await client.callTool({ name: 'bulk-export', arguments: { size_kb: 1 } });
+    assert.equal(code(small), 'OK');
+  });
+
+  it('forwards a streamed answer as progress notifications and assembles the result', async () => {
+    fixture.reset();
+    const progress = [];
+    const story = await client.callTool({ name: 'stream-story', arguments: { chunks: 4, stream: true } }, undefined,
+                                        { onprogress: (p) => progress.push(p) });
+    assert.equal(code(story), 'OK');
+    assert.equal(story.content[0].text, 'part 1. part 2. part 3. part 4. ');
+    assert.deepEqual(progress.map((p) => p.message), ['part 1. ', 'part 2. ', 'part 3. ', 'part 4. ']);
+    assert.deepEqual(progress.map((p) => p.progress), [1, 2, 3, 4]);
+    const [sent] = purchases(fixture);
+    assert.equal(sent.query.stream, 'true');
+    assert.match(sent.headers.accept, /text\/event-stream/);
+  });
+});
+
+describe('REST catalog: down at start-up, hot reload', () => {
+  let fixture;
+
+  before(async () => {
+    fixture = await startCatalogFixture({ tools: 20 });
+  });
+  after(async () => {
+    await fixture?.close();
+  });
+
+  it('serves without the catalog, says degraded, and adds its tools when it answers', async () => {
+    fixture.reset();
+    fixture.setDown(true);
+    const server = await startHttpServer({
+      packs: 'conformance',
+      env: keysFor(fixture),
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    retry_max_s: 1\n`,
+    });
+    let client;
+    try {
+      let changes;
+      ({ client, changes } = await connect(server));
+      const health = await waitFor('the first failed fetch', async () => {
+        const report = await (await fetch(`${server.base}/health`)).json();
+        return report.services.shop === 'unreachable' ? report : null;
+      });
+      assert.equal(health.status, 'degraded', JSON.stringify(health));
+      assert.equal((await allTools(client)).filter((t) => t.title).length, 0);
+      const conformance = (await allTools(client)).length;
+      assert.ok(conformance > 0, 'the other sources serve');
+      fixture.setDown(false);
+      await waitFor('list_changed', async () => changes.length > 0, 8000);
+      assert.equal((await allTools(client)).filter((t) => t.title).length, 19);
+      const healthy = await (await fetch(`${server.base}/health`)).json();
+      assert.equal(healthy.status, 'healthy', JSON.stringify(healthy));
+      assert.match(server.logs(), /fetching the catalog failed .*HTTP 503/);
+    } finally {
+      await client?.close();
+      await server.stop();
+    }
+  });
+
+  it('reloads on SIGHUP and `toolport reload`, announcing only real changes', async () => {
+    fixture.reset();
+    const server = await startHttpServer({
+      packs: 'conformance',
+      env: keysFor(fixture),
+      extraArgs: [],
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\n`,
+    });
+    let client;
+    try {
+      let changes;
+      ({ client, changes } = await connect(server));
+      await waitFor('the catalog', async () => (await allTools(client)).filter((t) => t.title).length === 19);
+      const fetchCount = () => fixture.stats().requests.filter((r) => r.path === '/products/fetch').length;
+      const before = changes.length;
+
+      // Nothing changed: a reload fetches but announces nothing.
+      const fetched = fetchCount();
+      const same = await runToolport(['reload', '--url', server.url]);
+      assert.equal(same.status, 0, same.stderr);
+      assert.deepEqual(JSON.parse(same.stdout), { reloading: ['shop'] });
+      await waitFor('the reload fetch', async () => fetchCount() > fetched);
+      await sleep(300);
+      assert.equal(changes.length, before);
+
+      // A new product: SIGHUP, and the client hears of it.
+      fixture.changeCatalog({ add: [fixture.entry('newproduct0000000000000001', 'Fresh Tool', 'Just added.', { type: 'object', properties: {} })] });
+      server.child.kill('SIGHUP');
+      await waitFor('list_changed after SIGHUP', async () => changes.length > before);
+      assert.ok((await allTools(client)).some((t) => t.name === 'fresh-tool'));
+
+      // Removed again: `toolport reload`, and the tool is gone.
+      const count = changes.length;
+      fixture.changeCatalog({ remove: ['newproduct0000000000000001'] });
+      assert.equal((await runToolport(['reload', '--url', server.base])).status, 0);
+      await waitFor('list_changed after reload', async () => changes.length > count);
+      assert.ok(!(await allTools(client)).some((t) => t.name === 'fresh-tool'));
+    } finally {
+      await client?.close();
+      await server.stop();
+    }
+  });
+
+  it('keeps /admin/reload behind the bearer token', async () => {
+    const server = await startHttpServer({
+      packs: 'conformance',
+      env: { ...keysFor(fixture), TOOLPORT_TOKEN: '', RELOAD_TEST_TOKENS: 's3cret-token' },
+      config: `http:\n  bearer_tokens_env: RELOAD_TEST_TOKENS\nrest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n`,
+    });
+    try {
+      const denied = await fetch(`${server.base}/admin/reload`, { method: 'POST' });
+      assert.equal(denied.status, 401);
+      const refused = await runToolport(['reload', '--url', server.base], { env: { TOOLPORT_TOKEN: '' } });
+      assert.equal(refused.status, 1);
+      assert.match(refused.stderr, /HTTP 401/);
+      const allowed = await runToolport(['reload', '--url', server.base, '--token', 's3cret-token']);
+      assert.equal(allowed.status, 0, allowed.stderr);
+      const get = await fetch(`${server.base}/admin/reload`, { headers: { Authorization: 'Bearer s3cret-token' } });
+      assert.equal(get.status, 405);
+    } finally {
+      await server.stop();
+    }
+  });
+});
