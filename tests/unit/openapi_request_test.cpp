@@ -148,6 +148,7 @@ TEST_F(OpenApiRequest, BodiesAndTheFirstAlternativeWithItsSecrets) {
     // No query key: the second alternative, the bearer token.
     env["MY_TOKEN"] = "tok-123";
     auto built = build("createThing", {{"name", "box"}, {"size", 3}});
+    EXPECT_EQ(Json::parse(build("createThing", {{"name", nullptr}}).request.body), Json({{"name", nullptr}}));
     EXPECT_EQ(built.request.method, "POST");
     EXPECT_EQ(built.request.url, "https://api.test/v1/things");
     EXPECT_EQ(Json::parse(built.request.body), Json({{"name", "box"}, {"size", 3}}));

@@ -213,7 +213,9 @@ BuiltRequest build_request(const Operation& op, const Json& args, const std::str
     if (op.body.layout == BodyLayout::merged) {
         Json body = Json::object();
         for (const auto& name : op.body.properties) {
-            if (const Json* value = argument(args, name)) body[name] = *value;
+            // An explicit null stays in the body (a nullable field set to null, "clear the
+            // parent"); in the path, query and headers null means "not given".
+            if (args.is_object() && args.contains(name)) body[name] = args[name];
         }
         if (!body.empty() || op.body.required) request.body = body.dump();
     } else if (op.body.layout == BodyLayout::nested) {

@@ -1,0 +1,38 @@
+// The settings of one `openapi:` instance:
+//
+//   openapi:
+//     petstore:
+//       document: ./petstore.yaml        # file (relative to the working directory) or http(s) URL
+//       base_url: http://127.0.0.1:8080  # instead of servers[0].url
+//       tool_prefix: pets_               # before every tool name
+//       include_tags: [pets]             # kept: no include_* or one matches, and no exclude_* matches
+//       exclude_tags: [admin]
+//       include_operations: [getPet]
+//       exclude_operations: [deletePet]
+//       credentials: {api_key: PETSTORE_KEY}   # scheme → environment variable (default <SOURCE>_<SCHEME>)
+//       refresh_interval_s: 0            # 0: read again only on reload
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "providers/openapi/operations.hpp"
+#include "providers/source_settings.hpp"
+
+namespace toolport::openapi {
+
+struct OpenApiSettings {
+    std::string document;
+    std::string base_url;  // empty: from the document's servers
+    std::string tool_prefix;
+    OperationFilter filter;
+    std::map<std::string, std::string> credentials;  // scheme → environment variable name
+    std::chrono::seconds refresh_interval{0};
+
+    // Reads and checks the section (nothing else: the document is read at start). Throws
+    // SettingsError.
+    static OpenApiSettings from(const providers::SourceSettings& settings);
+};
+
+}  // namespace toolport::openapi

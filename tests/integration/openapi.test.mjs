@@ -1,0 +1,261 @@
+// The OpenAPI import in the real binary: `openapi:` sources on the inventory document of
+// tests/fixtures/openapi, served over Streamable HTTP to the official SDK client, with the
+// fixture's own view of every request (path, query, headers, body, credentials). The
+// document is read from a file (with base_url) and from the fixture's URL (its relative
+// server URL taken against the document's address), including a URL that only answers
+// after start-up.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startHttpServer, freePort, sleep } from './lib/harness.mjs';
+import { startInventoryFixture } from '../fixtures/openapi/server.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const DOCUMENT = path.resolve(HERE, '../fixtures/openapi/inventory.yaml');
+const KEY = 'it-inventory-key';
+const TOKEN = 'it-inventory-token';
+const CREDENTIALS = { INVENTORY_API_KEY: KEY, INVENTORY_BEARER: TOKEN };
+
+async function connect(server) {
+  const client = new Client({ name: 'toolport-it-openapi', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  return client;
+}
+
+const code = (result) => result.structuredContent?.error_code ?? 'OK';
+const byName = (tools) => Object.fromEntries(tools.map((t) => [t.name, t]));
+
+// Polls tools/list until `name` is there (a URL document's tools come when it has been read).
+async function waitForTool(client, name, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { tools } = await client.listTools();
+    if (tools.some((t) => t.name === name)) return tools;
+    if (Date.now() > deadline) throw new Error(`no tool ${name} after ${timeoutMs} ms: ${tools.map((t) => t.name).join(', ')}`);
+    await sleep(100);
+  }
+}
+
+describe('openapi import against the inventory fixture', () => {
+  let fixture;
+  let server;
+  let client;
+
+  before(async () => {
+    fixture = await startInventoryFixture({ apiKey: KEY, token: TOKEN });
+    server = await startHttpServer({
+      config: [
+        'openapi:',
+        '  inventory:',
+        `    document: ${DOCUMENT}`,
+        `    base_url: ${fixture.url}/v1`,
+        '    tool_prefix: inv_',
+        '    exclude_operations: [deleteItem]',
+        '',
+      ].join('\n'),
+      env: CREDENTIALS,
+    });
+    client = await connect(server);
+  });
+  after(async () => {
+    await client?.close();
+    await server?.stop();
+    await fixture?.close();
+  });
+
+  it('lists the operations as tools with merged schemas and hints', async () => {
+    const tools = byName((await client.listTools()).tools);
+    const ours = Object.keys(tools).filter((n) => n.startsWith('inv_')).sort();
+    assert.deepEqual(ours, ['inv_addNotes', 'inv_createItem', 'inv_explode', 'inv_getCategory', 'inv_getFile',
+      'inv_getItem', 'inv_getStatus', 'inv_listItems', 'inv_updateItem']);
+
+    const update = tools.inv_updateItem;
+    assert.deepEqual(Object.keys(update.inputSchema.properties).sort(), ['If-Match', 'itemId', 'name', 'parent', 'price', 'tags']);
+    assert.deepEqual(update.inputSchema.required, ['itemId', 'name']);
+    assert.deepEqual(update.inputSchema.properties.parent.type, ['string', 'null']);
+    assert.equal(update.annotations.idempotentHint, true);
+    assert.equal(update.annotations.readOnlyHint, undefined);
+
+    const get = tools.inv_getItem;
+    assert.equal(get.annotations.readOnlyHint, true);
+    assert.equal(get.annotations.openWorldHint, true);
+    assert.equal(get.outputSchema.type, 'object');
+    // The API's object, or the error fields of an isError result.
+    assert.equal(get.outputSchema.anyOf.length, 2);
+    assert.deepEqual(get.outputSchema.anyOf[0].allOf[1].required, ['id']);
+    assert.deepEqual(get.outputSchema.anyOf[1].required, ['error', 'error_code']);
+    assert.equal(get.title, 'One item');
+
+    assert.equal(tools.inv_addNotes.inputSchema.properties.body.type, 'array');
+    assert.deepEqual(tools.inv_addNotes.inputSchema.required, ['itemId', 'body']);
+    assert.equal(tools.inv_addNotes.outputSchema, undefined);
+    // The recursive category is cut one level down.
+    const child = tools.inv_getCategory.outputSchema.anyOf[0].properties.children.items;
+    assert.match(child.description, /recursive/);
+  });
+
+  it('sends path, query, header and body arguments where the document says, with the credentials', async () => {
+    fixture.reset();
+    const list = await client.callTool({ name: 'inv_listItems', arguments: { tag: ['toys', 'tools'], ids: ['2', '3'], limit: 5, 'X-Request-Id': 'req-1' } });
+    assert.equal(code(list), 'OK', JSON.stringify(list));
+    assert.equal(list.structuredContent.total, 2);
+    assert.equal(list._meta.downstream_api_calls, 1);
+
+    const created = await client.callTool({ name: 'inv_createItem', arguments: { name: 'Kite', price: 3, tags: ['toys'] } });
+    assert.equal(code(created), 'OK', JSON.stringify(created));
+    assert.equal(created.structuredContent.name, 'Kite');
+
+    const updated = await client.callTool({ name: 'inv_updateItem', arguments: { itemId: '2', 'If-Match': 'v7', name: 'Gizmo', parent: null } });
+    assert.equal(code(updated), 'OK', JSON.stringify(updated));
+    assert.equal(updated.structuredContent.name, 'Gizmo');
+
+    const notes = await client.callTool({ name: 'inv_addNotes', arguments: { itemId: '1', body: ['fragile', 'keep dry'] } });
+    assert.deepEqual(JSON.parse(notes.content[0].text), ['fragile', 'keep dry']);
+
+    const file = await client.callTool({ name: 'inv_getFile', arguments: { name: '../x?y#z' } });
+    assert.equal(file.content[0].text, 'contents of ../x?y#z');
+
+    const status = await client.callTool({ name: 'inv_getStatus', arguments: {} });
+    assert.deepEqual(status.structuredContent, { ok: true });
+
+    const [l, c, u, n, f, s] = fixture.stats().requests;
+    assert.equal(l.method, 'GET');
+    assert.equal(l.raw_path, '/v1/items');
+    assert.equal(l.raw_query, 'tag=toys&tag=tools&ids=2,3&limit=5');
+    assert.equal(l.headers['x-request-id'], 'req-1');
+    assert.equal(l.headers['x-api-key'], KEY);
+    assert.equal(l.headers.authorization, undefined);
+
+    assert.equal(c.method, 'POST');
+    assert.equal(c.headers.authorization, `Bearer ${TOKEN}`);
+    assert.equal(c.headers['x-api-key'], undefined);
+    assert.equal(c.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(c.body), { name: 'Kite', price: 3, tags: ['toys'] });
+
+    assert.equal(u.method, 'PUT');
+    assert.equal(u.raw_path, '/v1/items/2');
+    assert.equal(u.headers['if-match'], 'v7');
+    assert.deepEqual(JSON.parse(u.body), { name: 'Gizmo', parent: null });
+
+    assert.equal(n.raw_path, '/v1/items/1/notes');
+    assert.deepEqual(JSON.parse(n.body), ['fragile', 'keep dry']);
+
+    // The hostile name stayed one segment of the path.
+    assert.equal(f.raw_path, '/v1/files/..%2Fx%3Fy%23z');
+    assert.equal(s.raw_path, '/v1/status');
+    assert.equal(s.headers['x-api-key'], undefined);  // no security: no credentials sent
+    assert.equal(fixture.stats().count, 6);
+  });
+
+  it('refuses bad arguments before anything reaches the API', async () => {
+    fixture.reset();
+    const tooMany = await client.callTool({ name: 'inv_listItems', arguments: { limit: 500 } });
+    assert.equal(tooMany.isError, true);
+    assert.equal(code(tooMany), 'INVALID_ARGUMENT');
+    const unknown = await client.callTool({ name: 'inv_getItem', arguments: { itemId: '1', itemID: '2' } });
+    assert.equal(unknown.isError, true);
+    const missing = await client.callTool({ name: 'inv_updateItem', arguments: { itemId: '1' } });
+    assert.equal(missing.isError, true);
+    assert.match(code(missing), /MISSING_PARAMETER|INVALID_ARGUMENT/);
+    assert.equal(fixture.stats().count, 0);
+  });
+
+  it('turns API failures into tool errors with the API message and no secret', async () => {
+    fixture.reset();
+    const missing = await client.callTool({ name: 'inv_getItem', arguments: { itemId: 'nope' } });
+    assert.equal(missing.isError, true);
+    assert.equal(code(missing), 'NOT_FOUND');
+    assert.match(missing.structuredContent.error, /no item nope/);
+
+    const broken = await client.callTool({ name: 'inv_explode', arguments: {} });
+    assert.equal(code(broken), 'UPSTREAM_ERROR');
+    assert.equal(broken.structuredContent.transient, true);
+    assert.match(broken.structuredContent.error, /the database is on fire/);
+
+    fixture.nextResponse({ status: 401, body: { code: 401, message: `key ${KEY} was revoked` } });
+    const refused = await client.callTool({ name: 'inv_getItem', arguments: { itemId: '3' } });
+    assert.equal(code(refused), 'INVALID_ARGUMENT');
+    assert.ok(!JSON.stringify(refused).includes(KEY), JSON.stringify(refused));
+    assert.match(refused.structuredContent.error, /\[redacted\] was revoked/);
+    assert.match(refused.structuredContent.suggestion, /INVENTORY_API_KEY/);
+
+    fixture.nextResponse({ status: 429, headers: { 'Retry-After': '3' }, body: { message: 'slow down' } });
+    const limited = await client.callTool({ name: 'inv_getCategory', arguments: { categoryId: 4 } });
+    assert.equal(code(limited), 'RATE_LIMITED');
+    assert.equal(limited.structuredContent.retry_after_ms, 3000);
+    assert.ok(!server.logs().includes(KEY), 'the key reached the logs');
+  });
+
+  it('answers MISSING_API_KEY naming the variable when the server has no credential', async (t) => {
+    const bare = await startHttpServer({
+      config: `openapi:\n  inventory:\n    document: ${DOCUMENT}\n    base_url: ${fixture.url}/v1\n`,
+      env: { INVENTORY_API_KEY: '', INVENTORY_BEARER: '' },
+    });
+    t.after(() => bare.stop());
+    const c = await connect(bare);
+    t.after(() => c.close());
+    fixture.reset();
+    const result = await c.callTool({ name: 'getItem', arguments: { itemId: '1' } });
+    assert.equal(code(result), 'MISSING_API_KEY');
+    assert.match(result.structuredContent.error, /INVENTORY_API_KEY/);
+    assert.equal(fixture.stats().count, 0);
+  });
+});
+
+describe('openapi import from a URL', () => {
+  it('reads the document and the file it refers to from the fixture, and calls the API there', async (t) => {
+    const fixture = await startInventoryFixture({ apiKey: KEY, token: TOKEN });
+    t.after(() => fixture.close());
+    const server = await startHttpServer({
+      config: `openapi:\n  remote:\n    document: ${fixture.url}/openapi.yaml\n    credentials: {api_key: MY_INVENTORY_KEY}\n`,
+      env: { MY_INVENTORY_KEY: KEY },
+    });
+    t.after(() => server.stop());
+    const client = await connect(server);
+    t.after(() => client.close());
+    const tools = byName(await waitForTool(client, 'getItem'));
+    // The error schema of common.yaml came from the fixture too: no tool was left out.
+    assert.equal(Object.keys(tools).filter((n) => ['listItems', 'createItem', 'deleteItem', 'explode'].includes(n)).length, 4);
+    const item = await client.callTool({ name: 'getItem', arguments: { itemId: '1' } });
+    assert.equal(code(item), 'OK', JSON.stringify(item));
+    assert.equal(item.structuredContent.name, 'Widget');
+    const seen = fixture.stats().requests.at(-1);
+    assert.equal(seen.raw_path, '/v1/items/1');
+    assert.equal(seen.headers['x-api-key'], KEY);
+    assert.doesNotMatch(server.logs(), /warn.*openapi remote/);
+  });
+
+  it('serves the rest while the document is unreachable, says so on /health, and adds the tools when it answers', async (t) => {
+    const port = await freePort();
+    const server = await startHttpServer({
+      config: `openapi:\n  late:\n    document: http://127.0.0.1:${port}/openapi.yaml\n`,
+      env: { LATE_API_KEY: KEY },
+    });
+    t.after(() => server.stop());
+    const client = await connect(server);
+    t.after(() => client.close());
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    const before = await client.listTools();
+    assert.ok(!before.tools.some((tool) => tool.name === 'getItem'));
+    const health = await (await fetch(`${server.base}/health`)).json();
+    assert.equal(health.status, 'degraded', JSON.stringify(health));
+    assert.match(JSON.stringify(health.services), /late/);
+
+    const fixture = await startInventoryFixture({ port, apiKey: KEY, token: TOKEN });
+    t.after(() => fixture.close());
+    await waitForTool(client, 'getItem', 15000);
+    const status = await client.callTool({ name: 'getStatus', arguments: {} });
+    assert.deepEqual(status.structuredContent, { ok: true });
+    const after = await (await fetch(`${server.base}/health`)).json();
+    assert.match(JSON.stringify(after.services), /available/);
+    await sleep(100);
+    assert.ok(changed >= 1, 'no notifications/tools/list_changed');
+  });
+});
