@@ -7,15 +7,18 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import os from 'node:os';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpServer, freePort, sleep } from './lib/harness.mjs';
+import { startHttpServer, freePort, sleep, runToolport } from './lib/harness.mjs';
 import { startInventoryFixture } from '../fixtures/openapi/server.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const DOCUMENT = path.resolve(HERE, '../fixtures/openapi/inventory.yaml');
+const FIXTURES = path.resolve(HERE, '../fixtures/openapi');
+const DOCUMENT = path.join(FIXTURES, 'inventory.yaml');
 const KEY = 'it-inventory-key';
 const TOKEN = 'it-inventory-token';
 const CREDENTIALS = { INVENTORY_API_KEY: KEY, INVENTORY_BEARER: TOKEN };
@@ -257,5 +260,95 @@ describe('openapi import from a URL', () => {
     assert.match(JSON.stringify(after.services), /available/);
     await sleep(100);
     assert.ok(changed >= 1, 'no notifications/tools/list_changed');
+  });
+});
+
+describe('openapi import: reloads, a missing file, --openapi', () => {
+  let fixture;
+  let dir;
+  before(async () => {
+    fixture = await startInventoryFixture({ apiKey: KEY, token: TOKEN });
+    dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-openapi-'));
+  });
+  after(async () => {
+    await fixture?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('re-reads the document on SIGHUP and `toolport reload`, announcing only real changes', async (t) => {
+    const document = path.join(dir, 'inventory.yaml');
+    copyFileSync(DOCUMENT, document);
+    copyFileSync(path.join(FIXTURES, 'common.yaml'), path.join(dir, 'common.yaml'));
+    const server = await startHttpServer({
+      config: `openapi:\n  inventory:\n    document: ${document}\n    base_url: ${fixture.url}/v1\n`,
+      env: CREDENTIALS,
+    });
+    t.after(() => server.stop());
+    const client = await connect(server);
+    t.after(() => client.close());
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    await client.listTools();
+
+    // The same document: read again, nothing announced.
+    server.child.kill('SIGHUP');
+    await sleep(500);
+    assert.equal(changed, 0);
+
+    // An operation renamed: the client hears of it and sees the new name.
+    writeFileSync(document, readFileSync(document, 'utf8').replace('operationId: explode', 'operationId: blowUp'));
+    const reload = await runToolport(['reload', '--url', server.base]);
+    assert.equal(reload.status, 0, reload.stderr);
+    const deadline = Date.now() + 5000;
+    while (changed === 0 && Date.now() < deadline) await sleep(50);
+    assert.equal(changed, 1);
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    assert.ok(names.includes('blowUp') && !names.includes('explode'), names.join(', '));
+
+    // A broken document keeps the tools of the last good one.
+    writeFileSync(document, 'openapi: [\n');
+    server.child.kill('SIGHUP');
+    await sleep(500);
+    assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'blowUp'));
+    const health = await (await fetch(`${server.base}/health`)).json();
+    assert.match(JSON.stringify(health.services), /stale/);
+  });
+
+  it('starts without a document that is missing, and serves its tools once it is there', async (t) => {
+    const sub = mkdtempSync(path.join(dir, 'late-'));
+    const document = path.join(sub, 'inventory.yaml');
+    const server = await startHttpServer({
+      config: `openapi:\n  inventory:\n    document: ${document}\n    base_url: ${fixture.url}/v1\n`,
+      env: CREDENTIALS,
+    });
+    t.after(() => server.stop());
+    const client = await connect(server);
+    t.after(() => client.close());
+    assert.ok(!(await client.listTools()).tools.some((tool) => tool.name === 'getItem'));
+    const health = await (await fetch(`${server.base}/health`)).json();
+    assert.equal(health.status, 'degraded');
+    assert.match(server.logs(), /openapi inventory: the document could not be used/);
+
+    copyFileSync(path.join(FIXTURES, 'common.yaml'), path.join(sub, 'common.yaml'));
+    copyFileSync(DOCUMENT, document);
+    await waitForTool(client, 'getItem', 10000);
+    const item = await client.callTool({ name: 'getItem', arguments: { itemId: '2' } });
+    assert.equal(item.structuredContent.name, 'Gadget');
+  });
+
+  it('serves a document named on the command line (--openapi URL)', async (t) => {
+    const server = await startHttpServer({
+      extraArgs: ['--openapi', `${fixture.url}/openapi.yaml`],
+      env: { OPENAPI_API_KEY: KEY },
+    });
+    t.after(() => server.stop());
+    const client = await connect(server);
+    t.after(() => client.close());
+    await waitForTool(client, 'listItems');
+    const list = await client.callTool({ name: 'listItems', arguments: { tag: ['tools'] } });
+    assert.equal(code(list), 'OK', JSON.stringify(list));
+    assert.equal(list.structuredContent.total, 2);
   });
 });

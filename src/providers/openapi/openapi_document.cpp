@@ -192,12 +192,11 @@ std::vector<std::string> DocumentSet::missing() const {
         std::set<std::string> refs;
         collect_refs(value, refs);
         for (const auto& ref : refs) {
-            const auto where = split_ref(ref).first;
-            if (where.empty()) continue;
             try {
-                wanted.insert(resolve_location(location, where));
+                const auto where = split_ref(ref).first;
+                if (!where.empty()) wanted.insert(resolve_location(location, where));
             } catch (const DocumentError&) {
-                // Refused refs fail when resolved, naming the operation that uses them.
+                // Refused or malformed refs fail when resolved, naming the operation that uses them.
             }
         }
     };

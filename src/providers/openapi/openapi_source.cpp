@@ -224,6 +224,8 @@ public:
         });
     }
 
+    bool reloads() const override { return true; }
+
     void stop() override {
         if (!loader_) return;
         loader_->stopped = true;
