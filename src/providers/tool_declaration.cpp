@@ -49,6 +49,7 @@ ToolSpec make_tool_spec(ToolDeclaration d, const std::string& source) {
     if (!d.handler) throw SourceError(tool + " has no handler");
     ToolSpec spec;
     spec.compiled_input_schema = compile_or_fail(d.input_schema, tool + ": inputSchema");
+    if (d.compile_on_first_call) spec.compiled_input_schema.reset();
     if (!d.output_schema.is_null()) compile_or_fail(d.output_schema, tool + ": outputSchema");
     spec.name = std::move(d.name);
     spec.annotations = d.annotations.to_json(d.title);

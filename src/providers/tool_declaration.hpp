@@ -59,6 +59,11 @@ struct ToolDeclaration {
     std::function<ToolResult(const ToolError& error)> on_error;
     // Awaits RequestContext::pace_downstream_request before each request (see ToolSpec).
     bool paces_downstream = false;
+    // The input schema is still checked when the tool is declared, but compiled for
+    // validation only when the tool is first called (the validation stage keeps it then).
+    // For sources with hundreds of tools of which a session calls a few (REST catalogs,
+    // OpenAPI documents): a compiled schema costs a few KiB, a 1,000-tool catalog megabytes.
+    bool compile_on_first_call = false;
 };
 
 // The registry entry for `declaration`, registered by source `source`. Throws SourceError

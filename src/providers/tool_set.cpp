@@ -6,24 +6,28 @@
 
 #include "providers/source.hpp"
 #include "server/registry.hpp"
+#include "util/digest.hpp"
 
 namespace toolport::providers {
 
 namespace {
 
-// Everything a client sees of the tool, plus where its calls go. Compared as text: cheap
-// next to compiling the schema again.
+// Everything a client sees of the tool, plus where its calls go, as a SHA-256: cheap next
+// to compiling the schema again, and 64 bytes a tool kept instead of the whole text.
 std::string fingerprint(const SyncedTool& tool) {
     const auto& d = tool.declaration;
-    Json shown = {{"t", d.title},
-                  {"d", d.description},
-                  {"i", d.input_schema},
-                  {"o", d.output_schema},
-                  {"a", d.annotations.to_json(d.title)},
-                  {"e", d.execution},
-                  {"m", d.meta},
-                  {"s", d.service}};
-    return shown.dump() + '\n' + tool.target;
+    // The parts one after another, each ended by a byte no JSON text or name contains.
+    std::string text;
+    for (const std::string& part : {d.title, d.description, d.service, tool.target}) {
+        text += part;
+        text += '\x1f';
+    }
+    for (const Json* part : {&d.input_schema, &d.output_schema, &d.execution, &d.meta}) {
+        text += part->dump();
+        text += '\x1f';
+    }
+    text += d.annotations.to_json(d.title).dump();
+    return util::sha256_hex(text);
 }
 
 }  // namespace

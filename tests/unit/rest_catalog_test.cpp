@@ -355,3 +355,21 @@ TEST(RestToolSet, OnlyRealChangesReachTheRegistry) {
     EXPECT_FALSE(server.registry().find_tool("bad"));
     EXPECT_EQ(notices, 3);
 }
+
+TEST(RestToolSet, SchemasCompiledOnFirstCallAreStillCheckedWhenDeclared) {
+    test_support::ManualExecutor exec;
+    McpServer server(exec, ServerOptions{});
+    providers::SourceContext context("catalog", server);
+    providers::ToolSet tools(context);
+    auto lazy = synced("lazy", "L");
+    lazy.declaration.compile_on_first_call = true;
+    auto broken = synced("broken", "B");
+    broken.declaration.compile_on_first_call = true;
+    broken.declaration.input_schema = {{"type", "object"}, {"properties", {{"x", {{"minimum", "one"}}}}}};
+    auto changes = tools.replace({lazy, broken});
+    EXPECT_EQ(changes.added, 1);
+    EXPECT_EQ(changes.refused, 1);
+    ASSERT_TRUE(server.registry().find_tool("lazy"));
+    // Nothing kept: the validation stage compiles it when the tool is first called.
+    EXPECT_EQ(server.registry().find_tool("lazy")->compiled_input_schema, nullptr);
+}

@@ -48,7 +48,7 @@ const Json* find_path(const Json& value, std::string_view dotted_path) {
     return at;
 }
 
-std::optional<CatalogTool> parse_catalog_tool(const Json& entry, ToolFormat format, std::string& why) {
+std::optional<CatalogTool> parse_catalog_tool(Json& entry, ToolFormat format, std::string& why) {
     if (!entry.is_object()) {
         why = "an entry that is not an object";
         return std::nullopt;
@@ -58,7 +58,7 @@ std::optional<CatalogTool> parse_catalog_tool(const Json& entry, ToolFormat form
         else if (entry.contains("inputSchema")) format = ToolFormat::mcp;
         else format = ToolFormat::bare;
     }
-    const Json* definition = &entry;
+    Json* definition = &entry;
     if (format == ToolFormat::openai) {
         auto it = entry.find("function");
         if (it == entry.end() || !it->is_object()) {
@@ -76,20 +76,22 @@ std::optional<CatalogTool> parse_catalog_tool(const Json& entry, ToolFormat form
     tool.description = string_member(*definition, "description");
     if (format == ToolFormat::mcp) {
         tool.title = string_member(*definition, "title");
-        if (auto it = definition->find("inputSchema"); it != definition->end()) tool.input_schema = *it;
-        if (auto it = definition->find("outputSchema"); it != definition->end() && it->is_object()) tool.output_schema = *it;
+        if (auto it = definition->find("inputSchema"); it != definition->end()) tool.input_schema = std::move(*it);
+        if (auto it = definition->find("outputSchema"); it != definition->end() && it->is_object()) {
+            tool.output_schema = std::move(*it);
+        }
         if (auto it = definition->find("annotations"); it != definition->end() && it->is_object()) {
-            tool.annotations = *it;
+            tool.annotations = std::move(*it);
             if (tool.title.empty()) tool.title = string_member(*it, "title");
         }
     } else {
-        if (auto it = definition->find("parameters"); it != definition->end()) tool.input_schema = *it;
+        if (auto it = definition->find("parameters"); it != definition->end()) tool.input_schema = std::move(*it);
         split_display_name(tool);
     }
     return tool;
 }
 
-CatalogPage parse_catalog_page(const Json& answer, const ListSettings& list) {
+CatalogPage parse_catalog_page(Json answer, const ListSettings& list) {
     if (!answer.is_object() && !(answer.is_array() && list.tools_path.empty())) {
         throw CatalogError("the catalog's answer is not a JSON object");
     }
@@ -101,7 +103,7 @@ CatalogPage parse_catalog_page(const Json& answer, const ListSettings& list) {
             throw CatalogError("the catalog API refused: " + util::sanitize_for_message(message, 300));
         }
     }
-    const Json* tools = find_path(answer, list.tools_path);
+    Json* tools = find_path(answer, list.tools_path);
     if (!tools || !tools->is_array()) {
         throw CatalogError(fmt::format("the catalog's answer has no tool array at \"{}\"",
                                        list.tools_path.empty() ? "(the answer itself)" : list.tools_path));
@@ -109,7 +111,7 @@ CatalogPage parse_catalog_page(const Json& answer, const ListSettings& list) {
     CatalogPage page;
     page.tools.reserve(tools->size());
     std::size_t index = 0;
-    for (const auto& entry : *tools) {
+    for (auto& entry : *tools) {
         std::string why;
         if (auto tool = parse_catalog_tool(entry, list.format, why)) page.tools.push_back(std::move(*tool));
         else page.skipped.push_back(fmt::format("entry {}: {}", index, why));

@@ -42,12 +42,17 @@ struct CatalogPage {
 // The value at a dotted path ("details.has_next_page", "response.data.output"; "" is the
 // value itself); nullptr when any step is missing.
 const Json* find_path(const Json& value, std::string_view dotted_path);
+inline Json* find_path(Json& value, std::string_view dotted_path) {
+    return const_cast<Json*>(find_path(static_cast<const Json&>(value), dotted_path));
+}
 
-// Reads one page. Throws CatalogError when the answer refuses (success false) or has no
-// tool array where the settings say.
-CatalogPage parse_catalog_page(const Json& answer, const ListSettings& list);
+// Reads one page, taking the schemas out of `answer` (a catalog of 1,000 tools is
+// megabytes of parse tree: moved, not copied). Throws CatalogError when the answer
+// refuses (success false) or has no tool array where the settings say.
+CatalogPage parse_catalog_page(Json answer, const ListSettings& list);
 
-// One entry in `format` (automatic: by its shape); nullopt with `why` when it is not a tool.
-std::optional<CatalogTool> parse_catalog_tool(const Json& entry, ToolFormat format, std::string& why);
+// One entry in `format` (automatic: by its shape), its schemas moved out; nullopt with
+// `why` when it is not a tool.
+std::optional<CatalogTool> parse_catalog_tool(Json& entry, ToolFormat format, std::string& why);
 
 }  // namespace toolport::rest

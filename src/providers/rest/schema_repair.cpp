@@ -281,7 +281,7 @@ private:
 
 }  // namespace
 
-SchemaRepair repair_input_schema(const Json& schema) {
+SchemaRepair repair_input_schema(Json schema) {
     SchemaRepair out;
     if (schema.is_null() || (schema.is_object() && schema.empty())) {
         out.schema = Json{{"type", "object"}, {"properties", Json::object()}};
@@ -292,7 +292,7 @@ SchemaRepair repair_input_schema(const Json& schema) {
                                        schema.is_string() ? "a string" : schema.is_array() ? "a list" : "a scalar");
         return out;
     }
-    out.schema = schema;
+    out.schema = std::move(schema);
     Repairer repairer(out.repairs);
     if (!out.schema.contains("type")) {
         repairer.note("type", "missing → \"object\" (tool arguments are an object)");

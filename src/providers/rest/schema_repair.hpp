@@ -23,6 +23,6 @@ struct SchemaRepair {
 };
 
 // Repairs `schema` (the catalog's parameters). Null or absent means no arguments.
-SchemaRepair repair_input_schema(const Json& schema);
+SchemaRepair repair_input_schema(Json schema);
 
 }  // namespace toolport::rest
