@@ -56,8 +56,13 @@ struct HealthState {
     }
 };
 
-// Everything the background loop touches, shared with it: the source may be destroyed
-// while a fetch or a wait is still to resume (after stop(), which makes it end at once).
+// Everything the loading touches, shared with the timer and the fetch under way: the
+// source may be destroyed while either is still to run (after stop(), which makes them
+// end at once).
+//
+// The waits between reads are executor timers, not a coroutine asleep: a timer the loop
+// never runs again (the server shutting down) is dropped with its callback, where a
+// suspended coroutine's frame would be lost.
 struct Loader {
     Loader(SourceContext& context, OpenApiSettings settings) : context(context), settings(std::move(settings)), tools(context) {}
 
@@ -68,11 +73,11 @@ struct Loader {
     http_client::HttpClient* http = nullptr;
     bool loaded = false;
     bool stopped = false;
-    bool loading = false;
-    bool reload_requested = false;
-    bool loop_running = false;
-    CancelToken stop_token;             // fired by stop(): ends a fetch under way
-    std::shared_ptr<CancelToken> wake;  // the loop's current wait; fired by reload() and stop()
+    bool loading = false;           // a URL fetch is under way
+    bool reload_requested = false;  // reload() during a fetch: read again when it ends
+    std::chrono::milliseconds backoff = kFirstRetry;
+    std::function<void()> cancel_timer;  // the wait for the next read, if one is scheduled
+    CancelToken stop_token;              // fired by stop(): ends a fetch under way
     std::string last_warnings;
     std::string last_base_url;
 
@@ -111,7 +116,7 @@ void apply(Loader& l, const openapi::DocumentSet& docs) {
     l.health->set(fmt::format("available ({} tools)", l.tools.size()), observability::Severity::ok);
 }
 
-void report_failure(Loader& l, const std::string& why, std::chrono::milliseconds retry_in) {
+void report_failure(const Loader& l, const std::string& why, std::chrono::milliseconds retry_in) {
     const std::string reason = util::sanitize_for_message(why, 400);
     spdlog::warn("openapi {}: the document could not be used ({}); {}; next attempt in {} s", l.name(), reason,
                  l.loaded ? "serving the tools of the last good read" : "its tools appear when it can be read",
@@ -120,69 +125,66 @@ void report_failure(Loader& l, const std::string& why, std::chrono::milliseconds
                   observability::Severity::degraded);
 }
 
-// One read of the document; false when it failed (reported) or the source stopped.
-Task<bool> load_once(std::shared_ptr<Loader> l, std::chrono::milliseconds retry_in) {
-    std::string failure;
-    l->loading = true;
-    try {
-        if (l->from_url()) {
-            if (!l->http) throw openapi::DocumentError("this process has no HTTP client to fetch the document with");
-            auto docs = co_await openapi::load_url_document(*l->http, l->settings.document, &l->stop_token);
-            if (!l->stopped) apply(*l, docs);
-        } else {
-            apply(*l, openapi::load_file_document(l->settings.document));
-        }
-    } catch (const OperationCancelled&) {
-        failure = "cancelled";
-    } catch (const std::exception& e) {
-        failure = e.what();
-    }
+void read_document(const std::shared_ptr<Loader>& l);
+
+void schedule_read(const std::shared_ptr<Loader>& l, std::chrono::milliseconds delay) {
+    if (l->cancel_timer) l->cancel_timer();
+    l->cancel_timer = l->context.executor().schedule_after(delay, [l] {
+        l->cancel_timer = nullptr;
+        read_document(l);
+    });
+}
+
+// After a read: again at once when a reload came meanwhile, else after the refresh
+// interval (none: only on reload), or after the backoff when it failed.
+void after_read(const std::shared_ptr<Loader>& l, const std::string& failure) {
     l->loading = false;
-    if (l->stopped) co_return false;
-    if (!failure.empty()) report_failure(*l, failure, retry_in);
-    co_return failure.empty();
-}
-
-// Reads the document after `delay`, then again on reload(), every refresh interval, or
-// with backoff after a failure, until stop().
-Task<void> run(std::shared_ptr<Loader> l, std::chrono::milliseconds delay) {
-    auto backoff = kFirstRetry;
-    for (;;) {
-        if (delay.count() > 0 && !l->reload_requested) {
-            l->wake = std::make_shared<CancelToken>();
-            auto wake = l->wake;
-            try {
-                co_await l->context.executor().sleep(delay, wake.get());
-            } catch (const OperationCancelled&) {
-            }
-            if (l->stopped) break;
-        }
+    if (l->stopped) return;
+    if (!failure.empty()) report_failure(*l, failure, l->backoff);
+    if (l->reload_requested) {
         l->reload_requested = false;
-        const bool ok = co_await load_once(l, backoff);
-        if (l->stopped) break;
-        if (ok) {
-            backoff = kFirstRetry;
-            if (l->settings.refresh_interval.count() == 0 && !l->reload_requested) break;
-            delay = l->settings.refresh_interval;
-        } else {
-            delay = backoff;
-            backoff = std::min(backoff * 2, kLastRetry);
-        }
+        schedule_read(l, std::chrono::milliseconds(0));
+    } else if (failure.empty()) {
+        l->backoff = kFirstRetry;
+        if (l->settings.refresh_interval.count() > 0) schedule_read(l, l->settings.refresh_interval);
+    } else {
+        schedule_read(l, l->backoff);
+        l->backoff = std::min(l->backoff * 2, kLastRetry);
     }
-    l->loop_running = false;
 }
 
-void start_loop(const std::shared_ptr<Loader>& l, std::chrono::milliseconds delay) {
-    l->loop_running = true;
-    spawn(run(l, delay), [l](std::exception_ptr error) {
-        l->loop_running = false;
-        if (!error) return;
+Task<void> fetch_and_apply(std::shared_ptr<Loader> l) {
+    auto docs = co_await openapi::load_url_document(*l->http, l->settings.document, &l->stop_token);
+    if (!l->stopped) apply(*l, docs);
+}
+
+void read_document(const std::shared_ptr<Loader>& l) {
+    if (l->stopped || l->loading) return;
+    if (!l->from_url()) {
+        std::string failure;
         try {
-            std::rethrow_exception(error);
+            apply(*l, openapi::load_file_document(l->settings.document));
         } catch (const std::exception& e) {
-            spdlog::error("openapi {}: the loading loop ended: {}", l->name(), e.what());
-        } catch (...) {
+            failure = e.what();
         }
+        return after_read(l, failure);
+    }
+    if (!l->http) return after_read(l, "this process has no HTTP client to fetch the document with");
+    l->loading = true;
+    spawn(fetch_and_apply(l), [l](std::exception_ptr error) {
+        std::string failure;
+        if (error) {
+            try {
+                std::rethrow_exception(error);
+            } catch (const OperationCancelled&) {
+                failure = "cancelled";
+            } catch (const std::exception& e) {
+                failure = e.what();
+            } catch (...) {
+                failure = "unknown error";
+            }
+        }
+        after_read(l, failure);
     });
 }
 
@@ -194,23 +196,9 @@ public:
         loader_ = std::make_shared<Loader>(context, settings_);
         if (context.has_http()) loader_->http = &context.http();
         context.add_health(context.source_name(), [health = loader_->health] { return health->get(); });
-        if (loader_->from_url()) {
-            start_loop(loader_, std::chrono::milliseconds(0));
-            return;
-        }
-        // A file is read now, so that the tools are there when start() returns.
-        std::string failure;
-        try {
-            apply(*loader_, openapi::load_file_document(settings_.document));
-        } catch (const std::exception& e) {
-            failure = e.what();
-        }
-        if (!failure.empty()) {
-            report_failure(*loader_, failure, kFirstRetry);
-            start_loop(loader_, kFirstRetry);
-        } else if (settings_.refresh_interval.count() > 0) {
-            start_loop(loader_, settings_.refresh_interval);
-        }
+        // A file is read now, so that its tools are there when start() returns (`toolport
+        // list --config`); a URL is fetched in the background.
+        read_document(loader_);
     }
 
     void reload() override {
@@ -218,9 +206,15 @@ public:
         // On the loop, whichever thread asked: the loader is the loop's alone.
         loader_->context.executor().post([l = loader_] {
             if (l->stopped) return;
-            if (!l->loop_running) return start_loop(l, std::chrono::milliseconds(0));
-            l->reload_requested = true;
-            if (!l->loading && l->wake) l->wake->cancel("reload");
+            if (l->loading) {
+                l->reload_requested = true;
+                return;
+            }
+            if (l->cancel_timer) {
+                l->cancel_timer();
+                l->cancel_timer = nullptr;
+            }
+            read_document(l);
         });
     }
 
@@ -230,7 +224,10 @@ public:
         if (!loader_) return;
         loader_->stopped = true;
         loader_->stop_token.cancel("stopping");
-        if (loader_->wake) loader_->wake->cancel("stopping");
+        if (loader_->cancel_timer) {
+            loader_->cancel_timer();
+            loader_->cancel_timer = nullptr;
+        }
     }
 
 private:
