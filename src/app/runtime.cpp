@@ -162,6 +162,11 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 
 Runtime::~Runtime() = default;
 
+bool Runtime::sources_settled() {
+    return std::all_of(sources_.begin(), sources_.end(),
+                       [](providers::RunningSource& running) { return running.source().settled(); });
+}
+
 std::vector<std::string> Runtime::reload() {
     std::vector<std::string> names;
     for (auto& running : sources_) {

@@ -41,6 +41,8 @@ public:
     // Asks the sources that fetch definitions (REST catalogs, OpenAPI documents) to fetch
     // them again; returns at once with their names. SIGHUP, POST /admin/reload.
     std::vector<std::string> reload();
+    // Every source has settled (Source::settled): its first background load is over.
+    bool sources_settled();
 
 private:
     Runtime(const Config& config, Executor& executor, AsioExecutor* network);

@@ -112,6 +112,10 @@ public:
     virtual void reload() {}
     // Whether reload() fetches anything (what `toolport reload` reports as reloading).
     virtual bool reloads() const { return false; }
+    // Whether the first attempt to load what the source serves in the background is over
+    // (a catalog fetched, or failed once). The CLI's in-process commands (`toolport list
+    // --config`) wait for it a while, so they see the tools a server would soon serve.
+    virtual bool settled() const { return true; }
     // Before the runtime is torn down: ends background work. The tools stay registered
     // (the server goes away with them).
     virtual void stop() {}

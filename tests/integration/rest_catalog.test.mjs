@@ -8,6 +8,10 @@
 // when the catalog really changed.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -277,6 +281,124 @@ describe('REST catalog: down at start-up, hot reload', () => {
       assert.equal(get.status, 405);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+// A catalog in another wire format, configured key by key: MCP tool objects under
+// data, paged by `next` links, executed at /v1/tools/{name}/run with the arguments as
+// the body, a bearer token from the environment, and a per-user key passed through.
+async function startGenericCatalog({ nextHost = null } = {}) {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const url = new URL(req.url, 'http://x');
+      requests.push({ method: req.method, path: url.pathname, query: url.search, auth: req.headers.authorization, user: req.headers['x-user-key'], body });
+      const send = (status, value) => { res.writeHead(status, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(value)); };
+      if (req.headers.authorization !== 'Bearer generic-token') return send(401, { message: 'bad token' });
+      if (url.pathname === '/v1/tools' && !url.searchParams.get('cursor')) {
+        return send(200, {
+          data: [
+            { name: 'lookup.record', title: 'Lookup', description: 'Looks a record up.', inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, annotations: { readOnlyHint: true } },
+          ],
+          next: nextHost ? `http://${nextHost}/v1/tools?cursor=2` : '/v1/tools?cursor=2',
+        });
+      }
+      if (url.pathname === '/v1/tools') {
+        return send(200, { data: [{ name: 'weird name/with slashes', description: 'A name to make safe.', inputSchema: { type: 'object' } }], next: null });
+      }
+      const run = url.pathname.match(/^\/v1\/tools\/(.+)\/run$/);
+      if (run && req.method === 'POST') {
+        return send(200, { result: { tool: decodeURIComponent(run[1]), args: JSON.parse(body || '{}'), user: req.headers['x-user-key'] ?? null } });
+      }
+      return send(404, { message: 'no such path' });
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, requests, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+const genericConfig = (url) => `rest:
+  records:
+    base_url: ${url}
+    list: {url: /v1/tools, pagination: next, next_path: next, tools_path: data, format: mcp}
+    execute: {url: "/v1/tools/{name}/run", body: "{arguments}", output_path: result}
+    headers: {Authorization: "Bearer \${GENERIC_TOKEN}"}
+    forward_headers: [X-User-Key]
+`;
+
+describe('REST catalog: a configured wire format', () => {
+  it('follows next links, keeps original names for calls, and scopes cached results per user key', async () => {
+    const catalog = await startGenericCatalog();
+    const server = await startHttpServer({ packs: 'conformance', env: { GENERIC_TOKEN: 'generic-token' }, config: genericConfig(catalog.url) });
+    const clients = [];
+    try {
+      const as = async (key) => {
+        const client = new Client({ name: 'toolport-it-rest', version: '1.0.0' }, { capabilities: {} });
+        await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { 'X-User-Key': key } } }));
+        clients.push(client);
+        return client;
+      };
+      const alice = await as('alice-key-1');
+      const tools = await waitFor('the catalog', async () => {
+        const listed = (await allTools(alice)).filter((t) => t.name === 'lookup_record' || t.name === 'weird_name_with_slashes');
+        return listed.length === 2 ? listed : null;
+      });
+      assert.equal(tools.find((t) => t.name === 'lookup_record').annotations.readOnlyHint, true);
+      const first = await alice.callTool({ name: 'lookup_record', arguments: { id: '7' } });
+      assert.deepEqual(first.structuredContent, { tool: 'lookup.record', args: { id: '7' }, user: 'alice-key-1' });
+      await alice.callTool({ name: 'lookup_record', arguments: { id: '7' } });
+      const bob = await as('bob-key-2');
+      const other = await bob.callTool({ name: 'lookup_record', arguments: { id: '7' } });
+      assert.equal(other.structuredContent.user, 'bob-key-2', 'never the result cached for another user');
+      const runs = catalog.requests.filter((r) => r.path.endsWith('/run'));
+      assert.deepEqual(runs.map((r) => r.user), ['alice-key-1', 'bob-key-2'], 'the second call of alice was cached');
+      assert.equal(runs[0].path, '/v1/tools/lookup.record/run');
+      const weird = await bob.callTool({ name: 'weird_name_with_slashes', arguments: {} });
+      assert.equal(weird.structuredContent.tool, 'weird name/with slashes');
+      assert.equal(catalog.requests.at(-1).path, '/v1/tools/weird%20name%2Fwith%20slashes/run');
+      assert.ok(catalog.requests.every((r) => r.auth === 'Bearer generic-token'));
+    } finally {
+      for (const c of clients) await c.close();
+      await server.stop();
+      await catalog.close();
+    }
+  });
+
+  it('refuses a next link to another host, calling nothing there', async () => {
+    const elsewhere = await startGenericCatalog();
+    const catalog = await startGenericCatalog({ nextHost: new URL(elsewhere.url).host });
+    const server = await startHttpServer({ packs: 'conformance', env: { GENERIC_TOKEN: 'generic-token' }, config: genericConfig(catalog.url) });
+    try {
+      await waitFor('the refusal', async () => /next-page link points to another host; refused/.test(server.logs()));
+      const health = await (await fetch(`${server.base}/health`)).json();
+      assert.equal(health.services.records, 'unreachable');
+      assert.equal(elsewhere.requests.length, 0);
+    } finally {
+      await server.stop();
+      await catalog.close();
+      await elsewhere.close();
+    }
+  });
+
+  it('lists and calls a catalog in process (toolport list/call --config)', async () => {
+    const catalog = await startGenericCatalog();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-rest-'));
+    try {
+      const file = path.join(dir, 'rest.yaml');
+      writeFileSync(file, genericConfig(catalog.url));
+      const env = { GENERIC_TOKEN: 'generic-token' };
+      const list = await runToolport(['list', '--config', file], { env });
+      assert.equal(list.status, 0, list.stderr);
+      assert.match(list.stdout, /lookup_record/);
+      const call = await runToolport(['call', 'lookup_record', '{"id":"9"}', '--json', '--config', file], { env });
+      assert.equal(call.status, 0, call.stderr);
+      assert.equal(JSON.parse(call.stdout).structuredContent.args.id, '9');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await catalog.close();
     }
   });
 });

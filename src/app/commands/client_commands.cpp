@@ -16,6 +16,8 @@
 #include "app/config.hpp"
 #include "app/runtime.hpp"
 #include "async/completion.hpp"
+#include "async/executor.hpp"
+#include "transports/asio_executor.hpp"
 #include "client/shell_words.hpp"
 #include "client/sync_client.hpp"
 #include "client/tool_output.hpp"
@@ -52,6 +54,15 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
 }
 
+// Lets the in-process server's sources finish their first background load (a REST
+// catalog's fetch), at most `limit`, so the command sees what a server would serve.
+Task<void> wait_for_sources(Runtime& runtime, Executor& executor, std::chrono::milliseconds limit) {
+    const auto deadline = executor.now() + limit;
+    while (!runtime.sources_settled() && executor.now() < deadline) {
+        co_await executor.sleep(std::chrono::milliseconds(10));
+    }
+}
+
 // What the client talks to; `runtime` holds the in-process server of --config.
 struct Target {
     std::unique_ptr<Runtime> runtime;
@@ -83,6 +94,7 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
         } catch (const ConfigError& e) {
             throw UsageError(fmt::format("configuration: {}", e.what()));
         }
+        sync.run(wait_for_sources(*target.runtime, sync.event_loop(), std::chrono::milliseconds(flags.timeout_ms)));
         target.transport =
             client::make_in_process_transport(target.runtime->server(), CallerIdentity{"", "in-process", ""});
     }

@@ -167,6 +167,7 @@ Task<void> RestCatalog::run() {
             failure = e.what();
         }
         fetching_ = false;
+        settled_ = true;
         if (stopped_) break;
         if (!failure.empty()) {
             failure = util::sanitize_for_message(redact(failure, secrets_), 300);

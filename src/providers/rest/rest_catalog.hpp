@@ -46,6 +46,7 @@ public:
     Task<ToolResult> call(RequestContext& ctx, const std::string& catalog_name, const Json& arguments);
 
     std::size_t tool_count() const { return tools_.size(); }
+    bool settled() const { return settled_; }
 
 private:
     enum class State { loading, available, stale, unreachable };
@@ -66,6 +67,7 @@ private:
     std::set<std::string> warned_;      // repairs and skips are warned once, not on every refresh
 
     bool stopped_ = false;
+    bool settled_ = false;  // the first fetch is over, served or failed
     bool fetching_ = false;
     bool reload_requested_ = false;
     CancelToken fetch_cancel_;            // fired by stop(): ends a fetch in flight
