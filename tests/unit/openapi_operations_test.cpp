@@ -207,3 +207,38 @@ paths:
 }
 
 }  // namespace
+
+namespace {
+
+TEST(OpenApiOperations, ReadOnlyPropertiesAreNotAskedForAndWriteOnlyOnesNotPromised) {
+    auto list = operations_of(R"(openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /users:
+    post:
+      operationId: createUser
+      requestBody:
+        required: true
+        content: {application/json: {schema: {$ref: '#/components/schemas/User'}}}
+      responses:
+        '201': {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/User'}}}}
+components:
+  schemas:
+    User:
+      type: object
+      required: [id, name, password]
+      properties:
+        id: {type: string, readOnly: true}
+        name: {type: string}
+        password: {type: string, writeOnly: true}
+)");
+    const Operation& create = list.operations.at(0);
+    EXPECT_FALSE(create.input_schema["properties"].contains("id"));
+    EXPECT_TRUE(create.input_schema["properties"].contains("password"));
+    EXPECT_EQ(create.input_schema["required"], Json::array({"name", "password"}));
+    EXPECT_FALSE(create.output_schema["properties"].contains("password"));
+    EXPECT_EQ(create.output_schema["required"], Json::array({"id", "name"}));
+    EXPECT_EQ(create.body.properties, (std::vector<std::string>{"name", "password"}));
+}
+
+}  // namespace

@@ -17,7 +17,8 @@ constexpr const char* kSchemaMapKeywords[] = {"properties", "patternProperties",
                                               "dependentSchemas"};
 
 bool dropped_keyword(const std::string& key) {
-    return key == "discriminator" || key == "xml" || key == "externalDocs" || key.rfind("x-", 0) == 0;
+    return key == "discriminator" || key == "xml" || key == "externalDocs" || key == "$schema" || key == "$id" ||
+           key.rfind("x-", 0) == 0;
 }
 
 void convert_nullable(Json& schema) {
@@ -90,7 +91,41 @@ Json convert(const Json& schema, bool openapi_30) {
     return out;
 }
 
+Json directed(const Json& schema, const char* hidden) {
+    if (!schema.is_object()) return schema;
+    Json out = schema;
+    if (auto props = out.find("properties"); props != out.end() && props->is_object()) {
+        Json kept = Json::object();
+        std::vector<std::string> dropped;
+        for (const auto& [name, property] : props->items()) {
+            if (property.is_object() && property.value(hidden, false) == true) dropped.push_back(name);
+            else kept[name] = directed(property, hidden);
+        }
+        *props = std::move(kept);
+        if (auto required = out.find("required"); required != out.end() && required->is_array()) {
+            Json still = Json::array();
+            for (const auto& r : *required) {
+                if (!r.is_string() || std::find(dropped.begin(), dropped.end(), r.get<std::string>()) == dropped.end()) {
+                    still.push_back(r);
+                }
+            }
+            *required = std::move(still);
+        }
+    }
+    if (auto items = out.find("items"); items != out.end() && items->is_object()) *items = directed(*items, hidden);
+    for (const char* key : {"allOf", "anyOf", "oneOf"}) {
+        if (auto it = out.find(key); it != out.end() && it->is_array()) {
+            for (auto& branch : *it) branch = directed(branch, hidden);
+        }
+    }
+    return out;
+}
+
 }  // namespace
+
+Json for_direction(const Json& schema, Direction direction) {
+    return directed(schema, direction == Direction::request ? "readOnly" : "writeOnly");
+}
 
 Json to_json_schema(const Json& schema, bool openapi_30) { return convert(schema, openapi_30); }
 

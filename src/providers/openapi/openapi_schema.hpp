@@ -5,7 +5,8 @@
 // {"type": "null"} when the schema names no type), and the boolean exclusiveMinimum /
 // exclusiveMaximum become the numeric form. In both, the OpenAPI-only keywords that mean
 // nothing to a validator (discriminator, xml, externalDocs, x-*) are dropped and
-// `example` becomes `examples: [..]`.
+// `example` becomes `examples: [..]`. `$schema` and `$id` are dropped: the refs are
+// resolved already, and a tool's schemas are read in MCP's dialect.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,13 @@ using Json = nlohmann::json;
 
 // `schema` with its `$ref`s already resolved (DocumentSet::resolve).
 Json to_json_schema(const Json& schema, bool openapi_30);
+
+// A schema as one direction of the exchange sees it: in a request, properties marked
+// `readOnly` (ids the server assigns) are not required and, at the top of an object,
+// left out; in a response, `writeOnly` ones (passwords) likewise. Applies through
+// properties, items and allOf/anyOf/oneOf.
+enum class Direction { request, response };
+Json for_direction(const Json& schema, Direction direction);
 
 // MCP requires a tool's inputSchema and outputSchema to be `type: object`.
 bool is_object_schema(const Json& schema);

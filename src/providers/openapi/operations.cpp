@@ -164,7 +164,7 @@ Operation build_operation(const DocumentSet& docs, const Json& root_security, co
         if (auto type = json_media_type(content)) {
             op.body.media_type = *type;
             op.body.required = body_required;
-            Json schema = to_json_schema(media_schema(content, *type), v30);
+            Json schema = for_direction(to_json_schema(media_schema(content, *type), v30), Direction::request);
             bool flat = is_object_schema(schema) && schema.contains("properties") && schema["properties"].is_object() &&
                         !schema.contains("allOf") && !schema.contains("anyOf") && !schema.contains("oneOf") &&
                         !schema.contains("additionalProperties");
@@ -217,7 +217,7 @@ Operation build_operation(const DocumentSet& docs, const Json& root_security, co
         if (!type) continue;
         op.expects_json = true;
         if (op.output_schema.is_null()) {
-            Json schema = to_json_schema(media_schema(response["content"], *type), v30);
+            Json schema = for_direction(to_json_schema(media_schema(response["content"], *type), v30), Direction::response);
             if (is_object_schema(schema)) op.output_schema = std::move(schema);
         }
         break;
