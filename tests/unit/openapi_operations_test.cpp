@@ -242,3 +242,23 @@ components:
 }
 
 }  // namespace
+
+namespace {
+
+TEST(OpenApiOperations, AnUndeclaredPathVariableIsARequiredString) {
+    auto list = operations_of(R"(openapi: 3.0.0
+info: {title: t, version: '1'}
+paths:
+  /orgs/{org}/repos/{repo}:
+    get:
+      operationId: getRepo
+      parameters: [{name: org, in: path, required: true, schema: {type: string, minLength: 2}}]
+      responses: {'200': {description: ok}}
+)");
+    const Operation& op = list.operations.at(0);
+    EXPECT_EQ(op.input_schema["required"], Json::array({"org", "repo"}));
+    EXPECT_EQ(op.input_schema["properties"]["repo"], Json({{"type", "string"}}));
+    EXPECT_EQ(op.input_schema["properties"]["org"]["minLength"], 2);
+}
+
+}  // namespace

@@ -278,7 +278,8 @@ Json DocumentSet::resolve_node(const Json& node, const std::string& location, st
     // 3.1 lets a $ref have siblings (a description, say): they override the target's.
     if (out.is_object()) {
         for (const auto& [k, member] : node.items()) {
-            if (k != "$ref") out[k] = is_literal_keyword(k) ? member : resolve_node(member, location, active, budget, maps_names(k));
+            if (k == "$ref") continue;
+            out[k] = is_literal_keyword(k) ? member : resolve_node(member, location, active, budget, maps_names(k));
         }
     }
     return out;

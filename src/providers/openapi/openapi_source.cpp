@@ -108,7 +108,8 @@ void apply(Loader& l, const openapi::DocumentSet& docs) {
     }
     if (changes.any() || changes.refused || api->base_url != l.last_base_url) {
         spdlog::info("openapi {}: {} operations → {} tools on {} ({} added, {} changed, {} removed, {} refused)",
-                     l.name(), count, l.tools.size(), util::sanitize_for_message(api->base_url.substr(0, api->base_url.find('?')), 200),
+                     l.name(), count, l.tools.size(),
+                     util::sanitize_for_message(api->base_url.substr(0, api->base_url.find('?')), 200),
                      changes.added, changes.changed, changes.removed, changes.refused);
     }
     l.last_base_url = api->base_url;

@@ -158,6 +158,24 @@ Operation build_operation(const DocumentSet& docs, const Json& root_security, co
         op.parameters.push_back(std::move(param));
     }
 
+    // A template variable the document forgot to declare: a required string all the same
+    // (without it every call would fail).
+    for (auto open = path.find('{'); open != std::string::npos; open = path.find('{', open + 1)) {
+        const auto close = path.find('}', open);
+        if (close == std::string::npos) break;
+        const std::string name = path.substr(open + 1, close - open - 1);
+        const bool declared = std::any_of(op.parameters.begin(), op.parameters.end(), [&](const Parameter& p) {
+            return p.location == "path" && p.name == name;
+        });
+        if (declared || name.empty()) continue;
+        Parameter param{.name = name, .location = "path", .argument = name, .required = true, .style = "simple"};
+        if (taken.count(param.argument)) param.argument = name + "_path";
+        taken.insert(param.argument);
+        properties[param.argument] = {{"type", "string"}};
+        required.push_back(param.argument);
+        op.parameters.push_back(std::move(param));
+    }
+
     if (auto body = operation.find("requestBody"); body != operation.end() && body->is_object()) {
         const bool body_required = body->value("required", false) == true;
         const Json content = body->value("content", Json::object());

@@ -190,8 +190,9 @@ BuiltRequest build_request(const Operation& op, const Json& args, const std::str
             throw ToolError(ToolErrorCode::missing_parameter, fmt::format("{} is required (part of the path)", arg_name))
                 .parameter(arg_name);
         }
-        path += p != op.parameters.end() && p->style == "json" ? path_value(value->dump())
-                                                               : simple_style(*value, p != op.parameters.end() && p->explode, path_value);
+        const bool known = p != op.parameters.end();
+        path += known && p->style == "json" ? path_value(value->dump())
+                                            : simple_style(*value, known && p->explode, path_value);
         i = close + 1;
     }
 
