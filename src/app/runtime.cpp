@@ -167,6 +167,14 @@ bool Runtime::sources_settled() {
                        [](providers::RunningSource& running) { return running.source().settled(); });
 }
 
+std::vector<std::string> Runtime::reloading_sources() const {
+    std::vector<std::string> names;
+    for (const auto& running : sources_) {
+        if (running.source().reloads()) names.push_back(running.context().source_name());
+    }
+    return names;
+}
+
 std::vector<std::string> Runtime::reload() {
     std::vector<std::string> names;
     for (auto& running : sources_) {

@@ -41,6 +41,9 @@ public:
     // Asks the sources that fetch definitions (REST catalogs, OpenAPI documents) to fetch
     // them again; returns at once with their names. SIGHUP, POST /admin/reload.
     std::vector<std::string> reload();
+    // The names reload() would report, without reloading (safe from any thread: the
+    // sources do not change after start).
+    std::vector<std::string> reloading_sources() const;
     // Every source has settled (Source::settled): its first background load is over.
     bool sources_settled();
 

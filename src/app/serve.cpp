@@ -77,7 +77,11 @@ int serve(const Config& config) {
 
     HttpOptions http_options = config.http;
     http_options.health_report = [&health = runtime->health()]() { return health.http_response(); };
-    http_options.reload = [&runtime]() { return reload_report(runtime->reload()); };
+    // An I/O thread may answer /admin/reload; the sources live on the engine's loop.
+    http_options.reload = [&runtime, &executor]() {
+        executor.post([&runtime] { runtime->reload(); });
+        return reload_report(runtime->reloading_sources());
+    };
     std::size_t thread_count = config.http.io_threads == HttpOptions::kAutoIoThreads
                                    ? IoThreads::automatic()
                                    : static_cast<std::size_t>(std::max(config.http.io_threads, 0));

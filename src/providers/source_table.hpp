@@ -48,7 +48,9 @@ public:
     ~RunningSource();
     RunningSource(RunningSource&&) = default;
     Source& source() { return *source_; }
+    const Source& source() const { return *source_; }
     SourceContext& context() { return *context_; }
+    const SourceContext& context() const { return *context_; }
 
 private:
     std::unique_ptr<SourceContext> context_;

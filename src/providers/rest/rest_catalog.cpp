@@ -49,7 +49,7 @@ ToolError unreachable(const http_client::HttpError& e) {
 }  // namespace
 
 RestCatalog::RestCatalog(CatalogSettings settings, providers::SourceContext& context)
-    : settings_(std::move(settings)), context_(context), tools_(context), wake_(std::make_shared<CancelToken>()) {}
+    : settings_(std::move(settings)), context_(context), tools_(context) {}
 
 void RestCatalog::start() {
     http_ = &context_.http();
@@ -89,14 +89,44 @@ void RestCatalog::start() {
         }
         return {"unknown", observability::Severity::degraded};
     });
+    fetch_now();
+}
+
+// The waits between fetches are executor timers holding a weak pointer, not a coroutine
+// asleep: a timer dropped at shutdown goes with its callback, a suspended frame whose
+// resumption never runs would stay allocated (and keep the catalog alive).
+void RestCatalog::fetch_now() {
+    if (stopped_ || fetching_) return;
+    if (cancel_timer_) {
+        cancel_timer_();
+        cancel_timer_ = nullptr;
+    }
+    fetching_ = true;
+    reload_requested_ = false;
     auto self = shared_from_this();
-    spawn(run(), [self](std::exception_ptr error) {
-        if (!error) return;
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            spdlog::error("catalog {}: the refresh loop ended: {}", self->context_.source_name(), e.what());
-        } catch (...) {
+    spawn(fetch_once(), [self](std::exception_ptr error) {
+        self->fetching_ = false;
+        if (error) {
+            try {
+                std::rethrow_exception(error);
+            } catch (const std::exception& e) {
+                spdlog::error("catalog {}: {}", self->context_.source_name(), e.what());
+            } catch (...) {
+            }
+        }
+        if (self->stopped_) return;
+        if (self->reload_requested_) return self->fetch_now();
+        self->wait_for_next(self->next_wait_);
+    });
+}
+
+void RestCatalog::wait_for_next(std::chrono::milliseconds wait) {
+    if (stopped_ || wait.count() == 0) return;  // no refresh interval: only reloads fetch
+    std::weak_ptr<RestCatalog> weak = weak_from_this();
+    cancel_timer_ = context_.executor().schedule_after(wait, [weak] {
+        if (auto self = weak.lock()) {
+            self->cancel_timer_ = nullptr;
+            self->fetch_now();
         }
     });
 }
@@ -104,13 +134,16 @@ void RestCatalog::start() {
 void RestCatalog::reload() {
     if (stopped_) return;
     if (fetching_) reload_requested_ = true;
-    else wake_->cancel("reload");
+    else fetch_now();
 }
 
 void RestCatalog::stop() {
     stopped_ = true;
     fetch_cancel_.cancel("stopping");
-    wake_->cancel("stopping");
+    if (cancel_timer_) {
+        cancel_timer_();
+        cancel_timer_ = nullptr;
+    }
 }
 
 void RestCatalog::set_state(State state, std::string error) {
@@ -123,74 +156,49 @@ void RestCatalog::warn_once(const std::string& message) {
     if (warned_.insert(message).second) spdlog::warn("catalog {}: {}", context_.source_name(), message);
 }
 
-Task<void> RestCatalog::run() {
-    auto self = shared_from_this();  // the loop keeps the catalog alive while it runs
-    auto backoff = std::chrono::milliseconds(1000);
-    bool loaded = false;
-    while (!stopped_) {
-        std::chrono::milliseconds wait = settings_.refresh_interval;
-        reload_requested_ = false;
-        fetching_ = true;
-        std::string failure;
-        try {
-            auto started = context_.executor().now();
-            auto tools = co_await fetch_catalog();
-            fetching_ = false;
-            if (stopped_) break;
-            const std::size_t listed = tools.size();
-            auto answered = context_.executor().now();
-            auto changes = apply(std::move(tools));
-            // The pages, their parse trees and the schemas compiled to check them are freed by
-            // now; glibc would keep those pages, so the server's resident size would be its
-            // largest catalog fetch instead of what it holds. Hand them back, once the loop
-            // has sent the news (trimming takes a few milliseconds).
-            if (changes.any()) context_.executor().post([] { malloc_trim(0); });
-            loaded = true;
-            set_state(State::available);
-            backoff = 1000ms;
-            // Fetching is the API's time; registering (repair, names, schemas compiled) is ours.
-            auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-            if (changes.any() || changes.refused) {
-                spdlog::info("catalog {}: {} tools listed, {} served ({} added, {} changed, {} removed, {} left out); "
-                             "fetched in {:.1f} ms, registered in {:.1f} ms",
-                             context_.source_name(), listed, tool_count(), changes.added, changes.changed,
-                             changes.removed, changes.refused, ms(answered - started),
-                             ms(context_.executor().now() - answered));
-            }
-        } catch (const OperationCancelled&) {
-            fetching_ = false;
-            if (stopped_) break;
-            failure = "cancelled";
-        } catch (const ToolError& e) {
-            failure = e.what();
-        } catch (const std::exception& e) {
-            failure = e.what();
+// One fetch and what follows it: the tools applied and the next wait chosen (the refresh
+// interval after a success, the backoff after a failure).
+Task<void> RestCatalog::fetch_once() {
+    next_wait_ = settings_.refresh_interval;
+    std::string failure;
+    try {
+        auto started = context_.executor().now();
+        auto tools = co_await fetch_catalog();
+        if (stopped_) co_return;
+        const std::size_t listed = tools.size();
+        auto answered = context_.executor().now();
+        auto changes = apply(std::move(tools));
+        // The pages, their parse trees and the schemas compiled to check them are freed by
+        // now; glibc would keep those pages, so the server's resident size would be its
+        // largest catalog fetch instead of what it holds. Hand them back, once the loop
+        // has sent the news (trimming takes a few milliseconds).
+        if (changes.any()) context_.executor().post([] { malloc_trim(0); });
+        loaded_ = true;
+        set_state(State::available);
+        backoff_ = 1000ms;
+        // Fetching is the API's time; registering (repair, names, declarations) is ours.
+        auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+        if (changes.any() || changes.refused) {
+            spdlog::info("catalog {}: {} tools listed, {} served ({} added, {} changed, {} removed, {} left out); "
+                         "fetched in {:.1f} ms, registered in {:.1f} ms",
+                         context_.source_name(), listed, tool_count(), changes.added, changes.changed, changes.removed,
+                         changes.refused, ms(answered - started), ms(context_.executor().now() - answered));
         }
-        fetching_ = false;
-        settled_ = true;
-        if (stopped_) break;
-        if (!failure.empty()) {
-            failure = util::sanitize_for_message(redact(failure, secrets_), 300);
-            set_state(loaded ? State::stale : State::unreachable, failure);
-            spdlog::warn("catalog {}: fetching the catalog failed ({}); {}; next attempt in {} s", context_.source_name(),
-                         failure, loaded ? "serving the tools of the last fetch" : "its tools appear when it answers",
-                         (backoff.count() + 999) / 1000);
-            wait = backoff;
-            backoff = std::min<std::chrono::milliseconds>(backoff * 2, settings_.retry_max);
-        }
-        if (reload_requested_) continue;
-        // Wait for the refresh interval (none: for a reload) or the backoff.
-        wake_ = std::make_shared<CancelToken>();
-        auto wake = wake_;
-        try {
-            if (wait.count() > 0) {
-                co_await context_.executor().sleep(wait, wake.get());
-            } else {
-                while (!wake->cancelled()) co_await context_.executor().sleep(24h, wake.get());
-            }
-        } catch (const OperationCancelled&) {
-        }
+    } catch (const OperationCancelled&) {
+        if (stopped_) co_return;
+        failure = "cancelled";
+    } catch (const std::exception& e) {
+        failure = e.what();
     }
+    settled_ = true;
+    if (stopped_ || failure.empty()) co_return;
+    failure = util::sanitize_for_message(redact(failure, secrets_), 300);
+    set_state(loaded_ ? State::stale : State::unreachable, failure);
+    spdlog::warn("catalog {}: fetching the catalog failed ({}); {}; next attempt in {} s", context_.source_name(), failure,
+                 loaded_ ? "serving the tools of the last fetch" : "its tools appear when it answers",
+                 (backoff_.count() + 999) / 1000);
+    next_wait_ = backoff_;
+    backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, settings_.retry_max);
 }
 
 Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {

@@ -4,11 +4,13 @@
 // and, while the catalog is down, with backoff (1 s doubling to retry_max): the rest of
 // Toolport serves meanwhile, and /health says the catalog is degraded.
 //
-// Shared (std::shared_ptr) between the source, its tools' handlers and the background
-// loop, so a call or a fetch in flight never outlives what it uses; after stop() the loop
-// touches nothing outside this object.
+// Shared (std::shared_ptr) between the source, its tools' handlers and a fetch in flight,
+// so neither outlives what it uses; after stop() nothing touches what is outside this
+// object. The waits between fetches are timers holding a weak pointer.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -32,7 +34,7 @@ class RestCatalog : public std::enable_shared_from_this<RestCatalog> {
 public:
     RestCatalog(CatalogSettings settings, providers::SourceContext& context);
 
-    // Reads the credentials, reports health, starts the background loop.
+    // Reads the credentials, reports health, starts the first fetch.
     void start();
     void reload();
     void stop();
@@ -51,7 +53,9 @@ public:
 private:
     enum class State { loading, available, stale, unreachable };
 
-    Task<void> run();
+    void fetch_now();
+    Task<void> fetch_once();
+    void wait_for_next(std::chrono::milliseconds wait);
     providers::ToolDeclaration declare(const CatalogTool& tool, std::string name, Json input_schema);
     http_client::Headers request_headers(const RequestContext* ctx) const;
     void warn_once(const std::string& message);
@@ -69,9 +73,12 @@ private:
     bool stopped_ = false;
     bool settled_ = false;  // the first fetch is over, served or failed
     bool fetching_ = false;
-    bool reload_requested_ = false;
-    CancelToken fetch_cancel_;            // fired by stop(): ends a fetch in flight
-    std::shared_ptr<CancelToken> wake_;   // fired by reload()/stop(): ends the wait between fetches
+    bool reload_requested_ = false;  // asked during a fetch: fetch again when it ends
+    bool loaded_ = false;            // a fetch has succeeded (later failures leave its tools)
+    std::chrono::milliseconds backoff_{1000};
+    std::chrono::milliseconds next_wait_{0};
+    CancelToken fetch_cancel_;           // fired by stop(): ends a fetch in flight
+    std::function<void()> cancel_timer_;  // the wait for the next fetch, when one is set
 
     mutable std::mutex state_mutex_;  // the health probe may run on another thread
     State state_ = State::loading;
