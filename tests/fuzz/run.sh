@@ -10,7 +10,7 @@ seconds=${1:-20}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/tests/fuzz"
 build="$root/build-fuzz"
-targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers})
+targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers fuzz_catalog})
 
 # -O1 rather than -O2: the sanitizers and coverage stay, and this third build of the core
 # in CI compiles faster; a short smoke run loses little by it.
