@@ -69,7 +69,7 @@ describe('REST catalog: the agentpmt preset against the fixture', () => {
       packs: 'conformance',
       extraArgs: ['--rest', 'agentpmt'],
       env: keysFor(fixture),
-      config: 'rest:\n  agentpmt:\n    preset: agentpmt\n    max_response_bytes: 65536\n',
+      config: 'rest:\n  agentpmt:\n    preset: agentpmt\n    max_response_bytes: 65536\nsources:\n  agentpmt:\n    timeout_ms: 1500\n',
     });
     ({ client } = await connect(server));
     const tools = await waitFor('the catalog', async () => {
@@ -153,6 +153,15 @@ describe('REST catalog: the agentpmt preset against the fixture', () => {
     assert.match(broken.structuredContent.error, /HTTP 500: internal failure in product backend/);
     const after = await client.callTool({ name: 'word-count', arguments: { text: 'still here' } });
     assert.equal(after.content[0].text, '2 words');
+  });
+
+  it('ends a call the API is slow to answer at the timeout, and serves the next', async () => {
+    const started = Date.now();
+    const slow = await client.callTool({ name: 'slow-report', arguments: { delay_ms: 5000 } });
+    assert.equal(code(slow), 'TIMEOUT', JSON.stringify(slow));
+    assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
+    const quick = await client.callTool({ name: 'slow-report', arguments: { delay_ms: 10 } });
+    assert.equal(quick.content[0].text, 'slow report done');
   });
 
   it('refuses an oversized answer while reading it', async () => {
@@ -259,6 +268,23 @@ describe('REST catalog: down at start-up, hot reload', () => {
       assert.ok(!(await allTools(client)).some((t) => t.name === 'fresh-tool'));
     } finally {
       await client?.close();
+      await server.stop();
+    }
+  });
+
+  it('says why when the API refuses the keys, without showing them', async () => {
+    const server = await startHttpServer({
+      packs: 'conformance',
+      env: { ...keysFor(fixture), AGENT_PAYMENT_BUDGET_KEY: 'wrong-budget-key-123' },
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n`,
+    });
+    try {
+      await waitFor('the refusal', async () => /catalog shop: fetching the catalog failed/.test(server.logs()));
+      assert.match(server.logs(), /HTTP 401: The API refused the credentials \(HTTP 401\): Invalid API key or budget key/);
+      assert.ok(!server.logs().includes('wrong-budget-key-123'));
+      const health = await (await fetch(`${server.base}/health`)).json();
+      assert.equal(health.services.shop, 'unreachable');
+    } finally {
       await server.stop();
     }
   });
@@ -390,6 +416,13 @@ describe('REST catalog: a configured wire format', () => {
       const file = path.join(dir, 'rest.yaml');
       writeFileSync(file, genericConfig(catalog.url));
       const env = { GENERIC_TOKEN: 'generic-token' };
+      const check = await runToolport(['config', 'check', file], { env });
+      assert.equal(check.status, 0, check.stderr);
+      assert.match(check.stdout, /^  rest: records$/m);
+      writeFileSync(path.join(dir, 'bad.yaml'), 'rest:\n  records:\n    base_url: http://x\n    list: {pagination: sideways}\n');
+      const bad = await runToolport(['config', 'check', path.join(dir, 'bad.yaml')]);
+      assert.equal(bad.status, 2);
+      assert.match(bad.stderr, /bad\.yaml:4: rest\.records\.list\.pagination: must be none, page or next/);
       const list = await runToolport(['list', '--config', file], { env });
       assert.equal(list.status, 0, list.stderr);
       assert.match(list.stdout, /lookup_record/);

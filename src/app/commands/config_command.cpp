@@ -35,6 +35,7 @@ int check(const std::string& file) {
     std::string packs;
     for (const auto& pack : config.packs) packs += (packs.empty() ? "" : ", ") + pack;
     fmt::print("  packs: {}\n", packs.empty() ? "(none)" : packs);
+    for (const auto& instance : config.instances) fmt::print("  {}: {}\n", instance.kind, instance.name);
     // The URL may carry a password: show only its scheme and host part.
     std::string store = config.store.url;
     if (auto at = store.rfind('@'); at != std::string::npos) store = "redis://***@" + store.substr(at + 1);
