@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "http_client/retry_policy.hpp"
+#include "providers/downstream_errors.hpp"
 #include "providers/rest/catalog_listing.hpp"
 #include "util/percent.hpp"
 #include "util/sanitize.hpp"
@@ -173,13 +173,7 @@ ToolError error_for_status(unsigned status, const std::optional<std::string>& re
             .suggest("The catalog may have changed: list the tools again (they are refreshed on reload).");
     }
     if (status == 429) {
-        std::optional<std::chrono::milliseconds> wait;
-        if (retry_after) wait = http_client::parse_retry_after(*retry_after, std::chrono::system_clock::now());
-        const auto delay = wait.value_or(1000ms);
-        return ToolError(ToolErrorCode::rate_limited, fmt::format("The API's rate limit was reached: {}", message))
-            .retry_after(delay)
-            .transient(true)
-            .suggest(fmt::format("Wait {} seconds and retry.", (delay.count() + 999) / 1000));
+        return providers::rate_limited_error(fmt::format("The API's rate limit was reached: {}", message), retry_after);
     }
     if (status == 408) {
         return ToolError(ToolErrorCode::upstream_error, fmt::format("The API timed out the request (HTTP 408): {}", message))

@@ -13,6 +13,7 @@
 #include "client/client_errors.hpp"
 #include "http_client/url.hpp"
 #include "observability/health.hpp"
+#include "providers/downstream_errors.hpp"
 #include "providers/rest/execute_answer.hpp"
 #include "providers/rest/schema_repair.hpp"
 #include "providers/rest/tool_names.hpp"
@@ -37,13 +38,6 @@ std::optional<bool> hint(const Json& annotations, const char* key) {
     auto it = annotations.find(key);
     if (it == annotations.end() || !it->is_boolean()) return std::nullopt;
     return it->get<bool>();
-}
-
-ToolError unreachable(const http_client::HttpError& e) {
-    return ToolError(e.kind == http_client::HttpError::Kind::timeout ? ToolErrorCode::timeout : ToolErrorCode::upstream_error,
-                     fmt::format("Could not reach the catalog API: {}", e.what()))
-        .transient(e.transient())
-        .suggest(e.transient() ? "Retry in a moment." : "Check the catalog's base_url and the network settings.");
 }
 
 }  // namespace
@@ -385,7 +379,7 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
     try {
         stream = co_await http_->open(std::move(request), options);
     } catch (const http_client::HttpError& e) {
-        throw unreachable(e);
+        throw providers::unreachable_error(e, "the catalog API", "the catalog's base_url and the network settings");
     }
     const auto& head = stream->head();
     try {
@@ -429,10 +423,10 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
         result.meta["downstream_api_calls"] = ctx.downstream_requests();
         co_return result;
     } catch (const http_client::HttpError& e) {
-        throw unreachable(e);
+        throw providers::unreachable_error(e, "the catalog API", "the catalog's base_url and the network settings");
     } catch (const client::ResponseTooLarge& e) {
-        throw ToolError(ToolErrorCode::response_too_large, fmt::format("The API's answer is over {} bytes", e.limit))
-            .suggest("Ask for less output (narrower arguments); the catalog's max_response_bytes sets the limit.");
+        throw providers::too_large_error(e.limit, "The API",
+                                         "Ask for less output (narrower arguments); the catalog's max_response_bytes sets the limit.");
     }
 }
 

@@ -7,7 +7,7 @@
 
 #include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
-#include "http_client/retry_policy.hpp"
+#include "providers/downstream_errors.hpp"
 #include "server/request_context.hpp"
 #include "util/percent.hpp"
 #include "util/sanitize.hpp"
@@ -102,19 +102,13 @@ ToolError error_for_status(unsigned status, const std::optional<std::string>& re
             .suggest("Check the identifier; search first (search_tango_contracts with vendor_name finds vendors' UEIs).");
     }
     if (status == 429) {
-        std::optional<std::chrono::milliseconds> wait;
-        if (retry_after) wait = http_client::parse_retry_after(*retry_after, std::chrono::system_clock::now());
-        if (!wait) {
-            auto parsed = Json::parse(body, nullptr, false);
-            if (parsed.is_object() && parsed.contains("wait_in_seconds") && parsed["wait_in_seconds"].is_number()) {
-                wait = std::chrono::milliseconds(static_cast<long long>(parsed["wait_in_seconds"].get<double>() * 1000));
-            }
+        std::optional<std::chrono::milliseconds> wait_in_body;
+        auto parsed = Json::parse(body, nullptr, false);
+        if (parsed.is_object() && parsed.contains("wait_in_seconds") && parsed["wait_in_seconds"].is_number()) {
+            wait_in_body = std::chrono::milliseconds(static_cast<long long>(parsed["wait_in_seconds"].get<double>() * 1000));
         }
-        const auto delay = wait.value_or(1000ms);
-        return ToolError(ToolErrorCode::rate_limited, fmt::format("Tango API rate limit reached: {}", message))
-            .retry_after(delay)
-            .transient(true)
-            .suggest(fmt::format("Wait {} seconds and retry the request.", (delay.count() + 999) / 1000));
+        return providers::rate_limited_error(fmt::format("Tango API rate limit reached: {}", message), retry_after,
+                                             wait_in_body);
     }
     if (status == 408) {
         // The request was fine; Tango gave up waiting for it.
@@ -162,14 +156,9 @@ Task<Json> TangoCall::get(const std::string& path, const Query& query) {
     try {
         response = co_await http_.fetch(std::move(request), std::move(options));
     } catch (const http_client::HttpError& e) {
-        auto code = e.kind == http_client::HttpError::Kind::timeout ? ToolErrorCode::timeout : ToolErrorCode::upstream_error;
-        throw ToolError(code, fmt::format("Could not reach the Tango API: {}", e.what()))
-            .transient(e.transient())
-            .suggest(e.transient() ? "Retry in a moment." : "Check the Tango base URL and the network settings.");
+        throw providers::unreachable_error(e, "the Tango API", "the Tango base URL and the network settings");
     } catch (const client::ResponseTooLarge& e) {
-        throw ToolError(ToolErrorCode::response_too_large,
-                        fmt::format("The Tango API's answer is over {} bytes", e.limit))
-            .suggest("Ask for fewer records (a lower limit) or narrower filters.");
+        throw providers::too_large_error(e.limit, "The Tango API", "Ask for fewer records (a lower limit) or narrower filters.");
     }
     if (response.status < 200 || response.status > 299) {
         throw error_for_status(response.status, response.header("Retry-After"), response.body);
