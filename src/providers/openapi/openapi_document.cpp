@@ -8,7 +8,6 @@
 #include "async/completion.hpp"
 #include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
-#include "http_client/url.hpp"
 #include "spec/document.hpp"
 #include "util/percent.hpp"
 
@@ -32,33 +31,6 @@ bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind
 std::string lower(std::string s) {
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
-}
-
-// The URL without its query and fragment: what messages may show (a query may hold a key).
-std::string shown_url(const std::string& url) { return url.substr(0, url.find_first_of("?#")); }
-
-// RFC 3986 §5.2.4, on a path starting with '/'.
-std::string remove_dot_segments(const std::string& path) {
-    std::vector<std::string> out;
-    std::size_t start = 1;
-    while (start <= path.size()) {
-        std::size_t end = path.find('/', start);
-        if (end == std::string::npos) end = path.size();
-        std::string segment = path.substr(start, end - start);
-        const bool last = end == path.size();
-        if (segment == "..") {
-            if (!out.empty()) out.pop_back();
-            if (last) out.emplace_back();
-        } else if (segment == ".") {
-            if (last) out.emplace_back();
-        } else {
-            out.push_back(std::move(segment));
-        }
-        start = end + 1;
-    }
-    std::string joined;
-    for (const auto& s : out) joined += "/" + s;
-    return joined.empty() ? "/" : joined;
 }
 
 // "other.yaml#/a/b" → {"other.yaml", "/a/b"} with the fragment percent-decoded.
@@ -100,72 +72,22 @@ bool maps_names(const std::string& key) {
 
 }  // namespace
 
-bool is_url(const std::string& location) {
-    const std::string l = lower(location.substr(0, 8));
-    return starts_with(l, "http://") || starts_with(l, "https://");
-}
-
-std::string url_origin(const std::string& url) {
-    if (!is_url(url)) return {};
-    try {
-        return http_client::parse_url(url).origin();
-    } catch (const std::invalid_argument&) {
-        return {};
-    }
-}
-
-std::string resolve_location(const std::string& base, const std::string& reference) {
-    const bool has_scheme = [&] {
-        auto colon = reference.find(':');
-        return colon != std::string::npos && reference.find_first_of("/?#") > colon;
-    }();
-    if (is_url(base)) {
-        const std::string origin = url_origin(base);
-        if (is_url(reference)) {
-            if (url_origin(reference) != origin) {
-                throw DocumentError(fmt::format("$ref to \"{}\": a document may refer only to its own origin ({})",
-                                                shown_url(reference), origin));
-            }
-            return reference;
-        }
-        if (has_scheme || starts_with(reference, "//")) {
-            throw DocumentError(fmt::format("$ref to \"{}\": a document may refer only to its own origin ({})",
-                                            shown_url(reference), origin));
-        }
-        const std::string without_query = shown_url(base);
-        const auto path_start = without_query.find('/', without_query.find("://") + 3);
-        const std::string base_path = path_start == std::string::npos ? "/" : without_query.substr(path_start);
-        const std::string query = reference.find('?') == std::string::npos ? "" : reference.substr(reference.find('?'));
-        const std::string ref_path = reference.substr(0, reference.find('?'));
-        std::string path = starts_with(ref_path, "/") ? ref_path : base_path.substr(0, base_path.rfind('/') + 1) + ref_path;
-        return origin + remove_dot_segments(path) + query;
-    }
-    if (is_url(reference) || has_scheme || starts_with(reference, "/")) {
-        throw DocumentError(fmt::format("$ref to \"{}\": a document read from a file may refer only to files "
-                                        "beside it, by relative path",
-                                        shown_url(reference)));
-    }
-    auto decoded = util::percent_decode(reference);
-    if (!decoded) throw DocumentError(fmt::format("$ref to \"{}\": bad percent-encoding", reference));
-    return (fs::path(base).parent_path() / *decoded).lexically_normal().string();
-}
-
 ParsedDocument parse_document_text(const std::string& text, const std::string& location) {
     const auto first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
-    const bool json = lower(shown_url(location)).ends_with(".json") || (first != std::string::npos && text[first] == '{');
+    const bool json = lower(url_without_query(location)).ends_with(".json") || (first != std::string::npos && text[first] == '{');
     try {
         auto doc = json ? spec::detail::parse_json(text) : spec::detail::parse_yaml(text);
         return {std::move(doc.value), std::move(doc.lines)};
     } catch (const spec::detail::DocumentError& e) {
-        throw DocumentError(e.line() > 0 ? fmt::format("{}:{}: {}", shown_url(location), e.line(), e.what())
-                                         : fmt::format("{}: {}", shown_url(location), e.what()));
+        throw DocumentError(e.line() > 0 ? fmt::format("{}:{}: {}", url_without_query(location), e.line(), e.what())
+                                         : fmt::format("{}: {}", url_without_query(location), e.what()));
     }
 }
 
 DocumentSet::DocumentSet(std::string root_location, ParsedDocument root)
     : root_location_(std::move(root_location)), root_(std::move(root)) {
     const Json& value = root_.value;
-    const std::string where = shown_url(root_location_);
+    const std::string where = url_without_query(root_location_);
     if (!value.is_object()) throw DocumentError(where + ": not an OpenAPI document (not a mapping)");
     if (value.contains("swagger")) {
         throw DocumentError(where + ": Swagger 2.0 documents are not supported; convert it to OpenAPI 3");
@@ -221,7 +143,7 @@ const Json& DocumentSet::document_at(const std::string& location) const {
     if (location == root_location_) return root_.value;
     if (auto it = others_.find(location); it != others_.end()) return it->second;
     if (auto it = failures_.find(location); it != failures_.end()) throw DocumentError(it->second);
-    throw DocumentError(fmt::format("{} was not loaded (a document may pull in at most {} others)", shown_url(location),
+    throw DocumentError(fmt::format("{} was not loaded (a document may pull in at most {} others)", url_without_query(location),
                                     kMaxOtherDocuments));
 }
 
@@ -352,12 +274,12 @@ Task<std::string> fetch_text(http_client::HttpClient& http, const std::string& u
     try {
         response = co_await http.fetch(std::move(request), std::move(options));
     } catch (const http_client::HttpError& e) {
-        throw DocumentError(fmt::format("{}: {}", shown_url(url), e.what()));
+        throw DocumentError(fmt::format("{}: {}", url_without_query(url), e.what()));
     } catch (const client::ResponseTooLarge&) {
-        throw DocumentError(fmt::format("{}: larger than {} MiB", shown_url(url), spec::detail::kMaxDocumentBytes >> 20));
+        throw DocumentError(fmt::format("{}: larger than {} MiB", url_without_query(url), spec::detail::kMaxDocumentBytes >> 20));
     }
     if (response.status < 200 || response.status > 299) {
-        throw DocumentError(fmt::format("{}: HTTP {}", shown_url(url), response.status));
+        throw DocumentError(fmt::format("{}: HTTP {}", url_without_query(url), response.status));
     }
     co_return std::move(response.body);
 }

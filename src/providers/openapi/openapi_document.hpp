@@ -6,9 +6,8 @@
 //   Json operation = docs.resolve(docs.root()["paths"]["/pets"]["get"], docs.root_location());
 //
 // A `$ref` may point into the same document ("#/components/schemas/Pet") or into another
-// one beside it ("common.yaml#/components/schemas/Error"): relative to a file, a file path
-// (never a URL); relative to a URL, a URL on the same origin (never a file, never another
-// host, so a served document cannot make Toolport read local files or call other hosts).
+// one beside it ("common.yaml#/components/schemas/Error"); document_locations.hpp says
+// which others a document may refer to.
 #pragma once
 
 #include <map>
@@ -21,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "async/task.hpp"
+#include "providers/openapi/document_error.hpp"
+#include "providers/openapi/document_locations.hpp"
 
 namespace toolport {
 class CancelToken;
@@ -32,20 +33,6 @@ class HttpClient;
 namespace toolport::openapi {
 
 using Json = nlohmann::json;
-
-// A document that cannot be read or used, or a `$ref` that cannot be resolved. The
-// message names the location and what is wrong (never a credential: none is involved).
-struct DocumentError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// http:// or https://.
-bool is_url(const std::string& location);
-// "scheme://host[:port]" of a URL, lower-cased; empty when `url` is not an http(s) URL.
-std::string url_origin(const std::string& url);
-// Where `reference` (the part of a `$ref` before '#', non-empty) points when written in
-// the document at `base`. Throws DocumentError for what a document there may not refer to.
-std::string resolve_location(const std::string& base, const std::string& reference);
 
 // A parsed document: its value and the line of every member (JSON Pointer → 1-based line),
 // which gives the operations their document order (JSON objects here are sorted by key).
