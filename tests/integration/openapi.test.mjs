@@ -154,6 +154,18 @@ describe('openapi import against the inventory fixture', () => {
     assert.equal(fixture.stats().count, 6);
   });
 
+  it('caches the answers of read-only operations only', async () => {
+    fixture.reset();
+    for (let i = 0; i < 2; i++) {
+      const category = await client.callTool({ name: 'inv_getCategory', arguments: { categoryId: 7 } });
+      assert.equal(category.structuredContent.name, 'category 7');
+      const notes = await client.callTool({ name: 'inv_addNotes', arguments: { itemId: '3', body: ['again'] } });
+      assert.equal(code(notes), 'OK', JSON.stringify(notes));
+    }
+    const paths = fixture.stats().requests.map((r) => `${r.method} ${r.raw_path}`);
+    assert.deepEqual(paths, ['GET /v1/categories/7', 'POST /v1/items/3/notes', 'POST /v1/items/3/notes']);
+  });
+
   it('refuses bad arguments before anything reaches the API', async () => {
     fixture.reset();
     const tooMany = await client.callTool({ name: 'inv_listItems', arguments: { limit: 500 } });

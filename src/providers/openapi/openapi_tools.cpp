@@ -36,7 +36,11 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
     if (response.status < 200 || response.status > 299) {
         throw error_from_response(response, api->name, built.secrets, built.env_vars);
     }
-    co_return result_from_response(*op, response, url_shown);
+    ToolResult result = result_from_response(*op, response, url_shown);
+    // The requests really sent (retries included): the budget stage settles the call's
+    // reservation with this figure, and would charge its whole estimate without it.
+    result.meta = {{"downstream_api_calls", ctx.downstream_requests()}};
+    co_return result;
 }
 
 // The outputSchema a tool declares: the API's object, or the error fields an isError
