@@ -76,14 +76,18 @@ paths:
       operationId: broken
       parameters: [{$ref: '#/components/parameters/Nope'}]
       responses: {'200': {description: ok}}
+    post:
+      operationId: neighbour
+      responses: {'200': {description: ok}}
   /c:
     get:
       operationId: elsewhere
       parameters: [{$ref: 'missing.yaml#/Nope'}]
       responses: {'200': {description: ok}}
 )");
-    ASSERT_EQ(list.operations.size(), 1u);
+    ASSERT_EQ(list.operations.size(), 2u);
     EXPECT_EQ(list.operations[0].tool_name, "good");
+    EXPECT_EQ(list.operations[1].tool_name, "neighbour");  // beside the broken one, on the same path
     ASSERT_EQ(list.warnings.size(), 2u);
     EXPECT_NE(list.warnings[0].find("points to nothing"), std::string::npos);
     EXPECT_NE(list.warnings[1].find("missing.yaml"), std::string::npos);
@@ -167,6 +171,36 @@ TEST(OpenApiSchema, A31SchemaIsLeftAsItIs) {
     EXPECT_TRUE(is_object_schema({{"type", "object"}}));
     EXPECT_FALSE(is_object_schema({{"type", "array"}}));
     EXPECT_FALSE(is_object_schema({{"properties", Json::object()}}));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(OpenApiDocument, APathItemInAnotherFileWithRefsOfItsOwn) {
+    DocumentFolder folder;
+    folder.write("paths.yaml", R"(pets:
+  get:
+    operationId: listPets
+    parameters: [{$ref: '#/parameters/Limit'}]
+    responses:
+      '200': {description: ok, content: {application/json: {schema: {$ref: 'schemas/pet.yaml'}}}}
+parameters:
+  Limit: {name: limit, in: query, schema: {type: integer, maximum: 50}}
+)");
+    std::filesystem::create_directories(folder.path() / "schemas");
+    folder.write("schemas/pet.yaml", "type: object\nproperties:\n  name: {type: string}\n  owner: {$ref: 'owner.yaml'}\n");
+    folder.write("schemas/owner.yaml", "type: object\nproperties:\n  email: {type: string}\n");
+    auto docs = load_file_document(folder.write("api.yaml", R"(openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /pets: {$ref: 'paths.yaml#/pets'}
+)"));
+    auto list = read_operations(docs, {}, "");
+    ASSERT_EQ(list.operations.size(), 1u) << (list.warnings.empty() ? "" : list.warnings[0]);
+    const Operation& op = list.operations[0];
+    EXPECT_EQ(op.input_schema["properties"]["limit"]["maximum"], 50);
+    EXPECT_EQ(op.output_schema["properties"]["owner"]["properties"]["email"]["type"], "string");
 }
 
 }  // namespace

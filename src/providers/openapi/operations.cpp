@@ -317,9 +317,17 @@ OperationList read_operations(const DocumentSet& docs, const OperationFilter& fi
     const Json paths = root.value("paths", Json::object());
     for (const auto& [path, raw_item] : paths.items()) {
         const std::string item_pointer = spec::detail::pointer_append("/paths", path);
+        if (!raw_item.is_object()) continue;
+        // A path item by $ref is taken whole; otherwise each operation is resolved on its
+        // own, so that one broken ref costs one operation, not its neighbours.
         Json item;
         try {
-            item = docs.resolve(raw_item, docs.root_location());
+            if (raw_item.contains("$ref")) {
+                item = docs.resolve(raw_item, docs.root_location());
+            } else {
+                item = raw_item;
+                if (item.contains("parameters")) item["parameters"] = docs.resolve(item["parameters"], docs.root_location());
+            }
         } catch (const DocumentError& e) {
             list.warnings.push_back(fmt::format("path {} left out: {}", path, e.what()));
             continue;
@@ -328,7 +336,13 @@ OperationList read_operations(const DocumentSet& docs, const OperationFilter& fi
         for (int rank = 0; rank < static_cast<int>(std::size(kMethods)); ++rank) {
             const char* method = kMethods[rank];
             if (!item.contains(method) || !item[method].is_object()) continue;
-            const Json& operation = item[method];
+            Json operation;
+            try {
+                operation = raw_item.contains("$ref") ? item[method] : docs.resolve(item[method], docs.root_location());
+            } catch (const DocumentError& e) {
+                list.warnings.push_back(fmt::format("{} {} left out: {}", upper(method), path, e.what()));
+                continue;
+            }
             const std::string id = string_field(operation, "operationId");
             const std::string derived = safe_tool_name(id.empty() ? std::string(method) + "_" + path : id);
             std::vector<std::string> tags;
