@@ -242,6 +242,16 @@ describe('openapi import from a URL', () => {
     assert.equal(seen.raw_path, '/v1/items/1');
     assert.equal(seen.headers['x-api-key'], KEY);
     assert.doesNotMatch(server.logs(), /warn.*openapi remote/);
+
+    // The in-process CLI waits for the first fetch before it lists.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-openapi-list-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const config = path.join(dir, 'remote.yaml');
+    writeFileSync(config, `openapi:\n  remote:\n    document: ${fixture.url}/openapi.yaml\n`);
+    const listed = await runToolport(['list', '--config', config]);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, /getItem/);
+    assert.match(listed.stdout, /10 tools/);
   });
 
   it('serves the rest while the document is unreachable, says so on /health, and adds the tools when it answers', async (t) => {

@@ -72,6 +72,7 @@ struct Loader {
     std::shared_ptr<HealthState> health = std::make_shared<HealthState>();
     http_client::HttpClient* http = nullptr;
     bool loaded = false;
+    bool first_read_over = false;  // succeeded or failed once: settled()
     bool stopped = false;
     bool loading = false;           // a URL fetch is under way
     bool reload_requested = false;  // reload() during a fetch: read again when it ends
@@ -140,6 +141,7 @@ void schedule_read(const std::shared_ptr<Loader>& l, std::chrono::milliseconds d
 // interval (none: only on reload), or after the backoff when it failed.
 void after_read(const std::shared_ptr<Loader>& l, const std::string& failure) {
     l->loading = false;
+    l->first_read_over = true;
     if (l->stopped) return;
     if (!failure.empty()) report_failure(*l, failure, l->backoff);
     if (l->reload_requested) {
@@ -220,6 +222,7 @@ public:
     }
 
     bool reloads() const override { return true; }
+    bool settled() const override { return !loader_ || loader_->first_read_over; }
 
     void stop() override {
         if (!loader_) return;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "client/client_errors.hpp"
+#include "providers/downstream_errors.hpp"
 #include "providers/openapi/response_mapping.hpp"
 #include "server/request_context.hpp"
 
@@ -25,13 +26,9 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
     try {
         response = co_await api->http->fetch(std::move(built.request), std::move(options));
     } catch (const http_client::HttpError& e) {
-        auto code = e.kind == http_client::HttpError::Kind::timeout ? ToolErrorCode::timeout : ToolErrorCode::upstream_error;
-        throw ToolError(code, fmt::format("Could not reach {}: {}", api->name, e.what()))
-            .transient(e.transient())
-            .suggest(e.transient() ? "Retry in a moment." : "Check the source's base_url and the network settings.");
+        throw providers::unreachable_error(e, api->name, "the source's base_url and the network settings");
     } catch (const client::ResponseTooLarge& e) {
-        throw ToolError(ToolErrorCode::response_too_large, fmt::format("{}'s answer is over {} bytes", api->name, e.limit))
-            .suggest("Ask for less (filters, a smaller page).");
+        throw providers::too_large_error(e.limit, api->name, "Ask for less (filters, a smaller page).");
     }
     if (response.status < 200 || response.status > 299) {
         throw error_from_response(response, api->name, built.secrets, built.env_vars);

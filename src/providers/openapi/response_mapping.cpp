@@ -1,10 +1,8 @@
 #include "providers/openapi/response_mapping.hpp"
 
-#include <chrono>
-
 #include <fmt/format.h>
 
-#include "http_client/retry_policy.hpp"
+#include "providers/downstream_errors.hpp"
 #include "server/content.hpp"
 #include "util/base64.hpp"
 #include "util/sanitize.hpp"
@@ -12,8 +10,6 @@
 namespace toolport::openapi {
 
 namespace {
-
-using namespace std::chrono_literals;
 
 std::string media_type_of(const http_client::Response& response) {
     std::string type = response.header("Content-Type").value_or("");
@@ -120,15 +116,8 @@ ToolError error_from_response(const http_client::Response& response, const std::
             .suggest("Check the identifiers in the path.");
     }
     if (status == 429) {
-        std::optional<std::chrono::milliseconds> wait;
-        if (auto header = response.header("Retry-After")) {
-            wait = http_client::parse_retry_after(*header, std::chrono::system_clock::now());
-        }
-        const auto delay = wait.value_or(1000ms);
-        return ToolError(ToolErrorCode::rate_limited, fmt::format("{} rate limit reached (HTTP 429): {}", api, reason))
-            .retry_after(delay)
-            .transient(true)
-            .suggest(fmt::format("Wait {} seconds and retry.", (delay.count() + 999) / 1000));
+        return providers::rate_limited_error(fmt::format("{} rate limit reached (HTTP 429): {}", api, reason),
+                                             response.header("Retry-After"));
     }
     if (status == 408 || status >= 500) {
         return ToolError(ToolErrorCode::upstream_error, fmt::format("{} failed (HTTP {}): {}", api, status, reason))
