@@ -1,7 +1,5 @@
 #include "providers/openapi/openapi_tools.hpp"
 
-#include <fmt/format.h>
-
 #include "client/client_errors.hpp"
 #include "providers/downstream_errors.hpp"
 #include "providers/openapi/response_mapping.hpp"
