@@ -140,9 +140,14 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     std::weak_ptr<CircuitBreakerStage> weak_breakers = breakers;
     auto add_service_probe = [this, weak_breakers, &executor](const std::string& service) {
         // A pack's service may be called "server" or "store" (the config refuses those
-        // names): it must not hide the components of the same name.
-        const bool reserved = service == "server" || service == "store";
-        health_.add(reserved ? "service:" + service : service,
+        // names), and a REST catalog's or OpenAPI document's service has the source's name,
+        // which its own component (loading, stale, ...) already shows: the breaker must not
+        // hide those; it shows beside them as service:<name>.
+        const std::string own = "service:" + service;
+        const bool taken = service == "server" || service == "store" || health_.contains(own) ||
+                           (health_.contains(service) && !service_probes_.count(service));
+        if (!taken) service_probes_.insert(service);
+        health_.add(taken ? own : service,
                     [weak_breakers, &executor, service]() -> observability::ComponentHealth {
             auto breakers = weak_breakers.lock();
             if (!breakers) return {"unknown", observability::Severity::degraded};

@@ -55,6 +55,11 @@ void HealthRegistry::remove(const std::string& name) {
     std::erase_if(probes_, [&](const auto& entry) { return entry.first == name; });
 }
 
+bool HealthRegistry::contains(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    return std::any_of(probes_.begin(), probes_.end(), [&](const auto& entry) { return entry.first == name; });
+}
+
 nlohmann::json HealthRegistry::report() const {
     // Copied so that the probes run without the lock: a slow probe does not hold up
     // add()/remove(), and a probe that calls them does not deadlock.

@@ -30,6 +30,7 @@ public:
     // Registers (or replaces) the probe for `name`.
     void add(std::string name, Probe probe);
     void remove(const std::string& name);
+    bool contains(const std::string& name) const;
     // The report and the HTTP status it goes with.
     nlohmann::json report() const;
     int http_status() const;
