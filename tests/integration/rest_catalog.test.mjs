@@ -276,6 +276,33 @@ describe('REST catalog: down at start-up, hot reload', () => {
     }
   });
 
+  it('refreshes on its interval, announcing the change', async () => {
+    fixture.reset();
+    const server = await startHttpServer({
+      packs: 'conformance',
+      env: keysFor(fixture),
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 1\n`,
+    });
+    let client;
+    try {
+      let changes;
+      ({ client, changes } = await connect(server));
+      await waitFor('the catalog', async () => (await allTools(client)).filter((t) => t.title).length === 19);
+      // Refreshes that find the same catalog announce nothing.
+      const before = changes.length;
+      const fetches = () => fixture.stats().requests.filter((r) => r.path === '/products/fetch').length;
+      const seen = fetches();
+      await waitFor('two refreshes', async () => fetches() >= seen + 2, 5000);
+      assert.equal(changes.length, before);
+      fixture.changeCatalog({ add: [fixture.entry('newproduct0000000000000002', 'Timed Tool', 'Added later.', { type: 'object' })] });
+      await waitFor('list_changed from the refresh', async () => changes.length > before, 5000);
+      assert.ok((await allTools(client)).some((t) => t.name === 'timed-tool'));
+    } finally {
+      await client?.close();
+      await server.stop();
+    }
+  });
+
   it('says why when the API refuses the keys, without showing them', async () => {
     const server = await startHttpServer({
       packs: 'conformance',
