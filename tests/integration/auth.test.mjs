@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { startHttpServer, assertAlive, assertRpcError, post, request, INIT_PARAMS, LATEST } from './lib/harness.mjs';
+import { startHttpServer, assertAlive, assertRpcError, post, request, sleep, INIT_PARAMS, LATEST } from './lib/harness.mjs';
 
 const CONFIG = 'http:\n  bearer_tokens_env: TP_TOKENS\n';
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() };
@@ -21,7 +21,10 @@ describe('bearer authentication', () => {
     await server?.stop();
   });
 
-  it('logs that auth is on', () => {
+  it('logs that auth is on', async () => {
+    // The line is written just after the port opens, which is what startHttpServer waits
+    // for; on a slow (sanitizer) build the test can look first.
+    for (let waited = 0; waited < 5000 && !/bearer auth on/.test(server.logs()); waited += 20) await sleep(20);
     assert.match(server.logs(), /bearer auth on/);
   });
 
