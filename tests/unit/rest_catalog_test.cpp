@@ -299,14 +299,18 @@ TEST(RestExecute, StreamsAreAssembledChunkByChunk) {
     EXPECT_EQ(out.result().content[0]["text"], "part 1. part 2.");
 
     StreamedOutput failing({"secret-token-1"}, 1024);
-    try {
-        failing.feed("event: error\ndata: {\"error\": \"denied for secret-token-1\"}\n\n");
-        FAIL() << "no error";
-    } catch (const ToolError& e) {
-        EXPECT_EQ(std::string(e.what()), "The API reported that the tool failed: {\"error\": \"denied for [redacted]\"}");
-    }
+    // The chunk before the error in the same bytes is still returned, then the error.
+    auto before = failing.feed("data: a\n\nevent: error\ndata: {\"error\": \"denied for secret-token-1\"}\n\ndata: b\n\n");
+    EXPECT_EQ(before, std::vector<std::string>{"a"});
+    EXPECT_TRUE(failing.done());
+    ASSERT_TRUE(failing.error());
+    EXPECT_EQ(std::string(failing.error()->what()),
+              "The API reported that the tool failed: {\"error\": \"denied for [redacted]\"}");
+    EXPECT_TRUE(failing.feed("data: c\n\n").empty());
     StreamedOutput small({}, 4);
-    EXPECT_THROW(small.feed("data: 12345\n\n"), ToolError);
+    EXPECT_TRUE(small.feed("data: 12345\n\n").empty());
+    ASSERT_TRUE(small.error());
+    EXPECT_EQ(small.error()->code(), ToolErrorCode::response_too_large);
 }
 
 // ---- the tool set -----------------------------------------------------------------------

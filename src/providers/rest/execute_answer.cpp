@@ -192,29 +192,38 @@ ToolError error_for_status(unsigned status, const std::optional<std::string>& re
 
 std::vector<std::string> StreamedOutput::feed(std::string_view bytes) {
     std::vector<std::string> chunks;
+    if (done_) return chunks;
     std::vector<client::SseEvent> events;
     try {
         events = parser_.feed(bytes);
     } catch (const client::SseError& e) {
-        throw ToolError(ToolErrorCode::response_too_large, fmt::format("The API's stream has an event that is too large: {}", e.what()));
+        error_ = ToolError(ToolErrorCode::response_too_large,
+                           fmt::format("The API's stream has an event that is too large: {}", e.what()));
+        done_ = true;
+        return chunks;
     }
+    // A failure ends the stream, but the chunks before it in the same bytes are still
+    // returned: the client hears the same progress however the network cut the stream.
     for (auto& event : events) {
-        if (done_) break;
         if (event.type == "done") {
             done_ = true;
             break;
         }
         if (event.type == "error") {
-            throw ToolError(ToolErrorCode::upstream_error,
-                            "The API reported that the tool failed: " + clean(chunk_text(event.data), secrets_))
-                .suggest("Read the API's message: correct the arguments it names, or retry later if it is temporary.");
+            error_ = ToolError(ToolErrorCode::upstream_error,
+                               "The API reported that the tool failed: " + clean(chunk_text(event.data), secrets_))
+                         .suggest("Read the API's message: correct the arguments it names, or retry later if it is temporary.");
+            done_ = true;
+            break;
         }
         if (event.type != "message" && event.type != "data") continue;  // comments, heartbeats, other kinds
         std::string text = chunk_text(event.data);
         if (output_.size() + text.size() > max_bytes_) {
-            throw ToolError(ToolErrorCode::response_too_large,
-                            fmt::format("The API's streamed output is over {} bytes", max_bytes_))
-                .suggest("Ask for less output (narrower arguments).");
+            error_ = ToolError(ToolErrorCode::response_too_large,
+                               fmt::format("The API's streamed output is over {} bytes", max_bytes_))
+                         .suggest("Ask for less output (narrower arguments).");
+            done_ = true;
+            break;
         }
         output_ += text;
         ++chunks_;

@@ -40,15 +40,17 @@ ToolError error_for_status(unsigned status, const std::optional<std::string>& re
                            const std::vector<std::string>& secrets, const std::string& credentials);
 
 // An execute answer in text/event-stream: events "data" (or unnamed) are output chunks,
-// "error" ends the call with the API's message, "done" ends the output.
+// "error" ends the call with the API's message (error()), "done" ends the output.
 class StreamedOutput {
 public:
     explicit StreamedOutput(std::vector<std::string> secrets, std::size_t max_bytes)
         : secrets_(std::move(secrets)), max_bytes_(max_bytes) {}
-    // The chunks these bytes completed, in order (each is sent as a progress message).
-    // Throws ToolError for an error event or output beyond max_bytes.
+    // The chunks these bytes completed, in order (each is sent as a progress message), up
+    // to an error event or output beyond max_bytes, which end the stream with error().
     std::vector<std::string> feed(std::string_view bytes);
+    // The stream has ended: "done", or a failure (then error() is set).
     bool done() const { return done_; }
+    const std::optional<ToolError>& error() const { return error_; }
     std::size_t chunks() const { return chunks_; }
     // The assembled output as the tool's result.
     ToolResult result() const;
@@ -60,6 +62,7 @@ private:
     std::string output_;
     std::size_t chunks_ = 0;
     bool done_ = false;
+    std::optional<ToolError> error_;
 };
 
 }  // namespace toolport::rest

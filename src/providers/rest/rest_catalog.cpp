@@ -399,10 +399,14 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
             while (!output.done()) {
                 auto bytes = co_await stream->read_some();
                 if (!bytes) break;
-                for (auto& chunk : output.feed(*bytes)) {
-                    ctx.progress(static_cast<double>(output.chunks()), std::nullopt, std::move(chunk));
+                // Each chunk's progress number is its position in the output.
+                auto chunks = output.feed(*bytes);
+                const std::size_t first = output.chunks() - chunks.size();
+                for (std::size_t i = 0; i < chunks.size(); ++i) {
+                    ctx.progress(static_cast<double>(first + i + 1), std::nullopt, std::move(chunks[i]));
                 }
             }
+            if (output.error()) throw *output.error();
             result = output.result();
         } else {
             std::string body = co_await stream->read_all(settings_.max_response_bytes);
