@@ -126,7 +126,7 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
     while (s.base_url.size() > 1 && s.base_url.back() == '/') s.base_url.pop_back();
     try {
         auto url = http_client::parse_url(s.base_url);
-        if (url.target != "/" && !url.target.empty() && url.target.find('?') != std::string::npos) {
+        if (url.target.find('?') != std::string::npos) {
             settings.fail("base_url", "must not have a query");
         }
     } catch (const std::invalid_argument& e) {

@@ -140,10 +140,9 @@ void RestCatalog::stop() {
     }
 }
 
-void RestCatalog::set_state(State state, std::string error) {
+void RestCatalog::set_state(State state) {
     std::lock_guard lock(state_mutex_);
     state_ = state;
-    last_error_ = std::move(error);
 }
 
 void RestCatalog::warn_once(const std::string& message) {
@@ -187,7 +186,7 @@ Task<void> RestCatalog::fetch_once() {
     settled_ = true;
     if (stopped_ || failure.empty()) co_return;
     failure = util::sanitize_for_message(redact(failure, secrets_), 300);
-    set_state(loaded_ ? State::stale : State::unreachable, failure);
+    set_state(loaded_ ? State::stale : State::unreachable);
     spdlog::warn("catalog {}: fetching the catalog failed ({}); {}; next attempt in {} s", context_.source_name(), failure,
                  loaded_ ? "serving the tools of the last fetch" : "its tools appear when it answers",
                  (backoff_.count() + 999) / 1000);

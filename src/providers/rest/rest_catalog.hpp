@@ -59,7 +59,7 @@ private:
     providers::ToolDeclaration declare(const CatalogTool& tool, std::string name, Json input_schema);
     http_client::Headers request_headers(const RequestContext* ctx) const;
     void warn_once(const std::string& message);
-    void set_state(State state, std::string error = {});
+    void set_state(State state);
 
     CatalogSettings settings_;
     providers::SourceContext& context_;
@@ -82,7 +82,6 @@ private:
 
     mutable std::mutex state_mutex_;  // the health probe may run on another thread
     State state_ = State::loading;
-    std::string last_error_;
 };
 
 }  // namespace toolport::rest
