@@ -11,6 +11,8 @@
 
 #include "app/config_reader.hpp"
 #include "observability/events.hpp"
+#include "providers/gateway/gateway_settings.hpp"
+#include "providers/gateway/mcp_servers_import.hpp"
 #include "providers/source_table.hpp"
 
 namespace toolport {
@@ -135,7 +137,77 @@ void read_instances(const ConfigReader& r, const YAML::Node& node, const std::st
     }
 }
 
+// `upstreams:` and `gateway:` together: one gateway source (named "gateway") whose
+// settings hold both, each key with its line.
+void read_gateway(const ConfigReader& r, const YAML::Node& root, Config& config) {
+    std::map<std::string, int> lines;
+    Json values = Json::object();
+    if (auto g = root["gateway"]) {
+        if (!g.IsMap()) r.fail(g, "gateway", "must be a mapping of settings");
+        values = settings_value(r, g, "gateway", "", lines);
+        if (values.contains("upstreams")) r.fail(g["upstreams"], "gateway.upstreams", "upstreams: is a top-level key");
+    }
+    if (auto u = root["upstreams"]) {
+        if (!u.IsMap()) r.fail(u, "upstreams", "must be a mapping of names to settings");
+        values["upstreams"] = settings_value(r, u, "upstreams", "upstreams", lines);
+    }
+    providers::SourceSettings settings(std::move(values), "gateway", r.file, std::move(lines));
+    check_instance(*providers::find_instance_kind("gateway"), settings);
+    config.instances.push_back({"gateway", "gateway", std::move(settings)});
+}
+
+// The gateway's instance, made when missing (for --upstream and --import).
+SourceInstance& gateway_instance(Config& config) {
+    for (auto& instance : config.instances) {
+        if (instance.kind == "gateway") return instance;
+    }
+    config.instances.push_back({"gateway", "gateway", providers::SourceSettings(Json::object(), "gateway")});
+    return config.instances.back();
+}
+
+// Adds upstreams to the gateway's settings (a name the file already has keeps the file's).
+void merge_upstreams(Config& config, const Json& upstreams, const std::string& origin) {
+    auto& instance = gateway_instance(config);
+    Json values = Json::object();
+    for (const char* key : {"prefix_mode", "separator", "tool_search", "profiles", "upstreams"}) {
+        if (auto v = instance.settings.value(key)) values[key] = *v;
+    }
+    if (!values.contains("upstreams")) values["upstreams"] = Json::object();
+    for (const auto& [name, settings] : upstreams.items()) {
+        if (!values["upstreams"].contains(name)) values["upstreams"][name] = settings;
+    }
+    providers::SourceSettings merged(std::move(values), "gateway (with " + origin + ")");
+    check_instance(*providers::find_instance_kind("gateway"), merged);
+    instance.settings = std::move(merged);
+}
+
 }  // namespace
+
+void import_mcp_servers(Config& config, const std::string& file) {
+    std::ifstream in(file);
+    if (!in) throw ConfigError(fmt::format("cannot read \"{}\"", file));
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+        merge_upstreams(config, gateway::upstreams_from_mcp_servers(text.str(), file), "--import " + file);
+    } catch (const providers::SettingsError& e) {
+        throw ConfigError(e.what());
+    }
+}
+
+void add_upstream(Config& config, const std::string& spec) {
+    auto equals = spec.find('=');
+    if (equals == std::string::npos || equals == 0) {
+        throw ConfigError(fmt::format("--upstream {}: write NAME=COMMAND or NAME=URL", spec));
+    }
+    const std::string name = spec.substr(0, equals), target = spec.substr(equals + 1);
+    if (!gateway::valid_upstream_name(name)) {
+        throw ConfigError(fmt::format("--upstream {}: names are 1-64 of A-Z a-z 0-9 _ -", name));
+    }
+    Json upstream = target.rfind("http://", 0) == 0 || target.rfind("https://", 0) == 0 ? Json{{"url", target}}
+                                                                                        : Json{{"command", target}};
+    merge_upstreams(config, Json{{name, upstream}}, "--upstream " + name);
+}
 
 void add_rest_preset(Config& config, const std::string& preset) {
     if (has_instance(config, preset)) return;  // the file's own settings for it win
@@ -245,7 +317,7 @@ static Config load_config_unchecked(const std::string& path) {
     if (root.IsNull()) return config;
     ConfigReader r{path};
     r.only_keys(root, "",
-                {"server", "http", "stdio", "packs", "rest", "openapi", "log", "pipeline", "services", "sources", "tools", "store",
+                {"server", "http", "stdio", "packs", "rest", "openapi", "upstreams", "gateway", "log", "pipeline", "services", "sources", "tools", "store",
                  "downstream"});
 
     if (auto s = root["server"]) {
@@ -338,6 +410,7 @@ static Config load_config_unchecked(const std::string& path) {
     if (auto p = root["packs"]) read_packs(r, p, config);
     if (auto c = root["rest"]) read_instances(r, c, "rest", config);
     if (auto o = root["openapi"]) read_instances(r, o, "openapi", config);
+    if (root["upstreams"] || root["gateway"]) read_gateway(r, root, config);
     if (auto l = root["log"]) {
         r.only_keys(l, "log", {"level", "format", "file"});
         if (l["level"]) {

@@ -21,7 +21,7 @@ namespace toolport {
 // A source configured by name under its kind's key (`rest: {agentpmt: {preset: agentpmt}}`,
 // `openapi: {petstore: {document: ./petstore.yaml}}`), or by --rest / --openapi.
 struct SourceInstance {
-    std::string kind;  // "rest" or "openapi" (providers::find_instance_kind)
+    std::string kind;  // "rest", "openapi" or "gateway" (providers::find_instance_kind)
     std::string name;  // the source's name: its tools' source and service, its /health component
     providers::SourceSettings settings;
 };
@@ -60,6 +60,12 @@ Config load_config(const std::string& path);
 void add_rest_preset(Config& config, const std::string& preset);
 // --openapi FILE_OR_URL: an OpenAPI source named after the document's file name.
 void add_openapi_document(Config& config, const std::string& document);
+// --import FILE: every server of a Claude Desktop / Cursor (`mcpServers`) or VS Code
+// (`servers`) JSON file as an upstream of the gateway (throws ConfigError).
+void import_mcp_servers(Config& config, const std::string& file);
+// --upstream NAME=COMMAND_OR_URL: one upstream MCP server (a URL when it starts with
+// http:// or https://, else a command line split as a shell would, without a shell).
+void add_upstream(Config& config, const std::string& spec);
 // Parses "HOST:PORT", "[v6]:PORT" or ":PORT" into the HTTP options (throws ConfigError).
 void apply_listen(HttpOptions& http, const std::string& listen);
 // Parses a number of I/O threads, 0 to 64, or "auto" (throws ConfigError naming `where`).

@@ -86,7 +86,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
             sources_.push_back(providers::start_source(
                 *kind, *server_,
                 settings != config.pack_settings.end() ? settings->second : providers::SourceSettings({}, "packs." + pack),
-                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies()}));
+                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies(), network}));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {
@@ -104,7 +104,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         try {
             sources_.push_back(providers::start_source(
                 *kind, *server_, instance.settings,
-                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies()}, instance.name));
+                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies(), network}, instance.name));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {

@@ -27,6 +27,7 @@
 #include "server/extension.hpp"
 
 namespace toolport {
+class AsioExecutor;
 class Executor;
 class McpServer;
 class Registry;
@@ -51,6 +52,9 @@ struct SourceServices {
     observability::HealthRegistry* health = nullptr;
     http_client::HttpClient* http = nullptr;
     pipeline::PolicyResolver* policies = nullptr;
+    // The network event loop (the same loop as the engine's), for sources that open
+    // connections of their own (the gateway's upstream MCP clients).
+    AsioExecutor* network = nullptr;
 };
 
 // What a source is given by the runtime. It outlives the source's use of it.
@@ -60,6 +64,10 @@ public:
 
     const std::string& source_name() const { return source_name_; }
     Executor& executor() const;
+    // A context for one part of this source that registers under a name of its own (each
+    // of the gateway's upstreams is its tools' source and service): same server, same
+    // services.
+    std::unique_ptr<SourceContext> part(std::string name) const;
     // For resources, prompts and batched changes (Registry::batch).
     Registry& registry() const;
 
@@ -93,6 +101,19 @@ public:
     // without a network loop).
     http_client::HttpClient& http() const;
     bool has_http() const { return services_.http != nullptr; }
+    // The network event loop; throws SourceError when the runtime has none.
+    AsioExecutor& network() const;
+
+    // Runs `tool` (registered or not) through the call pipeline as a call of its own, on
+    // behalf of the request `ctx`: a meta-tool that calls other tools (the gateway's
+    // call_tool) gets their validation, limits and accounting.
+    Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments);
+
+    // Tells the clients subscribed to `uri` that it changed (notifications/resources/updated).
+    void resource_updated(const std::string& uri);
+    // Told when a client subscribes to a resource (`subscribed` true) and when the last
+    // subscriber of one has left (false): for sources that must subscribe upstream.
+    void on_subscription(std::function<void(const std::string& uri, bool subscribed)> listener);
 
 private:
     std::string source_name_;

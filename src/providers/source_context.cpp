@@ -10,6 +10,28 @@ SourceContext::SourceContext(std::string source_name, McpServer& server, SourceS
     : source_name_(std::move(source_name)), server_(server), services_(services) {}
 
 Executor& SourceContext::executor() const { return server_.executor(); }
+
+std::unique_ptr<SourceContext> SourceContext::part(std::string name) const {
+    return std::make_unique<SourceContext>(std::move(name), server_, services_);
+}
+
+AsioExecutor& SourceContext::network() const {
+    if (!services_.network) {
+        throw SourceError("source " + source_name_ + " opens network connections, but this runtime has no network event loop");
+    }
+    return *services_.network;
+}
+
+Task<ToolResult> SourceContext::invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
+                                            const Json& arguments) {
+    return server_.invoke_tool(ctx, tool, arguments);
+}
+
+void SourceContext::resource_updated(const std::string& uri) { server_.resource_updated(uri); }
+
+void SourceContext::on_subscription(std::function<void(const std::string& uri, bool subscribed)> listener) {
+    server_.add_subscription_listener(std::move(listener));
+}
 Registry& SourceContext::registry() const { return server_.registry(); }
 
 void SourceContext::forward_client_header(const std::string& name) { server_.forward_client_header(name); }

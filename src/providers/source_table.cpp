@@ -14,6 +14,7 @@ std::unique_ptr<Source> make_tango_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_context_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_rest_catalog_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_openapi_source(const SourceSettings& settings);
+std::unique_ptr<Source> make_gateway_source(const SourceSettings& settings);
 
 namespace {
 
@@ -35,6 +36,8 @@ const std::vector<SourceKind>& table() {
          make_rest_catalog_source, [] { return true; }, true},
         {"openapi", "each operation of an OpenAPI 3.0/3.1 document as a tool (`openapi:`, --openapi FILE_OR_URL)",
          make_openapi_source, [] { return true; }, true},
+        {"gateway", "upstream MCP servers served as this server's own (`upstreams:`, --upstream, --import)",
+         make_gateway_source, [] { return true; }, true},
     };
     return sources;
 }

@@ -1,5 +1,7 @@
 #include "server/registry.hpp"
 
+#include <algorithm>
+
 #include "server/tool_error.hpp"
 
 namespace toolport {
@@ -130,6 +132,15 @@ void Registry::add_resource_template(ResourceTemplateSpec spec) {
     }
     templates_.push_back(std::make_shared<const ResourceTemplateSpec>(std::move(spec)));
     changed(CatalogKind::resources);
+}
+
+bool Registry::remove_resource_template(const std::string& uri_template) {
+    auto it = std::find_if(templates_.begin(), templates_.end(),
+                           [&](const auto& t) { return t->uri_template == uri_template; });
+    if (it == templates_.end()) return false;
+    templates_.erase(it);
+    changed(CatalogKind::resources);
+    return true;
 }
 
 void Registry::add_prompt(PromptSpec spec) {

@@ -135,6 +135,7 @@ public:
     void add_resource(ResourceSpec spec);
     bool remove_resource(const std::string& uri);
     void add_resource_template(ResourceTemplateSpec spec);
+    bool remove_resource_template(const std::string& uri_template);
     void add_prompt(PromptSpec spec);
     bool remove_prompt(const std::string& name);
 

@@ -86,6 +86,17 @@ void McpServer::broadcast_list_changed(CatalogKind kind) {
     for (auto* s : sessions) s->notify(method, nullptr);
 }
 
+void McpServer::subscription_changed(const std::string& uri, bool subscribed) {
+    if (!subscribed) {
+        // Only when the last subscriber has gone.
+        for (auto* session : sessions_) {
+            if (session->subscribed(uri)) return;
+        }
+    }
+    auto listeners = subscription_listeners_;  // a listener may add another
+    for (auto& listener : listeners) listener(uri, subscribed);
+}
+
 int McpServer::add_resource_listener(ResourceListener listener) {
     resource_listeners_.emplace(++next_resource_listener_, std::move(listener));
     return next_resource_listener_;

@@ -14,6 +14,7 @@
 #include <string>
 #include <map>
 #include <unordered_set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +90,11 @@ public:
     int add_resource_listener(ResourceListener listener);
     void remove_resource_listener(int id) { resource_listeners_.erase(id); }
 
+    // Told when a session subscribes to a resource (true) and when the last session
+    // subscribed to one unsubscribes (false): sources that forward subscriptions upstream.
+    using SubscriptionListener = std::function<void(const std::string& uri, bool subscribed)>;
+    void add_subscription_listener(SubscriptionListener listener) { subscription_listeners_.push_back(std::move(listener)); }
+    void subscription_changed(const std::string& uri, bool subscribed);
     // Told about every session that ends (for per-session summaries).
     using SessionClosedListener = std::function<void(const CallerIdentity& caller)>;
     void set_session_closed_listener(SessionClosedListener listener) { session_closed_listener_ = std::move(listener); }
@@ -122,6 +128,7 @@ private:
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     ToolInvoker tool_invoker_;
     SessionClosedListener session_closed_listener_;
+    std::vector<SubscriptionListener> subscription_listeners_;
     int next_resource_listener_ = 0;
 };
 

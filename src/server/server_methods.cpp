@@ -170,12 +170,14 @@ Task<Json> ServerSession::read_resource(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::subscribe(RequestContext& ctx) {
-    subscriptions_.insert(required_string(ctx.params(), "uri"));
+    auto uri = required_string(ctx.params(), "uri");
+    if (subscriptions_.insert(uri).second) server_.subscription_changed(uri, true);
     co_return Json::object();
 }
 
 Task<Json> ServerSession::unsubscribe(RequestContext& ctx) {
-    subscriptions_.erase(required_string(ctx.params(), "uri"));
+    auto uri = required_string(ctx.params(), "uri");
+    if (subscriptions_.erase(uri) > 0) server_.subscription_changed(uri, false);
     co_return Json::object();
 }
 

@@ -30,4 +30,8 @@ std::unique_ptr<Source> make_openapi_source(const SourceSettings&) {
     throw std::invalid_argument("OpenAPI sources are not part of the fuzz build");
 }
 
+std::unique_ptr<Source> make_gateway_source(const SourceSettings&) {
+    throw std::invalid_argument("the gateway is not part of the fuzz build");
+}
+
 }  // namespace toolport::providers

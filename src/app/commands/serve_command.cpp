@@ -25,7 +25,7 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 struct ServeFlags {
     std::string config_file, listen, packs, log_level, io_threads;
-    std::vector<std::string> rest_presets, openapi_documents;
+    std::vector<std::string> rest_presets, openapi_documents, upstreams, imports;
     bool use_stdio = false;
 };
 
@@ -42,6 +42,13 @@ Command add_serve(CLI::App& app) {
                       "A REST tool catalog by preset (agentpmt: AGENT_PAYMENT_API_KEY, AGENT_PAYMENT_BUDGET_KEY); repeatable");
     serve->add_option("--openapi", flags->openapi_documents,
                       "Each operation of an OpenAPI 3.0/3.1 document (file or URL) as a tool; repeatable");
+    serve->add_option("--upstream", flags->upstreams,
+                      "An upstream MCP server served through the gateway: NAME=COMMAND (stdio, no shell) or NAME=URL; "
+                      "repeatable");
+    serve->add_option("--import", flags->imports,
+                      "Every server of a Claude Desktop/Cursor (mcpServers) or VS Code (servers) JSON file as an "
+                      "upstream; repeatable")
+        ->check(CLI::ExistingFile);
     serve->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error, off");
     serve->add_option("--io-threads", flags->io_threads,
                       "Threads for HTTP socket work beside the engine's (0 = none, the default; N; or auto)")
@@ -60,6 +67,8 @@ Command add_serve(CLI::App& app) {
                 for (const auto& name : split_commas(preset)) add_rest_preset(config, name);
             }
             for (const auto& document : flags->openapi_documents) add_openapi_document(config, document);
+            for (const auto& upstream : flags->upstreams) add_upstream(config, upstream);
+            for (const auto& file : flags->imports) import_mcp_servers(config, file);
             if (!flags->log_level.empty()) config.log_level = flags->log_level;
             if (!flags->io_threads.empty()) config.http.io_threads = parse_io_threads(flags->io_threads, "--io-threads");
             try {

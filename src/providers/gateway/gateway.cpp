@@ -1,0 +1,399 @@
+#include "providers/gateway/gateway.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "observability/health.hpp"
+#include "pipeline/policy.hpp"
+#include "providers/gateway/exposed_names.hpp"
+#include "providers/gateway/tool_search.hpp"
+#include "server/registry.hpp"
+#include "server/request_context.hpp"
+#include "server/tool_error.hpp"
+
+namespace toolport::gateway {
+
+namespace {
+
+std::string text_of(const Json& entry, const char* key) {
+    auto it = entry.find(key);
+    return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Json member(const Json& entry, const char* key) {
+    auto it = entry.find(key);
+    return it != entry.end() ? *it : Json();
+}
+
+std::optional<bool> hint(const Json& annotations, const char* key) {
+    if (!annotations.is_object()) return std::nullopt;
+    auto it = annotations.find(key);
+    if (it == annotations.end() || !it->is_boolean()) return std::nullopt;
+    return it->get<bool>();
+}
+
+// The upstream's Tool object as our declaration, under `served` name.
+providers::ToolDeclaration declaration_of(const Json& tool, const std::string& served, std::weak_ptr<Upstream> upstream,
+                                          const std::string& original) {
+    providers::ToolDeclaration d;
+    d.name = served;
+    const Json annotations = member(tool, "annotations");
+    d.title = text_of(tool, "title");
+    if (d.title.empty() && annotations.is_object()) d.title = text_of(annotations, "title");
+    d.description = text_of(tool, "description");
+    Json input = member(tool, "inputSchema");
+    d.input_schema = input.is_object() ? input : Json{{"type", "object"}};
+    Json output = member(tool, "outputSchema");
+    if (output.is_object()) d.output_schema = output;
+    d.annotations.read_only = hint(annotations, "readOnlyHint");
+    d.annotations.destructive = hint(annotations, "destructiveHint");
+    d.annotations.idempotent = hint(annotations, "idempotentHint");
+    d.annotations.open_world = hint(annotations, "openWorldHint");
+    Json meta = member(tool, "_meta");
+    if (meta.is_object()) d.meta = meta;
+    Json execution = member(tool, "execution");
+    if (execution.is_object()) d.execution = execution;
+    auto lock = upstream.lock();
+    d.service = lock ? lock->name() : std::string();
+    // Upstream schemas are checked when declared, compiled when first called: a gateway
+    // may front hundreds of tools of which a session calls a few.
+    d.compile_on_first_call = true;
+    d.handler = [upstream, original](RequestContext& ctx, const Json& arguments) -> Task<ToolResult> {
+        auto target = upstream.lock();
+        if (!target) throw ToolError(ToolErrorCode::server_unhealthy, "the upstream of this tool has been removed");
+        return target->call_tool(ctx, original, arguments);
+    };
+    return d;
+}
+
+}  // namespace
+
+Gateway::Gateway(GatewaySettings settings, providers::SourceContext& context)
+    : settings_(std::move(settings)), context_(context) {}
+
+Gateway::~Gateway() { stop(); }
+
+void Gateway::start() {
+    auto& network = context_.network();
+    std::weak_ptr<Gateway> weak = weak_from_this();
+    for (const auto& upstream_settings : settings_.upstreams) {
+        Part part;
+        part.context = context_.part(upstream_settings.name);
+        part.tool_set = std::make_unique<providers::ToolSet>(*part.context);
+        // Per upstream: its own budget estimate and deadline, under any `sources:` entry.
+        pipeline::PolicyOverride defaults;
+        defaults.default_downstream_per_call = upstream_settings.downstream_calls_estimate;
+        defaults.timeout = upstream_settings.request_timeout;
+        part.context->set_call_defaults(defaults);
+        Upstream::Listener listener;
+        listener.catalog_changed = [weak]() {
+            if (auto self = weak.lock()) self->sync();
+        };
+        part.upstream = std::make_shared<Upstream>(upstream_settings, network);
+        std::weak_ptr<Upstream> weak_upstream = part.upstream;
+        listener.resource_updated = [weak, weak_upstream](const std::string& uri) {
+            auto self = weak.lock();
+            auto upstream = weak_upstream.lock();
+            if (self && upstream) self->resource_updated(*upstream, uri);
+        };
+        part.upstream->set_listener(std::move(listener));
+        part.context->add_health(upstream_settings.name, [weak_upstream]() -> observability::ComponentHealth {
+            auto upstream = weak_upstream.lock();
+            if (!upstream) return {"stopped", observability::Severity::degraded};
+            const auto severity =
+                upstream->state() == Upstream::State::connected ? observability::Severity::ok : observability::Severity::degraded;
+            return {upstream->describe_state(), severity};
+        });
+        upstreams_.push_back(part.upstream);
+        parts_.push_back(std::move(part));
+    }
+    context_.on_subscription([weak](const std::string& uri, bool subscribed) {
+        if (auto self = weak.lock()) self->subscription_changed(uri, subscribed);
+    });
+    if (settings_.tool_search) {
+        search_ = std::make_unique<ToolSearch>(context_);
+        search_->declare();
+    }
+    // Each connects on its own: a slow or dead one delays none of the others.
+    for (auto& upstream : upstreams_) upstream->start();
+}
+
+void Gateway::stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    for (auto& upstream : upstreams_) upstream->stop();
+}
+
+bool Gateway::settled() const {
+    for (const auto& upstream : upstreams_) {
+        if (!upstream->settled()) return false;
+    }
+    return true;
+}
+
+bool Gateway::allowed(const UpstreamSettings& upstream, const std::string& name) const {
+    for (const auto& pattern : upstream.deny) {
+        if (glob_match(pattern, name)) return false;
+    }
+    if (upstream.allow.empty()) return true;
+    for (const auto& pattern : upstream.allow) {
+        if (glob_match(pattern, name)) return true;
+    }
+    return false;
+}
+
+void Gateway::sync() {
+    if (stopped_) return;
+    context_.registry().batch([&] {
+        sync_tools();
+        sync_prompts();
+        sync_resources();
+    });
+}
+
+void Gateway::sync_tools() {
+    // Every upstream's tools that pass its filters, named together.
+    struct Entry {
+        std::size_t part;
+        const Json* tool;
+        std::string original;
+    };
+    std::vector<Entry> entries;
+    std::vector<NameRequest> requests;
+    std::set<std::string> ours;
+    for (std::size_t p = 0; p < parts_.size(); ++p) {
+        const auto& upstream = *parts_[p].upstream;
+        for (const auto& tool : upstream.catalog().tools) {
+            auto name = text_of(tool, "name");
+            if (name.empty() || !allowed(upstream.settings(), name)) continue;
+            entries.push_back({p, &tool, name});
+            requests.push_back({upstream.settings().prefix, name, static_cast<int>(p)});
+        }
+        ours.insert(upstream.name());
+    }
+    std::set<std::string> reserved;
+    for (const auto& [name, spec] : context_.registry().tools()) {
+        if (!ours.count(spec->source)) reserved.insert(name);
+    }
+    if (search_) {
+        for (const auto& name : search_->meta_tool_names()) reserved.insert(name);
+    }
+    auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved);
+
+    std::vector<std::vector<providers::SyncedTool>> per_part(parts_.size());
+    std::map<std::string, Target> served;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const auto& entry = entries[i];
+        auto& part = parts_[entry.part];
+        if (names[i].empty()) {
+            spdlog::warn("upstream {}: tool {} is left out: another upstream has that name (gateway.prefix_mode: never)",
+                         part.upstream->name(), entry.original);
+            continue;
+        }
+        served[names[i]] = {part.upstream, entry.original};
+        per_part[entry.part].push_back({declaration_of(*entry.tool, names[i], part.upstream, entry.original),
+                                        part.upstream->name() + '\0' + entry.original});
+    }
+    tools_ = std::move(served);
+    if (search_) {
+        search_->replace(std::move(per_part));
+        return;
+    }
+    for (std::size_t p = 0; p < parts_.size(); ++p) {
+        auto changes = parts_[p].tool_set->replace(std::move(per_part[p]));
+        if (changes.any()) {
+            spdlog::info("upstream {}: {} tools served ({} added, {} changed, {} removed, {} left out)",
+                         parts_[p].upstream->name(), parts_[p].tool_set->size(), changes.added, changes.changed,
+                         changes.removed, changes.refused);
+        }
+    }
+}
+
+void Gateway::sync_prompts() {
+    struct Entry {
+        std::size_t part;
+        const Json* prompt;
+        std::string original;
+    };
+    std::vector<Entry> entries;
+    std::vector<NameRequest> requests;
+    for (std::size_t p = 0; p < parts_.size(); ++p) {
+        const auto& upstream = *parts_[p].upstream;
+        for (const auto& prompt : upstream.catalog().prompts) {
+            auto name = text_of(prompt, "name");
+            if (name.empty() || !allowed(upstream.settings(), name)) continue;
+            entries.push_back({p, &prompt, name});
+            requests.push_back({upstream.settings().prefix, name, static_cast<int>(p)});
+        }
+    }
+    std::set<std::string> reserved;
+    for (const auto& [name, spec] : context_.registry().prompts()) {
+        if (!prompts_.count(name)) reserved.insert(name);
+    }
+    auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved);
+
+    std::map<std::string, Target> served;
+    std::map<std::string, std::string> prints;
+    auto& registry = context_.registry();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (names[i].empty()) continue;
+        const auto& entry = entries[i];
+        auto upstream = parts_[entry.part].upstream;
+        served[names[i]] = {upstream, entry.original};
+        std::string print = upstream->name() + '\0' + entry.prompt->dump();
+        prints[names[i]] = print;
+        if (auto old = prompt_prints_.find(names[i]); old != prompt_prints_.end() && old->second == print) continue;
+
+        PromptSpec spec;
+        spec.name = names[i];
+        spec.title = text_of(*entry.prompt, "title");
+        spec.description = text_of(*entry.prompt, "description");
+        if (auto args = member(*entry.prompt, "arguments"); args.is_array()) {
+            for (const auto& a : args) {
+                if (!a.is_object() || text_of(a, "name").empty()) continue;
+                spec.arguments.push_back({text_of(a, "name"), text_of(a, "title"), text_of(a, "description"),
+                                          a.value("required", false)});
+            }
+        }
+        spec.icons = member(*entry.prompt, "icons");
+        std::weak_ptr<Upstream> weak = upstream;
+        const std::string original = entry.original;
+        spec.handler = [weak, original](RequestContext& ctx, const Json& arguments) -> Task<Json> {
+            auto target = weak.lock();
+            if (!target) throw RpcError(-32603, "the upstream of this prompt has been removed");
+            return target->get_prompt(ctx, original, arguments);
+        };
+        if (upstream->catalog().completions) {
+            spec.completer = [weak, original](RequestContext& ctx, const std::string& argument, const std::string& value,
+                                              const Json& context) -> Task<Json> {
+                auto target = weak.lock();
+                if (!target) throw RpcError(-32603, "the upstream of this prompt has been removed");
+                return target->complete(ctx, {{"type", "ref/prompt"}, {"name", original}}, argument, value, context);
+            };
+        }
+        registry.add_prompt(std::move(spec));
+    }
+    for (const auto& [name, print] : prompt_prints_) {
+        if (!prints.count(name)) registry.remove_prompt(name);
+    }
+    prompts_ = std::move(served);
+    prompt_prints_ = std::move(prints);
+}
+
+void Gateway::sync_resources() {
+    // URIs are kept, unless two upstreams list the same one: then each gets its prefix as
+    // a scheme prefix ("github+file:///README.md"), which reads map back.
+    std::map<std::string, int> holders;
+    std::map<std::string, int> template_holders;
+    for (const auto& part : parts_) {
+        for (const auto& r : part.upstream->catalog().resources) ++holders[text_of(r, "uri")];
+        for (const auto& t : part.upstream->catalog().resource_templates) ++template_holders[text_of(t, "uriTemplate")];
+    }
+    auto& registry = context_.registry();
+    std::map<std::string, Target> served, served_templates;
+    std::map<std::string, std::string> prints, template_prints;
+    for (const auto& part : parts_) {
+        auto upstream = part.upstream;
+        std::weak_ptr<Upstream> weak = upstream;
+        const std::string& prefix = upstream->settings().prefix;
+        for (const auto& r : upstream->catalog().resources) {
+            const std::string uri = text_of(r, "uri");
+            if (uri.empty()) continue;
+            const std::string exposed = holders[uri] > 1 ? prefix + "+" + uri : uri;
+            if (served.count(exposed)) continue;
+            served[exposed] = {upstream, uri};
+            std::string print = upstream->name() + '\0' + r.dump();
+            prints[exposed] = print;
+            if (auto old = resource_prints_.find(exposed); old != resource_prints_.end() && old->second == print) continue;
+            ResourceSpec spec;
+            spec.uri = exposed;
+            spec.name = text_of(r, "name");
+            spec.title = text_of(r, "title");
+            spec.description = text_of(r, "description");
+            spec.mime_type = text_of(r, "mimeType");
+            if (auto size = member(r, "size"); size.is_number_integer()) spec.size = size.get<long long>();
+            spec.annotations = member(r, "annotations");
+            spec.icons = member(r, "icons");
+            spec.reader = [weak, uri](RequestContext& ctx, const std::string& asked, const Json&) -> Task<Json> {
+                auto target = weak.lock();
+                if (!target) throw RpcError(-32002, "the upstream of this resource has been removed");
+                return target->read_resource(ctx, uri);
+            };
+            registry.add_resource(std::move(spec));
+        }
+        for (const auto& t : upstream->catalog().resource_templates) {
+            const std::string pattern = text_of(t, "uriTemplate");
+            if (pattern.empty()) continue;
+            const std::string exposed = template_holders[pattern] > 1 ? prefix + "+" + pattern : pattern;
+            if (served_templates.count(exposed)) continue;
+            served_templates[exposed] = {upstream, pattern};
+            std::string print = upstream->name() + '\0' + t.dump();
+            template_prints[exposed] = print;
+            if (auto old = template_prints_.find(exposed); old != template_prints_.end() && old->second == print) continue;
+            ResourceTemplateSpec spec;
+            spec.uri_template = exposed;
+            spec.name = text_of(t, "name");
+            spec.title = text_of(t, "title");
+            spec.description = text_of(t, "description");
+            spec.mime_type = text_of(t, "mimeType");
+            spec.annotations = member(t, "annotations");
+            spec.icons = member(t, "icons");
+            const std::size_t strip = exposed.size() - pattern.size();  // the "prefix+" put before
+            spec.reader = [weak, strip](RequestContext& ctx, const std::string& asked, const Json&) -> Task<Json> {
+                auto target = weak.lock();
+                if (!target) throw RpcError(-32002, "the upstream of this resource has been removed");
+                return target->read_resource(ctx, asked.substr(strip));
+            };
+            if (upstream->catalog().completions) {
+                spec.completer = [weak, pattern](RequestContext& ctx, const std::string& argument,
+                                                 const std::string& value, const Json& context) -> Task<Json> {
+                    auto target = weak.lock();
+                    if (!target) throw RpcError(-32603, "the upstream of this resource has been removed");
+                    return target->complete(ctx, {{"type", "ref/resource"}, {"uri", pattern}}, argument, value, context);
+                };
+            }
+            registry.add_resource_template(std::move(spec));
+        }
+    }
+    for (const auto& [uri, print] : resource_prints_) {
+        if (!prints.count(uri)) registry.remove_resource(uri);
+    }
+    for (const auto& [pattern, print] : template_prints_) {
+        if (!template_prints.count(pattern)) registry.remove_resource_template(pattern);
+    }
+    resources_ = std::move(served);
+    templates_ = std::move(served_templates);
+    resource_prints_ = std::move(prints);
+    template_prints_ = std::move(template_prints);
+}
+
+void Gateway::resource_updated(const Upstream& upstream, const std::string& uri) {
+    // The URI as served: kept, or with the upstream's prefix when it was rewritten.
+    for (const auto& [exposed, target] : resources_) {
+        if (target.upstream.get() == &upstream && target.original == uri) return context_.resource_updated(exposed);
+    }
+    // A URI of a template (not listed): served as it is, or prefixed like its template.
+    const std::string prefixed = upstream.settings().prefix + "+" + uri;
+    for (const auto& [exposed, target] : templates_) {
+        if (target.upstream.get() == &upstream && exposed != target.original) return context_.resource_updated(prefixed);
+    }
+    context_.resource_updated(uri);
+}
+
+void Gateway::subscription_changed(const std::string& uri, bool subscribed) {
+    auto apply = [&](Upstream& upstream, const std::string& original) {
+        if (subscribed) upstream.subscribe(original);
+        else upstream.unsubscribe(original);
+    };
+    if (auto it = resources_.find(uri); it != resources_.end()) return apply(*it->second.upstream, it->second.original);
+    auto match = context_.registry().match_template(uri);
+    if (!match) return;
+    if (auto it = templates_.find(match->first->uri_template); it != templates_.end()) {
+        const std::size_t strip = it->first.size() - it->second.original.size();
+        apply(*it->second.upstream, uri.substr(strip));
+    }
+}
+
+}  // namespace toolport::gateway

@@ -1,0 +1,74 @@
+// Gateway: the upstream MCP servers' tools, resources, resource templates and prompts
+// served as this server's own. Whenever an upstream's catalog changes (first listing,
+// list_changed, a reconnect), the whole aggregate is computed again — names (see
+// exposed_names.hpp), filters, URI collisions — and only what changed is replaced in the
+// registry, in one batch: clients hear one list_changed per real change.
+//
+// Each upstream registers under its own name (its tools' source and service), so the
+// pipeline's per-source settings, per-service breaker and budget apply per upstream, and
+// /health shows it as a component ("connected (2025-06-18)", "reconnecting in 2 s: ...").
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "providers/gateway/gateway_settings.hpp"
+#include "providers/gateway/upstream.hpp"
+#include "providers/source.hpp"
+#include "providers/tool_set.hpp"
+
+namespace toolport::gateway {
+
+class ToolSearch;
+
+class Gateway : public std::enable_shared_from_this<Gateway> {
+public:
+    Gateway(GatewaySettings settings, providers::SourceContext& context);
+    ~Gateway();
+
+    void start();
+    void stop();
+    // Whether every upstream's first connection attempt is over.
+    bool settled() const;
+
+    // Where a served name or URI leads (for tests and `toolport list`).
+    struct Target {
+        std::shared_ptr<Upstream> upstream;
+        std::string original;  // the upstream's own tool/prompt name, URI or URI template
+    };
+    const std::map<std::string, Target>& tools() const { return tools_; }
+    const std::vector<std::shared_ptr<Upstream>>& upstreams() const { return upstreams_; }
+
+private:
+    struct Part {
+        std::shared_ptr<Upstream> upstream;
+        std::unique_ptr<providers::SourceContext> context;
+        std::unique_ptr<providers::ToolSet> tool_set;
+    };
+
+    void sync();
+    void sync_tools();
+    void sync_prompts();
+    void sync_resources();
+    bool allowed(const UpstreamSettings& upstream, const std::string& name) const;
+    void resource_updated(const Upstream& upstream, const std::string& uri);
+    void subscription_changed(const std::string& uri, bool subscribed);
+
+    GatewaySettings settings_;
+    providers::SourceContext& context_;
+    std::vector<Part> parts_;
+    std::vector<std::shared_ptr<Upstream>> upstreams_;
+    std::unique_ptr<ToolSearch> search_;
+
+    std::map<std::string, Target> tools_;      // served tool name → target
+    std::map<std::string, Target> prompts_;    // served prompt name → target
+    std::map<std::string, Target> resources_;  // served URI → target
+    std::map<std::string, Target> templates_;  // served URI template → target
+    // What each served entry was registered from, to replace only what changed.
+    std::map<std::string, std::string> prompt_prints_, resource_prints_, template_prints_;
+    bool stopped_ = false;
+};
+
+}  // namespace toolport::gateway

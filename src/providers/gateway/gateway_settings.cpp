@@ -1,0 +1,197 @@
+#include "providers/gateway/gateway_settings.hpp"
+
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "client/shell_words.hpp"
+
+namespace toolport::gateway {
+
+namespace {
+
+using providers::SourceSettings;
+
+std::vector<std::string> read_argv(const SourceSettings& s) {
+    std::vector<std::string> argv;
+    auto command = s.value("command");
+    if (command && command->is_array()) {
+        auto list = s.list("command");
+        argv = *list;
+    } else if (command) {
+        auto text = *s.string("command");
+        if (s.value("args")) {
+            argv.push_back(text);
+        } else {
+            // One string without args: split as a shell would, without a shell.
+            try {
+                argv = client::split_shell_words(text);
+            } catch (const std::invalid_argument& e) {
+                s.fail("command", e.what());
+            }
+        }
+    }
+    if (auto args = s.list("args")) argv.insert(argv.end(), args->begin(), args->end());
+    if (argv.empty() || argv[0].empty()) s.fail("command", "is empty");
+    return argv;
+}
+
+UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s) {
+    s.only_keys({"command", "args", "env", "cwd", "url", "transport", "headers", "bearer_token_env", "ca_file",
+                 "insecure_skip_verify", "prefix", "allow", "deny", "connect_timeout_ms", "timeout_ms",
+                 "max_response_bytes", "downstream_calls_estimate", "max_backoff_ms", "ping_interval_ms"});
+    UpstreamSettings u;
+    u.name = name;
+    u.prefix = s.string("prefix").value_or(name);
+    if (!valid_upstream_name(u.prefix)) s.fail("prefix", "must be 1-64 of A-Z a-z 0-9 _ -");
+
+    const bool has_command = s.value("command").has_value();
+    const bool has_url = s.value("url").has_value();
+    if (has_command == has_url) s.fail(has_url ? "url" : "command", "give either command (stdio) or url (HTTP)");
+    auto transport = s.string("transport");
+    if (has_command) {
+        if (transport && *transport != "stdio") s.fail("transport", "must be stdio for an upstream with a command");
+        u.transport = UpstreamTransport::stdio;
+        u.argv = read_argv(s);
+        if (auto env = s.string_map("env")) u.env = *env;
+        u.cwd = s.string("cwd").value_or("");
+        for (const char* key : {"headers", "bearer_token_env", "ca_file", "insecure_skip_verify"}) {
+            if (s.value(key)) s.fail(key, "applies to HTTP upstreams (url) only");
+        }
+    } else {
+        u.url = *s.string("url");
+        if (u.url.rfind("http://", 0) != 0 && u.url.rfind("https://", 0) != 0) s.fail("url", "must be http:// or https://");
+        if (!transport || *transport == "streamable-http" || *transport == "http") {
+            u.transport = UpstreamTransport::streamable_http;
+        } else if (*transport == "sse") {
+            u.transport = UpstreamTransport::legacy_sse;
+        } else {
+            s.fail("transport", "must be streamable-http (or http) or sse for an upstream with a url");
+        }
+        if (auto headers = s.string_map("headers")) {
+            for (auto& [header, value] : *headers) u.headers.emplace_back(header, value);
+        }
+        if (auto env_name = s.string("bearer_token_env")) {
+            const char* value = std::getenv(env_name->c_str());
+            if (!value || !*value) s.fail("bearer_token_env", fmt::format("environment variable {} is not set", *env_name));
+            u.bearer_token = value;
+        }
+        u.ca_file = s.string("ca_file").value_or("");
+        u.insecure_skip_verify = s.boolean("insecure_skip_verify").value_or(false);
+        for (const char* key : {"args", "env", "cwd"}) {
+            if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");
+        }
+    }
+    u.allow = s.list("allow").value_or(std::vector<std::string>{});
+    u.deny = s.list("deny").value_or(std::vector<std::string>{});
+    if (auto ms = s.integer("connect_timeout_ms", 100, 600000)) u.connect_timeout = std::chrono::milliseconds(*ms);
+    if (auto ms = s.integer("timeout_ms", 100, 86400000)) u.request_timeout = std::chrono::milliseconds(*ms);
+    if (auto n = s.integer("max_response_bytes", 1024, 1LL << 32)) u.max_response_bytes = static_cast<std::size_t>(*n);
+    if (auto n = s.integer("downstream_calls_estimate", 0, 100000)) u.downstream_calls_estimate = static_cast<int>(*n);
+    if (auto ms = s.integer("max_backoff_ms", 100, 3600000)) u.max_backoff = std::chrono::milliseconds(*ms);
+    if (auto ms = s.integer("ping_interval_ms", 0, 86400000)) u.ping_interval = std::chrono::milliseconds(*ms);
+    return u;
+}
+
+}  // namespace
+
+bool valid_upstream_name(std::string_view name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+bool glob_match(std::string_view pattern, std::string_view name) {
+    // Iterative matching with one backtrack point: the last * seen.
+    std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+    while (n < name.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+            ++p;
+            ++n;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            mark = n;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            n = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
+std::vector<std::string> UpstreamSettings::secrets() const {
+    std::vector<std::string> out;
+    for (const auto& [name, value] : headers) {
+        if (value.size() >= 4) out.push_back(value);
+    }
+    if (!bearer_token.empty()) out.push_back(bearer_token);
+    return out;
+}
+
+std::string UpstreamSettings::describe() const {
+    if (transport == UpstreamTransport::stdio) return fmt::format("{}", fmt::join(argv, " "));
+    return url.substr(0, url.find('?'));
+}
+
+GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
+    settings.only_keys({"upstreams", "prefix_mode", "separator", "tool_search", "profiles"});
+    GatewaySettings g;
+    if (auto mode = settings.string("prefix_mode")) {
+        if (*mode == "conditional") g.prefix_mode = PrefixMode::conditional;
+        else if (*mode == "always") g.prefix_mode = PrefixMode::always;
+        else if (*mode == "never") g.prefix_mode = PrefixMode::never;
+        else settings.fail("prefix_mode", "must be conditional, always or never");
+    }
+    if (auto sep = settings.string("separator")) {
+        if (sep->empty() || sep->size() > 3 || !valid_upstream_name(*sep)) {
+            settings.fail("separator", "must be 1-3 of A-Z a-z 0-9 _ - (tool names allow nothing else)");
+        }
+        g.separator = *sep;
+    }
+    g.tool_search = settings.boolean("tool_search").value_or(false);
+
+    auto upstreams = settings.value("upstreams");
+    if (upstreams && !upstreams->is_object()) settings.fail("upstreams", "must be a mapping of names to settings");
+    if (upstreams) {
+        auto section = settings.section("upstreams");
+        std::set<std::string> prefixes;
+        for (const auto& [name, value] : upstreams->items()) {
+            if (!valid_upstream_name(name)) section.fail(name, "upstream names are 1-64 of A-Z a-z 0-9 _ -");
+            if (!value.is_object()) section.fail(name, "must be a mapping of settings");
+            g.upstreams.push_back(read_upstream(name, section.section(name)));
+            if (!prefixes.insert(g.upstreams.back().prefix).second) {
+                section.fail(name, fmt::format("another upstream already uses the prefix \"{}\"", g.upstreams.back().prefix));
+            }
+        }
+    }
+
+    auto profiles = settings.value("profiles");
+    if (profiles && !profiles->is_object()) settings.fail("profiles", "must be a mapping of names to settings");
+    if (profiles) {
+        auto section = settings.section("profiles");
+        for (const auto& [name, value] : profiles->items()) {
+            if (!valid_upstream_name(name)) section.fail(name, "profile names are 1-64 of A-Z a-z 0-9 _ -");
+            auto p = section.section(name);
+            p.only_keys({"tools", "upstreams"});
+            ProfileSettings profile{name, p.list("tools").value_or(std::vector<std::string>{}),
+                                    p.list("upstreams").value_or(std::vector<std::string>{})};
+            for (const auto& upstream : profile.upstreams) {
+                bool known = false;
+                for (const auto& u : g.upstreams) known = known || u.name == upstream;
+                if (!known) p.fail("upstreams", fmt::format("no upstream is named \"{}\"", upstream));
+            }
+            g.profiles.push_back(std::move(profile));
+        }
+    }
+    return g;
+}
+
+}  // namespace toolport::gateway

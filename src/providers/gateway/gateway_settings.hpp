@@ -1,0 +1,101 @@
+// The gateway's settings: the upstream MCP servers it aggregates (`upstreams:`, one entry
+// per server, by name) and how their tools are named and exposed (`gateway:`):
+//
+//   gateway:
+//     prefix_mode: conditional      # conditional (on a collision only), always, never
+//     separator: "_"
+//     tool_search: false            # serve search_tools + call_tool instead of every tool
+//     profiles:
+//       cursor: {tools: ["github_*", "everything_echo"]}   # /mcp/cursor serves only these
+//   upstreams:
+//     everything:
+//       command: npx                # stdio: the program, its args, env, cwd
+//       args: ["-y", "@modelcontextprotocol/server-everything", "stdio"]
+//       env: {LOG_LEVEL: debug}
+//     remote:
+//       url: https://mcp.example.com/mcp      # Streamable HTTP (transport: sse for the 2024 one)
+//       bearer_token_env: REMOTE_TOKEN
+//       deny: ["delete_*"]
+//
+// The configuration loader puts both sections into one source's settings
+// ({upstreams: {...}, prefix_mode: ...}); everything is checked when the file is loaded.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "providers/source_settings.hpp"
+
+namespace toolport::gateway {
+
+enum class UpstreamTransport { stdio, streamable_http, legacy_sse };
+enum class PrefixMode { conditional, always, never };
+
+struct UpstreamSettings {
+    std::string name;    // the key under upstreams: (its tools' source and service)
+    std::string prefix;  // put before its names when they are prefixed (the name by default)
+    UpstreamTransport transport = UpstreamTransport::stdio;
+
+    // stdio
+    std::vector<std::string> argv;            // program and arguments (no shell)
+    std::map<std::string, std::string> env;   // added to Toolport's environment
+    std::string cwd;
+
+    // HTTP
+    std::string url;
+    std::vector<std::pair<std::string, std::string>> headers;  // values may hold secrets
+    std::string bearer_token;                                  // from bearer_token_env
+    std::string ca_file;
+    bool insecure_skip_verify = false;
+
+    // Which of its tools and prompts are served, by their upstream names (glob: * and ?).
+    // Empty allow: all. Deny wins over allow.
+    std::vector<std::string> allow;
+    std::vector<std::string> deny;
+
+    std::chrono::milliseconds connect_timeout{std::chrono::seconds(20)};
+    std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
+    // Any one message from the upstream larger than this is refused while it is read
+    // (MCP_RESPONSE_TOO_LARGE for the call it answers).
+    std::size_t max_response_bytes = 4u << 20;
+    // Counted against the per-request budget when a result carries no
+    // _meta.downstream_api_calls.
+    int downstream_calls_estimate = 1;
+    // Reconnection backoff: 0.5 s doubling up to this.
+    std::chrono::milliseconds max_backoff{std::chrono::seconds(30)};
+    // A ping this often (0: none); a failed one counts as the connection's loss.
+    std::chrono::milliseconds ping_interval{0};
+
+    // Secrets (header values, the token) to blank out of any message.
+    std::vector<std::string> secrets() const;
+    // "node server.js" or the URL, for logs.
+    std::string describe() const;
+};
+
+struct ProfileSettings {
+    std::string name;
+    std::vector<std::string> tools;      // exposed names (globs); empty: every tool
+    std::vector<std::string> upstreams;  // only these upstreams' tools (empty: all)
+};
+
+struct GatewaySettings {
+    std::vector<UpstreamSettings> upstreams;  // in configuration order
+    PrefixMode prefix_mode = PrefixMode::conditional;
+    std::string separator = "_";
+    bool tool_search = false;
+    std::vector<ProfileSettings> profiles;
+
+    // Reads and checks the merged section (throws providers::SettingsError).
+    static GatewaySettings from(const providers::SourceSettings& settings);
+};
+
+// Whether `name` matches `pattern` (* any run, ? one character).
+bool glob_match(std::string_view pattern, std::string_view name);
+
+// An upstream name: 1-64 of A-Z a-z 0-9 _ -.
+bool valid_upstream_name(std::string_view name);
+
+}  // namespace toolport::gateway

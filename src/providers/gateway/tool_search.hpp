@@ -1,0 +1,54 @@
+// Tool search mode (`gateway.tool_search: true`): instead of hundreds of upstream tools,
+// the gateway serves two: `search_tools` (the aggregated catalog ranked by BM25 over
+// names, descriptions and parameter names — SQLite FTS5, the ranking the context pack's
+// pattern library uses) and `call_tool` (calls a tool found that way). A client that
+// takes only its first 40 tools (Cursor) can still reach every one, and a model's
+// context holds two schemas instead of the whole catalog.
+//
+// A tool called through call_tool runs through the pipeline as itself: its own schema
+// validation, its upstream's breaker, budget and deadline.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "providers/source.hpp"
+#include "providers/tool_set.hpp"
+
+namespace toolport::gateway {
+
+class ToolSearch {
+public:
+    explicit ToolSearch(providers::SourceContext& context);
+    ~ToolSearch();
+
+    // Registers search_tools and call_tool.
+    void declare();
+    std::vector<std::string> meta_tool_names() const { return {"search_tools", "call_tool"}; }
+
+    // The searchable tools: every upstream's, as they would otherwise be served (each
+    // declaration's service is its upstream). Declarations that do not compile are left
+    // out with a warning.
+    void replace(std::vector<std::vector<providers::SyncedTool>> tools);
+    std::shared_ptr<const ToolSpec> tool(const std::string& name) const;
+    std::size_t size() const { return tools_.size(); }
+
+    struct Hit {
+        std::string name;
+        double score = 0;
+    };
+    // Best first; an empty query lists tools by name.
+    std::vector<Hit> search(const std::string& query, std::size_t limit) const;
+
+private:
+    void rebuild_index();
+
+    providers::SourceContext& context_;
+    std::map<std::string, std::shared_ptr<const ToolSpec>> tools_;
+    struct Index;
+    std::unique_ptr<Index> index_;
+};
+
+}  // namespace toolport::gateway

@@ -1,0 +1,534 @@
+#include "providers/gateway/upstream.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "async/completion.hpp"
+#include "async/executor.hpp"
+#include "client/client_transport.hpp"
+#include "client/mcp_client.hpp"
+#include "server/request_context.hpp"
+#include "server/tool_error.hpp"
+#include "transports/asio_executor.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport::gateway {
+
+using namespace std::chrono_literals;
+using client::McpClient;
+
+namespace {
+
+std::string redacted(std::string text, const std::vector<std::string>& secrets) {
+    for (const auto& secret : secrets) {
+        for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
+            text.replace(at, secret.size(), "[redacted]");
+        }
+    }
+    return text;
+}
+
+LogLevel log_level_of(const Json& params) {
+    if (params.is_object() && params.contains("level") && params["level"].is_string()) {
+        if (auto level = parse_log_level(params["level"].get<std::string>())) return *level;
+    }
+    return LogLevel::info;
+}
+
+std::chrono::milliseconds until(std::chrono::steady_clock::time_point when) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(when - std::chrono::steady_clock::now());
+    return std::max(left, 0ms);
+}
+
+}  // namespace
+
+// While a forwarded request runs, it is the upstream's "current caller": the client its
+// log messages and requests go to.
+struct CallerScope {
+    CallerScope(std::list<RequestContext*>& list, RequestContext& ctx) : list(list) {
+        list.push_back(&ctx);
+        it = std::prev(list.end());
+    }
+    ~CallerScope() { list.erase(it); }
+    std::list<RequestContext*>& list;
+    std::list<RequestContext*>::iterator it;
+};
+
+Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
+    : settings_(std::move(settings)), executor_(executor) {}
+
+Upstream::~Upstream() { stop(); }
+
+void Upstream::start() { connect_now(); }
+
+void Upstream::stop() {
+    if (state() == State::stopped) return;
+    set_state(State::stopped);
+    ++generation_;
+    if (cancel_timer_) std::exchange(cancel_timer_, nullptr)();
+    if (cancel_ping_) std::exchange(cancel_ping_, nullptr)();
+    // Ends the connection at once: the transport's destructor kills a stdio child (and
+    // its process group) and reaps it. Requests still waiting fail with a ClientError.
+    client_.reset();
+}
+
+Upstream::State Upstream::state() const {
+    std::lock_guard lock(state_mutex_);
+    return state_;
+}
+
+std::string Upstream::protocol_version() const {
+    std::lock_guard lock(state_mutex_);
+    return protocol_version_;
+}
+
+void Upstream::set_state(State state, std::string detail) {
+    std::lock_guard lock(state_mutex_);
+    state_ = state;
+    detail_ = std::move(detail);
+}
+
+std::string Upstream::describe_state() const {
+    std::lock_guard lock(state_mutex_);
+    switch (state_) {
+        case State::connecting: return "connecting";
+        case State::connected: return fmt::format("connected ({})", protocol_version_);
+        case State::reconnecting: {
+            auto wait = until(next_attempt_);
+            return fmt::format("reconnecting in {:.1f} s: {}", wait.count() / 1000.0, detail_);
+        }
+        case State::stopped: return "stopped";
+    }
+    return "unknown";
+}
+
+// ------------------------------------------------------------------ connection
+
+void Upstream::connect_now() {
+    if (state() == State::stopped) return;
+    const auto generation = ++generation_;
+    if (connections_ > 0 || settled_) set_state(State::reconnecting, "connecting again");
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    spawn(connect_once(), [weak, generation](std::exception_ptr error) {
+        auto self = weak.lock();
+        if (!self || !error || generation != self->generation_) return;
+        std::string reason = "failed";
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            reason = e.what();
+        } catch (...) {
+        }
+        self->lost(reason);
+    });
+}
+
+namespace {
+
+std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamSettings& s, AsioExecutor& executor) {
+    if (s.transport == UpstreamTransport::stdio) {
+        client::StdioClientOptions options;
+        options.argv = s.argv;
+        options.max_message_bytes = s.max_response_bytes;
+        return client::make_stdio_transport(executor, std::move(options));
+    }
+    client::HttpClientOptions options;
+    options.url = s.url;
+    options.ca_file = s.ca_file;
+    options.insecure_skip_verify = s.insecure_skip_verify;
+    options.bearer_token = s.bearer_token;
+    options.headers = s.headers;
+    options.connect_timeout = s.connect_timeout;
+    options.max_message_bytes = s.max_response_bytes;
+    if (s.transport == UpstreamTransport::legacy_sse) {
+        throw client::TransportError("the legacy HTTP+SSE transport is not available for upstreams in this build");
+    }
+    return client::make_http_transport(executor, std::move(options));
+}
+
+}  // namespace
+
+Task<void> Upstream::connect_once() {
+    const auto generation = generation_;
+    client::ClientOptions options;
+    options.client_name = "toolport-gateway";
+    // Whatever the upstream asks of a client is passed on to the client whose call caused
+    // it, which is checked then (a client without the capability gets the upstream refused).
+    options.capabilities = {{"sampling", Json::object()},
+                            {"elicitation", Json::object()},
+                            {"roots", {{"listChanged", false}}}};
+    options.request_timeout = settings_.connect_timeout;  // the handshake's
+    std::shared_ptr<McpClient> client;
+    try {
+        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_), options);
+    } catch (const std::invalid_argument& e) {
+        throw client::TransportError(e.what());
+    }
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    client->on_notification([weak, generation](const std::string& method, const Json& params) {
+        auto self = weak.lock();
+        if (self && generation == self->generation_) self->on_notification(method, params);
+    });
+    client->on_request([weak](const client::ServerRequest& request) -> Task<Json> {
+        auto self = weak.lock();
+        if (!self) return refuse_request("the gateway's upstream connection is closing");
+        return self->on_request(request);
+    });
+    client->on_disconnect([weak, generation](const std::string& reason) {
+        auto self = weak.lock();
+        if (self && generation == self->generation_) self->lost(reason);
+    });
+    client_ = client;
+    co_await client->connect();
+    if (generation != generation_) co_return;
+    {
+        std::lock_guard lock(state_mutex_);
+        protocol_version_ = client->protocol_version();
+    }
+    co_await list_everything(client);
+    if (generation != generation_) co_return;
+    for (const auto& uri : subscribed_) {
+        spawn(client->request("resources/subscribe", {{"uri", uri}}), [](std::optional<Json>, std::exception_ptr) {});
+    }
+    set_state(State::connected);
+    ++connections_;
+    settled_ = true;
+    backoff_ = 500ms;
+    spdlog::info("upstream {}: connected to {} ({}), {} tools, {} resources, {} templates, {} prompts", name(),
+                 util::sanitize_for_message(redacted(settings_.describe(), settings_.secrets()), 200),
+                 client->protocol_version(), catalog_.tools.size(), catalog_.resources.size(),
+                 catalog_.resource_templates.size(), catalog_.prompts.size());
+    if (listener_.catalog_changed) listener_.catalog_changed();
+    schedule_ping();
+}
+
+Task<Json> Upstream::refuse_request(std::string why) {
+    throw client::JsonRpcError(-32603, std::move(why));
+    co_return Json();
+}
+
+Task<std::vector<Json>> Upstream::list_all(std::shared_ptr<McpClient> client, std::string method, std::string key) {
+    std::vector<Json> entries;
+    Json params = Json::object();
+    for (int page = 0; page < 1000; ++page) {
+        client::RequestOptions options;
+        options.timeout = settings_.request_timeout;
+        Json result = co_await client->request(method, params, options);
+        if (!result.is_object() || !result.contains(key) || !result[key].is_array()) {
+            throw client::ClientError(fmt::format("upstream {} answered {} without a \"{}\" array", name(), method, key));
+        }
+        for (auto& entry : result[key]) {
+            if (entry.is_object()) entries.push_back(std::move(entry));
+        }
+        auto next = result.find("nextCursor");
+        if (next == result.end() || !next->is_string() || next->get<std::string>().empty()) break;
+        params["cursor"] = *next;
+    }
+    co_return entries;
+}
+
+Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
+    const Json& caps = client->server_capabilities();
+    UpstreamCatalog fresh;
+    if (caps.contains("tools")) fresh.tools = co_await list_all(client, "tools/list", "tools");
+    if (caps.contains("resources")) {
+        fresh.resources = co_await list_all(client, "resources/list", "resources");
+        fresh.resource_templates = co_await list_all(client, "resources/templates/list", "resourceTemplates");
+        const Json& r = caps["resources"];
+        fresh.subscriptions = r.is_object() && r.value("subscribe", false);
+    }
+    if (caps.contains("prompts")) fresh.prompts = co_await list_all(client, "prompts/list", "prompts");
+    fresh.completions = caps.contains("completions");
+    catalog_ = std::move(fresh);
+}
+
+void Upstream::relist(const std::string& what) {
+    if (std::find(relist_queue_.begin(), relist_queue_.end(), what) == relist_queue_.end()) relist_queue_.push_back(what);
+    if (relisting_ || state() != State::connected) return;
+    relisting_ = true;
+    auto client = client_;
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    auto work = [](std::shared_ptr<Upstream> self, std::shared_ptr<McpClient> client) -> Task<void> {
+        while (!self->relist_queue_.empty()) {
+            auto kind = self->relist_queue_.front();
+            self->relist_queue_.erase(self->relist_queue_.begin());
+            if (kind == "tools") {
+                self->catalog_.tools = co_await self->list_all(client, "tools/list", "tools");
+            } else if (kind == "resources") {
+                self->catalog_.resources = co_await self->list_all(client, "resources/list", "resources");
+                self->catalog_.resource_templates =
+                    co_await self->list_all(client, "resources/templates/list", "resourceTemplates");
+            } else if (kind == "prompts") {
+                self->catalog_.prompts = co_await self->list_all(client, "prompts/list", "prompts");
+            }
+        }
+    };
+    spawn(work(shared_from_this(), client), [weak](std::exception_ptr error) {
+        auto self = weak.lock();
+        if (!self) return;
+        self->relisting_ = false;
+        if (error) {
+            try {
+                std::rethrow_exception(error);
+            } catch (const std::exception& e) {
+                spdlog::warn("upstream {}: listing again after list_changed failed: {}", self->name(), e.what());
+            } catch (...) {
+            }
+            self->relist_queue_.clear();
+            return;
+        }
+        if (self->listener_.catalog_changed) self->listener_.catalog_changed();
+    });
+}
+
+void Upstream::lost(const std::string& reason) {
+    if (state() == State::stopped) return;
+    ++generation_;  // whatever the old connection still reports is ignored
+    if (cancel_ping_) std::exchange(cancel_ping_, nullptr)();
+    const std::string why = util::sanitize_for_message(redacted(reason, settings_.secrets()), 300);
+    spdlog::warn("upstream {}: {}; reconnecting in {} ms", name(), why, backoff_.count());
+    settled_ = true;
+    relisting_ = false;
+    relist_queue_.clear();
+    // Not destroyed here: this may run inside the old client's own callback.
+    auto old = std::move(client_);
+    executor_.post([old]() mutable { old.reset(); });
+    {
+        std::lock_guard lock(state_mutex_);
+        state_ = State::reconnecting;
+        detail_ = why;
+        next_attempt_ = std::chrono::steady_clock::now() + backoff_;
+    }
+    schedule_reconnect();
+}
+
+void Upstream::schedule_reconnect() {
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    if (cancel_timer_) std::exchange(cancel_timer_, nullptr)();
+    cancel_timer_ = executor_.schedule_after(backoff_, [weak]() {
+        if (auto self = weak.lock()) {
+            self->cancel_timer_ = nullptr;
+            self->connect_now();
+        }
+    });
+    backoff_ = std::min(backoff_ * 2, settings_.max_backoff);
+}
+
+void Upstream::schedule_ping() {
+    if (settings_.ping_interval.count() == 0) return;
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    const auto generation = generation_;
+    cancel_ping_ = executor_.schedule_after(settings_.ping_interval, [weak, generation]() {
+        auto self = weak.lock();
+        if (!self || generation != self->generation_ || !self->client_) return;
+        self->cancel_ping_ = nullptr;
+        client::RequestOptions options;
+        options.timeout = std::min<std::chrono::milliseconds>(self->settings_.request_timeout, 10s);
+        spawn(self->client_->request("ping", Json::object(), options), [weak, generation](std::optional<Json>, std::exception_ptr error) {
+            auto self = weak.lock();
+            if (!self || generation != self->generation_) return;
+            if (!error) return self->schedule_ping();
+            try {
+                std::rethrow_exception(error);
+            } catch (const std::exception& e) {
+                self->lost(fmt::format("no answer to ping: {}", e.what()));
+            } catch (...) {
+                self->lost("no answer to ping");
+            }
+        });
+    });
+}
+
+// ------------------------------------------------------------------ from the upstream
+
+void Upstream::on_notification(const std::string& method, const Json& params) {
+    if (method == "notifications/tools/list_changed") return relist("tools");
+    if (method == "notifications/resources/list_changed") return relist("resources");
+    if (method == "notifications/prompts/list_changed") return relist("prompts");
+    if (method == "notifications/resources/updated") {
+        if (params.is_object() && params.contains("uri") && params["uri"].is_string() && listener_.resource_updated) {
+            listener_.resource_updated(params["uri"].get<std::string>());
+        }
+        return;
+    }
+    if (method == "notifications/message") {
+        const Json data = params.is_object() ? params.value("data", Json()) : Json();
+        std::string logger = name();
+        if (params.is_object() && params.contains("logger") && params["logger"].is_string()) {
+            logger += "/" + params["logger"].get<std::string>();
+        }
+        if (auto* caller = current_caller()) {
+            caller->log(log_level_of(params), data, logger);
+        } else {
+            spdlog::info("upstream {} log: {}", logger, util::sanitize_for_message(data.dump(), 500));
+        }
+    }
+    // notifications/progress reaches the request it belongs to through McpClient.
+}
+
+RequestContext* Upstream::current_caller() { return in_flight_.empty() ? nullptr : in_flight_.back(); }
+
+Task<Json> Upstream::on_request(const client::ServerRequest& request) {
+    RequestContext* caller = current_caller();
+    if (!caller) {
+        throw client::JsonRpcError(-32603, fmt::format("{} goes to the client whose call caused it, and no call of "
+                                                       "a client is in progress on this upstream",
+                                                       request.method));
+    }
+    if (const char* capability = client_capability_for(request.method)) {
+        const Json& caps = caller->client_capabilities();
+        if (!caps.is_object() || !caps.contains(capability)) {
+            throw client::JsonRpcError(-32601, fmt::format("the client of this call does not support {} (it did not "
+                                                           "declare the {} capability)",
+                                                           request.method, capability));
+        }
+    }
+    try {
+        co_return co_await caller->ask_client({request.method, request.params});
+    } catch (const ClientRequestError& e) {
+        throw client::JsonRpcError(e.code, e.what());
+    } catch (const RpcError& e) {
+        throw client::JsonRpcError(e.code, e.what(), e.data);
+    }
+}
+
+// ------------------------------------------------------------------ to the upstream
+
+std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
+    if (state() == State::connected && client_ && client_->is_open()) return client_;
+    auto wait = until(next_attempt_);
+    auto error = ToolError(ToolErrorCode::server_unhealthy,
+                           fmt::format("upstream {} is not connected ({}), so {} cannot be forwarded", name(),
+                                       describe_state(), what));
+    error.transient(true).suggest("Try again in a few seconds; the gateway reconnects by itself");
+    if (wait.count() > 0) error.retry_after(wait);
+    throw error;
+}
+
+Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {
+    auto client = ready_client("the call");
+    CallerScope scope(in_flight_, ctx);
+    Json params = {{"name", tool}, {"arguments", std::move(arguments)}};
+    client::RequestOptions options;
+    options.timeout = settings_.request_timeout;
+    options.cancel = &ctx.cancel_token();
+    options.on_progress = [&ctx](const Json& p) {
+        if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;
+        std::optional<double> total;
+        if (p.contains("total") && p["total"].is_number()) total = p["total"].get<double>();
+        ctx.progress(p["progress"].get<double>(), total, p.value("message", std::string()));
+    };
+    Json result;
+    try {
+        result = co_await client->request("tools/call", std::move(params), std::move(options));
+    } catch (const client::JsonRpcError& e) {
+        const std::string message = redacted(e.message, settings_.secrets());
+        if (e.code == -32602) {
+            throw ToolError(ToolErrorCode::invalid_argument,
+                            fmt::format("upstream {} refused the call of {}: {}", name(), tool, message))
+                .suggest("Check the arguments against the tool's inputSchema");
+        }
+        throw ToolError(ToolErrorCode::upstream_error,
+                        fmt::format("upstream {} answered the call of {} with error {}: {}", name(), tool, e.code,
+                                    message))
+            .transient(false);
+    } catch (const client::ResponseTooLarge& e) {
+        throw ToolError(ToolErrorCode::response_too_large,
+                        fmt::format("upstream {}'s answer to {} passed {} bytes (max_response_bytes); it was not read "
+                                    "further",
+                                    name(), tool, e.limit))
+            .suggest("Ask for less (narrow the query, fewer results), or raise upstreams." + name() +
+                     ".max_response_bytes");
+    } catch (const client::RequestTimeout& e) {
+        throw ToolError(ToolErrorCode::timeout, fmt::format("upstream {} did not answer {} within {} ms (it was told "
+                                                            "to stop)",
+                                                            name(), tool, e.timeout.count()))
+            .transient(true);
+    } catch (const client::TransportError& e) {
+        throw ToolError(ToolErrorCode::upstream_error,
+                        fmt::format("upstream {} went away during the call of {}: {}", name(), tool,
+                                    redacted(e.what(), settings_.secrets())))
+            .transient(true)
+            .suggest("Try again shortly; the gateway reconnects to the upstream by itself");
+    } catch (const client::ClientError& e) {
+        throw ToolError(ToolErrorCode::upstream_error,
+                        fmt::format("upstream {} answered the call of {} wrongly: {}", name(), tool,
+                                    redacted(e.what(), settings_.secrets())));
+    }
+    try {
+        co_return ToolResult::from_json(result);
+    } catch (const std::invalid_argument& e) {
+        throw ToolError(ToolErrorCode::upstream_error,
+                        fmt::format("upstream {} answered the call of {} with something that is not a tool result: {}",
+                                    name(), tool, e.what()));
+    }
+}
+
+Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json params) {
+    std::shared_ptr<McpClient> client;
+    try {
+        client = ready_client(method.c_str());
+    } catch (const ToolError& e) {
+        throw RpcError(-32603, e.what());
+    }
+    CallerScope scope(in_flight_, ctx);
+    client::RequestOptions options;
+    options.timeout = settings_.request_timeout;
+    options.cancel = &ctx.cancel_token();
+    try {
+        co_return co_await client->request(method, std::move(params), std::move(options));
+    } catch (const client::JsonRpcError& e) {
+        throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
+    } catch (const client::ClientError& e) {
+        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), redacted(e.what(), settings_.secrets())));
+    }
+}
+
+Task<Json> Upstream::read_resource(RequestContext& ctx, std::string uri) {
+    Json result = co_await request(ctx, "resources/read", {{"uri", std::move(uri)}});
+    if (!result.is_object() || !result.contains("contents") || !result["contents"].is_array()) {
+        throw RpcError(-32603, fmt::format("upstream {} answered resources/read without \"contents\"", name()));
+    }
+    co_return std::move(result["contents"]);
+}
+
+Task<Json> Upstream::get_prompt(RequestContext& ctx, std::string prompt, Json arguments) {
+    Json params = {{"name", std::move(prompt)}};
+    if (arguments.is_object() && !arguments.empty()) params["arguments"] = std::move(arguments);
+    Json result = co_await request(ctx, "prompts/get", std::move(params));
+    if (!result.is_object() || !result.contains("messages")) {
+        throw RpcError(-32603, fmt::format("upstream {} answered prompts/get without \"messages\"", name()));
+    }
+    co_return result;
+}
+
+Task<Json> Upstream::complete(RequestContext& ctx, Json ref, std::string argument, std::string value, Json context) {
+    Json params = {{"ref", std::move(ref)}, {"argument", {{"name", std::move(argument)}, {"value", std::move(value)}}}};
+    if (context.is_object() && !context.empty()) params["context"] = {{"arguments", std::move(context)}};
+    Json result = co_await request(ctx, "completion/complete", std::move(params));
+    if (!result.is_object() || !result.contains("completion")) {
+        throw RpcError(-32603, fmt::format("upstream {} answered completion/complete without \"completion\"", name()));
+    }
+    co_return std::move(result["completion"]);
+}
+
+void Upstream::subscribe(const std::string& uri) {
+    if (std::find(subscribed_.begin(), subscribed_.end(), uri) != subscribed_.end()) return;
+    subscribed_.push_back(uri);
+    if (state() == State::connected && client_ && catalog_.subscriptions) {
+        spawn(client_->request("resources/subscribe", {{"uri", uri}}), [](std::optional<Json>, std::exception_ptr) {});
+    }
+}
+
+void Upstream::unsubscribe(const std::string& uri) {
+    auto it = std::find(subscribed_.begin(), subscribed_.end(), uri);
+    if (it == subscribed_.end()) return;
+    subscribed_.erase(it);
+    if (state() == State::connected && client_ && catalog_.subscriptions) {
+        spawn(client_->request("resources/unsubscribe", {{"uri", uri}}), [](std::optional<Json>, std::exception_ptr) {});
+    }
+}
+
+}  // namespace toolport::gateway

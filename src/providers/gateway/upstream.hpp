@@ -1,0 +1,141 @@
+// Upstream: the gateway's connection to one upstream MCP server, kept alive. It connects
+// (stdio child, Streamable HTTP or legacy HTTP+SSE) in whatever revision the server
+// speaks, lists what it offers, re-lists when it says a list changed, and reconnects with
+// backoff (0.5 s doubling to max_backoff) when the connection is lost: a dead upstream
+// never stops the others or Toolport, and its entries stay listed while it comes back
+// (calls meanwhile fail fast with SERVER_UNHEALTHY and when to retry).
+//
+// Everything runs on the engine's event loop. The gateway (gateway.hpp) turns the catalog
+// into registry entries and forwards calls through call_tool() and friends.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "async/task.hpp"
+#include "providers/gateway/gateway_settings.hpp"
+#include "server/content.hpp"
+
+namespace toolport {
+class AsioExecutor;
+class RequestContext;
+namespace client {
+class McpClient;
+struct ServerRequest;
+}  // namespace client
+}  // namespace toolport
+
+namespace toolport::gateway {
+
+using Json = nlohmann::json;
+
+// What an upstream offers, as it listed it (entries are the MCP objects it sent).
+struct UpstreamCatalog {
+    std::vector<Json> tools;
+    std::vector<Json> resources;
+    std::vector<Json> resource_templates;
+    std::vector<Json> prompts;
+    bool completions = false;    // it declared the completions capability
+    bool subscriptions = false;  // resources.subscribe
+};
+
+class Upstream : public std::enable_shared_from_this<Upstream> {
+public:
+    enum class State { connecting, connected, reconnecting, stopped };
+
+    struct Listener {
+        // Its catalog changed (first listing, a re-listing after list_changed or a reconnect).
+        std::function<void()> catalog_changed;
+        // notifications/resources/updated for one of its URIs.
+        std::function<void(const std::string& uri)> resource_updated;
+    };
+
+    Upstream(UpstreamSettings settings, AsioExecutor& executor);
+    ~Upstream();
+
+    const UpstreamSettings& settings() const { return settings_; }
+    const std::string& name() const { return settings_.name; }
+
+    // Before start().
+    void set_listener(Listener listener) { listener_ = std::move(listener); }
+    void start();
+    // Ends the connection now (a stdio child and its process group are killed and reaped).
+    void stop();
+
+    State state() const;
+    // One line for /health and errors: "connected (2025-06-18)", "reconnecting in 4 s: ...".
+    std::string describe_state() const;
+    const UpstreamCatalog& catalog() const { return catalog_; }
+    // The revision the upstream negotiated ("" before it connected).
+    std::string protocol_version() const;
+    // Whether the first connection attempt is over (connected or failed once).
+    bool settled() const { return settled_; }
+    // How many times the connection was (re)established.
+    int connections() const { return connections_; }
+
+    // Forwarding. Each runs on the loop, on behalf of the client request `ctx`:
+    // progress, cancellation (also by the pipeline's deadline), log messages and the
+    // upstream's requests to the client (sampling, elicitation, roots) are passed on.
+    // Failures are ToolErrors for calls, RpcErrors for the others.
+    Task<ToolResult> call_tool(RequestContext& ctx, std::string name, Json arguments);
+    Task<Json> read_resource(RequestContext& ctx, std::string uri);
+    Task<Json> get_prompt(RequestContext& ctx, std::string name, Json arguments);
+    Task<Json> complete(RequestContext& ctx, Json ref, std::string argument, std::string value, Json context);
+    // resources/subscribe and unsubscribe, kept across reconnections.
+    void subscribe(const std::string& uri);
+    void unsubscribe(const std::string& uri);
+
+private:
+    void connect_now();
+    Task<void> connect_once();
+    Task<void> list_everything(std::shared_ptr<client::McpClient> client);
+    Task<std::vector<Json>> list_all(std::shared_ptr<client::McpClient> client, std::string method, std::string key);
+    void relist(const std::string& what);
+    void lost(const std::string& reason);
+    void schedule_reconnect();
+    void schedule_ping();
+    void on_notification(const std::string& method, const Json& params);
+    Task<Json> on_request(const client::ServerRequest& request);
+    // The client request an upstream's request or log message belongs to: the latest call
+    // in flight (stdio carries no relation; over HTTP it is the one whose stream it came on).
+    RequestContext* current_caller();
+    // The connection, or ToolError SERVER_UNHEALTHY saying when it should be back.
+    std::shared_ptr<client::McpClient> ready_client(const char* what);
+    // One request on behalf of `ctx` (not a tool call): failures as RpcError.
+    Task<Json> request(RequestContext& ctx, std::string method, Json params);
+    static Task<Json> refuse_request(std::string why);
+    void set_state(State state, std::string detail = {});
+
+    UpstreamSettings settings_;
+    AsioExecutor& executor_;
+    Listener listener_;
+
+    std::shared_ptr<client::McpClient> client_;
+    UpstreamCatalog catalog_;
+    std::list<RequestContext*> in_flight_;
+    std::vector<std::string> subscribed_;
+    bool relisting_ = false;
+    std::vector<std::string> relist_queue_;
+
+    mutable std::mutex state_mutex_;  // state_ and detail_ are read by /health's thread
+    State state_ = State::connecting;
+    std::string detail_;
+    std::string protocol_version_;
+    std::chrono::steady_clock::time_point next_attempt_{};
+
+    bool settled_ = false;
+    int connections_ = 0;
+    std::chrono::milliseconds backoff_{500};
+    std::function<void()> cancel_timer_;
+    std::function<void()> cancel_ping_;
+    std::uint64_t generation_ = 0;  // bumped by every connection attempt
+};
+
+}  // namespace toolport::gateway

@@ -1,0 +1,353 @@
+// The gateway in the real binary: upstream MCP servers — the official server-everything
+// (npm) and the fault-injecting fixture (tests/fixtures/upstream) over stdio and
+// Streamable HTTP, and a second toolport — aggregated behind one Toolport, driven by the
+// official TypeScript SDK client. Names and collisions, calls, reads and prompts through,
+// progress, list_changed, sampling and elicitation forwarded to the client that caused
+// them, the breaker, the budget under 20 parallel calls, the size cap, restart and
+// reconnect, and an imported mcpServers file.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ToolListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  LoggingMessageNotificationSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { startHttpServer, runToolport, sleep, TOOLPORT_BIN } from './lib/harness.mjs';
+import { FAULTY_SERVER, startFaultyHttp } from '../fixtures/upstream/faulty_server.mjs';
+
+const NODE = process.execPath;
+const require = createRequire(import.meta.url);
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+async function connect(server, { capabilities = {}, path: p = '/mcp' } = {}) {
+  const client = new Client({ name: 'toolport-it-gateway', version: '1.0.0' }, { capabilities });
+  const changes = [];
+  const updates = [];
+  const logs = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes.push(Date.now()));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updates.push(n.params.uri));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}${p}`)));
+  return { client, changes, updates, logs };
+}
+
+async function waitFor(what, predicate, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const code = (result) => result.structuredContent?.error_code ?? (result.isError ? 'ERROR' : 'OK');
+const text = (result) => result.content?.map((c) => c.text ?? '').join('');
+const yamlString = (s) => JSON.stringify(s);
+
+describe('gateway: server-everything and the faulty fixture over stdio, the fixture over HTTP', () => {
+  let server;
+  let faultyHttp;
+  let session;
+
+  before(async () => {
+    faultyHttp = await startFaultyHttp(['--name', 'remote']);
+    server = await startHttpServer({
+      packs: '',
+      config: `
+upstreams:
+  everything:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(EVERYTHING)}, stdio]
+  faulty:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(FAULTY_SERVER)}, stdio, --downstream-calls, "2"]
+    max_response_bytes: 200000
+  remote:
+    url: ${faultyHttp.url}
+    deny: ["crash", "never"]
+services:
+  faulty: {breaker: {failure_threshold: 3, cooldown_s: 1}}
+pipeline:
+  cache: {enabled: false}
+`,
+    });
+    session = await connect(server, {
+      capabilities: { sampling: {}, elicitation: {} },
+    });
+    // Both stdio children start at once; the HTTP fixture too.
+    await waitFor('every upstream listed', async () => {
+      const { tools } = await session.client.listTools();
+      return tools.some((t) => t.name === 'get-sum') && tools.some((t) => t.name === 'faulty_echo') &&
+        tools.some((t) => t.name === 'remote_echo');
+    });
+  });
+
+  after(async () => {
+    await session?.client.close();
+    await server?.stop();
+    await faultyHttp?.stop();
+  });
+
+  it('serves every upstream tool once, prefixed only where names collide, within 64 safe characters', async () => {
+    const { tools } = await session.client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const name of names) assert.match(name, NAME);
+    assert.equal(new Set(names).size, names.length);
+    // echo is everyone's: each gets its prefix; get-sum is only everything's: kept.
+    for (const n of ['everything_echo', 'faulty_echo', 'remote_echo', 'get-sum', 'faulty_slow', 'remote_slow']) {
+      assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
+    }
+    assert.ok(!names.includes('echo'));
+    // deny filters the HTTP upstream's tools only.
+    assert.ok(!names.includes('remote_crash') && !names.includes('remote_never'));
+    assert.ok(names.includes('crash') || names.includes('faulty_crash'));
+    assert.deepEqual(names, [...names].sort(), 'a stable order');
+    const echo = tools.find((t) => t.name === 'faulty_echo');
+    assert.equal(echo.inputSchema.type, 'object');
+    assert.ok(echo.inputSchema.properties.text);
+  });
+
+  it('forwards calls and results, _meta included, to each upstream', async () => {
+    const sum = await session.client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } });
+    assert.match(text(sum), /42/);
+    const echo = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 'through the gateway' } });
+    assert.equal(text(echo), 'through the gateway');
+    assert.equal(echo._meta.downstream_api_calls, 2, 'the upstream reported figure is kept');
+    const remote = await session.client.callTool({ name: 'remote_echo', arguments: { text: 'over http' } });
+    assert.equal(text(remote), 'over http');
+  });
+
+  it('checks arguments against the upstream schema before sending', async () => {
+    const result = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 42 } });
+    assert.equal(result.isError, true);
+    assert.match(code(result), /INVALID|MISSING/);
+  });
+
+  it('passes an upstream tool error on as a result and a JSON-RPC error as UPSTREAM_ERROR', async () => {
+    const toolError = await session.client.callTool({ name: 'remote_tool_error', arguments: {} });
+    assert.equal(toolError.isError, true);
+    const failed = await session.client.callTool({ name: 'remote_fail', arguments: {} });
+    assert.equal(code(failed), 'UPSTREAM_ERROR');
+    assert.match(text(failed), /upstream failure/);
+  });
+
+  it('forwards progress notifications of a call', async () => {
+    const seen = [];
+    const result = await session.client.callTool({ name: 'faulty_slow', arguments: { ms: 300, steps: 3 } }, undefined, {
+      onprogress: (p) => seen.push(p),
+    });
+    assert.equal(result.isError ?? false, false);
+    assert.deepEqual(seen.map((p) => p.progress), [1, 2, 3]);
+    assert.equal(seen[0].total, 3);
+  });
+
+  it('cancels the upstream call when the client cancels', async () => {
+    const controller = new AbortController();
+    const call = session.client.callTool({ name: 'faulty_never', arguments: {} }, undefined, { signal: controller.signal })
+      .catch((e) => e);
+    await sleep(200);
+    controller.abort('enough');
+    const outcome = await call;
+    assert.ok(outcome instanceof Error);
+    // The connection is fine for the next call.
+    const echo = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 'after cancel' } });
+    assert.equal(text(echo), 'after cancel');
+  });
+
+  it('forwards sampling and elicitation requests to the client whose call caused them', async () => {
+    session.client.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+      role: 'assistant',
+      content: { type: 'text', text: `sampled: ${request.params.messages.length}` },
+      model: 'test-model',
+    }));
+    session.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { answer: 'yes' } }));
+    const sampled = await session.client.callTool({ name: 'faulty_ask_sampling', arguments: { prompt: 'hi' } });
+    assert.match(text(sampled), /sampled: 1/);
+    const elicited = await session.client.callTool({ name: 'remote_ask_elicitation', arguments: {} });
+    assert.match(text(elicited), /"accept"/);
+  });
+
+  it('refuses an upstream request the calling client cannot answer', async () => {
+    const plain = await connect(server);  // declares no sampling
+    try {
+      const result = await plain.client.callTool({ name: 'faulty_ask_sampling', arguments: {} });
+      assert.equal(result.isError, true);
+      assert.match(text(result), /does not support sampling/);
+    } finally {
+      await plain.client.close();
+    }
+  });
+
+  it('forwards log messages of a call to its client', async () => {
+    await session.client.setLoggingLevel('debug');
+    await session.client.callTool({ name: 'faulty_log', arguments: { level: 'warning', message: 'careful' } });
+    await waitFor('the log message', () => session.logs.find((l) => JSON.stringify(l.data).includes('careful')));
+    const log = session.logs.find((l) => JSON.stringify(l.data).includes('careful'));
+    assert.equal(log.level, 'warning');
+    assert.match(log.logger, /^faulty/);
+  });
+
+  it('re-lists an upstream after its list_changed and announces the change', async () => {
+    const before = session.changes.length;
+    await session.client.callTool({ name: 'faulty_add_tool', arguments: { name: 'brand_new' } });
+    await waitFor('list_changed', () => session.changes.length > before);
+    const { tools } = await session.client.listTools();
+    assert.ok(tools.some((t) => t.name === 'brand_new'));
+    const result = await session.client.callTool({ name: 'brand_new', arguments: { text: 'new' } });
+    assert.equal(text(result), 'new');
+  });
+
+  it('reads resources, follows subscriptions and gets prompts through', async () => {
+    const { resources } = await session.client.listResources();
+    const uris = resources.map((r) => r.uri);
+    // Both fixtures list faulty://static/hello: each is rewritten with its prefix.
+    assert.ok(uris.includes('faulty+faulty://static/hello') && uris.includes('remote+faulty://static/hello'), uris.join(' '));
+    const read = await session.client.readResource({ uri: 'remote+faulty://static/hello' });
+    assert.equal(read.contents[0].text, 'hello');
+    const { resourceTemplates } = await session.client.listResourceTemplates();
+    assert.ok(resourceTemplates.some((t) => t.uriTemplate === 'faulty+faulty://item/{id}'));
+    const item = await session.client.readResource({ uri: 'faulty+faulty://item/7' });
+    assert.match(item.contents[0].text, /7/);
+
+    await session.client.subscribeResource({ uri: 'faulty+faulty://static/hello' });
+    await session.client.callTool({ name: 'faulty_touch', arguments: { uri: 'faulty://static/hello' } });
+    await waitFor('resources/updated', () => session.updates.includes('faulty+faulty://static/hello'));
+
+    const { prompts } = await session.client.listPrompts();
+    const names = prompts.map((p) => p.name);
+    assert.ok(names.includes('faulty_greeting') && names.includes('remote_greeting'), names.join(' '));
+    const prompt = await session.client.getPrompt({ name: 'remote_greeting', arguments: { name: 'Ada' } });
+    assert.match(JSON.stringify(prompt.messages), /Hello, Ada!/);
+  });
+
+  it('refuses an answer over max_response_bytes while reading it, and the upstream keeps serving', async () => {
+    const big = await session.client.callTool({ name: 'faulty_huge', arguments: { bytes: 500000 } });
+    assert.equal(code(big), 'MCP_RESPONSE_TOO_LARGE');
+    const small = await session.client.callTool({ name: 'faulty_huge', arguments: { bytes: 1000 } });
+    assert.equal(text(small).length, 1000);
+  });
+
+  it('restarts a crashed stdio upstream and serves it again', async () => {
+    const crashName = (await session.client.listTools()).tools.find((t) => /(^|_)crash$/.test(t.name) && !t.name.startsWith('remote')).name;
+    const crashed = await session.client.callTool({ name: crashName, arguments: {} });
+    assert.equal(code(crashed), 'UPSTREAM_ERROR');
+    const echo = await waitFor('the upstream back', async () => {
+      const r = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 'back' } });
+      return r.isError ? null : r;
+    });
+    assert.equal(text(echo), 'back');
+  });
+
+  it('opens the breaker after 3 consecutive failures and closes it after a good probe', async () => {
+    // Fail three times: the JSON-RPC error of `fail` is a failure of the service.
+    const fail = (await session.client.listTools()).tools.find((t) => /^(faulty_)?fail$/.test(t.name)).name;
+    for (let i = 0; i < 3; i++) {
+      const r = await session.client.callTool({ name: fail, arguments: {} });
+      assert.equal(code(r), 'UPSTREAM_ERROR');
+    }
+    const refused = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 'x' } });
+    assert.equal(code(refused), 'SERVER_UNHEALTHY');
+    assert.ok(refused.structuredContent.retry_after_ms > 0);
+    // Other upstreams are not affected.
+    const other = await session.client.callTool({ name: 'remote_echo', arguments: { text: 'fine' } });
+    assert.equal(text(other), 'fine');
+    await sleep(1100);
+    const probe = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 'probe' } });
+    assert.equal(text(probe), 'probe');
+  });
+
+  it('shows each upstream on /health', async () => {
+    const res = await fetch(`${server.base}/health`);
+    const body = await res.json();
+    const components = JSON.stringify(body);
+    for (const name of ['everything', 'faulty', 'remote']) assert.match(components, new RegExp(`"${name}"`));
+    assert.match(components, /connected \(20\d\d-\d\d-\d\d\)/);
+  });
+});
+
+describe('gateway: budgets across upstream calls', () => {
+  it('never overspends a small budget under 20 parallel calls', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      config: `
+upstreams:
+  faulty:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(FAULTY_SERVER)}, stdio, --downstream-calls, "1"]
+    downstream_calls_estimate: 1
+pipeline:
+  cache: {enabled: false}
+  budget: {max_downstream_calls_per_request: 5}
+`,
+    });
+    t.after(() => server.stop());
+    const { client } = await connect(server);
+    t.after(() => client.close());
+    await waitFor('the upstream', async () => (await client.listTools()).tools.some((tool) => tool.name === 'echo'));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'echo', arguments: { text: `call ${i}` } })),
+    );
+    const ok = results.filter((r) => !r.isError).length;
+    const refused = results.filter((r) => code(r) === 'MCP_BUDGET_EXCEEDED').length;
+    assert.equal(ok, 5, `${ok} calls went through`);
+    assert.equal(refused, 15);
+  });
+});
+
+describe('gateway: a second toolport as an upstream, and an imported mcpServers file', () => {
+  it('serves the tools of a toolport behind a toolport, with an upstream that is down at first', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-gw-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'claude_desktop_config.json');
+    writeFileSync(file, JSON.stringify({
+      mcpServers: {
+        'inner toolport': { command: TOOLPORT_BIN, args: ['serve', '--stdio', '--packs', 'conformance'] },
+        broken: { command: '/nonexistent/server', args: [] },
+        'from-env': { command: NODE, args: [FAULTY_SERVER, 'stdio', '--name', '${env:GW_TEST_NAME}'] },
+      },
+    }));
+    const server = await startHttpServer({ packs: '', extraArgs: ['--import', file], env: { GW_TEST_NAME: 'envname' } });
+    t.after(() => server.stop());
+    const { client } = await connect(server);
+    t.after(() => client.close());
+    const tools = await waitFor('the inner toolport', async () => {
+      const { tools } = await client.listTools();
+      return tools.some((tool) => tool.name === 'test_simple_text') && tools.some((tool) => /echo/.test(tool.name)) ? tools : null;
+    });
+    const result = await client.callTool({ name: 'test_simple_text', arguments: {} });
+    assert.equal(result.isError ?? false, false);
+    const echo = tools.find((tool) => tool.description?.startsWith('envname:'));
+    assert.ok(echo, 'the ${env:...} value reached the fixture');
+    // The broken upstream is on /health as reconnecting, and took nothing else down.
+    const health = await (await fetch(`${server.base}/health`)).json();
+    assert.match(JSON.stringify(health), /"broken"/);
+    assert.match(JSON.stringify(health), /reconnecting/);
+  });
+
+  it('`toolport list --config` shows the aggregate', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-gw-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'gw.yaml');
+    writeFileSync(file, `
+gateway: {prefix_mode: always, separator: "__"}
+upstreams:
+  fx:
+    command: [${yamlString(NODE)}, ${yamlString(FAULTY_SERVER)}, stdio, --tools, "echo,slow"]
+`);
+    const out = await runToolport(['list', '--config', file]);
+    assert.equal(out.status, 0, out.stderr);
+    assert.match(out.stdout, /fx__echo/);
+    assert.match(out.stdout, /fx__slow/);
+    assert.doesNotMatch(out.stdout, /fx__crash/);
+  });
+});
