@@ -109,6 +109,10 @@ public:
     // call_tool) gets their validation, limits and accounting.
     Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments);
 
+    // A named subset of the server's tools that clients choose with the URL path
+    // /mcp/<name> (McpServer::add_view): the gateway's profiles.
+    void add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible);
+
     // Tells the clients subscribed to `uri` that it changed (notifications/resources/updated).
     void resource_updated(const std::string& uri);
     // Told when a client subscribes to a resource (`subscribed` true) and when the last

@@ -27,6 +27,10 @@ Task<ToolResult> SourceContext::invoke_tool(RequestContext& ctx, const std::shar
     return server_.invoke_tool(ctx, tool, arguments);
 }
 
+void SourceContext::add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible) {
+    server_.add_view(name, std::move(visible));
+}
+
 void SourceContext::resource_updated(const std::string& uri) { server_.resource_updated(uri); }
 
 void SourceContext::on_subscription(std::function<void(const std::string& uri, bool subscribed)> listener) {

@@ -86,6 +86,12 @@ void McpServer::broadcast_list_changed(CatalogKind kind) {
     for (auto* s : sessions) s->notify(method, nullptr);
 }
 
+bool McpServer::visible(const CallerIdentity& caller, const ToolSpec& tool) const {
+    if (caller.view.empty()) return true;
+    auto it = views_.find(caller.view);
+    return it != views_.end() && it->second(tool);
+}
+
 void McpServer::subscription_changed(const std::string& uri, bool subscribed) {
     if (!subscribed) {
         // Only when the last subscriber has gone.

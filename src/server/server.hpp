@@ -90,6 +90,16 @@ public:
     int add_resource_listener(ResourceListener listener);
     void remove_resource_listener(int id) { resource_listeners_.erase(id); }
 
+    // Views: named subsets of the tools (the gateway's profiles), chosen by a client
+    // through the URL path /mcp/<view>, so a client that takes only its first 40 tools
+    // (Cursor) or refuses more than 128 (VS Code) gets a catalogue it can use. A session
+    // in a view lists and calls only the tools `visible` accepts.
+    using ToolView = std::function<bool(const ToolSpec& tool)>;
+    void add_view(const std::string& name, ToolView visible) { views_[name] = std::move(visible); }
+    bool has_view(const std::string& name) const { return views_.count(name) > 0; }
+    // Whether `caller` sees `tool` (always, outside a view).
+    bool visible(const CallerIdentity& caller, const ToolSpec& tool) const;
+
     // Told when a session subscribes to a resource (true) and when the last session
     // subscribed to one unsubscribes (false): sources that forward subscriptions upstream.
     using SubscriptionListener = std::function<void(const std::string& uri, bool subscribed)>;
@@ -129,6 +139,7 @@ private:
     ToolInvoker tool_invoker_;
     SessionClosedListener session_closed_listener_;
     std::vector<SubscriptionListener> subscription_listeners_;
+    std::map<std::string, ToolView> views_;
     int next_resource_listener_ = 0;
 };
 

@@ -93,8 +93,18 @@ Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_tools(RequestContext& ctx) {
-    Json result = list_page(server_.registry().tools(), ctx.params(), server_.options().page_size, "tools",
-                             ctx.revision(), "tool");
+    const auto& all = server_.registry().tools();
+    Json result;
+    if (caller().view.empty()) {
+        result = list_page(all, ctx.params(), server_.options().page_size, "tools", ctx.revision(), "tool");
+    } else {
+        // A view's tools: the same pages and cursors, over the subset.
+        std::map<std::string, std::shared_ptr<const ToolSpec>> seen;
+        for (const auto& [name, tool] : all) {
+            if (server_.visible(caller(), *tool)) seen.emplace(name, tool);
+        }
+        result = list_page(seen, ctx.params(), server_.options().page_size, "tools", ctx.revision(), "tool");
+    }
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -102,6 +112,7 @@ Task<Json> ServerSession::list_tools(RequestContext& ctx) {
 Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     auto name = required_string(ctx.params(), "name");
     auto tool = server_.registry().tool_ptr(name);
+    if (tool && !server_.visible(caller(), *tool)) tool = nullptr;  // not in this client's view
     if (!tool) {
         throw RpcError(error_code::kInvalidParams,
                        fmt::format("Unknown tool: {}", util::sanitize_for_message(name, 128)));

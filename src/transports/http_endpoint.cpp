@@ -154,17 +154,36 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
     }
 
-    std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal) {
+    // The view a request's URL chose: "cursor" for <path>/cursor, "" for <path>.
+    std::string view_of(const HttpRequestView& req) const {
+        auto target = req.target();
+        auto path = target.substr(0, target.find('?'));
+        if (path.size() <= opts.path.size() + 1 || path.compare(0, opts.path.size(), opts.path) != 0) return {};
+        return std::string(path.substr(opts.path.size() + 1));
+    }
+
+    // <path>/<view> for a view the server has (a gateway profile).
+    bool is_view_path(std::string_view path) const {
+        if (path.size() <= opts.path.size() + 1 || path.compare(0, opts.path.size(), opts.path) != 0 ||
+            path[opts.path.size()] != '/') {
+            return false;
+        }
+        auto name = path.substr(opts.path.size() + 1);
+        return name.find('/') == std::string_view::npos && mcp.has_view(std::string(name));
+    }
+
+    std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal, std::string view = {}) {
         auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events, opts.max_replay_bytes);
         s->legacy = legacy;
         s->principal = principal;
+        s->view = view;
         s->created = s->last_active = executor.now();
         std::weak_ptr<HttpSession> weak = s;
         s->mcp = mcp.open_session(
             [weak](const Json& message, const protocol::RequestId* related) {
                 if (auto hs = weak.lock()) hs->route(message, related);
             },
-            CallerIdentity{std::move(principal), s->id(), ""});
+            CallerIdentity{std::move(principal), s->id(), "", {}, std::move(view)});
         s->mcp->set_stream_closer([weak](const protocol::RequestId& id) {
             if (auto hs = weak.lock()) hs->close_stream(id);
         });
@@ -194,6 +213,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     std::shared_ptr<HttpSession> find_session(std::string_view id, const HttpRequestView& req, bool legacy) {
         auto it = sessions.find(id);
         if (it == sessions.end() || it->second->legacy != legacy) return nullptr;
+        if (!legacy && it->second->view != view_of(req)) return nullptr;  // another URL's session
         if (!it->second->principal.empty() || !opts.bearer_tokens.empty()) {
             if (http_policy::principal_of(opts, req.header("Authorization")) != it->second->principal) return nullptr;
         }
@@ -263,7 +283,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
         if (is_metrics || is_health) return observability_answer(req, is_metrics);
         if (opts.reload && path == "/admin/reload" && path != opts.path) return reload_answer(req);
-        if (path == opts.path) {
+        if (path == opts.path || is_view_path(path)) {
             switch (req.method()) {
                 case HttpMethod::post: return handle_post(req);
                 case HttpMethod::get: return handle_get(req);
@@ -466,7 +486,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                                  "later or end unused sessions with DELETE",
                                                  opts.max_sessions));
                 }
-                session = create_session(false, http_policy::principal_of(opts, req.header("Authorization")));
+                session = create_session(false, http_policy::principal_of(opts, req.header("Authorization")),
+                                         view_of(req));
                 created = true;
             }
         } else {
@@ -536,7 +557,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 std::string key = related ? related->dump() : std::string();
                 s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
             },
-            CallerIdentity{http_policy::principal_of(opts, req.header("Authorization")), "", ""});
+            CallerIdentity{http_policy::principal_of(opts, req.header("Authorization")), "", "", {}, view_of(req)});
         take_client_headers(req, session->caller());
         session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
             if (auto s = weak.lock()) s->end_request(id.dump(), cancelled_reply(id, reason));

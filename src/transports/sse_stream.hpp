@@ -132,6 +132,8 @@ public:
     bool legacy = false;  // HTTP+SSE (2024-11-05): every message goes on the one stream
     // Who created the session (http_policy::principal_of); only that caller may use it.
     std::string principal;
+    // The view (gateway profile) of the URL it was created on: only that URL reaches it.
+    std::string view;
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point last_active = created;
     // The client came back after initialize (another request, a stream): the handshake is

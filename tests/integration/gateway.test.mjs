@@ -351,3 +351,89 @@ upstreams:
     assert.doesNotMatch(out.stdout, /fx__crash/);
   });
 });
+
+describe('gateway: profiles and tool search', () => {
+  const upstreams = `
+upstreams:
+  everything:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(EVERYTHING)}, stdio]
+  faulty:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(FAULTY_SERVER)}, stdio]
+`;
+
+  it('serves a profile at /mcp/<profile> with only its tools, and refuses calls outside it', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      config: `${upstreams}
+gateway:
+  profiles:
+    small: {tools: ["get-sum", "faulty_*"]}
+    only_everything: {upstreams: [everything]}
+`,
+    });
+    t.after(() => server.stop());
+    const full = await connect(server);
+    t.after(() => full.client.close());
+    const all = await waitFor('both upstreams', async () => {
+      const { tools } = await full.client.listTools();
+      return tools.some((x) => x.name === 'get-sum') && tools.some((x) => x.name === 'faulty_echo') ? tools : null;
+    });
+
+    const small = await connect(server, { path: '/mcp/small' });
+    t.after(() => small.client.close());
+    const { tools } = await small.client.listTools();
+    const names = tools.map((x) => x.name);
+    assert.ok(names.includes('get-sum') && names.includes('faulty_echo'));
+    assert.ok(names.every((n) => n === 'get-sum' || n.startsWith('faulty_')), names.join(' '));
+    assert.ok(names.length < all.length);
+    const sum = await small.client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
+    assert.match(text(sum), /3/);
+    await assert.rejects(small.client.callTool({ name: 'everything_echo', arguments: { message: 'x' } }), /Unknown tool/);
+
+    const everythingOnly = await connect(server, { path: '/mcp/only_everything' });
+    t.after(() => everythingOnly.client.close());
+    const listed = (await everythingOnly.client.listTools()).tools.map((x) => x.name);
+    assert.ok(listed.includes('everything_echo') && !listed.some((n) => n.startsWith('faulty_')));
+
+    // An unknown profile is not an endpoint; a session of one URL is not reachable from another.
+    const res = await fetch(`${server.base}/mcp/nope`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 404);
+    const sid = small.client.transport.sessionId;
+    const other = await fetch(`${server.base}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(other.status, 404);
+  });
+
+  it('tool_search mode serves search_tools and call_tool, which reach every upstream tool through the pipeline', async (t) => {
+    const server = await startHttpServer({ packs: '', config: `${upstreams}\ngateway: {tool_search: true}\n` });
+    t.after(() => server.stop());
+    const { client } = await connect(server);
+    t.after(() => client.close());
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['call_tool', 'search_tools']);
+    const found = await waitFor('the catalog indexed', async () => {
+      const r = await client.callTool({ name: 'search_tools', arguments: { query: 'sum of two numbers' } });
+      return r.structuredContent?.total_tools > 20 ? r : null;  // both upstreams
+    });
+    assert.equal(found.structuredContent.tools[0].name, 'get-sum', JSON.stringify(found.structuredContent.tools.map((x) => x.name)));
+    assert.ok(found.structuredContent.tools[0].inputSchema.properties.a);
+    assert.ok(found.structuredContent.total_tools > 20);
+    const byParam = await client.callTool({ name: 'search_tools', arguments: { query: 'bytes', limit: 3 } });
+    assert.ok(byParam.structuredContent.tools.some((x) => x.name === 'huge'), JSON.stringify(byParam.structuredContent));
+
+    const sum = await client.callTool({ name: 'call_tool', arguments: { name: 'get-sum', arguments: { a: 20, b: 22 } } });
+    assert.match(text(sum), /42/);
+    // The target's own schema is checked.
+    const bad = await client.callTool({ name: 'call_tool', arguments: { name: 'get-sum', arguments: { a: 'x' } } });
+    assert.equal(bad.isError, true);
+    assert.match(code(bad), /INVALID|MISSING/);
+    const missing = await client.callTool({ name: 'call_tool', arguments: { name: 'no_such_tool' } });
+    assert.equal(code(missing), 'NOT_FOUND');
+    assert.match(missing.structuredContent.suggestion, /search_tools/);
+  });
+});

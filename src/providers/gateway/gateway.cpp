@@ -1,5 +1,6 @@
 #include "providers/gateway/gateway.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -112,7 +113,25 @@ void Gateway::start() {
     context_.on_subscription([weak](const std::string& uri, bool subscribed) {
         if (auto self = weak.lock()) self->subscription_changed(uri, subscribed);
     });
+    for (const auto& profile : settings_.profiles) {
+        context_.add_view(profile.name, [profile](const ToolSpec& tool) {
+            if (!profile.upstreams.empty() &&
+                std::find(profile.upstreams.begin(), profile.upstreams.end(), tool.source) == profile.upstreams.end()) {
+                return false;
+            }
+            if (profile.tools.empty()) return true;
+            for (const auto& pattern : profile.tools) {
+                if (glob_match(pattern, tool.name)) return true;
+            }
+            return false;
+        });
+    }
     if (settings_.tool_search) {
+        // search_tools answers from a catalog that changes under it (an upstream comes
+        // back, re-lists): never from the cache. The tools call_tool reaches keep theirs.
+        pipeline::PolicyOverride no_cache;
+        no_cache.cache_enabled = false;
+        context_.set_call_defaults(no_cache);
         search_ = std::make_unique<ToolSearch>(context_);
         search_->declare();
     }
