@@ -1,0 +1,181 @@
+// The gateway's parts without upstream processes: settings (YAML-shaped JSON), globs,
+// the names tools are served under (prefix modes, collisions, 64 characters, order
+// independence) and the import of mcpServers / VS Code files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+
+#include "providers/gateway/exposed_names.hpp"
+#include "providers/gateway/gateway_settings.hpp"
+#include "providers/gateway/mcp_servers_import.hpp"
+
+using namespace toolport::gateway;
+using toolport::providers::SettingsError;
+using toolport::providers::SourceSettings;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string error_of(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+GatewaySettings settings_of(Json values) { return GatewaySettings::from(SourceSettings(std::move(values), "gateway")); }
+
+std::vector<std::string> names_of(const std::vector<NameRequest>& requests, PrefixMode mode,
+                                  std::set<std::string> reserved = {}) {
+    return expose_names(requests, mode, "_", reserved);
+}
+
+}  // namespace
+
+TEST(GatewaySettings, ReadsStdioAndHttpUpstreams) {
+    auto g = settings_of({{"prefix_mode", "always"},
+                          {"separator", "__"},
+                          {"upstreams",
+                           {{"local", {{"command", "node server.js --root './my dir'"}, {"env", {{"A", "1"}}}}},
+                            {"listed", {{"command", "npx"}, {"args", {"-y", "pkg"}}}},
+                            {"remote", {{"url", "https://mcp.example.com/mcp"}, {"headers", {{"X-Key", "secret-value"}}},
+                                        {"timeout_ms", "5000"}, {"deny", {"delete_*"}}}},
+                            {"old", {{"url", "http://127.0.0.1:9/sse"}, {"transport", "sse"}}}}}});
+    EXPECT_EQ(g.prefix_mode, PrefixMode::always);
+    EXPECT_EQ(g.separator, "__");
+    ASSERT_EQ(g.upstreams.size(), 4u);
+    auto find = [&](const std::string& name) {
+        return *std::find_if(g.upstreams.begin(), g.upstreams.end(), [&](const auto& u) { return u.name == name; });
+    };
+    EXPECT_EQ(find("local").argv, (std::vector<std::string>{"node", "server.js", "--root", "./my dir"}));
+    EXPECT_EQ(find("local").env.at("A"), "1");
+    EXPECT_EQ(find("listed").argv, (std::vector<std::string>{"npx", "-y", "pkg"}));
+    EXPECT_EQ(find("remote").transport, UpstreamTransport::streamable_http);
+    EXPECT_EQ(find("remote").request_timeout.count(), 5000);
+    EXPECT_EQ(find("remote").secrets(), (std::vector<std::string>{"secret-value"}));
+    EXPECT_EQ(find("old").transport, UpstreamTransport::legacy_sse);
+}
+
+TEST(GatewaySettings, RefusesWhatItCannotUse) {
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"command", "a"}, {"url", "http://h/"}}}}}}); })
+                  .find("either command"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", Json::object()}}}}); }).find("either command"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"url", "ftp://h/"}}}}}}); }).find("http://"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"command", "a"}, {"headers", {{"A", "b"}}}}}}}}); })
+                  .find("HTTP upstreams"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"bad name", {{"command", "a"}}}}}}); }).find("1-64"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"prefix_mode", "sometimes"}}); }).find("conditional"), std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"separator", "."}}); }).find("separator"), std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"command", "a"}, {"colour", "red"}}}}}}); })
+                  .find("colour"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  settings_of({{"upstreams", {{"a", {{"command", "a"}}}}}, {"profiles", {{"p", {{"upstreams", {"b"}}}}}}});
+              }).find("no upstream is named \"b\""),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  settings_of({{"upstreams", {{"a", {{"command", "a"}, {"prefix", "p"}}}, {"b", {{"command", "b"}, {"prefix", "p"}}}}}});
+              }).find("prefix"),
+              std::string::npos);
+    // A missing bearer token variable is named.
+    ::unsetenv("TOOLPORT_TEST_NO_SUCH_TOKEN");
+    EXPECT_NE(error_of([] {
+                  settings_of({{"upstreams", {{"r", {{"url", "https://h/mcp"}, {"bearer_token_env", "TOOLPORT_TEST_NO_SUCH_TOKEN"}}}}}});
+              }).find("TOOLPORT_TEST_NO_SUCH_TOKEN"),
+              std::string::npos);
+}
+
+TEST(GatewayGlob, MatchesStarsAndQuestionMarks) {
+    EXPECT_TRUE(glob_match("*", ""));
+    EXPECT_TRUE(glob_match("delete_*", "delete_user"));
+    EXPECT_FALSE(glob_match("delete_*", "undelete_user"));
+    EXPECT_TRUE(glob_match("*_user", "delete_user"));
+    EXPECT_TRUE(glob_match("get-?um", "get-sum"));
+    EXPECT_TRUE(glob_match("a*b*c", "aXXbYYbc"));
+    EXPECT_FALSE(glob_match("a*b*c", "aXXbYYb"));
+    EXPECT_TRUE(glob_match("exact", "exact"));
+    EXPECT_FALSE(glob_match("exact", "exactly"));
+}
+
+TEST(GatewayNames, ConditionalPrefixesOnlyCollisions) {
+    std::vector<NameRequest> requests = {{"github", "search", 0}, {"gitlab", "search", 1}, {"github", "create_issue", 0}};
+    auto names = names_of(requests, PrefixMode::conditional);
+    EXPECT_EQ(names, (std::vector<std::string>{"github_search", "gitlab_search", "create_issue"}));
+    // A name another source of the server already has counts as a collision.
+    auto reserved = names_of({{"github", "create_issue", 0}}, PrefixMode::conditional, {"create_issue"});
+    EXPECT_EQ(reserved, (std::vector<std::string>{"github_create_issue"}));
+}
+
+TEST(GatewayNames, AlwaysAndNever) {
+    std::vector<NameRequest> requests = {{"a", "x", 0}, {"b", "x", 1}, {"b", "y", 1}};
+    EXPECT_EQ(names_of(requests, PrefixMode::always), (std::vector<std::string>{"a_x", "b_x", "b_y"}));
+    // never: the upstream listed first keeps a shared name; the other's entry is left out.
+    std::vector<NameRequest> reversed = {{"b", "x", 1}, {"a", "x", 0}, {"b", "y", 1}};
+    EXPECT_EQ(names_of(reversed, PrefixMode::never), (std::vector<std::string>{"", "x", "y"}));
+}
+
+TEST(GatewayNames, SafeShortStableAndUnique) {
+    const std::regex safe("^[a-zA-Z0-9_-]{1,64}$");
+    std::string long_name(100, 'n');
+    std::vector<NameRequest> requests = {{"up", "tool.with.dots", 0},  {"up", "tool_with_dots", 0},
+                                         {"up", long_name + "1", 0},    {"up", long_name + "2", 0},
+                                         {"other", "tool.with.dots", 1}};
+    auto names = names_of(requests, PrefixMode::conditional);
+    std::set<std::string> unique(names.begin(), names.end());
+    EXPECT_EQ(unique.size(), names.size());
+    for (const auto& n : names) EXPECT_TRUE(std::regex_match(n, safe)) << n;
+    // The two long names differ only past 64 characters: their hashes tell them apart.
+    EXPECT_NE(names[2], names[3]);
+    EXPECT_EQ(names[2].size(), 64u);
+    // The same set in another order gives the same names.
+    std::vector<NameRequest> shuffled = {requests[4], requests[3], requests[0], requests[2], requests[1]};
+    auto again = names_of(shuffled, PrefixMode::conditional);
+    std::map<std::string, std::string> first, second;
+    for (std::size_t i = 0; i < requests.size(); ++i) first[requests[i].prefix + "/" + requests[i].original] = names[i];
+    for (std::size_t i = 0; i < shuffled.size(); ++i) second[shuffled[i].prefix + "/" + shuffled[i].original] = again[i];
+    EXPECT_EQ(first, second);
+}
+
+TEST(GatewayImport, ClaudeDesktopAndVsCodeFiles) {
+    ::setenv("TOOLPORT_TEST_IMPORT_KEY", "k-123", 1);
+    auto claude = upstreams_from_mcp_servers(R"({"mcpServers": {
+        "file system": {"command": "npx", "args": ["-y", "@scope/fs", "${env:HOME}"], "env": {"KEY": "${TOOLPORT_TEST_IMPORT_KEY}"}},
+        "remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${env:TOOLPORT_TEST_IMPORT_KEY}"}},
+        "off": {"command": "x", "disabled": true}
+    }})", "claude.json");
+    ASSERT_TRUE(claude.contains("file_system"));
+    EXPECT_EQ(claude["file_system"]["command"], "npx");
+    EXPECT_EQ(claude["file_system"]["args"][2], std::getenv("HOME"));
+    EXPECT_EQ(claude["file_system"]["env"]["KEY"], "k-123");
+    EXPECT_EQ(claude["remote"]["headers"]["Authorization"], "Bearer k-123");
+    EXPECT_FALSE(claude.contains("off"));
+    // What the import gives is what the gateway settings take.
+    auto g = settings_of({{"upstreams", claude}});
+    EXPECT_EQ(g.upstreams.size(), 2u);
+
+    auto vscode = upstreams_from_mcp_servers(R"({
+        // VS Code allows comments
+        "servers": {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}, "s": {"type": "stdio", "command": "srv"}}
+    })", "mcp.json");
+    EXPECT_EQ(vscode["old"]["transport"], "sse");
+    EXPECT_EQ(vscode["s"]["args"], Json::array());
+
+    EXPECT_NE(error_of([] {
+                  upstreams_from_mcp_servers(R"({"servers": {"x": {"command": "a", "env": {"T": "${input:token}"}}}})", "f");
+              }).find("input:token"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { upstreams_from_mcp_servers(R"({"other": {}})", "f"); }).find("mcpServers"), std::string::npos);
+    EXPECT_NE(error_of([] { upstreams_from_mcp_servers("not json", "f"); }).find("not a JSON object"), std::string::npos);
+    EXPECT_NE(error_of([] { upstreams_from_mcp_servers(R"({"mcpServers": {"x": {"type": "ws", "url": "ws://h"}}})", "f"); })
+                  .find("unknown type"),
+              std::string::npos);
+}
