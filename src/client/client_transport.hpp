@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +37,11 @@ public:
         // The connection ended for good (the child exited, the HTTP session is gone).
         // `reason` is one readable line. Not called for close().
         std::function<void(const std::string& reason)> on_closed;
+        // Optional. A reply to request `id` came but was over the transport's size limit
+        // (`limit`; `bytes_read` of it were read) and was dropped: no other reply to that
+        // request will come. The stdio transport reports this; HTTP fails the request's
+        // send() with ResponseTooLarge instead.
+        std::function<void(const protocol::RequestId& id, std::size_t bytes_read, std::size_t limit)> on_oversized;
     };
 
     virtual ~ClientTransport() = default;
@@ -76,12 +83,27 @@ struct StdioClientOptions {
     // How long the child may take to exit after its stdin closes, and again after SIGTERM,
     // before it gets SIGTERM and SIGKILL respectively.
     std::chrono::milliseconds shutdown_grace{std::chrono::seconds(2)};
-    // A longer line from the child is dropped (and logged).
+    // A longer line from the child is dropped (and logged); when it is a reply, the
+    // handlers' on_oversized hears which request it answered.
     std::size_t max_message_bytes = 64 * 1024 * 1024;
+    // Set in the child's environment on top of ours (a value replaces ours). A PATH set
+    // here is also where a program without a slash is looked up.
+    std::map<std::string, std::string> env;
+    // The child's working directory; empty: ours. open() throws TransportError naming it
+    // when it is missing.
+    std::string cwd;
+    // When set, the child's stderr goes to a pipe and each line arrives here on the event
+    // loop, without its line ending ("\n" or "\r\n"); a line longer than 8 KiB comes in
+    // pieces of 8 KiB, and a last line without an ending comes when the child closes
+    // stderr. Never called once close() has finished or the transport is destroyed.
+    // When unset, the child's stderr is ours.
+    std::function<void(std::string_view line)> on_stderr_line;
 };
 
-// The child's stdin and stdout carry newline-delimited JSON-RPC; its stderr is ours.
-// Throws std::invalid_argument for an empty argv.
+// The child's stdin and stdout carry newline-delimited JSON-RPC. The child runs in a
+// process group of its own, and the transport's signals (SIGTERM, SIGKILL) go to the
+// whole group, so whatever the child started goes with it. Throws std::invalid_argument
+// for an empty argv.
 std::unique_ptr<ClientTransport> make_stdio_transport(AsioExecutor& executor, StdioClientOptions options);
 
 // ---------------------------------------------------------------- Streamable HTTP

@@ -15,6 +15,17 @@ namespace toolport::client {
 
 using protocol::RequestId;
 
+namespace {
+
+// The id of one of our requests (we only send positive integers), if `id` can be one.
+std::optional<std::int64_t> our_request_id(const RequestId& id) {
+    if (!id.is_number_integer()) return std::nullopt;
+    if (id.is_number_unsigned() && id.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    return id.get<std::int64_t>();
+}
+
+}  // namespace
+
 struct McpClient::Pending {
     std::string method;
     Completion<Json> reply;
@@ -49,6 +60,17 @@ Task<Json> McpClient::connect() {
     };
     handlers.on_closed = [this, alive](const std::string& reason) {
         if (!alive.expired()) transport_closed(reason);
+    };
+    // The reply to a request was too large to read: fail that request now rather than at
+    // its timeout (the server has answered; nothing to cancel).
+    handlers.on_oversized = [this, alive](const RequestId& raw_id, std::size_t bytes_read, std::size_t limit) {
+        if (alive.expired()) return;
+        auto id = our_request_id(raw_id);
+        auto it = id ? pending_.find(*id) : pending_.end();
+        if (it == pending_.end()) return;
+        const std::string message = fmt::format("{} answered {} with a message over {} bytes ({} bytes read)",
+                                                describe_server(), it->second->method, limit, bytes_read);
+        fail(*id, std::make_exception_ptr(ResponseTooLarge(message, bytes_read, limit, /*read_so_far=*/true)));
     };
 
     std::exception_ptr error;
@@ -240,17 +262,6 @@ void McpClient::transport_closed(const std::string& reason) {
 }
 
 // ------------------------------------------------------------------ incoming
-
-namespace {
-
-// The id of one of our requests (we only send positive integers), if `id` can be one.
-std::optional<std::int64_t> our_request_id(const RequestId& id) {
-    if (!id.is_number_integer()) return std::nullopt;
-    if (id.is_number_unsigned() && id.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
-    return id.get<std::int64_t>();
-}
-
-}  // namespace
 
 void McpClient::receive(Json raw) {
     // Whether the server meant it as a reply: then a malformed one still answers our request.

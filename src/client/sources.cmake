@@ -9,6 +9,7 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/http_client_transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/in_process_transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/child_process.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/json_id_scanner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shell_words.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sse_parser.cpp
   ${CMAKE_CURRENT_LIST_DIR}/wire_payload.cpp

@@ -1,7 +1,10 @@
 // The stdio client transport: a child process (ChildProcess) whose stdin and stdout pipes
-// sit on the event loop as Asio stream descriptors. Messages are newline-delimited JSON;
-// the child's stderr is simply ours.
+// sit on the event loop as Asio stream descriptors. Messages are newline-delimited JSON.
+// The child's stderr is ours, or, when the owner wants its lines, a third pipe read on
+// the loop as well.
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <array>
 #include <deque>
@@ -21,6 +24,7 @@
 #include "async/completion.hpp"
 #include "client/child_process.hpp"
 #include "client/client_transport.hpp"
+#include "client/json_id_scanner.hpp"
 #include "client/wire_payload.hpp"
 #include "transports/asio_executor.hpp"
 #include "util/sanitize.hpp"
@@ -32,6 +36,12 @@ namespace {
 namespace net = boost::asio;
 using namespace std::chrono_literals;
 constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+
+// Longer stderr lines are handed on in pieces of this size (a log line has to end somewhere).
+constexpr std::size_t kMaxStderrLine = 8 * 1024;
+// How long the end of a child waits for its stderr to end too: by then its whole process
+// group is dead and the pipe drains at once, unless something that left the group holds it.
+constexpr auto kStderrDrainLimit = 500ms;
 
 // A write to a child that has exited must fail with EPIPE, not kill this process.
 void ignore_sigpipe() {
@@ -55,6 +65,17 @@ struct Impl : std::enable_shared_from_this<Impl> {
     std::unique_ptr<ChildProcess> child;
     std::unique_ptr<net::posix::stream_descriptor> to_child;
     std::unique_ptr<net::posix::stream_descriptor> from_child;
+    std::unique_ptr<net::posix::stream_descriptor> child_stderr;  // only with on_stderr_line
+    std::unique_ptr<net::posix::stream_descriptor> exit_watch;    // a pidfd, where the kernel has them
+    bool stderr_ended = false;     // the reader saw its end (or an error)
+    bool stderr_silenced = false;  // close() finished or the transport is gone: no more lines
+
+    // The line being read from the child's stdout. Over the limit, the line's text is no
+    // longer kept; the scanner looks for the id it answers while the rest streams past.
+    std::string line;
+    bool dropping = false;
+    std::size_t dropped_bytes = 0;
+    JsonIdScanner dropped_id;
 
     struct Write {
         std::string bytes;
@@ -69,49 +90,125 @@ struct Impl : std::enable_shared_from_this<Impl> {
 
     void start_reading() {
         net::co_spawn(io, read_loop(shared_from_this()), net::detached);
+        if (child_stderr) net::co_spawn(io, stderr_loop(shared_from_this()), net::detached);
+        if (exit_watch) net::co_spawn(io, watch_exit(shared_from_this()), net::detached);
+    }
+
+    // The child's stdout need not end when the child does: something it started may hold
+    // it (sh -c 'helper & exec server'). So its exit is watched for itself: reaping it
+    // kills the rest of its group, after which its pipes do end.
+    static net::awaitable<void> watch_exit(std::shared_ptr<Impl> self) {
+        auto [ec] = co_await self->exit_watch->async_wait(net::posix::descriptor_base::wait_read, use_nothrow);
+        if (ec || self->closing) co_return;  // close() and the destructor reap the child themselves
+        self->child->try_wait();
     }
 
     static net::awaitable<void> read_loop(std::shared_ptr<Impl> self) {
         std::array<char, 65536> chunk;
-        std::string line;
-        bool discarding = false;  // inside a line that is over the limit
         for (;;) {
             auto [ec, n] = co_await self->from_child->async_read_some(net::buffer(chunk), use_nothrow);
             if (ec) break;  // EOF: the child closed its stdout (it exited, usually)
-            std::size_t start = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-                if (chunk[i] != '\n') continue;
-                if (!discarding) {
-                    line.append(chunk.data() + start, i - start);
-                    self->take_line(line);
-                }
-                line.clear();
-                discarding = false;
-                start = i + 1;
+            std::string_view rest(chunk.data(), n);
+            for (auto newline = rest.find('\n'); newline != std::string_view::npos; newline = rest.find('\n')) {
+                self->take_piece(rest.substr(0, newline));
+                self->end_line();
+                rest.remove_prefix(newline + 1);
             }
-            if (!discarding) {
-                line.append(chunk.data() + start, n - start);
-                if (line.size() > self->options.max_message_bytes) {
-                    spdlog::warn("{} sent a line longer than {} bytes; dropped it", self->describe(),
-                                 self->options.max_message_bytes);
-                    line.clear();
-                    discarding = true;
-                }
-            }
+            self->take_piece(rest);
         }
         if (self->closing) co_return;  // close() reaps the child itself
-        int status = co_await reap(self);
+        int status = co_await reap_and_drain(self);
         self->end(fmt::format("{} {}", self->describe(), ChildProcess::describe_status(status)));
     }
 
-    void take_line(std::string& line) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.find_first_not_of(" \t") == std::string::npos || closing) return;
-        auto payload = decode_wire_payload(line);
+    // Part of the line being read (no newline in it).
+    void take_piece(std::string_view piece) {
+        if (piece.empty()) return;
+        if (dropping) {
+            dropped_bytes += piece.size();
+            dropped_id.feed(piece);
+            return;
+        }
+        line.append(piece);
+        if (line.size() <= options.max_message_bytes) return;
+        spdlog::warn("{} sent a line longer than {} bytes; dropped it", describe(), options.max_message_bytes);
+        dropping = true;
+        dropped_bytes = line.size();
+        dropped_id.reset();
+        dropped_id.feed(line);
+        std::string().swap(line);  // its buffer is as large as the limit
+    }
+
+    void end_line() {
+        if (!dropping) {
+            take_line(line);
+            line.clear();
+            return;
+        }
+        // The request that line answered will get no other reply: say which one it was,
+        // so that it fails now rather than at its timeout. A request from the server with
+        // the same id is none of ours.
+        dropping = false;
+        const auto& id = dropped_id.id();
+        if (id && !dropped_id.has_method() && handlers.on_oversized && !closing) {
+            handlers.on_oversized(*id, dropped_bytes, options.max_message_bytes);
+        }
+    }
+
+    static net::awaitable<void> stderr_loop(std::shared_ptr<Impl> self) {
+        std::array<char, 8192> chunk;
+        std::string pending;  // the line so far (at most kMaxStderrLine bytes)
+        for (;;) {
+            auto [ec, n] = co_await self->child_stderr->async_read_some(net::buffer(chunk), use_nothrow);
+            if (ec) break;  // EOF once every process that had it is gone, or close()
+            std::string_view rest(chunk.data(), n);
+            while (!rest.empty()) {
+                const auto newline = rest.find('\n');
+                const std::size_t room = kMaxStderrLine - pending.size();
+                if (newline != std::string_view::npos && newline <= room) {
+                    pending.append(rest.substr(0, newline));
+                    rest.remove_prefix(newline + 1);
+                    if (!pending.empty() && pending.back() == '\r') pending.pop_back();
+                } else if (rest.size() > room) {
+                    // Full, and the next byte does not end the line: hand on this piece.
+                    pending.append(rest.substr(0, room));
+                    rest.remove_prefix(room);
+                } else {
+                    pending.append(rest);
+                    break;
+                }
+                self->stderr_line(pending);
+                pending.clear();
+            }
+        }
+        if (!pending.empty()) self->stderr_line(pending);
+        self->stderr_ended = true;
+    }
+
+    void stderr_line(std::string_view text) {
+        if (stderr_silenced) return;
+        try {
+            options.on_stderr_line(text);
+        } catch (const std::exception& e) {
+            spdlog::debug("the stderr handler of {} failed: {}", describe(), e.what());
+        }
+    }
+
+    // Stops the stderr reader; no line is handed on after this.
+    void silence_stderr() {
+        stderr_silenced = true;
+        boost::system::error_code ignored;
+        if (child_stderr) child_stderr->close(ignored);
+    }
+
+    void take_line(std::string& text) {
+        if (!text.empty() && text.back() == '\r') text.pop_back();
+        if (text.find_first_not_of(" \t") == std::string::npos || closing) return;
+        auto payload = decode_wire_payload(text);
         if (!payload.error.empty()) {
             // Servers sometimes print banners to stdout; skip them rather than give up.
             spdlog::warn("{} wrote a line that is not a JSON-RPC message ({}): {}", describe(), payload.error,
-                         util::sanitize_for_message(line, 200));
+                         util::sanitize_for_message(text, 200));
             return;
         }
         for (auto& message : payload.messages) {
@@ -125,6 +222,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
         net::steady_timer timer(self->io);
         auto deadline = std::chrono::steady_clock::now() + self->options.shutdown_grace;
         bool terminated = false;
+        // Most children exit within milliseconds of their stdin's end: look often at first.
+        auto pause = 1ms;
         for (;;) {
             if (auto status = self->child->try_wait()) co_return *status;
             if (std::chrono::steady_clock::now() >= deadline) {
@@ -138,9 +237,25 @@ struct Impl : std::enable_shared_from_this<Impl> {
                 terminated = true;
                 deadline = std::chrono::steady_clock::now() + self->options.shutdown_grace;
             }
-            timer.expires_after(10ms);
+            timer.expires_after(pause);
             co_await timer.async_wait(use_nothrow);
+            pause = std::min<std::chrono::milliseconds>(pause * 2, 10ms);
         }
+    }
+
+    // reap(), then a short wait for the child's stderr to end: its last lines (often why
+    // it went) reach the owner before the news that it is gone, or close() returns.
+    static net::awaitable<int> reap_and_drain(std::shared_ptr<Impl> self) {
+        const int status = co_await reap(self);
+        if (self->child_stderr) {
+            net::steady_timer timer(self->io);
+            const auto deadline = std::chrono::steady_clock::now() + kStderrDrainLimit;
+            while (!self->stderr_ended && !self->stderr_silenced && std::chrono::steady_clock::now() < deadline) {
+                timer.expires_after(5ms);
+                co_await timer.async_wait(use_nothrow);
+            }
+        }
+        co_return status;
     }
 
     // The child went away by itself: fail what is queued and tell the client, once.
@@ -167,7 +282,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
             // status says more than "Broken pipe" does.
             std::string reason;
             if (!self->closing) {
-                int status = co_await reap(self);
+                int status = co_await reap_and_drain(self);
                 reason = fmt::format("{} {}", self->describe(), ChildProcess::describe_status(status));
             } else {
                 reason = fmt::format("cannot write to {}: {}", self->describe(), ec.message());
@@ -183,12 +298,24 @@ struct Impl : std::enable_shared_from_this<Impl> {
         boost::system::error_code ignored;
         if (to_child) to_child->close(ignored);
         if (from_child) from_child->close(ignored);
+        if (exit_watch) exit_watch->close(ignored);
+        silence_stderr();
         if (child) {
             child->signal(SIGKILL);
             child->wait();
         }
     }
 };
+
+// Puts a pipe end on the loop; closes it when that fails.
+std::unique_ptr<net::posix::stream_descriptor> adopt(net::io_context& io, int fd) {
+    try {
+        return std::make_unique<net::posix::stream_descriptor>(io, fd);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+}
 
 template <typename T>
 Task<T> await_asio(net::io_context& io, net::awaitable<T> operation) {
@@ -218,9 +345,27 @@ private:
         if (self->child) throw TransportError(self->describe() + " was already started");
         ignore_sigpipe();
         self->handlers = std::move(handlers);
-        self->child = std::make_unique<ChildProcess>(self->options.argv);
-        self->to_child = std::make_unique<net::posix::stream_descriptor>(self->io, self->child->take_stdin());
-        self->from_child = std::make_unique<net::posix::stream_descriptor>(self->io, self->child->take_stdout());
+        ChildProcessOptions spawn;
+        spawn.argv = self->options.argv;
+        spawn.env = self->options.env;
+        spawn.cwd = self->options.cwd;
+        spawn.pipe_stderr = static_cast<bool>(self->options.on_stderr_line);
+        self->child = std::make_unique<ChildProcess>(spawn);
+        try {
+            self->to_child = adopt(self->io, self->child->take_stdin());
+            self->from_child = adopt(self->io, self->child->take_stdout());
+            if (spawn.pipe_stderr) self->child_stderr = adopt(self->io, self->child->take_stderr());
+            // Without pidfds (Linux before 5.3, some sandboxes) the child's end is noticed
+            // when its stdout ends.
+#ifdef SYS_pidfd_open
+            const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, self->child->pid(), 0));
+            if (pidfd >= 0) self->exit_watch = adopt(self->io, pidfd);
+#endif
+        } catch (const std::exception& e) {
+            self->kill_now();
+            self->child.reset();
+            throw TransportError(fmt::format("cannot watch {}: {}", self->describe(), e.what()));
+        }
         spdlog::debug("started {} (pid {})", self->describe(), self->child->pid());
         self->start_reading();
         co_return;
@@ -244,8 +389,10 @@ private:
         // The polite MCP shutdown: end the child's input and give it time to exit.
         boost::system::error_code ignored;
         self->to_child->close(ignored);
-        int status = co_await await_asio(self->io, Impl::reap(self));
+        int status = co_await await_asio(self->io, Impl::reap_and_drain(self));
         self->from_child->close(ignored);
+        if (self->exit_watch) self->exit_watch->close(ignored);
+        self->silence_stderr();
         spdlog::debug("{} {}", self->describe(), ChildProcess::describe_status(status));
     }
 
