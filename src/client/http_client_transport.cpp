@@ -13,6 +13,7 @@
 #include "async/cancel_token.hpp"
 #include "async/control_signal.hpp"
 #include "client/client_transport.hpp"
+#include "client/http_transport_common.hpp"
 #include "client/sse_parser.hpp"
 #include "client/wire_payload.hpp"
 #include "http_client/http_client.hpp"
@@ -109,8 +110,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
         if (!session_id.empty()) h.emplace_back("Mcp-Session-Id", session_id);
         if (!protocol_version.empty()) h.emplace_back("MCP-Protocol-Version", protocol_version);
         if (!last_event_id.empty()) h.emplace_back("Last-Event-ID", last_event_id);
-        if (!options.bearer_token.empty()) h.emplace_back("Authorization", "Bearer " + options.bearer_token);
-        for (const auto& header : options.headers) h.push_back(header);
+        add_caller_headers(options, h);
         return request;
     }
 
@@ -209,16 +209,13 @@ struct Impl : std::enable_shared_from_this<Impl> {
             auto payload = decode_wire_payload(body);
             if (payload.error.empty() && payload.messages.size() == 1) {
                 const auto& m = payload.messages.front();
-                if (m.is_object() && m.contains("error") && m["error"].is_object()) {
-                    if (!awaited.empty() && m.contains("id") && m["id"].dump() == awaited) {
-                        deliver(body, awaited);
-                        co_return;
-                    }
-                    detail = m["error"].value("message", "");
+                if (m.is_object() && m.contains("error") && m["error"].is_object() && !awaited.empty() &&
+                    m.contains("id") && m["id"].dump() == awaited) {
+                    deliver(body, awaited);
+                    co_return;
                 }
-            } else if (!body.empty() && body.size() < 300 && !util::has_control_chars(body)) {
-                detail = body;
             }
+            detail = error_body_detail(body);
         } catch (const TransportError&) {
             // The status is what matters; the body was only a better explanation.
         }
@@ -458,40 +455,10 @@ private:
     std::shared_ptr<Impl> impl_;
 };
 
-void check_headers(const HttpClientOptions& options) {
-    static constexpr std::string_view kReserved[] = {"host", "content-type", "content-length", "accept",
-                                                     "transfer-encoding", "connection", "mcp-session-id",
-                                                     "mcp-protocol-version", "last-event-id"};
-    for (const auto& [name, value] : options.headers) {
-        if (!util::is_http_token(name)) {
-            throw std::invalid_argument(fmt::format("\"{}\" is not a valid HTTP header name",
-                                                    util::sanitize_for_message(name, 60)));
-        }
-        for (auto reserved : kReserved) {
-            if (util::iequals_ascii(name, reserved)) {
-                throw std::invalid_argument(fmt::format("the {} header is set by the MCP client itself", name));
-            }
-        }
-        if (util::iequals_ascii(name, "authorization") && !options.bearer_token.empty()) {
-            throw std::invalid_argument("both a bearer token and an Authorization header were given; use one");
-        }
-        if (util::has_control_chars(value)) {
-            throw std::invalid_argument(fmt::format("the value of header {} contains control characters", name));
-        }
-    }
-    if (util::has_control_chars(options.bearer_token) || options.bearer_token.find(' ') != std::string::npos) {
-        throw std::invalid_argument("the bearer token contains spaces or control characters");
-    }
-}
-
 }  // namespace
 
 std::unique_ptr<ClientTransport> make_http_transport(AsioExecutor& executor, HttpClientOptions options) {
-    hc::Url url = hc::parse_url(options.url);
-    check_headers(options);
-    if (!options.ca_file.empty() || options.insecure_skip_verify) {
-        if (!url.https) throw std::invalid_argument("a CA file or skipping verification applies to https:// URLs only");
-    }
+    hc::Url url = check_http_client_options(options);
     return std::make_unique<HttpTransport>(executor, std::move(options), std::move(url));
 }
 

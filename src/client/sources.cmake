@@ -1,12 +1,14 @@
-# The MCP client (stdio, Streamable HTTP and in-process transports) behind `toolport list`
-# and `toolport call`, and later the gateway's upstream connections. Included by the root
-# CMakeLists.txt right after toolport_core is defined.
+# The MCP client (stdio, Streamable HTTP, legacy HTTP+SSE and in-process transports)
+# behind `toolport list` and `toolport call`, and later the gateway's upstream
+# connections. Included by the root CMakeLists.txt right after toolport_core is defined.
 target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mcp_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sync_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/blocking_loop.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stdio_client_transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http_client_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http_transport_common.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/legacy_sse_client_transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/in_process_transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/child_process.cpp
   ${CMAKE_CURRENT_LIST_DIR}/json_id_scanner.cpp
@@ -21,6 +23,7 @@ if(TOOLPORT_SANITIZE)
   # sections"). Only that one check is dropped; the rest of UBSan and ASan stay.
   set_source_files_properties(
     ${CMAKE_CURRENT_LIST_DIR}/http_client_transport.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/legacy_sse_client_transport.cpp
     ${CMAKE_CURRENT_LIST_DIR}/stdio_client_transport.cpp
     PROPERTIES COMPILE_OPTIONS "-fno-sanitize=function")
 endif()

@@ -1,5 +1,6 @@
 // `toolport list` and `toolport call`: the MCP client on the command line. Exactly one
-// target: a server at --url (Streamable HTTP), a program started with --stdio, or the
+// target: a server at --url (Streamable HTTP, or with --legacy-sse the HTTP+SSE transport
+// of 2024-11-05), a program started with --stdio, or the
 // server a --config file describes, built in this very process (no sockets).
 //
 // Exit status: 0 success; 1 the server could not be reached, failed, answered with a
@@ -18,6 +19,7 @@
 #include "async/completion.hpp"
 #include "async/executor.hpp"
 #include "transports/asio_executor.hpp"
+#include "client/legacy_sse_transport.hpp"
 #include "client/shell_words.hpp"
 #include "client/sync_client.hpp"
 #include "client/tool_output.hpp"
@@ -35,6 +37,7 @@ struct ClientFlags {
     std::string url, stdio_command, config_file, token, ca_file;
     std::vector<std::string> headers;
     bool json = false;
+    bool legacy_sse = false;
     long long timeout_ms = 60000;
     // toolport call
     std::string tool, arguments = "{}";
@@ -50,6 +53,8 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
     command->add_option("--token", flags.token, "Bearer token for --url (default: $TOOLPORT_TOKEN)");
     command->add_option("--header", flags.headers, "Extra HTTP header for --url, 'Name: value' (repeatable)");
     command->add_option("--ca-file", flags.ca_file, "PEM file of CAs to trust for an https --url, besides the system's");
+    command->add_flag("--legacy-sse", flags.legacy_sse,
+                      "--url is a legacy HTTP+SSE stream (MCP 2024-11-05, e.g. http://127.0.0.1:8080/sse)");
     command->add_option("--timeout-ms", flags.timeout_ms, "How long to wait for each answer (milliseconds)")
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
 }
@@ -72,14 +77,17 @@ struct Target {
 Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
     const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + !flags.config_file.empty();
     if (chosen != 1) throw UsageError("give exactly one of --url, --stdio or --config");
-    if (flags.url.empty() && (!flags.token.empty() || !flags.headers.empty() || !flags.ca_file.empty())) {
-        throw UsageError("--token, --header and --ca-file apply to --url only");
+    if (flags.url.empty() &&
+        (!flags.token.empty() || !flags.headers.empty() || !flags.ca_file.empty() || flags.legacy_sse)) {
+        throw UsageError("--token, --header, --ca-file and --legacy-sse apply to --url only");
     }
     Target target;
     if (!flags.url.empty()) {
         auto options = http_options(flags.url, flags.token, flags.headers, flags.ca_file);
         try {
-            target.transport = client::make_http_transport(sync.executor(), std::move(options));
+            target.transport = flags.legacy_sse
+                                   ? client::make_legacy_sse_transport(sync.executor(), std::move(options))
+                                   : client::make_http_transport(sync.executor(), std::move(options));
         } catch (const std::invalid_argument& e) {
             throw UsageError(fmt::format("--url: {}", e.what()));
         }
