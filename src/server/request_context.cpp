@@ -83,6 +83,12 @@ Task<std::vector<Json>> RequestContext::ask_client_all(std::vector<ClientRequest
     };
     for (auto& r : requests) {
         ++client_requests_made_;
+        // A handler's own name for the answer travels along (clients ignore unknown _meta),
+        // so a gateway in front of a stateless client can ask it under the same key.
+        if (!r.key.empty()) {
+            if (!r.params.is_object()) r.params = Json::object();
+            r.params["_meta"][std::string(kInputKeyMeta)] = r.key;
+        }
         WaitClock clock(*this);
         answers.push_back(co_await session_->request_client(std::move(r.method), std::move(r.params), id_, cancel_,
                                                              revision_));

@@ -55,6 +55,11 @@ struct ClientRequest {
     std::string key = {};
 };
 
+// The _meta key under which a server-to-client request sent over a session carries the
+// handler's name for its answer (ClientRequest::key), for gateways that ask a stateless
+// client in its stead.
+inline constexpr std::string_view kInputKeyMeta = "io.toolport/inputKey";
+
 // The client capability a server-to-client request needs ("sampling" for
 // sampling/createMessage, "elicitation", "roots"), or nullptr.
 const char* client_capability_for(std::string_view method);

@@ -180,9 +180,14 @@ pipeline:
   it('refuses an upstream request the calling client cannot answer', async () => {
     const plain = await connect(server);  // declares no sampling
     try {
-      const result = await plain.client.callTool({ name: 'faulty_ask_sampling', arguments: {} });
-      assert.equal(result.isError, true);
-      assert.match(text(result), /does not support sampling/);
+      // As a server of its own would: -32021 naming the capability (the upstream hears a refusal).
+      await assert.rejects(plain.client.callTool({ name: 'faulty_ask_sampling', arguments: {} }), (e) => {
+        assert.equal(e.code, -32021);
+        assert.match(e.message, /sampling/);
+        return true;
+      });
+      const after = await plain.client.callTool({ name: 'faulty_echo', arguments: { text: 'still fine' } });
+      assert.equal(text(after), 'still fine');
     } finally {
       await plain.client.close();
     }

@@ -8,7 +8,9 @@
 #include "async/completion.hpp"
 #include "async/executor.hpp"
 #include "client/client_transport.hpp"
+#include "client/legacy_sse_transport.hpp"
 #include "client/mcp_client.hpp"
+#include "server/input_required.hpp"
 #include "server/request_context.hpp"
 #include "server/tool_error.hpp"
 #include "transports/asio_executor.hpp"
@@ -47,14 +49,30 @@ std::chrono::milliseconds until(std::chrono::steady_clock::time_point when) {
 // While a forwarded request runs, it is the upstream's "current caller": the client its
 // log messages and requests go to.
 struct CallerScope {
-    CallerScope(std::list<RequestContext*>& list, RequestContext& ctx) : list(list) {
-        list.push_back(&ctx);
+    CallerScope(std::list<Upstream::Caller*>& list, RequestContext& ctx) : list(list) {
+        caller.ctx = &ctx;
+        link = ctx.cancel_token().on_cancel([this, &ctx]() { caller.cancel.cancel(ctx.cancel_token().reason()); });
+        list.push_back(&caller);
         it = std::prev(list.end());
     }
-    ~CallerScope() { list.erase(it); }
-    std::list<RequestContext*>& list;
-    std::list<RequestContext*>::iterator it;
+    ~CallerScope() {
+        caller.ctx->cancel_token().remove(link);
+        list.erase(it);
+    }
+    // The request failed: what was stashed for the client, if anything, replaces the failure.
+    void rethrow_stashed() const {
+        if (caller.stashed) std::rethrow_exception(caller.stashed);
+    }
+    std::list<Upstream::Caller*>& list;
+    std::list<Upstream::Caller*>::iterator it;
+    Upstream::Caller caller;
+    CancelToken::CallbackId link = 0;
 };
+
+void Upstream::Caller::stash(std::exception_ptr outcome) {
+    if (!stashed) stashed = std::move(outcome);
+    cancel.cancel("the client must answer first");
+}
 
 Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
     : settings_(std::move(settings)), executor_(executor) {}
@@ -131,7 +149,14 @@ std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamS
     if (s.transport == UpstreamTransport::stdio) {
         client::StdioClientOptions options;
         options.argv = s.argv;
+        options.env = s.env;
+        options.cwd = s.cwd;
         options.max_message_bytes = s.max_response_bytes;
+        // The child's stderr is its log: into ours, a line at a time, named.
+        options.on_stderr_line = [name = s.name](std::string_view line) {
+            if (line.find_first_not_of(" \t") == std::string_view::npos) return;
+            spdlog::info("upstream {} stderr: {}", name, util::sanitize_for_message(line, 2000));
+        };
         return client::make_stdio_transport(executor, std::move(options));
     }
     client::HttpClientOptions options;
@@ -142,9 +167,7 @@ std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamS
     options.headers = s.headers;
     options.connect_timeout = s.connect_timeout;
     options.max_message_bytes = s.max_response_bytes;
-    if (s.transport == UpstreamTransport::legacy_sse) {
-        throw client::TransportError("the legacy HTTP+SSE transport is not available for upstreams in this build");
-    }
+    if (s.transport == UpstreamTransport::legacy_sse) return client::make_legacy_sse_transport(executor, std::move(options));
     return client::make_http_transport(executor, std::move(options));
 }
 
@@ -360,7 +383,7 @@ void Upstream::on_notification(const std::string& method, const Json& params) {
             logger += "/" + params["logger"].get<std::string>();
         }
         if (auto* caller = current_caller()) {
-            caller->log(log_level_of(params), data, logger);
+            caller->ctx->log(log_level_of(params), data, logger);
         } else {
             spdlog::info("upstream {} log: {}", logger, util::sanitize_for_message(data.dump(), 500));
         }
@@ -368,30 +391,56 @@ void Upstream::on_notification(const std::string& method, const Json& params) {
     // notifications/progress reaches the request it belongs to through McpClient.
 }
 
-RequestContext* Upstream::current_caller() { return in_flight_.empty() ? nullptr : in_flight_.back(); }
+Upstream::Caller* Upstream::current_caller() { return in_flight_.empty() ? nullptr : in_flight_.back(); }
 
 Task<Json> Upstream::on_request(const client::ServerRequest& request) {
-    RequestContext* caller = current_caller();
+    Caller* caller = current_caller();
     if (!caller) {
         throw client::JsonRpcError(-32603, fmt::format("{} goes to the client whose call caused it, and no call of "
                                                        "a client is in progress on this upstream",
                                                        request.method));
     }
     if (const char* capability = client_capability_for(request.method)) {
-        const Json& caps = caller->client_capabilities();
-        if (!caps.is_object() || !caps.contains(capability)) {
-            throw client::JsonRpcError(-32601, fmt::format("the client of this call does not support {} (it did not "
-                                                           "declare the {} capability)",
+        try {
+            caller->ctx->require_client_capability(capability);
+        } catch (const RpcError&) {
+            // The client's request ends with -32021 (what a server of its own would say);
+            // the upstream hears that its request was refused.
+            caller->stash(std::current_exception());
+            throw client::JsonRpcError(-32601, fmt::format("the client of this call does not support {} (it did "
+                                                           "not declare the {} capability)",
                                                            request.method, capability));
         }
     }
+    // The upstream's own name for the answer, when it is a Toolport (request_context.hpp).
+    Json params = request.params;
+    std::string key;
+    if (params.is_object() && params.contains("_meta") && params["_meta"].is_object()) {
+        auto& meta = params["_meta"];
+        if (auto it = meta.find(kInputKeyMeta); it != meta.end()) {
+            if (it->is_string()) key = it->get<std::string>();
+            meta.erase(it);
+        }
+        if (meta.empty()) params.erase("_meta");
+    }
+    std::exception_ptr input_required;
     try {
-        co_return co_await caller->ask_client({request.method, request.params});
+        co_return co_await caller->ctx->ask_client({request.method, std::move(params), key});
     } catch (const ClientRequestError& e) {
         throw client::JsonRpcError(e.code, e.what());
     } catch (const RpcError& e) {
+        // Our own refusal of the client's answers (a tampered requestState): the client's
+        // call ends with it, as it would on a server of its own.
+        caller->stash(std::current_exception());
         throw client::JsonRpcError(e.code, e.what(), e.data);
+    } catch (const InputRequired&) {
+        // A stateless (2026-07-28) client is asked through an InputRequiredResult: the
+        // client's call ends with it, and its retry with the answers calls the upstream
+        // again, which asks again and this time gets them.
+        input_required = std::current_exception();
     }
+    caller->stash(input_required);
+    throw client::JsonRpcError(-32603, "the client answers through a retried call (stateless revision)");
 }
 
 // ------------------------------------------------------------------ to the upstream
@@ -413,7 +462,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     Json params = {{"name", tool}, {"arguments", std::move(arguments)}};
     client::RequestOptions options;
     options.timeout = settings_.request_timeout;
-    options.cancel = &ctx.cancel_token();
+    options.cancel = &scope.caller.cancel;
     options.on_progress = [&ctx](const Json& p) {
         if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;
         std::optional<double> total;
@@ -422,7 +471,15 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     };
     Json result;
     try {
-        result = co_await client->request("tools/call", std::move(params), std::move(options));
+        try {
+            result = co_await client->request("tools/call", std::move(params), std::move(options));
+            // The upstream may answer (its request to the client refused) before the
+            // cancellation reaches it: what was stashed still decides.
+            scope.rethrow_stashed();
+        } catch (...) {
+            scope.rethrow_stashed();
+            throw;
+        }
     } catch (const client::JsonRpcError& e) {
         const std::string message = redacted(e.message, settings_.secrets());
         if (e.code == -32602) {
@@ -476,9 +533,16 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
     CallerScope scope(in_flight_, ctx);
     client::RequestOptions options;
     options.timeout = settings_.request_timeout;
-    options.cancel = &ctx.cancel_token();
+    options.cancel = &scope.caller.cancel;
     try {
-        co_return co_await client->request(method, std::move(params), std::move(options));
+        try {
+            Json result = co_await client->request(method, std::move(params), std::move(options));
+            scope.rethrow_stashed();
+            co_return result;
+        } catch (...) {
+            scope.rethrow_stashed();
+            throw;
+        }
     } catch (const client::JsonRpcError& e) {
         throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
     } catch (const client::ClientError& e) {

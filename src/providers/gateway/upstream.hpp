@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "async/cancel_token.hpp"
 #include "async/task.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "server/content.hpp"
@@ -103,9 +104,23 @@ private:
     void schedule_ping();
     void on_notification(const std::string& method, const Json& params);
     Task<Json> on_request(const client::ServerRequest& request);
+public:
+    // A client request being forwarded. What the upstream asks of the client on its behalf
+    // may have to end it differently than the upstream's answer would: a stateless client
+    // must be asked through an InputRequiredResult, a client without the capability gets
+    // -32021. That outcome is stashed here, the upstream request is cancelled, and the
+    // forwarding rethrows it.
+    struct Caller {
+        RequestContext* ctx = nullptr;
+        std::exception_ptr stashed;
+        CancelToken cancel;  // fired by the client's own token, or to end the call early
+        void stash(std::exception_ptr outcome);
+    };
+
+private:
     // The client request an upstream's request or log message belongs to: the latest call
     // in flight (stdio carries no relation; over HTTP it is the one whose stream it came on).
-    RequestContext* current_caller();
+    Caller* current_caller();
     // The connection, or ToolError SERVER_UNHEALTHY saying when it should be back.
     std::shared_ptr<client::McpClient> ready_client(const char* what);
     // One request on behalf of `ctx` (not a tool call): failures as RpcError.
@@ -119,7 +134,7 @@ private:
 
     std::shared_ptr<client::McpClient> client_;
     UpstreamCatalog catalog_;
-    std::list<RequestContext*> in_flight_;
+    std::list<Caller*> in_flight_;
     std::vector<std::string> subscribed_;
     bool relisting_ = false;
     std::vector<std::string> relist_queue_;
