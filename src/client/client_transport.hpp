@@ -34,6 +34,10 @@ public:
     struct Handlers {
         // One JSON-RPC message from the server (a batch arrives as its members, in order).
         std::function<void(Json message)> on_message;
+        // Optional: a message that arrived on the response stream of one of our requests
+        // (a Streamable HTTP POST's SSE stream), with that request's id as JSON text — a
+        // server request or notification *about* that request. Without it, on_message.
+        std::function<void(Json message, const std::string& request_id)> on_message_about;
         // The connection ended for good (the child exited, the HTTP session is gone).
         // `reason` is one readable line. Not called for close().
         std::function<void(const std::string& reason)> on_closed;

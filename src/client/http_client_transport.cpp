@@ -176,7 +176,11 @@ struct Impl : std::enable_shared_from_this<Impl> {
                 replied = true;
             }
             if (closing) continue;
-            handlers.on_message(std::move(message));
+            if (!awaited.empty() && handlers.on_message_about && message.is_object() && message.contains("method")) {
+                handlers.on_message_about(std::move(message), awaited);
+            } else {
+                handlers.on_message(std::move(message));
+            }
         }
         return replied;
     }

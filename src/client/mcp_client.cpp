@@ -33,6 +33,7 @@ struct McpClient::Pending {
     CancelToken* cancel = nullptr;
     CancelToken::CallbackId cancel_registration = 0;
     std::function<void(const Json&)> on_progress;
+    std::uint64_t tag = 0;
 };
 
 McpClient::McpClient(Executor& executor, std::unique_ptr<ClientTransport> transport, ClientOptions options)
@@ -57,6 +58,16 @@ Task<Json> McpClient::connect() {
     ClientTransport::Handlers handlers;
     handlers.on_message = [this, alive](Json message) {
         if (!alive.expired()) receive(std::move(message));
+    };
+    handlers.on_message_about = [this, alive](Json message, const std::string& request_id) {
+        if (alive.expired()) return;
+        std::uint64_t tag = 0;
+        try {
+            auto it = pending_.find(std::stoll(request_id));
+            if (it != pending_.end()) tag = it->second->tag;
+        } catch (const std::exception&) {
+        }
+        receive(std::move(message), tag);
     };
     handlers.on_closed = [this, alive](const std::string& reason) {
         if (!alive.expired()) transport_closed(reason);
@@ -121,6 +132,7 @@ Task<Json> McpClient::request(std::string method, Json params, RequestOptions op
     const std::int64_t id = ++next_id_;
     auto pending = std::make_shared<Pending>();
     pending->method = method;
+    pending->tag = options.tag;
     if (options.on_progress) {
         if (params.is_null()) params = Json::object();
         if (!params.contains("_meta") || !params["_meta"].is_object()) params["_meta"] = Json::object();
@@ -263,7 +275,7 @@ void McpClient::transport_closed(const std::string& reason) {
 
 // ------------------------------------------------------------------ incoming
 
-void McpClient::receive(Json raw) {
+void McpClient::receive(Json raw, std::uint64_t related_tag) {
     // Whether the server meant it as a reply: then a malformed one still answers our request.
     const bool reply_shaped = raw.is_object() && !raw.contains("method");
     auto parsed = protocol::classify(std::move(raw));
@@ -289,9 +301,11 @@ void McpClient::receive(Json raw) {
         }
         fail(*id, std::make_exception_ptr(JsonRpcError(error->code, error->message, error->data)));
     } else if (auto* notification = std::get_if<protocol::Notification>(&message)) {
+        related_tag_ = related_tag;
         on_server_notification(*notification);
+        related_tag_ = 0;
     } else {
-        answer_server_request(std::move(std::get<protocol::Request>(message)));
+        answer_server_request(std::move(std::get<protocol::Request>(message)), related_tag);
     }
 }
 
@@ -334,13 +348,14 @@ void McpClient::on_server_notification(const protocol::Notification& n) {
     if (on_notification_) on_notification_(n.method, params);
 }
 
-void McpClient::answer_server_request(protocol::Request request) {
+void McpClient::answer_server_request(protocol::Request request, std::uint64_t related_tag) {
     auto token = std::make_shared<CancelToken>();
     serving_[request.id.dump()] = token;
-    spawn(serve_request(std::move(request), token), [](std::exception_ptr) {});
+    spawn(serve_request(std::move(request), token, related_tag), [](std::exception_ptr) {});
 }
 
-Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<CancelToken> cancel) {
+Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<CancelToken> cancel,
+                                    std::uint64_t related_tag) {
     std::weak_ptr<bool> alive = alive_;
     Json reply;
     try {
@@ -350,7 +365,7 @@ Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<C
         } else if (!on_request_) {
             throw JsonRpcError(protocol::error_code::kMethodNotFound, "Method not found: " + request.method);
         } else {
-            result = co_await on_request_(ServerRequest{request.id, request.method, request.params, *cancel});
+            result = co_await on_request_(ServerRequest{request.id, request.method, request.params, *cancel, related_tag});
             if (!result.is_object()) throw std::runtime_error("the client's answer is not a JSON object");
         }
         reply = protocol::make_response(request.id, std::move(result));

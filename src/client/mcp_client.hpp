@@ -56,6 +56,10 @@ struct RequestOptions {
     // When set, the request carries a progress token and the server's
     // notifications/progress for it arrive here (params as sent).
     std::function<void(const Json& progress)> on_progress;
+    // The caller's mark for this request (non-zero): a server request or notification the
+    // transport can tell is about it carries it (ServerRequest::related_tag,
+    // McpClient::related_tag()), e.g. a sampling request on this request's HTTP stream.
+    std::uint64_t tag = 0;
 };
 
 // A request the server sends to the client (sampling/createMessage, elicitation/create,
@@ -67,6 +71,9 @@ struct ServerRequest {
     // Fired when the server cancels the request (notifications/cancelled) or the client
     // closes; the answer is then not sent.
     CancelToken& cancel;
+    // The RequestOptions::tag of the request of ours this one is about, when the
+    // transport can tell (Streamable HTTP: it came on that request's stream); else 0.
+    std::uint64_t related_tag = 0;
 };
 
 class McpClient {
@@ -111,6 +118,9 @@ public:
     Task<void> close();
 
     bool is_open() const { return state_ == State::ready; }
+    // While the notification handler runs: the tag of the request the notification is
+    // about (see RequestOptions::tag), 0 when unknown.
+    std::uint64_t related_tag() const { return related_tag_; }
     // What the server said in the handshake (empty until connect() succeeds).
     const std::string& protocol_version() const { return protocol_version_; }
     const Json& server_info() const { return server_info_; }
@@ -122,12 +132,12 @@ private:
     struct Pending;
     enum class State { fresh, connecting, ready, closed };
 
-    void receive(Json message);
+    void receive(Json message, std::uint64_t related_tag = 0);
     // A message from the server that classify() refused: ends the request it answers, when
     // it is a reply to a pending one (`reply_shaped`: no "method"), and is ignored otherwise.
     void malformed_message(const protocol::ProtocolError& problem, bool reply_shaped);
-    void answer_server_request(protocol::Request request);
-    Task<void> serve_request(protocol::Request request, std::shared_ptr<CancelToken> cancel);
+    void answer_server_request(protocol::Request request, std::uint64_t related_tag);
+    Task<void> serve_request(protocol::Request request, std::shared_ptr<CancelToken> cancel, std::uint64_t related_tag);
     void on_server_notification(const protocol::Notification& notification);
     void transport_closed(const std::string& reason);
     // Ends request `id` with its result or error (when it is still pending). A non-empty
@@ -155,6 +165,7 @@ private:
     Json server_info_ = Json::object();
     Json server_capabilities_ = Json::object();
     std::string instructions_;
+    std::uint64_t related_tag_ = 0;
 };
 
 }  // namespace toolport::client

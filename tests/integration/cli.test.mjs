@@ -272,7 +272,7 @@ describe('toolport list / call: targets', () => {
 
   it('--token applies to --url only', async () => {
     const res = await runCli(['list', '--stdio', STDIO_SERVER, '--token', 't']);
-    assertOneLineError(res, 2, /--token, --header and --ca-file apply to --url only/);
+    assertOneLineError(res, 2, /--token, --header, --ca-file and --legacy-sse apply to --url only/);
   });
 });
 

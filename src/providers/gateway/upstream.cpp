@@ -49,8 +49,9 @@ std::chrono::milliseconds until(std::chrono::steady_clock::time_point when) {
 // While a forwarded request runs, it is the upstream's "current caller": the client its
 // log messages and requests go to.
 struct CallerScope {
-    CallerScope(std::list<Upstream::Caller*>& list, RequestContext& ctx) : list(list) {
+    CallerScope(std::list<Upstream::Caller*>& list, RequestContext& ctx, std::uint64_t tag) : list(list) {
         caller.ctx = &ctx;
+        caller.tag = tag;
         link = ctx.cancel_token().on_cancel([this, &ctx]() { caller.cancel.cancel(ctx.cancel_token().reason()); });
         list.push_back(&caller);
         it = std::prev(list.end());
@@ -190,9 +191,9 @@ Task<void> Upstream::connect_once() {
         throw client::TransportError(e.what());
     }
     std::weak_ptr<Upstream> weak = weak_from_this();
-    client->on_notification([weak, generation](const std::string& method, const Json& params) {
+    client->on_notification([weak, generation, raw = client.get()](const std::string& method, const Json& params) {
         auto self = weak.lock();
-        if (self && generation == self->generation_) self->on_notification(method, params);
+        if (self && generation == self->generation_) self->on_notification(method, params, raw->related_tag());
     });
     client->on_request([weak](const client::ServerRequest& request) -> Task<Json> {
         auto self = weak.lock();
@@ -366,7 +367,7 @@ void Upstream::schedule_ping() {
 
 // ------------------------------------------------------------------ from the upstream
 
-void Upstream::on_notification(const std::string& method, const Json& params) {
+void Upstream::on_notification(const std::string& method, const Json& params, std::uint64_t related_tag) {
     if (method == "notifications/tools/list_changed") return relist("tools");
     if (method == "notifications/resources/list_changed") return relist("resources");
     if (method == "notifications/prompts/list_changed") return relist("prompts");
@@ -382,7 +383,7 @@ void Upstream::on_notification(const std::string& method, const Json& params) {
         if (params.is_object() && params.contains("logger") && params["logger"].is_string()) {
             logger += "/" + params["logger"].get<std::string>();
         }
-        if (auto* caller = current_caller()) {
+        if (auto* caller = caller_for(related_tag)) {
             caller->ctx->log(log_level_of(params), data, logger);
         } else {
             spdlog::info("upstream {} log: {}", logger, util::sanitize_for_message(data.dump(), 500));
@@ -391,14 +392,32 @@ void Upstream::on_notification(const std::string& method, const Json& params) {
     // notifications/progress reaches the request it belongs to through McpClient.
 }
 
-Upstream::Caller* Upstream::current_caller() { return in_flight_.empty() ? nullptr : in_flight_.back(); }
+Upstream::Caller* Upstream::caller_for(std::uint64_t tag) {
+    if (tag != 0) {
+        for (auto* caller : in_flight_) {
+            if (caller->tag == tag) return caller;
+        }
+        return nullptr;  // that call has ended
+    }
+    if (in_flight_.size() <= 1) return in_flight_.empty() ? nullptr : in_flight_.front();
+    const std::string& session = in_flight_.back()->ctx->caller().session_id;
+    for (auto* caller : in_flight_) {
+        if (session.empty() || caller->ctx->caller().session_id != session) return nullptr;
+    }
+    return in_flight_.back();
+}
 
 Task<Json> Upstream::on_request(const client::ServerRequest& request) {
-    Caller* caller = current_caller();
+    Caller* caller = caller_for(request.related_tag);
     if (!caller) {
-        throw client::JsonRpcError(-32603, fmt::format("{} goes to the client whose call caused it, and no call of "
-                                                       "a client is in progress on this upstream",
-                                                       request.method));
+        throw client::JsonRpcError(
+            -32603, in_flight_.empty()
+                        ? fmt::format("{} goes to the client whose call caused it, and no call of a client is in "
+                                      "progress on this upstream",
+                                      request.method)
+                        : fmt::format("{} goes to the client whose call caused it, and the gateway cannot tell which "
+                                      "of the {} calls in progress (of different clients) that is",
+                                      request.method, in_flight_.size()));
     }
     if (const char* capability = client_capability_for(request.method)) {
         try {
@@ -458,11 +477,12 @@ std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
 
 Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {
     auto client = ready_client("the call");
-    CallerScope scope(in_flight_, ctx);
+    CallerScope scope(in_flight_, ctx, ++next_tag_);
     Json params = {{"name", tool}, {"arguments", std::move(arguments)}};
     client::RequestOptions options;
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
+    options.tag = scope.caller.tag;
     options.on_progress = [&ctx](const Json& p) {
         if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;
         std::optional<double> total;
@@ -530,10 +550,11 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
     } catch (const ToolError& e) {
         throw RpcError(-32603, e.what());
     }
-    CallerScope scope(in_flight_, ctx);
+    CallerScope scope(in_flight_, ctx, ++next_tag_);
     client::RequestOptions options;
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
+    options.tag = scope.caller.tag;
     try {
         try {
             Json result = co_await client->request(method, std::move(params), std::move(options));

@@ -102,7 +102,7 @@ private:
     void lost(const std::string& reason);
     void schedule_reconnect();
     void schedule_ping();
-    void on_notification(const std::string& method, const Json& params);
+    void on_notification(const std::string& method, const Json& params, std::uint64_t related_tag);
     Task<Json> on_request(const client::ServerRequest& request);
 public:
     // A client request being forwarded. What the upstream asks of the client on its behalf
@@ -112,15 +112,19 @@ public:
     // forwarding rethrows it.
     struct Caller {
         RequestContext* ctx = nullptr;
+        std::uint64_t tag = 0;  // RequestOptions::tag of its upstream request
         std::exception_ptr stashed;
         CancelToken cancel;  // fired by the client's own token, or to end the call early
         void stash(std::exception_ptr outcome);
     };
 
 private:
-    // The client request an upstream's request or log message belongs to: the latest call
-    // in flight (stdio carries no relation; over HTTP it is the one whose stream it came on).
-    Caller* current_caller();
+    // The client request an upstream's request or log message belongs to. Over Streamable
+    // HTTP it is the one whose stream it came on (`tag`). Stdio carries no relation: then
+    // the only call in flight, or the latest when all in flight are one client session's;
+    // with calls of several clients it cannot be told (nullptr), and nothing is sent to a
+    // client that might not be the one.
+    Caller* caller_for(std::uint64_t tag);
     // The connection, or ToolError SERVER_UNHEALTHY saying when it should be back.
     std::shared_ptr<client::McpClient> ready_client(const char* what);
     // One request on behalf of `ctx` (not a tool call): failures as RpcError.
@@ -151,6 +155,7 @@ private:
     std::function<void()> cancel_timer_;
     std::function<void()> cancel_ping_;
     std::uint64_t generation_ = 0;  // bumped by every connection attempt
+    std::uint64_t next_tag_ = 0;
 };
 
 }  // namespace toolport::gateway
