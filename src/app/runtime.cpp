@@ -167,6 +167,10 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 
 Runtime::~Runtime() = default;
 
+void Runtime::stop_sources() {
+    for (auto& running : sources_) running.source().stop();
+}
+
 bool Runtime::sources_settled() {
     return std::all_of(sources_.begin(), sources_.end(),
                        [](providers::RunningSource& running) { return running.source().settled(); });

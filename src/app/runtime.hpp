@@ -32,6 +32,10 @@ public:
     Runtime(const Config& config, AsioExecutor& executor);
     Runtime(const Config& config, Executor& executor);
     ~Runtime();
+    // Ends every source's background work now (upstream processes killed and reaped), for
+    // a shutdown that will not run the destructors (serve --stdio exits at once on a
+    // signal).
+    void stop_sources();
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 

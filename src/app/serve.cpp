@@ -68,8 +68,10 @@ int serve(const Config& config) {
     if (config.transport == Config::Transport::stdio) {
         // SIGINT/SIGTERM end the process; stdin EOF ends the session normally.
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-        signals.async_wait([](const boost::system::error_code& ec, int) {
-            if (!ec) std::_Exit(0);
+        signals.async_wait([&runtime](const boost::system::error_code& ec, int) {
+            if (ec) return;
+            runtime->stop_sources();  // upstream children and their process groups go first
+            std::_Exit(0);
         });
         spdlog::info("serving MCP on stdio ({} tools)", server.registry().tools().size());
         return serve_stdio(server, executor, config.stdio);

@@ -74,6 +74,11 @@ public:
     // stdin, waits, then signals it. Pending sends fail. Never throws.
     virtual Task<void> close() = 0;
 
+    // Ends the connection at once, without the polite steps and without the event loop
+    // (which may have stopped: shutdown): a stdio child and its process group are killed
+    // and reaped before this returns. Pending sends fail. Never throws.
+    virtual void terminate() {}
+
     // Names the server in error messages: the URL (without its query) or the program.
     virtual std::string describe() const = 0;
 };

@@ -212,6 +212,17 @@ Task<Json> McpClient::call_tool(std::string name, Json arguments, RequestOptions
     co_return result;
 }
 
+void McpClient::terminate() {
+    close_called_ = true;
+    state_ = State::closed;
+    closed_reason_ = "the client was terminated";
+    fail_all(std::make_exception_ptr(TransportError(closed_reason_)));
+    auto serving = std::move(serving_);
+    serving_.clear();
+    for (auto& [key, token] : serving) token->cancel("client terminated");
+    transport_->terminate();
+}
+
 Task<void> McpClient::close() {
     if (close_called_) co_return;
     close_called_ = true;

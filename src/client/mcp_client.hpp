@@ -116,6 +116,10 @@ public:
     // Fails whatever is pending and ends the connection (DELETE for HTTP, stdin closed and
     // the child reaped for stdio). Safe to call more than once.
     Task<void> close();
+    // The same at once, for shutdown: what is pending fails, the transport is terminated
+    // (ClientTransport::terminate: a child and its process group killed and reaped now),
+    // even while coroutines that will never resume still hold this client.
+    void terminate();
 
     bool is_open() const { return state_ == State::ready; }
     // While the notification handler runs: the tag of the request the notification is

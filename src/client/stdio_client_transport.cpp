@@ -332,6 +332,7 @@ public:
     StdioTransport(net::io_context& io, StdioClientOptions options)
         : impl_(std::make_shared<Impl>(io, std::move(options))) {}
     ~StdioTransport() override { impl_->kill_now(); }
+    void terminate() override { impl_->kill_now(); }
 
     Task<void> open(Handlers handlers) override { return open_impl(impl_, std::move(handlers)); }
     Task<void> send(Json message) override { return send_impl(impl_, protocol::serialize(message) + "\n"); }

@@ -64,7 +64,9 @@ struct UpstreamSettings {
     // Counted against the per-request budget when a result carries no
     // _meta.downstream_api_calls.
     int downstream_calls_estimate = 1;
-    // Reconnection backoff: 0.5 s doubling up to this.
+    // A lost connection that had worked is made again after restart_delay; attempts that
+    // fail wait 0.5 s, doubling up to max_backoff.
+    std::chrono::milliseconds restart_delay{std::chrono::milliseconds(200)};
     std::chrono::milliseconds max_backoff{std::chrono::seconds(30)};
     // A ping this often (0: none); a failed one counts as the connection's loss.
     std::chrono::milliseconds ping_interval{0};

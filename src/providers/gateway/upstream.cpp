@@ -88,8 +88,10 @@ void Upstream::stop() {
     ++generation_;
     if (cancel_timer_) std::exchange(cancel_timer_, nullptr)();
     if (cancel_ping_) std::exchange(cancel_ping_, nullptr)();
-    // Ends the connection at once: the transport's destructor kills a stdio child (and
-    // its process group) and reaps it. Requests still waiting fail with a ClientError.
+    // Ends the connection at once, even if a coroutine that will never resume (the loop
+    // may have stopped) still holds the client: a stdio child and its process group are
+    // killed and reaped now. Requests still waiting fail with a ClientError.
+    if (client_) client_->terminate();
     client_.reset();
 }
 
@@ -219,7 +221,7 @@ Task<void> Upstream::connect_once() {
     set_state(State::connected);
     ++connections_;
     settled_ = true;
-    backoff_ = 500ms;
+    backoff_ = settings_.restart_delay;  // a connection that worked is retried soon
     spdlog::info("upstream {}: connected to {} ({}), {} tools, {} resources, {} templates, {} prompts", name(),
                  util::sanitize_for_message(redacted(settings_.describe(), settings_.secrets()), 200),
                  client->protocol_version(), catalog_.tools.size(), catalog_.resources.size(),
@@ -337,7 +339,8 @@ void Upstream::schedule_reconnect() {
             self->connect_now();
         }
     });
-    backoff_ = std::min(backoff_ * 2, settings_.max_backoff);
+    // Attempts that keep failing wait longer and longer (from 0.5 s, doubling).
+    backoff_ = std::min(std::max<std::chrono::milliseconds>(backoff_ * 2, 500ms), settings_.max_backoff);
 }
 
 void Upstream::schedule_ping() {

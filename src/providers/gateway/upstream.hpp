@@ -1,7 +1,8 @@
 // Upstream: the gateway's connection to one upstream MCP server, kept alive. It connects
 // (stdio child, Streamable HTTP or legacy HTTP+SSE) in whatever revision the server
-// speaks, lists what it offers, re-lists when it says a list changed, and reconnects with
-// backoff (0.5 s doubling to max_backoff) when the connection is lost: a dead upstream
+// speaks, lists what it offers, re-lists when it says a list changed, and reconnects when
+// the connection is lost (after restart_delay, then 0.5 s doubling to max_backoff while
+// attempts fail): a dead upstream
 // never stops the others or Toolport, and its entries stay listed while it comes back
 // (calls meanwhile fail fast with SERVER_UNHEALTHY and when to retry).
 //
@@ -151,7 +152,7 @@ private:
 
     bool settled_ = false;
     int connections_ = 0;
-    std::chrono::milliseconds backoff_{500};
+    std::chrono::milliseconds backoff_{500};  // before the next attempt
     std::function<void()> cancel_timer_;
     std::function<void()> cancel_ping_;
     std::uint64_t generation_ = 0;  // bumped by every connection attempt
