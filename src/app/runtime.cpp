@@ -74,7 +74,8 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
             services.push_back({{"server_id", s.service},
                                 {"healthy", s.state == CircuitBreaker::State::closed},
                                 {"total_calls", s.total_calls},
-                                {"failure_rate", s.total_calls ? s.failed_calls * 100 / s.total_calls : 0}});
+                                {"failure_rate", s.total_calls ? s.failed_calls * 100 / s.total_calls : 0},
+                                {"avg_response_ms", s.avg_response_ms}});
         }
         observe->session_ended(caller, Json{{"server_health", std::move(services)}});
     });

@@ -37,7 +37,14 @@ CircuitBreaker::Permit CircuitBreaker::try_acquire(Clock::time_point now) {
     return {true, false, {}};
 }
 
-void CircuitBreaker::record_success() {
+long long CircuitBreaker::mean_success_ms() const {
+    const long long successes = total_calls_ - failed_calls_;
+    if (successes <= 0) return 0;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(success_time_).count() / successes;
+}
+
+void CircuitBreaker::record_success(std::chrono::steady_clock::duration elapsed) {
+    success_time_ += elapsed;
     ++total_calls_;
     consecutive_failures_ = 0;
     open_ = false;

@@ -29,7 +29,8 @@ public:
     // Asks to make a call now. A granted probe must be followed by record_success,
     // record_failure or release.
     Permit try_acquire(Clock::time_point now);
-    void record_success();
+    // `elapsed`: how long the successful call took (for the mean response time).
+    void record_success(std::chrono::steady_clock::duration elapsed = {});
     void record_failure(Clock::time_point now, std::string error);
     // A permitted call ended without telling anything about the service (cancelled, or
     // refused before reaching it): a probe slot is given back.
@@ -40,6 +41,8 @@ public:
     long long total_calls() const { return total_calls_; }
     long long failed_calls() const { return failed_calls_; }
     const std::string& last_error() const { return last_error_; }
+    // Mean duration of the successful calls, in ms (0 before the first).
+    long long mean_success_ms() const;
 
 private:
     int threshold_;
@@ -51,6 +54,7 @@ private:
     long long total_calls_ = 0;
     long long failed_calls_ = 0;
     std::string last_error_;
+    std::chrono::steady_clock::duration success_time_{};
 };
 
 std::string_view to_string(CircuitBreaker::State state);

@@ -271,12 +271,36 @@ pipeline:
     assert.equal(text(probe), 'probe');
   });
 
+  it('logs an orchestration_summary with each upstream\'s health when a session ends', async () => {
+    const other = await connect(server);
+    await other.client.callTool({ name: 'remote_echo', arguments: { text: 'summary' } });
+    await other.client.transport.terminateSession();  // DELETE: the session ends now
+    await other.client.close();
+    const line = await waitFor('the summary', () =>
+      server.logs().split('\n').find((l) => l.includes('"orchestration_summary"') && l.includes('"server_id":"remote"')));
+    const summary = JSON.parse(line);
+    const remote = summary.server_health.find((h) => h.server_id === 'remote');
+    assert.equal(remote.healthy, true);
+    assert.ok(remote.total_calls >= 1);
+    assert.equal(typeof remote.failure_rate, 'number');
+    assert.equal(typeof remote.avg_response_ms, 'number');
+  });
+
   it('shows each upstream on /health', async () => {
     const res = await fetch(`${server.base}/health`);
     const body = await res.json();
     const components = JSON.stringify(body);
     for (const name of ['everything', 'faulty', 'remote']) assert.match(components, new RegExp(`"${name}"`));
     assert.match(components, /connected \(20\d\d-\d\d-\d\d\)/);
+    // /metrics: each upstream's connection and its calls by outcome, with response times.
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
+    for (const name of ['everything', 'faulty', 'remote']) {
+      assert.match(metrics, new RegExp(`toolport_upstream_up\\{upstream="${name}"\\} 1`));
+    }
+    assert.match(metrics, /toolport_upstream_connections_total\{upstream="faulty"\} [2-9]/, 'faulty was restarted');
+    assert.match(metrics, /toolport_service_calls_total\{outcome="failure",service="faulty"\} [3-9]/);
+    assert.match(metrics, /toolport_service_calls_total\{outcome="success",service="remote"\} \d+/);
+    assert.match(metrics, /toolport_service_response_seconds_count\{service="everything"\} \d+/);
   });
 });
 

@@ -72,13 +72,24 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
     }
 
     const auto before = breaker.state(executor.now());
+    const auto started = std::chrono::steady_clock::now();
+    // Per service, beside the per-tool series: what /metrics shows of each upstream.
+    auto count = [&service](const char* outcome) {
+        observability::metrics().increment("toolport_service_calls_total", {{"service", service}, {"outcome", outcome}});
+    };
     ToolResult result;
     try {
         result = co_await next(call);
     } catch (const ToolError& e) {
         switch (verdict_of(e.code())) {
-            case Verdict::failure: breaker.record_failure(executor.now(), e.what()); break;
-            case Verdict::success: breaker.record_success(); break;
+            case Verdict::failure:
+                breaker.record_failure(executor.now(), e.what());
+                count("failure");
+                break;
+            case Verdict::success:
+                breaker.record_success(std::chrono::steady_clock::now() - started);
+                count("success");
+                break;
             case Verdict::neutral: breaker.release(permit); break;
         }
         if (auto after = breaker.state(executor.now()); after != before) report_state(service, after);
@@ -87,7 +98,11 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
         breaker.release(permit);  // cancelled, or answered as a JSON-RPC error by the engine
         throw;
     }
-    breaker.record_success();
+    const auto elapsed = std::chrono::steady_clock::now() - started;
+    breaker.record_success(elapsed);
+    count("success");
+    observability::metrics().observe("toolport_service_response_seconds", {{"service", service}},
+                                     std::chrono::duration<double>(elapsed).count());
     if (before != CircuitBreaker::State::closed) report_state(service, CircuitBreaker::State::closed);
     co_return result;
 }
@@ -101,7 +116,8 @@ CircuitBreaker::State CircuitBreakerStage::state_of(const std::string& service,
 std::vector<CircuitBreakerStage::ServiceHealth> CircuitBreakerStage::snapshot(CircuitBreaker::Clock::time_point now) const {
     std::vector<ServiceHealth> out;
     for (const auto& [service, b] : breakers_)
-        out.push_back({service, b.state(now), b.consecutive_failures(), b.total_calls(), b.failed_calls()});
+        out.push_back({service, b.state(now), b.consecutive_failures(), b.total_calls(), b.failed_calls(),
+                       b.mean_success_ms(), b.last_error()});
     return out;
 }
 

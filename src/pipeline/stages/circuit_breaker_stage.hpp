@@ -27,6 +27,8 @@ public:
         int consecutive_failures;
         long long total_calls;
         long long failed_calls;
+        long long avg_response_ms;  // mean of the successful calls
+        std::string last_error;
     };
     // Every service seen so far, for /health and the orchestration summary.
     std::vector<ServiceHealth> snapshot(CircuitBreaker::Clock::time_point now) const;

@@ -10,6 +10,7 @@
 #include "client/client_transport.hpp"
 #include "client/legacy_sse_transport.hpp"
 #include "client/mcp_client.hpp"
+#include "observability/metrics.hpp"
 #include "server/input_required.hpp"
 #include "server/request_context.hpp"
 #include "server/tool_error.hpp"
@@ -106,9 +107,12 @@ std::string Upstream::protocol_version() const {
 }
 
 void Upstream::set_state(State state, std::string detail) {
-    std::lock_guard lock(state_mutex_);
-    state_ = state;
-    detail_ = std::move(detail);
+    {
+        std::lock_guard lock(state_mutex_);
+        state_ = state;
+        detail_ = std::move(detail);
+    }
+    observability::metrics().set("toolport_upstream_up", {{"upstream", name()}}, state == State::connected ? 1 : 0);
 }
 
 std::string Upstream::describe_state() const {
@@ -220,6 +224,7 @@ Task<void> Upstream::connect_once() {
     }
     set_state(State::connected);
     ++connections_;
+    observability::metrics().increment("toolport_upstream_connections_total", {{"upstream", name()}});
     settled_ = true;
     backoff_ = settings_.restart_delay;  // a connection that worked is retried soon
     spdlog::info("upstream {}: connected to {} ({}), {} tools, {} resources, {} templates, {} prompts", name(),
@@ -327,6 +332,7 @@ void Upstream::lost(const std::string& reason) {
         detail_ = why;
         next_attempt_ = std::chrono::steady_clock::now() + backoff_;
     }
+    observability::metrics().set("toolport_upstream_up", {{"upstream", name()}}, 0);
     schedule_reconnect();
 }
 
