@@ -30,6 +30,11 @@ import {
   startFaultyHttp,
 } from '../fixtures/upstream/faulty_server.mjs';
 
+// The fixture is tested on its own, without toolport: once per CI run is enough, so the
+// second pass of the suites (tests/run_suites.sh with I/O threads, on the sanitizer
+// build) skips it.
+const SECOND_PASS = { skip: process.env.TOOLPORT_TEST_IO_THREADS ? 'fixture only: tested in the first pass' : false };
+
 const INIT = (protocolVersion = '2025-11-25') => ({
   jsonrpc: '2.0',
   id: 1,
@@ -134,7 +139,7 @@ const textOf = (result) => {
 };
 
 for (const mode of ['stdio', 'http']) {
-  describe(`faulty_server over ${mode}, driven by the SDK client`, () => {
+  describe(`faulty_server over ${mode}, driven by the SDK client`, SECOND_PASS, () => {
     let c;
     before(async () => {
       c = await connect(mode, ['--name', `faulty-${mode}`, '--downstream-calls', '7']);
@@ -409,7 +414,7 @@ function rawStdio(args = []) {
 
 const toolCall = (id, name, args = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
-describe('faulty_server on the wire: stdio', () => {
+describe('faulty_server on the wire: stdio', SECOND_PASS, () => {
   it('answers the client revision when known, else 2025-06-18', async () => {
     for (const v of [...PROTOCOL_VERSIONS, '2030-01-01']) {
       const s = rawStdio();
@@ -588,7 +593,7 @@ async function openGetStream(fixture, sessionId) {
   };
 }
 
-describe('faulty_server on the wire: http', () => {
+describe('faulty_server on the wire: http', SECOND_PASS, () => {
   let f;
   before(async () => {
     f = await startFaultyHttp();

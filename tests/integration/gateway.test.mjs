@@ -466,3 +466,21 @@ gateway:
     assert.match(missing.structuredContent.suggestion, /search_tools/);
   });
 });
+
+describe('gateway: an upstream\'s stderr and active pings', () => {
+  it('logs the upstream\'s stderr line by line and pings it when asked to', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      config: `
+upstreams:
+  noisy:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(FAULTY_SERVER)}, stdio, --stderr-noise, --name, noisy]
+    ping_interval_ms: 100
+`,
+    });
+    t.after(() => server.stop());
+    await waitFor('two pings', () => (server.logs().match(/upstream noisy stderr: \[noisy pid \d+\] request ping/g) ?? []).length >= 2);
+    assert.match(server.logs(), /upstream noisy stderr: \[noisy pid \d+\] request initialize/);
+  });
+});
