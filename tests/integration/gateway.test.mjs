@@ -20,7 +20,8 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpServer, runToolport, sleep, TOOLPORT_BIN } from './lib/harness.mjs';
+import { startHttpServer, runToolport, sleep, TOOLPORT_BIN, freePort, track } from './lib/harness.mjs';
+import { spawn } from 'node:child_process';
 import { FAULTY_SERVER, startFaultyHttp } from '../fixtures/upstream/faulty_server.mjs';
 
 const NODE = process.execPath;
@@ -180,12 +181,17 @@ pipeline:
   it('refuses an upstream request the calling client cannot answer', async () => {
     const plain = await connect(server);  // declares no sampling
     try {
-      // As a server of its own would: -32021 naming the capability (the upstream hears a refusal).
-      await assert.rejects(plain.client.callTool({ name: 'faulty_ask_sampling', arguments: {} }), (e) => {
+      // Over HTTP the request is known to be about this call: -32021 naming the capability,
+      // as a server of its own would say (the upstream hears a refusal).
+      await assert.rejects(plain.client.callTool({ name: 'remote_ask_sampling', arguments: {} }), (e) => {
         assert.equal(e.code, -32021);
         assert.match(e.message, /sampling/);
         return true;
       });
+      // Over stdio it is only presumed: the upstream is refused and its tool says so.
+      const stdio = await plain.client.callTool({ name: 'faulty_ask_sampling', arguments: {} });
+      assert.equal(stdio.isError, true);
+      assert.match(text(stdio), /does not support sampling/);
       const after = await plain.client.callTool({ name: 'faulty_echo', arguments: { text: 'still fine' } });
       assert.equal(text(after), 'still fine');
     } finally {
@@ -482,5 +488,99 @@ upstreams:
     t.after(() => server.stop());
     await waitFor('two pings', () => (server.logs().match(/upstream noisy stderr: \[noisy pid \d+\] request ping/g) ?? []).length >= 2);
     assert.match(server.logs(), /upstream noisy stderr: \[noisy pid \d+\] request initialize/);
+  });
+});
+
+// server-everything in its HTTP modes, on a free port; resolves once it listens.
+async function startEverything(mode) {
+  const port = await freePort();
+  const child = track(spawn(NODE, [EVERYTHING, mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] }));
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  await waitFor(`server-everything ${mode} listening`, () => /listening|running/i.test(err), 15000);
+  return { port, stop: () => child.kill('SIGKILL') };
+}
+
+describe('gateway: server-everything over Streamable HTTP and over the 2024 HTTP+SSE transport', () => {
+  it('serves both, prefixed, and forwards calls, progress and reads', async (t) => {
+    const http = await startEverything('streamableHttp');
+    t.after(() => http.stop());
+    const sse = await startEverything('sse');
+    t.after(() => sse.stop());
+    const server = await startHttpServer({
+      packs: '',
+      config: `
+upstreams:
+  ev_http:
+    url: http://127.0.0.1:${http.port}/mcp
+  ev_sse:
+    url: http://127.0.0.1:${sse.port}/sse
+    transport: sse
+pipeline:
+  cache: {enabled: false}
+`,
+    });
+    t.after(() => server.stop());
+    const { client } = await connect(server);
+    t.after(() => client.close());
+    const tools = await waitFor('both upstreams', async () => {
+      const { tools } = await client.listTools();
+      return tools.some((x) => x.name === 'ev_http_get-sum') && tools.some((x) => x.name === 'ev_sse_get-sum') ? tools : null;
+    });
+    // Every name collides: all are prefixed.
+    assert.ok(tools.every((x) => x.name.startsWith('ev_http_') || x.name.startsWith('ev_sse_')));
+    for (const prefix of ['ev_http_', 'ev_sse_']) {
+      const sum = await client.callTool({ name: `${prefix}get-sum`, arguments: { a: 5, b: 6 } });
+      assert.match(text(sum), /11/);
+      const echo = await client.callTool({ name: `${prefix}echo`, arguments: { message: `via ${prefix}` } });
+      assert.match(text(echo), new RegExp(`via ${prefix}`));
+    }
+    const seen = [];
+    await client.callTool({ name: 'ev_http_trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
+    assert.ok(seen.length >= 2, `progress: ${JSON.stringify(seen)}`);
+    const { resources } = await client.listResources();
+    assert.ok(resources.length > 0);
+    const first = resources[0];
+    const read = await client.readResource({ uri: first.uri });
+    assert.ok(read.contents.length > 0);
+    const health = JSON.stringify(await (await fetch(`${server.base}/health`)).json());
+    assert.match(health, /"ev_http":"connected \(20\d\d-\d\d-\d\d\)"/);
+    assert.match(health, /"ev_sse":"connected \(20\d\d-\d\d-\d\d\)"/);
+  });
+
+  it('an upstream that answers with something that is not JSON: over HTTP at once, over stdio at its deadline', async (t) => {
+    const faultyHttp = await startFaultyHttp(['--name', 'remote']);
+    t.after(() => faultyHttp.stop());
+    const server = await startHttpServer({
+      packs: '',
+      config: `
+gateway: {prefix_mode: always}
+upstreams:
+  local:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(FAULTY_SERVER)}, stdio]
+    timeout_ms: 500
+  remote:
+    url: ${faultyHttp.url}
+`,
+    });
+    t.after(() => server.stop());
+    const { client } = await connect(server);
+    t.after(() => client.close());
+    await waitFor('both', async () => (await client.listTools()).tools.some((x) => x.name === 'local_bad_json') &&
+      (await client.listTools()).tools.some((x) => x.name === 'remote_bad_json'));
+    const started = Date.now();
+    const remote = await client.callTool({ name: 'remote_bad_json', arguments: {} });
+    assert.equal(code(remote), 'UPSTREAM_ERROR');
+    assert.ok(Date.now() - started < 400);
+    const local = await client.callTool({ name: 'local_bad_json', arguments: {} });
+    assert.equal(code(local), 'TIMEOUT');
+    // Both keep serving.
+    for (const name of ['local_echo', 'remote_echo']) {
+      const r = await client.callTool({ name, arguments: { text: 'ok' } });
+      assert.equal(text(r), 'ok');
+    }
   });
 });

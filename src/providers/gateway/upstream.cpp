@@ -408,6 +408,9 @@ Upstream::Caller* Upstream::caller_for(std::uint64_t tag) {
         }
         return nullptr;  // that call has ended
     }
+    // Streamable HTTP tells what a message is about: one that came on no call's stream
+    // (the GET stream) is about none, whatever is in flight.
+    if (settings_.transport == UpstreamTransport::streamable_http) return nullptr;
     if (in_flight_.size() <= 1) return in_flight_.empty() ? nullptr : in_flight_.front();
     const std::string& session = in_flight_.back()->ctx->caller().session_id;
     for (auto* caller : in_flight_) {
@@ -418,6 +421,9 @@ Upstream::Caller* Upstream::caller_for(std::uint64_t tag) {
 
 Task<Json> Upstream::on_request(const client::ServerRequest& request) {
     Caller* caller = caller_for(request.related_tag);
+    // Asked outside any call (servers ask for roots when they start): the gateway itself
+    // has no roots to offer.
+    if (!caller && request.method == "roots/list") co_return Json{{"roots", Json::array()}};
     if (!caller) {
         throw client::JsonRpcError(
             -32603, in_flight_.empty()
@@ -432,9 +438,12 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
         try {
             caller->ctx->require_client_capability(capability);
         } catch (const RpcError&) {
-            // The client's request ends with -32021 (what a server of its own would say);
-            // the upstream hears that its request was refused.
-            caller->stash(std::current_exception());
+            // Where the request is known to be about this call, the call ends with -32021
+            // (what a server of its own would say). Where it is only presumed (stdio, the
+            // 2024 transport), the call goes on: the request may be about none (roots are
+            // asked for at start) — a client without roots has none to give.
+            if (request.related_tag != 0) caller->stash(std::current_exception());
+            else if (request.method == "roots/list") co_return Json{{"roots", Json::array()}};
             throw client::JsonRpcError(-32601, fmt::format("the client of this call does not support {} (it did "
                                                            "not declare the {} capability)",
                                                            request.method, capability));
