@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpServer, runToolport, sleep } from './lib/harness.mjs';
+import { startHttpServer, runToolport, sleep, waitFor } from './lib/harness.mjs';
 import { startCatalogFixture, SPECIAL } from '../fixtures/agentpmt/server.mjs';
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -42,16 +42,6 @@ async function allTools(client) {
     cursor = page.nextCursor;
   } while (cursor);
   return tools;
-}
-
-async function waitFor(what, predicate, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 const code = (result) => result.structuredContent?.error_code ?? (result.isError ? 'ERROR' : 'OK');

@@ -113,6 +113,11 @@ TEST(GatewayNames, ConditionalPrefixesOnlyCollisions) {
     // A name another source of the server already has counts as a collision.
     auto reserved = names_of({{"github", "create_issue", 0}}, PrefixMode::conditional, {"create_issue"});
     EXPECT_EQ(reserved, (std::vector<std::string>{"github_create_issue"}));
+    // Both the name and the prefixed name are taken: a hash tells it apart.
+    auto both = names_of({{"github", "x", 0}}, PrefixMode::conditional, {"x", "github_x"});
+    ASSERT_EQ(both.size(), 1u);
+    EXPECT_EQ(both[0].rfind("github_x_", 0), 0u) << both[0];
+    EXPECT_EQ(both[0].size(), std::string("github_x_").size() + 6);
 }
 
 TEST(GatewayNames, AlwaysAndNever) {

@@ -13,20 +13,11 @@ namespace {
 
 constexpr std::size_t kMaxName = rest::kMaxToolName;
 
-std::uint32_t fnv1a(std::string_view text) {
-    std::uint32_t hash = 2166136261u;
-    for (unsigned char c : text) {
-        hash ^= c;
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
 // `name` made safe; when it does not fit, cut with a hash of what it stands for.
 std::string fitted(const std::string& wanted, const NameRequest& request) {
     std::string safe = rest::safe_tool_name(wanted, 4 * kMaxName);
     if (safe.size() <= kMaxName) return safe;
-    std::string suffix = fmt::format("_{:06x}", fnv1a(request.prefix + '\0' + request.original) & 0xffffff);
+    std::string suffix = fmt::format("_{:06x}", rest::name_hash(request.prefix + '\0' + request.original) & 0xffffff);
     std::string base = safe.substr(0, kMaxName - suffix.size());
     while (!base.empty() && (base.back() == '_' || base.back() == '-')) base.pop_back();
     return base + suffix;
@@ -73,7 +64,12 @@ std::vector<std::string> expose_names(const std::vector<NameRequest>& requests, 
     std::vector<std::string> identities(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) identities[i] = requests[i].prefix + '\0' + requests[i].original;
     for (std::size_t i = 0; i < requests.size(); ++i) {
-        if (reserved.count(wanted[i])) wanted[i] = fitted(wanted[i] + "_", requests[i]);
+        // Even the prefixed name is another source's: tell it apart by a hash.
+        if (reserved.count(wanted[i])) {
+            std::string suffix =
+                fmt::format("_{:06x}", rest::name_hash(requests[i].prefix + '\0' + requests[i].original) & 0xffffff);
+            wanted[i] = wanted[i].substr(0, kMaxName - suffix.size()) + suffix;
+        }
     }
     return rest::unique_tool_names(wanted, identities);
 }

@@ -15,15 +15,6 @@ bool safe_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
 }
 
-std::uint32_t fnv1a(std::string_view text) {
-    std::uint32_t hash = 2166136261u;
-    for (unsigned char c : text) {
-        hash ^= c;
-        hash *= 16777619u;
-    }
-    return hash;
-}
-
 std::string trimmed(std::string name, std::size_t limit) {
     if (name.size() > limit) name.resize(limit);
     while (!name.empty() && (name.back() == '_' || name.back() == '-')) name.pop_back();
@@ -34,6 +25,15 @@ std::string trimmed(std::string name, std::size_t limit) {
 }
 
 }  // namespace
+
+std::uint32_t name_hash(std::string_view text) {
+    std::uint32_t hash = 2166136261u;
+    for (unsigned char c : text) {
+        hash ^= c;
+        hash *= 16777619u;
+    }
+    return hash;
+}
 
 std::string safe_tool_name(std::string_view text, std::size_t limit) {
     std::string name;
@@ -88,7 +88,7 @@ std::vector<std::string> unique_tool_names(const std::vector<std::string>& wante
         if (!out[i].empty()) continue;
         // Suffixed: hash of the catalog name, then of it with a counter if even that is taken.
         for (std::uint32_t round = 0;; ++round) {
-            std::uint32_t hash = fnv1a(round ? fmt::format("{}#{}", catalog_names[i], round) : catalog_names[i]);
+            std::uint32_t hash = name_hash(round ? fmt::format("{}#{}", catalog_names[i], round) : catalog_names[i]);
             std::string suffix = fmt::format("_{:06x}", hash & 0xffffff);
             std::string base = wanted[i].substr(0, kMaxToolName - suffix.size());
             std::string name = base + suffix;

@@ -6,6 +6,7 @@
 // fetch, whatever the order of its pages.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,9 @@
 namespace toolport::rest {
 
 constexpr std::size_t kMaxToolName = 64;
+
+// A short, stable hash of a name (FNV-1a, 32 bits), for suffixes that tell names apart.
+std::uint32_t name_hash(std::string_view text);
 
 // `text` as a safe name: letters, digits, '_' and '-' kept (upper case kept), runs of
 // anything else one '_', trimmed of '_' and '-' at the ends, at most `limit`

@@ -65,6 +65,18 @@ export function runToolport(args, { env = {}, timeoutMs = 60000 } = {}) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Polls `predicate` (sync or async) every 50 ms until it returns something truthy, which is
+// returned; fails naming `what` after `timeoutMs`.
+export async function waitFor(what, predicate, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
 export function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
