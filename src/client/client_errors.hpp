@@ -8,6 +8,8 @@
 //   ResponseTooLarge  a response over the transport's max_message_bytes: refused on its
 //                   Content-Length before reading, or cut off while reading (a
 //                   TransportError; the pipeline answers it as MCP_RESPONSE_TOO_LARGE)
+//   InputRequiredError  a stateless request the server answered with "input_required"
+//                   that the client could not complete (no handler, or too many rounds)
 //
 // A request cancelled through its CancelToken ends with OperationCancelled
 // (async/completion.hpp), like everywhere else in Toolport.
@@ -45,6 +47,17 @@ struct ResponseTooLarge : TransportError {
     std::size_t size;   // the announced size, or what was read before stopping
     std::size_t limit;
     bool read_so_far;   // true: stopped while reading (the whole response is larger)
+};
+
+// The server still wants answers (resultType "input_required", 2026-07-28) and the client
+// gives up: the request had no RequestOptions::on_input_required, or the server kept
+// asking for kMaxInputRounds rounds. Holds the server's last questions and state, so a
+// caller can pass them on (e.g. a gateway to its own client).
+struct InputRequiredError : ClientError {
+    InputRequiredError(const std::string& message, Json input_requests, Json request_state)
+        : ClientError(message), input_requests(std::move(input_requests)), request_state(std::move(request_state)) {}
+    Json input_requests;  // {key: {"method": ..., "params": ...}}
+    Json request_state;   // the server's requestState as sent (null when it sent none)
 };
 
 struct RequestTimeout : ClientError {

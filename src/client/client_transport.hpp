@@ -70,6 +70,17 @@ public:
     // its stream for server messages that belong to no request.
     virtual void handshake_done() {}
 
+    // The stateless revision (2026-07-28) from now on: there is no handshake and no
+    // session; every request names `protocol_version` in its _meta, and over HTTP also in
+    // the MCP-Protocol-Version header, with the Mcp-Method / Mcp-Name / Mcp-Param-*
+    // mirrors the revision asks of HTTP requests (stateless_http_headers.hpp). No stream
+    // outside requests is opened (handshake_done() is not called).
+    virtual void use_stateless_revision(const std::string& protocol_version) {}
+    // Whether a notification can reach the server. Not over stateless HTTP: without a
+    // session a notification has nowhere to go, and a request is cancelled by closing its
+    // response stream, which abandon() does.
+    virtual bool notifications_reach_server() const { return true; }
+
     // Ends the connection politely: HTTP deletes its session; stdio closes the child's
     // stdin, waits, then signals it. Pending sends fail. Never throws.
     virtual Task<void> close() = 0;

@@ -3,7 +3,8 @@
 // server's endpoint; a request's reply comes back as a JSON body or as an SSE stream that
 // may also carry the server's notifications and requests about it (and that is resumed
 // with Last-Event-ID when the server ends it early). After the handshake a GET stream
-// carries messages that belong to no request.
+// carries messages that belong to no request. In the stateless revision there is no
+// session and no GET stream; requests carry the header mirrors of stateless_http_headers.hpp.
 #include <map>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "client/client_transport.hpp"
 #include "client/http_transport_common.hpp"
 #include "client/sse_parser.hpp"
+#include "client/stateless_http_headers.hpp"
 #include "client/wire_payload.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
@@ -68,6 +70,8 @@ hc::ClientOptions downstream_options(const HttpClientOptions& options) {
 struct Exchange {
     CancelToken cancel;
     std::unique_ptr<hc::ResponseStream> response;
+    std::string method;          // of the JSON-RPC request a POST carries ("" otherwise)
+    HeaderList mirror_headers;   // the stateless revision's Mcp-* headers of that POST
 
     bool abandoned() const { return cancel.cancelled(); }
     unsigned status() const { return response->head().status; }
@@ -85,6 +89,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
     ClientTransport::Handlers handlers;
     std::string session_id;
     std::string protocol_version;
+    bool stateless = false;
+    StatelessHttpHeaders mirrors;
     bool opened = false;
     bool closing = false;
     std::string ended_reason;  // the server ended the session
@@ -125,8 +131,12 @@ struct Impl : std::enable_shared_from_this<Impl> {
             stream_options.body_deadline = stream_options.deadline;
         }
         ex.response.reset();
+        hc::Request request = request_for(std::move(method), std::move(body), last_event_id);
+        if (request.method == "POST") {
+            for (const auto& header : ex.mirror_headers) request.headers.push_back(header);
+        }
         try {
-            ex.response = co_await http.open(request_for(std::move(method), std::move(body), last_event_id), stream_options);
+            ex.response = co_await http.open(std::move(request), stream_options);
         } catch (const hc::HttpError& e) {
             if (e.kind == hc::HttpError::Kind::timeout && bounded) {
                 throw TransportError(
@@ -174,6 +184,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
             if (!awaited.empty() && message.is_object() && !message.contains("method") && message.contains("id") &&
                 message["id"].dump() == awaited) {
                 replied = true;
+                learn_tool_headers(awaited, message);
             }
             if (closing) continue;
             if (!awaited.empty() && handlers.on_message_about && message.is_object() && message.contains("method")) {
@@ -183,6 +194,15 @@ struct Impl : std::enable_shared_from_this<Impl> {
             }
         }
         return replied;
+    }
+
+    // A tools/list result says which tool arguments later tools/call POSTs mirror in headers.
+    void learn_tool_headers(const std::string& awaited, const Json& reply) {
+        if (!stateless) return;
+        auto it = by_request.find(awaited);
+        if (it == by_request.end() || it->second->method != "tools/list") return;
+        auto result = reply.find("result");
+        if (result != reply.end() && result->is_object() && result->contains("tools")) mirrors.learn_tools((*result)["tools"]);
     }
 
     // Reads SSE events until the reply to `awaited` arrived (true) or the stream ended.
@@ -409,6 +429,13 @@ public:
 
     void use_protocol_version(const std::string& version) override { impl_->protocol_version = version; }
 
+    void use_stateless_revision(const std::string& version) override {
+        impl_->protocol_version = version;
+        impl_->stateless = true;
+        impl_->session_id.clear();  // a failed initialize may have left one; it is not ours to use
+    }
+    bool notifications_reach_server() const override { return !impl_->stateless; }
+
     void handshake_done() override {
         if (impl_->options.listen && !impl_->closing) spawn(Impl::listen(impl_), [](std::exception_ptr) {});
     }
@@ -432,6 +459,10 @@ private:
         std::string awaited;
         if (message.contains("method") && message.contains("id")) awaited = message["id"].dump();
         auto ex = std::make_shared<Exchange>();
+        if (!awaited.empty()) {
+            ex->method = message["method"].is_string() ? message["method"].get<std::string>() : "";
+            if (self->stateless) ex->mirror_headers = self->mirrors.for_request(message);
+        }
         self->live.insert(ex);
         if (!awaited.empty()) self->by_request[awaited] = ex;
         std::exception_ptr error;

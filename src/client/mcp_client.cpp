@@ -7,6 +7,7 @@
 
 #include "async/completion.hpp"
 #include "async/executor.hpp"
+#include "client/mcp_client_listening.hpp"
 #include "protocol/versions.hpp"
 #include "toolport_version.hpp"
 #include "util/sanitize.hpp"
@@ -22,6 +23,23 @@ std::optional<std::int64_t> our_request_id(const RequestId& id) {
     if (!id.is_number_integer()) return std::nullopt;
     if (id.is_number_unsigned() && id.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
     return id.get<std::int64_t>();
+}
+
+// The revision ClientOptions::protocol_version names; nullopt for "auto" (empty).
+std::optional<protocol::Revision> chosen_revision(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    auto revision = protocol::parse_revision(text);
+    if (!revision) {
+        throw ClientError(fmt::format("protocol version \"{}\" is not one this client speaks ({}, or empty for auto)",
+                                      util::sanitize_for_message(text, 40), protocol::supported_revisions_list()));
+    }
+    return revision;
+}
+
+// A server's answer to initialize saying it does not do the handshake at all (a server of
+// the stateless revision only), rather than that something about ours was wrong.
+bool refuses_handshake(const JsonRpcError& e) {
+    return e.code == protocol::error_code::kMethodNotFound || e.code == protocol::error_code::kUnsupportedProtocolVersion;
 }
 
 }  // namespace
@@ -44,6 +62,7 @@ McpClient::McpClient(Executor& executor, std::unique_ptr<ClientTransport> transp
 McpClient::~McpClient() {
     // Callbacks still scheduled (timers, transport handlers, finishing sends) check this.
     alive_.reset();
+    if (listening_) listening_->stop_retrying();
     fail_all(std::make_exception_ptr(ClientError("the MCP client was destroyed")));
     for (auto& [key, token] : serving_) token->cancel("client destroyed");
     // The transport's destructor ends the connection at once (kills a child process).
@@ -87,28 +106,33 @@ Task<Json> McpClient::connect() {
     std::exception_ptr error;
     Json result;
     try {
+        // Checked before anything is opened: a typo must not start a server.
+        const auto chosen = chosen_revision(options_.protocol_version);
         co_await transport_->open(std::move(handlers));
-        result = co_await request("initialize",
-                                  {{"protocolVersion", std::string(protocol::name(protocol::kLatestStateful))},
-                                   {"capabilities", options_.capabilities},
-                                   {"clientInfo", {{"name", options_.client_name}, {"version", options_.client_version}}}});
-        if (!result.is_object() || !result.contains("protocolVersion") || !result["protocolVersion"].is_string()) {
-            throw ClientError(fmt::format("{} answered initialize without a \"protocolVersion\"", describe_server()));
+        if (chosen && protocol::is_stateless(*chosen)) {
+            result = co_await discover();
+        } else {
+            const bool may_fall_back = !chosen;
+            std::optional<JsonRpcError> refusal;
+            try {
+                result = co_await initialize(std::string(protocol::name(chosen.value_or(protocol::kLatestStateful))));
+            } catch (const JsonRpcError& e) {
+                if (!may_fall_back || !refuses_handshake(e)) throw;
+                refusal = e;
+            }
+            if (refusal) {
+                spdlog::debug("MCP client: {} refused initialize ({} {}); trying the stateless revision",
+                              describe_server(), refusal->code, util::sanitize_for_message(refusal->message, 200));
+                try {
+                    result = co_await discover();
+                } catch (const JsonRpcError& e) {
+                    throw JsonRpcError(e.code,
+                                       fmt::format("{} refused initialize ({}) and server/discover: {}", describe_server(),
+                                                   util::sanitize_for_message(refusal->message, 200), e.message),
+                                       e.data);
+                }
+            }
         }
-        const std::string version = result["protocolVersion"].get<std::string>();
-        auto revision = protocol::parse_revision(version);
-        if (!revision || protocol::is_stateless(*revision)) {
-            throw ClientError(fmt::format(
-                "{} negotiated protocol version \"{}\", which this client cannot use (it speaks {} with the "
-                "initialize handshake)",
-                describe_server(), util::sanitize_for_message(version, 40), protocol::supported_revisions_list()));
-        }
-        protocol_version_ = version;
-        if (auto caps = result.find("capabilities"); caps != result.end() && caps->is_object()) server_capabilities_ = *caps;
-        if (auto info = result.find("serverInfo"); info != result.end() && info->is_object()) server_info_ = *info;
-        if (auto text = result.find("instructions"); text != result.end() && text->is_string()) instructions_ = *text;
-        transport_->use_protocol_version(version);
-        co_await notify("notifications/initialized");
     } catch (...) {
         error = std::current_exception();
     }
@@ -118,8 +142,42 @@ Task<Json> McpClient::connect() {
         std::rethrow_exception(error);
     }
     state_ = State::ready;
-    transport_->handshake_done();
+    if (stateless_) {
+        start_listening();
+    } else {
+        transport_->handshake_done();
+    }
     co_return result;
+}
+
+Task<Json> McpClient::initialize(const std::string& offered) {
+    Json result = co_await round_trip(
+        ++next_id_, "initialize",
+        {{"protocolVersion", offered},
+         {"capabilities", options_.capabilities},
+         {"clientInfo", {{"name", options_.client_name}, {"version", options_.client_version}}}});
+    if (!result.is_object() || !result.contains("protocolVersion") || !result["protocolVersion"].is_string()) {
+        throw ClientError(fmt::format("{} answered initialize without a \"protocolVersion\"", describe_server()));
+    }
+    const std::string version = result["protocolVersion"].get<std::string>();
+    auto revision = protocol::parse_revision(version);
+    if (!revision || protocol::is_stateless(*revision)) {
+        throw ClientError(fmt::format(
+            "{} negotiated protocol version \"{}\", which this client cannot use (it speaks {} with the "
+            "initialize handshake)",
+            describe_server(), util::sanitize_for_message(version, 40), protocol::supported_revisions_list()));
+    }
+    protocol_version_ = version;
+    accept_server_description(result);
+    transport_->use_protocol_version(version);
+    co_await notify("notifications/initialized");
+    co_return result;
+}
+
+void McpClient::accept_server_description(const Json& result) {
+    if (auto caps = result.find("capabilities"); caps != result.end() && caps->is_object()) server_capabilities_ = *caps;
+    if (auto info = result.find("serverInfo"); info != result.end() && info->is_object()) server_info_ = *info;
+    if (auto text = result.find("instructions"); text != result.end() && text->is_string()) instructions_ = *text;
 }
 
 // ------------------------------------------------------------------ requests
@@ -128,8 +186,15 @@ Task<Json> McpClient::request(std::string method, Json params, RequestOptions op
     if (state_ == State::closed) throw TransportError(closed_reason_);
     if (state_ == State::fresh) throw ClientError("connect() first: the client has not done the handshake");
     if (!params.is_null() && !params.is_object()) throw ClientError(method + " params must be a JSON object");
+    if (!stateless_) co_return co_await round_trip(++next_id_, std::move(method), std::move(params), std::move(options));
+    if (removed_in_stateless(method)) {
+        co_return co_await stand_in_for_removed(std::move(method), std::move(params), std::move(options));
+    }
+    co_return co_await stateless_request(std::move(method), std::move(params), std::move(options));
+}
 
-    const std::int64_t id = ++next_id_;
+Task<Json> McpClient::round_trip(std::int64_t id, std::string method, Json params, RequestOptions options, bool timed) {
+    if (state_ == State::closed) throw TransportError(closed_reason_);
     auto pending = std::make_shared<Pending>();
     pending->method = method;
     pending->tag = options.tag;
@@ -144,11 +209,14 @@ Task<Json> McpClient::request(std::string method, Json params, RequestOptions op
 
     std::weak_ptr<bool> alive = alive_;
     const auto timeout = options.timeout.value_or(options_.request_timeout);
-    pending->cancel_timer = executor_.schedule_after(timeout, [this, alive, id, method, timeout]() {
-        if (alive.expired()) return;
-        fail(id, std::make_exception_ptr(RequestTimeout(method, timeout)),
-             fmt::format("timed out after {} ms", timeout.count()));
-    });
+    pending->cancel_timer = [] {};
+    if (timed) {
+        pending->cancel_timer = executor_.schedule_after(timeout, [this, alive, id, method, timeout]() {
+            if (alive.expired()) return;
+            fail(id, std::make_exception_ptr(RequestTimeout(method, timeout)),
+                 fmt::format("timed out after {} ms", timeout.count()));
+        });
+    }
     if (options.cancel) {
         pending->cancel = options.cancel;
         // The token may fire inside its owner's code (or at once, when already fired).
@@ -169,6 +237,11 @@ Task<Json> McpClient::request(std::string method, Json params, RequestOptions op
 Task<void> McpClient::notify(std::string method, Json params) {
     if (state_ == State::closed) throw TransportError(closed_reason_);
     if (state_ == State::fresh) throw ClientError("connect() first: the client has not done the handshake");
+    if (!transport_->notifications_reach_server()) {
+        throw ClientError(fmt::format("{} cannot be sent {}: notifications have no way to the server in the "
+                                      "stateless revision over HTTP",
+                                      method, describe_server()));
+    }
     co_await transport_->send(protocol::make_notification(method, std::move(params)));
 }
 
@@ -216,6 +289,7 @@ void McpClient::terminate() {
     close_called_ = true;
     state_ = State::closed;
     closed_reason_ = "the client was terminated";
+    if (listening_) listening_->stop_retrying();
     fail_all(std::make_exception_ptr(TransportError(closed_reason_)));
     auto serving = std::move(serving_);
     serving_.clear();
@@ -226,12 +300,28 @@ void McpClient::terminate() {
 Task<void> McpClient::close() {
     if (close_called_) co_return;
     close_called_ = true;
+    const bool was_ready = state_ == State::ready;
+    std::vector<std::int64_t> listens;
+    if (listening_) listens = stop_listening();
     state_ = State::closed;
     closed_reason_ = "the client was closed";
     fail_all(std::make_exception_ptr(TransportError(closed_reason_)));
     auto serving = std::move(serving_);
     serving_.clear();
     for (auto& [key, token] : serving) token->cancel("client closed");
+    // A stdio server finishes its requests before it exits, and a subscriptions/listen
+    // never finishes by itself: it is cancelled first, or the server would wait for it
+    // until it is signalled. (Over HTTP closing its stream is what cancels it.)
+    if (was_ready && transport_->notifications_reach_server()) {
+        for (auto id : listens) {
+            try {
+                co_await transport_->send(protocol::make_notification(
+                    "notifications/cancelled", {{"requestId", id}, {"reason", "the client is closing"}}));
+            } catch (...) {
+                break;  // the connection is gone already
+            }
+        }
+    }
     // Also after the transport ended by itself: closing again is harmless and reaps what is left.
     co_await transport_->close();
 }
@@ -254,10 +344,11 @@ void McpClient::fail(std::int64_t id, std::exception_ptr error, const std::strin
     pending_.erase(it);
     pending->cancel_timer();
     if (pending->cancel) pending->cancel->remove(pending->cancel_registration);
-    // The spec forbids cancelling initialize; for everything else, tell the server to stop.
+    // The spec forbids cancelling initialize; for everything else, tell the server to stop
+    // (over stateless HTTP abandoning the request's stream is what tells it).
     if (!cancel_reason.empty() && state_ != State::closed) {
         transport_->abandon(RequestId(id));
-        if (pending->method != "initialize") {
+        if (pending->method != "initialize" && transport_->notifications_reach_server()) {
             spawn(transport_->send(protocol::make_notification("notifications/cancelled",
                                                                {{"requestId", id}, {"reason", cancel_reason}})),
                   [](std::exception_ptr) {});
@@ -276,6 +367,7 @@ void McpClient::transport_closed(const std::string& reason) {
     if (state_ == State::closed) return;
     state_ = State::closed;
     closed_reason_ = reason;
+    if (listening_) listening_->stop_retrying();
     spdlog::debug("MCP client: {}: {}", describe_server(), reason);
     fail_all(std::make_exception_ptr(TransportError(reason)));
     auto serving = std::move(serving_);
@@ -356,6 +448,7 @@ void McpClient::on_server_notification(const protocol::Notification& n) {
             token->cancel(params.value("reason", std::string("cancelled by the server")));
         }
     }
+    if (stateless_ && !note_listen_notification(n.method, params)) return;
     if (on_notification_) on_notification_(n.method, params);
 }
 

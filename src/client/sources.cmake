@@ -3,6 +3,8 @@
 # connections. Included by the root CMakeLists.txt right after toolport_core is defined.
 target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mcp_client.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mcp_client_stateless.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/stateless_http_headers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sync_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/blocking_loop.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stdio_client_transport.cpp

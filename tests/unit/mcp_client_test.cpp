@@ -5,6 +5,7 @@
 
 #include "client/mcp_client.hpp"
 #include "manual_executor.hpp"
+#include "scripted_client_transports.hpp"
 #include "providers/source_table.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"
@@ -15,31 +16,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Wraps a transport and records every message in both directions.
-class RecordingTransport final : public ClientTransport {
-public:
-    RecordingTransport(std::unique_ptr<ClientTransport> inner, std::vector<Json>& sent, std::vector<Json>& received)
-        : inner_(std::move(inner)), sent_(sent), received_(received) {}
-    Task<void> open(Handlers handlers) override {
-        auto on_message = std::move(handlers.on_message);
-        handlers.on_message = [this, on_message](Json m) {
-            received_.push_back(m);
-            on_message(std::move(m));
-        };
-        return inner_->open(std::move(handlers));
-    }
-    Task<void> send(Json message) override {
-        sent_.push_back(message);
-        return inner_->send(std::move(message));
-    }
-    Task<void> close() override { return inner_->close(); }
-    std::string describe() const override { return inner_->describe(); }
-
-private:
-    std::unique_ptr<ClientTransport> inner_;
-    std::vector<Json>& sent_;
-    std::vector<Json>& received_;
-};
+using test_support::RecordingTransport;
+using test_support::ScriptedTransport;
 
 class McpClientTest : public ::testing::Test {
 protected:
@@ -339,40 +317,6 @@ TEST_F(McpClientTest, CloseFailsPendingRequestsAndEndsTheSession) {
 }
 
 // ------------------------------------------------------------------ scripted server
-
-// A transport whose "server" is a function of each sent message.
-class ScriptedTransport final : public ClientTransport {
-public:
-    using Script = std::function<std::vector<Json>(const Json& sent)>;
-    ScriptedTransport(Executor& exec, Script script) : exec_(exec), script_(std::move(script)) {}
-    Task<void> open(Handlers handlers) override {
-        handlers_ = std::make_shared<Handlers>(std::move(handlers));
-        co_return;
-    }
-    Task<void> send(Json message) override {
-        if (closed_by_server) throw TransportError("the scripted server is gone");
-        for (auto& reply : script_(message)) {
-            exec_.post([h = handlers_, reply]() { h->on_message(reply); });
-        }
-        co_return;
-    }
-    Task<void> close() override {
-        ++closes;
-        co_return;
-    }
-    std::string describe() const override { return "the scripted server"; }
-    void die(const std::string& reason) {
-        closed_by_server = true;
-        handlers_->on_closed(reason);
-    }
-    int closes = 0;
-    bool closed_by_server = false;
-
-private:
-    Executor& exec_;
-    Script script_;
-    std::shared_ptr<Handlers> handlers_;
-};
 
 Json init_reply(const Json& request, const std::string& version = "2025-06-18") {
     return protocol::make_response(request["id"], {{"protocolVersion", version},
