@@ -4,7 +4,8 @@
 #   - 0.2.0-alpha.12 --suite all, on the 2025-11-25 wire and on the 2026-07-28 wire:
 #     every scenario must pass except those listed in expected-failures.yaml;
 # the same suites through a gateway (`toolport serve` with one upstream: a second toolport
-# serving --packs conformance), with gateway-expected-failures.yaml;
+# serving --packs conformance), speaking 2026-07-28 to it (expected-failures.yaml) and
+# speaking the revision it negotiates (gateway-expected-failures.yaml);
 # and the Skills extension scenarios (sep-2640-*, which skip on a server without skills)
 # against `toolport serve --packs context` on a copy of examples/: every check SUCCESS, on
 # both wires.
@@ -52,37 +53,48 @@ run "conformance 0.2.0-alpha.12 (all, 2025-11-25 wire)" "$modules/conformance-ne
 run "conformance 0.2.0-alpha.12 (all, 2026-07-28 wire)" "$modules/conformance-next/dist/index.js" server \
     --suite all --spec-version 2026-07-28 --expected-failures "$here/expected-failures.yaml"
 
-# The same suites through a gateway in front of a second toolport.
+# The same suites through a gateway in front of a second toolport: once with the gateway
+# speaking 2026-07-28 to its upstream (capabilities and questions travel per request: the
+# same scenarios pass as directly), once in the revision it negotiates (2025-11-25, one
+# session for all clients: gateway-expected-failures.yaml says what cannot cross it).
 inner_port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-gateway_port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 gateway_dir=$(mktemp -d)
-printf 'upstreams:\n  inner:\n    url: http://127.0.0.1:%s/mcp\n' "$inner_port" >"$gateway_dir/gateway.yaml"
 "$bin" serve --listen "127.0.0.1:$inner_port" --packs conformance 2>"$gateway_dir/inner.log" &
 inner=$!
-"$bin" serve --listen "127.0.0.1:$gateway_port" --config "$gateway_dir/gateway.yaml" ${extra[@]+"${extra[@]}"} \
-  2>"$gateway_dir/gateway.log" &
-gateway=$!
-trap 'kill $server $inner $gateway 2>/dev/null || true; rm -rf "$log" "$gateway_dir"' EXIT
-for port_ in $inner_port $gateway_port; do
-  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port_) 2>/dev/null && break; sleep 0.05; done
-done
-# The gateway connects to its upstream in the background: wait until it serves its tools.
-for _ in $(seq 100); do
-  "$bin" list --url "http://127.0.0.1:$gateway_port/mcp" 2>/dev/null | grep -q test_simple_text && break
-  sleep 0.1
-done
-url=http://127.0.0.1:$gateway_port/mcp
-run "gateway: conformance 0.1.16 (default suite)" "$modules/conformance-stable/dist/index.js" server
-run "gateway: conformance 0.1.16 (all)" "$modules/conformance-stable/dist/index.js" server --suite all
-run "gateway: conformance 0.2.0-alpha.12 (all, 2025-11-25 wire)" "$modules/conformance-next/dist/index.js" server \
-    --suite all --expected-failures "$here/gateway-expected-failures.yaml"
-run "gateway: conformance 0.2.0-alpha.12 (all, 2026-07-28 wire)" "$modules/conformance-next/dist/index.js" server \
-    --suite all --spec-version 2026-07-28 --expected-failures "$here/gateway-expected-failures.yaml"
-for pid_ in $gateway $inner; do
-  kill -TERM $pid_; wait $pid_ || { echo "toolport (gateway test) exited with status $? on SIGTERM:"; cat "$gateway_dir"/*.log; status=1; }
-done
+trap 'kill $server $inner 2>/dev/null || true; rm -rf "$log" "$gateway_dir"' EXIT
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$inner_port) 2>/dev/null && break; sleep 0.05; done
+gateway_suites() {
+  local label=$1 version=$2 expected=$3
+  local gateway_port
+  gateway_port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  printf 'upstreams:\n  inner:\n    url: http://127.0.0.1:%s/mcp\n    protocol_version: "%s"\n' "$inner_port" "$version" \
+    >"$gateway_dir/gateway-$label.yaml"
+  "$bin" serve --listen "127.0.0.1:$gateway_port" --config "$gateway_dir/gateway-$label.yaml" ${extra[@]+"${extra[@]}"} \
+    2>"$gateway_dir/gateway-$label.log" &
+  local gateway=$!
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$gateway_port) 2>/dev/null && break; sleep 0.05; done
+  # The gateway connects to its upstream in the background: wait until it serves its tools.
+  for _ in $(seq 100); do
+    "$bin" list --url "http://127.0.0.1:$gateway_port/mcp" 2>/dev/null | grep -q test_simple_text && break
+    sleep 0.1
+  done
+  url=http://127.0.0.1:$gateway_port/mcp
+  if [[ $label == stateless ]]; then
+    run "gateway ($label upstream): conformance 0.1.16 (default suite)" "$modules/conformance-stable/dist/index.js" server
+    run "gateway ($label upstream): conformance 0.1.16 (all)" "$modules/conformance-stable/dist/index.js" server --suite all
+  fi
+  run "gateway ($label upstream): conformance 0.2.0-alpha.12 (all, 2025-11-25 wire)" \
+      "$modules/conformance-next/dist/index.js" server --suite all --expected-failures "$expected"
+  run "gateway ($label upstream): conformance 0.2.0-alpha.12 (all, 2026-07-28 wire)" \
+      "$modules/conformance-next/dist/index.js" server --suite all --spec-version 2026-07-28 --expected-failures "$expected"
+  kill -TERM $gateway
+  wait $gateway || { echo "toolport (gateway) exited with status $? on SIGTERM:"; cat "$gateway_dir/gateway-$label.log"; status=1; }
+}
+gateway_suites stateless 2026-07-28 "$here/expected-failures.yaml"
+gateway_suites session auto "$here/gateway-expected-failures.yaml"
+kill -TERM $inner; wait $inner || { echo "toolport (gateway's upstream) exited with status $? on SIGTERM:"; cat "$gateway_dir/inner.log"; status=1; }
 if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:' "$gateway_dir"/*.log; then
-  echo "sanitizer report in the gateway test's logs:"; cat "$gateway_dir"/*.log; status=1
+  echo "sanitizer report in the gateway tests' logs:"; cat "$gateway_dir"/*.log; status=1
 fi
 rm -rf "$gateway_dir"
 url=http://127.0.0.1:$port/mcp

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "client/shell_words.hpp"
+#include "protocol/versions.hpp"
 
 namespace toolport::gateway {
 
@@ -42,7 +43,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
     s.only_keys({"command", "args", "env", "cwd", "url", "transport", "headers", "bearer_token_env", "ca_file",
                  "insecure_skip_verify", "prefix", "allow", "deny", "connect_timeout_ms", "timeout_ms",
                  "max_response_bytes", "downstream_calls_estimate", "restart_delay_ms", "max_backoff_ms",
-                 "ping_interval_ms"});
+                 "ping_interval_ms", "protocol_version"});
     UpstreamSettings u;
     u.name = name;
     u.prefix = s.string("prefix").value_or(name);
@@ -84,6 +85,11 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         for (const char* key : {"args", "env", "cwd"}) {
             if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");
         }
+    }
+    if (auto version = s.string("protocol_version"); version && *version != "auto") {
+        auto revision = protocol::parse_revision(*version);
+        if (!revision) s.fail("protocol_version", "must be auto or one of " + protocol::supported_revisions_list());
+        u.protocol_version = *version;
     }
     u.allow = s.list("allow").value_or(std::vector<std::string>{});
     u.deny = s.list("deny").value_or(std::vector<std::string>{});

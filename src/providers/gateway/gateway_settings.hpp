@@ -38,6 +38,9 @@ struct UpstreamSettings {
     std::string name;    // the key under upstreams: (its tools' source and service)
     std::string prefix;  // put before its names when they are prefixed (the name by default)
     UpstreamTransport transport = UpstreamTransport::stdio;
+    // The revision to speak: "" (auto: initialize, or the stateless 2026-07-28 when the
+    // server has no initialize), a stateful one ("2025-06-18"), or "2026-07-28".
+    std::string protocol_version;
 
     // stdio
     std::vector<std::string> argv;            // program and arguments (no shell)

@@ -40,6 +40,27 @@ LogLevel log_level_of(const Json& params) {
     return LogLevel::info;
 }
 
+// A stateless upstream's questions (an InputRequiredResult's inputRequests) asked of our
+// client under the same keys: over its session, or — a stateless client — through our own
+// InputRequiredResult (ask_client_all throws InputRequired, which ends the call).
+Task<Json> relay_input_requests(RequestContext& ctx, Json requests) {
+    std::vector<ClientRequest> asks;
+    std::vector<std::string> keys;
+    if (requests.is_object()) {
+        for (auto& [key, request] : requests.items()) {
+            std::string method = request.is_object() ? request.value("method", std::string()) : std::string();
+            if (const char* capability = client_capability_for(method)) ctx.require_client_capability(capability);
+            Json params = request.is_object() && request.contains("params") ? request["params"] : Json::object();
+            asks.push_back({std::move(method), std::move(params), key});
+            keys.push_back(key);
+        }
+    }
+    auto answers = co_await ctx.ask_client_all(std::move(asks));
+    Json responses = Json::object();
+    for (std::size_t i = 0; i < keys.size() && i < answers.size(); ++i) responses[keys[i]] = std::move(answers[i]);
+    co_return responses;
+}
+
 std::chrono::milliseconds until(std::chrono::steady_clock::time_point when) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(when - std::chrono::steady_clock::now());
     return std::max(left, 0ms);
@@ -190,6 +211,7 @@ Task<void> Upstream::connect_once() {
                             {"elicitation", Json::object()},
                             {"roots", {{"listChanged", false}}}};
     options.request_timeout = settings_.connect_timeout;  // the handshake's
+    options.protocol_version = settings_.protocol_version;
     std::shared_ptr<McpClient> client;
     try {
         client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_), options);
@@ -501,6 +523,13 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
     options.tag = scope.caller.tag;
+    // A stateless upstream learns the calling client's capabilities with each request, and
+    // asks its questions in the result (relayed to the client under the same keys).
+    options.client_capabilities = ctx.client_capabilities();
+    options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
+    // A stateless upstream logs only at the level a request asks for: ask for all, and our
+    // own session filters by what the client chose.
+    options.log_level = "debug";
     options.on_progress = [&ctx](const Json& p) {
         if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;
         std::optional<double> total;
@@ -520,6 +549,9 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
         }
     } catch (const client::JsonRpcError& e) {
         const std::string message = redacted(e.message, settings_.secrets());
+        // About the client, not the tool (a stateless upstream that needs a capability the
+        // client lacks): the client's call ends with it, as from a server of its own.
+        if (e.code == -32021) throw RpcError(e.code, message, e.data);
         if (e.code == -32602) {
             throw ToolError(ToolErrorCode::invalid_argument,
                             fmt::format("upstream {} refused the call of {}: {}", name(), tool, message))
@@ -573,6 +605,13 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
     options.tag = scope.caller.tag;
+    // A stateless upstream learns the calling client's capabilities with each request, and
+    // asks its questions in the result (relayed to the client under the same keys).
+    options.client_capabilities = ctx.client_capabilities();
+    options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
+    // A stateless upstream logs only at the level a request asks for: ask for all, and our
+    // own session filters by what the client chose.
+    options.log_level = "debug";
     try {
         try {
             Json result = co_await client->request(method, std::move(params), std::move(options));
