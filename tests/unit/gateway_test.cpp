@@ -74,6 +74,13 @@ TEST(GatewaySettings, RefusesWhatItCannotUse) {
     EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"bad name", {{"command", "a"}}}}}}); }).find("1-64"),
               std::string::npos);
     EXPECT_NE(error_of([] { settings_of({{"prefix_mode", "sometimes"}}); }).find("conditional"), std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"command", "a"}, {"protocol_version", "2030-01-01"}}}}}}); })
+                  .find("protocol_version"),
+              std::string::npos);
+    EXPECT_EQ(settings_of({{"upstreams", {{"x", {{"command", "a"}, {"protocol_version", "auto"}}}}}}).upstreams[0].protocol_version, "");
+    EXPECT_EQ(settings_of({{"upstreams", {{"x", {{"command", "a"}, {"protocol_version", "2026-07-28"}}}}}})
+                  .upstreams[0].protocol_version,
+              "2026-07-28");
     EXPECT_NE(error_of([] { settings_of({{"separator", "."}}); }).find("separator"), std::string::npos);
     EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"command", "a"}, {"colour", "red"}}}}}}); })
                   .find("colour"),
