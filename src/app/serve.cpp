@@ -102,7 +102,11 @@ int serve(const Config& config) {
         spdlog::info("signal {}: shutting down", sig);
         hangup.cancel();
         http->stop();
-        io.stop();
+        // Upstream connections end now (children killed, HTTP exchanges cancelled); the
+        // loop runs a moment longer so what awaited them finishes instead of being left
+        // suspended (and its memory with it).
+        runtime->stop_sources();
+        executor.schedule_after(std::chrono::milliseconds(100), [&io] { io.stop(); });
     });
     spdlog::info("serving MCP on http://{}:{}{} ({} tools, {} I/O threads){}", config.http.host, http->port(),
                  config.http.path, server.registry().tools().size(), thread_count,

@@ -444,6 +444,12 @@ public:
     }
 
     Task<void> close() override { return close_impl(impl_); }
+    // Every exchange is cancelled now (its connection closed); what awaits them ends when
+    // the loop next runs.
+    void terminate() override {
+        impl_->closing = true;
+        stop_all(*impl_);
+    }
     std::string describe() const override { return impl_->describe(); }
 
 private:

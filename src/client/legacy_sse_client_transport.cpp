@@ -424,6 +424,7 @@ public:
         stop(*impl_);
         co_return;
     }
+    void terminate() override { stop(*impl_); }
 
     std::string describe() const override { return impl_->describe(); }
 
