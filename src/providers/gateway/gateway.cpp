@@ -107,7 +107,6 @@ void Gateway::start() {
                 upstream->state() == Upstream::State::connected ? observability::Severity::ok : observability::Severity::degraded;
             return {upstream->describe_state(), severity};
         });
-        upstreams_.push_back(part.upstream);
         parts_.push_back(std::move(part));
     }
     context_.on_subscription([weak](const std::string& uri, bool subscribed) {
@@ -136,18 +135,18 @@ void Gateway::start() {
         search_->declare();
     }
     // Each connects on its own: a slow or dead one delays none of the others.
-    for (auto& upstream : upstreams_) upstream->start();
+    for (auto& part : parts_) part.upstream->start();
 }
 
 void Gateway::stop() {
     if (stopped_) return;
     stopped_ = true;
-    for (auto& upstream : upstreams_) upstream->stop();
+    for (auto& part : parts_) part.upstream->stop();
 }
 
 bool Gateway::settled() const {
-    for (const auto& upstream : upstreams_) {
-        if (!upstream->settled()) return false;
+    for (const auto& part : parts_) {
+        if (!part.upstream->settled()) return false;
     }
     return true;
 }
@@ -202,7 +201,6 @@ void Gateway::sync_tools() {
     auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved);
 
     std::vector<std::vector<providers::SyncedTool>> per_part(parts_.size());
-    std::map<std::string, Target> served;
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& entry = entries[i];
         auto& part = parts_[entry.part];
@@ -211,11 +209,9 @@ void Gateway::sync_tools() {
                          part.upstream->name(), entry.original);
             continue;
         }
-        served[names[i]] = {part.upstream, entry.original};
         per_part[entry.part].push_back({declaration_of(*entry.tool, names[i], part.upstream, entry.original),
                                         part.upstream->name() + '\0' + entry.original});
     }
-    tools_ = std::move(served);
     if (search_) {
         search_->replace(std::move(per_part));
         return;

@@ -33,15 +33,12 @@ public:
     // Whether every upstream's first connection attempt is over.
     bool settled() const;
 
-    // Where a served name or URI leads (for tests and `toolport list`).
+private:
+    // Where a served name or URI leads.
     struct Target {
         std::shared_ptr<Upstream> upstream;
-        std::string original;  // the upstream's own tool/prompt name, URI or URI template
+        std::string original;  // the upstream's own prompt name, URI or URI template
     };
-    const std::map<std::string, Target>& tools() const { return tools_; }
-    const std::vector<std::shared_ptr<Upstream>>& upstreams() const { return upstreams_; }
-
-private:
     struct Part {
         std::shared_ptr<Upstream> upstream;
         std::unique_ptr<providers::SourceContext> context;
@@ -59,10 +56,8 @@ private:
     GatewaySettings settings_;
     providers::SourceContext& context_;
     std::vector<Part> parts_;
-    std::vector<std::shared_ptr<Upstream>> upstreams_;
     std::unique_ptr<ToolSearch> search_;
 
-    std::map<std::string, Target> tools_;      // served tool name → target
     std::map<std::string, Target> prompts_;    // served prompt name → target
     std::map<std::string, Target> resources_;  // served URI → target
     std::map<std::string, Target> templates_;  // served URI template → target

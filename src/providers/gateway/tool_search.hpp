@@ -33,7 +33,6 @@ public:
     // out with a warning.
     void replace(std::vector<std::vector<providers::SyncedTool>> tools);
     std::shared_ptr<const ToolSpec> tool(const std::string& name) const;
-    std::size_t size() const { return tools_.size(); }
 
     struct Hit {
         std::string name;

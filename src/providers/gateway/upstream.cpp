@@ -122,11 +122,6 @@ Upstream::State Upstream::state() const {
     return state_;
 }
 
-std::string Upstream::protocol_version() const {
-    std::lock_guard lock(state_mutex_);
-    return protocol_version_;
-}
-
 void Upstream::set_state(State state, std::string detail) {
     {
         std::lock_guard lock(state_mutex_);
@@ -155,7 +150,7 @@ std::string Upstream::describe_state() const {
 void Upstream::connect_now() {
     if (state() == State::stopped) return;
     const auto generation = ++generation_;
-    if (connections_ > 0 || settled_) set_state(State::reconnecting, "connecting again");
+    if (settled_) set_state(State::reconnecting, "connecting again");
     std::weak_ptr<Upstream> weak = weak_from_this();
     spawn(connect_once(), [weak, generation](std::exception_ptr error) {
         auto self = weak.lock();
@@ -245,7 +240,6 @@ Task<void> Upstream::connect_once() {
         spawn(client->request("resources/subscribe", {{"uri", uri}}), [](std::optional<Json>, std::exception_ptr) {});
     }
     set_state(State::connected);
-    ++connections_;
     observability::metrics().increment("toolport_upstream_connections_total", {{"upstream", name()}});
     settled_ = true;
     backoff_ = settings_.restart_delay;  // a connection that worked is retried soon
@@ -515,10 +509,9 @@ std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
     throw error;
 }
 
-Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {
-    auto client = ready_client("the call");
+Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> client, std::string method, Json params,
+                              std::function<void(const Json&)> on_progress) {
     CallerScope scope(in_flight_, ctx, ++next_tag_);
-    Json params = {{"name", tool}, {"arguments", std::move(arguments)}};
     client::RequestOptions options;
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
@@ -530,7 +523,22 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     // A stateless upstream logs only at the level a request asks for: ask for all, and our
     // own session filters by what the client chose.
     options.log_level = "debug";
-    options.on_progress = [&ctx](const Json& p) {
+    options.on_progress = std::move(on_progress);
+    try {
+        Json result = co_await client->request(std::move(method), std::move(params), std::move(options));
+        // The upstream may answer (its request to the client refused) before the
+        // cancellation reaches it: what was stashed still decides.
+        scope.rethrow_stashed();
+        co_return result;
+    } catch (...) {
+        scope.rethrow_stashed();
+        throw;
+    }
+}
+
+Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {
+    auto client = ready_client("the call");
+    auto progress = [&ctx](const Json& p) {
         if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;
         std::optional<double> total;
         if (p.contains("total") && p["total"].is_number()) total = p["total"].get<double>();
@@ -538,15 +546,8 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     };
     Json result;
     try {
-        try {
-            result = co_await client->request("tools/call", std::move(params), std::move(options));
-            // The upstream may answer (its request to the client refused) before the
-            // cancellation reaches it: what was stashed still decides.
-            scope.rethrow_stashed();
-        } catch (...) {
-            scope.rethrow_stashed();
-            throw;
-        }
+        result = co_await send_for(ctx, std::move(client), "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}},
+                                   progress);
     } catch (const client::JsonRpcError& e) {
         const std::string message = redacted(e.message, settings_.secrets());
         // About the client, not the tool (a stateless upstream that needs a capability the
@@ -600,27 +601,8 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
     } catch (const ToolError& e) {
         throw RpcError(-32603, e.what());
     }
-    CallerScope scope(in_flight_, ctx, ++next_tag_);
-    client::RequestOptions options;
-    options.timeout = settings_.request_timeout;
-    options.cancel = &scope.caller.cancel;
-    options.tag = scope.caller.tag;
-    // A stateless upstream learns the calling client's capabilities with each request, and
-    // asks its questions in the result (relayed to the client under the same keys).
-    options.client_capabilities = ctx.client_capabilities();
-    options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
-    // A stateless upstream logs only at the level a request asks for: ask for all, and our
-    // own session filters by what the client chose.
-    options.log_level = "debug";
     try {
-        try {
-            Json result = co_await client->request(method, std::move(params), std::move(options));
-            scope.rethrow_stashed();
-            co_return result;
-        } catch (...) {
-            scope.rethrow_stashed();
-            throw;
-        }
+        co_return co_await send_for(ctx, std::move(client), method, std::move(params));
     } catch (const client::JsonRpcError& e) {
         throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
     } catch (const client::ClientError& e) {

@@ -75,12 +75,8 @@ public:
     // One line for /health and errors: "connected (2025-06-18)", "reconnecting in 4 s: ...".
     std::string describe_state() const;
     const UpstreamCatalog& catalog() const { return catalog_; }
-    // The revision the upstream negotiated ("" before it connected).
-    std::string protocol_version() const;
     // Whether the first connection attempt is over (connected or failed once).
     bool settled() const { return settled_; }
-    // How many times the connection was (re)established.
-    int connections() const { return connections_; }
 
     // Forwarding. Each runs on the loop, on behalf of the client request `ctx`:
     // progress, cancellation (also by the pipeline's deadline), log messages and the
@@ -128,6 +124,10 @@ private:
     Caller* caller_for(std::uint64_t tag);
     // The connection, or ToolError SERVER_UNHEALTHY saying when it should be back.
     std::shared_ptr<client::McpClient> ready_client(const char* what);
+    // One request on behalf of `ctx`, its caller registered while it runs (see Caller):
+    // what was stashed for the client replaces the upstream's answer or failure.
+    Task<Json> send_for(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string method,
+                        Json params, std::function<void(const Json&)> on_progress = {});
     // One request on behalf of `ctx` (not a tool call): failures as RpcError.
     Task<Json> request(RequestContext& ctx, std::string method, Json params);
     static Task<Json> refuse_request(std::string why);
@@ -151,7 +151,6 @@ private:
     std::chrono::steady_clock::time_point next_attempt_{};
 
     bool settled_ = false;
-    int connections_ = 0;
     std::chrono::milliseconds backoff_{500};  // before the next attempt
     std::function<void()> cancel_timer_;
     std::function<void()> cancel_ping_;
