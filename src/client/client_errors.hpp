@@ -1,7 +1,8 @@
-// What an MCP client call can fail with. Every failure is a ClientError, so a caller that
-// only wants a message catches that one type; the subclasses say what went wrong.
+// What an MCP client call can fail with: an RpcError when the server answered with a
+// JSON-RPC error (code, message, data; protocol/rpc_error.hpp, the same type a server
+// handler throws, so a gateway passes an upstream's error on as it caught it), and
+// otherwise a ClientError, whose subclasses say what went wrong:
 //
-//   JsonRpcError    the server answered with a JSON-RPC error (code, message, data)
 //   TransportError  the server could not be reached or went away (refused connection,
 //                   dead child process, HTTP error status, session ended)
 //   RequestTimeout  no answer within the request's timeout (the server was told to stop)
@@ -21,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/rpc_error.hpp"
+
 namespace toolport::client {
 
 using Json = nlohmann::json;
@@ -29,13 +32,7 @@ struct ClientError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-struct JsonRpcError : ClientError {
-    JsonRpcError(int code, std::string message, Json data = nullptr)
-        : ClientError(message), code(code), message(std::move(message)), data(std::move(data)) {}
-    int code;
-    std::string message;
-    Json data;  // null when the error carried none
-};
+using protocol::RpcError;
 
 struct TransportError : ClientError {
     using ClientError::ClientError;

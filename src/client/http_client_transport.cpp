@@ -227,7 +227,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
     }
 
     // Non-2xx answers. A JSON-RPC error about our request is the request's answer (the
-    // client raises it as JsonRpcError); anything else is a TransportError.
+    // client raises it as RpcError); anything else is a TransportError.
     Task<void> reject_status(Exchange& ex, std::string_view method, const std::string& awaited) {
         const unsigned status = ex.status();
         std::string detail;

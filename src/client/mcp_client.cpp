@@ -18,13 +18,6 @@ using protocol::RequestId;
 
 namespace {
 
-// The id of one of our requests (we only send positive integers), if `id` can be one.
-std::optional<std::int64_t> our_request_id(const RequestId& id) {
-    if (!id.is_number_integer()) return std::nullopt;
-    if (id.is_number_unsigned() && id.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
-    return id.get<std::int64_t>();
-}
-
 // The revision ClientOptions::protocol_version names; nullopt for "auto" (empty).
 std::optional<protocol::Revision> chosen_revision(const std::string& text) {
     if (text.empty()) return std::nullopt;
@@ -38,24 +31,22 @@ std::optional<protocol::Revision> chosen_revision(const std::string& text) {
 
 // A server's answer to initialize saying it does not do the handshake at all (a server of
 // the stateless revision only), rather than that something about ours was wrong.
-bool refuses_handshake(const JsonRpcError& e) {
+bool refuses_handshake(const RpcError& e) {
     return e.code == protocol::error_code::kMethodNotFound || e.code == protocol::error_code::kUnsupportedProtocolVersion;
 }
 
 }  // namespace
 
-struct McpClient::Pending {
-    std::string method;
-    Completion<Json> reply;
-    std::function<void()> cancel_timer;
-    CancelToken* cancel = nullptr;
-    CancelToken::CallbackId cancel_registration = 0;
-    std::function<void(const Json&)> on_progress;
-    std::uint64_t tag = 0;
-};
-
 McpClient::McpClient(Executor& executor, std::unique_ptr<ClientTransport> transport, ClientOptions options)
-    : executor_(executor), transport_(std::move(transport)), options_(std::move(options)) {
+    : executor_(executor),
+      transport_(std::move(transport)),
+      options_(std::move(options)),
+      peer_(executor, {.on_give_up = [this](std::int64_t id, const std::string& method,
+                                            const std::string& reason) { give_up(id, method, reason); },
+                       .timeout_error =
+                           [](const std::string& method, std::chrono::milliseconds after) {
+                               return std::make_exception_ptr(RequestTimeout(method, after));
+                           }}) {
     if (options_.client_version.empty()) options_.client_version = kToolportVersion;
 }
 
@@ -63,8 +54,7 @@ McpClient::~McpClient() {
     // Callbacks still scheduled (timers, transport handlers, finishing sends) check this.
     alive_.reset();
     if (listening_) listening_->stop_retrying();
-    fail_all(std::make_exception_ptr(ClientError("the MCP client was destroyed")));
-    for (auto& [key, token] : serving_) token->cancel("client destroyed");
+    end_all(std::make_exception_ptr(ClientError("the MCP client was destroyed")), "client destroyed");
     // The transport's destructor ends the connection at once (kills a child process).
 }
 
@@ -82,8 +72,7 @@ Task<Json> McpClient::connect() {
         if (alive.expired()) return;
         std::uint64_t tag = 0;
         try {
-            auto it = pending_.find(std::stoll(request_id));
-            if (it != pending_.end()) tag = it->second->tag;
+            tag = peer_.tag_of(std::stoll(request_id));
         } catch (const std::exception&) {
         }
         receive(std::move(message), tag);
@@ -95,12 +84,11 @@ Task<Json> McpClient::connect() {
     // its timeout (the server has answered; nothing to cancel).
     handlers.on_oversized = [this, alive](const RequestId& raw_id, std::size_t bytes_read, std::size_t limit) {
         if (alive.expired()) return;
-        auto id = our_request_id(raw_id);
-        auto it = id ? pending_.find(*id) : pending_.end();
-        if (it == pending_.end()) return;
+        auto id = peer_.pending_id(raw_id);
+        if (!id) return;
         const std::string message = fmt::format("{} answered {} with a message over {} bytes ({} bytes read)",
-                                                describe_server(), it->second->method, limit, bytes_read);
-        fail(*id, std::make_exception_ptr(ResponseTooLarge(message, bytes_read, limit, /*read_so_far=*/true)));
+                                                describe_server(), *peer_.method_of(*id), limit, bytes_read);
+        peer_.fail(*id, std::make_exception_ptr(ResponseTooLarge(message, bytes_read, limit, /*read_so_far=*/true)));
     };
 
     std::exception_ptr error;
@@ -113,10 +101,10 @@ Task<Json> McpClient::connect() {
             result = co_await discover();
         } else {
             const bool may_fall_back = !chosen;
-            std::optional<JsonRpcError> refusal;
+            std::optional<RpcError> refusal;
             try {
                 result = co_await initialize(std::string(protocol::name(chosen.value_or(protocol::kLatestStateful))));
-            } catch (const JsonRpcError& e) {
+            } catch (const RpcError& e) {
                 if (!may_fall_back || !refuses_handshake(e)) throw;
                 refusal = e;
             }
@@ -125,8 +113,8 @@ Task<Json> McpClient::connect() {
                               describe_server(), refusal->code, util::sanitize_for_message(refusal->message, 200));
                 try {
                     result = co_await discover();
-                } catch (const JsonRpcError& e) {
-                    throw JsonRpcError(e.code,
+                } catch (const RpcError& e) {
+                    throw RpcError(e.code,
                                        fmt::format("{} refused initialize ({}) and server/discover: {}", describe_server(),
                                                    util::sanitize_for_message(refusal->message, 200), e.message),
                                        e.data);
@@ -152,7 +140,7 @@ Task<Json> McpClient::connect() {
 
 Task<Json> McpClient::initialize(const std::string& offered) {
     Json result = co_await round_trip(
-        ++next_id_, "initialize",
+        "initialize",
         {{"protocolVersion", offered},
          {"capabilities", options_.capabilities},
          {"clientInfo", {{"name", options_.client_name}, {"version", options_.client_version}}}});
@@ -186,52 +174,40 @@ Task<Json> McpClient::request(std::string method, Json params, RequestOptions op
     if (state_ == State::closed) throw TransportError(closed_reason_);
     if (state_ == State::fresh) throw ClientError("connect() first: the client has not done the handshake");
     if (!params.is_null() && !params.is_object()) throw ClientError(method + " params must be a JSON object");
-    if (!stateless_) co_return co_await round_trip(++next_id_, std::move(method), std::move(params), std::move(options));
+    if (!stateless_) co_return co_await round_trip(std::move(method), std::move(params), std::move(options));
     if (removed_in_stateless(method)) {
         co_return co_await stand_in_for_removed(std::move(method), std::move(params), std::move(options));
     }
     co_return co_await stateless_request(std::move(method), std::move(params), std::move(options));
 }
 
-Task<Json> McpClient::round_trip(std::int64_t id, std::string method, Json params, RequestOptions options, bool timed) {
+Task<Json> McpClient::round_trip(std::string method, Json params, RequestOptions options, bool timed) {
+    auto request = send_request(std::move(method), std::move(params), options, timed);
+    co_return co_await request.reply;
+}
+
+protocol::RpcPeer::Started McpClient::send_request(std::string method, Json params, const RequestOptions& options,
+                                                   bool timed,
+                                                   const std::function<void(std::int64_t id)>& registered) {
     if (state_ == State::closed) throw TransportError(closed_reason_);
-    auto pending = std::make_shared<Pending>();
-    pending->method = method;
-    pending->tag = options.tag;
+    auto request = peer_.begin({.method = method,
+                                .timeout = timed ? options.timeout.value_or(options_.request_timeout)
+                                                 : std::chrono::milliseconds(0),
+                                .cancel = options.cancel,
+                                .on_progress = options.on_progress,
+                                .tag = options.tag});
     if (options.on_progress) {
         if (params.is_null()) params = Json::object();
         if (!params.contains("_meta") || !params["_meta"].is_object()) params["_meta"] = Json::object();
-        params["_meta"]["progressToken"] = id;  // unique among this client's active requests
-        pending->on_progress = std::move(options.on_progress);
+        params["_meta"]["progressToken"] = request.id;  // unique among this client's requests
     }
-    Completion<Json> reply = pending->reply;
-    pending_.emplace(id, pending);
-
+    if (registered) registered(request.id);
     std::weak_ptr<bool> alive = alive_;
-    const auto timeout = options.timeout.value_or(options_.request_timeout);
-    pending->cancel_timer = [] {};
-    if (timed) {
-        pending->cancel_timer = executor_.schedule_after(timeout, [this, alive, id, method, timeout]() {
-            if (alive.expired()) return;
-            fail(id, std::make_exception_ptr(RequestTimeout(method, timeout)),
-                 fmt::format("timed out after {} ms", timeout.count()));
-        });
-    }
-    if (options.cancel) {
-        pending->cancel = options.cancel;
-        // The token may fire inside its owner's code (or at once, when already fired).
-        pending->cancel_registration = options.cancel->on_cancel([this, alive, id]() {
-            executor_.post([this, alive, id]() {
-                if (!alive.expired()) fail(id, std::make_exception_ptr(OperationCancelled()), "cancelled by the client");
-            });
-        });
-    }
-
-    spawn(transport_->send(protocol::make_request(id, method, std::move(params))),
-          [this, alive, id](std::exception_ptr error) {
-              if (error && !alive.expired()) fail(id, error);
+    spawn(transport_->send(protocol::make_request(request.id, method, std::move(params))),
+          [this, alive, id = request.id](std::exception_ptr error) {
+              if (error && !alive.expired()) peer_.fail(id, error);
           });
-    co_return co_await reply;
+    return request;
 }
 
 Task<void> McpClient::notify(std::string method, Json params) {
@@ -290,10 +266,7 @@ void McpClient::terminate() {
     state_ = State::closed;
     closed_reason_ = "the client was terminated";
     if (listening_) listening_->stop_retrying();
-    fail_all(std::make_exception_ptr(TransportError(closed_reason_)));
-    auto serving = std::move(serving_);
-    serving_.clear();
-    for (auto& [key, token] : serving) token->cancel("client terminated");
+    end_all(std::make_exception_ptr(TransportError(closed_reason_)), "client terminated");
     transport_->terminate();
 }
 
@@ -305,10 +278,7 @@ Task<void> McpClient::close() {
     if (listening_) listens = stop_listening();
     state_ = State::closed;
     closed_reason_ = "the client was closed";
-    fail_all(std::make_exception_ptr(TransportError(closed_reason_)));
-    auto serving = std::move(serving_);
-    serving_.clear();
-    for (auto& [key, token] : serving) token->cancel("client closed");
+    end_all(std::make_exception_ptr(TransportError(closed_reason_)), "client closed");
     // A stdio server finishes its requests before it exits, and a subscriptions/listen
     // never finishes by itself: it is cancelled first, or the server would wait for it
     // until it is signalled. (Over HTTP closing its stream is what cancels it.)
@@ -326,41 +296,21 @@ Task<void> McpClient::close() {
     co_await transport_->close();
 }
 
-void McpClient::finish(std::int64_t id, Json result) {
-    auto it = pending_.find(id);
-    if (it == pending_.end()) return;  // answered after its timeout: dropped
-    auto pending = it->second;
-    pending_.erase(it);
-    pending->cancel_timer();
-    if (pending->cancel) pending->cancel->remove(pending->cancel_registration);
-    // Resume the requester from the loop, not from inside the transport's read path.
-    executor_.post([reply = pending->reply, result = std::move(result)]() mutable { reply.set_value(std::move(result)); });
-}
-
-void McpClient::fail(std::int64_t id, std::exception_ptr error, const std::string& cancel_reason) {
-    auto it = pending_.find(id);
-    if (it == pending_.end()) return;
-    auto pending = it->second;
-    pending_.erase(it);
-    pending->cancel_timer();
-    if (pending->cancel) pending->cancel->remove(pending->cancel_registration);
-    // The spec forbids cancelling initialize; for everything else, tell the server to stop
-    // (over stateless HTTP abandoning the request's stream is what tells it).
-    if (!cancel_reason.empty() && state_ != State::closed) {
-        transport_->abandon(RequestId(id));
-        if (pending->method != "initialize" && transport_->notifications_reach_server()) {
-            spawn(transport_->send(protocol::make_notification("notifications/cancelled",
-                                                               {{"requestId", id}, {"reason", cancel_reason}})),
-                  [](std::exception_ptr) {});
-        }
+void McpClient::give_up(std::int64_t id, const std::string& method, const std::string& reason) {
+    if (state_ == State::closed) return;
+    // Over stateless HTTP abandoning the request's stream is what tells the server; the
+    // spec forbids cancelling initialize.
+    transport_->abandon(RequestId(id));
+    if (method != "initialize" && transport_->notifications_reach_server()) {
+        spawn(transport_->send(
+                  protocol::make_notification("notifications/cancelled", {{"requestId", id}, {"reason", reason}})),
+              [](std::exception_ptr) {});
     }
-    executor_.post([reply = pending->reply, error]() mutable { reply.set_error(error); });
 }
 
-void McpClient::fail_all(const std::exception_ptr& error) {
-    std::vector<std::int64_t> ids;
-    for (const auto& [id, pending] : pending_) ids.push_back(id);
-    for (auto id : ids) fail(id, error);
+void McpClient::end_all(const std::exception_ptr& error, const std::string& reason) {
+    peer_.fail_all(error);
+    peer_.stop_serving_all(reason);
 }
 
 void McpClient::transport_closed(const std::string& reason) {
@@ -369,10 +319,7 @@ void McpClient::transport_closed(const std::string& reason) {
     closed_reason_ = reason;
     if (listening_) listening_->stop_retrying();
     spdlog::debug("MCP client: {}: {}", describe_server(), reason);
-    fail_all(std::make_exception_ptr(TransportError(reason)));
-    auto serving = std::move(serving_);
-    serving_.clear();
-    for (auto& [key, token] : serving) token->cancel("connection closed");
+    end_all(std::make_exception_ptr(TransportError(reason)), "connection closed");
     if (on_disconnect_) on_disconnect_(reason);
 }
 
@@ -387,22 +334,18 @@ void McpClient::receive(Json raw, std::uint64_t related_tag) {
         return;
     }
     auto& message = std::get<protocol::Message>(parsed);
+    // A reply to no pending request of ours (late after a timeout, or never ours) is dropped.
     if (auto* response = std::get_if<protocol::Response>(&message)) {
-        auto id = our_request_id(response->id);
-        if (!id) {
-            spdlog::warn("MCP client: {} answered with id {}, which no request of ours has (ignored)",
-                         describe_server(), util::sanitize_for_message(protocol::id_text(response->id), 100));
-            return;
+        const std::string id = protocol::id_text(response->id);
+        if (!peer_.receive_reply(std::move(*response))) {
+            spdlog::debug("MCP client: {} answered id {}, which no pending request of ours has (ignored)",
+                          describe_server(), util::sanitize_for_message(id, 100));
         }
-        finish(*id, std::move(response->result));
     } else if (auto* error = std::get_if<protocol::ErrorResponse>(&message)) {
-        auto id = our_request_id(error->id);
-        if (!id) {
-            spdlog::warn("MCP client: {} reported an error about no request of ours: {} {}", describe_server(),
-                         error->code, util::sanitize_for_message(error->message, 300));
-            return;
+        if (!peer_.receive_error(*error)) {
+            spdlog::debug("MCP client: {} reported an error about no pending request of ours: {} {}",
+                          describe_server(), error->code, util::sanitize_for_message(error->message, 300));
         }
-        fail(*id, std::make_exception_ptr(JsonRpcError(error->code, error->message, error->data)));
     } else if (auto* notification = std::get_if<protocol::Notification>(&message)) {
         related_tag_ = related_tag;
         on_server_notification(*notification);
@@ -413,40 +356,28 @@ void McpClient::receive(Json raw, std::uint64_t related_tag) {
 }
 
 void McpClient::malformed_message(const protocol::ProtocolError& problem, bool reply_shaped) {
-    auto id = our_request_id(problem.id);
-    auto it = id ? pending_.find(*id) : pending_.end();
-    if (!reply_shaped || it == pending_.end()) {
+    auto id = peer_.pending_id(problem.id);
+    if (!reply_shaped || !id) {
         spdlog::warn("MCP client: {} sent a malformed message (ignored): {}", describe_server(),
                      util::sanitize_for_message(problem.message, 300));
         return;
     }
     // That was the answer to one of our requests, so no proper one will come: fail it now
     // rather than at its timeout.
-    const std::string method = it->second->method;
+    const std::string method = *peer_.method_of(*id);
     spdlog::warn("MCP client: {} answered {} with a malformed reply: {}", describe_server(), method,
                  util::sanitize_for_message(problem.message, 300));
-    fail(*id, std::make_exception_ptr(ClientError(
+    peer_.fail(*id, std::make_exception_ptr(ClientError(
                   fmt::format("{} answered {} with a malformed reply: {}", describe_server(), method,
                               util::sanitize_for_message(problem.message, 300)))));
 }
 
 void McpClient::on_server_notification(const protocol::Notification& n) {
     const Json& params = n.params;
-    if (n.method == "notifications/progress" && params.is_object()) {
-        auto token = params.find("progressToken");
-        if (token != params.end() && token->is_number_integer()) {
-            auto it = pending_.find(token->get<std::int64_t>());
-            if (it != pending_.end() && it->second->on_progress) {
-                auto on_progress = it->second->on_progress;  // the callback may end the request
-                on_progress(params);
-            }
-        }
-    } else if (n.method == "notifications/cancelled" && params.is_object() && params.contains("requestId")) {
-        auto it = serving_.find(params["requestId"].dump());
-        if (it != serving_.end()) {
-            auto token = it->second;
-            token->cancel(params.value("reason", std::string("cancelled by the server")));
-        }
+    if (n.method == "notifications/progress") {
+        peer_.receive_progress(params);
+    } else if (n.method == "notifications/cancelled") {
+        peer_.receive_cancelled(params, "cancelled by the server");
     }
     if (stateless_ && !note_listen_notification(n.method, params)) return;
     if (on_notification_) on_notification_(n.method, params);
@@ -454,7 +385,13 @@ void McpClient::on_server_notification(const protocol::Notification& n) {
 
 void McpClient::answer_server_request(protocol::Request request, std::uint64_t related_tag) {
     auto token = std::make_shared<CancelToken>();
-    serving_[request.id.dump()] = token;
+    if (!peer_.begin_serving(request.id, [token](const std::string& reason) { token->cancel(reason); })) {
+        spawn(send_reply(protocol::make_error(request.id, protocol::error_code::kInvalidRequest,
+                                              "Invalid Request: a request with this id is still in progress"),
+                         request.method),
+              [](std::exception_ptr) {});
+        return;
+    }
     spawn(serve_request(std::move(request), token, related_tag), [](std::exception_ptr) {});
 }
 
@@ -467,13 +404,13 @@ Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<C
         if (request.method == "ping") {
             result = Json::object();  // either side may ping; the answer is always empty
         } else if (!on_request_) {
-            throw JsonRpcError(protocol::error_code::kMethodNotFound, "Method not found: " + request.method);
+            throw RpcError(protocol::error_code::kMethodNotFound, "Method not found: " + request.method);
         } else {
             result = co_await on_request_(ServerRequest{request.id, request.method, request.params, *cancel, related_tag});
             if (!result.is_object()) throw std::runtime_error("the client's answer is not a JSON object");
         }
         reply = protocol::make_response(request.id, std::move(result));
-    } catch (const JsonRpcError& e) {
+    } catch (const RpcError& e) {
         reply = protocol::make_error(request.id, e.code, e.message, e.data);
     } catch (const OperationCancelled&) {
         // Cancelled by the server or by close(): no answer is sent.
@@ -482,13 +419,18 @@ Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<C
                                      "Internal error: " + util::sanitize_for_message(e.what(), 1000));
     }
     if (alive.expired()) co_return;
-    if (auto it = serving_.find(request.id.dump()); it != serving_.end() && it->second == cancel) serving_.erase(it);
+    peer_.end_serving(request.id);
     if (reply.is_null() || cancel->cancelled() || state_ == State::closed) co_return;
+    co_await send_reply(std::move(reply), std::move(request.method));
+}
+
+Task<void> McpClient::send_reply(Json reply, std::string method) {
+    std::weak_ptr<bool> alive = alive_;
     try {
         co_await transport_->send(std::move(reply));
     } catch (const std::exception& e) {
         if (!alive.expired()) {
-            spdlog::warn("MCP client: could not answer {}'s {}: {}", describe_server(), request.method, e.what());
+            spdlog::warn("MCP client: could not answer {}'s {}: {}", describe_server(), method, e.what());
         }
     } catch (const OperationCancelled&) {
         // The connection is closing: the server no longer waits for the answer.

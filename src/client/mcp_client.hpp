@@ -42,6 +42,7 @@
 #include "client/client_errors.hpp"
 #include "client/client_transport.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "protocol/rpc_peer.hpp"
 
 namespace toolport {
 class Executor;
@@ -129,7 +130,7 @@ public:
     // Stateless: also those of subscriptions/listen (params with the _meta subscriptionId),
     // but not its notifications/subscriptions/acknowledged, which is the client's business.
     using NotificationHandler = std::function<void(const std::string& method, const Json& params)>;
-    // Answers a server request: the result object, or throw JsonRpcError to answer with an
+    // Answers a server request: the result object, or throw RpcError to answer with an
     // error (any other exception becomes -32603). Without a handler, requests get -32601.
     using RequestHandler = std::function<Task<Json>(const ServerRequest& request)>;
     // The transport ended without close() being called (child died, session expired).
@@ -156,7 +157,7 @@ public:
     // listChanged or subscribe, a subscriptions/listen request is kept open for them.
     Task<Json> connect();
 
-    // One request; returns its result. Throws JsonRpcError, TransportError, RequestTimeout
+    // One request; returns its result. Throws RpcError, TransportError, RequestTimeout
     // (after telling the server to stop: notifications/cancelled, or over stateless HTTP
     // by closing the request's stream), OperationCancelled, or ClientError when the
     // server's reply is not valid JSON-RPC.
@@ -194,14 +195,16 @@ public:
     std::string describe_server() const { return transport_->describe(); }
 
 private:
-    struct Pending;
     struct Listening;
     enum class State { fresh, connecting, ready, closed };
 
     // One request and its reply (no stateless _meta, no input rounds). `timed`: false for
     // subscriptions/listen, which stays open until cancelled.
-    Task<Json> round_trip(std::int64_t id, std::string method, Json params, RequestOptions options = {},
-                          bool timed = true);
+    Task<Json> round_trip(std::string method, Json params, RequestOptions options = {}, bool timed = true);
+    // The same without waiting: registers the request, tells `registered` its id, sends it,
+    // and returns its id and awaitable reply.
+    protocol::RpcPeer::Started send_request(std::string method, Json params, const RequestOptions& options, bool timed,
+                                            const std::function<void(std::int64_t id)>& registered = {});
     Task<Json> initialize(const std::string& offered);
     void accept_server_description(const Json& result);
 
@@ -227,13 +230,13 @@ private:
     void malformed_message(const protocol::ProtocolError& problem, bool reply_shaped);
     void answer_server_request(protocol::Request request, std::uint64_t related_tag);
     Task<void> serve_request(protocol::Request request, std::shared_ptr<CancelToken> cancel, std::uint64_t related_tag);
+    Task<void> send_reply(Json reply, std::string method);
     void on_server_notification(const protocol::Notification& notification);
     void transport_closed(const std::string& reason);
-    // Ends request `id` with its result or error (when it is still pending). A non-empty
-    // `cancel_reason` also tells the server to stop (timeouts and cancellations).
-    void finish(std::int64_t id, Json result);
-    void fail(std::int64_t id, std::exception_ptr error, const std::string& cancel_reason = {});
-    void fail_all(const std::exception_ptr& error);
+    // Ends every request both ways: ours fail with `error`, the server's are stopped.
+    void end_all(const std::exception_ptr& error, const std::string& reason);
+    // A request of ours given up (timed out, cancelled): the server is told to stop.
+    void give_up(std::int64_t id, const std::string& method, const std::string& reason);
 
     Executor& executor_;
     std::unique_ptr<ClientTransport> transport_;
@@ -245,9 +248,9 @@ private:
     State state_ = State::fresh;
     bool close_called_ = false;
     std::string closed_reason_;
-    std::int64_t next_id_ = 0;
-    std::map<std::int64_t, std::shared_ptr<Pending>> pending_;
-    std::map<std::string, std::shared_ptr<CancelToken>> serving_;  // server requests, by id as JSON text
+    // Our requests (ids, replies, timeouts, cancellation, progress) and the server's ones
+    // being answered: the same bookkeeping a ServerSession keeps for its side.
+    protocol::RpcPeer peer_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
     std::string protocol_version_;

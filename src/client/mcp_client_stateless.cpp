@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/completion.hpp"
 #include "async/executor.hpp"
 #include "client/mcp_client.hpp"
 #include "client/mcp_client_listening.hpp"
@@ -19,6 +20,9 @@ namespace toolport::client {
 using namespace std::chrono_literals;
 
 namespace {
+
+// Awaits a reply, as a task of its own (for spawn).
+Task<Json> await_reply(Completion<Json> reply) { co_return co_await reply; }
 
 constexpr const char* kSubscriptionIdKey = "io.modelcontextprotocol/subscriptionId";
 constexpr const char* kAcknowledged = "notifications/subscriptions/acknowledged";
@@ -70,7 +74,7 @@ Task<Json> McpClient::discover() {
     stateless_ = true;
     stateless_version_ = std::string(protocol::name(chosen ? *chosen : protocol::kLatest));
     transport_->use_stateless_revision(stateless_version_);
-    Json result = co_await round_trip(++next_id_, "server/discover", with_stateless_meta(Json::object(), {}));
+    Json result = co_await round_trip("server/discover", with_stateless_meta(Json::object(), {}));
     if (!result.is_object()) {
         throw ClientError(fmt::format("{} answered server/discover with a result that is not an object", describe_server()));
     }
@@ -104,7 +108,7 @@ Task<Json> McpClient::stateless_request(std::string method, Json params, Request
     std::weak_ptr<bool> alive = alive_;
     if (params.is_null()) params = Json::object();
     for (int round = 0;; ++round) {
-        Json result = co_await round_trip(++next_id_, method, with_stateless_meta(params, options), options);
+        Json result = co_await round_trip(method, with_stateless_meta(params, options), options);
         // A reply posted just before the client was destroyed may still resume us.
         if (alive.expired()) throw ClientError("the MCP client was destroyed");
         if (!result.is_object() || result.value("resultType", Json()) != "input_required") co_return result;
@@ -152,7 +156,7 @@ bool McpClient::removed_in_stateless(const std::string& method) {
 Task<Json> McpClient::stand_in_for_removed(std::string method, Json params, RequestOptions options) {
     if (method == "ping") {
         // Liveness: the cheapest request every server of the revision answers.
-        co_await round_trip(++next_id_, "server/discover", with_stateless_meta(Json::object(), options), options);
+        co_await round_trip("server/discover", with_stateless_meta(Json::object(), options), options);
         co_return Json::object();
     }
     if (method == "logging/setLevel") {
@@ -167,7 +171,7 @@ Task<Json> McpClient::stand_in_for_removed(std::string method, Json params, Requ
         throw ClientError(method + " needs a string \"uri\"");
     }
     if (!listening_ || !listening_->resource_subscriptions) {
-        throw JsonRpcError(protocol::error_code::kMethodNotFound,
+        throw RpcError(protocol::error_code::kMethodNotFound,
                            fmt::format("{} does not offer resource subscriptions", describe_server()));
     }
     const std::string uri = params["uri"];
@@ -214,18 +218,18 @@ void McpClient::open_listen() {
         if (l.active) to_cancel.push_back(l.active);
         retire(l.active);
     } else {
-        const std::int64_t id = ++next_id_;
-        // The one open now stays until this one is acknowledged (note_listen_notification).
-        (l.active ? l.replacing : l.active) = id;
-        std::weak_ptr<bool> alive = alive_;
         RequestOptions options;
-        spawn(round_trip(id, "subscriptions/listen", with_stateless_meta(Json{{"notifications", filter}}, options), options,
-                         /*timed=*/false),
-              [this, alive, id](std::optional<Json>, std::exception_ptr error) {
+        // The one open now stays until this one is acknowledged (note_listen_notification).
+        auto listen = send_request("subscriptions/listen", with_stateless_meta(Json{{"notifications", filter}}, options),
+                                   options, /*timed=*/false,
+                                   [&l](std::int64_t id) { (l.active ? l.replacing : l.active) = id; });
+        std::weak_ptr<bool> alive = alive_;
+        spawn(await_reply(std::move(listen.reply)),
+              [this, alive, id = listen.id](std::optional<Json>, std::exception_ptr error) {
                   if (!alive.expired()) listen_ended(id, error);
               });
     }
-    for (auto id : to_cancel) fail(id, std::make_exception_ptr(OperationCancelled()), "subscription replaced");
+    for (auto id : to_cancel) peer_.fail(id, std::make_exception_ptr(OperationCancelled()), "subscription replaced");
 }
 
 std::vector<std::int64_t> McpClient::stop_listening() {
@@ -236,7 +240,7 @@ std::vector<std::int64_t> McpClient::stop_listening() {
         if (*id == 0) continue;
         ended.push_back(std::exchange(*id, 0));
         l.retired.insert(ended.back());
-        fail(ended.back(), std::make_exception_ptr(OperationCancelled()));
+        peer_.fail(ended.back(), std::make_exception_ptr(OperationCancelled()));
     }
     return ended;
 }
@@ -256,7 +260,7 @@ bool McpClient::note_listen_notification(const std::string& method, const Json& 
             // Not from inside the transport's read path.
             std::weak_ptr<bool> alive = alive_;
             executor_.post([this, alive, old]() {
-                if (!alive.expired()) fail(old, std::make_exception_ptr(OperationCancelled()), "subscription replaced");
+                if (!alive.expired()) peer_.fail(old, std::make_exception_ptr(OperationCancelled()), "subscription replaced");
             });
         }
     }
@@ -274,7 +278,7 @@ void McpClient::listen_ended(std::int64_t id, std::exception_ptr error) {
     try {
         if (error) std::rethrow_exception(error);
         spdlog::debug("MCP client: {} ended subscriptions/listen; listening again", describe_server());
-    } catch (const JsonRpcError& e) {
+    } catch (const RpcError& e) {
         spdlog::warn("MCP client: {} refused subscriptions/listen ({} {}); its notifications will not arrive",
                      describe_server(), e.code, util::sanitize_for_message(e.message, 200));
         l.refused = true;

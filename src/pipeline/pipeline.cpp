@@ -61,8 +61,12 @@ Task<ToolResult> Pipeline::run_handler(Call& call) {
         co_return co_await call.tool->handler(call.ctx, call.arguments);
     } catch (const ToolError&) {
         throw;
-    } catch (const RpcError&) {
-        throw;  // the engine answers these as JSON-RPC errors
+    } catch (const RpcError& e) {
+        // The engine answers the handler's own as JSON-RPC errors; one the client answered
+        // a request of the handler's with (a refused sampling) is the tool's failure.
+        if (!e.from_peer) throw;
+        throw ToolError(ToolErrorCode::internal_error, e.what())
+            .suggest("The client refused what the tool asked of it (e.g. the user declined)");
     } catch (const InputRequired&) {
         throw;  // the engine answers with an InputRequiredResult
     } catch (const OperationCancelled&) {

@@ -20,6 +20,7 @@
 
 #include "async/cancel_token.hpp"
 #include "async/task.hpp"
+#include "protocol/rpc_error.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/log_level.hpp"
@@ -98,8 +99,8 @@ public:
     // Sends notifications/message when `level` passes the client's chosen level.
     void log(LogLevel level, Json data, std::string logger = {});
 
-    // Asks the client and waits for its answer. Throws ClientRequestError when the client
-    // answers with an error, OperationCancelled when this request is cancelled, and
+    // Asks the client and waits for its answer. Throws RpcError when the client answers
+    // with an error, OperationCancelled when this request is cancelled, and
     // (stateless revision) InputRequired, which the engine turns into an InputRequiredResult.
     Task<Json> ask_client(ClientRequest request);
     // Several questions at once; in the stateless revision they travel in one round trip.
@@ -160,19 +161,8 @@ private:
     std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
-// The client answered a server-to-client request with a JSON-RPC error.
-struct ClientRequestError : std::runtime_error {
-    ClientRequestError(int code, const std::string& message)
-        : std::runtime_error(message), code(code) {}
-    int code;
-};
-
-// A JSON-RPC error a handler wants to send as-is (e.g. -32602 for an unknown resource).
-struct RpcError : std::runtime_error {
-    RpcError(int code, const std::string& message, Json data = nullptr)
-        : std::runtime_error(message), code(code), data(std::move(data)) {}
-    int code;
-    Json data;
-};
+// A JSON-RPC error: what a handler throws to answer with it as-is (e.g. -32602 for an
+// unknown resource), and what ask_client() throws when the client answers with an error.
+using protocol::RpcError;
 
 }  // namespace toolport

@@ -126,8 +126,10 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     try {
         ToolResult result = co_await server_.invoke_tool(ctx, tool, args.is_null() ? empty : args);
         reply = std::move(result).to_json();  // the result is spent: move its parts, no deep copy
-    } catch (const RpcError&) {
-        throw;
+    } catch (const RpcError& e) {
+        if (!e.from_peer) throw;
+        // The client refused what the tool asked of it (sampling, elicitation).
+        reply = tool->error_result(ToolError(ToolErrorCode::internal_error, e.what())).to_json();
     } catch (const InputRequired&) {
         throw;
     } catch (const OperationCancelled&) {

@@ -11,12 +11,20 @@ namespace toolport {
 
 using namespace protocol;
 
-namespace {
-std::string id_key(const RequestId& id) { return id.dump(); }
-}  // namespace
-
 ServerSession::ServerSession(McpServer& server, SessionOutput output, CallerIdentity caller)
-    : server_(server), output_(std::move(output)), caller_(std::move(caller)) {}
+    : server_(server),
+      output_(std::move(output)),
+      caller_(std::move(caller)),
+      peer_(server.executor(),
+            {.on_give_up =
+                 [this](std::int64_t id, const std::string&, const std::string& reason) {
+                     send(make_notification("notifications/cancelled", {{"requestId", id}, {"reason", reason}}), nullptr);
+                 },
+             .timeout_error =
+                 [](const std::string& method, std::chrono::milliseconds after) {
+                     return std::make_exception_ptr(std::runtime_error(
+                         fmt::format("the client did not answer {} within {} ms", method, after.count())));
+                 }}) {}
 
 ServerSession::~ServerSession() {
     // A closed session is already off the server's list, and the server may be gone (its
@@ -28,18 +36,8 @@ void ServerSession::close() {
     if (closed_) return;
     closed_ = true;
     server_.session_closed(this);
-    // Copy: cancelling may complete requests, which erase themselves from the map.
-    std::vector<RequestContext*> running;
-    for (auto& [key, ctx] : in_flight_) running.push_back(ctx);
-    for (auto* ctx : running) ctx->abandon("session closed");
-    auto pending = std::move(pending_client_requests_);
-    pending_client_requests_.clear();
-    for (auto& [id, completion] : pending) {
-        auto c = completion;
-        server_.executor().post([c]() mutable {
-            c.set_error(std::make_exception_ptr(OperationCancelled("session closed")));
-        });
-    }
+    peer_.stop_serving_all("session closed");
+    peer_.fail_all(std::make_exception_ptr(OperationCancelled("session closed")));
 }
 
 void ServerSession::send(const Json& message, const RequestId* related) {
@@ -63,8 +61,9 @@ void ServerSession::receive(Message message) {
             using M = std::decay_t<decltype(m)>;
             if constexpr (std::is_same_v<M, Request>) on_request(std::move(m));
             else if constexpr (std::is_same_v<M, Notification>) on_notification(m);
-            else if constexpr (std::is_same_v<M, Response>) on_client_reply(m.id, std::move(m.result), 0, {});
-            else on_client_reply(m.id, std::nullopt, m.code, m.message);
+            // A late or unknown reply is dropped.
+            else if constexpr (std::is_same_v<M, Response>) peer_.receive_reply(std::move(m));
+            else peer_.receive_error(m);
         },
         std::move(message));
 }
@@ -162,8 +161,7 @@ void ServerSession::on_request(Request request) {
         }
     }
 
-    auto key = id_key(id);
-    if (in_flight_.count(key)) {
+    if (peer_.serving(id)) {
         send(make_error(id, error_code::kInvalidRequest,
                         "Invalid Request: a request with this id is still in progress"),
              &id);
@@ -171,11 +169,11 @@ void ServerSession::on_request(Request request) {
     }
     auto ctx = std::make_unique<RequestContext>(shared_from_this(), id, std::move(request.method),
                                                 std::move(request.params), revision);
-    in_flight_.emplace(key, ctx.get());
-    spawn(run(std::move(ctx), handler, std::move(key)), [](std::exception_ptr) {});
+    peer_.begin_serving(id, [raw = ctx.get()](const std::string& reason) { raw->abandon(reason); });
+    spawn(run(std::move(ctx), handler), [](std::exception_ptr) {});
 }
 
-Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handler, std::string key) {
+Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handler) {
     // Keep the session alive until this request is fully answered.
     auto self = shared_from_this();
     Json reply;
@@ -193,7 +191,7 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
         reply = make_error(id, error_code::kInternalError,
                            "Internal error: " + util::sanitize_for_message(e.what(), 2000));
     }
-    in_flight_.erase(key);
+    peer_.end_serving(id);
     if (!reply.is_null() && !ctx->abandoned()) {
         send(reply, &id);
     } else if (unanswered_) {
@@ -244,27 +242,12 @@ void ServerSession::on_notification(const Notification& n) {
         return;
     }
     if (n.method == "notifications/cancelled") {
-        if (!n.params.is_object() || !n.params.contains("requestId")) return;
-        auto it = in_flight_.find(id_key(n.params["requestId"]));
-        if (it == in_flight_.end()) return;  // finished already, or never existed: ignore
-        std::string reason = "cancelled by client";
-        if (n.params.contains("reason") && n.params["reason"].is_string()) reason = n.params["reason"];
-        it->second->abandon(reason);
+        // One that finished already, or never existed, is ignored.
+        peer_.receive_cancelled(n.params, "cancelled by client");
         return;
     }
     // notifications/roots/list_changed, notifications/progress and unknown notifications
     // need no answer; providers that care subscribe through the session later.
-}
-
-void ServerSession::on_client_reply(const RequestId& id, std::optional<Json> result, int code,
-                                    const std::string& message) {
-    if (!id.is_number_integer()) return;  // we only ever send integer ids
-    auto it = pending_client_requests_.find(id.get<std::int64_t>());
-    if (it == pending_client_requests_.end()) return;  // late or unknown reply: drop it
-    auto completion = it->second;
-    pending_client_requests_.erase(it);
-    if (result) completion.set_value(std::move(*result));
-    else completion.set_error(std::make_exception_ptr(ClientRequestError(code, message)));
 }
 
 Task<Json> ServerSession::request_client(std::string method, Json params, const RequestId& related,
@@ -282,46 +265,12 @@ Task<Json> ServerSession::request_client(std::string method, Json params, const 
         throw std::runtime_error(
             fmt::format("the client did not declare the \"{}\" capability, so {} cannot be used", capability, method));
     }
-    const std::int64_t id = ++next_client_request_id_;
-    Completion<Json> reply;
-    pending_client_requests_.emplace(id, reply);
-    send(make_request(id, method, std::move(params)), &related);
-
-    auto& executor = server_.executor();
-    auto weak = weak_from_this();
-    auto fail = [weak, id, &executor](std::exception_ptr error, bool tell_client, std::string reason) {
-        auto self = weak.lock();
-        if (!self) return;
-        auto it = self->pending_client_requests_.find(id);
-        if (it == self->pending_client_requests_.end()) return;
-        auto c = it->second;
-        self->pending_client_requests_.erase(it);
-        if (tell_client) {
-            self->send(make_notification("notifications/cancelled", {{"requestId", id}, {"reason", reason}}),
-                       nullptr);
-        }
-        executor.post([c, error]() mutable { c.set_error(error); });
-    };
-    auto timeout = server_.options().client_request_timeout;
-    auto cancel_timer = executor.schedule_after(timeout, [fail, method, timeout]() {
-        fail(std::make_exception_ptr(std::runtime_error(
-                 fmt::format("the client did not answer {} within {} ms", method, timeout.count()))),
-             true, "timed out");
-    });
-    auto registration = token.on_cancel([fail]() {
-        fail(std::make_exception_ptr(OperationCancelled()), true, "request cancelled");
-    });
-    std::exception_ptr error;
-    Json result;
-    try {
-        result = co_await reply;
-    } catch (...) {
-        error = std::current_exception();
-    }
-    cancel_timer();
-    token.remove(registration);
-    if (error) std::rethrow_exception(error);
-    co_return result;
+    // Timed out or cancelled, the client is told to stop (Hooks::on_give_up above); an
+    // error answer ends it with RpcError.
+    auto request =
+        peer_.begin({.method = method, .timeout = server_.options().client_request_timeout, .cancel = &token});
+    send(make_request(request.id, method, std::move(params)), &related);
+    co_return co_await request.reply;
 }
 
 bool ServerSession::should_log(LogLevel level, const RequestContext& ctx) const {

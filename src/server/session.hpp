@@ -15,6 +15,7 @@
 
 #include "async/completion.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "protocol/rpc_peer.hpp"
 #include "protocol/versions.hpp"
 #include "server/log_level.hpp"
 #include "server/server.hpp"
@@ -45,7 +46,7 @@ public:
     const CallerIdentity& caller() const { return caller_; }
     CallerIdentity& caller() { return caller_; }
     McpServer& server() { return server_; }
-    std::size_t in_flight() const { return in_flight_.size(); }
+    std::size_t in_flight() const { return peer_.serving_count(); }
 
     // Messages that belong to no request (list_changed, resources/updated).
     void notify(std::string_view method, Json params);
@@ -79,10 +80,8 @@ private:
 
     void on_request(protocol::Request request);
     void on_notification(const protocol::Notification& notification);
-    void on_client_reply(const protocol::RequestId& id, std::optional<Json> result, int code,
-                         const std::string& message);
     Json handle_initialize(const protocol::Request& request);
-    Task<void> run(std::unique_ptr<RequestContext> ctx, Handler handler, std::string key);
+    Task<void> run(std::unique_ptr<RequestContext> ctx, Handler handler);
     Json finish_result(Json result, const RequestContext& ctx) const;
 
     // Method handlers (server_methods.cpp).
@@ -114,9 +113,8 @@ private:
     Json client_capabilities_ = Json::object();
     Json client_info_ = Json::object();
     LogLevel min_log_level_ = LogLevel::debug;
-    std::unordered_map<std::string, RequestContext*> in_flight_;  // key: id as JSON text
-    std::unordered_map<std::int64_t, Completion<Json>> pending_client_requests_;
-    std::int64_t next_client_request_id_ = 0;
+    // The client's requests in flight, and ours to the client (sampling, elicitation, roots).
+    protocol::RpcPeer peer_;
     std::set<std::string> subscriptions_;
     std::function<void(const protocol::RequestId&)> stream_closer_;
     UnansweredListener unanswered_;

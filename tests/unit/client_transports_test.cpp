@@ -93,7 +93,7 @@ std::unique_ptr<ClientTransport> child(SyncClient& client, const std::string& ro
 Json elicitation_capability() { return {{"elicitation", Json::object()}}; }
 
 Task<Json> answer_forty_two(const ServerRequest& request) {
-    if (request.method != "elicitation/create") throw JsonRpcError(-32601, "unexpected " + request.method);
+    if (request.method != "elicitation/create") throw RpcError(-32601, "unexpected " + request.method);
     co_return Json{{"action", "accept"}, {"content", {{"response", "forty-two"}}}};
 }
 
@@ -115,14 +115,14 @@ TEST_P(HttpClientTransport, ListsEveryPageAndCallsTools) {
     client.close();
 }
 
-TEST_P(HttpClientTransport, JsonRpcErrorsArriveTyped) {
+TEST_P(HttpClientTransport, RpcErrorsArriveTyped) {
     TestServer server;
     SyncClient client;
     client.connect(http_to(client, server.url()));
     try {
         client.call_tool("no_such_tool", Json::object());
-        FAIL() << "expected JsonRpcError";
-    } catch (const JsonRpcError& e) {
+        FAIL() << "expected RpcError";
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32602);
     }
 }

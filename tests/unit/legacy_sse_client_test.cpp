@@ -168,7 +168,7 @@ private:
 };
 
 Task<Json> answer_forty_two(const ServerRequest& request) {
-    if (request.method != "elicitation/create") throw JsonRpcError(-32601, "unexpected " + request.method);
+    if (request.method != "elicitation/create") throw RpcError(-32601, "unexpected " + request.method);
     co_return Json{{"action", "accept"}, {"content", {{"response", "forty-two"}}}};
 }
 
@@ -188,8 +188,8 @@ TEST(LegacySseClient, ListsAndCallsToolsThenCloseEndsTheSession) {
     EXPECT_EQ(result["content"][0]["text"], "This is a simple text response for testing.");
     try {
         client.call_tool("no_such_tool", Json::object());
-        FAIL() << "expected JsonRpcError";
-    } catch (const JsonRpcError& e) {
+        FAIL() << "expected RpcError";
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32602) << "errors come back on the stream like results";
     }
 

@@ -218,13 +218,13 @@ TEST_F(McpClientStateless, HandlerErrorsEndTheRequest) {
     drive(client->connect());
     RequestOptions options;
     options.on_input_required = [](const Json&) -> Task<Json> {
-        throw JsonRpcError(-32000, "the user walked away");
+        throw RpcError(-32000, "the user walked away");
         co_return Json::object();
     };
     try {
         drive(client->call_tool("test_input_required_result_elicitation", Json::object(), options));
         FAIL() << "expected the handler's error";
-    } catch (const JsonRpcError& e) {
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32000);
     }
     options.on_input_required = [](const Json&) -> Task<Json> { co_return Json::array(); };
@@ -238,7 +238,7 @@ TEST_F(McpClientStateless, PerRequestCapabilitiesAreWhatTheServerChecks) {
     try {
         drive(client->call_tool("test_missing_capability"));
         FAIL() << "expected -32021";
-    } catch (const JsonRpcError& e) {
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32021);
         EXPECT_NE(e.message.find("sampling"), std::string::npos) << e.message;
     }
@@ -442,8 +442,8 @@ TEST_F(McpClientStateless, AStatefulRevisionIsOfferedAndNeverFallsBack) {
     McpClient pinned(exec, std::move(transport), options);
     try {
         drive(pinned.connect());
-        FAIL() << "expected JsonRpcError";
-    } catch (const JsonRpcError& e) {
+        FAIL() << "expected RpcError";
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32601);
     }
     EXPECT_EQ(seen.size(), 1u) << "no server/discover when a revision with the handshake was asked for";
@@ -457,7 +457,7 @@ TEST_F(McpClientStateless, AutoDoesNotFallBackOnOtherRefusals) {
     });
     auto* raw = transport.get();
     McpClient client(exec, std::move(transport));
-    EXPECT_THROW(drive(client.connect()), JsonRpcError);
+    EXPECT_THROW(drive(client.connect()), RpcError);
     EXPECT_EQ(raw->closes, 1);
     EXPECT_EQ(seen.size(), 1u);
 }

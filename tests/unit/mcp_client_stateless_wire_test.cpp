@@ -101,7 +101,7 @@ TEST(McpClientStatelessHttp, MirrorsMarkedArgumentsInHeadersOnceTheToolIsListed)
     try {
         client.call_tool("test_custom_header", {{"region", "eu-west"}});
         FAIL() << "expected -32020";
-    } catch (const JsonRpcError& e) {
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32020);
         EXPECT_NE(e.message.find("Mcp-Param-Region"), std::string::npos) << e.message;
     }
@@ -136,7 +136,7 @@ TEST(McpClientStatelessHttp, PerRequestCapabilities) {
     try {
         client.call_tool("test_missing_capability", Json::object());
         FAIL() << "expected -32021 (HTTP 400)";
-    } catch (const JsonRpcError& e) {
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32021);
     }
     RequestOptions options;

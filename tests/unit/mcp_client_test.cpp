@@ -133,20 +133,20 @@ TEST_F(McpClientTest, CallToolReturnsTheResult) {
     EXPECT_EQ(failed["isError"], true) << "a tool failure is a result, not an exception";
 }
 
-TEST_F(McpClientTest, JsonRpcErrorsBecomeTypedExceptions) {
+TEST_F(McpClientTest, RpcErrorsBecomeTypedExceptions) {
     auto client = make_client();
     drive(client->connect());
     try {
         drive(client->call_tool("no_such_tool"));
-        FAIL() << "expected JsonRpcError";
-    } catch (const JsonRpcError& e) {
+        FAIL() << "expected RpcError";
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32602);
         EXPECT_NE(e.message.find("no_such_tool"), std::string::npos) << e.message;
     }
     try {
         drive(client->request("no/such/method"));
-        FAIL() << "expected JsonRpcError";
-    } catch (const JsonRpcError& e) {
+        FAIL() << "expected RpcError";
+    } catch (const RpcError& e) {
         EXPECT_EQ(e.code, -32601);
     }
     // The client keeps working after errors.
@@ -226,12 +226,12 @@ TEST_F(McpClientTest, WithoutAHandlerServerRequestsGetMethodNotFound) {
     EXPECT_TRUE(answered_with_error);
 }
 
-TEST_F(McpClientTest, HandlerErrorsAreSentAsJsonRpcErrors) {
+TEST_F(McpClientTest, HandlerErrorsAreSentAsRpcErrors) {
     ClientOptions options;
     options.capabilities = {{"elicitation", Json::object()}};
     auto client = make_client(options);
     client->on_request([](const ServerRequest&) -> Task<Json> {
-        throw JsonRpcError(-32000, "the user walked away", {{"why", "lunch"}});
+        throw RpcError(-32000, "the user walked away", {{"why", "lunch"}});
         co_return Json::object();
     });
     drive(client->connect());
@@ -431,7 +431,7 @@ TEST_F(McpClientTest, AMalformedReplyToOurRequestFailsItAndTheClientKeepsWorking
         try {
             drive(client.request(c.method));
             FAIL() << c.method << ": expected a ClientError";
-        } catch (const JsonRpcError& e) {
+        } catch (const RpcError& e) {
             FAIL() << c.method << ": a malformed reply is not a JSON-RPC error: " << e.what();
         } catch (const ClientError& e) {
             const std::string what = e.what();

@@ -131,7 +131,7 @@ int run_client(const char* command, const ClientFlags& flags, const std::functio
     } catch (const UsageError& e) {
         print_error(command, e.what());
         status = 2;
-    } catch (const client::JsonRpcError& e) {
+    } catch (const protocol::RpcError& e) {
         print_error(command, fmt::format("the server answered with error {}: {}", e.code,
                                          util::sanitize_for_message(e.message, 500)));
     } catch (const OperationCancelled& e) {

@@ -128,7 +128,7 @@ private:
         ensure_connected();
         try {
             return call();
-        } catch (const client::JsonRpcError& e) {
+        } catch (const protocol::RpcError& e) {
             throw spec::TargetError(e.code, util::sanitize_for_message(e.message, 2000), e.data);
         }
     }

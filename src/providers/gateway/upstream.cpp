@@ -252,7 +252,7 @@ Task<void> Upstream::connect_once() {
 }
 
 Task<Json> Upstream::refuse_request(std::string why) {
-    throw client::JsonRpcError(-32603, std::move(why));
+    throw protocol::RpcError(-32603, std::move(why));
     co_return Json();
 }
 
@@ -441,7 +441,7 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
     // has no roots to offer.
     if (!caller && request.method == "roots/list") co_return Json{{"roots", Json::array()}};
     if (!caller) {
-        throw client::JsonRpcError(
+        throw protocol::RpcError(
             -32603, in_flight_.empty()
                         ? fmt::format("{} goes to the client whose call caused it, and no call of a client is in "
                                       "progress on this upstream",
@@ -460,7 +460,7 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
             // asked for at start) — a client without roots has none to give.
             if (request.related_tag != 0) caller->stash(std::current_exception());
             else if (request.method == "roots/list") co_return Json{{"roots", Json::array()}};
-            throw client::JsonRpcError(-32601, fmt::format("the client of this call does not support {} (it did "
+            throw protocol::RpcError(-32601, fmt::format("the client of this call does not support {} (it did "
                                                            "not declare the {} capability)",
                                                            request.method, capability));
         }
@@ -479,13 +479,13 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
     std::exception_ptr input_required;
     try {
         co_return co_await caller->ctx->ask_client({request.method, std::move(params), key});
-    } catch (const ClientRequestError& e) {
-        throw client::JsonRpcError(e.code, e.what());
-    } catch (const RpcError& e) {
-        // Our own refusal of the client's answers (a tampered requestState): the client's
-        // call ends with it, as it would on a server of its own.
-        caller->stash(std::current_exception());
-        throw client::JsonRpcError(e.code, e.what(), e.data);
+    } catch (const RpcError&) {
+        // Over a session it is the client's answer, which goes back to the upstream as it
+        // is. A stateless client answers in the retried call, so there it is our own
+        // refusal of those answers (a tampered requestState), which ends the client's
+        // call too, as it would on a server of its own.
+        if (protocol::is_stateless(caller->ctx->revision())) caller->stash(std::current_exception());
+        throw;
     } catch (const InputRequired&) {
         // A stateless (2026-07-28) client is asked through an InputRequiredResult: the
         // client's call ends with it, and its retry with the answers calls the upstream
@@ -493,7 +493,7 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
         input_required = std::current_exception();
     }
     caller->stash(input_required);
-    throw client::JsonRpcError(-32603, "the client answers through a retried call (stateless revision)");
+    throw protocol::RpcError(-32603, "the client answers through a retried call (stateless revision)");
 }
 
 // ------------------------------------------------------------------ to the upstream
@@ -548,7 +548,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     try {
         result = co_await send_for(ctx, std::move(client), "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}},
                                    progress);
-    } catch (const client::JsonRpcError& e) {
+    } catch (const protocol::RpcError& e) {
         const std::string message = redacted(e.message, settings_.secrets());
         // About the client, not the tool (a stateless upstream that needs a capability the
         // client lacks): the client's call ends with it, as from a server of its own.
@@ -603,7 +603,7 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
     }
     try {
         co_return co_await send_for(ctx, std::move(client), method, std::move(params));
-    } catch (const client::JsonRpcError& e) {
+    } catch (const protocol::RpcError& e) {
         throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
     } catch (const client::ClientError& e) {
         throw RpcError(-32603, fmt::format("upstream {}: {}", name(), redacted(e.what(), settings_.secrets())));
