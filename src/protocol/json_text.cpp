@@ -1,5 +1,7 @@
 #include "protocol/json_text.hpp"
 
+#include "protocol/json_writer.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -108,44 +110,6 @@ void restore_request_id_outside_cancellation(Json& message) {
     *request_id = std::strtod(std::string(big_integer_id_digits(*request_id)).c_str(), nullptr);
 }
 
-constexpr auto kReplaceInvalidUtf8 = Json::error_handler_t::replace;
-
-std::string dump(const Json& value) { return value.dump(-1, ' ', false, kReplaceInvalidUtf8); }
-
-// Called for every message sent, so it is cheap: nlohmann keeps object members sorted by
-// key, and of a message's members only "error" sorts before "id", so this looks at one or
-// two members (a lookup by key measured about three times slower, ~5 % of writing a ping reply).
-bool has_big_integer_id(const Json& message) {
-    if (!message.is_object()) return false;
-    constexpr std::string_view kId = "id";
-    for (const auto& [key, value] : message.get_ref<const Json::object_t&>()) {
-        const std::string_view name = key;
-        if (name < kId) continue;
-        return name == kId && value.is_binary() && is_big_integer_id(value);
-    }
-    return false;
-}
-
-// The message member by member, as dump() would write it (nlohmann keeps object members
-// sorted by key and writes them in that order), with the id's digits spliced in.
-void write_message(const Json& message, std::string& out) {
-    if (!has_big_integer_id(message)) {
-        out += dump(message);
-        return;
-    }
-    out += '{';
-    bool first = true;
-    for (auto member = message.begin(); member != message.end(); ++member) {
-        if (!first) out += ',';
-        first = false;
-        out += dump(Json(member.key()));  // the key escaped exactly as dump() escapes it
-        out += ':';
-        if (member.key() == "id") out += big_integer_id_digits(member.value());
-        else out += dump(member.value());
-    }
-    out += '}';
-}
-
 }  // namespace
 
 Json parse_json_keeping_ids(std::string_view text) {
@@ -164,20 +128,9 @@ Json parse_json_keeping_ids(std::string_view text) {
 }
 
 std::string serialize(const Json& value) {
-    // Almost every message has an ordinary id: one lookup, then nlohmann's own writer.
-    if (value.is_object()) {
-        if (!has_big_integer_id(value)) return dump(value);
-        std::string out;
-        write_message(value, out);
-        return out;
-    }
-    if (!value.is_array() || std::none_of(value.begin(), value.end(), has_big_integer_id)) return dump(value);
-    std::string out = "[";
-    for (const auto& message : value) {
-        if (out.size() > 1) out += ',';
-        write_message(message, out);
-    }
-    out += ']';
+    std::string out;
+    out.reserve(512);  // a typical reply fits; one allocation
+    write_json(value, out);
     return out;
 }
 

@@ -17,8 +17,8 @@ namespace toolport::protocol {
 Json parse_json_keeping_ids(std::string_view text);
 
 // Compact JSON text of a message, or of an array of messages (a batch reply). Byte for byte
-// what Json::dump() writes, except that a message's big integer id is written as its digits.
-// Invalid UTF-8 in strings is replaced (U+FFFD) rather than thrown on.
+// what Json::dump() writes, except that a big integer id is written as its digits
+// (json_writer.hpp). Invalid UTF-8 in strings is replaced (U+FFFD) rather than thrown on.
 std::string serialize(const Json& value);
 
 }  // namespace toolport::protocol

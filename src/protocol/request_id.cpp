@@ -1,5 +1,6 @@
 #include "protocol/request_id.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -37,6 +38,25 @@ bool is_valid_id(const Json& id) { return id.is_string() || id.is_number() || is
 
 std::string id_text(const RequestId& id) {
     if (is_big_integer_id(id)) return std::string(big_integer_id_digits(id));
+    return id_key(id);
+}
+
+std::string id_key(const RequestId& id) {
+    if (id.is_number_integer()) {
+        return id.is_number_unsigned() ? std::to_string(id.get<std::uint64_t>()) : std::to_string(id.get<std::int64_t>());
+    }
+    if (id.is_string()) {
+        const auto& text = id.get_ref<const std::string&>();
+        // Printable ASCII without '"' or '\\' is written as it is, in quotes.
+        if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; })) {
+            std::string key;
+            key.reserve(text.size() + 2);
+            key += '"';
+            key += text;
+            key += '"';
+            return key;
+        }
+    }
     return id.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

@@ -44,6 +44,11 @@ bool is_valid_id(const Json& id);
 
 // The id as it is written on the wire: "\"abc\"", "42", or a big integer id's digits.
 std::string id_text(const RequestId& id);
+// A map key for an id: the same text as id.dump() (so equal ids, and only they, share a
+// key, and a key made elsewhere with dump() matches), built without nlohmann's serializer
+// for integer ids and plain string ids, which is what nearly every id is: transports and
+// request tables key by id several times per request.
+std::string id_key(const RequestId& id);
 // The id for a JSON document other than a message (a log line): the id itself, or a big
 // integer id's digits as a string (as a JSON number it would lose them).
 Json loggable_id(const RequestId& id);

@@ -138,18 +138,18 @@ bool RpcPeer::receive_progress(const Json& params) {
 // ------------------------------------------------------------------ requests we serve
 
 bool RpcPeer::begin_serving(const RequestId& id, std::function<void(const std::string&)> stop) {
-    return serving_.emplace(id.dump(), std::move(stop)).second;
+    return serving_.emplace(id_key(id), std::move(stop)).second;
 }
 
-void RpcPeer::end_serving(const RequestId& id) { serving_.erase(id.dump()); }
+void RpcPeer::end_serving(const RequestId& id) { serving_.erase(id_key(id)); }
 
-bool RpcPeer::serving(const RequestId& id) const { return serving_.count(id.dump()) > 0; }
+bool RpcPeer::serving(const RequestId& id) const { return serving_.count(id_key(id)) > 0; }
 
 bool RpcPeer::receive_cancelled(const Json& params, const std::string& default_reason) {
     if (!params.is_object()) return false;
     auto id = params.find("requestId");
     if (id == params.end()) return false;
-    auto it = serving_.find(id->dump());
+    auto it = serving_.find(id_key(*id));
     if (it == serving_.end()) return false;
     std::string reason = default_reason;
     if (auto text = params.find("reason"); text != params.end() && text->is_string()) reason = *text;

@@ -22,14 +22,14 @@ std::optional<Json> BatchCollector::begin(const ParsedPayload& batch) {
     Pending pending;
     for (const auto& item : batch.items) {
         if (const auto* message = std::get_if<Message>(&item)) {
-            if (const auto* request = std::get_if<Request>(message)) pending.waiting.insert(request->id.dump());
+            if (const auto* request = std::get_if<Request>(message)) pending.waiting.insert(protocol::id_key(request->id));
             continue;
         }
         // A malformed member gets its error inside the batch reply too: from the session
         // when its id is known (and the reply can be matched), from here when it is not.
         const auto& error = std::get<ProtocolError>(item);
         if (error.id.is_null()) pending.replies.push_back(make_error(nullptr, error.code, error.message));
-        else pending.waiting.insert(error.id.dump());
+        else pending.waiting.insert(id_key(error.id));
     }
     if (pending.waiting.empty()) {
         if (pending.replies.empty()) return std::nullopt;
@@ -43,7 +43,7 @@ std::optional<Json> BatchCollector::begin(const ParsedPayload& batch) {
 
 std::optional<Json> BatchCollector::offer(const Json& message) {
     if (owner_.empty() || message.contains("method") || !message.contains("id")) return std::nullopt;
-    auto key = message["id"].dump();
+    auto key = id_key(message["id"]);
     auto it = owner_.find(key);
     if (it == owner_.end()) return std::nullopt;
     auto& pending = batches_[it->second];
@@ -55,14 +55,14 @@ std::optional<Json> BatchCollector::offer(const Json& message) {
         return std::nullopt;
     }
     Json done = std::move(pending.replies);
-    for (const auto& reply : done) taken_.erase(reply["id"].dump());
+    for (const auto& reply : done) taken_.erase(id_key(reply["id"]));
     if (owner_.empty()) batches_.clear();
     return done;
 }
 
 bool BatchCollector::holds(const Json& message) const {
     if (taken_.empty() || message.contains("method") || !message.contains("id")) return false;
-    return taken_.count(message["id"].dump()) > 0;
+    return taken_.count(id_key(message["id"])) > 0;
 }
 
 }  // namespace toolport

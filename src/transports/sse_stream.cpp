@@ -117,7 +117,7 @@ std::string OutStream::take_json_body(bool batch) {
 std::shared_ptr<OutStream> HttpSession::open_stream(const std::vector<protocol::RequestId>& request_ids) {
     auto s = std::make_shared<OutStream>(next_stream_++, max_events_, max_bytes_);
     for (const auto& id : request_ids) {
-        auto key = id.dump();
+        auto key = protocol::id_key(id);
         s->expect_reply(key);
         by_request_[key] = AwaitedReply{s, id};
     }
@@ -141,7 +141,7 @@ void HttpSession::route(const protocol::Json& message, const protocol::RequestId
     std::string key;
     const bool is_reply = !message.contains("method");
     if (related && !legacy) {
-        key = related->dump();
+        key = protocol::id_key(*related);
         if (auto it = by_request_.find(key); it != by_request_.end()) stream = it->second.stream;
     }
     if (!stream) stream = standalone();
@@ -155,7 +155,7 @@ void HttpSession::route(const protocol::Json& message, const protocol::RequestId
 }
 
 void HttpSession::request_ended(const protocol::RequestId& id, const std::string& reason) {
-    auto key = id.dump();
+    auto key = protocol::id_key(id);
     auto it = by_request_.find(key);
     if (it == by_request_.end()) return;
     auto stream = std::move(it->second.stream);
@@ -172,7 +172,7 @@ void HttpSession::end(const std::string& reason) {
 }
 
 void HttpSession::close_stream(const protocol::RequestId& request) {
-    if (auto it = by_request_.find(request.dump()); it != by_request_.end()) it->second.stream->request_close();
+    if (auto it = by_request_.find(protocol::id_key(request)); it != by_request_.end()) it->second.stream->request_close();
 }
 
 void HttpSession::prune(std::chrono::steady_clock::duration keep) {

@@ -4,7 +4,8 @@
 // line goes through protocol::parse_payload and every message it yields is handed to one
 // real ServerSession of an McpServer with the conformance pack installed (or rejected, as
 // the transports do with what could not be parsed). Everything the session sends is
-// serialised with protocol::serialize. Between lines the event loop is polled a bounded
+// serialised with protocol::serialize, which must also write any JSON the input holds as
+// nlohmann's dump() does. Between lines the event loop is polled a bounded
 // number of times, so handlers run, server-to-client requests go out and the input's own
 // replies to them (integer ids 1, 2, ...) can arrive. parse_payload must never throw, and every
 // id it yields must come back unchanged through serialize and parse_payload.
@@ -117,6 +118,22 @@ void check_ids_round_trip(const toolport::protocol::ParsedPayload& parsed) {
     }
 }
 
+// protocol::serialize (json_writer.cpp, Toolport's own writer) writes what nlohmann's dump()
+// writes, byte for byte, for any JSON the input holds.
+void check_writer_matches_nlohmann(std::string_view line) {
+    namespace protocol = toolport::protocol;
+    if (protocol::max_nesting_depth(line) > 64) return;  // both writers recurse
+    Json any = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (any.is_discarded()) return;
+    const std::string ours = protocol::serialize(any);
+    const std::string theirs = any.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (ours != theirs) {
+        std::fprintf(stderr, "fuzz_jsonrpc: serialize wrote %.300s where dump wrote %.300s\n", ours.c_str(),
+                     theirs.c_str());
+        std::abort();
+    }
+}
+
 World& world() {
     static World* w = new World();  // never destroyed: lives for the whole fuzzing run
     return *w;
@@ -161,6 +178,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             std::abort();
         }
         check_ids_round_trip(parsed);
+        check_writer_matches_nlohmann(line);
         if (parsed.fatal) {
             if (!parsed.items.empty()) std::abort();  // contract: fatal means no items
             session->reject(*parsed.fatal);

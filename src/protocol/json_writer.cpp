@@ -1,0 +1,168 @@
+#include "protocol/json_writer.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace toolport::protocol {
+
+namespace {
+
+std::string nlohmann_text(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// Length of the well-formed UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 when
+// it is not one (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char b0 = byte(i);
+    const auto continuation = [&](std::size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+        return k < s.size() && byte(k) >= lo && byte(k) <= hi;
+    };
+    if (b0 >= 0xC2 && b0 <= 0xDF) return continuation(i + 1) ? 2 : 0;
+    if (b0 >= 0xE0 && b0 <= 0xEF) {
+        const unsigned char lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;
+        return continuation(i + 1, lo, hi) && continuation(i + 2) ? 3 : 0;
+    }
+    if (b0 >= 0xF0 && b0 <= 0xF4) {
+        const unsigned char lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;
+        return continuation(i + 1, lo, hi) && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+    }
+    return 0;
+}
+
+// What a byte below 0x80 becomes inside a JSON string: 0 for itself, else the escape's
+// second character ('u' for \u00XX).
+constexpr std::array<char, 128> kEscapes = [] {
+    std::array<char, 128> table{};
+    for (int c = 0; c < 0x20; ++c) table[c] = 'u';
+    table['\b'] = 'b';
+    table['\t'] = 't';
+    table['\n'] = 'n';
+    table['\f'] = 'f';
+    table['\r'] = 'r';
+    table['"'] = '"';
+    table['\\'] = '\\';
+    return table;
+}();
+
+// Writes into a string.
+struct TextSink {
+    std::string& out;
+    void put(char c) { out.push_back(c); }
+    void put(std::string_view s) { out.append(s); }
+    std::size_t mark() const { return out.size(); }
+    void rewind(std::size_t to) { out.resize(to); }
+};
+
+// Counts what would be written.
+struct CountSink {
+    std::size_t count = 0;
+    void put(char) { ++count; }
+    void put(std::string_view s) { count += s.size(); }
+    std::size_t mark() const { return count; }
+    void rewind(std::size_t to) { count = to; }
+};
+
+template <typename Sink>
+void write_string(std::string_view s, Sink& sink) {
+    const std::size_t start = sink.mark();
+    sink.put('"');
+    std::size_t run = 0;  // start of the bytes not yet written
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            const char escape = kEscapes[c];
+            if (escape == 0) {
+                ++i;
+                continue;
+            }
+            sink.put(s.substr(run, i - run));
+            if (escape == 'u') {
+                constexpr char kHex[] = "0123456789abcdef";
+                const char text[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+                sink.put(std::string_view(text, 6));
+            } else {
+                const char text[2] = {'\\', escape};
+                sink.put(std::string_view(text, 2));
+            }
+            run = ++i;
+            continue;
+        }
+        const std::size_t length = utf8_sequence(s, i);
+        if (length == 0) {
+            // Invalid UTF-8: nlohmann's replacement rules, exactly.
+            sink.rewind(start);
+            sink.put(nlohmann_text(Json(std::string(s))));
+            return;
+        }
+        i += length;
+    }
+    sink.put(s.substr(run));
+    sink.put('"');
+}
+
+template <typename Sink>
+void write_value(const Json& value, Sink& sink) {
+    switch (value.type()) {
+        case Json::value_t::null: sink.put("null"); return;
+        case Json::value_t::boolean: sink.put(value.get<bool>() ? std::string_view("true") : "false"); return;
+        case Json::value_t::number_integer:
+        case Json::value_t::number_unsigned: {
+            char digits[24];
+            auto end = value.is_number_unsigned()
+                           ? std::to_chars(digits, digits + sizeof digits, value.get<std::uint64_t>()).ptr
+                           : std::to_chars(digits, digits + sizeof digits, value.get<std::int64_t>()).ptr;
+            sink.put(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+            return;
+        }
+        case Json::value_t::string: write_string(value.get_ref<const std::string&>(), sink); return;
+        case Json::value_t::array: {
+            sink.put('[');
+            bool first = true;
+            for (const auto& item : value.get_ref<const Json::array_t&>()) {
+                if (!first) sink.put(',');
+                first = false;
+                write_value(item, sink);
+            }
+            sink.put(']');
+            return;
+        }
+        case Json::value_t::object: {
+            sink.put('{');
+            bool first = true;
+            // nlohmann keeps members sorted by key and writes them in that order.
+            for (const auto& [key, item] : value.get_ref<const Json::object_t&>()) {
+                if (!first) sink.put(',');
+                first = false;
+                write_string(key, sink);
+                sink.put(':');
+                write_value(item, sink);
+            }
+            sink.put('}');
+            return;
+        }
+        case Json::value_t::binary:
+            if (is_big_integer_id(value)) {
+                sink.put(big_integer_id_digits(value));
+                return;
+            }
+            break;
+        case Json::value_t::number_float:
+        case Json::value_t::discarded: break;
+    }
+    sink.put(nlohmann_text(value));
+}
+
+}  // namespace
+
+void write_json(const Json& value, std::string& out) {
+    TextSink sink{out};
+    write_value(value, sink);
+}
+
+std::size_t json_size(const Json& value) {
+    CountSink sink;
+    write_value(value, sink);
+    return sink.count;
+}
+
+}  // namespace toolport::protocol
