@@ -110,7 +110,7 @@ int serve(const Config& config) {
     });
     spdlog::info("serving MCP on http://{}:{}{} ({} tools, {} I/O threads){}", config.http.host, http->port(),
                  config.http.path, server.registry().tools().size(), thread_count,
-                 config.http.bearer_tokens.empty() ? "" : ", bearer auth on");
+                 config.http.bearer_tokens.empty() && server.view_tokens().empty() ? "" : ", bearer auth on");
     if (io_threads) run_polling(io);
     else io.run();
     // No connection work may run while the engine's objects are torn down below.

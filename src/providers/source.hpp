@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "providers/source_settings.hpp"
 #include "providers/tool_declaration.hpp"
@@ -110,8 +111,9 @@ public:
     Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments);
 
     // A named subset of the server's tools that clients choose with the URL path
-    // /mcp/<name> (McpServer::add_view): the gateway's profiles.
-    void add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible);
+    // /mcp/<name> or with one of `tokens` (McpServer::add_view): the gateway's profiles.
+    void add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible,
+                  std::vector<std::string> tokens = {});
 
     // Tells the clients subscribed to `uri` that it changed (notifications/resources/updated).
     void resource_updated(const std::string& uri);

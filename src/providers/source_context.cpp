@@ -27,8 +27,9 @@ Task<ToolResult> SourceContext::invoke_tool(RequestContext& ctx, const std::shar
     return server_.invoke_tool(ctx, tool, arguments);
 }
 
-void SourceContext::add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible) {
-    server_.add_view(name, std::move(visible));
+void SourceContext::add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible,
+                             std::vector<std::string> tokens) {
+    server_.add_view(name, std::move(visible), std::move(tokens));
 }
 
 void SourceContext::resource_updated(const std::string& uri) { server_.resource_updated(uri); }

@@ -41,8 +41,8 @@ struct CallerIdentity {
     // by lower-case name, as the latest request sent them: per-user credentials. Never
     // logged; cached results are scoped by them.
     std::map<std::string, std::string> client_headers;
-    // The view (a gateway profile) the client chose by its URL path, /mcp/<view>: it sees
-    // and calls only that view's tools. Empty: every tool.
+    // The view (a gateway profile) the client chose by its URL path, /mcp/<view>, or by a
+    // bearer token of the view's: it sees and calls only that view's tools. Empty: every tool.
     std::string view;
 };
 

@@ -91,12 +91,18 @@ public:
     void remove_resource_listener(int id) { resource_listeners_.erase(id); }
 
     // Views: named subsets of the tools (the gateway's profiles), chosen by a client
-    // through the URL path /mcp/<view>, so a client that takes only its first 40 tools
-    // (Cursor) or refuses more than 128 (VS Code) gets a catalogue it can use. A session
-    // in a view lists and calls only the tools `visible` accepts.
+    // through the URL path /mcp/<view> or by a bearer token of the view's, so a client
+    // that takes only its first 40 tools (Cursor) or refuses more than 128 (VS Code) gets
+    // a catalogue it can use. A session in a view lists and calls only the tools
+    // `visible` accepts. The HTTP transport compares the tokens (in constant time).
     using ToolView = std::function<bool(const ToolSpec& tool)>;
-    void add_view(const std::string& name, ToolView visible) { views_[name] = std::move(visible); }
+    void add_view(const std::string& name, ToolView visible, std::vector<std::string> tokens = {}) {
+        views_[name] = std::move(visible);
+        for (auto& token : tokens) view_tokens_.emplace_back(std::move(token), name);
+    }
     bool has_view(const std::string& name) const { return views_.count(name) > 0; }
+    // Every view's bearer tokens, as (token, view name).
+    const std::vector<std::pair<std::string, std::string>>& view_tokens() const { return view_tokens_; }
     // Whether `caller` sees `tool` (always, outside a view).
     bool visible(const CallerIdentity& caller, const ToolSpec& tool) const;
 
@@ -140,6 +146,7 @@ private:
     SessionClosedListener session_closed_listener_;
     std::vector<SubscriptionListener> subscription_listeners_;
     std::map<std::string, ToolView> views_;
+    std::vector<std::pair<std::string, std::string>> view_tokens_;
     int next_resource_listener_ = 0;
 };
 

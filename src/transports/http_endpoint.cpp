@@ -154,8 +154,65 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
     }
 
-    // The view a request's URL chose: "cursor" for <path>/cursor, "" for <path>.
+    // ------------------------------------------------------------------ credentials
+
+    // What a request's bearer token is: one of the server's own (every path, every tool),
+    // one of a gateway profile's (that profile only, whatever the path), or neither.
+    struct Credential {
+        bool valid = false;
+        std::string profile;  // the view a profile's token selects
+    };
+
+    // Profile tokens turn authentication on as the server's own tokens do.
+    bool auth_on() const { return !opts.bearer_tokens.empty() || !mcp.view_tokens().empty(); }
+
+    Credential credential_of(std::string_view authorization) const {
+        Credential credential;
+        auto token = http_policy::bearer_token(authorization);
+        if (token.empty()) return credential;
+        // Every profile token is compared (constant time, no early exit). A token that is a
+        // profile's and the server's too is served as the profile: a token never widens
+        // what its holder sees (start() warns about it).
+        for (const auto& [profile_token, view] : mcp.view_tokens()) {
+            if (http_policy::same_token(profile_token, token)) credential.profile = view;
+        }
+        credential.valid = http_policy::token_listed(opts.bearer_tokens, token) || !credential.profile.empty();
+        return credential;
+    }
+
+    // Who is calling, for sessions, quotas and per-user caches: "" when auth is off.
+    std::string principal_of(const HttpRequestView& req) const {
+        if (!auth_on()) return {};
+        auto authorization = req.header("Authorization");
+        if (!credential_of(authorization).valid) return {};
+        return http_policy::principal_of_token(http_policy::bearer_token(authorization));
+    }
+
+    // Why a profile's token may not have `path`, or nullopt when it may: it is served its
+    // profile's MCP endpoint (at the MCP path, its own view path, legacy SSE), not another
+    // profile's nor the server's own endpoints. Unknown paths get their 404 as for anyone.
+    std::optional<std::string> profile_refusal(const Credential& credential, std::string_view path) const {
+        if (credential.profile.empty()) return std::nullopt;
+        if (path == opts.path) return std::nullopt;
+        if (is_view_path(path)) {
+            auto asked = path.substr(opts.path.size() + 1);
+            if (asked == credential.profile) return std::nullopt;
+            return fmt::format("Forbidden: this bearer token selects the gateway profile \"{}\" and is not served "
+                               "the profile \"{}\" (a token never widens what its holder sees); use {} or {}/{}",
+                               credential.profile, asked, opts.path, opts.path, credential.profile);
+        }
+        if (path != "/metrics" && path != "/health" && path != "/admin/reload") return std::nullopt;
+        return fmt::format("Forbidden: this bearer token selects the gateway profile \"{}\", which is served at {} "
+                           "only; {} needs one of the server's own tokens",
+                           credential.profile, opts.path, path);
+    }
+
+    // The view a request is served: its profile token's, else the one its URL chose
+    // ("cursor" for <path>/cursor, "" for <path>).
     std::string view_of(const HttpRequestView& req) const {
+        if (!mcp.view_tokens().empty()) {
+            if (auto profile = credential_of(req.header("Authorization")).profile; !profile.empty()) return profile;
+        }
         auto target = req.target();
         auto path = target.substr(0, target.find('?'));
         if (path.size() <= opts.path.size() + 1 || path.compare(0, opts.path.size(), opts.path) != 0) return {};
@@ -214,8 +271,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         auto it = sessions.find(id);
         if (it == sessions.end() || it->second->legacy != legacy) return nullptr;
         if (!legacy && it->second->view != view_of(req)) return nullptr;  // another URL's session
-        if (!it->second->principal.empty() || !opts.bearer_tokens.empty()) {
-            if (http_policy::principal_of(opts, req.header("Authorization")) != it->second->principal) return nullptr;
+        if (!it->second->principal.empty() || auth_on()) {
+            if (principal_of(req) != it->second->principal) return nullptr;
         }
         return it->second;
     }
@@ -271,7 +328,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (!http_policy::origin_allowed(opts, req.header("Origin"))) {
             return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Origin not allowed");
         }
-        if (!(is_health && opts.public_health) && !http_policy::authorized(opts, req.header("Authorization"))) {
+        const auto credential = auth_on() ? credential_of(req.header("Authorization")) : Credential{true, {}};
+        if (!(is_health && opts.public_health) && !credential.valid) {
             auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest,
                                                                  "Unauthorized: send Authorization: Bearer <token>"));
             auto challenge = req.has_header("Authorization") ? "Bearer realm=\"toolport\", error=\"invalid_token\""
@@ -279,6 +337,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             return answer_with(req, format_reply(req.version(), req.keep_alive(), 401,
                                                  {{"Content-Type", "application/json"}, {"WWW-Authenticate", challenge}},
                                                  std::move(body)));
+        }
+        if (!(is_health && opts.public_health)) {
+            if (auto refusal = profile_refusal(credential, path)) {
+                return rpc_error(req, 403, ec::kInvalidRequest, *refusal);
+            }
         }
 
         if (is_metrics || is_health) return observability_answer(req, is_metrics);
@@ -486,8 +549,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                                  "later or end unused sessions with DELETE",
                                                  opts.max_sessions));
                 }
-                session = create_session(false, http_policy::principal_of(opts, req.header("Authorization")),
-                                         view_of(req));
+                session = create_session(false, principal_of(req), view_of(req));
                 created = true;
             }
         } else {
@@ -557,7 +619,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 std::string key = related ? related->dump() : std::string();
                 s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
             },
-            CallerIdentity{http_policy::principal_of(opts, req.header("Authorization")), "", "", {}, view_of(req)});
+            CallerIdentity{principal_of(req), "", "", {}, view_of(req)});
         take_client_headers(req, session->caller());
         session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
             if (auto s = weak.lock()) s->end_request(id.dump(), cancelled_reply(id, reason));
@@ -692,7 +754,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (sessions.size() >= opts.max_sessions) {
             return rpc_error(req, 503, ec::kInvalidRequest, "Service Unavailable: too many sessions");
         }
-        auto session = create_session(true, http_policy::principal_of(opts, req.header("Authorization")));
+        auto session = create_session(true, principal_of(req), view_of(req));
         std::string sid = session->id();
         // The first event tells the client where to POST its messages. The legacy session
         // lives exactly as long as its stream.
@@ -825,7 +887,16 @@ HttpEndpoint::~HttpEndpoint() { stop(); }
 
 HttpAnswer HttpEndpoint::answer(const HttpRequestView& request) { return state_->answer(request); }
 
-void HttpEndpoint::start() { state_->schedule_sweep(); }
+void HttpEndpoint::start() {
+    for (const auto& [token, view] : state_->mcp.view_tokens()) {
+        if (http_policy::token_listed(state_->opts.bearer_tokens, token)) {
+            spdlog::warn("a token of the server's bearer tokens is also the gateway profile {}'s: it is served as that "
+                         "profile only",
+                         view);
+        }
+    }
+    state_->schedule_sweep();
+}
 
 void HttpEndpoint::stop() {
     auto& s = *state_;

@@ -39,7 +39,8 @@ struct HttpOptions {
     // Host header values accepted (DNS-rebinding protection). Empty means: loopback names
     // when bound to loopback, anything otherwise.
     std::vector<std::string> allowed_hosts;
-    // Bearer tokens accepted; empty disables authentication.
+    // Bearer tokens accepted; empty disables authentication unless a view (a gateway
+    // profile) has tokens of its own (McpServer::view_tokens), which turn it on too.
     std::vector<std::string> bearer_tokens;
     // SSE polling (2025-11-25): ask clients to reconnect after this long when the server
     // closes a stream early. Zero keeps streams open until their requests finish.

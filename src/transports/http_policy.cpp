@@ -94,27 +94,37 @@ bool host_allowed(const HttpOptions& options, std::string_view host) {
     return false;
 }
 
-bool authorized(const HttpOptions& options, std::string_view authorization) {
-    if (options.bearer_tokens.empty()) return true;
+std::string_view bearer_token(std::string_view authorization) {
     constexpr std::string_view kScheme = "bearer ";
     if (authorization.size() <= kScheme.size() || lower(authorization.substr(0, kScheme.size())) != kScheme) {
-        return false;
+        return {};
     }
     auto token = authorization.substr(kScheme.size());
     while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    return token;
+}
+
+bool same_token(std::string_view expected, std::string_view token) {
+    return !token.empty() && expected.size() == token.size() &&
+           CRYPTO_memcmp(expected.data(), token.data(), expected.size()) == 0;
+}
+
+bool token_listed(const std::vector<std::string>& tokens, std::string_view token) {
     bool match = false;
-    for (const auto& t : options.bearer_tokens) {
-        // Constant-time comparison so timing does not reveal how much of a token matched.
-        if (t.size() == token.size() && CRYPTO_memcmp(t.data(), token.data(), t.size()) == 0) match = true;
-    }
+    for (const auto& t : tokens) match = same_token(t, token) || match;  // no early exit
     return match;
+}
+
+std::string principal_of_token(std::string_view token) { return "bearer:" + util::sha256_hex(token).substr(0, 16); }
+
+bool authorized(const HttpOptions& options, std::string_view authorization) {
+    if (options.bearer_tokens.empty()) return true;
+    return token_listed(options.bearer_tokens, bearer_token(authorization));
 }
 
 std::string principal_of(const HttpOptions& options, std::string_view authorization) {
     if (options.bearer_tokens.empty() || !authorized(options, authorization)) return {};
-    auto token = authorization.substr(7);
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    return "bearer:" + util::sha256_hex(token).substr(0, 16);
+    return principal_of_token(bearer_token(authorization));
 }
 
 void attach_traceparent(protocol::Message& message, std::string_view traceparent) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
@@ -18,6 +19,15 @@ bool is_loopback_host(std::string_view host);
 bool origin_allowed(const HttpOptions& options, std::string_view origin);
 // `host` is the Host header ("" when absent).
 bool host_allowed(const HttpOptions& options, std::string_view host);
+// The token of an "Authorization: Bearer <token>" header; "" for any other header.
+std::string_view bearer_token(std::string_view authorization);
+// Whether `token` is `expected`, compared in constant time so timing does not reveal how
+// much of a token matched. An empty token matches nothing.
+bool same_token(std::string_view expected, std::string_view token);
+// Whether `token` is one of `tokens` (each compared as same_token does, none skipped).
+bool token_listed(const std::vector<std::string>& tokens, std::string_view token);
+// The principal a token authenticates: "bearer:<SHA-256 prefix of the token>".
+std::string principal_of_token(std::string_view token);
 // `authorization` is the Authorization header; true when auth is off or a token matches.
 bool authorized(const HttpOptions& options, std::string_view authorization);
 // Who is calling, for per-client quotas and per-user caches: "bearer:<SHA-256 prefix of

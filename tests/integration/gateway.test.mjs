@@ -29,7 +29,7 @@ const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-async function connect(server, { capabilities = {}, path: p = '/mcp' } = {}) {
+async function connect(server, { capabilities = {}, path: p = '/mcp', token = null } = {}) {
   const client = new Client({ name: 'toolport-it-gateway', version: '1.0.0' }, { capabilities });
   const changes = [];
   const updates = [];
@@ -37,7 +37,8 @@ async function connect(server, { capabilities = {}, path: p = '/mcp' } = {}) {
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes.push(Date.now()));
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updates.push(n.params.uri));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}${p}`)));
+  const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}${p}`), { requestInit }));
   return { client, changes, updates, logs };
 }
 
@@ -432,6 +433,160 @@ gateway:
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     assert.equal(other.status, 404);
+  });
+
+  // Profile tokens come from the environment only; these stand for what an operator exports.
+  const tokens = { TP_SMALL_TOKEN: 'small-secret-1f9c', TP_EV_A: 'everything-secret-a7', TP_EV_B: 'everything-secret-b3', TP_ADMIN: 'admin-secret-55e' };
+  const rawPost = (server, p, token, body, session) =>
+    fetch(`${server.base}${p}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...(session ? { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-11-25' } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+
+  it('a profile token selects its profile at /mcp, is refused at another profile\'s path, and turns auth on', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      env: tokens,
+      config: `${upstreams}
+gateway:
+  profiles:
+    small: {tools: ["get-sum", "faulty_*"], token_env: TP_SMALL_TOKEN}
+    only_everything: {upstreams: [everything], token_envs: [TP_EV_A, TP_EV_B]}
+`,
+    });
+    t.after(() => server.stop());
+    // Profile tokens alone turn bearer auth on: no token, or a wrong one, is 401.
+    assert.equal((await rawPost(server, '/mcp', null, initialize)).status, 401);
+    assert.equal((await rawPost(server, '/mcp', 'not-a-token', initialize)).status, 401);
+    assert.equal((await rawPost(server, '/mcp/small', null, initialize)).status, 401);
+
+    const small = await connect(server, { token: tokens.TP_SMALL_TOKEN });
+    t.after(() => small.client.close());
+    const names = await waitFor('both upstreams in the small profile', async () => {
+      const listed = (await small.client.listTools()).tools.map((x) => x.name);
+      return listed.includes('get-sum') && listed.includes('faulty_echo') ? listed : null;
+    });
+    assert.ok(names.every((n) => n === 'get-sum' || n.startsWith('faulty_')), names.join(' '));
+    assert.match(text(await small.client.callTool({ name: 'get-sum', arguments: { a: 40, b: 2 } })), /42/);
+    await assert.rejects(small.client.callTool({ name: 'everything_echo', arguments: { message: 'x' } }), /Unknown tool/);
+
+    // Its own profile's path serves it; another profile's path is refused with the reason.
+    const own = await connect(server, { token: tokens.TP_SMALL_TOKEN, path: '/mcp/small' });
+    t.after(() => own.client.close());
+    assert.deepEqual((await own.client.listTools()).tools.map((x) => x.name).sort(), [...names].sort());
+    const refused = await rawPost(server, '/mcp/only_everything', tokens.TP_SMALL_TOKEN, initialize);
+    assert.equal(refused.status, 403);
+    const body = await refused.json();
+    assert.equal(body.jsonrpc, '2.0');
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, /profile "small".*not served the profile "only_everything"/);
+    await assert.rejects(connect(server, { token: tokens.TP_SMALL_TOKEN, path: '/mcp/only_everything' }), /Forbidden: .*profile \\"small\\"/);
+
+    // Either of a profile's tokens selects it.
+    for (const token of [tokens.TP_EV_A, tokens.TP_EV_B]) {
+      const ev = await connect(server, { token });
+      const listed = (await ev.client.listTools()).tools.map((x) => x.name);
+      await ev.client.close();
+      assert.ok(listed.includes('everything_echo') && !listed.some((n) => n.startsWith('faulty_')), listed.join(' '));
+    }
+    // A session stays bound to its token: the other profile's token does not find it.
+    const stolen = await rawPost(server, '/mcp', tokens.TP_EV_A, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, small.client.transport.sessionId);
+    assert.equal(stolen.status, 404);
+    // Nor is a profile token the server's: /metrics stays the server's own.
+    assert.equal((await fetch(`${server.base}/metrics`, { headers: { Authorization: `Bearer ${tokens.TP_SMALL_TOKEN}` } })).status, 403);
+    for (const secret of Object.values(tokens)) assert.ok(!server.logs().includes(secret), 'a token in the log');
+  });
+
+  it('the server\'s own bearer tokens keep every path beside profile tokens', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      env: tokens,
+      config: `${upstreams}
+http:
+  bearer_tokens_env: TP_ADMIN
+gateway:
+  profiles:
+    small: {tools: ["get-sum", "faulty_*"], token_env: TP_SMALL_TOKEN}
+`,
+    });
+    t.after(() => server.stop());
+    const admin = await connect(server, { token: tokens.TP_ADMIN });
+    t.after(() => admin.client.close());
+    const all = await waitFor('both upstreams', async () => {
+      const { tools } = await admin.client.listTools();
+      return tools.some((x) => x.name === 'everything_echo') && tools.some((x) => x.name === 'faulty_echo') ? tools : null;
+    });
+    const adminSmall = await connect(server, { token: tokens.TP_ADMIN, path: '/mcp/small' });
+    t.after(() => adminSmall.client.close());
+    const smallNames = (await adminSmall.client.listTools()).tools.map((x) => x.name);
+    assert.ok(smallNames.length < all.length && smallNames.includes('get-sum') && !smallNames.includes('everything_echo'));
+    const small = await connect(server, { token: tokens.TP_SMALL_TOKEN });
+    t.after(() => small.client.close());
+    assert.deepEqual((await small.client.listTools()).tools.map((x) => x.name).sort(), [...smallNames].sort());
+    assert.equal((await fetch(`${server.base}/metrics`, { headers: { Authorization: `Bearer ${tokens.TP_ADMIN}` } })).status, 200);
+  });
+
+  it('config check names a profile token variable that is not set, with its file and line', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-it-profiles-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'profiles.yaml');
+    const yaml = `${upstreams}
+gateway:
+  profiles:
+    small:
+      tools: ["get-sum"]
+      token_env: TP_PROFILE_TOKEN_NOT_SET
+`;
+    writeFileSync(file, yaml);
+    const line = yaml.split('\n').findIndex((l) => l.includes('token_env')) + 1;
+    const missing = await runToolport(['config', 'check', file], { env: { TP_PROFILE_TOKEN_NOT_SET: '' } });
+    assert.equal(missing.status, 2, missing.stdout + missing.stderr);
+    assert.match(missing.stderr, new RegExp(`profiles\\.yaml:${line}: .*token_env: environment variable TP_PROFILE_TOKEN_NOT_SET is not set`));
+    const ok = await runToolport(['config', 'check', file], { env: { TP_PROFILE_TOKEN_NOT_SET: 'some-secret-x' } });
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.ok(!(ok.stdout + ok.stderr).includes('some-secret-x'));
+  });
+
+  it('tool search answers within the caller\'s profile', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      env: tokens,
+      config: `${upstreams}
+gateway:
+  tool_search: true
+  profiles:
+    small: {tools: ["get-sum", "faulty_*"], token_env: TP_SMALL_TOKEN}
+`,
+    });
+    t.after(() => server.stop());
+    const small = await connect(server, { token: tokens.TP_SMALL_TOKEN });
+    t.after(() => small.client.close());
+    // The meta-tools are in every profile.
+    assert.deepEqual((await small.client.listTools()).tools.map((x) => x.name).sort(), ['call_tool', 'search_tools']);
+    const found = await waitFor('the small profile indexed', async () => {
+      const r = await small.client.callTool({ name: 'search_tools', arguments: { query: 'echo', limit: 50 } });
+      return r.structuredContent?.tools.some((x) => x.name === 'faulty_echo') ? r : null;
+    });
+    const names = found.structuredContent.tools.map((x) => x.name);
+    assert.ok(!names.includes('everything_echo'), names.join(' '));
+    assert.ok(names.every((n) => n === 'get-sum' || n.startsWith('faulty_')), names.join(' '));
+    const everythingListed = await small.client.callTool({ name: 'search_tools', arguments: { query: '', limit: 50 } });
+    assert.equal(everythingListed.structuredContent.total_tools, everythingListed.structuredContent.tools.length);
+    assert.ok(everythingListed.structuredContent.tools.every((x) => x.name === 'get-sum' || x.name.startsWith('faulty_')));
+
+    assert.match(text(await small.client.callTool({ name: 'call_tool', arguments: { name: 'get-sum', arguments: { a: 1, b: 2 } } })), /3/);
+    const outside = await small.client.callTool({ name: 'call_tool', arguments: { name: 'everything_echo', arguments: { message: 'x' } } });
+    assert.equal(outside.isError, true);
+    assert.equal(code(outside), 'NOT_FOUND');
+    assert.match(outside.structuredContent.error, /profile \("small"\)/);
+    assert.match(outside.structuredContent.suggestion, /search_tools/);
   });
 
   it('tool_search mode serves search_tools and call_tool, which reach every upstream tool through the pipeline', async (t) => {

@@ -372,3 +372,116 @@ TEST_F(HttpEndpointTest, StoppingEndsWhatIsPending) {
 }
 
 }  // namespace
+
+// Gateway profiles chosen by bearer token (McpServer::add_view with tokens): the token
+// authenticates, selects its view at the plain MCP path, and never reaches another view or
+// the server's other endpoints; the server's own tokens still reach everything.
+class HttpEndpointProfileTokenTest : public HttpEndpointTest {
+protected:
+    void make_endpoint_with_profiles(HttpOptions options) {
+        make_endpoint(std::move(options));
+        server->add_view("sleepy", [](const ToolSpec& t) { return t.name == "test_sleep"; }, {"sleepy-token"});
+        server->add_view("failing", [](const ToolSpec& t) { return t.name == "test_fail"; }, {"failing-token", "failing-2"});
+    }
+
+    HttpAnswer send_to(const std::string& target, HttpMethod method, const Json& body,
+                       std::map<std::string, std::string> h) {
+        FakeRequest req(method, body.is_null() ? std::string() : body.dump(), std::move(h));
+        req.target_ = target;
+        auto answer = endpoint->answer(req);
+        exec.run();
+        return answer;
+    }
+
+    static Json initialize_request() {
+        return {{"jsonrpc", "2.0"},
+                {"id", 0},
+                {"method", "initialize"},
+                {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", Json::object()},
+                            {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
+    }
+
+    // The tools a session lists, by name.
+    std::vector<std::string> tool_names(const std::string& target, const std::string& sid, const std::string& token) {
+        auto r = reply_of(settle(send_to(target, HttpMethod::post, {{"jsonrpc", "2.0"}, {"id", 9}, {"method", "tools/list"}},
+                                         headers(sid, token))));
+        EXPECT_EQ(r.status, 200u) << r.body.dump();
+        std::vector<std::string> names;
+        for (const auto& t : r.body["result"]["tools"]) names.push_back(t["name"]);
+        return names;
+    }
+
+    // Initializes a session at `target` with `token`; returns its id ("" when refused).
+    std::string initialize_at(const std::string& target, const std::string& token) {
+        auto answer = send_to(target, HttpMethod::post, initialize_request(), headers({}, token));
+        if (reply_of(answer).status != 200u) return {};
+        auto head = answer.reply->head;
+        auto at = head.find("Mcp-Session-Id: ");
+        auto sid = head.substr(at + 16, head.find("\r\n", at) - at - 16);
+        send_to(target, HttpMethod::post, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, headers(sid, token));
+        return sid;
+    }
+};
+
+TEST_F(HttpEndpointProfileTokenTest, AProfileTokenTurnsAuthOnAndSelectsItsProfileAtTheMcpPath) {
+    make_endpoint_with_profiles(HttpOptions{});  // no server tokens: the profile tokens alone
+    auto anonymous = reply_of(send_to("/mcp", HttpMethod::post, initialize_request(), headers()));
+    EXPECT_EQ(anonymous.status, 401u);
+    EXPECT_EQ(reply_of(send_to("/mcp", HttpMethod::post, initialize_request(), headers({}, "guess"))).status, 401u);
+    EXPECT_EQ(reply_of(send_to("/mcp/sleepy", HttpMethod::post, initialize_request(), headers())).status, 401u);
+
+    auto sid = initialize_at("/mcp", "sleepy-token");
+    ASSERT_FALSE(sid.empty());
+    EXPECT_EQ(tool_names("/mcp", sid, "sleepy-token"), (std::vector<std::string>{"test_sleep"}));
+    // Bound to the token that made it: another profile's token does not find it.
+    auto stolen = reply_of(send_to("/mcp", HttpMethod::post, ping(3), headers(sid, "failing-token")));
+    EXPECT_EQ(stolen.status, 404u);
+    // A profile's second token is its own credential too.
+    auto second = initialize_at("/mcp", "failing-2");
+    ASSERT_FALSE(second.empty());
+    EXPECT_EQ(tool_names("/mcp", second, "failing-2"), (std::vector<std::string>{"test_fail"}));
+    // Its own view path serves it as well, the same view.
+    auto own = initialize_at("/mcp/sleepy", "sleepy-token");
+    ASSERT_FALSE(own.empty());
+    EXPECT_EQ(tool_names("/mcp/sleepy", own, "sleepy-token"), (std::vector<std::string>{"test_sleep"}));
+}
+
+TEST_F(HttpEndpointProfileTokenTest, AProfileTokenNeverReachesAnotherProfileOrTheServersOtherEndpoints) {
+    make_endpoint_with_profiles(HttpOptions{});
+    auto refused = reply_of(send_to("/mcp/failing", HttpMethod::post, initialize_request(), headers({}, "sleepy-token")));
+    EXPECT_EQ(refused.status, 403u);
+    auto message = refused.body["error"]["message"].get<std::string>();
+    EXPECT_EQ(refused.body["error"]["code"], -32600);
+    EXPECT_NE(message.find("\"sleepy\""), std::string::npos) << message;
+    EXPECT_NE(message.find("\"failing\""), std::string::npos) << message;
+    EXPECT_EQ(message.find("sleepy-token"), std::string::npos) << "never the token: " << message;
+    EXPECT_EQ(endpoint->session_count(), 0u);
+    // Nor with a session made at /mcp: the path is refused before the session is looked up.
+    auto sid = initialize_at("/mcp", "sleepy-token");
+    EXPECT_EQ(reply_of(send_to("/mcp/failing", HttpMethod::post, ping(4), headers(sid, "sleepy-token"))).status, 403u);
+    EXPECT_EQ(reply_of(send_to("/metrics", HttpMethod::get, nullptr, headers({}, "sleepy-token"))).status, 403u);
+    EXPECT_EQ(reply_of(send_to("/metrics", HttpMethod::get, nullptr, headers())).status, 401u);
+    // A path that is no endpoint is 404 for a profile's token as for anyone.
+    EXPECT_EQ(reply_of(send_to("/mcp/nope", HttpMethod::post, initialize_request(), headers({}, "sleepy-token"))).status,
+              404u);
+}
+
+TEST_F(HttpEndpointProfileTokenTest, TheServersOwnTokensKeepEveryPath) {
+    HttpOptions options;
+    options.bearer_tokens = {"admin-token"};
+    make_endpoint_with_profiles(options);
+    auto all = initialize_at("/mcp", "admin-token");
+    ASSERT_FALSE(all.empty());
+    auto every = tool_names("/mcp", all, "admin-token");
+    EXPECT_GT(every.size(), 2u);
+    auto in_view = initialize_at("/mcp/failing", "admin-token");
+    ASSERT_FALSE(in_view.empty());
+    EXPECT_EQ(tool_names("/mcp/failing", in_view, "admin-token"), (std::vector<std::string>{"test_fail"}));
+    // Sessions stay bound to the view they were made in.
+    EXPECT_EQ(reply_of(send_to("/mcp", HttpMethod::post, ping(5), headers(in_view, "admin-token"))).status, 404u);
+    EXPECT_EQ(reply_of(send_to("/metrics", HttpMethod::get, nullptr, headers({}, "admin-token"))).status, 200u);
+    // The profile's token beside them is still its profile only.
+    auto sid = initialize_at("/mcp", "sleepy-token");
+    EXPECT_EQ(tool_names("/mcp", sid, "sleepy-token"), (std::vector<std::string>{"test_sleep"}));
+    EXPECT_EQ(reply_of(send_to("/mcp", HttpMethod::post, ping(6), headers(sid, "admin-token"))).status, 404u);
+}

@@ -113,7 +113,15 @@ void Gateway::start() {
         if (auto self = weak.lock()) self->subscription_changed(uri, subscribed);
     });
     for (const auto& profile : settings_.profiles) {
-        context_.add_view(profile.name, [profile](const ToolSpec& tool) {
+        // In tool search mode every profile gets search_tools and call_tool, which answer
+        // within the caller's profile (the tools they reach are judged by this same view).
+        const auto meta_tools = settings_.tool_search ? ToolSearch::meta_tool_names() : std::vector<std::string>{};
+        const std::string gateway_source = context_.source_name();
+        context_.add_view(profile.name, [profile, meta_tools, gateway_source](const ToolSpec& tool) {
+            if (tool.source == gateway_source &&
+                std::find(meta_tools.begin(), meta_tools.end(), tool.name) != meta_tools.end()) {
+                return true;
+            }
             if (!profile.upstreams.empty() &&
                 std::find(profile.upstreams.begin(), profile.upstreams.end(), tool.source) == profile.upstreams.end()) {
                 return false;
@@ -123,7 +131,7 @@ void Gateway::start() {
                 if (glob_match(pattern, tool.name)) return true;
             }
             return false;
-        });
+        }, profile.tokens);
     }
     if (settings_.tool_search) {
         // search_tools answers from a catalog that changes under it (an upstream comes

@@ -1,5 +1,7 @@
 #include "providers/gateway/gateway_settings.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 
@@ -103,6 +105,37 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
     return u;
 }
 
+// The tokens of token_env / token_envs. A token that selects two profiles could not say
+// which one its holder is served: refused, naming the variables, never the value.
+void read_profile_tokens(const SourceSettings& s, const std::vector<ProfileSettings>& earlier, ProfileSettings& profile) {
+    std::vector<std::pair<std::string, std::string>> named;  // key, variable
+    if (auto env_name = s.string("token_env")) named.emplace_back("token_env", *env_name);
+    if (auto env_names = s.list("token_envs")) {
+        if (env_names->empty()) s.fail("token_envs", "names no environment variable");
+        for (const auto& env_name : *env_names) named.emplace_back("token_envs", env_name);
+    }
+    for (const auto& [key, env_name] : named) {
+        const char* value = std::getenv(env_name.c_str());
+        std::string_view token_view = value ? value : "";
+        // `export T=$(cat token-file)` keeps no newline, a .env file may: either way the
+        // header's token has none.
+        while (!token_view.empty() && std::isspace(static_cast<unsigned char>(token_view.back()))) token_view.remove_suffix(1);
+        while (!token_view.empty() && std::isspace(static_cast<unsigned char>(token_view.front()))) token_view.remove_prefix(1);
+        if (token_view.empty()) s.fail(key, fmt::format("environment variable {} is not set", env_name));
+        const std::string token(token_view);
+        for (const auto& other : earlier) {
+            if (std::find(other.tokens.begin(), other.tokens.end(), token) != other.tokens.end()) {
+                s.fail(key, fmt::format("environment variable {} holds a token of profile \"{}\" too; a token "
+                                        "selects one profile",
+                                        env_name, other.name));
+            }
+        }
+        if (std::find(profile.tokens.begin(), profile.tokens.end(), token) == profile.tokens.end()) {
+            profile.tokens.push_back(token);
+        }
+    }
+}
+
 }  // namespace
 
 bool valid_upstream_name(std::string_view name) {
@@ -188,14 +221,15 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
         for (const auto& [name, value] : profiles->items()) {
             if (!valid_upstream_name(name)) section.fail(name, "profile names are 1-64 of A-Z a-z 0-9 _ -");
             auto p = section.section(name);
-            p.only_keys({"tools", "upstreams"});
+            p.only_keys({"tools", "upstreams", "token_env", "token_envs"});
             ProfileSettings profile{name, p.list("tools").value_or(std::vector<std::string>{}),
-                                    p.list("upstreams").value_or(std::vector<std::string>{})};
+                                    p.list("upstreams").value_or(std::vector<std::string>{}), {}};
             for (const auto& upstream : profile.upstreams) {
                 bool known = false;
                 for (const auto& u : g.upstreams) known = known || u.name == upstream;
                 if (!known) p.fail("upstreams", fmt::format("no upstream is named \"{}\"", upstream));
             }
+            read_profile_tokens(p, g.profiles, profile);
             g.profiles.push_back(std::move(profile));
         }
     }

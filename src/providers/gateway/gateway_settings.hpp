@@ -7,6 +7,7 @@
 //     tool_search: false            # serve search_tools + call_tool instead of every tool
 //     profiles:
 //       cursor: {tools: ["github_*", "everything_echo"]}   # /mcp/cursor serves only these
+//       ide: {upstreams: [remote], token_env: IDE_TOKEN}    # so does /mcp for this token
 //   upstreams:
 //     everything:
 //       command: npx                # stdio: the program, its args, env, cwd
@@ -84,6 +85,10 @@ struct ProfileSettings {
     std::string name;
     std::vector<std::string> tools;      // exposed names (globs); empty: every tool
     std::vector<std::string> upstreams;  // only these upstreams' tools (empty: all)
+    // Bearer tokens that select this profile, read from the environment variables named
+    // by token_env / token_envs (a secret never sits in the file). A request bearing one
+    // is authenticated and served this profile, at /mcp as at /mcp/<name>.
+    std::vector<std::string> tokens;
 };
 
 struct GatewaySettings {

@@ -7,6 +7,8 @@
 
 #include "providers/context/patterns/search_index.hpp"
 #include "server/request_context.hpp"
+#include "server/server.hpp"
+#include "server/session.hpp"
 #include "server/tool_error.hpp"
 
 namespace toolport::gateway {
@@ -21,6 +23,13 @@ std::string parameter_names(const Json& schema) {
     if (props == schema.end() || !props->is_object()) return names;
     for (const auto& [name, value] : props->items()) names += (names.empty() ? "" : " ") + name;
     return names;
+}
+
+// What `ctx`'s caller may see: its view's tools (every tool outside a view).
+ToolSearch::Visible visible_to(RequestContext& ctx) {
+    const McpServer& server = ctx.session().server();
+    const CallerIdentity& caller = ctx.caller();
+    return [&server, &caller](const ToolSpec& tool) { return server.visible(caller, tool); };
 }
 
 }  // namespace
@@ -100,27 +109,38 @@ std::shared_ptr<const ToolSpec> ToolSearch::tool(const std::string& name) const 
     return it == tools_.end() ? nullptr : it->second;
 }
 
-std::vector<ToolSearch::Hit> ToolSearch::search(const std::string& query, std::size_t limit) const {
+std::size_t ToolSearch::count(const Visible& visible) const {
+    std::size_t n = 0;
+    for (const auto& [name, spec] : tools_) n += visible(*spec) ? 1 : 0;
+    return n;
+}
+
+std::vector<ToolSearch::Hit> ToolSearch::search(const std::string& query, std::size_t limit,
+                                                const Visible& visible) const {
     std::vector<Hit> hits;
     const std::string match = context::PatternIndex::fts_query(query);
     if (match.empty()) {
         for (const auto& [name, spec] : tools_) {
             if (hits.size() >= limit) break;
-            hits.push_back({name, 0});
+            if (visible(*spec)) hits.push_back({name, 0});
         }
         return hits;
     }
     sqlite3_stmt* select = nullptr;
-    // bm25() is lower for better matches; a name match weighs most.
+    // bm25() is lower for better matches; a name match weighs most. No LIMIT: the caller's
+    // view is applied row by row, and a view's best tools may rank below others' (a few
+    // hundred rows at most).
     sqlite3_prepare_v2(index_->db,
                        "SELECT name, bm25(tools, 10.0, 2.0, 4.0) AS score FROM tools WHERE tools MATCH ?1 "
-                       "ORDER BY score, name LIMIT ?2",
+                       "ORDER BY score, name",
                        -1, &select, nullptr);
     sqlite3_bind_text(select, 1, match.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(select, 2, static_cast<sqlite3_int64>(limit));
-    while (sqlite3_step(select) == SQLITE_ROW) {
+    while (hits.size() < limit && sqlite3_step(select) == SQLITE_ROW) {
         std::string name_text = reinterpret_cast<const char*>(sqlite3_column_text(select, 0));
-        hits.push_back({name_text.substr(0, name_text.find(' ')), -sqlite3_column_double(select, 1)});
+        std::string name = name_text.substr(0, name_text.find(' '));
+        auto spec = tool(name);
+        if (!spec || !visible(*spec)) continue;
+        hits.push_back({std::move(name), -sqlite3_column_double(select, 1)});
     }
     sqlite3_finalize(select);
     return hits;
@@ -148,18 +168,19 @@ void ToolSearch::declare() {
                             {"total_tools", {{"type", "integer"}}}}},
                           {"required", Json::array({"tools", "total_tools"})}},
         .annotations = {.read_only = true, .idempotent = true, .open_world = false},
-        .handler = [this](RequestContext&, const Json& args) -> Task<ToolResult> {
+        .handler = [this](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
             const auto query = args.value("query", std::string());
             const auto limit = static_cast<std::size_t>(args.value("limit", 10));
+            const auto visible = visible_to(ctx);
             Json found = Json::array();
-            for (const auto& hit : search(query, limit)) {
+            for (const auto& hit : search(query, limit, visible)) {
                 auto spec = tool(hit.name);
                 if (!spec) continue;
                 Json entry = {{"name", hit.name}, {"description", spec->description}, {"inputSchema", spec->input_schema}};
                 if (!spec->title.empty()) entry["title"] = spec->title;
                 found.push_back(std::move(entry));
             }
-            co_return ToolResult::structured({{"tools", std::move(found)}, {"total_tools", tools_.size()}});
+            co_return ToolResult::structured({{"tools", std::move(found)}, {"total_tools", count(visible)}});
         },
     });
     context_.add_tool({
@@ -177,10 +198,20 @@ void ToolSearch::declare() {
         .handler = [this](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
             const auto name = args.value("name", std::string());
             auto spec = tool(name);
+            // A tool outside the caller's profile is answered as one that does not exist
+            // (as tools/call answers it): a profile's holder learns nothing of the others'.
+            if (spec && !visible_to(ctx)(*spec)) spec = nullptr;
             if (!spec) {
-                throw ToolError(ToolErrorCode::not_found, fmt::format("no tool is named \"{}\"", name))
+                const auto& view = ctx.caller().view;
+                throw ToolError(ToolErrorCode::not_found,
+                                view.empty() ? fmt::format("no tool is named \"{}\"", name)
+                                             : fmt::format("no tool named \"{}\" is served to this client's profile "
+                                                           "(\"{}\")",
+                                                           name, view))
                     .parameter("name")
-                    .suggest("Find the tool's exact name with search_tools");
+                    .suggest(view.empty() ? "Find the tool's exact name with search_tools"
+                                          : "Find the tool's exact name with search_tools, which lists this "
+                                            "profile's tools only");
             }
             const Json arguments = args.contains("arguments") ? args["arguments"] : Json::object();
             co_return co_await context_.invoke_tool(ctx, spec, arguments);

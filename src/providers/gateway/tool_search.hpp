@@ -6,9 +6,11 @@
 // context holds two schemas instead of the whole catalog.
 //
 // A tool called through call_tool runs through the pipeline as itself: its own schema
-// validation, its upstream's breaker, budget and deadline.
+// validation, its upstream's breaker, budget and deadline. A caller in a view (a gateway
+// profile, chosen by URL path or token) finds and calls only that view's tools.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,7 +28,7 @@ public:
 
     // Registers search_tools and call_tool.
     void declare();
-    std::vector<std::string> meta_tool_names() const { return {"search_tools", "call_tool"}; }
+    static std::vector<std::string> meta_tool_names() { return {"search_tools", "call_tool"}; }
 
     // The searchable tools: every upstream's, as they would otherwise be served (each
     // declaration's service is its upstream). Declarations that do not compile are left
@@ -38,8 +40,12 @@ public:
         std::string name;
         double score = 0;
     };
-    // Best first; an empty query lists tools by name.
-    std::vector<Hit> search(const std::string& query, std::size_t limit) const;
+    // Which tools a caller may see (its profile's, McpServer::visible).
+    using Visible = std::function<bool(const ToolSpec& tool)>;
+    // Best first, only tools `visible` accepts; an empty query lists them by name.
+    std::vector<Hit> search(const std::string& query, std::size_t limit, const Visible& visible) const;
+    // How many of the tools `visible` accepts.
+    std::size_t count(const Visible& visible) const;
 
 private:
     void rebuild_index();
