@@ -185,7 +185,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
         bool replied = false;
         for (auto& message : payload.messages) {
             if (!awaited.empty() && message.is_object() && !message.contains("method") && message.contains("id") &&
-                message["id"].dump() == awaited) {
+                protocol::id_key(message["id"]) == awaited) {
                 replied = true;
                 learn_tool_headers(awaited, message);
             }
@@ -237,7 +237,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
             if (payload.error.empty() && payload.messages.size() == 1) {
                 const auto& m = payload.messages.front();
                 if (m.is_object() && m.contains("error") && m["error"].is_object() && !awaited.empty() &&
-                    m.contains("id") && m["id"].dump() == awaited) {
+                    m.contains("id") && protocol::id_key(m["id"]) == awaited) {
                     deliver(body, awaited);
                     co_return;
                 }
@@ -423,7 +423,7 @@ public:
     Task<void> send(Json message) override { return send_impl(impl_, std::move(message)); }
 
     void abandon(const protocol::RequestId& id) override {
-        auto it = impl_->by_request.find(id.dump());
+        auto it = impl_->by_request.find(protocol::id_key(id));
         if (it == impl_->by_request.end()) return;
         auto ex = it->second;
         impl_->by_request.erase(it);
@@ -466,7 +466,7 @@ private:
         if (!self->ended_reason.empty()) throw TransportError(self->ended_reason);
         if (self->closing || !self->opened) throw TransportError("the connection to " + self->describe() + " is closed");
         std::string awaited;
-        if (message.contains("method") && message.contains("id")) awaited = message["id"].dump();
+        if (message.contains("method") && message.contains("id")) awaited = protocol::id_key(message["id"]);
         auto ex = std::make_shared<Exchange>();
         if (!awaited.empty()) {
             ex->method = message["method"].is_string() ? message["method"].get<std::string>() : "";

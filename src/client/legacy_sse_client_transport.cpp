@@ -309,7 +309,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
         }
         for (auto& message : payload.messages) {
             if (message.is_object() && !message.contains("method") && message.contains("id")) {
-                awaited.erase(message["id"].dump());
+                awaited.erase(protocol::id_key(message["id"]));
             }
             if (closing || !ended_reason.empty()) return;
             handlers.on_message(std::move(message));
@@ -418,7 +418,7 @@ public:
 
     Task<void> open(Handlers handlers) override { return open_impl(impl_, std::move(handlers)); }
     Task<void> send(Json message) override { return send_impl(impl_, std::move(message)); }
-    void abandon(const protocol::RequestId& id) override { impl_->awaited.erase(id.dump()); }
+    void abandon(const protocol::RequestId& id) override { impl_->awaited.erase(protocol::id_key(id)); }
 
     Task<void> close() override {
         stop(*impl_);
@@ -485,7 +485,7 @@ private:
         }
         std::string awaited;
         if (message.is_object() && message.contains("method") && message.contains("id")) {
-            awaited = message["id"].dump();
+            awaited = protocol::id_key(message["id"]);
             self->awaited.insert(awaited);
         }
         auto cancel = std::make_shared<CancelToken>();

@@ -458,7 +458,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             }
             auto& message = std::get<protocol::Message>(item);
             if (auto* r = std::get_if<protocol::Request>(&message)) {
-                auto key = r->id.dump();
+                auto key = protocol::id_key(r->id);
                 const bool in_batch = body.parsed.is_batch && seen.count(key) > 0;
                 if (in_batch || session.awaits_reply(key)) {
                     sorted.local_replies.push_back(protocol::serialize(protocol::make_error(
@@ -610,7 +610,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                                protocol::serialize(problem->body)));
         }
         auto out = std::make_shared<OutStream>(1, opts.max_replay_events, opts.max_replay_bytes);
-        out->expect_reply(body.first_request->id.dump());
+        out->expect_reply(protocol::id_key(body.first_request->id));
         std::weak_ptr<OutStream> weak = out;
         auto session = mcp.open_session(
             [weak](const Json& message, const protocol::RequestId* related) {
@@ -622,7 +622,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             CallerIdentity{principal_of(req), "", "", {}, view_of(req)});
         take_client_headers(req, session->caller());
         session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
-            if (auto s = weak.lock()) s->end_request(id.dump(), cancelled_reply(id, reason));
+            if (auto s = weak.lock()) s->end_request(protocol::id_key(id), cancelled_reply(id, reason));
         });
         feed_all(*session, body);
         // Closing the connection early is cancellation in this revision.
