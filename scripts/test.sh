@@ -31,8 +31,9 @@ tests/run_suites.sh "$root/build/toolport"
 
 step "integration tests and conformance suites: ASan+UBSan build, 2 HTTP I/O threads"
 # Requests are handed between threads; any memory error or leak in the server fails the
-# test that stopped it.
-tests/run_suites.sh "$root/build-asan/toolport" 2
+# test that stopped it. 200 upstream restarts rather than 1000 here: the release pass runs
+# the 1000, and the leak and descriptor checks are the same after 200.
+GATEWAY_RESTARTS=200 tests/run_suites.sh "$root/build-asan/toolport" 2
 
 step "fuzzing (short run)"
 tests/fuzz/run.sh "${FUZZ_SECONDS:-15}"
