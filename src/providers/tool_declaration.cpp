@@ -61,6 +61,7 @@ ToolSpec make_tool_spec(ToolDeclaration d, const std::string& source) {
     spec.service = std::move(d.service);
     spec.execution = std::move(d.execution);
     spec.meta = std::move(d.meta);
+    spec.icons = std::move(d.icons);
     spec.on_cache_hit = std::move(d.on_cache_hit);
     spec.on_error = std::move(d.on_error);
     spec.paces_downstream = d.paces_downstream;

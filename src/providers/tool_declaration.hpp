@@ -53,6 +53,7 @@ struct ToolDeclaration {
     std::string service;
     Json execution;  // {taskSupport?}
     Json meta;       // _meta of the Tool object
+    Json icons;      // [{src, mimeType?, sizes?, theme?}] (2025-11-25); null: none
     // Adjusts a result the pipeline serves from its cache (optional; see ToolSpec).
     std::function<void(ToolResult& result)> on_cache_hit;
     // Renders the pipeline's refusals in the tool's own result shape (see ToolSpec).

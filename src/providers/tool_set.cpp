@@ -22,7 +22,7 @@ std::string fingerprint(const SyncedTool& tool) {
         text += part;
         text += '\x1f';
     }
-    for (const Json* part : {&d.input_schema, &d.output_schema, &d.execution, &d.meta}) {
+    for (const Json* part : {&d.input_schema, &d.output_schema, &d.execution, &d.meta, &d.icons}) {
         text += part->dump();
         text += '\x1f';
     }

@@ -107,6 +107,8 @@ pipeline:
     const echo = tools.find((t) => t.name === 'faulty_echo');
     assert.equal(echo.inputSchema.type, 'object');
     assert.ok(echo.inputSchema.properties.text);
+    // The upstream's icons are served as they are.
+    assert.deepEqual(echo.icons, [{ src: 'https://example.com/echo.png', mimeType: 'image/png', sizes: ['48x48'] }]);
   });
 
   it('forwards calls and results, _meta included, to each upstream', async () => {

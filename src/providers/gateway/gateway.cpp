@@ -56,6 +56,8 @@ providers::ToolDeclaration declaration_of(const Json& tool, const std::string& s
     if (meta.is_object()) d.meta = meta;
     Json execution = member(tool, "execution");
     if (execution.is_object()) d.execution = execution;
+    Json icons = member(tool, "icons");
+    if (icons.is_array()) d.icons = icons;
     auto lock = upstream.lock();
     d.service = lock ? lock->name() : std::string();
     // Upstream schemas are checked when declared, compiled when first called: a gateway
