@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "error_of.hpp"
 #include "manual_executor.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/tool_search.hpp"
@@ -20,14 +21,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using toolport::test_support::error_of;
 
 GatewaySettings settings_of(Json values) {
     return GatewaySettings::from(SourceSettings(std::move(values), "gateway"));

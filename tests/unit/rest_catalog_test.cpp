@@ -4,6 +4,7 @@
 // streams, and the tool set that only reports real changes.
 #include <gtest/gtest.h>
 
+#include "error_of.hpp"
 #include "manual_executor.hpp"
 #include "providers/rest/catalog_listing.hpp"
 #include "providers/rest/catalog_settings.hpp"
@@ -20,14 +21,7 @@ using providers::SourceSettings;
 
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using toolport::test_support::error_of;
 
 Json agentpmt_entry(const std::string& id, const std::string& description, Json parameters) {
     return {{"type", "function"}, {"function", {{"name", id}, {"description", description}, {"parameters", parameters}}}};

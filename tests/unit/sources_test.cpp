@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "error_of.hpp"
 #include "app/config.hpp"
 #include "app/runtime.hpp"
 #include "manual_executor.hpp"
@@ -19,14 +20,7 @@ using namespace toolport::providers;
 
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using toolport::test_support::error_of;
 
 std::string write_file(const std::string& name, const std::string& text) {
     const std::string path = ::testing::TempDir() + name;
