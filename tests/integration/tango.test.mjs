@@ -62,9 +62,10 @@ describe('tango pack against the fixture', () => {
     assert.ok(!stats.requests.some((r) => r.query.award_date_gte === '01/15/2024' || r.query.uei === 'O553JH75Z8K1'));
     // The vendor-by-month summary over last_months was one metrics request.
     assert.ok(stats.requests.some((r) => r.path === '/api/entities/N553JH75Z8K1/metrics/120/month/'));
-    // Every request to Tango was at least 100 ms after the one before (the pacer spaces the
-    // starts of requests; a fresh connection's set-up can shift an arrival by a few ms).
-    assert.ok(stats.min_gap_ms >= 80, `requests ${stats.min_gap_ms} ms apart`);
+    // Every request to Tango was 100 ms after the one before (the pacer spaces the starts of
+    // requests; connection set-up and a loaded machine's scheduling shift arrivals by tens of
+    // ms). Unpaced, they would arrive together.
+    assert.ok(stats.min_gap_ms >= 50, `requests ${stats.min_gap_ms} ms apart`);
     assert.ok(stats.requests.every((r) => r.has_key));
   });
 
@@ -196,6 +197,6 @@ describe('tango pack on two replicas sharing Redis', { skip: !REDIS && 'redis-se
                        call(a, { query: 'cyber', limit: 1 }), call(b, { query: 'migration', limit: 1 })]);
     const stats = fixture.stats();
     assert.equal(stats.count, 4);
-    assert.ok(stats.min_gap_ms >= 80, `requests ${stats.min_gap_ms} ms apart`);
+    assert.ok(stats.min_gap_ms >= 50, `requests ${stats.min_gap_ms} ms apart`);
   });
 });
