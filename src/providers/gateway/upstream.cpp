@@ -549,6 +549,9 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
         result = co_await send_for(ctx, std::move(client), "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}},
                                    progress);
     } catch (const protocol::RpcError& e) {
+        // Ours, not the upstream's: the gateway refused what the client answered for it
+        // (a tampered requestState while relaying a stateless upstream's questions).
+        if (!e.from_peer) throw;
         const std::string message = redacted(e.message, settings_.secrets());
         // About the client, not the tool (a stateless upstream that needs a capability the
         // client lacks): the client's call ends with it, as from a server of its own.
@@ -604,6 +607,7 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
     try {
         co_return co_await send_for(ctx, std::move(client), method, std::move(params));
     } catch (const protocol::RpcError& e) {
+        if (!e.from_peer) throw;  // ours (see call_tool)
         throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
     } catch (const client::ClientError& e) {
         throw RpcError(-32603, fmt::format("upstream {}: {}", name(), redacted(e.what(), settings_.secrets())));
