@@ -443,6 +443,28 @@ TEST_F(StagesTest, BudgetWarningsReachTheClientOnceAt75And90Percent) {
     EXPECT_EQ(warnings(), 2);
 }
 
+TEST_F(StagesTest, MetaReportsWhatTheBudgetCounted) {
+    Config config = budget_config();
+    PolicyOverride failing;
+    failing.service = "metered";
+    config.pipeline.tools["test_fail"] = failing;
+    start(config);
+    // No figure from the source: the estimate the budget counted (12), not 0.
+    EXPECT_EQ(call("test_sleep", {{"ms", 0}})["_meta"]["downstream_api_calls"], 12);
+    EXPECT_EQ(call("test_counter", {{"downstream_calls", 3}})["_meta"]["downstream_api_calls"], 3);
+    // A failure that reached the service cost that one call; a refusal on our side, none.
+    EXPECT_EQ(call("test_fail", Json::object())["_meta"]["downstream_api_calls"], 1);
+    EXPECT_EQ(call("test_fail", {{"code", "INVALID_ARGUMENT"}})["_meta"]["downstream_api_calls"], 0);
+}
+
+TEST_F(StagesTest, MetaReportsTheEstimateWithTheBudgetOff) {
+    Config config = budget_config();
+    config.pipeline.defaults.budget.max_downstream_calls_per_request = 0;
+    start(config);
+    EXPECT_EQ(call("test_sleep", {{"ms", 0}})["_meta"]["downstream_api_calls"], 12);
+    EXPECT_EQ(call("test_counter", {{"downstream_calls", 2}})["_meta"]["downstream_api_calls"], 2);
+}
+
 TEST_F(StagesTest, ToolsWithoutAServiceSpendNoBudget) {
     start();
     for (int i = 0; i < 30; ++i) ASSERT_EQ(code(call("test_sleep", {{"ms", 0}})), "OK");

@@ -1,5 +1,7 @@
 #include "pipeline/stages/budget.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -26,6 +28,16 @@ std::optional<std::int64_t> reported_calls(const Call& call, const ToolResult& r
         if (it != result.meta.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0) return it->get<std::int64_t>();
     }
     return std::nullopt;
+}
+
+// A refusal on our side cost nothing (beyond requests the source itself counted); a call
+// that reached the service and failed cost at least that one call.
+std::int64_t cost_of_failure(const Call& call, const ToolError& e) {
+    const auto code = e.code();
+    const bool reached = code == ToolErrorCode::upstream_error || code == ToolErrorCode::timeout ||
+                         code == ToolErrorCode::response_too_large;
+    const std::int64_t sent = call.ctx.downstream_requests();
+    return reached ? std::max<std::int64_t>(1, sent) : sent;
 }
 
 int percent(std::int64_t used, std::int64_t limit) {
@@ -105,7 +117,19 @@ void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actua
 Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     const auto& policy = call.policy->budget;
     const std::int64_t limit = policy.max_downstream_calls_per_request;
-    if (limit <= 0) co_return co_await next(call);
+    if (limit <= 0) {
+        // No budget to keep, but _meta still says what the call is counted as costing.
+        if (call.service().empty()) co_return co_await next(call);
+        try {
+            ToolResult result = co_await next(call);
+            call.downstream_api_calls =
+                static_cast<int>(reported_calls(call, result).value_or(policy.default_downstream_per_call));
+            co_return result;
+        } catch (const ToolError& e) {
+            call.downstream_api_calls = static_cast<int>(cost_of_failure(call, e));
+            throw;
+        }
+    }
     const auto ttl = std::chrono::duration_cast<std::chrono::milliseconds>(policy.scope_ttl);
 
     if (call.service().empty()) {
@@ -159,13 +183,11 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
         auto reported = reported_calls(call, result);
         has_metadata = reported.has_value();
         actual = reported.value_or(reserve);
+        // _meta reports what the budget counted: the source's figure, else the estimate.
+        call.downstream_api_calls = static_cast<int>(actual);
     } catch (const ToolError& e) {
-        // A refusal on our side cost nothing; a call that reached the service and failed
-        // cost (at least) that one call.
-        const auto code = e.code();
-        const bool reached = code == ToolErrorCode::upstream_error || code == ToolErrorCode::timeout ||
-                             code == ToolErrorCode::response_too_large;
-        actual = reached ? 1 : 0;
+        actual = cost_of_failure(call, e);
+        call.downstream_api_calls = static_cast<int>(actual);
         failure = std::current_exception();
     } catch (...) {
         failure = std::current_exception();  // cancelled, or a JSON-RPC error: nothing spent
