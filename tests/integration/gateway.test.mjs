@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -23,11 +22,7 @@ import {
 import { startHttpServer, runToolport, sleep, waitFor, TOOLPORT_BIN, freePort, track } from './lib/harness.mjs';
 import { spawn } from 'node:child_process';
 import { FAULTY_SERVER, startFaultyHttp } from '../fixtures/upstream/faulty_server.mjs';
-
-const NODE = process.execPath;
-const require = createRequire(import.meta.url);
-const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+import { NODE, EVERYTHING, NAME, yamlString, text, code } from './lib/gateway_setup.mjs';
 
 async function connect(server, { capabilities = {}, path: p = '/mcp', token = null } = {}) {
   const client = new Client({ name: 'toolport-it-gateway', version: '1.0.0' }, { capabilities });
@@ -41,10 +36,6 @@ async function connect(server, { capabilities = {}, path: p = '/mcp', token = nu
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}${p}`), { requestInit }));
   return { client, changes, updates, logs };
 }
-
-const code = (result) => result.structuredContent?.error_code ?? (result.isError ? 'ERROR' : 'OK');
-const text = (result) => result.content?.map((c) => c.text ?? '').join('');
-const yamlString = (s) => JSON.stringify(s);
 
 describe('gateway: server-everything and the faulty fixture over stdio, the fixture over HTTP', () => {
   let server;
