@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import {
   ToolListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -19,7 +20,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpServer, runToolport, sleep, waitFor, TOOLPORT_BIN, freePort, track } from './lib/harness.mjs';
+import { startHttpServer, runToolport, sleep, waitFor, TOOLPORT_BIN, freePort, track, request, post } from './lib/harness.mjs';
 import { spawn } from 'node:child_process';
 import { FAULTY_SERVER, startFaultyHttp } from '../fixtures/upstream/faulty_server.mjs';
 import { NODE, EVERYTHING, NAME, yamlString, text, code } from './lib/gateway_setup.mjs';
@@ -494,6 +495,67 @@ gateway:
     assert.equal(stolen.status, 404);
     // Nor is a profile token the server's: /metrics stays the server's own.
     assert.equal((await fetch(`${server.base}/metrics`, { headers: { Authorization: `Bearer ${tokens.TP_SMALL_TOKEN}` } })).status, 403);
+    for (const secret of Object.values(tokens)) assert.ok(!server.logs().includes(secret), 'a token in the log');
+  });
+
+  it('a profile token selects its profile over the legacy HTTP+SSE transport (/sse), and a wrong token is refused', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      env: tokens,
+      config: `${upstreams}
+gateway:
+  profiles:
+    small: {tools: ["get-sum", "faulty_*"], token_env: TP_SMALL_TOKEN}
+    only_everything: {upstreams: [everything], token_env: TP_EV_A}
+`,
+    });
+    t.after(() => server.stop());
+    // The SDK's SSE client sends requestInit's headers on GET /sse and on every POST /messages.
+    const overSse = async (token) => {
+      const client = new Client({ name: 'toolport-it-gateway-sse', version: '1.0.0' });
+      const transport = new SSEClientTransport(new URL(`${server.base}/sse`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      });
+      await client.connect(transport);
+      t.after(() => client.close());
+      return { client, transport };
+    };
+    const small = await overSse(tokens.TP_SMALL_TOKEN);
+    const overSseNames = await waitFor('the small profile over SSE', async () => {
+      const { tools } = await small.client.listTools();
+      return tools.some((x) => x.name === 'get-sum') && tools.some((x) => x.name === 'faulty_echo') ? tools.map((x) => x.name) : null;
+    });
+    // Only the profile's tools, the same the token is served at /mcp.
+    assert.ok(overSseNames.every((n) => n === 'get-sum' || n.startsWith('faulty_')), overSseNames.join(' '));
+    const viaMcp = await connect(server, { token: tokens.TP_SMALL_TOKEN });
+    t.after(() => viaMcp.client.close());
+    assert.deepEqual([...overSseNames].sort(), (await viaMcp.client.listTools()).tools.map((x) => x.name).sort());
+    assert.equal(text(await small.client.callTool({ name: 'faulty_echo', arguments: { text: 'over sse' } })), 'over sse');
+    await assert.rejects(small.client.callTool({ name: 'everything_echo', arguments: { message: 'x' } }), /Unknown tool/);
+    const everything = await overSse(tokens.TP_EV_A);
+    const listed = (await everything.client.listTools()).tools.map((x) => x.name);
+    assert.ok(listed.includes('everything_echo') && !listed.some((n) => n.startsWith('faulty_')), listed.join(' '));
+
+    // No token, or one that is nobody's: GET /sse is 401 and the SDK does not connect.
+    const anonymous = await request(server, 'GET', { path: '/sse', headers: { Accept: 'text/event-stream' } });
+    assert.equal(anonymous.status, 401);
+    assert.match(anonymous.headers.get('www-authenticate'), /^Bearer /);
+    await assert.rejects(overSse('not-a-token'), (e) => {
+      assert.equal(e.code, 401, String(e));
+      return true;
+    });
+    // The small session's POST /messages (the endpoint the server announced; the SDK keeps
+    // it in _endpoint) with a wrong token is 401, with the other profile's token 404.
+    const messages = small.transport._endpoint.pathname + small.transport._endpoint.search;
+    assert.match(messages, /^\/messages\?sessionId=/);
+    // (A notification: a reply would reach the SDK's stream as an answer it did not ask for.)
+    const note = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'none', reason: 'test' } };
+    const wrong = await post(server, note, { path: messages, headers: { Authorization: 'Bearer not-a-token' } });
+    assert.equal(wrong.status, 401);
+    const stolen = await post(server, note, { path: messages, headers: { Authorization: `Bearer ${tokens.TP_EV_A}` } });
+    assert.equal(stolen.status, 404);
+    const own = await post(server, note, { path: messages, headers: { Authorization: `Bearer ${tokens.TP_SMALL_TOKEN}` } });
+    assert.equal(own.status, 202, 'the session is there for its own token');
     for (const secret of Object.values(tokens)) assert.ok(!server.logs().includes(secret), 'a token in the log');
   });
 
