@@ -8,12 +8,13 @@
 
 namespace toolport::protocol {
 
-// Parses `text` as Json::parse does (strict, no comments; throws Json::exception), except
+// Parses `text` as Json::parse does (strict, no comments; throws Json::parse_error; read
+// with json_reader.hpp, which builds the same document faster), except
 // that an integer too large for 64 bits becomes a big integer id where it is the "id" of a
 // message (the top-level object, or an object member of a top-level array) or the
 // "requestId" in the params of such a message whose method is notifications/cancelled.
-// Every other number is what nlohmann makes of it. Does not limit nesting: check
-// max_nesting_depth first.
+// Every other number is what nlohmann makes of it. Refuses nesting beyond 512 levels: check
+// max_nesting_depth first for a tighter limit.
 Json parse_json_keeping_ids(std::string_view text);
 
 // Compact JSON text of a message, or of an array of messages (a batch reply). Byte for byte

@@ -5,9 +5,10 @@
 // real ServerSession of an McpServer with the conformance pack installed (or rejected, as
 // the transports do with what could not be parsed). Everything the session sends is
 // serialised with protocol::serialize, which must also write any JSON the input holds as
-// nlohmann's dump() does. Between lines the event loop is polled a bounded
-// number of times, so handlers run, server-to-client requests go out and the input's own
-// replies to them (integer ids 1, 2, ...) can arrive. parse_payload must never throw, and every
+// nlohmann's dump() does; protocol::read_json must read every line as nlohmann's parse does.
+// Between lines the event loop is polled a bounded number of times, so handlers run,
+// server-to-client requests go out and the input's own replies to them (integer ids 1, 2,
+// ...) can arrive. parse_payload must never throw, and every
 // id it yields must come back unchanged through serialize and parse_payload.
 //
 // The server is built once; each input gets a fresh session that is closed at the end, and
@@ -26,6 +27,7 @@
 #include <spdlog/spdlog.h>
 
 #include "providers/source_table.hpp"
+#include "protocol/json_reader.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "server/session.hpp"
@@ -134,6 +136,50 @@ void check_writer_matches_nlohmann(std::string_view line) {
     }
 }
 
+// Same values of the same types all the way down (operator== calls 1u and 1 equal).
+bool identical(const Json& a, const Json& b) {
+    if (a.type() != b.type()) return false;
+    if (a.is_structured()) {
+        if (a.size() != b.size()) return false;
+        if (a.is_object()) {
+            for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+                if (i.key() != j.key() || !identical(*i, *j)) return false;
+            return true;
+        }
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (!identical(a[i], b[i])) return false;
+        return true;
+    }
+    return a.dump() == b.dump();  // bit for bit for floats too (-0.0 vs 0.0)
+}
+
+// protocol::read_json (json_reader.cpp, Toolport's own reader) builds what Json::parse
+// builds, and refuses what it refuses, for any input.
+void check_reader_matches_nlohmann(std::string_view line) {
+    namespace protocol = toolport::protocol;
+    if (protocol::max_nesting_depth(line) > 64) return;  // nlohmann recurses without a limit
+    Json theirs;
+    bool theirs_ok = true;
+    try {
+        theirs = Json::parse(line);
+    } catch (const Json::exception&) {
+        theirs_ok = false;
+    }
+    Json ours;
+    bool ours_ok = true;
+    try {
+        ours = protocol::read_json(line);
+    } catch (const Json::parse_error&) {
+        ours_ok = false;
+    }
+    if (ours_ok != theirs_ok || (ours_ok && !identical(ours, theirs))) {
+        std::fprintf(stderr, "fuzz_jsonrpc: read_json %s where Json::parse %s: %.300s\n",
+                     ours_ok ? ours.dump().c_str() : "refused", theirs_ok ? theirs.dump().c_str() : "refused",
+                     std::string(line).c_str());
+        std::abort();
+    }
+}
+
 World& world() {
     static World* w = new World();  // never destroyed: lives for the whole fuzzing run
     return *w;
@@ -179,6 +225,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         check_ids_round_trip(parsed);
         check_writer_matches_nlohmann(line);
+        check_reader_matches_nlohmann(line);
         if (parsed.fatal) {
             if (!parsed.items.empty()) std::abort();  // contract: fatal means no items
             session->reject(*parsed.fatal);
