@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "server/tool_error.hpp"
+#include "server/uri_template.hpp"
 
 namespace toolport {
 
@@ -52,31 +53,8 @@ Json ResourceTemplateSpec::definition() const {
 }
 
 std::optional<Json> ResourceTemplateSpec::match(const std::string& uri) const {
-    // Walk template and URI together; a {var} consumes up to the next literal character
-    // of the template (or a '/' when the variable ends the template's segment).
-    Json vars = Json::object();
-    std::size_t t = 0, u = 0;
-    while (t < uri_template.size()) {
-        if (uri_template[t] == '{') {
-            auto close = uri_template.find('}', t);
-            if (close == std::string::npos) return std::nullopt;
-            std::string var = uri_template.substr(t + 1, close - t - 1);
-            t = close + 1;
-            const bool last = t == uri_template.size();
-            const char stop = last ? '\0' : uri_template[t];
-            std::size_t end = u;
-            while (end < uri.size() && uri[end] != stop && (last ? uri[end] != '/' : true)) ++end;
-            if (end == u) return std::nullopt;  // variables are non-empty
-            vars[var] = uri.substr(u, end - u);
-            u = end;
-        } else {
-            if (u >= uri.size() || uri[u] != uri_template[t]) return std::nullopt;
-            ++t;
-            ++u;
-        }
-    }
-    if (u != uri.size()) return std::nullopt;
-    return vars;
+    if (parsed_template && parsed_template->pattern() == uri_template) return parsed_template->match(uri);
+    return UriTemplate(uri_template).match(uri);
 }
 
 Json PromptSpec::definition() const {
@@ -123,6 +101,9 @@ bool Registry::remove_resource(const std::string& uri) {
 }
 
 void Registry::add_resource_template(ResourceTemplateSpec spec) {
+    if (!spec.parsed_template || spec.parsed_template->pattern() != spec.uri_template) {
+        spec.parsed_template = std::make_shared<const UriTemplate>(spec.uri_template);
+    }
     for (auto& existing : templates_) {
         if (existing->uri_template == spec.uri_template) {
             existing = std::make_shared<const ResourceTemplateSpec>(std::move(spec));

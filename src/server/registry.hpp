@@ -23,6 +23,7 @@ namespace toolport {
 
 class RequestContext;
 class ToolError;
+class UriTemplate;
 namespace schema {
 class CompiledSchema;
 }
@@ -90,7 +91,7 @@ struct ResourceSpec {
 };
 
 struct ResourceTemplateSpec {
-    std::string uri_template;  // RFC 6570 level 1: {var} segments
+    std::string uri_template;  // RFC 6570, levels 1 to 4 (server/uri_template.hpp)
     std::string name;
     std::string title;
     std::string description;
@@ -99,6 +100,9 @@ struct ResourceTemplateSpec {
     Json icons;
     ResourceReader reader;
     Completer completer;  // optional: completion/complete for template variables
+    // uri_template parsed once, by Registry::add_resource_template; match() parses
+    // uri_template itself when this is absent or was parsed from another pattern.
+    std::shared_ptr<const UriTemplate> parsed_template;
 
     Json definition() const;
     // Matches `uri` against the template; returns the variables on success.
