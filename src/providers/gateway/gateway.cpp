@@ -9,6 +9,7 @@
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
 #include "providers/gateway/exposed_names.hpp"
+#include "providers/gateway/template_updates.hpp"
 #include "providers/gateway/tool_search.hpp"
 #include "server/registry.hpp"
 #include "server/request_context.hpp"
@@ -399,12 +400,15 @@ void Gateway::resource_updated(const Upstream& upstream, const std::string& uri)
     for (const auto& [exposed, target] : resources_) {
         if (target.upstream.get() == &upstream && target.original == uri) return context_.resource_updated(exposed);
     }
-    // A URI of a template (not listed): served as it is, or prefixed like its template.
-    const std::string prefixed = upstream.settings().prefix + "+" + uri;
+    // A URI of a template (not listed): served as it is, or with the prefix of the upstream's
+    // template that matches it, when that pattern collided with another upstream's.
+    std::vector<ServedTemplate> own;
     for (const auto& [exposed, target] : templates_) {
-        if (target.upstream.get() == &upstream && exposed != target.original) return context_.resource_updated(prefixed);
+        if (target.upstream.get() == &upstream) own.push_back({exposed, target.original});
     }
-    context_.resource_updated(uri);
+    auto served = served_uris_of_update(uri, own);
+    if (served.empty()) served.push_back(uri);  // none matches: the URI as the upstream named it
+    for (const auto& u : served) context_.resource_updated(u);
 }
 
 void Gateway::subscription_changed(const std::string& uri, bool subscribed) {
