@@ -101,6 +101,7 @@ public:
         for (auto& token : tokens) view_tokens_.emplace_back(std::move(token), name);
     }
     bool has_view(const std::string& name) const { return views_.count(name) > 0; }
+    bool has_views() const { return !views_.empty(); }
     // Every view's bearer tokens, as (token, view name).
     const std::vector<std::pair<std::string, std::string>>& view_tokens() const { return view_tokens_; }
     // Whether `caller` sees `tool` (always, outside a view).

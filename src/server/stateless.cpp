@@ -76,10 +76,12 @@ void decorate_stateless_result(Json& result, const McpServer& server) {
 }
 
 void mark_cacheable(Json& result, const McpServer& server) {
-    // Catalogues are the same for every caller, so shared caches may keep them; they can
-    // change at run time (providers), so the TTL is short.
+    // Catalogues can change at run time (providers), so the TTL is short. A shared cache may
+    // keep one only when every caller gets the same: with views (gateway profiles, chosen by
+    // path or by token at the same URL) callers get different lists, and a client that keys
+    // its cache by server would hand one profile's list to another.
     result["ttlMs"] = server.options().list_ttl.count();
-    result["cacheScope"] = "public";
+    result["cacheScope"] = server.has_views() ? "private" : "public";
 }
 
 Json discover_result(const McpServer& server, const RequestContext&) {

@@ -14,7 +14,7 @@
 //     subscriptions/listen stream;
 //   - the 2024-11-05 HTTP+SSE transport (GET /sse + POST /messages) with 2.x's
 //     SSEClientTransport.
-// Last, a todo: a known bug with token-selected profiles and 2026-07-28 cache hints.
+// Last, token-selected profiles and 2026-07-28 cache hints.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -361,9 +361,7 @@ describe('gateway with the SDK 2.x client: a profile selected by token on the st
   // is not "public" in the SEP-2549 sense: a cache shared across authorization contexts
   // (documented for the 2.x client's responseCacheStore, and for gateways and proxies)
   // would serve one token's catalogue to another.
-  it('marks the token\'s tool list private, so a shared cache never serves another token\'s', {
-    todo: 'product bug: tools/list of a token-selected profile is marked cacheScope "public" (src/server/stateless.cpp mark_cacheable)',
-  }, async (t) => {
+  it('marks the token\'s tool list private, so a shared cache never serves another token\'s', async (t) => {
     const server = await startHttpServer({
       packs: '',
       env: tokens,

@@ -470,6 +470,20 @@ TEST_F(SessionTest, CompletionIsCappedAtOneHundredValues) {
               -32602);
 }
 
+TEST_F(SessionTest, ListsArePrivateOnceCallersSeeDifferentViews) {
+    // Gateway profiles (chosen by path, or by token at the same URL) show callers different
+    // lists: a cache shared between callers must keep none of them, not even the full one.
+    server->add_view("small", [](const ToolSpec& t) { return t.name == "a"; });
+    for (std::string view : {"small", ""}) {
+        session = server->open_session([this](const Json& m, const protocol::RequestId*) { out.push_back({m, Json()}); },
+                                       CallerIdentity{"", "", "", {}, view});
+        auto r = call(1, "tools/list", {{"_meta", stateless_meta()}});
+        ASSERT_TRUE(r.contains("result")) << r.dump();
+        EXPECT_EQ(r["result"]["cacheScope"], "private") << view;
+        out.clear();
+    }
+}
+
 TEST_F(SessionTest, StatelessRequestsNeedNoHandshakeAndCarryResultType) {
     sources.push_back(providers::start_source("conformance", *server));
     auto r = call(1, "tools/call", {{"name", "test_simple_text"}, {"_meta", stateless_meta()}});
@@ -479,6 +493,7 @@ TEST_F(SessionTest, StatelessRequestsNeedNoHandshakeAndCarryResultType) {
     r = call(2, "tools/list", {{"_meta", stateless_meta()}});
     EXPECT_TRUE(r["result"].contains("ttlMs"));
     EXPECT_TRUE(r["result"].contains("cacheScope"));
+    EXPECT_EQ(r["result"]["cacheScope"], "public");  // every caller gets the same list
     r = call(3, "server/discover", {{"_meta", stateless_meta()}});
     EXPECT_TRUE(r["result"]["supportedVersions"].is_array());
     // Removed in 2026-07-28.
