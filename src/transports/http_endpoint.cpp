@@ -529,6 +529,13 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (!session_id.empty() && !http_policy::valid_session_id(session_id)) {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: malformed Mcp-Session-Id header");
         }
+        if (session_id.empty() && !body.has_requests && !body.has_errors && !body.has_initialize &&
+            version.revision && protocol::is_stateless(*version.revision)) {
+            // A notification in the stateless revision has no session to reach; over HTTP it
+            // means nothing (a client cancels by closing the request's stream), so it is
+            // accepted and dropped, as JSON-RPC lets a receiver do with a notification.
+            return empty(req, 202);
+        }
         std::shared_ptr<HttpSession> session;
         bool created = false;
         if (body.has_initialize) {

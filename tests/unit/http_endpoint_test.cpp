@@ -310,6 +310,20 @@ TEST_F(HttpEndpointTest, AStatelessCallIsCancelledWhenItsClientLeaves) {
     EXPECT_EQ(exec.pending_timers(), 1u);       // the tool's sleep was cancelled
 }
 
+TEST_F(HttpEndpointTest, AStatelessNotificationIsAcceptedAndDropped) {
+    // The 2.x SDK POSTs notifications/cancelled when it closes a 2026-07-28 stream; there is
+    // no session to reach and nothing to do, and "initialize first" would be wrong advice.
+    auto h = headers();
+    h["MCP-Protocol-Version"] = "2026-07-28";
+    Json cancelled = {{"jsonrpc", "2.0"},
+                      {"method", "notifications/cancelled"},
+                      {"params", {{"requestId", 3}, {"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}}}};
+    EXPECT_EQ(reply_of(send(HttpMethod::post, cancelled.dump(), h)).status, 202u);
+    // Before 2026-07-28 a notification still needs its session.
+    h["MCP-Protocol-Version"] = "2025-11-25";
+    EXPECT_EQ(reply_of(send(HttpMethod::post, cancelled.dump(), h)).status, 400u);
+}
+
 TEST_F(HttpEndpointTest, AStatefulCallGoesOnWhenItsClientLeaves) {
     auto sid = initialize();
     auto answer = post(sleep_call(1, 500), sid);
