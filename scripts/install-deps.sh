@@ -3,7 +3,8 @@
 # Usage: scripts/install-deps.sh [--test]   (--test adds what the tests and benchmarks use)
 set -euo pipefail
 packages=(cmake ninja-build clang libclang-rt-14-dev libboost1.81-dev libssl-dev zlib1g-dev nlohmann-json3-dev
-          libvalijson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libhiredis-dev libsqlite3-dev)
+          libvalijson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libhiredis-dev libsqlite3-dev
+          libmimalloc-dev)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev lld wrk nginx curl openssl redis-server)
   # Node and npm only fetch the pinned test packages (Node 22 itself comes from npm). A machine
