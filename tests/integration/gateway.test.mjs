@@ -210,6 +210,7 @@ pipeline:
     assert.ok(uris.includes('faulty+faulty://static/hello') && uris.includes('remote+faulty://static/hello'), uris.join(' '));
     const read = await session.client.readResource({ uri: 'remote+faulty://static/hello' });
     assert.equal(read.contents[0].text, 'hello');
+    assert.equal(read.contents[0].uri, 'remote+faulty://static/hello', 'the contents carry the URI the client read');
     const { resourceTemplates } = await session.client.listResourceTemplates();
     assert.ok(resourceTemplates.some((t) => t.uriTemplate === 'faulty+faulty://item/{id}'));
     const item = await session.client.readResource({ uri: 'faulty+faulty://item/7' });

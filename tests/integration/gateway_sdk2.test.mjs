@@ -197,10 +197,12 @@ pipeline:
       it('reads resources and templated resources, prefixed or not', async () => {
         const hello = await session.client.readResource({ uri: 'conf+test://static-text' });
         assert.equal(hello.contents[0].text, 'This is the content of the static text resource.');
+        assert.equal(hello.contents[0].uri, 'conf+test://static-text', 'contents carry the URI the client read');
         const features = await session.client.readResource({ uri: 'demo://resource/static/document/features.md' });
         assert.match(features.contents[0].text, /^# Everything Server - Features/);
 
         const item = await session.client.readResource({ uri: 'conf+test://template/42/data' });
+        assert.equal(item.contents[0].uri, 'conf+test://template/42/data');
         assert.equal(item.contents[0].mimeType, 'application/json');
         assert.deepEqual(JSON.parse(item.contents[0].text), { id: '42', templateTest: true, data: 'Data for ID: 42' });
         const other = await session.client.readResource({ uri: 'mirror+test://template/7/data' });

@@ -72,6 +72,23 @@ providers::ToolDeclaration declaration_of(const Json& tool, const std::string& s
     return d;
 }
 
+// An upstream's contents for `original`, under the URI the client asked for (`served`):
+// a client matches contents to its request by URI, and a prefixed URI (two upstreams list
+// the same one) is the only one it knows.
+Task<Json> read_as_served(std::weak_ptr<Upstream> upstream, RequestContext& ctx, std::string original,
+                          std::string served) {
+    auto target = upstream.lock();
+    if (!target) throw RpcError(-32002, "the upstream of this resource has been removed");
+    Json contents = co_await target->read_resource(ctx, original);
+    if (served != original) {
+        for (auto& item : contents) {
+            if (!item.is_object()) continue;
+            if (auto uri = item.find("uri"); uri != item.end() && *uri == original) *uri = served;
+        }
+    }
+    co_return contents;
+}
+
 }  // namespace
 
 Gateway::Gateway(GatewaySettings settings, providers::SourceContext& context)
@@ -342,10 +359,8 @@ void Gateway::sync_resources() {
             if (auto size = member(r, "size"); size.is_number_integer()) spec.size = size.get<long long>();
             spec.annotations = member(r, "annotations");
             spec.icons = member(r, "icons");
-            spec.reader = [weak, uri](RequestContext& ctx, const std::string& asked, const Json&) -> Task<Json> {
-                auto target = weak.lock();
-                if (!target) throw RpcError(-32002, "the upstream of this resource has been removed");
-                return target->read_resource(ctx, uri);
+            spec.reader = [weak, uri, exposed](RequestContext& ctx, const std::string&, const Json&) -> Task<Json> {
+                return read_as_served(weak, ctx, uri, exposed);
             };
             registry.add_resource(std::move(spec));
         }
@@ -368,9 +383,7 @@ void Gateway::sync_resources() {
             spec.icons = member(t, "icons");
             const std::size_t strip = exposed.size() - pattern.size();  // the "prefix+" put before
             spec.reader = [weak, strip](RequestContext& ctx, const std::string& asked, const Json&) -> Task<Json> {
-                auto target = weak.lock();
-                if (!target) throw RpcError(-32002, "the upstream of this resource has been removed");
-                return target->read_resource(ctx, asked.substr(strip));
+                return read_as_served(weak, ctx, asked.substr(strip), asked);
             };
             if (upstream->catalog().completions) {
                 spec.completer = [weak, pattern](RequestContext& ctx, const std::string& argument,
