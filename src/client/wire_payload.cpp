@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/json_reader.hpp"
 #include "protocol/jsonrpc.hpp"
 
 namespace toolport::client {
@@ -12,13 +13,13 @@ constexpr std::size_t kMaxDepth = 128;
 
 WirePayload decode_wire_payload(std::string_view text) {
     WirePayload out;
-    if (auto depth = protocol::max_nesting_depth(text); depth > kMaxDepth) {
-        out.error = fmt::format("JSON nesting depth {} exceeds the limit of {}", depth, kMaxDepth);
-        return out;
-    }
     nlohmann::json value;
     try {
-        value = protocol::parse_json_keeping_ids(text);  // a server's big integer ids stay exact
+        value = protocol::parse_json_keeping_ids(text, kMaxDepth);  // a server's big integer ids stay exact
+    } catch (const protocol::JsonTooDeep&) {
+        out.error = fmt::format("JSON nesting depth {} exceeds the limit of {}", protocol::max_nesting_depth(text),
+                                kMaxDepth);
+        return out;
     } catch (const nlohmann::json::exception& e) {
         std::string detail = e.what();
         if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);

@@ -93,8 +93,10 @@ private:
     }
 
     void enter(std::size_t depth) const {
-        if (depth > options_.max_depth)
-            fail(fmt::format("containers nested deeper than {} levels", options_.max_depth));
+        if (depth > options_.max_depth) {
+            throw JsonTooDeep(fmt::format("JSON nesting deeper than {} levels at byte {}", options_.max_depth,
+                                          static_cast<std::size_t>(p_ - begin_) + 1));
+        }
     }
 
     void read_object(Json& out, std::size_t depth, Role role) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string_view>
 
 #include "protocol/request_id.hpp"
@@ -24,12 +25,18 @@ struct JsonReadOptions {
     // Keep a message's "id" (top level, or in a member of a top-level array) and the
     // "params.requestId" of such a message exact when they overflow 64 bits.
     bool keep_big_integer_ids = false;
-    // Containers nested deeper than this are refused (protects the reader's stack; callers
-    // with a tighter limit check max_nesting_depth first, for the figure in their message).
+    // Containers nested deeper than this are refused (JsonTooDeep), which also protects the
+    // reader's stack.
     std::size_t max_depth = 512;
 };
 
-// Throws Json::parse_error.
+// Containers nested deeper than JsonReadOptions::max_depth (not a syntax error: the text may
+// be well-formed JSON that is refused for its depth alone).
+struct JsonTooDeep : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Throws Json::parse_error, or JsonTooDeep.
 Json read_json(std::string_view text, const JsonReadOptions& options = {});
 
 }  // namespace toolport::protocol

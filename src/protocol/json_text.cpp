@@ -5,9 +5,10 @@
 
 namespace toolport::protocol {
 
-Json parse_json_keeping_ids(std::string_view text) {
+Json parse_json_keeping_ids(std::string_view text, std::size_t max_depth) {
     JsonReadOptions options;
     options.keep_big_integer_ids = true;
+    options.max_depth = max_depth;
     return read_json(text, options);
 }
 

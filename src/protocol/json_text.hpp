@@ -13,9 +13,9 @@ namespace toolport::protocol {
 // that an integer too large for 64 bits becomes a big integer id where it is the "id" of a
 // message (the top-level object, or an object member of a top-level array) or the
 // "requestId" in the params of such a message whose method is notifications/cancelled.
-// Every other number is what nlohmann makes of it. Refuses nesting beyond 512 levels: check
-// max_nesting_depth first for a tighter limit.
-Json parse_json_keeping_ids(std::string_view text);
+// Every other number is what nlohmann makes of it. Nesting beyond `max_depth` levels throws
+// JsonTooDeep (json_reader.hpp).
+Json parse_json_keeping_ids(std::string_view text, std::size_t max_depth = 512);
 
 // Compact JSON text of a message, or of an array of messages (a batch reply). Byte for byte
 // what Json::dump() writes, except that a big integer id is written as its digits

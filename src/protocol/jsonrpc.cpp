@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "protocol/json_reader.hpp"
+
 namespace toolport::protocol {
 
 std::size_t max_nesting_depth(std::string_view bytes) {
@@ -32,15 +34,15 @@ std::size_t max_nesting_depth(std::string_view bytes) {
 
 ParsedPayload parse_payload(std::string_view bytes, const ParseLimits& limits) {
     ParsedPayload out;
-    if (auto depth = max_nesting_depth(bytes); depth > limits.max_depth) {
-        out.fatal = ProtocolError{nullptr, error_code::kInvalidRequest,
-                                  fmt::format("Invalid Request: JSON nesting depth {} exceeds the limit of {}",
-                                              depth, limits.max_depth)};
-        return out;
-    }
     Json value;
     try {
-        value = parse_json_keeping_ids(bytes);
+        value = parse_json_keeping_ids(bytes, limits.max_depth);
+    } catch (const JsonTooDeep&) {
+        // The reader stopped at the limit; the message names the document's whole depth.
+        out.fatal = ProtocolError{nullptr, error_code::kInvalidRequest,
+                                  fmt::format("Invalid Request: JSON nesting depth {} exceeds the limit of {}",
+                                              max_nesting_depth(bytes), limits.max_depth)};
+        return out;
     } catch (const Json::exception& e) {
         // Syntax errors, invalid UTF-8, and numbers out of range (1e999) all land here;
         // the last one is thrown by nlohmann even when asked not to throw.

@@ -124,9 +124,10 @@ TEST(JsonReader, NestingBeyondTheLimitIsRefusedNotRecursedInto) {
     JsonReadOptions options;
     options.max_depth = 10;
     EXPECT_NO_THROW(read_json(std::string(10, '[') + std::string(10, ']'), options));
-    EXPECT_THROW(read_json(std::string(11, '[') + std::string(11, ']'), options), Json::parse_error);
+    EXPECT_THROW(read_json(std::string(11, '[') + std::string(11, ']'), options), JsonTooDeep);
+    EXPECT_THROW(read_json(R"({"a":)" + std::string(10, '[') + std::string(10, ']') + "}", options), JsonTooDeep);
     // The default limit stops a hostile document long before the stack would.
-    EXPECT_THROW(read_json(std::string(100000, '[')), Json::parse_error);
+    EXPECT_THROW(read_json(std::string(100000, '[')), JsonTooDeep);
 }
 
 TEST(JsonReader, BigIntegerIdsAreKeptOnlyWhereIdsLie) {
