@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <array>
 #include <stdexcept>
 
 namespace toolport::util {
@@ -35,6 +36,24 @@ std::string sha256_hex(std::string_view data) {
         out[2 * i + 1] = kHex[digest[i] & 0xf];
     }
     return out;
+}
+
+std::string named_digest(std::string_view prefix, std::string_view secret) {
+    struct Named {
+        std::string prefix, secret, name;
+    };
+    thread_local std::array<Named, 8> recent;
+    thread_local std::size_t next = 0;
+    for (const auto& n : recent) {
+        if (!n.name.empty() && n.secret == secret && n.prefix == prefix) return n.name;
+    }
+    // The digest's own string, cut and prefixed in place: one allocation, not three.
+    std::string name = sha256_hex(secret);
+    name.resize(24);
+    name.insert(0, prefix);
+    recent[next] = Named{std::string(prefix), std::string(secret), name};
+    next = (next + 1) % recent.size();
+    return name;
 }
 
 }  // namespace toolport::util

@@ -605,6 +605,20 @@ TEST_F(StagesTest, APlainExceptionBecomesAnInternalErrorWithTheSameShape) {
 
 }  // namespace
 
+TEST(NamedDigest, IsRightWhetherRememberedOrNot) {
+    // More secrets than a thread remembers, asked for twice over in two orders, under two
+    // prefixes: every answer is the prefixed start of that secret's digest.
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < 20; ++i) {
+            const int n = pass == 0 ? i : 19 - i;
+            const std::string secret = "secret-" + std::to_string(n % 10);
+            const std::string prefix = n < 10 ? "session:" : "token:";
+            EXPECT_EQ(toolport::util::named_digest(prefix, secret),
+                      prefix + toolport::util::sha256_hex(secret).substr(0, 24));
+        }
+    }
+}
+
 TEST(ClientQuotaIdentity, IsThePrefixedStartOfTheDigest) {
     using toolport::pipeline::ClientQuotaStage;
     EXPECT_EQ(ClientQuotaStage::client_identity({"alice", "s-1", ""}),
