@@ -6,14 +6,18 @@
 #include <cctype>
 
 #include "util/digest.hpp"
+#include "util/http_text.hpp"
 
 namespace toolport::http_policy {
 
 namespace {
 
+// ASCII only, without the C locale's tolower: header text is ASCII, and this runs on
+// every request.
 std::string lower(std::string_view s) {
     std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     return out;
 }
 
@@ -54,8 +58,7 @@ bool is_ipv4_loopback(std::string_view h) {
 }  // namespace
 
 bool is_loopback_host(std::string_view host) {
-    auto h = lower(host);
-    return h == "localhost" || h == "::1" || h == "[::1]" || is_ipv4_loopback(h);
+    return util::iequals_ascii(host, "localhost") || host == "::1" || host == "[::1]" || is_ipv4_loopback(host);
 }
 
 bool origin_allowed(const HttpOptions& options, std::string_view origin) {
@@ -141,9 +144,9 @@ void attach_traceparent(protocol::Message& message, std::string_view traceparent
 
 bool accepts(std::string_view accept_header, std::string_view media_type) {
     if (accept_header.empty()) return false;
-    auto accept = lower(accept_header);
-    auto type = lower(media_type);
-    std::string_view rest = accept;
+    // Compared ignoring ASCII case, in place: this runs on every POST.
+    const std::string_view type = media_type;
+    std::string_view rest = accept_header;
     while (!rest.empty()) {
         auto comma = rest.find(',');
         auto item = rest.substr(0, comma);
@@ -159,26 +162,25 @@ bool accepts(std::string_view accept_header, std::string_view media_type) {
             auto p = params.substr(0, next);
             params = next == std::string_view::npos ? std::string_view{} : params.substr(next + 1);
             while (!p.empty() && p.front() == ' ') p.remove_prefix(1);
-            if (p.substr(0, 2) == "q=") {
+            if (util::starts_with_ascii_nocase(p, "q=")) {
                 auto q = p.substr(2);
                 refused = !q.empty() && std::all_of(q.begin(), q.end(), [](char c) { return c == '0' || c == '.'; });
             }
         }
         if (refused) continue;
-        if (range == type || range == "*/*") return true;
+        if (util::iequals_ascii(range, type) || range == "*/*") return true;
         auto slash = type.find('/');
-        if (range.size() == slash + 2 && range.substr(slash) == "/*" && range.substr(0, slash) == type.substr(0, slash))
+        if (slash != std::string_view::npos && range.size() == slash + 2 && range.substr(slash) == "/*" &&
+            util::iequals_ascii(range.substr(0, slash), type.substr(0, slash)))
             return true;
     }
     return false;
 }
 
 bool is_json_content_type(std::string_view content_type) {
-    auto ct = lower(content_type);
-    auto semi = ct.find(';');
-    std::string_view base = std::string_view(ct).substr(0, semi);
+    std::string_view base = content_type.substr(0, content_type.find(';'));
     while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
-    return base == "application/json";
+    return util::iequals_ascii(base, "application/json");
 }
 
 VersionHeader read_version_header(std::string_view value, bool present) {

@@ -189,6 +189,8 @@ TEST(HttpPolicy, AcceptsMediaTypes) {
     EXPECT_TRUE(accepts("application/json;q=0.9, text/event-stream;q=0.8", "text/event-stream"));
     EXPECT_TRUE(accepts("text/html, application/json ; charset=utf-8", "application/json"));
     EXPECT_TRUE(accepts("Application/JSON", "application/json"));
+    EXPECT_TRUE(accepts("TEXT/*", "text/event-stream"));
+    EXPECT_FALSE(accepts("application/json;Q=0", "application/json"));  // parameter names ignore case
 
     EXPECT_FALSE(accepts("", "application/json"));
     EXPECT_FALSE(accepts("application/json", "text/event-stream"));
