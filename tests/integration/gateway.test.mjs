@@ -445,7 +445,8 @@ gateway:
     });
   const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
 
-  it('a profile token selects its profile at /mcp, is refused at another profile\'s path, and turns auth on', async (t) => {
+  // A gateway with two token-selected profiles; `everythingTokens` is how the second names its tokens.
+  const startProfileGateway = async (t, everythingTokens) => {
     const server = await startHttpServer({
       packs: '',
       env: tokens,
@@ -453,10 +454,15 @@ gateway:
 gateway:
   profiles:
     small: {tools: ["get-sum", "faulty_*"], token_env: TP_SMALL_TOKEN}
-    only_everything: {upstreams: [everything], token_envs: [TP_EV_A, TP_EV_B]}
+    only_everything: {upstreams: [everything], ${everythingTokens}}
 `,
     });
     t.after(() => server.stop());
+    return server;
+  };
+
+  it('a profile token selects its profile at /mcp, is refused at another profile\'s path, and turns auth on', async (t) => {
+    const server = await startProfileGateway(t, 'token_envs: [TP_EV_A, TP_EV_B]');
     // Profile tokens alone turn bearer auth on: no token, or a wrong one, is 401.
     assert.equal((await rawPost(server, '/mcp', null, initialize)).status, 401);
     assert.equal((await rawPost(server, '/mcp', 'not-a-token', initialize)).status, 401);
@@ -500,17 +506,7 @@ gateway:
   });
 
   it('a profile token selects its profile over the legacy HTTP+SSE transport (/sse), and a wrong token is refused', async (t) => {
-    const server = await startHttpServer({
-      packs: '',
-      env: tokens,
-      config: `${upstreams}
-gateway:
-  profiles:
-    small: {tools: ["get-sum", "faulty_*"], token_env: TP_SMALL_TOKEN}
-    only_everything: {upstreams: [everything], token_env: TP_EV_A}
-`,
-    });
-    t.after(() => server.stop());
+    const server = await startProfileGateway(t, 'token_env: TP_EV_A');
     // The SDK's SSE client sends requestInit's headers on GET /sse and on every POST /messages.
     const overSse = async (token) => {
       const client = new Client({ name: 'toolport-it-gateway-sse', version: '1.0.0' });

@@ -2,17 +2,16 @@
 // types), and the same refusals, for every input.
 #include "protocol/json_reader.hpp"
 
-#include <filesystem>
-#include <fstream>
+#include <cstring>
+#include <optional>
 #include <random>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "schema_suite_files.hpp"
+
 namespace toolport::protocol {
 namespace {
-
-namespace fs = std::filesystem;
 
 // Equal values of equal types all the way down (Json's operator== calls 1u and 1 equal).
 bool identical(const Json& a, const Json& b) {
@@ -185,18 +184,9 @@ TEST(JsonReader, MutatedDocumentsAgreeWithNlohmann) {
 
 // Every document of the JSON-Schema-Test-Suite (unicode, floats, big numbers, nesting).
 TEST(JsonReader, TheSchemaSuiteDocumentsMatchNlohmann) {
-    const fs::path root = fs::path(TOOLPORT_SHARED_DATA_DIR) / "json-schema-test-suite" / "tests";
-    ASSERT_TRUE(fs::is_directory(root)) << root;
-    std::size_t documents = 0;
-    for (const auto& entry : fs::recursive_directory_iterator(root)) {
-        if (entry.path().extension() != ".json") continue;
-        std::ifstream in(entry.path());
-        std::stringstream text;
-        text << in.rdbuf();
-        ASSERT_TRUE(identical(read_json(text.str()), Json::parse(text.str()))) << entry.path();
-        ++documents;
-    }
-    EXPECT_GT(documents, 100u);
+    const auto files = test_support::schema_suite_files();
+    ASSERT_GT(files.size(), 100u) << "the JSON-Schema-Test-Suite is missing";
+    for (const auto& file : files) ASSERT_TRUE(identical(read_json(file.text), Json::parse(file.text))) << file.path;
 }
 
 }  // namespace
