@@ -1,5 +1,5 @@
-# Shared stores (cache, rate limits, budgets): in memory, or in Redis through hiredis's
-# async API on the process's Asio loop. Included by the root CMakeLists.txt right after
+# Shared stores (cache, rate limits, budgets, task records): in memory, or in Redis through
+# hiredis's async API on the process's Asio loop. Included by the root CMakeLists.txt right after
 # toolport_core is defined.
 find_path(HIREDIS_INCLUDE_DIR hiredis/async.h REQUIRED)
 find_library(HIREDIS_LIBRARY hiredis REQUIRED)
@@ -9,6 +9,8 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/memory_cache.cpp
   ${CMAKE_CURRENT_LIST_DIR}/local_rate_limits.cpp
   ${CMAKE_CURRENT_LIST_DIR}/local_budgets.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/task_store.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/memory_task_store.cpp
   ${CMAKE_CURRENT_LIST_DIR}/argument_checks.cpp
   ${CMAKE_CURRENT_LIST_DIR}/redis_url.cpp
   ${CMAKE_CURRENT_LIST_DIR}/redis_client.cpp

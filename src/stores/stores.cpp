@@ -5,6 +5,7 @@
 #include "stores/local_budgets.hpp"
 #include "stores/local_rate_limits.hpp"
 #include "stores/memory_cache.hpp"
+#include "stores/memory_task_store.hpp"
 #include "stores/redis_client.hpp"
 #include "stores/redis_stores.hpp"
 #include "stores/redis_url.hpp"
@@ -14,16 +15,22 @@ namespace toolport::stores {
 
 namespace {
 
+MemoryTaskStore::Limits task_limits(const StoreOptions& options) {
+    return MemoryTaskStore::Limits{options.max_tasks, options.max_tasks_per_owner};
+}
+
 class MemoryStores final : public Stores {
 public:
     MemoryStores(const StoreOptions& options, Executor& executor)
         : cache_(executor, options.memory_cache_max_bytes, options.memory_cache_max_entries),
           rate_limits_(executor),
-          budgets_(executor) {}
+          budgets_(executor),
+          tasks_(executor, task_limits(options)) {}
 
     CacheStore& cache() override { return cache_; }
     RateLimitStore& rate_limits() override { return rate_limits_; }
     BudgetStore& budgets() override { return budgets_; }
+    TaskStore& tasks() override { return tasks_; }
     std::string_view backend() const override { return "memory"; }
     StoreState state() const override { return StoreState::available; }
 
@@ -31,6 +38,7 @@ private:
     MemoryCache cache_;
     LocalRateLimits rate_limits_;
     LocalBudgets budgets_;
+    MemoryTaskStore tasks_;
 };
 
 class RedisStores final : public Stores {
@@ -42,7 +50,8 @@ public:
                  std::make_unique<MemoryCache>(executor, options.memory_cache_max_bytes,
                                                options.memory_cache_max_entries)),
           rate_limits_(client_, options.key_prefix, options.rate_limit_fail_open, options.reconnect_interval),
-          budgets_(client_, options.key_prefix, std::make_unique<LocalBudgets>(executor)) {
+          budgets_(client_, options.key_prefix, std::make_unique<LocalBudgets>(executor)),
+          tasks_(executor, task_limits(options)) {
         // Returns at once: start-up does not wait for Redis; until it answers, the stores
         // run on their fallbacks.
         client_->start();
@@ -51,6 +60,7 @@ public:
     CacheStore& cache() override { return cache_; }
     RateLimitStore& rate_limits() override { return rate_limits_; }
     BudgetStore& budgets() override { return budgets_; }
+    TaskStore& tasks() override { return tasks_; }
     std::string_view backend() const override { return "redis"; }
     StoreState state() const override { return client_->ready() ? StoreState::available : StoreState::degraded; }
 
@@ -59,6 +69,7 @@ private:
     RedisCache cache_;
     RedisRateLimits rate_limits_;
     RedisBudgets budgets_;
+    MemoryTaskStore tasks_;  // in-process until the Redis task store lands
 };
 
 void check_redis_options(const StoreOptions& options) {

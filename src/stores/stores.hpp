@@ -1,12 +1,13 @@
-// The stores the pipeline shares: cache, rate limits, budgets. `store: memory` (default)
+// The stores the pipeline shares: cache, rate limits, budgets, task records. `store: memory` (default)
 // keeps them in this process; `store: redis://host:port[/db]` shares them between
 // replicas through Redis, with local fallbacks while Redis is away.
 //
 //   auto stores = make_stores(options, executor);   // throws StoreConfigError for a bad URL
 //   co_await stores->cache().get(key);
 //
-// Where things are: memory_cache, local_rate_limits, local_budgets (in-process);
-// redis_stores.hpp with redis_cache, redis_rate_limits, redis_budgets (the Lua scripts sit
+// Where things are: memory_cache, local_rate_limits, local_budgets, memory_task_store
+// (in-process); redis_stores.hpp with redis_cache, redis_rate_limits, redis_budgets,
+// redis_task_store (the Lua scripts sit
 // next to the C++ that calls them); redis_client (hiredis on the Asio loop), redis_script
 // (EVALSHA/EVAL), redis_url (parsing the store URL).
 #pragma once
@@ -20,6 +21,7 @@
 #include "stores/budget_store.hpp"
 #include "stores/cache_store.hpp"
 #include "stores/rate_limit_store.hpp"
+#include "stores/task_store.hpp"
 
 namespace toolport {
 class Executor;
@@ -35,6 +37,8 @@ struct StoreOptions {
     bool rate_limit_fail_open = true;            // when Redis is away: allow (true) or refuse
     std::chrono::milliseconds redis_timeout{250};  // per command; slower counts as "away"
     std::chrono::milliseconds reconnect_interval{1000};
+    std::size_t max_tasks_per_owner = 1000;  // live task records of one owner (both backends)
+    std::size_t max_tasks = 100000;          // task records in all (in-process store and fallback)
 };
 
 struct StoreConfigError : std::runtime_error {
@@ -47,6 +51,7 @@ public:
     virtual CacheStore& cache() = 0;
     virtual RateLimitStore& rate_limits() = 0;
     virtual BudgetStore& budgets() = 0;
+    virtual TaskStore& tasks() = 0;
     // "memory" or "redis".
     virtual std::string_view backend() const = 0;
     // available when in-process or Redis is connected; degraded while on fallbacks.
