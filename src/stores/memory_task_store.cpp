@@ -16,7 +16,9 @@ Task<void> MemoryTaskStore::create(TaskRecord record) {
     co_return;
 }
 
-Task<std::optional<TaskRecord>> MemoryTaskStore::get(std::string id, std::string owner) { co_return get_now(id, owner); }
+Task<std::optional<TaskRecord>> MemoryTaskStore::get(std::string id, std::string owner) {
+    co_return get_now(id, owner);
+}
 
 Task<TaskPage> MemoryTaskStore::list(std::string owner, std::string cursor, std::size_t limit) {
     co_return list_now(owner, cursor, limit);

@@ -1,13 +1,16 @@
 // The stores over Redis, shared by every replica that points at the same Redis. They share
 // one RedisClient (one pipelined connection) and keep every key under the configured
-// prefix, one namespace each: <prefix>cache:<key>, <prefix>rate:<key>, <prefix>budget:<scope>.
+// prefix, one namespace each: <prefix>cache:<key>, <prefix>rate:<key>, <prefix>budget:<scope>,
+// <prefix>task:<id> with <prefix>tasks:<owner>.
 //
 // While Redis is away (not connected, a command timed out, the connection broke mid-command,
 // or Redis answered with an error such as WRONGTYPE) each store answers locally:
 //   - RedisCache: from its MemoryCache fallback (state degraded);
 //   - RedisRateLimits: fail-open (allowed) or fail-closed (refused, retry after the
 //     reconnect interval) per StoreOptions::rate_limit_fail_open (degraded / unavailable);
-//   - RedisBudgets: from its LocalBudgets fallback (degraded).
+//   - RedisBudgets: from its LocalBudgets fallback (degraded);
+//   - RedisTaskStore: from its MemoryTaskStore fallback (degraded), which knows only the
+//     tasks created while Redis was away (see the class).
 // Once the client has reconnected they use Redis again.
 //
 // Arguments are copied into the coroutine, so a caller's temporaries may end before the
@@ -23,8 +26,10 @@
 #include "stores/cache_store.hpp"
 #include "stores/local_budgets.hpp"
 #include "stores/memory_cache.hpp"
+#include "stores/memory_task_store.hpp"
 #include "stores/rate_limit_store.hpp"
 #include "stores/redis_script.hpp"
+#include "stores/task_store.hpp"
 
 namespace toolport::stores {
 
@@ -101,6 +106,60 @@ private:
     std::unique_ptr<LocalBudgets> fallback_;
     RedisScript reserve_script_;
     RedisScript settle_script_;
+};
+
+// Task records shared by the replicas: a record is a JSON string under <prefix>task:<id>
+// that Redis expires at created_at_ms + ttl_ms (PEXPIREAT, on Redis's clock); its owner's
+// listing is a sorted set <prefix>tasks:<owner> of ids scored by created_at_ms, which
+// expires with its latest-expiring record, and whose ids are pruned once their record is
+// gone (when a listing meets them, and when the owner reaches its cap). create and update
+// are Lua scripts: an id is never stored twice, and a terminal record never changes, so of
+// a cancellation and a completion racing on two replicas exactly one is applied.
+//
+// While Redis is away, records are created in and read from the fallback. A task created
+// on Redis and asked for then is not found (and an update to it is answered not_found and
+// not kept), although Redis may still hold it: the replica cannot see it, and "not found"
+// is what it can truthfully say. That is acceptable because it is an outage's degraded
+// service, as /health reports: a client's poll fails instead of hanging or being told a
+// made-up state, and once Redis is back the record (kept there with its TTL) answers again.
+// The task's own result, computed during the outage, is lost to Redis: the record there
+// stays as it was until it expires. Records created during the outage stay in the fallback
+// until they expire, and get and update still find them there after Redis is back (list
+// shows Redis's records only).
+class RedisTaskStore final : public TaskStore {
+public:
+    // `max_per_owner`: create refuses (TaskLimitReached) once the owner has that many live
+    // records in Redis.
+    RedisTaskStore(std::shared_ptr<RedisClient> client, std::string key_prefix, std::size_t max_per_owner,
+                   std::unique_ptr<MemoryTaskStore> fallback);
+
+    std::string_view backend() const override { return "redis"; }
+    Task<void> create(TaskRecord record) override;
+    Task<std::optional<TaskRecord>> get(std::string id, std::string owner) override;
+    Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override;
+    Task<TaskUpdate> update(TaskRecord change) override;
+    StoreState state() const override;
+
+    MemoryTaskStore& fallback() { return *fallback_; }
+
+private:
+    // The reply, or nullopt when Redis could not answer (the caller falls back).
+    Task<std::optional<RedisReply>> ask(std::vector<std::string> args);
+    Task<std::optional<RedisReply>> ask(const RedisScript& script, std::vector<std::string> keys,
+                                        std::vector<std::string> args);
+    // Drops the owner's listed ids whose record is gone; the ids left, or nullopt when Redis
+    // could not answer.
+    Task<std::optional<std::int64_t>> prune(std::string owner);
+    std::string record_key(const std::string& id) const { return prefix_ + "task:" + id; }
+    std::string listing_key(const std::string& owner) const { return prefix_ + "tasks:" + owner; }
+
+    std::shared_ptr<RedisClient> client_;
+    std::string prefix_;
+    std::size_t max_per_owner_;
+    std::unique_ptr<MemoryTaskStore> fallback_;
+    RedisScript create_script_;
+    RedisScript update_script_;
+    RedisScript prune_script_;
 };
 
 }  // namespace toolport::stores

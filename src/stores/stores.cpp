@@ -51,7 +51,8 @@ public:
                                                options.memory_cache_max_entries)),
           rate_limits_(client_, options.key_prefix, options.rate_limit_fail_open, options.reconnect_interval),
           budgets_(client_, options.key_prefix, std::make_unique<LocalBudgets>(executor)),
-          tasks_(executor, task_limits(options)) {
+          tasks_(client_, options.key_prefix, options.max_tasks_per_owner,
+                 std::make_unique<MemoryTaskStore>(executor, task_limits(options))) {
         // Returns at once: start-up does not wait for Redis; until it answers, the stores
         // run on their fallbacks.
         client_->start();
@@ -69,7 +70,7 @@ private:
     RedisCache cache_;
     RedisRateLimits rate_limits_;
     RedisBudgets budgets_;
-    MemoryTaskStore tasks_;  // in-process until the Redis task store lands
+    RedisTaskStore tasks_;
 };
 
 void check_redis_options(const StoreOptions& options) {
