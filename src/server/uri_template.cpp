@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <unordered_set>
 #include <utility>
 
@@ -17,8 +18,8 @@ using Op = UriTemplate::Op;
 using Part = UriTemplate::Part;
 using VarSpec = UriTemplate::VarSpec;
 
-// The characters an operator's text in a URI never holds (see the header). The sets nest,
-// which keeps the matcher's scanning cache to one entry per set.
+// The characters an operator's text in a URI never holds (see the header); the matcher keeps
+// one scanning cache per set.
 enum class Stops { none, hash, query_hash, slash_query_hash, count };
 
 bool stops_at(Stops stops, char c) {
@@ -109,6 +110,16 @@ std::size_t code_points(std::string_view s) {
     }));
 }
 
+// The first `max_length` code points of `s` (all of it for 0).
+std::string prefix_of(const std::string& s, std::size_t max_length) {
+    if (max_length == 0) return s;
+    std::size_t seen = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && seen++ == max_length) return s.substr(0, i);
+    }
+    return s;
+}
+
 // A value's text in the URI, percent-decoded. Simple, label, segment, parameter and query
 // expansions encode every character but the unreserved ones, so decoding every %XX undoes
 // them exactly. Reserved ({+var}) and fragment ({#var}) expansions write reserved characters
@@ -118,9 +129,10 @@ std::size_t code_points(std::string_view s) {
 // to tell apart; every other triplet (a space, '%', non-ASCII UTF-8, unreserved characters)
 // is decoded, as expansion encodes those. (A value holding a literal triplet such as "%41" is
 // passed through by reserved expansion and comes back decoded: RFC 6570 itself cannot tell.)
-// A '%' that starts no triplet is kept. When the decoded bytes are not UTF-8 the value is
-// its text as it is in the URI: a JSON string must be UTF-8.
-std::string decode_value(std::string_view text, bool reserved) {
+// A '%' that starts no triplet is kept. A JSON string must be UTF-8: when the decoded bytes
+// are not, the value is its text as it is in the URI, and when that is not UTF-8 either (the
+// matcher tried an end inside a character) there is no value: nullopt.
+std::optional<std::string> decode_value(std::string_view text, bool reserved) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -133,13 +145,15 @@ std::string decode_value(std::string_view text, bool reserved) {
         else out += static_cast<char>(byte);
         i += 2;
     }
-    if (!valid_utf8(out)) return std::string(text);
-    return out;
+    if (valid_utf8(out)) return out;
+    if (valid_utf8(text)) return std::string(text);
+    return std::nullopt;
 }
 
-// One varspec: name, then "*" or ":n" (n of 1 to 4 digits, RFC 6570 section 2.4.1). Names are
-// read leniently: RFC 6570 allows letters, digits, '_', '.' and %XX, but templates in the wild
-// use '-' too, and any name without the template's own punctuation is accepted.
+// One varspec: name, then "*" or ":n" (n of 1 to 4 digits, RFC 6570 section 2.4.1). RFC 6570
+// names are letters, digits, '_', '.' and %XX; templates in the wild also use '-', and non-ASCII
+// letters do no harm, so both are accepted. Not URI punctuation: a name written into a query
+// or path parameter ("{?a=b}", "{;x;y}") could never be read back.
 std::optional<VarSpec> parse_varspec(std::string_view text) {
     VarSpec spec;
     if (!text.empty() && text.back() == '*') {
@@ -154,10 +168,10 @@ std::optional<VarSpec> parse_varspec(std::string_view text) {
         }
         text = text.substr(0, colon);
     }
-    if (text.empty()) return std::nullopt;
+    if (text.empty() || !valid_utf8(text)) return std::nullopt;  // names are JSON object keys
     for (char ch : text) {
         const auto c = static_cast<unsigned char>(ch);
-        if (c <= 0x20 || c == 0x7F || ch == '{' || ch == '}' || ch == ',' || ch == ':' || ch == '*') return std::nullopt;
+        if (!is_unreserved(c) && c != '%' && c < 0x80) return std::nullopt;
     }
     spec.name = std::string(text);
     return spec;
@@ -191,10 +205,13 @@ std::optional<Part> parse_expression(std::string_view body) {
 
 // ---- matching --------------------------------------------------------------------------------
 
-// Work allowed per byte of the URI (plus a fixed allowance): a match of a sensible template
-// costs two to four units per byte; a contrived template that would backtrack a lot is cut.
+// Work allowed: a unit is about one byte looked at. Matching a template whose expressions are
+// set apart by literals or by their operators' characters costs a few units per byte of the
+// URI. Adjacent expressions that could each end anywhere ("{+a}{+b}") cost work quadratic in
+// the URI's length when nothing matches: the fixed allowance (about a millisecond) searches
+// URIs of a few hundred bytes in full even then, and a longer one is cut.
 constexpr std::size_t kWorkPerUriByte = 8;
-constexpr std::size_t kBaseWork = 4096;
+constexpr std::size_t kBaseWork = 1 << 16;
 // Failed (part, position) states remembered, so that a part is not tried twice from the same
 // place; beyond this the budget alone bounds the work.
 constexpr std::size_t kMaxRemembered = 1 << 16;
@@ -204,25 +221,54 @@ constexpr std::size_t kMaxBytesPerChar = 12;
 class Matcher {
 public:
     Matcher(const std::vector<Part>& parts, std::string_view uri)
-        : parts_(parts), uri_(uri), values_(parts.size()),
+        : parts_(parts), uri_(uri), bindings_(parts.size()), finds_(parts.size()),
           budget_(kWorkPerUriByte * uri.size() + kBaseWork) {}
+
+    bool gave_up() const { return exhausted_; }
 
     std::optional<Json> run() {
         if (!match_from(0, 0)) return std::nullopt;
-        // Each part's values, in template order; a name used twice must get the same value.
+        std::map<std::string_view, std::vector<const Binding*>> by_name;
+        for (const auto& bindings : bindings_) {
+            for (const auto& b : bindings) by_name[b.spec->name].push_back(&b);
+        }
         Json vars = Json::object();
-        for (auto& part_values : values_) {
-            if (!part_values.is_object()) continue;  // a literal's
-            for (auto& [name, value] : part_values.items()) {
-                auto it = vars.find(name);
-                if (it == vars.end()) vars[name] = std::move(value);
-                else if (*it != value) return std::nullopt;
-            }
+        for (const auto& [name, bindings] : by_name) {
+            const Json* value = agreed_value(bindings);
+            if (!value) return std::nullopt;
+            vars[std::string(name)] = *value;
         }
         return vars;
     }
 
 private:
+    // A value read for one variable of one expression.
+    struct Binding {
+        const VarSpec* spec;
+        Json value;
+    };
+
+    // The value of a name read more than once ("{x,x}", "?q=1&q=1", RFC 6570's "{/var:1,var}"):
+    // the longest, which every other reading must equal or, for a {var:n}, begin with.
+    static const Json* agreed_value(const std::vector<const Binding*>& bindings) {
+        const Binding* longest = bindings.front();
+        for (const Binding* b : bindings) {
+            if (b->value.is_string() && longest->value.is_string() &&
+                code_points(b->value.get_ref<const std::string&>()) > code_points(longest->value.get_ref<const std::string&>())) {
+                longest = b;
+            }
+        }
+        for (const Binding* b : bindings) {
+            if (!b->value.is_string() || !longest->value.is_string()) {
+                if (b->value != longest->value) return nullptr;
+            } else if (b->value.get_ref<const std::string&>() !=
+                       prefix_of(longest->value.get_ref<const std::string&>(), b->spec->max_length)) {
+                return nullptr;
+            }
+        }
+        return &longest->value;
+    }
+
     bool spend(std::size_t work) {
         if (work > budget_) {
             budget_ = 0;
@@ -274,8 +320,7 @@ private:
             // Only where the next literal begins.
             std::size_t end = shortest;
             while (end <= longest && !exhausted_) {
-                const auto found = uri_.find(next.literal, end);
-                if (!spend(found == std::string_view::npos ? uri_.size() - end : found - end + 1)) return false;
+                const auto found = find_literal(index + 1, end);
                 if (found == std::string_view::npos || found > longest) return false;
                 if (try_end(found)) return true;
                 end = found + 1;
@@ -312,14 +357,25 @@ private:
         return at;
     }
 
-    // Reads uri_[pos, end) as part `index`'s expression into values_[index]; false when it
+    // Where literal part `index` next occurs at or after `from` (npos: nowhere). Remembers the
+    // last search per literal: any `from` between its start and what it found has that answer.
+    std::size_t find_literal(std::size_t index, std::size_t from) {
+        auto& scan = finds_[index];
+        if (scan.valid && from >= scan.from && from <= scan.stop) return scan.stop;
+        const auto found = uri_.find(parts_[index].literal, from);
+        spend((found == std::string_view::npos ? uri_.size() : found) - from + 1);
+        scan = {true, from, found};
+        return found;
+    }
+
+    // Reads uri_[pos, end) as part `index`'s expression into bindings_[index]; false when it
     // cannot be that expression's text.
     bool read_expression(std::size_t index, std::size_t pos, std::size_t end) {
         const Part& part = parts_[index];
         const Rules rules = rules_of(part.op);
         std::string_view text = uri_.substr(pos, end - pos);
-        Json& values = values_[index];
-        values = Json::object();
+        auto& values = bindings_[index];
+        values.clear();
         if (!spend(text.size() + part.vars.size())) return false;
         if (rules.first) {
             if (text.empty()) return true;  // absent: every variable undefined
@@ -339,7 +395,7 @@ private:
     // leave. Without one, the last variable takes the rest with its separators, since a list
     // that is not exploded expands with commas and a label's value may hold dots; but in
     // path segments a value's '/' would have been encoded, so extra segments refuse.
-    bool read_positional(const Part& part, const Rules& rules, std::string_view text, Json& values) {
+    bool read_positional(const Part& part, const Rules& rules, std::string_view text, std::vector<Binding>& values) {
         std::vector<std::string_view> items;
         for (std::size_t start = 0;;) {
             const auto sep = text.find(rules.separator, start);
@@ -359,15 +415,19 @@ private:
             else if (v + 1 == vars && exploded_at == vars) take = left;
             if (var.explode) {
                 Json list = Json::array();
-                for (std::size_t k = 0; k < take; ++k) list.push_back(decode_value(items[item + k], rules.reserved));
-                values[var.name] = std::move(list);
+                for (std::size_t k = 0; k < take; ++k) {
+                    auto value = decode_value(items[item + k], rules.reserved);
+                    if (!value) return false;
+                    list.push_back(std::move(*value));
+                }
+                values.push_back({&var, std::move(list)});
             } else {
                 if (take > 1 && part.op == Op::segment) return false;
                 const auto first = items[item].data() - text.data();
                 const auto last = items[item + take - 1].data() + items[item + take - 1].size() - text.data();
-                std::string value = decode_value(text.substr(first, last - first), rules.reserved);
-                if (!fits(var, value)) return false;
-                values[var.name] = std::move(value);
+                auto value = decode_value(text.substr(first, last - first), rules.reserved);
+                if (!value || !fits(var, *value)) return false;
+                values.push_back({&var, std::move(*value)});
             }
             item += take;
         }
@@ -375,7 +435,7 @@ private:
     }
 
     // name=value items (or a bare name: ";x" is x empty), matched to variables by name.
-    bool read_named(const Part& part, const Rules& rules, std::string_view text, Json& values) {
+    bool read_named(const Part& part, const Rules& rules, std::string_view text, std::vector<Binding>& values) {
         for (std::size_t start = 0; start <= text.size();) {
             const auto sep = text.find(rules.separator, start);
             const auto item = text.substr(start, sep == std::string_view::npos ? std::string_view::npos : sep - start);
@@ -390,12 +450,16 @@ private:
                 if (part.op == Op::parameter) return false;
                 continue;  // a query parameter the template does not name
             }
-            std::string value = decode_value(raw, rules.reserved);
+            auto value = decode_value(raw, rules.reserved);
+            if (!value) return false;
             if (var->explode) {
-                values[var->name].push_back(std::move(value));
+                // Its items, in order, wherever they are among the other parameters.
+                auto list = std::find_if(values.begin(), values.end(), [&](const Binding& b) { return b.spec == &*var; });
+                if (list == values.end()) list = values.insert(values.end(), Binding{&*var, Json::array()});
+                list->value.push_back(std::move(*value));
             } else {
-                if (values.contains(var->name) || !fits(*var, value)) return false;
-                values[var->name] = std::move(value);
+                if (!fits(*var, *value)) return false;
+                values.push_back({&*var, std::move(*value)});
             }
         }
         return true;
@@ -408,9 +472,10 @@ private:
 
     const std::vector<Part>& parts_;
     std::string_view uri_;
-    std::vector<Json> values_;  // each expression's values, on the path being tried
+    std::vector<std::vector<Binding>> bindings_;  // each expression's values, on the path being tried
     std::unordered_set<std::uint64_t> failed_;
     Scan scans_[static_cast<int>(Stops::count)];
+    std::vector<Scan> finds_;  // per literal part; stop: where it was found, or npos
     std::size_t budget_;
     bool exhausted_ = false;
 };
@@ -439,16 +504,6 @@ std::string encode(std::string_view value, bool reserved) {
 std::string scalar_text(const Json& value) {
     if (value.is_string()) return value.get<std::string>();
     return value.dump();
-}
-
-// The first `max_length` code points of `s` (all of it for 0).
-std::string prefix_of(const std::string& s, std::size_t max_length) {
-    if (max_length == 0) return s;
-    std::size_t seen = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && seen++ == max_length) return s.substr(0, i);
-    }
-    return s;
 }
 
 // One variable's expansion (RFC 6570 appendix A); nullopt when it is undefined.
@@ -527,9 +582,13 @@ bool UriTemplate::parse() {
     return true;
 }
 
-std::optional<UriTemplate::Json> UriTemplate::match(std::string_view uri) const {
+std::optional<UriTemplate::Json> UriTemplate::match(std::string_view uri, bool* gave_up) const {
+    if (gave_up) *gave_up = false;
     if (!valid_) return std::nullopt;
-    return Matcher(parts_, uri).run();
+    Matcher matcher(parts_, uri);
+    auto vars = matcher.run();
+    if (gave_up) *gave_up = matcher.gave_up();
+    return vars;
 }
 
 std::string UriTemplate::expand(const Json& variables) const {

@@ -23,15 +23,17 @@
 //     template does not name are ignored. A client reads URIs it built from the template, and
 //     web servers ignore query parameters they do not know (tracking, cache-busting), so
 //     refusing them would make a URI the upstream itself serves unreadable through the
-//     gateway. A variable that is not exploded given twice refuses the match. {;param}s match
-//     by name too, but an unknown one refuses: path parameters are part of what is named.
+//     gateway. A variable that is not exploded given twice with two values refuses the
+//     match. {;param}s match by name too, but an unknown one refuses: path parameters are
+//     part of what is named.
 //   - Values are percent-decoded (decode_value in the .cpp says what {+var} and {#var} keep).
 //
 // Matching is bounded: its work is capped in proportion to the URI's length (URIs come from
-// clients), and a URI that would need more, which takes a contrived template and URI, does
-// not match. A malformed template (an unterminated '{', a stray '}', an empty expression, an
-// operator RFC 6570 reserves, a bad prefix, more than kMaxExpressions expressions) never
-// throws: valid() is false and it matches nothing.
+// clients), and a URI that would need more, which takes a contrived template (adjacent
+// expressions that could each end anywhere) and a long URI, does not match. A malformed
+// template (an unterminated '{', a stray '}', an empty expression, an operator RFC 6570
+// reserves, a bad prefix, a variable name with URI punctuation, more than kMaxExpressions
+// expressions) never throws: valid() is false and it matches nothing.
 #pragma once
 
 #include <cstddef>
@@ -81,8 +83,10 @@ public:
     const std::vector<Part>& parts() const { return parts_; }
 
     // The variables `uri` gives the template's expressions, as a JSON object holding those the
-    // URI defines; nullopt when `uri` is not an expansion of the template.
-    std::optional<Json> match(std::string_view uri) const;
+    // URI defines; nullopt when `uri` is not an expansion of the template. `gave_up`, when
+    // given, tells whether the search stopped at its work cap (then nullopt does not prove
+    // that no way to read `uri` exists).
+    std::optional<Json> match(std::string_view uri, bool* gave_up = nullptr) const;
     // RFC 6570 expansion (strings, numbers and booleans; arrays as lists; objects as
     // associative arrays; null or a missing name is undefined). "" for a malformed template.
     std::string expand(const Json& variables) const;

@@ -165,6 +165,12 @@ TEST(UriTemplateMatch, LabelsAndPathSegments) {
     expect_match("{/var,undef}", "/value", R"({"var":"value"})");
     expect_match("{/var,x}/here", "/value/1024/here", R"({"var":"value","x":"1024"})");
     expect_match("{/list}", "/red,green,blue", R"({"list":"red,green,blue"})");
+    // A name twice, once with a prefix: the prefix must begin the full value.
+    expect_match("{/var:1,var}", "/v/value", R"({"var":"value"})");
+    expect_no_match("{/var:1,var}", "/x/value");
+    expect_match("x://{a:2}/{a}", "x://ab/abc", R"({"a":"abc"})");
+    expect_match("x://{a:5}/{a}", "x://abc/abc", R"({"a":"abc"})");
+    expect_no_match("x://{a:5}/{a}", "x://ab/abc");  // "abc" cut to 5 is not "ab"
     expect_match("{/list*}", "/red/green/blue", R"({"list":["red","green","blue"]})");
     expect_match("{/list*,path:4}", "/red/green/blue/%2Ffoo", R"({"list":["red","green","blue"],"path":"/foo"})");
     // A value's '/' is encoded in a path segment: more segments than variables refuse.
@@ -184,6 +190,8 @@ TEST(UriTemplateMatch, PathParameters) {
     expect_match("{;list*}", ";list=red;list=green;list=blue", R"({"list":["red","green","blue"]})");
     expect_no_match("{;x}", ";x=1;other=2");  // an unknown path parameter refuses
     expect_no_match("{;x}", ";x=1;x=2");
+    expect_match("{;x}", ";x=1;x=1", R"({"x":"1"})");  // twice alike is harmless
+    expect_no_match("{x,x}", "1,2");
     expect_match("x://a{;x}/b", "x://a;x=1/b", R"({"x":"1"})");
 }
 
@@ -205,7 +213,7 @@ TEST(UriTemplateMatch, QueryAnyOrderMissingAndUnknown) {
     expect_match("search://items{?q,limit}", "search://items?", R"({})");
     // Parameters the template does not name are ignored (see the header for why).
     expect_match("search://items{?q,limit}", "search://items?utm_source=x&q=a", R"({"q":"a"})");
-    expect_no_match("search://items{?q,limit}", "search://items?q=a&q=b");  // q twice
+    expect_no_match("search://items{?q,limit}", "search://items?q=a&q=b");  // q twice, two values
     expect_no_match("search://items{?q,limit}", "search://items?q=a#top");
     expect_no_match("search://items{?q,limit}", "search://itemsq=a");
     expect_no_match("search://items{?q:2}", "search://items?q=abc");
@@ -252,6 +260,10 @@ TEST(UriTemplateMatch, DecodingNeverYieldsInvalidUtf8) {
     expect_match("x://{id}", "x://%00", "{\"id\":\"\\u0000\"}");
     expect_match("x://{id}", "x://50%", R"({"id":"50%"})");  // a '%' that starts no triplet
     expect_match("x://{id}", "x://%e2%82%ac", R"({"id":"€"})");
+    // Values never end inside a character, even where any end would do.
+    expect_match("x://{a}{b}", "x://éé", R"({"a":"é","b":"é"})");
+    // Names are object keys: a template whose name is not UTF-8 is malformed.
+    EXPECT_FALSE(UriTemplate("x://{a\xFF}").valid());
 }
 
 TEST(UriTemplateMatch, SameNameTwiceMustAgree) {
@@ -323,7 +335,8 @@ TEST(UriTemplateRoundTrip, RandomValues) {
 TEST(UriTemplateHostile, MalformedTemplatesMatchNothing) {
     for (const char* pattern : {"x://{a", "x://{", "x://}", "x://a}b", "x://{a}{", "x://{}", "x://{+}", "x://{a,}",
                                 "x://{,a}", "x://{a:0}", "x://{a:10000}", "x://{a:x}", "x://{a:3*}", "x://{=a}",
-                                "x://{!a}", "x://{@a}", "x://{|a}", "x://{a b}", "x://{{a}}", "x://{a{b}c}"}) {
+                                "x://{!a}", "x://{@a}", "x://{|a}", "x://{a b}", "x://{{a}}", "x://{a{b}c}",
+                                "x://{?a=b}", "x://{;x;y}", "x://{a/b}", "x://{a&b}"}) {
         UriTemplate t(pattern);
         EXPECT_FALSE(t.valid()) << pattern;
         EXPECT_FALSE(t.match("x://a").has_value()) << pattern;
@@ -395,6 +408,29 @@ TEST(UriTemplateHostile, BacktrackingIsBounded) {
     // The same templates still match what they should.
     EXPECT_TRUE(match(pattern, "x://" + std::string(40, 'b') + "c").has_value());
     EXPECT_TRUE(match("x://{+a}{+b}{+c}{+d}z", "x://abcdz").has_value());
+}
+
+TEST(UriTemplateHostile, SaysWhenItGaveUp) {
+    UriTemplate adjacent("x://{+a}{+b}{+c}{+d}z");
+    bool gave_up = false;
+    EXPECT_FALSE(adjacent.match("x://" + std::string(200000, 'y'), &gave_up).has_value());
+    EXPECT_TRUE(gave_up);
+    EXPECT_TRUE(adjacent.match("x://abcdz", &gave_up).has_value());
+    EXPECT_FALSE(gave_up);
+    // Such a template costs work quadratic in the URI's length: the fixed allowance searches
+    // a short URI in full.
+    EXPECT_FALSE(adjacent.match("x://" + std::string(150, 'y'), &gave_up).has_value());
+    EXPECT_FALSE(gave_up);
+    // Ordinary templates never get near the cap, however long the URI.
+    const std::string long_text(1 << 20, 'a');
+    UriTemplate files("file:///{+path}{?v}");
+    EXPECT_TRUE(files.match("file:///" + long_text + "#", &gave_up).has_value());
+    EXPECT_FALSE(gave_up);
+    UriTemplate repo("repo://{owner}/{repo}{/path*}");
+    EXPECT_FALSE(repo.match("repo://o/r/" + long_text + "/" + long_text + "?x", &gave_up).has_value());
+    EXPECT_FALSE(gave_up);
+    EXPECT_FALSE(repo.match("repo://" + long_text + "/" + long_text + "?x", &gave_up).has_value());
+    EXPECT_FALSE(gave_up);
 }
 
 TEST(UriTemplateHostile, RandomTemplatesAndUrisNeverThrow) {
