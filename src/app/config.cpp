@@ -321,7 +321,8 @@ static Config load_config_unchecked(const std::string& path) {
                  "downstream"});
 
     if (auto s = root["server"]) {
-        r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms"});
+        r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms",
+                                  "task_ttl_ms", "task_poll_interval_ms"});
         if (s["name"]) config.server.name = r.str(s["name"], "server.name");
         if (s["title"]) config.server.title = r.str(s["title"], "server.title");
         if (s["instructions"]) config.server.instructions = r.str(s["instructions"], "server.instructions");
@@ -332,6 +333,14 @@ static Config load_config_unchecked(const std::string& path) {
             else r.fail(s["transport"], "server.transport", "must be http or stdio");
         }
         if (s["page_size"]) config.server.page_size = r.integer(s["page_size"], "server.page_size", 1, 10000);
+        if (s["task_ttl_ms"]) {
+            config.server.task_ttl =
+                std::chrono::milliseconds(r.integer(s["task_ttl_ms"], "server.task_ttl_ms", 1000, 7LL * 86400000));
+        }
+        if (s["task_poll_interval_ms"]) {
+            config.server.task_poll_interval = std::chrono::milliseconds(
+                r.integer(s["task_poll_interval_ms"], "server.task_poll_interval_ms", 1, 3600000));
+        }
         if (s["client_request_timeout_ms"]) {
             config.server.client_request_timeout = std::chrono::milliseconds(
                 r.integer(s["client_request_timeout_ms"], "server.client_request_timeout_ms", 1, 86400000));

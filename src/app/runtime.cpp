@@ -17,6 +17,7 @@
 #include "pipeline/stages/size_cap.hpp"
 #include "pipeline/stages/timeout.hpp"
 #include "pipeline/stages/validation.hpp"
+#include "server/tasks.hpp"
 
 namespace toolport {
 
@@ -66,6 +67,11 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 
     server_ = std::make_unique<McpServer>(executor, config.server);
     server_->set_tool_invoker(pipeline_.invoker());
+    // Task-supporting tools run as tasks for clients that declared the tasks extension; the
+    // records live in the store (shared between replicas with Redis).
+    auto tasks = std::make_shared<TaskEngine>(*server_, stores_->tasks());
+    tasks->install();
+    server_->set_tasks(std::move(tasks));
     // Each session's calls are summed up when it ends (the orchestration_summary event),
     // with the health of the services it used.
     server_->set_session_closed_listener([observe, breakers, &executor](const CallerIdentity& caller) {

@@ -1,4 +1,5 @@
 #include "server/server.hpp"
+#include "server/tasks.hpp"
 
 #include <cctype>
 #include <stdexcept>
@@ -21,6 +22,7 @@ McpServer::McpServer(Executor& executor, ServerOptions options)
 
 McpServer::~McpServer() {
     *alive_ = false;
+    if (tasks_) tasks_->shutdown();
     registry_.remove_listener(registry_listener_);
     // Sessions may outlive the server only as closed husks held by finishing coroutines.
     auto sessions = sessions_;

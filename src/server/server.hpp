@@ -28,6 +28,7 @@ namespace toolport {
 
 class Executor;
 class ServerSession;
+class TaskEngine;
 
 struct ServerOptions {
     std::string name = "toolport";
@@ -41,6 +42,10 @@ struct ServerOptions {
     std::string state_secret;
     // Advertised list TTL for cacheable results (2026-07-28).
     std::chrono::milliseconds list_ttl{std::chrono::seconds(60)};
+    // Tasks (server/tasks.hpp): how long a task's record is kept after it is created, and
+    // how often clients are asked to poll it.
+    std::chrono::milliseconds task_ttl{std::chrono::hours(1)};
+    std::chrono::milliseconds task_poll_interval{500};
 };
 
 // Where a session's outgoing messages go. `related` is the id of the client request the
@@ -79,6 +84,10 @@ public:
     std::size_t session_count() const { return sessions_.size(); }
 
     void set_tool_invoker(ToolInvoker invoker) { tool_invoker_ = std::move(invoker); }
+    // Long calls as tasks (server/tasks.hpp); without an engine every call is answered in
+    // its request.
+    void set_tasks(std::shared_ptr<TaskEngine> tasks) { tasks_ = std::move(tasks); }
+    TaskEngine* tasks() const { return tasks_.get(); }
     Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
         return tool_invoker_ ? tool_invoker_(ctx, tool, arguments) : tool->handler(ctx, arguments);
     }
@@ -144,6 +153,7 @@ private:
     std::map<int, ResourceListener> resource_listeners_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     ToolInvoker tool_invoker_;
+    std::shared_ptr<TaskEngine> tasks_;
     SessionClosedListener session_closed_listener_;
     std::vector<SubscriptionListener> subscription_listeners_;
     std::map<std::string, ToolView> views_;

@@ -8,6 +8,7 @@
 #include "server/tool_error.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
+#include "server/tasks.hpp"
 #include "util/base64.hpp"
 #include "util/sanitize.hpp"
 
@@ -109,22 +110,11 @@ Task<Json> ServerSession::list_tools(RequestContext& ctx) {
     co_return result;
 }
 
-Task<Json> ServerSession::call_tool(RequestContext& ctx) {
-    auto name = required_string(ctx.params(), "name");
-    auto tool = server_.registry().tool_ptr(name);
-    if (tool && !server_.visible(caller(), *tool)) tool = nullptr;  // not in this client's view
-    if (!tool) {
-        throw RpcError(error_code::kInvalidParams,
-                       fmt::format("Unknown tool: {}", util::sanitize_for_message(name, 128)));
-    }
-    const Json& args = param(ctx.params(), "arguments");
-    if (!args.is_null() && !args.is_object()) {
-        throw RpcError(error_code::kInvalidParams, "Invalid params: \"arguments\" must be an object");
-    }
-    static const Json empty = Json::object();
+Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
+                           const Json& arguments) {
     Json reply;
     try {
-        ToolResult result = co_await server_.invoke_tool(ctx, tool, args.is_null() ? empty : args);
+        ToolResult result = co_await server.invoke_tool(ctx, tool, arguments);
         reply = std::move(result).to_json();  // the result is spent: move its parts, no deep copy
     } catch (const RpcError& e) {
         if (!e.from_peer) throw;
@@ -142,6 +132,27 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     }
     shape_tool_result(ctx.revision(), reply);
     co_return reply;
+}
+
+Task<Json> ServerSession::call_tool(RequestContext& ctx) {
+    auto name = required_string(ctx.params(), "name");
+    auto tool = server_.registry().tool_ptr(name);
+    if (tool && !server_.visible(caller(), *tool)) tool = nullptr;  // not in this client's view
+    if (!tool) {
+        throw RpcError(error_code::kInvalidParams,
+                       fmt::format("Unknown tool: {}", util::sanitize_for_message(name, 128)));
+    }
+    const Json& args = param(ctx.params(), "arguments");
+    if (!args.is_null() && !args.is_object()) {
+        throw RpcError(error_code::kInvalidParams, "Invalid params: \"arguments\" must be an object");
+    }
+    static const Json empty = Json::object();
+    if (auto* tasks = server_.tasks(); tasks && !tool->execution.is_null()) {
+        // A task-supporting tool, for a client that declared the tasks extension: answered
+        // with a CreateTaskResult while the call runs on.
+        if (auto created = co_await tasks->call_tool(ctx, tool, args.is_null() ? empty : args)) co_return *created;
+    }
+    co_return co_await tool_call_reply(server_, ctx, tool, args.is_null() ? empty : args);
 }
 
 Task<Json> ServerSession::list_resources(RequestContext& ctx) {

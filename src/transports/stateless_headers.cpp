@@ -27,6 +27,10 @@ std::optional<std::string> addressed_name(const Request& request) {
     const char* key = nullptr;
     if (request.method == "tools/call" || request.method == "prompts/get") key = "name";
     else if (request.method == "resources/read") key = "uri";
+    // The tasks extension routes its methods by task (SEP-2663).
+    else if (request.method == "tasks/get" || request.method == "tasks/update" || request.method == "tasks/cancel") {
+        key = "taskId";
+    }
     if (!key) return std::nullopt;
     auto it = p.find(key);
     if (it == p.end() || !it->is_string()) return std::nullopt;
