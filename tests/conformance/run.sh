@@ -4,8 +4,8 @@
 #   - 0.2.0-alpha.12 --suite all, on the 2025-11-25 wire and on the 2026-07-28 wire:
 #     every scenario must pass except those listed in expected-failures.yaml;
 # the same suites through a gateway (`toolport serve` with one upstream: a second toolport
-# serving --packs conformance), speaking 2026-07-28 to it (expected-failures.yaml) and
-# speaking the revision it negotiates (gateway-expected-failures.yaml);
+# serving --packs conformance), speaking 2026-07-28 to it (gateway-stateless-expected-
+# failures.yaml) and speaking the revision it negotiates (gateway-expected-failures.yaml);
 # and the Skills extension scenarios (sep-2640-*, which skip on a server without skills)
 # against `toolport serve --packs context` on a copy of examples/: every check SUCCESS, on
 # both wires.
@@ -55,7 +55,8 @@ run "conformance 0.2.0-alpha.12 (all, 2026-07-28 wire)" "$modules/conformance-ne
 
 # The same suites through a gateway in front of a second toolport: once with the gateway
 # speaking 2026-07-28 to its upstream (capabilities and questions travel per request: the
-# same scenarios pass as directly), once in the revision it negotiates (2025-11-25, one
+# same scenarios pass as directly, but for the tasks the gateway cannot yet hand to its
+# upstream), once in the revision it negotiates (2025-11-25, one
 # session for all clients: gateway-expected-failures.yaml says what cannot cross it).
 inner_port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 gateway_dir=$(mktemp -d)
@@ -90,7 +91,7 @@ gateway_suites() {
   kill -TERM $gateway
   wait $gateway || { echo "toolport (gateway) exited with status $? on SIGTERM:"; cat "$gateway_dir/gateway-$label.log"; status=1; }
 }
-gateway_suites stateless 2026-07-28 "$here/expected-failures.yaml"
+gateway_suites stateless 2026-07-28 "$here/gateway-stateless-expected-failures.yaml"
 gateway_suites session auto "$here/gateway-expected-failures.yaml"
 kill -TERM $inner; wait $inner || { echo "toolport (gateway's upstream) exited with status $? on SIGTERM:"; cat "$gateway_dir/inner.log"; status=1; }
 if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:' "$gateway_dir"/*.log; then

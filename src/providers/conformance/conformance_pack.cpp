@@ -354,6 +354,7 @@ public:
         add_resources(context.registry());
         add_prompts(context.registry());
         conformance::add_stateless_tools(context);
+        conformance::add_task_tools(context);
     }
 };
 

@@ -15,5 +15,6 @@ void toggle_dynamic_tool(SourceContext& context);
 void toggle_dynamic_prompt(Registry& registry);
 
 void add_stateless_tools(SourceContext& context);
+void add_task_tools(SourceContext& context);
 
 }  // namespace toolport::providers::conformance

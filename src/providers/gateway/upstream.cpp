@@ -13,6 +13,7 @@
 #include "observability/metrics.hpp"
 #include "server/input_required.hpp"
 #include "server/request_context.hpp"
+#include "server/tasks.hpp"
 #include "server/tool_error.hpp"
 #include "transports/asio_executor.hpp"
 #include "util/sanitize.hpp"
@@ -519,6 +520,14 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
     // A stateless upstream learns the calling client's capabilities with each request, and
     // asks its questions in the result (relayed to the client under the same keys).
     options.client_capabilities = ctx.client_capabilities();
+    // A task the client asked for runs here, at the gateway (server/tasks.hpp), calling the
+    // upstream in the request: the upstream must not answer with a task of its own, which
+    // the gateway would take for the tool's result.
+    if (auto ext = options.client_capabilities->find("extensions");
+        ext != options.client_capabilities->end() && ext->is_object()) {
+        ext->erase(kTasksExtension);
+        if (ext->empty()) options.client_capabilities->erase("extensions");
+    }
     options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
     // A stateless upstream logs only at the level a request asks for: ask for all, and our
     // own session filters by what the client chose.
