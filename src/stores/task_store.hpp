@@ -68,7 +68,7 @@ struct TaskCursor {
 
     static TaskCursor after(const TaskRecord& record) { return {record.created_at_ms, record.id}; }
     std::string encode() const;
-    // Throws std::invalid_argument for text that no list() handed out.
+    // Throws std::invalid_argument for text not of that form.
     static TaskCursor parse(std::string_view text);
     // Whether a record at (created_at_ms, id) comes after this position in the listing.
     bool precedes(std::int64_t created, std::string_view record_id) const {
@@ -96,9 +96,11 @@ public:
     virtual ~TaskStore() = default;
     virtual std::string_view backend() const = 0;
 
-    // Stores a new record (its id must be new); it expires ttl_ms after created_at_ms.
+    // Stores a new record (its id must be new); it expires ttl_ms after created_at_ms (Redis:
+    // on its clock; in process: ttl_ms after it was stored, which is the same moment).
     // Throws std::invalid_argument for a record without id or owner, with ttl_ms <= 0, or
-    // whose id is taken; TaskLimitReached at the caps above.
+    // whose id is taken (or, in Redis, that its own params name next to a status, which only
+    // a client that guessed the id could do); TaskLimitReached at the caps above.
     virtual Task<void> create(TaskRecord record) = 0;
     // The record, if it exists, has not expired and belongs to `owner`.
     virtual Task<std::optional<TaskRecord>> get(std::string id, std::string owner) = 0;

@@ -62,6 +62,19 @@ TaskRecord finished(const TaskRecord& base, TaskStatus status) {
     return change;
 }
 
+// Assigned outside the typed tests: clang 14 (-O0, ASan) leaks the old value when a typed
+// test's body assigns a braced list over a json that holds one.
+// What Lua's cjson would lose on the way: an empty array, an empty object, a 17-digit
+// integer, a fraction, escapes and non-ASCII text.
+TaskRecord with_awkward_params(TaskRecord r) {
+    r.params = {{"name", "echo"},
+                {"arguments", {{"list", nlohmann::json::array()}, {"map", nlohmann::json::object()},
+                               {"big", 12345678901234567LL}, {"pi", 3.14159265358979}, {"text", "a\"b\\c\nd é 漢"}}}};
+    return r;
+}
+
+nlohmann::json tampered_params() { return {{"name", "tampered"}}; }
+
 std::vector<std::string> ids_of(const TaskPage& page) {
     std::vector<std::string> ids;
     for (const auto& t : page.tasks) ids.push_back(t.id);
@@ -200,12 +213,7 @@ public:
 TYPED_TEST_SUITE(StoresTaskContract, Harnesses, HarnessNames);
 
 TYPED_TEST(StoresTaskContract, ARecordComesBackWholeToItsOwner) {
-    auto r = record("3f2a9c4e8b7d6a5f4e3d2c1b0a998877", "token:alice");
-    // What Lua's cjson would lose on the way: an empty array, an empty object, a 17-digit
-    // integer, a fraction, escapes and non-ASCII text.
-    r.params = {{"name", "echo"},
-                {"arguments", {{"list", nlohmann::json::array()}, {"map", nlohmann::json::object()},
-                               {"big", 12345678901234567LL}, {"pi", 3.14159265358979}, {"text", "a\"b\\c\nd é 漢"}}}};
+    auto r = with_awkward_params(record("3f2a9c4e8b7d6a5f4e3d2c1b0a998877", "token:alice"));
     r.status_message = "started";
     this->h->run(this->store().create(r));
 
@@ -276,7 +284,7 @@ TYPED_TEST(StoresTaskContract, AnUpdateReplacesTheStateAndKeepsTheRest) {
     asking.status_message = "which file?";
     asking.input_requests = {{"elicit-1", {{"method", "elicitation/create"}}}};
     asking.last_updated_at_ms = r.created_at_ms + 5;
-    asking.params = {{"name", "tampered"}};  // not the update's business: kept as created
+    asking.params = tampered_params();  // not the update's business: kept as created
     asking.ttl_ms = 1;
     EXPECT_EQ(this->update(asking), TaskUpdate::applied);
 
