@@ -206,6 +206,10 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
     run->params = ctx.params();
     run->params.erase("requestState");
     run->params.erase("inputResponses");
+    // The request's progress token ends with its response (the CreateTaskResult).
+    if (auto meta = run->params.find("_meta"); meta != run->params.end() && meta->is_object()) {
+        meta->erase("progressToken");
+    }
     run->revision = ctx.revision();
     if (!protocol::is_stateless(run->revision)) {
         // Questions travel through the task (inputRequests / tasks/update), the multi
