@@ -223,8 +223,23 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
         run->revision = protocol::kLatest;
     }
     running_[run->id] = run;
+    forget_at_expiry(run->id, std::chrono::milliseconds(record.ttl_ms));
     start(run);
     co_return create_result(record);
+}
+
+void TaskEngine::forget_at_expiry(const std::string& id, std::chrono::milliseconds ttl) {
+    // Once the record has expired nobody can see or answer the task: a call still running
+    // is cancelled (its outcome could not be stored), one waiting for answers is dropped.
+    std::weak_ptr<TaskEngine> weak = weak_from_this();
+    server_.executor().schedule_after(ttl, [weak, id]() {
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = self->running_.find(id);
+        if (it == self->running_.end()) return;
+        if (it->second->ctx) it->second->ctx->cancel_token().cancel("the task expired");
+        else if (!it->second->active) self->running_.erase(it);
+    });
 }
 
 void TaskEngine::start(std::shared_ptr<Running> run) {

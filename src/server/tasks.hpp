@@ -22,6 +22,7 @@
 // record and the answers is kept between rounds.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,7 @@ private:
 
     // Runs (or replays, with the answers so far) the task's call and records its outcome.
     void start(std::shared_ptr<Running> run);
+    void forget_at_expiry(const std::string& id, std::chrono::milliseconds ttl);
     Task<void> execute(std::shared_ptr<Running> run);
     Task<void> settle(Running& run, stores::TaskRecord change);
 

@@ -225,6 +225,21 @@ TEST_F(TasksTest, QuestionsParkTheTaskUntilEveryAnswerArrives) {
     EXPECT_EQ(runs, 2);  // replayed once, with both answers
 }
 
+TEST_F(TasksTest, AnUnansweredTaskIsForgottenWhenItExpires) {
+    add_tool("ask", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        co_await ctx.ask_client({"elicitation/create", Json{{"message", "?"}}, "q"});
+        co_return ToolResult::text("answered");
+    });
+    Json caps = with_tasks();
+    caps["elicitation"] = Json::object();
+    const std::string id = call("tools/call", {{"name", "ask"}, {"arguments", Json::object()}}, caps)["result"]["taskId"];
+    EXPECT_EQ(call("tasks/get", {{"taskId", id}}, caps)["result"]["status"], "input_required");
+    EXPECT_EQ(engine->running(), 1u);
+    exec.advance(60s);
+    EXPECT_EQ(engine->running(), 0u);
+    EXPECT_EQ(call("tasks/get", {{"taskId", id}}, caps)["error"]["code"], -32602);
+}
+
 TEST_F(TasksTest, ATaskIsVisibleOnlyToItsOwner) {
     add_tool("slow", "optional", sleep_then_answer);
     auto alice = open(CallerIdentity{.principal = "alice-token"});
