@@ -86,6 +86,8 @@ TEST_F(ConfigTest, EmptyPathGivesDefaults) {
     EXPECT_EQ(c.log_level, "info");
     EXPECT_EQ(c.server.name, "toolport");
     EXPECT_EQ(c.server.page_size, 100u);
+    EXPECT_EQ(c.server.task_ttl, std::chrono::hours(1));
+    EXPECT_EQ(c.server.task_poll_interval, std::chrono::milliseconds(500));
 }
 
 TEST_F(ConfigTest, EmptyFileGivesDefaults) {
@@ -105,6 +107,8 @@ server:
   transport: stdio
   page_size: 25
   client_request_timeout_ms: 1500
+  task_ttl_ms: 600000
+  task_poll_interval_ms: 250
 http:
   listen: 0.0.0.0:9001
   path: /api/mcp
@@ -134,6 +138,8 @@ log:
     EXPECT_EQ(c.transport, Config::Transport::stdio);
     EXPECT_EQ(c.server.page_size, 25u);
     EXPECT_EQ(c.server.client_request_timeout, std::chrono::milliseconds(1500));
+    EXPECT_EQ(c.server.task_ttl, std::chrono::minutes(10));
+    EXPECT_EQ(c.server.task_poll_interval, std::chrono::milliseconds(250));
     EXPECT_EQ(c.http.host, "0.0.0.0");
     EXPECT_EQ(c.http.port, 9001);
     EXPECT_EQ(c.http.path, "/api/mcp");
