@@ -7,7 +7,9 @@
 // wins; a leading UTF-8 byte order mark is skipped), and the same refusals (strict RFC 8259
 // grammar, invalid UTF-8, unpaired surrogate escapes, unescaped control characters, numbers
 // that overflow a double, trailing text). Refusals are thrown as Json::parse_error, with a
-// message of our own that names the byte offset and what was expected.
+// message of our own that names the byte offset and what was expected. One refusal is
+// stricter on purpose: nlohmann takes a NUL byte for the end of the input and ignores what
+// follows it; here a NUL after the value is trailing text like any other.
 //
 // The one difference is optional: with `keep_big_integer_ids`, an integer beyond 64 bits
 // where a JSON-RPC id lies becomes a big integer id (request_id.hpp) instead of a double.

@@ -108,6 +108,13 @@ TEST(JsonReader, RefusesWhatIsNotJson) {
     }
 }
 
+TEST(JsonReader, ANulByteAfterTheValueIsTrailingText) {
+    // nlohmann stops at the NUL and accepts; a message with bytes after it is refused here.
+    const std::string text("{\"a\":1} \0\0junk", 15);
+    EXPECT_NO_THROW(Json::parse(text));
+    EXPECT_THROW(read_json(text), Json::parse_error);
+}
+
 TEST(JsonReader, TheMessageNamesTheByteAndWhatWasExpected) {
     try {
         read_json(R"({"a": tru})");
