@@ -183,12 +183,6 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
         record.status = TaskStatus::completed;
         record.result = std::move(reply);
         record.last_updated_at_ms = now_ms();
-        try {
-            co_await store_.create(record);
-        } catch (const stores::TaskLimitReached& e) {
-            co_return refused(e);
-        }
-        co_return create_result(record);
     }
     // Stored before it is announced: a tasks/get right after the CreateTaskResult finds it.
     try {
@@ -196,6 +190,7 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
     } catch (const stores::TaskLimitReached& e) {
         co_return refused(e);
     }
+    if (record.status == TaskStatus::completed) co_return create_result(record);  // asked first, ran here
 
     auto run = std::make_shared<Running>();
     run->id = record.id;
