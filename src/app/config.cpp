@@ -293,6 +293,16 @@ Config load_config(const std::string& path) {
     try {
         Config config = load_config_unchecked(path);
         apply_pipeline_env(config);
+        if (const char* sessions = std::getenv("TOOLPORT_SESSIONS"); sessions && *sessions) {
+            const std::string value = sessions;
+            if (value != "shared" && value != "local")
+                throw ConfigError("environment variable TOOLPORT_SESSIONS must be \"shared\" or \"local\"");
+            config.shared_sessions = value == "shared";
+        }
+        if (config.shared_sessions && config.store.url.rfind("redis://", 0) != 0) {
+            throw ConfigError("sessions: shared needs the Redis store (store: redis://host:port), which the replicas "
+                              "share");
+        }
         return config;
     } catch (const ConfigError&) {
         throw;
@@ -318,7 +328,7 @@ static Config load_config_unchecked(const std::string& path) {
     ConfigReader r{path};
     r.only_keys(root, "",
                 {"server", "http", "stdio", "packs", "rest", "openapi", "upstreams", "gateway", "log", "pipeline", "services", "sources", "tools", "store",
-                 "downstream"});
+                 "downstream", "sessions"});
 
     if (auto s = root["server"]) {
         r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms",
@@ -420,6 +430,11 @@ static Config load_config_unchecked(const std::string& path) {
     if (auto c = root["rest"]) read_instances(r, c, "rest", config);
     if (auto o = root["openapi"]) read_instances(r, o, "openapi", config);
     if (root["upstreams"] || root["gateway"]) read_gateway(r, root, config);
+    if (auto n = root["sessions"]) {
+        auto value = r.str(n, "sessions");
+        if (value != "shared" && value != "local") r.fail(n, "sessions", "must be shared or local");
+        config.shared_sessions = value == "shared";
+    }
     if (auto l = root["log"]) {
         r.only_keys(l, "log", {"level", "format", "file"});
         if (l["level"]) {

@@ -41,6 +41,9 @@ struct Config {
     std::vector<SourceInstance> instances;
     pipeline::PipelineConfig pipeline;  // stage defaults, per source, per tool, per service
     stores::StoreOptions store;          // memory, or redis:// shared by replicas
+    // `sessions: shared` (or TOOLPORT_SESSIONS=shared): Streamable HTTP sessions live in the
+    // Redis store too, so any replica serves any session. Needs a redis:// store.
+    bool shared_sessions = false;
     // The HTTP client sources use to call web APIs (`downstream:`; proxies from the
     // environment).
     http_client::ClientOptions downstream;

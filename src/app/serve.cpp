@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/runtime.hpp"
+#include "stores/shared_sessions.hpp"
 #include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
 #include "transports/io_threads.hpp"
@@ -78,6 +79,16 @@ int serve(const Config& config) {
     }
 
     HttpOptions http_options = config.http;
+    if (config.shared_sessions) {
+        auto shared = std::shared_ptr<stores::SharedSessions>(stores::make_redis_shared_sessions(config.store, executor));
+        // While Redis is away sessions are this replica's own: degraded, not down.
+        runtime->health().add(runtime->health().contains("sessions") ? "shared_sessions" : "sessions", [shared]() -> observability::ComponentHealth {
+            if (shared->ready()) return {"shared", observability::Severity::ok};
+            return {"local only (Redis unreachable)", observability::Severity::degraded};
+        });
+        http_options.shared_sessions = std::move(shared);
+        spdlog::info("sessions: shared through the Redis store");
+    }
     http_options.health_report = [&health = runtime->health()]() { return health.http_response(); };
     // An I/O thread may answer /admin/reload; the sources live on the engine's loop.
     http_options.reload = [&runtime, &executor]() {

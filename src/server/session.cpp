@@ -281,4 +281,20 @@ bool ServerSession::should_log(LogLevel level, const RequestContext& ctx) const 
     return level >= min_log_level_;
 }
 
+void ServerSession::restore(Revision revision, Json client_capabilities, Json client_info, LogLevel level,
+                            std::set<std::string> subscriptions) {
+    revision_ = revision;
+    client_capabilities_ = client_capabilities.is_object() ? std::move(client_capabilities) : Json::object();
+    client_info_ = client_info.is_object() ? std::move(client_info) : Json::object();
+    min_log_level_ = level;
+    state_ = State::operating;
+    for (const auto& uri : subscriptions_) {
+        if (!subscriptions.count(uri)) server_.subscription_changed(uri, false);
+    }
+    for (const auto& uri : subscriptions) {
+        if (!subscriptions_.count(uri)) server_.subscription_changed(uri, true);
+    }
+    subscriptions_ = std::move(subscriptions);
+}
+
 }  // namespace toolport

@@ -70,6 +70,15 @@ public:
     using UnansweredListener = std::function<void(const protocol::RequestId& id, const std::string& reason)>;
     void set_unanswered_listener(UnansweredListener listener) { unanswered_ = std::move(listener); }
 
+    // Sessions shared between replicas (transports/http_endpoint.cpp, `sessions: shared`):
+    // what another replica needs to go on serving this session, and taking it over from
+    // that. restore() puts the session in operation with the given state (a session
+    // another replica initialized), telling the server of subscriptions gained or lost.
+    LogLevel log_level() const { return min_log_level_; }
+    const std::set<std::string>& subscriptions() const { return subscriptions_; }
+    void restore(protocol::Revision revision, Json client_capabilities, Json client_info, LogLevel level,
+                 std::set<std::string> subscriptions);
+
     // Whether the protocol itself defines `method` (in some revision): an extension cannot
     // take it over.
     static bool is_protocol_method(std::string_view method) { return method == "initialize" || method_table().count(method) > 0; }

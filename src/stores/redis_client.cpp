@@ -1,5 +1,7 @@
 #include "stores/redis_client.hpp"
 
+#include <optional>
+
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -213,6 +215,63 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
     std::string drop_reason;
     std::function<void()> cancel_reconnect;
     std::function<void()> cancel_connect_deadline;
+    // Subscriber mode: resolved by Redis's confirmation of the last channel subscribed.
+    std::optional<Completion<RedisReply>> subscribed;
+    std::size_t confirmations = 0;
+
+    // hiredis calls this for the SUBSCRIBE's confirmations and then for every message, with
+    // the Impl as privdata (it outlives the context: shutdown() and drop() free the context
+    // while the Impl is alive); a NULL reply when the context is being freed.
+    static void on_subscription(redisAsyncContext*, void* reply, void* privdata) {
+        if (!reply) return;
+        auto* self = static_cast<Impl*>(privdata);
+        try {
+            RedisReply r = convert(static_cast<redisReply*>(reply));
+            self->executor.post([weak = self->weak_from_this(), r = std::move(r)]() mutable {
+                if (auto s = weak.lock()) s->subscription_reply(std::move(r));
+            });
+        } catch (...) {  // out of memory copying the message: nothing may unwind through hiredis
+        }
+    }
+
+    void subscription_reply(RedisReply r) {
+        if (!r.is_array() || r.elements.empty()) return;
+        const auto& kind = r.elements[0].text;
+        if (kind == "subscribe") {
+            if (++confirmations == options.subscribe.size() && subscribed && !subscribed->done()) {
+                subscribed->set_value(std::move(r));
+            }
+        } else if (kind == "message" && r.elements.size() >= 3 && options.on_message) {
+            options.on_message(std::move(r.elements[1].text), std::move(r.elements[2].text));
+        }
+    }
+
+    // SUBSCRIBE with the persistent callback (no command timeout: it stays open).
+    Completion<RedisReply> start_subscriptions() {
+        Completion<RedisReply> done;
+        subscribed = done;
+        confirmations = 0;
+        std::vector<std::string> args{"SUBSCRIBE"};
+        args.insert(args.end(), options.subscribe.begin(), options.subscribe.end());
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lengths;
+        for (const auto& arg : args) {
+            argv.push_back(arg.data());
+            lengths.push_back(arg.size());
+        }
+        if (!context || redisAsyncCommandArgv(context, &Impl::on_subscription, this, static_cast<int>(argv.size()),
+                                              argv.data(), lengths.data()) != REDIS_OK) {
+            done.set_error(unavailable("the Redis connection is closing"));
+            return done;
+        }
+        // Bounded like a command: a confirmation that never comes drops the connection.
+        executor.schedule_after(options.command_timeout, [weak = weak_from_this(), this_attempt = attempt, done]() mutable {
+            if (done.done()) return;
+            done.set_error(unavailable("Redis did not confirm the subscription in time"));
+            if (auto self = weak.lock()) self->command_timed_out(this_attempt);
+        });
+        return done;
+    }
 
     void connect() {
         cancel_reconnect = nullptr;
@@ -457,6 +516,7 @@ Task<void> RedisClient::Impl::handshake(std::shared_ptr<Impl> self) {
     std::vector<std::string> ping{"PING"};
     RedisReply reply = co_await self->enqueue(ping);
     if (reply.is_error()) throw RedisUnavailable("PING refused: " + reply.text);
+    if (!self->options.subscribe.empty()) co_await self->start_subscriptions();
 }
 
 RedisClient::RedisClient(AsioExecutor& executor, Options options)

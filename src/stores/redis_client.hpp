@@ -17,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,12 @@ public:
         RedisEndpoint endpoint;
         std::chrono::milliseconds command_timeout{250};
         std::chrono::milliseconds reconnect_interval{1000};
+        // Subscriber mode: once connected the client SUBSCRIBEs to these channels (again
+        // after every reconnect) and is ready() only when Redis has confirmed them; every
+        // message is handed to on_message on the loop. command() is then not to be used:
+        // Redis takes no other command on a subscribed connection.
+        std::vector<std::string> subscribe;
+        std::function<void(std::string channel, std::string payload)> on_message;
     };
 
     RedisClient(AsioExecutor& executor, Options options);

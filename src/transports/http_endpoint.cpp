@@ -2,7 +2,9 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +15,7 @@
 #include "observability/metrics.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
+#include "stores/shared_sessions.hpp"
 #include "transports/batch.hpp"
 #include "transports/event_stream.hpp"
 #include "transports/http_policy.hpp"
@@ -80,6 +83,103 @@ bool decided(const OutStream& out) { return out.finished() || out.has_non_respon
 
 }  // namespace
 
+namespace {
+
+// A request kept past the call that brought it (HttpRequestView is the connection's, and
+// only for that call): a shared session's first request here waits for Redis.
+class OwnedRequest final : public HttpRequestView {
+public:
+    explicit OwnedRequest(const HttpRequestView& r)
+        : method_(r.method()), target_(r.target()), version_(r.version()), keep_alive_(r.keep_alive()), body_(r.body()) {
+        r.for_each_header([this](std::string_view name, std::string_view value) {
+            headers_.emplace_back(std::string(name), std::string(value));
+        });
+    }
+    HttpMethod method() const override { return method_; }
+    std::string_view target() const override { return target_; }
+    unsigned version() const override { return version_; }
+    bool keep_alive() const override { return keep_alive_; }
+    std::string_view header(std::string_view name) const override {
+        for (const auto& [n, v] : headers_) {
+            if (n.size() == name.size() && strncasecmp(n.data(), name.data(), n.size()) == 0) return v;
+        }
+        return {};
+    }
+    bool has_header(std::string_view name) const override {
+        for (const auto& [n, v] : headers_) {
+            if (n.size() == name.size() && strncasecmp(n.data(), name.data(), n.size()) == 0) return true;
+        }
+        return false;
+    }
+    void for_each_header(const std::function<void(std::string_view, std::string_view)>& visit) const override {
+        for (const auto& [n, v] : headers_) visit(n, v);
+    }
+    const std::string& body() const override { return body_; }
+
+private:
+    HttpMethod method_;
+    std::string target_;
+    unsigned version_;
+    bool keep_alive_;
+    std::vector<std::pair<std::string, std::string>> headers_;
+    std::string body_;
+};
+
+// An answer decided after an asynchronous step (a Redis lookup or write): resolve() hands
+// it the answer it stands for, which may itself still be pending.
+class DeferredAnswer final : public PendingAnswer {
+public:
+    explicit DeferredAnswer(std::function<bool()> stopping) : stopping_(std::move(stopping)) {}
+
+    void resolve(HttpAnswer inner) {
+        inner_ = std::move(inner);
+        resolved_ = true;
+        if (inner_.pending) {
+            if (gone_) inner_.pending->client_gone();
+            if (waker_) inner_.pending->set_waker(waker_);
+        }
+        if (waker_) waker_();
+    }
+    bool ready() const override {
+        if (gone_ || stopping_()) return true;
+        return resolved_ && (!inner_.pending || inner_.pending->ready());
+    }
+    void set_waker(std::function<void()> waker) override {
+        waker_ = waker;
+        if (resolved_ && inner_.pending) inner_.pending->set_waker(std::move(waker));
+    }
+    HttpAnswer take() override {
+        waker_ = nullptr;
+        if (!resolved_) return {};
+        if (inner_.pending) {
+            auto pending = std::move(inner_.pending);
+            return pending->take();
+        }
+        return std::move(inner_);
+    }
+    void client_gone() override {
+        if (gone_) return;
+        gone_ = true;
+        if (resolved_ && inner_.pending) inner_.pending->client_gone();
+        if (waker_) waker_();
+    }
+
+private:
+    std::function<bool()> stopping_;
+    HttpAnswer inner_;
+    bool resolved_ = false;
+    bool gone_ = false;
+    std::function<void()> waker_;
+};
+
+// Methods whose handling changes what a shared session's record holds.
+bool changes_session_state(std::string_view method) {
+    return method == "initialize" || method == "logging/setLevel" || method == "resources/subscribe" ||
+           method == "resources/unsubscribe";
+}
+
+}  // namespace
+
 void HttpEndpoint::count_request(HttpMethod method, unsigned status) {
     // Series handles cached per thread (connections may answer on I/O threads).
     thread_local std::unordered_map<unsigned, observability::Counter> counters;
@@ -106,6 +206,10 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     HttpOptions opts;
     bool stopping = false;
     std::function<void()> cancel_sweep;
+    // Shared sessions (null unless `sessions: shared`); see the "shared sessions" part below.
+    std::shared_ptr<stores::SharedSessions> shared = opts.shared_sessions;
+    bool skip_adoption = false;          // answering a request again after its lookup
+    std::uint64_t subscriptions_seen = 0;  // stores::SharedSessions::subscriptions_started()
     std::unordered_map<std::string, std::shared_ptr<HttpSession>, StringHash, std::equal_to<>> sessions;
 
     void sessions_changed() {
@@ -144,6 +248,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             }
         }
         for (const auto& id : expired) drop_session(id, "it expired");
+        if (shared) shared_housekeeping();
     }
 
     // The headers sources asked to see (per-user credentials), as this request has them.
@@ -229,8 +334,10 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         return name.find('/') == std::string_view::npos && mcp.has_view(std::string(name));
     }
 
-    std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal, std::string view = {}) {
-        auto s = std::make_shared<HttpSession>(random_session_id(), opts.max_replay_events, opts.max_replay_bytes);
+    std::shared_ptr<HttpSession> create_session(bool legacy, std::string principal, std::string view = {},
+                                                std::string id = {}) {
+        auto s = std::make_shared<HttpSession>(id.empty() ? random_session_id() : std::move(id),
+                                               opts.max_replay_events, opts.max_replay_bytes);
         s->legacy = legacy;
         s->principal = principal;
         s->view = view;
@@ -247,6 +354,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         s->mcp->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
             if (auto hs = weak.lock()) hs->request_ended(id, reason);
         });
+        // Shared from the start while Redis is there; a session created while it is away
+        // stays on this replica for its life.
+        if (!legacy && shared && shared->ready()) share(*s);
         sessions.emplace(s->id(), s);
         sessions_changed();
         return s;
@@ -275,6 +385,164 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             if (principal_of(req) != it->second->principal) return nullptr;
         }
         return it->second;
+    }
+
+    // ------------------------------------------------------------------ shared sessions
+    //
+    // With `sessions: shared` a Streamable HTTP session is a record in Redis that any replica
+    // takes over on its first request there (adopt), and keeps a copy of: changes are saved
+    // before they are acknowledged and announced to the others, which apply them; messages
+    // for the GET stream go through the bus to whichever replica holds it, numbered by Redis
+    // so that Last-Event-ID resumes on any replica. A replica that stops or dies takes
+    // nothing with it; DELETE ends the session everywhere; idle expiry is Redis's.
+
+    bool may_adopt() const { return shared && !skip_adoption && !stopping && shared->ready(); }
+
+    void share(HttpSession& s) {
+        s.shared = true;
+        s.touched = executor.now();
+        std::weak_ptr<State> weak = weak_from_this();
+        s.standalone_sink = [weak, sid = s.id()](std::string data) {
+            if (auto self = weak.lock()) self->publish_standalone(sid, std::move(data));
+        };
+    }
+
+    static stores::SharedSessionState snapshot(const HttpSession& s) {
+        stores::SharedSessionState st;
+        st.id = s.id();
+        st.principal = s.principal;
+        st.view = s.view;
+        st.revision = std::string(protocol::name(s.mcp->revision()));
+        st.client_capabilities = s.mcp->client_capabilities();
+        st.client_info = s.mcp->client_info();
+        st.log_level = std::string(to_string(s.mcp->log_level()));
+        st.subscriptions.assign(s.mcp->subscriptions().begin(), s.mcp->subscriptions().end());
+        return st;
+    }
+
+    static void apply(HttpSession& s, const stores::SharedSessionState& st) {
+        auto revision = protocol::parse_revision(st.revision);
+        auto level = parse_log_level(st.log_level);
+        s.mcp->restore(revision ? *revision : protocol::kLatestStateful, st.client_capabilities, st.client_info,
+                       level ? *level : LogLevel::debug,
+                       std::set<std::string>(st.subscriptions.begin(), st.subscriptions.end()));
+    }
+
+    std::shared_ptr<DeferredAnswer> make_deferred() {
+        std::weak_ptr<State> weak = weak_from_this();
+        return std::make_shared<DeferredAnswer>([weak] {
+            auto self = weak.lock();
+            return !self || self->stopping;
+        });
+    }
+
+    static HttpAnswer deferred_answer(std::shared_ptr<DeferredAnswer> deferred) {
+        HttpAnswer answer;
+        answer.pending = std::move(deferred);
+        return answer;
+    }
+
+    // The session is not here: look it up in Redis, take it over, and answer the request then.
+    HttpAnswer adopt(const HttpRequestView& req, std::string sid) {
+        auto deferred = make_deferred();
+        spawn(adopt_then_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req), std::move(sid)),
+              [deferred](std::exception_ptr error) {
+                  if (error) deferred->resolve({});
+              });
+        return deferred_answer(deferred);
+    }
+    static Task<void> adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                        std::shared_ptr<OwnedRequest> req, std::string sid);
+
+    // Answers once the session's state is in Redis (or Redis failed: then it is marked to
+    // be written again when Redis is back).
+    HttpAnswer save_before(std::shared_ptr<HttpSession> session, HttpAnswer answer) {
+        auto deferred = make_deferred();
+        spawn(save_then_answer(shared_from_this(), deferred, std::move(session), std::move(answer)),
+              [deferred](std::exception_ptr error) {
+                  if (error) deferred->resolve({});
+              });
+        return deferred_answer(deferred);
+    }
+    static Task<void> save_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                       std::shared_ptr<HttpSession> session, HttpAnswer answer);
+
+    HttpAnswer remove_everywhere(std::string sid, HttpAnswer answer) {
+        auto deferred = make_deferred();
+        spawn(remove_then_answer(shared_from_this(), deferred, std::move(sid), std::move(answer)),
+              [deferred](std::exception_ptr error) {
+                  if (error) deferred->resolve({});
+              });
+        return deferred_answer(deferred);
+    }
+    static Task<void> remove_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                         std::string sid, HttpAnswer answer);
+
+    void publish_standalone(const std::string& sid, std::string data) {
+        spawn(publish_event(shared_from_this(), sid, std::move(data)), [](std::exception_ptr) {});
+    }
+    static Task<void> publish_event(std::shared_ptr<State> self, std::string sid, std::string data);
+
+    // Fills the session's (fresh) GET stream from the event log; live events wait meanwhile.
+    void catch_up(const std::shared_ptr<HttpSession>& session, std::uint64_t after) {
+        session->catching_up = true;
+        session->held.clear();
+        spawn(catch_up_events(shared_from_this(), session, after), [](std::exception_ptr) {});
+    }
+    static Task<void> catch_up_events(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session,
+                                      std::uint64_t after);
+
+    // Pushes the session's expiry in Redis (at most every quarter of the idle timeout), or
+    // writes it again if a change could not be.
+    void keep_alive_shared(HttpSession& s) {
+        if (!shared->ready()) return;
+        auto now = executor.now();
+        if (!s.dirty && now - s.touched < opts.session_idle_timeout / 4) return;
+        s.touched = now;
+        auto session = sessions.find(s.id());
+        if (session == sessions.end()) return;
+        spawn(refresh(shared_from_this(), session->second), [](std::exception_ptr) {});
+    }
+    static Task<void> refresh(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session);
+
+    // Checks the local copy against Redis (after the bus missed messages): gone there, it
+    // goes here; changed there, it changes here.
+    static Task<void> revalidate(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session);
+
+    void shared_housekeeping() {
+        if (!shared->ready()) return;
+        const auto started = shared->subscriptions_started();
+        const bool missed = started != subscriptions_seen;
+        subscriptions_seen = started;
+        std::vector<std::shared_ptr<HttpSession>> shared_sessions;
+        for (auto& [id, s] : sessions) {
+            if (s->shared) shared_sessions.push_back(s);
+        }
+        for (auto& s : shared_sessions) {
+            if (missed && !s->dirty) spawn(revalidate(shared_from_this(), s), [](std::exception_ptr) {});
+            else if (s->dirty || s->busy()) keep_alive_shared(*s);  // a GET stream held here keeps it alive
+        }
+    }
+
+    void on_bus(stores::SessionBusMessage m) {
+        if (stopping) return;
+        auto it = sessions.find(m.session_id);
+        if (it == sessions.end() || !it->second->shared) return;
+        auto session = it->second;
+        switch (m.kind) {
+            case stores::SessionBusMessage::Kind::changed:
+                if (m.origin == shared->replica()) return;
+                if (auto st = stores::SharedSessionState::from_json_text(m.data)) apply(*session, *st);
+                return;
+            case stores::SessionBusMessage::Kind::ended:
+                drop_session(m.session_id, "the session was ended on another replica");
+                return;
+            case stores::SessionBusMessage::Kind::event:
+                if (!session->has_standalone()) return;  // no GET stream was ever opened here
+                if (session->catching_up) session->held.emplace_back(m.seq, std::move(m.data));
+                else session->standalone()->push_numbered(m.seq, std::move(m.data));
+                return;
+        }
     }
 
     // ------------------------------------------------------------------ replies
@@ -544,6 +812,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             }
             if (!session_id.empty()) {
                 session = find_session(session_id, req, false);
+                if (!session && may_adopt()) return adopt(req, std::string(session_id));
                 if (!session) {
                     return rpc_error(req, 404, ec::kInvalidRequest,
                                      "Session not found: initialize without Mcp-Session-Id to start a new session");
@@ -565,6 +834,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                  "Bad Request: Mcp-Session-Id header is required (initialize first)");
             }
             session = find_session(session_id, req, false);
+            if (!session && may_adopt()) return adopt(req, std::string(session_id));
             if (!session) {
                 return rpc_error(req, 404, ec::kInvalidRequest,
                                  "Session not found: it expired or was ended; initialize a new session");
@@ -572,6 +842,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
         session->last_active = executor.now();
         if (!created) session->established = true;
+        if (session->shared) keep_alive_shared(*session);
         take_client_headers(req, session->mcp->caller());
 
         if (body.parsed.is_batch &&
@@ -595,6 +866,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             return answer_with(req, json_reply(req, 400, std::move(reply)));
         }
 
+        const bool state_changes =
+            session->shared && std::any_of(sorted.to_feed.begin(), sorted.to_feed.end(), [](const auto& m) {
+                const auto* r = std::get_if<protocol::Request>(&m);
+                return r && changes_session_state(r->method);
+            });
         auto out = session->open_stream(sorted.request_ids);
         for (auto& reply : sorted.local_replies) out->push_local_reply(std::move(reply));
         for (auto& message : sorted.to_feed) session->mcp->receive(std::move(message));
@@ -608,7 +884,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             if (created && !session->mcp->initialized()) self->drop_session(sid, "its initialize failed");
             else if (out->fully_delivered()) session->drop_stream(out->id());
         };
-        return write_stream(req, out, body.parsed.is_batch, sid, true, std::move(after), nullptr);
+        auto answer = write_stream(req, out, body.parsed.is_batch, sid, true, std::move(after), nullptr);
+        // A new or changed shared session is answered once Redis has its state, so the
+        // client's next request finds it on any replica.
+        if (state_changes && session->mcp->initialized()) return save_before(session, std::move(answer));
+        return answer;
     }
 
     HttpAnswer handle_stateless_post(const HttpRequestView& req, PostBody& body, const StatelessMeta& meta) {
@@ -707,16 +987,24 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
         }
         auto session = find_session(session_id, req, false);
+        if (!session && may_adopt()) return adopt(req, std::string(session_id));
         if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found: initialize a new session");
         session->last_active = executor.now();
         session->established = true;
+        if (session->shared) keep_alive_shared(*session);
 
         std::shared_ptr<OutStream> out;
         std::uint64_t after = 0;
         auto last_event = req.header("Last-Event-ID");
         if (!last_event.empty()) {
             std::uint64_t stream_id = 0, seq = 0;
-            if (!HttpSession::parse_event_id(last_event, &stream_id, &seq) || !(out = session->find_stream(stream_id))) {
+            const bool parsed = HttpSession::parse_event_id(last_event, &stream_id, &seq);
+            // A shared session's GET stream is numbered by Redis: any replica can resume it.
+            if (parsed && stream_id == 0 && session->shared && !session->standalone()->attached()) {
+                session->fresh_standalone(seq);
+                catch_up(session, seq);
+            }
+            if (!parsed || !(out = session->find_stream(stream_id))) {
                 return rpc_error(req, 404, ec::kInvalidRequest, "Not Found: unknown Last-Event-ID; the stream is gone");
             }
             after = seq;
@@ -726,6 +1014,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                              session->id().substr(0, 8), stream_id, seq);
             }
         } else {
+            // A shared session's first GET stream here starts with what the event log holds.
+            if (session->shared && !session->has_standalone()) {
+                session->fresh_standalone(0);
+                catch_up(session, 0);
+            }
             out = session->standalone();
         }
         if (out->attached()) {
@@ -750,8 +1043,12 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (session_id.empty()) {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
         }
-        if (!find_session(session_id, req, false)) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found");
+        auto session = find_session(session_id, req, false);
+        if (!session && may_adopt()) return adopt(req, std::string(session_id));
+        if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found");
+        const bool was_shared = session->shared;
         drop_session(session_id, "the client deleted the session");
+        if (was_shared) return remove_everywhere(std::string(session_id), empty(req, 200));
         return empty(req, 200);
     }
 
@@ -887,6 +1184,119 @@ HttpAnswer HttpEndpoint::State::write_stream(const HttpRequestView& req, std::sh
     return answer;
 }
 
+// The shared-session coroutines are defined out of the class: clang 14 cannot build an
+// inline coroutine under -fsanitize=function (see redis_client.cpp).
+Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                                  std::shared_ptr<OwnedRequest> req, std::string sid) {
+    std::optional<stores::SharedSessionState> state;
+    try {
+        state = co_await self->shared->load(sid);
+    } catch (const std::exception& e) {
+        spdlog::debug("session {}…: cannot look it up in Redis: {}", sid.substr(0, 8), e.what());
+    }
+    if (self->stopping) {
+        deferred->resolve({});
+        co_return;
+    }
+    // Taken over only by the caller and the URL it belongs to (anyone else gets the 404
+    // of a session that does not exist), and not twice by two requests racing here.
+    if (state && !self->sessions.count(sid) && self->sessions.size() < self->opts.max_sessions &&
+        state->principal == self->principal_of(*req) && state->view == self->view_of(*req)) {
+        auto session = self->create_session(false, state->principal, state->view, sid);
+        if (!session->shared) self->share(*session);
+        session->established = true;
+        apply(*session, *state);
+        spdlog::info("session {}… taken over from the shared store", sid.substr(0, 8));
+    }
+    self->skip_adoption = true;
+    HttpAnswer answer = self->answer(*req);
+    self->skip_adoption = false;
+    deferred->resolve(std::move(answer));
+}
+
+Task<void> HttpEndpoint::State::save_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                                 std::shared_ptr<HttpSession> session, HttpAnswer answer) {
+    try {
+        co_await self->shared->save(snapshot(*session), self->opts.session_idle_timeout);
+        session->dirty = false;
+    } catch (const std::exception& e) {
+        if (!session->dirty) {
+            spdlog::warn("session {}…: its state could not be shared ({}); other replicas see it once Redis is back",
+                         session->id().substr(0, 8), e.what());
+        }
+        session->dirty = true;
+    }
+    deferred->resolve(std::move(answer));
+}
+
+Task<void> HttpEndpoint::State::remove_then_answer(std::shared_ptr<State> self,
+                                                   std::shared_ptr<DeferredAnswer> deferred, std::string sid,
+                                                   HttpAnswer answer) {
+    try {
+        co_await self->shared->remove(sid);
+    } catch (const std::exception& e) {
+        spdlog::warn("session {}… ended here, but Redis could not be told ({}): other replicas keep it until it "
+                     "expires",
+                     sid.substr(0, 8), e.what());
+    }
+    deferred->resolve(std::move(answer));
+}
+
+Task<void> HttpEndpoint::State::publish_event(std::shared_ptr<State> self, std::string sid, std::string data) {
+    try {
+        co_await self->shared->publish_event(sid, data, self->opts.max_replay_events, self->opts.session_idle_timeout);
+        co_return;
+    } catch (const std::exception& e) {
+        spdlog::debug("session {}…: a message for its GET stream stays here: {}", sid.substr(0, 8), e.what());
+    }
+    // Redis away: the message goes to a GET stream on this replica, if the client holds one here.
+    if (self->stopping) co_return;
+    if (auto it = self->sessions.find(sid); it != self->sessions.end()) {
+        it->second->standalone()->push(std::move(data), nullptr);
+    }
+}
+
+Task<void> HttpEndpoint::State::catch_up_events(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session,
+                                                std::uint64_t after) {
+    std::vector<stores::SessionEvent> events;
+    try {
+        events = co_await self->shared->events_after(session->id(), after);
+    } catch (const std::exception& e) {
+        spdlog::warn("session {}…: its GET stream resumes without the events Redis holds ({})",
+                     session->id().substr(0, 8), e.what());
+    }
+    auto out = session->standalone();
+    for (auto& e : events) out->push_numbered(e.seq, std::move(e.data));
+    for (auto& [seq, data] : session->held) out->push_numbered(seq, std::move(data));
+    session->held.clear();
+    session->catching_up = false;
+}
+
+Task<void> HttpEndpoint::State::refresh(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session) {
+    try {
+        if (session->dirty) {
+            co_await self->shared->save(snapshot(*session), self->opts.session_idle_timeout);
+            session->dirty = false;
+        } else {
+            co_await self->shared->touch(session->id(), self->opts.session_idle_timeout);
+        }
+    } catch (const std::exception& e) {
+        spdlog::debug("session {}…: Redis not refreshed: {}", session->id().substr(0, 8), e.what());
+    }
+}
+
+Task<void> HttpEndpoint::State::revalidate(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session) {
+    std::optional<stores::SharedSessionState> state;
+    try {
+        state = co_await self->shared->load(session->id());
+    } catch (const std::exception&) {
+        co_return;  // Redis away again: keep the copy
+    }
+    if (self->stopping || session->mcp->closed()) co_return;
+    if (!state) self->drop_session(session->id(), "it was ended on another replica or expired");
+    else apply(*session, *state);
+}
+
 HttpEndpoint::HttpEndpoint(McpServer& server, Executor& executor, HttpOptions options)
     : state_(std::make_shared<State>(server, executor, std::move(options))) {}
 
@@ -901,6 +1311,12 @@ void HttpEndpoint::start() {
                          "profile only",
                          view);
         }
+    }
+    if (state_->shared) {
+        std::weak_ptr<State> weak = state_;
+        state_->shared->set_listener([weak](stores::SessionBusMessage message) {
+            if (auto self = weak.lock()) self->on_bus(std::move(message));
+        });
     }
     state_->schedule_sweep();
 }

@@ -4,11 +4,16 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace toolport {
+
+namespace stores {
+class SharedSessions;
+}
 
 struct HttpOptions {
     std::string host = "127.0.0.1";  // loopback unless told otherwise
@@ -68,6 +73,10 @@ struct HttpOptions {
     // authentication off it is served only while the server listens on loopback. Not
     // served while unset.
     std::function<std::string()> reload;
+    // Sessions shared with the other replicas on one Redis (`sessions: shared`): any
+    // replica serves any Streamable HTTP session (stores/shared_sessions.hpp). Null:
+    // a session lives on the replica that created it.
+    std::shared_ptr<stores::SharedSessions> shared_sessions;
 };
 
 }  // namespace toolport

@@ -35,6 +35,12 @@ void OutStream::push(std::string data, const std::string* reply_to) {
     notify();
 }
 
+void OutStream::push_numbered(std::uint64_t seq, std::string data) {
+    if (seq < next_seq_) return;
+    next_seq_ = seq;
+    push(std::move(data), nullptr);
+}
+
 void OutStream::push_local_reply(std::string data) {
     bytes_ += data.size();
     events_.push_back(StreamEvent{next_seq_++, std::move(data), true, std::string(), true});
@@ -143,6 +149,10 @@ void HttpSession::route(const protocol::Json& message, const protocol::RequestId
     if (related && !legacy) {
         key = protocol::id_key(*related);
         if (auto it = by_request_.find(key); it != by_request_.end()) stream = it->second.stream;
+    }
+    if (!stream && standalone_sink) {
+        standalone_sink(protocol::serialize(message));
+        return;
     }
     if (!stream) stream = standalone();
     auto data = protocol::serialize(message);

@@ -54,6 +54,13 @@ public:
 
     // Appends a message; `reply_to` is set when the message answers one of the requests.
     void push(std::string data, const std::string* reply_to);
+    // Appends a message numbered elsewhere (a shared session's GET-stream event, numbered
+    // by Redis): ignored when not newer than the last event; later numbers follow it.
+    void push_numbered(std::uint64_t seq, std::string data);
+    // An empty stream's next event is numbered after `seq`.
+    void start_after(std::uint64_t seq) {
+        if (events_.empty()) next_seq_ = std::max(next_seq_, seq + 1);
+    }
     // Appends a reply the transport itself makes (to a malformed or duplicate member of a
     // batch): a response, but to no request the session runs.
     void push_local_reply(std::string data);
@@ -134,6 +141,24 @@ public:
     std::string principal;
     // The view (gateway profile) of the URL it was created on: only that URL reaches it.
     std::string view;
+    // Shared with the other replicas (HttpOptions::shared_sessions): its state is in Redis
+    // (`dirty` while a change could not be written), and its standalone messages go to
+    // `standalone_sink` (the bus), which brings them back to whichever replica holds the GET
+    // stream. While that stream catches up from the event log, live events wait in `held`.
+    bool shared = false;
+    bool dirty = false;
+    std::chrono::steady_clock::time_point touched = created;
+    std::function<void(std::string data)> standalone_sink;
+    bool catching_up = false;
+    std::vector<std::pair<std::uint64_t, std::string>> held;
+    bool has_standalone() const { return static_cast<bool>(standalone_); }
+    // A new, empty standalone stream whose events follow `after` (a shared session's GET
+    // stream resumed here: the event log in Redis fills it).
+    void fresh_standalone(std::uint64_t after) {
+        if (standalone_) standalone_->end();
+        standalone_ = std::make_shared<OutStream>(0, max_events_, max_bytes_);
+        standalone_->start_after(after);
+    }
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point last_active = created;
     // The client came back after initialize (another request, a stream): the handshake is

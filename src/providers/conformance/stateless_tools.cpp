@@ -129,6 +129,12 @@ void add_stateless_tools(SourceContext& c) {
                                toggle_dynamic_tool(*context);
                                co_return ToolResult::text("Mutation triggered");
                            }));
+    c.add_tool(simple_tool("test_trigger_resource_update",
+                           "Announces a change of test://watched-resource to the sessions subscribed to it",
+                           [context = &c](RequestContext&, const Json&) -> Task<ToolResult> {
+                               context->resource_updated("test://watched-resource");
+                               co_return ToolResult::text("Update announced");
+                           }));
     c.add_tool(simple_tool("test_trigger_prompt_change", "Adds or removes a prompt, so prompts/list_changed is sent",
                            [registry = &r](RequestContext&, const Json&) -> Task<ToolResult> {
                                toggle_dynamic_prompt(*registry);

@@ -1,0 +1,235 @@
+// SharedSessions over Redis. Keys, under the store's prefix:
+//   session:<id>          the state (JSON), expiring after the idle timeout
+//   session:<id>:seq      the last GET-stream event number (INCR)
+//   session:<id>:events   the event log: a sorted set scored by number, member "<n>:<data>"
+// and one pub/sub channel, <prefix>sessions, for every session's bus messages. Each change
+// and its announcement are one Lua script, so a replica never sees an announcement of
+// state that is not written yet, and event numbers follow publication order.
+#include "stores/shared_sessions.hpp"
+
+#include <charconv>
+
+#include <spdlog/spdlog.h>
+
+#include "stores/redis_client.hpp"
+#include "stores/redis_script.hpp"
+#include "stores/redis_url.hpp"
+#include "stores/stores.hpp"
+#include "util/random.hpp"
+
+namespace toolport::stores {
+
+using nlohmann::json;
+
+std::string SharedSessionState::to_json_text() const {
+    json j = {{"v", 1},
+              {"id", id},
+              {"principal", principal},
+              {"view", view},
+              {"revision", revision},
+              {"capabilities", client_capabilities},
+              {"clientInfo", client_info},
+              {"logLevel", log_level},
+              {"subscriptions", subscriptions}};
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<SharedSessionState> SharedSessionState::from_json_text(std::string_view text) {
+    auto j = json::parse(text, nullptr, false);
+    if (!j.is_object() || j.value("v", 0) != 1) return std::nullopt;
+    try {
+        SharedSessionState s;
+        s.id = j.at("id").get<std::string>();
+        s.principal = j.at("principal").get<std::string>();
+        s.view = j.at("view").get<std::string>();
+        s.revision = j.at("revision").get<std::string>();
+        s.client_capabilities = j.at("capabilities");
+        s.client_info = j.at("clientInfo");
+        s.log_level = j.at("logLevel").get<std::string>();
+        s.subscriptions = j.at("subscriptions").get<std::vector<std::string>>();
+        if (s.id.empty() || !s.client_capabilities.is_object()) return std::nullopt;
+        return s;
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+}
+
+// "<kind> <origin> <session> <seq> <data>": ids and origins are hex, so spaces delimit.
+std::string SessionBusMessage::encode() const {
+    const char* k = kind == Kind::changed ? "changed" : kind == Kind::ended ? "ended" : "event";
+    std::string out;
+    out.reserve(data.size() + origin.size() + session_id.size() + 32);
+    out.append(k).append(" ").append(origin).append(" ").append(session_id).append(" ");
+    out.append(std::to_string(seq)).append(" ").append(data);
+    return out;
+}
+
+std::optional<SessionBusMessage> SessionBusMessage::decode(std::string_view text) {
+    auto word = [&text]() -> std::optional<std::string_view> {
+        auto space = text.find(' ');
+        if (space == std::string_view::npos) return std::nullopt;
+        auto w = text.substr(0, space);
+        text.remove_prefix(space + 1);
+        return w;
+    };
+    SessionBusMessage m;
+    auto kind = word(), origin = word(), session = word(), seq = word();
+    if (!kind || !origin || !session || !seq || session->empty()) return std::nullopt;
+    if (*kind == "changed") m.kind = Kind::changed;
+    else if (*kind == "ended") m.kind = Kind::ended;
+    else if (*kind == "event") m.kind = Kind::event;
+    else return std::nullopt;
+    auto r = std::from_chars(seq->data(), seq->data() + seq->size(), m.seq);
+    if (r.ec != std::errc() || r.ptr != seq->data() + seq->size()) return std::nullopt;
+    m.origin = std::string(*origin);
+    m.session_id = std::string(*session);
+    m.data = std::string(text);
+    return m;
+}
+
+namespace {
+
+// KEYS: state. ARGV: state JSON, ttl ms, channel, announcement.
+constexpr const char* kSaveScript = R"lua(
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+)lua";
+
+// KEYS: state, seq, events. ARGV: channel, announcement.
+constexpr const char* kRemoveScript = R"lua(
+local n = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return n
+)lua";
+
+// KEYS: state, seq, events. ARGV: ttl ms.
+constexpr const char* kTouchScript = R"lua(
+local alive = redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if alive == 1 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[1])
+end
+return alive
+)lua";
+
+// KEYS: seq, events. ARGV: data, max events, ttl ms, channel, announcement head
+// ("event <origin> <session> "): the number and the data are appended here.
+constexpr const char* kEventScript = R"lua(
+local n = redis.call('INCR', KEYS[1])
+redis.call('ZADD', KEYS[2], n, n .. ':' .. ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[2]) + 1))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5] .. n .. ' ' .. ARGV[1])
+return n
+)lua";
+
+class RedisSharedSessions final : public SharedSessions {
+public:
+    RedisSharedSessions(const StoreOptions& options, AsioExecutor& executor)
+        : prefix_(options.key_prefix),
+          channel_(options.key_prefix + "sessions"),
+          replica_(util::random_hex(8)),
+          save_(kSaveScript),
+          remove_(kRemoveScript),
+          touch_(kTouchScript),
+          event_(kEventScript) {
+        auto endpoint = parse_redis_url(options.url);
+        commands_ = std::make_unique<RedisClient>(
+            executor, RedisClient::Options{endpoint, options.redis_timeout, options.reconnect_interval, {}, {}});
+        RedisClient::Options sub{endpoint, options.redis_timeout, options.reconnect_interval, {channel_}, {}};
+        sub.on_message = [this](std::string, std::string payload) {
+            auto message = SessionBusMessage::decode(payload);
+            if (!message) {
+                spdlog::debug("shared sessions: ignored a bus message of an unknown form");
+                return;
+            }
+            if (listener_) listener_(std::move(*message));
+        };
+        subscriber_ = std::make_unique<RedisClient>(executor, std::move(sub));
+        commands_->start();
+        subscriber_->start();
+    }
+
+    const std::string& replica() const override { return replica_; }
+    bool ready() const override { return commands_->ready() && subscriber_->ready(); }
+    StoreState state() const override { return ready() ? StoreState::available : StoreState::degraded; }
+    std::uint64_t subscriptions_started() const override { return subscriber_->connections(); }
+
+    Task<void> save(SharedSessionState state, std::chrono::milliseconds ttl) override {
+        SessionBusMessage m{SessionBusMessage::Kind::changed, replica_, state.id, 0, state.to_json_text()};
+        auto reply = co_await save_.run(*commands_, {key(state.id)},
+                                        {m.data, std::to_string(ttl.count()), channel_, m.encode()});
+        if (reply.is_error()) throw RedisUnavailable("saving the session failed: " + reply.text);
+    }
+
+    Task<std::optional<SharedSessionState>> load(std::string id) override {
+        auto reply = co_await commands_->command({"GET", key(id)});
+        if (!reply.is_string()) co_return std::nullopt;
+        auto state = SharedSessionState::from_json_text(reply.text);
+        if (state && state->id != id) co_return std::nullopt;
+        co_return state;
+    }
+
+    Task<void> touch(std::string id, std::chrono::milliseconds ttl) override {
+        auto reply = co_await touch_.run(*commands_, {key(id), key(id) + ":seq", key(id) + ":events"},
+                                         {std::to_string(ttl.count())});
+        if (reply.is_error()) throw RedisUnavailable("touching the session failed: " + reply.text);
+    }
+
+    Task<void> remove(std::string id) override {
+        SessionBusMessage m{SessionBusMessage::Kind::ended, replica_, id, 0, {}};
+        auto reply = co_await remove_.run(*commands_, {key(id), key(id) + ":seq", key(id) + ":events"},
+                                          {channel_, m.encode()});
+        if (reply.is_error()) throw RedisUnavailable("ending the session failed: " + reply.text);
+    }
+
+    Task<std::uint64_t> publish_event(std::string id, std::string data, std::size_t max_events,
+                                      std::chrono::milliseconds ttl) override {
+        std::string head = "event " + replica_ + " " + id + " ";
+        auto reply = co_await event_.run(*commands_, {key(id) + ":seq", key(id) + ":events"},
+                                         {std::move(data), std::to_string(std::max<std::size_t>(max_events, 1)),
+                                          std::to_string(ttl.count()), channel_, std::move(head)});
+        if (!reply.is_integer()) throw RedisUnavailable("publishing the event failed: " + reply.text);
+        co_return static_cast<std::uint64_t>(reply.integer);
+    }
+
+    Task<std::vector<SessionEvent>> events_after(std::string id, std::uint64_t after) override {
+        auto reply = co_await commands_->command(
+            {"ZRANGEBYSCORE", key(id) + ":events", "(" + std::to_string(after), "+inf"});
+        std::vector<SessionEvent> events;
+        if (!reply.is_array()) co_return events;
+        for (auto& element : reply.elements) {
+            auto colon = element.text.find(':');
+            if (colon == std::string::npos) continue;
+            SessionEvent e;
+            auto r = std::from_chars(element.text.data(), element.text.data() + colon, e.seq);
+            if (r.ec != std::errc()) continue;
+            e.data = element.text.substr(colon + 1);
+            events.push_back(std::move(e));
+        }
+        co_return events;
+    }
+
+    void set_listener(std::function<void(SessionBusMessage)> listener) override { listener_ = std::move(listener); }
+
+private:
+    std::string key(const std::string& id) const { return prefix_ + "session:" + id; }
+
+    std::string prefix_;
+    std::string channel_;
+    std::string replica_;
+    RedisScript save_, remove_, touch_, event_;
+    std::function<void(SessionBusMessage)> listener_;
+    std::unique_ptr<RedisClient> commands_;
+    std::unique_ptr<RedisClient> subscriber_;
+};
+
+}  // namespace
+
+std::unique_ptr<SharedSessions> make_redis_shared_sessions(const StoreOptions& options, AsioExecutor& executor) {
+    return std::make_unique<RedisSharedSessions>(options, executor);
+}
+
+}  // namespace toolport::stores

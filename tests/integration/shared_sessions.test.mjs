@@ -1,0 +1,230 @@
+// Replicas as one server (`sessions: shared`): two or three toolport replicas on one real
+// redis-server. A session initialized on replica A is used on replica B (calls, resource
+// subscriptions, an elicitation) while the client's GET stream stays on A, where B's
+// notifications reach it through Redis; A killed with SIGKILL loses nothing (the client
+// resumes its GET stream on B with Last-Event-ID); DELETE on one replica ends the session on
+// all; a task started on A is polled and fetched on B; Redis going away leaves sessions
+// local (/health degraded) and sharing comes back with it.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  startHttpServer, assertAlive, post, request, initializeSession, freePort, sleep, waitFor, LATEST, REDIS, startRedis,
+  stopRedis, INIT_PARAMS,
+} from './lib/harness.mjs';
+
+const config = (redisPort) => `
+store:
+  url: redis://127.0.0.1:${redisPort}
+  reconnect_interval_ms: 100
+  redis_timeout_ms: 500
+sessions: shared
+`;
+
+// A fetch for the SDK's transport that sends each request to the replica the test picks:
+// POST and DELETE to `routes.post`, the GET stream to `routes.get`.
+function router(routes) {
+  return (url, init) => {
+    const method = (init?.method ?? 'GET').toUpperCase();
+    const target = method === 'GET' ? routes.get : routes.post;
+    return fetch(`${target.base}/mcp${new URL(url).search}`, init);
+  };
+}
+
+async function health(server) {
+  const res = await fetch(`${server.base}/health`);
+  return { status: res.status, body: await res.json() };
+}
+
+describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-server is not installed' }, () => {
+  let dir;
+  let redisPort;
+  let redis;
+  let a;
+  let b;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-shared-'));
+    redisPort = await freePort();
+    redis = await startRedis(redisPort, dir);
+    a = await startHttpServer({ config: config(redisPort) });
+    b = await startHttpServer({ config: config(redisPort) });
+    for (const s of [a, b]) {
+      await waitFor('the replica to reach Redis', async () => (await health(s)).body.status === 'healthy');
+    }
+    assert.equal((await health(a)).body.services.sessions, 'shared');
+  });
+
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await stopRedis(redis);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses sessions: shared without the Redis store', async () => {
+    const { runToolport } = await import('./lib/harness.mjs');
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolport-shared-cfg-'));
+    const file = path.join(tmp, 'c.yaml');
+    (await import('node:fs')).writeFileSync(file, 'sessions: shared\n');
+    const r = await runToolport(['serve', '--config', file, '--listen', '127.0.0.1:0']);
+    rmSync(tmp, { recursive: true, force: true });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /sessions: shared needs the Redis store/);
+  });
+
+  it('a session initialized on A serves calls on B (raw wire), and DELETE on B ends it on A', async () => {
+    const { sessionId } = await initializeSession(a);
+    const list = await post(b, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { sessionId, protocolVersion: LATEST });
+    assert.equal(list.status, 200, list.text);
+    assert.ok(list.messages[0].result.tools.some((t) => t.name === 'test_simple_text'));
+    const call = await post(b, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'test_simple_text', arguments: {} } },
+      { sessionId, protocolVersion: LATEST });
+    assert.equal(call.messages[0].result.content[0].text, 'This is a simple text response for testing.');
+    // A session id nobody created is still a 404 on every replica.
+    const unknown = await post(b, { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+      { sessionId: 'ffffffffffffffffffffffffffffffff', protocolVersion: LATEST });
+    assert.equal(unknown.status, 404);
+
+    const del = await request(b, 'DELETE', { headers: { 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': LATEST } });
+    assert.equal(del.status, 200, del.text);
+    await waitFor('the session to end on A', async () => {
+      const r = await post(a, { jsonrpc: '2.0', id: 5, method: 'ping' }, { sessionId, protocolVersion: LATEST });
+      return r.status === 404;
+    });
+  });
+
+  it('the log level set on B holds on A', async () => {
+    const { sessionId } = await initializeSession(a);
+    const set = await post(b, { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'error' } },
+      { sessionId, protocolVersion: LATEST });
+    assert.equal(set.status, 200, set.text);
+    // test_tool_with_logging logs at info: below the session's level now, on either replica.
+    const call = await post(a, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'test_tool_with_logging', arguments: {} } },
+      { sessionId, protocolVersion: LATEST });
+    assert.equal(call.status, 200, call.text);
+    assert.equal(call.messages.filter((m) => m.method === 'notifications/message').length, 0, call.text);
+    assert.ok(call.messages.find((m) => m.id === 3)?.result, call.text);
+  });
+
+  it('a task started on A is polled and fetched on B', async () => {
+    const capabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    const init = await post(a, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...INIT_PARAMS(LATEST), capabilities } });
+    const sessionId = init.headers.get('mcp-session-id');
+    await post(a, { jsonrpc: '2.0', method: 'notifications/initialized' }, { sessionId, protocolVersion: LATEST });
+    const created = await post(a, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0.5, label: 'shared' } } },
+      { sessionId, protocolVersion: LATEST });
+    const taskId = created.messages[0].result.taskId;
+    assert.ok(taskId, created.text);
+    let record;
+    await waitFor('the task to complete, seen from B', async () => {
+      const got = await post(b, { jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId } }, { sessionId, protocolVersion: LATEST });
+      assert.equal(got.status, 200, got.text);
+      record = got.messages[0].result;
+      assert.ok(record, got.text);
+      return record.status === 'completed';
+    });
+    assert.equal(record.result.content[0].text, 'Computed shared after 0.5 s');
+    // Another session does not see it, on either replica.
+    const other = await initializeSession(b);
+    const hidden = await post(b, { jsonrpc: '2.0', id: 4, method: 'tasks/get', params: { taskId, _meta: { 'io.modelcontextprotocol/clientCapabilities': capabilities } } },
+      { sessionId: other.sessionId, protocolVersion: LATEST });
+    assert.ok(hidden.messages[0].error, hidden.text);
+  });
+
+  it('SDK client: calls, a subscription and an elicitation on B, notifications on its GET stream on A; A killed, the session goes on on B', async () => {
+    const routes = { post: a, get: a };
+    const transport = new StreamableHTTPClientTransport(new URL(`${a.base}/mcp`), {
+      fetch: router(routes),
+      reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 20 },
+    });
+    const client = new Client({ name: 'shared-test', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { username: 'ada', email: 'ada@example.com' } }));
+    const listChanged = [];
+    const updated = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => listChanged.push(Date.now()));
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+    await client.connect(transport);
+    const sessionId = transport.sessionId;
+    assert.ok(sessionId);
+    // The GET stream opens on A after initialized; from now on requests go to B.
+    await sleep(200);
+    routes.post = b;
+
+    const tools = await client.listTools();
+    assert.ok(tools.tools.some((t) => t.name === 'test_elicitation'));
+    const text = await client.callTool({ name: 'test_simple_text', arguments: {} });
+    assert.equal(text.content[0].text, 'This is a simple text response for testing.');
+    const elicited = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } });
+    assert.match(elicited.content[0].text, /action=accept/);
+    assert.match(elicited.content[0].text, /ada/);
+
+    // Made on B, where the tool list changes: delivered on A's GET stream through Redis.
+    await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    await waitFor('tools/list_changed from B on the GET stream held on A', async () => listChanged.length >= 1);
+
+    // Subscribed on B: an update announced on B reaches A's GET stream through Redis, and
+    // A, told of the subscription, announces its own.
+    await client.subscribeResource({ uri: 'test://watched-resource' });
+    await client.callTool({ name: 'test_trigger_resource_update', arguments: {} });
+    await waitFor('resources/updated from B on the GET stream', async () => updated.length === 1);
+    routes.post = a;
+    await client.callTool({ name: 'test_trigger_resource_update', arguments: {} });
+    await waitFor('resources/updated from A on the GET stream', async () => updated.length === 2);
+    routes.post = b;
+    await client.unsubscribeResource({ uri: 'test://watched-resource' });
+    routes.post = a;
+    await client.callTool({ name: 'test_trigger_resource_update', arguments: {} });
+    routes.post = b;
+    await sleep(200);
+    assert.deepEqual(updated, ['test://watched-resource', 'test://watched-resource']);
+
+    // Replica A dies mid-session: its GET stream breaks, the client comes back on B with
+    // Last-Event-ID, and everything goes on there.
+    routes.get = b;
+    a.child.kill('SIGKILL');
+    await waitFor('A to exit', async () => a.exited() !== null);
+    const seen = listChanged.length;
+    const again = await client.callTool({ name: 'test_simple_text', arguments: {} });
+    assert.equal(again.content[0].text, 'This is a simple text response for testing.');
+    await sleep(500);  // the client's GET reconnects to B meanwhile
+    await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    await waitFor('tools/list_changed on the GET stream resumed on B', async () => listChanged.length > seen);
+    assert.equal(transport.sessionId, sessionId);
+    await client.close();
+    assertAlive(b);
+    a = await startHttpServer({ config: config(redisPort) });  // for the tests after
+  });
+
+  it('Redis away: sessions stay local (/health degraded); back: sessions are shared again', async () => {
+    const before = await initializeSession(a);
+    await stopRedis(redis);
+    await waitFor('B to see Redis gone', async () => (await health(b)).body.status === 'degraded');
+    assert.equal((await health(b)).body.services.sessions, 'local only (Redis unreachable)');
+    // A session B already knows goes on; a new one is B's own.
+    const known = await post(a, { jsonrpc: '2.0', id: 7, method: 'ping' }, { sessionId: before.sessionId, protocolVersion: LATEST });
+    assert.equal(known.status, 200, known.text);
+    const local = await initializeSession(b);
+    const ping = await post(b, { jsonrpc: '2.0', id: 8, method: 'ping' }, { sessionId: local.sessionId, protocolVersion: LATEST });
+    assert.equal(ping.status, 200, ping.text);
+    assertAlive(a);
+    assertAlive(b);
+
+    redis = await startRedis(redisPort, dir);
+    for (const s of [a, b]) {
+      await waitFor('the replica to use Redis again', async () => (await health(s)).body.status === 'healthy');
+    }
+    const fresh = await initializeSession(b);
+    const across = await post(a, { jsonrpc: '2.0', id: 9, method: 'tools/list' }, { sessionId: fresh.sessionId, protocolVersion: LATEST });
+    assert.equal(across.status, 200, across.text);
+  });
+});
