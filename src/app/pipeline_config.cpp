@@ -9,7 +9,8 @@
 //     budget: {max_downstream_calls_per_request: 120, default_downstream_per_call: 12, scope_ttl_s: 600}
 //     client_quota: {per_minute: 0, burst: 0}
 //   sources: {<provider>: <same keys as pipeline> + service}
-//   tools:   {<tool name>: <same keys as pipeline> + service}
+//   tools:   {<tool name>: <same keys as pipeline> + service + task_support}
+//            task_support: forbidden | optional | required   (the tool's execution.taskSupport)
 //   services:
 //     <name>: {min_spacing_ms: 100, rate_per_s: 10, burst: 20, max_wait_ms: 5000,
 //              breaker: {failure_threshold: 3, cooldown_s: 30}}
@@ -40,10 +41,11 @@ std::vector<std::string> stage_names(const ConfigReader& r, const YAML::Node& n,
 }
 
 pipeline::PolicyOverride read_override(const ConfigReader& r, const YAML::Node& n, const std::string& section,
-                                       bool allow_service) {
+                                       bool allow_service, bool allow_task_support = false) {
     std::set<std::string> keys = {"stages", "disable", "timeout_ms", "max_response_bytes", "cache", "budget",
                                   "client_quota"};
     if (allow_service) keys.insert("service");
+    if (allow_task_support) keys.insert("task_support");
     r.only_keys(n, section, keys);
     pipeline::PolicyOverride o;
     if (n["stages"]) o.stages = stage_names(r, n["stages"], section + ".stages");
@@ -85,6 +87,14 @@ pipeline::PolicyOverride read_override(const ConfigReader& r, const YAML::Node& 
         if (q["burst"]) o.client_quota_burst = r.number(q["burst"], s + ".burst", 0, 1e9);
     }
     if (n["service"]) o.service = r.str(n["service"], section + ".service");
+    if (n["task_support"]) {
+        auto support = r.str(n["task_support"], section + ".task_support");
+        if (support != "forbidden" && support != "optional" && support != "required") {
+            r.fail(n["task_support"], section + ".task_support",
+                   fmt::format("must be forbidden, optional or required, got \"{}\"", support));
+        }
+        o.task_support = std::move(support);
+    }
     return o;
 }
 
@@ -166,7 +176,7 @@ void read_pipeline_sections(const ConfigReader& r, const YAML::Node& root, Confi
         if (!t.IsMap()) r.fail(t, "tools", "must be a mapping of tool names");
         for (const auto& kv : t) {
             auto name = kv.first.as<std::string>();
-            pc.tools[name] = read_override(r, kv.second, "tools." + name, true);
+            pc.tools[name] = read_override(r, kv.second, "tools." + name, true, true);
         }
     }
     if (auto s = root["store"]) {

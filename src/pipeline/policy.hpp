@@ -87,6 +87,10 @@ struct PolicyOverride {
     std::optional<double> client_quota_per_minute;
     std::optional<double> client_quota_burst;
     std::optional<std::string> service;
+    // `tools: {<name>: {task_support: ...}}` only: "forbidden", "optional" or "required",
+    // replacing the tool's own execution.taskSupport when it is registered (not a call
+    // policy: apply_to leaves it out).
+    std::optional<std::string> task_support;
 
     void apply_to(CallPolicy& policy) const;
 };

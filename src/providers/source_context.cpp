@@ -46,6 +46,17 @@ void SourceContext::add_extension(const std::string& id, Json settings, std::map
 }
 
 void SourceContext::add_tool(ToolDeclaration declaration) {
+    // `tools: {<name>: {task_support: ...}}` replaces what the tool declares itself.
+    if (services_.policies) {
+        const auto& tools = services_.policies->config().tools;
+        if (auto it = tools.find(declaration.name); it != tools.end() && it->second.task_support) {
+            Json& execution = declaration.execution;
+            if (!execution.is_object()) execution = Json::object();
+            if (*it->second.task_support == "forbidden") execution.erase("taskSupport");
+            else execution["taskSupport"] = *it->second.task_support;
+            if (execution.empty()) execution = Json();
+        }
+    }
     registry().add_tool(make_tool_spec(std::move(declaration), source_name_));
 }
 

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "app/config.hpp"
+#include "app/runtime.hpp"
+#include "manual_executor.hpp"
+#include "server/session.hpp"
 
 using namespace toolport;
 namespace fs = std::filesystem;
@@ -464,4 +467,66 @@ TEST_F(ConfigTest, ServicesMayNotTakeTheNamesOfHealthComponents) {
     }
     auto config = load_config(write("ok.yaml", "services:\n  servers:\n    rate_per_s: 5\n"));
     EXPECT_EQ(config.pipeline.services.count("servers"), 1u);
+}
+
+// ---- tools: <name>: task_support --------------------------------------------------------------
+
+TEST_F(ConfigTest, ToolTaskSupportTakesForbiddenOptionalOrRequired) {
+    auto config = load_config(write("ok.yaml",
+                                    "tools:\n"
+                                    "  a: {task_support: forbidden}\n"
+                                    "  b: {task_support: optional, timeout_ms: 5000}\n"
+                                    "  c: {task_support: required}\n"
+                                    "  d: {timeout_ms: 100}\n"));
+    EXPECT_EQ(config.pipeline.tools.at("a").task_support, "forbidden");
+    EXPECT_EQ(config.pipeline.tools.at("b").task_support, "optional");
+    EXPECT_EQ(config.pipeline.tools.at("b").timeout, std::chrono::milliseconds(5000));
+    EXPECT_EQ(config.pipeline.tools.at("c").task_support, "required");
+    EXPECT_FALSE(config.pipeline.tools.at("d").task_support.has_value());
+
+    auto message = error_of("tools:\n  a:\n    task_support: sometimes\n");
+    EXPECT_NE(message.find("tools.a.task_support"), std::string::npos) << message;
+    EXPECT_NE(message.find(":3:"), std::string::npos) << message;
+    EXPECT_NE(message.find("forbidden, optional or required"), std::string::npos) << message;
+    EXPECT_NE(message.find("sometimes"), std::string::npos) << message;
+    message = error_of("tools:\n  a:\n    task_support: [optional]\n");
+    EXPECT_NE(message.find("tools.a.task_support"), std::string::npos) << message;
+    // A tool's setting, not a source's or the pipeline's.
+    message = error_of("sources:\n  conformance:\n    task_support: optional\n");
+    EXPECT_NE(message.find("sources.conformance.task_support"), std::string::npos) << message;
+    message = error_of("pipeline:\n  task_support: optional\n");
+    EXPECT_NE(message.find("pipeline.task_support"), std::string::npos) << message;
+}
+
+TEST_F(ConfigTest, ToolTaskSupportReplacesWhatTheToolDeclaresInToolsList) {
+    auto config = load_config(write("tasks.yaml",
+                                    "packs: [conformance]\n"
+                                    "tools:\n"
+                                    "  test_simple_text: {task_support: required}\n"
+                                    "  slow_compute: {task_support: forbidden}\n"
+                                    "  greet: {task_support: optional}\n"));
+    test_support::ManualExecutor exec;
+    Runtime runtime(config, exec);
+    std::vector<Json> out;
+    auto session = runtime.server().open_session([&out](const Json& m, const protocol::RequestId*) { out.push_back(m); },
+                                                 CallerIdentity{"", "config-test", ""});
+    session->receive(protocol::Request{1, "tools/list",
+                                       {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                                                   {"io.modelcontextprotocol/clientCapabilities", Json::object()}}}}});
+    exec.run();
+    std::map<std::string, Json> listed;
+    for (const auto& m : out) {
+        if (m.value("id", Json()) != 1) continue;
+        ASSERT_TRUE(m.contains("result")) << m.dump();
+        for (const auto& tool : m["result"]["tools"]) listed[tool["name"]] = tool;
+    }
+    ASSERT_TRUE(listed.count("test_simple_text") && listed.count("slow_compute") && listed.count("greet"));
+    EXPECT_EQ(listed["test_simple_text"]["execution"], (Json{{"taskSupport", "required"}}));
+    EXPECT_FALSE(listed["slow_compute"].contains("execution")) << listed["slow_compute"].dump();
+    EXPECT_EQ(listed["greet"]["execution"], (Json{{"taskSupport", "optional"}}));
+    // A tool the file does not name keeps its own declaration.
+    ASSERT_TRUE(listed.count("failing_job"));
+    EXPECT_EQ(listed["failing_job"]["execution"]["taskSupport"], "required");
+    session->close();
+    exec.run();
 }

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "context_test_support.hpp"
@@ -157,6 +159,46 @@ TEST_F(ContextExecuteSkill, ChildrenDieWithTheSkillAndNoSecretReachesIt) {
     EXPECT_EQ(home, secret["data"]["cwd"].get<std::string>());
     EXPECT_NE(home.find("toolport-skill-"), std::string::npos);
     EXPECT_FALSE(std::filesystem::exists(home));  // the working directory is removed
+}
+
+// A skill may run for minutes: executeSkill supports tasks, and a client that declared the
+// tasks extension gets a task whose result is the skill's envelope.
+TEST_F(ContextExecuteSkill, ItRunsAsATaskForAClientThatDeclaredTheExtension) {
+    const auto& tool = *server->runtime->server().registry().tools().at("executeSkill");
+    EXPECT_EQ(tool.execution, (Json{{"taskSupport", "optional"}}));
+    auto stateless = server->runtime->server().open_session(
+        [this](const Json& m, const protocol::RequestId*) { server->out.push_back(m); }, CallerIdentity{"", "", ""});
+    int next = 500;
+    auto send = [&](const std::string& method, Json params) {
+        params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                           {"io.modelcontextprotocol/clientCapabilities",
+                            {{"extensions", {{"io.modelcontextprotocol/tasks", Json::object()}}}}}};
+        const int id = ++next;
+        stateless->receive(protocol::Request{id, method, std::move(params)});
+        Json answer;
+        server->pump([&] {
+            for (const auto& m : server->out) {
+                if (m.value("id", Json()) == id && !m.contains("method")) answer = m;
+            }
+            return !answer.is_null();
+        });
+        return answer.value("result", answer);
+    };
+    Json created = send("tools/call", {{"name", "executeSkill"},
+                                       {"arguments", {{"skillId", "backend/py-sum"}, {"input", {{"values", {4, 5}}}}}}});
+    ASSERT_EQ(created.value("resultType", ""), "task") << created.dump();
+    Json task;
+    for (int i = 0; i < 200; ++i) {
+        task = send("tasks/get", {{"taskId", created["taskId"]}});
+        if (task.value("status", "") != "working") break;
+        std::this_thread::sleep_for(20ms);  // the skill's process runs on a worker thread
+    }
+    ASSERT_EQ(task.value("status", ""), "completed") << task.dump();
+    const Json& envelope = task["result"]["structuredContent"];
+    ASSERT_EQ(envelope["success"], true) << task.dump();
+    EXPECT_EQ(envelope["data"]["sum"], 9);
+    EXPECT_EQ(envelope["metadata"]["runtime"], "python3");
+    stateless->close();
 }
 
 TEST_F(ContextExecuteSkill, ProgressIsReportedWhileItRunsAndTheClientsCancellationKillsIt) {

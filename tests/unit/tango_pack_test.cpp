@@ -370,6 +370,51 @@ TEST_F(TangoPackTest, ASpendingSummaryWithinTheCapIsComplete) {
     EXPECT_EQ(r["_meta"]["downstream_api_calls"], 3);
 }
 
+// get_tango_spending_summary may page through many contracts: it supports tasks, and run
+// as one (a stateless client that declared the tasks extension) it completes with the
+// same envelope and accounting as in the request.
+TEST_F(TangoPackTest, TheSpendingSummaryRunsAsATaskForAClientThatDeclaredTheExtension) {
+    start(Json{{"spending_summary_max_pages", 3}});
+    const auto& tool = *runtime->server().registry().tools().at("get_tango_spending_summary");
+    EXPECT_EQ(tool.execution, (Json{{"taskSupport", "optional"}}));
+    auto stateless = runtime->server().open_session(
+        [this](const Json& m, const protocol::RequestId*) { out.push_back(m); }, CallerIdentity{"", "", ""});
+    auto send = [&](const std::string& method, Json params) {
+        params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                           {"io.modelcontextprotocol/clientCapabilities",
+                            {{"extensions", {{"io.modelcontextprotocol/tasks", Json::object()}}}}}};
+        const int id = ++next_id;
+        stateless->receive(protocol::Request{id, method, std::move(params)});
+        Json answer;
+        pump([&] {
+            for (const auto& m : out) {
+                if (m.value("id", Json()) == id && !m.contains("method")) answer = m;
+            }
+            return !answer.is_null();
+        });
+        return answer.value("result", answer);
+    };
+    Json created = send("tools/call", {{"name", "get_tango_spending_summary"},
+                                       {"arguments", {{"group_by", "vendor"}, {"top", 2}}}});
+    ASSERT_EQ(created.value("resultType", ""), "task") << created.dump();
+    const std::string id = created["taskId"];
+    Json task;
+    for (int i = 0; i < 200; ++i) {
+        task = send("tasks/get", {{"taskId", id}});
+        if (task.value("status", "") != "working") break;
+        io.restart();
+        io.run_one_for(20ms);  // the call's requests to the fixture go on
+    }
+    ASSERT_EQ(task.value("status", ""), "completed") << task.dump();
+    const Json& r = task["result"];
+    ASSERT_FALSE(r.value("isError", false)) << r.dump();
+    EXPECT_EQ(r["structuredContent"]["summary"]["complete"], true);
+    EXPECT_EQ(r["structuredContent"]["summary"]["rows_aggregated"], 5);
+    EXPECT_EQ(r["_meta"]["downstream_api_calls"], 3);
+    EXPECT_EQ(server.requests().size(), 3u);
+    stateless->close();
+}
+
 TEST_F(TangoPackTest, OneVendorByMonthOverTheLastMonthsComesFromTangosMetrics) {
     start();
     auto r = call("get_tango_spending_summary",

@@ -292,6 +292,9 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
                                                                           {"total_obligated_aggregated", {{"type", "number"}}},
                                                                           {"note", {{"type", "string"}}}});
     declaration.output_schema["required"].push_back("summary");
+    // Adding up contracts reads up to spending_summary_max_pages pages one after another: a
+    // client that declared the tasks extension may run it as a task and poll for the result.
+    declaration.execution = {{"taskSupport", "optional"}};
     return declaration;
 }
 

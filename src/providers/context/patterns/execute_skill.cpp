@@ -99,7 +99,7 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
                            {"runtime", {{"type", "string"}}},
                            {"exitCode", {{"type", "integer"}}}};
     spec.annotations = {.read_only = false, .destructive = false, .idempotent = false, .open_world = true};
-    return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
+    auto declaration = context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
         const SkillId id = parse_skill_id(string_arg(args, "skillId"));
         const Json input = args.contains("input") ? args["input"] : Json::object();
         const bool dry_run = bool_arg(args, "dryRun", false);
@@ -223,6 +223,10 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
         }
         co_return Answer{std::move(output), {{"skillId", id.str()}, {"runtime", runtime}, {"exitCode", run.exit_code}}};
     });
+    // A skill may run for minutes (its process's timeout): a client that declared the tasks
+    // extension may run it as a task and poll instead of holding the request open.
+    declaration.execution = {{"taskSupport", "optional"}};
+    return declaration;
 }
 
 }  // namespace toolport::context
