@@ -147,9 +147,10 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
         throw RpcError(error_code::kInvalidParams, "Invalid params: \"arguments\" must be an object");
     }
     static const Json empty = Json::object();
-    if (auto* tasks = server_.tasks(); tasks && !tool->execution.is_null()) {
-        // A task-supporting tool, for a client that declared the tasks extension: answered
-        // with a CreateTaskResult while the call runs on.
+    if (auto* tasks = server_.tasks(); tasks && (!tool->execution.is_null() || ctx.params().contains("task"))) {
+        // A task-supporting tool, for a client that declared the tasks extension, or one
+        // asked for as a task (params.task, 2025-11-25): answered with a CreateTaskResult
+        // while the call runs on (or refused when the tool and the request disagree).
         if (auto created = co_await tasks->call_tool(ctx, tool, args.is_null() ? empty : args)) co_return *created;
     }
     co_return co_await tool_call_reply(server_, ctx, tool, args.is_null() ? empty : args);

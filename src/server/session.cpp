@@ -5,6 +5,7 @@
 #include "async/executor.hpp"
 #include "server/input_required.hpp"
 #include "server/stateless.hpp"
+#include "server/tasks.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport {
@@ -229,8 +230,13 @@ Json ServerSession::handle_initialize(const Request& request) {
     revision_ = (requested && !is_stateless(*requested)) ? *requested : kLatestStateful;
     state_ = State::initializing;
 
+    Json capabilities = server_.capabilities(revision_);
+    // Tasks of the 2025-11-25 model (server/tasks.hpp), when the server runs tasks.
+    if (server_.tasks()) {
+        if (Json tasks = TaskEngine::capability(revision_); !tasks.is_null()) capabilities["tasks"] = std::move(tasks);
+    }
     Json result = {{"protocolVersion", std::string(name(revision_))},
-                   {"capabilities", server_.capabilities(revision_)},
+                   {"capabilities", std::move(capabilities)},
                    {"serverInfo", server_.server_info()}};
     if (!server_.options().instructions.empty()) result["instructions"] = server_.options().instructions;
     return make_response(request.id, std::move(result));

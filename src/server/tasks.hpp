@@ -1,10 +1,12 @@
-// Long-running tool calls as tasks: the tasks extension of revision 2026-07-28
-// (io.modelcontextprotocol/tasks, SEP-2663).
+// Long-running tool calls as tasks, in both task models MCP has had:
+//   - the tasks extension of revision 2026-07-28 (io.modelcontextprotocol/tasks, SEP-2663);
+//   - the task model of revision 2025-11-25 (SEP-1686, "v1" below).
 //
-// A tool declares task support in `execution.taskSupport` ("optional" or "required"). When
-// the client declared the extension (at initialize, or in the request's
-// _meta clientCapabilities), a tools/call of such a tool is answered at once with a
-// CreateTaskResult {resultType:"task", taskId, status, createdAt, lastUpdatedAt, ttlMs,
+// A tool declares task support in `execution.taskSupport` ("optional" or "required").
+//
+// The extension. When the client declared the extension (at initialize, or in the
+// request's _meta clientCapabilities), a tools/call of such a tool is answered at once with
+// a CreateTaskResult {resultType:"task", taskId, status, createdAt, lastUpdatedAt, ttlMs,
 // pollIntervalMs}; the call itself runs on, detached from the request, through the same
 // invoker (the call pipeline) as any tools/call. Its record (stores::TaskStore) says what
 // became of it:
@@ -17,12 +19,29 @@
 // delivers inputResponses, tasks/cancel cancels; each answers -32021 to a client that did
 // not declare the extension and -32602 for a task id it does not own.
 //
+// v1, on a 2025-11-25 session that did not declare the extension: initialize advertises
+// capabilities.tasks {list, cancel, requests.tools.call}, and the client asks for a task
+// with params.task {ttl?} on tools/call (a tool without task support then answers -32601,
+// as does a "required" tool called without it). The answer is {task: Task}, Task being
+// {taskId, status, statusMessage?, createdAt, lastUpdatedAt, ttl, pollInterval}; the call
+// runs the same way and in the same record (model "2025-11-25"), except that a tool result
+// with isError: true fails the task. tasks/get and tasks/cancel answer the Task (cancelling
+// a terminal task is -32602), tasks/list the owner's tasks a page at a time, and
+// tasks/result waits until the task is terminal and answers what the tools/call would
+// have: the CallToolResult with _meta["io.modelcontextprotocol/related-task"], or the
+// JSON-RPC error. While the task waits for input, tasks/result asks the client itself, as
+// requests on its own response stream, and feeds the answers in as tasks/update would.
+// The creating session is sent notifications/tasks/status (the Task) on each status change.
+// Older revisions have no tasks: params.task is ignored there.
+//
 // Questions run the multi round-trip way (input_required.hpp) in every revision: the task's
 // call is replayed from the start with every answer gathered so far, so nothing but the
 // record and the answers is kept between rounds.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +49,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "async/completion.hpp"
 #include "async/task.hpp"
 #include "server/request_context.hpp"
 #include "stores/task_store.hpp"
@@ -40,6 +60,11 @@ class McpServer;
 struct ToolSpec;
 
 inline constexpr const char* kTasksExtension = "io.modelcontextprotocol/tasks";
+
+// The task model of revision 2025-11-25 (TaskRecord::model), and its _meta key that ties
+// a message to a task.
+inline constexpr const char* kTaskModelV1 = "2025-11-25";
+inline constexpr const char* kRelatedTaskMeta = "io.modelcontextprotocol/related-task";
 
 // The Tool _meta key of a task-supporting tool whose questions come before its task: it
 // asks in the request (MRTR rounds) and becomes a task once the client has answered.
@@ -58,25 +83,41 @@ public:
     TaskEngine(const TaskEngine&) = delete;
     TaskEngine& operator=(const TaskEngine&) = delete;
 
-    // Advertises the extension and serves tasks/get, tasks/update and tasks/cancel.
+    // Advertises the extension and serves tasks/get, tasks/update and tasks/cancel (both
+    // models) and tasks/result and tasks/list (v1).
     void install();
     // Cancels every running call (the server is stopping).
     void shutdown();
 
     // Whether the request's client declared the extension.
     static bool negotiated(const RequestContext& ctx);
+    // Whether the request is served in the 2025-11-25 model: a request of a 2025-11-25
+    // session whose client did not declare the extension.
+    static bool v1(const RequestContext& ctx);
+    // The `tasks` server capability a session of `revision` is offered at initialize (v1:
+    // only 2025-11-25), or null.
+    static Json capability(protocol::Revision revision);
     // "optional", "required", or empty when the tool does not support tasks.
     static std::string task_support(const ToolSpec& tool);
 
-    // A tools/call of a task-supporting tool: the CreateTaskResult, or nullopt when the
-    // call is to run in its request (the client did not declare the extension). Throws
-    // RpcError -32021 for a tool that requires tasks from such a client.
+    // A tools/call of a task-supporting tool, or (v1) one with params.task: the
+    // CreateTaskResult of either model, or nullopt when the call is to run in its request
+    // (the client did not declare the extension; v1: it sent no params.task). Throws
+    // RpcError -32021 for a tool that requires tasks from a client without the extension,
+    // and (v1) -32601 for params.task on a tool without task support, or for a tool that
+    // requires tasks called without it.
     Task<std::optional<Json>> call_tool(RequestContext& ctx, std::shared_ptr<const ToolSpec> tool, Json arguments);
 
     // The owner of the tasks `ctx` creates and sees (exposed for tests).
     static std::string owner_of(const RequestContext& ctx);
     // Calls running now (exposed for tests).
     std::size_t running() const { return running_.size(); }
+    // tasks/result requests waiting for their task now (exposed for tests).
+    std::size_t waiting() const {
+        std::size_t n = 0;
+        for (const auto& [id, waiters] : watchers_) n += waiters.size();
+        return n;
+    }
 
 private:
     struct Running;
@@ -84,10 +125,16 @@ private:
     Task<Json> get(RequestContext& ctx);
     Task<Json> update(RequestContext& ctx);
     Task<Json> cancel(RequestContext& ctx);
+    Task<Json> list(RequestContext& ctx);    // v1
+    Task<Json> result(RequestContext& ctx);  // v1
     Task<stores::TaskRecord> find(RequestContext& ctx, const std::string& id);
 
     Json create_result(const stores::TaskRecord& record) const;
     Json detailed(const stores::TaskRecord& record) const;
+    // v1: the Task object (tasks/get, tasks/cancel, tasks/list, notifications/tasks/status).
+    static Json v1_task(const stores::TaskRecord& record);
+    // v1: what tasks/result answers for a terminal record (throws RpcError for an error).
+    static Json v1_outcome(const stores::TaskRecord& record);
     stores::TaskRecord new_record(const RequestContext& ctx, const std::string& tool_name) const;
     std::int64_t now_ms() const;
 
@@ -96,10 +143,31 @@ private:
     void forget_at_expiry(const std::string& id, std::chrono::milliseconds ttl);
     Task<void> execute(std::shared_ptr<Running> run);
     Task<void> settle(Running& run, stores::TaskRecord change);
+    // Marks the record cancelled and stops its call; what the store said.
+    Task<stores::TaskUpdate> cancel_record(const stores::TaskRecord& record);
+    // Feeds answers to the task `id` when it waits for them here (tasks/update, and v1's
+    // tasks/result); answers to questions it did not ask are ignored.
+    Task<void> deliver(std::string id, Json responses);
+    // v1's tasks/result for a task waiting for input: asks `ctx`'s client what the task
+    // asks (what no other tasks/result is asking already) and delivers the answers. False
+    // when there was nothing it could ask.
+    Task<bool> ask_for_input(RequestContext& ctx, std::shared_ptr<Running> run);
+    // The task's call ends as the tool's error result (the client refused a question).
+    Task<void> refuse(std::shared_ptr<Running> run, const std::string& why);
+    // Waits until the task `id` changes here, `fallback` passes, or `ctx` is cancelled
+    // (OperationCancelled).
+    Task<void> wait_change(RequestContext& ctx, std::string id, std::chrono::milliseconds fallback);
+    // The record of `id` changed (or its run ended): wakes whoever waits for it.
+    void changed(const std::string& id);
+    // v1: notifications/tasks/status to the creating session, if still there.
+    void tell_status(const Running& run, const stores::TaskRecord& record);
 
     McpServer& server_;
     stores::TaskStore& store_;
     std::unordered_map<std::string, std::shared_ptr<Running>> running_;
+    // tasks/result requests waiting for their task to change, by task id.
+    std::unordered_map<std::string, std::map<std::uint64_t, Completion<bool>>> watchers_;
+    std::uint64_t next_watcher_ = 0;
 };
 
 }  // namespace toolport

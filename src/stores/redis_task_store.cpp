@@ -16,7 +16,8 @@ namespace {
 // and what follows it by splicing strings, without decoding the record: Redis's Lua cjson
 // would turn [] into {} and round numbers to 14 digits in params and results.
 //
-//   head:   {"owner":<owner>,"created_at_ms":..,"ttl_ms":..,"poll_interval_ms":..,"method":..,"params":<params>
+//   head:   {"owner":<owner>,"created_at_ms":..,"ttl_ms":..,"poll_interval_ms":..,"method":..,"model":..,
+//           "params":<params>
 //   marker: ,"id":<id>,"status":"
 //   tail:   <status>","status_message":..,"last_updated_at_ms":..,"result":..,"error":..,"input_requests":..}
 //
@@ -38,7 +39,7 @@ std::string id_marker(const std::string& id) { return ",\"id\":" + dump(id) + ",
 std::string head_of(const TaskRecord& r) {
     return owner_head(r.owner) + "\"created_at_ms\":" + std::to_string(r.created_at_ms) +
            ",\"ttl_ms\":" + std::to_string(r.ttl_ms) + ",\"poll_interval_ms\":" + std::to_string(r.poll_interval_ms) +
-           ",\"method\":" + dump(r.method) + ",\"params\":" + dump(r.params);
+           ",\"method\":" + dump(r.method) + ",\"model\":" + dump(r.model) + ",\"params\":" + dump(r.params);
 }
 
 std::string tail_of(const TaskRecord& r) {

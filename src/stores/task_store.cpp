@@ -73,6 +73,7 @@ nlohmann::json TaskRecord::to_json() const {
         {"result", result},
         {"error", error},
         {"input_requests", input_requests},
+        {"model", model},
     };
 }
 
@@ -94,6 +95,7 @@ TaskRecord TaskRecord::from_json(const nlohmann::json& j) {
     record.result = json_member(j, "result");
     record.error = json_member(j, "error");
     record.input_requests = json_member(j, "input_requests");
+    if (j.contains("model")) record.model = string_member(j, "model");
     return record;
 }
 

@@ -47,8 +47,13 @@ struct TaskRecord {
     nlohmann::json result;                // completed: the request's result (a CallToolResult)
     nlohmann::json error;                 // failed: the JSON-RPC error {code, message, data?}
     nlohmann::json input_requests;        // input_required: what the task asks the client
+    // The task model that created it: "2025-11-25" (SEP-1686: created with params.task, its
+    // outcome read through tasks/result, a tool result with isError fails it) or empty (the
+    // 2026-07-28 tasks extension). Set at creation; update() keeps it.
+    std::string model;
 
-    // The record as JSON (for storage): every field above, by its name.
+    // The record as JSON (for storage): every field above, by its name (`model` may be
+    // absent in what from_json reads: records stored before it existed).
     nlohmann::json to_json() const;
     // Throws std::invalid_argument when `j` is not such a record.
     static TaskRecord from_json(const nlohmann::json& j);

@@ -215,6 +215,7 @@ TYPED_TEST_SUITE(StoresTaskContract, Harnesses, HarnessNames);
 TYPED_TEST(StoresTaskContract, ARecordComesBackWholeToItsOwner) {
     auto r = with_awkward_params(record("3f2a9c4e8b7d6a5f4e3d2c1b0a998877", "token:alice"));
     r.status_message = "started";
+    r.model = "2025-11-25";
     this->h->run(this->store().create(r));
 
     auto got = this->get(r.id, "token:alice");
@@ -277,6 +278,7 @@ TYPED_TEST(StoresTaskContract, ACursorNoListHandedOutIsRefused) {
 
 TYPED_TEST(StoresTaskContract, AnUpdateReplacesTheStateAndKeepsTheRest) {
     auto r = record("77aa66bb55cc44dd33ee22ff11009988", "token:alice");
+    r.model = "2025-11-25";
     this->h->run(this->store().create(r));
 
     auto asking = r;
@@ -298,6 +300,7 @@ TYPED_TEST(StoresTaskContract, AnUpdateReplacesTheStateAndKeepsTheRest) {
     EXPECT_EQ(got->ttl_ms, r.ttl_ms);
     EXPECT_EQ(got->created_at_ms, r.created_at_ms);
     EXPECT_EQ(got->method, "tools/call");
+    EXPECT_EQ(got->model, "2025-11-25");
 
     // Back to working, then completed: both applied while the record is not terminal.
     auto working = r;
@@ -441,6 +444,15 @@ TEST(StoresTaskRecord, JsonRoundTripsAndRefusesWhatIsNotARecord) {
     auto no_result = j;
     no_result.erase("result");  // the JSON members may be absent: null
     EXPECT_EQ(TaskRecord::from_json(no_result).result, nlohmann::json());
+    // The task model: kept, and empty (the 2026-07-28 extension) in records written before it.
+    r.model = "2025-11-25";
+    EXPECT_EQ(TaskRecord::from_json(r.to_json()).model, "2025-11-25");
+    auto no_model = r.to_json();
+    no_model.erase("model");
+    EXPECT_EQ(TaskRecord::from_json(no_model).model, "");
+    auto bad_model = r.to_json();
+    bad_model["model"] = 1;
+    EXPECT_THROW(TaskRecord::from_json(bad_model), std::invalid_argument);
 }
 
 TEST(StoresTaskRecord, CursorsRoundTrip) {

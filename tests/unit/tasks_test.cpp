@@ -1,6 +1,9 @@
 // Tool calls as tasks (server/tasks.hpp): a session fed parsed messages in the stateless
-// revision, tasks recorded in the in-memory store, time controlled by ManualExecutor.
+// revision (the 2026-07-28 extension) or over a 2025-11-25 session (the v1 task model),
+// tasks recorded in the in-memory store, time controlled by ManualExecutor.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "manual_executor.hpp"
 #include "server/session.hpp"
@@ -21,6 +24,7 @@ protected:
         ServerOptions options;
         options.task_ttl = 60s;
         options.task_poll_interval = 250ms;
+        options.page_size = 2;  // (tasks/list pages)
         server = std::make_unique<McpServer>(exec, options);
         engine = std::make_shared<TaskEngine>(*server, store);
         engine->install();
@@ -30,7 +34,11 @@ protected:
 
     std::shared_ptr<ServerSession> open(CallerIdentity caller = {}) {
         return server->open_session(
-            [this](const Json& m, const protocol::RequestId*) { out.push_back(m); }, std::move(caller));
+            [this](const Json& m, const protocol::RequestId* related) {
+                out.push_back(m);
+                related_to.push_back(related ? Json(*related) : Json());
+            },
+            std::move(caller));
     }
 
     void add_tool(const std::string& name, const char* support, ToolHandler handler, Json meta = nullptr) {
@@ -71,8 +79,60 @@ protected:
     std::unique_ptr<McpServer> server;
     std::shared_ptr<TaskEngine> engine;
     std::shared_ptr<ServerSession> session;
+    // A session of revision `version` (2025-11-25: the v1 task model), initialized with `caps`.
+    std::shared_ptr<ServerSession> session_of(const std::string& version, Json caps = Json::object(),
+                                              CallerIdentity caller = {}) {
+        auto s = open(std::move(caller));
+        Json r = on(*s, "initialize",
+                    {{"protocolVersion", version},
+                     {"capabilities", std::move(caps)},
+                     {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+        EXPECT_TRUE(r.contains("result")) << r.dump();
+        s->receive(protocol::Notification{"notifications/initialized", nullptr});
+        exec.run();
+        return s;
+    }
+
+    // A request over `s` in its session's revision (no stateless _meta); its reply, or null
+    // while it has none (reply_to() finds it later).
+    Json on(ServerSession& s, const std::string& method, Json params) {
+        last_id = next_id++;
+        s.receive(protocol::Request{last_id, method, std::move(params)});
+        exec.run();
+        return reply_to(last_id);
+    }
+
+    Json reply_to(const Json& id) const {
+        for (const auto& m : out) {
+            if (!m.contains("method") && m.contains("id") && m["id"] == id) return m;
+        }
+        return nullptr;
+    }
+
+    // The notifications/tasks/status sent so far, for task `id`.
+    std::vector<Json> statuses(const std::string& id) const {
+        std::vector<Json> found;
+        for (const auto& m : out) {
+            if (m.value("method", "") == "notifications/tasks/status" && m["params"].value("taskId", "") == id) {
+                found.push_back(m["params"]);
+            }
+        }
+        return found;
+    }
+
+    // The requests the server sent to the client, with the id of the request each belongs to.
+    std::vector<std::pair<Json, Json>> server_requests() const {
+        std::vector<std::pair<Json, Json>> found;
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            if (out[i].contains("method") && out[i].contains("id")) found.emplace_back(out[i], related_to[i]);
+        }
+        return found;
+    }
+
     std::vector<Json> out;
+    std::vector<Json> related_to;  // per message in `out`: the request it belongs to, or null
     int next_id = 1;
+    Json last_id;
 };
 
 Task<ToolResult> sleep_then_answer(RequestContext& ctx, const Json&) {
@@ -278,6 +338,397 @@ TEST_F(TasksTest, AToolThatAsksFirstBecomesATaskOnceAnswered) {
     EXPECT_FALSE(round2.contains("requestState"));
     Json done = call("tasks/get", {{"taskId", round2["taskId"]}}, caps)["result"];
     EXPECT_EQ(done["result"]["content"][0]["text"], "Hello, Alice!");
+}
+
+// ---- The task model of 2025-11-25 (v1) ----
+
+Json v1_call(const std::string& tool, Json task = Json::object(), Json arguments = Json::object()) {
+    Json params = {{"name", tool}, {"arguments", std::move(arguments)}};
+    if (!task.is_null()) params["task"] = std::move(task);
+    return params;
+}
+
+TEST_F(TasksTest, V1InitializeAdvertisesTasksOnlyTo20251125Sessions) {
+    add_tool("slow", "optional", sleep_then_answer);
+    Json hello = on(*open(), "initialize",
+                    {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
+                     {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+    EXPECT_EQ(hello["result"]["capabilities"]["tasks"],
+              (Json{{"list", Json::object()}, {"cancel", Json::object()}, {"requests", {{"tools", {{"call", Json::object()}}}}}}))
+        << hello.dump();
+    // The extension stays advertised beside it.
+    EXPECT_TRUE(hello["result"]["capabilities"]["extensions"].contains(kTasksExtension));
+
+    for (const char* older : {"2024-11-05", "2025-03-26", "2025-06-18"}) {
+        Json old_hello = on(*open(), "initialize",
+                            {{"protocolVersion", older}, {"capabilities", Json::object()},
+                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+        EXPECT_EQ(old_hello["result"]["protocolVersion"], older);
+        EXPECT_FALSE(old_hello["result"]["capabilities"].contains("tasks")) << older;
+    }
+    // tools/list: execution.taskSupport from 2025-11-25 on, absent before.
+    auto v1 = session_of("2025-11-25");
+    EXPECT_EQ(on(*v1, "tools/list", Json::object())["result"]["tools"][0]["execution"]["taskSupport"], "optional");
+    auto old = session_of("2025-06-18");
+    EXPECT_FALSE(on(*old, "tools/list", Json::object())["result"]["tools"][0].contains("execution"));
+
+    // Without a task engine there is no tasks capability.
+    ServerOptions options;
+    McpServer bare(exec, options);
+    auto plain = bare.open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); }, {});
+    Json bare_hello = on(*plain, "initialize",
+                         {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
+                          {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+    EXPECT_FALSE(bare_hello["result"]["capabilities"].contains("tasks")) << bare_hello.dump();
+    plain->close();
+}
+
+TEST_F(TasksTest, V1TaskAugmentedCallAnswersTheTaskAndTasksResultWaitsForTheOutcome) {
+    add_tool("slow", "optional", sleep_then_answer);
+    auto s = session_of("2025-11-25");
+    Json created = on(*s, "tools/call", v1_call("slow", {{"ttl", 30000}}))["result"];
+    ASSERT_TRUE(created.contains("task")) << created.dump();
+    EXPECT_FALSE(created.contains("resultType"));
+    EXPECT_FALSE(created.contains("taskId"));
+    const Json task = created["task"];
+    const std::string id = task["taskId"];
+    EXPECT_EQ(id.size(), 32u);
+    EXPECT_EQ(task["status"], "working");
+    EXPECT_EQ(task["ttl"], 30000);
+    EXPECT_EQ(task["pollInterval"], 250);
+    EXPECT_FALSE(task.contains("ttlMs"));
+    EXPECT_FALSE(task.contains("pollIntervalMs"));
+    ASSERT_TRUE(task["createdAt"].is_string());
+    EXPECT_TRUE(task["createdAt"].get<std::string>().ends_with("Z"));
+    EXPECT_TRUE(task["lastUpdatedAt"].is_string());
+
+    // tasks/get: the Task, flat.
+    Json got = on(*s, "tasks/get", {{"taskId", id}})["result"];
+    EXPECT_EQ(got["taskId"], id);
+    EXPECT_EQ(got["status"], "working");
+    EXPECT_EQ(got["ttl"], 30000);
+    EXPECT_FALSE(got.contains("task"));
+    EXPECT_FALSE(got.contains("resultType"));
+    EXPECT_FALSE(got.contains("result"));
+
+    // tasks/result blocks while the task works...
+    Json early = on(*s, "tasks/result", {{"taskId", id}});
+    const Json result_id = last_id;
+    EXPECT_TRUE(early.is_null()) << early.dump();
+    EXPECT_EQ(engine->waiting(), 1u);
+    exec.advance(4s);
+    EXPECT_TRUE(reply_to(result_id).is_null());
+    // ...and answers as the call completes (woken by it, not by a timer: its fallback
+    // re-read is at the record's expiry, 30 s away).
+    exec.advance(1s);
+    Json answered = reply_to(result_id);
+    ASSERT_TRUE(answered.contains("result")) << answered.dump();
+    EXPECT_EQ(answered["result"]["content"][0]["text"], "done");
+    EXPECT_EQ(answered["result"]["_meta"][kRelatedTaskMeta], (Json{{"taskId", id}}));
+    EXPECT_EQ(engine->waiting(), 0u);
+    EXPECT_EQ(engine->running(), 0u);
+
+    // Terminal: answered at once, the same again.
+    EXPECT_EQ(on(*s, "tasks/result", {{"taskId", id}})["result"], answered["result"]);
+    // tasks/get carries no related-task meta, the status notification is the full Task.
+    EXPECT_FALSE(on(*s, "tasks/get", {{"taskId", id}})["result"].contains("_meta"));
+    auto told = statuses(id);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0]["status"], "completed");
+    EXPECT_EQ(told[0]["ttl"], 30000);
+    EXPECT_EQ(told[0]["createdAt"], task["createdAt"]);
+    EXPECT_FALSE(told[0].contains("_meta"));
+
+    // The ttl: the server's at most (60 s here), its own when none is asked for, a second at least.
+    EXPECT_EQ(on(*s, "tools/call", v1_call("slow", {{"ttl", 10000000}}))["result"]["task"]["ttl"], 60000);
+    EXPECT_EQ(on(*s, "tools/call", v1_call("slow"))["result"]["task"]["ttl"], 60000);
+    EXPECT_EQ(on(*s, "tools/call", v1_call("slow", {{"ttl", 5}}))["result"]["task"]["ttl"], 1000);
+    EXPECT_EQ(on(*s, "tools/call", v1_call("slow", {{"ttl", "soon"}}))["error"]["code"], -32602);
+    EXPECT_EQ(on(*s, "tools/call", v1_call("slow", "now"))["error"]["code"], -32602);
+    exec.advance(5s);
+    s->close();
+}
+
+TEST_F(TasksTest, V1TaskSupportDecidesWhichCallsMayOrMustBeTasks) {
+    add_tool("slow", "optional", sleep_then_answer);
+    add_tool("must", "required", sleep_then_answer);
+    add_tool("plain", nullptr, sleep_then_answer);
+    add_tool("never", "forbidden", sleep_then_answer);
+    auto s = session_of("2025-11-25");
+    for (const char* tool : {"plain", "never"}) {
+        Json refused = on(*s, "tools/call", v1_call(tool));
+        EXPECT_EQ(refused["error"]["code"], -32601) << tool << refused.dump();
+    }
+    Json required = on(*s, "tools/call", v1_call("must", nullptr));
+    EXPECT_EQ(required["error"]["code"], -32601);
+    EXPECT_NE(required["error"]["message"].get<std::string>().find("must be called as a task"), std::string::npos)
+        << required.dump();
+    EXPECT_EQ(engine->running(), 0u);
+
+    // Without params.task an optional tool runs in its request; with it, a required one is a task.
+    on(*s, "tools/call", v1_call("slow", nullptr));
+    const Json sync_id = last_id;
+    EXPECT_EQ(engine->running(), 0u);
+    exec.advance(5s);
+    EXPECT_EQ(reply_to(sync_id)["result"]["content"][0]["text"], "done");
+    EXPECT_EQ(on(*s, "tools/call", v1_call("must"))["result"]["task"]["status"], "working");
+
+    // Before 2025-11-25 there are no tasks: params.task is ignored and the call runs.
+    auto old = session_of("2025-06-18");
+    on(*old, "tools/call", v1_call("slow"));
+    const Json old_id = last_id;
+    on(*old, "tools/call", v1_call("plain"));
+    const Json old_plain = last_id;
+    exec.advance(5s);
+    EXPECT_EQ(reply_to(old_id)["result"]["content"][0]["text"], "done") << reply_to(old_id).dump();
+    EXPECT_FALSE(reply_to(old_id)["result"].contains("task"));
+    EXPECT_EQ(reply_to(old_plain)["result"]["content"][0]["text"], "done");
+    // There, as in 2026-07-28 without the extension, the task methods are not served.
+    EXPECT_EQ(on(*old, "tasks/list", Json::object())["error"]["code"], -32601);
+    EXPECT_EQ(on(*old, "tasks/result", {{"taskId", "x"}})["error"]["code"], -32601);
+    EXPECT_EQ(on(*old, "tasks/get", {{"taskId", "x"}})["error"]["code"], -32021);
+}
+
+TEST_F(TasksTest, V1IsErrorFailsTheTaskWhereTheExtensionCompletesIt) {
+    add_tool("tool_error", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        co_await ctx.sleep(1s);
+        throw ToolError(ToolErrorCode::upstream_error, "it broke");
+    });
+    add_tool("protocol_error", "optional", [](RequestContext&, const Json&) -> Task<ToolResult> {
+        throw RpcError(-32603, "Internal error: broke down", Json{{"why", "test"}});
+        co_return ToolResult::text("x");
+    });
+    auto s = session_of("2025-11-25");
+    const std::string v1_id = on(*s, "tools/call", v1_call("tool_error"))["result"]["task"]["taskId"];
+    const std::string ext_id = start("tool_error")["taskId"];
+    exec.advance(1s);
+    Json failed = on(*s, "tasks/get", {{"taskId", v1_id}})["result"];
+    EXPECT_EQ(failed["status"], "failed");
+    EXPECT_NE(failed["statusMessage"].get<std::string>().find("it broke"), std::string::npos) << failed.dump();
+    Json outcome = on(*s, "tasks/result", {{"taskId", v1_id}})["result"];
+    EXPECT_EQ(outcome["isError"], true);  // what the tools/call would have answered
+    EXPECT_EQ(outcome["_meta"][kRelatedTaskMeta]["taskId"], v1_id);
+    EXPECT_EQ(statuses(v1_id).back()["status"], "failed");
+    // The extension's task of the same tool: completed, isError inside.
+    Json completed = get(ext_id)["result"];
+    EXPECT_EQ(completed["status"], "completed");
+    EXPECT_EQ(completed["result"]["isError"], true);
+    EXPECT_TRUE(statuses(ext_id).empty());  // no v1 notifications for the extension
+
+    // A protocol error: tasks/result answers that JSON-RPC error.
+    const std::string broken = on(*s, "tools/call", v1_call("protocol_error"))["result"]["task"]["taskId"];
+    Json error = on(*s, "tasks/result", {{"taskId", broken}});
+    EXPECT_EQ(error["error"]["code"], -32603) << error.dump();
+    EXPECT_EQ(error["error"]["message"], "Internal error: broke down");
+    EXPECT_EQ(error["error"]["data"]["why"], "test");
+    Json broken_task = on(*s, "tasks/get", {{"taskId", broken}})["result"];
+    EXPECT_EQ(broken_task["status"], "failed");
+    EXPECT_EQ(broken_task["statusMessage"], "Internal error: broke down");
+}
+
+TEST_F(TasksTest, V1ListGivesTheOwnersTasksPageByPage) {
+    add_tool("slow", "optional", sleep_then_answer);
+    auto a = session_of("2025-11-25", Json::object(), CallerIdentity{.session_id = "a"});
+    auto b = session_of("2025-11-25", Json::object(), CallerIdentity{.session_id = "b"});
+    std::set<std::string> mine;
+    for (int i = 0; i < 3; ++i) mine.insert(on(*a, "tools/call", v1_call("slow"))["result"]["task"]["taskId"].get<std::string>());
+    const std::string theirs = on(*b, "tools/call", v1_call("slow"))["result"]["task"]["taskId"];
+
+    Json first = on(*a, "tasks/list", Json::object())["result"];
+    ASSERT_EQ(first["tasks"].size(), 2u) << first.dump();  // page_size 2
+    ASSERT_TRUE(first["nextCursor"].is_string());
+    Json second = on(*a, "tasks/list", {{"cursor", first["nextCursor"]}})["result"];
+    ASSERT_EQ(second["tasks"].size(), 1u) << second.dump();
+    EXPECT_FALSE(second.contains("nextCursor"));
+    std::set<std::string> listed;
+    for (const auto& page : {first, second}) {
+        for (const auto& t : page["tasks"]) {
+            listed.insert(t["taskId"].get<std::string>());
+            EXPECT_EQ(t["status"], "working");
+            EXPECT_TRUE(t.contains("createdAt") && t.contains("lastUpdatedAt") && t.contains("ttl")) << t.dump();
+        }
+    }
+    EXPECT_EQ(listed, mine);
+    Json other = on(*b, "tasks/list", Json::object())["result"];
+    ASSERT_EQ(other["tasks"].size(), 1u);
+    EXPECT_EQ(other["tasks"][0]["taskId"], theirs);
+
+    // Statuses are current; cursors no list handed out are refused.
+    exec.advance(5s);
+    EXPECT_EQ(on(*b, "tasks/list", Json::object())["result"]["tasks"][0]["status"], "completed");
+    EXPECT_EQ(on(*a, "tasks/list", {{"cursor", "not-a-cursor"}})["error"]["code"], -32602);
+    EXPECT_EQ(on(*a, "tasks/list", {{"cursor", 7}})["error"]["code"], -32602);
+    // Another owner's task is not there for tasks/get or tasks/result either.
+    EXPECT_EQ(on(*a, "tasks/get", {{"taskId", theirs}})["error"]["code"], -32602);
+    EXPECT_EQ(on(*a, "tasks/result", {{"taskId", theirs}})["error"]["code"], -32602);
+}
+
+TEST_F(TasksTest, V1CancelAnswersTheCancelledTaskAndRefusesTerminalOnes) {
+    bool finished = false;
+    add_tool("slow", "optional", [&finished](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        co_await ctx.sleep(60s);
+        finished = true;
+        co_return ToolResult::text("done");
+    });
+    add_tool("quick", "optional", [](RequestContext&, const Json&) -> Task<ToolResult> {
+        co_return ToolResult::text("quick");
+    });
+    auto s = session_of("2025-11-25");
+    const std::string id = on(*s, "tools/call", v1_call("slow"))["result"]["task"]["taskId"];
+    on(*s, "tasks/result", {{"taskId", id}});
+    const Json waiting_result = last_id;
+    Json cancelled = on(*s, "tasks/cancel", {{"taskId", id}});
+    ASSERT_TRUE(cancelled.contains("result")) << cancelled.dump();
+    EXPECT_EQ(cancelled["result"]["taskId"], id);
+    EXPECT_EQ(cancelled["result"]["status"], "cancelled");
+    EXPECT_TRUE(cancelled["result"]["statusMessage"].is_string());
+    EXPECT_FALSE(cancelled["result"].contains("resultType"));
+    exec.run();
+    EXPECT_FALSE(finished);
+    EXPECT_EQ(engine->running(), 0u);
+    EXPECT_EQ(on(*s, "tasks/get", {{"taskId", id}})["result"]["status"], "cancelled");
+    EXPECT_EQ(statuses(id).back()["status"], "cancelled");
+    // The waiting tasks/result ends with the cancellation, as the request would have.
+    EXPECT_EQ(reply_to(waiting_result)["error"]["code"], -32800) << reply_to(waiting_result).dump();
+
+    // Again: refused, the task being terminal; so is a completed one, and an unknown id.
+    EXPECT_EQ(on(*s, "tasks/cancel", {{"taskId", id}})["error"]["code"], -32602);
+    const std::string done = on(*s, "tools/call", v1_call("quick"))["result"]["task"]["taskId"];
+    EXPECT_EQ(on(*s, "tasks/get", {{"taskId", done}})["result"]["status"], "completed");
+    Json refused = on(*s, "tasks/cancel", {{"taskId", done}});
+    EXPECT_EQ(refused["error"]["code"], -32602);
+    EXPECT_NE(refused["error"]["message"].get<std::string>().find("completed"), std::string::npos);
+    EXPECT_EQ(on(*s, "tasks/cancel", {{"taskId", "nope"}})["error"]["code"], -32602);
+    EXPECT_EQ(on(*s, "tasks/get", {{"taskId", "nope"}})["error"]["code"], -32602);
+    EXPECT_EQ(on(*s, "tasks/result", {{"taskId", "nope"}})["error"]["code"], -32602);
+    EXPECT_EQ(on(*s, "tasks/result", Json::object())["error"]["code"], -32602);
+}
+
+TEST_F(TasksTest, V1TasksResultAsksTheClientOnItsOwnStreamAndFeedsTheAnswersIn) {
+    int runs = 0;
+    add_tool("ask_two", "optional", [&runs](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        ++runs;
+        std::vector<ClientRequest> qs;
+        qs.push_back({"elicitation/create", Json{{"message", "a?"}}, "a"});
+        qs.push_back({"elicitation/create", Json{{"message", "b?"}}, "b"});
+        auto answers = co_await ctx.ask_client_all(std::move(qs));
+        co_return ToolResult::text(answers[0]["content"].value("v", "") + answers[1]["content"].value("v", ""));
+    });
+    auto s = session_of("2025-11-25", Json{{"elicitation", Json::object()}});
+    const std::string id = on(*s, "tools/call", v1_call("ask_two"))["result"]["task"]["taskId"];
+    exec.run();
+    Json parked = on(*s, "tasks/get", {{"taskId", id}})["result"];
+    EXPECT_EQ(parked["status"], "input_required");
+    EXPECT_FALSE(parked.contains("inputRequests"));  // (the extension's field)
+    EXPECT_EQ(statuses(id).back()["status"], "input_required");
+    EXPECT_TRUE(server_requests().empty());  // nothing is asked before a tasks/result
+
+    on(*s, "tasks/result", {{"taskId", id}});
+    const Json result_id = last_id;
+    auto asked = server_requests();
+    ASSERT_EQ(asked.size(), 1u);  // one question at a time
+    EXPECT_EQ(asked[0].first["method"], "elicitation/create");
+    EXPECT_EQ(asked[0].first["params"]["message"], "a?");
+    EXPECT_EQ(asked[0].first["params"]["_meta"][kRelatedTaskMeta], (Json{{"taskId", id}}));
+    EXPECT_EQ(asked[0].second, result_id);  // on the tasks/result request's stream
+    auto answer = [](const char* v) { return Json{{"action", "accept"}, {"content", {{"v", v}}}}; };
+    s->receive(protocol::Response{asked[0].first["id"], answer("1")});
+    exec.run();
+    asked = server_requests();
+    ASSERT_EQ(asked.size(), 2u);
+    EXPECT_EQ(asked[1].first["params"]["message"], "b?");
+    EXPECT_EQ(asked[1].second, result_id);
+    EXPECT_TRUE(reply_to(result_id).is_null());
+    EXPECT_EQ(runs, 1);
+    s->receive(protocol::Response{asked[1].first["id"], answer("2")});
+    exec.run();
+
+    Json answered = reply_to(result_id);
+    ASSERT_TRUE(answered.contains("result")) << answered.dump();
+    EXPECT_EQ(answered["result"]["content"][0]["text"], "12");
+    EXPECT_EQ(answered["result"]["_meta"][kRelatedTaskMeta]["taskId"], id);
+    EXPECT_EQ(runs, 2);  // replayed once, with both answers
+    std::vector<std::string> seen;
+    for (const auto& t : statuses(id)) seen.push_back(t["status"]);
+    EXPECT_EQ(seen, (std::vector<std::string>{"input_required", "working", "completed"}));
+    EXPECT_EQ(engine->running(), 0u);
+    EXPECT_EQ(engine->waiting(), 0u);
+}
+
+TEST_F(TasksTest, V1AQuestionTheClientRefusesFailsTheTaskAsTheToolWould) {
+    add_tool("ask", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        auto a = co_await ctx.ask_client({"elicitation/create", Json{{"message", "?"}}, "q"});
+        co_return ToolResult::text(a.value("action", ""));
+    });
+    auto s = session_of("2025-11-25", Json{{"elicitation", Json::object()}});
+    const std::string id = on(*s, "tools/call", v1_call("ask"))["result"]["task"]["taskId"];
+    on(*s, "tasks/result", {{"taskId", id}});
+    const Json result_id = last_id;
+    auto asked = server_requests();
+    ASSERT_EQ(asked.size(), 1u);
+    s->receive(protocol::ErrorResponse{asked[0].first["id"], -32601, "Method not found", nullptr});
+    exec.run();
+    Json answered = reply_to(result_id);
+    ASSERT_TRUE(answered.contains("result")) << answered.dump();
+    EXPECT_EQ(answered["result"]["isError"], true);
+    EXPECT_EQ(on(*s, "tasks/get", {{"taskId", id}})["result"]["status"], "failed");
+    EXPECT_EQ(engine->running(), 0u);
+
+    // A client that cannot answer (no elicitation capability) is not asked: its tasks/result waits.
+    auto mute = session_of("2025-11-25");  // the same (anonymous) owner
+    const std::string other = on(*s, "tools/call", v1_call("ask"))["result"]["task"]["taskId"];
+    on(*mute, "tasks/result", {{"taskId", other}});
+    EXPECT_EQ(server_requests().size(), 1u);
+    EXPECT_EQ(engine->waiting(), 1u);
+    mute->close();  // ends its request
+    exec.run();
+    EXPECT_EQ(engine->waiting(), 0u);
+}
+
+TEST_F(TasksTest, V1TasksResultHoldsNothingOnceTheClientCancelsIt) {
+    add_tool("slow", "optional", sleep_then_answer);
+    auto s = session_of("2025-11-25");
+    const std::string id = on(*s, "tools/call", v1_call("slow"))["result"]["task"]["taskId"];
+    on(*s, "tasks/result", {{"taskId", id}});
+    const Json result_id = last_id;
+    EXPECT_EQ(engine->waiting(), 1u);
+    const auto timers = exec.pending_timers();
+    s->receive(protocol::Notification{"notifications/cancelled", {{"requestId", result_id}}});
+    exec.run();
+    EXPECT_EQ(engine->waiting(), 0u);
+    EXPECT_EQ(exec.pending_timers(), timers - 1);  // its fallback timer went with it
+    EXPECT_EQ(s->in_flight(), 0u);
+    exec.advance(5s);
+    EXPECT_TRUE(reply_to(result_id).is_null());  // a cancelled request gets no answer
+    EXPECT_EQ(on(*s, "tasks/get", {{"taskId", id}})["result"]["status"], "completed");
+}
+
+TEST_F(TasksTest, V1AndTheExtensionShareTheMethodNamesBySession) {
+    add_tool("slow", "optional", sleep_then_answer);
+    // A 2025-11-25 session that declared the extension gets the extension's shapes.
+    auto ext = session_of("2025-11-25", with_tasks());
+    Json created = on(*ext, "tools/call", v1_call("slow", nullptr))["result"];
+    EXPECT_EQ(created["resultType"], "task") << created.dump();
+    const std::string id = created["taskId"];
+    Json got = on(*ext, "tasks/get", {{"taskId", id}})["result"];
+    EXPECT_EQ(got["resultType"], "complete");
+    EXPECT_EQ(got["ttlMs"], 60000);
+    EXPECT_EQ(on(*ext, "tasks/result", {{"taskId", id}})["error"]["code"], -32601);
+    EXPECT_EQ(on(*ext, "tasks/list", Json::object())["error"]["code"], -32601);
+
+    // One that did not: the v1 shapes, for its tasks and the extension's task of the same
+    // (anonymous) owner alike; tasks/update stays the extension's.
+    auto v1 = session_of("2025-11-25");
+    Json flat = on(*v1, "tasks/get", {{"taskId", id}})["result"];
+    EXPECT_EQ(flat["taskId"], id);
+    EXPECT_EQ(flat["ttl"], 60000);
+    EXPECT_FALSE(flat.contains("resultType"));
+    EXPECT_EQ(on(*v1, "tasks/update", {{"taskId", id}, {"inputResponses", Json::object()}})["error"]["code"], -32021);
+    exec.advance(5s);
+    EXPECT_EQ(on(*v1, "tasks/result", {{"taskId", id}})["result"]["content"][0]["text"], "done");
+    // A 2026-07-28 request without the extension: -32021 as before, and no v1 methods.
+    EXPECT_EQ(call("tasks/get", {{"taskId", id}}, Json::object())["error"]["code"], -32021);
+    EXPECT_EQ(call("tasks/list", Json::object(), Json::object())["error"]["code"], -32601);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The conformance pack's tools for the tasks extension (io.modelcontextprotocol/tasks,
-// SEP-2663): a sync-only tool and task-supporting ones that sleep, fail as tools, fail as
-// protocol errors, ask the user once or twice at a time, and ask before the task starts.
+// The conformance pack's tools for tasks (the io.modelcontextprotocol/tasks extension,
+// SEP-2663, and the 2025-11-25 task model, SEP-1686): a sync-only tool and task-supporting
+// ones that sleep, fail as tools, fail as protocol errors, ask the user once or twice at a
+// time, and ask before the task starts.
 // Task support is declared the ordinary way (execution.taskSupport); the engine
 // (server/tasks.hpp) decides the rest, so the same paths serve real packs.
 #include <fmt/format.h>
