@@ -731,4 +731,45 @@ TEST_F(TasksTest, V1AndTheExtensionShareTheMethodNamesBySession) {
     EXPECT_EQ(call("tasks/list", Json::object(), Json::object())["error"]["code"], -32601);
 }
 
+TEST_F(TasksTest, V1TasksResultForATaskAnotherReplicaRunsReadsItsRecordEveryPollInterval) {
+    add_tool("slow", "optional", sleep_then_answer);
+    // A second server (replica) on the same store, the same owner (a bearer token) on both.
+    ServerOptions options;
+    options.task_ttl = 60s;
+    options.task_poll_interval = 250ms;
+    McpServer replica(exec, options);
+    auto replica_engine = std::make_shared<TaskEngine>(replica, store);
+    replica_engine->install();
+    replica.set_tasks(replica_engine);
+    auto here = session_of("2025-11-25", Json::object(), CallerIdentity{.principal = "alice-token"});
+    auto there = replica.open_session(
+        [this](const Json& m, const protocol::RequestId* related) {
+            out.push_back(m);
+            related_to.push_back(related ? Json(*related) : Json());
+        },
+        CallerIdentity{.principal = "alice-token"});
+    Json hello = on(*there, "initialize",
+                    {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
+                     {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+    ASSERT_TRUE(hello["result"]["capabilities"].contains("tasks"));
+    there->receive(protocol::Notification{"notifications/initialized", nullptr});
+
+    const std::string id = on(*here, "tools/call", v1_call("slow"))["result"]["task"]["taskId"];
+    exec.advance(100ms);  // (the replica reads the record at 100 ms, 350 ms, ..., 4850 ms, 5100 ms)
+    on(*there, "tasks/result", {{"taskId", id}});
+    const Json waiting = last_id;
+    EXPECT_EQ(replica_engine->waiting(), 1u);
+    EXPECT_EQ(replica_engine->running(), 0u);  // not run there
+    exec.advance(4900ms);  // the call completes on the first server at 5 s...
+    EXPECT_EQ(on(*here, "tasks/get", {{"taskId", id}})["result"]["status"], "completed");
+    EXPECT_TRUE(reply_to(waiting).is_null());  // ...which does not wake the replica's waiter
+    exec.advance(100ms);  // its next read of the record does
+    Json answered = reply_to(waiting);
+    ASSERT_TRUE(answered.contains("result")) << answered.dump();
+    EXPECT_EQ(answered["result"]["content"][0]["text"], "done");
+    EXPECT_EQ(answered["result"]["_meta"][kRelatedTaskMeta]["taskId"], id);
+    EXPECT_EQ(replica_engine->waiting(), 0u);
+    there->close();
+}
+
 }  // namespace
