@@ -38,6 +38,8 @@ const Json* addressed_name(const std::string& method, const Json& params) {
     const char* key = nullptr;
     if (method == "tools/call" || method == "prompts/get") key = "name";
     else if (method == "resources/read") key = "uri";
+    // The tasks extension routes its methods by task (SEP-2663).
+    else if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") key = "taskId";
     if (!key || !params.is_object()) return nullptr;
     auto it = params.find(key);
     return it != params.end() && it->is_string() ? &*it : nullptr;

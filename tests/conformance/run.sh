@@ -54,10 +54,10 @@ run "conformance 0.2.0-alpha.12 (all, 2026-07-28 wire)" "$modules/conformance-ne
     --suite all --spec-version 2026-07-28 --expected-failures "$here/expected-failures.yaml"
 
 # The same suites through a gateway in front of a second toolport: once with the gateway
-# speaking 2026-07-28 to its upstream (capabilities and questions travel per request: the
-# same scenarios pass as directly, but for the tasks the gateway cannot yet hand to its
-# upstream), once in the revision it negotiates (2025-11-25, one
-# session for all clients: gateway-expected-failures.yaml says what cannot cross it).
+# speaking 2026-07-28 to its upstream (capabilities and questions travel per request, and
+# tasks are handed to the upstream: the same scenarios pass as directly), once in the
+# revision it negotiates (2025-11-25, one session for all clients:
+# gateway-expected-failures.yaml says what cannot cross it).
 inner_port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 gateway_dir=$(mktemp -d)
 "$bin" serve --listen "127.0.0.1:$inner_port" --packs conformance 2>"$gateway_dir/inner.log" &

@@ -5,10 +5,12 @@
 // HTTP server of the stateless revision only, which answers initialize with 404 / -32601.
 #include <algorithm>
 #include <atomic>
+#include <map>
 
 #include <gtest/gtest.h>
 
 #include "async/executor.hpp"
+#include "client/stateless_http_headers.hpp"
 #include "client/sync_client.hpp"
 #include "client_test_servers.hpp"
 #include "http_test_servers.hpp"
@@ -76,6 +78,21 @@ Json accept(const std::string& field, const std::string& value) {
 }
 
 // ------------------------------------------------------------------ Streamable HTTP
+
+// The tasks extension routes tasks/get, tasks/update and tasks/cancel by task: Mcp-Name
+// mirrors their taskId (a server of the revision refuses them without it, -32020).
+TEST(StatelessHttpHeaders, TasksMethodsNameTheirTask) {
+    StatelessHttpHeaders headers;
+    for (const char* method : {"tasks/get", "tasks/update", "tasks/cancel"}) {
+        auto list = headers.for_request(
+            Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", {{"taskId", "3f2a9c"}}}});
+        std::map<std::string, std::string> by_name(list.begin(), list.end());
+        EXPECT_EQ(by_name["Mcp-Method"], method);
+        EXPECT_EQ(by_name["Mcp-Name"], "3f2a9c") << method;
+    }
+    auto listed = headers.for_request(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", Json::object()}});
+    for (const auto& [name, value] : listed) EXPECT_NE(name, "Mcp-Name");
+}
 
 TEST(McpClientStatelessHttp, DiscoversListsAndCallsWithoutASession) {
     TestServer server;

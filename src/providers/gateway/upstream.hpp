@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,7 +83,22 @@ public:
     // progress, cancellation (also by the pipeline's deadline), log messages and the
     // upstream's requests to the client (sampling, elicitation, roots) are passed on.
     // Failures are ToolErrors for calls, RpcErrors for the others.
+    //
+    // Tasks (io.modelcontextprotocol/tasks): when the upstream declares the extension and
+    // its tool supports tasks, a call that runs inside a task of ours (server/tasks.hpp:
+    // its request id is "task:<id>"), or of a tool that requires tasks, is run upstream as
+    // a task: the gateway polls it (tasks/get, at the interval it suggests, 50 ms to 5 s)
+    // and its outcome is the call's — completed: its result; failed: its JSON-RPC error,
+    // thrown as it is (our task fails with it); cancelled: OperationCancelled. Its
+    // questions (input_required) are asked of our client under the same keys (our task
+    // goes input_required), and when our task runs again with the answers they go to the
+    // same upstream task (tasks/update). A call given up (cancelled, timed out) cancels
+    // the upstream task (tasks/cancel).
     Task<ToolResult> call_tool(RequestContext& ctx, std::string name, Json arguments);
+    // Whether the connected upstream runs tool calls as tasks (it declared the extension).
+    bool runs_tasks() const;
+    // Upstream tasks that belong to tasks of ours now (exposed for tests).
+    std::size_t forwarded_tasks() const { return forwarded_.size(); }
     Task<Json> read_resource(RequestContext& ctx, std::string uri);
     Task<Json> get_prompt(RequestContext& ctx, std::string name, Json arguments);
     Task<Json> complete(RequestContext& ctx, Json ref, std::string argument, std::string value, Json context);
@@ -126,10 +142,25 @@ private:
     std::shared_ptr<client::McpClient> ready_client(const char* what);
     // One request on behalf of `ctx`, its caller registered while it runs (see Caller):
     // what was stashed for the client replaces the upstream's answer or failure.
+    // `tasks`: the request declares the tasks extension (see with_tasks_declared); other
+    // requests have it removed from the client's capabilities.
     Task<Json> send_for(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string method,
-                        Json params, std::function<void(const Json&)> on_progress = {});
+                        Json params, std::function<void(const Json&)> on_progress = {}, bool tasks = false);
     // One request on behalf of `ctx` (not a tool call): failures as RpcError.
     Task<Json> request(RequestContext& ctx, std::string method, Json params);
+    // A tool call run upstream as a task (see call_tool): its CallToolResult. `local` is the
+    // id of our task the call runs in ("" outside one).
+    Task<Json> call_as_task(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string tool,
+                            Json arguments, std::string local, std::function<void(const Json&)> on_progress);
+    // Polls upstream task `id` until it ends; answers its questions on the way.
+    Task<Json> follow_task(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string id,
+                           std::string local, std::int64_t interval_ms);
+    // tasks/get, tasks/update, tasks/cancel (and the task-creating tools/call) declare the
+    // extension: per request in _meta (stateless: with the client's capabilities).
+    static Json with_tasks_declared(Json params);
+    void cancel_upstream_task(const std::shared_ptr<client::McpClient>& client, const std::string& id);
+    // The execution.taskSupport of the upstream's tool `name` ("" when none).
+    std::string task_support_of(const std::string& name) const;
     static Task<Json> refuse_request(std::string why);
     void set_state(State state, std::string detail = {});
 
@@ -140,6 +171,17 @@ private:
     std::shared_ptr<client::McpClient> client_;
     UpstreamCatalog catalog_;
     std::list<Caller*> in_flight_;
+    // Our task id → the upstream task its call runs as, kept while our task may run its
+    // call again (it waits for answers); erased when either ends, or at our task's expiry.
+    struct ForwardedTask {
+        std::string upstream_id;
+        // TaskEngine::owner_of our task's caller: a request that only names the task (a
+        // client may choose "task:..." for a request id) reaches nobody else's.
+        std::string owner;
+        std::uint64_t generation = 0;  // of the connection it was created on
+        Json pending = Json::object();  // its questions our client has not answered yet
+    };
+    std::map<std::string, ForwardedTask> forwarded_;
     std::vector<std::string> subscribed_;
     bool relisting_ = false;
     std::vector<std::string> relist_queue_;
