@@ -1,6 +1,7 @@
 // Tasks (io.modelcontextprotocol/tasks) through the gateway, handed to an upstream that runs
 // them: a second toolport on --packs conformance, reached through a recording HTTP proxy so
-// the test sees what the gateway asked of it. The client speaks 2026-07-28 to the gateway
+// the test sees what the gateway asked of it; and an SDK server of the 2025-11-25 task model
+// only (lib/tasks_v1_upstream.mjs) over stdio. The client speaks 2026-07-28 to the gateway
 // with raw requests that declare the extension; the gateway speaks 2026-07-28 to the
 // upstream. A tool that requires tasks upstream runs as an upstream task the gateway
 // polls; its tool error, its protocol error, its questions and a cancellation reach the
@@ -9,6 +10,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { startHttpServer, post, waitFor, sleep } from './lib/harness.mjs';
+import { NODE, yamlString } from './lib/gateway_setup.mjs';
+import { TASKS_V1_UPSTREAM } from './lib/tasks_v1_upstream.mjs';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const VERSION = '2026-07-28';
@@ -226,5 +229,69 @@ upstreams:
     await sleep(1200);
     assert.equal(proxy.calls('tasks/get').length, polls);
     assert.ok(upstreamTaskIds(proxy).includes(upstreamId));
+  });
+});
+
+describe('gateway: tasks run by an upstream of the 2025-11-25 task model', () => {
+  let gateway;
+
+  before(async () => {
+    gateway = await startHttpServer({
+      packs: '',
+      config: `
+upstreams:
+  v1:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(TASKS_V1_UPSTREAM)}]
+`,
+    });
+    await waitFor('the upstream tools are served', async () => {
+      const listed = await result(gateway, 'tools/list', {});
+      return listed.tools.some((t) => t.name === 'wait');
+    });
+  });
+
+  after(async () => {
+    await gateway?.stop();
+  });
+
+  // The statuses the upstream's task store recorded, from its stderr in the gateway's log.
+  const upstreamStatuses = () =>
+    [...gateway.logs().matchAll(/task ([0-9a-f-]{8,}) (working|completed|failed|cancelled|input_required)/g)].map(
+      (m) => ({ id: m[1], status: m[2] }),
+    );
+
+  it('runs a tool that requires tasks as an upstream task (params.task) and answers its result', async () => {
+    const { tools } = await result(gateway, 'tools/list', {});
+    assert.equal(tools.find((t) => t.name === 'wait').execution.taskSupport, 'required');
+    const created = await result(gateway, 'tools/call', { name: 'wait', arguments: { ms: 300 } });
+    assert.equal(created.resultType, 'task');
+    const task = await settle(gateway, created.taskId);
+    assert.equal(task.status, 'completed', JSON.stringify(task));
+    assert.equal(task.result.content[0].text, 'waited 300 ms');
+    assert.equal(task.result._meta?.['io.modelcontextprotocol/related-task'], undefined);
+    await waitFor('the upstream task completed', async () => upstreamStatuses().some((s) => s.status === 'completed'));
+  });
+
+  it('completes the task with the upstream task\'s tool error', async () => {
+    const created = await result(gateway, 'tools/call', { name: 'broken', arguments: {} });
+    const task = await settle(gateway, created.taskId);
+    assert.equal(task.status, 'completed', JSON.stringify(task));
+    assert.equal(task.result.isError, true);
+    assert.match(task.result.content[0].text, /broken: as always/);
+  });
+
+  it('cancels the upstream task when the client cancels its task', async () => {
+    const before = new Set(upstreamStatuses().map((s) => s.id));
+    const created = await result(gateway, 'tools/call', { name: 'wait', arguments: { ms: 60000 } });
+    let upstreamId;
+    await waitFor('the upstream task is created', async () => {
+      upstreamId = upstreamStatuses().find((s) => !before.has(s.id))?.id;
+      return upstreamId !== undefined;
+    });
+    await result(gateway, 'tasks/cancel', { taskId: created.taskId });
+    assert.equal((await settle(gateway, created.taskId)).status, 'cancelled');
+    await waitFor('the upstream task is cancelled', async () =>
+      upstreamStatuses().some((s) => s.id === upstreamId && s.status === 'cancelled'));
   });
 });

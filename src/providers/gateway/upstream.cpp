@@ -591,6 +591,17 @@ bool Upstream::runs_tasks() const {
     return ext != caps.end() && ext->is_object() && ext->contains(kTasksExtension);
 }
 
+bool Upstream::runs_v1_tasks() const {
+    if (!client_ || client_->is_stateless() || runs_tasks()) return false;
+    const Json& caps = client_->server_capabilities();
+    auto tasks = caps.find("tasks");
+    if (tasks == caps.end() || !tasks->is_object()) return false;
+    auto requests = tasks->find("requests");
+    if (requests == tasks->end() || !requests->is_object()) return false;
+    auto tools = requests->find("tools");
+    return tools != requests->end() && tools->is_object() && tools->contains("call");
+}
+
 std::string Upstream::task_support_of(const std::string& name) const {
     for (const auto& tool : catalog_.tools) {
         if (tool.value("name", Json()) != name) continue;
@@ -612,12 +623,14 @@ Json Upstream::with_tasks_declared(Json params) {
     return params;
 }
 
-void Upstream::cancel_upstream_task(const std::shared_ptr<McpClient>& client, const std::string& id) {
+void Upstream::cancel_upstream_task(const std::shared_ptr<McpClient>& client, const std::string& id, bool v1) {
     if (!client || !client->is_open()) return;
     client::RequestOptions options;
     options.timeout = settings_.request_timeout;
     Json params = {{"taskId", id}};
-    if (client->is_stateless()) {
+    if (v1) {
+        // the revision's own method, no extension to declare
+    } else if (client->is_stateless()) {
         options.client_capabilities = Json{{"extensions", {{kTasksExtension, Json::object()}}}};
     } else {
         params = with_tasks_declared(std::move(params));
@@ -633,8 +646,77 @@ void Upstream::cancel_upstream_task(const std::shared_ptr<McpClient>& client, co
     });
 }
 
+Task<Json> Upstream::call_as_v1_task(RequestContext& ctx, std::shared_ptr<McpClient> client, std::string tool,
+                                     Json arguments, std::function<void(const Json&)> on_progress) {
+    const auto ttl = ctx.session().server().options().task_ttl;
+    Json created = co_await send_for(ctx, client, "tools/call",
+                                     {{"name", tool}, {"arguments", std::move(arguments)}, {"task", {{"ttl", ttl.count()}}}},
+                                     std::move(on_progress));
+    // Answered in the request after all: that is the call's result.
+    if (!created.is_object() || !created.contains("task") || !created["task"].is_object()) co_return created;
+    Json task = std::move(created["task"]);
+    auto id_of = task.find("taskId");
+    if (id_of == task.end() || !id_of->is_string() || id_of->get_ref<const std::string&>().empty()) {
+        throw client::ClientError("it answered with a task without a taskId");
+    }
+    const std::string id = id_of->get<std::string>();
+    auto interval = [](const Json& t) {
+        auto it = t.find("pollInterval");
+        if (it == t.end() || !it->is_number()) return kDefaultPollMs;
+        return std::clamp<std::int64_t>(it->get<std::int64_t>(), kMinPollMs, kMaxPollMs);
+    };
+    try {
+        for (;;) {
+            const std::string status = task.value("status", std::string());
+            if (status == "working") {
+                co_await ctx.sleep(std::chrono::milliseconds(interval(task)));
+                task = co_await send_for(ctx, client, "tasks/get", {{"taskId", id}});
+                if (!task.is_object()) throw client::ClientError("tasks/get answered something that is not a Task");
+                continue;
+            }
+            if (status == "cancelled") {
+                throw OperationCancelled(fmt::format("upstream {} cancelled the task", name()));
+            }
+            if (status != "input_required" && status != "completed" && status != "failed") {
+                throw client::ClientError(fmt::format("tasks/get answered status \"{}\"",
+                                                      util::sanitize_for_message(status, 40)));
+            }
+            // tasks/result waits for the end, asking its questions on the way (relayed to our
+            // client as any request of the upstream's during a call), and answers what the
+            // call would have: the CallToolResult, or its JSON-RPC error.
+            Json result;
+            try {
+                result = co_await send_for(ctx, client, "tasks/result", {{"taskId", id}});
+            } catch (const RpcError& e) {
+                if (!e.from_peer) throw;
+                // The task's protocol error, as the upstream said it: our task fails with it.
+                throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
+            }
+            if (result.is_object()) {
+                if (auto meta = result.find("_meta"); meta != result.end() && meta->is_object()) {
+                    meta->erase("io.modelcontextprotocol/related-task");
+                    if (meta->empty()) result.erase("_meta");
+                }
+            }
+            co_return result;
+        }
+    } catch (const InputRequired&) {
+        // Our client answers in our task's next run, which calls the upstream anew; the
+        // task that asked is given up.
+        cancel_upstream_task(client, id, true);
+        throw;
+    } catch (...) {
+        cancel_upstream_task(client, id, true);
+        throw;
+    }
+}
+
 Task<Json> Upstream::call_as_task(RequestContext& ctx, std::shared_ptr<McpClient> client, std::string tool,
                                   Json arguments, std::string local, std::function<void(const Json&)> on_progress) {
+    if (!runs_tasks()) {
+        co_return co_await call_as_v1_task(ctx, std::move(client), std::move(tool), std::move(arguments),
+                                           std::move(on_progress));
+    }
     const std::string owner = TaskEngine::owner_of(ctx);
     if (auto it = forwarded_.find(local); it != forwarded_.end()) {
         if (it->second.owner != owner) {
@@ -780,7 +862,8 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     auto client = ready_client("the call");
     const std::string local = local_task_of(ctx);
     const std::string support = task_support_of(tool);
-    const bool as_task = !support.empty() && (!local.empty() || support == "required") && runs_tasks();
+    const bool as_task =
+        !support.empty() && (!local.empty() || support == "required") && (runs_tasks() || runs_v1_tasks());
     auto progress = [&ctx](const Json& p) {
         if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;
         std::optional<double> total;

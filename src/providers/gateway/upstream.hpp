@@ -95,8 +95,13 @@ public:
     // same upstream task (tasks/update). A call given up (cancelled, timed out) cancels
     // the upstream task (tasks/cancel).
     Task<ToolResult> call_tool(RequestContext& ctx, std::string name, Json arguments);
-    // Whether the connected upstream runs tool calls as tasks (it declared the extension).
+    // Whether the connected upstream runs tool calls as tasks: it declared the extension;
+    // or, on a 2025-11-25 session without it, the task model of that revision
+    // (capabilities.tasks.requests.tools.call, SEP-1686), used the same way except that
+    // its questions come as requests during tasks/result, so they are relayed as for a
+    // call in the request: our task's run with the answers starts a new upstream task.
     bool runs_tasks() const;
+    bool runs_v1_tasks() const;
     // Upstream tasks that belong to tasks of ours now (exposed for tests).
     std::size_t forwarded_tasks() const { return forwarded_.size(); }
     Task<Json> read_resource(RequestContext& ctx, std::string uri);
@@ -158,7 +163,10 @@ private:
     // tasks/get, tasks/update, tasks/cancel (and the task-creating tools/call) declare the
     // extension: per request in _meta (stateless: with the client's capabilities).
     static Json with_tasks_declared(Json params);
-    void cancel_upstream_task(const std::shared_ptr<client::McpClient>& client, const std::string& id);
+    void cancel_upstream_task(const std::shared_ptr<client::McpClient>& client, const std::string& id, bool v1 = false);
+    // The same for an upstream of the 2025-11-25 task model (see runs_v1_tasks).
+    Task<Json> call_as_v1_task(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string tool,
+                               Json arguments, std::function<void(const Json&)> on_progress);
     // The execution.taskSupport of the upstream's tool `name` ("" when none).
     std::string task_support_of(const std::string& name) const;
     static Task<Json> refuse_request(std::string why);
