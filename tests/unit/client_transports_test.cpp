@@ -107,7 +107,7 @@ TEST_P(HttpClientTransport, ListsEveryPageAndCallsTools) {
     Json init = client.connect(http_to(client, server.url()));
     EXPECT_EQ(init["protocolVersion"], "2025-11-25");
     auto tools = client.list_tools();
-    EXPECT_EQ(tools.size(), 36u) << "35 conformance tools and the slow one, in pages of 5";
+    EXPECT_EQ(tools.size(), 37u) << "36 conformance tools and the slow one, in pages of 5";
     Json result = client.call_tool("test_simple_text", Json::object());
     EXPECT_EQ(result["content"][0]["text"], "This is a simple text response for testing.");
     Json image = client.call_tool("test_image_content", Json::object());
@@ -226,7 +226,7 @@ TEST_P(HttpClientTransport, BearerTokens) {
     }
     SyncClient client;
     client.connect(http_to(client, server.url(), false, "s3cret-token"));
-    EXPECT_EQ(client.list_tools().size(), 36u);
+    EXPECT_EQ(client.list_tools().size(), 37u);
 }
 
 TEST_P(HttpClientTransport, AnExpiredSessionEndsTheClient) {
@@ -286,7 +286,7 @@ TEST_P(HttpClientTransport, SpeaksHttpsWithAPrivateCa) {
     options.url = url;
     options.ca_file = ca.write_cert_file("mcp-client-ca.pem");
     client.connect(make_http_transport(client.executor(), options));
-    EXPECT_EQ(client.list_tools().size(), 36u);
+    EXPECT_EQ(client.list_tools().size(), 37u);
     // The server ends this call's event stream at once: the reply needs a resumption.
     EXPECT_NE(client.call_tool("test_reconnection", Json::object())["content"][0]["text"].get<std::string>().find(
                   "completed successfully"),
@@ -334,7 +334,7 @@ TEST(StdioClientTransport, TalksToAChildProcess) {
     client.connect(child(client, "serve"));
     client.client().on_request(answer_forty_two);
     EXPECT_EQ(client.client().server_info()["name"], "toolport");
-    EXPECT_EQ(client.list_tools().size(), 35u);
+    EXPECT_EQ(client.list_tools().size(), 36u);
     EXPECT_EQ(client.call_tool("test_simple_text", Json::object())["content"][0]["text"],
               "This is a simple text response for testing.");
     Json result = client.call_tool("test_elicitation", {{"message", "over stdio?"}});
@@ -345,7 +345,7 @@ TEST(StdioClientTransport, TalksToAChildProcess) {
 TEST(StdioClientTransport, SkipsLinesThatAreNotJson) {
     SyncClient client;
     client.connect(child(client, "banner"));
-    EXPECT_EQ(client.list_tools().size(), 35u);
+    EXPECT_EQ(client.list_tools().size(), 36u);
 }
 
 TEST(StdioClientTransport, AChildThatExitsAtOnceFailsTheHandshake) {

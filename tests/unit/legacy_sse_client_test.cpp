@@ -183,7 +183,7 @@ TEST(LegacySseClient, ListsAndCallsToolsThenCloseEndsTheSession) {
     EXPECT_EQ(server.http.session_count(), 1u);
 
     auto tools = client.list_tools();
-    EXPECT_EQ(tools.size(), 36u) << "35 conformance tools and sized, in pages of 5";
+    EXPECT_EQ(tools.size(), 37u) << "36 conformance tools and sized, in pages of 5";
     Json result = client.call_tool("test_simple_text", Json::object());
     EXPECT_EQ(result["content"][0]["text"], "This is a simple text response for testing.");
     try {
@@ -278,7 +278,7 @@ TEST(LegacySseClient, SpeaksHttpsWithAPrivateCa) {
     options.ca_file = ca.write_cert_file("legacy-sse-client-ca.pem");
     SyncClient client;
     client.connect(make_legacy_sse_transport(client.executor(), options));
-    EXPECT_EQ(client.list_tools().size(), 36u);
+    EXPECT_EQ(client.list_tools().size(), 37u);
     client.close();
     EXPECT_GE(relay.connections(), 2) << "the stream and the POSTs";
 }

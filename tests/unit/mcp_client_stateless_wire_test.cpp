@@ -102,7 +102,7 @@ TEST(McpClientStatelessHttp, DiscoversListsAndCallsWithoutASession) {
     EXPECT_EQ(client.client().server_info()["name"], "toolport");
     EXPECT_TRUE(discovered["supportedVersions"].is_array());
     auto tools = client.list_tools();
-    EXPECT_EQ(tools.size(), 36u) << "35 conformance tools and the slow one, in pages of 5";
+    EXPECT_EQ(tools.size(), 37u) << "36 conformance tools and the slow one, in pages of 5";
     Json result = client.call_tool("test_simple_text", Json::object());
     EXPECT_EQ(result["content"][0]["text"], "This is a simple text response for testing.");
     EXPECT_EQ(result["resultType"], "complete");
