@@ -834,7 +834,11 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
                                                   util::sanitize_for_message(status, 40)));
         }
     } catch (const InputRequired&) {
-        throw;  // our task waits for answers; the upstream one for the same
+        // Our task waits for answers, the upstream one for the same. Outside a task of ours
+        // (a stateless client's call, which it retries with the answers) nothing resumes
+        // the upstream task: the retry starts another.
+        if (local.empty()) cancel_upstream_task(client, id);
+        throw;
     } catch (const RpcError& e) {
         if (!e.from_peer) throw;  // the task's own error (failed), or ours about the client's answers
         // tasks/get or tasks/update refused (the task expired upstream, or was lost with
