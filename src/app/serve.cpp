@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/runtime.hpp"
+#include "server/tasks.hpp"
 #include "stores/shared_sessions.hpp"
 #include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
@@ -86,6 +87,19 @@ int serve(const Config& config) {
             if (shared->ready()) return {"shared", observability::Severity::ok};
             return {"local only (Redis unreachable)", observability::Severity::degraded};
         });
+        // A client's answers for a task another replica runs go there through the bus.
+        if (auto* tasks = server.tasks()) {
+            tasks->set_relay([shared](const std::string& id, const nlohmann::json& responses) {
+                spawn(shared->publish_task_answers(id, responses.dump()), [id](std::exception_ptr error) {
+                    if (error) spdlog::warn("task {}…: answers not relayed (Redis unreachable)", id.substr(0, 8));
+                });
+            });
+            shared->set_task_listener([weak = tasks->weak_from_this()](std::string id, std::string data) {
+                auto engine = weak.lock();
+                auto responses = nlohmann::json::parse(data, nullptr, false);
+                if (engine && responses.is_object()) engine->answers_from_elsewhere(std::move(id), std::move(responses));
+            });
+        }
         http_options.shared_sessions = std::move(shared);
         spdlog::info("sessions: shared through the Redis store");
     }

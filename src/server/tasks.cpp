@@ -537,9 +537,19 @@ Task<Json> TaskEngine::update(RequestContext& ctx) {
     co_return Json{{"resultType", "complete"}};
 }
 
+void TaskEngine::answers_from_elsewhere(std::string task_id, Json responses) {
+    if (!running_.count(task_id) || !responses.is_object()) return;  // not run here
+    spawn(deliver(std::move(task_id), std::move(responses)), [](std::exception_ptr) {});
+}
+
 Task<void> TaskEngine::deliver(std::string id, Json responses) {
     auto self = shared_from_this();
     auto it = running_.find(id);
+    if (it == running_.end() && relay_) {
+        // Another replica runs it (the store is shared): the answers go there.
+        relay_(id, responses);
+        co_return;
+    }
     if (it == running_.end() || it->second->active) co_return;
     auto run = it->second;
     bool answered = false;
@@ -662,6 +672,7 @@ Task<Json> TaskEngine::result(RequestContext& ctx) {
     if (!v1(ctx)) throw v1_only("tasks/result");
     auto self = shared_from_this();
     const auto id = task_id_param(ctx);
+    std::set<std::string> asked_remotely;  // questions of another replica's task asked here
     for (;;) {
         auto record = co_await find(ctx, id);
         if (stores::is_terminal(record.status)) co_return v1_outcome(record);
@@ -669,6 +680,9 @@ Task<Json> TaskEngine::result(RequestContext& ctx) {
         std::shared_ptr<Running> run = it == running_.end() ? nullptr : it->second;
         if (record.status == TaskStatus::input_required && run && !run->active) {
             if (co_await ask_for_input(ctx, run)) continue;
+        }
+        if (record.status == TaskStatus::input_required && !run && relay_) {
+            if (co_await ask_for_remote_input(ctx, record, asked_remotely)) continue;
         }
         // Woken when the task changes here. A task this process does not run (another
         // replica's, through a shared store) can only be watched by reading its record
@@ -733,6 +747,38 @@ Task<bool> TaskEngine::ask_for_input(RequestContext& ctx, std::shared_ptr<Runnin
         co_await deliver(id, std::move(answered));
     }
     co_return true;
+}
+
+Task<bool> TaskEngine::ask_for_remote_input(RequestContext& ctx, const TaskRecord& record,
+                                             std::set<std::string>& asked) {
+    auto self = shared_from_this();
+    if (!record.input_requests.is_object()) co_return false;
+    bool any = false;
+    for (const auto& [key, question] : record.input_requests.items()) {
+        if (asked.count(key)) continue;
+        const char* capability = client_capability_for(question.value("method", ""));
+        if (capability && !ctx.client_capabilities().contains(capability)) continue;
+        asked.insert(key);
+        any = true;
+        Json params = question.value("params", Json::object());
+        if (!params.is_object()) params = Json::object();
+        if (!params["_meta"].is_object()) params["_meta"] = Json::object();
+        params["_meta"][kRelatedTaskMeta] = Json{{"taskId", record.id}};
+        Json answer;
+        bool refused = false;
+        try {
+            answer = co_await ctx.session().request_client(question.value("method", ""), std::move(params),
+                                                           ctx.request_id(), ctx.cancel_token(), ctx.revision());
+        } catch (const OperationCancelled&) {
+            throw;
+        } catch (const std::exception&) {
+            // The replica that runs the task decides what a question never answered means
+            // (its expiry); here the question is simply not answered.
+            refused = true;
+        }
+        if (!refused) relay_(record.id, Json{{key, std::move(answer)}});
+    }
+    co_return any;
 }
 
 Task<void> TaskEngine::refuse(std::shared_ptr<Running> run, const std::string& why) {

@@ -40,10 +40,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -108,6 +110,13 @@ public:
     // requires tasks called without it.
     Task<std::optional<Json>> call_tool(RequestContext& ctx, std::shared_ptr<const ToolSpec> tool, Json arguments);
 
+    // Replicas sharing one store (`sessions: shared`): answers for a task that runs on
+    // another replica are handed to `relay` (which sends them there); that replica hands
+    // them to answers_from_elsewhere(). The owner was checked where they arrived.
+    using Relay = std::function<void(const std::string& task_id, const Json& responses)>;
+    void set_relay(Relay relay) { relay_ = std::move(relay); }
+    void answers_from_elsewhere(std::string task_id, Json responses);
+
     // The owner of the tasks `ctx` creates and sees (exposed for tests).
     static std::string owner_of(const RequestContext& ctx);
     // Calls running now (exposed for tests).
@@ -148,6 +157,10 @@ private:
     // Feeds answers to the task `id` when it waits for them here (tasks/update, and v1's
     // tasks/result); answers to questions it did not ask are ignored.
     Task<void> deliver(std::string id, Json responses);
+    // v1's tasks/result for a task another replica runs: asks `ctx`'s client the record's
+    // questions not in `asked` yet (adding them) and relays the answers. False when there
+    // was nothing to ask.
+    Task<bool> ask_for_remote_input(RequestContext& ctx, const stores::TaskRecord& record, std::set<std::string>& asked);
     // v1's tasks/result for a task waiting for input: asks `ctx`'s client what the task
     // asks (what no other tasks/result is asking already) and delivers the answers. False
     // when there was nothing it could ask.
@@ -165,6 +178,7 @@ private:
     McpServer& server_;
     stores::TaskStore& store_;
     std::unordered_map<std::string, std::shared_ptr<Running>> running_;
+    Relay relay_;
     // tasks/result requests waiting for their task to change, by task id.
     std::unordered_map<std::string, std::map<std::uint64_t, Completion<bool>>> watchers_;
     std::uint64_t next_watcher_ = 0;

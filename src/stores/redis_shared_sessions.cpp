@@ -56,7 +56,7 @@ std::optional<SharedSessionState> SharedSessionState::from_json_text(std::string
 
 // "<kind> <origin> <session> <seq> <data>": ids and origins are hex, so spaces delimit.
 std::string SessionBusMessage::encode() const {
-    const char* k = kind == Kind::changed ? "changed" : kind == Kind::ended ? "ended" : "event";
+    const char* k = kind == Kind::changed ? "changed" : kind == Kind::ended ? "ended" : kind == Kind::event ? "event" : "task";
     std::string out;
     out.reserve(data.size() + origin.size() + session_id.size() + 32);
     out.append(k).append(" ").append(origin).append(" ").append(session_id).append(" ");
@@ -78,6 +78,7 @@ std::optional<SessionBusMessage> SessionBusMessage::decode(std::string_view text
     if (*kind == "changed") m.kind = Kind::changed;
     else if (*kind == "ended") m.kind = Kind::ended;
     else if (*kind == "event") m.kind = Kind::event;
+    else if (*kind == "task") m.kind = Kind::task;
     else return std::nullopt;
     auto r = std::from_chars(seq->data(), seq->data() + seq->size(), m.seq);
     if (r.ec != std::errc() || r.ptr != seq->data() + seq->size()) return std::nullopt;
@@ -145,7 +146,11 @@ public:
                 spdlog::debug("shared sessions: ignored a bus message of an unknown form");
                 return;
             }
-            if (listener_) listener_(std::move(*message));
+            if (message->kind == SessionBusMessage::Kind::task) {
+                if (task_listener_) task_listener_(std::move(message->session_id), std::move(message->data));
+            } else if (listener_) {
+                listener_(std::move(*message));
+            }
         };
         subscriber_ = std::make_unique<RedisClient>(executor, std::move(sub));
         commands_->start();
@@ -212,7 +217,16 @@ public:
         co_return events;
     }
 
+    Task<void> publish_task_answers(std::string task_id, std::string responses) override {
+        SessionBusMessage m{SessionBusMessage::Kind::task, replica_, std::move(task_id), 0, std::move(responses)};
+        auto reply = co_await commands_->command({"PUBLISH", channel_, m.encode()});
+        if (reply.is_error()) throw RedisUnavailable("relaying the answers failed: " + reply.text);
+    }
+
     void set_listener(std::function<void(SessionBusMessage)> listener) override { listener_ = std::move(listener); }
+    void set_task_listener(std::function<void(std::string, std::string)> listener) override {
+        task_listener_ = std::move(listener);
+    }
 
 private:
     std::string key(const std::string& id) const { return prefix_ + "session:" + id; }
@@ -222,6 +236,7 @@ private:
     std::string replica_;
     RedisScript save_, remove_, touch_, event_;
     std::function<void(SessionBusMessage)> listener_;
+    std::function<void(std::string, std::string)> task_listener_;
     std::unique_ptr<RedisClient> commands_;
     std::unique_ptr<RedisClient> subscriber_;
 };

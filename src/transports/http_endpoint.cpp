@@ -542,6 +542,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 if (session->catching_up) session->held.emplace_back(m.seq, std::move(m.data));
                 else session->standalone()->push_numbered(m.seq, std::move(m.data));
                 return;
+            case stores::SessionBusMessage::Kind::task:
+                return;  // the task engine's (app/serve.cpp)
         }
     }
 

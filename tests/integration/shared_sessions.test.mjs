@@ -141,6 +141,26 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     assert.ok(hidden.messages[0].error, hidden.text);
   });
 
+  it("a task started on A is answered on B (tasks/update relayed to A, which runs it)", async () => {
+    const capabilities = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    const init = await post(a, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...INIT_PARAMS(LATEST), capabilities } });
+    const sessionId = init.headers.get('mcp-session-id');
+    await post(a, { jsonrpc: '2.0', method: 'notifications/initialized' }, { sessionId, protocolVersion: LATEST });
+    const created = await post(a, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'x.txt' } } },
+      { sessionId, protocolVersion: LATEST });
+    const taskId = created.messages[0].result.taskId;
+    assert.ok(taskId, created.text);
+    const get = async () => (await post(b, { jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId } }, { sessionId, protocolVersion: LATEST })).messages[0].result;
+    let record;
+    await waitFor('the task to ask, seen from B', async () => (record = await get()).status === 'input_required');
+    assert.deepEqual(Object.keys(record.inputRequests), ['confirm_delete']);
+    const update = await post(b, { jsonrpc: '2.0', id: 4, method: 'tasks/update', params: { taskId, inputResponses: { confirm_delete: { action: 'accept', content: { confirm: true } } } } },
+      { sessionId, protocolVersion: LATEST });
+    assert.equal(update.status, 200, update.text);
+    await waitFor('the task to complete with the answer from B', async () => (record = await get()).status === 'completed');
+    assert.equal(record.result.content[0].text, 'Deleted x.txt');
+  });
+
   it('SDK client: calls, a subscription and an elicitation on B, notifications on its GET stream on A; A killed, the session goes on on B', async () => {
     const routes = { post: a, get: a };
     const transport = new StreamableHTTPClientTransport(new URL(`${a.base}/mcp`), {
