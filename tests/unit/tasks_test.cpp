@@ -772,4 +772,103 @@ TEST_F(TasksTest, V1TasksResultForATaskAnotherReplicaRunsReadsItsRecordEveryPoll
     there->close();
 }
 
+TEST_F(TasksTest, AnswersGivenOnAnotherReplicaAreRelayedToTheOneThatRunsTheTask) {
+    add_tool("confirm", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        Json a = co_await ctx.ask_client({"elicitation/create", Json{{"message", "sure?"}}, "sure"});
+        co_return ToolResult::text("answer: " + a["content"].value("v", ""));
+    });
+    // A second server on the same store; what it relays arrives here as the bus would bring it.
+    ServerOptions options;
+    options.task_ttl = 60s;
+    options.task_poll_interval = 250ms;
+    McpServer replica(exec, options);
+    auto replica_engine = std::make_shared<TaskEngine>(replica, store);
+    replica_engine->install();
+    replica.set_tasks(replica_engine);
+    std::vector<std::pair<std::string, Json>> relayed;
+    replica_engine->set_relay([this, &relayed](const std::string& id, const Json& responses) {
+        relayed.emplace_back(id, responses);
+        engine->answers_from_elsewhere(id, responses);
+    });
+    auto on_replica = [&](CallerIdentity who) {
+        return replica.open_session(
+            [this](const Json& m, const protocol::RequestId* related) {
+                out.push_back(m);
+                related_to.push_back(related ? Json(*related) : Json());
+            },
+            std::move(who));
+    };
+    Json caps = with_tasks();
+    caps["elicitation"] = Json::object();
+    auto here = open(CallerIdentity{.principal = "bob-token"});
+    auto there = on_replica(CallerIdentity{.principal = "bob-token"});
+
+    // The extension: tasks/update on the replica.
+    const std::string id = call("tools/call", {{"name", "confirm"}, {"arguments", Json::object()}}, caps, here.get())
+                               ["result"]["taskId"];
+    EXPECT_EQ(call("tasks/get", {{"taskId", id}}, caps, there.get())["result"]["status"], "input_required");
+    call("tasks/update", {{"taskId", id}, {"inputResponses", {{"sure", {{"action", "accept"}, {"content", {{"v", "yes"}}}}}}}},
+         caps, there.get());
+    ASSERT_EQ(relayed.size(), 1u);
+    EXPECT_EQ(relayed[0].first, id);
+    Json done = call("tasks/get", {{"taskId", id}}, caps, there.get())["result"];
+    EXPECT_EQ(done["status"], "completed") << done.dump();
+    EXPECT_EQ(done["result"]["content"][0]["text"], "answer: yes");
+    EXPECT_EQ(replica_engine->running(), 0u);
+
+    // Answers for a task nobody runs here or there are dropped, not replayed anywhere.
+    engine->answers_from_elsewhere("no-such-task", Json{{"sure", Json::object()}});
+    exec.run();
+    there->close();
+    here->close();
+}
+
+TEST_F(TasksTest, V1TasksResultOnAnotherReplicaAsksTheRecordsQuestionsAndRelaysTheAnswers) {
+    add_tool("confirm", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        Json a = co_await ctx.ask_client({"elicitation/create", Json{{"message", "sure?"}}, "sure"});
+        co_return ToolResult::text("answer: " + a["content"].value("v", ""));
+    });
+    ServerOptions options;
+    options.task_ttl = 60s;
+    options.task_poll_interval = 250ms;
+    McpServer replica(exec, options);
+    auto replica_engine = std::make_shared<TaskEngine>(replica, store);
+    replica_engine->install();
+    replica.set_tasks(replica_engine);
+    replica_engine->set_relay([this](const std::string& id, const Json& responses) {
+        engine->answers_from_elsewhere(id, responses);
+    });
+    Json caps = {{"elicitation", Json::object()}};
+    auto here = session_of("2025-11-25", caps, CallerIdentity{.principal = "carol-token"});
+    auto there = replica.open_session(
+        [this](const Json& m, const protocol::RequestId* related) {
+            out.push_back(m);
+            related_to.push_back(related ? Json(*related) : Json());
+        },
+        CallerIdentity{.principal = "carol-token"});
+    on(*there, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", caps},
+                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+    there->receive(protocol::Notification{"notifications/initialized", nullptr});
+    exec.run();
+
+    const std::string id = on(*here, "tools/call", v1_call("confirm"))["result"]["task"]["taskId"];
+    EXPECT_EQ(on(*there, "tasks/get", {{"taskId", id}})["result"]["status"], "input_required");
+    on(*there, "tasks/result", {{"taskId", id}});
+    const Json waiting = last_id;
+    // The replica asks its client the question the record holds, tied to the task.
+    auto asked = server_requests();
+    ASSERT_FALSE(asked.empty());
+    const Json question = asked.back().first;
+    EXPECT_EQ(question["method"], "elicitation/create");
+    EXPECT_EQ(question["params"]["_meta"][kRelatedTaskMeta]["taskId"], id);
+    there->receive(protocol::Response{question["id"], Json{{"action", "accept"}, {"content", {{"v", "sure"}}}}});
+    exec.run();
+    exec.advance(300ms);  // the replica reads the record again
+    Json answered = reply_to(waiting);
+    ASSERT_TRUE(answered.contains("result")) << answered.dump();
+    EXPECT_EQ(answered["result"]["content"][0]["text"], "answer: sure");
+    there->close();
+    here->close();
+}
+
 }  // namespace
