@@ -22,6 +22,8 @@
 //   Json result = co_await reply;  // or throws RpcError, the timeout error, OperationCancelled
 #pragma once
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -85,6 +87,8 @@ public:
     const std::string* method_of(std::int64_t id) const;
     std::uint64_t tag_of(std::int64_t id) const;  // 0 when not pending
     std::size_t pending() const { return outgoing_.size(); }
+    // Our next ids come after `base` (replicas serving one session keep theirs apart).
+    void set_id_base(std::int64_t base) { next_id_ = std::max(next_id_, base); }
 
     // Ends request `id` (false when it is not pending: answered already, timed out, or
     // never ours). A non-empty `give_up_reason` also calls Hooks::on_give_up.

@@ -303,4 +303,15 @@ void ServerSession::restore(Revision revision, Json client_capabilities, Json cl
     subscriptions_ = std::move(subscriptions);
 }
 
+bool ServerSession::owns_client_message(const Message& message) const {
+    if (const auto* r = std::get_if<Response>(&message)) return peer_.pending_id(r->id).has_value();
+    if (const auto* e = std::get_if<ErrorResponse>(&message)) return peer_.pending_id(e->id).has_value();
+    if (const auto* n = std::get_if<Notification>(&message); n && n->method == "notifications/cancelled") {
+        if (!n->params.is_object()) return true;
+        auto id = n->params.find("requestId");
+        return id == n->params.end() || peer_.serving(*id);
+    }
+    return true;
+}
+
 }  // namespace toolport

@@ -78,6 +78,12 @@ public:
     const std::set<std::string>& subscriptions() const { return subscriptions_; }
     void restore(protocol::Revision revision, Json client_capabilities, Json client_info, LogLevel level,
                  std::set<std::string> subscriptions);
+    // Whether a message from the client is this replica's: a reply to a request it sent, a
+    // notifications/cancelled for a request it serves (anything else is, too). A replica
+    // relays the others to the replica they belong to.
+    bool owns_client_message(const protocol::Message& message) const;
+    // Our requests to the client are numbered after `base` (each replica its own range).
+    void number_requests_after(std::int64_t base) { peer_.set_id_base(base); }
 
     // Whether the protocol itself defines `method` (in some revision): an extension cannot
     // take it over.

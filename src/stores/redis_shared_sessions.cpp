@@ -56,7 +56,11 @@ std::optional<SharedSessionState> SharedSessionState::from_json_text(std::string
 
 // "<kind> <origin> <session> <seq> <data>": ids and origins are hex, so spaces delimit.
 std::string SessionBusMessage::encode() const {
-    const char* k = kind == Kind::changed ? "changed" : kind == Kind::ended ? "ended" : kind == Kind::event ? "event" : "task";
+    const char* k = kind == Kind::changed ? "changed"
+                    : kind == Kind::ended ? "ended"
+                    : kind == Kind::event ? "event"
+                    : kind == Kind::relay ? "relay"
+                                          : "task";
     std::string out;
     out.reserve(data.size() + origin.size() + session_id.size() + 32);
     out.append(k).append(" ").append(origin).append(" ").append(session_id).append(" ");
@@ -78,6 +82,7 @@ std::optional<SessionBusMessage> SessionBusMessage::decode(std::string_view text
     if (*kind == "changed") m.kind = Kind::changed;
     else if (*kind == "ended") m.kind = Kind::ended;
     else if (*kind == "event") m.kind = Kind::event;
+    else if (*kind == "relay") m.kind = Kind::relay;
     else if (*kind == "task") m.kind = Kind::task;
     else return std::nullopt;
     auto r = std::from_chars(seq->data(), seq->data() + seq->size(), m.seq);
@@ -215,6 +220,12 @@ public:
             events.push_back(std::move(e));
         }
         co_return events;
+    }
+
+    Task<void> relay_client_message(std::string session_id, std::string message) override {
+        SessionBusMessage m{SessionBusMessage::Kind::relay, replica_, std::move(session_id), 0, std::move(message)};
+        auto reply = co_await commands_->command({"PUBLISH", channel_, m.encode()});
+        if (reply.is_error()) throw RedisUnavailable("relaying the message failed: " + reply.text);
     }
 
     Task<void> publish_task_answers(std::string task_id, std::string responses) override {

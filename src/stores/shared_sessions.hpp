@@ -7,8 +7,9 @@
 //     copy (the local ServerSession) and is told of every change through the bus.
 //   - The bus is one Redis pub/sub channel: "changed" (a replica saved new state), "ended"
 //     (DELETE on some replica), "event" (a message for the session's GET stream, which
-//     may be held open on another replica), and "task" (a client's answers for a task that
-//     runs on another replica: server/tasks.hpp's relay).
+//     may be held open on another replica), "relay" (a client's reply or cancellation that
+//     reached a replica other than the one it is for), and "task" (a client's answers for a
+//     task that runs on another replica: server/tasks.hpp's relay).
 //   - GET-stream events are numbered per session by Redis and kept (bounded) in a log, so a
 //     client resuming with Last-Event-ID on any replica gets what it missed.
 //
@@ -55,12 +56,12 @@ struct SharedSessionState {
 };
 
 struct SessionBusMessage {
-    enum class Kind { changed, ended, event, task };
+    enum class Kind { changed, ended, event, relay, task };
     Kind kind = Kind::changed;
     std::string origin;       // the replica that sent it (SharedSessions::replica())
     std::string session_id;   // task: the task id
     std::uint64_t seq = 0;    // event: its number in the session's GET stream
-    std::string data;         // changed: the state as JSON; event: the message; task: the answers
+    std::string data;  // changed: the state as JSON; event, relay: the message; task: the answers
 
     std::string encode() const;
     static std::optional<SessionBusMessage> decode(std::string_view text);
@@ -98,6 +99,9 @@ public:
     // The logged events numbered above `after`, oldest first.
     virtual Task<std::vector<SessionEvent>> events_after(std::string id, std::uint64_t after) = 0;
 
+    // Hands a client's message (JSON-RPC text) to every replica holding the session; the one
+    // it is for takes it ("relay").
+    virtual Task<void> relay_client_message(std::string session_id, std::string message) = 0;
     // Sends a client's answers (inputResponses, as JSON) to the replica that runs the task.
     virtual Task<void> publish_task_answers(std::string task_id, std::string responses) = 0;
 

@@ -209,6 +209,13 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // Shared sessions (null unless `sessions: shared`); see the "shared sessions" part below.
     std::shared_ptr<stores::SharedSessions> shared = opts.shared_sessions;
     bool skip_adoption = false;          // answering a request again after its lookup
+    // Our requests to a shared session's client are numbered in this replica's own range
+    // (bits 32-51 random), so a reply that reaches another replica is told apart there.
+    std::int64_t request_id_base = [] {
+        std::uint32_t r = 0;
+        util::secure_random(&r, sizeof r);
+        return static_cast<std::int64_t>((r & 0xFFFFFu) + 1) << 32;
+    }();
     std::uint64_t subscriptions_seen = 0;  // stores::SharedSessions::subscriptions_started()
     std::unordered_map<std::string, std::shared_ptr<HttpSession>, StringHash, std::equal_to<>> sessions;
 
@@ -401,6 +408,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     void share(HttpSession& s) {
         s.shared = true;
         s.touched = executor.now();
+        s.mcp->number_requests_after(request_id_base);
         std::weak_ptr<State> weak = weak_from_this();
         s.standalone_sink = [weak, sid = s.id()](std::string data) {
             if (auto self = weak.lock()) self->publish_standalone(sid, std::move(data));
@@ -524,6 +532,31 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
     }
 
+    // A client's reply to a request another replica sent, or its cancellation of a request
+    // another replica serves, goes there through the bus (taken out of `messages`).
+    void relay_foreign(HttpSession& s, std::vector<protocol::Message>& messages) {
+        for (auto it = messages.begin(); it != messages.end();) {
+            if (s.mcp->owns_client_message(*it)) {
+                ++it;
+                continue;
+            }
+            Json json = std::visit(
+                [](const auto& m) -> Json {
+                    using M = std::decay_t<decltype(m)>;
+                    if constexpr (std::is_same_v<M, protocol::Response>) return protocol::make_response(m.id, m.result);
+                    else if constexpr (std::is_same_v<M, protocol::ErrorResponse>)
+                        return protocol::make_error(m.id, m.code, m.message, m.data);
+                    else if constexpr (std::is_same_v<M, protocol::Notification>)
+                        return protocol::make_notification(m.method, m.params);
+                    else return nullptr;
+                },
+                *it);
+            spawn(relay_message(shared_from_this(), s.id(), protocol::serialize(json)), [](std::exception_ptr) {});
+            it = messages.erase(it);
+        }
+    }
+    static Task<void> relay_message(std::shared_ptr<State> self, std::string sid, std::string message);
+
     void on_bus(stores::SessionBusMessage m) {
         if (stopping) return;
         auto it = sessions.find(m.session_id);
@@ -542,6 +575,17 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 if (session->catching_up) session->held.emplace_back(m.seq, std::move(m.data));
                 else session->standalone()->push_numbered(m.seq, std::move(m.data));
                 return;
+            case stores::SessionBusMessage::Kind::relay: {
+                if (m.origin == shared->replica()) return;
+                auto parsed = protocol::parse_payload(m.data, protocol::ParseLimits{});
+                if (parsed.fatal || parsed.is_batch || parsed.items.size() != 1) return;
+                auto* message = std::get_if<protocol::Message>(&parsed.items.front());
+                if (message && !std::holds_alternative<protocol::Request>(*message) &&
+                    session->mcp->owns_client_message(*message)) {
+                    session->mcp->receive(std::move(*message));
+                }
+                return;
+            }
             case stores::SessionBusMessage::Kind::task:
                 return;  // the task engine's (app/serve.cpp)
         }
@@ -855,6 +899,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
 
         auto sorted = sort_post(body, *session);
+        if (session->shared) relay_foreign(*session, sorted.to_feed);
         if (sorted.request_ids.empty()) {
             for (auto& message : sorted.to_feed) session->mcp->receive(std::move(message));
             if (sorted.local_replies.empty()) return empty(req, 202);  // only notifications and responses
@@ -1255,6 +1300,14 @@ Task<void> HttpEndpoint::State::publish_event(std::shared_ptr<State> self, std::
     if (self->stopping) co_return;
     if (auto it = self->sessions.find(sid); it != self->sessions.end()) {
         it->second->standalone()->push(std::move(data), nullptr);
+    }
+}
+
+Task<void> HttpEndpoint::State::relay_message(std::shared_ptr<State> self, std::string sid, std::string message) {
+    try {
+        co_await self->shared->relay_client_message(sid, std::move(message));
+    } catch (const std::exception& e) {
+        spdlog::warn("session {}…: a client message for another replica was dropped ({})", sid.substr(0, 8), e.what());
     }
 }
 

@@ -141,6 +141,53 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     assert.ok(hidden.messages[0].error, hidden.text);
   });
 
+  it("a client's reply and cancellation that reach the other replica are relayed to the one they are for", async () => {
+    const init = await post(a, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...INIT_PARAMS(LATEST), capabilities: { elicitation: {} } } });
+    const sessionId = init.headers.get('mcp-session-id');
+    await post(a, { jsonrpc: '2.0', method: 'notifications/initialized' }, { sessionId, protocolVersion: LATEST });
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': LATEST };
+
+    // B runs the call and asks the client on the call's stream; the client answers on A.
+    const res = await fetch(`${b.base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'e1', method: 'tools/call', params: { name: 'test_elicitation', arguments: { message: 'Name?' } } }) });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const messages = [];
+    const next = async (predicate) => {
+      for (;;) {
+        const found = messages.find(predicate);
+        if (found) return found;
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended: ${text}`);
+        text += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = text.indexOf('\n\n')) >= 0) {
+          const data = text.slice(0, end).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
+          text = text.slice(end + 2);
+          if (data) messages.push(JSON.parse(data));
+        }
+      }
+    };
+    const question = await next((m) => m.method === 'elicitation/create');
+    assert.ok(question.id > 2 ** 32, `requests of a shared session are numbered in the replica's own range: ${question.id}`);
+    const answer = await post(a, { jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { response: 'Ada' } } }, { sessionId, protocolVersion: LATEST });
+    assert.equal(answer.status, 202, answer.text);
+    const reply = await next((m) => m.id === 'e1');
+    assert.match(reply.result.content[0].text, /action=accept/);
+    assert.match(reply.result.content[0].text, /Ada/);
+
+    // B runs a 5 s call; the client cancels it on A.
+    const started = Date.now();
+    const slow = post(b, { jsonrpc: '2.0', id: 's1', method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 5 } } }, { sessionId, protocolVersion: LATEST });
+    await sleep(300);
+    const cancel = await post(a, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 's1', reason: 'changed my mind' } }, { sessionId, protocolVersion: LATEST });
+    assert.equal(cancel.status, 202, cancel.text);
+    const ended = await slow;
+    assert.ok(Date.now() - started < 4000, `the call ended on the cancellation, not after 5 s: ${ended.text}`);
+    assert.ok(!ended.messages.some((m) => m.id === 's1' && m.result), ended.text);
+  });
+
   it("a task started on A is answered on B (tasks/update relayed to A, which runs it)", async () => {
     const capabilities = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
     const init = await post(a, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...INIT_PARAMS(LATEST), capabilities } });
