@@ -214,6 +214,7 @@ TaskRecord TaskEngine::new_record(const RequestContext& ctx, const std::string& 
     r.poll_interval_ms = server_.options().task_poll_interval.count();
     r.method = "tools/call";
     r.params = Json{{"name", tool_name}, {"arguments", ctx.params().value("arguments", Json::object())}};
+    r.runner = store_.runner_id();
     return r;
 }
 
@@ -507,8 +508,27 @@ Task<void> TaskEngine::wait_change(RequestContext& ctx, std::string id, std::chr
 }
 
 Task<TaskRecord> TaskEngine::find(RequestContext& ctx, const std::string& id) {
+    auto self = shared_from_this();
     auto record = co_await store_.get(id, owner_of(ctx));
     if (!record) throw unknown_task(id);
+    // A task whose replica died (a shared store) would stay working until it expires:
+    // whoever looks at it next ends it as failed, so its client can call again.
+    if (!stores::is_terminal(record->status) && record->runner != store_.runner_id() && !running_.count(id) &&
+        !(co_await store_.runner_alive(record->runner))) {
+        TaskRecord change;
+        change.id = id;
+        change.owner = record->owner;
+        change.status = TaskStatus::failed;
+        change.status_message = "The replica running this task stopped before the task ended";
+        change.error = Json{{"code", protocol::error_code::kInternalError},
+                            {"message", "Internal error: the replica running this task stopped before the task ended; "
+                                        "call the tool again"}};
+        change.last_updated_at_ms = now_ms();
+        co_await store_.update(std::move(change));
+        spdlog::warn("task {}…: its replica stopped; marked failed", id.substr(0, 8));
+        record = co_await store_.get(id, owner_of(ctx));
+        if (!record) throw unknown_task(id);
+    }
     co_return std::move(*record);
 }
 

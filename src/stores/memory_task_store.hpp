@@ -36,6 +36,9 @@ public:
     MemoryTaskStore(Executor& executor, Limits limits);
 
     std::string_view backend() const override { return "memory"; }
+    // Only this process sees these records: their runner is this process, alive.
+    const std::string& runner_id() const override { return runner_id_; }
+    Task<bool> runner_alive(std::string) override { co_return true; }
     Task<void> create(TaskRecord record) override;
     Task<std::optional<TaskRecord>> get(std::string id, std::string owner) override;
     Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override;
@@ -55,6 +58,7 @@ public:
 
 private:
     using TimePoint = Executor::Clock::time_point;
+    std::string runner_id_ = "local";
     struct Entry {
         TaskRecord record;
         TimePoint expires_at;

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "stores/budget_store.hpp"
 #include "stores/cache_store.hpp"
@@ -132,6 +133,7 @@ public:
     // records in Redis.
     RedisTaskStore(std::shared_ptr<RedisClient> client, std::string key_prefix, std::size_t max_per_owner,
                    std::unique_ptr<MemoryTaskStore> fallback);
+    ~RedisTaskStore() override { *alive_ = false; }
 
     std::string_view backend() const override { return "redis"; }
     Task<void> create(TaskRecord record) override;
@@ -139,6 +141,13 @@ public:
     Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override;
     Task<TaskUpdate> update(TaskRecord change) override;
     StoreState state() const override;
+    // A random name per process; alive while its key <prefix>runner:<id> exists, which
+    // start_heartbeat() renews.
+    const std::string& runner_id() const override { return runner_id_; }
+    Task<bool> runner_alive(std::string runner) override;
+    // Renews this process's key every `every` (it expires after 5 × `every`), for as long
+    // as the store lives.
+    void start_heartbeat(Executor& executor, std::chrono::milliseconds every);
 
     MemoryTaskStore& fallback() { return *fallback_; }
 
@@ -160,6 +169,16 @@ private:
     RedisScript create_script_;
     RedisScript update_script_;
     RedisScript prune_script_;
+    std::string runner_id_;
+    std::string runner_key(const std::string& runner) const { return prefix_ + "runner:" + runner; }
+    void beat(Executor& executor, std::chrono::milliseconds every);
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // the heartbeat's timers check it
+    // Answers of runner_alive() for a second, so polling tasks/get pays no extra round trip.
+    struct Liveness {
+        bool alive;
+        std::chrono::steady_clock::time_point at;
+    };
+    std::unordered_map<std::string, Liveness> liveness_;
 };
 
 }  // namespace toolport::stores

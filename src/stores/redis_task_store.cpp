@@ -6,6 +6,7 @@
 #include "stores/argument_checks.hpp"
 #include "stores/redis_client.hpp"
 #include "stores/redis_stores.hpp"
+#include "util/random.hpp"
 
 namespace toolport::stores {
 
@@ -16,7 +17,7 @@ namespace {
 // and what follows it by splicing strings, without decoding the record: Redis's Lua cjson
 // would turn [] into {} and round numbers to 14 digits in params and results.
 //
-//   head:   {"owner":<owner>,"created_at_ms":..,"ttl_ms":..,"poll_interval_ms":..,"method":..,"model":..,
+//   head:   {"owner":<owner>,"created_at_ms":..,"ttl_ms":..,"poll_interval_ms":..,"method":..,"model":..,"runner":..,
 //           "params":<params>
 //   marker: ,"id":<id>,"status":"
 //   tail:   <status>","status_message":..,"last_updated_at_ms":..,"result":..,"error":..,"input_requests":..}
@@ -39,7 +40,8 @@ std::string id_marker(const std::string& id) { return ",\"id\":" + dump(id) + ",
 std::string head_of(const TaskRecord& r) {
     return owner_head(r.owner) + "\"created_at_ms\":" + std::to_string(r.created_at_ms) +
            ",\"ttl_ms\":" + std::to_string(r.ttl_ms) + ",\"poll_interval_ms\":" + std::to_string(r.poll_interval_ms) +
-           ",\"method\":" + dump(r.method) + ",\"model\":" + dump(r.model) + ",\"params\":" + dump(r.params);
+           ",\"method\":" + dump(r.method) + ",\"model\":" + dump(r.model) + ",\"runner\":" + dump(r.runner) +
+           ",\"params\":" + dump(r.params);
 }
 
 std::string tail_of(const TaskRecord& r) {
@@ -133,7 +135,43 @@ RedisTaskStore::RedisTaskStore(std::shared_ptr<RedisClient> client, std::string 
       fallback_(std::move(fallback)),
       create_script_(create_script),
       update_script_(update_script),
-      prune_script_(prune_script) {}
+      prune_script_(prune_script),
+      runner_id_(util::random_hex(8)) {}
+
+void RedisTaskStore::start_heartbeat(Executor& executor, std::chrono::milliseconds every) { beat(executor, every); }
+
+void RedisTaskStore::beat(Executor& executor, std::chrono::milliseconds every) {
+    const bool ready = client_->ready();
+    if (ready) {
+        const auto ttl = std::to_string((every * 5).count());
+        spawn(client_->command({"SET", runner_key(runner_id_), "1", "PX", ttl}),
+              [](std::optional<RedisReply>, std::exception_ptr) {});
+    }
+    // Until Redis has heard of this process, soon again: a task it creates meanwhile must
+    // not look orphaned to the other replicas.
+    const auto next = ready ? every : std::min(every, std::chrono::milliseconds(50));
+    executor.schedule_after(next, [this, &executor, every, alive = alive_]() {
+        if (*alive) beat(executor, every);
+    });
+}
+
+Task<bool> RedisTaskStore::runner_alive(std::string runner) {
+    if (runner.empty() || runner == runner_id_) co_return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (auto it = liveness_.find(runner); it != liveness_.end() && now - it->second.at < std::chrono::seconds(1)) {
+        co_return it->second.alive;
+    }
+    auto alive = alive_;
+    bool answer = true;  // Redis away: cannot tell, so alive
+    auto reply = co_await ask({"EXISTS", runner_key(runner)});
+    if (!*alive) co_return true;  // the store is gone
+    if (reply && reply->is_integer()) {
+        answer = reply->integer == 1;
+        if (liveness_.size() > 1000) liveness_.clear();
+        liveness_[runner] = Liveness{answer, now};
+    }
+    co_return answer;
+}
 
 StoreState RedisTaskStore::state() const { return client_->ready() ? StoreState::available : StoreState::degraded; }
 
@@ -164,6 +202,12 @@ Task<void> RedisTaskStore::create(TaskRecord record) {
         throw std::invalid_argument("the task's params name its own id; choose another id");
     const auto ttl = clamp_duration(std::chrono::milliseconds(record.ttl_ms));
     const std::string expire_at = std::to_string(record.created_at_ms + ttl.count());
+    if (record.runner == runner_id_ && client_->ready()) {
+        // Sent before the record on the same connection: no replica can read the record
+        // before this process's heartbeat exists (it may not have beaten yet).
+        spawn(client_->command({"SET", runner_key(runner_id_), "1", "PX", "5000", "NX"}),
+              [](std::optional<RedisReply>, std::exception_ptr) {});
+    }
     std::vector<std::string> keys{record_key(record.id), listing_key(record.owner)};
     std::vector<std::string> args{head + marker + tail_of(record), expire_at, std::to_string(record.created_at_ms),
                                   record.id, std::to_string(max_per_owner_)};

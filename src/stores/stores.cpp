@@ -56,6 +56,8 @@ public:
         // Returns at once: start-up does not wait for Redis; until it answers, the stores
         // run on their fallbacks.
         client_->start();
+        // Other replicas see this process alive while it renews its key (tasks it runs).
+        tasks_.start_heartbeat(executor, std::chrono::milliseconds(1000));
     }
 
     CacheStore& cache() override { return cache_; }

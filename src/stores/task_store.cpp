@@ -74,6 +74,7 @@ nlohmann::json TaskRecord::to_json() const {
         {"error", error},
         {"input_requests", input_requests},
         {"model", model},
+        {"runner", runner},
     };
 }
 
@@ -96,6 +97,7 @@ TaskRecord TaskRecord::from_json(const nlohmann::json& j) {
     record.error = json_member(j, "error");
     record.input_requests = json_member(j, "input_requests");
     if (j.contains("model")) record.model = string_member(j, "model");
+    if (j.contains("runner")) record.runner = string_member(j, "runner");
     return record;
 }
 

@@ -51,9 +51,12 @@ struct TaskRecord {
     // outcome read through tasks/result, a tool result with isError fails it) or empty (the
     // 2026-07-28 tasks extension). Set at creation; update() keeps it.
     std::string model;
+    // The process that runs it (TaskStore::runner_id() of the store it was created in), so
+    // that another replica can tell when that process has died. Set at creation.
+    std::string runner;
 
-    // The record as JSON (for storage): every field above, by its name (`model` may be
-    // absent in what from_json reads: records stored before it existed).
+    // The record as JSON (for storage): every field above, by its name (`model` and
+    // `runner` may be absent in what from_json reads: records stored before they existed).
     nlohmann::json to_json() const;
     // Throws std::invalid_argument when `j` is not such a record.
     static TaskRecord from_json(const nlohmann::json& j);
@@ -118,6 +121,14 @@ public:
     // terminal. The TTL is not extended.
     virtual Task<TaskUpdate> update(TaskRecord change) = 0;
     virtual StoreState state() const = 0;
+
+    // Replicas sharing the store: this process's name as a task's runner, and whether the
+    // process named `runner` is still alive. In process every record is this process's;
+    // in Redis each process renews a heartbeat key, and one that has not for a few seconds
+    // is gone (kill -9, a lost machine). When the store cannot tell, it answers true: a
+    // task is never given up on a guess.
+    virtual const std::string& runner_id() const = 0;
+    virtual Task<bool> runner_alive(std::string runner) = 0;
 };
 
 }  // namespace toolport::stores

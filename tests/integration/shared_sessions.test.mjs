@@ -131,6 +131,7 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
       assert.equal(got.status, 200, got.text);
       record = got.messages[0].result;
       assert.ok(record, got.text);
+      assert.ok(record.status === 'working' || record.status === 'completed', got.text);
       return record.status === 'completed';
     });
     assert.equal(record.result.content[0].text, 'Computed shared after 0.5 s');
@@ -270,6 +271,28 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     await client.close();
     assertAlive(b);
     a = await startHttpServer({ config: config(redisPort) });  // for the tests after
+  });
+
+  it('a task whose replica is killed ends as failed, seen from the other replica', async () => {
+    const doomed = await startHttpServer({ config: config(redisPort) });
+    await waitFor('the replica to reach Redis', async () => (await health(doomed)).body.status === 'healthy');
+    const capabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    const init = await post(doomed, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...INIT_PARAMS(LATEST), capabilities } });
+    const sessionId = init.headers.get('mcp-session-id');
+    await post(doomed, { jsonrpc: '2.0', method: 'notifications/initialized' }, { sessionId, protocolVersion: LATEST });
+    const created = await post(doomed, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 60 } } },
+      { sessionId, protocolVersion: LATEST });
+    const taskId = created.messages[0].result.taskId;
+    assert.ok(taskId, created.text);
+    const get = async () => (await post(b, { jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId } }, { sessionId, protocolVersion: LATEST })).messages[0].result;
+    assert.equal((await get()).status, 'working');
+    doomed.child.kill('SIGKILL');
+    await waitFor('A to exit', async () => doomed.exited() !== null);
+    let record;
+    await waitFor('B to see the task failed', async () => (record = await get()).status === 'failed', 10000);
+    assert.equal(record.error.code, -32603);
+    assert.match(record.error.message, /replica running this task stopped/);
+    await doomed.stop();
   });
 
   it('Redis away: sessions stay local (/health degraded); back: sessions are shared again', async () => {

@@ -167,6 +167,7 @@ public:
     }
     void drop_inspector() { inspector_.reset(); }
     test_support::RedisServerProcess& server() { return *server_; }
+    AsioExecutor& executor() { return exec_; }
 
 private:
     boost::asio::io_context io_;
@@ -542,6 +543,27 @@ protected:
 
     std::unique_ptr<RedisHarness> h;
 };
+
+TEST_F(StoresRedisTasks, ARunnerIsAliveWhileItsStoreRenewsItsHeartbeat) {
+    auto& a = h->replica();
+    auto& b = h->replica();
+    EXPECT_NE(a.runner_id(), b.runner_id());
+    EXPECT_EQ(a.runner_id().size(), 16u);
+    a.start_heartbeat(h->executor(), 100ms);
+    h->pass(150ms);
+    auto ttl = h->redis({"PTTL", "toolport:runner:" + a.runner_id()});
+    EXPECT_GT(ttl.integer, 0);
+    EXPECT_LE(ttl.integer, 500);  // five beats: a process that stops beating is gone soon
+    EXPECT_TRUE(h->run(b.runner_alive(a.runner_id())));
+    EXPECT_FALSE(h->run(b.runner_alive("0123456789abcdef")));  // nobody renews it
+    EXPECT_TRUE(h->run(b.runner_alive(b.runner_id())));        // itself, without asking
+    EXPECT_TRUE(h->run(b.runner_alive("")));                   // records from before runners
+    // A record keeps its runner.
+    auto r = record("0a1b2c3d4e99", "token:alice", 5000);
+    r.runner = a.runner_id();
+    h->run(a.create(r));
+    EXPECT_EQ(h->run(b.get(r.id, "token:alice"))->runner, a.runner_id());
+}
 
 TEST_F(StoresRedisTasks, RecordsAndListingsLiveUnderThePrefixWithTheRecordsTtl) {
     h->open();

@@ -871,4 +871,87 @@ TEST_F(TasksTest, V1TasksResultOnAnotherReplicaAsksTheRecordsQuestionsAndRelaysT
     here->close();
 }
 
+// The same records under another process's name, whose liveness the test decides: what a
+// replica sees of the records of a shared store.
+class ReplicaView final : public stores::TaskStore {
+public:
+    ReplicaView(stores::TaskStore& shared, std::string name) : shared_(shared), name_(std::move(name)) {}
+    std::string_view backend() const override { return "redis"; }
+    Task<void> create(stores::TaskRecord r) override { return shared_.create(std::move(r)); }
+    Task<std::optional<stores::TaskRecord>> get(std::string id, std::string owner) override {
+        return shared_.get(std::move(id), std::move(owner));
+    }
+    Task<stores::TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override {
+        return shared_.list(std::move(owner), std::move(cursor), limit);
+    }
+    Task<stores::TaskUpdate> update(stores::TaskRecord change) override { return shared_.update(std::move(change)); }
+    stores::StoreState state() const override { return stores::StoreState::available; }
+    const std::string& runner_id() const override { return name_; }
+    Task<bool> runner_alive(std::string runner) override {
+        ++asked;
+        co_return runner == name_ || !dead.count(runner);
+    }
+    std::set<std::string> dead;
+    int asked = 0;
+
+private:
+    stores::TaskStore& shared_;
+    std::string name_;
+};
+
+TEST_F(TasksTest, ATaskWhoseReplicaDiedIsEndedAsFailedByTheNextReplicaThatLooks) {
+    add_tool("slow", "optional", sleep_then_answer);
+    ReplicaView view_a(store, "replica-a"), view_b(store, "replica-b");
+    ServerOptions options;
+    options.task_ttl = 60s;
+    options.task_poll_interval = 250ms;
+    McpServer a(exec, options), b(exec, options);
+    for (McpServer* s : {&a, &b}) {
+        ToolSpec t;
+        t.name = "slow";
+        t.description = "slow";
+        t.handler = sleep_then_answer;
+        t.execution = Json{{"taskSupport", "optional"}};
+        s->registry().add_tool(std::move(t));
+    }
+    auto engine_a = std::make_shared<TaskEngine>(a, view_a);
+    auto engine_b = std::make_shared<TaskEngine>(b, view_b);
+    engine_a->install();
+    engine_b->install();
+    a.set_tasks(engine_a);
+    b.set_tasks(engine_b);
+    auto session_on = [this](McpServer& server) {
+        return server.open_session(
+            [this](const Json& m, const protocol::RequestId* related) {
+                out.push_back(m);
+                related_to.push_back(related ? Json(*related) : Json());
+            },
+            CallerIdentity{.principal = "dana-token"});
+    };
+    auto on_a = session_on(a), on_b = session_on(b);
+    const std::string id = call("tools/call", {{"name", "slow"}, {"arguments", Json::object()}}, with_tasks(), on_a.get())
+                               ["result"]["taskId"];
+    // A alive: B sees the task working (and asked whether A is alive).
+    EXPECT_EQ(call("tasks/get", {{"taskId", id}}, with_tasks(), on_b.get())["result"]["status"], "working");
+    EXPECT_EQ(view_b.asked, 1);
+    // A looking at its own task asks nobody.
+    EXPECT_EQ(call("tasks/get", {{"taskId", id}}, with_tasks(), on_a.get())["result"]["status"], "working");
+    EXPECT_EQ(view_a.asked, 0);
+    // A dies (its heartbeat lapsed): the next look from B ends the task as failed.
+    view_b.dead.insert("replica-a");
+    Json failed = call("tasks/get", {{"taskId", id}}, with_tasks(), on_b.get())["result"];
+    EXPECT_EQ(failed["status"], "failed") << failed.dump();
+    EXPECT_EQ(failed["error"]["code"], protocol::error_code::kInternalError);
+    EXPECT_NE(failed["error"]["message"].get<std::string>().find("replica running this task stopped"), std::string::npos);
+    // Terminal now: nobody asks again, and A's late outcome cannot change it.
+    EXPECT_EQ(view_b.asked, 2);
+    exec.advance(5s);
+    EXPECT_EQ(call("tasks/get", {{"taskId", id}}, with_tasks(), on_b.get())["result"]["status"], "failed");
+    EXPECT_EQ(view_b.asked, 2);
+    on_a->close();
+    on_b->close();
+    engine_a->shutdown();
+    exec.run();
+}
+
 }  // namespace
