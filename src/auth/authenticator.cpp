@@ -1,0 +1,59 @@
+#include "auth/authenticator.hpp"
+
+namespace toolport::auth {
+
+TokenAuthenticator::TokenAuthenticator(AuthenticatorOptions options, std::shared_ptr<KeySource> keys)
+    : options_(std::move(options)),
+      verifier_(options_.verifier),
+      cache_(options_.cache_capacity),
+      keys_(std::move(keys)) {
+    if (!keys_) throw std::invalid_argument("token authenticator: no key source");
+}
+
+std::chrono::system_clock::time_point TokenAuthenticator::now() const {
+    return options_.clock ? options_.clock() : std::chrono::system_clock::now();
+}
+
+Task<std::shared_ptr<const VerifiedToken>> TokenAuthenticator::authenticate(std::string token) {
+    // Refused before it is hashed or parsed.
+    if (token.size() > verifier_.options().max_token_bytes)
+        throw TokenError(TokenErrorReason::too_large, "the token is too large");
+    if (auto hit = cache_.find(token, now())) co_return hit;
+
+    std::shared_ptr<const KeySet> keys;
+    bool unavailable = false;
+    std::string why;
+    try {
+        keys = co_await keys_->keys();
+    } catch (const KeySourceError& e) {
+        unavailable = true;
+        why = e.what();
+    }
+    if (unavailable) throw TokenError(TokenErrorReason::keys_unavailable, "no key set to verify tokens with: " + why);
+
+    std::shared_ptr<const VerifiedToken> verified;
+    bool unknown_kid = false;
+    try {
+        verified = std::make_shared<const VerifiedToken>(verifier_.verify(token, *keys, now()));
+    } catch (const TokenError& e) {
+        if (e.reason() != TokenErrorReason::unknown_kid) throw;
+        unknown_kid = true;
+    }
+    if (unknown_kid) {
+        // The authorization server may have rotated its keys since the set was fetched.
+        std::shared_ptr<const KeySet> fresh;
+        try {
+            fresh = co_await keys_->refresh(keys);
+        } catch (const KeySourceError& e) {
+            unavailable = true;
+            why = e.what();
+        }
+        if (unavailable) throw TokenError(TokenErrorReason::keys_unavailable, "no key set to verify tokens with: " + why);
+        if (fresh == keys) throw TokenError(TokenErrorReason::unknown_kid, "the token's kid is not in the key set");
+        verified = std::make_shared<const VerifiedToken>(verifier_.verify(token, *fresh, now()));
+    }
+    cache_.insert(token, verified, now());
+    co_return verified;
+}
+
+}  // namespace toolport::auth

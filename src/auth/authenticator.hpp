@@ -1,0 +1,61 @@
+// TokenAuthenticator: the one call a transport makes for a bearer token. It ties together
+// the key source (key_source.hpp), the verifier (jwt.hpp) and the verified-token cache
+// (token_cache.hpp):
+//
+//   auth::TokenAuthenticator authn({.verifier = {.issuer = ..., .audiences = {...}}},
+//                                  std::make_shared<auth::DiscoveredKeySource>(http, discovery));
+//   std::shared_ptr<const auth::VerifiedToken> who = co_await authn.authenticate(token);
+//
+//  1. a token verified before and not expired is answered from the cache (no signature check);
+//  2. otherwise the key source's current set verifies it; when the token's kid is not in
+//     that set, the source is asked to refresh (rate-limited by its floor) and the token
+//     is verified once more against what it returns;
+//  3. a token that verifies is cached until its exp.
+// Throws TokenError: the verifier's reasons, or keys_unavailable when the key source has
+// no key set (a server-side failure: answer 503, not 401). Runs where the key source runs
+// (DiscoveredKeySource: its HTTP client's event loop); the authenticator must outlive the
+// tasks it returns.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "async/task.hpp"
+#include "auth/jwt.hpp"
+#include "auth/key_source.hpp"
+#include "auth/token_cache.hpp"
+
+namespace toolport::auth {
+
+struct AuthenticatorOptions {
+    VerifierOptions verifier;
+    // Verified tokens remembered at once (0: no cache).
+    std::size_t cache_capacity = 10'000;
+    // Wall clock for exp/nbf/iat; default std::chrono::system_clock::now.
+    std::function<std::chrono::system_clock::time_point()> clock;
+};
+
+class TokenAuthenticator {
+public:
+    // Throws std::invalid_argument (see JwtVerifier) or for a null key source.
+    TokenAuthenticator(AuthenticatorOptions options, std::shared_ptr<KeySource> keys);
+
+    // `token`: the bearer credential, without the "Bearer " prefix.
+    Task<std::shared_ptr<const VerifiedToken>> authenticate(std::string token);
+
+    const JwtVerifier& verifier() const { return verifier_; }
+    VerifiedTokenCache& cache() { return cache_; }
+
+private:
+    std::chrono::system_clock::time_point now() const;
+
+    AuthenticatorOptions options_;
+    JwtVerifier verifier_;
+    VerifiedTokenCache cache_;
+    std::shared_ptr<KeySource> keys_;
+};
+
+}  // namespace toolport::auth
