@@ -6,7 +6,8 @@ packages=(cmake ninja-build clang libclang-rt-14-dev libboost1.81-dev libssl-dev
           libvalijson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libhiredis-dev libsqlite3-dev
           libmimalloc-dev)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev lld wrk nginx curl openssl redis-server)
+  packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev lld wrk nginx curl openssl redis-server
+             jq)
   # Node and npm only fetch the pinned test packages (Node 22 itself comes from npm). A machine
   # that already has them from elsewhere (e.g. NodeSource's nodejs, which conflicts with
   # Debian's npm package) keeps what it has.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the suites that drive a real toolport binary: the integration tests (official
-# TypeScript SDK client) and the official conformance suites, against one build.
+# TypeScript SDK client) and the official conformance suites (server scenarios, and the
+# client scenarios against its CLI client), against one build.
 # Usage: tests/run_suites.sh BINARY [IO_THREADS]
 #   IO_THREADS: serve with that many HTTP I/O threads (requests handed between threads).
 # Both fail a test on any sanitizer report in the server's log, so a sanitizer build of
@@ -15,3 +16,4 @@ if [[ -n "${2:-}" ]]; then export TOOLPORT_TEST_IO_THREADS=$2; else unset TOOLPO
 "$root/tests/integration/run.sh"
 "$root/tests/faults/run.sh"
 "$root/tests/conformance/run.sh"
+"$root/tests/conformance/client_run.sh"

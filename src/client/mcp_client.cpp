@@ -8,6 +8,7 @@
 #include "async/completion.hpp"
 #include "async/executor.hpp"
 #include "client/mcp_client_listening.hpp"
+#include "client/stateless_http_headers.hpp"
 #include "protocol/versions.hpp"
 #include "toolport_version.hpp"
 #include "util/sanitize.hpp"
@@ -223,6 +224,7 @@ Task<void> McpClient::notify(std::string method, Json params) {
 
 Task<std::vector<Json>> McpClient::list_tools(RequestOptions options) {
     std::vector<Json> tools;
+    std::map<std::string, std::string> excluded;
     std::set<std::string> cursors_seen;
     std::string cursor;
     for (;;) {
@@ -232,7 +234,18 @@ Task<std::vector<Json>> McpClient::list_tools(RequestOptions options) {
         if (!page.is_object() || !page.contains("tools") || !page["tools"].is_array()) {
             throw ClientError(fmt::format("{} answered tools/list without a \"tools\" array", describe_server()));
         }
-        for (auto& tool : page["tools"]) tools.push_back(std::move(tool));
+        for (auto& tool : page["tools"]) {
+            if (stateless_) {
+                if (auto problem = x_mcp_header_problem(tool)) {
+                    const std::string name = tool.is_object() ? tool.value("name", std::string()) : std::string();
+                    spdlog::warn("MCP client: {} lists tool {}, which is left out: {}", describe_server(),
+                                 util::sanitize_for_message(name, 100), *problem);
+                    excluded.emplace(name, *problem);
+                    continue;
+                }
+            }
+            tools.push_back(std::move(tool));
+        }
         auto next = page.find("nextCursor");
         if (next == page.end() || next->is_null() || (next->is_string() && next->get<std::string>().empty())) break;
         if (!next->is_string()) {
@@ -246,12 +259,17 @@ Task<std::vector<Json>> McpClient::list_tools(RequestOptions options) {
                                           describe_server(), tools.size()));
         }
     }
+    excluded_tools_ = std::move(excluded);
     co_return tools;
 }
 
 Task<Json> McpClient::call_tool(std::string name, Json arguments, RequestOptions options) {
     if (arguments.is_null()) arguments = Json::object();
     if (!arguments.is_object()) throw ClientError("tool arguments must be a JSON object");
+    if (auto excluded = excluded_tools_.find(name); excluded != excluded_tools_.end()) {
+        throw ClientError(fmt::format("{} lists tool {} with a definition this client cannot use ({}); not called",
+                                      describe_server(), util::sanitize_for_message(name, 100), excluded->second));
+    }
     Json params = {{"name", name}, {"arguments", std::move(arguments)}};
     Json result = co_await request("tools/call", std::move(params), std::move(options));
     if (!result.is_object()) {

@@ -168,10 +168,15 @@ public:
     // Throws ClientError over stateless HTTP, where notifications cannot reach the server.
     Task<void> notify(std::string method, Json params = nullptr);
 
-    // tools/list, following nextCursor until the last page.
+    // tools/list, following nextCursor until the last page. Stateless: a tool whose
+    // "x-mcp-header" markings are invalid (x_mcp_header_problem, stateless_http_headers.hpp)
+    // is left out, with a warning, and remembered in excluded_tools().
     Task<std::vector<Json>> list_tools(RequestOptions options = {});
     // tools/call; returns the CallToolResult (isError results are results, not exceptions).
+    // A tool a listing excluded is not called (ClientError).
     Task<Json> call_tool(std::string name, Json arguments = Json::object(), RequestOptions options = {});
+    // The tools the last listing left out, with the reason.
+    const std::map<std::string, std::string>& excluded_tools() const { return excluded_tools_; }
 
     // Fails whatever is pending and ends the connection (DELETE for HTTP, stdin closed and
     // the child reaped for stdio). Safe to call more than once.
@@ -261,6 +266,7 @@ private:
     Json server_info_ = Json::object();
     Json server_capabilities_ = Json::object();
     std::string instructions_;
+    std::map<std::string, std::string> excluded_tools_;
     std::uint64_t related_tag_ = 0;
 };
 

@@ -65,6 +65,20 @@ std::optional<std::int64_t> subscription_of(const Json& params) {
     return std::nullopt;
 }
 
+// From the data of a -32022 error ({"supported": [...], "requested": ...}): the latest
+// stateless revision it names that this client speaks.
+std::optional<std::string> version_offered_instead(const Json& data) {
+    if (!data.is_object() || !data.contains("supported") || !data["supported"].is_array()) return std::nullopt;
+    std::optional<protocol::Revision> best;
+    for (const auto& entry : data["supported"]) {
+        if (!entry.is_string()) continue;
+        auto revision = protocol::parse_revision(entry.get<std::string>());
+        if (revision && protocol::is_stateless(*revision) && (!best || *revision > *best)) best = revision;
+    }
+    if (!best) return std::nullopt;
+    return std::string(protocol::name(*best));
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ discover
@@ -74,7 +88,22 @@ Task<Json> McpClient::discover() {
     stateless_ = true;
     stateless_version_ = std::string(protocol::name(chosen ? *chosen : protocol::kLatest));
     transport_->use_stateless_revision(stateless_version_);
-    Json result = co_await round_trip("server/discover", with_stateless_meta(Json::object(), {}));
+    Json result;
+    std::optional<std::string> other;
+    try {
+        result = co_await round_trip("server/discover", with_stateless_meta(Json::object(), {}));
+    } catch (const RpcError& e) {
+        // Refused our version (SEP-2575): ask again, once, in one it names that we speak.
+        if (e.code == protocol::error_code::kUnsupportedProtocolVersion) other = version_offered_instead(e.data);
+        if (!other) throw;
+    }
+    if (other) {
+        spdlog::debug("MCP client: {} refused protocol version {}; asking again with {}", describe_server(),
+                      stateless_version_, *other);
+        stateless_version_ = *other;
+        transport_->use_stateless_revision(stateless_version_);
+        result = co_await round_trip("server/discover", with_stateless_meta(Json::object(), {}));
+    }
     if (!result.is_object()) {
         throw ClientError(fmt::format("{} answered server/discover with a result that is not an object", describe_server()));
     }

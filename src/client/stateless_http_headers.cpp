@@ -47,6 +47,38 @@ const Json* addressed_name(const std::string& method, const Json& params) {
 
 }  // namespace
 
+std::optional<std::string> x_mcp_header_problem(const Json& tool) {
+    if (!tool.is_object()) return std::nullopt;
+    auto schema = tool.find("inputSchema");
+    if (schema == tool.end() || !schema->is_object()) return std::nullopt;
+    auto properties = schema->find("properties");
+    if (properties == schema->end() || !properties->is_object()) return std::nullopt;
+    std::set<std::string> taken;  // lower-cased
+    for (const auto& [property, definition] : properties->items()) {
+        if (!definition.is_object()) continue;
+        auto marked = definition.find("x-mcp-header");
+        if (marked == definition.end()) continue;
+        const std::string shown = util::sanitize_for_message(property, 100);
+        if (!marked->is_string()) return "property " + shown + " has an x-mcp-header that is not a string";
+        const std::string header = marked->get<std::string>();
+        if (header.empty()) return "property " + shown + " has an empty x-mcp-header";
+        if (!util::is_http_token(header)) {
+            return "property " + shown + " has x-mcp-header \"" + util::sanitize_for_message(header, 100) +
+                   "\", which is not an HTTP header name";
+        }
+        const Json type = definition.value("type", Json());
+        if (!type.is_string() || (type != "string" && type != "integer" && type != "boolean")) {
+            return "property " + shown + " has an x-mcp-header but is not of type string, integer or boolean";
+        }
+        std::string lower = header;
+        for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (!taken.insert(lower).second) {
+            return "x-mcp-header \"" + util::sanitize_for_message(header, 100) + "\" names the header of another property";
+        }
+    }
+    return std::nullopt;
+}
+
 std::string encode_mcp_header_value(std::string_view value) {
     bool plain = !value.empty() && value.front() != ' ' && value.front() != '\t' && value.back() != ' ' &&
                  value.back() != '\t' && !looks_encoded(value);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,14 @@ private:
     };
     std::map<std::string, std::vector<Mirror>> mirrors_;  // by tool name
 };
+
+// Why a tool's "x-mcp-header" markings make it unusable in the stateless revision (SEP-2243),
+// or nullopt when they are fine (or it has none): a marking must be a non-empty RFC 9110
+// token of ASCII characters, sit on a property of primitive type (string, integer or
+// boolean: not number, null, object or array), and name a header no other property of the
+// tool names (headers ignore case). A client leaves such a tool out of its listing and does
+// not call it.
+std::optional<std::string> x_mcp_header_problem(const Json& tool);
 
 // `value` as an HTTP field value: as it is when it is printable ASCII without leading or
 // trailing white space (and does not itself look encoded), base64 in the sentinel otherwise.

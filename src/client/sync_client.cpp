@@ -50,6 +50,7 @@ struct SyncClient::Impl {
     explicit Impl(ClientOptions o) : options(std::move(o)) {}
     BlockingLoop loop;
     ClientOptions options;
+    McpClient::RequestHandler on_request;
     std::unique_ptr<McpClient> client;
 };
 
@@ -73,7 +74,13 @@ McpClient& SyncClient::client() {
 Json SyncClient::connect(std::unique_ptr<ClientTransport> transport) {
     if (impl_->client) throw ClientError("this SyncClient is already connected");
     impl_->client = std::make_unique<McpClient>(impl_->loop.executor(), std::move(transport), impl_->options);
+    if (impl_->on_request) impl_->client->on_request(impl_->on_request);
     return run(impl_->client->connect());
+}
+
+void SyncClient::on_request(McpClient::RequestHandler handler) {
+    if (impl_->client) throw ClientError("on_request() must come before connect()");
+    impl_->on_request = std::move(handler);
 }
 
 std::vector<Json> SyncClient::list_tools(RequestOptions options) { return run(client().list_tools(std::move(options))); }

@@ -35,6 +35,8 @@ public:
     // ... and for everything else that runs on it (an in-process server's Runtime).
     AsioExecutor& event_loop();
 
+    // Answers the server's requests (McpClient::on_request); set before connect().
+    void on_request(McpClient::RequestHandler handler);
     // Handshake over `transport`; returns the server's InitializeResult. Once per client.
     Json connect(std::unique_ptr<ClientTransport> transport);
     std::vector<Json> list_tools(RequestOptions options = {});

@@ -19,11 +19,13 @@
 #include "async/completion.hpp"
 #include "async/executor.hpp"
 #include "transports/asio_executor.hpp"
+#include "client/elicitation_answers.hpp"
 #include "client/legacy_sse_transport.hpp"
 #include "client/shell_words.hpp"
 #include "client/sync_client.hpp"
 #include "client/tool_output.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "protocol/versions.hpp"
 #include "server/request_context.hpp"
 #include "util/sanitize.hpp"
 
@@ -35,6 +37,8 @@ using client::Json;
 
 struct ClientFlags {
     std::string url, stdio_command, config_file, token, ca_file;
+    std::string protocol_version;  // empty: auto
+    std::string elicitation;       // empty: elicitation is not declared
     std::vector<std::string> headers;
     bool json = false;
     bool legacy_sse = false;
@@ -55,6 +59,14 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
     command->add_option("--ca-file", flags.ca_file, "PEM file of CAs to trust for an https --url, besides the system's");
     command->add_flag("--legacy-sse", flags.legacy_sse,
                       "--url is a legacy HTTP+SSE stream (MCP 2024-11-05, e.g. http://127.0.0.1:8080/sse)");
+    command->add_option("--protocol-version", flags.protocol_version,
+                        "The MCP revision to speak, e.g. 2025-11-25 or 2026-07-28 (stateless); default: the latest "
+                        "with the initialize handshake, and 2026-07-28 when the server refuses it");
+    command->add_option("--elicitation", flags.elicitation,
+                        "Answer the server's elicitation requests: defaults (accept with the requested schema's "
+                        "defaults; decline when a required field has none), decline or cancel. Without it no "
+                        "elicitation capability is declared")
+        ->check(CLI::IsMember({"defaults", "decline", "cancel"}));
     command->add_option("--timeout-ms", flags.timeout_ms, "How long to wait for each answer (milliseconds)")
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
 }
@@ -84,6 +96,9 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
     Target target;
     if (!flags.url.empty()) {
         auto options = http_options(flags.url, flags.token, flags.headers, flags.ca_file);
+        // A client that answers elicitation hears the server's requests that belong to no
+        // request of its own too (a server may ask on its GET stream while a call runs).
+        options.listen = !flags.elicitation.empty();
         try {
             target.transport = flags.legacy_sse
                                    ? client::make_legacy_sse_transport(sync.executor(), std::move(options))
@@ -121,7 +136,17 @@ int run_client(const char* command, const ClientFlags& flags, const std::functio
     client::ClientOptions options;
     options.client_name = "toolport-cli";
     options.request_timeout = std::chrono::milliseconds(flags.timeout_ms);
+    if (!flags.protocol_version.empty() && !protocol::parse_revision(flags.protocol_version)) {
+        print_error(command, fmt::format("--protocol-version {} is not one Toolport speaks ({})",
+                                         util::sanitize_for_message(flags.protocol_version, 40),
+                                         protocol::supported_revisions_list()));
+        return 2;
+    }
+    options.protocol_version = flags.protocol_version;
+    const auto elicitation = client::parse_elicitation_policy(flags.elicitation);
+    if (elicitation) options.capabilities = client::elicitation_capabilities();
     client::SyncClient sync(options);
+    if (elicitation) sync.on_request(client::elicitation_request_handler(*elicitation));
     Target target;
     int status = 1;
     try {
@@ -163,6 +188,15 @@ Json parse_arguments(const std::string& text) {
     return arguments;
 }
 
+// Per request: the stateless revision's questions (input_required) answered as --elicitation says.
+client::RequestOptions request_options(const ClientFlags& flags) {
+    client::RequestOptions options;
+    if (auto policy = client::parse_elicitation_policy(flags.elicitation)) {
+        options.on_input_required = client::input_request_answerer(*policy);
+    }
+    return options;
+}
+
 void print_json(const Json& value) {
     fmt::print("{}\n", value.dump(2, ' ', false, Json::error_handler_t::replace));
 }
@@ -175,7 +209,7 @@ Command add_list(CLI::App& app) {
     add_target_flags(list, *flags);
     return {list, [flags]() -> int {
         return run_client("list", *flags, [&](client::SyncClient& sync) {
-            auto tools = sync.list_tools();
+            auto tools = sync.list_tools(request_options(*flags));
             if (flags->json) print_json(Json(tools));
             else fmt::print("{}", client::render_tool_list(tools));
             return 0;
@@ -199,7 +233,11 @@ Command add_call(CLI::App& app) {
             return 2;
         }
         return run_client("call", *flags, [&](client::SyncClient& sync) {
-            Json result = sync.call_tool(flags->tool, std::move(arguments));
+            // Over stateless HTTP a call mirrors the arguments its tool marks "x-mcp-header"
+            // in Mcp-Param-* headers, which only a listing tells; and a tool whose markings
+            // are invalid is not called (McpClient::list_tools).
+            if (sync.client().is_stateless() && !flags->url.empty()) sync.list_tools(request_options(*flags));
+            Json result = sync.call_tool(flags->tool, std::move(arguments), request_options(*flags));
             auto rendered = client::render_call_result(flags->tool, result);
             if (flags->json) print_json(result);
             else if (rendered.is_error) fmt::print(stderr, "{}", rendered.text);
