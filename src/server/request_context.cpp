@@ -46,6 +46,7 @@ void RequestContext::progress(double progress, std::optional<double> total, std:
     Json p = {{"progressToken", *token}, {"progress", progress}};
     if (total) p["total"] = *total;
     if (!message.empty()) p["message"] = std::move(message);
+    if (!related_task_.empty()) p["_meta"] = Json{{"io.modelcontextprotocol/related-task", {{"taskId", related_task_}}}};
     session_->send(protocol::make_notification("notifications/progress", std::move(p)), &id_);
 }
 
@@ -53,6 +54,7 @@ void RequestContext::log(LogLevel level, Json data, std::string logger) {
     if (!session_->should_log(level, *this)) return;
     Json p = {{"level", std::string(to_string(level))}, {"data", std::move(data)}};
     if (!logger.empty()) p["logger"] = std::move(logger);
+    if (!related_task_.empty()) p["_meta"] = Json{{"io.modelcontextprotocol/related-task", {{"taskId", related_task_}}}};
     session_->send(protocol::make_notification("notifications/message", std::move(p)), &id_);
 }
 

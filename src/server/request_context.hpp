@@ -98,6 +98,9 @@ public:
     void progress(double progress, std::optional<double> total = std::nullopt, std::string message = {});
     // Sends notifications/message when `level` passes the client's chosen level.
     void log(LogLevel level, Json data, std::string logger = {});
+    // The call runs as the task `task_id` (2025-11-25 model): its progress and log
+    // notifications carry _meta["io.modelcontextprotocol/related-task"], as that model requires.
+    void relate_to_task(std::string task_id) { related_task_ = std::move(task_id); }
 
     // Asks the client and waits for its answer. Throws RpcError when the client answers
     // with an error, OperationCancelled when this request is cancelled, and
@@ -148,6 +151,7 @@ private:
     std::shared_ptr<ServerSession> session_;
     protocol::RequestId id_;
     std::string method_;
+    std::string related_task_;
     Json params_;
     protocol::Revision revision_;
     CancelToken cancel_;

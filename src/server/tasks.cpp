@@ -352,8 +352,10 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
     run->params = ctx.params();
     run->params.erase("requestState");
     run->params.erase("inputResponses");
-    // The request's progress token ends with its response (the CreateTaskResult).
-    if (auto meta = run->params.find("_meta"); meta != run->params.end() && meta->is_object()) {
+    // In the extension the request's progress token ends with its response (the
+    // CreateTaskResult); in the 2025-11-25 model it stays valid for the task's lifetime, its
+    // notifications going to the session's stream for messages of no request (GET).
+    if (auto meta = run->params.find("_meta"); !v1_model && meta != run->params.end() && meta->is_object()) {
         meta->erase("progressToken");
     }
     run->v1 = v1_model;
@@ -405,6 +407,7 @@ Task<void> TaskEngine::execute(std::shared_ptr<Running> run) {
     params["inputResponses"] = run->answers;
     run->ctx = std::make_unique<RequestContext>(run->session, protocol::RequestId("task:" + run->id), "tools/call",
                                                 std::move(params), run->revision);
+    if (run->v1) run->ctx->relate_to_task(run->id);
     TaskRecord change;
     try {
         change.result = co_await tool_call_reply(server_, *run->ctx, run->tool, run->arguments);

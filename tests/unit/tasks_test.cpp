@@ -954,4 +954,42 @@ TEST_F(TasksTest, ATaskWhoseReplicaDiedIsEndedAsFailedByTheNextReplicaThatLooks)
     exec.run();
 }
 
+TEST_F(TasksTest, V1ProgressTokenStaysValidForTheTaskAndItsNotificationsNameTheTask) {
+    add_tool("steps", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        ctx.progress(1, 2, "half");
+        co_await ctx.sleep(1s);
+        ctx.progress(2, 2, "done");
+        co_return ToolResult::text("ok");
+    });
+    auto s = session_of("2025-11-25");
+    Json params = v1_call("steps");
+    params["_meta"] = Json{{"progressToken", "pt-1"}};
+    const std::string id = on(*s, "tools/call", params)["result"]["task"]["taskId"];
+    exec.advance(1s);
+    std::vector<Json> progress;
+    for (const auto& m : out) {
+        if (m.value("method", "") == "notifications/progress") progress.push_back(m["params"]);
+    }
+    ASSERT_EQ(progress.size(), 2u);
+    for (const auto& p : progress) {
+        EXPECT_EQ(p["progressToken"], "pt-1");
+        EXPECT_EQ(p["_meta"][kRelatedTaskMeta]["taskId"], id);
+    }
+    EXPECT_EQ(progress[1]["message"], "done");
+    // The extension's task does not keep it: its request was answered.
+    out.clear();
+    Json ext = {{"name", "steps"},
+                {"arguments", Json::object()},
+                {"_meta",
+                 {{"progressToken", "pt-2"},
+                  {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                  {"io.modelcontextprotocol/clientCapabilities", with_tasks()}}}};
+    session->receive(protocol::Request{Json("ext-1"), "tools/call", ext});
+    exec.run();
+    ASSERT_EQ(reply_to(Json("ext-1"))["result"].value("resultType", ""), "task") << reply_to(Json("ext-1")).dump();
+    exec.advance(1s);
+    for (const auto& m : out) EXPECT_NE(m.value("method", ""), "notifications/progress") << m.dump();
+    s->close();
+}
+
 }  // namespace
