@@ -129,6 +129,31 @@ protected:
         return found;
     }
 
+    // Another server with its own engine on `on` (the same store, or a view of it): a replica.
+    struct Replica {
+        std::unique_ptr<McpServer> server;
+        std::shared_ptr<TaskEngine> engine;
+    };
+    Replica replica_on(stores::TaskStore& on) {
+        ServerOptions options;
+        options.task_ttl = 60s;
+        options.task_poll_interval = 250ms;
+        Replica r{std::make_unique<McpServer>(exec, options), nullptr};
+        r.engine = std::make_shared<TaskEngine>(*r.server, on);
+        r.engine->install();
+        r.server->set_tasks(r.engine);
+        return r;
+    }
+    // A session on `server` whose messages land in `out`, as the test's own do.
+    std::shared_ptr<ServerSession> open_on(McpServer& server, CallerIdentity caller) {
+        return server.open_session(
+            [this](const Json& m, const protocol::RequestId* related) {
+                out.push_back(m);
+                related_to.push_back(related ? Json(*related) : Json());
+            },
+            std::move(caller));
+    }
+
     std::vector<Json> out;
     std::vector<Json> related_to;  // per message in `out`: the request it belongs to, or null
     int next_id = 1;
@@ -734,20 +759,10 @@ TEST_F(TasksTest, V1AndTheExtensionShareTheMethodNamesBySession) {
 TEST_F(TasksTest, V1TasksResultForATaskAnotherReplicaRunsReadsItsRecordEveryPollInterval) {
     add_tool("slow", "optional", sleep_then_answer);
     // A second server (replica) on the same store, the same owner (a bearer token) on both.
-    ServerOptions options;
-    options.task_ttl = 60s;
-    options.task_poll_interval = 250ms;
-    McpServer replica(exec, options);
-    auto replica_engine = std::make_shared<TaskEngine>(replica, store);
-    replica_engine->install();
-    replica.set_tasks(replica_engine);
+    auto replica = replica_on(store);
+    auto& replica_engine = replica.engine;
     auto here = session_of("2025-11-25", Json::object(), CallerIdentity{.principal = "alice-token"});
-    auto there = replica.open_session(
-        [this](const Json& m, const protocol::RequestId* related) {
-            out.push_back(m);
-            related_to.push_back(related ? Json(*related) : Json());
-        },
-        CallerIdentity{.principal = "alice-token"});
+    auto there = open_on(*replica.server, CallerIdentity{.principal = "alice-token"});
     Json hello = on(*there, "initialize",
                     {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
                      {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
@@ -772,36 +787,25 @@ TEST_F(TasksTest, V1TasksResultForATaskAnotherReplicaRunsReadsItsRecordEveryPoll
     there->close();
 }
 
+Task<ToolResult> ask_sure(RequestContext& ctx, const Json&) {
+    Json a = co_await ctx.ask_client({"elicitation/create", Json{{"message", "sure?"}}, "sure"});
+    co_return ToolResult::text("answer: " + a["content"].value("v", ""));
+}
+
 TEST_F(TasksTest, AnswersGivenOnAnotherReplicaAreRelayedToTheOneThatRunsTheTask) {
-    add_tool("confirm", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-        Json a = co_await ctx.ask_client({"elicitation/create", Json{{"message", "sure?"}}, "sure"});
-        co_return ToolResult::text("answer: " + a["content"].value("v", ""));
-    });
+    add_tool("confirm", "optional", ask_sure);
     // A second server on the same store; what it relays arrives here as the bus would bring it.
-    ServerOptions options;
-    options.task_ttl = 60s;
-    options.task_poll_interval = 250ms;
-    McpServer replica(exec, options);
-    auto replica_engine = std::make_shared<TaskEngine>(replica, store);
-    replica_engine->install();
-    replica.set_tasks(replica_engine);
+    auto replica = replica_on(store);
+    auto& replica_engine = replica.engine;
     std::vector<std::pair<std::string, Json>> relayed;
     replica_engine->set_relay([this, &relayed](const std::string& id, const Json& responses) {
         relayed.emplace_back(id, responses);
         engine->answers_from_elsewhere(id, responses);
     });
-    auto on_replica = [&](CallerIdentity who) {
-        return replica.open_session(
-            [this](const Json& m, const protocol::RequestId* related) {
-                out.push_back(m);
-                related_to.push_back(related ? Json(*related) : Json());
-            },
-            std::move(who));
-    };
     Json caps = with_tasks();
     caps["elicitation"] = Json::object();
     auto here = open(CallerIdentity{.principal = "bob-token"});
-    auto there = on_replica(CallerIdentity{.principal = "bob-token"});
+    auto there = open_on(*replica.server, CallerIdentity{.principal = "bob-token"});
 
     // The extension: tasks/update on the replica.
     const std::string id = call("tools/call", {{"name", "confirm"}, {"arguments", Json::object()}}, caps, here.get())
@@ -824,28 +828,14 @@ TEST_F(TasksTest, AnswersGivenOnAnotherReplicaAreRelayedToTheOneThatRunsTheTask)
 }
 
 TEST_F(TasksTest, V1TasksResultOnAnotherReplicaAsksTheRecordsQuestionsAndRelaysTheAnswers) {
-    add_tool("confirm", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-        Json a = co_await ctx.ask_client({"elicitation/create", Json{{"message", "sure?"}}, "sure"});
-        co_return ToolResult::text("answer: " + a["content"].value("v", ""));
-    });
-    ServerOptions options;
-    options.task_ttl = 60s;
-    options.task_poll_interval = 250ms;
-    McpServer replica(exec, options);
-    auto replica_engine = std::make_shared<TaskEngine>(replica, store);
-    replica_engine->install();
-    replica.set_tasks(replica_engine);
-    replica_engine->set_relay([this](const std::string& id, const Json& responses) {
+    add_tool("confirm", "optional", ask_sure);
+    auto replica = replica_on(store);
+    replica.engine->set_relay([this](const std::string& id, const Json& responses) {
         engine->answers_from_elsewhere(id, responses);
     });
     Json caps = {{"elicitation", Json::object()}};
     auto here = session_of("2025-11-25", caps, CallerIdentity{.principal = "carol-token"});
-    auto there = replica.open_session(
-        [this](const Json& m, const protocol::RequestId* related) {
-            out.push_back(m);
-            related_to.push_back(related ? Json(*related) : Json());
-        },
-        CallerIdentity{.principal = "carol-token"});
+    auto there = open_on(*replica.server, CallerIdentity{.principal = "carol-token"});
     on(*there, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", caps},
                               {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
     there->receive(protocol::Notification{"notifications/initialized", nullptr});
@@ -902,33 +892,18 @@ private:
 TEST_F(TasksTest, ATaskWhoseReplicaDiedIsEndedAsFailedByTheNextReplicaThatLooks) {
     add_tool("slow", "optional", sleep_then_answer);
     ReplicaView view_a(store, "replica-a"), view_b(store, "replica-b");
-    ServerOptions options;
-    options.task_ttl = 60s;
-    options.task_poll_interval = 250ms;
-    McpServer a(exec, options), b(exec, options);
-    for (McpServer* s : {&a, &b}) {
+    auto a = replica_on(view_a), b = replica_on(view_b);
+    for (auto* r : {&a, &b}) {
         ToolSpec t;
         t.name = "slow";
         t.description = "slow";
         t.handler = sleep_then_answer;
         t.execution = Json{{"taskSupport", "optional"}};
-        s->registry().add_tool(std::move(t));
+        r->server->registry().add_tool(std::move(t));
     }
-    auto engine_a = std::make_shared<TaskEngine>(a, view_a);
-    auto engine_b = std::make_shared<TaskEngine>(b, view_b);
-    engine_a->install();
-    engine_b->install();
-    a.set_tasks(engine_a);
-    b.set_tasks(engine_b);
-    auto session_on = [this](McpServer& server) {
-        return server.open_session(
-            [this](const Json& m, const protocol::RequestId* related) {
-                out.push_back(m);
-                related_to.push_back(related ? Json(*related) : Json());
-            },
-            CallerIdentity{.principal = "dana-token"});
-    };
-    auto on_a = session_on(a), on_b = session_on(b);
+    auto& engine_a = a.engine;
+    auto on_a = open_on(*a.server, CallerIdentity{.principal = "dana-token"});
+    auto on_b = open_on(*b.server, CallerIdentity{.principal = "dana-token"});
     const std::string id = call("tools/call", {{"name", "slow"}, {"arguments", Json::object()}}, with_tasks(), on_a.get())
                                ["result"]["taskId"];
     // A alive: B sees the task working (and asked whether A is alive).
