@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
         add_config(app),
         add_list(app),
         add_call(app),
+        add_skills(app),
         add_test(app),
         add_reload(app),
     };

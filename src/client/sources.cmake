@@ -5,6 +5,7 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mcp_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mcp_client_stateless.cpp
   ${CMAKE_CURRENT_LIST_DIR}/elicitation_answers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/skills.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stateless_http_headers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sync_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/blocking_loop.cpp

@@ -71,6 +71,20 @@ case $scenario in
     [[ -n $schema ]] || { echo "json_schema_2020_12_tool is not listed" >&2; exit 1; }
     tp call json_schema_echo "{\"schema\": $schema}" "${target[@]}"
     ;;
+  sep-2640-client-no-prefetch)
+    # Listing skills reads none of their files.
+    tp skills "${target[@]}"
+    ;;
+  sep-2640-client-verify-*)
+    # Load every listed skill with its files, as a host does when it needs them: the CLI
+    # verifies SKILL.md (size, digest, frontmatter) before it reads anything else, and a
+    # skill that fails is not loaded (exit 1).
+    mapfile -t skills < <(tp skills "${target[@]}" --json | jq -r '.[].frontmatter.name')
+    [[ ${#skills[@]} -gt 0 ]] || { echo "no skills listed" >&2; exit 1; }
+    failed=0
+    for skill in "${skills[@]}"; do tp skills "$skill" --files "${target[@]}" || failed=1; done
+    exit $failed
+    ;;
   auth/*)
     # Connect and list, authorizing as the server demands (client-expected-failures.yaml:
     # the CLI does not authorize yet).

@@ -30,13 +30,8 @@ declare -A allowed_skips=(
 )
 
 # Non-auth scenarios the CLI does not pass yet, with the reason: reported, not failed; one
-# that passes fails the run until it is taken off this list.
-declare -A pending=(
-  [sep-2640-client-no-prefetch]='the CLI has no Skills extension commands (skills/list, loading a skill) yet'
-  [sep-2640-client-verify-digest]='the CLI has no Skills extension commands (skills/list, loading a skill) yet'
-  [sep-2640-client-verify-size]='the CLI has no Skills extension commands (skills/list, loading a skill) yet'
-  [sep-2640-client-verify-frontmatter]='the CLI has no Skills extension commands (skills/list, loading a skill) yet'
-)
+# that passes fails the run until it is taken off this list. (None today.)
+declare -A pending=()
 
 # The client scenarios the suite has, with the revisions each applies to.
 mapfile -t listing < <("$node" "$suite" list 2>&1 | sed -n '/^Client scenarios/,/^$/p' | sed -nE 's/^  - ([^ ]+) \[(.*)\]$/\1 \2/p')

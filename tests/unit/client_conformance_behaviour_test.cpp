@@ -2,13 +2,17 @@
 // scripted servers: elicitation answered with the requested schema's defaults (SEP-1034),
 // also as inputResponses of an input_required result; a server/discover refused for its
 // version (-32022) asked again in a version the server names (SEP-2575); tools whose
-// x-mcp-header markings are invalid left out of a listing and never called (SEP-2243).
+// x-mcp-header markings are invalid left out of a listing and never called (SEP-2243);
+// a skill loaded only once verified against its listing (size, digest, frontmatter), its
+// other files read only after SKILL.md passed (SEP-2640).
 // The scenarios themselves run in tests/conformance/client_run.sh.
 #include <gtest/gtest.h>
 
 #include "client/elicitation_answers.hpp"
 #include "client/mcp_client.hpp"
+#include "client/skills.hpp"
 #include "client/stateless_http_headers.hpp"
+#include "util/digest.hpp"
 #include "manual_executor.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "scripted_client_transports.hpp"
@@ -294,6 +298,102 @@ TEST_F(ClientConformanceBehaviour, ElicitationIsAnsweredInASessionAndAsInputResp
     }
     EXPECT_EQ(retries.size(), 1u);
     drive(exec, modern_client.close());
+}
+
+const std::string kSkillMd = "---\nname: pdf-processing\ndescription: Extract PDF text\nmetadata:\n  quality: \"8.6\"\n  tags: [a, b]\n---\n\nBody.\n";
+const std::string kForms = "Supporting content.\n";
+
+Json file_entry(const std::string& uri, const std::string& content) {
+    return {{"uri", uri}, {"digest", "sha256:" + util::sha256_hex(content)}, {"size", content.size()}};
+}
+
+Json skill_entry() {
+    return {{"uri", "skill://pdf/SKILL.md"},
+            {"frontmatter",
+             {{"name", "pdf-processing"},
+              {"description", "Extract PDF text"},
+              {"metadata", {{"quality", "8.6"}, {"tags", {"a", "b"}}}}}},
+            {"resources", {file_entry("skill://pdf/SKILL.md", kSkillMd), file_entry("skill://pdf/FORMS.md", kForms)}}};
+}
+
+TEST(SkillVerification, SizeAndDigest) {
+    Json listed = file_entry("skill://pdf/SKILL.md", kSkillMd);
+    EXPECT_FALSE(skill_file_mismatch(listed, kSkillMd).has_value());
+    auto longer = skill_file_mismatch(listed, kSkillMd + "x");
+    ASSERT_TRUE(longer.has_value());
+    EXPECT_NE(longer->find("bytes read"), std::string::npos) << *longer;
+    std::string same_size = kSkillMd;
+    same_size[same_size.size() - 2] = '!';
+    auto tampered = skill_file_mismatch(listed, same_size);
+    ASSERT_TRUE(tampered.has_value());
+    EXPECT_NE(tampered->find("SHA-256"), std::string::npos) << *tampered;
+    listed["digest"] = "md5:abc";
+    EXPECT_TRUE(skill_file_mismatch(listed, kSkillMd).has_value());
+    EXPECT_FALSE(skill_file_mismatch(Json{{"uri", "u"}}, "anything").has_value()) << "nothing listed, nothing checked";
+}
+
+TEST(SkillVerification, FrontmatterFieldByField) {
+    const Json expected = skill_entry()["frontmatter"];
+    EXPECT_FALSE(frontmatter_mismatch(kSkillMd, expected).has_value());
+    std::string other = kSkillMd;
+    other.replace(other.find("Extract PDF text"), 16, "Exfiltrate creds");
+    auto changed = frontmatter_mismatch(other, expected);
+    ASSERT_TRUE(changed.has_value());
+    EXPECT_NE(changed->find("description"), std::string::npos) << *changed;
+    Json nested = expected;
+    nested["metadata"]["quality"] = "9.0";
+    EXPECT_TRUE(frontmatter_mismatch(kSkillMd, nested).has_value());
+    Json missing = expected;
+    missing["license"] = "MIT";
+    EXPECT_TRUE(frontmatter_mismatch(kSkillMd, missing).has_value());
+    EXPECT_TRUE(frontmatter_mismatch("# no frontmatter\n", expected).has_value());
+    EXPECT_TRUE(frontmatter_mismatch("---\nname: [unclosed\n---\n", expected).has_value());
+}
+
+// A skills server whose SKILL.md is `served`; records the resources/read URIs.
+std::unique_ptr<ScriptedTransport> skills_server(test_support::ManualExecutor& exec, std::string served,
+                                                 std::vector<std::string>& reads) {
+    return std::make_unique<ScriptedTransport>(exec, [&reads, served](const Json& m) -> std::vector<Json> {
+        const std::string method = m.value("method", "");
+        if (method == "server/discover") return {discover_reply(m)};
+        if (method == "skills/list") {
+            return {protocol::make_response(m["id"], {{"resultType", "complete"}, {"skills", {skill_entry()}}})};
+        }
+        if (method == "resources/read") {
+            const std::string uri = m["params"]["uri"];
+            reads.push_back(uri);
+            const std::string& text = uri == "skill://pdf/FORMS.md" ? kForms : served;
+            return {protocol::make_response(
+                m["id"], {{"resultType", "complete"}, {"contents", {{{"uri", uri}, {"mimeType", "text/markdown"}, {"text", text}}}}})};
+        }
+        return {};
+    });
+}
+
+TEST_F(ClientConformanceBehaviour, ASkillLoadsOnlyVerifiedAndListingReadsNoFile) {
+    std::vector<std::string> reads;
+    McpClient client(exec, skills_server(exec, kSkillMd, reads), stateless());
+    drive(exec, client.connect());
+    auto skills = drive(exec, list_skills(client));
+    ASSERT_EQ(skills.size(), 1u);
+    EXPECT_TRUE(reads.empty()) << "listing reads no skill file";
+    Json loaded = drive(exec, load_skill(client, skills[0], /*with_files=*/true));
+    EXPECT_EQ(loaded["text"], kSkillMd);
+    ASSERT_EQ(loaded["files"].size(), 1u);
+    EXPECT_EQ(loaded["files"][0]["text"], kForms);
+    EXPECT_EQ(reads, (std::vector<std::string>{"skill://pdf/SKILL.md", "skill://pdf/FORMS.md"}));
+    drive(exec, client.close());
+
+    // A tampered SKILL.md: the load fails and no other file is read.
+    std::string tampered = kSkillMd;
+    tampered.replace(tampered.find("Body."), 5, "Evil!");
+    reads.clear();
+    McpClient other(exec, skills_server(exec, tampered, reads), stateless());
+    drive(exec, other.connect());
+    auto listed = drive(exec, list_skills(other));
+    EXPECT_THROW(drive(exec, load_skill(other, listed[0], /*with_files=*/true)), SkillVerificationError);
+    EXPECT_EQ(reads, (std::vector<std::string>{"skill://pdf/SKILL.md"}));
+    drive(exec, other.close());
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "client/elicitation_answers.hpp"
 #include "client/legacy_sse_transport.hpp"
 #include "client/shell_words.hpp"
+#include "client/skills.hpp"
 #include "client/sync_client.hpp"
 #include "client/tool_output.hpp"
 #include "protocol/jsonrpc.hpp"
@@ -43,8 +44,9 @@ struct ClientFlags {
     bool json = false;
     bool legacy_sse = false;
     long long timeout_ms = 60000;
-    // toolport call
+    // toolport call (tool: also the skill of toolport skills)
     std::string tool, arguments = "{}";
+    bool skill_files = false;  // toolport skills NAME --files
 };
 
 void add_target_flags(CLI::App* command, ClientFlags& flags) {
@@ -243,6 +245,57 @@ Command add_call(CLI::App& app) {
             else if (rendered.is_error) fmt::print(stderr, "{}", rendered.text);
             else fmt::print("{}", rendered.text);
             return rendered.is_error ? 1 : 0;
+        });
+    }};
+}
+
+Command add_skills(CLI::App& app) {
+    auto flags = std::make_shared<ClientFlags>();
+    auto* skills = app.add_subcommand(
+        "skills", "List the skills of an MCP server (Skills extension), or load one, verified against its listing");
+    skills->add_option("skill", flags->tool, "The skill to load: its name or the URI of its SKILL.md");
+    skills->add_flag("--files", flags->skill_files, "With a skill: also read its other files, each verified");
+    add_target_flags(skills, *flags);
+    return {skills, [flags]() -> int {
+        return run_client("skills", *flags, [&](client::SyncClient& sync) {
+            // Listing reads no skill file: a skill's files are read when it is loaded.
+            auto entries = sync.run(client::list_skills(sync.client(), request_options(*flags)));
+            if (flags->tool.empty()) {
+                if (flags->json) {
+                    print_json(Json(entries));
+                } else {
+                    for (const auto& entry : entries) {
+                        const Json front = entry.value("frontmatter", Json::object());
+                        fmt::print("{:<32}  {}\n", util::sanitize_for_message(front.value("name", entry.value("uri", "")), 200),
+                                   util::sanitize_for_message(front.value("description", ""), 500));
+                    }
+                }
+                return 0;
+            }
+            const Json* chosen = nullptr;
+            for (const auto& entry : entries) {
+                const Json front = entry.value("frontmatter", Json::object());
+                if (entry.value("uri", "") == flags->tool || (front.is_object() && front.value("name", "") == flags->tool)) {
+                    chosen = &entry;
+                    break;
+                }
+            }
+            if (!chosen) {
+                print_error("skills", fmt::format("{} lists no skill {}", sync.client().describe_server(),
+                                                  util::sanitize_for_message(flags->tool, 200)));
+                return 1;
+            }
+            Json loaded =
+                sync.run(client::load_skill(sync.client(), *chosen, flags->skill_files, request_options(*flags)));
+            if (flags->json) {
+                print_json(loaded);
+            } else {
+                fmt::print("{}", loaded["text"].get<std::string>());
+                for (const auto& file : loaded["files"]) {
+                    fmt::print("\n--- {}\n{}", file["uri"].get<std::string>(), file["text"].get<std::string>());
+                }
+            }
+            return 0;
         });
     }};
 }

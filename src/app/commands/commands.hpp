@@ -18,6 +18,7 @@ Command add_serve(CLI::App& app);   // toolport serve
 Command add_config(CLI::App& app);  // toolport config check FILE
 Command add_list(CLI::App& app);    // toolport list (client_commands.cpp)
 Command add_call(CLI::App& app);    // toolport call (client_commands.cpp)
+Command add_skills(CLI::App& app);  // toolport skills (client_commands.cpp)
 Command add_test(CLI::App& app);    // toolport test (test_command.cpp)
 Command add_reload(CLI::App& app);  // toolport reload (reload_command.cpp)
 
