@@ -13,6 +13,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
   ElicitRequestSchema,
   ToolListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -207,6 +209,46 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     assert.equal(update.status, 200, update.text);
     await waitFor('the task to complete with the answer from B', async () => (record = await get()).status === 'completed');
     assert.equal(record.result.content[0].text, 'Deleted x.txt');
+  });
+
+  it('SDK client, 2025-11-25 tasks: started on A; polled, listed, answered and fetched on B', async () => {
+    const routes = { post: a, get: a };
+    const transport = new StreamableHTTPClientTransport(new URL(`${a.base}/mcp`), { fetch: router(routes) });
+    const client = new Client({ name: 'shared-tasks', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    const asked = [];
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params);
+      return { action: 'accept', content: { confirm: true } };
+    });
+    await client.connect(transport);
+    assert.ok(client.getServerCapabilities()?.tasks?.requests?.tools?.call);
+
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0.5, label: 'ab' }, task: { ttl: 60000 } } },
+      CreateTaskResultSchema,
+    );
+    routes.post = b;
+    let seen;
+    await waitFor('the task completed, polled on B', async () => (seen = await client.experimental.tasks.getTask(task.taskId)).status === 'completed');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    assert.deepEqual(result.content, [{ type: 'text', text: 'Computed ab after 0.5 s' }]);
+    const listed = await client.experimental.tasks.listTasks();
+    assert.ok(listed.tasks.some((t) => t.taskId === task.taskId));
+
+    // A task that asks: created on A, its question asked by B (from the task's record) during
+    // tasks/result, the answer relayed to A, which finishes it; the result comes through B.
+    routes.post = a;
+    const { task: asking } = await client.request(
+      { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'shared.txt' }, task: { ttl: 60000 } } },
+      CreateTaskResultSchema,
+    );
+    routes.post = b;
+    await waitFor('the task to ask', async () => (await client.experimental.tasks.getTask(asking.taskId)).status === 'input_required');
+    const answered = await client.experimental.tasks.getTaskResult(asking.taskId, CallToolResultSchema);
+    assert.deepEqual(answered.content, [{ type: 'text', text: 'Deleted shared.txt' }]);
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]._meta?.['io.modelcontextprotocol/related-task']?.taskId, asking.taskId);
+    await client.close();
   });
 
   it('SDK client: calls, a subscription and an elicitation on B, notifications on its GET stream on A; A killed, the session goes on on B', async () => {
