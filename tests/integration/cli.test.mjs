@@ -17,7 +17,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import { TOOLPORT_BIN, startHttpServer, freePort, track } from './lib/harness.mjs';
 
-const TOOL_COUNT = 35; // the conformance pack
+const TOOL_COUNT = 36; // the conformance pack
 const SIMPLE_TEXT = 'This is a simple text response for testing.';
 
 // Runs `toolport ...args` to completion (killed after timeoutMs).
