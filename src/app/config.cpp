@@ -10,6 +10,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "app/config_reader.hpp"
+#include "auth/resource_metadata.hpp"
+#include "http_client/url.hpp"
 #include "observability/events.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/mcp_servers_import.hpp"
@@ -29,6 +31,62 @@ std::vector<std::string> read_tokens_file(const std::string& path) {
         if (!line.empty() && line[0] != '#') tokens.push_back(line);
     }
     return tokens;
+}
+
+// An absolute http(s) URL without query or fragment (https only unless `allow_http`).
+void check_auth_url(const ConfigReader& r, const YAML::Node& node, const std::string& key, const std::string& url,
+                    bool allow_http) {
+    if (url.find_first_of("?#") != std::string::npos) r.fail(node, key, "must not have a query or fragment");
+    http_client::Url parsed;
+    try {
+        parsed = http_client::parse_url(url);
+    } catch (const std::invalid_argument& e) {
+        r.fail(node, key, fmt::format("must be an absolute https:// URL ({})", e.what()));
+    }
+    if (!parsed.https && !allow_http) {
+        r.fail(node, key, "must be an https:// URL (allow_http: true permits http:// for tests on loopback)");
+    }
+}
+
+std::vector<std::string> scope_list(const ConfigReader& r, const YAML::Node& node, const std::string& key) {
+    auto scopes = r.list(node, key);
+    for (std::size_t i = 0; i < scopes.size(); ++i) {
+        if (!auth::valid_scope_token(scopes[i]))
+            r.fail(node[i], key, fmt::format("\"{}\" is not a scope (printable ASCII without spaces, quotes or backslashes)",
+                                             scopes[i]));
+    }
+    return scopes;
+}
+
+// `auth:`: Toolport as an OAuth 2.1 resource server (see ResourceServerOptions).
+void read_auth(const ConfigReader& r, const YAML::Node& a, ResourceServerOptions& o) {
+    r.only_keys(a, "auth", {"issuer", "resource", "scopes_supported", "required_scopes", "allow_http", "clock_skew_s",
+                            "jwks_refetch_floor_ms"});
+    if (!a["issuer"]) r.fail(a, "auth.issuer", "is required: the authorization server that issues the access tokens");
+    if (a["allow_http"]) o.allow_http = r.boolean(a["allow_http"], "auth.allow_http");
+    o.issuer = r.str(a["issuer"], "auth.issuer");
+    check_auth_url(r, a["issuer"], "auth.issuer", o.issuer, o.allow_http);
+    if (a["resource"]) {
+        o.resource = r.str(a["resource"], "auth.resource");
+        // The resource identifier is what clients name; plain http is fine on loopback.
+        check_auth_url(r, a["resource"], "auth.resource", o.resource, true);
+    }
+    if (a["scopes_supported"]) o.scopes_supported = scope_list(r, a["scopes_supported"], "auth.scopes_supported");
+    if (a["required_scopes"]) o.required_scopes = scope_list(r, a["required_scopes"], "auth.required_scopes");
+    if (a["clock_skew_s"]) o.clock_skew = std::chrono::seconds(r.integer(a["clock_skew_s"], "auth.clock_skew_s", 0, 600));
+    if (a["jwks_refetch_floor_ms"]) {
+        o.jwks_refetch_floor = std::chrono::milliseconds(
+            r.integer(a["jwks_refetch_floor_ms"], "auth.jwks_refetch_floor_ms", 0, 24LL * 3600 * 1000));
+    }
+    // A required scope the metadata does not list could never be asked for.
+    for (const auto& scope : o.required_scopes) {
+        if (!o.scopes_supported.empty() &&
+            std::find(o.scopes_supported.begin(), o.scopes_supported.end(), scope) == o.scopes_supported.end()) {
+            r.fail(a["required_scopes"], "auth.required_scopes",
+                   fmt::format("\"{}\" is not in auth.scopes_supported", scope));
+        }
+    }
+    if (o.scopes_supported.empty()) o.scopes_supported = o.required_scopes;
 }
 
 std::vector<std::string> split_tokens(const std::string& text) {
@@ -328,7 +386,7 @@ static Config load_config_unchecked(const std::string& path) {
     ConfigReader r{path};
     r.only_keys(root, "",
                 {"server", "http", "stdio", "packs", "rest", "openapi", "upstreams", "gateway", "log", "pipeline", "services", "sources", "tools", "store",
-                 "downstream", "sessions"});
+                 "downstream", "sessions", "auth"});
 
     if (auto s = root["server"]) {
         r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms",
@@ -421,6 +479,7 @@ static Config load_config_unchecked(const std::string& path) {
         if (h["health_endpoint"]) o.health_endpoint = r.boolean(h["health_endpoint"], "http.health_endpoint");
         if (h["public_health"]) o.public_health = r.boolean(h["public_health"], "http.public_health");
     }
+    if (auto a = root["auth"]) read_auth(r, a, config.http.oauth);
     if (auto s = root["stdio"]) {
         r.only_keys(s, "stdio", {"max_message_bytes"});
         if (s["max_message_bytes"])

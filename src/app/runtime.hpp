@@ -52,6 +52,8 @@ public:
     std::vector<std::string> reloading_sources() const;
     // Every source has settled (Source::settled): its first background load is over.
     bool sources_settled();
+    // The downstream HTTP client (on the network event loop), or null on another executor.
+    http_client::HttpClient* downstream() { return downstream_.get(); }
 
 private:
     Runtime(const Config& config, Executor& executor, AsioExecutor* network);

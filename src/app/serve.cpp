@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "app/runtime.hpp"
+#include "auth/authenticator.hpp"
+#include "auth/key_source.hpp"
 #include "server/tasks.hpp"
 #include "stores/shared_sessions.hpp"
 #include "transports/asio_executor.hpp"
@@ -41,6 +43,47 @@ void reload_on_hangup(boost::asio::signal_set& hangup, Runtime& runtime) {
         runtime.reload();
         reload_on_hangup(hangup, runtime);
     });
+}
+
+// The resource identifier when `auth.resource` is not set: the listen address and the MCP
+// path (right for a client that reaches this address directly; behind a proxy or on a
+// wildcard address, set auth.resource).
+std::string default_resource(const HttpOptions& http) {
+    std::string host = http.host;
+    if (host == "0.0.0.0" || host == "::" || host.empty()) {
+        spdlog::warn("auth: no auth.resource set and listening on a wildcard address: tokens must name "
+                     "http://localhost:{}{} as their audience; set auth.resource to this server's public URL",
+                     http.port, http.path);
+        host = "localhost";
+    }
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";
+    return "http://" + host + ":" + std::to_string(http.port) + http.path;
+}
+
+// `auth:`: the token verifier, with the issuer's keys discovered and fetched by the
+// downstream HTTP client (on the engine's loop, where the endpoint verifies). Throws
+// std::invalid_argument for settings the verifier or the key source refuses.
+void enable_oauth(HttpOptions& http, Runtime& runtime) {
+    auto& o = http.oauth;
+    if (o.resource.empty()) o.resource = default_resource(http);
+    auto* client = runtime.downstream();
+    if (!client) throw std::invalid_argument("auth: no HTTP client to fetch the authorization server's keys with");
+    auth::DiscoveryOptions discovery;
+    discovery.issuer = o.issuer;
+    discovery.allow_http = o.allow_http;
+    discovery.refetch_floor = o.jwks_refetch_floor;
+    auto keys = std::make_shared<auth::DiscoveredKeySource>(*client, std::move(discovery));
+    auth::AuthenticatorOptions options;
+    options.verifier.issuer = o.issuer;
+    options.verifier.audiences = {o.resource};
+    options.verifier.skew = o.clock_skew;
+    o.authenticator = std::make_shared<auth::TokenAuthenticator>(std::move(options), std::move(keys));
+    spdlog::info("auth: OAuth access tokens from {} for the resource {}{}", o.issuer, o.resource,
+                 o.required_scopes.empty() ? "" : " (required scopes: " + [&] {
+                     std::string joined;
+                     for (const auto& s : o.required_scopes) joined += (joined.empty() ? "" : " ") + s;
+                     return joined;
+                 }() + ")");
 }
 
 std::string reload_report(const std::vector<std::string>& sources) {
@@ -109,6 +152,14 @@ int serve(const Config& config) {
         executor.post([&runtime] { runtime->reload(); });
         return reload_report(runtime->reloading_sources());
     };
+    if (!http_options.oauth.issuer.empty()) {
+        try {
+            enable_oauth(http_options, *runtime);
+        } catch (const std::invalid_argument& e) {
+            spdlog::error("{}", e.what());
+            return 2;
+        }
+    }
     std::size_t thread_count = config.http.io_threads == HttpOptions::kAutoIoThreads
                                    ? IoThreads::automatic()
                                    : static_cast<std::size_t>(std::max(config.http.io_threads, 0));
@@ -135,7 +186,9 @@ int serve(const Config& config) {
     });
     spdlog::info("serving MCP on http://{}:{}{} ({} tools, {} I/O threads){}", config.http.host, http->port(),
                  config.http.path, server.registry().tools().size(), thread_count,
-                 config.http.bearer_tokens.empty() && server.view_tokens().empty() ? "" : ", bearer auth on");
+                 config.http.bearer_tokens.empty() && server.view_tokens().empty() && config.http.oauth.issuer.empty()
+                     ? ""
+                     : ", bearer auth on");
     if (io_threads) run_polling(io);
     else io.run();
     // No connection work may run while the engine's objects are torn down below.

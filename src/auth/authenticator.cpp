@@ -14,6 +14,11 @@ std::chrono::system_clock::time_point TokenAuthenticator::now() const {
     return options_.clock ? options_.clock() : std::chrono::system_clock::now();
 }
 
+std::shared_ptr<const VerifiedToken> TokenAuthenticator::cached(std::string_view token) {
+    if (token.size() > verifier_.options().max_token_bytes) return nullptr;
+    return cache_.find(token, now());
+}
+
 Task<std::shared_ptr<const VerifiedToken>> TokenAuthenticator::authenticate(std::string token) {
     // Refused before it is hashed or parsed.
     if (token.size() > verifier_.options().max_token_bytes)

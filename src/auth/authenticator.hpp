@@ -46,6 +46,10 @@ public:
     // `token`: the bearer credential, without the "Bearer " prefix.
     Task<std::shared_ptr<const VerifiedToken>> authenticate(std::string token);
 
+    // Step 1 alone, without waiting: the cached verification of `token`, or null when it
+    // has to be verified (authenticate). What a transport answers synchronously with.
+    std::shared_ptr<const VerifiedToken> cached(std::string_view token);
+
     const JwtVerifier& verifier() const { return verifier_; }
     VerifiedTokenCache& cache() { return cache_; }
 

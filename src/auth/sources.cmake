@@ -8,4 +8,5 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/token_cache.cpp
   ${CMAKE_CURRENT_LIST_DIR}/key_source.cpp
   ${CMAKE_CURRENT_LIST_DIR}/authenticator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/resource_metadata.cpp
 )

@@ -12,6 +12,8 @@
 #include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
+#include "auth/authenticator.hpp"
+#include "auth/resource_metadata.hpp"
 #include "observability/metrics.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
@@ -21,6 +23,7 @@
 #include "transports/http_policy.hpp"
 #include "transports/sse_stream.hpp"
 #include "transports/stateless_headers.hpp"
+#include "util/digest.hpp"
 #include "util/random.hpp"
 #include "util/sanitize.hpp"
 
@@ -209,6 +212,13 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // Shared sessions (null unless `sessions: shared`); see the "shared sessions" part below.
     std::shared_ptr<stores::SharedSessions> shared = opts.shared_sessions;
     bool skip_adoption = false;          // answering a request again after its lookup
+    // OAuth (`auth:`): the verifier, the metadata URL and path(s) it publishes.
+    std::shared_ptr<auth::TokenAuthenticator> authn = opts.oauth.authenticator;
+    std::string metadata_url = authn ? auth::resource_metadata_url(opts.oauth.resource) : std::string();
+    std::vector<std::string> metadata_paths = authn ? oauth_metadata_paths() : std::vector<std::string>{};
+    // A token verified a moment ago, while its request is answered again (the cache may
+    // not keep it).
+    const std::pair<std::string, std::shared_ptr<const auth::VerifiedToken>>* just_verified = nullptr;
     // Our requests to a shared session's client are numbered in this replica's own range
     // (bits 32-51 random), so a reply that reaches another replica is told apart there.
     std::int64_t request_id_base = [] {
@@ -273,10 +283,30 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     struct Credential {
         bool valid = false;
         std::string profile;  // the view a profile's token selects
+        // An OAuth access token: verified (from the cache), or still to be verified.
+        std::shared_ptr<const auth::VerifiedToken> oauth;
+        bool unverified = false;
     };
 
-    // Profile tokens turn authentication on as the server's own tokens do.
-    bool auth_on() const { return !opts.bearer_tokens.empty() || !mcp.view_tokens().empty(); }
+    // Profile tokens turn authentication on as the server's own tokens do, and so does OAuth.
+    bool auth_on() const { return !opts.bearer_tokens.empty() || !mcp.view_tokens().empty() || authn; }
+
+    // Where the Protected Resource Metadata is served: the bare well-known path, and that
+    // path followed by the MCP path and by the resource identifier's path (RFC 9728 §3.1).
+    std::vector<std::string> oauth_metadata_paths() const {
+        const std::string base = "/.well-known/oauth-protected-resource";
+        std::vector<std::string> paths{base, base + opts.path, auth::resource_metadata_path(opts.oauth.resource)};
+        std::sort(paths.begin(), paths.end());
+        paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+        return paths;
+    }
+
+    bool is_metadata_path(std::string_view path) const {
+        if (!authn || path == opts.path) return false;
+        // Not for <path>/<view>: a profile's endpoint is part of the one resource (RFC 9728
+        // §3.3 wants a document's `resource` to be the identifier its URL was made from).
+        return std::find(metadata_paths.begin(), metadata_paths.end(), path) != metadata_paths.end();
+    }
 
     Credential credential_of(std::string_view authorization) const {
         Credential credential;
@@ -289,14 +319,28 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             if (http_policy::same_token(profile_token, token)) credential.profile = view;
         }
         credential.valid = http_policy::token_listed(opts.bearer_tokens, token) || !credential.profile.empty();
+        // A static token short-circuits; anything else may be an OAuth access token.
+        if (!credential.valid && authn) {
+            if (just_verified && just_verified->first == token) credential.oauth = just_verified->second;
+            else credential.oauth = authn->cached(token);
+            credential.valid = credential.oauth != nullptr;
+            credential.unverified = !credential.valid;
+        }
         return credential;
     }
 
-    // Who is calling, for sessions, quotas and per-user caches: "" when auth is off.
+    // Who is calling, for sessions, quotas and per-user caches: "" when auth is off. A
+    // static token is known by its digest; an OAuth token by its issuer and subject (every
+    // token of one user is the same caller), never by the token itself.
     std::string principal_of(const HttpRequestView& req) const {
         if (!auth_on()) return {};
         auto authorization = req.header("Authorization");
-        if (!credential_of(authorization).valid) return {};
+        auto credential = credential_of(authorization);
+        if (!credential.valid) return {};
+        if (credential.oauth) {
+            const auto& t = *credential.oauth;
+            return "oauth:" + util::sha256_hex(t.issuer + '\n' + t.subject).substr(0, 24);
+        }
         return http_policy::principal_of_token(http_policy::bearer_token(authorization));
     }
 
@@ -461,6 +505,44 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }
     static Task<void> adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
                                         std::shared_ptr<OwnedRequest> req, std::string sid);
+
+    // An OAuth token not in the verified cache: verify it (the key set may have to be
+    // fetched), then answer the request again, or refuse it.
+    HttpAnswer verify_then_answer(const HttpRequestView& req) {
+        auto deferred = make_deferred();
+        spawn(verify_and_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req)),
+              [deferred](std::exception_ptr error) {
+                  if (error) deferred->resolve({});
+              });
+        return deferred_answer(deferred);
+    }
+    static Task<void> verify_and_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                        std::shared_ptr<OwnedRequest> req);
+
+    // 401 for a request without a usable token: the challenge points at the metadata.
+    HttpAnswer unauthorized(const HttpRequestView& req, bool token_refused, std::string_view why) {
+        auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest, why));
+        std::string challenge;
+        if (authn) {
+            challenge = auth::bearer_challenge(metadata_url, opts.oauth.required_scopes,
+                                               token_refused ? "invalid_token" : "");
+        } else {
+            challenge = token_refused ? "Bearer realm=\"toolport\", error=\"invalid_token\"" : "Bearer realm=\"toolport\"";
+        }
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 401,
+                                             {{"Content-Type", "application/json"}, {"WWW-Authenticate", challenge}},
+                                             std::move(body)));
+    }
+
+    // GET /.well-known/oauth-protected-resource[/path] (RFC 9728), served without a token.
+    HttpAnswer metadata_answer(const HttpRequestView& req) {
+        if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
+        auto doc = auth::protected_resource_metadata(opts.oauth.resource, {opts.oauth.issuer},
+                                                     opts.oauth.scopes_supported);
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
+                                             {{"Content-Type", "application/json"}, {"Cache-Control", "max-age=300"}},
+                                             doc.dump()));
+    }
 
     // Answers once the session's state is in Redis (or Redis failed: then it is marked to
     // be written again when Redis is back).
@@ -642,15 +724,29 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (!http_policy::origin_allowed(opts, req.header("Origin"))) {
             return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Origin not allowed");
         }
-        const auto credential = auth_on() ? credential_of(req.header("Authorization")) : Credential{true, {}};
+        if (is_metadata_path(path)) return metadata_answer(req);
+        const auto credential = auth_on() ? credential_of(req.header("Authorization")) : Credential{.valid = true};
         if (!(is_health && opts.public_health) && !credential.valid) {
-            auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest,
-                                                                 "Unauthorized: send Authorization: Bearer <token>"));
-            auto challenge = req.has_header("Authorization") ? "Bearer realm=\"toolport\", error=\"invalid_token\""
-                                                             : "Bearer realm=\"toolport\"";
-            return answer_with(req, format_reply(req.version(), req.keep_alive(), 401,
-                                                 {{"Content-Type", "application/json"}, {"WWW-Authenticate", challenge}},
-                                                 std::move(body)));
+            // An OAuth token seen for the first time: answered once it is verified.
+            if (credential.unverified) return verify_then_answer(req);
+            return unauthorized(req, req.has_header("Authorization"),
+                                "Unauthorized: send Authorization: Bearer <token>");
+        }
+        if (!(is_health && opts.public_health) && credential.oauth) {
+            std::string missing;
+            for (const auto& scope : opts.oauth.required_scopes) {
+                if (!credential.oauth->has_scope(scope)) missing += (missing.empty() ? "" : " ") + scope;
+            }
+            if (!missing.empty()) {
+                auto body = protocol::serialize(protocol::make_error(
+                    nullptr, ec::kInvalidRequest, "Forbidden: the access token lacks the needed scope(s): " + missing));
+                return answer_with(
+                    req, format_reply(req.version(), req.keep_alive(), 403,
+                                      {{"Content-Type", "application/json"},
+                                       {"WWW-Authenticate", auth::bearer_challenge(metadata_url, opts.oauth.required_scopes,
+                                                                                   "insufficient_scope")}},
+                                      std::move(body)));
+            }
         }
         if (!(is_health && opts.public_health)) {
             if (auto refusal = profile_refusal(credential, path)) {
@@ -1258,6 +1354,41 @@ Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self, s
     self->skip_adoption = true;
     HttpAnswer answer = self->answer(*req);
     self->skip_adoption = false;
+    deferred->resolve(std::move(answer));
+}
+
+Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                                  std::shared_ptr<OwnedRequest> req) {
+    std::string token(http_policy::bearer_token(req->header("Authorization")));
+    std::shared_ptr<const auth::VerifiedToken> verified;
+    std::optional<auth::TokenError> refused;
+    try {
+        verified = co_await self->authn->authenticate(token);
+    } catch (const auth::TokenError& e) {
+        refused = e;
+    }
+    if (self->stopping) {
+        deferred->resolve({});
+        co_return;
+    }
+    if (refused && refused->reason() == auth::TokenErrorReason::keys_unavailable) {
+        spdlog::warn("auth: a token could not be verified: {}", refused->what());
+        deferred->resolve(rpc_error(*req, 503, ec::kInternalError,
+                                    "Service Unavailable: the authorization server's keys cannot be had; retry later"));
+        co_return;
+    }
+    if (refused) {
+        // The reason, never the token: TokenError's messages quote nothing of it.
+        spdlog::debug("auth: access token refused ({}): {}", auth::reason_name(refused->reason()), refused->what());
+        deferred->resolve(self->unauthorized(
+            *req, true, fmt::format("Unauthorized: the access token was refused ({}): {}",
+                                    auth::reason_name(refused->reason()), refused->what())));
+        co_return;
+    }
+    const std::pair<std::string, std::shared_ptr<const auth::VerifiedToken>> fresh{std::move(token), verified};
+    self->just_verified = &fresh;
+    HttpAnswer answer = self->answer(*req);
+    self->just_verified = nullptr;
     deferred->resolve(std::move(answer));
 }
 

@@ -14,6 +14,24 @@ namespace toolport {
 namespace stores {
 class SharedSessions;
 }
+namespace auth {
+class TokenAuthenticator;
+}
+
+// Toolport as an OAuth 2.1 resource server (`auth:`): MCP requests need a JWT access token
+// from `issuer` whose audience is `resource`, verified against the issuer's published keys.
+struct ResourceServerOptions {
+    std::string issuer;    // the authorization server; empty: OAuth off
+    std::string resource;  // this server's identifier (RFC 8707), the audience tokens must name
+    std::vector<std::string> scopes_supported;  // published in the Protected Resource Metadata
+    std::vector<std::string> required_scopes;   // every request's token needs all of these
+    bool allow_http = false;                    // a plain-http issuer (tests on loopback)
+    std::chrono::seconds clock_skew{60};
+    std::chrono::milliseconds jwks_refetch_floor{30'000};  // see auth::DiscoveryOptions
+    // Verifies the tokens; set by `toolport serve` from the fields above. Used on the
+    // engine's loop only. Null: OAuth off (whatever `issuer` says).
+    std::shared_ptr<auth::TokenAuthenticator> authenticator;
+};
 
 struct HttpOptions {
     std::string host = "127.0.0.1";  // loopback unless told otherwise
@@ -77,6 +95,8 @@ struct HttpOptions {
     // replica serves any Streamable HTTP session (stores/shared_sessions.hpp). Null:
     // a session lives on the replica that created it.
     std::shared_ptr<stores::SharedSessions> shared_sessions;
+    // OAuth access tokens beside (not instead of) bearer_tokens.
+    ResourceServerOptions oauth;
 };
 
 }  // namespace toolport

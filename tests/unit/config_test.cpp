@@ -530,3 +530,70 @@ TEST_F(ConfigTest, ToolTaskSupportReplacesWhatTheToolDeclaresInToolsList) {
     session->close();
     exec.run();
 }
+
+// ---- auth: (OAuth 2.1 resource server) ------------------------------------------------------
+
+TEST_F(ConfigTest, AuthSectionSetsTheResourceServer) {
+    Config c = load_config(write("auth.yaml", R"(
+auth:
+  issuer: https://auth.example.com
+  resource: https://mcp.example.com/mcp
+  scopes_supported: [mcp:tools, mcp:admin]
+  required_scopes: [mcp:tools]
+  clock_skew_s: 30
+  jwks_refetch_floor_ms: 250
+)"));
+    const auto& o = c.http.oauth;
+    EXPECT_EQ(o.issuer, "https://auth.example.com");
+    EXPECT_EQ(o.resource, "https://mcp.example.com/mcp");
+    EXPECT_EQ(o.scopes_supported, (std::vector<std::string>{"mcp:tools", "mcp:admin"}));
+    EXPECT_EQ(o.required_scopes, (std::vector<std::string>{"mcp:tools"}));
+    EXPECT_FALSE(o.allow_http);
+    EXPECT_EQ(o.clock_skew, std::chrono::seconds(30));
+    EXPECT_EQ(o.jwks_refetch_floor, std::chrono::milliseconds(250));
+    EXPECT_EQ(o.authenticator, nullptr);  // `toolport serve` makes it
+}
+
+TEST_F(ConfigTest, AuthDefaults) {
+    Config none = load_config("");
+    EXPECT_TRUE(none.http.oauth.issuer.empty());
+    Config c = load_config(write("auth.yaml", "auth:\n  issuer: https://auth.example.com/tenant1\n  required_scopes: [a, b]\n"));
+    EXPECT_EQ(c.http.oauth.issuer, "https://auth.example.com/tenant1");
+    EXPECT_EQ(c.http.oauth.resource, "");  // derived from the listen address when serving
+    EXPECT_EQ(c.http.oauth.clock_skew, std::chrono::seconds(60));
+    EXPECT_EQ(c.http.oauth.jwks_refetch_floor, std::chrono::milliseconds(30'000));
+    // The required scopes are published when no other list is given.
+    EXPECT_EQ(c.http.oauth.scopes_supported, (std::vector<std::string>{"a", "b"}));
+    Config http = load_config(write("auth.yaml", "auth:\n  issuer: http://127.0.0.1:9000\n  allow_http: true\n"));
+    EXPECT_TRUE(http.http.oauth.allow_http);
+    EXPECT_EQ(http.http.oauth.issuer, "http://127.0.0.1:9000");
+}
+
+TEST_F(ConfigTest, AuthErrorsNameFileLineAndKey) {
+    std::string path;
+    auto msg = error_of("auth:\n  issuer: http://auth.example.com\n", &path);
+    EXPECT_NE(msg.find(path + ":2:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("auth.issuer"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("https://"), std::string::npos) << msg;
+
+    msg = error_of("auth:\n  resource: https://mcp.example.com/mcp\n");
+    EXPECT_NE(msg.find("auth.issuer: is required"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: auth.example.com\n");
+    EXPECT_NE(msg.find("auth.issuer: must be an absolute"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com/?tenant=1\n");
+    EXPECT_NE(msg.find("query or fragment"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com\n  resource: https://mcp.example.com/mcp#x\n");
+    EXPECT_NE(msg.find("auth.resource"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com\n  resource: /mcp\n");
+    EXPECT_NE(msg.find("auth.resource: must be an absolute"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com\n  required_scopes: [\"two words\"]\n");
+    EXPECT_NE(msg.find("bad.yaml:3: auth.required_scopes"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com\n  scopes_supported: [a]\n  required_scopes: [b]\n");
+    EXPECT_NE(msg.find("\"b\" is not in auth.scopes_supported"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com\n  clock_skew_s: 3600\n");
+    EXPECT_NE(msg.find("auth.clock_skew_s: must be between 0 and 600"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com\n  audience: x\n");
+    EXPECT_NE(msg.find("auth.audience: unknown key"), std::string::npos) << msg;
+    msg = error_of("auth: https://auth.example.com\n");
+    EXPECT_NE(msg.find("auth: must be a mapping"), std::string::npos) << msg;
+}

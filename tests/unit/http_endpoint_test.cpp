@@ -6,6 +6,8 @@
 
 #include <map>
 
+#include "auth/authenticator.hpp"
+#include "auth_test_support.hpp"
 #include "manual_executor.hpp"
 #include "providers/source_table.hpp"
 #include "server/server.hpp"
@@ -498,4 +500,78 @@ TEST_F(HttpEndpointProfileTokenTest, TheServersOwnTokensKeepEveryPath) {
     auto sid = initialize_at("/mcp", "sleepy-token");
     EXPECT_EQ(tool_names("/mcp", sid, "sleepy-token"), (std::vector<std::string>{"test_sleep"}));
     EXPECT_EQ(reply_of(send_to("/mcp", HttpMethod::post, ping(6), headers(sid, "admin-token"))).status, 404u);
+}
+
+// OAuth (`auth:`): a token seen for the first time is answered once verified; after that
+// it comes from the verified cache and is answered at once (no pending answer).
+TEST_F(HttpEndpointTest, OAuthTokensAreVerifiedOnceThenAnsweredSynchronously) {
+    auto key = test_support::make_ec_key("k1");
+    auto jwks = auth::parse_jwks(test_support::jwks_text(Json::array({test_support::public_jwk(key, "ES256")})));
+    HttpOptions options;
+    options.bearer_tokens = {"static-token"};
+    options.oauth.issuer = "https://as.example.test";
+    options.oauth.resource = "http://127.0.0.1:8080/mcp";
+    options.oauth.required_scopes = {"mcp:tools"};
+    options.oauth.scopes_supported = {"mcp:tools"};
+    options.oauth.authenticator = std::make_shared<auth::TokenAuthenticator>(
+        auth::AuthenticatorOptions{.verifier = {.issuer = options.oauth.issuer, .audiences = {options.oauth.resource}}},
+        std::make_shared<auth::StaticKeySource>(std::move(jwks)));
+    make_endpoint(options);
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto token_for = [&](const std::string& sub, const std::string& scope) {
+        return test_support::sign_token(key, "ES256",
+                                        {{"iss", "https://as.example.test"}, {"aud", "http://127.0.0.1:8080/mcp"},
+                                         {"sub", sub}, {"exp", now + 300}, {"scope", scope}});
+    };
+
+    // The metadata, without a token.
+    auto h = headers();
+    h.erase("Authorization");
+    FakeRequest prm(HttpMethod::get, "", h);
+    prm.target_ = "/.well-known/oauth-protected-resource/mcp";
+    auto doc = reply_of(endpoint->answer(prm));
+    EXPECT_EQ(doc.status, 200u);
+    EXPECT_EQ(doc.body["resource"], "http://127.0.0.1:8080/mcp");
+    EXPECT_EQ(doc.body["authorization_servers"], Json::array({"https://as.example.test"}));
+
+    // No token: 401 at once, pointing at the metadata.
+    auto none = post(ping(1));
+    ASSERT_TRUE(none.reply);
+    EXPECT_EQ(none.reply->status, 401u);
+    EXPECT_NE(none.reply->head.find("WWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1:8080/"
+                                    ".well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\""),
+              std::string::npos)
+        << none.reply->head;
+
+    const auto alice = token_for("alice", "mcp:tools");
+    auto first = post(ping(1), {}, alice);
+    EXPECT_TRUE(first.pending) << "a token not verified yet waits for its verification";
+    EXPECT_EQ(reply_of(settle(std::move(first))).status, 400u);  // verified: a ping without a session
+    auto again = post(ping(1), {}, alice);
+    EXPECT_FALSE(again.pending) << "a verified token is answered without waiting";
+    EXPECT_EQ(reply_of(again).status, 400u);
+    EXPECT_EQ(options.oauth.authenticator->verifier().signature_checks(), 1u);
+
+    // A session belongs to its user: another user's token gets 404, a static token too.
+    auto sid = initialize("2025-06-18", alice);
+    EXPECT_EQ(reply_of(settle(post(ping(2), sid, token_for("alice", "mcp:tools other")))).status, 200u);
+    EXPECT_EQ(reply_of(settle(post(ping(3), sid, token_for("bob", "mcp:tools")))).status, 404u);
+    EXPECT_EQ(reply_of(post(ping(4), sid, "static-token")).status, 404u);
+
+    // Without the required scope: 403 insufficient_scope.
+    auto scoped = settle(post(ping(5), {}, token_for("carol", "openid")));
+    ASSERT_TRUE(scoped.reply);
+    EXPECT_EQ(scoped.reply->status, 403u);
+    EXPECT_NE(scoped.reply->head.find("error=\"insufficient_scope\""), std::string::npos);
+
+    // A refused token: 401 invalid_token, with the reason and without the token.
+    auto expired = test_support::sign_token(key, "ES256",
+                                            {{"iss", "https://as.example.test"}, {"aud", "http://127.0.0.1:8080/mcp"},
+                                             {"sub", "alice"}, {"exp", now - 3600}});
+    auto refused = settle(post(ping(6), {}, expired));
+    ASSERT_TRUE(refused.reply);
+    EXPECT_EQ(refused.reply->status, 401u);
+    EXPECT_NE(refused.reply->head.find("Bearer error=\"invalid_token\""), std::string::npos);
+    EXPECT_NE(refused.reply->body.find("expired"), std::string::npos) << refused.reply->body;
+    EXPECT_EQ(refused.reply->body.find(expired.substr(0, expired.find('.'))), std::string::npos);
 }
