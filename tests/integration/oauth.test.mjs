@@ -144,6 +144,14 @@ describe('OAuth 2.1 resource server', () => {
     }
     const metrics = await request(server, 'GET', { path: '/metrics', headers: bearer(token()) });
     assert.equal(metrics.status, 200, metrics.text);
+    // Legacy HTTP+SSE: the stream opens and names its POST endpoint.
+    const abort = new AbortController();
+    const sse = await fetch(`${server.base}/sse`, { headers: { ...bearer(token()), Accept: 'text/event-stream' }, signal: abort.signal });
+    assert.equal(sse.status, 200);
+    const reader = sse.body.getReader();
+    let text = '';
+    while (!/event: endpoint/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
   });
 
   it('a static bearer token keeps working beside OAuth', async () => {
