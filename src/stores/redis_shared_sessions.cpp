@@ -59,12 +59,15 @@ std::string SessionBusMessage::encode() const {
     const char* k = kind == Kind::changed ? "changed"
                     : kind == Kind::ended ? "ended"
                     : kind == Kind::event ? "event"
+                    : kind == Kind::stream ? "stream"
                     : kind == Kind::relay ? "relay"
                                           : "task";
     std::string out;
     out.reserve(data.size() + origin.size() + session_id.size() + 32);
     out.append(k).append(" ").append(origin).append(" ").append(session_id).append(" ");
-    out.append(std::to_string(seq)).append(" ").append(data);
+    out.append(std::to_string(seq)).append(" ");
+    if (kind == Kind::stream) out.append(std::to_string(stream)).append(" ");
+    out.append(data);
     return out;
 }
 
@@ -82,11 +85,18 @@ std::optional<SessionBusMessage> SessionBusMessage::decode(std::string_view text
     if (*kind == "changed") m.kind = Kind::changed;
     else if (*kind == "ended") m.kind = Kind::ended;
     else if (*kind == "event") m.kind = Kind::event;
+    else if (*kind == "stream") m.kind = Kind::stream;
     else if (*kind == "relay") m.kind = Kind::relay;
     else if (*kind == "task") m.kind = Kind::task;
     else return std::nullopt;
     auto r = std::from_chars(seq->data(), seq->data() + seq->size(), m.seq);
     if (r.ec != std::errc() || r.ptr != seq->data() + seq->size()) return std::nullopt;
+    if (m.kind == Kind::stream) {
+        auto stream = word();
+        if (!stream) return std::nullopt;
+        auto s = std::from_chars(stream->data(), stream->data() + stream->size(), m.stream);
+        if (s.ec != std::errc() || s.ptr != stream->data() + stream->size()) return std::nullopt;
+    }
     m.origin = std::string(*origin);
     m.session_id = std::string(*session);
     m.data = std::string(text);
@@ -131,6 +141,20 @@ redis.call('PUBLISH', ARGV[4], ARGV[5] .. n .. ' ' .. ARGV[1])
 return n
 )lua";
 
+// KEYS: the stream's log. ARGV: seq (0: the stream ended), data, max events, ttl ms,
+// channel, announcement. The end marker scores above every event, so trimming keeps it.
+constexpr const char* kStreamEventScript = R"lua(
+if ARGV[1] == '0' then
+  redis.call('ZADD', KEYS[1], 9007199254740991, 'end:')
+else
+  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[1] .. ':' .. ARGV[2])
+end
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[3]) + 2))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return 1
+)lua";
+
 class RedisSharedSessions final : public SharedSessions {
 public:
     RedisSharedSessions(const StoreOptions& options, AsioExecutor& executor)
@@ -140,7 +164,8 @@ public:
           save_(kSaveScript),
           remove_(kRemoveScript),
           touch_(kTouchScript),
-          event_(kEventScript) {
+          event_(kEventScript),
+          stream_event_(kStreamEventScript) {
         auto endpoint = parse_redis_url(options.url);
         commands_ = std::make_unique<RedisClient>(
             executor, RedisClient::Options{endpoint, options.redis_timeout, options.reconnect_interval, {}, {}});
@@ -222,6 +247,44 @@ public:
         co_return events;
     }
 
+    Task<void> publish_stream_event(std::string id, std::uint64_t stream, std::uint64_t seq, std::string data,
+                                    std::size_t max_events, std::chrono::milliseconds ttl) override {
+        SessionBusMessage m{SessionBusMessage::Kind::stream, replica_, id, seq, data};
+        m.stream = stream;
+        auto reply = co_await stream_event_.run(*commands_, {stream_key(id, stream)},
+                                                {std::to_string(seq), std::move(data),
+                                                 std::to_string(std::max<std::size_t>(max_events, 1)),
+                                                 std::to_string(ttl.count()), channel_, m.encode()});
+        if (reply.is_error()) throw RedisUnavailable("mirroring the stream failed: " + reply.text);
+    }
+
+    Task<StreamLog> stream_events_after(std::string id, std::uint64_t stream, std::uint64_t after) override {
+        auto reply = co_await commands_->command(
+            {"ZRANGEBYSCORE", stream_key(id, stream), "(" + std::to_string(after), "+inf"});
+        StreamLog log;
+        if (!reply.is_array()) co_return log;
+        if (reply.elements.empty()) {
+            auto exists = co_await commands_->command({"EXISTS", stream_key(id, stream)});
+            log.exists = exists.is_integer() && exists.integer == 1;
+            co_return log;
+        }
+        log.exists = true;
+        for (auto& element : reply.elements) {
+            if (element.text == "end:") {
+                log.ended = true;
+                continue;
+            }
+            auto colon = element.text.find(':');
+            if (colon == std::string::npos) continue;
+            SessionEvent e;
+            auto r = std::from_chars(element.text.data(), element.text.data() + colon, e.seq);
+            if (r.ec != std::errc()) continue;
+            e.data = element.text.substr(colon + 1);
+            log.events.push_back(std::move(e));
+        }
+        co_return log;
+    }
+
     Task<void> relay_client_message(std::string session_id, std::string message) override {
         SessionBusMessage m{SessionBusMessage::Kind::relay, replica_, std::move(session_id), 0, std::move(message)};
         auto reply = co_await commands_->command({"PUBLISH", channel_, m.encode()});
@@ -241,11 +304,14 @@ public:
 
 private:
     std::string key(const std::string& id) const { return prefix_ + "session:" + id; }
+    std::string stream_key(const std::string& id, std::uint64_t stream) const {
+        return key(id) + ":stream:" + std::to_string(stream);
+    }
 
     std::string prefix_;
     std::string channel_;
     std::string replica_;
-    RedisScript save_, remove_, touch_, event_;
+    RedisScript save_, remove_, touch_, event_, stream_event_;
     std::function<void(SessionBusMessage)> listener_;
     std::function<void(std::string, std::string)> task_listener_;
     std::unique_ptr<RedisClient> commands_;

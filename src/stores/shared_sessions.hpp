@@ -7,7 +7,8 @@
 //     copy (the local ServerSession) and is told of every change through the bus.
 //   - The bus is one Redis pub/sub channel: "changed" (a replica saved new state), "ended"
 //     (DELETE on some replica), "event" (a message for the session's GET stream, which
-//     may be held open on another replica), "relay" (a client's reply or cancellation that
+//     may be held open on another replica), "stream" (an event of a POST's response
+//     stream, for a client that resumes it on another replica), "relay" (a client's reply or cancellation that
 //     reached a replica other than the one it is for), and "task" (a client's answers for a
 //     task that runs on another replica: server/tasks.hpp's relay).
 //   - GET-stream events are numbered per session by Redis and kept (bounded) in a log, so a
@@ -56,12 +57,13 @@ struct SharedSessionState {
 };
 
 struct SessionBusMessage {
-    enum class Kind { changed, ended, event, relay, task };
+    enum class Kind { changed, ended, event, stream, relay, task };
     Kind kind = Kind::changed;
     std::string origin;       // the replica that sent it (SharedSessions::replica())
     std::string session_id;   // task: the task id
-    std::uint64_t seq = 0;    // event: its number in the session's GET stream
+    std::uint64_t seq = 0;    // event, stream: its number in its stream (stream: 0 = the stream ended)
     std::string data;  // changed: the state as JSON; event, relay: the message; task: the answers
+    std::uint64_t stream = 0;  // stream: which response stream
 
     std::string encode() const;
     static std::optional<SessionBusMessage> decode(std::string_view text);
@@ -98,6 +100,18 @@ public:
                                               std::chrono::milliseconds ttl) = 0;
     // The logged events numbered above `after`, oldest first.
     virtual Task<std::vector<SessionEvent>> events_after(std::string id, std::uint64_t after) = 0;
+
+    // A POST's response stream, mirrored so a client can resume it on any replica: logs the
+    // event `seq` of stream `stream` (keeping the newest `max_events`; seq 0: the stream
+    // ended) and announces it ("stream").
+    virtual Task<void> publish_stream_event(std::string id, std::uint64_t stream, std::uint64_t seq, std::string data,
+                                            std::size_t max_events, std::chrono::milliseconds ttl) = 0;
+    struct StreamLog {
+        std::vector<SessionEvent> events;  // numbered above the `after` asked for, oldest first
+        bool ended = false;
+        bool exists = false;  // some replica mirrored this stream (and it has not expired)
+    };
+    virtual Task<StreamLog> stream_events_after(std::string id, std::uint64_t stream, std::uint64_t after) = 0;
 
     // Hands a client's message (JSON-RPC text) to every replica holding the session; the one
     // it is for takes it ("relay").

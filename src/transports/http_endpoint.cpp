@@ -453,6 +453,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         s.shared = true;
         s.touched = executor.now();
         s.mcp->number_requests_after(request_id_base);
+        s.number_streams_after(static_cast<std::uint64_t>(request_id_base >> 32) << 24);
         std::weak_ptr<State> weak = weak_from_this();
         s.standalone_sink = [weak, sid = s.id()](std::string data) {
             if (auto self = weak.lock()) self->publish_standalone(sid, std::move(data));
@@ -639,6 +640,37 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }
     static Task<void> relay_message(std::shared_ptr<State> self, std::string sid, std::string message);
 
+    // A shared session's response stream, once it is an event stream, is mirrored to Redis
+    // (every event, then its end), so the client can resume it on any replica.
+    void mirror_stream(const std::string& sid, const std::shared_ptr<OutStream>& out) {
+        std::weak_ptr<State> weak = weak_from_this();
+        out->set_mirror([weak, sid, stream = out->id()](std::uint64_t seq, const std::string& data) {
+            auto self = weak.lock();
+            if (!self || self->stopping) return;
+            spawn(self->shared->publish_stream_event(sid, stream, seq, data, self->opts.max_replay_events,
+                                                     self->opts.session_idle_timeout),
+                  [sid](std::exception_ptr error) {
+                      if (error) spdlog::debug("session {}…: a response stream event was not mirrored", sid.substr(0, 8));
+                  });
+        });
+    }
+
+    HttpAnswer resume_remote(const HttpRequestView& req, const std::shared_ptr<HttpSession>& session,
+                             std::uint64_t stream, std::uint64_t after) {
+        session->resume_remote_stream(stream, after);  // live events wait in it from now on
+        auto deferred = make_deferred();
+        spawn(resume_remote_then_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req), session,
+                                        stream, after),
+              [deferred](std::exception_ptr error) {
+                  if (error) deferred->resolve({});
+              });
+        return deferred_answer(deferred);
+    }
+    static Task<void> resume_remote_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
+                                                std::shared_ptr<OwnedRequest> req,
+                                                std::shared_ptr<HttpSession> session, std::uint64_t stream,
+                                                std::uint64_t after);
+
     void on_bus(stores::SessionBusMessage m) {
         if (stopping) return;
         auto it = sessions.find(m.session_id);
@@ -657,6 +689,16 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 if (session->catching_up) session->held.emplace_back(m.seq, std::move(m.data));
                 else session->standalone()->push_numbered(m.seq, std::move(m.data));
                 return;
+            case stores::SessionBusMessage::Kind::stream: {
+                if (m.origin == shared->replica()) return;
+                auto remote = session->remote_streams.find(m.stream);
+                auto out = session->find_stream(m.stream);
+                if (remote == session->remote_streams.end() || !out) return;  // not resumed here
+                if (remote->second.catching_up) remote->second.held.emplace_back(m.seq, std::move(m.data));
+                else if (m.seq == 0) out->end();
+                else out->push_numbered(m.seq, std::move(m.data));
+                return;
+            }
             case stores::SessionBusMessage::Kind::relay: {
                 if (m.origin == shared->replica()) return;
                 auto parsed = protocol::parse_payload(m.data, protocol::ParseLimits{});
@@ -1104,6 +1146,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                               std::move(body));
             return answer;
         }
+        if (resumable && shared && out->id() != 0 && !out->mirrored()) {
+            if (auto it = sessions.find(session_id); it != sessions.end() && it->second->shared) {
+                mirror_stream(session_id, out);
+            }
+        }
         EventStreamSettings settings;
         settings.session_id = std::move(session_id);
         settings.resumable = resumable;
@@ -1146,6 +1193,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             if (parsed && stream_id == 0 && session->shared && !session->standalone()->attached()) {
                 session->fresh_standalone(seq);
                 catch_up(session, seq);
+            }
+            // A response stream another replica opened: resumed here from its mirror, once
+            // Redis has said it exists.
+            if (parsed && stream_id != 0 && session->shared && !session->find_stream(stream_id) && !skip_adoption) {
+                return resume_remote(req, session, stream_id, seq);
             }
             if (!parsed || !(out = session->find_stream(stream_id))) {
                 return rpc_error(req, 404, ec::kInvalidRequest, "Not Found: unknown Last-Event-ID; the stream is gone");
@@ -1456,6 +1508,47 @@ Task<void> HttpEndpoint::State::catch_up_events(std::shared_ptr<State> self, std
     for (auto& [seq, data] : session->held) out->push_numbered(seq, std::move(data));
     session->held.clear();
     session->catching_up = false;
+}
+
+Task<void> HttpEndpoint::State::resume_remote_then_answer(std::shared_ptr<State> self,
+                                                          std::shared_ptr<DeferredAnswer> deferred,
+                                                          std::shared_ptr<OwnedRequest> req,
+                                                          std::shared_ptr<HttpSession> session, std::uint64_t stream,
+                                                          std::uint64_t after) {
+    stores::SharedSessions::StreamLog log;
+    try {
+        log = co_await self->shared->stream_events_after(session->id(), stream, after);
+    } catch (const std::exception& e) {
+        spdlog::warn("session {}…: stream {} cannot be resumed here ({})", session->id().substr(0, 8), stream, e.what());
+    }
+    if (self->stopping) {
+        deferred->resolve({});
+        co_return;
+    }
+    auto out = session->find_stream(stream);
+    auto remote = session->remote_streams.find(stream);
+    if (!log.exists || !out || remote == session->remote_streams.end()) {
+        // No replica mirrored such a stream (or it expired): the answer a local unknown
+        // stream gets.
+        session->drop_stream(stream);
+        session->remote_streams.erase(stream);
+        deferred->resolve(rpc_error(*req, 404, ec::kInvalidRequest, "Not Found: unknown Last-Event-ID; the stream is gone"));
+        co_return;
+    }
+    bool ended = log.ended;
+    for (auto& e : log.events) out->push_numbered(e.seq, std::move(e.data));
+    for (auto& [seq, data] : remote->second.held) {
+        if (seq == 0) ended = true;
+        else out->push_numbered(seq, std::move(data));
+    }
+    remote->second.held.clear();
+    remote->second.catching_up = false;
+    if (ended) out->end();
+    // Answered again: the stream is here now.
+    self->skip_adoption = true;
+    HttpAnswer answer = self->answer(*req);
+    self->skip_adoption = false;
+    deferred->resolve(std::move(answer));
 }
 
 Task<void> HttpEndpoint::State::refresh(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session) {

@@ -22,9 +22,16 @@ std::string session_ended_reply(const protocol::RequestId& id, const std::string
 }
 }  // namespace
 
+void OutStream::set_mirror(Mirror mirror) {
+    mirror_ = std::move(mirror);
+    for (const auto& e : events_) mirror_(e.seq, e.data);
+    if (finished_) mirror_(0, std::string());
+}
+
 void OutStream::push(std::string data, const std::string* reply_to) {
     StreamEvent e{next_seq_++, std::move(data), reply_to != nullptr, reply_to ? *reply_to : std::string(), false};
     if (!e.is_response) has_non_response_ = true;
+    if (mirror_) mirror_(e.seq, e.data);
     bytes_ += e.data.size();
     events_.push_back(std::move(e));
     evict_over_limits();
@@ -42,6 +49,7 @@ void OutStream::push_numbered(std::uint64_t seq, std::string data) {
 }
 
 void OutStream::push_local_reply(std::string data) {
+    if (mirror_) mirror_(next_seq_, data);
     bytes_ += data.size();
     events_.push_back(StreamEvent{next_seq_++, std::move(data), true, std::string(), true});
     evict_over_limits();
@@ -66,6 +74,7 @@ void OutStream::check_finished() {
     if (finished_ || !pending_.empty()) return;
     finished_ = true;
     finished_at = std::chrono::steady_clock::now();
+    if (mirror_) mirror_(0, std::string());
 }
 
 // The log is bounded so that a client that never reads cannot make the server hold without
@@ -128,6 +137,14 @@ std::shared_ptr<OutStream> HttpSession::open_stream(const std::vector<protocol::
         by_request_[key] = AwaitedReply{s, id};
     }
     streams_.emplace(s->id(), s);
+    return s;
+}
+
+std::shared_ptr<OutStream> HttpSession::resume_remote_stream(std::uint64_t id, std::uint64_t after) {
+    auto s = std::make_shared<OutStream>(id, max_events_, max_bytes_);
+    s->start_after(after);
+    streams_[id] = s;
+    remote_streams[id] = RemoteStream{};
     return s;
 }
 

@@ -98,6 +98,13 @@ public:
     bool can_replay_after(std::uint64_t seq) const { return events_.empty() || events_.front().seq <= seq + 1; }
     bool has_non_response() const { return has_non_response_; }
 
+    // A shared session's response stream is mirrored to Redis once it is an event stream,
+    // so a client can resume it on another replica: `mirror` is called with every event
+    // (those already logged first) and, once the stream is finished, with seq 0.
+    using Mirror = std::function<void(std::uint64_t seq, const std::string& data)>;
+    void set_mirror(Mirror mirror);
+    bool mirrored() const { return static_cast<bool>(mirror_); }
+
     // The connection writing this stream, if any, wants to know about new events.
     void set_waker(std::function<void()> waker) { waker_ = std::move(waker); }
     void clear_waker() { waker_ = nullptr; }
@@ -126,6 +133,7 @@ private:
     bool close_requested_ = false;
     std::uint64_t delivered_ = 0;
     std::function<void()> waker_;
+    Mirror mirror_;
 };
 
 // One Streamable HTTP (or legacy SSE) session: the MCP session plus its streams.
@@ -167,6 +175,17 @@ public:
 
     // A new stream for the requests of one POST.
     std::shared_ptr<OutStream> open_stream(const std::vector<protocol::RequestId>& request_ids);
+    // Shared sessions: this replica numbers its streams after `base` (its own range), and
+    // takes over a stream another replica opened, to resume it here: empty, its events
+    // following `after` (the event log in Redis fills it).
+    void number_streams_after(std::uint64_t base) { next_stream_ = std::max(next_stream_, base + 1); }
+    std::shared_ptr<OutStream> resume_remote_stream(std::uint64_t id, std::uint64_t after);
+    // Remote streams catching up from the log hold their live events here meanwhile.
+    struct RemoteStream {
+        bool catching_up = true;
+        std::vector<std::pair<std::uint64_t, std::string>> held;
+    };
+    std::unordered_map<std::uint64_t, RemoteStream> remote_streams;
     // A request with this key (its id as JSON text) still waits for its reply.
     bool awaits_reply(const std::string& request_key) const { return by_request_.count(request_key) > 0; }
     // The request `id` ended without a reply (SessionOutput's companion, see

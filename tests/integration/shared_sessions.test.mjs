@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   startHttpServer, assertAlive, post, request, initializeSession, freePort, sleep, waitFor, LATEST, REDIS, startRedis,
-  stopRedis, INIT_PARAMS,
+  stopRedis, INIT_PARAMS, parseSse,
 } from './lib/harness.mjs';
 
 const config = (redisPort) => `
@@ -189,6 +189,30 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     const ended = await slow;
     assert.ok(Date.now() - started < 4000, `the call ended on the cancellation, not after 5 s: ${ended.text}`);
     assert.ok(!ended.messages.some((m) => m.id === 's1' && m.result), ended.text);
+  });
+
+  it("a POST's response stream closed on B (SSE polling) is resumed on A with Last-Event-ID", async () => {
+    const { sessionId } = await initializeSession(a);
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': LATEST };
+    // test_reconnection closes its stream at once and answers 100 ms later.
+    const res = await fetch(`${b.base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'r1', method: 'tools/call', params: { name: 'test_reconnection', arguments: {} } }) });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const closed = await res.text();
+    const ids = [...closed.matchAll(/^id: ?(\S+)$/gm)].map((m) => m[1]);
+    assert.ok(ids.length >= 1, closed);
+    assert.ok(!closed.includes('"id":"r1"'), `the reply came before the stream closed: ${closed}`);
+    const lastId = ids.at(-1);
+    assert.ok(Number(lastId.split('-')[0]) > 2 ** 24, `streams of a shared session are numbered in the replica's own range: ${lastId}`);
+    await sleep(300);  // the call has ended on B meanwhile
+    const resumed = await fetch(`${a.base}/mcp`, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': LATEST, 'Last-Event-ID': lastId }, signal: AbortSignal.timeout(5000) });
+    assert.equal(resumed.status, 200);
+    const text = await resumed.text();  // the stream ends once its reply is sent
+    const reply = parseSse(text).filter((e) => e.data).map((e) => JSON.parse(e.data)).find((m) => m.id === 'r1');
+    assert.ok(reply?.result, text);
+    assert.match(reply.result.content[0].text, /Reconnection test completed successfully/);
+    // A stream no replica mirrored is unknown on every replica.
+    const unknown = await fetch(`${a.base}/mcp`, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': LATEST, 'Last-Event-ID': '999999999-1' } });
+    assert.equal(unknown.status, 404);
   });
 
   it("a task started on A is answered on B (tasks/update relayed to A, which runs it)", async () => {

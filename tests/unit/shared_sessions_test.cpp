@@ -83,6 +83,18 @@ TEST(SessionBusMessage, EncodesAndDecodesEveryKindWithAnyData) {
     EXPECT_EQ(SessionBusMessage::decode(empty.encode())->data, "");
 }
 
+TEST(SessionBusMessage, AStreamEventNamesItsStream) {
+    SessionBusMessage m{SessionBusMessage::Kind::stream, "r1", "s1", 7, "{\"x\": 1} tail", 123456789};
+    auto back = SessionBusMessage::decode(m.encode());
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->kind, SessionBusMessage::Kind::stream);
+    EXPECT_EQ(back->stream, 123456789u);
+    EXPECT_EQ(back->seq, 7u);
+    EXPECT_EQ(back->data, m.data);
+    EXPECT_FALSE(SessionBusMessage::decode("stream r s 1 notanumber data"));
+    EXPECT_FALSE(SessionBusMessage::decode("stream r s 1"));
+}
+
 TEST(SessionBusMessage, RefusesMalformedText) {
     EXPECT_FALSE(SessionBusMessage::decode(""));
     EXPECT_FALSE(SessionBusMessage::decode("event r s"));
@@ -214,6 +226,30 @@ TEST_F(RedisSharedSessionsTest, TouchPushesTheExpiryAndRemoveEndsTheSessionForEv
     // Touching a session that is gone does not bring it back.
     run(b_->touch("s3", 60000ms));
     EXPECT_EQ(redis({"EXISTS", "toolport:session:s3:events"}).integer, 0);
+}
+
+TEST_F(RedisSharedSessionsTest, AResponseStreamIsMirroredWithItsEndAndBounded) {
+    auto none = run(b_->stream_events_after("s5", 9, 0));
+    EXPECT_FALSE(none.exists);
+    for (std::uint64_t seq = 1; seq <= 4; ++seq) run(a_->publish_stream_event("s5", 9, seq, "e" + std::to_string(seq), 3, 60000ms));
+    auto open = run(b_->stream_events_after("s5", 9, 1));
+    EXPECT_TRUE(open.exists);
+    EXPECT_FALSE(open.ended);
+    ASSERT_EQ(open.events.size(), 3u);  // the newest three: 2, 3, 4
+    EXPECT_EQ(open.events[0].seq, 2u);
+    EXPECT_EQ(open.events[2].data, "e4");
+    run(a_->publish_stream_event("s5", 9, 0, "", 3, 60000ms));
+    auto ended = run(b_->stream_events_after("s5", 9, 4));
+    EXPECT_TRUE(ended.exists);
+    EXPECT_TRUE(ended.ended);
+    EXPECT_TRUE(ended.events.empty());
+    EXPECT_EQ(run(b_->stream_events_after("s5", 9, 0)).events.size(), 3u);  // the end marker outlives trimming
+    ASSERT_TRUE(test_support::run_until(io_, [&] {
+        return std::count_if(heard_b_.begin(), heard_b_.end(), [](const auto& m) {
+                   return m.kind == SessionBusMessage::Kind::stream && m.stream == 9u;
+               }) == 5;
+    }));
+    EXPECT_EQ(heard_b_.back().seq, 0u);
 }
 
 TEST_F(RedisSharedSessionsTest, TheBusComesBackAfterRedisRestarts) {
