@@ -155,6 +155,17 @@ redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 )lua";
 
+// An event log member, "<n>:<data>" (the number keeps equal messages apart in the set).
+std::optional<SessionEvent> logged_event(const std::string& member) {
+    auto colon = member.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    SessionEvent e;
+    auto r = std::from_chars(member.data(), member.data() + colon, e.seq);
+    if (r.ec != std::errc() || r.ptr != member.data() + colon) return std::nullopt;
+    e.data = member.substr(colon + 1);
+    return e;
+}
+
 class RedisSharedSessions final : public SharedSessions {
 public:
     RedisSharedSessions(const StoreOptions& options, AsioExecutor& executor)
@@ -235,14 +246,8 @@ public:
             {"ZRANGEBYSCORE", key(id) + ":events", "(" + std::to_string(after), "+inf"});
         std::vector<SessionEvent> events;
         if (!reply.is_array()) co_return events;
-        for (auto& element : reply.elements) {
-            auto colon = element.text.find(':');
-            if (colon == std::string::npos) continue;
-            SessionEvent e;
-            auto r = std::from_chars(element.text.data(), element.text.data() + colon, e.seq);
-            if (r.ec != std::errc()) continue;
-            e.data = element.text.substr(colon + 1);
-            events.push_back(std::move(e));
+        for (const auto& element : reply.elements) {
+            if (auto e = logged_event(element.text)) events.push_back(std::move(*e));
         }
         co_return events;
     }
@@ -269,18 +274,9 @@ public:
             co_return log;
         }
         log.exists = true;
-        for (auto& element : reply.elements) {
-            if (element.text == "end:") {
-                log.ended = true;
-                continue;
-            }
-            auto colon = element.text.find(':');
-            if (colon == std::string::npos) continue;
-            SessionEvent e;
-            auto r = std::from_chars(element.text.data(), element.text.data() + colon, e.seq);
-            if (r.ec != std::errc()) continue;
-            e.data = element.text.substr(colon + 1);
-            log.events.push_back(std::move(e));
+        for (const auto& element : reply.elements) {
+            if (element.text == "end:") log.ended = true;
+            else if (auto e = logged_event(element.text)) log.events.push_back(std::move(*e));
         }
         co_return log;
     }
