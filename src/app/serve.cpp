@@ -100,6 +100,9 @@ int serve(const Config& config) {
     boost::asio::io_context io(1);
     AsioExecutor executor(io);
     std::unique_ptr<Runtime> runtime;
+    // Closed once the loop has stopped, while it still exists: suspended work may keep the
+    // object itself alive until the loop is destroyed, and its sockets must not outlive it.
+    std::shared_ptr<stores::SharedSessions> shared_sessions;
     try {
         runtime = std::make_unique<Runtime>(config, executor);
     } catch (const ConfigError& e) {
@@ -143,6 +146,7 @@ int serve(const Config& config) {
                 if (engine && responses.is_object()) engine->answers_from_elsewhere(std::move(id), std::move(responses));
             });
         }
+        shared_sessions = shared;
         http_options.shared_sessions = std::move(shared);
         spdlog::info("sessions: shared through the Redis store");
     }
@@ -193,6 +197,7 @@ int serve(const Config& config) {
     else io.run();
     // No connection work may run while the engine's objects are torn down below.
     if (io_threads) io_threads->stop();
+    if (shared_sessions) shared_sessions->shutdown();
     return 0;
 }
 

@@ -199,19 +199,24 @@ public:
     }
 
     const std::string& replica() const override { return replica_; }
-    bool ready() const override { return commands_->ready() && subscriber_->ready(); }
+    bool ready() const override { return commands_ && subscriber_ && commands_->ready() && subscriber_->ready(); }
     StoreState state() const override { return ready() ? StoreState::available : StoreState::degraded; }
-    std::uint64_t subscriptions_started() const override { return subscriber_->connections(); }
+    std::uint64_t subscriptions_started() const override { return subscriber_ ? subscriber_->connections() : 0; }
+
+    void shutdown() override {
+        subscriber_.reset();
+        commands_.reset();
+    }
 
     Task<void> save(SharedSessionState state, std::chrono::milliseconds ttl) override {
         SessionBusMessage m{SessionBusMessage::Kind::changed, replica_, state.id, 0, state.to_json_text()};
-        auto reply = co_await save_.run(*commands_, {key(state.id)},
+        auto reply = co_await save_.run(commands(), {key(state.id)},
                                         {m.data, std::to_string(ttl.count()), channel_, m.encode()});
         if (reply.is_error()) throw RedisUnavailable("saving the session failed: " + reply.text);
     }
 
     Task<std::optional<SharedSessionState>> load(std::string id) override {
-        auto reply = co_await commands_->command({"GET", key(id)});
+        auto reply = co_await commands().command({"GET", key(id)});
         if (!reply.is_string()) co_return std::nullopt;
         auto state = SharedSessionState::from_json_text(reply.text);
         if (state && state->id != id) co_return std::nullopt;
@@ -219,14 +224,14 @@ public:
     }
 
     Task<void> touch(std::string id, std::chrono::milliseconds ttl) override {
-        auto reply = co_await touch_.run(*commands_, {key(id), key(id) + ":seq", key(id) + ":events"},
+        auto reply = co_await touch_.run(commands(), {key(id), key(id) + ":seq", key(id) + ":events"},
                                          {std::to_string(ttl.count())});
         if (reply.is_error()) throw RedisUnavailable("touching the session failed: " + reply.text);
     }
 
     Task<void> remove(std::string id) override {
         SessionBusMessage m{SessionBusMessage::Kind::ended, replica_, id, 0, {}};
-        auto reply = co_await remove_.run(*commands_, {key(id), key(id) + ":seq", key(id) + ":events"},
+        auto reply = co_await remove_.run(commands(), {key(id), key(id) + ":seq", key(id) + ":events"},
                                           {channel_, m.encode()});
         if (reply.is_error()) throw RedisUnavailable("ending the session failed: " + reply.text);
     }
@@ -234,7 +239,7 @@ public:
     Task<std::uint64_t> publish_event(std::string id, std::string data, std::size_t max_events,
                                       std::chrono::milliseconds ttl) override {
         std::string head = "event " + replica_ + " " + id + " ";
-        auto reply = co_await event_.run(*commands_, {key(id) + ":seq", key(id) + ":events"},
+        auto reply = co_await event_.run(commands(), {key(id) + ":seq", key(id) + ":events"},
                                          {std::move(data), std::to_string(std::max<std::size_t>(max_events, 1)),
                                           std::to_string(ttl.count()), channel_, std::move(head)});
         if (!reply.is_integer()) throw RedisUnavailable("publishing the event failed: " + reply.text);
@@ -242,7 +247,7 @@ public:
     }
 
     Task<std::vector<SessionEvent>> events_after(std::string id, std::uint64_t after) override {
-        auto reply = co_await commands_->command(
+        auto reply = co_await commands().command(
             {"ZRANGEBYSCORE", key(id) + ":events", "(" + std::to_string(after), "+inf"});
         std::vector<SessionEvent> events;
         if (!reply.is_array()) co_return events;
@@ -256,7 +261,7 @@ public:
                                     std::size_t max_events, std::chrono::milliseconds ttl) override {
         SessionBusMessage m{SessionBusMessage::Kind::stream, replica_, id, seq, data};
         m.stream = stream;
-        auto reply = co_await stream_event_.run(*commands_, {stream_key(id, stream)},
+        auto reply = co_await stream_event_.run(commands(), {stream_key(id, stream)},
                                                 {std::to_string(seq), std::move(data),
                                                  std::to_string(std::max<std::size_t>(max_events, 1)),
                                                  std::to_string(ttl.count()), channel_, m.encode()});
@@ -264,12 +269,12 @@ public:
     }
 
     Task<StreamLog> stream_events_after(std::string id, std::uint64_t stream, std::uint64_t after) override {
-        auto reply = co_await commands_->command(
+        auto reply = co_await commands().command(
             {"ZRANGEBYSCORE", stream_key(id, stream), "(" + std::to_string(after), "+inf"});
         StreamLog log;
         if (!reply.is_array()) co_return log;
         if (reply.elements.empty()) {
-            auto exists = co_await commands_->command({"EXISTS", stream_key(id, stream)});
+            auto exists = co_await commands().command({"EXISTS", stream_key(id, stream)});
             log.exists = exists.is_integer() && exists.integer == 1;
             co_return log;
         }
@@ -283,13 +288,13 @@ public:
 
     Task<void> relay_client_message(std::string session_id, std::string message) override {
         SessionBusMessage m{SessionBusMessage::Kind::relay, replica_, std::move(session_id), 0, std::move(message)};
-        auto reply = co_await commands_->command({"PUBLISH", channel_, m.encode()});
+        auto reply = co_await commands().command({"PUBLISH", channel_, m.encode()});
         if (reply.is_error()) throw RedisUnavailable("relaying the message failed: " + reply.text);
     }
 
     Task<void> publish_task_answers(std::string task_id, std::string responses) override {
         SessionBusMessage m{SessionBusMessage::Kind::task, replica_, std::move(task_id), 0, std::move(responses)};
-        auto reply = co_await commands_->command({"PUBLISH", channel_, m.encode()});
+        auto reply = co_await commands().command({"PUBLISH", channel_, m.encode()});
         if (reply.is_error()) throw RedisUnavailable("relaying the answers failed: " + reply.text);
     }
 
@@ -300,6 +305,11 @@ public:
 
 private:
     std::string key(const std::string& id) const { return prefix_ + "session:" + id; }
+    // The command connection; RedisUnavailable once shut down.
+    RedisClient& commands() const {
+        if (!commands_) throw RedisUnavailable("shared sessions stopped");
+        return *commands_;
+    }
     std::string stream_key(const std::string& id, std::uint64_t stream) const {
         return key(id) + ":stream:" + std::to_string(stream);
     }

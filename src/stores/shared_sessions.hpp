@@ -119,6 +119,10 @@ public:
     // Sends a client's answers (inputResponses, as JSON) to the replica that runs the task.
     virtual Task<void> publish_task_answers(std::string task_id, std::string responses) = 0;
 
+    // Closes both connections now, while the event loop still exists (their sockets belong
+    // to it); every call after this throws RedisUnavailable. The process is stopping.
+    virtual void shutdown() = 0;
+
     // Every bus message, this replica's own included, on the loop: the sessions' to
     // `listener`, the tasks' to `task_listener`.
     virtual void set_listener(std::function<void(SessionBusMessage)> listener) = 0;
