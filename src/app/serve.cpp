@@ -186,7 +186,25 @@ int serve(const Config& config) {
         // loop runs a moment longer so what awaited them finishes instead of being left
         // suspended (and its memory with it).
         runtime->stop_sources();
-        executor.schedule_after(std::chrono::milliseconds(100), [&io] { io.stop(); });
+        // Tasks still running are cancelled now, while the loop can still run their calls to
+        // their end (a call left suspended keeps its session and memory for ever); the loop
+        // stops once none runs, or after two seconds.
+        if (auto* tasks = server.tasks()) tasks->shutdown();
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        // The check holds itself weakly; the timer waiting to run it holds it.
+        auto stop_when_idle = std::make_shared<std::function<void()>>();
+        std::weak_ptr<std::function<void()>> itself = stop_when_idle;
+        *stop_when_idle = [&io, &executor, &server, deadline, itself]() {
+            auto* tasks = server.tasks();
+            if (tasks && tasks->running() > 0 && std::chrono::steady_clock::now() < deadline) {
+                if (auto again = itself.lock()) {
+                    executor.schedule_after(std::chrono::milliseconds(20), [again]() { (*again)(); });
+                    return;
+                }
+            }
+            io.stop();
+        };
+        executor.schedule_after(std::chrono::milliseconds(100), [stop_when_idle]() { (*stop_when_idle)(); });
     });
     spdlog::info("serving MCP on http://{}:{}{} ({} tools, {} I/O threads){}", config.http.host, http->port(),
                  config.http.path, server.registry().tools().size(), thread_count,
