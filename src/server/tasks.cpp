@@ -45,6 +45,20 @@ struct TaskEngine::Running {
     std::int64_t ttl_ms = 0;
     std::int64_t poll_interval_ms = 0;
     std::set<std::string> asking;  // v1: questions a tasks/result is asking the client now
+
+    // The record as `change` leaves it, for the status notification (what the store
+    // holds without reading it back).
+    TaskRecord after(const TaskRecord& change) const {
+        TaskRecord r;
+        r.id = id;
+        r.status = change.status;
+        r.status_message = change.status_message;
+        r.created_at_ms = created_at_ms;
+        r.last_updated_at_ms = change.last_updated_at_ms;
+        r.ttl_ms = ttl_ms;
+        r.poll_interval_ms = poll_interval_ms;
+        return r;
+    }
 };
 
 namespace {
@@ -443,16 +457,7 @@ Task<void> TaskEngine::settle(Running& run, TaskRecord change) {
     if (run.v1) apply_v1_status_rule(change);
     const bool waiting = change.status == TaskStatus::input_required;
     // The record as it will read (v1 status notification).
-    TaskRecord now;
-    if (run.v1) {
-        now.id = id;
-        now.status = change.status;
-        now.status_message = change.status_message;
-        now.created_at_ms = run.created_at_ms;
-        now.last_updated_at_ms = change.last_updated_at_ms;
-        now.ttl_ms = run.ttl_ms;
-        now.poll_interval_ms = run.poll_interval_ms;
-    }
+    const TaskRecord now = run.after(change);
     TaskUpdate outcome = TaskUpdate::not_found;
     try {
         outcome = co_await store_.update(std::move(change));
@@ -591,13 +596,7 @@ Task<void> TaskEngine::deliver(std::string id, Json responses) {
     const bool complete = run->pending.empty();
     change.status = complete ? TaskStatus::working : TaskStatus::input_required;
     if (!complete) change.input_requests = run->pending;
-    TaskRecord now;
-    now.id = id;
-    now.status = change.status;
-    now.created_at_ms = run->created_at_ms;
-    now.last_updated_at_ms = change.last_updated_at_ms;
-    now.ttl_ms = run->ttl_ms;
-    now.poll_interval_ms = run->poll_interval_ms;
+    const TaskRecord now = run->after(change);
     if (complete) run->active = true;  // no second update starts it twice meanwhile
     auto outcome = co_await store_.update(std::move(change));
     if (complete) {

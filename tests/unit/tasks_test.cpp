@@ -272,16 +272,21 @@ TEST_F(TasksTest, CancelStopsTheRunningCallAndIsIdempotent) {
     EXPECT_EQ(get(id)["error"]["code"], -32602);
 }
 
-TEST_F(TasksTest, QuestionsParkTheTaskUntilEveryAnswerArrives) {
-    int runs = 0;
-    add_tool("ask_two", "optional", [&runs](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+// A tool that asks two questions at once and answers with both answers; counts its runs.
+ToolHandler asks_two(int& runs) {
+    return [&runs](RequestContext& ctx, const Json&) -> Task<ToolResult> {
         ++runs;
         std::vector<ClientRequest> qs;
         qs.push_back({"elicitation/create", Json{{"message", "a?"}}, "a"});
         qs.push_back({"elicitation/create", Json{{"message", "b?"}}, "b"});
         auto answers = co_await ctx.ask_client_all(std::move(qs));
         co_return ToolResult::text(answers[0]["content"].value("v", "") + answers[1]["content"].value("v", ""));
-    });
+    };
+}
+
+TEST_F(TasksTest, QuestionsParkTheTaskUntilEveryAnswerArrives) {
+    int runs = 0;
+    add_tool("ask_two", "optional", asks_two(runs));
     Json caps = with_tasks();
     caps["elicitation"] = Json::object();
     auto r = call("tools/call", {{"name", "ask_two"}, {"arguments", Json::object()}}, caps);
@@ -631,14 +636,7 @@ TEST_F(TasksTest, V1CancelAnswersTheCancelledTaskAndRefusesTerminalOnes) {
 
 TEST_F(TasksTest, V1TasksResultAsksTheClientOnItsOwnStreamAndFeedsTheAnswersIn) {
     int runs = 0;
-    add_tool("ask_two", "optional", [&runs](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-        ++runs;
-        std::vector<ClientRequest> qs;
-        qs.push_back({"elicitation/create", Json{{"message", "a?"}}, "a"});
-        qs.push_back({"elicitation/create", Json{{"message", "b?"}}, "b"});
-        auto answers = co_await ctx.ask_client_all(std::move(qs));
-        co_return ToolResult::text(answers[0]["content"].value("v", "") + answers[1]["content"].value("v", ""));
-    });
+    add_tool("ask_two", "optional", asks_two(runs));
     auto s = session_of("2025-11-25", Json{{"elicitation", Json::object()}});
     const std::string id = on(*s, "tools/call", v1_call("ask_two"))["result"]["task"]["taskId"];
     exec.run();
