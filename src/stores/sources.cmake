@@ -19,6 +19,7 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/redis_rate_limits.cpp
   ${CMAKE_CURRENT_LIST_DIR}/redis_budgets.cpp
   ${CMAKE_CURRENT_LIST_DIR}/redis_task_store.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shared_sessions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/redis_shared_sessions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stores.cpp
 )
