@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
 #   1. a release build of the binary
-#   2. unit tests (GoogleTest) under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. integration tests (the real binary driven by the official MCP TypeScript SDK client),
+#   2. integration tests (the real binary driven by the official MCP TypeScript SDK client),
 #      the fault campaign and the official MCP conformance suites, on the release build with
-#      one event loop
-#   4. the same suites on the sanitizer build with HTTP I/O threads
+#      one event loop (while the sanitizer build is built)
+#   3. unit tests (GoogleTest) under AddressSanitizer + UndefinedBehaviorSanitizer
+#   4. the suites of 2 on the sanitizer build with HTTP I/O threads
 #   5. a short libFuzzer run of every fuzz target
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,8 +22,36 @@ scripts/install-deps.sh --test
 step "build (release)"
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release -DTOOLPORT_BUILD_TESTS=OFF
 
-step "build (ASan+UBSan) and unit tests"
-scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTOOLPORT_SANITIZE=ON
+# Builds that run beside test suites run at idle CPU priority: the suites mostly wait on the
+# server and leave most of a core unused, and a SCHED_IDLE process only gets what no other
+# process wants, so the suites keep their CPU. Each build is its own process group, so a
+# failed stage can stop it.
+idle=(nice -n 19)
+chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
+background_builds=()
+trap 'for pid in "${background_builds[@]}"; do kill -- -"$pid" 2>/dev/null || true; done' EXIT
+start_idle_build() {  # LOG COMMAND...: sets $build_pid
+  set -m
+  "${idle[@]}" "${@:2}" >"$1" 2>&1 &
+  build_pid=$!
+  set +m
+  background_builds+=("$build_pid")
+}
+wait_idle_build() {  # PID LOG WHAT
+  wait "$1" || { tail -n 40 "$2"; echo "$3 failed"; exit 1; }
+}
+
+step "integration tests and conformance suites: release build, one event loop"
+# Meanwhile the sanitizer build (build-asan) is built. (Built in the foreground first, the
+# two builds were two fifths of CI's 30 minutes.)
+mkdir -p build-asan
+start_idle_build "$root/build-asan/build.log" scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTOOLPORT_SANITIZE=ON
+asan_build=$build_pid
+tests/run_suites.sh "$root/build/toolport"
+
+step "build (ASan+UBSan, the rest) and unit tests"
+wait_idle_build "$asan_build" "$root/build-asan/build.log" "the sanitizer build"
+tail -n 1 "$root/build-asan/build.log"
 # In two shards side by side, one process each: ctest would start the sanitizer binary once
 # per test (~950 starts at ~0.25 s each). Each shard's log is kept in build-asan/tests.
 shard_pids=()
@@ -44,29 +72,18 @@ for shard in 0 1; do
 done
 ((unit_failed == 0))
 
-step "integration tests and conformance suites: release build, one event loop"
-tests/run_suites.sh "$root/build/toolport"
-
 step "integration tests and conformance suites: ASan+UBSan build, 2 HTTP I/O threads"
-# Meanwhile the fuzz targets are built (build-fuzz) at idle CPU priority: these suites
-# mostly wait on the server and leave most of a core unused, and a SCHED_IDLE process only
-# gets what no other process wants, so the suites keep their CPU. (Built in the foreground
-# after them, it was ~4 of CI's 30 minutes.) Its own process group, so a failed suite can
-# stop it.
-idle=(nice -n 19)
-chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
-set -m
-"${idle[@]}" tests/fuzz/run.sh --build-only >"$root/build/fuzz-build.log" 2>&1 &
-fuzz_build=$!
-set +m
-trap 'kill -- -$fuzz_build 2>/dev/null || true' EXIT
+# Meanwhile the fuzz targets are built (build-fuzz). (Built in the foreground after these
+# suites, it was ~4 of CI's 30 minutes.)
+start_idle_build "$root/build/fuzz-build.log" tests/fuzz/run.sh --build-only
+fuzz_build=$build_pid
 # Requests are handed between threads; any memory error or leak in the server fails the
 # test that stopped it. 200 upstream restarts rather than 1000 here: the release pass runs
 # the 1000, and the leak and descriptor checks are the same after 200.
 GATEWAY_RESTARTS=200 SUITES_SKIP_CLIENT_CONFORMANCE=1 tests/run_suites.sh "$root/build-asan/toolport" 2
 
 step "fuzzing (short run)"
-wait $fuzz_build || { tail -n 40 "$root/build/fuzz-build.log"; echo "building the fuzz targets failed"; exit 1; }
+wait_idle_build "$fuzz_build" "$root/build/fuzz-build.log" "building the fuzz targets"
 trap - EXIT
 tests/fuzz/run.sh "${FUZZ_SECONDS:-10}"
 
