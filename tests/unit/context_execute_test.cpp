@@ -3,9 +3,12 @@
 // children, writes garbage or reads an environment secret is stopped or contained and
 // reported as SKILL_EXECUTION_FAILED, and Toolport keeps serving. Also getPatternReuse,
 // which reads the same library and the projects' sessions.
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -18,6 +21,26 @@ using namespace toolport;
 using namespace toolport::context;
 using namespace toolport::test_support;
 using namespace std::chrono_literals;
+
+namespace {
+
+// Whether process `pid` is gone (or a zombie: an orphan nobody has reaped yet is dead too)
+// by `limit`.
+bool process_ends_within(pid_t pid, std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+        if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string line;
+        std::getline(stat, line);
+        auto close = line.rfind(')');
+        if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+}  // namespace
 
 namespace {
 
@@ -56,7 +79,8 @@ protected:
         dir.write("library/testing/hog.py", "x = []\nwhile True:\n    x.append(bytearray(16 << 20))\n");
         dir.write("library/testing/forker.md", "# Forker\n");
         dir.write("library/testing/forker.sh",
-                  "(sleep 300; echo escaped > \"$PWD/../forker-was-here\") &\n(sleep 300) &\necho '{\"forked\": true}'\n");
+                  "(sleep 300; echo escaped > \"$PWD/../forker-was-here\") &\na=$!\n(sleep 300) &\n"
+                  "echo \"{\\\"forked\\\": true, \\\"pids\\\": [$a, $!]}\"\n");
         dir.write("library/testing/garbage.md", "# Garbage\n");
         dir.write("library/testing/garbage.sh", "printf 'not json \\001\\002'\n");
         dir.write("library/testing/secret.md", "# Secret\n");
@@ -147,10 +171,11 @@ TEST_F(ContextExecuteSkill, HostileSkillsAreStoppedAndReported) {
 TEST_F(ContextExecuteSkill, ChildrenDieWithTheSkillAndNoSecretReachesIt) {
     Json forker = run("testing/forker");
     ASSERT_EQ(forker["success"], true) << forker;
-    std::this_thread::sleep_for(200ms);
-    // The backgrounded sleeps were in the skill's process group: killed with it.
-    // ("30[0]": the shell running pgrep must not match its own pattern.)
-    EXPECT_NE(::system("pgrep -f 'sleep 30[0]' >/dev/null"), 0);
+    // The backgrounded subshells were in the skill's process group: killed with it. (By
+    // their pids, not by name: another process on the machine may well be sleeping too.)
+    ASSERT_EQ(forker["data"]["pids"].size(), 2u) << forker;
+    for (const auto& pid : forker["data"]["pids"])
+        EXPECT_TRUE(process_ends_within(pid.get<pid_t>(), 2s)) << "pid " << pid;
 
     Json secret = run("testing/secret");
     ASSERT_EQ(secret["success"], true) << secret;

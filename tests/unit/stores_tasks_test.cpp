@@ -567,7 +567,9 @@ TEST_F(StoresRedisTasks, ARunnerIsAliveWhileItsStoreRenewsItsHeartbeat) {
 
 TEST_F(StoresRedisTasks, RecordsAndListingsLiveUnderThePrefixWithTheRecordsTtl) {
     h->open();
-    auto r = record("0a1b2c3d4e5f", "token:alice", 5000);
+    // Lifetimes of tens of seconds: a record created already expired (a slow sanitizer run
+    // under load taking longer than a short lifetime) would be refused, not stored.
+    auto r = record("0a1b2c3d4e5f", "token:alice", 60000);
     h->run(h->store().create(r));
 
     auto raw = h->redis({"GET", "toolport:task:" + r.id});
@@ -575,23 +577,23 @@ TEST_F(StoresRedisTasks, RecordsAndListingsLiveUnderThePrefixWithTheRecordsTtl) 
     EXPECT_EQ(TaskRecord::from_json(nlohmann::json::parse(raw.text)).to_json(), r.to_json());
     auto expire_at = h->redis({"PEXPIRETIME", "toolport:task:" + r.id});
     ASSERT_TRUE(expire_at.is_integer());
-    EXPECT_EQ(expire_at.integer, r.created_at_ms + 5000);
+    EXPECT_EQ(expire_at.integer, r.created_at_ms + 60000);
     auto score = h->redis({"ZSCORE", "toolport:tasks:token:alice", r.id});
     ASSERT_TRUE(score.is_string());
     EXPECT_EQ(score.text, std::to_string(r.created_at_ms));
-    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 5000);
+    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 60000);
     EXPECT_EQ(h->redis({"EXISTS", "toolport:task:" + r.id}).integer, 1);
     EXPECT_EQ(h->redis({"DBSIZE"}).integer, 2);
 
     // A later-expiring record moves the listing's expiry out; an earlier one does not pull it in.
-    h->run(h->store().create(record("0a1b2c3d4e60", "token:alice", 9000, r.created_at_ms)));
-    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 9000);
-    h->run(h->store().create(record("0a1b2c3d4e61", "token:alice", 1000, r.created_at_ms)));
-    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 9000);
+    h->run(h->store().create(record("0a1b2c3d4e60", "token:alice", 90000, r.created_at_ms)));
+    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 90000);
+    h->run(h->store().create(record("0a1b2c3d4e61", "token:alice", 30000, r.created_at_ms)));
+    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 90000);
 
     // An update keeps the record's expiry.
     EXPECT_EQ(h->run(h->store().update(finished(r, TaskStatus::completed))), TaskUpdate::applied);
-    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:task:" + r.id}).integer, r.created_at_ms + 5000);
+    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:task:" + r.id}).integer, r.created_at_ms + 60000);
     EXPECT_EQ(h->redis_store().fallback().records(), 0u);
 }
 
