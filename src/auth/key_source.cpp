@@ -131,60 +131,72 @@ Task<std::shared_ptr<const KeySet>> DiscoveredKeySource::fetch_shared() {
     co_return fetched;
 }
 
-Task<std::string> DiscoveredKeySource::fetch_document(const std::string& url, unsigned* status) {
+namespace {
+
+// One document (metadata or JWKS): its body, and its status in `status`.
+Task<std::string> fetch_document(http_client::HttpClient& http, const DiscoveryOptions& options, const std::string& url,
+                                 unsigned* status) {
     http_client::CallOptions call;
-    call.deadline = std::chrono::steady_clock::now() + options_.fetch_timeout;
-    call.max_response_bytes = options_.max_document_bytes;
+    call.deadline = std::chrono::steady_clock::now() + options.fetch_timeout;
+    call.max_response_bytes = options.max_document_bytes;
     std::string shown = url.substr(0, url.find('?'));
     http_client::Response response;
     try {
-        response = co_await http_.fetch({.url = url, .headers = {{"Accept", "application/json"}}}, call);
+        response = co_await http.fetch({.url = url, .headers = {{"Accept", "application/json"}}}, call);
     } catch (const http_client::HttpError& e) {
         throw KeySourceError("fetching " + shown + " failed: " + e.what());
     } catch (const client::ResponseTooLarge&) {
-        throw KeySourceError(shown + " is larger than " + std::to_string(options_.max_document_bytes) + " bytes");
+        throw KeySourceError(shown + " is larger than " + std::to_string(options.max_document_bytes) + " bytes");
     }
     *status = response.status;
     co_return std::move(response.body);
 }
 
+}  // namespace
+
+Task<nlohmann::json> fetch_server_metadata(http_client::HttpClient& http, const DiscoveryOptions& options,
+                                           std::uint64_t* fetches) {
+    std::string tried;
+    for (const auto& url : DiscoveredKeySource::metadata_urls(options.issuer)) {
+        unsigned status = 0;
+        if (fetches) ++*fetches;
+        std::string body = co_await fetch_document(http, options, url, &status);
+        if (status != 200) {
+            tried += (tried.empty() ? "" : ", ") + url + " (" + std::to_string(status) + ")";
+            continue;
+        }
+        auto metadata = nlohmann::json::parse(body, nullptr, false);
+        if (metadata.is_discarded() || !metadata.is_object())
+            throw KeySourceError("the authorization server metadata at " + url + " is not a JSON object");
+        auto issuer = metadata.find("issuer");
+        if (issuer == metadata.end() || !issuer->is_string() || *issuer != options.issuer)
+            throw KeySourceError("the authorization server metadata at " + url +
+                                 " names another issuer than the configured one");
+        co_return metadata;
+    }
+    if (tried.empty()) throw KeySourceError("the issuer is not a URL metadata can be looked up at");
+    throw KeySourceError("no authorization server metadata found at " + tried);
+}
+
 Task<std::shared_ptr<const KeySet>> DiscoveredKeySource::fetch_once() {
     if (jwks_uri_.empty()) {
-        std::string tried;
-        for (const auto& url : metadata_urls(options_.issuer)) {
-            unsigned status = 0;
-            ++stats_.metadata_fetches;
-            std::string body = co_await fetch_document(url, &status);
-            if (status != 200) {
-                tried += (tried.empty() ? "" : ", ") + url + " (" + std::to_string(status) + ")";
-                continue;
-            }
-            auto metadata = nlohmann::json::parse(body, nullptr, false);
-            if (metadata.is_discarded() || !metadata.is_object())
-                throw KeySourceError("the authorization server metadata at " + url + " is not a JSON object");
-            auto issuer = metadata.find("issuer");
-            if (issuer == metadata.end() || !issuer->is_string() || *issuer != options_.issuer)
-                throw KeySourceError("the authorization server metadata at " + url +
-                                     " names another issuer than the configured one");
-            auto jwks = metadata.find("jwks_uri");
-            if (jwks == metadata.end() || !jwks->is_string())
-                throw KeySourceError("the authorization server metadata at " + url + " has no jwks_uri");
-            try {
-                checked_url("jwks_uri", jwks->get<std::string>(), options_.allow_http);
-            } catch (const std::invalid_argument& e) {
-                throw KeySourceError("the authorization server metadata at " + url + ": " + e.what());
-            }
-            jwks_uri_ = jwks->get<std::string>();
-            break;
+        auto metadata = co_await fetch_server_metadata(http_, options_, &stats_.metadata_fetches);
+        auto jwks = metadata.find("jwks_uri");
+        if (jwks == metadata.end() || !jwks->is_string())
+            throw KeySourceError("the authorization server metadata of " + options_.issuer + " has no jwks_uri");
+        try {
+            checked_url("jwks_uri", jwks->get<std::string>(), options_.allow_http);
+        } catch (const std::invalid_argument& e) {
+            throw KeySourceError("the authorization server metadata of " + options_.issuer + ": " + e.what());
         }
-        if (jwks_uri_.empty()) throw KeySourceError("no authorization server metadata found at " + tried);
+        jwks_uri_ = jwks->get<std::string>();
     }
 
     std::string uri = jwks_uri_;
     std::string shown = uri.substr(0, uri.find('?'));
     unsigned status = 0;
     ++stats_.jwks_fetches;
-    std::string body = co_await fetch_document(uri, &status);
+    std::string body = co_await fetch_document(http_, options_, uri, &status);
     if (status != 200) {
         // The metadata may have moved it: discover again next time (unless it was configured).
         if (options_.jwks_uri.empty()) jwks_uri_.clear();

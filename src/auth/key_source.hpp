@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "async/completion.hpp"
 #include "async/task.hpp"
 #include "auth/jwks.hpp"
@@ -88,6 +90,15 @@ struct DiscoveryOptions {
     std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
+// The authorization server's metadata document: the URLs of
+// DiscoveredKeySource::metadata_urls(options.issuer) in order, the first that answers 200,
+// which must be a JSON object whose `issuer` is options.issuer (RFC 8414 §3.3). Uses
+// options' fetch_timeout and max_document_bytes; `fetches` (when given) counts the
+// documents requested. Throws KeySourceError. Also used to find a token endpoint
+// (upstream_credentials.hpp).
+Task<nlohmann::json> fetch_server_metadata(http_client::HttpClient& http, const DiscoveryOptions& options,
+                                           std::uint64_t* fetches = nullptr);
+
 class DiscoveredKeySource final : public KeySource {
 public:
     struct Stats {
@@ -113,7 +124,6 @@ public:
 private:
     Task<std::shared_ptr<const KeySet>> fetch_shared();
     Task<std::shared_ptr<const KeySet>> fetch_once();
-    Task<std::string> fetch_document(const std::string& url, unsigned* status);
     std::chrono::steady_clock::time_point now() const;
 
     http_client::HttpClient& http_;

@@ -11,4 +11,5 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/authenticator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/resource_metadata.cpp
   ${CMAKE_CURRENT_LIST_DIR}/token_endpoint.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/upstream_credentials.cpp
 )

@@ -44,6 +44,10 @@ struct CallerIdentity {
     // The view (a gateway profile) the client chose by its URL path, /mcp/<view>, or by a
     // bearer token of the view's: it sees and calls only that view's tools. Empty: every tool.
     std::string view;
+    // The verified OAuth access token the latest request came with ("" for other callers):
+    // the subject token a source exchanges for one of its service's (auth/
+    // upstream_credentials.hpp). Never logged, never sent on as it is.
+    std::string access_token;
 };
 
 // One request from the handler to the client (elicitation/create, sampling/createMessage,

@@ -17,7 +17,7 @@ struct CodeInfo {
     std::string_view suggestion;
 };
 
-constexpr std::array<CodeInfo, 12> kCodes = {{
+constexpr std::array<CodeInfo, 14> kCodes = {{
     {"MISSING_API_KEY", true, false, "Configure the API key for this source (see the server's configuration)."},
     {"MISSING_PARAMETER", true, false, "Add the missing parameter and call again."},
     {"INVALID_ARGUMENT", true, false, "Fix the argument to match the tool's input schema and call again."},
@@ -32,6 +32,10 @@ constexpr std::array<CodeInfo, 12> kCodes = {{
     {"MCP_RESPONSE_TOO_LARGE", true, false, "Ask for less: lower the limit, add filters, or request fewer fields."},
     {"SERVER_UNHEALTHY", true, true, "The service is failing; retry after retry_after_ms."},
     {"INTERNAL_ERROR", false, false, "This is a server fault; report it if it persists."},
+    {"UPSTREAM_CREDENTIALS_UNAVAILABLE", false, false,
+     "Call with an OAuth access token: this service is reached with a token exchanged for the caller's own."},
+    {"UPSTREAM_AUTHORIZATION_FAILED", true, false,
+     "The authorization server refused a token for this service; obtain a new access token or ask the operator."},
 }};
 
 const CodeInfo& info(ToolErrorCode code) { return kCodes[static_cast<std::size_t>(code)]; }
@@ -57,6 +61,9 @@ Json ToolError::to_json() const {
     j["recoverable"] = recoverable_;
     j["transient"] = transient_;
     if (retry_after_ms_) j["retry_after_ms"] = *retry_after_ms_;
+    for (const auto& [key, value] : details_.items()) {
+        if (!j.contains(key)) j[key] = value;
+    }
     return j;
 }
 

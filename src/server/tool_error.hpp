@@ -35,6 +35,11 @@ enum class ToolErrorCode {
     response_too_large,
     server_unhealthy,
     internal_error,
+    // The service behind the tool is reached with credentials obtained for the caller
+    // (auth/upstream_credentials.hpp) and this caller has none to exchange, or the
+    // authorization server refused them.
+    upstream_credentials_unavailable,
+    upstream_authorization_failed,
 };
 
 // "MISSING_API_KEY", ..., "MCP_BUDGET_EXCEEDED", "MCP_RESPONSE_TOO_LARGE", ...
@@ -52,13 +57,16 @@ public:
     ToolError& recoverable(bool v) { recoverable_ = v; return *this; }
     ToolError& transient(bool v) { transient_ = v; return *this; }
     ToolError& retry_after(std::chrono::milliseconds delay) { retry_after_ms_ = delay.count(); return *this; }
+    // A further machine-readable field of this error (e.g. the authorization server's
+    // error code); the standard fields keep their names.
+    ToolError& detail(const std::string& key, Json value) { details_[key] = std::move(value); return *this; }
 
     ToolErrorCode code() const { return code_; }
     bool is_transient() const { return transient_; }
     const std::optional<std::int64_t>& retry_after_ms() const { return retry_after_ms_; }
 
     // {error, error_code, parameter?, provided?, expected_format?, example?, suggestion,
-    //  recoverable, transient, retry_after_ms?}
+    //  recoverable, transient, retry_after_ms?, details...}
     Json to_json() const;
     // The isError tool result carrying this error.
     ToolResult to_result() const;
@@ -73,6 +81,7 @@ private:
     bool recoverable_;
     bool transient_;
     std::optional<std::int64_t> retry_after_ms_;
+    Json details_ = Json::object();
 };
 
 }  // namespace toolport

@@ -268,11 +268,17 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (shared) shared_housekeeping();
     }
 
-    // The headers sources asked to see (per-user credentials), as this request has them.
+    // The headers sources asked to see (per-user credentials), as this request has them, and
+    // its verified OAuth access token (sources exchange it for their services' own).
     void take_client_headers(const HttpRequestView& req, CallerIdentity& caller) const {
         caller.client_headers.clear();
         for (const auto& name : mcp.forwarded_client_headers()) {
             if (req.has_header(name)) caller.client_headers[name] = std::string(req.header(name));
+        }
+        caller.access_token.clear();
+        if (authn) {
+            if (auto credential = credential_of(req.header("Authorization")); credential.oauth)
+                caller.access_token = http_policy::bearer_token(req.header("Authorization"));
         }
     }
 

@@ -23,6 +23,8 @@ Verdict verdict_of(ToolErrorCode code) {
         case ToolErrorCode::budget_exceeded:
         case ToolErrorCode::missing_api_key:
         case ToolErrorCode::server_unhealthy:
+        case ToolErrorCode::upstream_credentials_unavailable:
+        case ToolErrorCode::upstream_authorization_failed:
             return Verdict::neutral;  // refused on our side: the service was never asked
         default:
             return Verdict::success;  // the service answered; the call itself was wrong

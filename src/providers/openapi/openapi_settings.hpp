@@ -11,12 +11,19 @@
 //       exclude_operations: [deletePet]
 //       credentials: {api_key: PETSTORE_KEY}   # scheme → environment variable (default <SOURCE>_<SCHEME>)
 //       refresh_interval_s: 0            # 0: read again only on reload
+//       auth: {type: client_credentials, token_endpoint: https://as.example/token, client_id: toolport,
+//              client_secret: "${PETSTORE_CLIENT_SECRET}"}   # an Authorization header from an
+//                                        # authorization server (auth/upstream_credentials.hpp);
+//                                        # it replaces one a security scheme would send
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <string>
 
+#include <optional>
+
+#include "auth/upstream_credentials.hpp"
 #include "providers/openapi/operations.hpp"
 #include "providers/source_settings.hpp"
 
@@ -29,6 +36,7 @@ struct OpenApiSettings {
     OperationFilter filter;
     std::map<std::string, std::string> credentials;  // scheme → environment variable name
     std::chrono::seconds refresh_interval{0};
+    std::optional<auth::UpstreamAuthSettings> auth;
 
     // Reads and checks the section (nothing else: the document is read at start). Throws
     // SettingsError.

@@ -81,6 +81,7 @@ struct Loader {
     CancelToken stop_token;              // fired by stop(): ends a fetch under way
     std::string last_warnings;
     std::string last_base_url;
+    std::shared_ptr<auth::UpstreamCredentials> tokens;  // auth:, made on the first apply
 
     const std::string& name() const { return context.source_name(); }
     bool from_url() const { return openapi::is_url(settings.document); }
@@ -95,6 +96,10 @@ void apply(Loader& l, const openapi::DocumentSet& docs) {
     api->name = l.name();
     api->secret_of = environment_secret;
     api->schemes = openapi::read_security_schemes(docs, l.name(), l.settings.credentials, warnings);
+    if (l.settings.auth && l.http && !l.tokens) {
+        l.tokens = std::make_shared<auth::UpstreamCredentials>("openapi " + l.name(), *l.settings.auth, *l.http);
+    }
+    api->tokens = l.tokens;
     auto operations = openapi::read_operations(docs, l.settings.filter, l.settings.tool_prefix);
     warnings.insert(warnings.end(), operations.warnings.begin(), operations.warnings.end());
     const std::size_t count = operations.operations.size();

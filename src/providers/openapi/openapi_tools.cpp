@@ -1,6 +1,7 @@
 #include "providers/openapi/openapi_tools.hpp"
 
 #include "client/client_errors.hpp"
+#include "http_client/url.hpp"
 #include "providers/downstream_errors.hpp"
 #include "providers/openapi/response_mapping.hpp"
 #include "server/request_context.hpp"
@@ -21,12 +22,29 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
     options.cancel = &ctx.cancel_token();
     options.before_attempt = [&ctx]() -> Task<void> { co_await ctx.pace_downstream_request(); };
     http_client::Response response;
-    try {
-        response = co_await api->http->fetch(std::move(built.request), std::move(options));
-    } catch (const http_client::HttpError& e) {
-        throw providers::unreachable_error(e, api->name, "the source's base_url and the network settings");
-    } catch (const client::ResponseTooLarge& e) {
-        throw providers::too_large_error(e.limit, api->name, "Ask for less (filters, a smaller page).");
+    // A 401 to a token from the authorization server: a new one, once.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto request = built.request;
+        std::string authorization;
+        if (api->tokens) {
+            try {
+                authorization = co_await api->tokens->for_caller(ctx.caller().access_token);
+            } catch (const auth::UpstreamCredentialsError& e) {
+                throw e.to_tool_error();
+            }
+            // auth: replaces what a security scheme would have sent.
+            std::erase_if(request.headers, [](const auto& h) { return http_client::lower_ascii(h.first) == "authorization"; });
+            request.headers.emplace_back("Authorization", authorization);
+        }
+        try {
+            response = co_await api->http->fetch(std::move(request), options);
+        } catch (const http_client::HttpError& e) {
+            throw providers::unreachable_error(e, api->name, "the source's base_url and the network settings");
+        } catch (const client::ResponseTooLarge& e) {
+            throw providers::too_large_error(e.limit, api->name, "Ask for less (filters, a smaller page).");
+        }
+        if (response.status != 401 || authorization.empty() || attempt == 1) break;
+        api->tokens->rejected(authorization);
     }
     if (response.status < 200 || response.status > 299) {
         throw error_from_response(response, api->name, built.secrets, built.env_vars);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/upstream_credentials.hpp"
 #include "providers/openapi/operations.hpp"
 #include "providers/openapi/request_builder.hpp"
 #include "providers/tool_set.hpp"
@@ -20,6 +21,9 @@ struct Api {
     SecuritySchemes schemes;
     std::string name;  // the source's name: the service of its tools, and how messages name the API
     SecretLookup secret_of;
+    // auth: the Authorization header of every call (the caller's exchanged token, or the
+    // source's own), kept across reloads of the document.
+    std::shared_ptr<auth::UpstreamCredentials> tokens;
 };
 
 // One SyncedTool per operation; `target` carries what the handler sends (method, URL

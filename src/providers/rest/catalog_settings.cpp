@@ -1,5 +1,6 @@
 #include "providers/rest/catalog_settings.hpp"
 
+#include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -115,7 +116,7 @@ std::vector<std::string> preset_names() { return {"agentpmt"}; }
 CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings) {
     settings.only_keys({"preset", "base_url", "list", "execute", "headers", "headers_from_env", "forward_headers",
                         "name_from", "tool_prefix", "refresh_interval_s", "request_timeout_ms", "retry_max_s",
-                        "max_response_bytes", "max_tools"});
+                        "max_response_bytes", "max_tools", "auth"});
     CatalogSettings s;
     if (auto preset = settings.string("preset")) {
         if (*preset == "agentpmt") s = agentpmt_preset();
@@ -141,6 +142,25 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
         for (auto& [name, variable] : *v) s.headers_from_env[name] = variable;
     }
     if (auto v = settings.list("forward_headers")) s.forward_headers = *v;
+    if (settings.value("auth")) {
+        auto is_authorization = [](std::string name) {
+            for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            return name == "authorization";
+        };
+        for (const auto& [name, value] : s.headers) {
+            if (is_authorization(name)) settings.fail("headers", "auth: gives the catalog its Authorization header; remove one");
+        }
+        for (const auto& [name, variable] : s.headers_from_env) {
+            if (is_authorization(name))
+                settings.fail("headers_from_env", "auth: gives the catalog its Authorization header; remove one");
+        }
+        for (const auto& name : s.forward_headers) {
+            if (is_authorization(name))
+                settings.fail("forward_headers", "auth: gives the catalog its Authorization header; the caller's own "
+                                                 "token is never forwarded");
+        }
+        s.auth = auth::read_upstream_auth(settings.section("auth"));
+    }
     if (auto v = settings.string("name_from")) {
         if (*v == "name") s.name_from = NameFrom::name;
         else if (*v == "title") s.name_from = NameFrom::title;

@@ -10,6 +10,9 @@
 //       list: {url: /v1/tools, pagination: next, next_path: next, tools_path: data}
 //       execute: {url: /v1/tools/{name}/run, body: "{arguments}", output_path: [result]}
 //       credentials: {Authorization: "Bearer ${WEATHER_TOKEN}"}   # or headers_from_env
+//       # or tokens from an authorization server (auth/upstream_credentials.hpp):
+//       # auth: {type: client_credentials, token_endpoint: https://as.example.com/token,
+//       #        client_id: toolport, client_secret: "${WEATHER_CLIENT_SECRET}"}
 //
 // Every URL is checked to be on the catalog's own origin (base_url) when it is used, so
 // neither the catalog's answers nor a tool's arguments can make Toolport call another host.
@@ -24,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/upstream_credentials.hpp"
 #include "providers/source_settings.hpp"
 
 namespace toolport::rest {
@@ -99,6 +103,9 @@ struct CatalogSettings {
     // Headers of the calling client passed through instead of the server's (per-user
     // keys); results cached for one user are then never served to another.
     std::vector<std::string> forward_headers;
+    // An Authorization header from an authorization server: client_credentials for every
+    // request, or token_exchange for calls (the listing then uses client_credentials).
+    std::optional<auth::UpstreamAuthSettings> auth;
     NameFrom name_from = NameFrom::name;
     std::string tool_prefix;
     std::chrono::seconds refresh_interval{300};  // 0: only on reload

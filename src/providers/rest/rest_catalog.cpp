@@ -18,7 +18,9 @@
 #include "providers/rest/schema_repair.hpp"
 #include "providers/rest/tool_names.hpp"
 #include "providers/source.hpp"
+#include "auth/upstream_credentials.hpp"
 #include "server/request_context.hpp"
+#include "server/tool_error.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::rest {
@@ -64,6 +66,12 @@ void RestCatalog::start() {
         secrets_.push_back(value);
     }
     for (const auto& [name, value] : settings_.headers) sources.push_back(name + " from the configuration");
+    if (settings_.auth) {
+        tokens_ = std::make_shared<auth::UpstreamCredentials>("catalog " + context_.source_name(), *settings_.auth, *http_);
+        if (!settings_.auth->client.client_secret.empty()) secrets_.push_back(settings_.auth->client.client_secret);
+        sources.push_back(fmt::format("Authorization from the authorization server ({})",
+                                      auth::type_name(settings_.auth->type)));
+    }
     for (const auto& header : settings_.forward_headers) {
         context_.forward_client_header(header);
         sources.push_back(header + " from the calling client when it sends one");
@@ -217,7 +225,16 @@ Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {
         http_client::CallOptions options;
         options.deadline = context_.executor().now() + settings_.request_timeout;
         options.cancel = &fetch_cancel_;
-        auto response = co_await http_->fetch(std::move(request), std::move(options));
+        http_client::Response response;
+        // A 401 to a token from the authorization server: a new one, once.
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            auto sent = request;
+            std::string authorization = co_await this->authorization(nullptr);
+            if (!authorization.empty()) sent.headers.emplace_back("Authorization", authorization);
+            response = co_await http_->fetch(std::move(sent), options);
+            if (response.status != 401 || authorization.empty() || attempt == 1) break;
+            tokens_->rejected(authorization);
+        }
         if (response.status < 200 || response.status > 299) {
             auto error = error_for_status(response.status, response.header("Retry-After"), response.body, secrets_,
                                           credential_sources_);
@@ -349,6 +366,16 @@ http_client::Headers RestCatalog::request_headers(const RequestContext* ctx) con
     return headers;
 }
 
+Task<std::string> RestCatalog::authorization(const RequestContext* ctx) {
+    if (!tokens_) co_return std::string();
+    try {
+        co_return ctx ? co_await tokens_->for_caller(ctx->caller().access_token) : co_await tokens_->for_source();
+    } catch (const auth::UpstreamCredentialsError& e) {
+        if (ctx) throw e.to_tool_error();
+        throw CatalogError(e.what());
+    }
+}
+
 Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catalog_name, const Json& arguments) {
     const bool streaming = wants_stream(settings_.execute, arguments);
     http_client::Request request;
@@ -373,12 +400,21 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
     options.body_deadline = options.deadline;
     options.cancel = &ctx.cancel_token();
 
-    co_await ctx.pace_downstream_request();
     std::unique_ptr<http_client::ResponseStream> stream;
-    try {
-        stream = co_await http_->open(std::move(request), options);
-    } catch (const http_client::HttpError& e) {
-        throw providers::unreachable_error(e, "the catalog API", "the catalog's base_url and the network settings");
+    // A 401 to a token from the authorization server: a new one, once.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto sent = request;
+        std::string authorization = co_await this->authorization(&ctx);
+        if (!authorization.empty()) sent.headers.emplace_back("Authorization", authorization);
+        co_await ctx.pace_downstream_request();
+        try {
+            stream = co_await http_->open(std::move(sent), options);
+        } catch (const http_client::HttpError& e) {
+            throw providers::unreachable_error(e, "the catalog API", "the catalog's base_url and the network settings");
+        }
+        if (stream->head().status != 401 || authorization.empty() || attempt == 1) break;
+        tokens_->rejected(authorization);
+        stream.reset();  // its body is not read: the connection closes
     }
     const auto& head = stream->head();
     try {

@@ -27,6 +27,9 @@
 namespace toolport {
 class RequestContext;
 }  // namespace toolport
+namespace toolport::auth {
+class UpstreamCredentials;
+}
 
 namespace toolport::rest {
 
@@ -58,6 +61,10 @@ private:
     void wait_for_next(std::chrono::milliseconds wait);
     providers::ToolDeclaration declare(const CatalogTool& tool, std::string name, Json input_schema);
     http_client::Headers request_headers(const RequestContext* ctx) const;
+    // auth: the Authorization header for a request of `ctx`'s caller (nullptr: the
+    // catalog's own); "" without auth:. Throws ToolError (the caller's call fails with it)
+    // or, for the catalog's own, CatalogError.
+    Task<std::string> authorization(const RequestContext* ctx);
     void warn_once(const std::string& message);
     void set_state(State state);
 
@@ -66,6 +73,7 @@ private:
     http_client::HttpClient* http_ = nullptr;
     providers::ToolSet tools_;
     http_client::Headers credentials_;  // sent with every request
+    std::shared_ptr<auth::UpstreamCredentials> tokens_;  // auth:, from start()
     std::vector<std::string> secrets_;  // their values, redacted from every message
     std::string credential_sources_;    // "X-API-Key from AGENT_PAYMENT_API_KEY, ..." for suggestions
     std::set<std::string> warned_;      // repairs and skips are warned once, not on every refresh
