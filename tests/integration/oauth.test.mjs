@@ -1,60 +1,18 @@
-// Toolport as an OAuth 2.1 resource server (`auth:`): an authorization-server fixture
-// written for this test (RFC 8414 metadata and a JWKS on loopback, tokens signed with
+// Toolport as an OAuth 2.1 resource server (`auth:`): the authorization-server fixture of
+// lib/auth_server.mjs (RFC 8414 metadata and a JWKS on loopback, tokens signed with
 // node:crypto keys made at test start, a second key served later: rotation) and the real
 // binary verifying the tokens it signs.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import crypto from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer, assertAlive, assertRpcError, post, request, sleep, INIT_PARAMS } from './lib/harness.mjs';
+import { b64url, makeKey, sign, startAuthServer } from './lib/auth_server.mjs';
 
 const FLOOR_MS = 1500; // auth.jwks_refetch_floor_ms below
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() };
 const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
-
-const b64url = (data) => Buffer.from(data).toString('base64url');
-
-function makeKey(kind, kid) {
-  const { privateKey, publicKey } =
-    kind === 'ec' ? crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }) : crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const alg = kind === 'ec' ? 'ES256' : 'RS256';
-  return { kid, alg, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' } };
-}
-
-// A compact JWS; `header` and `claims` are merged over the defaults.
-function sign(key, claims, header = {}) {
-  const h = b64url(JSON.stringify({ alg: key.alg, typ: 'at+jwt', kid: key.kid, ...header }));
-  const p = b64url(JSON.stringify(claims));
-  const input = `${h}.${p}`;
-  const sig =
-    key.alg === 'ES256'
-      ? crypto.sign('sha256', Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' })
-      : crypto.sign('sha256', Buffer.from(input), key.privateKey);
-  return `${input}.${b64url(sig)}`;
-}
-
-// The authorization server: metadata, JWKS (what `keys` holds now), and counts of fetches.
-async function startAuthServer() {
-  const as = { keys: [], jwksFetches: 0, metadataFetches: 0 };
-  as.server = http.createServer((req, res) => {
-    if (req.url === '/.well-known/oauth-authorization-server') {
-      as.metadataFetches++;
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ issuer: as.issuer, jwks_uri: `${as.issuer}/jwks`, token_endpoint: `${as.issuer}/token` }));
-    } else if (req.url === '/jwks') {
-      as.jwksFetches++;
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ keys: as.keys.map((k) => k.jwk) }));
-    } else {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => as.server.listen(0, '127.0.0.1', resolve));
-  as.issuer = `http://127.0.0.1:${as.server.address().port}`;
-  return as;
-}
 
 describe('OAuth 2.1 resource server', () => {
   let as, server, resource, metadataUrl;
