@@ -58,10 +58,67 @@ std::vector<std::string> scope_list(const ConfigReader& r, const YAML::Node& nod
     return scopes;
 }
 
+// Every scope of `scopes` is one the metadata lists (when auth.scopes_supported is given):
+// a scope it does not list could never be asked for.
+void check_supported(const ConfigReader& r, const YAML::Node& node, const std::string& key,
+                     const std::vector<std::string>& scopes, const std::vector<std::string>& supported) {
+    if (supported.empty()) return;
+    for (std::size_t i = 0; i < scopes.size(); ++i) {
+        if (std::find(supported.begin(), supported.end(), scopes[i]) == supported.end())
+            r.fail(node[i] ? node[i] : node, key, fmt::format("\"{}\" is not in auth.scopes_supported", scopes[i]));
+    }
+}
+
+// `auth.introspection`: where and how opaque tokens are checked (RFC 7662).
+void read_introspection(const ConfigReader& r, const YAML::Node& n, ResourceServerOptions& o) {
+    auto& i = o.introspection;
+    i.enabled = true;
+    if (n.IsNull()) {  // `introspection:` alone: the discovered endpoint, no client authentication
+        i.auth_method = "none";
+        return;
+    }
+    r.only_keys(n, "auth.introspection", {"endpoint", "client_id", "client_secret", "client_secret_env", "auth_method",
+                                          "cache_max_s", "negative_cache_s"});
+    if (n["endpoint"]) {
+        i.endpoint = r.str(n["endpoint"], "auth.introspection.endpoint");
+        check_auth_url(r, n["endpoint"], "auth.introspection.endpoint", i.endpoint, o.allow_http);
+    }
+    if (n["client_id"]) i.client_id = r.str(n["client_id"], "auth.introspection.client_id");
+    if (n["client_secret"] && n["client_secret_env"]) {
+        r.fail(n["client_secret_env"], "auth.introspection.client_secret_env", "give client_secret or client_secret_env, not both");
+    }
+    if (n["client_secret"]) i.client_secret = r.str(n["client_secret"], "auth.introspection.client_secret");
+    if (n["client_secret_env"]) {
+        auto name = r.str(n["client_secret_env"], "auth.introspection.client_secret_env");
+        const char* value = std::getenv(name.c_str());
+        if (!value || !*value) {
+            r.fail(n["client_secret_env"], "auth.introspection.client_secret_env",
+                   fmt::format("environment variable {} is not set", name));
+        }
+        i.client_secret = value;
+    }
+    i.auth_method = i.client_id.empty() ? "none" : "client_secret_basic";
+    if (n["auth_method"]) i.auth_method = r.str(n["auth_method"], "auth.introspection.auth_method");
+    if (i.auth_method != "none" && i.auth_method != "client_secret_basic" && i.auth_method != "client_secret_post") {
+        r.fail(n["auth_method"], "auth.introspection.auth_method",
+               "must be client_secret_basic, client_secret_post or none");
+    }
+    if (i.auth_method != "none" && (i.client_id.empty() || i.client_secret.empty())) {
+        r.fail(n, "auth.introspection",
+               fmt::format("{} needs client_id and client_secret (or client_secret_env)", i.auth_method));
+    }
+    if (n["cache_max_s"])
+        i.cache_max = std::chrono::seconds(r.integer(n["cache_max_s"], "auth.introspection.cache_max_s", 0, 86400));
+    if (n["negative_cache_s"]) {
+        i.negative_cache =
+            std::chrono::seconds(r.integer(n["negative_cache_s"], "auth.introspection.negative_cache_s", 0, 3600));
+    }
+}
+
 // `auth:`: Toolport as an OAuth 2.1 resource server (see ResourceServerOptions).
 void read_auth(const ConfigReader& r, const YAML::Node& a, ResourceServerOptions& o) {
     r.only_keys(a, "auth", {"issuer", "resource", "scopes_supported", "required_scopes", "allow_http", "clock_skew_s",
-                            "jwks_refetch_floor_ms"});
+                            "jwks_refetch_floor_ms", "introspection", "token_format", "profiles"});
     if (!a["issuer"]) r.fail(a, "auth.issuer", "is required: the authorization server that issues the access tokens");
     if (a["allow_http"]) o.allow_http = r.boolean(a["allow_http"], "auth.allow_http");
     o.issuer = r.str(a["issuer"], "auth.issuer");
@@ -78,15 +135,74 @@ void read_auth(const ConfigReader& r, const YAML::Node& a, ResourceServerOptions
         o.jwks_refetch_floor = std::chrono::milliseconds(
             r.integer(a["jwks_refetch_floor_ms"], "auth.jwks_refetch_floor_ms", 0, 24LL * 3600 * 1000));
     }
-    // A required scope the metadata does not list could never be asked for.
-    for (const auto& scope : o.required_scopes) {
-        if (!o.scopes_supported.empty() &&
-            std::find(o.scopes_supported.begin(), o.scopes_supported.end(), scope) == o.scopes_supported.end()) {
-            r.fail(a["required_scopes"], "auth.required_scopes",
-                   fmt::format("\"{}\" is not in auth.scopes_supported", scope));
+    check_supported(r, a["required_scopes"], "auth.required_scopes", o.required_scopes, o.scopes_supported);
+    if (auto i = a["introspection"]) read_introspection(r, i, o);
+    if (auto f = a["token_format"]) {
+        auto format = r.str(f, "auth.token_format");
+        if (format != "jwt" && format != "opaque") r.fail(f, "auth.token_format", "must be jwt or opaque");
+        o.opaque_tokens = format == "opaque";
+        if (o.opaque_tokens && !o.introspection.enabled)
+            r.fail(f, "auth.token_format", "opaque tokens need auth.introspection (the endpoint that checks them)");
+    }
+    if (auto p = a["profiles"]) {
+        if (!p.IsMap()) r.fail(p, "auth.profiles", "must be a mapping of gateway profile names to {scopes: [...]}");
+        for (const auto& kv : p) {
+            const auto name = kv.first.as<std::string>();
+            const std::string key = "auth.profiles." + name;
+            r.only_keys(kv.second, key, {"scopes"});
+            if (!kv.second["scopes"]) r.fail(kv.second, key + ".scopes", "is required");
+            auto scopes = scope_list(r, kv.second["scopes"], key + ".scopes");
+            check_supported(r, kv.second["scopes"], key + ".scopes", scopes, o.scopes_supported);
+            o.scopes.profiles[name] = std::move(scopes);
         }
     }
-    if (o.scopes_supported.empty()) o.scopes_supported = o.required_scopes;
+}
+
+// `tools.<name>.scopes` and `sources.<name>.scopes` (the rest of those sections is the
+// pipeline's), after `auth:` and the sources are read; then the scopes the metadata
+// publishes when auth.scopes_supported does not list them.
+void read_scope_requirements(const ConfigReader& r, const YAML::Node& root, Config& config) {
+    auto& o = config.http.oauth;
+    const bool listed = !o.scopes_supported.empty();
+    for (const char* section : {"tools", "sources"}) {
+        auto s = root[section];
+        if (!s || !s.IsMap()) continue;
+        auto& target = std::string_view(section) == "tools" ? o.scopes.tools : o.scopes.sources;
+        for (const auto& kv : s) {
+            auto scopes_node = kv.second.IsMap() ? kv.second["scopes"] : YAML::Node();
+            if (!scopes_node) continue;
+            const std::string key = std::string(section) + "." + kv.first.as<std::string>() + ".scopes";
+            if (o.issuer.empty()) {
+                r.fail(scopes_node, key, "scopes are asked of OAuth access tokens: configure auth: (issuer, ...) first");
+            }
+            auto scopes = scope_list(r, scopes_node, key);
+            check_supported(r, scopes_node, key, scopes, o.scopes_supported);
+            target[kv.first.as<std::string>()] = std::move(scopes);
+        }
+    }
+    // A profile's scopes for a profile the gateway does not have would guard nothing.
+    if (!o.scopes.profiles.empty()) {
+        std::set<std::string> profiles;
+        for (const auto& instance : config.instances) {
+            if (instance.kind != "gateway") continue;
+            if (auto p = instance.settings.value("profiles"); p && p->is_object()) {
+                for (const auto& [name, value] : p->items()) profiles.insert(name);
+            }
+        }
+        for (const auto& [name, scopes] : o.scopes.profiles) {
+            if (!profiles.count(name)) {
+                r.fail(root["auth"]["profiles"][name], "auth.profiles." + name,
+                       "is not a profile of the gateway (gateway.profiles)");
+            }
+        }
+    }
+    if (!listed) {
+        auto all = o.required_scopes;
+        for (const auto* map : {&o.scopes.tools, &o.scopes.sources, &o.scopes.profiles}) {
+            for (const auto& [name, scopes] : *map) all = auth::scope_union(all, scopes);
+        }
+        o.scopes_supported = std::move(all);
+    }
 }
 
 std::vector<std::string> split_tokens(const std::string& text) {
@@ -533,6 +649,7 @@ static Config load_config_unchecked(const std::string& path) {
         }
     }
     read_pipeline_sections(r, root, config);
+    read_scope_requirements(r, root, config);
     return config;
 }
 

@@ -45,6 +45,8 @@ pipeline::PolicyOverride read_override(const ConfigReader& r, const YAML::Node& 
     std::set<std::string> keys = {"stages", "disable", "timeout_ms", "max_response_bytes", "cache", "budget",
                                   "client_quota"};
     if (allow_service) keys.insert("service");
+    // OAuth scopes of a tool or source: read by config.cpp (read_scope_requirements).
+    if (allow_service) keys.insert("scopes");
     if (allow_task_support) keys.insert("task_support");
     r.only_keys(n, section, keys);
     pipeline::PolicyOverride o;

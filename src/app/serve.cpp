@@ -68,15 +68,38 @@ void enable_oauth(HttpOptions& http, Runtime& runtime) {
     if (o.resource.empty()) o.resource = default_resource(http);
     auto* client = runtime.downstream();
     if (!client) throw std::invalid_argument("auth: no HTTP client to fetch the authorization server's keys with");
-    auth::DiscoveryOptions discovery;
-    discovery.issuer = o.issuer;
-    discovery.allow_http = o.allow_http;
-    discovery.refetch_floor = o.jwks_refetch_floor;
-    auto keys = std::make_shared<auth::DiscoveredKeySource>(*client, std::move(discovery));
+    std::shared_ptr<auth::KeySource> keys;
+    if (!o.opaque_tokens) {
+        auth::DiscoveryOptions discovery;
+        discovery.issuer = o.issuer;
+        discovery.allow_http = o.allow_http;
+        discovery.refetch_floor = o.jwks_refetch_floor;
+        keys = std::make_shared<auth::DiscoveredKeySource>(*client, std::move(discovery));
+    }
     auth::AuthenticatorOptions options;
     options.verifier.issuer = o.issuer;
     options.verifier.audiences = {o.resource};
     options.verifier.skew = o.clock_skew;
+    options.opaque_only = o.opaque_tokens;
+    if (o.introspection.enabled) {
+        const auto& i = o.introspection;
+        auth::IntrospectionOptions io;
+        io.endpoint = i.endpoint;
+        io.issuer = o.issuer;
+        io.audiences = {o.resource};
+        io.skew = o.clock_skew;
+        io.max_cache = i.cache_max;
+        io.negative_cache = i.negative_cache;
+        io.allow_http = o.allow_http;
+        auto method = auth::parse_method(i.auth_method);
+        if (!method) throw std::invalid_argument("auth.introspection.auth_method: unknown method " + i.auth_method);
+        io.client.method = *method;
+        io.client.client_id = i.client_id;
+        io.client.client_secret = i.client_secret;
+        options.introspector = std::make_shared<auth::TokenIntrospector>(*client, std::move(io));
+        spdlog::info("auth: opaque{} access tokens checked by introspection at {}", o.opaque_tokens ? " (all)" : "",
+                     i.endpoint.empty() ? "the issuer's introspection_endpoint" : i.endpoint);
+    }
     o.authenticator = std::make_shared<auth::TokenAuthenticator>(std::move(options), std::move(keys));
     spdlog::info("auth: OAuth access tokens from {} for the resource {}{}", o.issuer, o.resource,
                  o.required_scopes.empty() ? "" : " (required scopes: " + [&] {
@@ -159,6 +182,9 @@ int serve(const Config& config) {
     if (!http_options.oauth.issuer.empty()) {
         try {
             enable_oauth(http_options, *runtime);
+            if (!http_options.oauth.scopes.empty()) {
+                server.set_scope_policy(std::make_shared<const auth::ScopePolicy>(http_options.oauth.scopes));
+            }
         } catch (const std::invalid_argument& e) {
             spdlog::error("{}", e.what());
             return 2;

@@ -7,7 +7,13 @@ TokenAuthenticator::TokenAuthenticator(AuthenticatorOptions options, std::shared
       verifier_(options_.verifier),
       cache_(options_.cache_capacity),
       keys_(std::move(keys)) {
-    if (!keys_) throw std::invalid_argument("token authenticator: no key source");
+    if (options_.opaque_only && !options_.introspector)
+        throw std::invalid_argument("token authenticator: opaque tokens need an introspector");
+    if (!keys_ && !options_.opaque_only) throw std::invalid_argument("token authenticator: no key source");
+}
+
+bool TokenAuthenticator::introspected(std::string_view token) const {
+    return options_.introspector && (options_.opaque_only || !looks_like_jwt(token));
 }
 
 std::chrono::system_clock::time_point TokenAuthenticator::now() const {
@@ -16,6 +22,7 @@ std::chrono::system_clock::time_point TokenAuthenticator::now() const {
 
 std::shared_ptr<const VerifiedToken> TokenAuthenticator::cached(std::string_view token) {
     if (token.size() > verifier_.options().max_token_bytes) return nullptr;
+    if (introspected(token)) return options_.introspector->cached(token);
     return cache_.find(token, now());
 }
 
@@ -23,6 +30,7 @@ Task<std::shared_ptr<const VerifiedToken>> TokenAuthenticator::authenticate(std:
     // Refused before it is hashed or parsed.
     if (token.size() > verifier_.options().max_token_bytes)
         throw TokenError(TokenErrorReason::too_large, "the token is too large");
+    if (introspected(token)) co_return co_await options_.introspector->introspect(std::move(token));
     if (auto hit = cache_.find(token, now())) co_return hit;
 
     std::shared_ptr<const KeySet> keys;

@@ -11,6 +11,9 @@
 //     that set, the source is asked to refresh (rate-limited by its floor) and the token
 //     is verified once more against what it returns;
 //  3. a token that verifies is cached until its exp.
+// With an introspector (introspection.hpp), a token that is not shaped like a JWT (or
+// every token, with opaque_only) is asked about at the authorization server instead
+// (RFC 7662), with that class's own cache.
 // Throws TokenError: the verifier's reasons, or keys_unavailable when the key source has
 // no key set (a server-side failure: answer 503, not 401). Runs where the key source runs
 // (DiscoveredKeySource: its HTTP client's event loop); the authenticator must outlive the
@@ -24,6 +27,7 @@
 #include <string>
 
 #include "async/task.hpp"
+#include "auth/introspection.hpp"
 #include "auth/jwt.hpp"
 #include "auth/key_source.hpp"
 #include "auth/token_cache.hpp"
@@ -36,11 +40,16 @@ struct AuthenticatorOptions {
     std::size_t cache_capacity = 10'000;
     // Wall clock for exp/nbf/iat; default std::chrono::system_clock::now.
     std::function<std::chrono::system_clock::time_point()> clock;
+    // Checks opaque tokens (null: every token must be a JWT).
+    std::shared_ptr<TokenIntrospector> introspector;
+    // Every token is introspected, JWTs too (`auth.token_format: opaque`); no key source needed.
+    bool opaque_only = false;
 };
 
 class TokenAuthenticator {
 public:
-    // Throws std::invalid_argument (see JwtVerifier) or for a null key source.
+    // Throws std::invalid_argument (see JwtVerifier), or for a null key source (allowed with
+    // opaque_only and an introspector).
     TokenAuthenticator(AuthenticatorOptions options, std::shared_ptr<KeySource> keys);
 
     // `token`: the bearer credential, without the "Bearer " prefix.
@@ -55,6 +64,7 @@ public:
 
 private:
     std::chrono::system_clock::time_point now() const;
+    bool introspected(std::string_view token) const;
 
     AuthenticatorOptions options_;
     JwtVerifier verifier_;

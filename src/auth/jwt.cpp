@@ -138,6 +138,8 @@ std::string_view reason_name(TokenErrorReason reason) {
         case TokenErrorReason::wrong_audience: return "wrong_audience";
         case TokenErrorReason::missing_claim: return "missing_claim";
         case TokenErrorReason::keys_unavailable: return "keys_unavailable";
+        case TokenErrorReason::inactive: return "inactive";
+        case TokenErrorReason::introspection_unavailable: return "introspection_unavailable";
     }
     return "unknown";
 }

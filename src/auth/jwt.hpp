@@ -59,6 +59,8 @@ enum class TokenErrorReason {
     wrong_audience,    // aud does not name this resource
     missing_claim,     // iss, aud, exp (or sub, when required) absent
     keys_unavailable,  // the key set could not be obtained (authenticator.hpp)
+    inactive,          // the introspection endpoint says the token is not active (RFC 7662)
+    introspection_unavailable,  // the introspection endpoint could not be asked or answered nonsense
 };
 
 // "malformed", "too_large", "unsupported_alg", ... (the enumerator's name).

@@ -12,4 +12,6 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/resource_metadata.cpp
   ${CMAKE_CURRENT_LIST_DIR}/token_endpoint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/upstream_credentials.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/scope_policy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/introspection.cpp
 )

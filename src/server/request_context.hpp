@@ -44,6 +44,10 @@ struct CallerIdentity {
     // The view (a gateway profile) the client chose by its URL path, /mcp/<view>, or by a
     // bearer token of the view's: it sees and calls only that view's tools. Empty: every tool.
     std::string view;
+    // The scopes of the OAuth access token the latest request came with (McpServer::
+    // set_scope_policy: a tool whose scopes it lacks is neither listed nor called). Absent
+    // for callers without an OAuth token (static bearer tokens, stdio): not filtered.
+    std::optional<std::vector<std::string>> scopes;
     // The verified OAuth access token the latest request came with ("" for other callers):
     // the subject token a source exchanges for one of its service's (auth/
     // upstream_credentials.hpp). Never logged, never sent on as it is.

@@ -88,10 +88,23 @@ void McpServer::broadcast_list_changed(CatalogKind kind) {
     for (auto* s : sessions) s->notify(method, nullptr);
 }
 
-bool McpServer::visible(const CallerIdentity& caller, const ToolSpec& tool) const {
-    if (caller.view.empty()) return true;
-    auto it = views_.find(caller.view);
+bool McpServer::in_view(const std::string& view, const ToolSpec& tool) const {
+    if (view.empty()) return true;
+    auto it = views_.find(view);
     return it != views_.end() && it->second(tool);
+}
+
+bool McpServer::visible(const CallerIdentity& caller, const ToolSpec& tool) const {
+    return in_view(caller.view, tool) && missing_scopes(caller, tool).empty();
+}
+
+std::vector<std::string> McpServer::tool_scopes(const ToolSpec& tool) const {
+    return scope_policy_ ? scope_policy_->for_tool(tool.name, tool.source) : std::vector<std::string>{};
+}
+
+std::vector<std::string> McpServer::missing_scopes(const CallerIdentity& caller, const ToolSpec& tool) const {
+    if (!caller.scopes || !scope_policy_) return {};
+    return auth::missing_scopes(*caller.scopes, tool_scopes(tool));
 }
 
 void McpServer::subscription_changed(const std::string& uri, bool subscribed) {

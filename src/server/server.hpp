@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/scope_policy.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/extension.hpp"
@@ -113,8 +114,20 @@ public:
     bool has_views() const { return !views_.empty(); }
     // Every view's bearer tokens, as (token, view name).
     const std::vector<std::pair<std::string, std::string>>& view_tokens() const { return view_tokens_; }
-    // Whether `caller` sees `tool` (always, outside a view).
+    // Whether `caller` sees `tool`: it is in the caller's view (always, outside a view) and
+    // the caller's OAuth token holds the scopes the tool needs (always, without a token).
     bool visible(const CallerIdentity& caller, const ToolSpec& tool) const;
+    // Whether `tool` is in `view`'s tools (every tool for "").
+    bool in_view(const std::string& view, const ToolSpec& tool) const;
+
+    // OAuth scopes per tool, source and profile (auth/scope_policy.hpp), for callers that
+    // came with an access token (CallerIdentity::scopes).
+    void set_scope_policy(std::shared_ptr<const auth::ScopePolicy> policy) { scope_policy_ = std::move(policy); }
+    const auth::ScopePolicy* scope_policy() const { return scope_policy_.get(); }
+    // The scopes `tool` needs beyond the server-wide ones ([] without a policy).
+    std::vector<std::string> tool_scopes(const ToolSpec& tool) const;
+    // The scopes `tool` needs that `caller`'s token lacks ([] for a caller without a token).
+    std::vector<std::string> missing_scopes(const CallerIdentity& caller, const ToolSpec& tool) const;
 
     // Told when a session subscribes to a resource (true) and when the last session
     // subscribed to one unsubscribes (false): sources that forward subscriptions upstream.
@@ -158,6 +171,7 @@ private:
     std::vector<SubscriptionListener> subscription_listeners_;
     std::map<std::string, ToolView> views_;
     std::vector<std::pair<std::string, std::string>> view_tokens_;
+    std::shared_ptr<const auth::ScopePolicy> scope_policy_;
     int next_resource_listener_ = 0;
 };
 

@@ -96,10 +96,11 @@ Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
 Task<Json> ServerSession::list_tools(RequestContext& ctx) {
     const auto& all = server_.registry().tools();
     Json result;
-    if (caller().view.empty()) {
+    if (caller().view.empty() && (!caller().scopes || !server_.scope_policy())) {
         result = list_page(all, ctx.params(), server_.options().page_size, "tools", ctx.revision(), "tool");
     } else {
-        // A view's tools: the same pages and cursors, over the subset.
+        // A view's tools, or those the caller's token has the scopes for: the same pages
+        // and cursors, over the subset.
         std::map<std::string, std::shared_ptr<const ToolSpec>> seen;
         for (const auto& [name, tool] : all) {
             if (server_.visible(caller(), *tool)) seen.emplace(name, tool);
@@ -137,10 +138,20 @@ Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::sh
 Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     auto name = required_string(ctx.params(), "name");
     auto tool = server_.registry().tool_ptr(name);
-    if (tool && !server_.visible(caller(), *tool)) tool = nullptr;  // not in this client's view
+    if (tool && !server_.in_view(caller().view, *tool)) tool = nullptr;  // not in this client's view
     if (!tool) {
         throw RpcError(error_code::kInvalidParams,
                        fmt::format("Unknown tool: {}", util::sanitize_for_message(name, 128)));
+    }
+    // The HTTP transport refuses such a call with 403 before it gets here (the step-up
+    // challenge); this is the answer where there is no HTTP status to give (a token that
+    // changed between requests of one batch, other transports).
+    if (auto missing = server_.missing_scopes(caller(), *tool); !missing.empty()) {
+        auto needed = auth::scope_union(*caller().scopes, server_.tool_scopes(*tool));
+        throw RpcError(error_code::kInvalidRequest,
+                       fmt::format("Forbidden: the access token lacks the scope(s) {} that the tool {} needs",
+                                   auth::join_scopes(missing), util::sanitize_for_message(name, 128)),
+                       Json{{"error", "insufficient_scope"}, {"scope", auth::join_scopes(needed)}});
     }
     const Json& args = param(ctx.params(), "arguments");
     if (!args.is_null() && !args.is_object()) {

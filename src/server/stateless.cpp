@@ -79,9 +79,11 @@ void mark_cacheable(Json& result, const McpServer& server) {
     // Catalogues can change at run time (providers), so the TTL is short. A shared cache may
     // keep one only when every caller gets the same: with views (gateway profiles, chosen by
     // path or by token at the same URL) callers get different lists, and a client that keys
-    // its cache by server would hand one profile's list to another.
+    // its cache by server would hand one profile's list to another. Scopes per tool do the
+    // same between tokens.
     result["ttlMs"] = server.options().list_ttl.count();
-    result["cacheScope"] = server.has_views() ? "private" : "public";
+    const bool per_caller = server.has_views() || (server.scope_policy() && !server.scope_policy()->empty());
+    result["cacheScope"] = per_caller ? "private" : "public";
 }
 
 Json discover_result(const McpServer& server, const RequestContext&) {

@@ -269,16 +269,19 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }
 
     // The headers sources asked to see (per-user credentials), as this request has them, and
-    // its verified OAuth access token (sources exchange it for their services' own).
+    // the scopes of its OAuth access token (none for other callers: not filtered by scope).
     void take_client_headers(const HttpRequestView& req, CallerIdentity& caller) const {
         caller.client_headers.clear();
         for (const auto& name : mcp.forwarded_client_headers()) {
             if (req.has_header(name)) caller.client_headers[name] = std::string(req.header(name));
         }
+        caller.scopes.reset();
         caller.access_token.clear();
         if (authn) {
-            if (auto credential = credential_of(req.header("Authorization")); credential.oauth)
+            if (auto credential = credential_of(req.header("Authorization")); credential.oauth) {
+                caller.scopes = credential.oauth->scopes;
                 caller.access_token = http_policy::bearer_token(req.header("Authorization"));
+            }
         }
     }
 
@@ -531,7 +534,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest, why));
         std::string challenge;
         if (authn) {
-            challenge = auth::bearer_challenge(metadata_url, opts.oauth.required_scopes,
+            challenge = auth::bearer_challenge(metadata_url, scopes_for_path(req),
                                                token_refused ? "invalid_token" : "");
         } else {
             challenge = token_refused ? "Bearer realm=\"toolport\", error=\"invalid_token\"" : "Bearer realm=\"toolport\"";
@@ -539,6 +542,61 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         return answer_with(req, format_reply(req.version(), req.keep_alive(), 401,
                                              {{"Content-Type", "application/json"}, {"WWW-Authenticate", challenge}},
                                              std::move(body)));
+    }
+
+    // The scopes every request at this request's path needs: the server's required scopes,
+    // and a profile's own at <path>/<profile>.
+    std::vector<std::string> scopes_for_path(const HttpRequestView& req) const {
+        auto target = req.target();
+        auto path = target.substr(0, target.find('?'));
+        if (!is_view_path(path)) return opts.oauth.required_scopes;
+        return auth::scope_union(opts.oauth.required_scopes,
+                                 opts.oauth.scopes.for_profile(path.substr(opts.path.size() + 1)));
+    }
+
+    // 403 insufficient_scope (RFC 6750 §3.1): the challenge names every scope the request
+    // needs, those the token has included, so that a client asking for exactly these gets
+    // a token that does all it did before and this too (MCP's step-up rule).
+    HttpAnswer insufficient_scope(const HttpRequestView& req, const auth::VerifiedToken& token,
+                                  const std::vector<std::string>& needed, const std::string& why) {
+        auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest, why));
+        auto challenge = auth::bearer_challenge(metadata_url, auth::scope_union(token.scopes, needed), "insufficient_scope");
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 403,
+                                             {{"Content-Type", "application/json"}, {"WWW-Authenticate", challenge}},
+                                             std::move(body)));
+    }
+
+    // A POST's tools/call of a tool whose scopes the caller's OAuth token lacks is refused
+    // whole, before any of it runs, with the step-up challenge. Tools outside the caller's
+    // view, unknown tools and callers without OAuth tokens are left to the session.
+    std::optional<HttpAnswer> tool_scope_refusal(const HttpRequestView& req, const PostBody& body) {
+        if (!authn || !mcp.scope_policy()) return std::nullopt;
+        auto credential = credential_of(req.header("Authorization"));
+        if (!credential.oauth) return std::nullopt;
+        std::string view;
+        std::vector<std::string> needed, missing_all;
+        std::string tools;
+        for (const auto& item : body.parsed.items) {
+            const auto* m = std::get_if<protocol::Message>(&item);
+            const auto* r = m ? std::get_if<protocol::Request>(m) : nullptr;
+            if (!r || r->method != "tools/call" || !r->params.is_object()) continue;
+            auto name = r->params.find("name");
+            if (name == r->params.end() || !name->is_string()) continue;
+            auto tool = mcp.registry().tool_ptr(name->get<std::string>());
+            if (!tool) continue;
+            if (view.empty()) view = view_of(req);
+            if (!mcp.in_view(view, *tool)) continue;
+            auto tool_needs = mcp.tool_scopes(*tool);
+            auto missing = auth::missing_scopes(credential.oauth->scopes, tool_needs);
+            if (missing.empty()) continue;
+            needed = auth::scope_union(needed, tool_needs);
+            missing_all = auth::scope_union(missing_all, missing);
+            tools += (tools.empty() ? "" : ", ") + util::sanitize_for_message(tool->name, 128);
+        }
+        if (missing_all.empty()) return std::nullopt;
+        return insufficient_scope(req, *credential.oauth, auth::scope_union(scopes_for_path(req), needed),
+                                  fmt::format("Forbidden: the access token lacks the scope(s) {} needed to call {}",
+                                              auth::join_scopes(missing_all), tools));
     }
 
     // GET /.well-known/oauth-protected-resource[/path] (RFC 9728), served without a token.
@@ -781,19 +839,12 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                 "Unauthorized: send Authorization: Bearer <token>");
         }
         if (!(is_health && opts.public_health) && credential.oauth) {
-            std::string missing;
-            for (const auto& scope : opts.oauth.required_scopes) {
-                if (!credential.oauth->has_scope(scope)) missing += (missing.empty() ? "" : " ") + scope;
-            }
-            if (!missing.empty()) {
-                auto body = protocol::serialize(protocol::make_error(
-                    nullptr, ec::kInvalidRequest, "Forbidden: the access token lacks the needed scope(s): " + missing));
-                return answer_with(
-                    req, format_reply(req.version(), req.keep_alive(), 403,
-                                      {{"Content-Type", "application/json"},
-                                       {"WWW-Authenticate", auth::bearer_challenge(metadata_url, opts.oauth.required_scopes,
-                                                                                   "insufficient_scope")}},
-                                      std::move(body)));
+            // The server's required scopes, and a profile's at its URL.
+            auto needed = scopes_for_path(req);
+            if (auto missing = auth::missing_scopes(credential.oauth->scopes, needed); !missing.empty()) {
+                return insufficient_scope(req, *credential.oauth, needed,
+                                          "Forbidden: the access token lacks the needed scope(s): " +
+                                              auth::join_scopes(missing));
             }
         }
         if (!(is_health && opts.public_health)) {
@@ -957,6 +1008,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 return rpc_error(req, 400, error->code, error->message, error->id);
             }
         }
+        if (auto refusal = tool_scope_refusal(req, body)) return std::move(*refusal);
         const bool answers_needed = body.has_requests || body.has_errors;
         if (answers_needed && !(http_policy::accepts(req.header("Accept"), "text/event-stream") &&
                                 http_policy::accepts(req.header("Accept"), "application/json"))) {
@@ -1283,6 +1335,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found: open GET /sse first");
         PostBody body;
         if (auto error = read_post_body(req, body)) return std::move(*error);
+        if (auto refusal = tool_scope_refusal(req, body)) return std::move(*refusal);
         session->last_active = executor.now();
         take_client_headers(req, session->mcp->caller());
         if (body.parsed.is_batch) {
@@ -1429,10 +1482,14 @@ Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self, s
         deferred->resolve({});
         co_return;
     }
-    if (refused && refused->reason() == auth::TokenErrorReason::keys_unavailable) {
+    if (refused && (refused->reason() == auth::TokenErrorReason::keys_unavailable ||
+                    refused->reason() == auth::TokenErrorReason::introspection_unavailable)) {
         spdlog::warn("auth: a token could not be verified: {}", refused->what());
         deferred->resolve(rpc_error(*req, 503, ec::kInternalError,
-                                    "Service Unavailable: the authorization server's keys cannot be had; retry later"));
+                                    refused->reason() == auth::TokenErrorReason::keys_unavailable
+                                        ? "Service Unavailable: the authorization server's keys cannot be had; retry later"
+                                        : "Service Unavailable: the authorization server cannot check the token now; "
+                                          "retry later"));
         co_return;
     }
     if (refused) {

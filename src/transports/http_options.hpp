@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "auth/scope_policy.hpp"
+
 namespace toolport {
 
 namespace stores {
@@ -18,8 +20,20 @@ namespace auth {
 class TokenAuthenticator;
 }
 
-// Toolport as an OAuth 2.1 resource server (`auth:`): MCP requests need a JWT access token
-// from `issuer` whose audience is `resource`, verified against the issuer's published keys.
+// `auth.introspection`: opaque access tokens checked at the authorization server (RFC 7662).
+struct IntrospectionSettings {
+    bool enabled = false;
+    std::string endpoint;  // empty: the issuer's metadata introspection_endpoint
+    std::string client_id;
+    std::string client_secret;  // never logged
+    std::string auth_method = "client_secret_basic";  // or client_secret_post, none
+    std::chrono::seconds cache_max{300};              // an active token without exp
+    std::chrono::seconds negative_cache{10};          // a refused token
+};
+
+// Toolport as an OAuth 2.1 resource server (`auth:`): MCP requests need an access token
+// from `issuer` whose audience is `resource`: a JWT verified against the issuer's published
+// keys, or an opaque token checked by introspection.
 struct ResourceServerOptions {
     std::string issuer;    // the authorization server; empty: OAuth off
     std::string resource;  // this server's identifier (RFC 8707), the audience tokens must name
@@ -28,6 +42,11 @@ struct ResourceServerOptions {
     bool allow_http = false;                    // a plain-http issuer (tests on loopback)
     std::chrono::seconds clock_skew{60};
     std::chrono::milliseconds jwks_refetch_floor{30'000};  // see auth::DiscoveryOptions
+    IntrospectionSettings introspection;
+    // `auth.token_format: opaque`: every token is introspected (no JWKS is fetched).
+    bool opaque_tokens = false;
+    // Scopes needed per tool, source and profile, beyond required_scopes.
+    auth::ScopePolicy scopes;
     // Verifies the tokens; set by `toolport serve` from the fields above. Used on the
     // engine's loop only. Null: OAuth off (whatever `issuer` says).
     std::shared_ptr<auth::TokenAuthenticator> authenticator;
