@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
         add_list(app),
         add_call(app),
         add_skills(app),
+        add_login(app),
+        add_logout(app),
         add_test(app),
         add_reload(app),
     };

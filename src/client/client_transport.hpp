@@ -29,6 +29,8 @@ struct CallerIdentity;
 
 namespace toolport::client {
 
+class HttpAuthorizer;  // client/http_authorizer.hpp
+
 class ClientTransport {
 public:
     struct Handlers {
@@ -139,6 +141,10 @@ struct HttpClientOptions {
     bool insecure_skip_verify = false;
     // Sent as "Authorization: Bearer <token>" when not empty. Never logged.
     std::string bearer_token;
+    // Authorizes requests instead (OAuth, client/oauth/oauth_authorizer.hpp): its header goes
+    // on every request, and a request it says to retry after a 401 / 403 is sent again.
+    // Not together with bearer_token.
+    std::shared_ptr<HttpAuthorizer> authorizer;
     // Extra request headers (name, value), e.g. an API key header of a hosted server.
     std::vector<std::pair<std::string, std::string>> headers;
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};

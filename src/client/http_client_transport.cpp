@@ -14,6 +14,7 @@
 #include "async/cancel_token.hpp"
 #include "async/control_signal.hpp"
 #include "client/client_transport.hpp"
+#include "client/http_authorizer.hpp"
 #include "client/http_transport_common.hpp"
 #include "client/sse_parser.hpp"
 #include "client/stateless_http_headers.hpp"
@@ -41,6 +42,10 @@ constexpr std::size_t kMaxIdleConnections = 64;
 constexpr std::size_t kMaxConnections = 256;
 constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
 constexpr auto kDefaultRetry = 1000ms;  // when a stream the server ended named no "retry"
+// How often one request is sent again after the authorizer obtained new credentials for
+// it: a server that refuses every token must not make the client authorize forever (the
+// MCP spec asks clients to bound step-up retries).
+constexpr int kMaxAuthorizationRetries = 3;
 
 // The server answered with a non-2xx status.
 struct HttpStatusError : TransportError {
@@ -137,6 +142,10 @@ struct Impl : std::enable_shared_from_this<Impl> {
         hc::Request request = request_for(std::move(method), std::move(body), last_event_id);
         if (request.method == "POST") {
             for (const auto& header : ex.mirror_headers) request.headers.push_back(header);
+        }
+        if (options.authorizer) {
+            std::string authorization = co_await options.authorizer->authorization();
+            if (!authorization.empty()) request.headers.emplace_back("Authorization", std::move(authorization));
         }
         try {
             ex.response = co_await http.open(std::move(request), stream_options);
@@ -274,7 +283,17 @@ struct Impl : std::enable_shared_from_this<Impl> {
     // a JSON body, or an SSE stream resumed with Last-Event-ID until the reply arrived.
     static Task<void> post(std::shared_ptr<Impl> self, std::shared_ptr<Exchange> ex, std::string body, std::string awaited) {
         const bool is_request = !awaited.empty();
-        co_await self->exchange(*ex, "POST", std::move(body), {}, !is_request);
+        for (int retries = 0;; ++retries) {
+            co_await self->exchange(*ex, "POST", self->options.authorizer ? body : std::move(body), {}, !is_request);
+            const unsigned refused = ex->status();
+            if ((refused != 401 && refused != 403) || !self->options.authorizer || retries == kMaxAuthorizationRetries) break;
+            std::string challenge = ex->header("WWW-Authenticate");
+            ex->response.reset();  // its body explains nothing the challenge does not
+            if (!co_await self->options.authorizer->refused(refused, std::move(challenge))) {
+                throw HttpStatusError(refused, fmt::format("{} answered HTTP {} and authorizing again cannot help",
+                                                           self->describe(), refused));
+            }
+        }
         self->remember_session(*ex);
         const unsigned status = ex->status();
         if (status < 200 || status > 299) {

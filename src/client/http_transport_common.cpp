@@ -27,12 +27,15 @@ void check_headers(const HttpClientOptions& options) {
                 throw std::invalid_argument(fmt::format("the {} header is set by the MCP client itself", name));
             }
         }
-        if (util::iequals_ascii(name, "authorization") && !options.bearer_token.empty()) {
-            throw std::invalid_argument("both a bearer token and an Authorization header were given; use one");
+        if (util::iequals_ascii(name, "authorization") && (!options.bearer_token.empty() || options.authorizer)) {
+            throw std::invalid_argument("both a bearer token (or OAuth) and an Authorization header were given; use one");
         }
         if (util::has_control_chars(value)) {
             throw std::invalid_argument(fmt::format("the value of header {} contains control characters", name));
         }
+    }
+    if (options.authorizer && !options.bearer_token.empty()) {
+        throw std::invalid_argument("both a bearer token and OAuth authorization were given; use one");
     }
     if (util::has_control_chars(options.bearer_token) || options.bearer_token.find(' ') != std::string::npos) {
         throw std::invalid_argument("the bearer token contains spaces or control characters");

@@ -31,3 +31,24 @@ if(TOOLPORT_SANITIZE)
     ${CMAKE_CURRENT_LIST_DIR}/stdio_client_transport.cpp
     PROPERTIES COMPILE_OPTIONS "-fno-sanitize=function")
 endif()
+# The OAuth 2.1 client of the Streamable HTTP transport (client/oauth/oauth_authorizer.hpp).
+target_sources(toolport_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/www_authenticate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/pkce.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/json_document.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/protected_resource.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/server_metadata.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/scope_selection.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/client_registration.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/token_store.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/redirect_listener.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/browser.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/authorization_request.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/oauth_authorizer.cpp
+)
+if(TOOLPORT_SANITIZE)
+  set_source_files_properties(
+    ${CMAKE_CURRENT_LIST_DIR}/oauth/redirect_listener.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/oauth/oauth_authorizer.cpp
+    PROPERTIES COMPILE_OPTIONS "-fno-sanitize=function")
+endif()

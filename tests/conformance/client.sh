@@ -86,9 +86,37 @@ case $scenario in
     exit $failed
     ;;
   auth/*)
-    # Connect and list, authorizing as the server demands (client-expected-failures.yaml:
-    # the CLI does not authorize yet).
-    tp list "${target[@]}"
+    # Connect and use the server as a user would, authorizing as it demands: OAuth runs
+    # for real, with $BROWSER (below) standing in for the user's browser. Tokens are kept in
+    # this run's own XDG_CONFIG_HOME, so the second command reuses the first one's (and
+    # meets what changed on the server: step-up scopes, a moved authorization server).
+    XDG_CONFIG_HOME=$(mktemp -d)
+    export XDG_CONFIG_HOME
+    trap 'rm -rf "$XDG_CONFIG_HOME"' EXIT
+    # The "browser": fetches the authorization page and follows the authorization server's
+    # redirect back to the CLI's loopback listener, as a user clicking "allow" would.
+    export BROWSER="curl -fsS -L -o /dev/null --max-time 20 --noproxy '*'"
+    context=${MCP_CONFORMANCE_CONTEXT:-"{}"}
+    ctx() { jq -r --arg k "$1" '.[$k] // empty' <<<"$context"; }
+    oauth=(--login-timeout 20 --client-metadata-url https://conformance-test.local/client-metadata.json)
+    if [[ -n $(ctx client_id) ]]; then oauth+=(--client-id "$(ctx client_id)"); fi
+    if [[ -n $(ctx client_secret) ]]; then
+      export TOOLPORT_CLIENT_SECRET; TOOLPORT_CLIENT_SECRET=$(ctx client_secret)
+    fi
+    if [[ -n $(ctx private_key_pem) ]]; then
+      ctx private_key_pem >"$XDG_CONFIG_HOME/client-key.pem"
+      oauth+=(--client-key "$XDG_CONFIG_HOME/client-key.pem")
+      [[ -n $(ctx signing_algorithm) ]] && oauth+=(--signing-alg "$(ctx signing_algorithm)")
+    fi
+    case $scenario in
+      auth/client-credentials-*) oauth+=(--grant client_credentials) ;;
+      auth/wif-jwt-bearer)
+        export TOOLPORT_ASSERTION; TOOLPORT_ASSERTION=$(ctx valid_jwt)
+        oauth+=(--grant jwt_bearer)
+        ;;
+    esac
+    tp list "${target[@]}" "${oauth[@]}"
+    tp call test-tool '{}' "${target[@]}" "${oauth[@]}"
     ;;
   *)
     echo "client.sh: no client behaviour for scenario $scenario" >&2

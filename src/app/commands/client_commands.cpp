@@ -14,6 +14,7 @@
 
 #include "app/commands/commands.hpp"
 #include "app/commands/command_support.hpp"
+#include "app/commands/oauth_flags.hpp"
 #include "app/config.hpp"
 #include "app/runtime.hpp"
 #include "async/completion.hpp"
@@ -25,6 +26,7 @@
 #include "client/skills.hpp"
 #include "client/sync_client.hpp"
 #include "client/tool_output.hpp"
+#include "http_client/url.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/request_context.hpp"
@@ -47,6 +49,7 @@ struct ClientFlags {
     // toolport call (tool: also the skill of toolport skills)
     std::string tool, arguments = "{}";
     bool skill_files = false;  // toolport skills NAME --files
+    OAuthFlags oauth;
 };
 
 void add_target_flags(CLI::App* command, ClientFlags& flags) {
@@ -71,6 +74,15 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
         ->check(CLI::IsMember({"defaults", "decline", "cancel"}));
     command->add_option("--timeout-ms", flags.timeout_ms, "How long to wait for each answer (milliseconds)")
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
+    add_oauth_flags(command, flags.oauth);
+}
+
+// Whether a --header sets Authorization itself (then OAuth stays out of the way).
+bool sets_authorization(const client::HttpClientOptions& options) {
+    for (const auto& [name, value] : options.headers) {
+        if (http_client::lower_ascii(name) == "authorization") return true;
+    }
+    return false;
 }
 
 // Lets the in-process server's sources finish their first background load (a REST
@@ -101,6 +113,11 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
         // A client that answers elicitation hears the server's requests that belong to no
         // request of its own too (a server may ask on its GET stream while a call runs).
         options.listen = !flags.elicitation.empty();
+        // A server that answers 401 is authorized with OAuth (tokens kept per server), unless
+        // the user gave a credential of their own. The legacy HTTP+SSE transport predates it.
+        if (options.bearer_token.empty() && !sets_authorization(options) && !flags.legacy_sse) {
+            options.authorizer = make_authorizer(flags.oauth, flags.url, flags.ca_file, sync.executor());
+        }
         try {
             target.transport = flags.legacy_sse
                                    ? client::make_legacy_sse_transport(sync.executor(), std::move(options))

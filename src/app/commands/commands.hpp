@@ -19,6 +19,8 @@ Command add_config(CLI::App& app);  // toolport config check FILE
 Command add_list(CLI::App& app);    // toolport list (client_commands.cpp)
 Command add_call(CLI::App& app);    // toolport call (client_commands.cpp)
 Command add_skills(CLI::App& app);  // toolport skills (client_commands.cpp)
+Command add_login(CLI::App& app);   // toolport login URL (login_command.cpp)
+Command add_logout(CLI::App& app);  // toolport logout URL (login_command.cpp)
 Command add_test(CLI::App& app);    // toolport test (test_command.cpp)
 Command add_reload(CLI::App& app);  // toolport reload (reload_command.cpp)
 

@@ -1,0 +1,386 @@
+#include "client/oauth/oauth_authorizer.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "auth/token_endpoint.hpp"
+#include "client/oauth/authorization_request.hpp"
+#include "client/oauth/pkce.hpp"
+#include "client/oauth/protected_resource.hpp"
+#include "client/oauth/redirect_listener.hpp"
+#include "client/oauth/scope_selection.hpp"
+#include "client/oauth/server_metadata.hpp"
+#include "client/oauth/www_authenticate.hpp"
+#include "http_client/http_client.hpp"
+#include "http_client/url.hpp"
+#include "transports/asio_executor.hpp"
+#include "util/base64.hpp"
+#include "util/random.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport::client::oauth {
+
+namespace {
+
+// Authorizations one command may run: the first, a step-up and one more (a moved
+// authorization server). A server that keeps refusing after that will not change its
+// mind, and each one may put a page in front of the user (the MCP spec asks clients to
+// bound step-up retries).
+constexpr int kMaxAuthorizations = 3;
+// A token this close to its expiry is refreshed before use rather than sent to be refused.
+constexpr std::int64_t kExpirySlackSeconds = 30;
+constexpr auto kTokenTimeout = std::chrono::seconds(30);
+constexpr const char* kJwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+std::string random_state() {
+    unsigned char bytes[24];
+    util::secure_random(bytes, sizeof bytes);
+    return util::base64url_encode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
+}
+
+auth::ClientAuthentication::Method method_of(const std::string& name) {
+    auto method = auth::parse_method(name);
+    if (!method) {
+        throw AuthorizationError(fmt::format("the client is registered with token endpoint authentication \"{}\", "
+                                             "which Toolport does not support",
+                                             util::sanitize_for_message(name, 60)));
+    }
+    return *method;
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+http_client::ClientOptions http_options(const OAuthOptions& options) {
+    http_client::ClientOptions o;
+    o.ca_file = options.ca_file;
+    o.max_response_bytes = 1 << 20;
+    return o;
+}
+
+}  // namespace
+
+struct OAuthAuthorizer::Impl {
+    Impl(AsioExecutor& executor, OAuthOptions opts)
+        : executor(executor),
+          options(std::move(opts)),
+          server(canonical_server_url(options.server_url)),
+          store(options.store_path),
+          http(executor, http_options(options)) {}
+
+    AsioExecutor& executor;
+    OAuthOptions options;
+    std::string server;  // canonical: the store's key
+    TokenStore store;
+    http_client::HttpClient http;
+    bool loaded = false;
+    ServerEntry entry;
+    int authorizations = 0;
+    bool refreshed_since_refusal = false;
+    std::string last_sent;  // the access token the last request carried
+
+    // ------------------------------------------------------------ the store
+
+    void load() {
+        if (loaded) return;
+        try {
+            if (auto found = store.load(server)) entry = std::move(*found);
+        } catch (const TokenStoreError& e) {
+            throw AuthorizationError(e.what());
+        }
+        loaded = true;
+    }
+
+    void save() {
+        try {
+            store.save(server, entry);
+        } catch (const TokenStoreError& e) {
+            throw AuthorizationError(e.what());
+        }
+    }
+
+    void keep(const auth::TokenResponse& response, const std::string& issuer, std::vector<std::string> scopes) {
+        StoredTokens tokens;
+        tokens.issuer = issuer;
+        tokens.access_token = response.access_token;
+        tokens.token_type = response.token_type;
+        // A refresh answer without a new refresh token leaves the old one valid (RFC 6749 §6).
+        tokens.refresh_token = !response.refresh_token.empty()
+                                   ? response.refresh_token
+                                   : (entry.tokens && entry.tokens->issuer == issuer ? entry.tokens->refresh_token : "");
+        tokens.expires_at = response.expires_in ? unix_now() + response.expires_in->count() : 0;
+        tokens.scopes = std::move(scopes);
+        entry.tokens = std::move(tokens);
+        save();
+    }
+
+    // ------------------------------------------------------------ discovery
+
+    struct Discovered {
+        std::string resource;
+        std::vector<std::string> resource_scopes;
+        ServerMetadata metadata;
+    };
+
+    // `challenge_url`: the 401's resource_metadata. `bearer_challenge`: the server asked for a
+    // Bearer token, so a server without protected resource metadata is taken for one of the
+    // 2025-03-26 revision (its own authorization server).
+    Task<std::optional<Discovered>> discover(std::string challenge_url, bool bearer_challenge) {
+        auto prm = co_await discover_protected_resource(http, options.server_url, challenge_url);
+        Discovered d;
+        if (prm) {
+            d.resource = prm->resource;
+            d.resource_scopes = prm->scopes_supported;
+            // The first server the resource names, unless the user's registration is for another it names.
+            std::string issuer = prm->authorization_servers.front();
+            if (entry.client && entry.client->kind == "pre-registered" &&
+                contains(prm->authorization_servers, entry.client->issuer)) {
+                issuer = entry.client->issuer;
+            }
+            auto metadata = co_await discover_server_metadata(http, issuer);
+            if (!metadata) {
+                throw AuthorizationError(fmt::format("the authorization server {} publishes no metadata",
+                                                     util::sanitize_for_message(issuer, 200)));
+            }
+            d.metadata = std::move(*metadata);
+            co_return d;
+        }
+        if (!bearer_challenge) co_return std::nullopt;
+        const std::string origin = http_client::parse_url(options.server_url).origin();
+        d.resource = server;
+        auto metadata = co_await discover_server_metadata(http, origin);
+        d.metadata = metadata ? std::move(*metadata) : default_endpoints(origin);
+        co_return d;
+    }
+
+    // ------------------------------------------------------------ grants
+
+    auth::ClientAuthentication authentication(const RegisteredClient& client, const ServerMetadata& metadata) const {
+        auth::ClientAuthentication a;
+        a.method = method_of(client.auth_method);
+        a.client_id = client.client_id;
+        a.client_secret = client.client_secret;
+        if (a.method == auth::ClientAuthentication::Method::private_key_jwt) {
+            a.private_key_pem = options.identity.private_key_pem;
+            a.signing_alg = options.signing_alg;
+            // RFC 7523bis: the authorization server's issuer identifier is the audience
+            // every server accepts (the token endpoint URL is not).
+            a.assertion_audience = metadata.issuer;
+        }
+        return a;
+    }
+
+    Task<auth::TokenResponse> token(const ServerMetadata& metadata, const auth::ClientAuthentication& client,
+                                    std::vector<std::pair<std::string, std::string>> grant) {
+        http_client::CallOptions call;
+        call.deadline = std::chrono::steady_clock::now() + kTokenTimeout;
+        try {
+            co_return co_await auth::request_token(http, metadata.token_endpoint, client, std::move(grant), call);
+        } catch (const auth::TokenEndpointError& e) {
+            std::string what = fmt::format("the token endpoint of {} refused", util::sanitize_for_message(metadata.issuer, 200));
+            if (!e.error.empty()) what += ": " + e.error;
+            if (!e.description.empty()) what += " (" + e.description + ")";
+            throw AuthorizationError(what);
+        } catch (const http_client::HttpError& e) {
+            throw AuthorizationError(fmt::format("the token endpoint could not be reached: {}", e.what()));
+        } catch (const std::invalid_argument& e) {
+            throw AuthorizationError(fmt::format("cannot ask the token endpoint: {}", e.what()));
+        }
+    }
+
+    // The registration to use at `metadata`'s server: the stored one when it was made there.
+    Task<RegisteredClient> client_for(const ServerMetadata& metadata, const std::string& redirect_uri,
+                                      std::vector<std::string> grant_types) {
+        if (options.identity.client_id.empty() && entry.client && entry.client->kind == "dynamic" &&
+            entry.client->issuer == metadata.issuer) {
+            co_return *entry.client;
+        }
+        // A registration (or token) from another authorization server is never shown to this one.
+        RegisteredClient client = co_await register_client(http, metadata, options.identity, redirect_uri, std::move(grant_types));
+        entry.client = client;
+        save();
+        co_return client;
+    }
+
+    Task<void> authorization_code(const Discovered& d, std::vector<std::string> scopes) {
+        const ServerMetadata& metadata = d.metadata;
+        if (metadata.authorization_endpoint.empty()) {
+            throw AuthorizationError(fmt::format("the authorization server {} has no authorization endpoint",
+                                                 util::sanitize_for_message(metadata.issuer, 200)));
+        }
+        // PKCE is how the code is bound to this client; a server that does not say it does
+        // S256 may drop it silently (MCP spec: clients must refuse to proceed then).
+        if (!contains(metadata.code_challenge_methods_supported, "S256")) {
+            throw AuthorizationError(fmt::format(
+                "the authorization server {} does not advertise PKCE with S256: refusing to authorize",
+                util::sanitize_for_message(metadata.issuer, 200)));
+        }
+        RedirectListener listener(executor);
+        const std::string redirect_uri = listener.redirect_uri();
+        RegisteredClient client = co_await client_for(metadata, redirect_uri, {"authorization_code", "refresh_token"});
+        const Pkce pkce = make_pkce();
+        AuthorizationRequest request;
+        request.client_id = client.client_id;
+        request.redirect_uri = redirect_uri;
+        request.code_challenge = pkce.challenge;
+        request.state = random_state();
+        request.resource = d.resource;
+        request.scopes = scopes;
+        if (options.show_authorization_url) options.show_authorization_url(authorization_url(metadata.authorization_endpoint, request));
+        AuthorizationResponse response = co_await listener.wait(request.state, options.redirect_timeout);
+        check_authorization_response(response, metadata);
+        auto tokens = co_await token(metadata, authentication(client, metadata),
+                                     {{"grant_type", "authorization_code"},
+                                      {"code", response.code},
+                                      {"redirect_uri", redirect_uri},
+                                      {"code_verifier", pkce.verifier},
+                                      {"resource", d.resource}});
+        keep(tokens, metadata.issuer, std::move(scopes));
+    }
+
+    Task<void> machine_grant(const Discovered& d, std::vector<std::string> scopes) {
+        const ServerMetadata& metadata = d.metadata;
+        const auto& id = options.identity;
+        RegisteredClient client;
+        client.issuer = metadata.issuer;
+        client.kind = "pre-registered";
+        client.client_id = id.client_id;
+        client.client_secret = id.client_secret;
+        std::vector<std::pair<std::string, std::string>> grant;
+        if (options.grant == OAuthOptions::Grant::client_credentials) {
+            client.auth_method = choose_auth_method(metadata, !id.client_secret.empty(), !id.private_key_pem.empty());
+            grant.emplace_back("grant_type", "client_credentials");
+        } else {
+            // The assertion is the credential; the client authenticates no further (RFC 7523 §2.1).
+            client.auth_method = "none";
+            grant.emplace_back("grant_type", kJwtBearerGrant);
+            grant.emplace_back("assertion", options.assertion);
+        }
+        grant.emplace_back("resource", d.resource);
+        if (!scopes.empty()) grant.emplace_back("scope", join_scopes(scopes));
+        entry.client = client;
+        auto tokens = co_await token(metadata, authentication(client, metadata), std::move(grant));
+        keep(tokens, metadata.issuer, std::move(scopes));
+    }
+
+    // A full authorization. Returns false when the server turned out not to use OAuth.
+    Task<bool> authorize(std::optional<Challenge> challenge, bool step_up) {
+        if (++authorizations > kMaxAuthorizations) {
+            throw AuthorizationError(fmt::format("{} still refuses after {} authorizations; giving up", server,
+                                                 kMaxAuthorizations));
+        }
+        std::string challenge_url = challenge ? challenge->param("resource_metadata").value_or("") : "";
+        auto d = co_await discover(challenge_url, challenge.has_value());
+        if (!d) co_return false;
+        entry.resource = d->resource;
+        if (entry.tokens && entry.tokens->issuer != d->metadata.issuer) entry.tokens.reset();
+        ScopeInputs inputs;
+        inputs.challenge_scope = challenge ? challenge->param("scope").value_or("") : "";
+        inputs.resource_scopes = d->resource_scopes;
+        if (step_up && entry.tokens) inputs.previously_requested = entry.tokens->scopes;
+        inputs.server_scopes = d->metadata.scopes_supported;
+        inputs.want_refresh_token = options.grant == OAuthOptions::Grant::authorization_code;
+        auto scopes = select_scopes(inputs);
+        if (options.grant == OAuthOptions::Grant::authorization_code) co_await authorization_code(*d, std::move(scopes));
+        else co_await machine_grant(*d, std::move(scopes));
+        co_return true;
+    }
+
+    // Trades the refresh token for new tokens; false when there is none or it was refused
+    // (the refresh token is dropped then).
+    Task<bool> refresh() {
+        if (!entry.tokens || entry.tokens->refresh_token.empty() || !entry.client) co_return false;
+        const std::string issuer = entry.tokens->issuer;
+        std::optional<ServerMetadata> metadata;
+        try {
+            metadata = co_await discover_server_metadata(http, issuer);
+        } catch (const AuthorizationError&) {
+        }
+        if (!metadata) co_return false;
+        std::vector<std::pair<std::string, std::string>> grant = {{"grant_type", "refresh_token"},
+                                                                   {"refresh_token", entry.tokens->refresh_token}};
+        if (!entry.resource.empty()) grant.emplace_back("resource", entry.resource);
+        auto scopes = entry.tokens->scopes;
+        try {
+            auto tokens = co_await token(*metadata, authentication(*entry.client, *metadata), std::move(grant));
+            keep(tokens, issuer, std::move(scopes));
+            co_return true;
+        } catch (const AuthorizationError&) {
+            entry.tokens->refresh_token.clear();
+            save();
+            co_return false;
+        }
+    }
+};
+
+OAuthAuthorizer::OAuthAuthorizer(AsioExecutor& executor, OAuthOptions options) {
+    if (options.grant == OAuthOptions::Grant::jwt_bearer && options.assertion.empty()) {
+        throw std::invalid_argument("the JWT-bearer grant needs an assertion");
+    }
+    if (options.grant != OAuthOptions::Grant::authorization_code && options.identity.client_id.empty()) {
+        throw std::invalid_argument("a client_credentials or JWT-bearer grant needs a client_id");
+    }
+    if (options.grant == OAuthOptions::Grant::client_credentials && options.identity.client_secret.empty() &&
+        options.identity.private_key_pem.empty()) {
+        throw std::invalid_argument("the client_credentials grant needs a client secret or a private key");
+    }
+    if (options.store_path.empty()) throw std::invalid_argument("no token store path");
+    impl_ = std::make_unique<Impl>(executor, std::move(options));  // canonical_server_url throws for a bad URL
+}
+
+OAuthAuthorizer::~OAuthAuthorizer() = default;
+
+Task<std::string> OAuthAuthorizer::authorization() {
+    Impl& i = *impl_;
+    i.load();
+    if (i.entry.tokens && i.entry.tokens->expires_at != 0 &&
+        unix_now() + kExpirySlackSeconds >= i.entry.tokens->expires_at) {
+        if (!co_await i.refresh()) i.entry.tokens.reset();
+    }
+    if (!i.entry.tokens || i.entry.tokens->access_token.empty()) {
+        i.last_sent.clear();
+        co_return std::string();
+    }
+    i.last_sent = i.entry.tokens->access_token;
+    // A DPoP-bound token needs a proof Toolport does not make; it is presented as issued.
+    co_return (i.entry.tokens->token_type == "DPoP" ? "DPoP " : "Bearer ") + i.entry.tokens->access_token;
+}
+
+Task<bool> OAuthAuthorizer::refused(unsigned status, std::string www_authenticate) {
+    Impl& i = *impl_;
+    i.load();
+    auto challenge = parse_bearer_challenge(www_authenticate);
+    if (status == 403) {
+        // Only a missing scope is something authorizing again can fix.
+        if (!challenge || challenge->param("error").value_or("") != "insufficient_scope") co_return false;
+        co_return co_await i.authorize(challenge, true);
+    }
+    if (status != 401) co_return false;
+    // A refused token that has a refresh token is refreshed once before anything heavier.
+    if (!i.last_sent.empty() && !i.refreshed_since_refusal) {
+        i.refreshed_since_refusal = true;
+        if (co_await i.refresh()) co_return true;
+    }
+    i.refreshed_since_refusal = false;
+    co_return co_await i.authorize(challenge, false);
+}
+
+Task<void> OAuthAuthorizer::login() {
+    Impl& i = *impl_;
+    i.load();
+    // No challenge to read: the protected resource metadata at its well-known URLs says
+    // how to authorize; a server without any is taken for a 2025-03-26 one.
+    Challenge none{"Bearer", {}};
+    if (!co_await i.authorize(none, false)) {
+        throw AuthorizationError(fmt::format("{} does not say how to authorize", i.server));
+    }
+}
+
+std::string OAuthAuthorizer::issuer() const { return impl_->entry.tokens ? impl_->entry.tokens->issuer : ""; }
+
+}  // namespace toolport::client::oauth

@@ -1,0 +1,66 @@
+// OAuthAuthorizer: Toolport as an OAuth 2.1 client of an MCP server (MCP authorization
+// spec, 2025-11-25 and 2026-07-28), behind the HttpAuthorizer hooks of the Streamable HTTP
+// transport. On a 401 it discovers the server's protected resource metadata and its
+// authorization server's metadata, identifies the client (pre-registered, metadata
+// document or dynamic registration), and obtains a token for the server's resource:
+//  - authorization_code: PKCE S256, a loopback redirect listener, the user's browser;
+//  - client_credentials (the machine-to-machine extension), the client authenticated with
+//    a secret or a private key;
+//  - the JWT-bearer grant (RFC 7523) with a workload's assertion.
+// A 403 insufficient_scope asks again with the union of the scopes (step-up); a token that
+// expired, or was refused, is refreshed with its refresh token first. Everything it
+// obtains is kept in the TokenStore under the server's canonical URL.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "client/http_authorizer.hpp"
+#include "client/oauth/client_registration.hpp"
+#include "client/oauth/token_store.hpp"
+
+namespace toolport {
+class AsioExecutor;
+}
+
+namespace toolport::client::oauth {
+
+struct OAuthOptions {
+    enum class Grant { authorization_code, client_credentials, jwt_bearer };
+    std::string server_url;
+    Grant grant = Grant::authorization_code;
+    ClientIdentity identity;
+    std::string signing_alg;  // private_key_jwt: RS256 / ES256 (empty: from the key)
+    std::string assertion;    // jwt_bearer: the workload's JWT
+    std::string store_path;   // the TokenStore file
+    std::string ca_file;      // trusted for https authorization servers, besides the system's
+    std::chrono::milliseconds redirect_timeout{std::chrono::minutes(5)};
+    // Shows the user the authorization page (opens a browser, prints the URL).
+    std::function<void(const std::string& url)> show_authorization_url;
+};
+
+class OAuthAuthorizer final : public HttpAuthorizer {
+public:
+    // Throws std::invalid_argument for options it cannot use (a server URL that is not
+    // http(s), a jwt_bearer grant without an assertion, ...).
+    OAuthAuthorizer(AsioExecutor& executor, OAuthOptions options);
+    ~OAuthAuthorizer() override;
+
+    Task<std::string> authorization() override;
+    Task<bool> refused(unsigned status, std::string www_authenticate) override;
+
+    // Authorizes now, without waiting for a 401 (toolport login). Throws AuthorizationError.
+    Task<void> login();
+
+    // The issuer of the authorization server the current tokens come from ("" when none).
+    std::string issuer() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace toolport::client::oauth

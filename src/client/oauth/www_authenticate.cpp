@@ -1,0 +1,105 @@
+#include "client/oauth/www_authenticate.hpp"
+
+#include <vector>
+
+#include "http_client/url.hpp"
+#include "util/http_text.hpp"
+
+namespace toolport::client::oauth {
+
+namespace {
+
+bool is_tchar(char c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+struct Cursor {
+    std::string_view text;
+    std::size_t pos = 0;
+
+    bool done() const { return pos >= text.size(); }
+    void skip_space() {
+        while (!done() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
+    }
+    bool eat(char c) {
+        skip_space();
+        if (!done() && text[pos] == c) {
+            ++pos;
+            return true;
+        }
+        return false;
+    }
+    std::string token() {
+        skip_space();
+        std::size_t start = pos;
+        while (!done() && is_tchar(text[pos])) ++pos;
+        return std::string(text.substr(start, pos - start));
+    }
+    // A quoted-string (RFC 9110 §5.6.4); nullopt when it does not end.
+    std::optional<std::string> quoted() {
+        std::string out;
+        ++pos;  // the opening quote
+        while (!done()) {
+            char c = text[pos++];
+            if (c == '"') return out;
+            if (c == '\\') {
+                if (done()) return std::nullopt;
+                c = text[pos++];
+            }
+            out.push_back(c);
+        }
+        return std::nullopt;
+    }
+};
+
+}  // namespace
+
+std::optional<std::string> Challenge::param(std::string_view name) const {
+    auto it = params.find(std::string(name));
+    if (it == params.end()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<Challenge> parse_bearer_challenge(std::string_view header) {
+    // challenge = auth-scheme [ 1*SP ( token68 / #auth-param ) ], challenges separated by
+    // commas: a token followed by '=' is a parameter of the current challenge, a token
+    // followed by anything else starts the next challenge.
+    std::vector<Challenge> challenges;
+    Cursor c{header};
+    while (true) {
+        while (c.eat(',')) {
+        }
+        c.skip_space();
+        if (c.done()) break;
+        std::string name = c.token();
+        if (name.empty()) return std::nullopt;
+        c.skip_space();
+        if (!c.done() && c.text[c.pos] == '=' && !challenges.empty()) {
+            ++c.pos;
+            c.skip_space();
+            std::string value;
+            if (!c.done() && c.text[c.pos] == '"') {
+                auto q = c.quoted();
+                if (!q) return std::nullopt;
+                value = std::move(*q);
+            } else {
+                value = c.token();
+            }
+            challenges.back().params[http_client::lower_ascii(name)] = std::move(value);
+            continue;
+        }
+        // A new challenge. A token68 after a scheme (Basic's credentials form) reads as a
+        // parameter of that challenge; only Bearer's and DPoP's parameters are used.
+        challenges.push_back(Challenge{name, {}});
+    }
+    const Challenge* dpop = nullptr;
+    for (const auto& ch : challenges) {
+        if (util::iequals_ascii(ch.scheme, "Bearer")) return ch;
+        if (!dpop && util::iequals_ascii(ch.scheme, "DPoP")) dpop = &ch;
+    }
+    if (dpop) return *dpop;
+    return std::nullopt;
+}
+
+}  // namespace toolport::client::oauth
