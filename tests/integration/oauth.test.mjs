@@ -158,7 +158,8 @@ describe('OAuth 2.1 resource server', () => {
   it('a valid token without the required scope: 403 insufficient_scope', async () => {
     const res = await post(server, initialize, { headers: bearer(token('alice', { scope: 'openid' })) });
     assert.equal(res.status, 403, res.text);
-    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", resource_metadata="${metadataUrl}", scope="mcp:tools"`);
+    // The challenge names the token's scopes too: a client asking for exactly these loses none (MCP step-up).
+    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", resource_metadata="${metadataUrl}", scope="openid mcp:tools"`);
     assert.match(res.json.error.message, /mcp:tools/);
     // The same token again (now from the verified cache): the same answer.
     const again = await post(server, initialize, { headers: bearer(issued.at(-1)) });

@@ -1,8 +1,12 @@
 // An OAuth 2.x authorization server written for the tests, on loopback:
 //   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata
 //   GET  /jwks                                     the public keys (as.keys: rotate by assigning)
-//   POST /token                                    client_credentials and RFC 8693 token exchange
-//   POST /introspect                               RFC 7662, for the tokens it issued or signed
+//   POST /token                                    client_credentials and RFC 8693 token exchange;
+//                                                  authorization_code (PKCE S256) and refresh_token
+//   GET  /authorize                                no user to ask: redirects straight back with a code
+//   POST /register                                 RFC 7591 dynamic registration of public clients
+//   POST /introspect                               RFC 7662, for the tokens it issued or signed, and
+//                                                  the opaque ones made by as.opaqueToken(claims)
 // Keys are made with node:crypto at test start; access tokens are JWTs signed with the
 // first key of as.keys. Confidential clients (as.clients: id -> secret) authenticate with
 // client_secret_basic or client_secret_post. Every token request is recorded (secrets and
@@ -106,6 +110,20 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
     tokenRequests: [], // {grant_type, client, audience, resource, scope, subject} per request
     issuedTokens: [], // every access token /token issued
     refuse: null, // set to {status, error, error_description} to refuse every token request
+    publicClients: new Map(), // client_id -> registered metadata (RFC 7591), no secret
+    codes: new Map(), // authorization code -> {client, redirect, challenge, scope, resource, sub}, one use
+    refreshTokens: new Map(), // refresh token -> {client, sub, scope, resource}, rotated on use
+    authorizationRequests: [], // {client_id, scope, resource} per /authorize
+    registrations: 0,
+    user: 'alice', // whom /authorize authorizes
+    opaque: new Map(), // opaque token -> what introspection says (claims, `active: false` to refuse)
+  };
+
+  // An opaque access token (random, not a JWT): introspection answers `claims` for it.
+  as.opaqueToken = (claims = {}) => {
+    const token = `opaque-${crypto.randomBytes(24).toString('base64url')}`;
+    as.opaque.set(token, claims);
+    return token;
   };
 
   // An access token signed with the current first key; claims are merged over iss/iat/exp/jti.
@@ -121,7 +139,9 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
 
   async function tokenEndpoint(req, res) {
     const form = await readForm(req);
-    const client = clientOf(req, form, as.clients);
+    const confidential = clientOf(req, form, as.clients);
+    // A public client (registered at /register) names itself and may only redeem codes and refresh.
+    const client = confidential ?? (as.publicClients.has(form.client_id) ? form.client_id : null);
     as.tokenRequests.push({
       grant_type: form.grant_type,
       client,
@@ -132,9 +152,39 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
     });
     if (!client) return json(res, 401, { error: 'invalid_client', error_description: 'unknown client or wrong secret' });
     if (as.refuse) return json(res, as.refuse.status ?? 400, { error: as.refuse.error, error_description: as.refuse.error_description });
-    const aud = form.audience ?? form.resource;
+    let aud = form.audience ?? form.resource;
+    let scope = form.scope;
     let claims;
-    if (form.grant_type === 'client_credentials') {
+    let refreshGrant = null; // what a refresh token issued now would carry
+    if (!confidential && !['authorization_code', 'refresh_token'].includes(form.grant_type)) {
+      return json(res, 400, { error: 'unauthorized_client', error_description: 'a public client may only use codes and refresh tokens' });
+    }
+    if (form.grant_type === 'authorization_code') {
+      const grant = as.codes.get(form.code);
+      as.codes.delete(form.code);
+      if (!grant || grant.client !== client || grant.redirect !== form.redirect_uri)
+        return json(res, 400, { error: 'invalid_grant', error_description: 'unknown code, or another client or redirect_uri' });
+      // PKCE (RFC 7636): the verifier's S256 must be the challenge /authorize was given.
+      if (!form.code_verifier || crypto.createHash('sha256').update(form.code_verifier).digest('base64url') !== grant.challenge)
+        return json(res, 400, { error: 'invalid_grant', error_description: 'the code_verifier does not match the code_challenge' });
+      if (form.resource && grant.resource && form.resource !== grant.resource)
+        return json(res, 400, { error: 'invalid_target', error_description: 'not the resource the code was issued for' });
+      refreshGrant = { client, sub: grant.sub, scope: grant.scope, resource: grant.resource };
+      claims = { sub: grant.sub, client_id: client };
+      scope = grant.scope || undefined;
+      aud = grant.resource ?? aud;
+    } else if (form.grant_type === 'refresh_token') {
+      const grant = as.refreshTokens.get(form.refresh_token);
+      if (!grant || grant.client !== client) return json(res, 400, { error: 'invalid_grant', error_description: 'unknown refresh token' });
+      // A refresh never widens the grant (RFC 6749 §6).
+      const asked = (form.scope ?? grant.scope).split(' ').filter(Boolean);
+      if (asked.some((s) => !grant.scope.split(' ').includes(s))) return json(res, 400, { error: 'invalid_scope' });
+      as.refreshTokens.delete(form.refresh_token);
+      refreshGrant = grant;
+      claims = { sub: grant.sub, client_id: client };
+      scope = asked.join(' ') || undefined;
+      aud = grant.resource ?? aud;
+    } else if (form.grant_type === 'client_credentials') {
       as.clientCredentialsGrants++;
       claims = { sub: client, client_id: client };
     } else if (form.grant_type === TOKEN_EXCHANGE) {
@@ -147,11 +197,15 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
     } else {
       return json(res, 400, { error: 'unsupported_grant_type' });
     }
-    const accessToken = as.token({ ...claims, ...(aud ? { aud } : {}), ...(form.scope ? { scope: form.scope } : {}) }, { lifetime: as.expiresIn });
+    const accessToken = as.token({ ...claims, ...(aud ? { aud } : {}), ...(scope ? { scope } : {}) }, { lifetime: as.expiresIn });
     as.issuedTokens.push(accessToken);
     const body = { access_token: accessToken, token_type: 'Bearer', expires_in: as.expiresIn };
     if (form.grant_type === TOKEN_EXCHANGE) body.issued_token_type = ACCESS_TOKEN_TYPE;
-    if (form.scope) body.scope = form.scope;
+    if (scope) body.scope = scope;
+    if (refreshGrant) {
+      body.refresh_token = `rt-${crypto.randomBytes(24).toString('base64url')}`;
+      as.refreshTokens.set(body.refresh_token, refreshGrant);
+    }
     return json(res, 200, body);
   }
 
@@ -159,9 +213,51 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
     const form = await readForm(req);
     if (!clientOf(req, form, as.clients)) return json(res, 401, { error: 'invalid_client' });
     as.introspections++;
-    const claims = verified(form.token, as.keys);
-    if (!claims) return json(res, 200, { active: false });
+    const claims = as.opaque.has(form.token) ? { active: true, ...as.opaque.get(form.token) } : verified(form.token, as.keys);
+    if (!claims || claims.active === false) return json(res, 200, { active: false });
     return json(res, 200, { active: true, token_type: 'Bearer', ...claims });
+  }
+
+  // GET /authorize (RFC 6749 §4.1.1 with PKCE): the code goes straight back to the
+  // registered redirect URI (errors too, once the client and redirect URI are known).
+  function authorizationEndpoint(req, res) {
+    const q = new URL(req.url, as.issuer).searchParams;
+    const client = as.publicClients.get(q.get('client_id'));
+    const redirect = q.get('redirect_uri');
+    if (!client || !client.redirect_uris.includes(redirect)) {
+      return json(res, 400, { error: 'invalid_request', error_description: 'unknown client_id or redirect_uri' });
+    }
+    as.authorizationRequests.push({ client_id: client.client_id, scope: q.get('scope') ?? '', resource: q.get('resource') });
+    const back = new URL(redirect);
+    if (q.get('state') !== null) back.searchParams.set('state', q.get('state'));
+    if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) {
+      back.searchParams.set('error', 'invalid_request');
+    } else {
+      const code = crypto.randomBytes(24).toString('base64url');
+      as.codes.set(code, { client: client.client_id, redirect, challenge: q.get('code_challenge'), scope: q.get('scope') ?? '', resource: q.get('resource') ?? undefined, sub: as.user });
+      back.searchParams.set('code', code);
+    }
+    res.writeHead(302, { Location: back.toString(), 'Cache-Control': 'no-store' });
+    res.end();
+  }
+
+  // POST /register (RFC 7591): a public client for the authorization code flow.
+  async function registrationEndpoint(req, res) {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    let metadata;
+    try {
+      metadata = JSON.parse(text);
+    } catch {
+      return json(res, 400, { error: 'invalid_client_metadata', error_description: 'not JSON' });
+    }
+    if (!Array.isArray(metadata.redirect_uris) || metadata.redirect_uris.length === 0) {
+      return json(res, 400, { error: 'invalid_redirect_uri', error_description: 'redirect_uris is required' });
+    }
+    const client = { ...metadata, client_id: `dyn-${crypto.randomUUID()}`, client_id_issued_at: Math.floor(Date.now() / 1000), token_endpoint_auth_method: 'none' };
+    as.publicClients.set(client.client_id, client);
+    as.registrations++;
+    return json(res, 201, client);
   }
 
   as.server = http.createServer((req, res) => {
@@ -174,8 +270,12 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
         jwks_uri: `${as.issuer}/jwks`,
         token_endpoint: `${as.issuer}/token`,
         introspection_endpoint: `${as.issuer}/introspect`,
-        grant_types_supported: ['client_credentials', TOKEN_EXCHANGE],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        authorization_endpoint: `${as.issuer}/authorize`,
+        registration_endpoint: `${as.issuer}/register`,
+        response_types_supported: ['code'],
+        code_challenge_methods_supported: ['S256'],
+        grant_types_supported: ['client_credentials', TOKEN_EXCHANGE, 'authorization_code', 'refresh_token'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       });
     }
     if (route === 'GET /jwks') {
@@ -184,6 +284,8 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
     }
     if (route === 'POST /token') return tokenEndpoint(req, res).catch(failed);
     if (route === 'POST /introspect') return introspectionEndpoint(req, res).catch(failed);
+    if (req.method === 'GET' && (req.url === '/authorize' || req.url.startsWith('/authorize?'))) return authorizationEndpoint(req, res);
+    if (route === 'POST /register') return registrationEndpoint(req, res).catch(failed);
     res.writeHead(404).end();
   });
   await new Promise((resolve) => as.server.listen(0, '127.0.0.1', resolve));
