@@ -116,6 +116,11 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
         // A server that answers 401 is authorized with OAuth (tokens kept per server), unless
         // the user gave a credential of their own. The legacy HTTP+SSE transport predates it.
         if (options.bearer_token.empty() && !sets_authorization(options) && !flags.legacy_sse) {
+            try {
+                http_client::parse_url(flags.url);  // its errors are about --url, not about OAuth
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(fmt::format("--url: {}", e.what()));
+            }
             options.authorizer = make_authorizer(flags.oauth, flags.url, flags.ca_file, sync.executor());
         }
         try {
