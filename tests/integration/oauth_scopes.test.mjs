@@ -140,6 +140,31 @@ describe('OAuth scopes, step-up and introspection', () => {
     assert.equal(unknown.json.error.code, -32602);
   });
 
+  it('a batch with such a call is refused whole, and so is the call over legacy HTTP+SSE', async () => {
+    const token = jwt('mcp:tools conf:read');
+    const headers = { Authorization: `Bearer ${token}` };
+    const init = await post(server, { ...initialize, params: INIT_PARAMS('2025-03-26') }, { headers, protocolVersion: '2025-03-26' });
+    assert.equal(init.status, 200, init.text);
+    const sessionId = init.headers.get('mcp-session-id');
+    const batch = await post(server, [listTools, call('test_simple_text')], { sessionId, headers, protocolVersion: '2025-03-26' });
+    assert.equal(batch.status, 403, batch.text);
+    assert.match(batch.headers.get('www-authenticate'), /error="insufficient_scope".*scope="mcp:tools conf:read tools:admin"/);
+
+    const abort = new AbortController();
+    const sse = await fetch(`${server.base}/sse`, { headers: { ...headers, Accept: 'text/event-stream' }, signal: abort.signal });
+    assert.equal(sse.status, 200);
+    const reader = sse.body.getReader();
+    let text = '';
+    while (!/event: endpoint\ndata: .*\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    const endpoint = /event: endpoint\ndata: (.*)\n/.exec(text)[1];
+    const legacy = await post(server, call('test_simple_text'), { path: endpoint, headers });
+    assert.equal(legacy.status, 403, legacy.text);
+    assert.match(legacy.headers.get('www-authenticate'), /error="insufficient_scope"/);
+    const allowed = await post(server, call('test_error_handling'), { path: endpoint, headers });
+    assert.equal(allowed.status, 202, allowed.text);
+    abort.abort();
+  });
+
   it('a profile URL needs the profile\'s scopes before any JSON-RPC', async () => {
     const without = await post(server, initialize, { path: '/mcp/small', headers: { Authorization: `Bearer ${jwt('mcp:tools conf:read')}` } });
     assert.equal(without.status, 403, without.text);
