@@ -45,7 +45,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
     s.only_keys({"command", "args", "env", "cwd", "url", "transport", "headers", "bearer_token_env", "ca_file",
                  "insecure_skip_verify", "prefix", "allow", "deny", "connect_timeout_ms", "timeout_ms",
                  "max_response_bytes", "downstream_calls_estimate", "restart_delay_ms", "max_backoff_ms",
-                 "ping_interval_ms", "protocol_version"});
+                 "ping_interval_ms", "protocol_version", "auth"});
     UpstreamSettings u;
     u.name = name;
     u.prefix = s.string("prefix").value_or(name);
@@ -61,7 +61,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         u.argv = read_argv(s);
         if (auto env = s.string_map("env")) u.env = *env;
         u.cwd = s.string("cwd").value_or("");
-        for (const char* key : {"headers", "bearer_token_env", "ca_file", "insecure_skip_verify"}) {
+        for (const char* key : {"headers", "bearer_token_env", "ca_file", "insecure_skip_verify", "auth"}) {
             if (s.value(key)) s.fail(key, "applies to HTTP upstreams (url) only");
         }
     } else {
@@ -84,6 +84,18 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         }
         u.ca_file = s.string("ca_file").value_or("");
         u.insecure_skip_verify = s.boolean("insecure_skip_verify").value_or(false);
+        if (s.value("auth")) {
+            if (u.transport != UpstreamTransport::streamable_http)
+                s.fail("auth", "applies to Streamable HTTP upstreams only (not transport: sse)");
+            if (!u.bearer_token.empty()) s.fail("bearer_token_env", "auth: gives this upstream its Authorization header; remove one");
+            for (const auto& [header, value] : u.headers) {
+                std::string lower = header;
+                for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                if (lower == "authorization")
+                    s.fail("headers", "auth: gives this upstream its Authorization header; remove one");
+            }
+            u.auth = auth::read_upstream_auth(s.section("auth"));
+        }
         for (const char* key : {"args", "env", "cwd"}) {
             if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");
         }
@@ -174,6 +186,7 @@ std::vector<std::string> UpstreamSettings::secrets() const {
         if (value.size() >= 4) out.push_back(value);
     }
     if (!bearer_token.empty()) out.push_back(bearer_token);
+    if (auth && !auth->client.client_secret.empty()) out.push_back(auth->client.client_secret);
     return out;
 }
 

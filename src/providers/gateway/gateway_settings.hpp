@@ -17,6 +17,15 @@
 //       url: https://mcp.example.com/mcp      # Streamable HTTP (transport: sse for the 2024 one)
 //       bearer_token_env: REMOTE_TOKEN
 //       deny: ["delete_*"]
+//     files:
+//       url: https://files.example.com/mcp
+//       auth: {type: token_exchange, token_endpoint: https://as.example.com/token, client_id: toolport,
+//              client_secret: "${TOOLPORT_SECRET}", audience: https://files.example.com}
+//
+// `auth:` (auth/upstream_credentials.hpp): client_credentials authorizes the gateway's one
+// connection; token_exchange gives each caller a connection of its own, authorized with the
+// token exchanged for the caller's OAuth access token (the gateway's own connection, which
+// lists the catalog, uses a client_credentials token unless own_requests: none).
 //
 // The configuration loader puts both sections into one source's settings
 // ({upstreams: {...}, prefix_mode: ...}); everything is checked when the file is loaded.
@@ -25,9 +34,11 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "auth/upstream_credentials.hpp"
 #include "providers/source_settings.hpp"
 
 namespace toolport::gateway {
@@ -54,6 +65,9 @@ struct UpstreamSettings {
     std::string bearer_token;                                  // from bearer_token_env
     std::string ca_file;
     bool insecure_skip_verify = false;
+    // Credentials obtained from an authorization server (Streamable HTTP only); with it,
+    // neither bearer_token nor an Authorization header.
+    std::optional<auth::UpstreamAuthSettings> auth;
 
     // Which of its tools and prompts are served, by their upstream names (glob: * and ?).
     // Empty allow: all. Deny wins over allow.

@@ -7,9 +7,12 @@
 
 #include "async/completion.hpp"
 #include "async/executor.hpp"
+#include "auth/upstream_credentials.hpp"
 #include "client/client_transport.hpp"
+#include "client/http_authorizer.hpp"
 #include "client/legacy_sse_transport.hpp"
 #include "client/mcp_client.hpp"
+#include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
 #include "server/input_required.hpp"
 #include "server/request_context.hpp"
@@ -19,6 +22,7 @@
 #include "server/tasks.hpp"
 #include "server/tool_error.hpp"
 #include "transports/asio_executor.hpp"
+#include "util/digest.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::gateway {
@@ -102,7 +106,13 @@ void Upstream::Caller::stash(std::exception_ptr outcome) {
 }
 
 Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
-    : settings_(std::move(settings)), executor_(executor) {}
+    : settings_(std::move(settings)), executor_(executor) {
+    if (settings_.auth) {
+        token_http_ = std::make_unique<http_client::HttpClient>(executor_);
+        credentials_ = std::make_shared<auth::UpstreamCredentials>("upstream " + settings_.name, *settings_.auth,
+                                                                   *token_http_);
+    }
+}
 
 Upstream::~Upstream() { stop(); }
 
@@ -119,6 +129,15 @@ void Upstream::stop() {
     // killed and reaped now. Requests still waiting fail with a ClientError.
     if (client_) client_->terminate();
     client_.reset();
+    if (cancel_sweep_) std::exchange(cancel_sweep_, nullptr)();
+    auto callers = std::move(caller_connections_);
+    caller_connections_.clear();
+    for (auto& [key, connection] : callers) {
+        if (connection.client) connection.client->terminate();
+        for (auto& waiter : connection.waiters) {
+            waiter.set_error(std::make_exception_ptr(client::TransportError("the gateway is stopping")));
+        }
+    }
 }
 
 Upstream::State Upstream::state() const {
@@ -172,7 +191,51 @@ void Upstream::connect_now() {
 
 namespace {
 
-std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamSettings& s, AsioExecutor& executor) {
+// auth: the Authorization header of every request on one connection: the source's own
+// token (the gateway's connection) or one caller's exchanged token. A 401 drops the token
+// it refused and the request goes again, once, with a new one.
+class CredentialsAuthorizer final : public client::HttpAuthorizer {
+public:
+    // `subject_token`: nullopt for the gateway's own connection.
+    CredentialsAuthorizer(std::shared_ptr<auth::UpstreamCredentials> credentials, std::optional<std::string> subject_token)
+        : credentials_(std::move(credentials)), subject_token_(std::move(subject_token)) {}
+
+    Task<std::string> authorization() override {
+        std::string value;
+        try {
+            value = subject_token_ ? co_await credentials_->for_caller(*subject_token_) : co_await credentials_->for_source();
+        } catch (const auth::UpstreamCredentialsError& e) {
+            throw client::AuthorizationError(e.what());
+        }
+        if (expect_fresh_) {
+            // Obtained after a refusal: if this one is refused too, a new one will not help.
+            if (fresh_.size() >= 16) fresh_.clear();
+            fresh_.push_back(value);
+            expect_fresh_ = false;
+        }
+        last_ = value;
+        co_return value;
+    }
+
+    Task<bool> refused(unsigned status, std::string) override {
+        // 403 is about what the token allows, which a new token of the same grant would not change.
+        if (status != 401 || last_.empty()) co_return false;
+        if (std::find(fresh_.begin(), fresh_.end(), last_) != fresh_.end()) co_return false;
+        credentials_->rejected(last_);
+        expect_fresh_ = true;
+        co_return true;
+    }
+
+private:
+    std::shared_ptr<auth::UpstreamCredentials> credentials_;
+    std::optional<std::string> subject_token_;
+    std::string last_;
+    std::vector<std::string> fresh_;
+    bool expect_fresh_ = false;
+};
+
+std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamSettings& s, AsioExecutor& executor,
+                                                                 std::shared_ptr<client::HttpAuthorizer> authorizer) {
     if (s.transport == UpstreamTransport::stdio) {
         client::StdioClientOptions options;
         options.argv = s.argv;
@@ -192,6 +255,7 @@ std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamS
     options.insecure_skip_verify = s.insecure_skip_verify;
     options.bearer_token = s.bearer_token;
     options.headers = s.headers;
+    options.authorizer = std::move(authorizer);
     options.connect_timeout = s.connect_timeout;
     options.max_message_bytes = s.max_response_bytes;
     if (s.transport == UpstreamTransport::legacy_sse) return client::make_legacy_sse_transport(executor, std::move(options));
@@ -200,8 +264,7 @@ std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamS
 
 }  // namespace
 
-Task<void> Upstream::connect_once() {
-    const auto generation = generation_;
+client::ClientOptions Upstream::client_options() const {
     client::ClientOptions options;
     options.client_name = "toolport-gateway";
     // Whatever the upstream asks of a client is passed on to the client whose call caused
@@ -211,9 +274,20 @@ Task<void> Upstream::connect_once() {
                             {"roots", {{"listChanged", false}}}};
     options.request_timeout = settings_.connect_timeout;  // the handshake's
     options.protocol_version = settings_.protocol_version;
+    return options;
+}
+
+Task<void> Upstream::connect_once() {
+    const auto generation = generation_;
+    client::ClientOptions options = client_options();
+    std::shared_ptr<client::HttpAuthorizer> authorizer;
+    // token_exchange with own_requests: none lists the catalog without a token.
+    if (credentials_ && (!credentials_->settings().exchanges() || credentials_->settings().own_requests_authorized)) {
+        authorizer = std::make_shared<CredentialsAuthorizer>(credentials_, std::nullopt);
+    }
     std::shared_ptr<McpClient> client;
     try {
-        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_), options);
+        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_, authorizer), options);
     } catch (const std::invalid_argument& e) {
         throw client::TransportError(e.what());
     }
@@ -513,6 +587,147 @@ std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
     throw error;
 }
 
+namespace {
+
+// A caller's connection unused this long is closed (its next call opens another).
+constexpr auto kCallerIdle = std::chrono::minutes(5);
+// At most this many caller connections are open; past it the least recently used idle one closes.
+constexpr std::size_t kMaxCallerConnections = 1000;
+
+}  // namespace
+
+Task<std::shared_ptr<McpClient>> Upstream::client_for(RequestContext& ctx, const char* what) {
+    auto shared = ready_client(what);
+    if (!credentials_ || !credentials_->settings().exchanges()) co_return shared;
+    const std::string subject = ctx.caller().access_token;
+    try {
+        // Obtained here, so that a refusal is the call's own error; the connection's
+        // authorizer then finds it cached.
+        co_await credentials_->for_caller(subject);
+    } catch (const auth::UpstreamCredentialsError& e) {
+        throw e.to_tool_error();
+    }
+    const std::string key = util::sha256_hex(subject);
+    const auto now = std::chrono::steady_clock::now();
+    if (auto it = caller_connections_.find(key); it != caller_connections_.end()) {
+        it->second.last_used = now;
+        if (it->second.client && it->second.client->is_open()) co_return it->second.client;
+        if (!it->second.client) {
+            Completion<std::shared_ptr<McpClient>> done;
+            it->second.waiters.push_back(done);
+            co_return co_await done;
+        }
+        it->second.client->terminate();  // it was lost: a new one
+        caller_connections_.erase(it);
+    }
+    caller_connections_[key].last_used = now;
+    std::shared_ptr<McpClient> client;
+    std::exception_ptr error;
+    try {
+        client = co_await connect_caller(key, subject);
+    } catch (const client::AuthorizationError& e) {
+        error = std::make_exception_ptr(
+            ToolError(ToolErrorCode::upstream_authorization_failed,
+                      fmt::format("upstream {} refused the token exchanged for this caller: {}", name(),
+                                  redacted(e.what(), settings_.secrets()))));
+    } catch (const std::exception& e) {
+        error = std::make_exception_ptr(
+            ToolError(ToolErrorCode::upstream_error, fmt::format("upstream {}: connecting for this caller failed: {}",
+                                                                 name(), redacted(e.what(), settings_.secrets())))
+                .transient(true));
+    }
+    auto it = caller_connections_.find(key);
+    std::vector<Completion<std::shared_ptr<McpClient>>> waiters;
+    if (it != caller_connections_.end()) {
+        waiters = std::move(it->second.waiters);
+        if (error) caller_connections_.erase(it);
+        else it->second.client = client;
+    } else if (!error) {
+        // The gateway stopped meanwhile.
+        client->terminate();
+        error = std::make_exception_ptr(client::TransportError("the gateway is stopping"));
+    }
+    for (auto& waiter : waiters) {
+        if (error) waiter.set_error(error);
+        else waiter.set_value(client);
+    }
+    if (error) std::rethrow_exception(error);
+    if (!cancel_sweep_) sweep_caller_connections();
+    co_return client;
+}
+
+Task<std::shared_ptr<McpClient>> Upstream::connect_caller(std::string key, std::string subject_token) {
+    auto authorizer = std::make_shared<CredentialsAuthorizer>(credentials_, std::move(subject_token));
+    std::shared_ptr<McpClient> client;
+    try {
+        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_, authorizer),
+                                             client_options());
+    } catch (const std::invalid_argument& e) {
+        throw client::TransportError(e.what());
+    }
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    // What the upstream says on a caller's connection goes where it would on the gateway's
+    // (progress, log messages, requests to the client of the call); the catalog is the
+    // gateway connection's business.
+    client->on_notification([weak, raw = client.get()](const std::string& method, const Json& params) {
+        auto self = weak.lock();
+        if (!self || method.find("/list_changed") != std::string::npos) return;
+        self->on_notification(method, params, raw->related_tag());
+    });
+    client->on_request([weak](const client::ServerRequest& request) -> Task<Json> {
+        auto self = weak.lock();
+        if (!self) return refuse_request("the gateway's upstream connection is closing");
+        return self->on_request(request);
+    });
+    client->on_disconnect([weak, key, raw = client.get()](const std::string& reason) {
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = self->caller_connections_.find(key);
+        if (it == self->caller_connections_.end() || it->second.client.get() != raw) return;
+        spdlog::info("upstream {}: a caller's connection ended: {}", self->name(),
+                     util::sanitize_for_message(redacted(reason, self->settings_.secrets()), 300));
+        // Not destroyed here: this runs inside the client's own callback.
+        auto old = std::move(it->second.client);
+        self->caller_connections_.erase(it);
+        self->executor_.post([old]() mutable { old.reset(); });
+    });
+    co_await client->connect();
+    co_return client;
+}
+
+void Upstream::sweep_caller_connections() {
+    const auto now = std::chrono::steady_clock::now();
+    // Idle: unused for kCallerIdle and held by nobody else (no call in flight on it).
+    auto idle = [](const CallerConnection& c) { return c.client && c.client.use_count() == 1 && c.waiters.empty(); };
+    for (auto it = caller_connections_.begin(); it != caller_connections_.end();) {
+        if (idle(it->second) && now - it->second.last_used > kCallerIdle) {
+            it->second.client->terminate();
+            it = caller_connections_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    while (caller_connections_.size() > kMaxCallerConnections) {
+        auto oldest = caller_connections_.end();
+        for (auto it = caller_connections_.begin(); it != caller_connections_.end(); ++it) {
+            if (idle(it->second) && (oldest == caller_connections_.end() || it->second.last_used < oldest->second.last_used))
+                oldest = it;
+        }
+        if (oldest == caller_connections_.end()) break;
+        oldest->second.client->terminate();
+        caller_connections_.erase(oldest);
+    }
+    cancel_sweep_ = nullptr;
+    if (caller_connections_.empty() || state() == State::stopped) return;
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    cancel_sweep_ = executor_.schedule_after(std::chrono::duration_cast<std::chrono::milliseconds>(kCallerIdle / 5), [weak]() {
+        if (auto self = weak.lock()) {
+            self->cancel_sweep_ = nullptr;
+            self->sweep_caller_connections();
+        }
+    });
+}
+
 Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> client, std::string method, Json params,
                               std::function<void(const Json&)> on_progress, bool tasks) {
     CallerScope scope(in_flight_, ctx, ++next_tag_);
@@ -722,7 +937,7 @@ Task<Json> Upstream::call_as_task(RequestContext& ctx, std::shared_ptr<McpClient
         if (it->second.owner != owner) {
             // Not the caller of our task that has this id: it runs its own call, apart.
             local.clear();
-        } else if (it->second.generation == generation_) {
+        } else if (it->second.via.lock() == client) {
             // Our task runs its call again, now with our client's answers: they go to the
             // upstream task that asked, which goes on.
             const std::string id = it->second.upstream_id;
@@ -762,7 +977,7 @@ Task<Json> Upstream::call_as_task(RequestContext& ctx, std::shared_ptr<McpClient
     }
     const std::string upstream_id = id->get<std::string>();
     if (!local.empty()) {
-        forwarded_[local] = ForwardedTask{upstream_id, owner, generation_, Json::object()};
+        forwarded_[local] = ForwardedTask{upstream_id, client, owner, Json::object()};
         // Our task's record expires after task_ttl: by then nobody can run its call again.
         std::weak_ptr<Upstream> weak = weak_from_this();
         std::weak_ptr<McpClient> weak_client = client;
@@ -863,7 +1078,7 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
 }
 
 Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {
-    auto client = ready_client("the call");
+    auto client = co_await client_for(ctx, "the call");
     const std::string local = local_task_of(ctx);
     const std::string support = task_support_of(tool);
     const bool as_task =
@@ -911,6 +1126,10 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
                                                             "to stop)",
                                                             name(), tool, e.timeout.count()))
             .transient(true);
+    } catch (const client::AuthorizationError& e) {
+        throw ToolError(ToolErrorCode::upstream_authorization_failed,
+                        fmt::format("upstream {}: the call of {} could not be authorized: {}", name(), tool,
+                                    redacted(e.what(), settings_.secrets())));
     } catch (const client::TransportError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} went away during the call of {}: {}", name(), tool,
@@ -934,7 +1153,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
 Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json params) {
     std::shared_ptr<McpClient> client;
     try {
-        client = ready_client(method.c_str());
+        client = co_await client_for(ctx, method.c_str());
     } catch (const ToolError& e) {
         throw RpcError(-32603, e.what());
     }

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "async/cancel_token.hpp"
+#include "async/completion.hpp"
 #include "async/task.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "server/content.hpp"
@@ -29,10 +30,17 @@
 namespace toolport {
 class AsioExecutor;
 class RequestContext;
+namespace auth {
+class UpstreamCredentials;
+}
 namespace client {
 class McpClient;
 struct ServerRequest;
+struct ClientOptions;
 }  // namespace client
+namespace http_client {
+class HttpClient;
+}
 }  // namespace toolport
 
 namespace toolport::gateway {
@@ -104,6 +112,8 @@ public:
     bool runs_v1_tasks() const;
     // Upstream tasks that belong to tasks of ours now (exposed for tests).
     std::size_t forwarded_tasks() const { return forwarded_.size(); }
+    // auth: token_exchange: the connections open for callers now (exposed for tests).
+    std::size_t caller_connections() const { return caller_connections_.size(); }
     Task<Json> read_resource(RequestContext& ctx, std::string uri);
     Task<Json> get_prompt(RequestContext& ctx, std::string name, Json arguments);
     Task<Json> complete(RequestContext& ctx, Json ref, std::string argument, std::string value, Json context);
@@ -145,6 +155,16 @@ private:
     Caller* caller_for(std::uint64_t tag);
     // The connection, or ToolError SERVER_UNHEALTHY saying when it should be back.
     std::shared_ptr<client::McpClient> ready_client(const char* what);
+    // The connection a request of `ctx`'s caller goes on: ready_client(), or with auth:
+    // token_exchange the caller's own, opened on its first request (ToolError
+    // UPSTREAM_CREDENTIALS_UNAVAILABLE without a caller token, UPSTREAM_AUTHORIZATION_FAILED
+    // when its token cannot be exchanged).
+    Task<std::shared_ptr<client::McpClient>> client_for(RequestContext& ctx, const char* what);
+    // Opens a connection authorized with the token exchanged for `subject_token`.
+    Task<std::shared_ptr<client::McpClient>> connect_caller(std::string key, std::string subject_token);
+    // Closes caller connections idle for kCallerIdle, and schedules the next sweep.
+    void sweep_caller_connections();
+    client::ClientOptions client_options() const;
     // One request on behalf of `ctx`, its caller registered while it runs (see Caller):
     // what was stashed for the client replaces the upstream's answer or failure.
     // `tasks`: the request declares the tasks extension (see with_tasks_declared); other
@@ -177,16 +197,31 @@ private:
     Listener listener_;
 
     std::shared_ptr<client::McpClient> client_;
+    // auth: the tokens, from the authorization server (on a client of their own: it is not
+    // the upstream, and the upstream's ca_file is not its).
+    std::unique_ptr<http_client::HttpClient> token_http_;
+    std::shared_ptr<auth::UpstreamCredentials> credentials_;
+    // token_exchange: each caller's connection, by the digest of its access token (a new
+    // token, say after a refresh, gets a connection of its own; the old one idles out).
+    struct CallerConnection {
+        std::shared_ptr<client::McpClient> client;  // null while it connects
+        std::vector<Completion<std::shared_ptr<client::McpClient>>> waiters;
+        std::chrono::steady_clock::time_point last_used;
+    };
+    std::map<std::string, CallerConnection> caller_connections_;
+    std::function<void()> cancel_sweep_;
     UpstreamCatalog catalog_;
     std::list<Caller*> in_flight_;
     // Our task id → the upstream task its call runs as, kept while our task may run its
     // call again (it waits for answers); erased when either ends, or at our task's expiry.
     struct ForwardedTask {
         std::string upstream_id;
+        // The connection it was created on (the gateway's, or its caller's own): reachable
+        // only while that one is.
+        std::weak_ptr<client::McpClient> via;
         // TaskEngine::owner_of our task's caller: a request that only names the task (a
         // client may choose "task:..." for a request id) reaches nobody else's.
         std::string owner;
-        std::uint64_t generation = 0;  // of the connection it was created on
         Json pending = Json::object();  // its questions our client has not answered yet
     };
     std::map<std::string, ForwardedTask> forwarded_;

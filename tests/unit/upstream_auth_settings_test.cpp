@@ -1,0 +1,97 @@
+// `auth:` under the sources that reach services over HTTP (auth/upstream_credentials.hpp):
+// gateway upstreams, REST catalogs and OpenAPI sources read it, and refuse what cannot
+// work together (another Authorization header, a transport without per-request
+// authorization, a stdio upstream).
+#include <gtest/gtest.h>
+
+#include "error_of.hpp"
+#include "providers/gateway/gateway_settings.hpp"
+#include "providers/openapi/openapi_settings.hpp"
+#include "providers/rest/catalog_settings.hpp"
+
+using namespace toolport;
+using providers::SourceSettings;
+using test_support::error_of;
+using Json = nlohmann::json;
+
+namespace {
+
+Json exchange_auth() {
+    return {{"type", "token_exchange"},
+            {"token_endpoint", "https://as.example.test/token"},
+            {"client_id", "toolport"},
+            {"client_secret", "gateway-secret"},
+            {"audience", "https://files.example.test"}};
+}
+
+gateway::GatewaySettings gateway_with(Json upstream) {
+    return gateway::GatewaySettings::from(SourceSettings(Json{{"upstreams", {{"files", std::move(upstream)}}}}, "gateway"));
+}
+
+}  // namespace
+
+TEST(UpstreamAuthSettingsSources, AGatewayUpstreamReadsAuth) {
+    auto g = gateway_with({{"url", "https://files.example.test/mcp"}, {"auth", exchange_auth()}});
+    ASSERT_TRUE(g.upstreams.at(0).auth);
+    EXPECT_TRUE(g.upstreams[0].auth->exchanges());
+    EXPECT_EQ(g.upstreams[0].auth->audience, "https://files.example.test");
+    // The client secret is redacted from messages like the other secrets.
+    auto secrets = g.upstreams[0].secrets();
+    EXPECT_NE(std::find(secrets.begin(), secrets.end(), "gateway-secret"), secrets.end());
+    // Without auth: nothing changes.
+    EXPECT_FALSE(gateway_with({{"url", "https://files.example.test/mcp"}}).upstreams.at(0).auth);
+}
+
+TEST(UpstreamAuthSettingsSources, AGatewayUpstreamRefusesAuthWhereItCannotWork) {
+    auto refused = [](Json upstream) { return error_of([&] { gateway_with(std::move(upstream)); }); };
+    EXPECT_NE(refused({{"command", "node server.js"}, {"auth", exchange_auth()}}).find("auth: applies to HTTP upstreams"),
+              std::string::npos);
+    EXPECT_NE(refused({{"url", "https://f.example.test/sse"}, {"transport", "sse"}, {"auth", exchange_auth()}})
+                  .find("Streamable HTTP upstreams only"),
+              std::string::npos);
+    EXPECT_NE(refused({{"url", "https://f.example.test/mcp"},
+                       {"headers", {{"authorization", "Bearer x"}}},
+                       {"auth", exchange_auth()}})
+                  .find("headers: auth: gives this upstream its Authorization header"),
+              std::string::npos);
+    // Other headers (an API key) stay allowed beside it.
+    EXPECT_NO_THROW(gateway_with({{"url", "https://f.example.test/mcp"},
+                                  {"headers", {{"X-Api-Key", "k"}}},
+                                  {"auth", exchange_auth()}}));
+    auto bad = exchange_auth();
+    bad.erase("client_id");
+    EXPECT_NE(refused({{"url", "https://f.example.test/mcp"}, {"auth", bad}}).find("gateway.upstreams.files.auth.client_id"),
+              std::string::npos);
+}
+
+TEST(UpstreamAuthSettingsSources, ARestCatalogReadsAuthAndRefusesAnotherAuthorizationHeader) {
+    Json base = {{"base_url", "https://api.example.test"}, {"auth", exchange_auth()}};
+    auto s = rest::CatalogSettings::from(SourceSettings(base, "rest.api"));
+    ASSERT_TRUE(s.auth);
+    EXPECT_EQ(s.auth->client.client_id, "toolport");
+    for (const char* key : {"headers", "headers_from_env"}) {
+        Json with = base;
+        with[key] = {{"Authorization", "X"}};
+        EXPECT_NE(error_of([&] { rest::CatalogSettings::from(SourceSettings(with, "rest.api")); })
+                      .find(std::string(key) + ": auth: gives the catalog its Authorization header"),
+                  std::string::npos)
+            << key;
+    }
+    Json forwarded = base;
+    forwarded["forward_headers"] = {"authorization"};
+    EXPECT_NE(error_of([&] { rest::CatalogSettings::from(SourceSettings(forwarded, "rest.api")); })
+                  .find("the caller's own token is never forwarded"),
+              std::string::npos);
+}
+
+TEST(UpstreamAuthSettingsSources, AnOpenApiSourceReadsAuth) {
+    Json values = {{"document", "./pets.yaml"}, {"auth", exchange_auth()}};
+    values["auth"]["type"] = "client_credentials";
+    auto s = openapi::OpenApiSettings::from(SourceSettings(values, "openapi.pets"));
+    ASSERT_TRUE(s.auth);
+    EXPECT_FALSE(s.auth->exchanges());
+    values["auth"]["type"] = "bearer";
+    EXPECT_NE(error_of([&] { openapi::OpenApiSettings::from(SourceSettings(values, "openapi.pets")); })
+                  .find("openapi.pets.auth.type: must be client_credentials or token_exchange"),
+              std::string::npos);
+}
