@@ -8,10 +8,15 @@
 //    token the upstream refuses (401) is exchanged anew; a caller without an OAuth token
 //    and a refused exchange are tool errors with machine-readable codes;
 //  - a REST catalog behind `auth: {type: client_credentials}`: listing and calls carry
-//    Toolport's own token, obtained once.
+//    Toolport's own token, obtained once;
+//  - an OpenAPI source behind `auth: {type: token_exchange}`: each user's calls carry a token
+//    exchanged for that user, for the API's audience.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -23,6 +28,7 @@ import { text, code } from './lib/gateway_setup.mjs';
 
 const UPSTREAM_AUDIENCE = 'https://files.example.test';
 const REST_AUDIENCE = 'https://rest.example.test';
+const OPENAPI_AUDIENCE = 'https://openapi.example.test';
 const CLIENT_SECRET = 'toolport-client-secret-1';
 
 const bearerOf = (authorization) => /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
@@ -101,8 +107,49 @@ async function startRestApi(as) {
   return api;
 }
 
-describe('upstream credentials: token exchange for a gateway upstream, client_credentials for a REST catalog', () => {
-  let as, upstream, api, server, resource;
+// An API described by an OpenAPI document (GET /whoami) that wants a token for
+// OPENAPI_AUDIENCE and answers with the user it was issued for.
+async function startOpenApi(as) {
+  const api = { tokens: [] };
+  api.server = http.createServer(async (req, res) => {
+    for await (const _ of req);
+    const token = bearerOf(req.headers.authorization);
+    api.tokens.push(token);
+    const claims = token && verified(token, as.keys);
+    res.setHeader('Content-Type', 'application/json');
+    if (!claims || claims.aud !== OPENAPI_AUDIENCE) return res.writeHead(401).end(JSON.stringify({ error: 'unauthorized' }));
+    if (req.url === '/whoami') return res.end(JSON.stringify({ sub: claims.sub }));
+    res.writeHead(404).end('{}');
+  });
+  await new Promise((resolve) => api.server.listen(0, '127.0.0.1', resolve));
+  api.url = `http://127.0.0.1:${api.server.address().port}`;
+  api.dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-it-openapi-auth-'));
+  api.document = path.join(api.dir, 'api.json');
+  writeFileSync(
+    api.document,
+    JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 'whoami', version: '1' },
+      paths: {
+        '/whoami': {
+          get: {
+            operationId: 'api_whoami',
+            summary: 'Tells which user called',
+            responses: { 200: { description: 'the user', content: { 'application/json': { schema: { type: 'object', properties: { sub: { type: 'string' } } } } } } },
+          },
+        },
+      },
+    }),
+  );
+  api.stop = async () => {
+    await new Promise((resolve) => api.server.close(resolve));
+    rmSync(api.dir, { recursive: true, force: true });
+  };
+  return api;
+}
+
+describe('upstream credentials: token exchange for a gateway upstream and an OpenAPI source, client_credentials for a REST catalog', () => {
+  let as, upstream, api, openapi, server, resource;
   const key = makeKey('ec', 'as-key-1');
   const callerTokens = [];
   const clients = [];
@@ -133,6 +180,7 @@ describe('upstream credentials: token exchange for a gateway upstream, client_cr
     as.keys = [key];
     upstream = await startUpstream(as, UPSTREAM_AUDIENCE);
     api = await startRestApi(as);
+    openapi = await startOpenApi(as);
     const config = `
 http:
   bearer_tokens_env: TP_STATIC
@@ -163,6 +211,18 @@ rest:
       client_secret: \${TP_CLIENT_SECRET}
       auth_method: client_secret_post
       audience: ${REST_AUDIENCE}
+openapi:
+  whoami:
+    document: ${openapi.document}
+    base_url: ${openapi.url}
+    auth:
+      type: token_exchange
+      token_endpoint: ${as.issuer}/token
+      allow_http: true
+      client_id: toolport
+      client_secret: \${TP_CLIENT_SECRET}
+      audience: ${OPENAPI_AUDIENCE}
+      own_requests: none
 pipeline:
   cache: {enabled: false}
 `;
@@ -172,7 +232,7 @@ pipeline:
     await waitFor('the upstream and the catalog', async () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);
-      return names.includes('whoami') && names.includes('rest_whoami') ? names : null;
+      return ['whoami', 'rest_whoami', 'api_whoami'].every((n) => names.includes(n)) ? names : null;
     });
   });
 
@@ -181,6 +241,7 @@ pipeline:
     await server?.stop();
     await upstream?.stop();
     await api?.stop();
+    await openapi?.stop();
     await as?.stop();
   });
 
@@ -274,6 +335,29 @@ pipeline:
     assert.ok(api.seen.some((r) => r.path === '/tools') && api.seen.some((r) => r.path === '/tools/rest_whoami'));
     const grants = as.tokenRequests.filter((r) => r.grant_type === 'client_credentials' && r.audience === REST_AUDIENCE);
     assert.equal(grants.length, 1);
+  });
+
+  it('an OpenAPI source calls the API with each user\'s own exchanged token', async () => {
+    const exchangesBefore = as.exchanges;
+    const dave = await connectAs(userToken('dave'));
+    const erin = await connectAs(userToken('erin'));
+    for (const [client, sub] of [[dave, 'dave'], [erin, 'erin'], [dave, 'dave']]) {
+      const result = await client.callTool({ name: 'api_whoami', arguments: {} });
+      assert.equal(code(result), 'OK', text(result));
+      assert.equal(JSON.parse(text(result)).sub, sub);
+    }
+    assert.equal(as.exchanges, exchangesBefore + 2, 'one exchange per user, the second call of dave from the cache');
+    const seen = openapi.tokens.slice(-3);
+    assert.notEqual(seen[0], seen[1]);
+    assert.equal(seen[0], seen[2]);
+    for (const t of seen) {
+      assert.ok(!callerTokens.includes(t), 'a caller token was forwarded');
+      assert.equal(claimsOf(t).aud, OPENAPI_AUDIENCE);
+    }
+    // Without an OAuth token there is nothing to exchange.
+    const anonymous = await connectAs('static-caller-token');
+    const refused = await anonymous.callTool({ name: 'api_whoami', arguments: {} });
+    assert.equal(code(refused), 'UPSTREAM_CREDENTIALS_UNAVAILABLE', text(refused));
   });
 
   it('never logs a token or the client secret', () => {
