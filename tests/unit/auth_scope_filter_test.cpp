@@ -2,10 +2,13 @@
 // a tool's scopes (its own or its source's) does not see it in tools/list and gets the
 // JSON-RPC insufficient_scope error if it calls it anyway; a caller without a token
 // (CallerIdentity::scopes absent: static bearer tokens, stdio) sees and calls everything.
+// The gateway's search_tools and call_tool answer within the same limits.
 // The HTTP 403 step-up answer is in tests/integration/oauth_scopes.test.mjs.
 #include <gtest/gtest.h>
 
 #include "manual_executor.hpp"
+#include "providers/gateway/tool_search.hpp"
+#include "providers/source.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
 
@@ -112,4 +115,62 @@ TEST_F(ScopeFilterTest, ScopedListsAreNotSharedBetweenCallers) {
     Json result = Json::object();
     mark_cacheable(result, server);
     EXPECT_EQ(result["cacheScope"], "private");
+}
+
+namespace {
+
+// The gateway in tool search mode: search_tools and call_tool over two upstreams' tools.
+class ScopedToolSearchTest : public ScopeFilterTest {
+protected:
+    ScopedToolSearchTest() : context("gateway", server), search(context) {
+        search.declare();
+        std::vector<std::vector<providers::SyncedTool>> parts(1);
+        parts[0].push_back(tool("ops_deploy", "ops"));
+        parts[0].push_back(tool("wiki_read", "wiki"));
+        search.replace(std::move(parts));
+    }
+
+    static providers::SyncedTool tool(const std::string& name, const std::string& upstream) {
+        providers::ToolDeclaration d;
+        d.name = name;
+        d.description = "Does " + name;
+        d.service = upstream;
+        d.handler = [name](RequestContext&, const Json&) -> Task<ToolResult> { co_return ToolResult::text("ran " + name); };
+        return {std::move(d), upstream + '\0' + name};
+    }
+
+    Json tool_call(ServerSession& session, int id, const std::string& name, Json arguments) {
+        auto reply = call(session, id, "tools/call", {{"name", name}, {"arguments", std::move(arguments)}});
+        EXPECT_TRUE(reply.contains("result")) << reply.dump();
+        return reply["result"];
+    }
+
+    static std::vector<std::string> found(const Json& result) {
+        std::vector<std::string> names;
+        for (const auto& t : result["structuredContent"]["tools"]) names.push_back(t["name"]);
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+    providers::SourceContext context;
+    gateway::ToolSearch search;
+};
+
+}  // namespace
+
+TEST_F(ScopedToolSearchTest, SearchAndCallToolKeepToTheTokensScopes) {
+    // ops_deploy's source "ops" needs ops:read (the fixture's policy).
+    auto reader = open(std::vector<std::string>{});
+    EXPECT_EQ(found(tool_call(*reader, 1, "search_tools", {{"query", ""}, {"limit", 10}})),
+              (std::vector<std::string>{"wiki_read"}));
+    auto refused = tool_call(*reader, 2, "call_tool", {{"name", "ops_deploy"}});
+    EXPECT_EQ(refused["structuredContent"]["error_code"], "NOT_FOUND") << refused.dump();
+    auto ok = tool_call(*reader, 3, "call_tool", {{"name", "wiki_read"}});
+    EXPECT_EQ(ok["content"][0]["text"], "ran wiki_read") << ok.dump();
+
+    auto ops = open(std::vector<std::string>{"ops:read"});
+    EXPECT_EQ(found(tool_call(*ops, 4, "search_tools", {{"query", ""}, {"limit", 10}})),
+              (std::vector<std::string>{"ops_deploy", "wiki_read"}));
+    auto reached = tool_call(*ops, 5, "call_tool", {{"name", "ops_deploy"}});
+    EXPECT_EQ(reached["content"][0]["text"], "ran ops_deploy") << reached.dump();
 }
