@@ -120,6 +120,14 @@ protected:
         return std::move(*result);
     }
 
+    void drive(Task<void> task) {
+        auto wrapped = [](Task<void> t) -> Task<bool> {
+            co_await std::move(t);
+            co_return true;
+        };
+        drive(wrapped(std::move(task)));
+    }
+
     // The browser: the authorization server's redirect to the listener, with `iss` (and a
     // state of its own when `state` is given).
     OAuthOptions options(std::optional<std::string> iss, std::optional<std::string> state = std::nullopt) {
@@ -284,6 +292,17 @@ TEST_F(OAuthFlowTest, AServerWithoutPkceS256IsRefused) {
     OAuthAuthorizer authorizer(executor, options(as.base));
     EXPECT_THROW(drive(authorizer.refused(401, challenge())), AuthorizationError);
     EXPECT_TRUE(pages.empty());
+}
+
+TEST_F(OAuthFlowTest, LoginFindsTheMetadataWithoutAChallenge) {
+    OAuthAuthorizer authorizer(executor, options(as.base));
+    drive(authorizer.login());
+    EXPECT_EQ(authorizer.issuer(), as.base);
+    ASSERT_FALSE(server.requests().empty());
+    EXPECT_EQ(server.requests()[0].target, "/.well-known/oauth-protected-resource/mcp");  // path-suffixed first
+    ASSERT_EQ(pages.size(), 1u);
+    EXPECT_EQ(param(pages[0], "scope"), "mcp:basic");  // the resource's scopes_supported
+    EXPECT_EQ(drive(authorizer.authorization()), "Bearer at-1");
 }
 
 TEST_F(OAuthFlowTest, RedirectListenerIgnoresOtherPaths) {

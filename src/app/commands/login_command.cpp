@@ -35,7 +35,7 @@ Command add_login(CLI::App& app) {
         try {
             if (flags->oauth.no_oauth) throw UsageError("--no-oauth leaves nothing to log in with");
             client::SyncClient sync;
-            auto authorizer = make_authorizer(flags->oauth, flags->url, flags->ca_file, sync.executor());
+            auto authorizer = make_authorizer(flags->oauth, flags->url, flags->ca_file, sync.executor(), true);
             sync.run(authorizer->login());
             fmt::print(stderr, "toolport login: authorized with {} for {}; tokens kept in {}\n", authorizer->issuer(),
                        client::oauth::canonical_server_url(flags->url), client::oauth::TokenStore::default_path());

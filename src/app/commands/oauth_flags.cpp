@@ -10,6 +10,7 @@
 #include "app/commands/command_support.hpp"
 #include "client/oauth/browser.hpp"
 #include "client/oauth/token_store.hpp"
+#include "http_client/url.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
@@ -77,7 +78,8 @@ void add_oauth_flags(CLI::App* command, OAuthFlags& flags) {
 }
 
 std::shared_ptr<client::oauth::OAuthAuthorizer> make_authorizer(const OAuthFlags& flags, const std::string& url,
-                                                                const std::string& ca_file, AsioExecutor& executor) {
+                                                                const std::string& ca_file, AsioExecutor& executor,
+                                                                bool required) {
     if (flags.no_oauth) return nullptr;
     using Grant = client::oauth::OAuthOptions::Grant;
     client::oauth::OAuthOptions options;
@@ -101,8 +103,26 @@ std::shared_ptr<client::oauth::OAuthAuthorizer> make_authorizer(const OAuthFlags
     }
     options.redirect_timeout = std::chrono::seconds(flags.login_timeout_s);
     options.show_authorization_url = show;
+    if (!flags.client_metadata_url.empty()) {
+        // The document's URL is the client's identity: the draft requires https and a path.
+        http_client::Url cimd;
+        try {
+            cimd = http_client::parse_url(flags.client_metadata_url);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(fmt::format("--client-metadata-url: {}", e.what()));
+        }
+        if (!cimd.https || cimd.target == "/") {
+            throw UsageError("--client-metadata-url must be an https URL with a path");
+        }
+    }
     try {
-        options.store_path = client::oauth::TokenStore::default_path();
+        try {
+            options.store_path = client::oauth::TokenStore::default_path();
+        } catch (const client::oauth::TokenStoreError&) {
+            // Nowhere to keep tokens: a command that may never meet a 401 still runs.
+            if (!required) return nullptr;
+            throw;
+        }
         return std::make_shared<client::oauth::OAuthAuthorizer>(executor, std::move(options));
     } catch (const std::invalid_argument& e) {
         throw UsageError(fmt::format("OAuth: {}", e.what()));

@@ -26,10 +26,12 @@ struct OAuthFlags {
 
 void add_oauth_flags(CLI::App* command, OAuthFlags& flags);
 
-// The authorizer for `url`, or null with --no-oauth. Secrets come from the flags' files or
+// The authorizer for `url`, or null with --no-oauth (and, unless `required`, when there is
+// no directory to keep tokens in: neither XDG_CONFIG_HOME nor HOME). Secrets come from the flags' files or
 // from $TOOLPORT_CLIENT_SECRET / $TOOLPORT_ASSERTION (never from argv alone, where other
 // users could read them). Throws UsageError.
 std::shared_ptr<client::oauth::OAuthAuthorizer> make_authorizer(const OAuthFlags& flags, const std::string& url,
-                                                                const std::string& ca_file, AsioExecutor& executor);
+                                                                const std::string& ca_file, AsioExecutor& executor,
+                                                                bool required = false);
 
 }  // namespace toolport::commands
