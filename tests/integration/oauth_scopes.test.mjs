@@ -333,3 +333,64 @@ class TestOAuthProvider {
     this.code = back.searchParams.get('code');
   }
 }
+
+describe('OAuth with every token introspected (token_format: opaque)', () => {
+  let as;
+  before(async () => {
+    as = await startAuthServer({ clients: { [RS_CLIENT]: RS_SECRET } });
+    as.keys = [makeKey('rsa', 'key-r')];
+  });
+  after(async () => {
+    await as?.stop();
+  });
+
+  const opaqueConfig = (secret) =>
+    [
+      'auth:',
+      `  issuer: ${as.issuer}`,
+      '  allow_http: true',
+      '  token_format: opaque',
+      '  introspection:', // no endpoint: the metadata's introspection_endpoint
+      `    client_id: ${RS_CLIENT}`,
+      `    client_secret: ${secret}`,
+      '    auth_method: client_secret_post',
+      '',
+    ].join('\n');
+
+  it('a JWT is introspected too, the endpoint found in the metadata, and no JWKS is fetched', async () => {
+    const server = await startHttpServer({ config: opaqueConfig(RS_SECRET) });
+    try {
+      const resource = `http://127.0.0.1:${server.port}/mcp`;
+      const token = as.token({ sub: 'gina', aud: resource, scope: 'mcp:tools' });
+      const res = await post(server, initialize, { headers: { Authorization: `Bearer ${token}` } });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(as.introspections, 1);
+      assert.equal(as.jwksFetches, 0);
+      // A JWT whose signature the authorization server does not recognise: inactive.
+      const forged = `${token.slice(0, token.lastIndexOf('.'))}.AAAA`;
+      const refused = await post(server, initialize, { headers: { Authorization: `Bearer ${forged}` } });
+      assert.equal(refused.status, 401, refused.text);
+      assert.match(refused.json.error.message, /inactive/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('an introspection endpoint that refuses Toolport\'s client: 503, not 401, and asked again next time', async () => {
+    const server = await startHttpServer({ config: opaqueConfig('not-the-secret') });
+    try {
+      const token = as.opaqueToken({ sub: 'gina', aud: `http://127.0.0.1:${server.port}/mcp`, active: true });
+      const before = as.introspectionAttempts;
+      for (let i = 0; i < 2; i++) {
+        const res = await post(server, initialize, { headers: { Authorization: `Bearer ${token}` } });
+        assert.equal(res.status, 503, res.text);
+        assert.equal(res.json.error.code, -32603);
+      }
+      // A failure of the endpoint is not the token's: not remembered, asked again.
+      assert.equal(as.introspectionAttempts, before + 2);
+      assert.ok(!server.logs().includes('not-the-secret'), 'the client secret is not logged');
+    } finally {
+      await server.stop();
+    }
+  });
+});

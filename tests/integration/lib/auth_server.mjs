@@ -106,7 +106,8 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
     metadataFetches: 0,
     exchanges: 0,
     clientCredentialsGrants: 0,
-    introspections: 0,
+    introspections: 0, // by an authenticated client
+    introspectionAttempts: 0, // every POST /introspect
     tokenRequests: [], // {grant_type, client, audience, resource, scope, subject} per request
     issuedTokens: [], // every access token /token issued
     refuse: null, // set to {status, error, error_description} to refuse every token request
@@ -211,6 +212,7 @@ export async function startAuthServer({ clients = {}, expiresIn = 3600 } = {}) {
 
   async function introspectionEndpoint(req, res) {
     const form = await readForm(req);
+    as.introspectionAttempts++;
     if (!clientOf(req, form, as.clients)) return json(res, 401, { error: 'invalid_client' });
     as.introspections++;
     const claims = as.opaque.has(form.token) ? { active: true, ...as.opaque.get(form.token) } : verified(form.token, as.keys);
