@@ -165,6 +165,21 @@ describe('OAuth scopes, step-up and introspection', () => {
     abort.abort();
   });
 
+  it('the stateless revision (2026-07-28): the same 403 before the call runs', async () => {
+    const statelessCall = (token) =>
+      post(
+        server,
+        { ...call('test_simple_text'), params: { name: 'test_simple_text', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'it', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } },
+        { protocolVersion: '2026-07-28', headers: { Authorization: `Bearer ${token}`, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'test_simple_text' } },
+      );
+    const refused = await statelessCall(jwt('mcp:tools conf:read'));
+    assert.equal(refused.status, 403, refused.text);
+    assert.match(refused.headers.get('www-authenticate'), /error="insufficient_scope".*scope="mcp:tools conf:read tools:admin"/);
+    const ok = await statelessCall(jwt('mcp:tools conf:read tools:admin'));
+    assert.equal(ok.status, 200, ok.text);
+    assert.match(JSON.stringify(ok.json.result.content), /simple text/i);
+  });
+
   it('a profile URL needs the profile\'s scopes before any JSON-RPC', async () => {
     const without = await post(server, initialize, { path: '/mcp/small', headers: { Authorization: `Bearer ${jwt('mcp:tools conf:read')}` } });
     assert.equal(without.status, 403, without.text);
