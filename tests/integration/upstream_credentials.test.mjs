@@ -66,9 +66,12 @@ async function startUpstream(as, audience) {
           onsessioninitialized: (id) => transports.set(id, transport),
         });
         const mcp = new McpServer({ name: 'files-upstream', version: '1.0.0' });
-        mcp.registerTool('whoami', { description: 'Tells which token the call came with' }, async (extra) => ({
+        const whoami = async (extra) => ({
           content: [{ type: 'text', text: JSON.stringify({ token: bearerOf(extra.requestInfo?.headers?.authorization) }) }],
-        }));
+        });
+        mcp.registerTool('whoami', { description: 'Tells which token the call came with' }, whoami);
+        // The same, for a test with the pipeline's cache on.
+        mcp.registerTool('whoami_cached', { description: 'Tells which token the call came with' }, whoami);
         await mcp.connect(transport);
       }
       await transport.handleRequest(req, res, body);
@@ -225,6 +228,8 @@ openapi:
       own_requests: none
 pipeline:
   cache: {enabled: false}
+tools:
+  whoami_cached: {cache: {enabled: true, ttl_s: 300}}
 `;
     server = await startHttpServer({ packs: '', config, env: { TP_CLIENT_SECRET: CLIENT_SECRET, TP_STATIC: 'static-caller-token' } });
     resource = `http://127.0.0.1:${server.port}/mcp`;
@@ -278,6 +283,19 @@ pipeline:
     assert.equal(await upstreamTokenOf(alice), aliceUpstream);
     assert.equal(await upstreamTokenOf(bob), bobUpstream);
     assert.equal(as.exchanges, exchangesBefore + 2);
+  });
+
+  it('with the cache on, one user\'s answer is never served to another', async () => {
+    const frank = await connectAs(userToken('frank'));
+    const grace = await connectAs(userToken('grace'));
+    const call = async (client) => {
+      const result = await client.callTool({ name: 'whoami_cached', arguments: {} });
+      assert.equal(code(result), 'OK', text(result));
+      return claimsOf(JSON.parse(text(result)).token).sub;
+    };
+    assert.equal(await call(frank), 'frank');
+    assert.equal(await call(grace), 'grace');
+    assert.equal(await call(frank), 'frank');
   });
 
   it('a token the upstream refuses (401) is dropped and exchanged anew, once', async () => {

@@ -107,6 +107,9 @@ void Gateway::start() {
         pipeline::PolicyOverride defaults;
         defaults.default_downstream_per_call = upstream_settings.downstream_calls_estimate;
         defaults.timeout = upstream_settings.request_timeout;
+        // Each caller reaches a token_exchange upstream as itself: its answers are its own,
+        // never served from the cache to another caller.
+        if (upstream_settings.auth && upstream_settings.auth->exchanges()) defaults.cache_per_user = true;
         part.context->set_call_defaults(defaults);
         Upstream::Listener listener;
         listener.catalog_changed = [weak]() {

@@ -19,6 +19,7 @@
 #include "async/completion.hpp"
 #include "async/executor.hpp"
 #include "observability/health.hpp"
+#include "pipeline/policy.hpp"
 #include "providers/openapi/openapi_document.hpp"
 #include "providers/openapi/openapi_settings.hpp"
 #include "providers/openapi/openapi_tools.hpp"
@@ -203,6 +204,12 @@ public:
     void start(SourceContext& context) override {
         loader_ = std::make_shared<Loader>(context, settings_);
         if (context.has_http()) loader_->http = &context.http();
+        if (settings_.auth && settings_.auth->exchanges()) {
+            // Each caller calls the API as itself: its answers are never served to another.
+            pipeline::PolicyOverride per_user;
+            per_user.cache_per_user = true;
+            context.set_call_defaults(per_user);
+        }
         context.add_health(context.source_name(), [health = loader_->health] { return health->get(); });
         // A file is read now, so that its tools are there when start() returns (`toolport
         // list --config`); a URL is fetched in the background.

@@ -13,6 +13,7 @@
 #include "client/client_errors.hpp"
 #include "http_client/url.hpp"
 #include "observability/health.hpp"
+#include "pipeline/policy.hpp"
 #include "providers/downstream_errors.hpp"
 #include "providers/rest/execute_answer.hpp"
 #include "providers/rest/schema_repair.hpp"
@@ -68,6 +69,12 @@ void RestCatalog::start() {
     for (const auto& [name, value] : settings_.headers) sources.push_back(name + " from the configuration");
     if (settings_.auth) {
         tokens_ = std::make_shared<auth::UpstreamCredentials>("catalog " + context_.source_name(), *settings_.auth, *http_);
+        if (settings_.auth->exchanges()) {
+            // Each caller calls the API as itself: its answers are never served to another.
+            pipeline::PolicyOverride per_user;
+            per_user.cache_per_user = true;
+            context_.set_call_defaults(per_user);
+        }
         if (!settings_.auth->client.client_secret.empty()) secrets_.push_back(settings_.auth->client.client_secret);
         sources.push_back(fmt::format("Authorization from the authorization server ({})",
                                       auth::type_name(settings_.auth->type)));
