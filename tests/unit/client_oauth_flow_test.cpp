@@ -54,6 +54,7 @@ struct AuthServer {
     std::string prm_resource;    // "" -> base + "/mcp"
     json metadata_extra = json::object();
     int tokens_issued = 0;
+    bool dpop = false;  // issue DPoP-bound tokens
 
     ScriptedReply answer(const SeenRequest& r) {
         std::lock_guard lock(mutex);
@@ -81,7 +82,7 @@ struct AuthServer {
         } else if (path == "/token" && r.method == "POST") {
             ++tokens_issued;
             reply.body = json{{"access_token", "at-" + std::to_string(tokens_issued)},
-                              {"token_type", "Bearer"},
+                              {"token_type", dpop ? "DPoP" : "Bearer"},
                               {"expires_in", 3600},
                               {"refresh_token", "rt-" + std::to_string(tokens_issued)}}
                              .dump();
@@ -292,6 +293,33 @@ TEST_F(OAuthFlowTest, AServerWithoutPkceS256IsRefused) {
     OAuthAuthorizer authorizer(executor, options(as.base));
     EXPECT_THROW(drive(authorizer.refused(401, challenge())), AuthorizationError);
     EXPECT_TRUE(pages.empty());
+}
+
+TEST_F(OAuthFlowTest, ConcurrentRefusalsShareOneAuthorization) {
+    OAuthAuthorizer authorizer(executor, options(as.base));
+    int done = 0;
+    bool first = false, second = false;
+    spawn(authorizer.refused(401, challenge()), [&](std::optional<bool> r, std::exception_ptr) {
+        first = r.value_or(false);
+        ++done;
+    });
+    spawn(authorizer.refused(401, challenge()), [&](std::optional<bool> r, std::exception_ptr) {
+        second = r.value_or(false);
+        ++done;
+    });
+    io.restart();
+    while (done < 2 && io.run_one_for(10s) > 0) {
+    }
+    EXPECT_TRUE(first && second);
+    EXPECT_EQ(pages.size(), 1u);
+    EXPECT_EQ(requests_to("/token").size(), 1u);
+}
+
+TEST_F(OAuthFlowTest, ABoundTokenIsRefusedRatherThanSentWithoutItsProof) {
+    OAuthAuthorizer authorizer(executor, options(as.base));
+    as.dpop = true;
+    EXPECT_THROW(drive(authorizer.refused(401, challenge())), AuthorizationError);
+    EXPECT_EQ(drive(authorizer.authorization()), "");
 }
 
 TEST_F(OAuthFlowTest, LoginFindsTheMetadataWithoutAChallenge) {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <ctime>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "async/completion.hpp"
 #include "auth/token_endpoint.hpp"
 #include "client/oauth/authorization_request.hpp"
 #include "client/oauth/pkce.hpp"
@@ -83,6 +85,8 @@ struct OAuthAuthorizer::Impl {
     int authorizations = 0;
     bool refreshed_since_refusal = false;
     std::string last_sent;  // the access token the last request carried
+    bool busy = false;      // a refusal is being handled
+    std::vector<Completion<bool>> waiters;
 
     // ------------------------------------------------------------ the store
 
@@ -105,6 +109,13 @@ struct OAuthAuthorizer::Impl {
     }
 
     void keep(const auth::TokenResponse& response, const std::string& issuer, std::vector<std::string> scopes) {
+        // No DPoP proof went with the request, so a bound token would be refused with every
+        // request it is sent on: better said now.
+        if (response.token_type != "Bearer") {
+            throw AuthorizationError(fmt::format(
+                "{} issued a {} token; Toolport presents Bearer tokens only", util::sanitize_for_message(issuer, 200),
+                response.token_type));
+        }
         StoredTokens tokens;
         tokens.issuer = issuer;
         tokens.access_token = response.access_token;
@@ -347,11 +358,38 @@ Task<std::string> OAuthAuthorizer::authorization() {
         co_return std::string();
     }
     i.last_sent = i.entry.tokens->access_token;
-    // A DPoP-bound token needs a proof Toolport does not make; it is presented as issued.
-    co_return (i.entry.tokens->token_type == "DPoP" ? "DPoP " : "Bearer ") + i.entry.tokens->access_token;
+    co_return "Bearer " + i.entry.tokens->access_token;
 }
 
 Task<bool> OAuthAuthorizer::refused(unsigned status, std::string www_authenticate) {
+    Impl& i = *impl_;
+    // Requests refused together (a GET stream and a POST, a gateway's concurrent calls) share
+    // one authorization: the user sees one page, and each request is sent again after it.
+    if (i.busy) {
+        Completion<bool> done;
+        i.waiters.push_back(done);
+        co_return co_await done;
+    }
+    i.busy = true;
+    bool result = false;
+    std::exception_ptr error;
+    try {
+        result = co_await refused_alone(status, std::move(www_authenticate));
+    } catch (...) {
+        error = std::current_exception();
+    }
+    i.busy = false;
+    auto waiters = std::move(i.waiters);
+    i.waiters.clear();
+    for (auto& waiter : waiters) {
+        if (error) waiter.set_error(error);
+        else waiter.set_value(result);
+    }
+    if (error) std::rethrow_exception(error);
+    co_return result;
+}
+
+Task<bool> OAuthAuthorizer::refused_alone(unsigned status, std::string www_authenticate) {
     Impl& i = *impl_;
     i.load();
     auto challenge = parse_bearer_challenge(www_authenticate);

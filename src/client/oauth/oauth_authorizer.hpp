@@ -59,6 +59,8 @@ public:
     std::string issuer() const;
 
 private:
+    Task<bool> refused_alone(unsigned status, std::string www_authenticate);
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
