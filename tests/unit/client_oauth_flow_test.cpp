@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include "client/http_authorizer.hpp"
@@ -320,6 +321,20 @@ TEST_F(OAuthFlowTest, ABoundTokenIsRefusedRatherThanSentWithoutItsProof) {
     as.dpop = true;
     EXPECT_THROW(drive(authorizer.refused(401, challenge())), AuthorizationError);
     EXPECT_EQ(drive(authorizer.authorization()), "");
+}
+
+TEST_F(OAuthFlowTest, AnUnreadableStoreMattersOnlyWhenAuthorizationIsNeeded) {
+    std::filesystem::create_directories(dir + "/toolport");
+    { std::ofstream(dir + "/toolport/oauth-tokens.json") << "not json"; }
+    OAuthAuthorizer authorizer(executor, options(as.base));
+    EXPECT_EQ(drive(authorizer.authorization()), "");
+    try {
+        drive(authorizer.refused(401, challenge()));
+        FAIL() << "a corrupt store was overwritten";
+    } catch (const AuthorizationError& e) {
+        EXPECT_NE(std::string(e.what()).find("oauth-tokens.json"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(pages.empty());
 }
 
 TEST_F(OAuthFlowTest, LoginFindsTheMetadataWithoutAChallenge) {

@@ -348,7 +348,13 @@ OAuthAuthorizer::~OAuthAuthorizer() = default;
 
 Task<std::string> OAuthAuthorizer::authorization() {
     Impl& i = *impl_;
-    i.load();
+    try {
+        i.load();
+    } catch (const AuthorizationError&) {
+        // An unreadable store matters only to a server that asks for authorization: then
+        // refused() reports it. A server without OAuth is used as if there were no store.
+        co_return std::string();
+    }
     if (i.entry.tokens && i.entry.tokens->expires_at != 0 &&
         unix_now() + kExpirySlackSeconds >= i.entry.tokens->expires_at) {
         if (!co_await i.refresh()) i.entry.tokens.reset();
