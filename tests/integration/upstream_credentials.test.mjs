@@ -38,7 +38,7 @@ const bearerOf = (authorization) => /^Bearer (.+)$/.exec(authorization ?? '')?.[
 // token its call came with. Every Authorization header it saw is kept, and tokens can be
 // revoked to make it refuse them.
 async function startUpstream(as, audience) {
-  const up = { seen: [], revoked: new Set(), refusals: 0 };
+  const up = { seen: [], revoked: new Set(), refusedUsers: new Set(), refusals: 0 };
   const transports = new Map();
   up.server = http.createServer(async (req, res) => {
     try {
@@ -46,7 +46,7 @@ async function startUpstream(as, audience) {
       up.seen.push(authorization ?? '');
       const token = bearerOf(authorization);
       const claims = token && verified(token, as.keys);
-      if (!claims || claims.aud !== audience || up.revoked.has(token)) {
+      if (!claims || claims.aud !== audience || up.revoked.has(token) || up.refusedUsers.has(claims.sub)) {
         up.refusals++;
         res.writeHead(401, { 'WWW-Authenticate': 'Bearer error="invalid_token"' }).end();
         return;
@@ -309,6 +309,17 @@ tools:
     assert.equal(claimsOf(second).sub, 'alice-2');
     assert.equal(as.exchanges, exchangesBefore + 1);
     assert.ok(upstream.refusals > refusalsBefore);
+  });
+
+  it('a user the upstream refuses every token of gets UPSTREAM_AUTHORIZATION_FAILED after one new exchange', async () => {
+    upstream.refusedUsers.add('heidi');
+    const heidi = await connectAs(userToken('heidi'));
+    const exchangesBefore = as.exchanges;
+    const result = await heidi.callTool({ name: 'whoami', arguments: {} });
+    assert.equal(result.isError, true);
+    assert.equal(code(result), 'UPSTREAM_AUTHORIZATION_FAILED', text(result));
+    // Its first token, then one more: not a loop.
+    assert.equal(as.exchanges, exchangesBefore + 2);
   });
 
   it('a caller without an OAuth token (a static bearer token) gets UPSTREAM_CREDENTIALS_UNAVAILABLE', async () => {

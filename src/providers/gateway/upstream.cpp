@@ -208,9 +208,11 @@ public:
             throw client::AuthorizationError(e.what());
         }
         if (expect_fresh_) {
-            // Obtained after a refusal: if this one is refused too, a new one will not help.
-            if (fresh_.size() >= 16) fresh_.clear();
-            fresh_.push_back(value);
+            // Obtained after a refusal: if this one is refused too, right away, a new one
+            // will not help. (Refused later, say once revoked, it is replaced as any other.)
+            const auto now = std::chrono::steady_clock::now();
+            std::erase_if(fresh_, [&](const auto& f) { return now - f.second > kFreshFor; });
+            fresh_.emplace_back(value, now);
             expect_fresh_ = false;
         }
         last_ = value;
@@ -220,7 +222,11 @@ public:
     Task<bool> refused(unsigned status, std::string) override {
         // 403 is about what the token allows, which a new token of the same grant would not change.
         if (status != 401 || last_.empty()) co_return false;
-        if (std::find(fresh_.begin(), fresh_.end(), last_) != fresh_.end()) co_return false;
+        const auto now = std::chrono::steady_clock::now();
+        for (const auto& [value, obtained] : fresh_) {
+            if (value == last_ && now - obtained <= kFreshFor)
+                throw client::AuthorizationError("the upstream refused (401) a token just obtained for it");
+        }
         credentials_->rejected(last_);
         expect_fresh_ = true;
         co_return true;
@@ -230,7 +236,8 @@ private:
     std::shared_ptr<auth::UpstreamCredentials> credentials_;
     std::optional<std::string> subject_token_;
     std::string last_;
-    std::vector<std::string> fresh_;
+    static constexpr std::chrono::seconds kFreshFor{10};
+    std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> fresh_;
     bool expect_fresh_ = false;
 };
 
