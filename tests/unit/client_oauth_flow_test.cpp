@@ -289,6 +289,18 @@ TEST_F(OAuthFlowTest, ClientCredentialsWithBasicAuthentication) {
     EXPECT_TRUE(requests_to("/register").empty());
 }
 
+TEST_F(OAuthFlowTest, WithoutAStoreTokensLiveInMemoryOnly) {
+    auto o = options(as.base);
+    o.store_path.clear();
+    o.grant = OAuthOptions::Grant::client_credentials;
+    o.identity.client_id = "machine";
+    o.identity.client_secret = "s3cret";
+    OAuthAuthorizer authorizer(executor, o);
+    ASSERT_TRUE(drive(authorizer.refused(401, challenge())));
+    EXPECT_EQ(drive(authorizer.authorization()), "Bearer at-1");
+    EXPECT_FALSE(std::filesystem::exists(dir + "/toolport"));
+}
+
 TEST_F(OAuthFlowTest, AServerWithoutPkceS256IsRefused) {
     as.metadata_extra = {{"code_challenge_methods_supported", json::array({"plain"})}};
     OAuthAuthorizer authorizer(executor, options(as.base));

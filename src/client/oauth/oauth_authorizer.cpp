@@ -72,13 +72,13 @@ struct OAuthAuthorizer::Impl {
         : executor(executor),
           options(std::move(opts)),
           server(canonical_server_url(options.server_url)),
-          store(options.store_path),
+          store(options.store_path.empty() ? std::nullopt : std::optional<TokenStore>(options.store_path)),
           http(executor, http_options(options)) {}
 
     AsioExecutor& executor;
     OAuthOptions options;
     std::string server;  // canonical: the store's key
-    TokenStore store;
+    std::optional<TokenStore> store;  // none: tokens live as long as the authorizer
     http_client::HttpClient http;
     bool loaded = false;
     ServerEntry entry;
@@ -93,7 +93,11 @@ struct OAuthAuthorizer::Impl {
     void load() {
         if (loaded) return;
         try {
-            if (auto found = store.load(server)) entry = std::move(*found);
+            if (!store) {
+                loaded = true;
+                return;
+            }
+            if (auto found = store->load(server)) entry = std::move(*found);
         } catch (const TokenStoreError& e) {
             throw AuthorizationError(e.what());
         }
@@ -101,8 +105,9 @@ struct OAuthAuthorizer::Impl {
     }
 
     void save() {
+        if (!store) return;
         try {
-            store.save(server, entry);
+            store->save(server, entry);
         } catch (const TokenStoreError& e) {
             throw AuthorizationError(e.what());
         }
@@ -340,7 +345,6 @@ OAuthAuthorizer::OAuthAuthorizer(AsioExecutor& executor, OAuthOptions options) {
         options.identity.private_key_pem.empty()) {
         throw std::invalid_argument("the client_credentials grant needs a client secret or a private key");
     }
-    if (options.store_path.empty()) throw std::invalid_argument("no token store path");
     impl_ = std::make_unique<Impl>(executor, std::move(options));  // canonical_server_url throws for a bad URL
 }
 

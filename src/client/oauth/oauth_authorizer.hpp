@@ -35,7 +35,9 @@ struct OAuthOptions {
     ClientIdentity identity;
     std::string signing_alg;  // private_key_jwt: RS256 / ES256 (empty: from the key)
     std::string assertion;    // jwt_bearer: the workload's JWT
-    std::string store_path;   // the TokenStore file
+    // The TokenStore file. Empty: nothing is kept beyond the authorizer's life (a gateway's
+    // machine-to-machine upstream, which can always ask for a new token).
+    std::string store_path;
     std::string ca_file;      // trusted for https authorization servers, besides the system's
     std::chrono::milliseconds redirect_timeout{std::chrono::minutes(5)};
     // Shows the user the authorization page (opens a browser, prints the URL).
