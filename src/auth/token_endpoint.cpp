@@ -234,17 +234,24 @@ TokenResponse parse_token_response(unsigned status, std::string_view text) {
     if (out.access_token.empty()) throw TokenEndpointError(status, "", "the token response has no access_token");
     out.token_type = string_member(body, "token_type", status);
     if (out.token_type.empty()) throw TokenEndpointError(status, "", "the token response has no token_type");
+    out.issued_token_type = string_member(body, "issued_token_type", status);
     // Bearer is what an MCP server or REST API takes; DPoP-bound tokens are reported as
-    // such (the caller decides whether it can use them). Anything else cannot be sent.
+    // such (the caller decides whether it can use them). RFC 8693 §2.2.1: a token exchange
+    // that issues something other than an access token (an ID-JAG, a SAML assertion, named
+    // by issued_token_type) says N_A; it is for the caller's next grant, never a header.
+    // Anything else cannot be used.
     if (iequals(out.token_type, "bearer")) out.token_type = "Bearer";
     else if (iequals(out.token_type, "dpop")) out.token_type = "DPoP";
+    else if (out.token_type == "N_A" && !out.issued_token_type.empty() &&
+             out.issued_token_type != "urn:ietf:params:oauth:token-type:access_token")
+        out.token_type = "N_A";
     else
         throw TokenEndpointError(status, "",
                                  "the token response's token_type \"" + util::sanitize_for_message(out.token_type, 40) +
-                                     "\" is neither Bearer nor DPoP");
+                                     "\" is neither Bearer nor DPoP (nor N_A for a token exchange that issued no "
+                                     "access token)");
     out.refresh_token = string_member(body, "refresh_token", status);
     out.scope = string_member(body, "scope", status);
-    out.issued_token_type = string_member(body, "issued_token_type", status);
     out.id_token = string_member(body, "id_token", status);
     out.expires_in = expires_in_of(body, status);
     out.raw = std::move(body);

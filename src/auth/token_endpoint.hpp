@@ -10,7 +10,8 @@
 //  - private_key_jwt (RFC 7523 §2.2, OpenID Connect Core §9): a short-lived JWT signed with
 //    the client's RSA or P-256 key as client_assertion.
 // It returns the success body (RFC 6749 §5.1) once it is usable: an access_token and a
-// token_type of Bearer or DPoP. An error body (§5.2) or an unusable answer is a
+// token_type of Bearer or DPoP, or, from a token exchange that issued no access token (an
+// ID-JAG; issued_token_type says which), N_A (RFC 8693 §2.2.1). An error body (§5.2) or an unusable answer is a
 // TokenEndpointError; network trouble stays an http_client::HttpError.
 //
 // Nothing here logs: secrets, assertions and tokens are never written anywhere, and error

@@ -358,7 +358,10 @@ TEST_F(TokenEndpointTest, MalformedSuccessBodiesAreRefused) {
         {R"({"access_token":7,"token_type":"Bearer"})", "access_token is not a string"},
         {R"({"access_token":"a"})", "no token_type"},
         {R"({"access_token":"a","token_type":"mac"})", "neither Bearer nor DPoP"},
+        // N_A only for a token exchange that says it issued something else than an access token.
         {R"({"access_token":"a","token_type":"N_A"})", "neither Bearer nor DPoP"},
+        {R"({"access_token":"a","token_type":"N_A","issued_token_type":"urn:ietf:params:oauth:token-type:access_token"})",
+         "neither Bearer nor DPoP"},
         {R"({"access_token":"a","token_type":"Bearer","expires_in":-5})", "expires_in"},
         {R"({"access_token":"a","token_type":"Bearer","expires_in":"1h"})", "expires_in"},
         {R"({"access_token":"a","token_type":"Bearer","expires_in":true})", "expires_in"},
@@ -395,6 +398,12 @@ TEST_F(TokenEndpointTest, SuccessBodiesAreReadLeniently) {
 
     answer(200, R"({"access_token":"a","token_type":"Bearer"})");
     EXPECT_FALSE(request(client).expires_in);
+
+    answer(200, R"({"access_token":"jag","token_type":"N_A","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag",
+                    "expires_in":300})");
+    token = request(client);
+    EXPECT_EQ(token.token_type, "N_A");
+    EXPECT_EQ(token.issued_token_type, "urn:ietf:params:oauth:token-type:id-jag");
 }
 
 TEST_F(TokenEndpointTest, AnUnusableEndpointUrlIsRefusedBeforeAnyRequest) {
