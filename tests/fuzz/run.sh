@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/tests/fuzz"
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 [[ $build == /* ]] || build="$root/$build"
-targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers fuzz_catalog fuzz_uri_template})
+targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers fuzz_catalog fuzz_uri_template fuzz_auth})
 
 if [[ ! -f "$build/build.ninja" ]]; then
   # -O1 rather than -O2: the sanitizers and coverage stay, and it compiles faster; a short
@@ -28,7 +28,7 @@ fi
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 ((build_only)) && exit 0
 
-declare -A dict=([fuzz_jsonrpc]=jsonrpc.dict [fuzz_http_request]=http.dict)
+declare -A dict=([fuzz_jsonrpc]=jsonrpc.dict [fuzz_http_request]=http.dict [fuzz_auth]=auth.dict)
 # fuzz_http_request keeps state across inputs by design (one server; sessions that inputs
 # open live until the sweeper expires them), so libFuzzer's per-input leak check would
 # only rescan a large live heap after every new input; leaks are still reported at exit.
