@@ -110,6 +110,10 @@ case $scenario in
     fi
     case $scenario in
       auth/client-credentials-*) oauth+=(--grant client_credentials) ;;
+      auth/enterprise-managed-authorization)
+        export TOOLPORT_IDP_ID_TOKEN; TOOLPORT_IDP_ID_TOKEN=$(ctx idp_id_token)
+        oauth+=(--grant enterprise --idp-token-endpoint "$(ctx idp_token_endpoint)" --idp-client-id "$(ctx idp_client_id)")
+        ;;
       auth/wif-jwt-bearer)
         export TOOLPORT_ASSERTION; TOOLPORT_ASSERTION=$(ctx valid_jwt)
         oauth+=(--grant jwt_bearer)

@@ -80,6 +80,11 @@ struct AuthServer {
         } else if (path == "/register" && r.method == "POST") {
             reply.status = 201;
             reply.body = json{{"client_id", "dyn-1"}, {"token_endpoint_auth_method", "none"}}.dump();
+        } else if (path == "/idp/token" && r.method == "POST") {
+            reply.body = json{{"access_token", "the-id-jag"},
+                              {"token_type", "N_A"},
+                              {"issued_token_type", "urn:ietf:params:oauth:token-type:id-jag"}}
+                             .dump();
         } else if (path == "/token" && r.method == "POST") {
             ++tokens_issued;
             reply.body = json{{"access_token", "at-" + std::to_string(tokens_issued)},
@@ -287,6 +292,35 @@ TEST_F(OAuthFlowTest, ClientCredentialsWithBasicAuthentication) {
     EXPECT_EQ(param(tokens[0].body, "resource"), as.base + "/mcp");
     EXPECT_EQ(tokens[0].header("Authorization"), "Basic bWFjaGluZTpzM2NyZXQ=");
     EXPECT_TRUE(requests_to("/register").empty());
+}
+
+TEST_F(OAuthFlowTest, EnterpriseIdTokenExchangedForAnIdJagThenAToken) {
+    auto o = options(as.base);
+    o.grant = OAuthOptions::Grant::enterprise;
+    o.identity.client_id = "xaa-client";
+    o.identity.client_secret = "xaa-secret";
+    o.idp_token_endpoint = as.base + "/idp/token";
+    o.idp_client_id = "idp-client";
+    o.idp_id_token = "the-id-token";
+    OAuthAuthorizer authorizer(executor, o);
+    ASSERT_TRUE(drive(authorizer.refused(401, challenge())));
+    EXPECT_TRUE(pages.empty());
+    auto exchanges = requests_to("/idp/token");
+    ASSERT_EQ(exchanges.size(), 1u);
+    const auto& x = exchanges[0].body;
+    EXPECT_EQ(param(x, "grant_type"), "urn:ietf:params:oauth:grant-type:token-exchange");
+    EXPECT_EQ(param(x, "requested_token_type"), "urn:ietf:params:oauth:token-type:id-jag");
+    EXPECT_EQ(param(x, "subject_token"), "the-id-token");
+    EXPECT_EQ(param(x, "subject_token_type"), "urn:ietf:params:oauth:token-type:id_token");
+    EXPECT_EQ(param(x, "audience"), as.base);
+    EXPECT_EQ(param(x, "resource"), as.base + "/mcp");
+    EXPECT_EQ(param(x, "client_id"), "idp-client");
+    auto tokens = requests_to("/token");
+    ASSERT_EQ(tokens.size(), 1u);
+    EXPECT_EQ(param(tokens[0].body, "grant_type"), "urn:ietf:params:oauth:grant-type:jwt-bearer");
+    EXPECT_EQ(param(tokens[0].body, "assertion"), "the-id-jag");
+    EXPECT_EQ(tokens[0].header("Authorization"), "Basic eGFhLWNsaWVudDp4YWEtc2VjcmV0");
+    EXPECT_EQ(drive(authorizer.authorization()), "Bearer at-1");
 }
 
 TEST_F(OAuthFlowTest, WithoutAStoreTokensLiveInMemoryOnly) {

@@ -67,8 +67,13 @@ void add_oauth_flags(CLI::App* command, OAuthFlags& flags) {
                         "authorization server supports such documents");
     command->add_option("--grant", flags.grant,
                         "How to obtain tokens: authorization_code (the browser; default), client_credentials "
-                        "(machine to machine) or jwt_bearer (a workload identity's assertion)")
-        ->check(CLI::IsMember({"authorization_code", "client_credentials", "jwt_bearer"}));
+                        "(machine to machine), jwt_bearer (a workload identity's assertion) or enterprise (the "
+                        "user's ID token from the enterprise IdP, exchanged there for an ID-JAG)")
+        ->check(CLI::IsMember({"authorization_code", "client_credentials", "jwt_bearer", "enterprise"}));
+    command->add_option("--idp-token-endpoint", flags.idp_token_endpoint, "enterprise: the IdP's token endpoint");
+    command->add_option("--idp-client-id", flags.idp_client_id, "enterprise: Toolport's client_id at the IdP");
+    command->add_option("--idp-id-token-file", flags.idp_id_token_file,
+                        "enterprise: file holding the user's ID token (default: $TOOLPORT_IDP_ID_TOKEN)");
     command->add_option("--assertion-file", flags.assertion_file,
                         "jwt_bearer: file holding the workload's JWT (default: $TOOLPORT_ASSERTION)");
     command->add_option("--login-timeout", flags.login_timeout_s,
@@ -87,6 +92,7 @@ std::shared_ptr<client::oauth::OAuthAuthorizer> make_authorizer(const OAuthFlags
     options.ca_file = ca_file;
     options.grant = flags.grant == "client_credentials" ? Grant::client_credentials
                     : flags.grant == "jwt_bearer"       ? Grant::jwt_bearer
+                    : flags.grant == "enterprise"       ? Grant::enterprise
                                                         : Grant::authorization_code;
     options.identity.client_id = flags.client_id;
     options.identity.client_secret = flags.client_secret_file.empty() ? env_or_empty("TOOLPORT_CLIENT_SECRET")
@@ -97,6 +103,12 @@ std::shared_ptr<client::oauth::OAuthAuthorizer> make_authorizer(const OAuthFlags
     if (options.grant == Grant::jwt_bearer) {
         options.assertion = flags.assertion_file.empty() ? env_or_empty("TOOLPORT_ASSERTION")
                                                          : read_secret_file(flags.assertion_file, "assertion");
+    }
+    if (options.grant == Grant::enterprise) {
+        options.idp_token_endpoint = flags.idp_token_endpoint;
+        options.idp_client_id = flags.idp_client_id;
+        options.idp_id_token = flags.idp_id_token_file.empty() ? env_or_empty("TOOLPORT_IDP_ID_TOKEN")
+                                                               : read_secret_file(flags.idp_id_token_file, "ID token");
     }
     if (!options.identity.client_secret.empty() && options.identity.client_id.empty()) {
         throw UsageError("a client secret needs its --client-id");

@@ -20,6 +20,7 @@ struct OAuthFlags {
     std::string client_id, client_secret_file, client_key_file, signing_alg, client_metadata_url;
     std::string grant = "authorization_code";
     std::string assertion_file;
+    std::string idp_token_endpoint, idp_client_id, idp_id_token_file;  // --grant enterprise
     long long login_timeout_s = 300;
     bool no_oauth = false;
 };

@@ -35,6 +35,7 @@ constexpr int kMaxAuthorizations = 3;
 constexpr std::int64_t kExpirySlackSeconds = 30;
 constexpr auto kTokenTimeout = std::chrono::seconds(30);
 constexpr const char* kJwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+constexpr const char* kIdJag = "urn:ietf:params:oauth:token-type:id-jag";
 
 std::int64_t unix_now() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
@@ -193,12 +194,19 @@ struct OAuthAuthorizer::Impl {
 
     Task<auth::TokenResponse> token(const ServerMetadata& metadata, const auth::ClientAuthentication& client,
                                     std::vector<std::pair<std::string, std::string>> grant) {
+        return token_at(metadata.token_endpoint, metadata.issuer, client, std::move(grant));
+    }
+
+    // `endpoint` and `client` must outlive the task (co_await at once).
+    Task<auth::TokenResponse> token_at(const std::string& endpoint, std::string server_name,
+                                       const auth::ClientAuthentication& client,
+                                       std::vector<std::pair<std::string, std::string>> grant) {
         http_client::CallOptions call;
         call.deadline = std::chrono::steady_clock::now() + kTokenTimeout;
         try {
-            co_return co_await auth::request_token(http, metadata.token_endpoint, client, std::move(grant), call);
+            co_return co_await auth::request_token(http, endpoint, client, std::move(grant), call);
         } catch (const auth::TokenEndpointError& e) {
-            std::string what = fmt::format("the token endpoint of {} refused", util::sanitize_for_message(metadata.issuer, 200));
+            std::string what = fmt::format("the token endpoint of {} refused", util::sanitize_for_message(server_name, 200));
             if (!e.error.empty()) what += ": " + e.error;
             if (!e.description.empty()) what += " (" + e.description + ")";
             throw AuthorizationError(what);
@@ -271,17 +279,44 @@ struct OAuthAuthorizer::Impl {
         if (options.grant == OAuthOptions::Grant::client_credentials) {
             client.auth_method = choose_auth_method(metadata, !id.client_secret.empty(), !id.private_key_pem.empty());
             grant.emplace_back("grant_type", "client_credentials");
-        } else {
+        } else if (options.grant == OAuthOptions::Grant::jwt_bearer) {
             // The assertion is the credential; the client authenticates no further (RFC 7523 §2.1).
             client.auth_method = "none";
             grant.emplace_back("grant_type", kJwtBearerGrant);
             grant.emplace_back("assertion", options.assertion);
+        } else {
+            // The ID-JAG says who the user is; the client still authenticates as itself.
+            client.auth_method = choose_auth_method(metadata, !id.client_secret.empty(), !id.private_key_pem.empty());
+            grant.emplace_back("grant_type", kJwtBearerGrant);
+            grant.emplace_back("assertion", co_await identity_assertion(d, scopes));
         }
         grant.emplace_back("resource", d.resource);
         if (!scopes.empty()) grant.emplace_back("scope", join_scopes(scopes));
         entry.client = client;
         auto tokens = co_await token(metadata, authentication(client, metadata), std::move(grant));
         keep(tokens, metadata.issuer, std::move(scopes));
+    }
+
+    // SEP-990: the enterprise IdP exchanges the user's ID token for an ID-JAG, an assertion
+    // for this authorization server (audience) and this resource.
+    Task<std::string> identity_assertion(const Discovered& d, const std::vector<std::string>& scopes) {
+        auth::ClientAuthentication idp_client;
+        idp_client.method = auth::ClientAuthentication::Method::none;
+        idp_client.client_id = options.idp_client_id;
+        std::vector<std::pair<std::string, std::string>> exchange = {
+            {"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
+            {"requested_token_type", kIdJag},
+            {"audience", d.metadata.issuer},
+            {"resource", d.resource},
+            {"subject_token", options.idp_id_token},
+            {"subject_token_type", "urn:ietf:params:oauth:token-type:id_token"}};
+        if (!scopes.empty()) exchange.emplace_back("scope", join_scopes(scopes));
+        auto jag = co_await token_at(options.idp_token_endpoint, "the identity provider", idp_client, std::move(exchange));
+        if (jag.issued_token_type != kIdJag) {
+            throw AuthorizationError(fmt::format("the identity provider issued a {} instead of an ID-JAG",
+                                                 util::sanitize_for_message(jag.issued_token_type, 100)));
+        }
+        co_return jag.access_token;
     }
 
     // A full authorization. Returns false when the server turned out not to use OAuth.
@@ -337,6 +372,11 @@ struct OAuthAuthorizer::Impl {
 OAuthAuthorizer::OAuthAuthorizer(AsioExecutor& executor, OAuthOptions options) {
     if (options.grant == OAuthOptions::Grant::jwt_bearer && options.assertion.empty()) {
         throw std::invalid_argument("the JWT-bearer grant needs an assertion");
+    }
+    if (options.grant == OAuthOptions::Grant::enterprise &&
+        (options.idp_token_endpoint.empty() || options.idp_client_id.empty() || options.idp_id_token.empty())) {
+        throw std::invalid_argument("enterprise-managed authorization needs the IdP's token endpoint, a client_id there "
+                                    "and the user's ID token");
     }
     if (options.grant != OAuthOptions::Grant::authorization_code && options.identity.client_id.empty()) {
         throw std::invalid_argument("a client_credentials or JWT-bearer grant needs a client_id");

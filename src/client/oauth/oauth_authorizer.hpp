@@ -6,7 +6,8 @@
 //  - authorization_code: PKCE S256, a loopback redirect listener, the user's browser;
 //  - client_credentials (the machine-to-machine extension), the client authenticated with
 //    a secret or a private key;
-//  - the JWT-bearer grant (RFC 7523) with a workload's assertion.
+//  - the JWT-bearer grant (RFC 7523) with a workload's assertion, or with an ID-JAG the
+//    enterprise IdP exchanged the user's ID token for (SEP-990).
 // A 403 insufficient_scope asks again with the union of the scopes (step-up); a token that
 // expired, or was refused, is refreshed with its refresh token first. Everything it
 // obtains is kept in the TokenStore under the server's canonical URL.
@@ -29,12 +30,17 @@ class AsioExecutor;
 namespace toolport::client::oauth {
 
 struct OAuthOptions {
-    enum class Grant { authorization_code, client_credentials, jwt_bearer };
+    // enterprise: SEP-990's enterprise-managed authorization: the user's ID token from the
+    // enterprise IdP is exchanged there (RFC 8693) for an ID-JAG naming the MCP server's
+    // authorization server and resource, which the JWT-bearer grant then trades for a token.
+    enum class Grant { authorization_code, client_credentials, jwt_bearer, enterprise };
     std::string server_url;
     Grant grant = Grant::authorization_code;
     ClientIdentity identity;
     std::string signing_alg;  // private_key_jwt: RS256 / ES256 (empty: from the key)
     std::string assertion;    // jwt_bearer: the workload's JWT
+    // enterprise: the IdP's token endpoint, the client_id Toolport has there, the ID token.
+    std::string idp_token_endpoint, idp_client_id, idp_id_token;
     // The TokenStore file. Empty: nothing is kept beyond the authorizer's life (a gateway's
     // machine-to-machine upstream, which can always ask for a new token).
     std::string store_path;
