@@ -47,8 +47,10 @@ std::optional<Clock::time_point> date_claim(const Json& body, const char* name) 
     if (!it->is_number() || !std::isfinite(it->get<double>()))
         unusable(std::string("the introspection response's ") + name + " is not a number");
     double seconds = it->get<double>();
-    // Far past or future values would overflow the clock's representation.
-    seconds = std::clamp(seconds, 0.0, 253402300799.0);
+    // Far past or future values would overflow the clock's representation (nanoseconds in
+    // 64 bits, up to 2262-04-11; the year-9999 bound this had overflowed, found by
+    // fuzz_auth): anything past 2200-01-01T00:00:00Z is taken as that.
+    seconds = std::clamp(seconds, 0.0, 7258118400.0);
     return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));
 }
 

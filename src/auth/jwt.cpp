@@ -293,8 +293,10 @@ VerifiedToken JwtVerifier::verify(std::string_view token, const KeySet& keys,
         fail(TokenErrorReason::not_yet_valid, "the token is not valid yet (nbf)");
     if (auto iat = numeric_date(claims, "iat"); iat && *iat > now_s + skew)
         fail(TokenErrorReason::not_yet_valid, "the token was issued in the future (iat)");
-    // Clamped to what a time_point holds (year ~2286 at most).
-    double exp_clamped = std::clamp(*exp, 0.0, 1e10);
+    // Clamped to what a time_point holds: system_clock counts nanoseconds in 64 bits, up to
+    // 2262-04-11, so a later exp (1e10 was one, found by fuzz_auth) overflowed the
+    // conversion; anything past 2200-01-01T00:00:00Z is taken as that.
+    double exp_clamped = std::clamp(*exp, 0.0, 7258118400.0);
     out.expires_at = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(exp_clamped)));
 

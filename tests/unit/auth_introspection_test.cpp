@@ -214,6 +214,21 @@ TEST_F(IntrospectionTest, AClientTokenWithoutSubIsItsClientAndAnAudienceListMayN
     EXPECT_EQ(who->subject, "client:app");
 }
 
+// Found by fuzz_auth: an exp past what system_clock holds (2262; the bound was year 9999)
+// overflowed the conversion to a time_point (undefined behaviour; in practice an expiry in
+// 1677, so the token was refused as expired).
+TEST_F(IntrospectionTest, AnExpBeyondTheClocksRangeIsClampedTo2200) {
+    TokenIntrospector introspector(http, options());
+    const auto year_2200 = std::chrono::system_clock::time_point(std::chrono::seconds(7258118400));
+    for (double exp : {1e10, 1e11, 1e300}) {
+        SCOPED_TRACE(exp);
+        auto body = active("alice");
+        body["exp"] = exp;
+        auto who = introspector.read_response(body, now);
+        EXPECT_EQ(who->expires_at, year_2200);
+    }
+}
+
 TEST_F(IntrospectionTest, AnActiveTokenIsCachedUntilItsExpAndNotAfter) {
     answer("opaque-1", active("alice"));
     TokenIntrospector introspector(http, options());

@@ -147,6 +147,20 @@ TEST_F(JwtTest, ExpiredTokensAreRefusedBeyondTheSkew) {
     EXPECT_EQ(refusal(sign_token(keys().rsa, "RS256", c)), TokenErrorReason::malformed);
 }
 
+// Found by fuzz_auth: an exp past what system_clock holds (2262) overflowed the conversion
+// to a time_point (undefined behaviour; in practice an expiry in 1677).
+TEST_F(JwtTest, AnExpBeyondTheClocksRangeIsClampedTo2200) {
+    const auto year_2200 = std::chrono::system_clock::time_point(std::chrono::seconds(7258118400));
+    for (double exp : {1e10, 253402300799.0, 1e300}) {
+        SCOPED_TRACE(exp);
+        auto c = claims();
+        c["exp"] = exp;
+        auto t = verify(sign_token(keys().ec, "ES256", c));
+        EXPECT_EQ(t.expires_at, year_2200);
+        EXPECT_GT(t.expires_at, now);
+    }
+}
+
 TEST_F(JwtTest, NotYetValidTokensAreRefused) {
     auto c = claims();
     c["nbf"] = epoch(now) + 300;
