@@ -130,6 +130,21 @@ TEST(ClientOAuthDiscovery, MetadataIssuerMustMatchExactly) {
     EXPECT_EQ(fallback.registration_endpoint, "http://localhost:7/register");
 }
 
+// Found by fuzz_auth: a flag that is not a boolean threw nlohmann's type_error out of the
+// parser instead of reading as false.
+TEST(ClientOAuthDiscovery, MetadataFlagsOfAnotherTypeReadAsFalse) {
+    json document = {{"issuer", "http://as"},
+                     {"token_endpoint", "http://as/token"},
+                     {"client_id_metadata_document_supported", "yes"},
+                     {"authorization_response_iss_parameter_supported", 1}};
+    ServerMetadata m;
+    ASSERT_NO_THROW(m = parse_server_metadata(document, "http://as", "u"));
+    EXPECT_FALSE(m.client_id_metadata_document_supported);
+    EXPECT_FALSE(m.iss_parameter_supported);
+    document["client_id_metadata_document_supported"] = json::array({true});
+    EXPECT_FALSE(parse_server_metadata(document, "http://as", "u").client_id_metadata_document_supported);
+}
+
 TEST(ClientOAuthScopes, ChallengeThenResourceThenNone) {
     ScopeInputs in;
     in.challenge_scope = "mcp:basic";

@@ -73,7 +73,9 @@ ServerMetadata parse_server_metadata(const nlohmann::json& document, std::string
     m.code_challenge_methods_supported = strings(document, "code_challenge_methods_supported");
     m.token_endpoint_auth_methods_supported = strings(document, "token_endpoint_auth_methods_supported");
     m.grant_types_supported = strings(document, "grant_types_supported");
-    m.client_id_metadata_document_supported = document.value("client_id_metadata_document_supported", false) == true;
+    // A flag of another JSON type is taken as false (json::value would throw type_error).
+    auto cimd = document.find("client_id_metadata_document_supported");
+    m.client_id_metadata_document_supported = cimd != document.end() && cimd->is_boolean() && cimd->get<bool>();
     auto iss = document.find("authorization_response_iss_parameter_supported");
     m.iss_parameter_supported = iss != document.end() && iss->is_boolean() && iss->get<bool>();
     return m;
