@@ -70,28 +70,27 @@ std::string sign(EVP_PKEY* key, const std::string& alg, const std::string& input
     const auto* data = reinterpret_cast<const unsigned char*>(input.data());
     if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) != 1 ||
         EVP_DigestSign(ctx.get(), nullptr, &length, data, input.size()) != 1)
-        throw std::runtime_error("private_key_jwt: signing the client assertion failed");
+        throw std::runtime_error("signing a JWS failed");
     std::string signature(length, '\0');
     if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(signature.data()), &length, data, input.size()) != 1)
-        throw std::runtime_error("private_key_jwt: signing the client assertion failed");
+        throw std::runtime_error("signing a JWS failed");
     signature.resize(length);
     if (alg != "ES256") return signature;
     const auto* p = reinterpret_cast<const unsigned char*>(signature.data());
     std::unique_ptr<ECDSA_SIG, decltype(&ECDSA_SIG_free)> parsed(
         d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(signature.size())), ECDSA_SIG_free);
-    if (!parsed) throw std::runtime_error("private_key_jwt: signing the client assertion failed");
+    if (!parsed) throw std::runtime_error("signing a JWS failed");
     std::string jose(64, '\0');
     auto* out = reinterpret_cast<unsigned char*>(jose.data());
     if (BN_bn2binpad(ECDSA_SIG_get0_r(parsed.get()), out, 32) != 32 ||
         BN_bn2binpad(ECDSA_SIG_get0_s(parsed.get()), out + 32, 32) != 32)
-        throw std::runtime_error("private_key_jwt: signing the client assertion failed");
+        throw std::runtime_error("signing a JWS failed");
     return jose;
 }
 
 std::string client_assertion(const ClientAuthentication& client, const std::string& token_endpoint) {
-    auto key = load_private_key(client.private_key_pem);
-    std::string alg = signing_alg_for(key.get(), client.signing_alg);
-    nlohmann::json header = {{"alg", alg}, {"typ", "JWT"}};
+    nlohmann::json header = {{"typ", "JWT"}};
+    if (!client.signing_alg.empty()) header["alg"] = client.signing_alg;
     if (!client.key_id.empty()) header["kid"] = client.key_id;
     auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                    .count();
@@ -104,8 +103,7 @@ std::string client_assertion(const ClientAuthentication& client, const std::stri
         {"iat", now},
         {"exp", now + kAssertionLifetimeSeconds},
     };
-    std::string input = util::base64url_encode(header.dump()) + "." + util::base64url_encode(claims.dump());
-    return input + "." + util::base64url_encode(sign(key.get(), alg, input));
+    return sign_jws(client.private_key_pem, std::move(header), claims);
 }
 
 std::string form_body(const std::vector<std::pair<std::string, std::string>>& fields) {
@@ -152,6 +150,16 @@ std::optional<std::chrono::seconds> expires_in_of(const nlohmann::json& body, un
 }
 
 }  // namespace
+
+std::string sign_jws(const std::string& private_key_pem, nlohmann::json header, const nlohmann::json& claims) {
+    auto key = load_private_key(private_key_pem);
+    auto alg_member = header.find("alg");
+    std::string alg = signing_alg_for(
+        key.get(), alg_member != header.end() && alg_member->is_string() ? alg_member->get<std::string>() : "");
+    header["alg"] = alg;
+    std::string input = util::base64url_encode(header.dump()) + "." + util::base64url_encode(claims.dump());
+    return input + "." + util::base64url_encode(sign(key.get(), alg, input));
+}
 
 TokenEndpointError::TokenEndpointError(unsigned status, std::string error, std::string description)
     : std::runtime_error([&] {
@@ -261,7 +269,7 @@ TokenResponse parse_token_response(unsigned status, std::string_view text) {
 Task<TokenResponse> request_token(http_client::HttpClient& http, const std::string& token_endpoint,
                                   const ClientAuthentication& client,
                                   std::vector<std::pair<std::string, std::string>> grant,
-                                  http_client::CallOptions options) {
+                                  http_client::CallOptions options, TokenRequestExtras extras) {
     using M = ClientAuthentication::Method;
     auto url = http_client::parse_url(token_endpoint);  // throws std::invalid_argument
     if (token_endpoint.find('#') != std::string::npos)
@@ -292,11 +300,17 @@ Task<TokenResponse> request_token(http_client::HttpClient& http, const std::stri
             grant.emplace_back("client_assertion", client_assertion(client, token_endpoint));
             break;
     }
+    for (auto& header : extras.headers) request.headers.push_back(std::move(header));
     request.body = form_body(grant);
     if (options.max_response_bytes == 0) options.max_response_bytes = kMaxTokenResponseBytes;
 
     auto response = co_await http.fetch(std::move(request), std::move(options));
-    if (response.status >= 200 && response.status < 300) co_return parse_token_response(response.status, response.body);
+    std::string nonce = response.header("DPoP-Nonce").value_or("");
+    if (response.status >= 200 && response.status < 300) {
+        auto parsed = parse_token_response(response.status, response.body);
+        parsed.dpop_nonce = std::move(nonce);
+        co_return parsed;
+    }
 
     // RFC 6749 §5.2: a JSON object with `error` (and maybe error_description).
     auto body = nlohmann::json::parse(response.body, nullptr, false);
@@ -306,8 +320,10 @@ Task<TokenResponse> request_token(http_client::HttpClient& http, const std::stri
             std::string description;
             auto d = body.find("error_description");
             if (d != body.end() && d->is_string()) description = d->get<std::string>();
-            throw TokenEndpointError(response.status, util::sanitize_for_message(error->get<std::string>(), 80),
-                                     util::sanitize_for_message(description, 300));
+            TokenEndpointError refused(response.status, util::sanitize_for_message(error->get<std::string>(), 80),
+                                       util::sanitize_for_message(description, 300));
+            refused.dpop_nonce = std::move(nonce);
+            throw refused;
         }
     }
     throw TokenEndpointError(response.status, "",

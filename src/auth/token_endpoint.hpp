@@ -60,6 +60,13 @@ struct TokenResponse {
     std::string access_token, token_type, refresh_token, scope, issued_token_type, id_token;
     std::optional<std::chrono::seconds> expires_in;
     nlohmann::json raw;             // the whole JSON body
+    std::string dpop_nonce;         // the response's DPoP-Nonce header (RFC 9449 §8), "" when none
+};
+
+// What a token request may carry besides the grant and the client authentication.
+struct TokenRequestExtras {
+    // Sent as given, after the request's own headers: a DPoP proof (RFC 9449 §5).
+    std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // The token endpoint refused (RFC 6749 §5.2 error body) or answered something unusable.
@@ -69,6 +76,9 @@ struct TokenResponse {
 struct TokenEndpointError : std::runtime_error {
     TokenEndpointError(unsigned status, std::string error, std::string description);
     unsigned status; std::string error; std::string description;  // e.g. invalid_grant
+    // The response's DPoP-Nonce header: with error use_dpop_nonce, the nonce the next
+    // proof must carry (RFC 9449 §8). "" when none.
+    std::string dpop_nonce;
 };
 
 // POSTs application/x-www-form-urlencoded `grant` (grant_type and its parameters, e.g.
@@ -80,12 +90,20 @@ struct TokenEndpointError : std::runtime_error {
 // `token_endpoint` and `client` are read when the task runs: they must live until it ends
 // (as they do in `co_await request_token(...)`). Whether http:// is acceptable is the
 // caller's decision (configuration refuses it outside loopback tests).
+// `extras.headers` go with the request; the response's DPoP-Nonce header is reported in
+// TokenResponse::dpop_nonce or TokenEndpointError::dpop_nonce.
 // Throws TokenEndpointError, std::invalid_argument (an unusable client or URL),
 // http_client::HttpError, client::ResponseTooLarge, OperationCancelled.
 Task<TokenResponse> request_token(http_client::HttpClient& http, const std::string& token_endpoint,
                                   const ClientAuthentication& client,
                                   std::vector<std::pair<std::string, std::string>> grant,
-                                  http_client::CallOptions options = {});
+                                  http_client::CallOptions options = {}, TokenRequestExtras extras = {});
+
+// A compact JWS (RFC 7515) of `header` and `claims`, signed with the unencrypted PEM
+// private key: RS256 with an RSA key (2048 bits or more), ES256 with an EC P-256 key; the
+// header's `alg` is set from the key (a different one there throws std::invalid_argument).
+// The OAuth client's one JWS signer: client assertions here, DPoP proofs (client/oauth/dpop).
+std::string sign_jws(const std::string& private_key_pem, nlohmann::json header, const nlohmann::json& claims);
 
 // application/x-www-form-urlencoded encoding (RFC 6749 Appendix B), used for the body and for client_secret_basic's id/secret.
 std::string form_urlencode(std::string_view value);

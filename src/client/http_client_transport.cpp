@@ -144,8 +144,9 @@ struct Impl : std::enable_shared_from_this<Impl> {
             for (const auto& header : ex.mirror_headers) request.headers.push_back(header);
         }
         if (options.authorizer) {
-            std::string authorization = co_await options.authorizer->authorization();
-            if (!authorization.empty()) request.headers.emplace_back("Authorization", std::move(authorization));
+            // Per request: a DPoP proof names the method and is never reused (RFC 9449 §4.2).
+            auto authorization = co_await options.authorizer->request_headers(request.method, options.url);
+            for (auto& header : authorization) request.headers.push_back(std::move(header));
         }
         try {
             ex.response = co_await http.open(std::move(request), stream_options);
@@ -288,8 +289,9 @@ struct Impl : std::enable_shared_from_this<Impl> {
             const unsigned refused = ex->status();
             if ((refused != 401 && refused != 403) || !self->options.authorizer || retries == kMaxAuthorizationRetries) break;
             std::string challenge = ex->header("WWW-Authenticate");
+            std::string nonce = ex->header("DPoP-Nonce");
             ex->response.reset();  // its body explains nothing the challenge does not
-            if (!co_await self->options.authorizer->refused(refused, std::move(challenge))) {
+            if (!co_await self->options.authorizer->refused_request(refused, std::move(challenge), std::move(nonce))) {
                 throw HttpStatusError(refused, fmt::format("{} answered HTTP {} and authorizing again cannot help",
                                                            self->describe(), refused));
             }

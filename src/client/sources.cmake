@@ -44,6 +44,7 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/oauth/redirect_listener.cpp
   ${CMAKE_CURRENT_LIST_DIR}/oauth/browser.cpp
   ${CMAKE_CURRENT_LIST_DIR}/oauth/authorization_request.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/oauth/dpop.cpp
   ${CMAKE_CURRENT_LIST_DIR}/oauth/oauth_authorizer.cpp
 )
 if(TOOLPORT_SANITIZE)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "async/completion.hpp"
 #include "auth/token_endpoint.hpp"
 #include "client/oauth/authorization_request.hpp"
+#include "client/oauth/dpop.hpp"
 #include "client/oauth/pkce.hpp"
 #include "client/oauth/protected_resource.hpp"
 #include "client/oauth/redirect_listener.hpp"
@@ -88,6 +90,11 @@ struct OAuthAuthorizer::Impl {
     std::string last_sent;  // the access token the last request carried
     bool busy = false;      // a refusal is being handled
     std::vector<Completion<bool>> waiters;
+    // DPoP nonces (RFC 9449 §8, §9): the latest each token endpoint gave, and the MCP
+    // server's. Short-lived, so kept in memory only.
+    std::map<std::string, std::string> token_endpoint_nonces;
+    std::string resource_nonce;
+    std::optional<DpopKey> bound_key;  // entry.tokens->dpop_key, parsed once
 
     // ------------------------------------------------------------ the store
 
@@ -114,13 +121,18 @@ struct OAuthAuthorizer::Impl {
         }
     }
 
-    void keep(const auth::TokenResponse& response, const std::string& issuer, std::vector<std::string> scopes) {
-        // No DPoP proof went with the request, so a bound token would be refused with every
-        // request it is sent on: better said now.
-        if (response.token_type != "Bearer") {
+    // `key`: the DPoP key whose proof went with the request (nullptr: none did).
+    void keep(const auth::TokenResponse& response, const std::string& issuer, std::vector<std::string> scopes,
+              const DpopKey* key) {
+        // A DPoP-bound token without a key to prove possession of would be refused with every
+        // request it is sent on: better said now. A server that advertised DPoP may still
+        // issue a Bearer token (RFC 9449 §5); the key is kept then for the refresh token,
+        // which a server binds for public clients.
+        if (response.token_type != "Bearer" && !(response.token_type == "DPoP" && key)) {
             throw AuthorizationError(fmt::format(
-                "{} issued a {} token; Toolport presents Bearer tokens only", util::sanitize_for_message(issuer, 200),
-                response.token_type));
+                "{} issued a {} token without being sent a DPoP proof; Toolport presents Bearer tokens, and "
+                "DPoP-bound ones only from servers advertising ES256 in dpop_signing_alg_values_supported",
+                util::sanitize_for_message(issuer, 200), response.token_type));
         }
         StoredTokens tokens;
         tokens.issuer = issuer;
@@ -132,8 +144,35 @@ struct OAuthAuthorizer::Impl {
                                    : (entry.tokens && entry.tokens->issuer == issuer ? entry.tokens->refresh_token : "");
         tokens.expires_at = response.expires_in ? unix_now() + response.expires_in->count() : 0;
         tokens.scopes = std::move(scopes);
+        tokens.dpop_key = key ? key->pem() : "";
         entry.tokens = std::move(tokens);
+        bound_key.reset();
+        if (key) bound_key = *key;
         save();
+    }
+
+    // A new DPoP key when the server binds tokens with ES256 proofs (the one algorithm
+    // Toolport signs them with); nullopt otherwise, and the tokens are Bearer ones.
+    static std::optional<DpopKey> dpop_key_for(const ServerMetadata& metadata) {
+        if (!contains(metadata.dpop_signing_alg_values_supported, "ES256")) return std::nullopt;
+        try {
+            return DpopKey::generate();
+        } catch (const std::exception& e) {
+            throw AuthorizationError(e.what());
+        }
+    }
+
+    // The key the current tokens are bound to (they must be). Throws AuthorizationError
+    // when the store's copy of it is unusable.
+    const DpopKey& key_of_tokens() {
+        if (!bound_key) {
+            try {
+                bound_key = DpopKey::from_pem(entry.tokens->dpop_key);
+            } catch (const std::exception& e) {
+                throw AuthorizationError(fmt::format("the DPoP key kept for {} is unusable: {}", server, e.what()));
+            }
+        }
+        return *bound_key;
     }
 
     // ------------------------------------------------------------ discovery
@@ -193,18 +232,37 @@ struct OAuthAuthorizer::Impl {
     }
 
     Task<auth::TokenResponse> token(const ServerMetadata& metadata, const auth::ClientAuthentication& client,
-                                    std::vector<std::pair<std::string, std::string>> grant) {
-        return token_at(metadata.token_endpoint, metadata.issuer, client, std::move(grant));
+                                    std::vector<std::pair<std::string, std::string>> grant,
+                                    const DpopKey* key = nullptr) {
+        return token_at(metadata.token_endpoint, metadata.issuer, client, std::move(grant), key);
     }
 
-    // `endpoint` and `client` must outlive the task (co_await at once).
+    // `endpoint`, `client` and `key` must outlive the task (co_await at once). With `key`,
+    // each request carries a DPoP proof of it, with the endpoint's latest nonce; a
+    // use_dpop_nonce refusal naming a new one is asked again once with it (RFC 9449 §8).
     Task<auth::TokenResponse> token_at(const std::string& endpoint, std::string server_name,
                                        const auth::ClientAuthentication& client,
-                                       std::vector<std::pair<std::string, std::string>> grant) {
+                                       std::vector<std::pair<std::string, std::string>> grant,
+                                       const DpopKey* key = nullptr) {
         http_client::CallOptions call;
         call.deadline = std::chrono::steady_clock::now() + kTokenTimeout;
         try {
-            co_return co_await auth::request_token(http, endpoint, client, std::move(grant), call);
+            for (int attempt = 0;; ++attempt) {
+                auth::TokenRequestExtras extras;
+                std::string& nonce = token_endpoint_nonces[endpoint];
+                if (key) extras.headers.emplace_back("DPoP", key->proof("POST", endpoint, {}, nonce));
+                try {
+                    auto response = co_await auth::request_token(http, endpoint, client, grant, call, std::move(extras));
+                    if (key && !response.dpop_nonce.empty()) token_endpoint_nonces[endpoint] = response.dpop_nonce;
+                    co_return response;
+                } catch (const auth::TokenEndpointError& e) {
+                    std::string& latest = token_endpoint_nonces[endpoint];
+                    if (!key || attempt > 0 || e.error != "use_dpop_nonce" || e.dpop_nonce.empty() ||
+                        e.dpop_nonce == latest)
+                        throw;
+                    latest = e.dpop_nonce;  // the next attempt's proof carries it
+                }
+            }
         } catch (const auth::TokenEndpointError& e) {
             std::string what = fmt::format("the token endpoint of {} refused", util::sanitize_for_message(server_name, 200));
             if (!e.error.empty()) what += ": " + e.error;
@@ -258,13 +316,15 @@ struct OAuthAuthorizer::Impl {
         if (options.show_authorization_url) options.show_authorization_url(authorization_url(metadata.authorization_endpoint, request));
         AuthorizationResponse response = co_await listener.wait(request.state, options.redirect_timeout);
         check_authorization_response(response, metadata);
+        const auto key = dpop_key_for(metadata);
         auto tokens = co_await token(metadata, authentication(client, metadata),
                                      {{"grant_type", "authorization_code"},
                                       {"code", response.code},
                                       {"redirect_uri", redirect_uri},
                                       {"code_verifier", pkce.verifier},
-                                      {"resource", d.resource}});
-        keep(tokens, metadata.issuer, std::move(scopes));
+                                      {"resource", d.resource}},
+                                     key ? &*key : nullptr);
+        keep(tokens, metadata.issuer, std::move(scopes), key ? &*key : nullptr);
     }
 
     Task<void> machine_grant(const Discovered& d, std::vector<std::string> scopes) {
@@ -293,8 +353,9 @@ struct OAuthAuthorizer::Impl {
         grant.emplace_back("resource", d.resource);
         if (!scopes.empty()) grant.emplace_back("scope", join_scopes(scopes));
         entry.client = client;
-        auto tokens = co_await token(metadata, authentication(client, metadata), std::move(grant));
-        keep(tokens, metadata.issuer, std::move(scopes));
+        const auto key = dpop_key_for(metadata);
+        auto tokens = co_await token(metadata, authentication(client, metadata), std::move(grant), key ? &*key : nullptr);
+        keep(tokens, metadata.issuer, std::move(scopes), key ? &*key : nullptr);
     }
 
     // SEP-990: the enterprise IdP exchanges the user's ID token for an ID-JAG, an assertion
@@ -357,9 +418,13 @@ struct OAuthAuthorizer::Impl {
                                                                    {"refresh_token", entry.tokens->refresh_token}};
         if (!entry.resource.empty()) grant.emplace_back("resource", entry.resource);
         auto scopes = entry.tokens->scopes;
+        // Tokens bound to a key are refreshed with a proof of the same key (RFC 9449 §5).
+        std::optional<DpopKey> key;
         try {
-            auto tokens = co_await token(*metadata, authentication(*entry.client, *metadata), std::move(grant));
-            keep(tokens, issuer, std::move(scopes));
+            if (!entry.tokens->dpop_key.empty()) key = key_of_tokens();
+            auto tokens = co_await token(*metadata, authentication(*entry.client, *metadata), std::move(grant),
+                                         key ? &*key : nullptr);
+            keep(tokens, issuer, std::move(scopes), key ? &*key : nullptr);
             co_return true;
         } catch (const AuthorizationError&) {
             entry.tokens->refresh_token.clear();
@@ -408,7 +473,39 @@ Task<std::string> OAuthAuthorizer::authorization() {
         co_return std::string();
     }
     i.last_sent = i.entry.tokens->access_token;
-    co_return "Bearer " + i.entry.tokens->access_token;
+    // A DPoP-bound token goes with the DPoP scheme (RFC 9449 §7.1) and a proof, which
+    // request_headers() adds.
+    co_return (i.entry.tokens->token_type == "DPoP" ? "DPoP " : "Bearer ") + i.entry.tokens->access_token;
+}
+
+Task<std::vector<std::pair<std::string, std::string>>> OAuthAuthorizer::request_headers(std::string method,
+                                                                                       std::string url) {
+    Impl& i = *impl_;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string authorization = co_await this->authorization();
+    if (authorization.empty()) co_return headers;
+    if (i.entry.tokens->token_type == "DPoP") {
+        // A fresh proof per request (jti), naming it and the token, with the server's nonce.
+        headers.emplace_back("DPoP",
+                             i.key_of_tokens().proof(method, url, i.entry.tokens->access_token, i.resource_nonce));
+    }
+    headers.emplace_back("Authorization", std::move(authorization));
+    co_return headers;
+}
+
+Task<bool> OAuthAuthorizer::refused_request(unsigned status, std::string www_authenticate, std::string dpop_nonce) {
+    Impl& i = *impl_;
+    // RFC 9449 §9: a server that wants its nonce in proofs refuses with use_dpop_nonce and
+    // gives it; the request is sent again with it, nothing else changes. The transport
+    // bounds how often one request is sent again, so a server refusing every nonce ends.
+    if (status == 401 && !dpop_nonce.empty() && i.entry.tokens && i.entry.tokens->token_type == "DPoP") {
+        auto dpop = parse_challenge(www_authenticate, "DPoP");
+        if (dpop && dpop->param("error").value_or("") == "use_dpop_nonce") {
+            i.resource_nonce = std::move(dpop_nonce);
+            co_return true;
+        }
+    }
+    co_return co_await refused(status, std::move(www_authenticate));
 }
 
 Task<bool> OAuthAuthorizer::refused(unsigned status, std::string www_authenticate) {

@@ -59,6 +59,12 @@ public:
 
     Task<std::string> authorization() override;
     Task<bool> refused(unsigned status, std::string www_authenticate) override;
+    // With DPoP-bound tokens (the authorization server advertised ES256 proofs), a DPoP
+    // proof for `method` and `url` besides Authorization: DPoP.
+    Task<std::vector<std::pair<std::string, std::string>>> request_headers(std::string method,
+                                                                          std::string url) override;
+    // A 401 use_dpop_nonce with a DPoP-Nonce: sent again with the nonce (RFC 9449 §9).
+    Task<bool> refused_request(unsigned status, std::string www_authenticate, std::string dpop_nonce) override;
 
     // Authorizes now, without waiting for a 401 (toolport login). Throws AuthorizationError.
     Task<void> login();

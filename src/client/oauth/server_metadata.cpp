@@ -73,6 +73,7 @@ ServerMetadata parse_server_metadata(const nlohmann::json& document, std::string
     m.code_challenge_methods_supported = strings(document, "code_challenge_methods_supported");
     m.token_endpoint_auth_methods_supported = strings(document, "token_endpoint_auth_methods_supported");
     m.grant_types_supported = strings(document, "grant_types_supported");
+    m.dpop_signing_alg_values_supported = strings(document, "dpop_signing_alg_values_supported");
     // A flag of another JSON type is taken as false (json::value would throw type_error).
     auto cimd = document.find("client_id_metadata_document_supported");
     m.client_id_metadata_document_supported = cimd != document.end() && cimd->is_boolean() && cimd->get<bool>();

@@ -29,8 +29,10 @@ Json client_json(const RegisteredClient& c) {
 }
 
 Json tokens_json(const StoredTokens& t) {
-    return {{"issuer", t.issuer},         {"access_token", t.access_token}, {"token_type", t.token_type},
-            {"refresh_token", t.refresh_token}, {"expires_at", t.expires_at}, {"scopes", t.scopes}};
+    Json j = {{"issuer", t.issuer},         {"access_token", t.access_token}, {"token_type", t.token_type},
+              {"refresh_token", t.refresh_token}, {"expires_at", t.expires_at}, {"scopes", t.scopes}};
+    if (!t.dpop_key.empty()) j["dpop_key"] = t.dpop_key;
+    return j;
 }
 
 std::string str(const Json& j, const char* name) {
@@ -51,6 +53,7 @@ ServerEntry entry_from(const Json& j) {
         tokens.access_token = str(*t, "access_token");
         tokens.token_type = str(*t, "token_type");
         tokens.refresh_token = str(*t, "refresh_token");
+        tokens.dpop_key = str(*t, "dpop_key");
         if (auto x = t->find("expires_at"); x != t->end() && x->is_number_integer()) tokens.expires_at = x->get<std::int64_t>();
         if (auto s = t->find("scopes"); s != t->end() && s->is_array()) {
             for (const auto& scope : *s) {

@@ -1,6 +1,6 @@
 // Where the CLI keeps what OAuth gave it, per MCP server: the client registration (so a
 // server is registered with once), the access and refresh tokens, their expiry and scopes,
-// and the issuer of the authorization server they came from. One JSON file,
+// the DPoP key they are bound to, and the issuer of the authorization server they came from. One JSON file,
 // $XDG_CONFIG_HOME/toolport/oauth-tokens.json (default ~/.config/...), readable by the
 // user only: it is written to a new file created with mode 0600 in the same directory and
 // renamed over the old one, and its directory is created 0700. Nothing here logs, and
@@ -32,6 +32,9 @@ struct StoredTokens {
     std::string access_token, token_type, refresh_token;
     std::int64_t expires_at = 0;  // Unix seconds; 0: unknown
     std::vector<std::string> scopes;  // asked for (the union grows with step-up)
+    // DPoP (RFC 9449): the PEM private key the tokens are bound to, "" when they are not.
+    // Kept with them because a bound access or refresh token is useless without it.
+    std::string dpop_key;
 };
 
 struct ServerEntry {

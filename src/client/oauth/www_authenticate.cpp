@@ -61,7 +61,10 @@ std::optional<std::string> Challenge::param(std::string_view name) const {
     return it->second;
 }
 
-std::optional<Challenge> parse_bearer_challenge(std::string_view header) {
+namespace {
+
+// Every challenge of `header`; nullopt when it cannot be parsed.
+std::optional<std::vector<Challenge>> parse_challenges(std::string_view header) {
     // challenge = auth-scheme [ 1*SP ( token68 / #auth-param ) ], challenges separated by
     // commas: a token followed by '=' is a parameter of the current challenge, a token
     // followed by anything else starts the next challenge.
@@ -93,6 +96,24 @@ std::optional<Challenge> parse_bearer_challenge(std::string_view header) {
         // parameter of that challenge; only Bearer's and DPoP's parameters are used.
         challenges.push_back(Challenge{name, {}});
     }
+    return challenges;
+}
+
+}  // namespace
+
+std::optional<Challenge> parse_challenge(std::string_view header, std::string_view scheme) {
+    auto challenges = parse_challenges(header);
+    if (!challenges) return std::nullopt;
+    for (auto& ch : *challenges) {
+        if (util::iequals_ascii(ch.scheme, scheme)) return std::move(ch);
+    }
+    return std::nullopt;
+}
+
+std::optional<Challenge> parse_bearer_challenge(std::string_view header) {
+    auto parsed = parse_challenges(header);
+    if (!parsed) return std::nullopt;
+    const auto& challenges = *parsed;
     const Challenge* dpop = nullptr;
     for (const auto& ch : challenges) {
         if (util::iequals_ascii(ch.scheme, "Bearer")) return ch;

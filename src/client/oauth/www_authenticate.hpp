@@ -23,4 +23,8 @@ struct Challenge {
 // comma-separated list of them) are skipped.
 std::optional<Challenge> parse_bearer_challenge(std::string_view header);
 
+// The first challenge of `header` whose scheme is `scheme` (case-insensitive), e.g. the
+// DPoP one that says use_dpop_nonce beside a Bearer one; nullopt when there is none.
+std::optional<Challenge> parse_challenge(std::string_view header, std::string_view scheme);
+
 }  // namespace toolport::client::oauth
