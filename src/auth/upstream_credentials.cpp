@@ -43,21 +43,41 @@ std::string read_key_file(const providers::SourceSettings& s, const std::string&
 }  // namespace
 
 std::string_view type_name(UpstreamAuthSettings::Type type) {
-    return type == UpstreamAuthSettings::Type::token_exchange ? "token_exchange" : "client_credentials";
+    switch (type) {
+        case UpstreamAuthSettings::Type::token_exchange: return "token_exchange";
+        case UpstreamAuthSettings::Type::login: return "login";
+        case UpstreamAuthSettings::Type::client_credentials: break;
+    }
+    return "client_credentials";
 }
 
-UpstreamAuthSettings read_upstream_auth(const providers::SourceSettings& s) {
+UpstreamAuthSettings read_upstream_auth(const providers::SourceSettings& s, bool login_allowed) {
+    if (s.string("type").value_or("") == "login") {
+        if (!login_allowed) {
+            s.fail("type", "login applies to gateway upstreams (MCP servers over Streamable HTTP) only; use "
+                           "client_credentials or token_exchange");
+        }
+        // Everything else (the authorization server, the client registration, the scopes)
+        // is what `toolport login` discovered and kept with the tokens.
+        s.only_keys({"type", "token_store"});
+        UpstreamAuthSettings out;
+        out.type = UpstreamAuthSettings::Type::login;
+        out.token_store = s.string("token_store").value_or("");
+        if (s.value("token_store") && out.token_store.empty()) s.fail("token_store", "must be a file path");
+        return out;
+    }
     s.only_keys({"type", "token_endpoint", "issuer", "client_id", "client_secret", "auth_method", "private_key",
                  "private_key_file", "key_id", "signing_alg", "assertion_audience", "audience", "resource", "scope",
                  "own_requests", "allow_http", "timeout_ms", "expiry_margin_s", "default_lifetime_s"});
     UpstreamAuthSettings out;
     auto type = s.string("type");
-    if (!type) s.fail("type", "is required: client_credentials or token_exchange");
+    if (!type) s.fail("type", "is required: client_credentials, token_exchange or login");
     if (*type == "client_credentials") out.type = UpstreamAuthSettings::Type::client_credentials;
     else if (*type == "token_exchange") out.type = UpstreamAuthSettings::Type::token_exchange;
     else if (*type == "headers")
         s.fail("type", "static headers are set with the source's own headers settings, not under auth:");
-    else s.fail("type", "must be client_credentials or token_exchange");
+    else s.fail("type", login_allowed ? "must be client_credentials, token_exchange or login"
+                                      : "must be client_credentials or token_exchange");
 
     out.allow_http = s.boolean("allow_http").value_or(false);
     out.token_endpoint = s.string("token_endpoint").value_or("");

@@ -11,6 +11,8 @@
 //     resource: https://upstream.example/mcp      # RFC 8707 resource
 //     scope: "files:read files:write"
 //
+//   auth: {type: login, token_store: /path/oauth-tokens.json}   # gateway upstreams only
+//
 //  - client_credentials: Toolport's own token for the service (RFC 6749 §4.4), one for all
 //    callers, obtained again shortly before it expires.
 //  - token_exchange (RFC 8693): the caller's verified access token is exchanged for one whose
@@ -19,6 +21,11 @@
 //    (stdio, a static bearer token) cannot be made. The source's own requests (a gateway's
 //    listing, a REST catalog's) use a client_credentials token of the same client, unless
 //    `own_requests: none` sends them without one.
+//  - login: the tokens the operator obtained once with `toolport login <upstream URL>` (the
+//    browser flow, a user's authorization), read from the CLI's token store and refreshed
+//    there; never a new authorization, as a server has no user at a browser. Only the
+//    settings are read here: the gateway's upstream runs client/oauth's OAuthAuthorizer,
+//    non-interactive, on them (UpstreamCredentials does not take this type).
 //
 // A request for a key that is being obtained waits for that request instead of making
 // another. A service that answers 401 to a token has it dropped (rejected()); the caller
@@ -56,8 +63,10 @@ class HttpClient;
 namespace toolport::auth {
 
 struct UpstreamAuthSettings {
-    enum class Type { client_credentials, token_exchange };
+    enum class Type { client_credentials, token_exchange, login };
     Type type = Type::client_credentials;
+    // login: the token store file; empty: the CLI's ($XDG_CONFIG_HOME/toolport/oauth-tokens.json).
+    std::string token_store;
     std::string token_endpoint;  // empty: from the issuer's metadata, at first use
     std::string issuer;
     ClientAuthentication client;
@@ -77,12 +86,13 @@ struct UpstreamAuthSettings {
     bool exchanges() const { return type == Type::token_exchange; }
 };
 
-// "client_credentials", "token_exchange".
+// "client_credentials", "token_exchange", "login".
 std::string_view type_name(UpstreamAuthSettings::Type type);
 
-// Reads and checks an `auth:` section (`section` is that mapping). Throws
-// providers::SettingsError naming the file, line and key.
-UpstreamAuthSettings read_upstream_auth(const providers::SourceSettings& section);
+// Reads and checks an `auth:` section (`section` is that mapping). `login_allowed`: the
+// source can use type login (a gateway's MCP upstream, whose server says how to authorize).
+// Throws providers::SettingsError naming the file, line and key.
+UpstreamAuthSettings read_upstream_auth(const providers::SourceSettings& section, bool login_allowed = false);
 
 // A call could not be given credentials for the service.
 struct UpstreamCredentialsError : std::runtime_error {

@@ -409,4 +409,44 @@ TEST_F(OAuthFlowTest, RedirectListenerIgnoresOtherPaths) {
 }
 
 }  // namespace
+
+// A gateway upstream under `auth: {type: login}`: the tokens of an earlier login are used and
+// refreshed, but a new authorization (which needs a user at a browser) is refused, not started.
+TEST_F(OAuthFlowTest, NonInteractiveUsesAndRefreshesKeptTokensButNeverAuthorizesAnew) {
+    {
+        OAuthAuthorizer login(executor, options(as.base));  // `toolport login`
+        ASSERT_TRUE(drive(login.refused(401, challenge())));
+    }
+    ASSERT_EQ(pages.size(), 1u);
+    auto o = options(as.base);
+    o.interactive = false;
+    OAuthAuthorizer gateway(executor, o);
+    EXPECT_EQ(drive(gateway.authorization()), "Bearer at-1");
+    // Refused once: the refresh token gets a new one.
+    ASSERT_TRUE(drive(gateway.refused(401, challenge())));
+    EXPECT_EQ(drive(gateway.authorization()), "Bearer at-2");
+    // Refused again: only a new authorization could help, which this one may not start.
+    const auto registrations = requests_to("/register").size();
+    try {
+        drive(gateway.refused(401, challenge()));
+        FAIL() << "a non-interactive authorizer started an authorization";
+    } catch (const AuthorizationError& e) {
+        EXPECT_NE(std::string(e.what()).find("needs a user at a browser"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(pages.size(), 1u);
+    EXPECT_EQ(requests_to("/register").size(), registrations);
+    EXPECT_TRUE(requests_to("/authorize").empty());
+}
+
+TEST_F(OAuthFlowTest, NonInteractiveWithoutKeptTokensFailsAtTheFirstRefusal) {
+    auto o = options(as.base);
+    o.interactive = false;
+    OAuthAuthorizer gateway(executor, o);
+    EXPECT_EQ(drive(gateway.authorization()), "");
+    EXPECT_THROW(drive(gateway.refused(401, challenge())), AuthorizationError);
+    EXPECT_TRUE(pages.empty());
+    EXPECT_TRUE(requests_to("/register").empty());
+    EXPECT_TRUE(requests_to("/token").empty());
+}
+
 }  // namespace toolport::client::oauth

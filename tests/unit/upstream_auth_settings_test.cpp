@@ -95,3 +95,42 @@ TEST(UpstreamAuthSettingsSources, AnOpenApiSourceReadsAuth) {
                   .find("openapi.pets.auth.type: must be client_credentials or token_exchange"),
               std::string::npos);
 }
+
+// auth: {type: login}: the tokens of `toolport login`, for a gateway's Streamable HTTP upstream only.
+TEST(UpstreamAuthSettingsSources, AGatewayUpstreamReadsLoginAuth) {
+    auto g = gateway_with({{"url", "https://files.example.test/mcp"}, {"auth", {{"type", "login"}}}});
+    ASSERT_TRUE(g.upstreams.at(0).auth);
+    EXPECT_EQ(g.upstreams[0].auth->type, auth::UpstreamAuthSettings::Type::login);
+    EXPECT_EQ(auth::type_name(g.upstreams[0].auth->type), "login");
+    EXPECT_EQ(g.upstreams[0].auth->token_store, "");  // the CLI's default store
+    EXPECT_FALSE(g.upstreams[0].auth->exchanges());
+    auto with_store = gateway_with({{"url", "https://files.example.test/mcp"},
+                                    {"auth", {{"type", "login"}, {"token_store", "/srv/toolport/tokens.json"}}}});
+    EXPECT_EQ(with_store.upstreams.at(0).auth->token_store, "/srv/toolport/tokens.json");
+
+    auto refused = [](Json upstream) { return error_of([&] { gateway_with(std::move(upstream)); }); };
+    // What the login discovered is not configured here.
+    EXPECT_NE(refused({{"url", "https://f.example.test/mcp"}, {"auth", {{"type", "login"}, {"client_id", "x"}}}})
+                  .find("client_id"),
+              std::string::npos);
+    EXPECT_NE(refused({{"url", "https://f.example.test/mcp"}, {"auth", {{"type", "login"}, {"token_store", ""}}}})
+                  .find("token_store: must be a file path"),
+              std::string::npos);
+    EXPECT_NE(refused({{"url", "https://f.example.test/sse"}, {"transport", "sse"}, {"auth", {{"type", "login"}}}})
+                  .find("Streamable HTTP upstreams only"),
+              std::string::npos);
+    EXPECT_NE(refused({{"url", "https://f.example.test/mcp"}, {"auth", {{"type", "oauth"}}}})
+                  .find("must be client_credentials, token_exchange or login"),
+              std::string::npos);
+}
+
+TEST(UpstreamAuthSettingsSources, LoginAuthIsRefusedOutsideGatewayUpstreams) {
+    Json rest = {{"base_url", "https://api.example.test"}, {"auth", {{"type", "login"}}}};
+    EXPECT_NE(error_of([&] { rest::CatalogSettings::from(SourceSettings(rest, "rest.api")); })
+                  .find("login applies to gateway upstreams"),
+              std::string::npos);
+    Json openapi = {{"document", "./pets.yaml"}, {"auth", {{"type", "login"}}}};
+    EXPECT_NE(error_of([&] { openapi::OpenApiSettings::from(SourceSettings(openapi, "openapi.pets")); })
+                  .find("login applies to gateway upstreams"),
+              std::string::npos);
+}

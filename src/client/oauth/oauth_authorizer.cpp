@@ -88,6 +88,7 @@ struct OAuthAuthorizer::Impl {
     int authorizations = 0;
     bool refreshed_since_refusal = false;
     std::string last_sent;  // the access token the last request carried
+    std::string reloaded;   // non-interactive: the access token last taken from a re-read store
     bool busy = false;      // a refusal is being handled
     std::vector<Completion<bool>> waiters;
     // DPoP nonces (RFC 9449 §8, §9): the latest each token endpoint gave, and the MCP
@@ -382,6 +383,23 @@ struct OAuthAuthorizer::Impl {
 
     // A full authorization. Returns false when the server turned out not to use OAuth.
     Task<bool> authorize(std::optional<Challenge> challenge, bool step_up) {
+        if (!options.interactive && options.grant == OAuthOptions::Grant::authorization_code) {
+            // The operator may have logged in again since the store was read (another
+            // process wrote it): those tokens are used without asking anyone.
+            loaded = false;
+            entry = {};
+            load();
+            // Each one once: an expired one that cannot be refreshed must not be retried forever.
+            if (entry.tokens && !entry.tokens->access_token.empty() && entry.tokens->access_token != last_sent &&
+                entry.tokens->access_token != reloaded) {
+                reloaded = entry.tokens->access_token;
+                co_return true;
+            }
+            throw AuthorizationError(fmt::format(
+                "no usable OAuth token for {} (none kept, or it expired and could not be refreshed), and a new "
+                "authorization needs a user at a browser",
+                server));
+        }
         if (++authorizations > kMaxAuthorizations) {
             throw AuthorizationError(fmt::format("{} still refuses after {} authorizations; giving up", server,
                                                  kMaxAuthorizations));

@@ -48,6 +48,11 @@ struct OAuthOptions {
     std::chrono::milliseconds redirect_timeout{std::chrono::minutes(5)};
     // Shows the user the authorization page (opens a browser, prints the URL).
     std::function<void(const std::string& url)> show_authorization_url;
+    // false: there is no user to send to a browser (a gateway's upstream authorized with the
+    // tokens of `toolport login`): tokens are used and refreshed, but where the
+    // authorization_code grant would need a new authorization the request fails with an
+    // AuthorizationError saying so, and no redirect listener is opened.
+    bool interactive = true;
 };
 
 class OAuthAuthorizer final : public HttpAuthorizer {

@@ -94,7 +94,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
                 if (lower == "authorization")
                     s.fail("headers", "auth: gives this upstream its Authorization header; remove one");
             }
-            u.auth = auth::read_upstream_auth(s.section("auth"));
+            u.auth = auth::read_upstream_auth(s.section("auth"), /*login_allowed=*/true);
         }
         for (const char* key : {"args", "env", "cwd"}) {
             if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");

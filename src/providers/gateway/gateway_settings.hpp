@@ -25,7 +25,9 @@
 // `auth:` (auth/upstream_credentials.hpp): client_credentials authorizes the gateway's one
 // connection; token_exchange gives each caller a connection of its own, authorized with the
 // token exchanged for the caller's OAuth access token (the gateway's own connection, which
-// lists the catalog, uses a client_credentials token unless own_requests: none).
+// lists the catalog, uses a client_credentials token unless own_requests: none); login
+// authorizes the one connection with the tokens `toolport login <url>` kept (refreshed,
+// never authorized anew: a server opens no browser).
 //
 // The configuration loader puts both sections into one source's settings
 // ({upstreams: {...}, prefix_mode: ...}); everything is checked when the file is loaded.

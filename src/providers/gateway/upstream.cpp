@@ -12,6 +12,8 @@
 #include "client/http_authorizer.hpp"
 #include "client/legacy_sse_transport.hpp"
 #include "client/mcp_client.hpp"
+#include "client/oauth/oauth_authorizer.hpp"
+#include "client/oauth/token_store.hpp"
 #include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
 #include "server/input_required.hpp"
@@ -107,7 +109,8 @@ void Upstream::Caller::stash(std::exception_ptr outcome) {
 
 Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
     : settings_(std::move(settings)), executor_(executor) {
-    if (settings_.auth) {
+    // login: the OAuthAuthorizer of each connection attempt does the token requests.
+    if (settings_.auth && settings_.auth->type != auth::UpstreamAuthSettings::Type::login) {
         token_http_ = std::make_unique<http_client::HttpClient>(executor_);
         credentials_ = std::make_shared<auth::UpstreamCredentials>("upstream " + settings_.name, *settings_.auth,
                                                                    *token_http_);
@@ -179,12 +182,19 @@ void Upstream::connect_now() {
         auto self = weak.lock();
         if (!self || !error || generation != self->generation_) return;
         std::string reason = "failed";
+        std::string authorization_failure;
         try {
             std::rethrow_exception(error);
+        } catch (const client::AuthorizationError& e) {
+            reason = e.what();
+            authorization_failure = e.what();
+            // /health shows the reason: it says what the operator has to do.
+            if (self->uses_login()) reason += "; run: toolport login " + self->settings_.url;
         } catch (const std::exception& e) {
             reason = e.what();
         } catch (...) {
         }
+        self->authorization_failure_ = std::move(authorization_failure);
         self->lost(reason);
     });
 }
@@ -292,6 +302,7 @@ Task<void> Upstream::connect_once() {
     if (credentials_ && (!credentials_->settings().exchanges() || credentials_->settings().own_requests_authorized)) {
         authorizer = std::make_shared<CredentialsAuthorizer>(credentials_, std::nullopt);
     }
+    if (uses_login()) authorizer = login_authorizer();
     std::shared_ptr<McpClient> client;
     try {
         client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_, authorizer), options);
@@ -315,6 +326,7 @@ Task<void> Upstream::connect_once() {
     client_ = client;
     co_await client->connect();
     if (generation != generation_) co_return;
+    authorization_failure_.clear();
     {
         std::lock_guard lock(state_mutex_);
         protocol_version_ = client->protocol_version();
@@ -583,9 +595,52 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
 
 // ------------------------------------------------------------------ to the upstream
 
+bool Upstream::uses_login() const {
+    return settings_.auth && settings_.auth->type == auth::UpstreamAuthSettings::Type::login;
+}
+
+std::string Upstream::login_suggestion() const {
+    std::string command = "toolport login " + settings_.url;
+    // The gateway reads that store only; a login that keeps its tokens elsewhere would not help.
+    if (!settings_.auth->token_store.empty()) command += " (with its token store at " + settings_.auth->token_store + ")";
+    return "The upstream needs a user's OAuth authorization, which the gateway cannot ask for: run: " + command +
+           "; the gateway picks the new tokens up when it next connects (no restart)";
+}
+
+std::shared_ptr<client::HttpAuthorizer> Upstream::login_authorizer() {
+    client::oauth::OAuthOptions options;
+    options.server_url = settings_.url;
+    // A new authorizer per connection attempt: the store is read anew each time, so a
+    // `toolport login` made since the last attempt is used.
+    options.interactive = false;
+    options.store_path = settings_.auth->token_store;
+    if (options.store_path.empty()) {
+        try {
+            options.store_path = client::oauth::TokenStore::default_path();
+        } catch (const client::oauth::TokenStoreError& e) {
+            throw client::AuthorizationError(e.what());
+        }
+    }
+    try {
+        return std::make_shared<client::oauth::OAuthAuthorizer>(executor_, std::move(options));
+    } catch (const std::invalid_argument& e) {
+        throw client::TransportError(e.what());
+    }
+}
+
 std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
     if (state() == State::connected && client_ && client_->is_open()) return client_;
     auto wait = until(next_attempt_);
+    if (uses_login() && !authorization_failure_.empty()) {
+        // Not a passing outage: nothing changes until the operator logs in again (the next
+        // attempt reads the token store anew, so no restart is needed after that).
+        ToolError error(ToolErrorCode::upstream_authorization_failed,
+                        fmt::format("upstream {} is not connected, so {} cannot be forwarded: {}", name(), what,
+                                    redacted(authorization_failure_, settings_.secrets())));
+        error.suggest(login_suggestion());
+        if (wait.count() > 0) error.retry_after(wait);
+        throw error;
+    }
     auto error = ToolError(ToolErrorCode::server_unhealthy,
                            fmt::format("upstream {} is not connected ({}), so {} cannot be forwarded", name(),
                                        describe_state(), what));
@@ -1134,9 +1189,11 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
                                                             name(), tool, e.timeout.count()))
             .transient(true);
     } catch (const client::AuthorizationError& e) {
-        throw ToolError(ToolErrorCode::upstream_authorization_failed,
+        ToolError error(ToolErrorCode::upstream_authorization_failed,
                         fmt::format("upstream {}: the call of {} could not be authorized: {}", name(), tool,
                                     redacted(e.what(), settings_.secrets())));
+        if (uses_login()) error.suggest(login_suggestion());
+        throw error;
     } catch (const client::TransportError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} went away during the call of {}: {}", name(), tool,

@@ -34,6 +34,7 @@ namespace auth {
 class UpstreamCredentials;
 }
 namespace client {
+class HttpAuthorizer;
 class McpClient;
 struct ServerRequest;
 struct ClientOptions;
@@ -165,6 +166,13 @@ private:
     // Closes caller connections idle for kCallerIdle, and schedules the next sweep.
     void sweep_caller_connections();
     client::ClientOptions client_options() const;
+    // auth: login: the connection is authorized with the tokens of `toolport login`.
+    bool uses_login() const;
+    // "run: toolport login <url>", for the errors of such an upstream.
+    std::string login_suggestion() const;
+    // A non-interactive OAuthAuthorizer on the token store (throws AuthorizationError when
+    // there is no store path).
+    std::shared_ptr<client::HttpAuthorizer> login_authorizer();
     // One request on behalf of `ctx`, its caller registered while it runs (see Caller):
     // what was stashed for the client replaces the upstream's answer or failure.
     // `tasks`: the request declares the tasks extension (see with_tasks_declared); other
@@ -201,6 +209,9 @@ private:
     // the upstream, and the upstream's ca_file is not its).
     std::unique_ptr<http_client::HttpClient> token_http_;
     std::shared_ptr<auth::UpstreamCredentials> credentials_;
+    // Why the last connection attempt could not be authorized ("" when it was, or failed
+    // otherwise): with auth: login, calls meanwhile fail with UPSTREAM_AUTHORIZATION_FAILED.
+    std::string authorization_failure_;
     // token_exchange: each caller's connection, by the digest of its access token (a new
     // token, say after a refresh, gets a connection of its own; the old one idles out).
     struct CallerConnection {
