@@ -6,7 +6,8 @@
 // refreshes them (on a 401, and before they expire) and writes the new ones back to the
 // store, and never starts an authorization of its own: without a usable token the upstream is
 // unavailable in /health and its calls are UPSTREAM_AUTHORIZATION_FAILED naming
-// `toolport login`, until a new login, which it picks up without a restart.
+// `toolport login`, until a new login, which it picks up without a restart. Last, a login
+// whose browser command fails ends at once with that failure.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -207,5 +208,16 @@ pipeline:
     assert.equal(code(again), 'OK', text(again));
     assert.equal(JSON.parse(text(again)).token, fresh, 'the new login was picked up without a restart');
     assertAlive(server);
+  });
+
+  it('toolport login stops at once when the browser command fails, instead of waiting for --login-timeout', async () => {
+    const start = Date.now();
+    const done = await runToolport(['login', upstream.url, '--login-timeout', '60'], {
+      env: { XDG_CONFIG_HOME: xdg, BROWSER: "sh -c 'exit 3'" },
+      timeoutMs: 30000,
+    });
+    assert.equal(done.status, 1, done.stderr);
+    assert.match(done.stderr, /the browser command failed \(sh exited with status 3\)/);
+    assert.ok(Date.now() - start < 15000, `took ${Date.now() - start} ms`);
   });
 });

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "app/commands/command_support.hpp"
+#include "client/http_authorizer.hpp"
 #include "client/oauth/browser.hpp"
 #include "client/oauth/token_store.hpp"
 #include "http_client/url.hpp"
@@ -48,7 +49,12 @@ void show(const std::string& url) {
         fmt::print(stderr, "toolport: waiting for the browser to come back to this machine...\n");
         return;
     }
-    if (auto error = client::oauth::start_browser(argv); !error.empty()) fmt::print(stderr, "toolport: {}\n", error);
+    // A browser command that fails at once will not bring the redirect back: waiting for
+    // --login-timeout would only hide that.
+    if (auto error = client::oauth::start_browser(argv); !error.empty()) {
+        throw client::AuthorizationError(fmt::format(
+            "the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand", error));
+    }
 }
 
 }  // namespace

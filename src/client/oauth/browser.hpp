@@ -4,6 +4,7 @@
 // stderr as well, so a user on a remote shell can open it elsewhere.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -17,8 +18,13 @@ namespace toolport::client::oauth {
 std::vector<std::string> browser_command(const std::string& url,
                                          const std::function<const char*(const char*)>& env);
 
-// Starts `argv` without waiting for it (stdin from /dev/null, stdout onto our stderr).
-// Returns an error sentence, empty on success. The process is reaped when it exits.
-std::string start_browser(const std::vector<std::string>& argv);
+// Starts `argv` (stdin from /dev/null, stdout onto our stderr) and watches it for up to
+// `watch`: a command that fails at once (exits non-zero or is killed: a broken $BROWSER, no
+// browser on the machine) is reported instead of leaving the user waiting for a redirect
+// that will never come; one that succeeds returns as soon as it exits. One still running
+// after `watch` (a browser in the foreground) is left to run and reaped when it exits.
+// Returns an error sentence, empty on success.
+std::string start_browser(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds watch = std::chrono::milliseconds(2000));
 
 }  // namespace toolport::client::oauth
