@@ -107,7 +107,24 @@ protected:
         char pattern[] = "/tmp/toolport-oauth-flow-XXXXXX";
         dir = ::mkdtemp(pattern);
     }
-    ~OAuthFlowTest() override { std::filesystem::remove_all(dir); }
+    ~OAuthFlowTest() override {
+        // A browser request still on its way (the flow may end before the listener's page
+        // is read) is finished first: its coroutine holds the client, and a frame left
+        // suspended when the loop goes is a leak.
+        io.restart();
+        while (browser_in_flight > 0 && io.run_one_for(2s) > 0) {
+        }
+        std::filesystem::remove_all(dir);
+    }
+
+    // Sends `request` as the user's browser would, without waiting for the answer.
+    void browse(http_client::Request request) {
+        ++browser_in_flight;
+        spawn(browser.fetch(std::move(request)), [this](std::optional<http_client::Response> r, std::exception_ptr) {
+            --browser_in_flight;
+            if (r) browser_status = r->status;
+        });
+    }
 
     template <typename T>
     T drive(Task<T> task) {
@@ -142,16 +159,15 @@ protected:
         o.server_url = as.base + "/mcp";
         o.store_path = dir + "/toolport/oauth-tokens.json";
         o.redirect_timeout = 5s;
-        o.show_authorization_url = [this, iss, state](const std::string& url) {
+        o.show_authorization_url = [this, iss, state](const std::string& url) -> OAuthOptions::OpenerCheck {
             pages.push_back(url);
             std::string back = param(url, "redirect_uri") + "?code=the-code&state=" +
                                util::percent_encode(state.value_or(param(url, "state")));
             if (iss) back += "&iss=" + util::percent_encode(*iss);
             http_client::Request request;
             request.url = back;
-            spawn(browser.fetch(std::move(request)), [this](std::optional<http_client::Response> r, std::exception_ptr) {
-                if (r) browser_status = r->status;
-            });
+            browse(std::move(request));
+            return {};
         };
         return o;
     }
@@ -180,6 +196,7 @@ protected:
                                     }()};
     std::vector<std::string> pages;
     unsigned browser_status = 0;
+    int browser_in_flight = 0;
 };
 
 TEST_F(OAuthFlowTest, AuthorizationCodeWithPkceRegistrationAndResource) {
@@ -267,6 +284,30 @@ TEST_F(OAuthFlowTest, ARedirectWithAnotherStateIsRefused) {
     while (browser_status == 0 && io.run_one_for(2s) > 0) {  // the browser's answer may still be on its way
     }
     EXPECT_EQ(browser_status, 400u);
+    EXPECT_TRUE(requests_to("/token").empty());
+}
+
+TEST_F(OAuthFlowTest, APageOpenerThatFailsEndsTheWaitForTheRedirect) {
+    OAuthOptions o = options(as.base);
+    o.redirect_timeout = 30s;
+    int asked = 0;
+    // The opener opens nothing; its check reports the failure on its third asking.
+    o.show_authorization_url = [&asked](const std::string&) -> OAuthOptions::OpenerCheck {
+        return [&asked]() -> std::optional<std::string> {
+            if (++asked < 3) return std::nullopt;
+            return std::string("the browser command failed (xdg-open exited with status 3)");
+        };
+    };
+    OAuthAuthorizer authorizer(executor, std::move(o));
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        drive(authorizer.refused(401, challenge()));
+        FAIL() << "the flow went on without a redirect";
+    } catch (const AuthorizationError& e) {
+        EXPECT_NE(std::string(e.what()).find("xdg-open exited with status 3"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(asked, 3);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);  // not the 30 s redirect timeout
     EXPECT_TRUE(requests_to("/token").empty());
 }
 
@@ -403,7 +444,7 @@ TEST_F(OAuthFlowTest, RedirectListenerIgnoresOtherPaths) {
     EXPECT_EQ(answer.status, 404u);
     http_client::Request good;
     good.url = uri + "?code=c&state=s1";
-    spawn(browser.fetch(good), [](std::optional<http_client::Response>, std::exception_ptr) {});
+    browse(good);
     auto response = drive(listener.wait("s1", 5s));
     EXPECT_EQ(response.code, "c");
 }

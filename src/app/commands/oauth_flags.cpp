@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -35,26 +38,37 @@ std::string env_or_empty(const char* name) {
 }
 
 // Opens the page in the user's browser when one can be started, and always prints it: the
-// user may be on another machine than the terminal.
-void show(const std::string& url) {
+// user may be on another machine than the terminal. The browser command is watched (the
+// check returned) while the flow waits: one that fails at once will not bring the redirect
+// back, and waiting for --login-timeout would only hide that.
+client::oauth::OAuthOptions::OpenerCheck show(const std::string& url) {
     fmt::print(stderr, "toolport: to authorize, open this page in a browser:\n  {}\n", url);
     std::vector<std::string> argv;
     try {
         argv = client::oauth::browser_command(url, [](const char* name) { return std::getenv(name); });
     } catch (const std::invalid_argument& e) {
         fmt::print(stderr, "toolport: $BROWSER cannot be used: {}\n", e.what());
-        return;
+        return {};
     }
     if (argv.empty()) {
         fmt::print(stderr, "toolport: waiting for the browser to come back to this machine...\n");
-        return;
+        return {};
     }
-    // A browser command that fails at once will not bring the redirect back: waiting for
-    // --login-timeout would only hide that.
-    if (auto error = client::oauth::start_browser(argv); !error.empty()) {
+    std::shared_ptr<client::oauth::BrowserProcess> browser;
+    try {
+        browser = std::make_shared<client::oauth::BrowserProcess>(argv);
+    } catch (const std::runtime_error& e) {
         throw client::AuthorizationError(fmt::format(
-            "the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand", error));
+            "the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand", e.what()));
     }
+    return [browser]() -> std::optional<std::string> {
+        auto ended = browser->ended();
+        if (ended && !ended->empty()) {
+            return fmt::format("the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand",
+                               *ended);
+        }
+        return ended;
+    };
 }
 
 }  // namespace

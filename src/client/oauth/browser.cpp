@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -38,8 +39,9 @@ std::vector<std::string> browser_command(const std::string& url, const std::func
     return argv;
 }
 
-std::string start_browser(const std::vector<std::string>& argv, std::chrono::milliseconds watch) {
-    if (argv.empty()) return "no browser command";
+BrowserProcess::BrowserProcess(const std::vector<std::string>& argv) {
+    if (argv.empty()) throw std::runtime_error("no browser command");
+    name_ = argv[0];
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -50,32 +52,41 @@ std::string start_browser(const std::vector<std::string>& argv, std::chrono::mil
     pid_t pid = -1;
     int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) return fmt::format("could not start {}: {}", argv[0], std::strerror(rc));
-    // Polled, not waited for: a browser that stays in the foreground must not hold the flow
-    // longer than `watch` (the redirect listener answers only once this returns).
-    const auto until = std::chrono::steady_clock::now() + watch;
-    for (;;) {
-        int status = 0;
-        pid_t done = ::waitpid(pid, &status, WNOHANG);
-        if (done < 0 && errno == EINTR) continue;
-        if (done == pid) {
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-            if (WIFEXITED(status)) return fmt::format("{} exited with status {}", argv[0], WEXITSTATUS(status));
-            if (WIFSIGNALED(status)) return fmt::format("{} was killed by signal {}", argv[0], WTERMSIG(status));
-            return fmt::format("{} failed", argv[0]);
-        }
-        if (done < 0) return {};  // not ours to reap any more (SIGCHLD ignored): nothing to report
-        if (std::chrono::steady_clock::now() >= until) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (rc != 0) throw std::runtime_error(fmt::format("could not start {}: {}", name_, std::strerror(rc)));
+    pid_ = pid;
+}
+
+std::optional<std::string> BrowserProcess::ended() {
+    if (ended_) return ended_;
+    int status = 0;
+    pid_t done = -1;
+    do {
+        done = ::waitpid(pid_, &status, WNOHANG);
+    } while (done < 0 && errno == EINTR);
+    if (done == 0) return std::nullopt;
+    if (done < 0) {
+        ended_ = "";  // not ours to reap any more (SIGCHLD ignored): nothing to report
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        ended_ = "";
+    } else if (WIFEXITED(status)) {
+        ended_ = fmt::format("{} exited with status {}", name_, WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        ended_ = fmt::format("{} was killed by signal {}", name_, WTERMSIG(status));
+    } else {
+        ended_ = fmt::format("{} failed", name_);
     }
+    return ended_;
+}
+
+BrowserProcess::~BrowserProcess() {
+    if (pid_ < 0 || ended_) return;
     // Reaped by a thread of its own: the browser may outlive the flow (xdg-open's child),
     // and the flow must not block on it either way.
-    std::thread([pid] {
+    std::thread([pid = pid_] {
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     }).detach();
-    return {};
 }
 
 }  // namespace toolport::client::oauth

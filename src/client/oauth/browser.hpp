@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,13 +19,29 @@ namespace toolport::client::oauth {
 std::vector<std::string> browser_command(const std::string& url,
                                          const std::function<const char*(const char*)>& env);
 
-// Starts `argv` (stdin from /dev/null, stdout onto our stderr) and watches it for up to
-// `watch`: a command that fails at once (exits non-zero or is killed: a broken $BROWSER, no
-// browser on the machine) is reported instead of leaving the user waiting for a redirect
-// that will never come; one that succeeds returns as soon as it exits. One still running
-// after `watch` (a browser in the foreground) is left to run and reaped when it exits.
-// Returns an error sentence, empty on success.
-std::string start_browser(const std::vector<std::string>& argv,
-                          std::chrono::milliseconds watch = std::chrono::milliseconds(2000));
+// A started browser command, watched without blocking the event loop: a command that
+// fails at once (exits non-zero or is killed: a broken $BROWSER, no browser on the
+// machine) can be reported instead of leaving the user waiting for a redirect that will
+// never come.
+class BrowserProcess {
+public:
+    // Starts `argv` (stdin from /dev/null, stdout onto our stderr). Throws
+    // std::runtime_error when it cannot be started.
+    explicit BrowserProcess(const std::vector<std::string>& argv);
+    // One still running is left to run (a browser in the foreground) and reaped by a thread
+    // of its own when it exits.
+    ~BrowserProcess();
+    BrowserProcess(const BrowserProcess&) = delete;
+    BrowserProcess& operator=(const BrowserProcess&) = delete;
+
+    // Never blocks: nullopt while it runs; once it has ended, "" when it exited with status
+    // 0, else what went wrong ("xdg-open exited with status 3").
+    std::optional<std::string> ended();
+
+private:
+    int pid_ = -1;
+    std::string name_;
+    std::optional<std::string> ended_;
+};
 
 }  // namespace toolport::client::oauth

@@ -61,6 +61,49 @@ bool contains(const std::vector<std::string>& list, std::string_view item) {
     return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+// Asks the page opener's check (OAuthOptions::show_authorization_url) every 50 ms for 2 s
+// while the flow waits for the redirect, on the loop (the check never blocks), and ends
+// the wait when the opener failed. stop() before the listener goes away.
+class OpenerWatch : public std::enable_shared_from_this<OpenerWatch> {
+public:
+    OpenerWatch(AsioExecutor& executor, RedirectListener& listener, OAuthOptions::OpenerCheck check)
+        : executor_(executor), listener_(listener), check_(std::move(check)) {}
+
+    void start() { arm(); }
+    void stop() {
+        stopped_ = true;
+        if (cancel_) cancel_();
+        cancel_ = nullptr;
+        check_ = nullptr;  // lets the browser process go (reaped on its own if still running)
+    }
+
+private:
+    void arm() {
+        std::weak_ptr<OpenerWatch> weak = shared_from_this();
+        cancel_ = executor_.schedule_after(std::chrono::milliseconds(50), [weak] {
+            if (auto self = weak.lock()) self->tick();
+        });
+    }
+    void tick() {
+        cancel_ = nullptr;
+        if (stopped_ || !check_) return;
+        if (auto outcome = check_()) {
+            if (!outcome->empty()) listener_.abandon(*outcome);
+            check_ = nullptr;
+            return;
+        }
+        if (--ticks_left_ > 0) arm();
+        else check_ = nullptr;
+    }
+
+    AsioExecutor& executor_;
+    RedirectListener& listener_;
+    OAuthOptions::OpenerCheck check_;
+    std::function<void()> cancel_;
+    int ticks_left_ = 40;
+    bool stopped_ = false;
+};
+
 http_client::ClientOptions http_options(const OAuthOptions& options) {
     http_client::ClientOptions o;
     o.ca_file = options.ca_file;
@@ -314,8 +357,21 @@ struct OAuthAuthorizer::Impl {
         request.state = random_state();
         request.resource = d.resource;
         request.scopes = scopes;
-        if (options.show_authorization_url) options.show_authorization_url(authorization_url(metadata.authorization_endpoint, request));
-        AuthorizationResponse response = co_await listener.wait(request.state, options.redirect_timeout);
+        std::shared_ptr<OpenerWatch> watch;
+        if (options.show_authorization_url) {
+            if (auto check = options.show_authorization_url(authorization_url(metadata.authorization_endpoint, request))) {
+                watch = std::make_shared<OpenerWatch>(executor, listener, std::move(check));
+                watch->start();
+            }
+        }
+        AuthorizationResponse response;
+        try {
+            response = co_await listener.wait(request.state, options.redirect_timeout);
+        } catch (...) {
+            if (watch) watch->stop();
+            throw;
+        }
+        if (watch) watch->stop();
         check_authorization_response(response, metadata);
         const auto key = dpop_key_for(metadata);
         auto tokens = co_await token(metadata, authentication(client, metadata),

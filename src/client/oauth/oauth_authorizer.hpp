@@ -46,8 +46,13 @@ struct OAuthOptions {
     std::string store_path;
     std::string ca_file;      // trusted for https authorization servers, besides the system's
     std::chrono::milliseconds redirect_timeout{std::chrono::minutes(5)};
-    // Shows the user the authorization page (opens a browser, prints the URL).
-    std::function<void(const std::string& url)> show_authorization_url;
+    // Shows the user the authorization page (opens a browser, prints the URL). What it
+    // returns, when set, is asked every 50 ms during the first 2 s of the wait for the
+    // redirect whether the page could not be opened after all: an error sentence ends the
+    // flow with it (a browser command that failed will bring no redirect), "" stops asking,
+    // nullopt means "not known yet". It must not block: the redirect comes on the same loop.
+    using OpenerCheck = std::function<std::optional<std::string>()>;
+    std::function<OpenerCheck(const std::string& url)> show_authorization_url;
     // false: there is no user to send to a browser (a gateway's upstream authorized with the
     // tokens of `toolport login`): tokens are used and refreshed, but where the
     // authorization_code grant would need a new authorization the request fails with an

@@ -160,6 +160,17 @@ RedirectListener::~RedirectListener() {
 
 std::string RedirectListener::redirect_uri() const { return fmt::format("http://127.0.0.1:{}/callback", impl_->port); }
 
+void RedirectListener::abandon(std::string reason) {
+    auto& impl = *impl_;
+    if (!impl.waiting || !impl.result || impl.result->done()) return;
+    // Posted, as take() does: the waiting flow resumes on its own turn of the loop, not
+    // inside the caller's (a timer's) handler.
+    auto completion = *impl.result;
+    impl.executor.post([completion, reason = std::move(reason)]() mutable {
+        if (!completion.done()) completion.set_error(std::make_exception_ptr(AuthorizationError(reason)));
+    });
+}
+
 Task<AuthorizationResponse> RedirectListener::wait(std::string state, std::chrono::milliseconds timeout) {
     auto impl = impl_;
     impl->expected_state = std::move(state);

@@ -45,6 +45,10 @@ public:
     // answered 404 and ignored. Throws AuthorizationError after `timeout`.
     Task<AuthorizationResponse> wait(std::string state, std::chrono::milliseconds timeout);
 
+    // Ends a wait in progress with AuthorizationError(`reason`): the response will not come
+    // (the browser command failed). Nothing happens when no wait is in progress.
+    void abandon(std::string reason);
+
 private:
     struct Impl;
     std::shared_ptr<Impl> impl_;
