@@ -16,6 +16,7 @@
 #include "transports/asio_executor.hpp"
 #include "util/base64.hpp"
 #include "util/percent.hpp"
+#include "drive_on_loop.hpp"
 
 using namespace toolport;
 using namespace toolport::auth;
@@ -80,20 +81,7 @@ protected:
 
     template <typename T>
     T drive(Task<T> task) {
-        std::optional<T> result;
-        std::exception_ptr error;
-        bool done = false;
-        spawn(std::move(task), [&](std::optional<T> r, std::exception_ptr e) {
-            result = std::move(r);
-            error = e;
-            done = true;
-        });
-        io.restart();
-        while (!done && io.run_one_for(10s) > 0) {
-        }
-        EXPECT_TRUE(done) << "the task did not finish";
-        if (error) std::rethrow_exception(error);
-        return std::move(*result);
+        return test_support::drive_on(io, std::move(task));
     }
 
     TokenResponse request(const ClientAuthentication& client,

@@ -19,6 +19,7 @@
 #include "http_test_servers.hpp"
 #include "transports/asio_executor.hpp"
 #include "util/percent.hpp"
+#include "drive_on_loop.hpp"
 
 namespace toolport::client::oauth {
 namespace {
@@ -128,20 +129,7 @@ protected:
 
     template <typename T>
     T drive(Task<T> task) {
-        std::optional<T> result;
-        std::exception_ptr error;
-        bool done = false;
-        spawn(std::move(task), [&](std::optional<T> r, std::exception_ptr e) {
-            result = std::move(r);
-            error = e;
-            done = true;
-        });
-        io.restart();
-        while (!done && io.run_one_for(10s) > 0) {
-        }
-        EXPECT_TRUE(done) << "the task did not finish";
-        if (error) std::rethrow_exception(error);
-        return std::move(*result);
+        return test_support::drive_on(io, std::move(task));
     }
 
     void drive(Task<void> task) {

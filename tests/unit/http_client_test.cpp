@@ -15,6 +15,7 @@
 #include "http_client/url.hpp"
 #include "http_test_servers.hpp"
 #include "transports/asio_executor.hpp"
+#include "drive_on_loop.hpp"
 
 using namespace toolport;
 using namespace toolport::http_client;
@@ -46,20 +47,7 @@ protected:
     // Runs any task of the client to the end on this test's event loop.
     template <typename T>
     T drive(Task<T> task) {
-        std::optional<T> result;
-        std::exception_ptr error;
-        bool done = false;
-        spawn(std::move(task), [&](std::optional<T> r, std::exception_ptr e) {
-            result = std::move(r);
-            error = e;
-            done = true;
-        });
-        io.restart();
-        while (!done && io.run_one_for(10s) > 0) {
-        }
-        EXPECT_TRUE(done) << "the task did not finish";
-        if (error) std::rethrow_exception(error);
-        return std::move(*result);
+        return test_support::drive_on(io, std::move(task));
     }
 
     template <typename Error>
