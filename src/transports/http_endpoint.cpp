@@ -219,6 +219,26 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // A token verified a moment ago, while its request is answered again (the cache may
     // not keep it).
     const std::pair<std::string, std::shared_ptr<const auth::VerifiedToken>>* just_verified = nullptr;
+    // The last OAuth token found in the verified-token cache, kept for a second: one request
+    // asks for its credential several times (the check, the principal, the profile, what the
+    // pipeline carries), and each cache lookup hashes the token (SHA-256) again. Never kept
+    // past the token's expiry nor longer than a second, so the cache (its clock skew, an
+    // introspection answer's lifetime) still decides.
+    mutable std::string memo_token;
+    mutable std::shared_ptr<const auth::VerifiedToken> memo_verified;
+    mutable std::chrono::steady_clock::time_point memo_until{};
+
+    std::shared_ptr<const auth::VerifiedToken> remembered_credential(std::string_view token) const {
+        if (!memo_verified || token != memo_token || std::chrono::steady_clock::now() >= memo_until ||
+            std::chrono::system_clock::now() >= memo_verified->expires_at)
+            return nullptr;
+        return memo_verified;
+    }
+    void remember_credential(std::string_view token, std::shared_ptr<const auth::VerifiedToken> verified) const {
+        memo_token.assign(token);
+        memo_verified = std::move(verified);
+        memo_until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
     // Our requests to a shared session's client are numbered in this replica's own range
     // (bits 32-51 random), so a reply that reaches another replica is told apart there.
     std::int64_t request_id_base = [] {
@@ -330,8 +350,14 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         credential.valid = http_policy::token_listed(opts.bearer_tokens, token) || !credential.profile.empty();
         // A static token short-circuits; anything else may be an OAuth access token.
         if (!credential.valid && authn) {
-            if (just_verified && just_verified->first == token) credential.oauth = just_verified->second;
-            else credential.oauth = authn->cached(token);
+            if (just_verified && just_verified->first == token) {
+                credential.oauth = just_verified->second;
+            } else if (auto memo = remembered_credential(token)) {
+                credential.oauth = std::move(memo);
+            } else {
+                credential.oauth = authn->cached(token);
+                if (credential.oauth) remember_credential(token, credential.oauth);
+            }
             credential.valid = credential.oauth != nullptr;
             credential.unverified = !credential.valid;
         }
