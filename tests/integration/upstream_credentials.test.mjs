@@ -17,76 +17,17 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { startHttpServer, assertAlive, waitFor } from './lib/harness.mjs';
 import { makeKey, startAuthServer, claimsOf, verified } from './lib/auth_server.mjs';
 import { text, code } from './lib/gateway_setup.mjs';
+import { bearerOf, startProtectedUpstream } from './lib/protected_upstream.mjs';
 
 const UPSTREAM_AUDIENCE = 'https://files.example.test';
 const REST_AUDIENCE = 'https://rest.example.test';
 const OPENAPI_AUDIENCE = 'https://openapi.example.test';
 const CLIENT_SECRET = 'toolport-client-secret-1';
-
-const bearerOf = (authorization) => /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
-
-// The upstream MCP server: it refuses requests without a token the fixture signed for
-// `audience` (401, as a protected MCP server does), and its tool `whoami` answers with the
-// token its call came with. Every Authorization header it saw is kept, and tokens can be
-// revoked to make it refuse them.
-async function startUpstream(as, audience) {
-  const up = { seen: [], revoked: new Set(), refusedUsers: new Set(), refusals: 0 };
-  const transports = new Map();
-  up.server = http.createServer(async (req, res) => {
-    try {
-      const authorization = req.headers.authorization;
-      up.seen.push(authorization ?? '');
-      const token = bearerOf(authorization);
-      const claims = token && verified(token, as.keys);
-      if (!claims || claims.aud !== audience || up.revoked.has(token) || up.refusedUsers.has(claims.sub)) {
-        up.refusals++;
-        res.writeHead(401, { 'WWW-Authenticate': 'Bearer error="invalid_token"' }).end();
-        return;
-      }
-      let body;
-      if (req.method === 'POST') {
-        let raw = '';
-        for await (const chunk of req) raw += chunk;
-        body = JSON.parse(raw);
-      }
-      const sid = req.headers['mcp-session-id'];
-      let transport = sid ? transports.get(sid) : undefined;
-      if (!transport) {
-        transport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          enableJsonResponse: true,
-          onsessioninitialized: (id) => transports.set(id, transport),
-        });
-        const mcp = new McpServer({ name: 'files-upstream', version: '1.0.0' });
-        const whoami = async (extra) => ({
-          content: [{ type: 'text', text: JSON.stringify({ token: bearerOf(extra.requestInfo?.headers?.authorization) }) }],
-        });
-        mcp.registerTool('whoami', { description: 'Tells which token the call came with' }, whoami);
-        // The same, for a test with the pipeline's cache on.
-        mcp.registerTool('whoami_cached', { description: 'Tells which token the call came with' }, whoami);
-        await mcp.connect(transport);
-      }
-      await transport.handleRequest(req, res, body);
-    } catch (error) {
-      if (!res.headersSent) res.writeHead(500).end(String(error));
-    }
-  });
-  await new Promise((resolve) => up.server.listen(0, '127.0.0.1', resolve));
-  up.url = `http://127.0.0.1:${up.server.address().port}/mcp`;
-  up.stop = () => {
-    up.server.closeAllConnections?.();
-    return new Promise((resolve) => up.server.close(resolve));
-  };
-  return up;
-}
 
 // A REST tool catalog (GET /tools, POST /tools/<name>) that wants a token for REST_AUDIENCE.
 async function startRestApi(as) {
@@ -181,7 +122,8 @@ describe('upstream credentials: token exchange for a gateway upstream and an Ope
   before(async () => {
     as = await startAuthServer({ clients: { toolport: CLIENT_SECRET } });
     as.keys = [key];
-    upstream = await startUpstream(as, UPSTREAM_AUDIENCE);
+    // whoami_cached: the same tool, for a test with the pipeline's cache on.
+    upstream = await startProtectedUpstream(as, { audience: UPSTREAM_AUDIENCE, tools: ['whoami', 'whoami_cached'] });
     api = await startRestApi(as);
     openapi = await startOpenApi(as);
     const config = `
@@ -251,7 +193,7 @@ tools:
   });
 
   it('the gateway lists the upstream as itself: a client_credentials token for the upstream', () => {
-    const own = upstream.seen.map(bearerOf).filter(Boolean).map(claimsOf).filter((c) => c.sub === 'toolport');
+    const own = upstream.seen.filter(Boolean).map(claimsOf).filter((c) => c.sub === 'toolport');
     assert.ok(own.length > 0, 'the listing came with Toolport\'s own token');
     assert.ok(own.every((c) => c.aud === UPSTREAM_AUDIENCE));
     assert.ok(as.tokenRequests.some((r) => r.grant_type === 'client_credentials' && r.client === 'toolport' && r.audience === UPSTREAM_AUDIENCE));

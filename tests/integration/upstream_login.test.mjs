@@ -10,77 +10,15 @@
 // whose browser command fails ends at once with that failure.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { startHttpServer, assertAlive, waitFor, runToolport } from './lib/harness.mjs';
-import { makeKey, startAuthServer, claimsOf, verified } from './lib/auth_server.mjs';
+import { makeKey, startAuthServer, claimsOf } from './lib/auth_server.mjs';
 import { text, code } from './lib/gateway_setup.mjs';
-
-const bearerOf = (authorization) => /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
-
-// The protected upstream: its protected resource metadata names the fixture; it refuses (401,
-// with resource_metadata) requests without a token the fixture signed for its URL, and tokens
-// revoked by the test; its tool `whoami` answers with the token the call came with.
-async function startUpstream(as) {
-  const up = { seen: [], revoked: new Set(), refusals: 0 };
-  const transports = new Map();
-  const prm = () => ({ resource: up.url, authorization_servers: [as.issuer], scopes_supported: ['files:read'] });
-  up.server = http.createServer(async (req, res) => {
-    try {
-      if (req.method === 'GET' && req.url.startsWith('/.well-known/oauth-protected-resource')) {
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(prm()));
-        return;
-      }
-      const token = bearerOf(req.headers.authorization);
-      up.seen.push(token ?? '');
-      const claims = token && verified(token, as.keys);
-      if (!claims || claims.aud !== up.url || up.revoked.has(token)) {
-        up.refusals++;
-        const metadata = `${up.origin}/.well-known/oauth-protected-resource/mcp`;
-        res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="${metadata}", error="invalid_token"` }).end();
-        return;
-      }
-      let body;
-      if (req.method === 'POST') {
-        let raw = '';
-        for await (const chunk of req) raw += chunk;
-        body = JSON.parse(raw);
-      }
-      const sid = req.headers['mcp-session-id'];
-      let transport = sid ? transports.get(sid) : undefined;
-      if (!transport) {
-        transport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          enableJsonResponse: true,
-          onsessioninitialized: (id) => transports.set(id, transport),
-        });
-        const mcp = new McpServer({ name: 'files-upstream', version: '1.0.0' });
-        mcp.registerTool('whoami', { description: 'Tells which token the call came with' }, async (extra) => ({
-          content: [{ type: 'text', text: JSON.stringify({ token: bearerOf(extra.requestInfo?.headers?.authorization) }) }],
-        }));
-        await mcp.connect(transport);
-      }
-      await transport.handleRequest(req, res, body);
-    } catch (error) {
-      if (!res.headersSent) res.writeHead(500).end(String(error));
-    }
-  });
-  await new Promise((resolve) => up.server.listen(0, '127.0.0.1', resolve));
-  up.origin = `http://127.0.0.1:${up.server.address().port}`;
-  up.url = `${up.origin}/mcp`;
-  up.stop = () => {
-    up.server.closeAllConnections?.();
-    return new Promise((resolve) => up.server.close(resolve));
-  };
-  return up;
-}
+import { startProtectedUpstream } from './lib/protected_upstream.mjs';
 
 describe('gateway upstream authorized with the tokens of toolport login', () => {
   let as;
@@ -105,7 +43,8 @@ describe('gateway upstream authorized with the tokens of toolport login', () => 
   before(async () => {
     as = await startAuthServer();
     as.keys = [key];
-    upstream = await startUpstream(as);
+    // Its protected resource metadata names the fixture; it wants tokens for its own URL.
+    upstream = await startProtectedUpstream(as, { metadata: true });
     xdg = mkdtempSync(path.join(os.tmpdir(), 'toolport-it-login-'));
     const config = `
 upstreams:
