@@ -18,10 +18,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
 source "$bench/mcp_session.sh"
-duration=${BENCH_DURATION:-10s}
-connections=${BENCH_CONNECTIONS:-16}
-threads=${BENCH_THREADS:-2}
-warmup=${BENCH_WARMUP:-2s}
 rounds=${BENCH_ROUNDS:-3}
 version=2025-11-25
 
@@ -30,18 +26,8 @@ source "$bench/bench_setup.sh"
 bench_install_missing wrk curl
 bench_node_modules
 bench_toolport_bin
-
-tmp=$(mktemp -d /tmp/toolport-auth-bench.XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-free_port() { "$NODE" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wait_healthy() { for _ in $(seq 1 200); do curl -s "http://127.0.0.1:$1/health" | grep -q '"healthy"' && return 0; sleep 0.05; done; die "no healthy server on $1"; }
+bench_wrk_knobs
+bench_workdir auth-bench
 
 port_off=$(free_port)
 port_on=$(free_port)

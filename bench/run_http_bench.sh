@@ -63,10 +63,6 @@ stop() {  # stop PID: one of ours, by its id
   pids=(${kept[@]+"${kept[@]}"})
 }
 
-free_port() {
-  "$NODE" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
 wait_port() {  # wait_port PID PORT: until something answers HTTP on 127.0.0.1:PORT
   local i
   for i in $(seq 1 100); do

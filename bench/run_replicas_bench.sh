@@ -18,10 +18,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
 source "$bench/mcp_session.sh"
-duration=${BENCH_DURATION:-10s}
-connections=${BENCH_CONNECTIONS:-16}
-threads=${BENCH_THREADS:-2}
-warmup=${BENCH_WARMUP:-2s}
 rounds=${BENCH_ROUNDS:-300}
 version=2025-11-25
 
@@ -32,18 +28,8 @@ source "$bench/bench_setup.sh"
 bench_install_missing wrk curl redis-server redis-cli
 bench_node_modules
 bench_toolport_bin
-
-tmp=$(mktemp -d /tmp/toolport-replicas.XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-free_port() { "$NODE" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wait_port() { for _ in $(seq 1 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; die "nothing listens on $1"; }
+bench_wrk_knobs
+bench_workdir replicas
 
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
@@ -56,8 +42,7 @@ start_replica() {  # NAME SESSIONS: sets $port (not in a subshell: pids and the 
   printf 'store:\n  url: redis://127.0.0.1:%s\nsessions: %s\nlog:\n  level: warn\n' "$redis_port" "$sessions" >"$tmp/$name.yaml"
   "$TOOLPORT_BIN" serve --listen "127.0.0.1:$port" --packs conformance --config "$tmp/$name.yaml" 2>"$tmp/$name.log" &
   pids+=($!)
-  wait_port "$port"
-  for _ in $(seq 1 100); do curl -s "http://127.0.0.1:$port/health" | grep -q '"healthy"' && break; sleep 0.05; done
+  wait_healthy "$port"
 }
 start_replica a shared; port_a=$port
 start_replica b shared; port_b=$port
