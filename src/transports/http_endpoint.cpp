@@ -219,26 +219,6 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // A token verified a moment ago, while its request is answered again (the cache may
     // not keep it).
     const std::pair<std::string, std::shared_ptr<const auth::VerifiedToken>>* just_verified = nullptr;
-    // The last OAuth token found in the verified-token cache, kept for a second: one request
-    // asks for its credential several times (the check, the principal, the profile, what the
-    // pipeline carries), and each cache lookup hashes the token (SHA-256) again. Never kept
-    // past the token's expiry nor longer than a second, so the cache (its clock skew, an
-    // introspection answer's lifetime) still decides.
-    mutable std::string memo_token;
-    mutable std::shared_ptr<const auth::VerifiedToken> memo_verified;
-    mutable std::chrono::steady_clock::time_point memo_until{};
-
-    std::shared_ptr<const auth::VerifiedToken> remembered_credential(std::string_view token) const {
-        if (!memo_verified || token != memo_token || std::chrono::steady_clock::now() >= memo_until ||
-            std::chrono::system_clock::now() >= memo_verified->expires_at)
-            return nullptr;
-        return memo_verified;
-    }
-    void remember_credential(std::string_view token, std::shared_ptr<const auth::VerifiedToken> verified) const {
-        memo_token.assign(token);
-        memo_verified = std::move(verified);
-        memo_until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    }
     // Our requests to a shared session's client are numbered in this replica's own range
     // (bits 32-51 random), so a reply that reaches another replica is told apart there.
     std::int64_t request_id_base = [] {
@@ -288,27 +268,12 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (shared) shared_housekeeping();
     }
 
-    // The headers sources asked to see (per-user credentials), as this request has them, and
-    // the scopes of its OAuth access token (none for other callers: not filtered by scope).
-    void take_client_headers(const HttpRequestView& req, CallerIdentity& caller) const {
-        caller.client_headers.clear();
-        for (const auto& name : mcp.forwarded_client_headers()) {
-            if (req.has_header(name)) caller.client_headers[name] = std::string(req.header(name));
-        }
-        caller.scopes.reset();
-        caller.access_token.clear();
-        if (authn) {
-            if (auto credential = credential_of(req.header("Authorization")); credential.oauth) {
-                caller.scopes = credential.oauth->scopes;
-                caller.access_token = http_policy::bearer_token(req.header("Authorization"));
-            }
-        }
-    }
-
     // ------------------------------------------------------------------ credentials
 
     // What a request's bearer token is: one of the server's own (every path, every tool),
-    // one of a gateway profile's (that profile only, whatever the path), or neither.
+    // one of a gateway profile's (that profile only, whatever the path), or neither. Found
+    // once per request, by answer(), and handed to whatever needs it (an OAuth token's cache
+    // lookup hashes the token).
     struct Credential {
         bool valid = false;
         std::string profile;  // the view a profile's token selects
@@ -350,14 +315,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         credential.valid = http_policy::token_listed(opts.bearer_tokens, token) || !credential.profile.empty();
         // A static token short-circuits; anything else may be an OAuth access token.
         if (!credential.valid && authn) {
-            if (just_verified && just_verified->first == token) {
-                credential.oauth = just_verified->second;
-            } else if (auto memo = remembered_credential(token)) {
-                credential.oauth = std::move(memo);
-            } else {
-                credential.oauth = authn->cached(token);
-                if (credential.oauth) remember_credential(token, credential.oauth);
-            }
+            if (just_verified && just_verified->first == token) credential.oauth = just_verified->second;
+            else credential.oauth = authn->cached(token);
             credential.valid = credential.oauth != nullptr;
             credential.unverified = !credential.valid;
         }
@@ -367,16 +326,28 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // Who is calling, for sessions, quotas and per-user caches: "" when auth is off. A
     // static token is known by its digest; an OAuth token by its issuer and subject (every
     // token of one user is the same caller), never by the token itself.
-    std::string principal_of(const HttpRequestView& req) const {
-        if (!auth_on()) return {};
-        auto authorization = req.header("Authorization");
-        auto credential = credential_of(authorization);
-        if (!credential.valid) return {};
+    std::string principal_of(const HttpRequestView& req, const Credential& credential) const {
+        if (!auth_on() || !credential.valid) return {};
         if (credential.oauth) {
             const auto& t = *credential.oauth;
             return "oauth:" + util::sha256_hex(t.issuer + '\n' + t.subject).substr(0, 24);
         }
-        return http_policy::principal_of_token(http_policy::bearer_token(authorization));
+        return http_policy::principal_of_token(http_policy::bearer_token(req.header("Authorization")));
+    }
+
+    // The headers sources asked to see (per-user credentials), as this request has them, and
+    // the scopes of its OAuth access token (none for other callers: not filtered by scope).
+    void take_client_headers(const HttpRequestView& req, const Credential& credential, CallerIdentity& caller) const {
+        caller.client_headers.clear();
+        for (const auto& name : mcp.forwarded_client_headers()) {
+            if (req.has_header(name)) caller.client_headers[name] = std::string(req.header(name));
+        }
+        caller.scopes.reset();
+        caller.access_token.clear();
+        if (credential.oauth) {
+            caller.scopes = credential.oauth->scopes;
+            caller.access_token = http_policy::bearer_token(req.header("Authorization"));
+        }
     }
 
     // Why a profile's token may not have `path`, or nullopt when it may: it is served its
@@ -400,10 +371,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
     // The view a request is served: its profile token's, else the one its URL chose
     // ("cursor" for <path>/cursor, "" for <path>).
-    std::string view_of(const HttpRequestView& req) const {
-        if (!mcp.view_tokens().empty()) {
-            if (auto profile = credential_of(req.header("Authorization")).profile; !profile.empty()) return profile;
-        }
+    std::string view_of(const HttpRequestView& req, const Credential& credential) const {
+        if (!credential.profile.empty()) return credential.profile;
         auto target = req.target();
         auto path = target.substr(0, target.find('?'));
         if (path.size() <= opts.path.size() + 1 || path.compare(0, opts.path.size(), opts.path) != 0) return {};
@@ -463,12 +432,13 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // The session `id` names, if it exists, serves this transport and belongs to the
     // caller (a session is bound to the credential that created it; anyone else gets 404,
     // as if it did not exist).
-    std::shared_ptr<HttpSession> find_session(std::string_view id, const HttpRequestView& req, bool legacy) {
+    std::shared_ptr<HttpSession> find_session(std::string_view id, const HttpRequestView& req,
+                                              const Credential& credential, bool legacy) {
         auto it = sessions.find(id);
         if (it == sessions.end() || it->second->legacy != legacy) return nullptr;
-        if (!legacy && it->second->view != view_of(req)) return nullptr;  // another URL's session
+        if (!legacy && it->second->view != view_of(req, credential)) return nullptr;  // another URL's session
         if (!it->second->principal.empty() || auth_on()) {
-            if (principal_of(req) != it->second->principal) return nullptr;
+            if (principal_of(req, credential) != it->second->principal) return nullptr;
         }
         return it->second;
     }
@@ -531,16 +501,18 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }
 
     // The session is not here: look it up in Redis, take it over, and answer the request then.
-    HttpAnswer adopt(const HttpRequestView& req, std::string sid) {
+    HttpAnswer adopt(const HttpRequestView& req, const Credential& credential, std::string sid) {
         auto deferred = make_deferred();
-        spawn(adopt_then_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req), std::move(sid)),
+        spawn(adopt_then_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req),
+                                principal_of(req, credential), view_of(req, credential), std::move(sid)),
               [deferred](std::exception_ptr error) {
                   if (error) deferred->resolve({});
               });
         return deferred_answer(deferred);
     }
     static Task<void> adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
-                                        std::shared_ptr<OwnedRequest> req, std::string sid);
+                                        std::shared_ptr<OwnedRequest> req, std::string principal, std::string view,
+                                        std::string sid);
 
     // An OAuth token not in the verified cache: verify it (the key set may have to be
     // fetched), then answer the request again, or refuse it.
@@ -595,10 +567,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // A POST's tools/call of a tool whose scopes the caller's OAuth token lacks is refused
     // whole, before any of it runs, with the step-up challenge. Tools outside the caller's
     // view, unknown tools and callers without OAuth tokens are left to the session.
-    std::optional<HttpAnswer> tool_scope_refusal(const HttpRequestView& req, const PostBody& body) {
-        if (!authn || !mcp.scope_policy()) return std::nullopt;
-        auto credential = credential_of(req.header("Authorization"));
-        if (!credential.oauth) return std::nullopt;
+    std::optional<HttpAnswer> tool_scope_refusal(const HttpRequestView& req, const Credential& credential,
+                                                 const PostBody& body) {
+        if (!credential.oauth || !mcp.scope_policy()) return std::nullopt;
         std::string view;
         std::vector<std::string> needed, missing_all;
         std::string tools;
@@ -610,7 +581,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             if (name == r->params.end() || !name->is_string()) continue;
             auto tool = mcp.registry().tool_ptr(name->get<std::string>());
             if (!tool) continue;
-            if (view.empty()) view = view_of(req);
+            if (view.empty()) view = view_of(req, credential);
             if (!mcp.in_view(view, *tool)) continue;
             auto tool_needs = mcp.tool_scopes(*tool);
             auto missing = auth::missing_scopes(credential.oauth->scopes, tool_needs);
@@ -883,14 +854,14 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (opts.reload && path == "/admin/reload" && path != opts.path) return reload_answer(req);
         if (path == opts.path || is_view_path(path)) {
             switch (req.method()) {
-                case HttpMethod::post: return handle_post(req);
-                case HttpMethod::get: return handle_get(req);
-                case HttpMethod::delete_: return handle_delete(req);
+                case HttpMethod::post: return handle_post(req, credential);
+                case HttpMethod::get: return handle_get(req, credential);
+                case HttpMethod::delete_: return handle_delete(req, credential);
                 default: return method_not_allowed(req, "Method Not Allowed", "GET, POST, DELETE");
             }
         }
-        if (opts.legacy_sse && path == "/sse" && req.method() == HttpMethod::get) return handle_legacy_sse(req);
-        if (opts.legacy_sse && path == "/messages" && req.method() == HttpMethod::post) return handle_legacy_post(req);
+        if (opts.legacy_sse && path == "/sse" && req.method() == HttpMethod::get) return handle_legacy_sse(req, credential);
+        if (opts.legacy_sse && path == "/messages" && req.method() == HttpMethod::post) return handle_legacy_post(req, credential);
         return rpc_error(req, 404, ec::kInvalidRequest, fmt::format("Not Found: the MCP endpoint is {}", opts.path));
     }
 
@@ -1025,7 +996,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
     }
 
-    HttpAnswer handle_post(const HttpRequestView& req) {
+    HttpAnswer handle_post(const HttpRequestView& req, const Credential& credential) {
         PostBody body;
         if (auto error = read_post_body(req, body)) return std::move(*error);
         // One message that is not JSON-RPC: answered on this POST (a GET stream may not exist).
@@ -1034,7 +1005,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 return rpc_error(req, 400, error->code, error->message, error->id);
             }
         }
-        if (auto refusal = tool_scope_refusal(req, body)) return std::move(*refusal);
+        if (auto refusal = tool_scope_refusal(req, credential, body)) return std::move(*refusal);
         const bool answers_needed = body.has_requests || body.has_errors;
         if (answers_needed && !(http_policy::accepts(req.header("Accept"), "text/event-stream") &&
                                 http_policy::accepts(req.header("Accept"), "application/json"))) {
@@ -1048,7 +1019,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             auto header_version = protocol::parse_revision(req.header("MCP-Protocol-Version"));
             if ((meta.present && (!meta.revision || protocol::is_stateless(*meta.revision))) ||
                 (!meta.present && header_version && protocol::is_stateless(*header_version))) {
-                return handle_stateless_post(req, body, meta);
+                return handle_stateless_post(req, credential, body, meta);
             }
         }
 
@@ -1079,8 +1050,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 return rpc_error(req, 400, ec::kInvalidRequest, "Invalid Request: initialize must not be batched");
             }
             if (!session_id.empty()) {
-                session = find_session(session_id, req, false);
-                if (!session && may_adopt()) return adopt(req, std::string(session_id));
+                session = find_session(session_id, req, credential, false);
+                if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
                 if (!session) {
                     return rpc_error(req, 404, ec::kInvalidRequest,
                                      "Session not found: initialize without Mcp-Session-Id to start a new session");
@@ -1093,7 +1064,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                                  "later or end unused sessions with DELETE",
                                                  opts.max_sessions));
                 }
-                session = create_session(false, principal_of(req), view_of(req));
+                session = create_session(false, principal_of(req, credential), view_of(req, credential));
                 created = true;
             }
         } else {
@@ -1101,8 +1072,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 return rpc_error(req, 400, ec::kInvalidRequest,
                                  "Bad Request: Mcp-Session-Id header is required (initialize first)");
             }
-            session = find_session(session_id, req, false);
-            if (!session && may_adopt()) return adopt(req, std::string(session_id));
+            session = find_session(session_id, req, credential, false);
+            if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
             if (!session) {
                 return rpc_error(req, 404, ec::kInvalidRequest,
                                  "Session not found: it expired or was ended; initialize a new session");
@@ -1111,7 +1082,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         session->last_active = executor.now();
         if (!created) session->established = true;
         if (session->shared) keep_alive_shared(*session);
-        take_client_headers(req, session->mcp->caller());
+        take_client_headers(req, credential, session->mcp->caller());
 
         if (body.parsed.is_batch &&
             (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
@@ -1160,7 +1131,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         return answer;
     }
 
-    HttpAnswer handle_stateless_post(const HttpRequestView& req, PostBody& body, const StatelessMeta& meta) {
+    HttpAnswer handle_stateless_post(const HttpRequestView& req, const Credential& credential, PostBody& body,
+                                     const StatelessMeta& meta) {
         if (auto problem = check_headers(req, body, meta)) {
             return answer_with(req, json_reply(req, static_cast<unsigned>(problem->http_status),
                                                protocol::serialize(problem->body)));
@@ -1175,8 +1147,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 std::string key = related ? related->dump() : std::string();
                 s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
             },
-            CallerIdentity{principal_of(req), "", "", {}, view_of(req)});
-        take_client_headers(req, session->caller());
+            CallerIdentity{principal_of(req, credential), "", "", {}, view_of(req, credential)});
+        take_client_headers(req, credential, session->caller());
         session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
             if (auto s = weak.lock()) s->end_request(protocol::id_key(id), cancelled_reply(id, reason));
         });
@@ -1252,7 +1224,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
     // ------------------------------------------------------------------ GET, DELETE
 
-    HttpAnswer handle_get(const HttpRequestView& req) {
+    HttpAnswer handle_get(const HttpRequestView& req, const Credential& credential) {
         if (!http_policy::accepts(req.header("Accept"), "text/event-stream")) {
             return rpc_error(req, 406, ec::kInvalidRequest, "Not Acceptable: Accept must include text/event-stream");
         }
@@ -1260,8 +1232,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (session_id.empty()) {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
         }
-        auto session = find_session(session_id, req, false);
-        if (!session && may_adopt()) return adopt(req, std::string(session_id));
+        auto session = find_session(session_id, req, credential, false);
+        if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
         if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found: initialize a new session");
         session->last_active = executor.now();
         session->established = true;
@@ -1317,13 +1289,13 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         });
     }
 
-    HttpAnswer handle_delete(const HttpRequestView& req) {
+    HttpAnswer handle_delete(const HttpRequestView& req, const Credential& credential) {
         auto session_id = req.header("Mcp-Session-Id");
         if (session_id.empty()) {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
         }
-        auto session = find_session(session_id, req, false);
-        if (!session && may_adopt()) return adopt(req, std::string(session_id));
+        auto session = find_session(session_id, req, credential, false);
+        if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
         if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found");
         const bool was_shared = session->shared;
         drop_session(session_id, "the client deleted the session");
@@ -1333,11 +1305,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
     // ------------------------------------------------------------ legacy HTTP+SSE
 
-    HttpAnswer handle_legacy_sse(const HttpRequestView& req) {
+    HttpAnswer handle_legacy_sse(const HttpRequestView& req, const Credential& credential) {
         if (sessions.size() >= opts.max_sessions) {
             return rpc_error(req, 503, ec::kInvalidRequest, "Service Unavailable: too many sessions");
         }
-        auto session = create_session(true, principal_of(req), view_of(req));
+        auto session = create_session(true, principal_of(req, credential), view_of(req, credential));
         std::string sid = session->id();
         // The first event tells the client where to POST its messages. The legacy session
         // lives exactly as long as its stream.
@@ -1350,20 +1322,20 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         });
     }
 
-    HttpAnswer handle_legacy_post(const HttpRequestView& req) {
+    HttpAnswer handle_legacy_post(const HttpRequestView& req, const Credential& credential) {
         auto target = req.target();
         std::string sid;
         if (auto q = target.find("sessionId="); q != std::string_view::npos) {
             auto v = target.substr(q + 10);
             sid = std::string(v.substr(0, v.find('&')));
         }
-        auto session = sid.empty() ? nullptr : find_session(sid, req, true);
+        auto session = sid.empty() ? nullptr : find_session(sid, req, credential, true);
         if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found: open GET /sse first");
         PostBody body;
         if (auto error = read_post_body(req, body)) return std::move(*error);
-        if (auto refusal = tool_scope_refusal(req, body)) return std::move(*refusal);
+        if (auto refusal = tool_scope_refusal(req, credential, body)) return std::move(*refusal);
         session->last_active = executor.now();
-        take_client_headers(req, session->mcp->caller());
+        take_client_headers(req, credential, session->mcp->caller());
         if (body.parsed.is_batch) {
             session->mcp->reject(batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
                                                                            : std::nullopt));
@@ -1467,7 +1439,8 @@ HttpAnswer HttpEndpoint::State::write_stream(const HttpRequestView& req, std::sh
 // The shared-session coroutines are defined out of the class: clang 14 cannot build an
 // inline coroutine under -fsanitize=function (see redis_client.cpp).
 Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
-                                                  std::shared_ptr<OwnedRequest> req, std::string sid) {
+                                                  std::shared_ptr<OwnedRequest> req, std::string principal,
+                                                  std::string view, std::string sid) {
     std::optional<stores::SharedSessionState> state;
     try {
         state = co_await self->shared->load(sid);
@@ -1481,7 +1454,7 @@ Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self, s
     // Taken over only by the caller and the URL it belongs to (anyone else gets the 404
     // of a session that does not exist), and not twice by two requests racing here.
     if (state && !self->sessions.count(sid) && self->sessions.size() < self->opts.max_sessions &&
-        state->principal == self->principal_of(*req) && state->view == self->view_of(*req)) {
+        state->principal == principal && state->view == view) {
         auto session = self->create_session(false, state->principal, state->view, sid);
         if (!session->shared) self->share(*session);
         session->established = true;
