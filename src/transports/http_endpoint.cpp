@@ -402,7 +402,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             [weak](const Json& message, const protocol::RequestId* related) {
                 if (auto hs = weak.lock()) hs->route(message, related);
             },
-            CallerIdentity{std::move(principal), s->id(), "", {}, std::move(view)});
+            CallerIdentity{.principal = std::move(principal), .session_id = s->id(), .view = std::move(view)});
         s->mcp->set_stream_closer([weak](const protocol::RequestId& id) {
             if (auto hs = weak.lock()) hs->close_stream(id);
         });
@@ -1147,7 +1147,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 std::string key = related ? related->dump() : std::string();
                 s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
             },
-            CallerIdentity{principal_of(req, credential), "", "", {}, view_of(req, credential)});
+            CallerIdentity{.principal = principal_of(req, credential), .view = view_of(req, credential)});
         take_client_headers(req, credential, session->caller());
         session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
             if (auto s = weak.lock()) s->end_request(protocol::id_key(id), cancelled_reply(id, reason));
