@@ -11,6 +11,7 @@
 #include "providers/source.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
+#include "session_driver.hpp"
 
 using namespace toolport;
 using Json = nlohmann::json;
@@ -41,24 +42,11 @@ protected:
         CallerIdentity caller;
         caller.principal = "oauth:test";
         caller.scopes = std::move(scopes);
-        auto session = server.open_session(
-            [this](const Json& m, const protocol::RequestId*) {
-                if (m.contains("id") && !m.contains("method")) replies[m["id"].dump()] = m;
-            },
-            caller);
-        call(*session, 0, "initialize",
-             {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
-              {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
-        session->receive(std::get<protocol::Message>(
-            protocol::classify(Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}})));
-        exec.run();
-        return session;
+        return driver.open(std::move(caller));
     }
 
     Json call(ServerSession& session, int id, const std::string& method, Json params) {
-        session.receive(std::get<protocol::Message>(protocol::classify(protocol::make_request(id, method, std::move(params)))));
-        exec.run();
-        return replies[Json(id).dump()];
+        return driver.call(session, id, method, std::move(params));
     }
 
     std::vector<std::string> listed(ServerSession& session) {
@@ -71,7 +59,7 @@ protected:
 
     test_support::ManualExecutor exec;
     McpServer server;
-    std::map<std::string, Json> replies;
+    test_support::SessionDriver driver{exec, server};
 };
 
 }  // namespace
@@ -140,9 +128,7 @@ protected:
     }
 
     Json tool_call(ServerSession& session, int id, const std::string& name, Json arguments) {
-        auto reply = call(session, id, "tools/call", {{"name", name}, {"arguments", std::move(arguments)}});
-        EXPECT_TRUE(reply.contains("result")) << reply.dump();
-        return reply["result"];
+        return driver.tool_call(session, id, name, std::move(arguments));
     }
 
     static std::vector<std::string> found(const Json& result) {
