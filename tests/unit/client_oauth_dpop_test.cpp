@@ -3,7 +3,6 @@
 // the authorizer against a loopback authorization server (ScriptedServer) that binds tokens
 // and insists on its nonces: the token request retried once with the nonce, the key kept
 // with the token in the store, refresh proven with the same key, the MCP server's nonce.
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include <openssl/bn.h>
@@ -15,7 +14,6 @@
 #include <sys/stat.h>
 
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -25,11 +23,9 @@
 #include "auth/token_endpoint.hpp"
 #include "client/oauth/dpop.hpp"
 #include "client/oauth/oauth_authorizer.hpp"
+#include "client_oauth_test_support.hpp"
 #include "http_client/http_client.hpp"
-#include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/base64.hpp"
-#include "drive_on_loop.hpp"
 
 namespace toolport::client::oauth {
 namespace {
@@ -151,7 +147,7 @@ struct DpopServer {
         std::lock_guard lock(mutex);
         ScriptedReply reply;
         reply.headers = {{"Content-Type", "application/json"}};
-        const std::string path = r.target.substr(0, r.target.find('?'));
+        const std::string path = test_support::path_of(r.target);
         if (path == "/.well-known/oauth-protected-resource/mcp") {
             reply.body = json{{"resource", base + "/mcp"}, {"authorization_servers", {base}}}.dump();
         } else if (path == "/.well-known/oauth-authorization-server") {
@@ -183,20 +179,8 @@ struct DpopServer {
     }
 };
 
-class DpopFlowTest : public ::testing::Test {
+class DpopFlowTest : public test_support::LoopbackAuthorizationServerTest<DpopServer> {
 protected:
-    DpopFlowTest() : server([this](const SeenRequest& r) { return as.answer(r); }) {
-        as.base = "http://127.0.0.1:" + std::to_string(server.port());
-        char pattern[] = "/tmp/toolport-oauth-dpop-XXXXXX";
-        dir = ::mkdtemp(pattern);
-    }
-    ~DpopFlowTest() override { std::filesystem::remove_all(dir); }
-
-    template <typename T>
-    T drive(Task<T> task) {
-        return test_support::drive_on(io, std::move(task));
-    }
-
     OAuthOptions options() {
         OAuthOptions o;
         o.server_url = as.base + "/mcp";
@@ -207,17 +191,9 @@ protected:
         return o;
     }
 
-    std::vector<SeenRequest> token_requests() const {
-        std::vector<SeenRequest> out;
-        for (const auto& r : server.requests()) {
-            if (r.target == "/token") out.push_back(r);
-        }
-        return out;
-    }
+    std::vector<SeenRequest> token_requests() const { return requests_to("/token"); }
 
-    std::string challenge() const {
-        return "DPoP resource_metadata=\"" + as.base + "/.well-known/oauth-protected-resource/mcp\"";
-    }
+    std::string challenge() const { return challenge_of("DPoP"); }
 
     static std::string header(const std::vector<std::pair<std::string, std::string>>& headers, const std::string& name) {
         for (const auto& [n, v] : headers) {
@@ -225,12 +201,6 @@ protected:
         }
         return "";
     }
-
-    DpopServer as;
-    ScriptedServer server;
-    std::string dir;
-    boost::asio::io_context io;
-    AsioExecutor executor{io};
 };
 
 TEST_F(DpopFlowTest, TokenRequestRetriedOnceWithTheNonceAndTheBoundTokenSentWithProofs) {

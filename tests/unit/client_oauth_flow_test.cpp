@@ -2,7 +2,6 @@
 // playing the protected resource's metadata, the authorization server's metadata, dynamic
 // registration and the token endpoint) and its real redirect listener, with a "browser"
 // that follows the authorization page's redirect as the authorization server would send it.
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -15,11 +14,9 @@
 #include "client/oauth/oauth_authorizer.hpp"
 #include "client/oauth/redirect_listener.hpp"
 #include "client/oauth/token_store.hpp"
+#include "client_oauth_test_support.hpp"
 #include "http_client/http_client.hpp"
-#include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/percent.hpp"
-#include "drive_on_loop.hpp"
 
 namespace toolport::client::oauth {
 namespace {
@@ -62,7 +59,7 @@ struct AuthServer {
         std::lock_guard lock(mutex);
         ScriptedReply reply;
         reply.headers = {{"Content-Type", "application/json"}};
-        const std::string path = r.target.substr(0, r.target.find('?'));
+        const std::string path = test_support::path_of(r.target);
         if (path == "/.well-known/oauth-protected-resource/mcp") {
             reply.body = json{{"resource", prm_resource.empty() ? base + "/mcp" : prm_resource},
                               {"authorization_servers", {base}},
@@ -101,13 +98,8 @@ struct AuthServer {
     }
 };
 
-class OAuthFlowTest : public ::testing::Test {
+class OAuthFlowTest : public test_support::LoopbackAuthorizationServerTest<AuthServer> {
 protected:
-    OAuthFlowTest() : server([this](const SeenRequest& r) { return as.answer(r); }) {
-        as.base = "http://127.0.0.1:" + std::to_string(server.port());
-        char pattern[] = "/tmp/toolport-oauth-flow-XXXXXX";
-        dir = ::mkdtemp(pattern);
-    }
     ~OAuthFlowTest() override {
         // A browser request still on its way (the flow may end before the listener's page
         // is read) is finished first: its coroutine holds the client, and a frame left
@@ -115,7 +107,6 @@ protected:
         io.restart();
         while (browser_in_flight > 0 && io.run_one_for(2s) > 0) {
         }
-        std::filesystem::remove_all(dir);
     }
 
     // Sends `request` as the user's browser would, without waiting for the answer.
@@ -125,19 +116,6 @@ protected:
             --browser_in_flight;
             if (r) browser_status = r->status;
         });
-    }
-
-    template <typename T>
-    T drive(Task<T> task) {
-        return test_support::drive_on(io, std::move(task));
-    }
-
-    void drive(Task<void> task) {
-        auto wrapped = [](Task<void> t) -> Task<bool> {
-            co_await std::move(t);
-            co_return true;
-        };
-        drive(wrapped(std::move(task)));
     }
 
     // The browser: the authorization server's redirect to the listener, with `iss` (and a
@@ -160,23 +138,8 @@ protected:
         return o;
     }
 
-    std::vector<SeenRequest> requests_to(const std::string& path) const {
-        std::vector<SeenRequest> out;
-        for (const auto& r : server.requests()) {
-            if (r.target.substr(0, r.target.find('?')) == path) out.push_back(r);
-        }
-        return out;
-    }
+    std::string challenge(const std::string& extra = "") const { return challenge_of("Bearer", extra); }
 
-    std::string challenge(const std::string& extra = "") const {
-        return "Bearer resource_metadata=\"" + as.base + "/.well-known/oauth-protected-resource/mcp\"" + extra;
-    }
-
-    AuthServer as;
-    ScriptedServer server;
-    std::string dir;
-    boost::asio::io_context io;
-    AsioExecutor executor{io};
     http_client::HttpClient browser{executor, [] {
                                         http_client::ClientOptions o;
                                         o.proxy = http_client::ProxySettings{};
