@@ -47,8 +47,6 @@ bool contains(const std::vector<std::string>& list, std::string_view item) {
 
 }  // namespace
 
-bool ServerMetadata::supports_scope(std::string_view scope) const { return contains(scopes_supported, scope); }
-
 bool ServerMetadata::supports_auth_method(std::string_view method) const {
     if (token_endpoint_auth_methods_supported.empty()) return method == "client_secret_basic";
     return contains(token_endpoint_auth_methods_supported, method);
@@ -72,7 +70,6 @@ ServerMetadata parse_server_metadata(const nlohmann::json& document, std::string
     m.scopes_supported = strings(document, "scopes_supported");
     m.code_challenge_methods_supported = strings(document, "code_challenge_methods_supported");
     m.token_endpoint_auth_methods_supported = strings(document, "token_endpoint_auth_methods_supported");
-    m.grant_types_supported = strings(document, "grant_types_supported");
     m.dpop_signing_alg_values_supported = strings(document, "dpop_signing_alg_values_supported");
     // A flag of another JSON type is taken as false (json::value would throw type_error).
     auto cimd = document.find("client_id_metadata_document_supported");
@@ -89,7 +86,6 @@ ServerMetadata default_endpoints(std::string_view origin) {
     m.token_endpoint = m.issuer + "/token";
     m.registration_endpoint = m.issuer + "/register";
     m.code_challenge_methods_supported = {"S256"};
-    m.defaults = true;
     return m;
 }
 

@@ -28,16 +28,13 @@ struct ServerMetadata {
     std::string issuer;  // as recorded: the authorization response's iss is compared with it
     std::string authorization_endpoint, token_endpoint, registration_endpoint;
     std::vector<std::string> scopes_supported, code_challenge_methods_supported,
-        token_endpoint_auth_methods_supported, grant_types_supported;
+        token_endpoint_auth_methods_supported;
     // RFC 9449 §5.1: the JWS algorithms it accepts in DPoP proofs; non-empty: it binds tokens.
     std::vector<std::string> dpop_signing_alg_values_supported;
     bool client_id_metadata_document_supported = false;
     // RFC 9207 authorization_response_iss_parameter_supported.
     bool iss_parameter_supported = false;
-    // No document was found: the 2025-03-26 default endpoints.
-    bool defaults = false;
 
-    bool supports_scope(std::string_view scope) const;
     // token_endpoint_auth_methods_supported lists `method` (absent: RFC 8414's default,
     // client_secret_basic only).
     bool supports_auth_method(std::string_view method) const;
