@@ -4,13 +4,13 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <openssl/sha.h>
 
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 
 #include "auth/token_endpoint.hpp"
+#include "client/oauth/pkce.hpp"
 #include "util/base64.hpp"
 #include "util/random.hpp"
 
@@ -86,10 +86,7 @@ std::string DpopKey::proof(std::string_view method, std::string_view url, std::s
 
 std::string dpop_htu(std::string_view url) { return std::string(url.substr(0, url.find_first_of("?#"))); }
 
-std::string dpop_ath(std::string_view access_token) {
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char*>(access_token.data()), access_token.size(), digest);
-    return util::base64url_encode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
-}
+// The same transform as PKCE's S256 challenge: unpadded base64url of SHA-256.
+std::string dpop_ath(std::string_view access_token) { return s256_challenge(access_token); }
 
 }  // namespace toolport::client::oauth
