@@ -9,11 +9,6 @@ namespace toolport::client::oauth {
 
 namespace {
 
-bool is_tchar(char c) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
 struct Cursor {
     std::string_view text;
     std::size_t pos = 0;
@@ -33,7 +28,7 @@ struct Cursor {
     std::string token() {
         skip_space();
         std::size_t start = pos;
-        while (!done() && is_tchar(text[pos])) ++pos;
+        while (!done() && util::is_http_token(text.substr(pos, 1))) ++pos;
         return std::string(text.substr(start, pos - start));
     }
     // A quoted-string (RFC 9110 §5.6.4); nullopt when it does not end.
@@ -111,16 +106,8 @@ std::optional<Challenge> parse_challenge(std::string_view header, std::string_vi
 }
 
 std::optional<Challenge> parse_bearer_challenge(std::string_view header) {
-    auto parsed = parse_challenges(header);
-    if (!parsed) return std::nullopt;
-    const auto& challenges = *parsed;
-    const Challenge* dpop = nullptr;
-    for (const auto& ch : challenges) {
-        if (util::iequals_ascii(ch.scheme, "Bearer")) return ch;
-        if (!dpop && util::iequals_ascii(ch.scheme, "DPoP")) dpop = &ch;
-    }
-    if (dpop) return *dpop;
-    return std::nullopt;
+    if (auto bearer = parse_challenge(header, "Bearer")) return bearer;
+    return parse_challenge(header, "DPoP");
 }
 
 }  // namespace toolport::client::oauth
