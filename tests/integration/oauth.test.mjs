@@ -4,11 +4,10 @@
 // binary verifying the tokens it signs.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer, assertAlive, assertRpcError, post, request, sleep, INIT_PARAMS } from './lib/harness.mjs';
-import { b64url, makeKey, sign, startAuthServer } from './lib/auth_server.mjs';
+import { b64url, makeKey, startAuthServer } from './lib/auth_server.mjs';
 
 const FLOOR_MS = 1500; // auth.jwks_refetch_floor_ms below
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() };
@@ -21,10 +20,9 @@ describe('OAuth 2.1 resource server', () => {
   const rotated = makeKey('ec', 'key-2');
   const issued = []; // every token handed to the server: none may appear in its logs
 
-  // A token for `sub` with the given changes to its claims.
-  function token(sub = 'alice', claims = {}, key = first, header = {}) {
-    const now = Math.floor(Date.now() / 1000);
-    const t = sign(key, { iss: as.issuer, aud: resource, sub, iat: now, exp: now + 300, scope: 'mcp:tools openid', jti: crypto.randomUUID(), ...claims }, header);
+  // A token for `sub` signed with `key`, with the given changes to its claims.
+  function token(sub = 'alice', claims = {}, key = first) {
+    const t = as.token({ aud: resource, sub, scope: 'mcp:tools openid', ...claims }, { key });
     issued.push(t);
     return t;
   }
@@ -52,7 +50,7 @@ describe('OAuth 2.1 resource server', () => {
 
   after(async () => {
     await server?.stop();
-    await new Promise((resolve) => (as ? as.server.close(resolve) : resolve()));
+    await as?.stop();
   });
 
   it('serves the Protected Resource Metadata without a token, at both well-known paths', async () => {
@@ -213,7 +211,7 @@ describe('OAuth with its authorization server away', () => {
   it('answers 503 (not 401) while no key set can be fetched', async () => {
     const as = await startAuthServer();
     const issuer = as.issuer;
-    await new Promise((resolve) => as.server.close(resolve));
+    await as.stop();
     const config = `auth:\n  issuer: ${issuer}\n  allow_http: true\n`;
     const server = await startHttpServer({ config });
     try {
