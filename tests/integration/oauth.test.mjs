@@ -6,7 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpServer, assertAlive, assertRpcError, post, request, sleep, INIT_PARAMS } from './lib/harness.mjs';
+import { startHttpServer, assertAlive, assertRpcError, post, request, openLegacySse, sleep, INIT_PARAMS } from './lib/harness.mjs';
 import { b64url, makeKey, startAuthServer } from './lib/auth_server.mjs';
 
 const FLOOR_MS = 1500; // auth.jwks_refetch_floor_ms below
@@ -101,13 +101,9 @@ describe('OAuth 2.1 resource server', () => {
     const metrics = await request(server, 'GET', { path: '/metrics', headers: bearer(token()) });
     assert.equal(metrics.status, 200, metrics.text);
     // Legacy HTTP+SSE: the stream opens and names its POST endpoint.
-    const abort = new AbortController();
-    const sse = await fetch(`${server.base}/sse`, { headers: { ...bearer(token()), Accept: 'text/event-stream' }, signal: abort.signal });
+    const sse = await openLegacySse(server, { headers: bearer(token()) });
+    sse.close();
     assert.equal(sse.status, 200);
-    const reader = sse.body.getReader();
-    let text = '';
-    while (!/event: endpoint/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
-    abort.abort();
   });
 
   it('a static bearer token keeps working beside OAuth', async () => {

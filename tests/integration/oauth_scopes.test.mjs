@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startHttpServer, assertAlive, post, sleep, INIT_PARAMS } from './lib/harness.mjs';
+import { startHttpServer, assertAlive, post, openLegacySse, INIT_PARAMS } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
 
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS() };
@@ -150,19 +150,17 @@ describe('OAuth scopes, step-up and introspection', () => {
     assert.equal(batch.status, 403, batch.text);
     assert.match(batch.headers.get('www-authenticate'), /error="insufficient_scope".*scope="mcp:tools conf:read tools:admin"/);
 
-    const abort = new AbortController();
-    const sse = await fetch(`${server.base}/sse`, { headers: { ...headers, Accept: 'text/event-stream' }, signal: abort.signal });
-    assert.equal(sse.status, 200);
-    const reader = sse.body.getReader();
-    let text = '';
-    while (!/event: endpoint\ndata: .*\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
-    const endpoint = /event: endpoint\ndata: (.*)\n/.exec(text)[1];
-    const legacy = await post(server, call('test_simple_text'), { path: endpoint, headers });
-    assert.equal(legacy.status, 403, legacy.text);
-    assert.match(legacy.headers.get('www-authenticate'), /error="insufficient_scope"/);
-    const allowed = await post(server, call('test_error_handling'), { path: endpoint, headers });
-    assert.equal(allowed.status, 202, allowed.text);
-    abort.abort();
+    const sse = await openLegacySse(server, { headers });
+    try {
+      assert.equal(sse.status, 200);
+      const legacy = await post(server, call('test_simple_text'), { path: sse.endpoint, headers });
+      assert.equal(legacy.status, 403, legacy.text);
+      assert.match(legacy.headers.get('www-authenticate'), /error="insufficient_scope"/);
+      const allowed = await post(server, call('test_error_handling'), { path: sse.endpoint, headers });
+      assert.equal(allowed.status, 202, allowed.text);
+    } finally {
+      sse.close();
+    }
   });
 
   it('the stateless revision (2026-07-28): the same 403 before the call runs', async () => {

@@ -266,6 +266,37 @@ export async function request(server, method, { headers = {}, path: p = '/mcp', 
   return readResponse(res);
 }
 
+// Opens a legacy HTTP+SSE stream (GET /sse) and reads it up to its `endpoint` event; resolves
+// with its status, the endpoint (null when the status is not 200) and close(). Fails when the
+// stream ends or `timeoutMs` passes before the endpoint is named.
+export async function openLegacySse(server, { headers = {}, timeoutMs = 10000 } = {}) {
+  const abort = new AbortController();
+  const close = () => abort.abort();
+  const res = await fetch(`${server.base}/sse`, { headers: { ...headers, Accept: 'text/event-stream' }, signal: abort.signal });
+  if (res.status !== 200) {
+    close();
+    return { status: res.status, endpoint: null, close };
+  }
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  const readEndpoint = async () => {
+    let text = '';
+    for (;;) {
+      const found = /event: endpoint\r?\ndata: (.*)\r?\n/.exec(text);
+      if (found) return found[1];
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the SSE stream ended before naming its endpoint: ${text}`);
+      text += decoder.decode(value, { stream: true });
+    }
+  };
+  try {
+    return { status: res.status, endpoint: await withTimeout(readEndpoint(), timeoutMs, 'the SSE endpoint event'), close };
+  } catch (error) {
+    close();
+    throw error;
+  }
+}
+
 async function readResponse(res) {
   const text = await res.text();
   const type = res.headers.get('content-type') ?? '';
