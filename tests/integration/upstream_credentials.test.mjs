@@ -237,7 +237,10 @@ tools:
     };
     assert.equal(await call(frank), 'frank');
     assert.equal(await call(grace), 'grace');
+    // frank's answer again, from the cache: the upstream is not asked (the cache is on).
+    const requests = upstream.seen.length;
     assert.equal(await call(frank), 'frank');
+    assert.equal(upstream.seen.length, requests, 'the second call of frank reached the upstream');
   });
 
   it('a token the upstream refuses (401) is dropped and exchanged anew, once', async () => {
