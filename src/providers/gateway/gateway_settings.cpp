@@ -10,6 +10,7 @@
 
 #include "client/shell_words.hpp"
 #include "protocol/versions.hpp"
+#include "util/http_text.hpp"
 
 namespace toolport::gateway {
 
@@ -89,9 +90,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
                 s.fail("auth", "applies to Streamable HTTP upstreams only (not transport: sse)");
             if (!u.bearer_token.empty()) s.fail("bearer_token_env", "auth: gives this upstream its Authorization header; remove one");
             for (const auto& [header, value] : u.headers) {
-                std::string lower = header;
-                for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-                if (lower == "authorization")
+                if (util::iequals_ascii(header, "Authorization"))
                     s.fail("headers", "auth: gives this upstream its Authorization header; remove one");
             }
             u.auth = auth::read_upstream_auth(s.section("auth"), /*login_allowed=*/true);

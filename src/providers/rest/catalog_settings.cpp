@@ -1,11 +1,11 @@
 #include "providers/rest/catalog_settings.hpp"
 
-#include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "http_client/url.hpp"
+#include "util/http_text.hpp"
 
 namespace toolport::rest {
 
@@ -143,10 +143,7 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
     }
     if (auto v = settings.list("forward_headers")) s.forward_headers = *v;
     if (settings.value("auth")) {
-        auto is_authorization = [](std::string name) {
-            for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            return name == "authorization";
-        };
+        auto is_authorization = [](std::string_view name) { return util::iequals_ascii(name, "Authorization"); };
         for (const auto& [name, value] : s.headers) {
             if (is_authorization(name)) settings.fail("headers", "auth: gives the catalog its Authorization header; remove one");
         }
