@@ -86,11 +86,13 @@ created=$(curl -sS -X POST "$url_a" -H 'Content-Type: application/json' -H 'Acce
   --data '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0}}}')
 task_id=$(printf '%s' "$created" | sed -n 's/.*"taskId":"\([0-9a-f]*\)".*/\1/p')
 [[ -n "$task_id" ]] || die "no task from A: $created"
-sleep 0.2
-curl -sS -X POST "$url_b" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-  -H "Mcp-Session-Id: $sid_task" -H "MCP-Protocol-Version: $version" \
-  --data "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$task_id\"}}" | grep -q '"completed"' \
-  || die "B does not see A's task completed"
+task_completed_on_b() {
+  curl -sS -X POST "$url_b" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H "Mcp-Session-Id: $sid_task" -H "MCP-Protocol-Version: $version" \
+    --data "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$task_id\"}}" | grep -q '"completed"'
+}
+for _ in $(seq 1 100); do task_completed_on_b && break; sleep 0.05; done
+task_completed_on_b || die "B does not see A's task completed"
 MCP_TASK_ID="$task_id" run_wrk tasks_get "$url_b" "$sid_task" "$bench/mcp_tasks_get.lua" 1 1
 
 say "3. a notification crossing replicas ($rounds rounds)"
