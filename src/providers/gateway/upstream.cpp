@@ -281,7 +281,7 @@ std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamS
 
 }  // namespace
 
-client::ClientOptions Upstream::client_options() const {
+std::shared_ptr<McpClient> Upstream::new_client(std::shared_ptr<client::HttpAuthorizer> authorizer) {
     client::ClientOptions options;
     options.client_name = "toolport-gateway";
     // Whatever the upstream asks of a client is passed on to the client whose call caused
@@ -291,33 +291,36 @@ client::ClientOptions Upstream::client_options() const {
                             {"roots", {{"listChanged", false}}}};
     options.request_timeout = settings_.connect_timeout;  // the handshake's
     options.protocol_version = settings_.protocol_version;
-    return options;
+    std::shared_ptr<McpClient> client;
+    try {
+        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_, std::move(authorizer)),
+                                             options);
+    } catch (const std::invalid_argument& e) {
+        throw client::TransportError(e.what());
+    }
+    // Whoever's connection it is, what the upstream asks goes to the client of the call.
+    std::weak_ptr<Upstream> weak = weak_from_this();
+    client->on_request([weak](const client::ServerRequest& request) -> Task<Json> {
+        auto self = weak.lock();
+        if (!self) return refuse_request("the gateway's upstream connection is closing");
+        return self->on_request(request);
+    });
+    return client;
 }
 
 Task<void> Upstream::connect_once() {
     const auto generation = generation_;
-    client::ClientOptions options = client_options();
     std::shared_ptr<client::HttpAuthorizer> authorizer;
     // token_exchange with own_requests: none lists the catalog without a token.
     if (credentials_ && (!credentials_->settings().exchanges() || credentials_->settings().own_requests_authorized)) {
         authorizer = std::make_shared<CredentialsAuthorizer>(credentials_, std::nullopt);
     }
     if (uses_login()) authorizer = login_authorizer();
-    std::shared_ptr<McpClient> client;
-    try {
-        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_, authorizer), options);
-    } catch (const std::invalid_argument& e) {
-        throw client::TransportError(e.what());
-    }
+    auto client = new_client(std::move(authorizer));
     std::weak_ptr<Upstream> weak = weak_from_this();
     client->on_notification([weak, generation, raw = client.get()](const std::string& method, const Json& params) {
         auto self = weak.lock();
         if (self && generation == self->generation_) self->on_notification(method, params, raw->related_tag());
-    });
-    client->on_request([weak](const client::ServerRequest& request) -> Task<Json> {
-        auto self = weak.lock();
-        if (!self) return refuse_request("the gateway's upstream connection is closing");
-        return self->on_request(request);
     });
     client->on_disconnect([weak, generation](const std::string& reason) {
         auto self = weak.lock();
@@ -719,14 +722,7 @@ Task<std::shared_ptr<McpClient>> Upstream::client_for(RequestContext& ctx, const
 }
 
 Task<std::shared_ptr<McpClient>> Upstream::connect_caller(std::string key, std::string subject_token) {
-    auto authorizer = std::make_shared<CredentialsAuthorizer>(credentials_, std::move(subject_token));
-    std::shared_ptr<McpClient> client;
-    try {
-        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_, authorizer),
-                                             client_options());
-    } catch (const std::invalid_argument& e) {
-        throw client::TransportError(e.what());
-    }
+    auto client = new_client(std::make_shared<CredentialsAuthorizer>(credentials_, std::move(subject_token)));
     std::weak_ptr<Upstream> weak = weak_from_this();
     // What the upstream says on a caller's connection goes where it would on the gateway's
     // (progress, log messages, requests to the client of the call); the catalog is the
@@ -735,11 +731,6 @@ Task<std::shared_ptr<McpClient>> Upstream::connect_caller(std::string key, std::
         auto self = weak.lock();
         if (!self || method.find("/list_changed") != std::string::npos) return;
         self->on_notification(method, params, raw->related_tag());
-    });
-    client->on_request([weak](const client::ServerRequest& request) -> Task<Json> {
-        auto self = weak.lock();
-        if (!self) return refuse_request("the gateway's upstream connection is closing");
-        return self->on_request(request);
     });
     client->on_disconnect([weak, key, raw = client.get()](const std::string& reason) {
         auto self = weak.lock();

@@ -37,7 +37,6 @@ namespace client {
 class HttpAuthorizer;
 class McpClient;
 struct ServerRequest;
-struct ClientOptions;
 }  // namespace client
 namespace http_client {
 class HttpClient;
@@ -113,8 +112,6 @@ public:
     bool runs_v1_tasks() const;
     // Upstream tasks that belong to tasks of ours now (exposed for tests).
     std::size_t forwarded_tasks() const { return forwarded_.size(); }
-    // auth: token_exchange: the connections open for callers now (exposed for tests).
-    std::size_t caller_connections() const { return caller_connections_.size(); }
     Task<Json> read_resource(RequestContext& ctx, std::string uri);
     Task<Json> get_prompt(RequestContext& ctx, std::string name, Json arguments);
     Task<Json> complete(RequestContext& ctx, Json ref, std::string argument, std::string value, Json context);
@@ -165,7 +162,10 @@ private:
     Task<std::shared_ptr<client::McpClient>> connect_caller(std::string key, std::string subject_token);
     // Closes caller connections idle for kCallerIdle, and schedules the next sweep.
     void sweep_caller_connections();
-    client::ClientOptions client_options() const;
+    // A client for the upstream (the gateway's connection or a caller's), its transport
+    // authorized by `authorizer` (null: the configured headers only), the upstream's
+    // requests answered by on_request. Throws client::TransportError for bad settings.
+    std::shared_ptr<client::McpClient> new_client(std::shared_ptr<client::HttpAuthorizer> authorizer);
     // auth: login: the connection is authorized with the tokens of `toolport login`.
     bool uses_login() const;
     // "run: toolport login <url>", for the errors of such an upstream.
