@@ -45,7 +45,9 @@ step "integration tests and conformance suites: release build, one event loop"
 # Meanwhile the sanitizer build (build-asan) is built. (Built in the foreground first, the
 # two builds were two fifths of CI's 30 minutes.)
 mkdir -p build-asan
-start_idle_build "$root/build-asan/build.log" scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTOOLPORT_SANITIZE=ON
+# With TOOLPORT_BUILD_FUZZ its core also records edge coverage: the fuzz targets link it (step 5).
+start_idle_build "$root/build-asan/build.log" scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTOOLPORT_SANITIZE=ON \
+  -DTOOLPORT_BUILD_FUZZ=ON
 asan_build=$build_pid
 tests/run_suites.sh "$root/build/toolport"
 
@@ -73,8 +75,10 @@ done
 ((unit_failed == 0))
 
 step "integration tests and conformance suites: ASan+UBSan build, 2 HTTP I/O threads"
-# Meanwhile the fuzz targets are built (build-fuzz). (Built in the foreground after these
-# suites, it was ~4 of CI's 30 minutes.)
+# Meanwhile the fuzz targets are linked against the sanitizer build's core (build-asan: only
+# their own sources are compiled). A third compilation of the core for them (build-fuzz, -O1)
+# kept the last CI waiting ~100 s after these suites.
+export FUZZ_BUILD_DIR=build-asan
 start_idle_build "$root/build/fuzz-build.log" tests/fuzz/run.sh --build-only
 fuzz_build=$build_pid
 # Requests are handed between threads; any memory error or leak in the server fails the
