@@ -31,7 +31,8 @@ Task<std::shared_ptr<const VerifiedToken>> TokenAuthenticator::authenticate(std:
     if (token.size() > verifier_.options().max_token_bytes)
         throw TokenError(TokenErrorReason::too_large, "the token is too large");
     if (introspected(token)) co_return co_await options_.introspector->introspect(std::move(token));
-    if (auto hit = cache_.find(token, now())) co_return hit;
+    const TokenDigest key = token_digest(token);
+    if (auto hit = cache_.find(key, now())) co_return hit;
 
     std::shared_ptr<const KeySet> keys;
     bool unavailable = false;
@@ -65,7 +66,7 @@ Task<std::shared_ptr<const VerifiedToken>> TokenAuthenticator::authenticate(std:
         if (fresh == keys) throw TokenError(TokenErrorReason::unknown_kid, "the token's kid is not in the key set");
         verified = std::make_shared<const VerifiedToken>(verifier_.verify(token, *fresh, now()));
     }
-    cache_.insert(token, verified, now());
+    cache_.insert(key, verified, now());
     co_return verified;
 }
 

@@ -7,11 +7,8 @@
 
 #include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
-#include "http_client/url.hpp"
 #include "auth/key_source.hpp"
 #include "auth/scope_policy.hpp"
-#include "util/base64.hpp"
-#include "util/digest.hpp"
 
 namespace toolport::auth {
 
@@ -19,16 +16,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::system_clock;
-
-void check_url(const std::string& what, const std::string& text, bool allow_http) {
-    http_client::Url url;
-    try {
-        url = http_client::parse_url(text);
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(what + " is not an absolute http(s) URL: " + e.what());
-    }
-    if (!url.https && !allow_http) throw std::invalid_argument(what + " must be an https:// URL");
-}
 
 [[noreturn]] void refuse(TokenErrorReason reason, const std::string& message) { throw TokenError(reason, message); }
 
@@ -46,12 +33,7 @@ std::optional<Clock::time_point> date_claim(const Json& body, const char* name) 
     if (it == body.end() || it->is_null()) return std::nullopt;
     if (!it->is_number() || !std::isfinite(it->get<double>()))
         unusable(std::string("the introspection response's ") + name + " is not a number");
-    double seconds = it->get<double>();
-    // Far past or future values would overflow the clock's representation (nanoseconds in
-    // 64 bits, up to 2262-04-11; the year-9999 bound this had overflowed, found by
-    // fuzz_auth): anything past 2200-01-01T00:00:00Z is taken as that.
-    seconds = std::clamp(seconds, 0.0, 7258118400.0);
-    return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));
+    return numeric_date_time(it->get<double>());
 }
 
 std::string string_claim(const Json& body, const char* name) {
@@ -84,17 +66,16 @@ TokenIntrospector::TokenIntrospector(http_client::HttpClient& http, Introspectio
     : http_(http), options_(std::move(options)), endpoint_(options_.endpoint), cache_(options_.cache_capacity) {
     if (options_.issuer.empty()) throw std::invalid_argument("introspection: the issuer is empty");
     if (options_.audiences.empty()) throw std::invalid_argument("introspection: no resource (audience) to check");
-    if (!endpoint_.empty()) check_url("the introspection endpoint", endpoint_, options_.allow_http);
-    else check_url("the issuer", options_.issuer, options_.allow_http);
-    using M = ClientAuthentication::Method;
-    const auto method = options_.client.method;
-    if (method != M::none && method != M::client_secret_basic && method != M::client_secret_post)
-        throw std::invalid_argument("introspection: the client authentication must be none, client_secret_basic or "
-                                    "client_secret_post");
-    if (method != M::none && options_.client.client_id.empty())
-        throw std::invalid_argument("introspection: client authentication needs a client_id");
-    if (method != M::none && options_.client.client_secret.empty())
-        throw std::invalid_argument("introspection: client authentication needs a client_secret");
+    if (!endpoint_.empty()) check_server_url("the introspection endpoint", endpoint_, options_.allow_http);
+    else check_server_url("the issuer", options_.issuer, options_.allow_http);
+    // Method none may go without a client_id (an endpoint that asks for no authentication).
+    if (options_.client.method != ClientAuthentication::Method::none) {
+        try {
+            check_client_authentication(options_.client);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("introspection: ") + e.what());
+        }
+    }
     if (options_.timeout.count() <= 0) throw std::invalid_argument("introspection: the timeout must be positive");
 }
 
@@ -105,7 +86,7 @@ std::shared_ptr<const VerifiedToken> TokenIntrospector::cached(std::string_view 
     return cache_.find(token, now());
 }
 
-void TokenIntrospector::remember_refusal(const std::string& key, const TokenError& error) {
+void TokenIntrospector::remember_refusal(const TokenDigest& key, const TokenError& error) {
     if (options_.negative_cache.count() <= 0 || options_.cache_capacity == 0) return;
     if (error.reason() == TokenErrorReason::introspection_unavailable) return;  // not the token's fault
     const auto t = now();
@@ -120,8 +101,8 @@ void TokenIntrospector::remember_refusal(const std::string& key, const TokenErro
 Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::introspect(std::string token) {
     if (token.size() > options_.max_token_bytes) refuse(TokenErrorReason::too_large, "the token is too large");
     if (token.empty()) refuse(TokenErrorReason::malformed, "the token is empty");
-    if (auto hit = cache_.find(token, now())) co_return hit;
-    std::string key = util::sha256_hex(token);
+    const TokenDigest key = token_digest(token);
+    if (auto hit = cache_.find(key, now())) co_return hit;
     if (auto it = refused_.find(key); it != refused_.end()) {
         if (it->second.until > now()) {
             ++stats_.negative_hits;
@@ -138,7 +119,7 @@ Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::introspect(std::st
     Outcome outcome;
     std::exception_ptr error;
     try {
-        outcome = co_await ask(token, key);
+        outcome = co_await ask(std::move(token), key);
     } catch (...) {
         error = std::current_exception();
     }
@@ -152,62 +133,27 @@ Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::introspect(std::st
     co_return outcome;
 }
 
-Task<std::string> TokenIntrospector::discover_endpoint() {
-    std::string tried;
-    for (const auto& url : DiscoveredKeySource::metadata_urls(options_.issuer)) {
-        http_client::CallOptions call;
-        call.deadline = std::chrono::steady_clock::now() + options_.timeout;
-        call.max_response_bytes = options_.max_response_bytes * 8;
-        http_client::Response response;
-        try {
-            response = co_await http_.fetch({.url = url, .headers = {{"Accept", "application/json"}}}, call);
-        } catch (const http_client::HttpError& e) {
-            unusable("fetching the authorization server metadata failed: " + std::string(e.what()));
-        } catch (const client::ResponseTooLarge&) {
-            unusable("the authorization server metadata is too large");
-        }
-        if (response.status != 200) {
-            tried += (tried.empty() ? "" : ", ") + url + " (" + std::to_string(response.status) + ")";
-            continue;
-        }
-        auto metadata = Json::parse(response.body, nullptr, false);
-        if (!metadata.is_object()) unusable("the authorization server metadata at " + url + " is not a JSON object");
-        if (metadata.value("issuer", Json()) != Json(options_.issuer))
-            unusable("the authorization server metadata at " + url + " names another issuer than the configured one");
-        auto endpoint = metadata.find("introspection_endpoint");
-        if (endpoint == metadata.end() || !endpoint->is_string())
-            unusable("the authorization server metadata at " + url + " has no introspection_endpoint");
-        try {
-            check_url("introspection_endpoint", endpoint->get<std::string>(), options_.allow_http);
-        } catch (const std::invalid_argument& e) {
-            unusable("the authorization server metadata at " + url + ": " + e.what());
-        }
-        co_return endpoint->get<std::string>();
+Task<std::string> TokenIntrospector::endpoint_from_metadata() {
+    DiscoveryOptions discovery;
+    discovery.issuer = options_.issuer;
+    discovery.allow_http = options_.allow_http;
+    discovery.fetch_timeout = options_.timeout;
+    discovery.max_document_bytes = options_.max_response_bytes * 8;
+    std::string endpoint;
+    try {
+        endpoint = co_await discover_endpoint(http_, discovery, "introspection_endpoint");
+    } catch (const KeySourceError& e) {
+        unusable(e.what());
     }
-    unusable("no authorization server metadata found at " + tried);
+    co_return endpoint;
 }
 
-Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::ask(std::string token, std::string key) {
-    if (endpoint_.empty()) endpoint_ = co_await discover_endpoint();
+Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::ask(std::string token, TokenDigest key) {
+    if (endpoint_.empty()) endpoint_ = co_await endpoint_from_metadata();
     const std::string endpoint = endpoint_;
     const std::string shown = endpoint.substr(0, endpoint.find('?'));
-
-    http_client::Request request{.method = "POST", .url = endpoint};
-    request.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
-    request.body = "token=" + form_urlencode(token) + "&token_type_hint=access_token";
-    const auto& client = options_.client;
-    using M = ClientAuthentication::Method;
-    if (client.method == M::client_secret_basic) {
-        // RFC 6749 §2.3.1: both parts form-encoded before they are joined.
-        request.headers.push_back(
-            {"Authorization", "Basic " + util::base64_encode(form_urlencode(client.client_id) + ":" +
-                                                              form_urlencode(client.client_secret))});
-    } else if (client.method == M::client_secret_post) {
-        request.body += "&client_id=" + form_urlencode(client.client_id) +
-                        "&client_secret=" + form_urlencode(client.client_secret);
-    } else if (!client.client_id.empty()) {
-        request.body += "&client_id=" + form_urlencode(client.client_id);
-    }
+    auto request = client_form_post(endpoint, options_.client,
+                                    {{"token", std::move(token)}, {"token_type_hint", "access_token"}});
 
     http_client::CallOptions call;
     call.deadline = std::chrono::steady_clock::now() + options_.timeout;
@@ -233,7 +179,7 @@ Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::ask(std::string to
         remember_refusal(key, e);
         throw;
     }
-    if (verified->expires_at > now()) cache_.insert(token, verified, now());
+    cache_.insert(key, verified, now());
     co_return verified;
 }
 

@@ -8,12 +8,15 @@
 //   std::shared_ptr<const auth::VerifiedToken> who = co_await introspector.introspect(token);
 //
 // The token is POSTed (token=..., token_type_hint=access_token, form-encoded) with the
-// resource server's own client authentication (none, client_secret_basic or
-// client_secret_post). The answer must say "active": true (else TokenError inactive); then
-// `aud` must name this resource (wrong_audience; an answer without `aud` is refused too: a
-// token for any service would pass), `iss`, when present, must be the issuer
-// (wrong_issuer), `exp` must not have passed (expired), `nbf` not be in the future, and the
-// token needs a `sub` or a `client_id` (the caller's identity). `scope` is space-separated.
+// resource server's own client authentication, as the token endpoint client sends it
+// (auth::client_form_post: none, client_secret_basic, client_secret_post or
+// private_key_jwt, whose assertion's aud is the introspection endpoint unless
+// assertion_audience says otherwise). The answer must say "active": true (else
+// TokenError inactive); then `aud` must name this resource (wrong_audience; an answer
+// without `aud` is refused too: a token for any service would pass), `iss`, when present,
+// must be the issuer (wrong_issuer), `exp` must not have passed (expired), `nbf` not be in
+// the future, and the token needs a `sub` or a `client_id` (the caller's identity).
+// `scope` is space-separated.
 //
 // Caching, by the SHA-256 digest of the token (never the token):
 //  - an active token until its `exp` (max_cache when it has none);
@@ -24,8 +27,8 @@
 // is not an introspection response: TokenError introspection_unavailable (a server-side
 // failure: 503, not 401), never cached.
 //
-// Without `endpoint`, the issuer's metadata (RFC 8414, then OpenID Connect discovery) is
-// fetched once and its `introspection_endpoint` used.
+// Without `endpoint`, the issuer's metadata (RFC 8414, then OpenID Connect discovery:
+// auth::discover_endpoint) is fetched once and its `introspection_endpoint` used.
 //
 // Threading: runs on the event loop of its HttpClient; must outlive the tasks it returns.
 // Nothing here logs tokens or secrets.
@@ -60,7 +63,7 @@ struct IntrospectionOptions {
     std::string issuer;
     // This resource's identifiers; `aud` must contain one. Never empty.
     std::vector<std::string> audiences;
-    // How Toolport authenticates at the endpoint: none, client_secret_basic or client_secret_post.
+    // How Toolport authenticates at the endpoint (any method; none may go without a client_id).
     ClientAuthentication client;
     std::chrono::seconds skew{60};
     // How long an active token without `exp` is remembered.
@@ -85,8 +88,8 @@ public:
     };
 
     // Throws std::invalid_argument: no issuer or audiences, an endpoint that is not an
-    // absolute https URL (http too with allow_http), or a client authentication method
-    // other than none, client_secret_basic and client_secret_post.
+    // absolute https URL (http too with allow_http), or a client authentication that
+    // check_client_authentication refuses (method none aside).
     TokenIntrospector(http_client::HttpClient& http, IntrospectionOptions options);
 
     // What the authorization server says about `token` (without "Bearer "). Throws TokenError.
@@ -111,17 +114,17 @@ private:
     };
     using Outcome = std::shared_ptr<const VerifiedToken>;
 
-    Task<std::shared_ptr<const VerifiedToken>> ask(std::string token, std::string key);
-    Task<std::string> discover_endpoint();
+    Task<std::shared_ptr<const VerifiedToken>> ask(std::string token, TokenDigest key);
+    Task<std::string> endpoint_from_metadata();
     std::chrono::system_clock::time_point now() const;
-    void remember_refusal(const std::string& key, const TokenError& error);
+    void remember_refusal(const TokenDigest& key, const TokenError& error);
 
     http_client::HttpClient& http_;
     IntrospectionOptions options_;
     std::string endpoint_;
     VerifiedTokenCache cache_;
-    std::map<std::string, Refusal> refused_;  // by token digest (hex)
-    std::map<std::string, std::vector<Completion<Outcome>>> in_flight_;
+    std::map<TokenDigest, Refusal> refused_;
+    std::map<TokenDigest, std::vector<Completion<Outcome>>> in_flight_;
     Stats stats_;
 };
 

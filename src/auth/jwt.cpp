@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "util/base64.hpp"
+#include "util/digest.hpp"
 
 namespace toolport::auth {
 
@@ -21,13 +22,6 @@ namespace {
 using Json = nlohmann::json;
 
 [[noreturn]] void fail(TokenErrorReason reason, const std::string& message) { throw TokenError(reason, message); }
-
-// Fetched once (OpenSSL 3 otherwise looks SHA-256 up in its provider registry on every
-// use); a fetched EVP_MD may be shared by threads. Never freed.
-const EVP_MD* sha256() {
-    static const EVP_MD* const fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    return fetched ? fetched : EVP_sha256();
-}
 
 int b64url_value(char c) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -144,6 +138,13 @@ std::string_view reason_name(TokenErrorReason reason) {
     return "unknown";
 }
 
+std::chrono::system_clock::time_point numeric_date_time(double seconds) {
+    // Anything past 2200-01-01T00:00:00Z is taken as that.
+    seconds = std::clamp(seconds, 0.0, 7258118400.0);
+    return std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds)));
+}
+
 bool VerifiedToken::has_scope(std::string_view scope) const {
     return std::find(scopes.begin(), scopes.end(), scope) != scopes.end();
 }
@@ -161,13 +162,13 @@ bool verify_signature(Alg alg, const Jwk& key, std::string_view signing_input, s
     }
     std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
     EVP_PKEY_CTX* pctx = nullptr;  // owned by ctx
-    bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), &pctx, alg == Alg::EdDSA ? nullptr : sha256(), nullptr,
+    bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), &pctx, alg == Alg::EdDSA ? nullptr : util::sha256_md(), nullptr,
                                           key.key.get()) == 1;
     if (ok && alg == Alg::PS256) {
         // RFC 7518 §3.5: MGF1 with SHA-256, salt as long as the hash.
         ok = EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1 &&
              EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST) == 1 &&
-             EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, sha256()) == 1;
+             EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, util::sha256_md()) == 1;
     } else if (ok && alg == Alg::RS256) {
         ok = EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) == 1;
     }
@@ -293,12 +294,7 @@ VerifiedToken JwtVerifier::verify(std::string_view token, const KeySet& keys,
         fail(TokenErrorReason::not_yet_valid, "the token is not valid yet (nbf)");
     if (auto iat = numeric_date(claims, "iat"); iat && *iat > now_s + skew)
         fail(TokenErrorReason::not_yet_valid, "the token was issued in the future (iat)");
-    // Clamped to what a time_point holds: system_clock counts nanoseconds in 64 bits, up to
-    // 2262-04-11, so a later exp (1e10 was one, found by fuzz_auth) overflowed the
-    // conversion; anything past 2200-01-01T00:00:00Z is taken as that.
-    double exp_clamped = std::clamp(*exp, 0.0, 7258118400.0);
-    out.expires_at = std::chrono::system_clock::time_point(
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(exp_clamped)));
+    out.expires_at = numeric_date_time(*exp);
 
     if (auto sub = claims.find("sub"); sub != claims.end()) {
         if (!sub->is_string()) fail(TokenErrorReason::malformed, "the token's sub claim is not a string");

@@ -127,6 +127,12 @@ private:
     mutable std::atomic<std::uint64_t> signature_checks_{0};
 };
 
+// A NumericDate (RFC 7519 §2: seconds since the epoch, `exp` say) as a time_point, clamped
+// to [1970-01-01, 2200-01-01T00:00:00Z]: system_clock counts nanoseconds in 64 bits, up to
+// 2262-04-11, so a later date (1e10 was one, found by fuzz_auth) would overflow the
+// conversion. For the verifier's and the introspector's expiry alike.
+std::chrono::system_clock::time_point numeric_date_time(double seconds);
+
 // Verifies a JWS signature over `signing_input` (the header and payload as sent, joined by
 // a dot) with `key`. `signature` is the decoded JOSE signature (ES256: r||s, 64 bytes).
 bool verify_signature(Alg alg, const Jwk& key, std::string_view signing_input, std::string_view signature);

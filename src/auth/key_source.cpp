@@ -9,21 +9,15 @@
 
 namespace toolport::auth {
 
-namespace {
-
-// Parses `text` as an absolute URL Toolport may fetch keys from; throws std::invalid_argument.
-http_client::Url checked_url(const std::string& what, const std::string& text, bool allow_http) {
-    http_client::Url url;
+void check_server_url(const std::string& what, const std::string& url, bool allow_http) {
+    http_client::Url parsed;
     try {
-        url = http_client::parse_url(text);
+        parsed = http_client::parse_url(url);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(what + " is not an absolute http(s) URL: " + e.what());
     }
-    if (!url.https && !allow_http) throw std::invalid_argument(what + " must be an https:// URL");
-    return url;
+    if (!parsed.https && !allow_http) throw std::invalid_argument(what + " must be an https:// URL");
 }
-
-}  // namespace
 
 Task<std::shared_ptr<const KeySet>> StaticKeySource::keys() { co_return keys_; }
 
@@ -32,11 +26,11 @@ Task<std::shared_ptr<const KeySet>> StaticKeySource::refresh(std::shared_ptr<con
 DiscoveredKeySource::DiscoveredKeySource(http_client::HttpClient& http, DiscoveryOptions options)
     : http_(http), options_(std::move(options)) {
     if (options_.issuer.empty()) throw std::invalid_argument("key source: the issuer is empty");
-    checked_url("the issuer", options_.issuer, options_.allow_http);
+    check_server_url("the issuer", options_.issuer, options_.allow_http);
     if (options_.issuer.find_first_of("?#") != std::string::npos)
         throw std::invalid_argument("the issuer must not have a query or fragment");
     if (!options_.jwks_uri.empty()) {
-        checked_url("jwks_uri", options_.jwks_uri, options_.allow_http);
+        check_server_url("jwks_uri", options_.jwks_uri, options_.allow_http);
         jwks_uri_ = options_.jwks_uri;
     }
     if (options_.refetch_floor.count() < 0 || options_.max_age.count() <= 0 || options_.fetch_timeout.count() <= 0)
@@ -178,19 +172,25 @@ Task<nlohmann::json> fetch_server_metadata(http_client::HttpClient& http, const 
     throw KeySourceError("no authorization server metadata found at " + tried);
 }
 
-Task<std::shared_ptr<const KeySet>> DiscoveredKeySource::fetch_once() {
-    if (jwks_uri_.empty()) {
-        auto metadata = co_await fetch_server_metadata(http_, options_, &stats_.metadata_fetches);
-        auto jwks = metadata.find("jwks_uri");
-        if (jwks == metadata.end() || !jwks->is_string())
-            throw KeySourceError("the authorization server metadata of " + options_.issuer + " has no jwks_uri");
-        try {
-            checked_url("jwks_uri", jwks->get<std::string>(), options_.allow_http);
-        } catch (const std::invalid_argument& e) {
-            throw KeySourceError("the authorization server metadata of " + options_.issuer + ": " + e.what());
-        }
-        jwks_uri_ = jwks->get<std::string>();
+Task<std::string> discover_endpoint(http_client::HttpClient& http, const DiscoveryOptions& options, std::string member,
+                                    std::uint64_t* fetches) {
+    auto metadata = co_await fetch_server_metadata(http, options, fetches);
+    auto it = metadata.find(member);
+    if (it == metadata.end() || !it->is_string())
+        throw KeySourceError("the authorization server metadata of " + options.issuer + " names no " + member);
+    std::string url = it->get<std::string>();
+    try {
+        check_server_url(member, url, options.allow_http);
+        if (url.find('#') != std::string::npos) throw std::invalid_argument(member + " must not have a fragment");
+    } catch (const std::invalid_argument& e) {
+        throw KeySourceError("the authorization server metadata of " + options.issuer + ": " + e.what());
     }
+    co_return url;
+}
+
+Task<std::shared_ptr<const KeySet>> DiscoveredKeySource::fetch_once() {
+    if (jwks_uri_.empty())
+        jwks_uri_ = co_await discover_endpoint(http_, options_, "jwks_uri", &stats_.metadata_fetches);
 
     std::string uri = jwks_uri_;
     std::string shown = uri.substr(0, uri.find('?'));

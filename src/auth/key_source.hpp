@@ -94,10 +94,20 @@ struct DiscoveryOptions {
 // DiscoveredKeySource::metadata_urls(options.issuer) in order, the first that answers 200,
 // which must be a JSON object whose `issuer` is options.issuer (RFC 8414 §3.3). Uses
 // options' fetch_timeout and max_document_bytes; `fetches` (when given) counts the
-// documents requested. Throws KeySourceError. Also used to find a token endpoint
-// (upstream_credentials.hpp).
+// documents requested. Throws KeySourceError.
 Task<nlohmann::json> fetch_server_metadata(http_client::HttpClient& http, const DiscoveryOptions& options,
                                            std::uint64_t* fetches = nullptr);
+
+// The URL the authorization server's metadata (fetch_server_metadata) gives as `member`:
+// jwks_uri here, token_endpoint for upstream_credentials.hpp, introspection_endpoint for
+// introspection.hpp. It must pass check_server_url and have no fragment. Throws
+// KeySourceError.
+Task<std::string> discover_endpoint(http_client::HttpClient& http, const DiscoveryOptions& options,
+                                    std::string member, std::uint64_t* fetches = nullptr);
+
+// Throws std::invalid_argument, naming `what`, unless `url` is an absolute https URL (http
+// too with allow_http): the check of an issuer and of the endpoints Toolport reaches it at.
+void check_server_url(const std::string& what, const std::string& url, bool allow_http);
 
 class DiscoveredKeySource final : public KeySource {
 public:

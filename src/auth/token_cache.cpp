@@ -1,20 +1,12 @@
 #include "auth/token_cache.hpp"
 
-#include <openssl/evp.h>
-
 #include <cstring>
-#include <stdexcept>
+
+#include "util/digest.hpp"
 
 namespace toolport::auth {
 
-namespace {
-
-const EVP_MD* sha256() {
-    static const EVP_MD* const fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    return fetched ? fetched : EVP_sha256();
-}
-
-}  // namespace
+TokenDigest token_digest(std::string_view token) { return util::sha256(token); }
 
 std::size_t VerifiedTokenCache::DigestHash::operator()(const Digest& d) const noexcept {
     // The digest is already uniformly distributed: its first bytes are the hash.
@@ -25,14 +17,6 @@ std::size_t VerifiedTokenCache::DigestHash::operator()(const Digest& d) const no
 
 VerifiedTokenCache::VerifiedTokenCache(std::size_t capacity) : capacity_(capacity) {}
 
-VerifiedTokenCache::Digest VerifiedTokenCache::digest(std::string_view token) {
-    Digest out;
-    unsigned int length = 0;
-    if (EVP_Digest(token.data(), token.size(), out.data(), &length, sha256(), nullptr) != 1 || length != out.size())
-        throw std::runtime_error("SHA-256 failed");
-    return out;
-}
-
 void VerifiedTokenCache::erase(std::unordered_map<Digest, Entry, DigestHash>::iterator it) {
     by_expiry_.erase(it->second.expiry);
     entries_.erase(it);
@@ -41,7 +25,12 @@ void VerifiedTokenCache::erase(std::unordered_map<Digest, Entry, DigestHash>::it
 std::shared_ptr<const VerifiedToken> VerifiedTokenCache::find(std::string_view token,
                                                               std::chrono::system_clock::time_point now) {
     if (capacity_ == 0) return nullptr;
-    Digest key = digest(token);
+    return find(token_digest(token), now);
+}
+
+std::shared_ptr<const VerifiedToken> VerifiedTokenCache::find(const TokenDigest& key,
+                                                              std::chrono::system_clock::time_point now) {
+    if (capacity_ == 0) return nullptr;
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return nullptr;
@@ -55,7 +44,12 @@ std::shared_ptr<const VerifiedToken> VerifiedTokenCache::find(std::string_view t
 void VerifiedTokenCache::insert(std::string_view token, std::shared_ptr<const VerifiedToken> verified,
                                 std::chrono::system_clock::time_point now) {
     if (capacity_ == 0 || !verified || verified->expires_at <= now) return;
-    Digest key = digest(token);
+    insert(token_digest(token), std::move(verified), now);
+}
+
+void VerifiedTokenCache::insert(const TokenDigest& key, std::shared_ptr<const VerifiedToken> verified,
+                                std::chrono::system_clock::time_point now) {
+    if (capacity_ == 0 || !verified || verified->expires_at <= now) return;
     std::lock_guard lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) erase(it);
     // Expired entries go first, then (still full) the ones that expire soonest.

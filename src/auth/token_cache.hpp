@@ -24,17 +24,25 @@
 
 namespace toolport::auth {
 
+// What a token is known by once it has been seen: the SHA-256 digest of its text. Taken
+// once per request and handed on (find, insert, the introspector's other maps).
+using TokenDigest = std::array<unsigned char, 32>;
+TokenDigest token_digest(std::string_view token);
+
 class VerifiedTokenCache {
 public:
     // capacity 0: nothing is cached.
     explicit VerifiedTokenCache(std::size_t capacity);
 
-    // The cached verification of `token`, if any and not expired at `now`.
+    // The cached verification of the token, if any and not expired at `now`.
     std::shared_ptr<const VerifiedToken> find(std::string_view token, std::chrono::system_clock::time_point now);
+    std::shared_ptr<const VerifiedToken> find(const TokenDigest& token, std::chrono::system_clock::time_point now);
 
-    // Remembers `verified` for `token` until verified->expires_at (nothing happens when that
-    // is not after `now`).
+    // Remembers `verified` for the token until verified->expires_at (nothing happens when
+    // that is not after `now`).
     void insert(std::string_view token, std::shared_ptr<const VerifiedToken> verified,
+                std::chrono::system_clock::time_point now);
+    void insert(const TokenDigest& token, std::shared_ptr<const VerifiedToken> verified,
                 std::chrono::system_clock::time_point now);
 
     // Forgets everything (e.g. after the key set lost a key).
@@ -43,7 +51,7 @@ public:
     std::size_t capacity() const { return capacity_; }
 
 private:
-    using Digest = std::array<unsigned char, 32>;
+    using Digest = TokenDigest;
     struct DigestHash {
         std::size_t operator()(const Digest& d) const noexcept;
     };
@@ -53,7 +61,6 @@ private:
         ExpiryIndex::iterator expiry;
     };
 
-    static Digest digest(std::string_view token);
     void erase(std::unordered_map<Digest, Entry, DigestHash>::iterator it);
 
     const std::size_t capacity_;

@@ -233,6 +233,38 @@ std::string form_urlencode(std::string_view value) {
     return out;
 }
 
+http_client::Request client_form_post(const std::string& endpoint, const ClientAuthentication& client,
+                                      std::vector<std::pair<std::string, std::string>> fields) {
+    using M = ClientAuthentication::Method;
+    http_client::Request request;
+    request.method = "POST";
+    request.url = endpoint;
+    request.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
+    switch (client.method) {
+        case M::none:
+            if (!client.client_id.empty()) fields.emplace_back("client_id", client.client_id);
+            break;
+        case M::client_secret_basic:
+            request.headers.emplace_back(
+                "Authorization",
+                "Basic " + util::base64_encode(form_urlencode(client.client_id) + ":" + form_urlencode(client.client_secret)));
+            break;
+        case M::client_secret_post:
+            fields.emplace_back("client_id", client.client_id);
+            fields.emplace_back("client_secret", client.client_secret);
+            break;
+        case M::private_key_jwt:
+            // client_id is optional with an assertion (RFC 7523 §3.2) but harmless, and some
+            // servers look the client up by it before reading the assertion.
+            fields.emplace_back("client_id", client.client_id);
+            fields.emplace_back("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+            fields.emplace_back("client_assertion", client_assertion(client, endpoint));
+            break;
+    }
+    request.body = form_body(fields);
+    return request;
+}
+
 TokenResponse parse_token_response(unsigned status, std::string_view text) {
     auto body = nlohmann::json::parse(text, nullptr, false);
     if (body.is_discarded() || !body.is_object())
@@ -270,38 +302,12 @@ Task<TokenResponse> request_token(http_client::HttpClient& http, const std::stri
                                   const ClientAuthentication& client,
                                   std::vector<std::pair<std::string, std::string>> grant,
                                   http_client::CallOptions options, TokenRequestExtras extras) {
-    using M = ClientAuthentication::Method;
     auto url = http_client::parse_url(token_endpoint);  // throws std::invalid_argument
     if (token_endpoint.find('#') != std::string::npos)
         throw std::invalid_argument("the token endpoint URL must not have a fragment");
 
-    http_client::Request request;
-    request.method = "POST";
-    request.url = token_endpoint;
-    request.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
-    switch (client.method) {
-        case M::none:
-            if (!client.client_id.empty()) grant.emplace_back("client_id", client.client_id);
-            break;
-        case M::client_secret_basic:
-            request.headers.emplace_back(
-                "Authorization",
-                "Basic " + util::base64_encode(form_urlencode(client.client_id) + ":" + form_urlencode(client.client_secret)));
-            break;
-        case M::client_secret_post:
-            grant.emplace_back("client_id", client.client_id);
-            grant.emplace_back("client_secret", client.client_secret);
-            break;
-        case M::private_key_jwt:
-            // client_id is optional with an assertion (RFC 7523 §3.2) but harmless, and some
-            // servers look the client up by it before reading the assertion.
-            grant.emplace_back("client_id", client.client_id);
-            grant.emplace_back("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
-            grant.emplace_back("client_assertion", client_assertion(client, token_endpoint));
-            break;
-    }
+    auto request = client_form_post(token_endpoint, client, std::move(grant));
     for (auto& header : extras.headers) request.headers.push_back(std::move(header));
-    request.body = form_body(grant);
     if (options.max_response_bytes == 0) options.max_response_bytes = kMaxTokenResponseBytes;
 
     auto response = co_await http.fetch(std::move(request), std::move(options));

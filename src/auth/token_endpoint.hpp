@@ -99,6 +99,16 @@ Task<TokenResponse> request_token(http_client::HttpClient& http, const std::stri
                                   std::vector<std::pair<std::string, std::string>> grant,
                                   http_client::CallOptions options = {}, TokenRequestExtras extras = {});
 
+// The request a client sends to an endpoint of its authorization server: `fields`
+// POSTed as application/x-www-form-urlencoded (Accept: application/json), `client`
+// authenticated as RFC 6749 §2.3 and RFC 7523 §2.2 have it (the Authorization header of
+// client_secret_basic, or client_id, client_secret or client_assertion appended to the
+// fields). For the token endpoint (request_token) and for token introspection (RFC 7662
+// §2.1), which authenticates clients the same way. A private_key_jwt assertion's `aud` is
+// `endpoint` unless client.assertion_audience is set.
+http_client::Request client_form_post(const std::string& endpoint, const ClientAuthentication& client,
+                                      std::vector<std::pair<std::string, std::string>> fields);
+
 // A compact JWS (RFC 7515) of `header` and `claims`, signed with the unencrypted PEM
 // private key: RS256 with an RSA key (2048 bits or more), ES256 with an EC P-256 key; the
 // header's `alg` is set from the key (a different one there throws std::invalid_argument).

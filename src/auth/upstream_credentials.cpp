@@ -316,13 +316,7 @@ Task<std::string> UpstreamCredentials::endpoint() {
     discovery.issuer = settings_.issuer;
     discovery.allow_http = settings_.allow_http;
     discovery.fetch_timeout = settings_.timeout;
-    auto metadata = co_await fetch_server_metadata(http_, discovery);
-    auto it = metadata.find("token_endpoint");
-    if (it == metadata.end() || !it->is_string())
-        throw KeySourceError("the metadata of " + settings_.issuer + " names no token_endpoint");
-    std::string url = it->get<std::string>();
-    if (auto problem = url_problem(url, settings_.allow_http); !problem.empty())
-        throw KeySourceError("the token_endpoint in the metadata of " + settings_.issuer + " " + problem);
+    std::string url = co_await discover_endpoint(http_, discovery, "token_endpoint");
     // Two requests may have discovered it at once: the same answer, kept once.
     token_endpoint_ = url;
     co_return token_endpoint_;

@@ -7,8 +7,6 @@
 
 namespace toolport::util {
 
-namespace {
-
 // OpenSSL 3 looks EVP_sha256() up in its provider registry (locks and a hash table) on
 // every EVP_Digest call: with three digests per tools/call (cache key, client quota,
 // budget scope) that lookup was ~7 % of a call's CPU. The implementation is fetched
@@ -22,16 +20,20 @@ const EVP_MD* sha256_md() {
     return EVP_sha256();
 }
 
-}  // namespace
+std::array<unsigned char, 32> sha256(std::string_view data) {
+    std::array<unsigned char, 32> digest;
+    unsigned int length = 0;
+    if (EVP_Digest(data.data(), data.size(), digest.data(), &length, sha256_md(), nullptr) != 1 ||
+        length != digest.size())
+        throw std::runtime_error("SHA-256 failed");
+    return digest;
+}
 
 std::string sha256_hex(std::string_view data) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    if (EVP_Digest(data.data(), data.size(), digest, &length, sha256_md(), nullptr) != 1)
-        throw std::runtime_error("SHA-256 failed");
+    const auto digest = sha256(data);
     static constexpr char kHex[] = "0123456789abcdef";
-    std::string out(length * 2, '0');
-    for (unsigned int i = 0; i < length; ++i) {
+    std::string out(digest.size() * 2, '0');
+    for (std::size_t i = 0; i < digest.size(); ++i) {
         out[2 * i] = kHex[digest[i] >> 4];
         out[2 * i + 1] = kHex[digest[i] & 0xf];
     }

@@ -9,11 +9,8 @@
 #include "auth/authenticator.hpp"
 #include "auth/introspection.hpp"
 #include "auth/scope_policy.hpp"
-#include "http_client/http_client.hpp"
-#include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
+#include "auth_test_support.hpp"
 #include "util/base64.hpp"
-#include "drive_on_loop.hpp"
 
 using namespace toolport;
 using namespace toolport::auth;
@@ -25,10 +22,8 @@ namespace {
 
 const std::string kResource = "https://mcp.example.test/mcp";
 
-long long epoch_in(std::chrono::seconds from_now) {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               (std::chrono::system_clock::now() + from_now).time_since_epoch())
-        .count();
+std::int64_t epoch_in(std::chrono::seconds from_now) {
+    return epoch_seconds(std::chrono::system_clock::now() + from_now);
 }
 
 // The fake authorization server: answers per token what `answers` says (inactive otherwise).
@@ -65,13 +60,8 @@ struct IntrospectionState {
     }
 };
 
-class IntrospectionTest : public ::testing::Test {
+class IntrospectionTest : public LoopbackAuthServerTest<IntrospectionState> {
 protected:
-    IntrospectionTest() : server([this](const SeenRequest& r) { return state.answer(r); }) {
-        std::lock_guard lock(state.mutex);
-        state.issuer = "http://127.0.0.1:" + std::to_string(server.port());
-    }
-
     IntrospectionOptions options(bool discover = false) {
         IntrospectionOptions o;
         o.endpoint = discover ? "" : state.issuer + "/introspect";
@@ -96,11 +86,6 @@ protected:
                     {"scope", scope}, {"exp", epoch_in(300s)}, {"client_id", "app"}};
     }
 
-    template <typename T>
-    T drive(Task<T> task) {
-        return test_support::drive_on(io, std::move(task));
-    }
-
     TokenErrorReason refusal(TokenIntrospector& introspector, const std::string& token) {
         try {
             drive(introspector.introspect(token));
@@ -111,21 +96,8 @@ protected:
         return TokenErrorReason::malformed;
     }
 
-    std::size_t introspections() const {
-        std::size_t n = 0;
-        for (const auto& r : server.requests()) n += r.target == "/introspect" ? 1 : 0;
-        return n;
-    }
+    std::size_t introspections() const { return requests_to("/introspect").size(); }
 
-    IntrospectionState state;
-    ScriptedServer server;
-    boost::asio::io_context io;
-    AsioExecutor executor{io};
-    http_client::HttpClient http{executor, [] {
-                                     http_client::ClientOptions o;
-                                     o.proxy = http_client::ProxySettings{};
-                                     return o;
-                                 }()};
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
 };
 
@@ -159,6 +131,35 @@ TEST_F(IntrospectionTest, ClientSecretPostPutsTheCredentialsInTheBody) {
     EXPECT_EQ(requests[0].header("Authorization"), "");
     EXPECT_EQ(requests[0].body,
               "token=opaque-1&token_type_hint=access_token&client_id=toolport+rs&client_secret=s3cret%26%3D");
+}
+
+TEST_F(IntrospectionTest, PrivateKeyJwtSignsAnAssertionForTheIntrospectionEndpoint) {
+    answer("opaque-1", active("alice"));
+    const TestKey key = make_ec_key("rs-key");
+    auto o = options();
+    o.client = {.method = ClientAuthentication::Method::private_key_jwt,
+                .client_id = "toolport rs",
+                .private_key_pem = private_key_pem(key),
+                .key_id = key.kid};
+    TokenIntrospector introspector(http, o);
+    EXPECT_EQ(drive(introspector.introspect("opaque-1"))->subject, "alice");
+    auto seen = requests_to("/introspect");
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].header("Authorization"), "");
+    auto fields = form_fields(seen[0].body);
+    EXPECT_EQ(fields["token"], "opaque-1");
+    EXPECT_EQ(fields["token_type_hint"], "access_token");
+    EXPECT_EQ(fields["client_id"], "toolport rs");
+    EXPECT_EQ(fields["client_assertion_type"], "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+    EXPECT_EQ(fields.count("client_secret"), 0u);
+    // What the authorization server checks: signed with the client's key, issued by the
+    // client about itself, for the endpoint it was sent to.
+    JwtVerifier verifier({.issuer = "toolport rs", .audiences = {state.issuer + "/introspect"}});
+    auto assertion = verifier.verify(fields["client_assertion"],
+                                     parse_jwks(jwks_text(json::array({public_jwk(key, "ES256")}))),
+                                     std::chrono::system_clock::now());
+    EXPECT_EQ(assertion.subject, "toolport rs");
+    EXPECT_EQ(assertion.kid, "rs-key");
 }
 
 TEST_F(IntrospectionTest, InactiveWrongAudienceWrongIssuerExpiredAndAnonymousTokensAreRefused) {
@@ -312,11 +313,17 @@ TEST_F(IntrospectionTest, TheEndpointIsDiscoveredFromTheIssuerMetadata) {
 
 TEST_F(IntrospectionTest, BadOptionsAreRefused) {
     auto o = options();
-    o.client.method = ClientAuthentication::Method::private_key_jwt;
+    o.client.method = ClientAuthentication::Method::private_key_jwt;  // without a key
     EXPECT_THROW(TokenIntrospector(http, o), std::invalid_argument);
     o = options();
     o.client.client_secret.clear();
     EXPECT_THROW(TokenIntrospector(http, o), std::invalid_argument);
+    o = options();
+    o.client.client_id.clear();
+    EXPECT_THROW(TokenIntrospector(http, o), std::invalid_argument);
+    o = options();
+    o.client = {};  // none, and no client_id: an endpoint that asks for no authentication
+    EXPECT_NO_THROW(TokenIntrospector(http, o));
     o = options();
     o.allow_http = false;
     EXPECT_THROW(TokenIntrospector(http, o), std::invalid_argument);

@@ -42,13 +42,13 @@ protected:
         : set(parse_jwks(jwks_text(json::array(
               {public_jwk(keys().rsa), public_jwk(keys().ec, "ES256"), public_jwk(keys().ed, "EdDSA")})))) {}
 
-    static std::int64_t epoch(std::chrono::system_clock::time_point t) {
-        return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-    }
-
     json claims() const {
-        return {{"iss", kIssuer},       {"aud", kResource},          {"sub", "user-42"},
-                {"exp", epoch(now) + 300}, {"iat", epoch(now) - 10}, {"scope", "tools:read  tools:call"}};
+        return {{"iss", kIssuer},
+                {"aud", kResource},
+                {"sub", "user-42"},
+                {"exp", epoch_seconds(now) + 300},
+                {"iat", epoch_seconds(now) - 10},
+                {"scope", "tools:read  tools:call"}};
     }
 
     VerifiedToken verify(const std::string& token) { return verifier.verify(token, set, now); }
@@ -92,7 +92,7 @@ TEST_F(JwtTest, GoodTokensOfEveryAlgorithmVerify) {
         EXPECT_FALSE(t.has_scope("tools"));
         EXPECT_EQ(t.kid, key.kid);
         EXPECT_EQ(alg_name(t.alg), alg);
-        EXPECT_EQ(epoch(t.expires_at), epoch(now) + 300);
+        EXPECT_EQ(epoch_seconds(t.expires_at), epoch_seconds(now) + 300);
         EXPECT_EQ(t.claims["sub"], "user-42");
     }
     EXPECT_EQ(verifier.signature_checks(), 4u);
@@ -135,9 +135,9 @@ TEST_F(JwtTest, TypMayBeJwtOrAtJwtAndNothingElse) {
 
 TEST_F(JwtTest, ExpiredTokensAreRefusedBeyondTheSkew) {
     auto c = claims();
-    c["exp"] = epoch(now) - 120;
+    c["exp"] = epoch_seconds(now) - 120;
     EXPECT_EQ(refusal(sign_token(keys().rsa, "RS256", c)), TokenErrorReason::expired);
-    c["exp"] = epoch(now) - 30;  // within the default 60 s
+    c["exp"] = epoch_seconds(now) - 30;  // within the default 60 s
     EXPECT_NO_THROW(verify(sign_token(keys().rsa, "RS256", c)));
     JwtVerifier strict({.issuer = kIssuer, .audiences = {kResource}, .skew = std::chrono::seconds(0)});
     EXPECT_THROW(strict.verify(sign_token(keys().rsa, "RS256", c), set, now), TokenError);
@@ -163,12 +163,12 @@ TEST_F(JwtTest, AnExpBeyondTheClocksRangeIsClampedTo2200) {
 
 TEST_F(JwtTest, NotYetValidTokensAreRefused) {
     auto c = claims();
-    c["nbf"] = epoch(now) + 300;
+    c["nbf"] = epoch_seconds(now) + 300;
     EXPECT_EQ(refusal(sign_token(keys().ed, "EdDSA", c)), TokenErrorReason::not_yet_valid);
-    c["nbf"] = epoch(now) + 30;  // within the skew
+    c["nbf"] = epoch_seconds(now) + 30;  // within the skew
     EXPECT_NO_THROW(verify(sign_token(keys().ed, "EdDSA", c)));
     c.erase("nbf");
-    c["iat"] = epoch(now) + 300;
+    c["iat"] = epoch_seconds(now) + 300;
     EXPECT_EQ(refusal(sign_token(keys().ed, "EdDSA", c)), TokenErrorReason::not_yet_valid);
 }
 

@@ -7,10 +7,6 @@
 #include "auth/authenticator.hpp"
 #include "auth/key_source.hpp"
 #include "auth_test_support.hpp"
-#include "http_client/http_client.hpp"
-#include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
-#include "drive_on_loop.hpp"
 
 using namespace toolport;
 using namespace toolport::auth;
@@ -36,11 +32,10 @@ struct AuthServerState {
     std::mutex mutex;
     std::string issuer;            // set once the port is known
     std::string issuer_path;       // "" or "/tenant"
-    std::string metadata_path;     // the one well-known path that answers
+    std::string metadata_path = "/.well-known/oauth-authorization-server";  // the one that answers
     std::string metadata_issuer;   // "" = the real issuer
     std::string jwks = jwks_text(json::array());
     unsigned jwks_status = 200;
-    std::string scheme = "http";
 
     ScriptedReply answer(const SeenRequest& request) {
         std::lock_guard lock(mutex);
@@ -63,14 +58,8 @@ struct AuthServerState {
     std::string issuer_origin() const { return issuer.substr(0, issuer.size() - issuer_path.size()); }
 };
 
-class KeySourceTest : public ::testing::Test {
+class KeySourceTest : public LoopbackAuthServerTest<AuthServerState> {
 protected:
-    KeySourceTest() : server([this](const SeenRequest& r) { return state.answer(r); }) {
-        std::lock_guard lock(state.mutex);
-        state.issuer = "http://127.0.0.1:" + std::to_string(server.port());
-        state.metadata_path = "/.well-known/oauth-authorization-server";
-    }
-
     DiscoveryOptions discovery() {
         return {.issuer = state.issuer,
                 .refetch_floor = 30s,
@@ -87,33 +76,11 @@ protected:
         state.jwks = jwks_text(array);
     }
 
-    std::vector<std::string> targets() const {
-        std::vector<std::string> out;
-        for (const auto& r : server.requests()) out.push_back(r.target);
-        return out;
-    }
-
-    template <typename T>
-    T drive(Task<T> task) {
-        return test_support::drive_on(io, std::move(task));
-    }
-
     std::string token(const TestKey& key, const std::string& alg, const std::string& sub) {
-        auto exp = std::chrono::duration_cast<std::chrono::seconds>(
-                       (std::chrono::system_clock::now() + 300s).time_since_epoch())
-                       .count();
+        auto exp = epoch_seconds(std::chrono::system_clock::now() + 300s);
         return sign_token(key, alg, json{{"iss", state.issuer}, {"aud", kResource}, {"sub", sub}, {"exp", exp}});
     }
 
-    AuthServerState state;
-    ScriptedServer server;
-    boost::asio::io_context io;
-    AsioExecutor executor{io};
-    http_client::HttpClient http{executor, [] {
-                                     http_client::ClientOptions o;
-                                     o.proxy = http_client::ProxySettings{};
-                                     return o;
-                                 }()};
     std::chrono::steady_clock::time_point steady_now = std::chrono::steady_clock::now();
 };
 
@@ -306,10 +273,8 @@ TEST_F(KeySourceTest, HttpsIsRequiredUnlessAllowedAndWorksWithTheClientsCaFile) 
     AuthServerState tls_state;
     ScriptedServer tls_server([&](const SeenRequest& r) { return tls_state.answer(r); }, &leaf);
     tls_state.issuer = "https://127.0.0.1:" + std::to_string(tls_server.port());
-    tls_state.metadata_path = "/.well-known/oauth-authorization-server";
     tls_state.jwks = jwks_text(json::array({public_jwk(keys().second)}));
-    http_client::ClientOptions options;
-    options.proxy = http_client::ProxySettings{};
+    auto options = loopback_client_options();
     options.ca_file = ca.write_cert_file("auth_key_source_ca.pem");
     http_client::HttpClient https(executor, options);
     DiscoveredKeySource source(https, {.issuer = tls_state.issuer});

@@ -4,6 +4,7 @@
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/rsa.h>
 
 #include <stdexcept>
@@ -105,6 +106,19 @@ std::string sign_with_header(const TestKey& key, const nlohmann::json& header, c
 
 std::string sign_token(const TestKey& key, const std::string& alg, const nlohmann::json& payload) {
     return sign_with_header(key, nlohmann::json{{"alg", alg}, {"typ", "JWT"}, {"kid", key.kid}}, payload);
+}
+
+std::string private_key_pem(const TestKey& key) {
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+    if (!bio || PEM_write_bio_PrivateKey(bio.get(), key.pair.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1)
+        throw std::runtime_error("PEM export failed");
+    char* data = nullptr;
+    long length = BIO_get_mem_data(bio.get(), &data);
+    return std::string(data, static_cast<std::size_t>(length));
+}
+
+std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
 }  // namespace toolport::test_support

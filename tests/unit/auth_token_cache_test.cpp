@@ -71,14 +71,14 @@ public:
     int refresh_calls = 0;
 };
 
-std::int64_t epoch(std::chrono::system_clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
-
 class AuthenticatorTest : public ::testing::Test {
 protected:
     json claims(const std::string& sub, std::chrono::seconds lifetime = 300s) const {
-        return {{"iss", kIssuer}, {"aud", kResource}, {"sub", sub}, {"exp", epoch(now + lifetime)}, {"scope", "read"}};
+        return {{"iss", kIssuer},
+                {"aud", kResource},
+                {"sub", sub},
+                {"exp", epoch_seconds(now + lifetime)},
+                {"scope", "read"}};
     }
 
     std::shared_ptr<const VerifiedToken> authenticate(const std::string& token) {

@@ -1,22 +1,14 @@
 // The OAuth token endpoint client (src/auth/token_endpoint.hpp) against a scripted token
 // endpoint on loopback: the wire form of each client authentication method, the success
 // body's parsing, error bodies as TokenEndpointError, and malformed answers.
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 
 #include <map>
 
 #include "auth/jwt.hpp"
 #include "auth/token_endpoint.hpp"
 #include "auth_test_support.hpp"
-#include "http_client/http_client.hpp"
-#include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/base64.hpp"
-#include "util/percent.hpp"
-#include "drive_on_loop.hpp"
 
 using namespace toolport;
 using namespace toolport::auth;
@@ -26,62 +18,29 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string private_key_pem(const TestKey& key) {
-    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
-    if (PEM_write_bio_PrivateKey(bio.get(), key.pair.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1)
-        throw std::runtime_error("PEM export failed");
-    char* data = nullptr;
-    long length = BIO_get_mem_data(bio.get(), &data);
-    return std::string(data, static_cast<std::size_t>(length));
-}
-
-// An application/x-www-form-urlencoded body as name -> value ('+' is a space).
-std::map<std::string, std::string> form_fields(const std::string& body) {
-    std::map<std::string, std::string> out;
-    std::size_t start = 0;
-    while (start <= body.size() && !body.empty()) {
-        std::size_t end = body.find('&', start);
-        if (end == std::string::npos) end = body.size();
-        std::string pair = body.substr(start, end - start);
-        for (auto& c : pair) {
-            if (c == '+') c = ' ';
-        }
-        auto eq = pair.find('=');
-        auto name = util::percent_decode(pair.substr(0, eq));
-        auto value = util::percent_decode(eq == std::string::npos ? "" : pair.substr(eq + 1));
-        EXPECT_TRUE(name && value) << "bad form encoding: " << pair;
-        if (name && value) {
-            EXPECT_FALSE(out.count(*name)) << "repeated field " << *name;
-            out[*name] = *value;
-        }
-        start = end + 1;
-    }
-    return out;
-}
-
 json decode_part(const std::string& part) { return json::parse(*util::base64url_decode(part)); }
 
-class TokenEndpointTest : public ::testing::Test {
-protected:
-    TokenEndpointTest()
-        : server([this](const SeenRequest& r) {
-              std::lock_guard lock(mutex);
-              return reply;
-          }) {
-        std::lock_guard lock(mutex);
+// A token endpoint that gives every request the same reply.
+struct TokenEndpointState {
+    std::mutex mutex;
+    ScriptedReply reply;
+
+    TokenEndpointState() {
         reply.headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}};
         reply.body = R"({"access_token":"at-1","token_type":"Bearer","expires_in":3600})";
     }
-
-    void answer(unsigned status, std::string body) {
+    ScriptedReply answer(const SeenRequest&) {
         std::lock_guard lock(mutex);
-        reply.status = status;
-        reply.body = std::move(body);
+        return reply;
     }
+};
 
-    template <typename T>
-    T drive(Task<T> task) {
-        return test_support::drive_on(io, std::move(task));
+class TokenEndpointTest : public LoopbackAuthServerTest<TokenEndpointState> {
+protected:
+    void answer(unsigned status, std::string body) {
+        std::lock_guard lock(state.mutex);
+        state.reply.status = status;
+        state.reply.body = std::move(body);
     }
 
     TokenResponse request(const ClientAuthentication& client,
@@ -107,17 +66,7 @@ protected:
         return seen.empty() ? SeenRequest{} : seen.back();
     }
 
-    std::mutex mutex;
-    ScriptedReply reply;
-    ScriptedServer server;
     std::string endpoint = server.url("/oauth/token");
-    boost::asio::io_context io;
-    AsioExecutor executor{io};
-    http_client::HttpClient http{executor, [] {
-                                     http_client::ClientOptions o;
-                                     o.proxy = http_client::ProxySettings{};
-                                     return o;
-                                 }()};
 };
 
 ClientAuthentication secret_client(ClientAuthentication::Method method) {
@@ -226,9 +175,7 @@ TEST_F(TokenEndpointTest, PrivateKeyJwtSignsAnAssertionPerRequest) {
         EXPECT_EQ(claims["iss"], "svc-client");
         EXPECT_EQ(claims["sub"], "svc-client");
         EXPECT_EQ(claims["aud"], endpoint);
-        auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+        auto now = epoch_seconds(std::chrono::system_clock::now());
         EXPECT_LE(std::abs(claims["iat"].get<long long>() - now), 5);
         EXPECT_EQ(claims["exp"].get<long long>() - claims["iat"].get<long long>(), 300);
         EXPECT_EQ(claims["jti"].get<std::string>().size(), 32u);

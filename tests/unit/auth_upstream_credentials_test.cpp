@@ -3,20 +3,16 @@
 // one request in flight per key, a rejected token dropped, client_credentials shared by
 // every caller, failures as UpstreamCredentialsError (never cached), the token endpoint
 // found from the issuer's metadata; and the `auth:` settings' checks.
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "auth/upstream_credentials.hpp"
+#include "auth_test_support.hpp"
 #include "error_of.hpp"
-#include "http_client/http_client.hpp"
-#include "http_test_servers.hpp"
 #include "providers/source_settings.hpp"
 #include "server/tool_error.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/base64.hpp"
-#include "util/percent.hpp"
 
 using namespace toolport;
 using namespace toolport::auth;
@@ -25,23 +21,6 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::map<std::string, std::string> form_fields(const std::string& body) {
-    std::map<std::string, std::string> out;
-    std::size_t start = 0;
-    while (start < body.size()) {
-        std::size_t end = body.find('&', start);
-        if (end == std::string::npos) end = body.size();
-        std::string pair = body.substr(start, end - start);
-        for (auto& c : pair) {
-            if (c == '+') c = ' ';
-        }
-        auto eq = pair.find('=');
-        out[*util::percent_decode(pair.substr(0, eq))] = *util::percent_decode(pair.substr(eq + 1));
-        start = end + 1;
-    }
-    return out;
-}
 
 // A token endpoint that numbers what it issues ("issued-1", ...) and can be told to refuse.
 struct AuthorizationServer {
@@ -82,17 +61,12 @@ struct AuthorizationServer {
     }
 };
 
-class UpstreamCredentialsTest : public ::testing::Test {
+class UpstreamCredentialsTest : public LoopbackAuthServerTest<AuthorizationServer> {
 protected:
-    UpstreamCredentialsTest() : server([this](const SeenRequest& r) { return as.answer(r); }) {
-        std::lock_guard lock(as.mutex);
-        as.issuer = "http://127.0.0.1:" + std::to_string(server.port());
-    }
-
     UpstreamAuthSettings settings(UpstreamAuthSettings::Type type) {
         UpstreamAuthSettings s;
         s.type = type;
-        s.token_endpoint = as.issuer + "/oauth2/token";
+        s.token_endpoint = state.issuer + "/oauth2/token";
         s.allow_http = true;
         s.client = {.method = ClientAuthentication::Method::client_secret_basic,
                     .client_id = "toolport",
@@ -124,17 +98,9 @@ protected:
         return out;
     }
 
-    std::string run(Task<std::string> task) {
-        std::vector<Task<std::string>> one;
-        one.push_back(std::move(task));
-        auto results = run_all(std::move(one));
-        if (results[0].second) std::rethrow_exception(results[0].second);
-        return results[0].first;
-    }
-
     UpstreamCredentialsError refused(Task<std::string> task) {
         try {
-            run(std::move(task));
+            drive(std::move(task));
         } catch (const UpstreamCredentialsError& e) {
             return e;
         }
@@ -142,23 +108,8 @@ protected:
         return UpstreamCredentialsError(UpstreamCredentialsError::Kind::unavailable, "");
     }
 
-    std::vector<SeenRequest> token_requests() const {
-        std::vector<SeenRequest> out;
-        for (auto& r : server.requests()) {
-            if (r.target == "/oauth2/token") out.push_back(r);
-        }
-        return out;
-    }
+    std::vector<SeenRequest> token_requests() const { return requests_to("/oauth2/token"); }
 
-    AuthorizationServer as;
-    ScriptedServer server;
-    boost::asio::io_context io;
-    AsioExecutor executor{io};
-    http_client::HttpClient http{executor, [] {
-                                     http_client::ClientOptions o;
-                                     o.proxy = http_client::ProxySettings{};
-                                     return o;
-                                 }()};
     std::chrono::steady_clock::time_point steady_now = std::chrono::steady_clock::now();
 };
 
@@ -166,11 +117,11 @@ protected:
 
 TEST_F(UpstreamCredentialsTest, ExchangesEachCallersTokenOnceAndSendsRfc8693Parameters) {
     auto credentials = make(settings(UpstreamAuthSettings::Type::token_exchange));
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer exchanged-1");
-    EXPECT_EQ(run(credentials->for_caller("bob-token")), "Bearer exchanged-2");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer exchanged-1");
+    EXPECT_EQ(drive(credentials->for_caller("bob-token")), "Bearer exchanged-2");
     // Cached: the same caller's token is not exchanged again.
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer exchanged-1");
-    EXPECT_EQ(run(credentials->for_caller("bob-token")), "Bearer exchanged-2");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer exchanged-1");
+    EXPECT_EQ(drive(credentials->for_caller("bob-token")), "Bearer exchanged-2");
     auto seen = token_requests();
     ASSERT_EQ(seen.size(), 2u);
     EXPECT_EQ(credentials->stats().exchanges, 2u);
@@ -192,8 +143,8 @@ TEST_F(UpstreamCredentialsTest, ExchangesEachCallersTokenOnceAndSendsRfc8693Para
 TEST_F(UpstreamCredentialsTest, ConcurrentCallsForOneCallerShareOneRequest) {
     auto credentials = make(settings(UpstreamAuthSettings::Type::token_exchange));
     {
-        std::lock_guard lock(as.mutex);
-        as.delay_ms = 150;  // all three ask while the first request is out
+        std::lock_guard lock(state.mutex);
+        state.delay_ms = 150;  // all three ask while the first request is out
     }
     std::vector<Task<std::string>> tasks;
     tasks.push_back(credentials->for_caller("alice-token"));
@@ -209,41 +160,41 @@ TEST_F(UpstreamCredentialsTest, ConcurrentCallsForOneCallerShareOneRequest) {
 TEST_F(UpstreamCredentialsTest, AnExchangedTokenIsUsedUntilShortlyBeforeItExpires) {
     auto credentials = make(settings(UpstreamAuthSettings::Type::token_exchange));
     {
-        std::lock_guard lock(as.mutex);
-        as.expires_in = 300;  // margin: min(30 s, 300 / 4) = 30 s
+        std::lock_guard lock(state.mutex);
+        state.expires_in = 300;  // margin: min(30 s, 300 / 4) = 30 s
     }
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer exchanged-1");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer exchanged-1");
     steady_now += 269s;
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer exchanged-1");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer exchanged-1");
     steady_now += 2s;  // 271 s: within the margin
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer exchanged-2");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer exchanged-2");
     {
-        std::lock_guard lock(as.mutex);
-        as.expires_in = 20;  // short-lived: used for 15 s
+        std::lock_guard lock(state.mutex);
+        state.expires_in = 20;  // short-lived: used for 15 s
     }
-    EXPECT_EQ(run(credentials->for_caller("bob-token")), "Bearer exchanged-3");
+    EXPECT_EQ(drive(credentials->for_caller("bob-token")), "Bearer exchanged-3");
     steady_now += 14s;
-    EXPECT_EQ(run(credentials->for_caller("bob-token")), "Bearer exchanged-3");
+    EXPECT_EQ(drive(credentials->for_caller("bob-token")), "Bearer exchanged-3");
     steady_now += 2s;
-    EXPECT_EQ(run(credentials->for_caller("bob-token")), "Bearer exchanged-4");
+    EXPECT_EQ(drive(credentials->for_caller("bob-token")), "Bearer exchanged-4");
 }
 
 TEST_F(UpstreamCredentialsTest, ARejectedTokenIsObtainedAgain) {
     auto credentials = make(settings(UpstreamAuthSettings::Type::token_exchange));
-    auto first = run(credentials->for_caller("alice-token"));
-    auto bobs = run(credentials->for_caller("bob-token"));
+    auto first = drive(credentials->for_caller("alice-token"));
+    auto bobs = drive(credentials->for_caller("bob-token"));
     credentials->rejected(first);
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer exchanged-3");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer exchanged-3");
     // Only that token went.
-    EXPECT_EQ(run(credentials->for_caller("bob-token")), bobs);
+    EXPECT_EQ(drive(credentials->for_caller("bob-token")), bobs);
     EXPECT_EQ(token_requests().size(), 3u);
 }
 
 TEST_F(UpstreamCredentialsTest, ClientCredentialsIsOneTokenForEveryCaller) {
     auto credentials = make(settings(UpstreamAuthSettings::Type::client_credentials));
-    EXPECT_EQ(run(credentials->for_source()), "Bearer own-1");
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer own-1");
-    EXPECT_EQ(run(credentials->for_caller("")), "Bearer own-1");
+    EXPECT_EQ(drive(credentials->for_source()), "Bearer own-1");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer own-1");
+    EXPECT_EQ(drive(credentials->for_caller("")), "Bearer own-1");
     auto seen = token_requests();
     ASSERT_EQ(seen.size(), 1u);
     EXPECT_EQ(form_fields(seen[0].body), (std::map<std::string, std::string>{{"grant_type", "client_credentials"},
@@ -252,14 +203,14 @@ TEST_F(UpstreamCredentialsTest, ClientCredentialsIsOneTokenForEveryCaller) {
                                                                             {"audience", "https://files.example.test"}}));
     // Refreshed before it expires (3600 s, margin 30 s).
     steady_now += 3571s;
-    EXPECT_EQ(run(credentials->for_source()), "Bearer own-2");
+    EXPECT_EQ(drive(credentials->for_source()), "Bearer own-2");
 }
 
 TEST_F(UpstreamCredentialsTest, TokenExchangeSourceRequestsUseClientCredentialsOrNothing) {
     auto s = settings(UpstreamAuthSettings::Type::token_exchange);
-    EXPECT_EQ(run(make(s)->for_source()), "Bearer own-1");
+    EXPECT_EQ(drive(make(s)->for_source()), "Bearer own-1");
     s.own_requests_authorized = false;
-    EXPECT_EQ(run(make(s)->for_source()), "");
+    EXPECT_EQ(drive(make(s)->for_source()), "");
     EXPECT_EQ(token_requests().size(), 1u);
 }
 
@@ -279,10 +230,10 @@ TEST_F(UpstreamCredentialsTest, ACallerWithoutATokenCannotBeExchangedFor) {
 TEST_F(UpstreamCredentialsTest, RefusalsAreErrorsWithTheServersCodeAndAreNotCached) {
     auto credentials = make(settings(UpstreamAuthSettings::Type::token_exchange));
     {
-        std::lock_guard lock(as.mutex);
-        as.status = 400;
-        as.error_body = R"({"error":"invalid_grant","error_description":"subject token expired"})";
-        as.delay_ms = 100;
+        std::lock_guard lock(state.mutex);
+        state.status = 400;
+        state.error_body = R"({"error":"invalid_grant","error_description":"subject token expired"})";
+        state.delay_ms = 100;
     }
     // Two waiting for one request get its failure.
     std::vector<Task<std::string>> tasks;
@@ -311,11 +262,11 @@ TEST_F(UpstreamCredentialsTest, RefusalsAreErrorsWithTheServersCodeAndAreNotCach
     EXPECT_EQ(credentials->stats().failures, 1u);
     // Not remembered: once the server agrees, the caller gets a token.
     {
-        std::lock_guard lock(as.mutex);
-        as.status = 200;
-        as.delay_ms = 0;
+        std::lock_guard lock(state.mutex);
+        state.status = 200;
+        state.delay_ms = 0;
     }
-    EXPECT_EQ(run(credentials->for_caller("alice-token")), "Bearer exchanged-1");
+    EXPECT_EQ(drive(credentials->for_caller("alice-token")), "Bearer exchanged-1");
 }
 
 TEST_F(UpstreamCredentialsTest, AnUnreachableServerIsATransientFailure) {
@@ -331,24 +282,22 @@ TEST_F(UpstreamCredentialsTest, AnUnreachableServerIsATransientFailure) {
 TEST_F(UpstreamCredentialsTest, TheTokenEndpointIsFoundFromTheIssuer) {
     auto s = settings(UpstreamAuthSettings::Type::client_credentials);
     s.token_endpoint.clear();
-    s.issuer = as.issuer;
+    s.issuer = state.issuer;
     auto credentials = make(s);
-    EXPECT_EQ(run(credentials->for_source()), "Bearer own-1");
+    EXPECT_EQ(drive(credentials->for_source()), "Bearer own-1");
     steady_now += 4000s;
-    EXPECT_EQ(run(credentials->for_source()), "Bearer own-2");
-    std::vector<std::string> targets;
-    for (auto& r : server.requests()) targets.push_back(r.target);
+    EXPECT_EQ(drive(credentials->for_source()), "Bearer own-2");
     // The metadata is read once.
-    EXPECT_EQ(targets, (std::vector<std::string>{"/.well-known/oauth-authorization-server", "/oauth2/token",
+    EXPECT_EQ(targets(), (std::vector<std::string>{"/.well-known/oauth-authorization-server", "/oauth2/token",
                                                  "/oauth2/token"}));
 }
 
 TEST_F(UpstreamCredentialsTest, ANonBearerTokenIsRefused) {
     auto credentials = make(settings(UpstreamAuthSettings::Type::client_credentials));
     {
-        std::lock_guard lock(as.mutex);
-        as.status = 201;  // a 2xx with a body the script sets
-        as.error_body = R"({"access_token":"a","token_type":"DPoP"})";
+        std::lock_guard lock(state.mutex);
+        state.status = 201;  // a 2xx with a body the script sets
+        state.error_body = R"({"access_token":"a","token_type":"DPoP"})";
     }
     auto e = refused(credentials->for_source());
     EXPECT_NE(std::string(e.what()).find("Bearer tokens only"), std::string::npos) << e.what();
