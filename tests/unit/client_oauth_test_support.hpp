@@ -1,7 +1,5 @@
 // The fixture of the OAuth client's flow tests (client_oauth_flow_test, client_oauth_dpop_test):
-// a loopback authorization server (a ScriptedServer whose every answer comes from the
-// test's `AuthServer`), a fresh directory for the token store, and the loop the authorizer
-// runs on.
+// the auth tests' loopback authorization server fixture, with what the client's tests add.
 #pragma once
 
 #include <stdlib.h>
@@ -17,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "async/task.hpp"
+#include "auth_test_support.hpp"
 #include "drive_on_loop.hpp"
 #include "http_test_servers.hpp"
 #include "transports/asio_executor.hpp"
@@ -26,36 +25,37 @@ namespace toolport::test_support {
 // A request target without its query: the path an authorization server dispatches on.
 inline std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
 
-// `AuthServer` has a `std::string base` (set here to http://127.0.0.1:PORT before any
-// request can come) and `ScriptedReply answer(const SeenRequest&)`, called on the
-// server's thread; its protected resource is base + "/mcp".
+// The auth tests' LoopbackAuthServerTest (auth_test_support.hpp) seen from the client: its
+// scripted server is `as`, whose `std::string base` is set to http://127.0.0.1:PORT before
+// a request can come (its protected resource is base + "/mcp"); plus a fresh directory for
+// the token store, drive() of a Task<void>, and requests matched on their path.
 template <typename AuthServer>
-class LoopbackAuthorizationServerTest : public ::testing::Test {
+class LoopbackAuthorizationServerTest : public LoopbackAuthServerTest<AuthServer> {
 protected:
-    LoopbackAuthorizationServerTest() : server([this](const SeenRequest& r) { return as.answer(r); }) {
-        as.base = "http://127.0.0.1:" + std::to_string(server.port());
+    using Base = LoopbackAuthServerTest<AuthServer>;
+
+    LoopbackAuthorizationServerTest() {
+        as.base = "http://127.0.0.1:" + std::to_string(this->server.port());
         char pattern[] = "/tmp/toolport-oauth-XXXXXX";
         if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
         dir = pattern;
     }
     ~LoopbackAuthorizationServerTest() override { std::filesystem::remove_all(dir); }
 
-    template <typename T>
-    T drive(Task<T> task) {
-        return drive_on(io, std::move(task));
-    }
+    using Base::drive;
     void drive(Task<void> task) {
         auto wrapped = [](Task<void> t) -> Task<bool> {
             co_await std::move(t);
             co_return true;
         };
-        drive_on(io, wrapped(std::move(task)));
+        drive_on(this->io, wrapped(std::move(task)));
     }
 
     // The requests the server saw for `path` (their target without its query), in order.
+    // (Hides the base's, which matches whole targets: the client's requests carry queries.)
     std::vector<SeenRequest> requests_to(const std::string& path) const {
         std::vector<SeenRequest> out;
-        for (const auto& r : server.requests()) {
+        for (const auto& r : this->server.requests()) {
             if (path_of(r.target) == path) out.push_back(r);
         }
         return out;
@@ -67,11 +67,11 @@ protected:
                extra;
     }
 
-    AuthServer as;
-    ScriptedServer server;
+    AuthServer& as = this->state;
     std::string dir;  // the token store goes in it
-    boost::asio::io_context io;
-    AsioExecutor executor{io};
+    using Base::executor;
+    using Base::io;
+    using Base::server;
 };
 
 }  // namespace toolport::test_support
