@@ -19,6 +19,11 @@ std::vector<std::string> ScopePolicy::for_tool(std::string_view tool, std::strin
     return scope_union(lookup(tools, tool), source.empty() ? std::vector<std::string>{} : lookup(sources, source));
 }
 
+std::vector<std::string> ScopePolicy::for_source(std::string_view source) const {
+    if (source.empty()) return {};
+    return lookup(sources, source);
+}
+
 std::vector<std::string> ScopePolicy::for_profile(std::string_view profile) const {
     if (profile.empty()) return {};
     return lookup(profiles, profile);

@@ -1,7 +1,8 @@
 // Which OAuth scopes a caller's access token must hold, beyond auth.required_scopes: per
 // tool (`tools.<name>.scopes`), per source (`sources.<name>.scopes`: a pack, a REST catalog,
 // an OpenAPI document, an upstream server) and per profile (`auth.profiles.<name>.scopes`,
-// the gateway's URL views). A tool needs its own scopes and its source's; a request at a
+// the gateway's URL views). A tool needs its own scopes and its source's; a resource, a
+// resource template, a prompt or an extension method needs its source's; a request at a
 // profile's URL needs the profile's.
 //
 // Only callers with an OAuth access token are held to these: static bearer tokens and stdio
@@ -24,6 +25,8 @@ struct ScopePolicy {
     bool empty() const { return tools.empty() && sources.empty() && profiles.empty(); }
     // The tool's scopes and its source's, without repeats, in configuration order.
     std::vector<std::string> for_tool(std::string_view tool, std::string_view source) const;
+    // The source's scopes ([] for a source without any, and for "": the server's own).
+    std::vector<std::string> for_source(std::string_view source) const;
     // The profile's scopes ([] for a profile without any, and for "": the plain MCP path).
     std::vector<std::string> for_profile(std::string_view profile) const;
 };

@@ -26,6 +26,7 @@
 #include "providers/source_settings.hpp"
 #include "providers/tool_declaration.hpp"
 #include "server/extension.hpp"
+#include "server/view.hpp"
 
 namespace toolport {
 class AsioExecutor;
@@ -83,7 +84,8 @@ public:
     bool remove_tool(const std::string& name);
 
     // Declares a protocol extension of the server (capabilities.extensions[id]) and the
-    // methods it adds. Throws when a method is the protocol's own.
+    // methods it adds, as this source's: served only to callers that see the source.
+    // Throws when a method is the protocol's own.
     void add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods);
 
     // A component of GET /health (ignored when the runtime reports no health, as in tests).
@@ -110,10 +112,10 @@ public:
     // call_tool) gets their validation, limits and accounting.
     Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments);
 
-    // A named subset of the server's tools that clients choose with the URL path
+    // A named subset of the server's catalogue (its tools, and the resources, templates,
+    // prompts and extensions of the sources it names) that clients choose with the URL path
     // /mcp/<name> or with one of `tokens` (McpServer::add_view): the gateway's profiles.
-    void add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible,
-                  std::vector<std::string> tokens = {});
+    void add_view(const std::string& name, ViewSpec view, std::vector<std::string> tokens = {});
 
     // Tells the clients subscribed to `uri` that it changed (notifications/resources/updated).
     void resource_updated(const std::string& uri);

@@ -27,9 +27,8 @@ Task<ToolResult> SourceContext::invoke_tool(RequestContext& ctx, const std::shar
     return server_.invoke_tool(ctx, tool, arguments);
 }
 
-void SourceContext::add_view(const std::string& name, std::function<bool(const ToolSpec& tool)> visible,
-                             std::vector<std::string> tokens) {
-    server_.add_view(name, std::move(visible), std::move(tokens));
+void SourceContext::add_view(const std::string& name, ViewSpec view, std::vector<std::string> tokens) {
+    server_.add_view(name, std::move(view), std::move(tokens));
 }
 
 void SourceContext::resource_updated(const std::string& uri) { server_.resource_updated(uri); }
@@ -42,7 +41,7 @@ Registry& SourceContext::registry() const { return server_.registry(); }
 void SourceContext::forward_client_header(const std::string& name) { server_.forward_client_header(name); }
 
 void SourceContext::add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods) {
-    server_.add_extension(id, std::move(settings), std::move(methods));
+    server_.add_extension(id, std::move(settings), std::move(methods), source_name_);
 }
 
 void SourceContext::add_tool(ToolDeclaration declaration) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "server/request_context.hpp"
 
@@ -14,6 +15,9 @@ struct ExtensionMethod {
     std::function<Task<Json>(RequestContext&)> handler;
     // Its results carry the list-caching attributes (ttlMs, cacheScope) from 2026-07-28.
     bool cacheable = false;
+    // The source whose extension it is (McpServer::add_extension): served only to callers
+    // that see the source. Empty: the server's own.
+    std::string source = {};
 };
 
 }  // namespace toolport

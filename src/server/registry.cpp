@@ -1,6 +1,7 @@
 #include "server/registry.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "server/tool_error.hpp"
 #include "server/uri_template.hpp"
@@ -76,27 +77,57 @@ Json PromptSpec::definition() const {
     return j;
 }
 
+namespace {
+
+// One change of a kind, with the entries it touched (nulls left out).
+template <typename Spec>
+CatalogChange change_of(CatalogKind kind, std::vector<std::shared_ptr<const Spec>> CatalogChange::*entries,
+                        std::initializer_list<std::shared_ptr<const Spec>> touched) {
+    CatalogChange change;
+    change.kind = kind;
+    for (const auto& e : touched) {
+        if (e) (change.*entries).push_back(e);
+    }
+    return change;
+}
+
+template <typename Map>
+typename Map::mapped_type entry_of(const Map& map, const std::string& key) {
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
 void Registry::add_tool(ToolSpec spec) {
     auto name = spec.name;
-    tools_[name] = std::make_shared<const ToolSpec>(std::move(spec));
-    changed(CatalogKind::tools);
+    auto added = std::make_shared<const ToolSpec>(std::move(spec));
+    auto old = entry_of(tools_, name);
+    tools_[name] = added;
+    changed(change_of(CatalogKind::tools, &CatalogChange::tools, {old, added}));
 }
 
 bool Registry::remove_tool(const std::string& name) {
-    if (tools_.erase(name) == 0) return false;
-    changed(CatalogKind::tools);
+    auto old = entry_of(tools_, name);
+    if (!old) return false;
+    tools_.erase(name);
+    changed(change_of(CatalogKind::tools, &CatalogChange::tools, {old}));
     return true;
 }
 
 void Registry::add_resource(ResourceSpec spec) {
     auto uri = spec.uri;
-    resources_[uri] = std::make_shared<const ResourceSpec>(std::move(spec));
-    changed(CatalogKind::resources);
+    auto added = std::make_shared<const ResourceSpec>(std::move(spec));
+    auto old = entry_of(resources_, uri);
+    resources_[uri] = added;
+    changed(change_of(CatalogKind::resources, &CatalogChange::resources, {old, added}));
 }
 
 bool Registry::remove_resource(const std::string& uri) {
-    if (resources_.erase(uri) == 0) return false;
-    changed(CatalogKind::resources);
+    auto old = entry_of(resources_, uri);
+    if (!old) return false;
+    resources_.erase(uri);
+    changed(change_of(CatalogKind::resources, &CatalogChange::resources, {old}));
     return true;
 }
 
@@ -104,35 +135,41 @@ void Registry::add_resource_template(ResourceTemplateSpec spec) {
     if (!spec.parsed_template || spec.parsed_template->pattern() != spec.uri_template) {
         spec.parsed_template = std::make_shared<const UriTemplate>(spec.uri_template);
     }
+    auto added = std::make_shared<const ResourceTemplateSpec>(std::move(spec));
     for (auto& existing : templates_) {
-        if (existing->uri_template == spec.uri_template) {
-            existing = std::make_shared<const ResourceTemplateSpec>(std::move(spec));
-            changed(CatalogKind::resources);
+        if (existing->uri_template == added->uri_template) {
+            auto old = std::exchange(existing, added);
+            changed(change_of(CatalogKind::resources, &CatalogChange::templates, {old, added}));
             return;
         }
     }
-    templates_.push_back(std::make_shared<const ResourceTemplateSpec>(std::move(spec)));
-    changed(CatalogKind::resources);
+    templates_.push_back(added);
+    changed(change_of(CatalogKind::resources, &CatalogChange::templates, {added}));
 }
 
 bool Registry::remove_resource_template(const std::string& uri_template) {
     auto it = std::find_if(templates_.begin(), templates_.end(),
                            [&](const auto& t) { return t->uri_template == uri_template; });
     if (it == templates_.end()) return false;
+    auto old = *it;
     templates_.erase(it);
-    changed(CatalogKind::resources);
+    changed(change_of(CatalogKind::resources, &CatalogChange::templates, {old}));
     return true;
 }
 
 void Registry::add_prompt(PromptSpec spec) {
     auto name = spec.name;
-    prompts_[name] = std::make_shared<const PromptSpec>(std::move(spec));
-    changed(CatalogKind::prompts);
+    auto added = std::make_shared<const PromptSpec>(std::move(spec));
+    auto old = entry_of(prompts_, name);
+    prompts_[name] = added;
+    changed(change_of(CatalogKind::prompts, &CatalogChange::prompts, {old, added}));
 }
 
 bool Registry::remove_prompt(const std::string& name) {
-    if (prompts_.erase(name) == 0) return false;
-    changed(CatalogKind::prompts);
+    auto old = entry_of(prompts_, name);
+    if (!old) return false;
+    prompts_.erase(name);
+    changed(change_of(CatalogKind::prompts, &CatalogChange::prompts, {old}));
     return true;
 }
 
@@ -159,6 +196,15 @@ std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> Regi
     return std::nullopt;
 }
 
+std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> Registry::match_template(
+    const std::string& uri, const std::function<bool(const ResourceTemplateSpec&)>& accept) const {
+    for (const auto& t : templates_) {
+        if (!accept(*t)) continue;
+        if (auto vars = t->match(uri)) return std::make_pair(t, std::move(*vars));
+    }
+    return std::nullopt;
+}
+
 const ResourceTemplateSpec* Registry::find_template(const std::string& uri_template) const {
     for (const auto& t : templates_) {
         if (t->uri_template == uri_template) return t.get();
@@ -172,6 +218,10 @@ const PromptSpec* Registry::find_prompt(const std::string& name) const {
 }
 
 int Registry::add_listener(Listener listener) {
+    return add_change_listener([listener = std::move(listener)](const CatalogChange& change) { listener(change.kind); });
+}
+
+int Registry::add_change_listener(ChangeListener listener) {
     listeners_.emplace(++next_listener_, std::move(listener));
     return next_listener_;
 }
@@ -184,11 +234,11 @@ void Registry::batch(const std::function<void()>& fn) {
         Registry& r;
         ~Flush() {
             if (--r.batch_depth_ > 0) return;
-            for (int k = 0; k < 3; ++k) {
-                if (r.pending_[k]) {
-                    r.pending_[k] = false;
-                    r.changed(static_cast<CatalogKind>(k));
-                }
+            for (auto& pending : r.pending_) {
+                if (!pending) continue;
+                CatalogChange change = std::move(*pending);
+                pending.reset();
+                r.changed(std::move(change));
             }
         }
     };
@@ -197,14 +247,23 @@ void Registry::batch(const std::function<void()>& fn) {
     fn();
 }
 
-void Registry::changed(CatalogKind kind) {
+void Registry::changed(CatalogChange change) {
     if (batch_depth_ > 0) {
-        pending_[static_cast<int>(kind)] = true;
+        auto& pending = pending_[static_cast<int>(change.kind)];
+        if (!pending) {
+            pending = std::move(change);
+            return;
+        }
+        auto append = [](auto& to, auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+        append(pending->tools, change.tools);
+        append(pending->resources, change.resources);
+        append(pending->templates, change.templates);
+        append(pending->prompts, change.prompts);
         return;
     }
     // Copy: a listener may add or remove listeners.
     auto listeners = listeners_;
-    for (auto& [id, l] : listeners) l(kind);
+    for (auto& [id, l] : listeners) l(change);
 }
 
 }  // namespace toolport

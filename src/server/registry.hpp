@@ -86,6 +86,9 @@ struct ResourceSpec {
     Json annotations;
     Json icons;
     ResourceReader reader;
+    // Which provider registered it (as ToolSpec::source): views and scopes judge it by
+    // its source (McpServer::visible). Empty: the server's own, served to every caller.
+    std::string source;
 
     Json definition() const;
 };
@@ -100,6 +103,7 @@ struct ResourceTemplateSpec {
     Json icons;
     ResourceReader reader;
     Completer completer;  // optional: completion/complete for template variables
+    std::string source;   // as ResourceSpec::source
     // uri_template parsed once, by Registry::add_resource_template; match() parses
     // uri_template itself when this is absent or was parsed from another pattern.
     std::shared_ptr<const UriTemplate> parsed_template;
@@ -123,15 +127,28 @@ struct PromptSpec {
     Json icons;
     PromptHandler handler;
     Completer completer;  // optional: completion/complete for prompt arguments
+    std::string source;   // as ResourceSpec::source
 
     Json definition() const;
 };
 
 enum class CatalogKind { tools, resources, prompts };
 
+// What one change (or one batch of changes) of a kind touched: every entry added, replaced
+// (the old and the new one) or removed. A listener tells from it who could see the change,
+// so a client never hears of a list_changed that concerns only what it cannot see.
+struct CatalogChange {
+    CatalogKind kind = CatalogKind::tools;
+    std::vector<std::shared_ptr<const ToolSpec>> tools;
+    std::vector<std::shared_ptr<const ResourceSpec>> resources;
+    std::vector<std::shared_ptr<const ResourceTemplateSpec>> templates;
+    std::vector<std::shared_ptr<const PromptSpec>> prompts;
+};
+
 class Registry {
 public:
     using Listener = std::function<void(CatalogKind)>;
+    using ChangeListener = std::function<void(const CatalogChange&)>;
 
     // Adding an entry with an existing name replaces it.
     void add_tool(ToolSpec spec);
@@ -147,6 +164,9 @@ public:
     const ResourceSpec* find_resource(const std::string& uri) const;
     // The first template (in registration order) whose pattern matches, with its variables.
     std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> match_template(const std::string& uri) const;
+    // The same among the templates `accept` takes (those a caller may see).
+    std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> match_template(
+        const std::string& uri, const std::function<bool(const ResourceTemplateSpec&)>& accept) const;
     const ResourceTemplateSpec* find_template(const std::string& uri_template) const;
     const PromptSpec* find_prompt(const std::string& name) const;
 
@@ -161,6 +181,8 @@ public:
 
     // Listeners run after every change. Returns an id for remove_listener.
     int add_listener(Listener listener);
+    // The same, told what changed.
+    int add_change_listener(ChangeListener listener);
     void remove_listener(int id);
 
     // Sends each change to listeners once after `fn` returns (a provider loading many tools
@@ -168,16 +190,17 @@ public:
     void batch(const std::function<void()>& fn);
 
 private:
-    void changed(CatalogKind kind);
+    void changed(CatalogChange change);
 
     std::map<std::string, std::shared_ptr<const ToolSpec>> tools_;
     std::map<std::string, std::shared_ptr<const ResourceSpec>> resources_;
     std::vector<std::shared_ptr<const ResourceTemplateSpec>> templates_;
     std::map<std::string, std::shared_ptr<const PromptSpec>> prompts_;
-    std::map<int, Listener> listeners_;
+    std::map<int, ChangeListener> listeners_;
     int next_listener_ = 0;
     int batch_depth_ = 0;
-    bool pending_[3] = {false, false, false};
+    // Per kind, what the running batch changed (announced once when it ends).
+    std::optional<CatalogChange> pending_[3];
 };
 
 }  // namespace toolport

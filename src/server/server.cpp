@@ -1,6 +1,7 @@
 #include "server/server.hpp"
 #include "server/tasks.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -17,7 +18,7 @@ McpServer::McpServer(Executor& executor, ServerOptions options)
         options_.state_secret.assign(32, '\0');
         util::secure_random(options_.state_secret.data(), options_.state_secret.size());
     }
-    registry_listener_ = registry_.add_listener([this](CatalogKind kind) { broadcast_list_changed(kind); });
+    registry_listener_ = registry_.add_change_listener([this](const CatalogChange& change) { broadcast_list_changed(change); });
 }
 
 McpServer::~McpServer() {
@@ -52,7 +53,7 @@ Json McpServer::server_info() const {
     return info;
 }
 
-Json McpServer::capabilities(protocol::Revision revision) const {
+Json McpServer::capabilities(protocol::Revision revision, const CallerIdentity* caller) const {
     Json caps = {
         {"tools", {{"listChanged", true}}},
         {"resources", {{"listChanged", true}}},
@@ -61,18 +62,27 @@ Json McpServer::capabilities(protocol::Revision revision) const {
     caps["resources"]["subscribe"] = true;  // resources/subscribe, or subscriptions/listen (2026-07-28)
     if (!protocol::is_stateless(revision)) caps["logging"] = Json::object();
     if (protocol::has_completions(revision)) caps["completions"] = Json::object();
-    if (!extensions_.empty()) caps["extensions"] = extensions_;
+    Json extensions = Json::object();
+    for (const auto& [id, settings] : extensions_.items()) {
+        auto source = extension_sources_.find(id);
+        if (caller && source != extension_sources_.end() && !source_visible(*caller, source->second)) continue;
+        extensions[id] = settings;
+    }
+    if (!extensions.empty()) caps["extensions"] = std::move(extensions);
     return caps;
 }
 
-void McpServer::add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods) {
+void McpServer::add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods,
+                              const std::string& source) {
     for (auto& [method, fn] : methods) {
         if (ServerSession::is_protocol_method(method)) {
             throw std::invalid_argument("extension " + id + " cannot take over the protocol's method " + method);
         }
+        if (fn.source.empty()) fn.source = source;
         extension_methods_[method] = std::move(fn);
     }
     extensions_[id] = settings.is_object() ? std::move(settings) : Json::object();
+    extension_sources_[id] = source;
 }
 
 const ExtensionMethod* McpServer::extension_method(const std::string& method) const {
@@ -80,22 +90,71 @@ const ExtensionMethod* McpServer::extension_method(const std::string& method) co
     return it == extension_methods_.end() ? nullptr : &it->second;
 }
 
-void McpServer::broadcast_list_changed(CatalogKind kind) {
-    const char* method = kind == CatalogKind::tools       ? "notifications/tools/list_changed"
-                         : kind == CatalogKind::resources ? "notifications/resources/list_changed"
-                                                          : "notifications/prompts/list_changed";
+void McpServer::broadcast_list_changed(const CatalogChange& change) {
+    // The sources a view has by its tools may have changed with them.
+    if (change.kind == CatalogKind::tools) tool_sources_.clear();
+    const char* method = change.kind == CatalogKind::tools       ? "notifications/tools/list_changed"
+                         : change.kind == CatalogKind::resources ? "notifications/resources/list_changed"
+                                                                 : "notifications/prompts/list_changed";
     auto sessions = sessions_;
-    for (auto* s : sessions) s->notify(method, nullptr);
+    for (auto* s : sessions) {
+        // A client never hears of a change to what it cannot see: a list_changed caused
+        // only by a source outside its view (or its token's scopes) is not sent to it.
+        if (!filters(s->caller()) || concerns(s->caller(), change)) s->notify(method, nullptr);
+    }
+}
+
+bool McpServer::concerns(const CallerIdentity& caller, const CatalogChange& change) const {
+    auto any = [&](const auto& entries) {
+        return std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return visible(caller, *e); });
+    };
+    return any(change.tools) || any(change.resources) || any(change.templates) || any(change.prompts);
+}
+
+void McpServer::add_view(const std::string& name, ViewSpec view, std::vector<std::string> tokens) {
+    views_[name] = std::move(view);
+    tool_sources_.erase(name);
+    for (auto& token : tokens) view_tokens_.emplace_back(std::move(token), name);
 }
 
 bool McpServer::in_view(const std::string& view, const ToolSpec& tool) const {
     if (view.empty()) return true;
     auto it = views_.find(view);
-    return it != views_.end() && it->second(tool);
+    return it != views_.end() && it->second.tools && it->second.tools(tool);
+}
+
+bool McpServer::view_has_source(const std::string& view, const std::string& source) const {
+    if (view.empty()) return true;
+    auto it = views_.find(view);
+    if (it == views_.end()) return false;
+    if (it->second.sources) return it->second.sources(source);
+    auto known = tool_sources_.find(view);
+    if (known == tool_sources_.end()) {
+        std::set<std::string> sources;
+        for (const auto& [name, tool] : registry_.tools()) {
+            if (!tool->source.empty() && in_view(view, *tool)) sources.insert(tool->source);
+        }
+        known = tool_sources_.emplace(view, std::move(sources)).first;
+    }
+    return known->second.count(source) > 0;
 }
 
 bool McpServer::visible(const CallerIdentity& caller, const ToolSpec& tool) const {
     return in_view(caller.view, tool) && missing_scopes(caller, tool).empty();
+}
+
+bool McpServer::source_visible(const CallerIdentity& caller, const std::string& source) const {
+    if (source.empty()) return true;  // the server's own
+    if (!view_has_source(caller.view, source)) return false;
+    if (!caller.scopes || !scope_policy_) return true;
+    return auth::missing_scopes(*caller.scopes, scope_policy_->for_source(source)).empty();
+}
+
+bool McpServer::resource_visible(const CallerIdentity& caller, const std::string& uri) const {
+    if (const auto* resource = registry_.find_resource(uri); resource && visible(caller, *resource)) return true;
+    return registry_
+        .match_template(uri, [&](const ResourceTemplateSpec& t) { return visible(caller, t); })
+        .has_value();
 }
 
 std::vector<std::string> McpServer::tool_scopes(const ToolSpec& tool) const {
@@ -128,7 +187,11 @@ void McpServer::resource_updated(const std::string& uri) {
     for (auto& [id, l] : listeners) l(uri);
     auto sessions = sessions_;
     for (auto* s : sessions) {
-        if (s->subscribed(uri)) s->notify("notifications/resources/updated", {{"uri", uri}});
+        // Only to sessions that may see the resource: a subscription made before the
+        // caller's view or scopes hid it hears nothing more.
+        if (s->subscribed(uri) && resource_visible(s->caller(), uri)) {
+            s->notify("notifications/resources/updated", {{"uri", uri}});
+        }
     }
 }
 

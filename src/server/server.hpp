@@ -24,6 +24,7 @@
 #include "server/extension.hpp"
 #include "server/registry.hpp"
 #include "server/request_context.hpp"
+#include "server/view.hpp"
 
 namespace toolport {
 
@@ -75,7 +76,9 @@ public:
     std::shared_ptr<ServerSession> open_session(SessionOutput output, CallerIdentity caller = {});
 
     Json server_info() const;
-    Json capabilities(protocol::Revision revision) const;
+    // The capabilities `caller` is offered (every extension without a caller; with one,
+    // only the extensions of sources it may see).
+    Json capabilities(protocol::Revision revision, const CallerIdentity* caller = nullptr) const;
 
     // Turns false when the server is destroyed: for cleanup code in coroutine frames that
     // may be destroyed after the server at shutdown.
@@ -100,23 +103,48 @@ public:
     int add_resource_listener(ResourceListener listener);
     void remove_resource_listener(int id) { resource_listeners_.erase(id); }
 
-    // Views: named subsets of the tools (the gateway's profiles), chosen by a client
-    // through the URL path /mcp/<view> or by a bearer token of the view's, so a client
-    // that takes only its first 40 tools (Cursor) or refuses more than 128 (VS Code) gets
-    // a catalogue it can use. A session in a view lists and calls only the tools
-    // `visible` accepts. The HTTP transport compares the tokens (in constant time).
+    // Views: named subsets of the catalogue (the gateway's profiles, server/view.hpp),
+    // chosen by a client through the URL path /mcp/<view> or by a bearer token of the
+    // view's, so a client that takes only its first 40 tools (Cursor) or refuses more than
+    // 128 (VS Code) gets a catalogue it can use, and a token reaches only its lane. A
+    // session in a view lists, calls, reads, gets, completes and subscribes to only what
+    // `visible` accepts, and hears only of changes to that. The HTTP transport compares the
+    // tokens (in constant time).
     using ToolView = std::function<bool(const ToolSpec& tool)>;
-    void add_view(const std::string& name, ToolView visible, std::vector<std::string> tokens = {}) {
-        views_[name] = std::move(visible);
-        for (auto& token : tokens) view_tokens_.emplace_back(std::move(token), name);
+    void add_view(const std::string& name, ViewSpec view, std::vector<std::string> tokens = {});
+    // A view of these tools, and of the resources and prompts of their sources.
+    void add_view(const std::string& name, ToolView tools, std::vector<std::string> tokens = {}) {
+        add_view(name, ViewSpec{std::move(tools), {}}, std::move(tokens));
     }
     bool has_view(const std::string& name) const { return views_.count(name) > 0; }
     bool has_views() const { return !views_.empty(); }
     // Every view's bearer tokens, as (token, view name).
     const std::vector<std::pair<std::string, std::string>>& view_tokens() const { return view_tokens_; }
-    // Whether `caller` sees `tool`: it is in the caller's view (always, outside a view) and
-    // the caller's OAuth token holds the scopes the tool needs (always, without a token).
+
+    // What `caller` may see, one rule for every primitive: an entry is visible when it is in
+    // the caller's view (always, outside a view) and the caller's OAuth token holds the
+    // scopes it needs (always, without a token or a scope policy): a tool its own and its
+    // source's, anything else its source's. What a caller cannot see is answered exactly as
+    // what does not exist.
     bool visible(const CallerIdentity& caller, const ToolSpec& tool) const;
+    bool visible(const CallerIdentity& caller, const ResourceSpec& resource) const {
+        return source_visible(caller, resource.source);
+    }
+    bool visible(const CallerIdentity& caller, const ResourceTemplateSpec& resource_template) const {
+        return source_visible(caller, resource_template.source);
+    }
+    bool visible(const CallerIdentity& caller, const PromptSpec& prompt) const { return source_visible(caller, prompt.source); }
+    // Whether `caller` sees what `source` offers besides tools ("" is the server's own: always).
+    bool source_visible(const CallerIdentity& caller, const std::string& source) const;
+    // Whether `uri` is a resource `caller` sees or matches a template it sees.
+    bool resource_visible(const CallerIdentity& caller, const std::string& uri) const;
+    // Whether anything is hidden from `caller` at all (a view, or an OAuth token under a
+    // scope policy): the others are served the whole catalogue without a look at each entry.
+    bool filters(const CallerIdentity& caller) const {
+        return !caller.view.empty() || (caller.scopes && scope_policy_ && !scope_policy_->empty());
+    }
+    // Whether `change` touched anything `caller` sees (a list_changed is for it).
+    bool concerns(const CallerIdentity& caller, const CatalogChange& change) const;
     // Whether `tool` is in `view`'s tools (every tool for "").
     bool in_view(const std::string& view, const ToolSpec& tool) const;
 
@@ -140,8 +168,11 @@ public:
 
     // Declares a protocol extension: `settings` are advertised under
     // capabilities.extensions[id] (inline, as SEP-2133 has it) and `methods` are served in
-    // every revision. A method the protocol already has cannot be taken over.
-    void add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods);
+    // every revision. A method the protocol already has cannot be taken over. An extension
+    // of a `source` is advertised and served only to callers that see the source
+    // (source_visible); to the others it does not exist.
+    void add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods,
+                       const std::string& source = {});
     const ExtensionMethod* extension_method(const std::string& method) const;
 
     // Request headers of HTTP clients that tools may read (CallerIdentity::client_headers):
@@ -153,13 +184,16 @@ public:
 private:
     friend class ServerSession;
     void session_closed(ServerSession* session);
-    void broadcast_list_changed(CatalogKind kind);
+    void broadcast_list_changed(const CatalogChange& change);
+    // Whether `source` is one of `view`'s (ViewSpec::sources, else those of its tools).
+    bool view_has_source(const std::string& view, const std::string& source) const;
 
     Executor& executor_;
     ServerOptions options_;
     Registry registry_;
     std::set<std::string> forwarded_headers_;
     Json extensions_ = Json::object();
+    std::map<std::string, std::string> extension_sources_;  // extension id → the source that declared it
     std::map<std::string, ExtensionMethod> extension_methods_;
     int registry_listener_ = 0;
     std::unordered_set<ServerSession*> sessions_;
@@ -169,7 +203,10 @@ private:
     std::shared_ptr<TaskEngine> tasks_;
     SessionClosedListener session_closed_listener_;
     std::vector<SubscriptionListener> subscription_listeners_;
-    std::map<std::string, ToolView> views_;
+    std::map<std::string, ViewSpec> views_;
+    // Per view without declared sources, the sources of its tools: worked out when first
+    // needed, forgotten whenever the tools change.
+    mutable std::map<std::string, std::set<std::string>> tool_sources_;
     std::vector<std::pair<std::string, std::string>> view_tokens_;
     std::shared_ptr<const auth::ScopePolicy> scope_policy_;
     int next_resource_listener_ = 0;

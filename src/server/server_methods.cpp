@@ -64,6 +64,29 @@ Json list_page(const Map& items, const Json& params, std::size_t page_size, cons
     return result;
 }
 
+// `items` as `caller` sees them: every one, or (in a view, or with an OAuth token under a
+// scope policy) those McpServer::visible accepts, in the same pages with the same cursors.
+template <typename Map>
+Json visible_page(const McpServer& server, const CallerIdentity& caller, const Map& items, const Json& params,
+                  const char* field, Revision revision, std::string_view kind) {
+    const std::size_t page_size = server.options().page_size;
+    if (!server.filters(caller)) return list_page(items, params, page_size, field, revision, kind);
+    Map seen;
+    for (const auto& [key, entry] : items) {
+        if (server.visible(caller, *entry)) seen.emplace(key, entry);
+    }
+    return list_page(seen, params, page_size, field, revision, kind);
+}
+
+[[noreturn]] void resource_not_found(Revision revision, const std::string& uri) {
+    throw RpcError(resource_not_found_code(revision),
+                   fmt::format("Resource not found: {}", util::sanitize_for_message(uri, 300)), Json{{"uri", uri}});
+}
+
+[[noreturn]] void unknown_prompt(const std::string& name) {
+    throw RpcError(error_code::kInvalidParams, fmt::format("Unknown prompt: {}", util::sanitize_for_message(name, 128)));
+}
+
 void add_cacheable(Json& result, const RequestContext& ctx, const McpServer& server) {
     if (is_stateless(ctx.revision())) mark_cacheable(result, server);
 }
@@ -74,6 +97,8 @@ Task<Json> ServerSession::ping(RequestContext&) { co_return Json::object(); }
 
 Task<Json> ServerSession::call_extension(RequestContext& ctx) {
     const ExtensionMethod* method = server_.extension_method(ctx.method());
+    // An extension of a source the caller does not see does not exist for it.
+    if (method && !server_.source_visible(caller(), method->source)) method = nullptr;
     if (!method) throw RpcError(error_code::kMethodNotFound, "Method not found: " + ctx.method());
     Json result = co_await method->handler(ctx);
     if (method->cacheable) add_cacheable(result, ctx, server_);
@@ -94,19 +119,7 @@ Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_tools(RequestContext& ctx) {
-    const auto& all = server_.registry().tools();
-    Json result;
-    if (caller().view.empty() && (!caller().scopes || !server_.scope_policy())) {
-        result = list_page(all, ctx.params(), server_.options().page_size, "tools", ctx.revision(), "tool");
-    } else {
-        // A view's tools, or those the caller's token has the scopes for: the same pages
-        // and cursors, over the subset.
-        std::map<std::string, std::shared_ptr<const ToolSpec>> seen;
-        for (const auto& [name, tool] : all) {
-            if (server_.visible(caller(), *tool)) seen.emplace(name, tool);
-        }
-        result = list_page(seen, ctx.params(), server_.options().page_size, "tools", ctx.revision(), "tool");
-    }
+    Json result = visible_page(server_, caller(), server_.registry().tools(), ctx.params(), "tools", ctx.revision(), "tool");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -168,8 +181,8 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_resources(RequestContext& ctx) {
-    Json result = list_page(server_.registry().resources(), ctx.params(), server_.options().page_size, "resources",
-                             ctx.revision(), "resource");
+    Json result = visible_page(server_, caller(), server_.registry().resources(), ctx.params(), "resources",
+                               ctx.revision(), "resource");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -178,8 +191,8 @@ Task<Json> ServerSession::list_resource_templates(RequestContext& ctx) {
     // Templates keep registration order; index them by their pattern for the cursor.
     std::map<std::string, std::shared_ptr<const ResourceTemplateSpec>> by_pattern;
     for (const auto& t : server_.registry().resource_templates()) by_pattern.emplace(t->uri_template, t);
-    Json result = list_page(by_pattern, ctx.params(), server_.options().page_size, "resourceTemplates",
-                             ctx.revision(), "resourceTemplate");
+    Json result = visible_page(server_, caller(), by_pattern, ctx.params(), "resourceTemplates", ctx.revision(),
+                               "resourceTemplate");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -187,18 +200,18 @@ Task<Json> ServerSession::list_resource_templates(RequestContext& ctx) {
 Task<Json> ServerSession::read_resource(RequestContext& ctx) {
     auto uri = required_string(ctx.params(), "uri");
     const auto& registry = server_.registry();
+    // A resource or template the caller cannot see is passed over, as if it were not there.
+    auto accept = [this](const ResourceTemplateSpec& t) { return server_.visible(caller(), t); };
     Json contents;
-    if (registry.find_resource(uri)) {
-        auto keep = registry.resources().at(uri);  // survives removal during the read
+    if (auto it = registry.resources().find(uri); it != registry.resources().end() && server_.visible(caller(), *it->second)) {
+        auto keep = it->second;  // survives removal during the read
         const Json no_variables = Json::object();
         contents = co_await keep->reader(ctx, uri, no_variables);
-    } else if (auto match = registry.match_template(uri)) {
+    } else if (auto match = registry.match_template(uri, accept)) {
         auto keep = match->first;  // survives removal during the read
         contents = co_await keep->reader(ctx, uri, match->second);
     } else {
-        throw RpcError(resource_not_found_code(ctx.revision()),
-                       fmt::format("Resource not found: {}", util::sanitize_for_message(uri, 300)),
-                       Json{{"uri", uri}});
+        resource_not_found(ctx.revision(), uri);
     }
     Json result = {{"contents", std::move(contents)}};
     add_cacheable(result, ctx, server_);
@@ -207,6 +220,9 @@ Task<Json> ServerSession::read_resource(RequestContext& ctx) {
 
 Task<Json> ServerSession::subscribe(RequestContext& ctx) {
     auto uri = required_string(ctx.params(), "uri");
+    // Only to what the caller could read: a URI no resource or template serves, or one it
+    // cannot see, is "Resource not found" as in resources/read (and is not passed upstream).
+    if (!server_.resource_visible(caller(), uri)) resource_not_found(ctx.revision(), uri);
     if (subscriptions_.insert(uri).second) server_.subscription_changed(uri, true);
     co_return Json::object();
 }
@@ -218,8 +234,8 @@ Task<Json> ServerSession::unsubscribe(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_prompts(RequestContext& ctx) {
-    Json result = list_page(server_.registry().prompts(), ctx.params(), server_.options().page_size, "prompts",
-                             ctx.revision(), "prompt");
+    Json result = visible_page(server_, caller(), server_.registry().prompts(), ctx.params(), "prompts", ctx.revision(),
+                               "prompt");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -227,10 +243,7 @@ Task<Json> ServerSession::list_prompts(RequestContext& ctx) {
 Task<Json> ServerSession::get_prompt(RequestContext& ctx) {
     auto name = required_string(ctx.params(), "name");
     auto it = server_.registry().prompts().find(name);
-    if (it == server_.registry().prompts().end()) {
-        throw RpcError(error_code::kInvalidParams,
-                       fmt::format("Unknown prompt: {}", util::sanitize_for_message(name, 128)));
-    }
+    if (it == server_.registry().prompts().end() || !server_.visible(caller(), *it->second)) unknown_prompt(name);
     auto prompt = it->second;
     const Json& args = param(ctx.params(), "arguments");
     if (!args.is_null() && !args.is_object()) {
@@ -265,13 +278,17 @@ Task<Json> ServerSession::complete(RequestContext& ctx) {
     if (type == "ref/prompt") {
         auto name = required_string(ref, "name");
         const auto* prompt = server_.registry().find_prompt(name);
-        if (!prompt) throw RpcError(error_code::kInvalidParams, fmt::format("Unknown prompt: {}", name));
+        if (!prompt || !server_.visible(caller(), *prompt)) unknown_prompt(name);
         completer = prompt->completer;
     } else if (type == "ref/resource") {
         auto uri = required_string(ref, "uri");
         const auto* tmpl = server_.registry().find_template(uri);
-        if (!tmpl && !server_.registry().find_resource(uri)) {
-            throw RpcError(error_code::kInvalidParams, fmt::format("Unknown resource: {}", uri));
+        if (tmpl && !server_.visible(caller(), *tmpl)) tmpl = nullptr;
+        const auto* resource = server_.registry().find_resource(uri);
+        if (resource && !server_.visible(caller(), *resource)) resource = nullptr;
+        if (!tmpl && !resource) {
+            throw RpcError(error_code::kInvalidParams,
+                           fmt::format("Unknown resource: {}", util::sanitize_for_message(uri, 300)));
         }
         if (tmpl) completer = tmpl->completer;
     } else {
@@ -326,7 +343,10 @@ Task<Json> ServerSession::listen(RequestContext& ctx) {
     tell("notifications/subscriptions/acknowledged", Json{{"notifications", honoured}});
 
     auto& registry = server_.registry();
-    int catalog_listener = registry.add_listener([&tell, honoured](CatalogKind kind) {
+    // Only what this caller may see (McpServer::concerns, resource_visible), as on a session.
+    int catalog_listener = registry.add_change_listener([this, &tell, honoured](const CatalogChange& change) {
+        const CatalogKind kind = change.kind;
+        if (server_.filters(caller()) && !server_.concerns(caller(), change)) return;
         const char* flag = kind == CatalogKind::tools       ? "toolsListChanged"
                            : kind == CatalogKind::prompts   ? "promptsListChanged"
                                                             : "resourcesListChanged";
@@ -336,8 +356,8 @@ Task<Json> ServerSession::listen(RequestContext& ctx) {
                                               : "notifications/resources/list_changed",
              Json::object());
     });
-    int resource_listener = server_.add_resource_listener([&tell, &watched](const std::string& uri) {
-        if (watched.count(uri)) tell("notifications/resources/updated", Json{{"uri", uri}});
+    int resource_listener = server_.add_resource_listener([this, &tell, &watched](const std::string& uri) {
+        if (watched.count(uri) && server_.resource_visible(caller(), uri)) tell("notifications/resources/updated", Json{{"uri", uri}});
     });
     struct Unregister {
         Registry& registry;

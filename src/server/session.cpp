@@ -146,7 +146,9 @@ void ServerSession::on_request(Request request) {
     Handler handler = nullptr;
     if (it != table.end()) {
         if (method_allowed(request.method, revision)) handler = it->second;
-    } else if (server_.extension_method(request.method)) {
+    } else if (const auto* method = server_.extension_method(request.method);
+               method && server_.source_visible(caller_, method->source)) {
+        // (An extension of a source the caller does not see is as unknown as any method.)
         handler = &ServerSession::call_extension;
     }
     if (!handler) {
@@ -230,7 +232,7 @@ Json ServerSession::handle_initialize(const Request& request) {
     revision_ = (requested && !is_stateless(*requested)) ? *requested : kLatestStateful;
     state_ = State::initializing;
 
-    Json capabilities = server_.capabilities(revision_);
+    Json capabilities = server_.capabilities(revision_, &caller_);
     // Tasks of the 2025-11-25 model (server/tasks.hpp), when the server runs tasks.
     if (server_.tasks()) {
         if (Json tasks = TaskEngine::capability(revision_); !tasks.is_null()) capabilities["tasks"] = std::move(tasks);

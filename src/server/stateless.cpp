@@ -86,11 +86,11 @@ void mark_cacheable(Json& result, const McpServer& server) {
     result["cacheScope"] = per_caller ? "private" : "public";
 }
 
-Json discover_result(const McpServer& server, const RequestContext&) {
+Json discover_result(const McpServer& server, const RequestContext& ctx) {
     Json versions = Json::array();
     for (auto n : kRevisionNames) versions.push_back(std::string(n));
     Json result = {{"supportedVersions", std::move(versions)},
-                   {"capabilities", server.capabilities(kLatest)},
+                   {"capabilities", server.capabilities(kLatest, &ctx.caller())},
                    {"serverInfo", server.server_info()}};
     if (!server.options().instructions.empty()) result["instructions"] = server.options().instructions;
     mark_cacheable(result, server);

@@ -179,6 +179,51 @@ TEST_F(ContextSkillsServer, SkillsListPagesWithoutSplittingAndUnknownSkillsAreIn
     EXPECT_FALSE(listed.count("skill://backend/Not_A_Skill_Name/SKILL.md"));
 }
 
+// The skills are the context pack's: a caller whose view or OAuth scopes leave the pack out
+// is not offered the extension, its methods are as unknown as any, and the skill://
+// resources are neither listed nor read (answered as resources that do not exist).
+TEST_F(ContextSkillsServer, ACallerThatCannotSeeThePackIsServedNoSkill) {
+    auto& mcp = server->runtime->server();
+    const std::string skill = "skill://database/rls-policy/SKILL.md";
+    ASSERT_TRUE(mcp.registry().resources().count(skill));
+    const std::string source = mcp.registry().resources().at(skill)->source;
+    ASSERT_FALSE(source.empty()) << "the skills are their pack's";
+    auto policy = std::make_shared<auth::ScopePolicy>();
+    policy->sources[source] = {"context:read"};
+    mcp.set_scope_policy(policy);
+    mcp.add_view("elsewhere", ViewSpec{[](const ToolSpec&) { return false; }, [](const std::string&) { return false; }});
+
+    auto expect_hidden = [&](const std::string& what) {
+        const Json caps = mcp.capabilities(protocol::Revision::v2025_11_25, &server->session->caller());
+        EXPECT_FALSE(caps.value("extensions", Json::object()).contains(kSkillsExtension)) << what << caps;
+        for (const char* method : {"skills/list", "skills/get", "resources/directory/read"}) {
+            Json answer = server->request(method, {{"uri", skill}});
+            EXPECT_EQ(answer["error"]["code"], -32601) << what << " " << method << " " << answer;
+            EXPECT_EQ(answer["error"]["message"], std::string("Method not found: ") + method) << what;
+        }
+        Json listed = server->request("resources/list", Json::object());
+        for (const auto& r : listed["resources"]) EXPECT_NE(r["uri"].get<std::string>().rfind("skill://", 0), 0u) << what << r;
+        EXPECT_TRUE(server->request("resources/templates/list", Json::object())["resourceTemplates"].empty()) << what;
+        for (const std::string uri : {skill, std::string("skill://database/rls-policy/scripts/rls-policy.ts")}) {
+            Json read = server->request("resources/read", {{"uri", uri}});
+            EXPECT_EQ(read["error"]["code"], -32002) << what << " " << read;
+            EXPECT_EQ(read["error"]["message"], "Resource not found: " + uri) << what;
+        }
+    };
+    server->session->caller().scopes = std::vector<std::string>{"openid"};
+    expect_hidden("a token without context:read");
+    server->session->caller().scopes.reset();
+    server->session->caller().view = "elsewhere";
+    expect_hidden("a view without the pack");
+
+    // With the scope, outside a view: served again.
+    server->session->caller().view.clear();
+    server->session->caller().scopes = std::vector<std::string>{"context:read"};
+    EXPECT_TRUE(mcp.capabilities(protocol::Revision::v2025_11_25, &server->session->caller())["extensions"].contains(kSkillsExtension));
+    EXPECT_EQ(server->request("skills/get", {{"uri", skill}})["skill"]["frontmatter"]["name"], "rls-policy");
+    EXPECT_EQ(server->request("resources/read", {{"uri", skill}})["contents"][0]["mimeType"], "text/markdown");
+}
+
 TEST_F(ContextSkillsServer, TheListedSkillsFollowTheLibraryOneChangeAtATime) {
     const auto& listed = server->runtime->server().registry().resources();
     auto announced = [&] {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "manual_executor.hpp"
 #include "server/session.hpp"
@@ -23,14 +24,17 @@ public:
 
     // A session for `caller`, past initialize and notifications/initialized.
     std::shared_ptr<ServerSession> open(CallerIdentity caller) {
+        auto heard = std::make_shared<std::vector<nlohmann::json>>();
         auto session = server_.open_session(
-            [this](const nlohmann::json& m, const protocol::RequestId*) {
+            [this, heard](const nlohmann::json& m, const protocol::RequestId*) {
                 if (m.contains("id") && !m.contains("method")) replies_[m["id"].dump()] = m;
+                else if (m.contains("method") && !m.contains("id")) heard->push_back(m);
             },
             std::move(caller));
-        call(*session, 0, "initialize",
-             {{"protocolVersion", "2025-11-25"}, {"capabilities", nlohmann::json::object()},
-              {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+        heard_[session.get()] = heard;
+        initialized_[session.get()] = call(*session, 0, "initialize",
+                                           {{"protocolVersion", "2025-11-25"}, {"capabilities", nlohmann::json::object()},
+                                            {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
         session->receive(std::get<protocol::Message>(
             protocol::classify(nlohmann::json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}})));
         exec_.run();
@@ -52,10 +56,23 @@ public:
         return reply["result"];
     }
 
+    // The notifications `session` was sent so far (without an id), in order.
+    std::vector<nlohmann::json>& heard(const ServerSession& session) { return *heard_.at(&session); }
+    // The methods of those notifications.
+    std::vector<std::string> heard_methods(const ServerSession& session) {
+        std::vector<std::string> methods;
+        for (const auto& m : heard(session)) methods.push_back(m["method"]);
+        return methods;
+    }
+    // The reply to the session's initialize.
+    const nlohmann::json& initialize_reply(const ServerSession& session) { return initialized_.at(&session); }
+
 private:
     ManualExecutor& exec_;
     McpServer& server_;
     std::map<std::string, nlohmann::json> replies_;
+    std::map<const ServerSession*, std::shared_ptr<std::vector<nlohmann::json>>> heard_;
+    std::map<const ServerSession*, nlohmann::json> initialized_;
 };
 
 }  // namespace toolport::test_support

@@ -228,8 +228,15 @@ ResourceSpec text_resource(std::string uri, std::string name, std::string title,
     return r;
 }
 
-void add_resources(Registry& r) {
-    r.add_resource(text_resource("test://static-text", "static-text", "Static Text Resource",
+// The pack's resources and prompts are its source's (ResourceSpec::source): views and
+// `sources.<name>.scopes` apply to them as to its tools.
+void add_resources(Registry& registry, const std::string& source) {
+    auto add = [&](auto spec) {
+        spec.source = source;
+        if constexpr (std::is_same_v<decltype(spec), ResourceSpec>) registry.add_resource(std::move(spec));
+        else registry.add_resource_template(std::move(spec));
+    };
+    add(text_resource("test://static-text", "static-text", "Static Text Resource",
                                  "A static text resource for testing",
                                  "This is the content of the static text resource."));
     ResourceSpec binary;
@@ -241,8 +248,8 @@ void add_resources(Registry& r) {
     binary.reader = [](RequestContext&, const std::string&, const Json&) -> Task<Json> {
         co_return Json::array({{{"uri", "test://static-binary"}, {"mimeType", "image/png"}, {"blob", kPng}}});
     };
-    r.add_resource(std::move(binary));
-    r.add_resource(text_resource("test://watched-resource", "watched-resource", "Watched Resource",
+    add(std::move(binary));
+    add(text_resource("test://watched-resource", "watched-resource", "Watched Resource",
                                  "A resource that auto-updates every 3 seconds", "Watched resource content"));
 
     ResourceTemplateSpec tmpl;
@@ -256,14 +263,18 @@ void add_resources(Registry& r) {
         Json body = {{"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
         co_return Json::array({{{"uri", uri}, {"mimeType", "application/json"}, {"text", body.dump()}}});
     };
-    r.add_resource_template(std::move(tmpl));
+    add(std::move(tmpl));
 }
 
 Json user_text(std::string text) {
     return {{"role", "user"}, {"content", {{"type", "text"}, {"text", std::move(text)}}}};
 }
 
-void add_prompts(Registry& r) {
+void add_prompts(Registry& registry, const std::string& source) {
+    auto add = [&](PromptSpec spec) {
+        spec.source = source;
+        registry.add_prompt(std::move(spec));
+    };
     PromptSpec simple;
     simple.name = "test_simple_prompt";
     simple.title = "Simple Test Prompt";
@@ -271,7 +282,7 @@ void add_prompts(Registry& r) {
     simple.handler = [](RequestContext&, const Json&) -> Task<Json> {
         co_return Json{{"messages", {user_text("This is a simple prompt for testing.")}}};
     };
-    r.add_prompt(std::move(simple));
+    add(std::move(simple));
 
     PromptSpec with_args;
     with_args.name = "test_prompt_with_arguments";
@@ -282,7 +293,7 @@ void add_prompts(Registry& r) {
         co_return Json{{"messages", {user_text(fmt::format("Prompt with arguments: arg1='{}', arg2='{}'",
                                                            args.value("arg1", ""), args.value("arg2", "")))}}};
     };
-    r.add_prompt(std::move(with_args));
+    add(std::move(with_args));
 
     PromptSpec embedded;
     embedded.name = "test_prompt_with_embedded_resource";
@@ -299,7 +310,7 @@ void add_prompts(Registry& r) {
                              {"text", "Embedded resource content for testing."}}}}}};
         co_return Json{{"messages", {resource, user_text("Please process the embedded resource above.")}}};
     };
-    r.add_prompt(std::move(embedded));
+    add(std::move(embedded));
 
     PromptSpec image;
     image.name = "test_prompt_with_image";
@@ -309,7 +320,7 @@ void add_prompts(Registry& r) {
         Json picture = {{"role", "user"}, {"content", {{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}}}};
         co_return Json{{"messages", {picture, user_text("Please analyze the image above.")}}};
     };
-    r.add_prompt(std::move(image));
+    add(std::move(image));
 }
 
 }  // namespace
@@ -331,11 +342,12 @@ void toggle_dynamic_tool(SourceContext& context) {
                                   }));
 }
 
-void toggle_dynamic_prompt(Registry& registry) {
+void toggle_dynamic_prompt(Registry& registry, const std::string& source) {
     if (registry.remove_prompt("test_dynamic_prompt")) return;
     PromptSpec p;
     p.name = "test_dynamic_prompt";
     p.description = "Appears and disappears with test_trigger_prompt_change";
+    p.source = source;
     p.handler = [](RequestContext&, const Json&) -> Task<Json> {
         co_return Json{{"messages", {user_text("dynamic prompt")}}};
     };
@@ -351,8 +363,8 @@ public:
     explicit ConformanceSource(const SourceSettings& settings) { settings.only_keys({}); }
     void start(SourceContext& context) override {
         add_tools(context);
-        add_resources(context.registry());
-        add_prompts(context.registry());
+        add_resources(context.registry(), context.source_name());
+        add_prompts(context.registry(), context.source_name());
         conformance::add_stateless_tools(context);
         conformance::add_task_tools(context);
     }

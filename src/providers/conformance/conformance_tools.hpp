@@ -12,7 +12,7 @@ ToolDeclaration simple_tool(std::string name, std::string description, ToolHandl
 // Adds the tool (or prompt) "test_dynamic_*" when absent and removes it when present, so
 // each call changes the catalogue and a list_changed notification goes out.
 void toggle_dynamic_tool(SourceContext& context);
-void toggle_dynamic_prompt(Registry& registry);
+void toggle_dynamic_prompt(Registry& registry, const std::string& source);
 
 void add_stateless_tools(SourceContext& context);
 void add_task_tools(SourceContext& context);

@@ -136,8 +136,8 @@ void add_stateless_tools(SourceContext& c) {
                                co_return ToolResult::text("Update announced");
                            }));
     c.add_tool(simple_tool("test_trigger_prompt_change", "Adds or removes a prompt, so prompts/list_changed is sent",
-                           [registry = &r](RequestContext&, const Json&) -> Task<ToolResult> {
-                               toggle_dynamic_prompt(*registry);
+                           [registry = &r, source = c.source_name()](RequestContext&, const Json&) -> Task<ToolResult> {
+                               toggle_dynamic_prompt(*registry, source);
                                co_return ToolResult::text("Mutation triggered");
                            }));
     ToolDeclaration header_tool = simple_tool(
@@ -164,6 +164,7 @@ void add_stateless_tools(SourceContext& c) {
                         {{{"role", "user"},
                           {"content", {{"type", "text"}, {"text", "Prompt with context: " + content_field(answer, "context")}}}}}}};
     };
+    prompt.source = c.source_name();
     r.add_prompt(std::move(prompt));
 }
 

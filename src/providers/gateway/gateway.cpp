@@ -138,23 +138,8 @@ void Gateway::start() {
     for (const auto& profile : settings_.profiles) {
         // In tool search mode every profile gets search_tools and call_tool, which answer
         // within the caller's profile (the tools they reach are judged by this same view).
-        const auto meta_tools = settings_.tool_search ? ToolSearch::meta_tool_names() : std::vector<std::string>{};
-        const std::string gateway_source = context_.source_name();
-        context_.add_view(profile.name, [profile, meta_tools, gateway_source](const ToolSpec& tool) {
-            if (tool.source == gateway_source &&
-                std::find(meta_tools.begin(), meta_tools.end(), tool.name) != meta_tools.end()) {
-                return true;
-            }
-            if (!profile.upstreams.empty() &&
-                std::find(profile.upstreams.begin(), profile.upstreams.end(), tool.source) == profile.upstreams.end()) {
-                return false;
-            }
-            if (profile.tools.empty()) return true;
-            for (const auto& pattern : profile.tools) {
-                if (glob_match(pattern, tool.name)) return true;
-            }
-            return false;
-        }, profile.tokens);
+        auto meta_tools = settings_.tool_search ? ToolSearch::meta_tool_names() : std::vector<std::string>{};
+        context_.add_view(profile.name, profile_view(profile, std::move(meta_tools), context_.source_name()), profile.tokens);
     }
     if (settings_.tool_search) {
         // search_tools answers from a catalog that changes under it (an upstream comes
@@ -294,6 +279,7 @@ void Gateway::sync_prompts() {
 
         PromptSpec spec;
         spec.name = names[i];
+        spec.source = upstream->name();  // views and scopes judge it as the upstream's
         spec.title = text_of(*entry.prompt, "title");
         spec.description = text_of(*entry.prompt, "description");
         if (auto args = member(*entry.prompt, "arguments"); args.is_array()) {
@@ -355,6 +341,7 @@ void Gateway::sync_resources() {
             if (auto old = resource_prints_.find(exposed); old != resource_prints_.end() && old->second == print) continue;
             ResourceSpec spec;
             spec.uri = exposed;
+            spec.source = upstream->name();  // views and scopes judge it as the upstream's
             spec.name = text_of(r, "name");
             spec.title = text_of(r, "title");
             spec.description = text_of(r, "description");
@@ -378,6 +365,7 @@ void Gateway::sync_resources() {
             if (auto old = template_prints_.find(exposed); old != template_prints_.end() && old->second == print) continue;
             ResourceTemplateSpec spec;
             spec.uri_template = exposed;
+            spec.source = upstream->name();
             spec.name = text_of(t, "name");
             spec.title = text_of(t, "title");
             spec.description = text_of(t, "description");

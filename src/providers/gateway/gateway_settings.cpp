@@ -10,6 +10,7 @@
 
 #include "client/shell_words.hpp"
 #include "protocol/versions.hpp"
+#include "server/registry.hpp"
 #include "util/http_text.hpp"
 
 namespace toolport::gateway {
@@ -156,6 +157,35 @@ bool valid_upstream_name(std::string_view name) {
         if (!ok) return false;
     }
     return true;
+}
+
+ViewSpec profile_view(const ProfileSettings& profile, std::vector<std::string> meta_tools, std::string gateway_source) {
+    ViewSpec view;
+    view.tools = [profile, meta_tools = std::move(meta_tools), gateway_source](const ToolSpec& tool) {
+        if (tool.source == gateway_source &&
+            std::find(meta_tools.begin(), meta_tools.end(), tool.name) != meta_tools.end()) {
+            return true;
+        }
+        if (!profile.upstreams.empty() &&
+            std::find(profile.upstreams.begin(), profile.upstreams.end(), tool.source) == profile.upstreams.end()) {
+            return false;
+        }
+        if (profile.tools.empty()) return true;
+        for (const auto& pattern : profile.tools) {
+            if (glob_match(pattern, tool.name)) return true;
+        }
+        return false;
+    };
+    // Resources, templates, prompts and extensions: the named upstreams'; with neither
+    // list, every source's; with tools only, those of the sources of its tools (unset).
+    if (!profile.upstreams.empty()) {
+        view.sources = [upstreams = profile.upstreams](const std::string& source) {
+            return std::find(upstreams.begin(), upstreams.end(), source) != upstreams.end();
+        };
+    } else if (profile.tools.empty()) {
+        view.sources = [](const std::string&) { return true; };
+    }
+    return view;
 }
 
 bool glob_match(std::string_view pattern, std::string_view name) {

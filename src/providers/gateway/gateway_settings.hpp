@@ -42,6 +42,7 @@
 
 #include "auth/upstream_credentials.hpp"
 #include "providers/source_settings.hpp"
+#include "server/view.hpp"
 
 namespace toolport::gateway {
 
@@ -97,10 +98,13 @@ struct UpstreamSettings {
     std::string describe() const;
 };
 
+// A profile is a view (server/view.hpp) of every primitive: its tools, and the resources,
+// resource templates, prompts and completions of its upstreams (`upstreams:`; without it,
+// of the upstreams whose tools `tools:` selects; a profile with neither serves everything).
 struct ProfileSettings {
     std::string name;
     std::vector<std::string> tools;      // exposed names (globs); empty: every tool
-    std::vector<std::string> upstreams;  // only these upstreams' tools (empty: all)
+    std::vector<std::string> upstreams;  // only these upstreams' tools, resources and prompts (empty: all)
     // Bearer tokens that select this profile, read from the environment variables named
     // by token_env / token_envs (a secret never sits in the file). A request bearing one
     // is authenticated and served this profile, at /mcp as at /mcp/<name>.
@@ -117,6 +121,10 @@ struct GatewaySettings {
     // Reads and checks the merged section (throws providers::SettingsError).
     static GatewaySettings from(const providers::SourceSettings& settings);
 };
+
+// The view `profile` serves. `meta_tools` (search_tools and call_tool in tool search mode,
+// registered by `gateway_source`) are in every profile: they answer within the caller's view.
+ViewSpec profile_view(const ProfileSettings& profile, std::vector<std::string> meta_tools, std::string gateway_source);
 
 // Whether `name` matches `pattern` (* any run, ? one character).
 bool glob_match(std::string_view pattern, std::string_view name);

@@ -50,6 +50,9 @@ SkillsExtension::SkillsExtension(ContextPack& pack) : pack_(pack), catalog_(*pac
 void SkillsExtension::serve(providers::SourceContext& context) {
     registry_ = &context.registry();
     executor_ = &context.executor();
+    // The skills are the context pack's: a caller whose view or scopes leave the pack out
+    // sees neither its skill:// resources nor the extension's methods (McpServer::visible).
+    source_ = context.source_name();
     std::map<std::string, ExtensionMethod> methods;
 
     methods["skills/list"] = {[this](RequestContext& ctx) -> Task<Json> {
@@ -147,6 +150,7 @@ void SkillsExtension::serve(providers::SourceContext& context) {
         t.title = "A file of a pattern-library skill";
         t.description = "SKILL.md, references/<name>-SKILL.md or scripts/<code file> of a skill (MCP Skills extension)";
         t.reader = reader_;
+        t.source = source_;
         registry_->add_resource_template(std::move(t));
     }
     // The library as indexed at start; the watcher's news keeps it current from here.
@@ -233,6 +237,7 @@ void SkillsExtension::apply_pending() {
             r.description = hit->description;
             r.mime_type = "text/markdown";
             r.reader = reader_;
+            r.source = source_;
             registry_->add_resource(std::move(r));
             listed_[uri] = hit->description;
         }
