@@ -815,10 +815,12 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         const bool is_metrics = opts.metrics_endpoint && path == "/metrics" && path != opts.path;
         const bool is_health = opts.health_endpoint && opts.health_report && path == "/health" && path != opts.path;
 
-        // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400, and so is any
+        // request with more than one Host, or with an empty one (which no check could pass).
         if (req.version() >= 11 && !req.has_header("Host")) {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: HTTP/1.1 requests need a Host header");
         }
+        if (auto refusal = host_header_refusal(req)) return rpc_error(req, 400, ec::kInvalidRequest, *refusal);
         // DNS-rebinding protection applies to every endpoint, authentication to every
         // endpoint but a public /health.
         if (!http_policy::host_allowed(opts, req.header("Host"))) {
@@ -863,6 +865,21 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (opts.legacy_sse && path == "/sse" && req.method() == HttpMethod::get) return handle_legacy_sse(req, credential);
         if (opts.legacy_sse && path == "/messages" && req.method() == HttpMethod::post) return handle_legacy_post(req, credential);
         return rpc_error(req, 404, ec::kInvalidRequest, fmt::format("Not Found: the MCP endpoint is {}", opts.path));
+    }
+
+    // Why a request's Host header fields are not one non-empty value, or nullopt when they
+    // are (or there is none: HTTP/1.0).
+    static std::optional<std::string_view> host_header_refusal(const HttpRequestView& req) {
+        int hosts = 0;
+        bool empty = false;
+        req.for_each_header([&](std::string_view name, std::string_view value) {
+            if (name.size() != 4 || strncasecmp(name.data(), "host", 4) != 0) return;
+            ++hosts;
+            empty = empty || value.find_first_not_of(" \t") == std::string_view::npos;
+        });
+        if (hosts > 1) return "Bad Request: more than one Host header";
+        if (empty) return "Bad Request: the Host header is empty";
+        return std::nullopt;
     }
 
     static HttpAnswer method_not_allowed(const HttpRequestView& req, std::string_view message, std::string_view allow) {

@@ -15,6 +15,10 @@
 namespace toolport::http_policy {
 
 bool is_loopback_host(std::string_view host);
+// The host of an authority "host[:port]" (a Host header, an origin after its "scheme://"):
+// an IPv6 literal in brackets, or a name or IPv4 address of URI host characters, then
+// optionally ':' and up to five digits, and nothing else. nullopt when it is not that shape.
+std::optional<std::string_view> authority_host(std::string_view authority);
 // `origin` is the Origin header ("" when absent).
 bool origin_allowed(const HttpOptions& options, std::string_view origin);
 // `host` is the Host header ("" when absent).

@@ -36,11 +36,14 @@ public:
     bool has_header(std::string_view name) const override { return find(name) != headers_.end(); }
     void for_each_header(const std::function<void(std::string_view, std::string_view)>& visit) const override {
         for (const auto& [n, v] : headers_) visit(n, v);
+        for (const auto& [n, v] : repeated_) visit(n, v);
     }
     const std::string& body() const override { return body_; }
 
     std::string target_ = "/mcp";
     unsigned version_ = 11;
+    // Fields sent again after those of `headers_` (header() finds the first, as Beast's does).
+    std::vector<std::pair<std::string, std::string>> repeated_;
 
 private:
     std::map<std::string, std::string>::const_iterator find(std::string_view name) const {
@@ -357,6 +360,51 @@ TEST_F(HttpEndpointTest, Http11WithoutHostIsRefused) {
     old.version_ = 10;
     old.target_ = "/nowhere";
     EXPECT_EQ(reply_of(endpoint->answer(old)).status, 404u);  // HTTP/1.0 needs no Host
+}
+
+// RFC 9112 §3.2: more than one Host, or an empty one, is a 400 (it skipped the check, or the
+// first one won); a Host that only starts like a loopback literal is no loopback name (403),
+// on every endpoint, the legacy SSE ones too.
+TEST_F(HttpEndpointTest, RepeatedEmptyAndLookalikeHostsAreRefused) {
+    auto answer_for = [&](const std::string& target, HttpMethod method, std::map<std::string, std::string> h,
+                          std::vector<std::pair<std::string, std::string>> repeated = {}) {
+        FakeRequest req(method, method == HttpMethod::post ? ping(1).dump() : std::string(), std::move(h));
+        req.target_ = target;
+        req.repeated_ = std::move(repeated);
+        auto r = reply_of(endpoint->answer(req));
+        exec.run();
+        return r;
+    };
+    auto with_host = [&](const std::string& host) {
+        auto h = headers();
+        h["Host"] = host;
+        return h;
+    };
+    for (const char* target : {"/mcp", "/sse", "/messages", "/metrics"}) {
+        const auto method = std::string_view(target) == "/sse" || std::string_view(target) == "/metrics"
+                                ? HttpMethod::get
+                                : HttpMethod::post;
+        auto twice = answer_for(target, method, headers(), {{"host", "evil.example"}});
+        EXPECT_EQ(twice.status, 400u) << target;
+        EXPECT_NE(twice.body["error"]["message"].get<std::string>().find("more than one Host"), std::string::npos);
+        auto same_twice = answer_for(target, method, headers(), {{"Host", "127.0.0.1:8080"}});
+        EXPECT_EQ(same_twice.status, 400u) << target;
+        auto empty = answer_for(target, method, with_host(""));
+        EXPECT_EQ(empty.status, 400u) << target;
+        EXPECT_NE(empty.body["error"]["message"].get<std::string>().find("Host header is empty"), std::string::npos);
+        EXPECT_EQ(answer_for(target, method, with_host("  ")).status, 400u) << target;
+        EXPECT_EQ(answer_for(target, method, with_host("[::1].evil.com")).status, 403u) << target;
+        EXPECT_EQ(answer_for(target, method, with_host("[::1].evil.com:8080")).status, 403u) << target;
+        auto h = headers();
+        h["Origin"] = "http://[::1].evil.com";
+        EXPECT_EQ(answer_for(target, method, h).status, 403u) << target;
+    }
+    // HTTP/1.0 without any Host still passes, and a plain loopback Host too.
+    FakeRequest old(HttpMethod::get, "", {});
+    old.version_ = 10;
+    old.target_ = "/nowhere";
+    EXPECT_EQ(reply_of(endpoint->answer(old)).status, 404u);
+    EXPECT_EQ(answer_for("/metrics", HttpMethod::get, with_host("[::1]:8080")).status, 200u);
 }
 
 TEST_F(HttpEndpointTest, UnfinishedHandshakesExpireSoon) {
