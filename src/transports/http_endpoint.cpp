@@ -959,13 +959,27 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                              std::move(outcome.body)));
     }
 
+    // /health is public (http.public_health): the states sources report are free text, and a
+    // URL in one (an upstream's, a document's) loses its userinfo and query, where keys go.
+    static std::string public_report(std::string body) {
+        auto report = Json::parse(body, nullptr, false);
+        if (report.is_discarded()) return body;
+        auto scrub = [](auto& self, Json& value) -> void {
+            if (value.is_string()) value = http_policy::public_text(value.get_ref<const std::string&>());
+            else if (value.is_structured())
+                for (auto& child : value) self(self, child);
+        };
+        scrub(scrub, report);
+        return report.dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+
     // The health report from the application; a report that cannot be made is itself a
     // sign of trouble (500), never a reason to drop the connection.
     std::pair<int, std::string> health_response() {
         try {
             auto [status, body] = opts.health_report();
             if (status < 100 || status > 599) throw std::runtime_error(fmt::format("HTTP status {} out of range", status));
-            return {status, std::move(body)};
+            return {status, public_report(std::move(body))};
         } catch (const std::exception& e) {
             spdlog::error("health report failed: {}", util::sanitize_for_message(e.what()));
         } catch (...) {

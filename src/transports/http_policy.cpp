@@ -7,6 +7,7 @@
 
 #include "util/digest.hpp"
 #include "util/http_text.hpp"
+#include "util/sanitize.hpp"
 
 namespace toolport::http_policy {
 
@@ -227,6 +228,30 @@ VersionHeader read_version_header(std::string_view value, bool present) {
     h.present = present;
     if (present) h.revision = protocol::parse_revision(value);
     return h;
+}
+
+std::string public_text(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    std::size_t i = 0;
+    while (i < text.size()) {
+        auto scheme = text.find("://", i);
+        if (scheme == std::string_view::npos) {
+            out.append(text.substr(i));
+            break;
+        }
+        out.append(text.substr(i, scheme + 3 - i));
+        // The URL runs to the first space, quote, parenthesis or comma.
+        auto end = text.find_first_of(" \t\r\n\"'<>(),;", scheme + 3);
+        if (end == std::string_view::npos) end = text.size();
+        auto url = text.substr(scheme + 3, end - scheme - 3);
+        auto authority_end = url.find_first_of("/?#");
+        auto at = url.substr(0, authority_end).rfind('@');
+        if (at != std::string_view::npos) url.remove_prefix(at + 1);
+        out.append(url.substr(0, url.find_first_of("?#")));
+        i = end;
+    }
+    return util::sanitize_for_message(out, 1000);
 }
 
 bool valid_session_id(std::string_view id) {

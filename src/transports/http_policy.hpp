@@ -51,6 +51,11 @@ struct VersionHeader {
 };
 VersionHeader read_version_header(std::string_view value, bool present);
 
+// Free text served without authentication (the /health report's states): every URL in it
+// keeps its scheme, host and path but not its userinfo, query or fragment (where keys and
+// passwords travel), home-directory paths become "~", control characters spaces.
+std::string public_text(std::string_view text);
+
 // Session ids are visible ASCII (0x21-0x7E) per the spec.
 bool valid_session_id(std::string_view id);
 

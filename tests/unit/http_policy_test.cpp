@@ -180,6 +180,19 @@ TEST(HttpPolicy, HostExplicitAllowList) {
     EXPECT_FALSE(host_allowed(o, ""));
 }
 
+// ---- public text (/health) --------------------------------------------------------------------
+
+TEST(HttpPolicy, PublicTextKeepsNoCredentialsOfUrls) {
+    EXPECT_EQ(public_text("connected (2025-11-25)"), "connected (2025-11-25)");
+    EXPECT_EQ(public_text("reconnecting in 1.0 s: HTTP 401 from https://user:s3cret@api.example/mcp?api_key=k3y#x; "
+                          "run: toolport login https://api.example/mcp?token=abc"),
+              "reconnecting in 1.0 s: HTTP 401 from https://api.example/mcp; run: toolport login https://api.example/mcp");
+    EXPECT_EQ(public_text("stale (the last read failed: http://[::1]:8080/openapi.yaml?key=1: HTTP 500)"),
+              "stale (the last read failed: http://[::1]:8080/openapi.yaml HTTP 500)");
+    EXPECT_EQ(public_text("unavailable: /home/alice/api.yaml cannot be read"), "unavailable: ~/api.yaml cannot be read");
+    EXPECT_EQ(public_text("a\nb"), "a b");
+}
+
 // ---- Authorization ----------------------------------------------------------------------------
 
 TEST(HttpPolicy, AuthorizedWithoutTokensIsAlwaysTrue) {
