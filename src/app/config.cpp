@@ -210,6 +210,7 @@ void read_scope_requirements(const ConfigReader& r, const YAML::Node& root, Conf
         for (const auto* map : {&o.scopes.tools, &o.scopes.sources, &o.scopes.profiles}) {
             for (const auto& [name, scopes] : *map) all = auth::scope_union(all, scopes);
         }
+        if (!o.admin_scope.empty()) all = auth::scope_union(all, {o.admin_scope});
         o.scopes_supported = std::move(all);
     }
 }

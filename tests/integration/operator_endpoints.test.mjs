@@ -122,6 +122,9 @@ describe('operator endpoints with OAuth and auth.admin_scope', () => {
   });
 
   it('a token with the admin scope and the static token are served; a reload too soon after reports the last one', async () => {
+    // The metadata publishes the admin scope with the others, so an operator's client can ask for it.
+    const prm = await (await fetch(`${server.base}/.well-known/oauth-protected-resource/mcp`)).json();
+    assert.deepEqual(prm.scopes_supported, ['mcp:tools', 'toolport:admin']);
     const admin = as.token({ sub: 'ops', aud: resource, scope: 'mcp:tools toolport:admin' });
     const metricsRes = await metrics(server, admin);
     assert.equal(metricsRes.status, 200);

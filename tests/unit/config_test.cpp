@@ -603,6 +603,8 @@ TEST_F(ConfigTest, AdminScopeAndReloadInterval) {
     Config c = load_config(write("ops.yaml", "auth:\n  issuer: https://auth.example.com\n  admin_scope: toolport:admin\n"
                                              "reload:\n  min_interval_s: 10\n"));
     EXPECT_EQ(c.http.oauth.admin_scope, "toolport:admin");
+    // Published in the metadata with every other scope configured.
+    EXPECT_EQ(c.http.oauth.scopes_supported, (std::vector<std::string>{"toolport:admin"}));
     EXPECT_EQ(c.reload_min_interval, std::chrono::seconds(10));
     Config d = load_config(write("none.yaml", "auth:\n  issuer: https://auth.example.com\n"));
     EXPECT_EQ(d.http.oauth.admin_scope, "");
