@@ -133,9 +133,9 @@ function watchLog(child) {
 
 // Starts toolport with the testing pack (TOOLPORT_TEST_PACK=1) and the conformance pack, for
 // one test (stopped when it ends; the harness then also checks stderr for sanitizer reports).
-// `wrapper` runs it under e.g. prlimit; `logLevel` passes --log-level; `headers` go with every
-// request of these helpers unless the request sets them itself (a server behind a bearer
-// token). Honours TOOLPORT_TEST_IO_THREADS like every harness server.
+// `wrapper` runs it under e.g. prlimit; `logLevel` passes --log-level; `headers` go with
+// every request (an operator's Authorization when the server requires tokens), unless a
+// request sets its own. Honours TOOLPORT_TEST_IO_THREADS like every harness server.
 export async function startServer(t, { config = null, env = {}, packs = 'conformance,testing', wrapper = [], logLevel, headers = {} } = {}) {
   const extraArgs = logLevel ? ['--log-level', logLevel] : [];
   const server = await startHttpServer({ config, env: { TOOLPORT_TEST_PACK: '1', ...env }, packs, wrapper, extraArgs });
@@ -161,7 +161,7 @@ export async function startServer(t, { config = null, env = {}, packs = 'conform
 // the result's `endedAt` is when the exchange ended, `ms` how long it took.
 export function open(server, { method = 'POST', path = '/mcp', headers = {}, body, timeoutMs = 10000, abortAfterMs } = {}) {
   const payload = body === undefined ? null : Buffer.from(typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body));
-  const h = { ...(server.headers ?? {}), ...headers };
+  const h = { ...server.headers, ...headers };
   if (payload) h['Content-Length'] = String(payload.length);
   const started = performance.now();
   const handle = { events: [], messages: [], status: null, headers: null, socket: null };
