@@ -118,7 +118,7 @@ void read_introspection(const ConfigReader& r, const YAML::Node& n, ResourceServ
 // `auth:`: Toolport as an OAuth 2.1 resource server (see ResourceServerOptions).
 void read_auth(const ConfigReader& r, const YAML::Node& a, ResourceServerOptions& o) {
     r.only_keys(a, "auth", {"issuer", "resource", "scopes_supported", "required_scopes", "allow_http", "clock_skew_s",
-                            "jwks_refetch_floor_ms", "introspection", "token_format", "profiles"});
+                            "jwks_refetch_floor_ms", "introspection", "token_format", "profiles", "admin_scope"});
     if (!a["issuer"]) r.fail(a, "auth.issuer", "is required: the authorization server that issues the access tokens");
     if (a["allow_http"]) o.allow_http = r.boolean(a["allow_http"], "auth.allow_http");
     o.issuer = r.str(a["issuer"], "auth.issuer");
@@ -136,6 +136,15 @@ void read_auth(const ConfigReader& r, const YAML::Node& a, ResourceServerOptions
             r.integer(a["jwks_refetch_floor_ms"], "auth.jwks_refetch_floor_ms", 0, 24LL * 3600 * 1000));
     }
     check_supported(r, a["required_scopes"], "auth.required_scopes", o.required_scopes, o.scopes_supported);
+    if (auto s = a["admin_scope"]) {
+        // /metrics and /admin/reload: the scope that makes an access token an operator's.
+        o.admin_scope = r.str(s, "auth.admin_scope");
+        if (!auth::valid_scope_token(o.admin_scope))
+            r.fail(s, "auth.admin_scope", "is not a scope (printable ASCII without spaces, quotes or backslashes)");
+        if (!o.scopes_supported.empty() &&
+            std::find(o.scopes_supported.begin(), o.scopes_supported.end(), o.admin_scope) == o.scopes_supported.end())
+            r.fail(s, "auth.admin_scope", fmt::format("\"{}\" is not in auth.scopes_supported", o.admin_scope));
+    }
     if (auto i = a["introspection"]) read_introspection(r, i, o);
     if (auto f = a["token_format"]) {
         auto format = r.str(f, "auth.token_format");
@@ -201,6 +210,7 @@ void read_scope_requirements(const ConfigReader& r, const YAML::Node& root, Conf
         for (const auto* map : {&o.scopes.tools, &o.scopes.sources, &o.scopes.profiles}) {
             for (const auto& [name, scopes] : *map) all = auth::scope_union(all, scopes);
         }
+        if (!o.admin_scope.empty()) all = auth::scope_union(all, {o.admin_scope});
         o.scopes_supported = std::move(all);
     }
 }
@@ -502,7 +512,7 @@ static Config load_config_unchecked(const std::string& path) {
     ConfigReader r{path};
     r.only_keys(root, "",
                 {"server", "http", "stdio", "packs", "rest", "openapi", "upstreams", "gateway", "log", "pipeline", "services", "sources", "tools", "store",
-                 "downstream", "sessions", "auth"});
+                 "downstream", "sessions", "auth", "reload"});
 
     if (auto s = root["server"]) {
         r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms",
@@ -609,6 +619,13 @@ static Config load_config_unchecked(const std::string& path) {
         auto value = r.str(n, "sessions");
         if (value != "shared" && value != "local") r.fail(n, "sessions", "must be shared or local");
         config.shared_sessions = value == "shared";
+    }
+    if (auto n = root["reload"]) {
+        r.only_keys(n, "reload", {"min_interval_s"});
+        if (n["min_interval_s"]) {
+            config.reload_min_interval =
+                std::chrono::seconds(r.integer(n["min_interval_s"], "reload.min_interval_s", 0, 86400));
+        }
     }
     if (auto l = root["log"]) {
         r.only_keys(l, "log", {"level", "format", "file"});

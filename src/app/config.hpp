@@ -47,6 +47,10 @@ struct Config {
     // The HTTP client sources use to call web APIs (`downstream:`; proxies from the
     // environment).
     http_client::ClientOptions downstream;
+    // `reload.min_interval_s`: a reload (SIGHUP, POST /admin/reload) starts at most this
+    // often, and never while the last one still runs; one asked meanwhile is answered with
+    // that one's outcome. 0: only "never while one runs".
+    std::chrono::seconds reload_min_interval{3};
     std::string log_level = "info";
     std::string log_format = "json";  // json (one object per line) or text
     std::string log_file;             // empty: stderr

@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
 #include "http_client/http_client.hpp"
+#include "observability/metrics.hpp"
 #include "transports/asio_executor.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
@@ -48,7 +50,9 @@ Runtime::Runtime(const Config& config, Executor& executor) : Runtime(config, exe
 Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network)
     : downstream_(open_downstream(config, network)),
       stores_(open_stores(config, executor)),
-      pipeline_(pipeline::PolicyResolver(config.pipeline)) {
+      pipeline_(pipeline::PolicyResolver(config.pipeline)),
+      executor_(executor),
+      reload_min_interval_(config.reload_min_interval) {
     using namespace pipeline;
     // Always on, outermost: observation sees the accounted result.
     auto observe = std::make_shared<ObserveStage>();
@@ -172,9 +176,15 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     breakers->on_new_service = add_service_probe;
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+    if (cancel_reload_watch_) cancel_reload_watch_();
+}
 
 void Runtime::stop_sources() {
+    if (cancel_reload_watch_) {
+        cancel_reload_watch_();
+        cancel_reload_watch_ = nullptr;
+    }
     for (auto& running : sources_) running.source().stop();
 }
 
@@ -183,23 +193,89 @@ bool Runtime::sources_settled() {
                        [](providers::RunningSource& running) { return running.source().settled(); });
 }
 
-std::vector<std::string> Runtime::reloading_sources() const {
-    std::vector<std::string> names;
-    for (const auto& running : sources_) {
-        if (running.source().reloads()) names.push_back(running.context().source_name());
+namespace {
+std::string seconds_text(std::chrono::milliseconds d) { return fmt::format("{:.1f} s", d.count() / 1000.0); }
+}  // namespace
+
+std::string ReloadOutcome::summary() const {
+    if (started) return fmt::format("asked {} source(s) to fetch their definitions again", sources.size());
+    if (running) {
+        return fmt::format("not started: the reload started {} ago is still running; it answers for this one",
+                           seconds_text(age));
     }
-    return names;
+    return fmt::format("not started: the last reload started {} ago (reload.min_interval_s); it answers for this "
+                       "one, and the next may start in {}",
+                       seconds_text(age), seconds_text(wait));
 }
 
-std::vector<std::string> Runtime::reload() {
-    std::vector<std::string> names;
+std::string ReloadOutcome::json() const {
+    nlohmann::json body{{"reloading", sources}, {"started", started}};
+    if (!started) {
+        body["running"] = running;
+        body["started_ms_ago"] = age.count();
+        body["retry_after_ms"] = wait.count();
+        body["message"] = summary();
+    }
+    return body.dump();
+}
+
+// A reload asked while the last one runs, or within reload.min_interval_s of its start,
+// starts nothing: a storm of requests (or signals) costs the upstream APIs one fetch per
+// interval at most, and every request is told which reload answers for it.
+ReloadOutcome Runtime::reload() {
+    using namespace std::chrono;
+    ReloadOutcome outcome;
+    const auto now = executor_.now();
+    auto& metrics = observability::metrics();
+    metrics.describe("toolport_reloads_total",
+                     "Reloads asked (SIGHUP, POST /admin/reload), by outcome: started, or answered by the running or "
+                     "last one (coalesced).");
+    // Exact now, not as of the last look of the watch (a reload that just ended is over).
+    if (reload_running_ && !sources_fetching()) reload_running_ = false;
+    if (last_reload_) {
+        outcome.age = duration_cast<milliseconds>(now - *last_reload_);
+        if (reload_running_ || outcome.age < reload_min_interval_) {
+            outcome.running = reload_running_;
+            outcome.sources = last_reload_sources_;
+            outcome.wait = std::max<milliseconds>(reload_min_interval_ - outcome.age, reload_running_ ? 1s : 0ms);
+            metrics.increment("toolport_reloads_total", {{"outcome", "coalesced"}});
+            return outcome;
+        }
+    }
+    outcome.started = true;
+    outcome.age = 0ms;
     for (auto& running : sources_) {
         if (!running.source().reloads()) continue;
         running.source().reload();
-        names.push_back(running.context().source_name());
+        outcome.sources.push_back(running.context().source_name());
     }
-    spdlog::info("reload: asked {} sources to fetch their definitions again", names.size());
-    return names;
+    metrics.increment("toolport_reloads_total", {{"outcome", "started"}});
+    last_reload_ = now;
+    last_reload_sources_ = outcome.sources;
+    reload_running_ = !outcome.sources.empty();
+    spdlog::info("reload: {}", outcome.summary());
+    if (reload_running_) {
+        if (cancel_reload_watch_) cancel_reload_watch_();
+        watch_reload();
+    }
+    return outcome;
+}
+
+bool Runtime::sources_fetching() {
+    return std::any_of(sources_.begin(), sources_.end(), [](providers::RunningSource& running) {
+        return running.source().reloads() && running.source().fetching();
+    });
+}
+
+// Until none of the sources is fetching; the sources' own fetches are on this loop.
+void Runtime::watch_reload() {
+    cancel_reload_watch_ = executor_.schedule_after(std::chrono::milliseconds(100), [this] {
+        cancel_reload_watch_ = nullptr;
+        if (sources_fetching()) return watch_reload();
+        reload_running_ = false;
+        spdlog::info("reload: done in {}",
+                     seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(executor_.now() - *last_reload_)));
+    });
 }
 
 }  // namespace toolport

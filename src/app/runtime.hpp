@@ -4,7 +4,10 @@
 // client's in-process mode (`toolport list --config FILE`) talks to it directly.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +26,20 @@ class Executor;
 namespace http_client {
 class HttpClient;
 }
+
+// What a reload request got: a reload started now, or the running (or last) one's report
+// because it came while that one ran or within reload.min_interval_s of its start.
+struct ReloadOutcome {
+    bool started = false;
+    bool running = false;               // the reload reported is still fetching
+    std::vector<std::string> sources;   // the sources it asked
+    std::chrono::milliseconds age{0};   // since it started
+    std::chrono::milliseconds wait{0};  // until another may start (an estimate while it runs)
+    // One line for people (SIGHUP's log line, `toolport reload`).
+    std::string summary() const;
+    // The JSON body of POST /admin/reload: {"reloading": [...], "started": ..., ...}.
+    std::string json() const;
+};
 
 class Runtime {
 public:
@@ -45,11 +62,10 @@ public:
     // What GET /health reports: a "server" probe, plus one per store and downstream service.
     observability::HealthRegistry& health() { return health_; }
     // Asks the sources that fetch definitions (REST catalogs, OpenAPI documents) to fetch
-    // them again; returns at once with their names. SIGHUP, POST /admin/reload.
-    std::vector<std::string> reload();
-    // The names reload() would report, without reloading (safe from any thread: the
-    // sources do not change after start).
-    std::vector<std::string> reloading_sources() const;
+    // them again; returns at once. SIGHUP, POST /admin/reload. One reload at a time, at
+    // most one per reload.min_interval_s: asked while one runs or too soon after it, it
+    // starts nothing and reports that one. On the engine's loop.
+    ReloadOutcome reload();
     // Every source has settled (Source::settled): its first background load is over.
     bool sources_settled();
     // The downstream HTTP client (on the network event loop), or null on another executor.
@@ -68,6 +84,17 @@ private:
     std::unique_ptr<McpServer> server_;
     // After the server: stopped and destroyed before it.
     std::vector<providers::RunningSource> sources_;
+
+    // The reload gate (reload()): the last reload started, and whether it still runs
+    // (watched every 100 ms while it does).
+    void watch_reload();
+    bool sources_fetching();
+    Executor& executor_;
+    std::chrono::milliseconds reload_min_interval_;
+    std::optional<std::chrono::steady_clock::time_point> last_reload_;
+    std::vector<std::string> last_reload_sources_;
+    bool reload_running_ = false;
+    std::function<void()> cancel_reload_watch_;
 };
 
 }  // namespace toolport

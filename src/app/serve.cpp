@@ -34,13 +34,14 @@ void raise_open_files_limit() {
     }
 }
 
-// SIGHUP: the sources fetch their definitions again (REST catalogs, OpenAPI documents);
-// the handler re-arms itself for the next one.
+// SIGHUP: the sources fetch their definitions again (REST catalogs, OpenAPI documents),
+// under the same rule as POST /admin/reload (Runtime::reload); the handler re-arms itself
+// for the next one.
 void reload_on_hangup(boost::asio::signal_set& hangup, Runtime& runtime) {
     hangup.async_wait([&hangup, &runtime](const boost::system::error_code& ec, int) {
         if (ec) return;
-        spdlog::info("SIGHUP: reloading");
-        runtime.reload();
+        auto outcome = runtime.reload();
+        if (!outcome.started) spdlog::warn("SIGHUP: reload {}", outcome.summary());
         reload_on_hangup(hangup, runtime);
     });
 }
@@ -109,10 +110,6 @@ void enable_oauth(HttpOptions& http, Runtime& runtime) {
                  }() + ")");
 }
 
-std::string reload_report(const std::vector<std::string>& sources) {
-    return nlohmann::json{{"reloading", sources}}.dump();
-}
-
 }  // namespace
 
 int serve(const Config& config) {
@@ -174,10 +171,14 @@ int serve(const Config& config) {
         spdlog::info("sessions: shared through the Redis store");
     }
     http_options.health_report = [&health = runtime->health()]() { return health.http_response(); };
-    // An I/O thread may answer /admin/reload; the sources live on the engine's loop.
-    http_options.reload = [&runtime, &executor]() {
-        executor.post([&runtime] { runtime->reload(); });
-        return reload_report(runtime->reloading_sources());
+    // The endpoint answers on the engine's loop, where the sources live.
+    http_options.reload = [&runtime]() {
+        auto outcome = runtime->reload();
+        if (!outcome.started) spdlog::debug("POST /admin/reload: {}", outcome.summary());
+        return AdminReload{.started = outcome.started,
+                           .body = outcome.json(),
+                           .retry_after = std::chrono::duration_cast<std::chrono::seconds>(
+                               outcome.wait + std::chrono::milliseconds(999))};
     };
     if (!http_options.oauth.issuer.empty()) {
         try {

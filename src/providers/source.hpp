@@ -141,6 +141,9 @@ public:
     virtual void reload() {}
     // Whether reload() fetches anything (what `toolport reload` reports as reloading).
     virtual bool reloads() const { return false; }
+    // Whether a fetch of its definitions is under way or asked for (the runtime's reload
+    // counts as running until none of its sources is fetching). Read on the engine's loop.
+    virtual bool fetching() const { return false; }
     // Whether the first attempt to load what the source serves in the background is over
     // (a catalog fetched, or failed once). The CLI's in-process commands (`toolport list
     // --config`) wait for it a while, so they see the tools a server would soon serve.

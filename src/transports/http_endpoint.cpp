@@ -369,6 +369,27 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                            credential.profile, opts.path, path);
     }
 
+    // /metrics and /admin/reload are the operator's. An OAuth access token is an end user's
+    // unless it has auth.admin_scope: without it the answer is 403 (insufficient_scope when
+    // there is a scope to ask for). The server's own tokens always reach them, a profile's
+    // never (profile_refusal).
+    std::optional<HttpAnswer> admin_refusal(const HttpRequestView& req, const auth::VerifiedToken& token,
+                                            std::string_view path) {
+        const auto& scope = opts.oauth.admin_scope;
+        if (scope.empty()) {
+            return rpc_error(req, 403, ec::kInvalidRequest,
+                             fmt::format("Forbidden: {} is for the server's operators: it needs one of the server's "
+                                         "own bearer tokens (OAuth access tokens reach it only with the scope named "
+                                         "by auth.admin_scope, and none is set)",
+                                         path));
+        }
+        if (auth::missing_scopes(token.scopes, {scope}).empty()) return std::nullopt;
+        return insufficient_scope(req, token, auth::scope_union(scopes_for_path(req), {scope}),
+                                  fmt::format("Forbidden: {} is for the server's operators: the access token lacks "
+                                              "the scope {}",
+                                              path, scope));
+    }
+
     // The view a request is served: its profile token's, else the one its URL chose
     // ("cursor" for <path>/cursor, "" for <path>).
     std::string view_of(const HttpRequestView& req, const Credential& credential) const {
@@ -814,11 +835,14 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         // The MCP endpoint wins if it was configured at one of these paths.
         const bool is_metrics = opts.metrics_endpoint && path == "/metrics" && path != opts.path;
         const bool is_health = opts.health_endpoint && opts.health_report && path == "/health" && path != opts.path;
+        const bool is_reload = opts.reload && path == "/admin/reload" && path != opts.path;
 
-        // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400, and so is any
+        // request with more than one Host, or with an empty one (which no check could pass).
         if (req.version() >= 11 && !req.has_header("Host")) {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: HTTP/1.1 requests need a Host header");
         }
+        if (auto refusal = host_header_refusal(req)) return rpc_error(req, 400, ec::kInvalidRequest, *refusal);
         // DNS-rebinding protection applies to every endpoint, authentication to every
         // endpoint but a public /health.
         if (!http_policy::host_allowed(opts, req.header("Host"))) {
@@ -849,9 +873,12 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                 return rpc_error(req, 403, ec::kInvalidRequest, *refusal);
             }
         }
+        if ((is_metrics || is_reload) && credential.oauth) {
+            if (auto refusal = admin_refusal(req, *credential.oauth, path)) return std::move(*refusal);
+        }
 
         if (is_metrics || is_health) return observability_answer(req, is_metrics);
-        if (opts.reload && path == "/admin/reload" && path != opts.path) return reload_answer(req);
+        if (is_reload) return reload_answer(req);
         if (path == opts.path || is_view_path(path)) {
             switch (req.method()) {
                 case HttpMethod::post: return handle_post(req, credential);
@@ -863,6 +890,21 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (opts.legacy_sse && path == "/sse" && req.method() == HttpMethod::get) return handle_legacy_sse(req, credential);
         if (opts.legacy_sse && path == "/messages" && req.method() == HttpMethod::post) return handle_legacy_post(req, credential);
         return rpc_error(req, 404, ec::kInvalidRequest, fmt::format("Not Found: the MCP endpoint is {}", opts.path));
+    }
+
+    // Why a request's Host header fields are not one non-empty value, or nullopt when they
+    // are (or there is none: HTTP/1.0).
+    static std::optional<std::string_view> host_header_refusal(const HttpRequestView& req) {
+        int hosts = 0;
+        bool empty = false;
+        req.for_each_header([&](std::string_view name, std::string_view value) {
+            if (name.size() != 4 || strncasecmp(name.data(), "host", 4) != 0) return;
+            ++hosts;
+            empty = empty || value.find_first_not_of(" \t") == std::string_view::npos;
+        });
+        if (hosts > 1) return "Bad Request: more than one Host header";
+        if (empty) return "Bad Request: the Host header is empty";
+        return std::nullopt;
     }
 
     static HttpAnswer method_not_allowed(const HttpRequestView& req, std::string_view message, std::string_view allow) {
@@ -887,24 +929,48 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                              std::move(body)));
     }
 
-    // POST /admin/reload. Without tokens the check above let everyone in: then only a
-    // loopback listener serves it, so an open port is never an unauthenticated admin door.
+    // POST /admin/reload. Without authentication the check above let everyone in: then only
+    // a loopback listener serves it, so an open port is never an unauthenticated admin door.
+    // 202 when this request started a reload; 200 with Retry-After when it was answered with
+    // the running (or last) one's outcome instead (reload.min_interval_s).
     HttpAnswer reload_answer(const HttpRequestView& req) {
         if (req.method() != HttpMethod::post) return method_not_allowed(req, "Method Not Allowed: use POST", "POST");
-        if (opts.bearer_tokens.empty() && !http_policy::is_loopback_host(opts.host)) {
+        if (!auth_on() && !http_policy::is_loopback_host(opts.host)) {
             return rpc_error(req, 403, ec::kInvalidRequest,
                              "Forbidden: /admin/reload needs bearer authentication when not listening on loopback");
         }
-        std::string body;
+        AdminReload outcome;
         try {
-            body = opts.reload();
+            outcome = opts.reload();
         } catch (const std::exception& e) {
             spdlog::error("reload failed: {}", util::sanitize_for_message(e.what()));
             return rpc_error(req, 500, ec::kInternalError, "the reload could not be started");
         }
-        return answer_with(req, format_reply(req.version(), req.keep_alive(), 202,
-                                             {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
-                                             std::move(body)));
+        if (outcome.started) {
+            return answer_with(req, format_reply(req.version(), req.keep_alive(), 202,
+                                                 {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                                 std::move(outcome.body)));
+        }
+        const auto retry_after = std::to_string(std::max<long long>(outcome.retry_after.count(), 1));
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
+                                             {{"Content-Type", "application/json"},
+                                              {"Cache-Control", "no-store"},
+                                              {"Retry-After", retry_after}},
+                                             std::move(outcome.body)));
+    }
+
+    // /health is public (http.public_health): the states sources report are free text, and a
+    // URL in one (an upstream's, a document's) loses its userinfo and query, where keys go.
+    static std::string public_report(std::string body) {
+        auto report = Json::parse(body, nullptr, false);
+        if (report.is_discarded()) return body;
+        auto scrub = [](auto& self, Json& value) -> void {
+            if (value.is_string()) value = http_policy::public_text(value.get_ref<const std::string&>());
+            else if (value.is_structured())
+                for (auto& child : value) self(self, child);
+        };
+        scrub(scrub, report);
+        return report.dump(-1, ' ', false, Json::error_handler_t::replace);
     }
 
     // The health report from the application; a report that cannot be made is itself a
@@ -913,7 +979,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         try {
             auto [status, body] = opts.health_report();
             if (status < 100 || status > 599) throw std::runtime_error(fmt::format("HTTP status {} out of range", status));
-            return {status, std::move(body)};
+            return {status, public_report(std::move(body))};
         } catch (const std::exception& e) {
             spdlog::error("health report failed: {}", util::sanitize_for_message(e.what()));
         } catch (...) {

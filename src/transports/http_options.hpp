@@ -45,11 +45,24 @@ struct ResourceServerOptions {
     IntrospectionSettings introspection;
     // `auth.token_format: opaque`: every token is introspected (no JWKS is fetched).
     bool opaque_tokens = false;
+    // `auth.admin_scope`: the scope an access token needs for /metrics and /admin/reload
+    // (the operator's endpoints). Empty: OAuth tokens never reach them, only the server's
+    // own bearer tokens do.
+    std::string admin_scope;
     // Scopes needed per tool, source and profile, beyond required_scopes.
     auth::ScopePolicy scopes;
     // Verifies the tokens; set by `toolport serve` from the fields above. Used on the
     // engine's loop only. Null: OAuth off (whatever `issuer` says).
     std::shared_ptr<auth::TokenAuthenticator> authenticator;
+};
+
+// What POST /admin/reload answers: `body` (JSON) with 202 when the request started a
+// reload, else with 200 and Retry-After: another came too soon after the last (or while it
+// ran), and `body` reports that one.
+struct AdminReload {
+    bool started = true;
+    std::string body;
+    std::chrono::seconds retry_after{0};
 };
 
 struct HttpOptions {
@@ -95,8 +108,9 @@ struct HttpOptions {
     static constexpr int kAutoIoThreads = -1;
     int io_threads = 0;
 
-    // GET /metrics: the process's metrics in the Prometheus text format. It needs the
-    // bearer token when authentication is on.
+    // GET /metrics: the process's metrics in the Prometheus text format. It needs one of
+    // the server's own bearer tokens (or an OAuth token with oauth.admin_scope) when
+    // authentication is on.
     bool metrics_endpoint = true;
     // GET /health: what `health_report` returns (HTTP status and JSON body). Not served
     // while `health_report` is unset.
@@ -106,10 +120,11 @@ struct HttpOptions {
     bool public_health = true;
     std::function<std::pair<int, std::string>()> health_report;
     // POST /admin/reload: asks the sources to fetch their definitions again (`toolport
-    // reload`); returns the JSON body of the 202 answer. Behind the bearer token; with
+    // reload`), at most once per reload.min_interval_s (see AdminReload). For the
+    // server's own bearer tokens and OAuth tokens with oauth.admin_scope; with
     // authentication off it is served only while the server listens on loopback. Not
-    // served while unset.
-    std::function<std::string()> reload;
+    // served while unset. Called on the engine's loop.
+    std::function<AdminReload()> reload;
     // Sessions shared with the other replicas on one Redis (`sessions: shared`): any
     // replica serves any Streamable HTTP session (stores/shared_sessions.hpp). Null:
     // a session lives on the replica that created it.

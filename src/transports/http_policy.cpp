@@ -7,6 +7,7 @@
 
 #include "util/digest.hpp"
 #include "util/http_text.hpp"
+#include "util/sanitize.hpp"
 
 namespace toolport::http_policy {
 
@@ -19,16 +20,6 @@ std::string lower(std::string_view s) {
     for (char& c : out)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     return out;
-}
-
-// Splits "host:port", "[v6]:port", "host" into the host part.
-std::string_view host_part(std::string_view authority) {
-    if (!authority.empty() && authority.front() == '[') {
-        auto close = authority.find(']');
-        return close == std::string_view::npos ? authority : authority.substr(0, close + 1);
-    }
-    auto colon = authority.rfind(':');
-    return colon == std::string_view::npos ? authority : authority.substr(0, colon);
 }
 
 bool loopback_bind(const HttpOptions& o) { return is_loopback_host(o.host); }
@@ -57,6 +48,44 @@ bool is_ipv4_loopback(std::string_view h) {
 }
 }  // namespace
 
+namespace {
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+// A reg-name or IPv4 address character (RFC 3986 §3.2.2: unreserved, pct-encoded, sub-delims).
+bool is_reg_name_char(char c) {
+    return is_hex(c) || (c >= 'g' && c <= 'z') || (c >= 'G' && c <= 'Z') ||
+           std::string_view("-._~%!$&'()*+,;=").find(c) != std::string_view::npos;
+}
+}  // namespace
+
+std::optional<std::string_view> authority_host(std::string_view authority) {
+    std::string_view host;
+    std::string_view rest;
+    if (!authority.empty() && authority.front() == '[') {
+        // An IPv6 literal: hex digits, colons and dots (an embedded IPv4) between brackets.
+        auto close = authority.find(']');
+        if (close == std::string_view::npos || close < 3) return std::nullopt;
+        host = authority.substr(0, close + 1);
+        auto inside = host.substr(1, host.size() - 2);
+        if (inside.find(':') == std::string_view::npos ||
+            !std::all_of(inside.begin(), inside.end(), [](char c) { return is_hex(c) || c == ':' || c == '.'; })) {
+            return std::nullopt;
+        }
+        rest = authority.substr(close + 1);
+    } else {
+        auto colon = authority.find(':');
+        host = authority.substr(0, colon);
+        if (host.empty() || !std::all_of(host.begin(), host.end(), is_reg_name_char)) return std::nullopt;
+        rest = colon == std::string_view::npos ? std::string_view{} : authority.substr(colon);
+    }
+    // Nothing after the host but an optional ":port" of digits.
+    if (rest.empty()) return host;
+    if (rest.front() != ':') return std::nullopt;
+    auto port = rest.substr(1);
+    if (port.size() > 5 || !std::all_of(port.begin(), port.end(), is_digit)) return std::nullopt;
+    return host;
+}
+
 bool is_loopback_host(std::string_view host) {
     return util::iequals_ascii(host, "localhost") || host == "::1" || host == "[::1]" || is_ipv4_loopback(host);
 }
@@ -67,7 +96,11 @@ bool origin_allowed(const HttpOptions& options, std::string_view origin) {
     if (options.allowed_origins.empty()) {
         // Default: loopback origins only, any port.
         for (std::string_view scheme : {"http://", "https://"}) {
-            if (o.rfind(scheme, 0) == 0) return is_loopback_host(host_part(std::string_view(o).substr(scheme.size())));
+            if (o.rfind(scheme, 0) != 0) continue;
+            // A serialized origin is scheme://host[:port] and nothing else: a host that only
+            // starts like a loopback one ("[::1].evil.com", "localhost@evil.com") is not one.
+            auto host = authority_host(std::string_view(o).substr(scheme.size()));
+            return host && is_loopback_host(*host);
         }
         return false;
     }
@@ -76,7 +109,12 @@ bool origin_allowed(const HttpOptions& options, std::string_view origin) {
         if (a == "*" || a == o) return true;
         if (a.size() > 2 && a.compare(a.size() - 2, 2, ":*") == 0) {
             auto prefix = a.substr(0, a.size() - 2);
-            if (o == prefix || (o.rfind(prefix + ":", 0) == 0)) return true;
+            if (o == prefix) return true;
+            // "scheme://host:*": any port, and only a port, after the host.
+            if (o.size() > prefix.size() + 1 && o.rfind(prefix + ":", 0) == 0) {
+                auto port = std::string_view(o).substr(prefix.size() + 1);
+                if (port.size() <= 5 && std::all_of(port.begin(), port.end(), is_digit)) return true;
+            }
         }
     }
     return false;
@@ -85,14 +123,16 @@ bool origin_allowed(const HttpOptions& options, std::string_view origin) {
 bool host_allowed(const HttpOptions& options, std::string_view host) {
     if (options.allowed_hosts.empty()) {
         if (!loopback_bind(options)) return true;
-        if (host.empty()) return true;  // HTTP/1.0 clients without Host
-        return is_loopback_host(host_part(host));
+        if (host.empty()) return true;  // HTTP/1.0 clients without Host (an empty one is the endpoint's 400)
+        // host[:port] exactly: "[::1].evil.com" or "localhost@evil.com" is no loopback name.
+        auto bare = authority_host(host);
+        return bare && is_loopback_host(*bare);
     }
     auto h = lower(host);
-    auto bare = std::string(host_part(h));
+    auto bare = authority_host(h);
     for (const auto& allowed : options.allowed_hosts) {
         auto a = lower(allowed);
-        if (a == "*" || a == h || a == bare) return true;
+        if (a == "*" || a == h || (bare && a == *bare)) return true;
     }
     return false;
 }
@@ -188,6 +228,30 @@ VersionHeader read_version_header(std::string_view value, bool present) {
     h.present = present;
     if (present) h.revision = protocol::parse_revision(value);
     return h;
+}
+
+std::string public_text(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    std::size_t i = 0;
+    while (i < text.size()) {
+        auto scheme = text.find("://", i);
+        if (scheme == std::string_view::npos) {
+            out.append(text.substr(i));
+            break;
+        }
+        out.append(text.substr(i, scheme + 3 - i));
+        // The URL runs to the first space, quote, parenthesis or comma.
+        auto end = text.find_first_of(" \t\r\n\"'<>(),;", scheme + 3);
+        if (end == std::string_view::npos) end = text.size();
+        auto url = text.substr(scheme + 3, end - scheme - 3);
+        auto authority_end = url.find_first_of("/?#");
+        auto at = url.substr(0, authority_end).rfind('@');
+        if (at != std::string_view::npos) url.remove_prefix(at + 1);
+        out.append(url.substr(0, url.find_first_of("?#")));
+        i = end;
+    }
+    return util::sanitize_for_message(out, 1000);
 }
 
 bool valid_session_id(std::string_view id) {

@@ -15,6 +15,10 @@
 namespace toolport::http_policy {
 
 bool is_loopback_host(std::string_view host);
+// The host of an authority "host[:port]" (a Host header, an origin after its "scheme://"):
+// an IPv6 literal in brackets, or a name or IPv4 address of URI host characters, then
+// optionally ':' and up to five digits, and nothing else. nullopt when it is not that shape.
+std::optional<std::string_view> authority_host(std::string_view authority);
 // `origin` is the Origin header ("" when absent).
 bool origin_allowed(const HttpOptions& options, std::string_view origin);
 // `host` is the Host header ("" when absent).
@@ -46,6 +50,11 @@ struct VersionHeader {
     std::optional<protocol::Revision> revision;  // nullopt when present but unsupported
 };
 VersionHeader read_version_header(std::string_view value, bool present);
+
+// Free text served without authentication (the /health report's states): every URL in it
+// keeps its scheme, host and path but not its userinfo, query or fragment (where keys and
+// passwords travel), home-directory paths become "~", control characters spaces.
+std::string public_text(std::string_view text);
 
 // Session ids are visible ASCII (0x21-0x7E) per the spec.
 bool valid_session_id(std::string_view id);

@@ -98,8 +98,9 @@ describe('OAuth 2.1 resource server', () => {
       assert.ok(tools.length > 0);
       await client.close();
     }
+    // /metrics is the operator's: an end user's token is refused (operator_endpoints.test.mjs).
     const metrics = await request(server, 'GET', { path: '/metrics', headers: bearer(token()) });
-    assert.equal(metrics.status, 200, metrics.text);
+    assert.equal(metrics.status, 403, metrics.text);
     // Legacy HTTP+SSE: the stream opens and names its POST endpoint.
     const sse = await openLegacySse(server, { headers: bearer(token()) });
     sse.close();

@@ -306,7 +306,8 @@ describe('openapi import: reloads, a missing file, --openapi', () => {
     copyFileSync(DOCUMENT, document);
     copyFileSync(path.join(FIXTURES, 'common.yaml'), path.join(dir, 'common.yaml'));
     const server = await startHttpServer({
-      config: `openapi:\n  inventory:\n    document: ${document}\n    base_url: ${fixture.url}/v1\n`,
+      // Reloads back to back: no minimum interval (one at a time still holds).
+      config: `reload:\n  min_interval_s: 0\nopenapi:\n  inventory:\n    document: ${document}\n    base_url: ${fixture.url}/v1\n`,
       env: CREDENTIALS,
     });
     t.after(() => server.stop());

@@ -229,7 +229,8 @@ describe('REST catalog: down at start-up, hot reload', () => {
       packs: 'conformance',
       env: keysFor(fixture),
       extraArgs: [],
-      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\n`,
+      // Reloads back to back: no minimum interval (one at a time still holds).
+      config: `reload:\n  min_interval_s: 0\nrest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\n`,
     });
     let client;
     try {
@@ -243,7 +244,7 @@ describe('REST catalog: down at start-up, hot reload', () => {
       const fetched = fetchCount();
       const same = await runToolport(['reload', '--url', server.url]);
       assert.equal(same.status, 0, same.stderr);
-      assert.deepEqual(JSON.parse(same.stdout), { reloading: ['shop'] });
+      assert.deepEqual(JSON.parse(same.stdout), { reloading: ['shop'], started: true });
       await waitFor('the reload fetch', async () => fetchCount() > fetched);
       await sleep(300);
       assert.equal(changes.length, before);

@@ -597,3 +597,57 @@ TEST_F(ConfigTest, AuthErrorsNameFileLineAndKey) {
     msg = error_of("auth: https://auth.example.com\n");
     EXPECT_NE(msg.find("auth: must be a mapping"), std::string::npos) << msg;
 }
+
+// `auth.admin_scope` (the operator's /metrics and /admin/reload) and `reload.min_interval_s`.
+TEST_F(ConfigTest, AdminScopeAndReloadInterval) {
+    Config c = load_config(write("ops.yaml", "auth:\n  issuer: https://auth.example.com\n  admin_scope: toolport:admin\n"
+                                             "reload:\n  min_interval_s: 10\n"));
+    EXPECT_EQ(c.http.oauth.admin_scope, "toolport:admin");
+    // Published in the metadata with every other scope configured.
+    EXPECT_EQ(c.http.oauth.scopes_supported, (std::vector<std::string>{"toolport:admin"}));
+    EXPECT_EQ(c.reload_min_interval, std::chrono::seconds(10));
+    Config d = load_config(write("none.yaml", "auth:\n  issuer: https://auth.example.com\n"));
+    EXPECT_EQ(d.http.oauth.admin_scope, "");
+    EXPECT_EQ(d.reload_min_interval, std::chrono::seconds(3));
+
+    auto msg = error_of("auth:\n  issuer: https://auth.example.com\n  admin_scope: \"two words\"\n");
+    EXPECT_NE(msg.find("bad.yaml:3: auth.admin_scope: is not a scope"), std::string::npos) << msg;
+    msg = error_of("auth:\n  issuer: https://auth.example.com\n  scopes_supported: [a]\n  admin_scope: ops\n");
+    EXPECT_NE(msg.find("auth.admin_scope: \"ops\" is not in auth.scopes_supported"), std::string::npos) << msg;
+    msg = error_of("reload:\n  min_interval_s: -1\n");
+    EXPECT_NE(msg.find("reload.min_interval_s: must be between 0 and 86400"), std::string::npos) << msg;
+    msg = error_of("reload:\n  every_s: 1\n");
+    EXPECT_NE(msg.find("reload.every_s: unknown key"), std::string::npos) << msg;
+}
+
+// One reload per reload.min_interval_s: asked sooner, the runtime starts nothing and
+// reports the last one (its sources, its age, when the next may start).
+TEST_F(ConfigTest, ReloadsStartAtMostOncePerInterval) {
+    const auto document = write("api.yaml", R"(openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /things:
+    get: {operationId: listThings, responses: {'200': {description: ok}}}
+)");
+    Config config = load_config(write("reload.yaml", "reload:\n  min_interval_s: 5\nopenapi:\n  demo:\n    document: " +
+                                                         document + "\n    base_url: http://127.0.0.1:9/api\n"));
+    test_support::ManualExecutor exec;
+    Runtime runtime(config, exec);
+    auto first = runtime.reload();
+    EXPECT_TRUE(first.started);
+    EXPECT_EQ(first.sources, (std::vector<std::string>{"demo"}));
+    EXPECT_EQ(Json::parse(first.json()), (Json{{"reloading", {"demo"}}, {"started", true}}));
+    exec.advance(std::chrono::milliseconds(1000));  // the file is read: the reload is over
+    auto second = runtime.reload();
+    EXPECT_FALSE(second.started);
+    EXPECT_FALSE(second.running);
+    EXPECT_EQ(second.sources, (std::vector<std::string>{"demo"}));
+    EXPECT_EQ(second.age, std::chrono::milliseconds(1000));
+    EXPECT_EQ(second.wait, std::chrono::milliseconds(4000));
+    auto body = Json::parse(second.json());
+    EXPECT_EQ(body["started"], false);
+    EXPECT_EQ(body["retry_after_ms"], 4000);
+    EXPECT_NE(body["message"].get<std::string>().find("last reload started 1.0 s ago"), std::string::npos) << body;
+    exec.advance(std::chrono::milliseconds(4000));
+    EXPECT_TRUE(runtime.reload().started);
+}

@@ -36,11 +36,14 @@ public:
     bool has_header(std::string_view name) const override { return find(name) != headers_.end(); }
     void for_each_header(const std::function<void(std::string_view, std::string_view)>& visit) const override {
         for (const auto& [n, v] : headers_) visit(n, v);
+        for (const auto& [n, v] : repeated_) visit(n, v);
     }
     const std::string& body() const override { return body_; }
 
     std::string target_ = "/mcp";
     unsigned version_ = 11;
+    // Fields sent again after those of `headers_` (header() finds the first, as Beast's does).
+    std::vector<std::pair<std::string, std::string>> repeated_;
 
 private:
     std::map<std::string, std::string>::const_iterator find(std::string_view name) const {
@@ -359,6 +362,51 @@ TEST_F(HttpEndpointTest, Http11WithoutHostIsRefused) {
     EXPECT_EQ(reply_of(endpoint->answer(old)).status, 404u);  // HTTP/1.0 needs no Host
 }
 
+// RFC 9112 §3.2: more than one Host, or an empty one, is a 400 (it skipped the check, or the
+// first one won); a Host that only starts like a loopback literal is no loopback name (403),
+// on every endpoint, the legacy SSE ones too.
+TEST_F(HttpEndpointTest, RepeatedEmptyAndLookalikeHostsAreRefused) {
+    auto answer_for = [&](const std::string& target, HttpMethod method, std::map<std::string, std::string> h,
+                          std::vector<std::pair<std::string, std::string>> repeated = {}) {
+        FakeRequest req(method, method == HttpMethod::post ? ping(1).dump() : std::string(), std::move(h));
+        req.target_ = target;
+        req.repeated_ = std::move(repeated);
+        auto r = reply_of(endpoint->answer(req));
+        exec.run();
+        return r;
+    };
+    auto with_host = [&](const std::string& host) {
+        auto h = headers();
+        h["Host"] = host;
+        return h;
+    };
+    for (const char* target : {"/mcp", "/sse", "/messages", "/metrics"}) {
+        const auto method = std::string_view(target) == "/sse" || std::string_view(target) == "/metrics"
+                                ? HttpMethod::get
+                                : HttpMethod::post;
+        auto twice = answer_for(target, method, headers(), {{"host", "evil.example"}});
+        EXPECT_EQ(twice.status, 400u) << target;
+        EXPECT_NE(twice.body["error"]["message"].get<std::string>().find("more than one Host"), std::string::npos);
+        auto same_twice = answer_for(target, method, headers(), {{"Host", "127.0.0.1:8080"}});
+        EXPECT_EQ(same_twice.status, 400u) << target;
+        auto empty = answer_for(target, method, with_host(""));
+        EXPECT_EQ(empty.status, 400u) << target;
+        EXPECT_NE(empty.body["error"]["message"].get<std::string>().find("Host header is empty"), std::string::npos);
+        EXPECT_EQ(answer_for(target, method, with_host("  ")).status, 400u) << target;
+        EXPECT_EQ(answer_for(target, method, with_host("[::1].evil.com")).status, 403u) << target;
+        EXPECT_EQ(answer_for(target, method, with_host("[::1].evil.com:8080")).status, 403u) << target;
+        auto h = headers();
+        h["Origin"] = "http://[::1].evil.com";
+        EXPECT_EQ(answer_for(target, method, h).status, 403u) << target;
+    }
+    // HTTP/1.0 without any Host still passes, and a plain loopback Host too.
+    FakeRequest old(HttpMethod::get, "", {});
+    old.version_ = 10;
+    old.target_ = "/nowhere";
+    EXPECT_EQ(reply_of(endpoint->answer(old)).status, 404u);
+    EXPECT_EQ(answer_for("/metrics", HttpMethod::get, with_host("[::1]:8080")).status, 200u);
+}
+
 TEST_F(HttpEndpointTest, UnfinishedHandshakesExpireSoon) {
     HttpOptions options;
     options.handshake_timeout = 2s;
@@ -574,4 +622,81 @@ TEST_F(HttpEndpointTest, OAuthTokensAreVerifiedOnceThenAnsweredSynchronously) {
     EXPECT_NE(refused.reply->head.find("Bearer error=\"invalid_token\""), std::string::npos);
     EXPECT_NE(refused.reply->body.find("expired"), std::string::npos) << refused.reply->body;
     EXPECT_EQ(refused.reply->body.find(expired.substr(0, expired.find('.'))), std::string::npos);
+}
+
+// /metrics and /admin/reload are the operator's: an OAuth access token (an end user's) gets
+// 403 there unless it has auth.admin_scope (then the step-up challenge names it); the
+// server's own static tokens reach them, a profile's never.
+TEST_F(HttpEndpointTest, OperatorEndpointsNeedTheAdminScopeOrAStaticToken) {
+    auto key = test_support::make_ec_key("k1");
+    auto jwks = auth::parse_jwks(test_support::jwks_text(Json::array({test_support::public_jwk(key, "ES256")})));
+    int reloads = 0;
+    bool start_next = true;
+    auto make = [&](const std::string& admin_scope) {
+        HttpOptions options;
+        options.bearer_tokens = {"static-token"};
+        options.oauth.issuer = "https://as.example.test";
+        options.oauth.resource = "http://127.0.0.1:8080/mcp";
+        options.oauth.required_scopes = {"mcp:tools"};
+        options.oauth.admin_scope = admin_scope;
+        options.oauth.authenticator = std::make_shared<auth::TokenAuthenticator>(
+            auth::AuthenticatorOptions{.verifier = {.issuer = options.oauth.issuer, .audiences = {options.oauth.resource}}},
+            std::make_shared<auth::StaticKeySource>(jwks));
+        options.reload = [&]() {
+            ++reloads;
+            return AdminReload{.started = start_next, .body = R"({"reloading":["shop"]})", .retry_after = 3s};
+        };
+        make_endpoint(options);
+    };
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto token_for = [&](const std::string& sub, const std::string& scope) {
+        return test_support::sign_token(key, "ES256",
+                                        {{"iss", "https://as.example.test"}, {"aud", "http://127.0.0.1:8080/mcp"},
+                                         {"sub", sub}, {"exp", now + 300}, {"scope", scope}});
+    };
+    auto ask = [&](const std::string& target, HttpMethod method, const std::string& token) {
+        auto h = headers({}, token);
+        FakeRequest req(method, "", h);
+        req.target_ = target;
+        auto answer = settle(endpoint->answer(req));
+        exec.run();
+        return answer;
+    };
+
+    // No admin scope configured: an end user's token never reaches them.
+    make("");
+    const auto user = token_for("alice", "mcp:tools");
+    for (auto [target, method] : {std::pair{"/metrics", HttpMethod::get}, std::pair{"/admin/reload", HttpMethod::post}}) {
+        auto refused = ask(target, method, user);
+        ASSERT_TRUE(refused.reply) << target;
+        EXPECT_EQ(refused.reply->status, 403u) << target;
+        EXPECT_NE(refused.reply->body.find("server's own bearer tokens"), std::string::npos) << refused.reply->body;
+        EXPECT_EQ(ask(target, method, "static-token").reply->status, method == HttpMethod::get ? 200u : 202u) << target;
+    }
+    EXPECT_EQ(reloads, 1);
+    // The token still serves MCP.
+    EXPECT_EQ(reply_of(settle(post(ping(1), {}, user))).status, 400u);  // verified: a ping without a session
+
+    // With one: a token without it gets the step-up challenge naming it; one with it passes.
+    make("toolport:admin");
+    reloads = 0;
+    for (auto [target, method] : {std::pair{"/metrics", HttpMethod::get}, std::pair{"/admin/reload", HttpMethod::post}}) {
+        auto refused = ask(target, method, user);
+        ASSERT_TRUE(refused.reply) << target;
+        EXPECT_EQ(refused.reply->status, 403u) << target;
+        EXPECT_NE(refused.reply->head.find("error=\"insufficient_scope\""), std::string::npos) << refused.reply->head;
+        EXPECT_NE(refused.reply->head.find("scope=\"mcp:tools toolport:admin\""), std::string::npos) << refused.reply->head;
+        auto operator_token = token_for("ops", "mcp:tools toolport:admin");
+        EXPECT_EQ(ask(target, method, operator_token).reply->status, method == HttpMethod::get ? 200u : 202u) << target;
+    }
+    EXPECT_EQ(reloads, 1);
+
+    // A reload asked too soon after the last is answered 200 with that one's report and
+    // Retry-After, not 202.
+    start_next = false;
+    auto coalesced = ask("/admin/reload", HttpMethod::post, "static-token");
+    ASSERT_TRUE(coalesced.reply);
+    EXPECT_EQ(coalesced.reply->status, 200u);
+    EXPECT_NE(coalesced.reply->head.find("Retry-After: 3"), std::string::npos) << coalesced.reply->head;
+    EXPECT_EQ(coalesced.reply->body, R"({"reloading":["shop"]})");
 }

@@ -19,6 +19,24 @@ TEST(HttpPolicy, IsLoopbackHost) {
     }
 }
 
+// host[:port] and nothing else: an IPv6 literal in brackets, or URI host characters.
+TEST(HttpPolicy, AuthorityHost) {
+    const std::pair<const char*, const char*> good[] = {
+        {"localhost", "localhost"},   {"localhost:8080", "localhost"}, {"127.0.0.1:1", "127.0.0.1"},
+        {"[::1]", "[::1]"},           {"[::1]:8080", "[::1]"},         {"[::ffff:127.0.0.1]:9", "[::ffff:127.0.0.1]"},
+        {"mcp.example.com", "mcp.example.com"}, {"localhost:", "localhost"}};
+    for (const auto& [authority, host] : good) {
+        auto parsed = authority_host(authority);
+        ASSERT_TRUE(parsed.has_value()) << authority;
+        EXPECT_EQ(*parsed, host) << authority;
+    }
+    for (const char* bad : {"", "[::1].evil.com", "[::1].evil.com:80", "[::1]evil", "[::1]:80:80", "[::1", "[]",
+                            "[localhost]", "localhost@evil.com", "localhost:80@evil.com", "localhost/x", "localhost:8o",
+                            "localhost:123456", "local host", ":8080", "a:b:c", "[::1]:80/", "localhost\t"}) {
+        EXPECT_FALSE(authority_host(bad).has_value()) << bad;
+    }
+}
+
 // ---- Origin ---------------------------------------------------------------------------------
 
 TEST(HttpPolicy, OriginDefaultAllowsLoopbackOrigins) {
@@ -53,6 +71,16 @@ TEST(HttpPolicy, OriginDefaultRefusesLoopbackLookalikeDomain) {
     EXPECT_FALSE(origin_allowed(o, "https://127.attacker.example"));
 }
 
+// An origin is scheme://host[:port]: one that only starts like a loopback literal is not one.
+TEST(HttpPolicy, OriginDefaultRefusesWhatOnlyStartsLikeALoopbackLiteral) {
+    HttpOptions o;
+    for (const char* origin : {"http://[::1].evil.com", "http://[::1].evil.com:8080", "https://[::1]evil.com",
+                               "http://[::1]:80.evil.com", "http://localhost@evil.com", "http://localhost:80@evil.com",
+                               "http://127.0.0.1:80@evil.com", "http://localhost/evil", "http://[::1]:8080/x"}) {
+        EXPECT_FALSE(origin_allowed(o, origin)) << origin;
+    }
+}
+
 TEST(HttpPolicy, OriginExplicitAllowList) {
     HttpOptions o;
     o.allowed_origins = {"http://app.example:*", "https://exact.example", "https://Port.Example:8443"};
@@ -64,6 +92,8 @@ TEST(HttpPolicy, OriginExplicitAllowList) {
     EXPECT_FALSE(origin_allowed(o, "http://app.example.evil.com"));
     EXPECT_FALSE(origin_allowed(o, "http://app.examplex:1"));
     EXPECT_FALSE(origin_allowed(o, "http://sub.app.example:1"));
+    EXPECT_FALSE(origin_allowed(o, "http://app.example:1@evil.example"));  // a port, and only a port
+    EXPECT_FALSE(origin_allowed(o, "http://app.example:"));
     // Exact entries.
     EXPECT_TRUE(origin_allowed(o, "https://exact.example"));
     EXPECT_FALSE(origin_allowed(o, "https://exact.example:8443"));
@@ -111,6 +141,16 @@ TEST(HttpPolicy, HostDefaultRefusesLoopbackLookalikeDomain) {
     EXPECT_FALSE(host_allowed(o, "127.0.0.1.evil.com"));
 }
 
+TEST(HttpPolicy, HostDefaultRefusesWhatOnlyStartsLikeALoopbackLiteral) {
+    HttpOptions o;
+    for (const char* h : {"[::1].evil.com", "[::1].evil.com:8080", "[::1]evil.com", "[::1]:8080.evil.com",
+                          "localhost@evil.com", "127.0.0.1:80@evil.com", "localhost:80:80", "localhost/x"}) {
+        EXPECT_FALSE(host_allowed(o, h)) << h;
+    }
+    o.host = "::1";
+    EXPECT_FALSE(host_allowed(o, "[::1].evil.com:8080"));
+}
+
 TEST(HttpPolicy, HostDefaultOnOtherBindAllowsAnything) {
     HttpOptions o;
     o.host = "0.0.0.0";
@@ -138,6 +178,19 @@ TEST(HttpPolicy, HostExplicitAllowList) {
     EXPECT_FALSE(host_allowed(o, "evil.example"));
     EXPECT_FALSE(host_allowed(o, "localhost"));
     EXPECT_FALSE(host_allowed(o, ""));
+}
+
+// ---- public text (/health) --------------------------------------------------------------------
+
+TEST(HttpPolicy, PublicTextKeepsNoCredentialsOfUrls) {
+    EXPECT_EQ(public_text("connected (2025-11-25)"), "connected (2025-11-25)");
+    EXPECT_EQ(public_text("reconnecting in 1.0 s: HTTP 401 from https://user:s3cret@api.example/mcp?api_key=k3y#x; "
+                          "run: toolport login https://api.example/mcp?token=abc"),
+              "reconnecting in 1.0 s: HTTP 401 from https://api.example/mcp; run: toolport login https://api.example/mcp");
+    EXPECT_EQ(public_text("stale (the last read failed: http://[::1]:8080/openapi.yaml?key=1: HTTP 500)"),
+              "stale (the last read failed: http://[::1]:8080/openapi.yaml HTTP 500)");
+    EXPECT_EQ(public_text("unavailable: /home/alice/api.yaml cannot be read"), "unavailable: ~/api.yaml cannot be read");
+    EXPECT_EQ(public_text("a\nb"), "a b");
 }
 
 // ---- Authorization ----------------------------------------------------------------------------

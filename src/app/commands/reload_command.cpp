@@ -1,12 +1,15 @@
 // toolport reload: asks a running server to fetch its sources' definitions again (REST
 // catalogs, OpenAPI documents) through POST /admin/reload, as SIGHUP does for a local
-// process. Clients hear notifications/tools/list_changed only for real changes.
+// process. Clients hear notifications/tools/list_changed only for real changes. The server
+// starts one reload at a time, at most one per reload.min_interval_s; asked sooner, it
+// reports the running (or last) one, and this command says so on stderr.
 //
 //   toolport reload                                  # the server on 127.0.0.1:8080
 //   toolport reload --url https://tools.example:8443 --token "$TOOLPORT_TOKEN"
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "app/commands/command_support.hpp"
@@ -69,6 +72,18 @@ int reload(const ReloadFlags& flags) {
             fmt::print(stderr, "toolport reload: {}\n", util::sanitize_for_message(e.what()));
         }
         return 1;
+    }
+    // 200: the server started no new reload (one runs, or one started less than
+    // reload.min_interval_s ago) and reports that one instead: said on stderr, so a script
+    // reading stdout gets the same JSON shape either way.
+    if (response->status == 200) {
+        auto body = nlohmann::json::parse(response->body, nullptr, false);
+        std::string message = body.is_object() && body.value("message", nlohmann::json()).is_string()
+                                  ? body["message"].get<std::string>()
+                                  : "no new reload was started";
+        fmt::print(stderr, "toolport reload: {}\n", util::sanitize_for_message(message, 300));
+        fmt::print("{}\n", response->body);
+        return 0;
     }
     if (response->status != 202) {
         fmt::print(stderr, "toolport reload: {} answered HTTP {}: {}\n", url.origin(), response->status,

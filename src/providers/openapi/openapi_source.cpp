@@ -234,6 +234,7 @@ public:
     }
 
     bool reloads() const override { return true; }
+    bool fetching() const override { return loader_ && (loader_->loading || loader_->reload_requested); }
     bool settled() const override { return !loader_ || loader_->first_read_over; }
 
     void stop() override {

@@ -52,6 +52,8 @@ public:
 
     std::size_t tool_count() const { return tools_.size(); }
     bool settled() const { return settled_; }
+    // A fetch is under way, or another is asked for after it.
+    bool fetching() const { return fetching_ || reload_requested_; }
 
 private:
     enum class State { loading, available, stale, unreachable };

@@ -20,6 +20,7 @@ public:
         if (catalog_) catalog_->reload();
     }
     bool reloads() const override { return true; }
+    bool fetching() const override { return catalog_ && catalog_->fetching(); }
     bool settled() const override { return !catalog_ || catalog_->settled(); }
     void stop() override {
         if (catalog_) catalog_->stop();
