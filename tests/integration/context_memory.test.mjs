@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpServer, sleep, track, withTimeout } from './lib/harness.mjs';
+import { startHttpServer, sleep, track, waitFor, withTimeout } from './lib/harness.mjs';
 
 // A projects root with one project per name, and the config that serves it.
 function world(projects, extraConfig = []) {
@@ -112,7 +112,15 @@ describe('context memory', () => {
     writeFileSync(w.notes('locked'), '{"type":"decision","content":"behind the lock","timestamp":"2025-11-05T10:00:00.000Z"}\n');
     // flock(1) holds an exclusive lock on the notes file until it is killed.
     const holder = track(spawn('flock', ['--exclusive', w.notes('locked'), 'sleep', '120'], { stdio: 'ignore' }));
-    await sleep(300);
+    const lockedElsewhere = () => {
+      try {
+        execFileSync('flock', ['--nonblock', '--shared', w.notes('locked'), 'true']);
+        return false;
+      } catch {
+        return true; // flock -n exits 1 while the lock is held
+      }
+    };
+    await waitFor('flock(1) holding the notes file', lockedElsewhere, 10000);
     const server = await startHttpServer({ config: w.config, packs: 'context' });
     let client;
     try {
