@@ -104,14 +104,23 @@ describe('context pack', () => {
 
       server = await startHttpServer({ config: world.config, packs: 'context' });
       const { sessionId: again } = await initializeSession(server);
-      const res = await post(
-        server,
-        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'getDecisions', arguments: { projectPath: world.project } } },
-        { sessionId: again, protocolVersion: LATEST },
-      );
-      const decisions = envelope(res, 2);
-      assert.equal(decisions.success, true, JSON.stringify(decisions));
-      for (const note of acknowledged) assert.ok(decisions.data.includes(note), `acknowledged note lost: ${note}`);
+      // Every decision, page by page.
+      const recalled = [];
+      let cursor;
+      let id = 2;
+      do {
+        const args = { projectPath: world.project, limit: 500, ...(cursor ? { cursor } : {}) };
+        const res = await post(
+          server,
+          { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getDecisions', arguments: args } },
+          { sessionId: again, protocolVersion: LATEST },
+        );
+        const decisions = envelope(res, id++);
+        assert.equal(decisions.success, true, JSON.stringify(decisions));
+        recalled.push(...decisions.data);
+        cursor = decisions.metadata.nextCursor;
+      } while (cursor);
+      for (const note of acknowledged) assert.ok(recalled.includes(note), `acknowledged note lost: ${note}`);
       // Each note once, none interleaved: every line but a torn last one is a whole note.
       const lines = readFileSync(path.join(world.project, '.agent-memory/session-notes.jsonl'), 'utf8').split('\n').filter(Boolean);
       const parsed = lines.slice(0, -1).map((l) => JSON.parse(l));

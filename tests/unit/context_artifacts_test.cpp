@@ -2,6 +2,8 @@
 // finalization-pack format read; searchArtifacts, loadSession and getSessionCode over a
 // generated projects tree; saveSession written atomically and read back by the readers;
 // getCompressionRatio over all four metrics shapes.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "context_test_support.hpp"
@@ -178,6 +180,23 @@ TEST_F(ContextArtifactTools, LoadSessionReadsEachLayoutAndSaysWhichSessionIsMiss
     EXPECT_EQ(server->call("loadSession", {{"project", "alpha"}, {"sessionId", "../../outside"}})["error"]["code"],
               "VALIDATION_ERROR");
     EXPECT_EQ(server->call("loadSession", {{"project", "alpha"}})["error"]["code"], "VALIDATION_ERROR");
+}
+
+TEST_F(ContextArtifactTools, ASessionFileThatIsAFifoIsAClearErrorNeverABlockedRead) {
+    dir.write("Dev/alpha/.agent-artifacts/2025-11-20-piped/finalization-pack.json", R"({"summary":"behind a FIFO"})");
+    const auto fifo = dir.path() / "Dev/alpha/.agent-artifacts/2025-11-20-piped/session-summary.md";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+    Json refused = server->call("loadSession", {{"project", "alpha"}, {"sessionId", "2025-11-20-piped"}});
+    ASSERT_EQ(refused["success"], false) << refused;
+    EXPECT_EQ(refused["error"]["code"], "FILESYSTEM_ERROR");
+    EXPECT_EQ(refused["error"]["message"],
+              ".agent-artifacts/2025-11-20-piped/session-summary.md is a FIFO (named pipe), not a regular file; it is "
+              "not read or written");
+    EXPECT_TRUE(refused["error"].contains("suggestion"));
+    // A search passes over it and finds the rest.
+    Json all = server->call("searchArtifacts");
+    ASSERT_EQ(all["success"], true) << all;
+    EXPECT_EQ(all["metadata"]["resultsCount"], 3);
 }
 
 TEST_F(ContextArtifactTools, GetSessionCodeFiltersByLanguageAndAMissingSessionIsAnError) {

@@ -59,11 +59,13 @@ inline std::string read_file(const fs::path& p) {
 // A Runtime serving `packs: {context: settings}` with one initialized session.
 class ContextServer {
 public:
-    explicit ContextServer(Json settings) {
+    // `configure` may change the rest of the configuration (e.g. the pipeline's limits).
+    explicit ContextServer(Json settings, const std::function<void(Config&)>& configure = {}) {
         using namespace std::chrono_literals;
         Config config;
         config.packs = {"context"};
         config.pack_settings.emplace("context", providers::SourceSettings(std::move(settings), "packs.context"));
+        if (configure) configure(config);
         runtime = std::make_unique<Runtime>(config, executor);
         session = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
                                                  CallerIdentity{"", "context-test", ""});

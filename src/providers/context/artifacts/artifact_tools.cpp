@@ -113,7 +113,7 @@ providers::ToolDeclaration search_artifacts_tool(ContextPack& pack) {
         const std::string keyword = string_arg(args, "keyword");
         const std::string project = string_arg(args, "project");
         const auto limit = static_cast<std::size_t>(int_arg(args, "limit", 20));
-        Json found = co_await pack.workers.run(ctx.executor(), [&pack, keyword, project, limit] {
+        Json found = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, keyword, project, limit] {
             // (project name, directory) pairs to search.
             std::vector<std::pair<std::string, std::filesystem::path>> projects;
             if (!project.empty()) {
@@ -206,7 +206,7 @@ providers::ToolDeclaration load_session_tool(ContextPack& pack) {
         const std::string project = string_arg(args, "project");
         const std::string session_id = string_arg(args, "sessionId");
         const bool include_code = bool_arg(args, "includeCode", false);
-        SessionRecord s = co_await pack.workers.run(ctx.executor(), [&pack, project, session_id] {
+        SessionRecord s = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
             return session_or_throw(pack, project, session_id);
         });
         Json data = {{"sessionId", s.session_id},
@@ -250,7 +250,7 @@ providers::ToolDeclaration get_session_code_tool(ContextPack& pack) {
         const std::string project = string_arg(args, "project");
         const std::string session_id = string_arg(args, "sessionId");
         const std::string language = lower(string_arg(args, "language"));
-        SessionRecord s = co_await pack.workers.run(ctx.executor(), [&pack, project, session_id] {
+        SessionRecord s = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
             return session_or_throw(pack, project, session_id);
         });
         Json blocks = Json::array();

@@ -247,7 +247,7 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
             throw ContextError(ErrorCode::validation_error, "give exactly one of project and projectPath");
         }
         const bool overwrite = bool_arg(args, "overwrite", false);
-        Json files = co_await pack.workers.run(ctx.executor(), [&pack, p, project, project_path, overwrite]() mutable {
+        Json files = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, p, project, project_path, overwrite]() mutable {
             fs::path dir;
             if (!project.empty()) {
                 dir = find_project(project, pack.projects);

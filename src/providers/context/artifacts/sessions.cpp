@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 
 #include <fmt/format.h>
 
+#include "providers/context/durable_files.hpp"
 #include "providers/context/envelope.hpp"
 #include "providers/context/roots.hpp"
 
@@ -117,20 +117,6 @@ std::vector<std::string> items(const Json& pack, std::initializer_list<const cha
         break;
     }
     return out;
-}
-
-bool read_text(const fs::path& file, std::string& out) {
-    std::error_code ec;
-    const auto size = fs::file_size(file, ec);
-    if (ec) return false;
-    if (size > kMaxSessionBytes) {
-        throw ContextError(ErrorCode::filesystem_error,
-                           fmt::format("{} is larger than {} MiB", file.filename().string(), kMaxSessionBytes >> 20));
-    }
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return false;
-    out.assign(std::istreambuf_iterator<char>(in), {});
-    return !in.bad();
 }
 
 }  // namespace
@@ -303,12 +289,10 @@ std::optional<SessionRecord> load_session(const fs::path& project, const std::st
     for (const auto& c : candidates) {
         const fs::path file = artifacts.resolve(c.relative);  // refuses symlinks out of the project
         std::error_code ec;
-        if (!fs::is_regular_file(file, ec)) continue;
-        std::string text;
-        if (!read_text(file, text)) {
-            throw ContextError(ErrorCode::filesystem_error,
-                               fmt::format("cannot read {}/{}", kArtifactsDir, c.relative.generic_string()));
-        }
+        if (fs::symlink_status(file, ec).type() == fs::file_type::not_found) continue;
+        // Whatever is there is read as a regular file or refused (a FIFO would block the read).
+        const std::string text =
+            read_regular_file(file, kMaxSessionBytes, std::string(kArtifactsDir) + "/" + c.relative.generic_string());
         SessionRecord s = c.json ? parse_finalization_pack(session_id, text) : parse_session_markdown(session_id, text);
         s.relative = std::string(kArtifactsDir) + "/" + c.relative.generic_string();
         return s;

@@ -2,16 +2,22 @@
 // blockers and general notes — in the project's .agent-memory/session-notes.jsonl.
 //
 //   addNote        append one note (durable before the answer)
-//   getDecisions   the decision notes' contents, in order
-//   getHypotheses  the hypothesis notes' contents
-//   getBlockers    the blocker notes' contents
-#include <chrono>
+//   getDecisions   the decision notes' contents, newest first, a page at a time
+//   getHypotheses  the hypothesis notes' contents, likewise
+//   getBlockers    the blocker notes' contents, likewise
+//
+// A page holds at most `limit` notes and about 256 KiB of them (well inside the default
+// response limit), between `since` and `until` when given; metadata.nextCursor continues.
+#include <algorithm>
+#include <optional>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "observability/iso_time.hpp"
 #include "providers/context/context_pack.hpp"
 #include "providers/context/memory/notes_file.hpp"
+#include "server/tool_error.hpp"
+#include "util/sanitize.hpp"
 
 namespace toolport::context {
 
@@ -29,41 +35,115 @@ Json note_types() {
     return types;
 }
 
-// One getter per note type: the contents of that type's notes, in file order.
+constexpr long long kDefaultLimit = 50;
+constexpr long long kMaxLimit = 500;
+
+// What a getter accepts, for its schema and for the suggestion when a page is still too
+// large for the server's response limit.
+std::string paging_suggestion() {
+    return fmt::format("Ask for a smaller page: a lower limit (default {}, at most {}), then call again with cursor set "
+                       "to metadata.nextCursor for the next one; or narrow by time with since/until (ISO 8601).",
+                       kDefaultLimit, kMaxLimit);
+}
+
+std::optional<NoteTime> time_arg(const Json& args, const char* key) {
+    auto it = args.find(key);
+    if (it == args.end() || it->is_null()) return std::nullopt;
+    const std::string text = it->is_string() ? it->get<std::string>() : std::string();
+    auto at = parse_iso8601(text);
+    if (!at) {
+        throw ContextError(ErrorCode::validation_error,
+                           fmt::format("{} \"{}\" is not an ISO 8601 date or date-time", key,
+                                       util::sanitize_for_message(text, 60)),
+                           fmt::format("Pass {} as e.g. \"2025-11-05\" or \"2025-11-05T10:12:00Z\".", key));
+    }
+    return at;
+}
+
+// One getter per note type: a page of that type's notes, newest first.
 providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std::string title, std::string type,
                                         std::string description, std::string count_key) {
     ContextToolSpec spec;
     spec.name = std::move(name);
     spec.title = std::move(title);
     spec.description = std::move(description);
-    spec.input_schema = {{"type", "object"},
-                         {"properties", {{"projectPath", project_path_property()}}},
-                         {"required", {"projectPath"}}};
+    spec.input_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"projectPath", project_path_property()},
+          {"limit",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"maximum", kMaxLimit},
+            {"default", kDefaultLimit},
+            {"description", "How many notes at most in this page (a page also stops at about 256 KiB of notes)"}}},
+          {"cursor",
+           {{"type", "string"},
+            {"maxLength", 200},
+            {"description", "metadata.nextCursor of the previous page, to get the next (older) notes; omit for the newest"}}},
+          {"since",
+           {{"type", "string"},
+            {"maxLength", 64},
+            {"description", "Only notes at or after this time: ISO 8601 date or date-time, e.g. 2025-11-05 or "
+                            "2025-11-05T10:12:00Z (UTC when no offset is given)"}}},
+          {"until",
+           {{"type", "string"},
+            {"maxLength", 64},
+            {"description", "Only notes at or before this time, ISO 8601 like since"}}}}},
+        {"required", {"projectPath"}}};
     spec.data_schema = {{"type", "array"}, {"items", {{"type", "string"}}}};
-    spec.extra_metadata = {{count_key, {{"type", "integer"}}},
-                           {"skippedLines",
-                            {{"type", "array"},
-                             {"items", {{"type", "integer"}}},
-                             {"description", "Lines of the notes file that are not notes (skipped, not fatal)"}}}};
+    spec.extra_metadata = {
+        {count_key, {{"type", "integer"}, {"description", "Notes in this page"}}},
+        {"nextCursor",
+         {{"type", "string"},
+          {"description", "Present when older notes may remain: pass it as cursor for the next page (which may hold "
+                          "none)"}}},
+        {"skippedLineOffsets",
+         {{"type", "array"},
+          {"items", {{"type", "integer"}}},
+          {"description", "Byte offsets of lines in the part of the notes file read for this page that are not notes "
+                          "(skipped, not fatal)"}}}};
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
-    return context_tool(std::move(spec), [&pack, type, count_key](RequestContext& ctx, const Json& args) -> Task<Answer> {
+    auto declaration = context_tool(std::move(spec), [&pack, type, count_key](RequestContext& ctx, const Json& args) -> Task<Answer> {
         const std::string project_path = string_arg(args, "projectPath");
-        NotesRead read = co_await pack.workers.run(ctx.executor(), [&pack, project_path] {
-            return read_notes(resolve_project_path(project_path, pack.projects));
+        NotesQuery query;
+        query.type = type;
+        query.limit = static_cast<std::size_t>(std::clamp(int_arg(args, "limit", kDefaultLimit), 1LL, kMaxLimit));
+        query.since = time_arg(args, "since");
+        query.until = time_arg(args, "until");
+        if (auto it = args.find("cursor"); it != args.end() && it->is_string()) {
+            query.cursor = decode_cursor(it->get<std::string>());
+            if (!query.cursor) {
+                throw ContextError(ErrorCode::validation_error, "cursor is not one this tool handed out",
+                                   "Pass metadata.nextCursor of the previous page unchanged, or omit cursor to start "
+                                   "from the newest note.");
+            }
+        }
+        // Each file access may block in the kernel (a lock held elsewhere, a slow disk): the
+        // call does not outlive its deadline for it.
+        NotesPage page = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project_path, query] {
+            return read_notes_page(resolve_project_path(project_path, pack.projects), query);
         });
         Json contents = Json::array();
-        for (auto& note : read.notes) {
-            if (note.type == type) contents.push_back(std::move(note.content));
-        }
+        for (auto& note : page.notes) contents.push_back(std::move(note.content));
         Answer answer;
         answer.extra[count_key] = contents.size();
-        if (!read.skipped_lines.empty()) {
-            spdlog::warn("context: {} line(s) of a notes file are not notes and were skipped", read.skipped_lines.size());
-            answer.extra["skippedLines"] = read.skipped_lines;
+        if (page.next) answer.extra["nextCursor"] = encode_cursor(*page.next);
+        if (!page.skipped_offsets.empty()) {
+            spdlog::warn("context: {} line(s) of a notes file are not notes and were skipped", page.skipped_offsets.size());
+            answer.extra["skippedLineOffsets"] = page.skipped_offsets;
         }
         answer.data = std::move(contents);
         co_return answer;
     });
+    // The pipeline's generic advice names filters this tool does not have: name its own.
+    declaration.on_error = [inner = std::move(declaration.on_error)](const ToolError& error) {
+        if (error.code() != ToolErrorCode::response_too_large) return inner(error);
+        ToolError narrowed = error;
+        narrowed.suggest(paging_suggestion());
+        return inner(narrowed);
+    };
+    return declaration;
 }
 
 }  // namespace
@@ -89,11 +169,10 @@ providers::ToolDeclaration add_note_tool(ContextPack& pack) {
                         {"required", {"type", "content", "timestamp"}}};
     spec.annotations = {.read_only = false, .destructive = false, .idempotent = false, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
-        Note note{string_arg(args, "type"), string_arg(args, "content"),
-                  observability::iso8601_utc(std::chrono::system_clock::now(), true)};
         const std::string project_path = string_arg(args, "projectPath");
-        co_await pack.workers.run(ctx.executor(), [&pack, project_path, note] {
-            append_note(resolve_project_path(project_path, pack.projects), note);
+        Note draft{string_arg(args, "type"), string_arg(args, "content"), ""};
+        const Note note = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project_path, draft] {
+            return append_note(resolve_project_path(project_path, pack.projects), draft);
         });
         co_return Answer{{{"type", note.type}, {"content", note.content}, {"timestamp", note.timestamp}}};
     });
@@ -101,21 +180,24 @@ providers::ToolDeclaration add_note_tool(ContextPack& pack) {
 
 providers::ToolDeclaration get_decisions_tool(ContextPack& pack) {
     return notes_getter(pack, "getDecisions", "Session decisions", "decision",
-                        "List the decision notes of the project's session memory, oldest first. Returns their "
-                        "contents as strings. Use it to recall what was already decided before deciding again.",
+                        "List the decision notes of the project's session memory, newest first, a page at a time (limit, "
+                        "then cursor = metadata.nextCursor), optionally between since and until. Returns their contents "
+                        "as strings. Use it to recall what was already decided before deciding again.",
                         "decisionsCount");
 }
 
 providers::ToolDeclaration get_hypotheses_tool(ContextPack& pack) {
     return notes_getter(pack, "getHypotheses", "Session hypotheses", "hypothesis",
-                        "List the hypothesis notes of the project's session memory, oldest first. Returns their "
+                        "List the hypothesis notes of the project's session memory, newest first, a page at a time "
+                        "(limit, then cursor = metadata.nextCursor), optionally between since and until. Returns their "
                         "contents as strings. Use it to see which theories are still being tested.",
                         "hypothesesCount");
 }
 
 providers::ToolDeclaration get_blockers_tool(ContextPack& pack) {
     return notes_getter(pack, "getBlockers", "Session blockers", "blocker",
-                        "List the blocker notes of the project's session memory, oldest first. Returns their contents "
+                        "List the blocker notes of the project's session memory, newest first, a page at a time (limit, "
+                        "then cursor = metadata.nextCursor), optionally between since and until. Returns their contents "
                         "as strings. Use it at the start of a session to see what stopped progress last time.",
                         "blockersCount");
 }

@@ -1,9 +1,10 @@
 #include "providers/context/metrics/compression.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include "providers/context/artifacts/sessions.hpp"
+#include "providers/context/durable_files.hpp"
+#include "providers/context/envelope.hpp"
 #include "providers/context/roots.hpp"
 
 namespace toolport::context {
@@ -28,10 +29,15 @@ std::optional<long long> count_at(const Json& doc, std::initializer_list<const c
 
 std::optional<Json> read_json(const fs::path& file) {
     std::error_code ec;
-    if (fs::is_symlink(file, ec) || !fs::is_regular_file(file, ec)) return std::nullopt;
-    if (fs::file_size(file, ec) > (4u << 20)) return std::nullopt;
-    std::ifstream in(file, std::ios::binary);
-    Json doc = Json::parse(in, nullptr, false);
+    if (fs::symlink_status(file, ec).type() != fs::file_type::regular) return std::nullopt;
+    std::string text;
+    try {
+        // Opened non-blocking and checked again: what is there now may not be what was.
+        text = read_regular_file(file, 4u << 20, file.filename().string());
+    } catch (const ContextError&) {
+        return std::nullopt;  // unreadable metrics are no metrics
+    }
+    Json doc = Json::parse(text, nullptr, false);
     if (doc.is_discarded()) return std::nullopt;
     return doc;
 }

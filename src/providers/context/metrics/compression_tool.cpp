@@ -73,7 +73,7 @@ providers::ToolDeclaration compression_ratio_tool(ContextPack& pack) {
         const std::string project_path = string_arg(args, "projectPath");
         const std::string session_id = string_arg(args, "sessionId");
         const bool aggregate = bool_arg(args, "aggregate", false);
-        co_return co_await pack.workers.run(ctx.executor(), [&pack, project_path, session_id, aggregate] {
+        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project_path, session_id, aggregate] {
             const auto project = resolve_project_path(project_path, pack.projects);
             const std::string name = project.filename().string();
             Answer answer;
