@@ -224,6 +224,14 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
                 section.fail(name, fmt::format("another upstream already uses the prefix \"{}\"", g.upstreams.back().prefix));
             }
         }
+        // In the order they were written (the first-configured upstream keeps a name two
+        // list, exposed_names.hpp). Settings that carry no lines (not read from a file, or
+        // merged with --upstream / --import) keep the order of their names.
+        std::stable_sort(g.upstreams.begin(), g.upstreams.end(), [&](const auto& a, const auto& b) {
+            const auto la = section.line_of(a.name), lb = section.line_of(b.name);
+            if (la && lb) return *la < *lb;
+            return la.has_value() && !lb.has_value();
+        });
     }
 
     auto profiles = settings.value("profiles");
