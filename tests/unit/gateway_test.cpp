@@ -264,3 +264,94 @@ TEST(GatewayImport, ClaudeDesktopAndVsCodeFiles) {
                   .find("unknown type"),
               std::string::npos);
 }
+
+// ------------------------------------------------------------------ output limits (issue 28, finding 5)
+
+TEST(GatewayOutputLimits, AWindowPassesItsCountAndBytesAndCountsTheRest) {
+    using Clock = WindowLimiter::Clock;
+    const auto t0 = Clock::time_point{} + std::chrono::hours(1);
+    WindowLimiter limiter(3, 1000, std::chrono::seconds(10));
+    EXPECT_TRUE(limiter.admit(100, t0).pass);
+    EXPECT_TRUE(limiter.admit(100, t0).pass);
+    EXPECT_TRUE(limiter.admit(100, t0 + std::chrono::seconds(1)).pass);
+    // The fourth line of the window: dropped, the first drop (time for a summary).
+    auto fourth = limiter.admit(100, t0 + std::chrono::seconds(2));
+    EXPECT_FALSE(fourth.pass);
+    EXPECT_TRUE(fourth.first_drop);
+    auto fifth = limiter.admit(50, t0 + std::chrono::seconds(3));
+    EXPECT_FALSE(fifth.pass);
+    EXPECT_FALSE(fifth.first_drop);
+    auto dropped = limiter.take_dropped();
+    EXPECT_EQ(dropped.items, 2u);
+    EXPECT_EQ(dropped.bytes, 150u);
+    EXPECT_EQ(limiter.take_dropped().items, 0u);
+    // The next window passes again.
+    EXPECT_TRUE(limiter.admit(100, t0 + std::chrono::seconds(10)).pass);
+    // Bytes bound as well as lines: 900 more do not fit in what is left of 1000.
+    EXPECT_FALSE(limiter.admit(901, t0 + std::chrono::seconds(11)).pass);
+    EXPECT_TRUE(limiter.admit(900, t0 + std::chrono::seconds(11)).pass);
+    EXPECT_FALSE(limiter.admit(1, t0 + std::chrono::seconds(11)).pass);
+}
+
+TEST(GatewayOutputLimits, AFloodOfHundredKilobyteLinesWritesAtMostTheWindowsBytes) {
+    // The probe's case: 100 KB lines as fast as a pipe goes (here 10,000 a second for a
+    // minute). What passes is what the log gets: bounded by the windows, not by the flood.
+    using Clock = WindowLimiter::Clock;
+    const OutputLimits limits;
+    WindowLimiter limiter(limits.stderr_lines, limits.stderr_bytes, limits.window);
+    const auto t0 = Clock::time_point{} + std::chrono::hours(1);
+    std::size_t passed = 0;
+    for (int i = 0; i < 600000; ++i) {
+        const std::size_t cut = std::min<std::size_t>(100000, limits.line_bytes);  // as logged
+        if (limiter.admit(cut, t0 + std::chrono::microseconds(100) * i).pass) passed += cut;
+    }
+    EXPECT_LE(passed, 6 * limits.stderr_bytes + limits.stderr_bytes);
+    EXPECT_GT(passed, 0u);
+    EXPECT_GT(limiter.take_dropped().items, 599000u);
+}
+
+TEST(GatewayOutputLimits, ACallsBudgetStopsAtItsBytes) {
+    CallNotificationBudget budget(1000);
+    EXPECT_TRUE(budget.admit(600));
+    EXPECT_FALSE(budget.admit(600));
+    EXPECT_TRUE(budget.admit(400));
+    EXPECT_FALSE(budget.admit(1));
+    EXPECT_EQ(budget.dropped(), 2u);
+}
+
+TEST(GatewaySettings, ReadsInheritEnvAndOutputLimitsAndRefusesBadOnes) {
+    auto g = settings_of({{"upstreams",
+                           {{"local", {{"command", "srv"}, {"inherit_env", "true"},
+                                       {"output_limits", {{"window_ms", "2000"}, {"stderr_lines", "5"},
+                                                          {"call_notification_bytes", "4096"}}}}},
+                            {"plain", {{"command", "srv"}}}}}});
+    auto find = [&](const std::string& name) {
+        return *std::find_if(g.upstreams.begin(), g.upstreams.end(), [&](const auto& u) { return u.name == name; });
+    };
+    EXPECT_TRUE(find("local").inherit_env);
+    EXPECT_EQ(find("local").output_limits.window.count(), 2000);
+    EXPECT_EQ(find("local").output_limits.stderr_lines, 5u);
+    EXPECT_EQ(find("local").output_limits.call_notification_bytes, 4096u);
+    EXPECT_EQ(find("local").output_limits.stderr_bytes, OutputLimits{}.stderr_bytes);
+    EXPECT_FALSE(find("plain").inherit_env);
+    EXPECT_EQ(find("plain").output_limits.log_messages, 200u);
+
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"r", {{"url", "https://h/mcp"}, {"inherit_env", "true"}}}}}}); })
+                  .find("stdio upstreams"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"command", "a"}, {"inherit_env", "sometimes"}}}}}}); })
+                  .find("inherit_env"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  settings_of({{"upstreams", {{"x", {{"command", "a"}, {"output_limits", {{"stderr_lines", "0"}}}}}}}});
+              }).find("stderr_lines"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  settings_of({{"upstreams", {{"x", {{"command", "a"}, {"output_limits", {{"lines", "5"}}}}}}}});
+              }).find("lines"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  settings_of({{"upstreams", {{"x", {{"command", "a"}, {"output_limits", "many"}}}}}});
+              }).find("output_limits"),
+              std::string::npos);
+}
