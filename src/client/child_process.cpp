@@ -70,12 +70,27 @@ bool valid_environment_name(const std::string& name) {
     return !name.empty() && name.find('=') == std::string::npos && name.find('\0') == std::string::npos;
 }
 
-// Our environment with `overrides` set on top, as NAME=value strings.
-std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides) {
+bool inherited_by_default(std::string_view name) {
+    for (const char* allowed : kInheritedEnvironment) {
+        if (name == allowed) return true;
+    }
+    return false;
+}
+
+// What the child inherits of our environment (all of it, or the allow-list) with
+// `overrides` set on top, as NAME=value strings.
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides, bool inherit_all) {
     std::vector<std::string> entries;
     for (char** entry = environ; entry && *entry; ++entry) {
         std::string_view text(*entry);
-        if (overrides.count(std::string(text.substr(0, text.find('=')))) != 0) continue;
+        const auto equals = text.find('=');
+        if (equals == std::string_view::npos) continue;
+        const std::string_view name = text.substr(0, equals);
+        if (!inherit_all) {
+            // A shell function exported by bash ("() { ...") is no value a server needs.
+            if (!inherited_by_default(name) || text.substr(equals + 1).rfind("()", 0) == 0) continue;
+        }
+        if (overrides.count(std::string(name)) != 0) continue;
         entries.emplace_back(text);
     }
     for (const auto& [name, value] : overrides) entries.push_back(name + "=" + value);
@@ -131,7 +146,7 @@ ChildProcess::ChildProcess(const ChildProcessOptions& options) {
         if (!found) throw fail(std::strerror(ENOENT));
         executable = std::move(*found);
     }
-    std::vector<std::string> environment = child_environment(options.env);
+    std::vector<std::string> environment = child_environment(options.env, options.inherit_env);
 
     Pipe to_child, from_child, errors;
     int error = to_child.open();

@@ -23,13 +23,22 @@ struct ChildProcessOptions {
     // The program and its arguments. argv[0] without a slash is looked up in PATH: the
     // PATH `env` sets, else ours.
     std::vector<std::string> argv;
-    // Set in the child's environment on top of ours (a value replaces ours).
+    // Set in the child's environment on top of what it inherits (a value replaces ours).
     std::map<std::string, std::string> env;
+    // What the child inherits of our environment: only kInheritedEnvironment (false), as
+    // the MCP SDKs do for the servers they start, or all of it (true). Our environment
+    // holds our own secrets (bearer and profile tokens, API keys), which a child has no
+    // business seeing; it gets what it needs through `env`.
+    bool inherit_env = false;
     // The child's working directory; empty: ours.
     std::string cwd;
     // Give the child's stderr a pipe (take_stderr) instead of ours.
     bool pipe_stderr = false;
 };
+
+// The variables a child inherits without inherit_env (when we have them): enough to find
+// programs, a home, a locale, a terminal type and a temporary directory.
+inline constexpr const char* kInheritedEnvironment[] = {"PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"};
 
 class ChildProcess {
 public:

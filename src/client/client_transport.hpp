@@ -108,16 +108,19 @@ struct StdioClientOptions {
     // A longer line from the child is dropped (and logged); when it is a reply, the
     // handlers' on_oversized hears which request it answered.
     std::size_t max_message_bytes = 64 * 1024 * 1024;
-    // Set in the child's environment on top of ours (a value replaces ours). A PATH set
-    // here is also where a program without a slash is looked up.
+    // Set in the child's environment on top of what it inherits (a value replaces ours).
+    // A PATH set here is also where a program without a slash is looked up.
     std::map<std::string, std::string> env;
+    // The child inherits all of our environment (true), or only PATH, HOME, LANG, TERM,
+    // USER, LOGNAME, SHELL and TMPDIR (false; client/child_process.hpp).
+    bool inherit_env = false;
     // The child's working directory; empty: ours. open() throws TransportError naming it
     // when it is missing.
     std::string cwd;
     // When set, the child's stderr goes to a pipe and each line arrives here on the event
-    // loop, without its line ending ("\n" or "\r\n"); a line longer than 8 KiB comes in
-    // pieces of 8 KiB, and a last line without an ending comes when the child closes
-    // stderr. Never called once close() has finished or the transport is destroyed.
+    // loop, without its line ending ("\n" or "\r\n"); a line longer than 8 KiB comes cut
+    // to its first 8 KiB (the rest is skipped), and a last line without an ending comes
+    // when the child closes stderr. Never called once close() has finished or the transport is destroyed.
     // When unset, the child's stderr is ours.
     std::function<void(std::string_view line)> on_stderr_line;
 };

@@ -37,7 +37,8 @@ namespace net = boost::asio;
 using namespace std::chrono_literals;
 constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 
-// Longer stderr lines are handed on in pieces of this size (a log line has to end somewhere).
+// A longer stderr line is cut at this size and the rest of it skipped: handed on in pieces,
+// one 100 KB line would be a dozen log lines.
 constexpr std::size_t kMaxStderrLine = 8 * 1024;
 // How long the end of a child waits for its stderr to end too: by then its whole process
 // group is dead and the pipe drains at once, unless something that left the group holds it.
@@ -157,22 +158,30 @@ struct Impl : std::enable_shared_from_this<Impl> {
 
     static net::awaitable<void> stderr_loop(std::shared_ptr<Impl> self) {
         std::array<char, 8192> chunk;
-        std::string pending;  // the line so far (at most kMaxStderrLine bytes)
+        std::string pending;   // the line so far (at most kMaxStderrLine bytes)
+        bool skipping = false;  // the line was cut and handed on: the rest of it goes
         for (;;) {
             auto [ec, n] = co_await self->child_stderr->async_read_some(net::buffer(chunk), use_nothrow);
             if (ec) break;  // EOF once every process that had it is gone, or close()
             std::string_view rest(chunk.data(), n);
             while (!rest.empty()) {
                 const auto newline = rest.find('\n');
+                if (skipping) {
+                    if (newline == std::string_view::npos) break;
+                    rest.remove_prefix(newline + 1);
+                    skipping = false;
+                    continue;
+                }
                 const std::size_t room = kMaxStderrLine - pending.size();
                 if (newline != std::string_view::npos && newline <= room) {
                     pending.append(rest.substr(0, newline));
                     rest.remove_prefix(newline + 1);
                     if (!pending.empty() && pending.back() == '\r') pending.pop_back();
                 } else if (rest.size() > room) {
-                    // Full, and the next byte does not end the line: hand on this piece.
+                    // Full, and the next byte does not end the line: hand it on cut.
                     pending.append(rest.substr(0, room));
                     rest.remove_prefix(room);
+                    skipping = true;
                 } else {
                     pending.append(rest);
                     break;
@@ -349,6 +358,7 @@ private:
         ChildProcessOptions spawn;
         spawn.argv = self->options.argv;
         spawn.env = self->options.env;
+        spawn.inherit_env = self->options.inherit_env;
         spawn.cwd = self->options.cwd;
         spawn.pipe_stderr = static_cast<bool>(self->options.on_stderr_line);
         self->child = std::make_unique<ChildProcess>(spawn);

@@ -142,6 +142,12 @@ std::optional<Json> SourceSettings::value(const std::string& key) const {
     return *v;
 }
 
+std::optional<int> SourceSettings::line_of(const std::string& key) const {
+    auto it = lines_.find(key);
+    if (it == lines_.end()) return std::nullopt;
+    return it->second;
+}
+
 SourceSettings SourceSettings::section(const std::string& key) const {
     const Json* v = find(key);
     if (!v) return SourceSettings(Json(nullptr), prefix_ + "." + key, file_);

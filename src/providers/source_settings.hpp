@@ -58,6 +58,9 @@ public:
     SourceSettings section(const std::string& key) const;
 
     [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+    // The line `key` was written on, when it came from a file (so a mapping's entries can
+    // be taken in the order they were written: JSON objects keep none).
+    std::optional<int> line_of(const std::string& key) const;
 
 private:
     const Json* find(const std::string& key) const;

@@ -1,7 +1,8 @@
 // The gateway in the real binary: upstream MCP servers — the official server-everything
 // (npm) and the fault-injecting fixture (tests/fixtures/upstream) over stdio and
 // Streamable HTTP, and a second toolport — aggregated behind one Toolport, driven by the
-// official TypeScript SDK client. Names and collisions, calls, reads and prompts through,
+// official TypeScript SDK client. Names and collisions (the first-configured upstream keeps a
+// shared name), calls, reads and prompts through,
 // progress, list_changed, sampling and elicitation forwarded to the client that caused
 // them, the breaker, the budget under 20 parallel calls, the size cap, restart and
 // reconnect, and an imported mcpServers file.
@@ -49,6 +50,9 @@ describe('gateway: server-everything and the faulty fixture over stdio, the fixt
       packs: '',
       config: `
 upstreams:
+  remote:
+    url: ${faultyHttp.url}
+    deny: ["crash", "never"]
   everything:
     command: ${yamlString(NODE)}
     args: [${yamlString(EVERYTHING)}, stdio]
@@ -56,9 +60,6 @@ upstreams:
     command: ${yamlString(NODE)}
     args: [${yamlString(FAULTY_SERVER)}, stdio, --downstream-calls, "2"]
     max_response_bytes: 200000
-  remote:
-    url: ${faultyHttp.url}
-    deny: ["crash", "never"]
 services:
   faulty: {breaker: {failure_threshold: 3, cooldown_s: 1}}
 pipeline:
@@ -72,7 +73,7 @@ pipeline:
     await waitFor('every upstream listed', async () => {
       const { tools } = await session.client.listTools();
       return tools.some((t) => t.name === 'get-sum') && tools.some((t) => t.name === 'faulty_echo') &&
-        tools.some((t) => t.name === 'remote_echo');
+        tools.some((t) => t.name === 'slow');
     });
   });
 
@@ -82,19 +83,20 @@ pipeline:
     await faultyHttp?.stop();
   });
 
-  it('serves every upstream tool once, prefixed only where names collide, within 64 safe characters', async () => {
+  it('serves every upstream tool once, prefixed only where an earlier upstream has the name, within 64 safe characters', async () => {
     const { tools } = await session.client.listTools();
     const names = tools.map((t) => t.name);
     for (const name of names) assert.match(name, NAME);
     assert.equal(new Set(names).size, names.length);
-    // echo is everyone's: each gets its prefix; get-sum is only everything's: kept.
-    for (const n of ['everything_echo', 'faulty_echo', 'remote_echo', 'get-sum', 'faulty_slow', 'remote_slow']) {
+    // echo is everyone's: remote, configured first, keeps the name, the others get their
+    // prefix; get-sum is only everything's: kept.
+    for (const n of ['echo', 'everything_echo', 'faulty_echo', 'get-sum', 'slow', 'faulty_slow']) {
       assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
     }
-    assert.ok(!names.includes('echo'));
-    // deny filters the HTTP upstream's tools only.
-    assert.ok(!names.includes('remote_crash') && !names.includes('remote_never'));
-    assert.ok(names.includes('crash') || names.includes('faulty_crash'));
+    assert.ok(!names.includes('remote_echo') && !names.includes('remote_slow'));
+    // deny filters the HTTP upstream's tools only: crash and never are faulty's alone.
+    assert.ok(names.includes('crash') && names.includes('never'), names.join(', '));
+    assert.ok(!names.includes('faulty_crash') && !names.includes('faulty_never'), names.join(', '));
     assert.deepEqual(names, [...names].sort(), 'a stable order');
     const echo = tools.find((t) => t.name === 'faulty_echo');
     assert.equal(echo.inputSchema.type, 'object');
@@ -109,7 +111,7 @@ pipeline:
     const echo = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 'through the gateway' } });
     assert.equal(text(echo), 'through the gateway');
     assert.equal(echo._meta.downstream_api_calls, 2, 'the upstream reported figure is kept');
-    const remote = await session.client.callTool({ name: 'remote_echo', arguments: { text: 'over http' } });
+    const remote = await session.client.callTool({ name: 'echo', arguments: { text: 'over http' } });
     assert.equal(text(remote), 'over http');
   });
 
@@ -120,9 +122,9 @@ pipeline:
   });
 
   it('passes an upstream tool error on as a result and a JSON-RPC error as UPSTREAM_ERROR', async () => {
-    const toolError = await session.client.callTool({ name: 'remote_tool_error', arguments: {} });
+    const toolError = await session.client.callTool({ name: 'tool_error', arguments: {} });
     assert.equal(toolError.isError, true);
-    const failed = await session.client.callTool({ name: 'remote_fail', arguments: {} });
+    const failed = await session.client.callTool({ name: 'fail', arguments: {} });
     assert.equal(code(failed), 'UPSTREAM_ERROR');
     assert.match(text(failed), /upstream failure/);
   });
@@ -139,7 +141,7 @@ pipeline:
 
   it('cancels the upstream call when the client cancels', async () => {
     const controller = new AbortController();
-    const call = session.client.callTool({ name: 'faulty_never', arguments: {} }, undefined, { signal: controller.signal })
+    const call = session.client.callTool({ name: 'never', arguments: {} }, undefined, { signal: controller.signal })
       .catch((e) => e);
     await sleep(200);
     controller.abort('enough');
@@ -159,7 +161,7 @@ pipeline:
     session.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { answer: 'yes' } }));
     const sampled = await session.client.callTool({ name: 'faulty_ask_sampling', arguments: { prompt: 'hi' } });
     assert.match(text(sampled), /sampled: 1/);
-    const elicited = await session.client.callTool({ name: 'remote_ask_elicitation', arguments: {} });
+    const elicited = await session.client.callTool({ name: 'ask_elicitation', arguments: {} });
     assert.match(text(elicited), /"accept"/);
   });
 
@@ -168,7 +170,7 @@ pipeline:
     try {
       // Over HTTP the request is known to be about this call: -32021 naming the capability,
       // as a server of its own would say (the upstream hears a refusal).
-      await assert.rejects(plain.client.callTool({ name: 'remote_ask_sampling', arguments: {} }), (e) => {
+      await assert.rejects(plain.client.callTool({ name: 'ask_sampling', arguments: {} }), (e) => {
         assert.equal(e.code, -32021);
         assert.match(e.message, /sampling/);
         return true;
@@ -222,8 +224,8 @@ pipeline:
 
     const { prompts } = await session.client.listPrompts();
     const names = prompts.map((p) => p.name);
-    assert.ok(names.includes('faulty_greeting') && names.includes('remote_greeting'), names.join(' '));
-    const prompt = await session.client.getPrompt({ name: 'remote_greeting', arguments: { name: 'Ada' } });
+    assert.ok(names.includes('faulty_greeting') && names.includes('greeting'), names.join(' '));
+    const prompt = await session.client.getPrompt({ name: 'greeting', arguments: { name: 'Ada' } });
     assert.match(JSON.stringify(prompt.messages), /Hello, Ada!/);
   });
 
@@ -247,7 +249,7 @@ pipeline:
 
   it('opens the breaker after 3 consecutive failures and closes it after a good probe', async () => {
     // Fail three times: the JSON-RPC error of `fail` is a failure of the service.
-    const fail = (await session.client.listTools()).tools.find((t) => /^(faulty_)?fail$/.test(t.name)).name;
+    const fail = 'faulty_fail';  // (remote, configured first, keeps `fail`)
     for (let i = 0; i < 3; i++) {
       const r = await session.client.callTool({ name: fail, arguments: {} });
       assert.equal(code(r), 'UPSTREAM_ERROR');
@@ -256,7 +258,7 @@ pipeline:
     assert.equal(code(refused), 'SERVER_UNHEALTHY');
     assert.ok(refused.structuredContent.retry_after_ms > 0);
     // Other upstreams are not affected.
-    const other = await session.client.callTool({ name: 'remote_echo', arguments: { text: 'fine' } });
+    const other = await session.client.callTool({ name: 'echo', arguments: { text: 'fine' } });
     assert.equal(text(other), 'fine');
     await sleep(1100);
     const probe = await session.client.callTool({ name: 'faulty_echo', arguments: { text: 'probe' } });
@@ -265,7 +267,7 @@ pipeline:
 
   it('logs an orchestration_summary with each upstream\'s health when a session ends', async () => {
     const other = await connect(server);
-    await other.client.callTool({ name: 'remote_echo', arguments: { text: 'summary' } });
+    await other.client.callTool({ name: 'echo', arguments: { text: 'summary' } });
     await other.client.transport.terminateSession();  // DELETE: the session ends now
     await other.client.close();
     const line = await waitFor('the summary', () =>
@@ -411,12 +413,12 @@ gateway:
     assert.ok(names.length < all.length);
     const sum = await small.client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
     assert.match(text(sum), /3/);
-    await assert.rejects(small.client.callTool({ name: 'everything_echo', arguments: { message: 'x' } }), /Unknown tool/);
+    await assert.rejects(small.client.callTool({ name: 'echo', arguments: { message: 'x' } }), /Unknown tool/);
 
     const everythingOnly = await connect(server, { path: '/mcp/only_everything' });
     t.after(() => everythingOnly.client.close());
     const listed = (await everythingOnly.client.listTools()).tools.map((x) => x.name);
-    assert.ok(listed.includes('everything_echo') && !listed.some((n) => n.startsWith('faulty_')));
+    assert.ok(listed.includes('echo') && !listed.some((n) => n.startsWith('faulty_')));
 
     // An unknown profile is not an endpoint; a session of one URL is not reachable from another.
     const res = await fetch(`${server.base}/mcp/nope`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
@@ -476,7 +478,7 @@ gateway:
     });
     assert.ok(names.every((n) => n === 'get-sum' || n.startsWith('faulty_')), names.join(' '));
     assert.match(text(await small.client.callTool({ name: 'get-sum', arguments: { a: 40, b: 2 } })), /42/);
-    await assert.rejects(small.client.callTool({ name: 'everything_echo', arguments: { message: 'x' } }), /Unknown tool/);
+    await assert.rejects(small.client.callTool({ name: 'echo', arguments: { message: 'x' } }), /Unknown tool/);
 
     // Its own profile's path serves it; another profile's path is refused with the reason.
     const own = await connect(server, { token: tokens.TP_SMALL_TOKEN, path: '/mcp/small' });
@@ -495,7 +497,7 @@ gateway:
       const ev = await connect(server, { token });
       const listed = (await ev.client.listTools()).tools.map((x) => x.name);
       await ev.client.close();
-      assert.ok(listed.includes('everything_echo') && !listed.some((n) => n.startsWith('faulty_')), listed.join(' '));
+      assert.ok(listed.includes('echo') && !listed.some((n) => n.startsWith('faulty_')), listed.join(' '));
     }
     // A session stays bound to its token: the other profile's token does not find it.
     const stolen = await rawPost(server, '/mcp', tokens.TP_EV_A, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, small.client.transport.sessionId);
@@ -528,10 +530,10 @@ gateway:
     t.after(() => viaMcp.client.close());
     assert.deepEqual([...overSseNames].sort(), (await viaMcp.client.listTools()).tools.map((x) => x.name).sort());
     assert.equal(text(await small.client.callTool({ name: 'faulty_echo', arguments: { text: 'over sse' } })), 'over sse');
-    await assert.rejects(small.client.callTool({ name: 'everything_echo', arguments: { message: 'x' } }), /Unknown tool/);
+    await assert.rejects(small.client.callTool({ name: 'echo', arguments: { message: 'x' } }), /Unknown tool/);
     const everything = await overSse(tokens.TP_EV_A);
     const listed = (await everything.client.listTools()).tools.map((x) => x.name);
-    assert.ok(listed.includes('everything_echo') && !listed.some((n) => n.startsWith('faulty_')), listed.join(' '));
+    assert.ok(listed.includes('echo') && !listed.some((n) => n.startsWith('faulty_')), listed.join(' '));
 
     // No token, or one that is nobody's: GET /sse is 401 and the SDK does not connect.
     const anonymous = await request(server, 'GET', { path: '/sse', headers: { Accept: 'text/event-stream' } });
@@ -573,12 +575,12 @@ gateway:
     t.after(() => admin.client.close());
     const all = await waitFor('both upstreams', async () => {
       const { tools } = await admin.client.listTools();
-      return tools.some((x) => x.name === 'everything_echo') && tools.some((x) => x.name === 'faulty_echo') ? tools : null;
+      return tools.some((x) => x.name === 'echo') && tools.some((x) => x.name === 'faulty_echo') ? tools : null;
     });
     const adminSmall = await connect(server, { token: tokens.TP_ADMIN, path: '/mcp/small' });
     t.after(() => adminSmall.client.close());
     const smallNames = (await adminSmall.client.listTools()).tools.map((x) => x.name);
-    assert.ok(smallNames.length < all.length && smallNames.includes('get-sum') && !smallNames.includes('everything_echo'));
+    assert.ok(smallNames.length < all.length && smallNames.includes('get-sum') && !smallNames.includes('echo'));
     const small = await connect(server, { token: tokens.TP_SMALL_TOKEN });
     t.after(() => small.client.close());
     assert.deepEqual((await small.client.listTools()).tools.map((x) => x.name).sort(), [...smallNames].sort());
@@ -627,14 +629,14 @@ gateway:
       return r.structuredContent?.tools.some((x) => x.name === 'faulty_echo') ? r : null;
     });
     const names = found.structuredContent.tools.map((x) => x.name);
-    assert.ok(!names.includes('everything_echo'), names.join(' '));
+    assert.ok(!names.includes('echo'), names.join(' '));
     assert.ok(names.every((n) => n === 'get-sum' || n.startsWith('faulty_')), names.join(' '));
     const everythingListed = await small.client.callTool({ name: 'search_tools', arguments: { query: '', limit: 50 } });
     assert.equal(everythingListed.structuredContent.total_tools, everythingListed.structuredContent.tools.length);
     assert.ok(everythingListed.structuredContent.tools.every((x) => x.name === 'get-sum' || x.name.startsWith('faulty_')));
 
     assert.match(text(await small.client.callTool({ name: 'call_tool', arguments: { name: 'get-sum', arguments: { a: 1, b: 2 } } })), /3/);
-    const outside = await small.client.callTool({ name: 'call_tool', arguments: { name: 'everything_echo', arguments: { message: 'x' } } });
+    const outside = await small.client.callTool({ name: 'call_tool', arguments: { name: 'echo', arguments: { message: 'x' } } });
     assert.equal(outside.isError, true);
     assert.equal(code(outside), 'NOT_FOUND');
     assert.match(outside.structuredContent.error, /profile \("small"\)/);
@@ -699,7 +701,7 @@ async function startEverything(mode) {
 }
 
 describe('gateway: server-everything over Streamable HTTP and over the 2024 HTTP+SSE transport', () => {
-  it('serves both, prefixed, and forwards calls, progress and reads', async (t) => {
+  it('serves both, the second prefixed, and forwards calls, progress and reads', async (t) => {
     const http = await startEverything('streamableHttp');
     t.after(() => http.stop());
     const sse = await startEverything('sse');
@@ -722,18 +724,18 @@ pipeline:
     t.after(() => client.close());
     const tools = await waitFor('both upstreams', async () => {
       const { tools } = await client.listTools();
-      return tools.some((x) => x.name === 'ev_http_get-sum') && tools.some((x) => x.name === 'ev_sse_get-sum') ? tools : null;
+      return tools.some((x) => x.name === 'get-sum') && tools.some((x) => x.name === 'ev_sse_get-sum') ? tools : null;
     });
-    // Every name collides: all are prefixed.
-    assert.ok(tools.every((x) => x.name.startsWith('ev_http_') || x.name.startsWith('ev_sse_')));
-    for (const prefix of ['ev_http_', 'ev_sse_']) {
+    // Every name collides: ev_http, configured first, keeps them, ev_sse's are prefixed.
+    assert.ok(tools.every((x) => !x.name.startsWith('ev_http_')));
+    for (const prefix of ['', 'ev_sse_']) {
       const sum = await client.callTool({ name: `${prefix}get-sum`, arguments: { a: 5, b: 6 } });
       assert.match(text(sum), /11/);
       const echo = await client.callTool({ name: `${prefix}echo`, arguments: { message: `via ${prefix}` } });
       assert.match(text(echo), new RegExp(`via ${prefix}`));
     }
     const seen = [];
-    await client.callTool({ name: 'ev_http_trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }, undefined, {
+    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }, undefined, {
       onprogress: (p) => seen.push(p.progress),
     });
     assert.ok(seen.length >= 2, `progress: ${JSON.stringify(seen)}`);

@@ -2,7 +2,8 @@
 // gateway.test.mjs drives it with 1.x). One gateway fronts three stdio upstreams: a second
 // toolport on --packs conformance (`conf`), the official server-everything (`everything`),
 // and one more conformance toolport (`mirror`) whose allow list keeps only
-// test_simple_text and test_simple_prompt, so that those names collide with conf's.
+// test_simple_text and test_simple_prompt, so that those names collide with conf's (conf,
+// configured first, keeps them; mirror's are prefixed).
 //
 // Every scenario runs on each wire the 2.x client can speak to the gateway:
 //   - Streamable HTTP with a 2025-11-25 session (the client's default, versionNegotiation
@@ -121,7 +122,7 @@ pipeline:
         // The upstreams start beside the gateway: wait until all three are listed.
         await waitFor('every upstream listed', async () => {
           const names = (await listTools(session.client)).map((t) => t.name);
-          return names.includes('get-sum') && names.includes('conf_test_simple_text') && names.includes('mirror_test_simple_text');
+          return names.includes('get-sum') && names.includes('test_simple_text') && names.includes('mirror_test_simple_text');
         });
       });
 
@@ -142,14 +143,15 @@ pipeline:
         const names = tools.map((t) => t.name);
         for (const name of names) assert.match(name, NAME);
         assert.equal(new Set(names).size, names.length, 'each name once');
-        // test_simple_text is conf's and mirror's: each gets its prefix, the bare name is gone.
-        assert.ok(names.includes('conf_test_simple_text') && names.includes('mirror_test_simple_text'), names.join(' '));
-        assert.ok(!names.includes('test_simple_text'));
+        // test_simple_text is conf's and mirror's: conf, configured first, keeps the name, and
+        // mirror's gets its prefix (what mirror lists never renames conf's tools).
+        assert.ok(names.includes('test_simple_text') && names.includes('mirror_test_simple_text'), names.join(' '));
+        assert.ok(!names.includes('conf_test_simple_text'));
         // Names only one upstream has keep them; mirror serves only what its allow list keeps.
         for (const n of ['get-sum', 'echo', 'trigger-sampling-request', 'test_tool_with_progress', 'test_sampling', 'test_error_handling']) {
           assert.ok(names.includes(n), `${n} in ${names.join(' ')}`);
         }
-        assert.deepEqual(names.filter((n) => n.startsWith('conf_')), ['conf_test_simple_text']);
+        assert.deepEqual(names.filter((n) => n.startsWith('conf_')), []);
         assert.deepEqual(names.filter((n) => n.startsWith('mirror_')), ['mirror_test_simple_text']);
         // The upstreams' schemas are served as they are.
         const sum = tools.find((t) => t.name === 'get-sum');
@@ -157,10 +159,10 @@ pipeline:
         assert.deepEqual(tools.find((t) => t.name === 'test_sampling').inputSchema.required, ['prompt']);
 
         const prompts = (await session.client.listPrompts()).prompts.map((p) => p.name);
-        for (const n of ['conf_test_simple_prompt', 'mirror_test_simple_prompt', 'test_prompt_with_arguments', 'args-prompt']) {
+        for (const n of ['test_simple_prompt', 'mirror_test_simple_prompt', 'test_prompt_with_arguments', 'args-prompt']) {
           assert.ok(prompts.includes(n), `${n} in ${prompts.join(' ')}`);
         }
-        assert.ok(!prompts.includes('test_simple_prompt'));
+        assert.ok(!prompts.includes('conf_test_simple_prompt'));
         // Resources are kept unless two upstreams list the same URI: then each gets its
         // prefix as a scheme prefix (the allow list is for tools and prompts only).
         const uris = (await session.client.listResources()).resources.map((r) => r.uri);
@@ -172,7 +174,7 @@ pipeline:
           templates.join(' '));
       });
 
-      it('calls tools through, each prefixed name to its own upstream', async () => {
+      it('calls tools through, the kept and the prefixed name each to its own upstream', async () => {
         const sum = await session.client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } });
         assert.equal(sum.isError ?? false, false);
         assert.match(text(sum), /\b42\b/);
@@ -183,9 +185,9 @@ pipeline:
         assert.equal(text(viaMirror), 'This is a simple text response for testing.');
         assert.equal(await successes(server, 'mirror'), mirror + 1, 'mirror_test_simple_text went to mirror');
         assert.equal(await successes(server, 'conf'), conf, 'and not to conf');
-        const viaConf = await session.client.callTool({ name: 'conf_test_simple_text', arguments: {} });
+        const viaConf = await session.client.callTool({ name: 'test_simple_text', arguments: {} });
         assert.equal(text(viaConf), 'This is a simple text response for testing.');
-        assert.equal(await successes(server, 'conf'), conf + 1, 'conf_test_simple_text went to conf');
+        assert.equal(await successes(server, 'conf'), conf + 1, 'test_simple_text went to conf');
 
         const image = await session.client.callTool({ name: 'test_image_content', arguments: {} });
         assert.equal(image.content.length, 1);
@@ -226,7 +228,9 @@ pipeline:
         assert.equal(prefixed.messages[0].content.text, 'This is a simple prompt for testing.');
         const everything = await session.client.getPrompt({ name: 'args-prompt', arguments: { city: 'Paris' } });
         assert.equal(everything.messages[0].content.text, "What's weather in Paris?");
-        await assert.rejects(session.client.getPrompt({ name: 'test_simple_prompt' }), ProtocolError);
+        const kept = await session.client.getPrompt({ name: 'test_simple_prompt' });
+        assert.equal(kept.messages[0].content.text, 'This is a simple prompt for testing.');
+        await assert.rejects(session.client.getPrompt({ name: 'conf_test_simple_prompt' }), ProtocolError);
       });
 
       it('forwards the progress notifications of a call, before its result', async () => {
@@ -335,11 +339,11 @@ pipeline:
         assert.equal(refused.structuredContent.expected_format, 'number');
         assert.equal(refused.structuredContent.recoverable, true);
 
-        // A name nobody serves (test_simple_text is only there prefixed) is a JSON-RPC error.
-        await assert.rejects(session.client.callTool({ name: 'test_simple_text', arguments: {} }), (e) => {
+        // A name nobody serves (conf keeps test_simple_text unprefixed) is a JSON-RPC error.
+        await assert.rejects(session.client.callTool({ name: 'conf_test_simple_text', arguments: {} }), (e) => {
           assert.ok(e instanceof ProtocolError, String(e));
           assert.equal(e.code, -32602);
-          assert.match(e.message, /Unknown tool: test_simple_text/);
+          assert.match(e.message, /Unknown tool: conf_test_simple_text/);
           return true;
         });
       });

@@ -10,10 +10,12 @@
 #include "pipeline/policy.hpp"
 #include "providers/gateway/exposed_names.hpp"
 #include "providers/gateway/template_updates.hpp"
+#include "providers/gateway/tool_changes.hpp"
 #include "providers/gateway/tool_search.hpp"
 #include "server/registry.hpp"
 #include "server/request_context.hpp"
 #include "server/tool_error.hpp"
+#include "util/sanitize.hpp"
 
 namespace toolport::gateway {
 
@@ -203,7 +205,7 @@ void Gateway::sync_tools() {
             auto name = text_of(tool, "name");
             if (name.empty() || !allowed(upstream.settings(), name)) continue;
             entries.push_back({p, &tool, name});
-            requests.push_back({upstream.settings().prefix, name, static_cast<int>(p)});
+            requests.push_back({upstream.settings().prefix, name, static_cast<int>(p), upstream.name()});
         }
         ours.insert(upstream.name());
     }
@@ -214,20 +216,38 @@ void Gateway::sync_tools() {
     if (search_) {
         for (const auto& name : search_->meta_tool_names()) reserved.insert(name);
     }
-    auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved);
+    std::vector<std::size_t> yielded;
+    auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved, &yielded);
+    warn_of_collisions("tool", requests, names, yielded);
 
+    std::map<std::string, Json> listed;  // upstream name + '\0' + original → its Tool object
     std::vector<std::vector<providers::SyncedTool>> per_part(parts_.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& entry = entries[i];
         auto& part = parts_[entry.part];
+        const std::string key = part.upstream->name() + '\0' + entry.original;
+        // A tool served before that the upstream now describes otherwise: the client is
+        // served the new text, and the operator hears which tool changed and how.
+        if (auto before = listed_tools_.find(key); before != listed_tools_.end() && before->second != *entry.tool) {
+            if (auto change = describe_tool_change(before->second, *entry.tool); !change.empty()) {
+                spdlog::warn("upstream {}: tool {} changed while served: {}", part.upstream->name(),
+                             util::sanitize_for_message(entry.original, 128), change);
+            }
+        }
+        listed[key] = *entry.tool;
         if (names[i].empty()) {
-            spdlog::warn("upstream {}: tool {} is left out: another upstream has that name (gateway.prefix_mode: never)",
-                         part.upstream->name(), entry.original);
+            // prefix_mode: never. Another upstream's name was warned of above.
+            if (yielded[i] == kNoCollision) {
+                spdlog::warn("upstream {}: tool {} is left out: another source of this server has that name "
+                             "(gateway.prefix_mode: never)",
+                             part.upstream->name(), util::sanitize_for_message(entry.original, 128));
+            }
             continue;
         }
         per_part[entry.part].push_back({declaration_of(*entry.tool, names[i], part.upstream, entry.original),
                                         part.upstream->name() + '\0' + entry.original});
     }
+    listed_tools_ = std::move(listed);
     if (search_) {
         search_->replace(std::move(per_part));
         return;
@@ -240,6 +260,36 @@ void Gateway::sync_tools() {
                          changes.removed, changes.refused);
         }
     }
+}
+
+void Gateway::warn_of_collisions(const char* kind, const std::vector<NameRequest>& requests,
+                                 const std::vector<std::string>& names, const std::vector<std::size_t>& yielded) {
+    std::set<std::string> now;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (yielded[i] == kNoCollision) continue;
+        const auto& keeper = requests[yielded[i]].upstream;
+        const auto& other = requests[i].upstream;
+        // Once per collision, not at every re-listing while it lasts.
+        std::string key = std::string(kind) + '\0' + keeper + '\0' + other + '\0' + requests[i].original;
+        if (!warned_collisions_.count(key)) {
+            const std::string original = util::sanitize_for_message(requests[i].original, 128);
+            if (names[i].empty()) {
+                spdlog::warn("upstream {} lists {} {}, which upstream {} (configured earlier) already serves: {}'s "
+                             "is left out (gateway.prefix_mode: never)",
+                             other, kind, original, keeper, other);
+            } else {
+                spdlog::warn("upstream {} lists {} {}, which upstream {} (configured earlier) already serves under "
+                             "that name: {}'s is served as {}",
+                             other, kind, original, keeper, other, names[i]);
+            }
+        }
+        now.insert(std::move(key));
+    }
+    // A collision that ended and comes back is told again.
+    std::erase_if(warned_collisions_, [&](const std::string& key) {
+        return key.rfind(std::string(kind) + '\0', 0) == 0 && !now.count(key);
+    });
+    warned_collisions_.insert(now.begin(), now.end());
 }
 
 void Gateway::sync_prompts() {
@@ -256,14 +306,16 @@ void Gateway::sync_prompts() {
             auto name = text_of(prompt, "name");
             if (name.empty() || !allowed(upstream.settings(), name)) continue;
             entries.push_back({p, &prompt, name});
-            requests.push_back({upstream.settings().prefix, name, static_cast<int>(p)});
+            requests.push_back({upstream.settings().prefix, name, static_cast<int>(p), upstream.name()});
         }
     }
     std::set<std::string> reserved;
     for (const auto& [name, spec] : context_.registry().prompts()) {
         if (!prompts_.count(name)) reserved.insert(name);
     }
-    auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved);
+    std::vector<std::size_t> yielded;
+    auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved, &yielded);
+    warn_of_collisions("prompt", requests, names, yielded);
 
     std::map<std::string, Target> served;
     std::map<std::string, std::string> prints;

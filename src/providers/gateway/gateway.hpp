@@ -11,9 +11,11 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "providers/gateway/exposed_names.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/upstream.hpp"
 #include "providers/source.hpp"
@@ -50,6 +52,10 @@ private:
     void sync_prompts();
     void sync_resources();
     bool allowed(const UpstreamSettings& upstream, const std::string& name) const;
+    // Warns (once per collision while it lasts) of each name an upstream wanted that an
+    // earlier upstream keeps (exposed_names.hpp).
+    void warn_of_collisions(const char* kind, const std::vector<NameRequest>& requests,
+                            const std::vector<std::string>& names, const std::vector<std::size_t>& yielded);
     void resource_updated(const Upstream& upstream, const std::string& uri);
     void subscription_changed(const std::string& uri, bool subscribed);
 
@@ -63,6 +69,10 @@ private:
     std::map<std::string, Target> templates_;  // served URI template → target
     // What each served entry was registered from, to replace only what changed.
     std::map<std::string, std::string> prompt_prints_, resource_prints_, template_prints_;
+    // Each served tool as its upstream last listed it (upstream name + '\0' + its name), to
+    // tell the operator which tool changed and how.
+    std::map<std::string, Json> listed_tools_;
+    std::set<std::string> warned_collisions_;
     bool stopped_ = false;
 };
 

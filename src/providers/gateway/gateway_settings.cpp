@@ -43,11 +43,30 @@ std::vector<std::string> read_argv(const SourceSettings& s) {
     return argv;
 }
 
+// output_limits: each bound at least 1 (a limit of nothing would hide every line, which
+// is no limit but a switch; a line cut to nothing says nothing).
+OutputLimits read_output_limits(const SourceSettings& s) {
+    s.only_keys({"window_ms", "stderr_lines", "stderr_bytes", "log_messages", "log_bytes", "line_bytes",
+                 "call_notification_bytes"});
+    OutputLimits limits;
+    auto size = [&](const char* key, std::size_t& field, long long min, long long max) {
+        if (auto n = s.integer(key, min, max)) field = static_cast<std::size_t>(*n);
+    };
+    if (auto ms = s.integer("window_ms", 100, 3600000)) limits.window = std::chrono::milliseconds(*ms);
+    size("stderr_lines", limits.stderr_lines, 1, 1000000);
+    size("stderr_bytes", limits.stderr_bytes, 1, 1LL << 32);
+    size("log_messages", limits.log_messages, 1, 1000000);
+    size("log_bytes", limits.log_bytes, 1, 1LL << 32);
+    size("line_bytes", limits.line_bytes, 80, 8192);
+    size("call_notification_bytes", limits.call_notification_bytes, 1024, 1LL << 32);
+    return limits;
+}
+
 UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s) {
     s.only_keys({"command", "args", "env", "cwd", "url", "transport", "headers", "bearer_token_env", "ca_file",
                  "insecure_skip_verify", "prefix", "allow", "deny", "connect_timeout_ms", "timeout_ms",
                  "max_response_bytes", "downstream_calls_estimate", "restart_delay_ms", "max_backoff_ms",
-                 "ping_interval_ms", "protocol_version", "auth"});
+                 "ping_interval_ms", "protocol_version", "auth", "inherit_env", "output_limits"});
     UpstreamSettings u;
     u.name = name;
     u.prefix = s.string("prefix").value_or(name);
@@ -62,6 +81,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         u.transport = UpstreamTransport::stdio;
         u.argv = read_argv(s);
         if (auto env = s.string_map("env")) u.env = *env;
+        u.inherit_env = s.boolean("inherit_env").value_or(false);
         u.cwd = s.string("cwd").value_or("");
         for (const char* key : {"headers", "bearer_token_env", "ca_file", "insecure_skip_verify", "auth"}) {
             if (s.value(key)) s.fail(key, "applies to HTTP upstreams (url) only");
@@ -96,7 +116,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
             }
             u.auth = auth::read_upstream_auth(s.section("auth"), /*login_allowed=*/true);
         }
-        for (const char* key : {"args", "env", "cwd"}) {
+        for (const char* key : {"args", "env", "inherit_env", "cwd"}) {
             if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");
         }
     }
@@ -114,6 +134,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
     if (auto ms = s.integer("restart_delay_ms", 0, 3600000)) u.restart_delay = std::chrono::milliseconds(*ms);
     if (auto ms = s.integer("max_backoff_ms", 100, 3600000)) u.max_backoff = std::chrono::milliseconds(*ms);
     if (auto ms = s.integer("ping_interval_ms", 0, 86400000)) u.ping_interval = std::chrono::milliseconds(*ms);
+    if (s.value("output_limits")) u.output_limits = read_output_limits(s.section("output_limits"));
     return u;
 }
 
@@ -254,6 +275,14 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
                 section.fail(name, fmt::format("another upstream already uses the prefix \"{}\"", g.upstreams.back().prefix));
             }
         }
+        // In the order they were written (the first-configured upstream keeps a name two
+        // list, exposed_names.hpp). Settings that carry no lines (not read from a file, or
+        // merged with --upstream / --import) keep the order of their names.
+        std::stable_sort(g.upstreams.begin(), g.upstreams.end(), [&](const auto& a, const auto& b) {
+            const auto la = section.line_of(a.name), lb = section.line_of(b.name);
+            if (la && lb) return *la < *lb;
+            return la.has_value() && !lb.has_value();
+        });
     }
 
     auto profiles = settings.value("profiles");

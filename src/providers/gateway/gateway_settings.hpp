@@ -12,7 +12,8 @@
 //     everything:
 //       command: npx                # stdio: the program, its args, env, cwd
 //       args: ["-y", "@modelcontextprotocol/server-everything", "stdio"]
-//       env: {LOG_LEVEL: debug}
+//       env: {LOG_LEVEL: debug}     # on top of PATH, HOME, ... (inherit_env: true for all)
+//       output_limits: {stderr_lines: 100}   # per 10 s window (output_limits.hpp)
 //     remote:
 //       url: https://mcp.example.com/mcp      # Streamable HTTP (transport: sse for the 2024 one)
 //       bearer_token_env: REMOTE_TOKEN
@@ -41,6 +42,7 @@
 #include <vector>
 
 #include "auth/upstream_credentials.hpp"
+#include "providers/gateway/output_limits.hpp"
 #include "providers/source_settings.hpp"
 #include "server/view.hpp"
 
@@ -59,7 +61,11 @@ struct UpstreamSettings {
 
     // stdio
     std::vector<std::string> argv;            // program and arguments (no shell)
-    std::map<std::string, std::string> env;   // added to Toolport's environment
+    // Set in the child's environment, on top of what it inherits of Toolport's: PATH,
+    // HOME, LANG, TERM, USER, LOGNAME, SHELL and TMPDIR, or all of it with inherit_env
+    // (Toolport's environment holds its own tokens and keys).
+    std::map<std::string, std::string> env;
+    bool inherit_env = false;
     std::string cwd;
 
     // HTTP
@@ -91,6 +97,8 @@ struct UpstreamSettings {
     std::chrono::milliseconds max_backoff{std::chrono::seconds(30)};
     // A ping this often (0: none); a failed one counts as the connection's loss.
     std::chrono::milliseconds ping_interval{0};
+    // What its stderr and log messages may make us write and relay (output_limits.hpp).
+    OutputLimits output_limits;
 
     // Secrets (header values, the token) to blank out of any message.
     std::vector<std::string> secrets() const;

@@ -107,8 +107,36 @@ void Upstream::Caller::stash(std::exception_ptr outcome) {
     cancel.cancel("the client must answer first");
 }
 
+// Holds a client request's notification budget while any part of its forwarding runs.
+class Upstream::BudgetHold {
+public:
+    BudgetHold(Upstream& upstream, const RequestContext& ctx) : upstream_(upstream), ctx_(&ctx) {
+        auto& entry = upstream_.call_budgets_[ctx_];
+        if (entry.holders++ == 0) entry.budget = CallNotificationBudget(upstream_.settings_.output_limits.call_notification_bytes);
+    }
+    ~BudgetHold() {
+        auto it = upstream_.call_budgets_.find(ctx_);
+        if (it != upstream_.call_budgets_.end() && --it->second.holders == 0) upstream_.call_budgets_.erase(it);
+    }
+    BudgetHold(const BudgetHold&) = delete;
+    BudgetHold& operator=(const BudgetHold&) = delete;
+    CallNotificationBudget* budget() {
+        auto it = upstream_.call_budgets_.find(ctx_);
+        return it == upstream_.call_budgets_.end() ? nullptr : &it->second.budget;
+    }
+
+private:
+    Upstream& upstream_;
+    const RequestContext* ctx_;
+};
+
 Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
     : settings_(std::move(settings)), executor_(executor) {
+    output_ = std::make_shared<UpstreamOutputGuard>(
+        settings_.name, settings_.output_limits,
+        [&executor](std::chrono::milliseconds delay, std::function<void()> fn) {
+            return executor.schedule_after(delay, std::move(fn));
+        });
     // login: the OAuthAuthorizer of each connection attempt does the token requests.
     if (settings_.auth && settings_.auth->type != auth::UpstreamAuthSettings::Type::login) {
         token_http_ = std::make_unique<http_client::HttpClient>(executor_);
@@ -252,18 +280,18 @@ private:
 };
 
 std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamSettings& s, AsioExecutor& executor,
-                                                                 std::shared_ptr<client::HttpAuthorizer> authorizer) {
+                                                                 std::shared_ptr<client::HttpAuthorizer> authorizer,
+                                                                 std::shared_ptr<UpstreamOutputGuard> output) {
     if (s.transport == UpstreamTransport::stdio) {
         client::StdioClientOptions options;
         options.argv = s.argv;
         options.env = s.env;
+        options.inherit_env = s.inherit_env;
         options.cwd = s.cwd;
         options.max_message_bytes = s.max_response_bytes;
-        // The child's stderr is its log: into ours, a line at a time, named.
-        options.on_stderr_line = [name = s.name](std::string_view line) {
-            if (line.find_first_not_of(" \t") == std::string_view::npos) return;
-            spdlog::info("upstream {} stderr: {}", name, util::sanitize_for_message(line, 2000));
-        };
+        // The child's stderr is its log: into ours, a line at a time, named, within the
+        // upstream's limits.
+        options.on_stderr_line = [output = std::move(output)](std::string_view line) { output->stderr_line(line); };
         return client::make_stdio_transport(executor, std::move(options));
     }
     client::HttpClientOptions options;
@@ -293,8 +321,8 @@ std::shared_ptr<McpClient> Upstream::new_client(std::shared_ptr<client::HttpAuth
     options.protocol_version = settings_.protocol_version;
     std::shared_ptr<McpClient> client;
     try {
-        client = std::make_shared<McpClient>(executor_, make_upstream_transport(settings_, executor_, std::move(authorizer)),
-                                             options);
+        client = std::make_shared<McpClient>(
+            executor_, make_upstream_transport(settings_, executor_, std::move(authorizer), output_), options);
     } catch (const std::invalid_argument& e) {
         throw client::TransportError(e.what());
     }
@@ -506,15 +534,33 @@ void Upstream::on_notification(const std::string& method, const Json& params, st
         const Json data = params.is_object() ? params.value("data", Json()) : Json();
         std::string logger = name();
         if (params.is_object() && params.contains("logger") && params["logger"].is_string()) {
-            logger += "/" + params["logger"].get<std::string>();
+            logger += "/" + util::sanitize_for_message(params["logger"].get<std::string>(), 100);
         }
+        const std::string text = data.dump(-1, ' ', false, Json::error_handler_t::replace);
+        // Within the upstream's limits first (a flood is dropped whoever it is for), then
+        // within the call's budget.
+        if (!output_->admit_log_message(text.size() + logger.size())) return;
         if (auto* caller = caller_for(related_tag)) {
-            caller->ctx->log(log_level_of(params), data, logger);
+            if (within_budget(*caller, text.size() + logger.size())) caller->ctx->log(log_level_of(params), data, logger);
         } else {
-            spdlog::info("upstream {} log: {}", logger, util::sanitize_for_message(data.dump(), 500));
+            spdlog::info("upstream {} log: {}", logger,
+                         util::sanitize_for_message(text, std::min<std::size_t>(500, settings_.output_limits.line_bytes)));
         }
     }
     // notifications/progress reaches the request it belongs to through McpClient.
+}
+
+bool Upstream::within_budget(Caller& caller, std::size_t bytes) {
+    if (!caller.budget || caller.budget->admit(bytes)) return true;
+    output_->count_call_drop(bytes);
+    auto entry = call_budgets_.find(caller.ctx);
+    if (entry != call_budgets_.end() && !entry->second.told) {
+        entry->second.told = true;
+        spdlog::info("upstream {}: a call passed its budget of {} bytes of log messages and progress "
+                     "(upstreams.{}.output_limits.call_notification_bytes); the rest of them are dropped",
+                     name(), settings_.output_limits.call_notification_bytes, name());
+    }
+    return false;
 }
 
 Upstream::Caller* Upstream::caller_for(std::uint64_t tag) {
@@ -783,7 +829,9 @@ void Upstream::sweep_caller_connections() {
 
 Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> client, std::string method, Json params,
                               std::function<void(const Json&)> on_progress, bool tasks) {
+    BudgetHold budget(*this, ctx);
     CallerScope scope(in_flight_, ctx, ++next_tag_);
+    scope.caller.budget = budget.budget();
     client::RequestOptions options;
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
@@ -810,7 +858,12 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
     // A stateless upstream logs only at the level a request asks for: ask for all, and our
     // own session filters by what the client chose.
     options.log_level = "debug";
-    options.on_progress = std::move(on_progress);
+    if (on_progress) {
+        // Progress counts against the call's budget too.
+        options.on_progress = [this, caller = &scope.caller, on_progress = std::move(on_progress)](const Json& p) {
+            if (within_budget(*caller, p.dump(-1, ' ', false, Json::error_handler_t::replace).size())) on_progress(p);
+        };
+    }
     try {
         Json result = co_await client->request(std::move(method), std::move(params), std::move(options));
         // The upstream may answer (its request to the client refused) before the
@@ -1131,6 +1184,8 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
 }
 
 Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {
+    // One budget for the whole call, however many upstream requests it takes (a task's polls).
+    BudgetHold budget(*this, ctx);
     auto client = co_await client_for(ctx, "the call");
     const std::string local = local_task_of(ctx);
     const std::string support = task_support_of(tool);

@@ -25,6 +25,7 @@
 #include "async/completion.hpp"
 #include "async/task.hpp"
 #include "providers/gateway/gateway_settings.hpp"
+#include "providers/gateway/output_limits.hpp"
 #include "server/content.hpp"
 
 namespace toolport {
@@ -141,8 +142,18 @@ public:
         std::uint64_t tag = 0;  // RequestOptions::tag of its upstream request
         std::exception_ptr stashed;
         CancelToken cancel;  // fired by the client's own token, or to end the call early
+        // What may still be relayed to the client for its call (log messages, progress).
+        CallNotificationBudget* budget = nullptr;
         void stash(std::exception_ptr outcome);
     };
+    // Each client request's notification budget while it is forwarded (one per request,
+    // shared by the several upstream requests of a call run as a task).
+    struct BudgetEntry {
+        std::size_t holders = 0;
+        CallNotificationBudget budget{0};
+        bool told = false;  // its exhaustion was logged
+    };
+    class BudgetHold;
 
 private:
     // The client request an upstream's request or log message belongs to. Over Streamable
@@ -203,6 +214,12 @@ private:
     UpstreamSettings settings_;
     AsioExecutor& executor_;
     Listener listener_;
+    // Its stderr and log message limits, across reconnections (output_limits.hpp).
+    std::shared_ptr<UpstreamOutputGuard> output_;
+    std::map<const RequestContext*, BudgetEntry> call_budgets_;
+    // A notification of `bytes` for `caller`'s call: whether it may still go (counted and
+    // logged once per call when not).
+    bool within_budget(Caller& caller, std::size_t bytes);
 
     std::shared_ptr<client::McpClient> client_;
     // auth: the tokens, from the authorization server (on a client of their own: it is not
