@@ -514,6 +514,30 @@ TEST_F(HttpClientTest, StreamsAreCappedDeadlinedAndCancelled) {
     EXPECT_LT(std::chrono::steady_clock::now() - started, 2500ms);
 }
 
+TEST_F(HttpClientTest, ReadAllStopsAGzipBombAtItsLimitWhileDecodingIt) {
+    // 10 MiB of zeros arrive as ~10 kB of gzip, one read: the limit must stop the decoding
+    // itself, not the assembled body after the whole piece was inflated into memory.
+    const std::string bomb = gzip(std::string(10 << 20, '\0'));
+    ScriptedServer server([&](const SeenRequest&) {
+        ScriptedReply reply;
+        reply.body = bomb;
+        reply.headers = {{"Content-Encoding", "gzip"}};
+        reply.chunked = true;  // no announced length: the size is learnt by reading
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    auto stream = drive(client.open({.url = server.url("/bomb")}));
+    try {
+        drive(stream->read_all(1 << 20));
+        ADD_FAILURE() << "expected ResponseTooLarge";
+    } catch (const client::ResponseTooLarge& e) {
+        EXPECT_TRUE(e.read_so_far);
+        EXPECT_EQ(e.limit, 1u << 20);
+        EXPECT_LE(e.size, (1u << 20) + 16384) << "decoded past the limit before stopping";
+        EXPECT_NE(std::string(e.what()).find("over 1048576 bytes"), std::string::npos) << e.what();
+    }
+}
+
 TEST(HttpRetryPolicy, RetryAfterBackoffAndIdempotence) {
     const auto now = std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
     EXPECT_EQ(parse_retry_after("120", now), std::chrono::milliseconds(120000));
