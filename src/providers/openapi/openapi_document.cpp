@@ -248,10 +248,21 @@ DocumentSet load_file_document(const std::string& path) {
         }
     };
     DocumentSet docs(location, parse_document_text(read(location), location));
+    // What the document refers to stays inside its folder; each other file is named by
+    // its path from there in messages.
+    const std::string folder = fs::path(location).parent_path().string();
     for (auto missing = docs.missing(); !missing.empty(); missing = docs.missing()) {
         for (const auto& other : missing) {
+            const std::string shown = fs::path(other).lexically_relative(folder).string();
             try {
-                docs.add(other, parse_document_text(read(other), other).value);
+                const std::string real = file_inside_folder(other, folder);
+                std::string text;
+                try {
+                    text = spec::detail::read_text_file(real);
+                } catch (const spec::detail::DocumentError& e) {
+                    throw DocumentError(fmt::format("{}: {}", shown, e.what()));
+                }
+                docs.add(other, parse_document_text(text, shown).value);
             } catch (const DocumentError& e) {
                 docs.add_failure(other, e.what());
             }
