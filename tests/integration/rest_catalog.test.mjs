@@ -444,10 +444,18 @@ async function startGenericCatalog({ nextHost = null } = {}) {
         });
       }
       if (url.pathname === '/v1/tools') {
-        return send(200, { data: [{ name: 'weird name/with slashes', description: 'A name to make safe.', inputSchema: { type: 'object' } }], next: null });
+        return send(200, {
+          data: [
+            { name: 'weird name/with slashes', description: 'A name to make safe.', inputSchema: { type: 'object' } },
+            { name: 'whoami', description: 'The token the call came with.', inputSchema: { type: 'object' } },
+          ],
+          next: null,
+        });
       }
       const run = url.pathname.match(/^\/v1\/tools\/(.+)\/run$/);
       if (run && req.method === 'POST') {
+        // whoami echoes the token the call came with, as an account lookup would.
+        if (decodeURIComponent(run[1]) === 'whoami') return send(200, { result: { token: req.headers.authorization.slice(7) } });
         return send(200, { result: { tool: decodeURIComponent(run[1]), args: JSON.parse(body || '{}'), user: req.headers['x-user-key'] ?? null } });
       }
       return send(404, { message: 'no such path' });
@@ -497,6 +505,9 @@ describe('REST catalog: a configured wire format', () => {
       assert.equal(weird.structuredContent.tool, 'weird name/with slashes');
       assert.equal(catalog.requests.at(-1).path, '/v1/tools/weird%20name%2Fwith%20slashes/run');
       assert.ok(catalog.requests.every((r) => r.auth === 'Bearer generic-token'));
+      // The configured "Bearer ${GENERIC_TOKEN}" header's token, echoed without its scheme: redacted.
+      const whoami = await bob.callTool({ name: 'whoami', arguments: {} });
+      assert.deepEqual(whoami.structuredContent, { token: '[redacted]' });
     } finally {
       for (const c of clients) await c.close();
       await server.stop();

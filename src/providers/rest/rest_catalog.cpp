@@ -54,6 +54,8 @@ void RestCatalog::start() {
     for (const auto& [name, value] : settings_.headers) {
         credentials_.emplace_back(name, value);
         secrets_.push_back(value);
+        // "Bearer <token>": an API echoing the token echoes it without its scheme.
+        if (auto space = value.find(' '); space != std::string::npos) secrets_.push_back(value.substr(space + 1));
     }
     std::vector<std::string> sources;
     for (const auto& [header, variable] : settings_.headers_from_env) {
