@@ -439,7 +439,8 @@ describe('openapi import: reloads, a missing file, --openapi', () => {
     assert.ok(!(await client.listTools()).tools.some((tool) => tool.name === 'getItem'));
     const health = await (await fetch(`${server.base}/health`)).json();
     assert.equal(health.status, 'degraded');
-    assert.match(health.services.inventory, /^unavailable: .*cannot be read/);
+    assert.match(health.services.inventory, /^unavailable: inventory\.yaml: cannot be read/);
+    assert.ok(!health.services.inventory.includes(sub), `/health names the document's path: ${health.services.inventory}`);
     assert.match(server.logs(), /openapi inventory: the document could not be used/);
 
     copyFileSync(path.join(FIXTURES, 'common.yaml'), path.join(sub, 'common.yaml'));
