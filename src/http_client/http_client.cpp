@@ -783,6 +783,13 @@ Task<std::optional<std::string>> ResponseStream::read_some() {
     co_return co_await run_on(state_->client->io, reading(state_));
 }
 
+void ResponseStream::limit(std::size_t limit) {
+    if (auto& reader = state_->reader) {
+        reader->max_bytes = reader->raw + limit;
+        if (reader->decoder) reader->decoder->set_limit(reader->decoder->decoded_bytes() + limit);
+    }
+}
+
 Task<std::string> ResponseStream::read_all(std::size_t limit) {
     const auto url = state_->reader ? state_->reader->url : Url{};
     if (state_->content_length && *state_->content_length > limit) {
@@ -792,10 +799,7 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
     // The cap is applied while the bytes are read and decoded, not to what they became: one
     // piece of a gzip body (16 KiB on the wire) can inflate to megabytes, which would all be
     // in memory before a check on the assembled body saw them.
-    if (auto& reader = state_->reader) {
-        reader->max_bytes = reader->raw + limit;
-        if (reader->decoder) reader->decoder->set_limit(reader->decoder->decoded_bytes() + limit);
-    }
+    this->limit(limit);
     std::string body;
     std::optional<std::size_t> over;  // set once the body passed the limit
     try {

@@ -466,6 +466,10 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
         ToolResult result;
         if (type.rfind("text/event-stream", 0) == 0) {
             StreamedOutput output(operator_secrets, settings_.max_response_bytes);
+            // The output is capped by StreamedOutput; the stream's bytes (events, framing,
+            // heartbeats, JSON wrappers) by four times that, so a stream that never ends in
+            // output (or one gzip piece inflating to gigabytes) is not read for ever.
+            stream->limit(4 * settings_.max_response_bytes + 65536);
             while (!output.done()) {
                 auto bytes = co_await stream->read_some();
                 if (!bytes) break;
