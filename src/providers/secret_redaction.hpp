@@ -19,8 +19,9 @@ using Json = nlohmann::json;
 
 // What a secret is replaced by.
 inline constexpr const char* kRedacted = "[redacted]";
-// Values shorter than this are left alone: they would match ordinary words.
-inline constexpr std::size_t kMinSecretLength = 4;
+// Values shorter than this are left alone: they would match ordinary words and numbers,
+// and successful answers are redacted too (keys are long).
+inline constexpr std::size_t kMinSecretLength = 6;
 
 // `text` with every occurrence of each secret replaced by "[redacted]".
 std::string redact_text(std::string text, const std::vector<std::string>& secrets);
