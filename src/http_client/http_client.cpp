@@ -783,21 +783,40 @@ Task<std::optional<std::string>> ResponseStream::read_some() {
     co_return co_await run_on(state_->client->io, reading(state_));
 }
 
+void ResponseStream::limit(std::size_t limit) {
+    if (auto& reader = state_->reader) {
+        reader->max_bytes = reader->raw + limit;
+        if (reader->decoder) reader->decoder->set_limit(reader->decoder->decoded_bytes() + limit);
+    }
+}
+
 Task<std::string> ResponseStream::read_all(std::size_t limit) {
+    const auto url = state_->reader ? state_->reader->url : Url{};
     if (state_->content_length && *state_->content_length > limit) {
-        const auto url = state_->reader ? state_->reader->url : Url{};
-        state_->reader.reset();
+        state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
         throw HttpClient::Impl::too_large_announced(url, *state_->content_length, limit);
     }
+    // The cap is applied while the bytes are read and decoded, not to what they became: one
+    // piece of a gzip body (16 KiB on the wire) can inflate to megabytes, which would all be
+    // in memory before a check on the assembled body saw them.
+    this->limit(limit);
     std::string body;
-    while (auto piece = co_await read_some()) {
-        body += *piece;
-        if (body.size() > limit) {
-            const auto url = state_->reader ? state_->reader->url : Url{};
-            state_->reader.reset();
-            throw client::ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), body.size(),
-                                           limit, true);
+    std::optional<std::size_t> over;  // set once the body passed the limit
+    try {
+        while (auto piece = co_await read_some()) {
+            body += *piece;
+            if (body.size() > limit) {
+                over = body.size();
+                break;
+            }
         }
+    } catch (const client::ResponseTooLarge& e) {
+        over = e.size;
+    }
+    if (over) {
+        state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
+        throw client::ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over,
+                                       limit, true);
     }
     co_return body;
 }

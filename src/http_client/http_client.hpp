@@ -176,6 +176,10 @@ public:
     // The rest of the body. More than `limit` decoded bytes, or an announced length over
     // it, throws client::ResponseTooLarge (and closes the connection).
     Task<std::string> read_all(std::size_t limit);
+    // Bounds the rest of the body to `limit` bytes, counted as they are read and as they
+    // are decoded: read_some() then throws client::ResponseTooLarge (and closes the
+    // connection) past it, and a compressed piece is not inflated beyond it.
+    void limit(std::size_t limit);
 
 private:
     friend class HttpClient;

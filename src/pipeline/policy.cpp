@@ -43,8 +43,16 @@ std::shared_ptr<const CallPolicy> PolicyResolver::resolve(const ToolSpec& tool) 
 
     auto policy = std::make_shared<CallPolicy>(config_.defaults);
     policy->service = tool.service;
-    if (auto d = source_defaults_.find(tool.source); !tool.source.empty() && d != source_defaults_.end())
+    if (auto d = source_defaults_.find(tool.source); !tool.source.empty() && d != source_defaults_.end()) {
+        const auto configured = policy->timeout;
         d->second.apply_to(*policy);
+        // A source's own deadline (an upstream's timeout_ms) shortens the pipeline's, never
+        // lengthens it: the shorter one wins. The configuration's `sources:` and `tools:`
+        // entries, applied next, still set it as they say.
+        if (d->second.timeout && configured.count() > 0 && d->second.timeout->count() > 0) {
+            policy->timeout = std::min(configured, *d->second.timeout);
+        }
+    }
     if (auto s = config_.sources.find(tool.source); !tool.source.empty() && s != config_.sources.end())
         s->second.apply_to(*policy);
     if (auto t = config_.tools.find(tool.name); t != config_.tools.end()) t->second.apply_to(*policy);

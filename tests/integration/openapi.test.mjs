@@ -8,7 +8,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import os from 'node:os';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -205,6 +206,26 @@ describe('openapi import against the inventory fixture', () => {
     assert.ok(!server.logs().includes(KEY), 'the key reached the logs');
   });
 
+  it('redacts the credentials an API echoes in a successful answer: structuredContent, its text, and text answers', async () => {
+    fixture.reset();
+    fixture.nextResponse({ status: 200, body: { id: '1', name: `echo of ${KEY}`, tags: [KEY], parent: null } });
+    const item = await client.callTool({ name: 'inv_getItem', arguments: { itemId: '1' } });
+    assert.equal(code(item), 'OK', JSON.stringify(item));
+    assert.deepEqual(item.structuredContent, { id: '1', name: 'echo of [redacted]', tags: ['[redacted]'], parent: null });
+    assert.deepEqual(JSON.parse(item.content[0].text), item.structuredContent);
+    fixture.nextResponse({ status: 200, body: `the key you sent: ${KEY}` });
+    const file = await client.callTool({ name: 'inv_getFile', arguments: { name: 'whoami.txt' } });
+    assert.equal(file.content[0].text, 'the key you sent: [redacted]');
+    // The bearer token of another operation, echoed: redacted too.
+    fixture.nextResponse({ status: 201, body: { id: '9', name: `token ${TOKEN}`, tags: [], parent: null } });
+    const created = await client.callTool({ name: 'inv_createItem', arguments: { name: 'Kite' } });
+    assert.equal(created.structuredContent.name, 'token [redacted]');
+    for (const result of [item, file, created]) {
+      const wire = JSON.stringify(result);
+      assert.ok(!wire.includes(KEY) && !wire.includes(TOKEN), wire);
+    }
+  });
+
   it('answers MISSING_API_KEY naming the variable when the server has no credential', async (t) => {
     const bare = await startHttpServer({
       config: `openapi:\n  inventory:\n    document: ${DOCUMENT}\n    base_url: ${fixture.url}/v1\n`,
@@ -289,6 +310,69 @@ describe('openapi import from a URL', () => {
   });
 });
 
+describe('openapi import: what a document may refer to, and where its calls go', () => {
+  it('refuses $refs out of the document\'s folder (.., %2e%2e, a symbolic link): nothing of the file reaches tools/list', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-openapi-refs-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(path.join(dir, 'secret.json'), JSON.stringify({ type: 'object', description: 'TOP-SECRET-CONTENT', properties: { leaked: { type: 'string' } } }));
+    mkdirSync(path.join(dir, 'api'));
+    symlinkSync(path.join(dir, 'secret.json'), path.join(dir, 'api', 'link.json'));
+    const op = (id, ref) => `  /${id}:\n    get:\n      operationId: ${id}\n      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '${ref}'}}}}}\n`;
+    const document = path.join(dir, 'api', 'api.yaml');
+    writeFileSync(document, "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n" + op('dots', '../secret.json') +
+      op('encoded', '%2e%2e/secret.json') + op('symlink', 'link.json') +
+      "  /fine:\n    get:\n      operationId: fine\n      responses: {'200': {description: ok}}\n");
+    const server = await startHttpServer({ config: `openapi:\n  refs:\n    document: ${document}\n    base_url: http://127.0.0.1:9\n` });
+    t.after(() => server.stop());
+    const client = await connect(server);
+    t.after(() => client.close());
+    const tools = (await client.listTools()).tools;
+    const names = tools.map((tool) => tool.name);
+    assert.ok(names.includes('fine'), names.join(', '));
+    for (const refused of ['dots', 'encoded', 'symlink']) assert.ok(!names.includes(refused), `${refused} was served`);
+    assert.ok(!JSON.stringify(tools).includes('TOP-SECRET'), 'the file outside reached tools/list');
+    const logs = server.logs();
+    assert.match(logs, /GET \/dots left out: \\"\.\.\/secret\.json\\" is outside the document's folder/);
+    assert.match(logs, /GET \/encoded left out: \\"\.\.\/secret\.json\\" is outside the document's folder/);
+    assert.match(logs, /GET \/symlink left out: \\"link\.json\\" is a symbolic link out of the document's folder; refused/);
+    assert.ok(!logs.includes('TOP-SECRET'));
+    assert.ok(!/left out:[^\n]*toolport-openapi-refs-/.test(logs), 'a warning named the absolute path');
+  });
+
+  it('warns once, naming both hosts and never the key, when a URL document sends its calls to another host', async (t) => {
+    // The API on 127.0.0.2, the document served from 127.0.0.1 with that server URL.
+    const fixture = await startInventoryFixture({ host: '127.0.0.2', apiKey: KEY, token: TOKEN });
+    t.after(() => fixture.close());
+    const text = readFileSync(DOCUMENT, 'utf8').replace(/servers:\n  - url: \/v1\n/, `servers:\n  - url: ${fixture.url}/v1\n`);
+    assert.notEqual(text, readFileSync(DOCUMENT, 'utf8'));
+    const documents = http.createServer((req, res) => {
+      const body = req.url === '/openapi.yaml' ? text : req.url === '/common.yaml' ? readFileSync(path.join(FIXTURES, 'common.yaml'), 'utf8') : null;
+      res.writeHead(body === null ? 404 : 200, { 'Content-Type': 'application/yaml' });
+      res.end(body ?? '');
+    });
+    await new Promise((resolve) => documents.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => documents.close(resolve)));
+    const server = await startHttpServer({
+      config: `openapi:\n  remote:\n    document: http://127.0.0.1:${documents.address().port}/openapi.yaml\n    credentials: {api_key: MY_INVENTORY_KEY}\n`,
+      env: { MY_INVENTORY_KEY: KEY },
+    });
+    t.after(() => server.stop());
+    const client = await connect(server);
+    t.after(() => client.close());
+    await waitForTool(client, 'getItem');
+    const item = await client.callTool({ name: 'getItem', arguments: { itemId: '1' } });
+    assert.equal(code(item), 'OK', JSON.stringify(item));
+    assert.equal(fixture.stats().requests.at(-1).headers['x-api-key'], KEY);
+    const warning = /openapi remote: the document, served by 127\.0\.0\.1, sends its calls and their credentials to another host, 127\.0\.0\.2/g;
+    assert.equal(server.logs().match(warning)?.length, 1, server.logs());
+    // A reload reads the document again: no second warning.
+    server.child.kill('SIGHUP');
+    await sleep(500);
+    assert.equal(server.logs().match(warning)?.length, 1);
+    assert.ok(!server.logs().includes(KEY), 'the key reached the logs');
+  });
+});
+
 describe('openapi import: reloads, a missing file, --openapi', () => {
   let fixture;
   let dir;
@@ -356,7 +440,8 @@ describe('openapi import: reloads, a missing file, --openapi', () => {
     assert.ok(!(await client.listTools()).tools.some((tool) => tool.name === 'getItem'));
     const health = await (await fetch(`${server.base}/health`)).json();
     assert.equal(health.status, 'degraded');
-    assert.match(health.services.inventory, /^unavailable: .*cannot be read/);
+    assert.match(health.services.inventory, /^unavailable: inventory\.yaml: cannot be read/);
+    assert.ok(!health.services.inventory.includes(sub), `/health names the document's path: ${health.services.inventory}`);
     assert.match(server.logs(), /openapi inventory: the document could not be used/);
 
     copyFileSync(path.join(FIXTURES, 'common.yaml'), path.join(sub, 'common.yaml'));

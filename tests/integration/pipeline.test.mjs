@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpServer, assertAlive, post, initializeSession, TOOLPORT_BIN, LATEST } from './lib/harness.mjs';
+import { startHttpServer, assertAlive, post, initializeSession, sleep, TOOLPORT_BIN, LATEST } from './lib/harness.mjs';
 
 const CONFIG = `
 tools:
@@ -137,6 +137,91 @@ describe('call pipeline (TypeScript SDK client, real binary)', () => {
     assert.equal(refused.structuredContent.error_code, 'MCP_BUDGET_EXCEEDED');
     assert.equal(refused.structuredContent.recoverable, true);
     assert.equal((await call(5, b, 'b4')).isError, undefined, 'another user request has its own budget');
+  });
+});
+
+describe('deadlines and cancelled calls', () => {
+  let server;
+
+  before(async () => {
+    server = await startHttpServer({
+      packs: 'testing',
+      env: { TOOLPORT_TEST_PACK: '1' },
+      config: `
+pipeline:
+  timeout_ms: 700
+tools:
+  test_sleep: {timeout_ms: 60000}
+gateway: {prefix_mode: always}
+upstreams:
+  up:
+    command: ${JSON.stringify(TOOLPORT_BIN)}
+    args: [serve, --stdio, --packs, testing]
+    env: {TOOLPORT_TEST_PACK: "1"}
+`,
+    });
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  it('counts a stateless call its client cancelled (by closing the stream) as CANCELLED in /metrics', async () => {
+    const abort = new AbortController();
+    const call = fetch(`${server.base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'tools/call',
+        'Mcp-Name': 'test_sleep',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'test_sleep',
+          arguments: { ms: 30000 },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+            'io.modelcontextprotocol/clientInfo': { name: 'pipeline-test', version: '1.0.0' },
+          },
+        },
+      }),
+      signal: abort.signal,
+    }).then((res) => res.text()).catch(() => 'aborted');
+    await sleep(500);
+    abort.abort();
+    assert.equal(await call, 'aborted');
+    const sample = /^toolport_tool_calls_total\{code="CANCELLED",tool="test_sleep"\} 1$/m;
+    let metrics = '';
+    const deadline = Date.now() + 5000;
+    while (!sample.test(metrics) && Date.now() < deadline) {
+      metrics = await (await fetch(`${server.base}/metrics`)).text();
+      if (!sample.test(metrics)) await sleep(100);
+    }
+    assert.match(metrics, sample);
+    assert.doesNotMatch(metrics, /toolport_tool_errors_total\{code="CANCELLED"/);
+    assertAlive(server);
+  });
+
+  it('ends a gateway call at pipeline.timeout_ms (700 ms), not at the upstream\'s longer timeout_ms (60 s)', async () => {
+    const client = new Client({ name: 'pipeline-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    try {
+      const deadline = Date.now() + 15000;
+      while (!(await client.listTools()).tools.some((t) => t.name === 'up_test_sleep')) {
+        assert.ok(Date.now() < deadline, 'the upstream\'s tools never came');
+        await sleep(100);
+      }
+      const r = await client.callTool({ name: 'up_test_sleep', arguments: { ms: 20000 } });
+      assert.equal(r.structuredContent?.error_code, 'TIMEOUT', JSON.stringify(r));
+      assert.match(r.structuredContent.error, /within 700 ms/);
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -9,7 +9,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -174,6 +174,96 @@ describe('REST catalog: the agentpmt preset against the fixture', () => {
     const [sent] = purchases(fixture);
     assert.equal(sent.query.stream, 'true');
     assert.match(sent.headers.accept, /text\/event-stream/);
+  });
+});
+
+// The server's peak resident size (VmHWM), in MB.
+function peakRssMb(server) {
+  const status = readFileSync(`/proc/${server.child.pid}/status`, 'utf8');
+  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)[1]) / 1024;
+}
+
+describe('REST catalog: bounded pages, redacted answers, the shorter deadline', () => {
+  let fixture;
+
+  before(async () => {
+    fixture = await startCatalogFixture({ tools: 20 });
+  });
+  after(async () => {
+    await fixture?.close();
+  });
+
+  it('stops reading a 60 MB list page at the catalog\'s max_response_bytes, with a clear error and a small server', async () => {
+    fixture.reset();
+    fixture.setHugePage(60e6);
+    const server = await startHttpServer({
+      packs: 'conformance',
+      env: keysFor(fixture),
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    max_response_bytes: 1048576\n    retry_max_s: 60\n`,
+    });
+    try {
+      await waitFor('the refusal', async () => /catalog shop: fetching the catalog failed/.test(server.logs()), 20000);
+      assert.match(server.logs(), /page 1 of the catalog is over 1048576 bytes \(max_response_bytes\); it was not read further/);
+      const health = await (await fetch(`${server.base}/health`)).json();
+      assert.equal(health.services.shop, 'unreachable');
+      // Before, the whole page was held and parsed (the probe saw 1 GB); now the read stops
+      // at the cap. Toolport alone is ~15 MB.
+      const peak = peakRssMb(server);
+      assert.ok(peak < 100, `peak RSS ${peak.toFixed(1)} MB`);
+      assert.ok(fixture.hugeBytesSent() < 30e6, `the fixture wrote ${fixture.hugeBytesSent()} bytes before the connection closed`);
+      // The rest serves, and the catalog answers again once its pages are small.
+      fixture.setHugePage(0);
+      const client = new Client({ name: 'toolport-it-rest', version: '1.0.0' }, { capabilities: {} });
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      try {
+        assert.ok((await allTools(client)).length > 0);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  describe('with tools listed', () => {
+    let server;
+    let client;
+
+    before(async () => {
+      fixture.reset();
+      server = await startHttpServer({
+        packs: 'conformance',
+        env: keysFor(fixture),
+        config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    request_timeout_ms: 300\nsources:\n  shop:\n    timeout_ms: 30000\n`,
+      });
+      ({ client } = await connect(server));
+      await waitFor('the catalog', async () => (await allTools(client)).some((t) => t.name === 'key-check'));
+    });
+    after(async () => {
+      await client?.close();
+      await server?.stop();
+    });
+
+    it('redacts the keys a catalog echoes in a JSON success answer, in content, structuredContent and _meta', async () => {
+      const checked = await client.callTool({ name: 'key-check', arguments: {} });
+      assert.equal(code(checked), 'OK', JSON.stringify(checked));
+      assert.deepEqual(checked.structuredContent, {
+        account: { api_key: '[redacted]', budget_key: '[redacted]' },
+        note: 'key [redacted] is active',
+      });
+      assert.deepEqual(JSON.parse(checked.content[0].text), checked.structuredContent);
+      assert.equal(checked._meta.catalog.purchase_result, 'charged to budget key [redacted]');
+      const wire = JSON.stringify(checked);
+      assert.ok(!wire.includes(fixture.apiKey) && !wire.includes(fixture.budgetKey), wire);
+    });
+
+    it('ends a call at request_timeout_ms (300 ms) under a 30 s pipeline deadline', async () => {
+      const slow = await client.callTool({ name: 'slow-report', arguments: { delay_ms: 8000 } });
+      assert.equal(code(slow), 'TIMEOUT', JSON.stringify(slow));
+      assert.match(slow.structuredContent.error, /did not answer in time/);
+      const quick = await client.callTool({ name: 'slow-report', arguments: { delay_ms: 10 } });
+      assert.equal(quick.content[0].text, 'slow report done');
+    });
   });
 });
 
@@ -355,10 +445,18 @@ async function startGenericCatalog({ nextHost = null } = {}) {
         });
       }
       if (url.pathname === '/v1/tools') {
-        return send(200, { data: [{ name: 'weird name/with slashes', description: 'A name to make safe.', inputSchema: { type: 'object' } }], next: null });
+        return send(200, {
+          data: [
+            { name: 'weird name/with slashes', description: 'A name to make safe.', inputSchema: { type: 'object' } },
+            { name: 'whoami', description: 'The token the call came with.', inputSchema: { type: 'object' } },
+          ],
+          next: null,
+        });
       }
       const run = url.pathname.match(/^\/v1\/tools\/(.+)\/run$/);
       if (run && req.method === 'POST') {
+        // whoami echoes the token the call came with, as an account lookup would.
+        if (decodeURIComponent(run[1]) === 'whoami') return send(200, { result: { token: req.headers.authorization.slice(7) } });
         return send(200, { result: { tool: decodeURIComponent(run[1]), args: JSON.parse(body || '{}'), user: req.headers['x-user-key'] ?? null } });
       }
       return send(404, { message: 'no such path' });
@@ -408,6 +506,9 @@ describe('REST catalog: a configured wire format', () => {
       assert.equal(weird.structuredContent.tool, 'weird name/with slashes');
       assert.equal(catalog.requests.at(-1).path, '/v1/tools/weird%20name%2Fwith%20slashes/run');
       assert.ok(catalog.requests.every((r) => r.auth === 'Bearer generic-token'));
+      // The configured "Bearer ${GENERIC_TOKEN}" header's token, echoed without its scheme: redacted.
+      const whoami = await bob.callTool({ name: 'whoami', arguments: {} });
+      assert.deepEqual(whoami.structuredContent, { token: '[redacted]' });
     } finally {
       for (const c of clients) await c.close();
       await server.stop();

@@ -514,6 +514,55 @@ TEST_F(HttpClientTest, StreamsAreCappedDeadlinedAndCancelled) {
     EXPECT_LT(std::chrono::steady_clock::now() - started, 2500ms);
 }
 
+TEST_F(HttpClientTest, ReadAllStopsAGzipBombAtItsLimitWhileDecodingIt) {
+    // 10 MiB of zeros arrive as ~10 kB of gzip, one read: the limit must stop the decoding
+    // itself, not the assembled body after the whole piece was inflated into memory.
+    const std::string bomb = gzip(std::string(10 << 20, '\0'));
+    ScriptedServer server([&](const SeenRequest&) {
+        ScriptedReply reply;
+        reply.body = bomb;
+        reply.headers = {{"Content-Encoding", "gzip"}};
+        reply.chunked = true;  // no announced length: the size is learnt by reading
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    auto stream = drive(client.open({.url = server.url("/bomb")}));
+    try {
+        drive(stream->read_all(1 << 20));
+        ADD_FAILURE() << "expected ResponseTooLarge";
+    } catch (const client::ResponseTooLarge& e) {
+        EXPECT_TRUE(e.read_so_far);
+        EXPECT_EQ(e.limit, 1u << 20);
+        EXPECT_LE(e.size, (1u << 20) + 16384) << "decoded past the limit before stopping";
+        EXPECT_NE(std::string(e.what()).find("over 1048576 bytes"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(HttpClientTest, ALimitedStreamStopsAtItsLimitPieceByPiece) {
+    const std::string bomb = gzip(std::string(10 << 20, '\0'));
+    ScriptedServer server([&](const SeenRequest& r) {
+        ScriptedReply reply;
+        reply.body = r.target == "/bomb" ? bomb : std::string(200000, 'x');
+        if (r.target == "/bomb") reply.headers = {{"Content-Encoding", "gzip"}};
+        reply.chunked = true;
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    for (const char* path : {"/plain", "/bomb"}) {
+        auto stream = drive(client.open({.url = server.url(path)}));
+        stream->limit(50000);
+        std::size_t handed_out = 0;
+        try {
+            while (auto piece = drive(stream->read_some())) handed_out += piece->size();
+            ADD_FAILURE() << path << ": expected ResponseTooLarge";
+        } catch (const client::ResponseTooLarge& e) {
+            EXPECT_EQ(e.limit, 50000u) << path;
+        }
+        EXPECT_LE(handed_out, 50000u) << path << ": more than the limit was handed out";
+    }
+    EXPECT_EQ(run(client, {.url = server.url("/plain")}).body.size(), 200000u) << "the client serves on";
+}
+
 TEST(HttpRetryPolicy, RetryAfterBackoffAndIdempotence) {
     const auto now = std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
     EXPECT_EQ(parse_retry_after("120", now), std::chrono::milliseconds(120000));

@@ -203,4 +203,81 @@ paths:
     EXPECT_EQ(op.output_schema["properties"]["owner"]["properties"]["email"]["type"], "string");
 }
 
+TEST(OpenApiDocument, ARefOutOfTheDocumentsFolderIsRefusedAndNothingOfItIsRead) {
+    // secret.json sits beside the document's folder; refs climb to it with "..", with
+    // "%2e%2e" and through a symbolic link in the folder. Each costs its operation (a
+    // warning naming the ref's file from the folder, not the absolute path), and nothing
+    // of the file reaches the tools. A ref from a subfolder back up into the folder stays
+    // allowed.
+    DocumentFolder outer;
+    outer.write("secret.json", R"({"type": "object", "description": "TOP-SECRET-CONTENT"})");
+    std::filesystem::create_directories(outer.path() / "api" / "schemas");
+    std::filesystem::create_symlink(outer.path() / "secret.json", outer.path() / "api" / "link.json");
+    std::filesystem::create_directory_symlink(outer.path(), outer.path() / "api" / "up");
+    outer.write("api/common.yaml", "Thing: {type: object, description: inside}\n");
+    outer.write("api/schemas/thing.yaml", "$ref: '../common.yaml#/Thing'\n");
+    const std::string document = outer.write("api/api.yaml", R"(openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /dots:
+    get:
+      operationId: dots
+      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '../secret.json'}}}}}
+  /encoded:
+    get:
+      operationId: encoded
+      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '%2e%2e/secret.json'}}}}}
+  /deeper:
+    get:
+      operationId: deeper
+      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: 'schemas/../../secret.json'}}}}}
+  /symlink:
+    get:
+      operationId: symlink
+      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: 'link.json'}}}}}
+  /folder-link:
+    get:
+      operationId: folderLink
+      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: 'up/secret.json'}}}}}
+  /fine:
+    get:
+      operationId: fine
+      responses: {'200': {description: ok, content: {application/json: {schema: {$ref: 'schemas/thing.yaml'}}}}}
+)");
+    auto list = read_operations(load_file_document(document), {}, "");
+    ASSERT_EQ(list.operations.size(), 1u);
+    EXPECT_EQ(list.operations[0].tool_name, "fine");
+    EXPECT_EQ(list.operations[0].output_schema["description"], "inside");
+    ASSERT_EQ(list.warnings.size(), 5u);
+    std::string all;
+    for (const auto& w : list.warnings) all += w + "\n";
+    EXPECT_EQ(all.find("TOP-SECRET"), std::string::npos) << all;
+    EXPECT_EQ(all.find(outer.path().string()), std::string::npos) << "no absolute path in messages: " << all;
+    for (const char* op : {"/dots", "/encoded", "/deeper"}) {
+        EXPECT_NE(all.find(std::string("GET ") + op + " left out: \"../secret.json\" is outside the document's folder"),
+                  std::string::npos)
+            << op << ": " << all;
+    }
+    EXPECT_NE(all.find("GET /symlink left out: \"link.json\" is a symbolic link out of the document's folder; refused"),
+              std::string::npos)
+        << all;
+    EXPECT_NE(all.find("GET /folder-link left out: \"up/secret.json\" is a symbolic link out of the document's folder"),
+              std::string::npos)
+        << all;
+}
+
+TEST(OpenApiDocument, FileInsideFolderChecksThePathThenWhereItReallyIs) {
+    DocumentFolder folder;
+    folder.write("a.yaml", "x: 1\n");
+    const std::string home = folder.path().string();
+    EXPECT_EQ(file_inside_folder(home + "/a.yaml", home), std::filesystem::canonical(folder.path() / "a.yaml").string());
+    EXPECT_THROW(file_inside_folder(home + "/../a.yaml", home), DocumentError);
+    EXPECT_THROW(file_inside_folder(home, home), DocumentError);
+    EXPECT_THROW(file_inside_folder(home + "/absent.yaml", home), DocumentError);
+    std::filesystem::create_directory(folder.path() / "sub");
+    EXPECT_THROW(file_inside_folder(home + "/sub", home), DocumentError) << "not a regular file";
+    std::filesystem::create_symlink("/etc/hostname", folder.path() / "out.yaml");
+    EXPECT_THROW(file_inside_folder(home + "/out.yaml", home), DocumentError);
+}
+
 }  // namespace

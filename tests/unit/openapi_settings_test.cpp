@@ -31,7 +31,8 @@ TEST(OpenApiSettings, ReadsEverySetting) {
                    {"include_operations", {"getPet"}},
                    {"exclude_operations", {"deletePet"}},
                    {"credentials", {{"api_key", "PETS_KEY"}}},
-                   {"refresh_interval_s", 300}});
+                   {"refresh_interval_s", 300},
+                   {"max_response_bytes", 65536}});
     EXPECT_EQ(s.document, "./pets.yaml");
     EXPECT_EQ(s.base_url, "https://api.test/v2");
     EXPECT_EQ(s.tool_prefix, "pets_");
@@ -39,11 +40,13 @@ TEST(OpenApiSettings, ReadsEverySetting) {
     EXPECT_EQ(s.filter.exclude_operations, std::vector<std::string>{"deletePet"});
     EXPECT_EQ(s.credentials.at("api_key"), "PETS_KEY");
     EXPECT_EQ(s.refresh_interval.count(), 300);
+    EXPECT_EQ(s.max_response_bytes, 65536u);
 
     auto defaults = read({{"document", "https://api.test/openapi.json"}});
     EXPECT_TRUE(defaults.base_url.empty());
     EXPECT_EQ(defaults.refresh_interval.count(), 0);
     EXPECT_TRUE(defaults.credentials.empty());
+    EXPECT_EQ(defaults.max_response_bytes, 8u << 20);
 }
 
 TEST(OpenApiSettings, RefusesWhatCannotWork) {
@@ -56,6 +59,7 @@ TEST(OpenApiSettings, RefusesWhatCannotWork) {
               std::string::npos);
     EXPECT_NE(refusal({{"document", "a.yaml"}, {"refresh_interval_s", -1}}).find("refresh_interval_s"), std::string::npos);
     EXPECT_NE(refusal({{"document", "http://"}}).find("document"), std::string::npos);
+    EXPECT_NE(refusal({{"document", "a.yaml"}, {"max_response_bytes", 10}}).find("max_response_bytes"), std::string::npos);
 }
 
 }  // namespace

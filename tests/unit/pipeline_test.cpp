@@ -2,9 +2,12 @@
 
 #include <cmath>
 
+#include "async/cancel_token.hpp"
 #include "manual_executor.hpp"
+#include "observability/metrics.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stages/meta_accounting.hpp"
+#include "pipeline/stages/observe.hpp"
 #include "server/session.hpp"
 #include "server/tool_error.hpp"
 
@@ -112,6 +115,31 @@ TEST_F(PipelineTest, FailuresAreAccountedToo) {
     EXPECT_EQ(r["isError"], true);
     EXPECT_EQ(r["structuredContent"]["error_code"], "UPSTREAM_ERROR");
     EXPECT_TRUE(r["_meta"].contains("response_size_bytes"));
+}
+
+TEST_F(PipelineTest, ACancelledCallIsCountedAsCancelledNotAsAnError) {
+    // A call its client gives up on gets no answer, but /metrics counts it: a stateless
+    // client cancels by closing the request's stream, a session client by
+    // notifications/cancelled; both end the handler with OperationCancelled.
+    pipeline.add_always(std::make_shared<ObserveStage>());
+    ToolSpec t;
+    t.name = "observe_cancel_probe";
+    t.handler = [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        co_await ctx.executor().sleep(std::chrono::hours(1), &ctx.cancel_token());
+        co_return ToolResult::text("never");
+    };
+    server.registry().add_tool(std::move(t));
+    out.clear();
+    session->receive(protocol::Request{7, "tools/call", {{"name", "observe_cancel_probe"}, {"arguments", Json::object()}}});
+    exec.run();
+    session->receive(protocol::Notification{"notifications/cancelled", {{"requestId", 7}, {"reason", "the user gave up"}}});
+    exec.run();
+    for (const auto& m : out) EXPECT_FALSE(m.contains("id") && m["id"] == 7) << "a cancelled request gets no response";
+    const observability::Labels cancelled = {{"tool", "observe_cancel_probe"}, {"code", ObserveStage::kCancelled}};
+    EXPECT_EQ(observability::metrics().value("toolport_tool_calls_total", cancelled), 1.0);
+    EXPECT_FALSE(observability::metrics().value("toolport_tool_errors_total", cancelled)) << "not the tool's error";
+    EXPECT_EQ(observability::metrics().value("toolport_tool_call_duration_seconds", {{"tool", "observe_cancel_probe"}}),
+              1.0);
 }
 
 TEST(MetaAccountingFormula, TokensEstimateRoundsUp) {
@@ -231,6 +259,42 @@ TEST(PolicyResolverTest, LayersApplyDefaultsThenSourceThenToolAndServiceComesFro
     EXPECT_EQ(pa->service_policy.breaker_failure_threshold, 5);
     EXPECT_EQ(pc->service, "");
     EXPECT_EQ(resolver.resolve(a).get(), pa.get());  // computed once
+}
+
+TEST(PolicyResolverTest, ASourcesOwnDeadlineShortensThePipelinesButNeverLengthensIt) {
+    // An upstream's timeout_ms (60 s by default) under pipeline.timeout_ms: 5000 used to
+    // replace it, so its calls ran for a minute. The shorter deadline wins.
+    PipelineConfig config;
+    config.defaults.timeout = std::chrono::milliseconds(5000);
+    PolicyOverride operator_says;
+    operator_says.timeout = std::chrono::milliseconds(120000);
+    config.sources["patient"] = operator_says;
+    PolicyResolver resolver(config);
+    for (const char* source : {"long", "short", "patient"}) {
+        PolicyOverride own;
+        own.timeout = std::chrono::milliseconds(std::string(source) == "short" ? 800 : 60000);
+        resolver.add_source_default(source, own);
+    }
+    auto policy_of = [&](const char* source) {
+        ToolSpec tool;
+        tool.name = std::string(source) + "_tool";
+        tool.source = source;
+        return resolver.resolve(tool)->timeout.count();
+    };
+    EXPECT_EQ(policy_of("long"), 5000);
+    EXPECT_EQ(policy_of("short"), 800);
+    EXPECT_EQ(policy_of("patient"), 120000) << "the configuration's sources: entry still says what it says";
+
+    PipelineConfig none;  // timeout_ms: 0 turns the pipeline's deadline off: the source's applies
+    none.defaults.timeout = std::chrono::milliseconds(0);
+    PolicyResolver unbounded(none);
+    PolicyOverride own;
+    own.timeout = std::chrono::milliseconds(60000);
+    unbounded.add_source_default("up", own);
+    ToolSpec tool;
+    tool.name = "t";
+    tool.source = "up";
+    EXPECT_EQ(unbounded.resolve(tool)->timeout.count(), 60000);
 }
 
 }  // namespace

@@ -267,6 +267,54 @@ TEST(RestExecute, FailuresKeepTheApisMessageWithoutSecrets) {
     }
 }
 
+TEST(RestExecute, ASuccessfulAnswerThatEchoesTheKeysHasThemRedacted) {
+    // A catalog that echoes the operator's key in a JSON success answer: redacted in the
+    // text, in structuredContent and in _meta, with the JSON's shape unchanged.
+    auto s = CatalogSettings::from(SourceSettings(Json{{"preset", "agentpmt"}}, "rest.agentpmt")).execute;
+    s.meta_paths = {"receipt"};
+    const std::vector<std::string> secrets = {"sk-live-abcdef", "budget-secret-123"};
+    auto echoed = read_execute_answer(
+        {{"success", true},
+         {"output", {{"account", {{"api_key", "sk-live-abcdef"}, {"keys", {"budget-secret-123", 7}}}},
+                     {"note", "key sk-live-abcdef is valid"},
+                     {"sk-live-abcdef", true}}},
+         {"receipt", "charged to budget-secret-123"}},
+        s, secrets);
+    const Json expected = {{"account", {{"api_key", "[redacted]"}, {"keys", {"[redacted]", 7}}}},
+                           {"note", "key [redacted] is valid"},
+                           {"[redacted]", true}};
+    EXPECT_EQ(echoed.structured_content, expected);
+    EXPECT_EQ(Json::parse(echoed.content[0]["text"].get<std::string>()), expected);
+    EXPECT_EQ(echoed.meta["catalog"]["receipt"], "charged to [redacted]");
+    const std::string all = echoed.to_json().dump();
+    for (const auto& secret : secrets) EXPECT_EQ(all.find(secret), std::string::npos) << all;
+
+    // A string output (text only) too, and a secret JSON escapes in the text ("a/b" as "a\/b").
+    EXPECT_EQ(read_execute_answer({{"success", true}, {"output", "your key: sk-live-abcdef"}}, s, secrets).content[0]["text"],
+              "your key: [redacted]");
+    auto escaped = read_execute_answer({{"success", true}, {"output", {{"k", "tok\"en/1234"}}}}, s, {"tok\"en/1234"});
+    EXPECT_EQ(escaped.structured_content, (Json{{"k", "[redacted]"}}));
+    EXPECT_EQ(escaped.content[0]["text"], "{\"k\":\"[redacted]\"}");
+}
+
+TEST(RestExecute, ARedactedAnswerThatNoLongerMatchesTheOutputSchemaIsAnError) {
+    auto s = CatalogSettings::from(SourceSettings(Json{{"preset", "agentpmt"}}, "rest.agentpmt")).execute;
+    const Json schema = {{"type", "object"},
+                         {"properties", {{"api_key", {{"type", "string"}, {"pattern", "^sk-"}}}}}};
+    const Json answer = {{"success", true}, {"output", {{"api_key", "sk-live-abcdef"}}}};
+    try {
+        read_execute_answer(answer, s, {"sk-live-abcdef"}, schema);
+        FAIL() << "no error";
+    } catch (const ToolError& e) {
+        EXPECT_EQ(e.code(), ToolErrorCode::upstream_error);
+        EXPECT_NE(std::string(e.what()).find("no longer matches the outputSchema"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find("sk-live"), std::string::npos);
+    }
+    // Still valid once redacted (a plain string): the redacted answer is the result.
+    const Json loose = {{"type", "object"}, {"properties", {{"api_key", {{"type", "string"}}}}}};
+    EXPECT_EQ(read_execute_answer(answer, s, {"sk-live-abcdef"}, loose).structured_content["api_key"], "[redacted]");
+}
+
 TEST(RestExecute, StatusCodesMapToStructuredErrors) {
     auto e401 = error_for_status(401, std::nullopt, R"({"error":"key sk-live-abcdef is invalid"})", {"sk-live-abcdef"},
                                  "X-API-Key from AGENT_PAYMENT_API_KEY");
@@ -301,6 +349,12 @@ TEST(RestExecute, StreamsAreAssembledChunkByChunk) {
     EXPECT_EQ(std::string(failing.error()->what()),
               "The API reported that the tool failed: {\"error\": \"denied for [redacted]\"}");
     EXPECT_TRUE(failing.feed("data: c\n\n").empty());
+    // A chunk echoing a key is redacted in its progress message and in the result, and so
+    // is a key the stream cut between two chunks.
+    StreamedOutput echoing({"secret-token-1"}, 1024);
+    EXPECT_EQ(echoing.feed("data: key secret-token-1 ok\n\ndata: then secret-\n\ndata: token-1\n\n"),
+              (std::vector<std::string>{"key [redacted] ok", "then secret-", "token-1"}));
+    EXPECT_EQ(echoing.result().content[0]["text"], "key [redacted] okthen [redacted]");
     StreamedOutput small({}, 4);
     EXPECT_TRUE(small.feed("data: 12345\n\n").empty());
     ASSERT_TRUE(small.error());

@@ -1,5 +1,6 @@
 #include "pipeline/stages/observe.hpp"
 
+#include "async/completion.hpp"
 #include "observability/events.hpp"
 #include "observability/metrics.hpp"
 #include "protocol/request_id.hpp"
@@ -36,12 +37,17 @@ ObserveStage::ToolSeries::ByCode* ObserveStage::ToolSeries::failure(const std::s
 
 Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     ToolResult result;
+    // A call its client cancelled (notifications/cancelled, or a stateless request whose
+    // stream it closed) gets no answer, but it was made: it is counted, as CANCELLED.
+    std::exception_ptr cancelled;
     try {
         result = co_await next(call);
     } catch (const ToolError& e) {
         result = call.tool->error_result(e);
+    } catch (const OperationCancelled&) {
+        cancelled = std::current_exception();
     }
-    const std::string code = outcome_code(result);
+    const std::string code = cancelled ? std::string(kCancelled) : outcome_code(result);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - call.started).count();
     const std::string& tool = call.tool->name;
@@ -53,6 +59,9 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     if (code == "OK") {
         if (!series.ok) series.ok = m.counter("toolport_tool_calls_total", {{"tool", tool}, {"code", "OK"}});
         series.ok.increment();
+    } else if (cancelled) {
+        // Not the tool's failure: a call, no error.
+        m.increment("toolport_tool_calls_total", {{"tool", tool}, {"code", code}});
     } else {
         if (auto* failure = series.failure(tool, code)) {
             failure->calls.increment();
@@ -69,7 +78,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     if (!session.empty()) {
         Tally& t = tallies_[session];
         ++t.calls;
-        if (code != "OK") ++t.errors;
+        if (code != "OK" && !cancelled) ++t.errors;
         t.total_ms += seconds * 1000;
         if (result.meta.is_object()) {
             if (result.meta.value("cache_status", "") == "hit") ++t.cache_hits;
@@ -79,7 +88,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     }
     // Successful calls are debug events: one line per call at info costs ~40 % of the
     // server's throughput, and /metrics already counts them. Failures stay warnings.
-    const bool ok = code == "OK";
+    const bool ok = code == "OK" || cancelled;
     if (spdlog::should_log(ok ? spdlog::level::debug : spdlog::level::warn)) {
         Json fields = {{"tool", tool}, {"request_id", protocol::loggable_id(call.ctx.request_id())}, {"code", code},
                        {"duration_ms", seconds * 1000}};
@@ -93,6 +102,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
         observability::log_event(ok ? observability::EventLevel::debug : observability::EventLevel::warn, "tool_call",
                                  std::move(fields));
     }
+    if (cancelled) std::rethrow_exception(cancelled);
     co_return result;
 }
 

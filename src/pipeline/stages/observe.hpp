@@ -1,8 +1,8 @@
 // ObserveStage (always on, outermost): after every call, the metrics (calls and errors by
-// tool and code, latency histogram) and one structured `tool_call` log event with the
-// request id, outcome, duration and the call's _meta accounting (debug for successes,
-// warn for failures). It also keeps a tally per
-// session and logs it as `orchestration_summary` when the session ends.
+// tool and code, a call its client cancelled as CANCELLED, latency histogram) and one
+// structured `tool_call` log event with the request id, outcome, duration and the call's
+// _meta accounting (debug for successes and cancellations, warn for failures). It also
+// keeps a tally per session and logs it as `orchestration_summary` when the session ends.
 #pragma once
 
 #include <functional>
@@ -17,6 +17,9 @@ namespace toolport::pipeline {
 
 class ObserveStage final : public Stage {
 public:
+    // The code of a call whose client cancelled it (counted in toolport_tool_calls_total,
+    // not as an error).
+    static constexpr const char* kCancelled = "CANCELLED";
     std::string_view name() const override { return "observe"; }
     Task<ToolResult> handle(Call& call, const Next& next) override;
 

@@ -95,4 +95,36 @@ std::string resolve_location(const std::string& base, const std::string& referen
     return (fs::path(base).parent_path() / *decoded).lexically_normal().string();
 }
 
+namespace {
+
+// `path` below `folder` (both absolute and normal): not `folder` itself, no `..` step.
+bool below(const fs::path& path, const fs::path& folder) {
+    const fs::path relative = path.lexically_relative(folder);
+    if (relative.empty() || relative == ".") return false;
+    return *relative.begin() != "..";
+}
+
+}  // namespace
+
+std::string file_inside_folder(const std::string& path, const std::string& folder) {
+    const fs::path lexical = fs::path(path).lexically_normal();
+    const fs::path home = fs::path(folder).lexically_normal();
+    const std::string shown = lexical.lexically_relative(home).string();
+    if (!below(lexical, home)) {
+        throw DocumentError(fmt::format("\"{}\" is outside the document's folder (a $ref may point only to files in it); "
+                                        "refused",
+                                        shown));
+    }
+    std::error_code ec;
+    const fs::path real_home = fs::canonical(home, ec);
+    if (ec) throw DocumentError("the document's folder cannot be read");
+    const fs::path real = fs::canonical(lexical, ec);
+    if (ec) throw DocumentError(fmt::format("\"{}\" cannot be read (missing or not permitted)", shown));
+    if (!below(real, real_home)) {
+        throw DocumentError(fmt::format("\"{}\" is a symbolic link out of the document's folder; refused", shown));
+    }
+    if (!fs::is_regular_file(real, ec)) throw DocumentError(fmt::format("\"{}\" is not a regular file; refused", shown));
+    return real.string();
+}
+
 }  // namespace toolport::openapi

@@ -87,7 +87,9 @@ ParsedDocument parse_document_text(const std::string& text, const std::string& l
 DocumentSet::DocumentSet(std::string root_location, ParsedDocument root)
     : root_location_(std::move(root_location)), root_(std::move(root)) {
     const Json& value = root_.value;
-    const std::string where = url_without_query(root_location_);
+    // A file by its name: messages reach /health and clients, and a path may name a home.
+    const std::string where = is_url(root_location_) ? url_without_query(root_location_)
+                                                     : fs::path(root_location_).filename().string();
     if (!value.is_object()) throw DocumentError(where + ": not an OpenAPI document (not a mapping)");
     if (value.contains("swagger")) {
         throw DocumentError(where + ": Swagger 2.0 documents are not supported; convert it to OpenAPI 3");
@@ -240,18 +242,30 @@ std::string server_url(const DocumentSet& docs, const std::string& configured) {
 
 DocumentSet load_file_document(const std::string& path) {
     const std::string location = fs::absolute(fs::path(path)).lexically_normal().string();
-    auto read = [](const std::string& file) {
-        try {
-            return spec::detail::read_text_file(file);
-        } catch (const spec::detail::DocumentError& e) {
-            throw DocumentError(fmt::format("{}: {}", file, e.what()));
-        }
-    };
-    DocumentSet docs(location, parse_document_text(read(location), location));
+    // Named by its file name in messages (they reach /health; a path may name a home).
+    const std::string name = fs::path(location).filename().string();
+    std::string root_text;
+    try {
+        root_text = spec::detail::read_text_file(location);
+    } catch (const spec::detail::DocumentError& e) {
+        throw DocumentError(fmt::format("{}: {}", name, e.what()));
+    }
+    DocumentSet docs(location, parse_document_text(root_text, name));
+    // What the document refers to stays inside its folder; each other file is named by
+    // its path from there in messages.
+    const std::string folder = fs::path(location).parent_path().string();
     for (auto missing = docs.missing(); !missing.empty(); missing = docs.missing()) {
         for (const auto& other : missing) {
+            const std::string shown = fs::path(other).lexically_relative(folder).string();
             try {
-                docs.add(other, parse_document_text(read(other), other).value);
+                const std::string real = file_inside_folder(other, folder);
+                std::string text;
+                try {
+                    text = spec::detail::read_text_file(real);
+                } catch (const spec::detail::DocumentError& e) {
+                    throw DocumentError(fmt::format("{}: {}", shown, e.what()));
+                }
+                docs.add(other, parse_document_text(text, shown).value);
             } catch (const DocumentError& e) {
                 docs.add_failure(other, e.what());
             }

@@ -21,7 +21,7 @@ bool plain_name(const std::string& text) {
 
 OpenApiSettings OpenApiSettings::from(const providers::SourceSettings& settings) {
     settings.only_keys({"document", "base_url", "tool_prefix", "include_tags", "exclude_tags", "include_operations",
-                        "exclude_operations", "credentials", "refresh_interval_s", "auth"});
+                        "exclude_operations", "credentials", "refresh_interval_s", "auth", "max_response_bytes"});
     OpenApiSettings out;
     out.document = settings.string("document").value_or("");
     if (out.document.empty()) settings.fail("document", "is required: a file path or an http(s):// URL");
@@ -59,6 +59,7 @@ OpenApiSettings OpenApiSettings::from(const providers::SourceSettings& settings)
         }
     }
     out.refresh_interval = std::chrono::seconds(settings.integer("refresh_interval_s", 0, 7 * 24 * 3600).value_or(0));
+    if (auto v = settings.integer("max_response_bytes", 1024, 1LL << 32)) out.max_response_bytes = static_cast<std::size_t>(*v);
     if (settings.value("auth")) out.auth = auth::read_upstream_auth(settings.section("auth"));
     return out;
 }

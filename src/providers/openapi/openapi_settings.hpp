@@ -11,6 +11,7 @@
 //       exclude_operations: [deletePet]
 //       credentials: {api_key: PETSTORE_KEY}   # scheme → environment variable (default <SOURCE>_<SCHEME>)
 //       refresh_interval_s: 0            # 0: read again only on reload
+//       max_response_bytes: 8388608      # an answer beyond this is refused while it is read
 //       auth: {type: client_credentials, token_endpoint: https://as.example/token, client_id: toolport,
 //              client_secret: "${PETSTORE_CLIENT_SECRET}"}   # an Authorization header from an
 //                                        # authorization server (auth/upstream_credentials.hpp);
@@ -36,6 +37,9 @@ struct OpenApiSettings {
     OperationFilter filter;
     std::map<std::string, std::string> credentials;  // scheme → environment variable name
     std::chrono::seconds refresh_interval{0};
+    // An answer to a call is read no further than this (MCP_RESPONSE_TOO_LARGE); the
+    // document itself is capped at 4 MiB, like a file document.
+    std::size_t max_response_bytes = 8u << 20;
     std::optional<auth::UpstreamAuthSettings> auth;
 
     // Reads and checks the section (nothing else: the document is read at start). Throws

@@ -11,6 +11,7 @@
 // list_changed only when something changed.
 #include <cstdlib>
 #include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +19,7 @@
 #include "async/cancel_token.hpp"
 #include "async/completion.hpp"
 #include "async/executor.hpp"
+#include "http_client/url.hpp"
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
 #include "providers/openapi/openapi_document.hpp"
@@ -82,11 +84,34 @@ struct Loader {
     CancelToken stop_token;              // fired by stop(): ends a fetch under way
     std::string last_warnings;
     std::string last_base_url;
+    std::set<std::string> warned_hosts;  // servers on another host than the document's, warned once each
     std::shared_ptr<auth::UpstreamCredentials> tokens;  // auth:, made on the first apply
 
     const std::string& name() const { return context.source_name(); }
     bool from_url() const { return openapi::is_url(settings.document); }
 };
+
+std::string host_of(const std::string& url) {
+    try {
+        return http_client::parse_url(url).host;
+    } catch (const std::invalid_argument&) {
+        return {};
+    }
+}
+
+// A document fetched from one host whose server URL is on another: the document decides
+// where the calls, and the credentials they carry, go. Allowed (an API's documents are
+// often served elsewhere), but the operator hears of it, once per host; a base_url in the
+// settings is the operator's own choice and says nothing.
+void warn_if_elsewhere(Loader& l, const std::string& base_url) {
+    if (!l.from_url() || !l.settings.base_url.empty()) return;
+    const std::string document_host = host_of(l.settings.document);
+    const std::string api_host = host_of(base_url);
+    if (api_host.empty() || api_host == document_host || !l.warned_hosts.insert(api_host).second) return;
+    spdlog::warn("openapi {}: the document, served by {}, sends its calls and their credentials to another host, {}; "
+                 "set base_url to confirm it",
+                 l.name(), util::sanitize_for_message(document_host, 100), util::sanitize_for_message(api_host, 100));
+}
 
 // Turns a loaded document into the source's tools. Throws DocumentError.
 void apply(Loader& l, const openapi::DocumentSet& docs) {
@@ -94,8 +119,10 @@ void apply(Loader& l, const openapi::DocumentSet& docs) {
     auto api = std::make_shared<openapi::Api>();
     api->http = l.http;
     api->base_url = openapi::server_url(docs, l.settings.base_url);
+    warn_if_elsewhere(l, api->base_url);
     api->name = l.name();
     api->secret_of = environment_secret;
+    api->max_response_bytes = l.settings.max_response_bytes;
     api->schemes = openapi::read_security_schemes(docs, l.name(), l.settings.credentials, warnings);
     if (l.settings.auth && l.http && !l.tokens) {
         l.tokens = std::make_shared<auth::UpstreamCredentials>("openapi " + l.name(), *l.settings.auth, *l.http);

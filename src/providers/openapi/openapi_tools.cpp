@@ -20,6 +20,7 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
     http_client::CallOptions options;
     options.deadline = ctx.deadline();
     options.cancel = &ctx.cancel_token();
+    options.max_response_bytes = api->max_response_bytes;
     options.before_attempt = [&ctx]() -> Task<void> { co_await ctx.pace_downstream_request(); };
     http_client::Response response;
     // A 401 to a token from the authorization server: a new one, once.
@@ -35,13 +36,17 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
             // auth: replaces what a security scheme would have sent.
             std::erase_if(request.headers, [](const auto& h) { return http_client::lower_ascii(h.first) == "authorization"; });
             request.headers.emplace_back("Authorization", authorization);
+            // The token itself, without its scheme, is a secret the answer may echo too.
+            built.secrets.push_back(authorization.substr(authorization.find(' ') + 1));
         }
         try {
             response = co_await api->http->fetch(std::move(request), options);
         } catch (const http_client::HttpError& e) {
             throw providers::unreachable_error(e, api->name, "the source's base_url and the network settings");
         } catch (const client::ResponseTooLarge& e) {
-            throw providers::too_large_error(e.limit, api->name, "Ask for less (filters, a smaller page).");
+            throw providers::too_large_error(e.limit, api->name,
+                                             "Ask for less (filters, a smaller page); the source's max_response_bytes "
+                                             "sets the limit.");
         }
         if (response.status != 401 || authorization.empty() || attempt == 1) break;
         api->tokens->rejected(authorization);
@@ -49,7 +54,7 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
     if (response.status < 200 || response.status > 299) {
         throw error_from_response(response, api->name, built.secrets, built.env_vars);
     }
-    ToolResult result = result_from_response(*op, response, url_shown);
+    ToolResult result = result_from_response(*op, response, url_shown, built.secrets);
     // The requests really sent (retries included): the budget stage settles the call's
     // reservation with this figure, and would charge its whole estimate without it.
     result.meta = {{"downstream_api_calls", ctx.downstream_requests()}};

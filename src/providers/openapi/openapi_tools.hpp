@@ -24,6 +24,8 @@ struct Api {
     // auth: the Authorization header of every call (the caller's exchanged token, or the
     // source's own), kept across reloads of the document.
     std::shared_ptr<auth::UpstreamCredentials> tokens;
+    // An answer is read no further than this (the source's max_response_bytes).
+    std::size_t max_response_bytes = 8u << 20;
 };
 
 // One SyncedTool per operation; `target` carries what the handler sends (method, URL

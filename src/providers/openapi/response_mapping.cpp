@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "providers/downstream_errors.hpp"
+#include "providers/secret_redaction.hpp"
 #include "server/content.hpp"
 #include "util/base64.hpp"
 #include "util/sanitize.hpp"
@@ -57,19 +58,10 @@ std::string api_message(const std::string& body) {
 
 }  // namespace
 
-std::string scrub_secrets(std::string text, const std::vector<std::string>& secrets) {
-    for (const auto& secret : secrets) {
-        if (secret.size() < 4) continue;  // too short to tell from ordinary text
-        for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
-            text.replace(at, secret.size(), "[redacted]");
-            at += 10;
-        }
-    }
-    return text;
-}
+namespace {
 
-ToolResult result_from_response(const Operation& op, const http_client::Response& response,
-                                const std::string& resource_uri) {
+ToolResult unredacted_result(const Operation& op, const http_client::Response& response, const std::string& resource_uri,
+                             const std::vector<std::string>& secrets) {
     const std::string type = media_type_of(response);
     if (response.body.empty()) {
         if (!op.output_schema.is_null()) {
@@ -83,7 +75,14 @@ ToolResult result_from_response(const Operation& op, const http_client::Response
     if (is_json(type) || (type.empty() && op.expects_json)) {
         auto value = Json::parse(response.body, nullptr, false);
         if (!value.is_discarded()) {
-            if (op.output_schema.is_null()) return ToolResult::text(response.body);
+            if (op.output_schema.is_null()) {
+                // The API's own text, unless a secret is in it, escaped (a "\/" or "\u00..."
+                // the text does not show as the secret) or not: then the redacted value's.
+                if (providers::redact_json(value, secrets)) {
+                    return ToolResult::text(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+                }
+                return ToolResult::text(response.body);
+            }
             if (value.is_object()) return ToolResult::structured(std::move(value));
         }
         if (!op.output_schema.is_null()) {
@@ -97,10 +96,21 @@ ToolResult result_from_response(const Operation& op, const http_client::Response
     return ToolResult{}.add(content::embedded_blob_resource(resource_uri, util::base64_encode(response.body), type));
 }
 
+}  // namespace
+
+ToolResult result_from_response(const Operation& op, const http_client::Response& response,
+                                const std::string& resource_uri, const std::vector<std::string>& secrets) {
+    ToolResult result = unredacted_result(op, response, resource_uri, secrets);
+    // An API that echoes the keys it was sent must not hand them to the client: as in its
+    // errors, they are redacted (text, structuredContent, embedded text).
+    if (providers::redact_result(result, secrets)) providers::check_redacted_output(result, op.output_schema, op.tool_name);
+    return result;
+}
+
 ToolError error_from_response(const http_client::Response& response, const std::string& api,
                               const std::vector<std::string>& secrets, const std::vector<std::string>& env_vars) {
     const unsigned status = response.status;
-    const std::string message = util::sanitize_for_message(scrub_secrets(api_message(response.body), secrets), 500);
+    const std::string message = util::sanitize_for_message(providers::redact_text(api_message(response.body), secrets), 500);
     const std::string reason = message.empty() ? "no reason given" : message;
     if (status == 401 || status == 403) {
         std::string vars;

@@ -109,9 +109,9 @@ struct CatalogSettings {
     NameFrom name_from = NameFrom::name;
     std::string tool_prefix;
     std::chrono::seconds refresh_interval{300};  // 0: only on reload
-    std::chrono::milliseconds request_timeout{30000};
+    std::chrono::milliseconds request_timeout{30000};  // of one request; a shorter call deadline wins
     std::chrono::seconds retry_max{60};  // longest wait between attempts while the catalog is down
-    std::size_t max_response_bytes = 8u << 20;  // of one execute answer (the list uses the client's cap)
+    std::size_t max_response_bytes = 8u << 20;  // of one answer: a page of the list, or a call's
     std::size_t max_tools = 10000;
 
     // Reads and checks a `rest:` section. Throws providers::SettingsError.

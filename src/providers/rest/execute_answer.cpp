@@ -4,6 +4,7 @@
 
 #include "providers/downstream_errors.hpp"
 #include "providers/rest/catalog_listing.hpp"
+#include "providers/secret_redaction.hpp"
 #include "util/percent.hpp"
 #include "util/sanitize.hpp"
 
@@ -56,7 +57,7 @@ std::string api_message(std::string_view body) {
 }
 
 std::string clean(std::string text, const std::vector<std::string>& secrets, std::size_t max = 500) {
-    return util::sanitize_for_message(redact(std::move(text), secrets), max);
+    return util::sanitize_for_message(providers::redact_text(std::move(text), secrets), max);
 }
 
 // A stream chunk's text: the data itself, or the text inside a JSON wrapper.
@@ -97,18 +98,8 @@ bool wants_stream(const ExecuteSettings& execute, const Json& arguments) {
     return it != arguments.end() && it->is_boolean() && it->get<bool>();
 }
 
-std::string redact(std::string text, const std::vector<std::string>& secrets) {
-    for (const auto& secret : secrets) {
-        // Short values would redact ordinary words; keys are long.
-        if (secret.size() < 6) continue;
-        for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
-            text.replace(at, secret.size(), "[redacted]");
-        }
-    }
-    return text;
-}
-
-ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute, const std::vector<std::string>& secrets) {
+ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute, const std::vector<std::string>& secrets,
+                               const Json& output_schema) {
     auto error_message = [&]() -> std::string {
         for (const auto& path : execute.error_paths) {
             const Json* error = find_path(answer, path);
@@ -151,6 +142,9 @@ ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execut
         if (const Json* field = find_path(answer, path); field && !field->is_null()) kept[path] = *field;
     }
     if (!kept.empty()) result.meta = Json{{"catalog", std::move(kept)}};
+    // A catalog that echoes the keys it was sent (an account lookup, a debugging echo) must
+    // not hand them to the client: as in its errors, they are redacted.
+    if (providers::redact_result(result, secrets)) providers::check_redacted_output(result, output_schema, "the tool");
     return result;
 }
 
@@ -217,7 +211,7 @@ std::vector<std::string> StreamedOutput::feed(std::string_view bytes) {
             break;
         }
         if (event.type != "message" && event.type != "data") continue;  // comments, heartbeats, other kinds
-        std::string text = chunk_text(event.data);
+        std::string text = providers::redact_text(chunk_text(event.data), secrets_);
         if (output_.size() + text.size() > max_bytes_) {
             error_ = ToolError(ToolErrorCode::response_too_large,
                                fmt::format("The API's streamed output is over {} bytes", max_bytes_))
@@ -233,7 +227,9 @@ std::vector<std::string> StreamedOutput::feed(std::string_view bytes) {
 }
 
 ToolResult StreamedOutput::result() const {
-    ToolResult result = ToolResult::text(output_);
+    // Each chunk was redacted on its own; a secret the stream cut between two chunks is
+    // whole again in the assembled output.
+    ToolResult result = ToolResult::text(providers::redact_text(output_, secrets_));
     result.meta = Json{{"catalog", {{"streamed_chunks", chunks_}}}};
     return result;
 }

@@ -26,12 +26,12 @@ Json execute_body(const Json& body_template, const std::string& catalog_name, co
 // Whether the call asks for a stream (its stream argument is true).
 bool wants_stream(const ExecuteSettings& execute, const Json& arguments);
 
-// `text` with every secret replaced by "[redacted]" (credentials an API may echo back).
-std::string redact(std::string text, const std::vector<std::string>& secrets);
-
-// The tool result of a 2xx JSON answer. Throws ToolError (UPSTREAM_ERROR) when the answer
-// says the call failed: a false success flag, or an error message and no output.
-ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute, const std::vector<std::string>& secrets);
+// The tool result of a 2xx JSON answer, with every secret redacted (secret_redaction.hpp)
+// from its text, structuredContent and _meta. Throws ToolError (UPSTREAM_ERROR) when the
+// answer says the call failed: a false success flag, or an error message and no output;
+// or when the redacted output no longer matches `output_schema` (the tool's, null: none).
+ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute, const std::vector<std::string>& secrets,
+                               const Json& output_schema = Json());
 
 // The tool error for a non-2xx answer (401/403 credentials, 402 payment, 404, 400/422
 // arguments, 429 with Retry-After, 5xx transient). `credentials` names where the keys

@@ -18,6 +18,7 @@
 #include "providers/rest/execute_answer.hpp"
 #include "providers/rest/schema_repair.hpp"
 #include "providers/rest/tool_names.hpp"
+#include "providers/secret_redaction.hpp"
 #include "providers/source.hpp"
 #include "auth/upstream_credentials.hpp"
 #include "server/request_context.hpp"
@@ -53,6 +54,8 @@ void RestCatalog::start() {
     for (const auto& [name, value] : settings_.headers) {
         credentials_.emplace_back(name, value);
         secrets_.push_back(value);
+        // "Bearer <token>": an API echoing the token echoes it without its scheme.
+        if (auto space = value.find(' '); space != std::string::npos) secrets_.push_back(value.substr(space + 1));
     }
     std::vector<std::string> sources;
     for (const auto& [header, variable] : settings_.headers_from_env) {
@@ -200,7 +203,7 @@ Task<void> RestCatalog::fetch_once() {
     }
     settled_ = true;
     if (stopped_ || failure.empty()) co_return;
-    failure = util::sanitize_for_message(redact(failure, secrets_), 300);
+    failure = util::sanitize_for_message(providers::redact_text(failure, secrets_), 300);
     set_state(loaded_ ? State::stale : State::unreachable);
     spdlog::warn("catalog {}: fetching the catalog failed ({}); {}; next attempt in {} s", context_.source_name(), failure,
                  loaded_ ? "serving the tools of the last fetch" : "its tools appear when it answers",
@@ -232,13 +235,22 @@ Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {
         http_client::CallOptions options;
         options.deadline = context_.executor().now() + settings_.request_timeout;
         options.cancel = &fetch_cancel_;
+        // A page is read no further than the catalog's own cap: a page of tens of megabytes
+        // would otherwise be held, then parsed into a tree several times its size.
+        options.max_response_bytes = settings_.max_response_bytes;
         http_client::Response response;
         // A 401 to a token from the authorization server: a new one, once.
         for (int attempt = 0; attempt < 2; ++attempt) {
             auto sent = request;
             std::string authorization = co_await this->authorization(nullptr);
             if (!authorization.empty()) sent.headers.emplace_back("Authorization", authorization);
-            response = co_await http_->fetch(std::move(sent), options);
+            try {
+                response = co_await http_->fetch(std::move(sent), options);
+            } catch (const client::ResponseTooLarge& e) {
+                throw CatalogError(fmt::format("page {} of the catalog is over {} bytes (max_response_bytes); it was not "
+                                               "read further",
+                                               pages + 1, e.limit));
+            }
             if (response.status != 401 || authorization.empty() || attempt == 1) break;
             tokens_->rejected(authorization);
         }
@@ -343,10 +355,11 @@ providers::ToolDeclaration RestCatalog::declare(const CatalogTool& tool, std::st
     d.paces_downstream = true;
     d.compile_on_first_call = true;
     std::weak_ptr<RestCatalog> weak = weak_from_this();
-    d.handler = [weak, catalog_name = tool.name](RequestContext& ctx, const Json& arguments) -> Task<ToolResult> {
+    auto output_schema = d.output_schema.is_null() ? nullptr : std::make_shared<const Json>(d.output_schema);
+    d.handler = [weak, catalog_name = tool.name, output_schema](RequestContext& ctx, const Json& arguments) -> Task<ToolResult> {
         auto self = weak.lock();
         if (!self) throw ToolError(ToolErrorCode::server_unhealthy, "the catalog has been stopped");
-        co_return co_await self->call(ctx, catalog_name, arguments);
+        co_return co_await self->call(ctx, catalog_name, arguments, output_schema);
     };
     return d;
 }
@@ -383,13 +396,18 @@ Task<std::string> RestCatalog::authorization(const RequestContext* ctx) {
     }
 }
 
-Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catalog_name, const Json& arguments) {
+Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name, const Json& arguments,
+                                   std::shared_ptr<const Json> output_schema) {
     const bool streaming = wants_stream(settings_.execute, arguments);
     http_client::Request request;
     request.method = settings_.execute.method;
     request.url = execute_url(settings_, catalog_name, streaming);
     request.headers = request_headers(&ctx);
     if (streaming) request.headers.back().second = "text/event-stream, application/json";
+    // The operator's credentials leave no answer, a successful one included. With the
+    // calling client's own forwarded keys, they are also kept out of error messages (a
+    // successful answer may show a client its own key).
+    std::vector<std::string> operator_secrets = secrets_;
     std::vector<std::string> secrets = secrets_;
     for (const auto& [name, value] : request.headers) {
         if (std::find(settings_.forward_headers.begin(), settings_.forward_headers.end(), name) !=
@@ -403,7 +421,12 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
                            .dump(-1, ' ', false, Json::error_handler_t::replace);
     }
     http_client::StreamOptions options;
-    options.deadline = ctx.deadline().value_or(ctx.executor().now() + settings_.request_timeout);
+    // The shorter of the call's deadline (the pipeline's timeout) and the catalog's own
+    // request_timeout_ms: either bounds the request.
+    options.deadline = ctx.executor().now() + settings_.request_timeout;
+    if (auto call_deadline = ctx.deadline(); call_deadline && *call_deadline < *options.deadline) {
+        options.deadline = call_deadline;
+    }
     options.body_deadline = options.deadline;
     options.cancel = &ctx.cancel_token();
 
@@ -412,7 +435,12 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
     for (int attempt = 0; attempt < 2; ++attempt) {
         auto sent = request;
         std::string authorization = co_await this->authorization(&ctx);
-        if (!authorization.empty()) sent.headers.emplace_back("Authorization", authorization);
+        if (!authorization.empty()) {
+            sent.headers.emplace_back("Authorization", authorization);
+            // The token itself, without its scheme, is a secret the answer may echo too.
+            operator_secrets.push_back(authorization.substr(authorization.find(' ') + 1));
+            secrets.push_back(operator_secrets.back());
+        }
         co_await ctx.pace_downstream_request();
         try {
             stream = co_await http_->open(std::move(sent), options);
@@ -437,7 +465,11 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
         const std::string type = lower(head.header("Content-Type").value_or(""));
         ToolResult result;
         if (type.rfind("text/event-stream", 0) == 0) {
-            StreamedOutput output(secrets, settings_.max_response_bytes);
+            StreamedOutput output(operator_secrets, settings_.max_response_bytes);
+            // The output is capped by StreamedOutput; the stream's bytes (events, framing,
+            // heartbeats, JSON wrappers) by four times that, so a stream that never ends in
+            // output (or one gzip piece inflating to gigabytes) is not read for ever.
+            stream->limit(4 * settings_.max_response_bytes + 65536);
             while (!output.done()) {
                 auto bytes = co_await stream->read_some();
                 if (!bytes) break;
@@ -454,9 +486,10 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, const std::string& catal
             std::string body = co_await stream->read_all(settings_.max_response_bytes);
             auto answer = Json::parse(body, nullptr, false);
             if (!answer.is_discarded()) {
-                result = read_execute_answer(answer, settings_.execute, secrets);
+                result = read_execute_answer(answer, settings_.execute, operator_secrets,
+                                             output_schema ? *output_schema : Json());
             } else if (type.rfind("text/", 0) == 0) {
-                result = ToolResult::text(redact(std::move(body), secrets));
+                result = ToolResult::text(providers::redact_text(std::move(body), operator_secrets));
             } else {
                 throw ToolError(ToolErrorCode::upstream_error,
                                 fmt::format("The API answered with {} that is not JSON",

@@ -47,8 +47,10 @@ public:
     Task<std::vector<CatalogTool>> fetch_catalog();
     // Makes the registered tools those of `tools` (repaired, named, only real changes).
     providers::ToolSetChanges apply(std::vector<CatalogTool> tools);
-    // A tool call, proxied to the execute endpoint.
-    Task<ToolResult> call(RequestContext& ctx, const std::string& catalog_name, const Json& arguments);
+    // A tool call, proxied to the execute endpoint. `output_schema`: the tool's (null: none),
+    // which a redacted answer must still match.
+    Task<ToolResult> call(RequestContext& ctx, std::string catalog_name, const Json& arguments,
+                          std::shared_ptr<const Json> output_schema = nullptr);
 
     std::size_t tool_count() const { return tools_.size(); }
     bool settled() const { return settled_; }

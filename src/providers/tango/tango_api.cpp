@@ -16,6 +16,14 @@ namespace toolport::tango {
 
 using namespace std::chrono_literals;
 
+namespace {
+
+// One answer of the Tango API is read no further than this: its pages hold at most 100
+// records (a few hundred KiB), so more is an API gone wrong, not data to hold in memory.
+constexpr std::size_t kMaxAnswerBytes = 8u << 20;
+
+}  // namespace
+
 Query& Query::add(const std::string& name, const std::optional<std::string>& value) {
     if (value) params_.emplace_back(name, *value);
     return *this;
@@ -148,6 +156,7 @@ Task<Json> TangoCall::get(const std::string& path, const Query& query) {
     http_client::CallOptions options;
     options.deadline = ctx_.deadline();
     options.cancel = &ctx_.cancel_token();
+    options.max_response_bytes = kMaxAnswerBytes;
     options.before_attempt = [this]() -> Task<void> {
         co_await ctx_.pace_downstream_request();
         ++requests_;
