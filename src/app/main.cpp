@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
         add_logout(app),
         add_test(app),
         add_reload(app),
+        add_patterns(app),
     };
 
     CLI11_PARSE(app, argc, argv);
