@@ -6,16 +6,18 @@
 // /proc/1/environ, a write into the pattern library, a TCP connection to Toolport's own
 // port, a setsid() child left running, more than its scratch cap in many small files —
 // fails inside it while the call completes, and nothing is left behind. Where the sandbox
-// cannot be made, executeSkill refuses and /health says why.
+// cannot be made, executeSkill refuses and /health says why. And Toolport is non-dumpable:
+// another process of its user cannot read its environment through /proc.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { runToolport, startHttpServer, sleep } from './lib/harness.mjs';
+import { runToolport, startHttpServer, sleep, track, TOOLPORT_BIN } from './lib/harness.mjs';
 
 const TAG = `toolport-it-${randomBytes(4).toString('hex')}`;
 const TOKEN = `it-token-${randomBytes(8).toString('hex')}`;
@@ -223,6 +225,36 @@ describe('executeSkill without a sandbox', () => {
     } finally {
       await server.stop();
       rmSync(allowing.dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Toolport is non-dumpable', () => {
+  it('another process of the same user cannot read its environment through /proc/<pid>/environ', async () => {
+    // The same user for both: as root, an unprivileged one (root may read anything).
+    const asUser = process.getuid() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : [];
+    const command = [...asUser, TOOLPORT_BIN, 'serve', '--stdio', '--packs', 'conformance'];
+    const child = track(
+      spawn(command[0], command.slice(1), {
+        env: { ...process.env, HOME: '/tmp', TOOLPORT_IT_SECRET: SECRET },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
+    try {
+      // Serving once it has logged its first line (prctl is the first thing main does).
+      let logged = '';
+      child.stderr.on('data', (d) => (logged += d));
+      for (let i = 0; i < 200 && logged === ''; i++) await sleep(25);
+      assert.notEqual(logged, '', 'toolport serve --stdio logged nothing');
+      assert.equal(child.exitCode, null, logged);
+      const peek = spawnSync(asUser[0] ?? 'cat', [...asUser.slice(1), ...(asUser.length ? ['cat'] : []), `/proc/${child.pid}/environ`], {
+        encoding: 'utf8',
+      });
+      assert.ok(!peek.stdout.includes(SECRET), "a process of the same user read Toolport's environment");
+      assert.notEqual(peek.status, 0, `reading /proc/${child.pid}/environ: ${peek.stderr}`);
+      assert.match(peek.stderr, /Permission denied/);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 });
