@@ -12,7 +12,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -233,7 +233,17 @@ describe('Toolport is non-dumpable', () => {
   it('another process of the same user cannot read its environment through /proc/<pid>/environ', async () => {
     // The same user for both: as root, an unprivileged one (root may read anything).
     const asUser = process.getuid() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : [];
-    const command = [...asUser, TOOLPORT_BIN, 'serve', '--stdio', '--packs', 'conformance'];
+    // That user may not reach the build tree (a checkout under /root): a copy it can run.
+    let bin = TOOLPORT_BIN;
+    let copyDir = null;
+    if (asUser.length) {
+      copyDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-dumpable-'));
+      chmodSync(copyDir, 0o755);
+      bin = path.join(copyDir, 'toolport');
+      copyFileSync(TOOLPORT_BIN, bin);
+      chmodSync(bin, 0o755);
+    }
+    const command = [...asUser, bin, 'serve', '--stdio', '--packs', 'conformance'];
     const child = track(
       spawn(command[0], command.slice(1), {
         env: { ...process.env, HOME: '/tmp', TOOLPORT_IT_SECRET: SECRET },
@@ -255,6 +265,7 @@ describe('Toolport is non-dumpable', () => {
       assert.match(peek.stderr, /Permission denied/);
     } finally {
       child.kill('SIGKILL');
+      if (copyDir) rmSync(copyDir, { recursive: true, force: true });
     }
   });
 });

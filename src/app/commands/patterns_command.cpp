@@ -91,7 +91,9 @@ int approve(const PatternsFlags& flags) {
         return 1;
     }
     if (!files->unreviewed) {
-        fmt::print("{} is not unreviewed: executeSkill runs it already\n", id.str());
+        fmt::print("{} is not waiting for approval (not written by a client, or approved already): executeSkill "
+                   "runs it\n",
+                   id.str());
         return 0;
     }
     const fs::path marker = files->dir / context::unreviewed_marker(id.name);
