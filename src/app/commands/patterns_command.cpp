@@ -119,8 +119,7 @@ int approve(const PatternsFlags& flags) {
     return 0;
 }
 
-int run(CLI::App* patterns, CLI::App* list_cmd, CLI::App* approve_cmd, const PatternsFlags& flags) {
-    (void)patterns;
+int run(const CLI::App* list_cmd, const CLI::App* approve_cmd, const PatternsFlags& flags) {
     try {
         if (list_cmd->parsed()) return list(flags);
         if (approve_cmd->parsed()) return approve(flags);
@@ -143,7 +142,7 @@ Command add_patterns(CLI::App& app) {
     auto flags = std::make_shared<PatternsFlags>();
     auto* patterns = app.add_subcommand("patterns", "Review the context pack's pattern library (client-written code)");
     patterns->require_subcommand(1);
-    auto source = [&flags](CLI::App* cmd) {
+    auto source = [flags](CLI::App* cmd) {
         auto* config = cmd->add_option("--config", flags->config, "The server's YAML configuration (packs.context)");
         cmd->add_option("--library", flags->library, "The pattern library's folder (instead of the configuration's)")
             ->excludes(config);
@@ -154,7 +153,7 @@ Command add_patterns(CLI::App& app) {
     auto* approve_cmd = patterns->add_subcommand("approve", "Let executeSkill run a pattern a client wrote, after reading its code");
     approve_cmd->add_option("ID", flags->id, "The pattern's id, CATEGORY/NAME")->required();
     source(approve_cmd);
-    return {patterns, [patterns, list_cmd, approve_cmd, flags]() { return run(patterns, list_cmd, approve_cmd, *flags); }};
+    return {patterns, [list_cmd, approve_cmd, flags]() { return run(list_cmd, approve_cmd, *flags); }};
 }
 
 }  // namespace toolport::commands

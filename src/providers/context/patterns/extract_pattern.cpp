@@ -13,8 +13,8 @@
 // the pattern is refused unless `force` is set. The scores are the client's own claim:
 // written as declared ("**Declared Quality Score:**", which the readers do not take for a
 // reviewed score) and kept in the marker, never a review. Code a client wrote is not run
-// by executeSkill until the operator approves it (or trusts client code). An existing pattern is never replaced
-// without `overwrite: true`. Each file is written beside its place, fsync'd and renamed in,
+// by executeSkill until the operator approves it (or trusts client code). An existing
+// pattern is never replaced without `overwrite: true`. Each file is written beside its place, fsync'd and renamed in,
 // the documentation last, so a search never sees a half-written pattern.
 #include <fcntl.h>
 #include <stdio.h>
@@ -113,7 +113,7 @@ std::string documentation_md(const Extraction& e) {
     return out;
 }
 
-// A client's text in SKILL.md, with "**" escaped: it must not read as a label of ours
+// A client's text in SKILL.md, each '*' escaped: it must not read as a label of ours
 // ("**Quality Score:**" would be taken for a reviewed score).
 std::string field(const std::string& text) {
     std::string out;
