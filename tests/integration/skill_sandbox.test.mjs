@@ -101,7 +101,7 @@ count() { grep -c "$@" 2>/dev/null || true; }
 env_ppid=$(tr '\0' '\n' < /proc/$PPID/environ 2>/dev/null | count ${SECRET})
 env_1=$(tr '\0' '\n' < /proc/1/environ 2>/dev/null | count ${SECRET})
 env_all=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | count -e ${SECRET} -e ${TOKEN})
-server=$(for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f; echo; done 2>/dev/null | count 'toolport serve')
+server=$(for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f; echo; done 2>/dev/null | count 'toolport [s]erve')
 w=0
 echo x > /skill/planted.md 2>/dev/null && w=$((w+1))
 ln -s /etc/passwd /skill/planted-link.md 2>/dev/null && w=$((w+1))

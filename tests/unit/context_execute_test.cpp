@@ -344,7 +344,7 @@ TEST_F(ContextExecuteSkill, AHostileSkillSeesNothingOfTheServerAndLeavesNothingB
               "env_ppid=$(tr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null | count TOOLPORT_UT_SECRET)\n"
               "env_1=$(tr '\\0' '\\n' < /proc/1/environ 2>/dev/null | count TOOLPORT_UT_SECRET)\n"
               "env_all=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | count TOOLPORT_UT_SECRET)\n"
-              "server=$(for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null | count toolport_unit_tests)\n"
+              "server=$(for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null | count 'toolport_unit_test[s]')\n"
               "pids=$(ls /proc | grep -c '^[0-9]')\n"
               // Writes outside its scratch directory: its own folder, the library by its
               // host path, the system.
