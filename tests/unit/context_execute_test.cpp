@@ -395,6 +395,41 @@ TEST_F(ContextExecuteSkill, AHostileSkillSeesNothingOfTheServerAndLeavesNothingB
     EXPECT_EQ(run("backend/sh-echo", {{"ok", true}})["success"], true);
 }
 
+// What bwrap is told to show: the system read-only, a scratch tmpfs of the configured size,
+// the pattern at /skill, a read-only root; of a runtime installed outside /usr only the
+// program and its prefix's lib/, never the prefix (it may be a home directory).
+TEST(ContextSkillSandbox, TheLayoutShowsTheSystemTheSkillAndARuntimeButNotItsHome) {
+    ScratchDir dir;
+    const fs::path runtime = dir.write("home/bin/runtime", "#!/bin/sh\n");
+    dir.write("home/lib/runtime/module.txt", "x");
+    dir.write("home/.secrets", "token");
+    SandboxLayout layout;
+    layout.bwrap = "/usr/bin/bwrap";
+    layout.skill_dir = dir.path() / "library/backend";
+    layout.program = runtime;
+    layout.scratch_bytes = 3 << 20;
+    layout.seccomp_fd = 7;
+    const std::vector<std::string> args = bwrap_arguments(layout);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    auto has = [&](const std::string& words) { return joined.find(words + " ") != std::string::npos; };
+    EXPECT_TRUE(has("--unshare-all")) << joined;
+    EXPECT_TRUE(has("--die-with-parent")) << joined;
+    EXPECT_TRUE(has("--cap-drop ALL")) << joined;
+    EXPECT_TRUE(has("--ro-bind /usr /usr")) << joined;
+    EXPECT_TRUE(has("--size 3145728 --tmpfs /tmp")) << joined;
+    EXPECT_TRUE(has("--ro-bind " + layout.skill_dir.string() + " /skill")) << joined;
+    EXPECT_TRUE(has("--remount-ro /")) << joined;
+    EXPECT_TRUE(has("--seccomp 7")) << joined;
+    EXPECT_TRUE(has("--ro-bind " + runtime.string() + " " + runtime.string())) << joined;
+    EXPECT_TRUE(has("--ro-bind " + (dir.path() / "home/lib").string() + " " + (dir.path() / "home/lib").string())) << joined;
+    EXPECT_FALSE(has("--ro-bind " + (dir.path() / "home").string() + " " + (dir.path() / "home").string())) << joined;
+    EXPECT_EQ(joined.find("/etc/ssl"), std::string::npos) << joined;
+    EXPECT_EQ(args.back(), "--");
+    EXPECT_EQ(sandbox_program(runtime.string()), runtime.string());
+    EXPECT_EQ(sandbox_program("/usr/bin/env"), "/usr/bin/env");
+}
+
 TEST(ContextSkillSandbox, TheSeccompProgramIsWholeInstructionsAndEndsByAllowing) {
     const std::string program = seccomp_program();
     ASSERT_EQ(program.size() % 8, 0u);

@@ -201,6 +201,7 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
         layout.program = program;
         layout.seccomp_fd = seccomp_fd;
         std::vector<std::string> wrapped = bwrap_arguments(layout);
+        args[0] = sandbox_program(program);
         wrapped.insert(wrapped.end(), args.begin(), args.end());
         args = std::move(wrapped);
     }

@@ -48,7 +48,24 @@ bool under(const fs::path& path, const fs::path& dir) {
     return true;
 }
 
+// Whether a resolved path lies in the system folders the sandbox binds anyway.
+bool in_system_dirs(const fs::path& real) {
+    std::error_code ec;
+    for (const char* dir : kSystemDirs) {
+        const fs::path d = fs::weakly_canonical(dir, ec);
+        if (!ec && under(real, d)) return true;
+    }
+    return false;
+}
+
 }  // namespace
+
+std::string sandbox_program(const std::string& program) {
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(program, ec);
+    if (ec || real.empty() || in_system_dirs(real)) return program;
+    return real.string();
+}
 
 std::vector<std::string> bwrap_arguments(const SandboxLayout& layout) {
     // --as-pid-1: the skill is its PID namespace's init, without bwrap's reaper in between:
@@ -58,7 +75,6 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout) {
                                      "--new-session", "--cap-drop", "ALL"};
     auto add = [&args](std::initializer_list<std::string> more) { args.insert(args.end(), more); };
     std::error_code ec;
-    bool program_inside = false;
     for (const char* dir : kSystemDirs) {
         const auto status = fs::symlink_status(dir, ec);
         if (ec || !fs::exists(status)) continue;
@@ -74,15 +90,16 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout) {
     }
     if (!layout.program.empty()) {
         const fs::path real = fs::weakly_canonical(layout.program, ec);
-        for (const char* dir : kSystemDirs) {
-            if (under(real, fs::weakly_canonical(dir, ec))) program_inside = true;
-        }
-        // A runtime installed elsewhere (a version manager's <prefix>/bin/node): its prefix,
-        // read-only, at the same place.
-        if (!program_inside && real.has_parent_path()) {
-            fs::path prefix = real.parent_path();
-            if (prefix.filename() == "bin" && prefix.has_parent_path()) prefix = prefix.parent_path();
-            add({"--ro-bind", prefix.string(), prefix.string()});
+        // A runtime installed elsewhere (a version manager's <prefix>/bin/node): the program
+        // itself and its prefix's lib/, read-only at the same place — not the whole prefix,
+        // which may be a home directory (~/bin/node).
+        if (!ec && !real.empty() && !in_system_dirs(real)) {
+            add({"--ro-bind", real.string(), real.string()});
+            const fs::path bin = real.parent_path();
+            if (bin.filename() == "bin" && bin.has_parent_path()) {
+                const fs::path lib = bin.parent_path() / "lib";
+                if (fs::is_directory(lib, ec)) add({"--ro-bind", lib.string(), lib.string()});
+            }
         }
     }
     add({"--proc", "/proc"});

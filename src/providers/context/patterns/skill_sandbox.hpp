@@ -38,7 +38,7 @@ struct SandboxStatus {
 struct SandboxLayout {
     std::string bwrap;                 // absolute path of bwrap
     std::filesystem::path skill_dir;   // bound read-only at /skill (empty: none)
-    std::filesystem::path program;     // the resolved program; its prefix is bound when outside /usr
+    std::filesystem::path program;     // the resolved program; bound (with its prefix's lib/) when outside /usr
     long long scratch_bytes = 64LL << 20;  // the tmpfs at /tmp
     int seccomp_fd = -1;               // from seccomp_program_fd()
 };
@@ -49,6 +49,9 @@ inline constexpr const char* kSandboxScratchDir = "/tmp";
 
 // bwrap's argv up to and including "--" (the program and its arguments follow).
 std::vector<std::string> bwrap_arguments(const SandboxLayout& layout);
+// The path to run `program` by inside the sandbox: as is within the system folders (a
+// symlink there resolves inside too), else its resolved path (the one that is bound).
+std::string sandbox_program(const std::string& program);
 
 // The seccomp filter as the raw classic-BPF program bwrap's --seccomp reads (an array of
 // struct sock_filter), for the architecture Toolport was built for.
