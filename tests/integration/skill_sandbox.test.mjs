@@ -163,9 +163,20 @@ describe('executeSkill sandbox (real binary, SDK client)', () => {
 
     const pending = await runToolport(['patterns', 'list', '--unreviewed', '--config', w.configFile], { env: operatorEnv });
     assert.equal(pending.status, 0, pending.stderr);
-    assert.match(pending.stdout, /^backend\/probe\tunreviewed\tprobe\.sh$/m);
+    const listed_code = /^backend\/probe\tunreviewed\tprobe\.sh\tsha256:([0-9a-f]{64})$/m.exec(pending.stdout);
+    assert.ok(listed_code, pending.stdout);
     assert.doesNotMatch(pending.stdout, /operator-echo/);
-    const approved = await runToolport(['patterns', 'approve', 'backend/probe', '--config', w.configFile], { env: operatorEnv });
+    // An approval of other code than what is there approves nothing.
+    const stale = await runToolport(['patterns', 'approve', 'backend/probe', '--sha256', '0'.repeat(64), '--config', w.configFile], {
+      env: operatorEnv,
+    });
+    assert.equal(stale.status, 1, stale.stdout);
+    assert.match(stale.stderr, /nothing approved/);
+    const still = await client.callTool({ name: 'executeSkill', arguments: { skillId: 'backend/probe', input: {} } });
+    assert.equal(still.structuredContent.error.code, 'SKILL_NOT_APPROVED');
+    const approved = await runToolport(['patterns', 'approve', 'backend/probe', '--sha256', listed_code[1], '--config', w.configFile], {
+      env: operatorEnv,
+    });
     assert.equal(approved.status, 0, approved.stderr);
     assert.match(approved.stdout, /approved backend\/probe/);
 

@@ -1,17 +1,20 @@
 // toolport patterns: the operator's side of the context pack's pattern library.
 //
 //   toolport patterns list [--unreviewed] [--config FILE | --library DIR]
-//   toolport patterns approve CATEGORY/NAME [--config FILE | --library DIR]
+//   toolport patterns approve CATEGORY/NAME [--sha256 HEX] [--config FILE | --library DIR]
 //
 // Code a client writes with extractPattern is stored unreviewed (a hidden marker beside
 // it, see providers/context/patterns/library.hpp) and executeSkill does not run it. After
 // reading the code, the operator approves it here: the marker goes, and the next
-// executeSkill runs it (no restart). The library is the one `serve` would use: the
-// configuration's packs.context.patterns_root, else $TOOLPORT_CONTEXT_PATTERNS, else
-// ~/.shared-patterns; --library names it directly.
+// executeSkill runs it (no restart). `list` shows the SHA-256 of each unreviewed pattern's
+// code, and `approve --sha256` approves only that code: a client that replaces it between
+// the operator's reading and the approval gets nothing approved. The library is the one
+// `serve` would use: the configuration's packs.context.patterns_root, else
+// $TOOLPORT_CONTEXT_PATTERNS, else ~/.shared-patterns; --library names it directly.
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -40,6 +43,7 @@ struct PatternsFlags {
     std::string library;
     std::string id;
     bool unreviewed_only = false;
+    std::string sha256;  // approve only when the code has this digest
 };
 
 // The context pack's settings as `serve` reads them (throws ConfigError, SettingsError).
@@ -69,8 +73,10 @@ int list(const PatternsFlags& flags) {
     std::size_t shown = 0;
     for (const auto& p : library.list()) {
         if (flags.unreviewed_only && !p.unreviewed) continue;
-        fmt::print("{}\t{}\t{}\n", p.id(), p.unreviewed ? "unreviewed" : "reviewed",
-                   p.runnable_file.empty() ? std::string("no runnable code") : p.runnable_file);
+        std::string line = fmt::format("{}\t{}\t{}", p.id(), p.unreviewed ? "unreviewed" : "reviewed",
+                                       p.runnable_file.empty() ? std::string("no runnable code") : p.runnable_file);
+        if (p.unreviewed && !p.runnable_file.empty()) line += "\tsha256:" + util::sha256_hex(read_small(p.dir / p.runnable_file));
+        fmt::print("{}\n", line);
         ++shown;
     }
     if (shown == 0) fmt::print(stderr, "no {}patterns in {}\n", flags.unreviewed_only ? "unreviewed " : "", settings.patterns_root.string());
@@ -103,6 +109,15 @@ int approve(const PatternsFlags& flags) {
         // changed since the client wrote it is pointed out.
         const std::string digest = util::sha256_hex(read_small(files->dir / files->runnable_file));
         fmt::print("code: {} (sha256 {})\n", (files->dir / files->runnable_file).string(), digest);
+        std::string expected = flags.sha256;
+        std::transform(expected.begin(), expected.end(), expected.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (!expected.empty() && expected != digest) {
+            fmt::print(stderr,
+                       "toolport patterns approve: the code is not the one you gave (--sha256 {}): it changed since you "
+                       "read it; nothing approved\n",
+                       util::sanitize_for_message(flags.sha256, 80));
+            return 1;
+        }
         if (record.is_object() && record.contains("codeSha256") && record["codeSha256"] != digest) {
             fmt::print("note: the code differs from what the client wrote (sha256 {})\n",
                        record["codeSha256"].get<std::string>());
@@ -152,6 +167,7 @@ Command add_patterns(CLI::App& app) {
     source(list_cmd);
     auto* approve_cmd = patterns->add_subcommand("approve", "Let executeSkill run a pattern a client wrote, after reading its code");
     approve_cmd->add_option("ID", flags->id, "The pattern's id, CATEGORY/NAME")->required();
+    approve_cmd->add_option("--sha256", flags->sha256, "Approve only if the code has this SHA-256 (from `patterns list`)");
     source(approve_cmd);
     return {patterns, [list_cmd, approve_cmd, flags]() { return run(list_cmd, approve_cmd, *flags); }};
 }
