@@ -1,5 +1,7 @@
 // toolport: the command line. Each subcommand lives in app/commands/; they share the
 // configuration loading of app/config.hpp.
+#include <sys/prctl.h>
+
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +10,13 @@
 #include "toolport_version.hpp"
 
 int main(int argc, char** argv) {
+    // Non-dumpable, first of all: no other process of the same user (a skill run without the
+    // sandbox, a compromised upstream child) reads Toolport's memory, environment or file
+    // descriptors through /proc/<pid>/ or attaches with ptrace, and no core dump holds its
+    // secrets. Every command: the servers hold tokens and keys, and so do the clients
+    // (--token). Children get their own flag back when they execve.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
     // Logs always go to stderr: stdout belongs to the stdio transport and to command output.
     auto logger = spdlog::stderr_color_mt("toolport");
     spdlog::set_default_logger(logger);
@@ -27,6 +36,7 @@ int main(int argc, char** argv) {
         add_logout(app),
         add_test(app),
         add_reload(app),
+        add_patterns(app),
     };
 
     CLI11_PARSE(app, argc, argv);

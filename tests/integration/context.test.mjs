@@ -63,7 +63,7 @@ describe('context pack', () => {
       assert.equal(tools.size, 14, `specs cover ${[...tools].join(', ')}`);
       // extractPattern's three files, in the original's convention.
       const skillMd = readFileSync(path.join(world.dir, 'patterns/backend/idempotency-keys-SKILL.md'), 'utf8');
-      assert.match(skillMd, /\*\*Quality Score:\*\* 8\.2\/10/);
+      assert.match(skillMd, /\*\*Declared Quality Score:\*\* 8\.2\/10/);
       assert.match(skillMd, /\| Reusability \| 8\/10 \| any HTTP framework \|/);
       assert.ok(readFileSync(path.join(world.dir, 'patterns/backend/idempotency-keys.js'), 'utf8').includes('idempotencyKeys'));
     } finally {

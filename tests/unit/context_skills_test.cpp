@@ -7,6 +7,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "context_test_support.hpp"
+#include "providers/context/patterns/library.hpp"
+#include "providers/context/patterns/skill_sandbox.hpp"
 #include "providers/context/skills/skill_catalog.hpp"
 #include "util/digest.hpp"
 
@@ -299,7 +301,9 @@ TEST_F(ContextExtractPattern, WritesTheThreeFilesThatEveryReaderUnderstands) {
     EXPECT_EQ(done["data"]["replaced"], false);
 
     const std::string skill = read_file(dir.path() / "library/backend/echo-input-SKILL.md");
-    EXPECT_NE(skill.find("**Quality Score:** 8/10"), std::string::npos) << skill;
+    // The client's scores are declared, not a review: no "**Quality Score:**" the readers take.
+    EXPECT_NE(skill.find("**Declared Quality Score:** 8/10"), std::string::npos) << skill;
+    EXPECT_FALSE(parse_quality(skill).has_value()) << skill;
     EXPECT_NE(skill.find("| Reusability | 8/10 | a \\| b c |"), std::string::npos) << skill;
     EXPECT_NE(skill.find("- coreutils"), std::string::npos);
     EXPECT_EQ(read_file(dir.path() / "library/backend/echo-input.md"), "# Echo Input\n\nUsage: send JSON, get it back.\n");
@@ -309,11 +313,18 @@ TEST_F(ContextExtractPattern, WritesTheThreeFilesThatEveryReaderUnderstands) {
     Json found = server->call("searchPatterns", {{"keyword", "echoes"}});
     ASSERT_EQ(found["data"][0]["id"], "backend/echo-input") << found;
     EXPECT_EQ(found["data"][0]["description"], "Echoes its input.");
-    EXPECT_EQ(found["data"][0]["quality"], 8);
+    EXPECT_FALSE(found["data"][0].contains("quality")) << found;
+    EXPECT_EQ(found["data"][0]["reviewed"], false);
+    // Its code is unreviewed: executeSkill runs it once the operator approves it.
+    EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", {{"x", 1}}}})["error"]["code"],
+              "SKILL_NOT_APPROVED");
+    fs::remove(dir.path() / "library/backend" / unreviewed_marker("echo-input"));
     EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", Json::object()}})["error"]["code"],
               "VALIDATION_ERROR");
-    EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", {{"x", 1}}}})["data"], Json({{"x", 1}}));
-    // No staging file is left behind.
+    if (sandbox_status("").available) {
+        EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", {{"x", 1}}}})["data"], Json({{"x", 1}}));
+    }
+    // No staging file is left behind (the unreviewed marker, gone now, was the only hidden file).
     for (const auto& e : fs::directory_iterator(dir.path() / "library/backend")) {
         EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
     }
@@ -342,7 +353,7 @@ TEST_F(ContextExtractPattern, RefusesLowQualityAndOverwritesOnlyWhenAsked) {
     EXPECT_EQ(replaced["data"]["replaced"], true);
     EXPECT_FALSE(fs::exists(dir.path() / "library/backend/echo-input.sh"));
     EXPECT_TRUE(fs::exists(dir.path() / "library/backend/echo-input.py"));
-    EXPECT_NE(read_file(dir.path() / "library/backend/echo-input-SKILL.md").find("**Quality Score:** 9/10"), std::string::npos);
+    EXPECT_NE(read_file(dir.path() / "library/backend/echo-input-SKILL.md").find("**Declared Quality Score:** 9/10"), std::string::npos);
 
     Json hostile = args(9);
     for (const char* name : {"../escape", "Upper", "a/b", ".hidden"}) {

@@ -23,5 +23,6 @@ Command add_login(CLI::App& app);   // toolport login URL (login_command.cpp)
 Command add_logout(CLI::App& app);  // toolport logout URL (login_command.cpp)
 Command add_test(CLI::App& app);    // toolport test (test_command.cpp)
 Command add_reload(CLI::App& app);  // toolport reload (reload_command.cpp)
+Command add_patterns(CLI::App& app);  // toolport patterns list|approve (patterns_command.cpp)
 
 }  // namespace toolport::commands

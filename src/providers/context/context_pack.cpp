@@ -15,7 +15,8 @@ ContextPack::ContextPack(ContextSettings s, std::size_t worker_threads, std::siz
     : settings(std::move(s)),
       patterns("pattern library", settings.patterns_root),
       workers(worker_threads),
-      skill_runners(skill_threads) {
+      skill_runners(skill_threads),
+      sandbox(sandbox_status(settings.skill_policy.bwrap)) {
     for (const auto& root : settings.projects_roots) projects.emplace_back("projects root", root);
     library = std::make_unique<PatternLibrary>(patterns, settings.categories);
 }

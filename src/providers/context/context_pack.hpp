@@ -19,6 +19,7 @@
 #include "providers/context/envelope.hpp"
 #include "providers/context/patterns/library.hpp"
 #include "providers/context/patterns/search_index.hpp"
+#include "providers/context/patterns/skill_sandbox.hpp"
 #include "providers/context/roots.hpp"
 #include "providers/source.hpp"
 #include "server/request_context.hpp"
@@ -37,6 +38,8 @@ struct ContextPack {
     WorkerPool workers;
     // executeSkill's children are waited for here: a long skill never holds up file work.
     WorkerPool skill_runners;
+    // Whether skills can be sandboxed here (probed once per process, at the pack's start).
+    SandboxStatus sandbox;
 
     // Opens the search index and brings it up to date (at start).
     PatternIndex::SyncStats open_index();

@@ -39,7 +39,8 @@ std::filesystem::path expand_home(const std::string& path) {
 ContextSettings ContextSettings::from(const providers::SourceSettings& settings) {
     settings.only_keys({"patterns_root", "projects_root", "projects_roots", "categories", "index_file", "watch",
                         "skill_timeout_ms", "skill_cpu_seconds", "skill_memory_mb", "skill_file_size_mb",
-                        "skill_output_kb"});
+                        "skill_output_kb", "skill_scratch_mb", "skill_bwrap", "skill_allow_unsandboxed",
+                        "skill_trust_client_code"});
     ContextSettings s;
     if (auto root = settings.string("patterns_root")) s.patterns_root = expand_home(*root);
     else if (auto from_env = env("TOOLPORT_CONTEXT_PATTERNS"); !from_env.empty()) s.patterns_root = expand_home(from_env);
@@ -78,6 +79,15 @@ ContextSettings ContextSettings::from(const providers::SourceSettings& settings)
     if (auto mb = settings.integer("skill_memory_mb", 16, 65536)) s.skill.memory_bytes = *mb << 20;
     if (auto mb = settings.integer("skill_file_size_mb", 1, 65536)) s.skill.file_size_bytes = *mb << 20;
     if (auto kb = settings.integer("skill_output_kb", 1, 65536)) s.skill.output_bytes = static_cast<std::size_t>(*kb) << 10;
+    if (auto mb = settings.integer("skill_scratch_mb", 1, 65536)) s.skill.scratch_bytes = *mb << 20;
+    if (auto bwrap = settings.string("skill_bwrap")) {
+        s.skill_policy.bwrap = expand_home(*bwrap).string();
+        if (!std::filesystem::path(s.skill_policy.bwrap).is_absolute()) {
+            settings.fail("skill_bwrap", "must be an absolute path (or start with ~/)");
+        }
+    }
+    if (auto allow = settings.boolean("skill_allow_unsandboxed")) s.skill_policy.allow_unsandboxed = *allow;
+    if (auto trust = settings.boolean("skill_trust_client_code")) s.skill_policy.trust_client_code = *trust;
     return s;
 }
 

@@ -13,6 +13,10 @@
 //       skill_memory_mb: 512
 //       skill_file_size_mb: 16
 //       skill_output_kb: 1024
+//       skill_scratch_mb: 64                 # the sandbox's /tmp: the total a skill may write
+//       skill_bwrap: /usr/bin/bwrap          # default: looked up in the system's folders
+//       skill_allow_unsandboxed: false       # run skills without the sandbox where it cannot be made
+//       skill_trust_client_code: false       # run code clients wrote with extractPattern unapproved
 //
 // A leading "~/" means $HOME. Nothing is created at start but the index file's directory.
 #pragma once
@@ -32,6 +36,14 @@ struct SkillLimits {
     long long memory_bytes = 512LL << 20;
     long long file_size_bytes = 16LL << 20;
     std::size_t output_bytes = 1 << 20;
+    long long scratch_bytes = 64LL << 20;
+};
+
+// Who may run what, and how (executeSkill).
+struct SkillPolicy {
+    std::string bwrap;             // empty: looked up
+    bool allow_unsandboxed = false;  // where the sandbox cannot be made, run skills anyway
+    bool trust_client_code = false;  // run code written by clients (extractPattern) without approval
 };
 
 struct ContextSettings {
@@ -42,6 +54,7 @@ struct ContextSettings {
     std::filesystem::path index_file;  // empty: derived from the cache directory and patterns_root
     bool watch = true;
     SkillLimits skill;
+    SkillPolicy skill_policy;
 
     // Reads and checks the section (throws providers::SettingsError naming file:line:key).
     static ContextSettings from(const providers::SourceSettings& settings);

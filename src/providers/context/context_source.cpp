@@ -6,6 +6,7 @@
 // cached by the pipeline (a source default the configuration may override).
 #include <spdlog/spdlog.h>
 
+#include "observability/health.hpp"
 #include "pipeline/policy.hpp"
 #include "providers/context/context_pack.hpp"
 #include "providers/context/skills/skills_extension.hpp"
@@ -26,6 +27,7 @@ public:
         const auto indexed = pack_->open_index();
         spdlog::info("context: {} patterns indexed in {} ms ({} read from disk)", indexed.patterns,
                      indexed.duration.count(), indexed.read);
+        report_sandbox(context);
         skills_ = std::make_unique<context::SkillsExtension>(*pack_);
         for (const auto& dir : pack_->library->unserved_dirs()) {
             spdlog::warn("context: {}/ in the pattern library is not a served category (packs.context.categories)", dir);
@@ -56,6 +58,27 @@ public:
     }
 
 private:
+    // executeSkill's sandbox in the log and in GET /health (<source>.skills): "sandboxed",
+    // else why not and what executeSkill does about it (degraded either way).
+    void report_sandbox(SourceContext& context) {
+        const context::SandboxStatus sandbox = pack_->sandbox;
+        const bool allowed = settings_.skill_policy.allow_unsandboxed;
+        if (sandbox.available) {
+            spdlog::info("context: skills run sandboxed (bubblewrap)");
+        } else if (allowed) {
+            spdlog::warn("context: skills run UNSANDBOXED (packs.context.skill_allow_unsandboxed): {}", sandbox.reason);
+        } else {
+            spdlog::warn("context: executeSkill refuses to run skills: {} (install bubblewrap, or set "
+                         "packs.context.skill_allow_unsandboxed)",
+                         sandbox.reason);
+        }
+        context.add_health(context.source_name() + ".skills", [sandbox, allowed]() -> observability::ComponentHealth {
+            if (sandbox.available) return {"sandboxed", observability::Severity::ok};
+            if (allowed) return {"unsandboxed (skill_allow_unsandboxed): " + sandbox.reason, observability::Severity::degraded};
+            return {"disabled: " + sandbox.reason, observability::Severity::degraded};
+        });
+    }
+
     context::ContextSettings settings_;
     // Declared before the pack, so it goes after it: the pack's index watcher thread, which
     // tells it about changes, is joined first.

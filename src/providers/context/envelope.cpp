@@ -27,6 +27,8 @@ const char* code_name(ErrorCode code) {
         case ErrorCode::skill_execution_failed: return "SKILL_EXECUTION_FAILED";
         case ErrorCode::filesystem_error: return "FILESYSTEM_ERROR";
         case ErrorCode::validation_error: return "VALIDATION_ERROR";
+        case ErrorCode::skill_not_approved: return "SKILL_NOT_APPROVED";
+        case ErrorCode::sandbox_unavailable: return "SANDBOX_UNAVAILABLE";
     }
     return "FILESYSTEM_ERROR";
 }

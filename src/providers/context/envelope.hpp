@@ -34,6 +34,8 @@ enum class ErrorCode {
     skill_execution_failed,  // SKILL_EXECUTION_FAILED: the skill failed, timed out, or answered garbage
     filesystem_error,        // FILESYSTEM_ERROR: an I/O failure
     validation_error,        // VALIDATION_ERROR: arguments, ids or paths that cannot be used
+    skill_not_approved,      // SKILL_NOT_APPROVED: a client wrote the code and the operator has not approved it
+    sandbox_unavailable,     // SANDBOX_UNAVAILABLE: skills cannot be sandboxed here and may not run without
 };
 
 const char* code_name(ErrorCode code);

@@ -1,5 +1,11 @@
-// executeSkill: runs a pattern's code in a sandboxed child process (skill_process.hpp),
-// the input as JSON on stdin and the output read as JSON from stdout.
+// executeSkill: runs a pattern's code in a sandboxed child process (skill_process.hpp,
+// skill_sandbox.hpp), the input as JSON on stdin and the output read as JSON from stdout.
+//
+// It refuses (before anything runs, dry runs included):
+//   - code a client wrote with extractPattern that the operator has not approved
+//     (SKILL_NOT_APPROVED), unless packs.context.skill_trust_client_code is set;
+//   - any skill where the sandbox cannot be made (SANDBOX_UNAVAILABLE), unless
+//     packs.context.skill_allow_unsandboxed is set.
 //
 //   .js / .mjs   Node. A module in the original server's style (exporting the camelCased
 //                skill name, `execute`, or a default function) is imported and called with
@@ -84,9 +90,10 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
     spec.name = "executeSkill";
     spec.title = "Execute a skill";
     spec.description =
-        "Run a pattern's code (.js/.mjs with Node, .py with python3, .sh with bash) in a sandboxed child process with "
-        "the given input as JSON. Returns the skill's JSON output; dryRun only checks the input against the schema in "
-        "its SKILL.md. Use it after loadSkill, when a pattern has an executable implementation.";
+        "Run a pattern's code (.js/.mjs with Node, .py with python3, .sh with bash) in a sandbox (no network, no view of "
+        "the server, a small scratch directory) with the given input as JSON. Code a client wrote with extractPattern "
+        "runs once the operator has approved it. Returns the skill's JSON output; dryRun only checks the input against "
+        "the schema in its SKILL.md. Use it after loadSkill, when a pattern has an executable implementation.";
     spec.input_schema = {
         {"type", "object"},
         {"properties",
@@ -97,7 +104,8 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
     spec.data_schema = Json::object();  // whatever the skill returns
     spec.extra_metadata = {{"skillId", {{"type", "string"}}},
                            {"runtime", {{"type", "string"}}},
-                           {"exitCode", {{"type", "integer"}}}};
+                           {"exitCode", {{"type", "integer"}}},
+                           {"sandboxed", {{"type", "boolean"}}}};
     spec.annotations = {.read_only = false, .destructive = false, .idempotent = false, .open_world = true};
     auto declaration = context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
         const SkillId id = parse_skill_id(string_arg(args, "skillId"));
@@ -138,6 +146,24 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
                                    fmt::format("the input schema in {}'s SKILL.md does not compile: {}", id.str(), e.what()));
             }
         }
+        if (files.unreviewed && !pack.settings.skill_policy.trust_client_code) {
+            throw ContextError(ErrorCode::skill_not_approved,
+                               fmt::format("Skill {} was written by a client (extractPattern) and is unreviewed: its code "
+                                           "does not run until the operator approves it",
+                                           id.str()),
+                               fmt::format("The operator reviews its code and runs `toolport patterns approve {} --config "
+                                           "FILE` (or sets packs.context.skill_trust_client_code: true).",
+                                           id.str()));
+        }
+        const bool sandboxed = pack.sandbox.available;
+        if (!sandboxed && !pack.settings.skill_policy.allow_unsandboxed) {
+            throw ContextError(ErrorCode::sandbox_unavailable,
+                               fmt::format("executeSkill cannot run {}: skills run only in a sandbox, and {}", id.str(),
+                                           pack.sandbox.reason),
+                               "The operator installs bubblewrap (bwrap) on a kernel that allows user namespaces, or "
+                               "sets packs.context.skill_allow_unsandboxed: true to run skills without one; GET /health "
+                               "shows the sandbox's state.");
+        }
         const std::string ext = files.runnable_file.substr(files.runnable_file.rfind('.'));
         const std::string runtime = ext == ".py" ? "python3" : ext == ".sh" ? "bash" : "node";
         if (dry_run) {
@@ -151,7 +177,15 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
         }
 
         SkillProcessSpec process;
-        const std::string file = (files.dir / files.runnable_file).string();
+        // Sandboxed, the pattern's folder is the sandbox's read-only /skill.
+        const std::string file = sandboxed ? std::string(kSandboxSkillDir) + "/" + files.runnable_file
+                                           : (files.dir / files.runnable_file).string();
+        if (sandboxed) {
+            process.sandbox = SandboxLayout{};
+            process.sandbox->bwrap = pack.sandbox.bwrap;
+            process.sandbox->skill_dir = files.dir;
+            process.sandbox->scratch_bytes = pack.settings.skill.scratch_bytes;
+        }
         if (runtime == "node") process.argv = {"node", "--input-type=module", "-e", kNodeBootstrap, file};
         else process.argv = {runtime, file};
         process.stdin_data = input.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -209,7 +243,8 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
                 throw failed(run.signal == SIGXCPU
                                  ? fmt::format("used more than {} s of CPU and was stopped", process.limits.cpu_seconds)
                                  : fmt::format("was killed by signal {} ({}){}", run.signal, strsignal(run.signal),
-                                               run.signal == SIGABRT || run.signal == SIGSEGV || run.signal == SIGKILL
+                                               run.signal == SIGKILL ? " — possibly over its CPU or memory limit"
+                                               : run.signal == SIGABRT || run.signal == SIGSEGV
                                                    ? " — possibly over its memory limit"
                                                    : ""));
             case End::exited: break;
@@ -221,7 +256,8 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
         if (output.is_discarded()) {
             throw failed(fmt::format("did not write JSON to stdout (it began: {})", util::sanitize_for_message(run.out, 80)));
         }
-        co_return Answer{std::move(output), {{"skillId", id.str()}, {"runtime", runtime}, {"exitCode", run.exit_code}}};
+        co_return Answer{std::move(output),
+                         {{"skillId", id.str()}, {"runtime", runtime}, {"exitCode", run.exit_code}, {"sandboxed", sandboxed}}};
     });
     // A skill may run for minutes (its process's timeout): a client that declared the tasks
     // extension may run it as a task and poll instead of holding the request open.

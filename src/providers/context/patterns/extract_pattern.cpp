@@ -7,9 +7,14 @@
 //                                breakdown table over the five criteria, dependencies,
 //                                provenance, and the input schema executeSkill checks
 //
+//   <category>/.<name>.unreviewed.json   the marker that it came from a client (library.hpp)
+//
 // The overall score is the mean of the five criteria; below the 7.0 extraction threshold
-// the pattern is refused unless `force` is set. An existing pattern is never replaced
-// without `overwrite: true`. Each file is written beside its place, fsync'd and renamed in,
+// the pattern is refused unless `force` is set. The scores are the client's own claim:
+// written as declared ("**Declared Quality Score:**", which the readers do not take for a
+// reviewed score) and kept in the marker, never a review. Code a client wrote is not run
+// by executeSkill until the operator approves it (or trusts client code). An existing
+// pattern is never replaced without `overwrite: true`. Each file is written beside its place, fsync'd and renamed in,
 // the documentation last, so a search never sees a half-written pattern.
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@
 #include "observability/iso_time.hpp"
 #include "providers/context/context_pack.hpp"
 #include "providers/context/durable_files.hpp"
+#include "util/digest.hpp"
 #include "util/random.hpp"
 
 namespace toolport::context {
@@ -107,28 +113,46 @@ std::string documentation_md(const Extraction& e) {
     return out;
 }
 
+// A client's text in SKILL.md, each '*' escaped: it must not read as a label of ours
+// ("**Quality Score:**" would be taken for a reviewed score).
+std::string field(const std::string& text) {
+    std::string out;
+    for (char c : cell(text)) {
+        if (c == '*') out += "\\*";
+        else out += c;
+    }
+    return out;
+}
+
 std::string skill_md(const Extraction& e) {
-    std::string out = fmt::format("# Skill: {}\n\n", cell(e.title));
+    std::string out = fmt::format("# Skill: {}\n\n", field(e.title));
     out += fmt::format("**Category:** {}\n", e.category);
     if (e.language) out += fmt::format("**Language:** {}\n", e.language->label);
-    out += fmt::format("**Quality Score:** {}/10\n", score_text(e.overall));
+    // Declared, not reviewed: parse_quality reads "**Quality Score:**" only.
+    out += fmt::format("**Declared Quality Score:** {}/10 (the client's own scores, not a review)\n", score_text(e.overall));
     out += fmt::format("**Last Verified:** {}\n", observability::iso8601_utc(std::chrono::system_clock::now(), false).substr(0, 10));
     out += "**Reuse Count:** 0\n";
-    if (!e.source_project.empty()) out += fmt::format("**Source Project:** {}\n", cell(e.source_project));
-    if (!e.source_session.empty()) out += fmt::format("**Source Session:** {}\n", cell(e.source_session));
-    out += fmt::format("\n## Overview\n\n{}\n", cell(e.description));
-    out += "\n## Quality Breakdown\n\n| Criterion | Score | Notes |\n|-----------|-------|-------|\n";
+    if (!e.source_project.empty()) out += fmt::format("**Source Project:** {}\n", field(e.source_project));
+    if (!e.source_session.empty()) out += fmt::format("**Source Session:** {}\n", field(e.source_session));
+    out += fmt::format("\n## Overview\n\n{}\n", field(e.description));
+    out += "\n## Declared Quality Breakdown\n\n| Criterion | Declared Score | Notes |\n|-----------|-------|-------|\n";
     for (std::size_t i = 0; i < kCriteria.size(); ++i) {
-        out += fmt::format("| {} | {}/10 | {} |\n", kCriteria[i].label, score_text(e.scores[i]), cell(e.notes[i]));
+        out += fmt::format("| {} | {}/10 | {} |\n", kCriteria[i].label, score_text(e.scores[i]), field(e.notes[i]));
     }
-    out += fmt::format("\n**Overall Score:** {}/10\n", score_text(e.overall));
+    out += fmt::format("\n**Declared Overall Score:** {}/10\n", score_text(e.overall));
     if (!e.dependencies.empty()) {
         out += "\n## Dependencies\n\n";
-        for (const auto& d : e.dependencies) out += fmt::format("- {}\n", cell(d));
+        for (const auto& d : e.dependencies) out += fmt::format("- {}\n", field(d));
     }
     if (!e.input_schema.is_null()) {
         // executeSkill validates its input against the first ```json block (declared_input_schema).
-        out += fmt::format("\n## Input Schema\n\n```json\n{}\n```\n", e.input_schema.dump(2));
+        // '*' only occurs inside JSON strings, where \u002a is the same character.
+        std::string schema;
+        for (char c : e.input_schema.dump(2, ' ', false, Json::error_handler_t::replace)) {
+            if (c == '*') schema += "\\u002a";
+            else schema += c;
+        }
+        out += fmt::format("\n## Input Schema\n\n```json\n{}\n```\n", schema);
     }
     return out;
 }
@@ -178,6 +202,28 @@ Extraction read_arguments(const ContextPack& pack, const Json& args) {
     return e;
 }
 
+Json declared_scores(const Extraction& e) {
+    Json scores = Json::object();
+    for (std::size_t i = 0; i < kCriteria.size(); ++i) scores[kCriteria[i].key] = e.scores[i];
+    return scores;
+}
+
+// The unreviewed marker: who wrote the pattern and what they claimed of it.
+std::string marker_json(const Extraction& e, const std::string& code_name) {
+    Json marker = {{"writtenBy", "client (extractPattern)"},
+                   {"extractedAt", observability::iso8601_utc(std::chrono::system_clock::now(), false)},
+                   {"declaredQuality", e.overall},
+                   {"declaredScores", declared_scores(e)},
+                   {"approve", fmt::format("toolport patterns approve {}/{} --config FILE", e.category, e.name)}};
+    if (!code_name.empty()) {
+        marker["codeFile"] = code_name;
+        marker["codeSha256"] = util::sha256_hex(e.code.ends_with('\n') ? e.code : e.code + "\n");
+    }
+    if (!e.source_project.empty()) marker["sourceProject"] = e.source_project;
+    if (!e.source_session.empty()) marker["sourceSession"] = e.source_session;
+    return marker.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
 bool exists_at(int dir_fd, const std::string& name) {
     struct stat st {};
     return ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -225,6 +271,14 @@ Json extract(const ContextPack& pack, const Extraction& e, bool overwrite) {
         staged.emplace_back(hidden, final_name);
     };
     try {
+        // The marker goes in first: no moment where the client's code is in place unmarked.
+        const std::string marker = unreviewed_marker(e.name);
+        const std::string hidden_marker = fmt::format("{}.{}.tmp", marker, tag);
+        write_new_file_at(dir_fd.fd, hidden_marker.c_str(), marker_json(e, code_name));
+        if (::renameat(dir_fd.fd, hidden_marker.c_str(), dir_fd.fd, marker.c_str()) != 0) {
+            ::unlinkat(dir_fd.fd, hidden_marker.c_str(), 0);
+            io_failure("mark the pattern unreviewed");
+        }
         if (!code_name.empty()) stage(code_name, e.code.ends_with('\n') ? e.code : e.code + "\n");
         stage(skill_name, skill_md(e));
         stage(doc_name, documentation_md(e));  // last: renamed in last
@@ -255,12 +309,12 @@ Json extract(const ContextPack& pack, const Extraction& e, bool overwrite) {
 
     Json files = Json::array();
     for (const auto& [hidden, final_name] : staged) files.push_back(pack.patterns.display(dir / final_name));
-    Json breakdown = Json::object();
-    for (std::size_t i = 0; i < kCriteria.size(); ++i) breakdown[kCriteria[i].key] = e.scores[i];
     return {{"id", e.category + "/" + e.name},
             {"files", std::move(files)},
             {"quality", e.overall},
-            {"qualityBreakdown", std::move(breakdown)},
+            {"qualityBreakdown", declared_scores(e)},
+            {"declaredScores", declared_scores(e)},
+            {"reviewed", false},
             {"hasExecutable", !code_name.empty()},
             {"replaced", !existing.empty()}};
 }
@@ -287,7 +341,9 @@ providers::ToolDeclaration extract_pattern_tool(ContextPack& pack) {
         "Promote a reusable pattern into the shared library as <name>.md, an optional code file and <name>-SKILL.md "
         "with a quality breakdown over correctness, reusability, documentation, test coverage and performance. "
         "Patterns scoring below 7.0 are refused unless force is true, and an existing pattern is only replaced with "
-        "overwrite: true. Use it at the end of a session for a solution worth reusing; searchPatterns finds it at once.";
+        "overwrite: true. The scores are recorded as declared, and its code is stored unreviewed: executeSkill runs it "
+        "once the operator approves it. Use it at the end of a session for a solution worth reusing; searchPatterns "
+        "finds it at once.";
     Json quality_properties = Json::object();
     std::vector<std::string> criteria;
     for (const auto& c : kCriteria) {
@@ -324,8 +380,10 @@ providers::ToolDeclaration extract_pattern_tool(ContextPack& pack) {
                          {{"id", {{"type", "string"}}},
                           {"files", {{"type", "array"}, {"items", {{"type", "string"}}},
                                      {"description", "The files written, relative to the library"}}},
-                          {"quality", {{"type", "number"}}},
-                          {"qualityBreakdown", {{"type", "object"}}},
+                          {"quality", {{"type", "number"}, {"description", "The mean of the declared scores"}}},
+                          {"qualityBreakdown", {{"type", "object"}, {"description", "The declared scores (as declaredScores)"}}},
+                          {"declaredScores", {{"type", "object"}, {"description", "The scores as the caller declared them: not a review"}}},
+                          {"reviewed", {{"type", "boolean"}, {"description", "false: the operator has not approved it; executeSkill does not run its code until then"}}},
                           {"hasExecutable", {{"type", "boolean"}}},
                           {"replaced", {{"type", "boolean"}}}}},
                         {"required", {"id", "files", "quality", "qualityBreakdown", "hasExecutable", "replaced"}}};

@@ -104,6 +104,8 @@ std::string first_paragraph(const std::string& md) {
 
 }  // namespace
 
+std::string unreviewed_marker(const std::string& name) { return "." + name + ".unreviewed.json"; }
+
 std::string read_text_file(const fs::path& file, std::size_t max_bytes, const std::string& shown_name) {
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
@@ -207,6 +209,7 @@ std::optional<PatternFiles> assemble(const std::string& category, const std::str
     }
     if (exists(name + ".ts")) f.code_file = name + ".ts";
     else f.code_file = f.runnable_file;
+    f.unreviewed = exists(unreviewed_marker(name));
     return f;
 }
 
@@ -241,6 +244,15 @@ std::vector<PatternFiles> PatternLibrary::list() const {
         }
     }
     return out;
+}
+
+bool PatternLibrary::unreviewed(const std::string& category, const std::string& name) const {
+    for (const auto& dir : category_dirs(category)) {
+        if (!regular(dir / (name + ".md"))) continue;
+        std::error_code ec;
+        return fs::exists(fs::symlink_status(dir / unreviewed_marker(name), ec));
+    }
+    return false;
 }
 
 PatternInfo PatternLibrary::read(const PatternFiles& files) const {

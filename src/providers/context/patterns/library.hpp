@@ -7,6 +7,12 @@
 //
 // Categories may also sit under <library>/patterns/<category>/ (the later layout of the
 // original's search). Ids are "<category>/<name>".
+//
+// A pattern a client wrote (extractPattern) also has a hidden marker,
+//   <library>/<category>/.<name>.unreviewed.json   who wrote it, its declared scores
+// until the operator approves it (`toolport patterns approve`, which removes the marker):
+// executeSkill does not run an unreviewed pattern's code. Patterns the operator put in the
+// library themselves have no marker.
 #pragma once
 
 #include <filesystem>
@@ -26,6 +32,7 @@ struct PatternFiles {
     std::string skill_file;     // "<name>-SKILL.md", empty when absent
     std::string code_file;      // the code file loadSkill shows (.ts first), empty when none
     std::string runnable_file;  // the code file executeSkill runs (.js/.mjs/.py/.sh), empty when none
+    bool unreviewed = false;    // written by a client and not approved (the marker exists)
 
     std::string id() const { return category + "/" + name; }
     bool has_executable() const { return !code_file.empty(); }
@@ -57,6 +64,8 @@ public:
     std::vector<PatternFiles> list() const;
     // One pattern's files; nullopt when it has no <name>.md. The category must be served.
     std::optional<PatternFiles> find(const std::string& category, const std::string& name) const;
+    // Whether the pattern's unreviewed marker exists (in the folder find() would take).
+    bool unreviewed(const std::string& category, const std::string& name) const;
     // Reads a pattern's texts and metadata (FILESYSTEM_ERROR when unreadable).
     PatternInfo read(const PatternFiles& files) const;
     // Library folders that are not served categories (for a start-up hint).
@@ -66,6 +75,9 @@ private:
     Root root_;
     std::vector<std::string> categories_;
 };
+
+// The name of a pattern's unreviewed marker in its category folder.
+std::string unreviewed_marker(const std::string& name);
 
 // Reads a whole small text file; FILESYSTEM_ERROR past `max_bytes` or when unreadable.
 std::string read_text_file(const std::filesystem::path& file, std::size_t max_bytes, const std::string& shown_name);

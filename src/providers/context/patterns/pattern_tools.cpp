@@ -63,7 +63,10 @@ providers::ToolDeclaration search_patterns_tool(ContextPack& pack) {
            {{"id", {{"type", "string"}}}, {"name", {{"type", "string"}}}, {"category", {{"type", "string"}}},
             {"quality", {{"type", "number"}}}, {"hasExecutable", {{"type", "boolean"}}},
             {"description", {{"type", "string"}}},
-            {"path", {{"type", "string"}, {"description", "The documentation file, relative to the library"}}}}},
+            {"path", {{"type", "string"}, {"description", "The documentation file, relative to the library"}}},
+            {"reviewed", {{"type", "boolean"},
+                          {"description", "false: a client wrote it (extractPattern) and the operator has not approved it; "
+                                          "executeSkill does not run its code"}}}}},
           {"required", {"id", "name", "category", "hasExecutable", "description", "path"}}}}};
     spec.extra_metadata = {{"resultsCount", {{"type", "integer"}}}};
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
@@ -73,11 +76,21 @@ providers::ToolDeclaration search_patterns_tool(ContextPack& pack) {
         query.category = string_arg(args, "category");
         query.executable_only = bool_arg(args, "includeExecutable", false);
         query.limit = static_cast<std::size_t>(int_arg(args, "limit", 20));
-        auto hits = co_await pack.workers.run(ctx.executor(), [&pack, query] { return pack.index->search(query); });
+        struct Hits {
+            std::vector<PatternHit> hits;
+            std::vector<bool> unreviewed;
+        };
+        auto found = co_await pack.workers.run(ctx.executor(), [&pack, query] {
+            Hits h{pack.index->search(query), {}};
+            for (const auto& hit : h.hits) h.unreviewed.push_back(pack.library->unreviewed(hit.category, hit.name));
+            return h;
+        });
         Json data = Json::array();
-        for (const auto& h : hits) {
+        for (std::size_t i = 0; i < found.hits.size(); ++i) {
+            const auto& h = found.hits[i];
             Json item = {{"id", h.id},       {"name", h.name},           {"category", h.category},
-                         {"hasExecutable", h.has_executable}, {"description", h.description}, {"path", h.path}};
+                         {"hasExecutable", h.has_executable}, {"description", h.description}, {"path", h.path},
+                         {"reviewed", !found.unreviewed[i]}};
             if (h.quality) item["quality"] = *h.quality;
             data.push_back(std::move(item));
         }
@@ -114,7 +127,8 @@ providers::ToolDeclaration load_skill_tool(ContextPack& pack) {
                           {"code", {{"type", "string"}}},
                           {"codeFile", {{"type", "string"}}},
                           {"quality", {{"type", "number"}}},
-                          {"hasExecutable", {{"type", "boolean"}}}}},
+                          {"hasExecutable", {{"type", "boolean"}}},
+                          {"reviewed", {{"type", "boolean"}, {"description", "false: written by a client, not approved to run"}}}}},
                         {"required", {"id", "name", "category", "documentation", "hasExecutable"}}};
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
@@ -128,7 +142,8 @@ providers::ToolDeclaration load_skill_tool(ContextPack& pack) {
                          {"name", files.name},
                          {"category", files.category},
                          {"documentation", info.document},
-                         {"hasExecutable", files.has_executable()}};
+                         {"hasExecutable", files.has_executable()},
+                         {"reviewed", !files.unreviewed}};
             if (info.quality) data["quality"] = *info.quality;
             if (include_metadata && !files.skill_file.empty()) data["metadata"] = info.skill_text;
             if (include_code && files.has_executable()) {

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
@@ -15,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+
+#include "util/sanitize.hpp"
 
 namespace toolport::context {
 
@@ -35,6 +38,8 @@ struct ChildSetup {
     char** envp;
     const char* cwd;
     int stdin_fd, stdout_fd, stderr_fd, exec_error_fd;
+    int inherited_fd;  // handed to the program (bwrap's --seccomp), -1 when none
+    pid_t parent;
     rlim_t cpu, data, fsize;
 };
 
@@ -59,8 +64,13 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // Its own process group (killed as one), its limits, the pipes as 0/1/2, then exec.
+    // Its own process group (killed as one), killed when the thread that started it ends
+    // (Toolport's skill threads last as long as the process), its limits, the pipes as
+    // 0/1/2, then exec.
+    // (Raw system calls: the sanitizers intercept prctl, and their bookkeeping stays out.)
     ::setpgid(0, 0);
+    ::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (static_cast<pid_t>(::syscall(SYS_getppid)) != c.parent) ::_exit(127);  // Toolport is already gone
     struct rlimit lim;
     lim = {c.cpu, c.cpu + 1};
     ::setrlimit(RLIMIT_CPU, &lim);
@@ -77,7 +87,9 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
     // dup2 onto itself would keep close-on-exec (a pipe can get fd 0-2 when Toolport runs
     // with them closed): then the flag is cleared instead.
     auto place = [](int fd, int target) { return fd == target ? ::fcntl(fd, F_SETFD, 0) : ::dup2(fd, target); };
-    if (::chdir(c.cwd) != 0 || place(c.stdin_fd, 0) < 0 || place(c.stdout_fd, 1) < 0 || place(c.stderr_fd, 2) < 0) {
+    const bool inherited = c.inherited_fd < 0 || ::fcntl(c.inherited_fd, F_SETFD, 0) == 0;
+    if (::chdir(c.cwd) != 0 || !inherited || place(c.stdin_fd, 0) < 0 || place(c.stdout_fd, 1) < 0 ||
+        place(c.stderr_fd, 2) < 0) {
         e = errno;
     } else {
         ::execve(c.argv[0], c.argv, c.envp);
@@ -108,7 +120,8 @@ pid_t spawn_child(ChildSetup& setup) {
 
 struct TempDir {
     fs::path path;
-    TempDir() {
+    explicit TempDir(bool make) {
+        if (!make) return;
         std::string pattern = (fs::temp_directory_path() / "toolport-skill-XXXXXX").string();
         if (::mkdtemp(pattern.data())) path = pattern;
     }
@@ -147,8 +160,10 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
                                      const std::function<void(std::chrono::milliseconds)>& tick) {
     SkillProcessResult result;
     const auto started = Clock::now();
-    TempDir work;
-    if (work.path.empty()) {
+    // Sandboxed, the scratch directory is the sandbox's own tmpfs.
+    const bool sandboxed = spec.sandbox.has_value();
+    TempDir work(!sandboxed);
+    if (!sandboxed && work.path.empty()) {
         result.end = SkillProcessResult::End::failed_to_start;
         result.start_error = std::string("cannot create a working directory: ") + std::strerror(errno);
         return result;
@@ -161,18 +176,40 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
     }
 
     // Everything the child needs is built before fork: after it, only async-signal-safe calls.
-    std::vector<std::string> env_strings = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + work.path.string(),
-                                            "TMPDIR=" + work.path.string(), "LANG=C.UTF-8",
+    // Sandboxed, bwrap gets this environment too (its PID 1 inside holds nothing of ours).
+    const std::string scratch = sandboxed ? std::string(kSandboxScratchDir) : work.path.string();
+    std::vector<std::string> env_strings = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch,
+                                            "TMPDIR=" + scratch, "LANG=C.UTF-8",
                                             "NODE_DISABLE_COLORS=1", "PYTHONDONTWRITEBYTECODE=1"};
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
     std::vector<std::string> args = spec.argv;
     args[0] = program;
+    int seccomp_fd = -1;
+    struct FdGuard {
+        int& fd;
+        ~FdGuard() { close_fd(fd); }
+    } seccomp_guard{seccomp_fd};
+    if (sandboxed) {
+        seccomp_fd = seccomp_program_fd();
+        if (seccomp_fd < 0) {
+            result.end = SkillProcessResult::End::failed_to_start;
+            result.start_error = std::string("cannot prepare the seccomp filter: ") + std::strerror(errno);
+            return result;
+        }
+        SandboxLayout layout = *spec.sandbox;
+        layout.program = program;
+        layout.seccomp_fd = seccomp_fd;
+        std::vector<std::string> wrapped = bwrap_arguments(layout);
+        args[0] = sandbox_program(program);
+        wrapped.insert(wrapped.end(), args.begin(), args.end());
+        args = std::move(wrapped);
+    }
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
-    const std::string cwd = work.path.string();
+    const std::string cwd = sandboxed ? std::string("/") : work.path.string();
 
     int in_pipe[2], out_pipe[2], err_pipe[2], exec_pipe[2];
     if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
@@ -189,12 +226,15 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
     setup.stdout_fd = out_pipe[1];
     setup.stderr_fd = err_pipe[1];
     setup.exec_error_fd = exec_pipe[1];
+    setup.inherited_fd = seccomp_fd;
+    setup.parent = ::getpid();
     setup.cpu = static_cast<rlim_t>(spec.limits.cpu_seconds);
     setup.data = static_cast<rlim_t>(spec.limits.memory_bytes);
     setup.fsize = static_cast<rlim_t>(spec.limits.file_size_bytes);
 
     const pid_t pid = spawn_child(setup);
     const int spawn_errno = errno;
+    close_fd(seccomp_fd);
     ::close(in_pipe[0]);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
@@ -310,7 +350,17 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
     kill_group();
     result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
     if (!killed) {
-        if (WIFEXITED(status)) {
+        if (WIFEXITED(status) && sandboxed && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + NSIG) {
+            // bwrap ends with 128 + N when the skill was killed by signal N (as shells do).
+            result.end = SkillProcessResult::End::signaled;
+            result.signal = WEXITSTATUS(status) - 128;
+        } else if (WIFEXITED(status) && sandboxed && WEXITSTATUS(status) == 1 && result.err.rfind("bwrap: ", 0) == 0) {
+            // bwrap's own failure (the sandbox could not be set up, the program not run).
+            result.end = SkillProcessResult::End::failed_to_start;
+            std::string why = result.err.substr(7);
+            while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
+            result.start_error = "the sandbox could not run it: " + util::sanitize_for_message(why, 300);
+        } else if (WIFEXITED(status)) {
             result.end = SkillProcessResult::End::exited;
             result.exit_code = WEXITSTATUS(status);
         } else if (WIFSIGNALED(status)) {

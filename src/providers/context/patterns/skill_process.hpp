@@ -1,11 +1,15 @@
 // Runs a skill's code in a child process, never inside Toolport: the program in a new
-// process group, in a fresh temporary directory (removed afterwards), with a scrubbed
-// environment (PATH, HOME and TMPDIR pointing at that directory, LANG; no secret of ours),
-// CPU, data-memory, file-size and open-file limits, the input on stdin and the output
-// read from stdout up to a cap. When it runs past its time, writes too much, or the call
-// is cancelled, the whole process group is killed; it is killed at the end in any case, so
-// children it forked do not outlive the call (a child that leaves the group with setsid()
-// is beyond this; that needs cgroups).
+// process group, with a scrubbed environment (PATH, HOME and TMPDIR pointing at its scratch
+// directory, LANG; no secret of ours), CPU, data-memory, file-size and open-file limits,
+// the input on stdin and the output read from stdout up to a cap. When it runs past its
+// time, writes too much, or the call is cancelled, the whole process group is killed; it
+// is killed at the end in any case, and it dies with Toolport (PR_SET_PDEATHSIG).
+//
+// Sandboxed (spec.sandbox, skill_sandbox.hpp), the program runs under bwrap in namespaces
+// of its own, its scratch directory a size-capped tmpfs that vanishes with it; the PID
+// namespace takes every descendant along, setsid() or not. Unsandboxed (only when the
+// operator allows it), the scratch directory is a fresh temporary directory, removed
+// afterwards, and a child that leaves the group with setsid() may outlive the call.
 //
 // Blocking: run it on a thread of its own (a WorkerPool).
 #pragma once
@@ -14,10 +18,12 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "providers/context/context_settings.hpp"
+#include "providers/context/patterns/skill_sandbox.hpp"
 
 namespace toolport::context {
 
@@ -27,6 +33,9 @@ struct SkillProcessSpec {
     SkillLimits limits;
     std::chrono::milliseconds timeout{10000};
     std::size_t max_stderr = 16 * 1024;  // kept for error messages
+    // Run under bwrap (its program and seccomp descriptor are filled in here). Paths in
+    // argv are then the sandbox's (kSandboxSkillDir).
+    std::optional<SandboxLayout> sandbox;
 };
 
 struct SkillProcessResult {

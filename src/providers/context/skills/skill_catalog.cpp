@@ -144,6 +144,8 @@ Json SkillCatalog::frontmatter(const PatternInfo& info) const {
     // Agent Skills metadata is a map of strings.
     Json metadata = {{"category", info.files.category}, {"id", info.files.id()}};
     if (info.quality) metadata["quality"] = fmt::format("{:g}", *info.quality);
+    // Written by a client and not approved by the operator: executeSkill does not run it.
+    if (info.files.unreviewed) metadata["reviewed"] = "false";
     return {{"name", info.files.name}, {"description", info.description}, {"metadata", std::move(metadata)}};
 }
 
