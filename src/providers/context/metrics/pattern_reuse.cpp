@@ -94,7 +94,7 @@ providers::ToolDeclaration pattern_reuse_tool(ContextPack& pack) {
         const std::string pattern_id = string_arg(args, "patternId");
         const long long min_reuse = int_arg(args, "minReuseCount", 1);
         const std::string sort_by = string_arg(args, "sortBy", "reuseCount");
-        co_return co_await pack.workers.run(ctx.executor(), [&pack, pattern_id, min_reuse, sort_by] {
+        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, pattern_id, min_reuse, sort_by] {
             std::optional<PatternFiles> single;
             if (!pattern_id.empty()) single = find_pattern(pack, parse_skill_id(pattern_id, "patternId"));
             // Mentions across every project's sessions.

@@ -80,7 +80,7 @@ providers::ToolDeclaration search_patterns_tool(ContextPack& pack) {
             std::vector<PatternHit> hits;
             std::vector<bool> unreviewed;
         };
-        auto found = co_await pack.workers.run(ctx.executor(), [&pack, query] {
+        auto found = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, query] {
             Hits h{pack.index->search(query), {}};
             for (const auto& hit : h.hits) h.unreviewed.push_back(pack.library->unreviewed(hit.category, hit.name));
             return h;
@@ -135,7 +135,7 @@ providers::ToolDeclaration load_skill_tool(ContextPack& pack) {
         const SkillId id = parse_skill_id(string_arg(args, "skillId"));
         const bool include_code = bool_arg(args, "includeCode", false);
         const bool include_metadata = bool_arg(args, "includeMetadata", true);
-        co_return co_await pack.workers.run(ctx.executor(), [&pack, id, include_code, include_metadata] {
+        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, id, include_code, include_metadata] {
             const PatternFiles files = find_pattern(pack, id);
             const PatternInfo info = pack.library->read(files);
             Json data = {{"id", files.id()},

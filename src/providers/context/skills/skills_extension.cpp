@@ -62,7 +62,7 @@ void SkillsExtension::serve(providers::SourceContext& context) {
                                       if (!decoded) throw RpcError(kInvalidParams, "Invalid params: unknown cursor");
                                       after = std::move(*decoded);
                                   }
-                                  co_return co_await pack_.workers.run(ctx.executor(), [this, after] {
+                                  co_return co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, after] {
                                       Json page = Json::array();
                                       std::string last;
                                       bool more = false;
@@ -89,7 +89,7 @@ void SkillsExtension::serve(providers::SourceContext& context) {
 
     methods["skills/get"] = {[this](RequestContext& ctx) -> Task<Json> {
                                  const std::string uri = uri_param(ctx.params());
-                                 co_return co_await pack_.workers.run(ctx.executor(), [this, uri] {
+                                 co_return co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, uri] {
                                      auto where = catalog_.locate(uri);
                                      if (!where || where->path != "SKILL.md") {
                                          throw RpcError(kInvalidParams,
@@ -113,7 +113,7 @@ void SkillsExtension::serve(providers::SourceContext& context) {
                                                    // Directories are answered in one page: no cursor was ever given out.
                                                    throw RpcError(kInvalidParams, "Invalid params: unknown cursor");
                                                }
-                                               co_return co_await pack_.workers.run(ctx.executor(), [this, uri] {
+                                               co_return co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, uri] {
                                                    auto children = catalog_.directory(uri);
                                                    if (!children) {
                                                        throw RpcError(kInvalidParams,
@@ -130,7 +130,7 @@ void SkillsExtension::serve(providers::SourceContext& context) {
 
     // Every file of a skill is readable; SKILL.md files are also listed (sync_resources).
     reader_ = [this](RequestContext& ctx, const std::string& uri, const Json&) -> Task<Json> {
-        auto content = co_await pack_.workers.run(ctx.executor(), [this, uri]() -> std::optional<SkillContent> {
+        auto content = co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, uri]() -> std::optional<SkillContent> {
             try {
                 return catalog_.read(uri);
             } catch (const ContextError& e) {
