@@ -132,6 +132,31 @@ ${upstreams}`;
     assert.ok(!('TOOLPORT_TEST_API_KEY' in scrubbed));
   });
 
+  it('answers the operator\'s credentials it gave the upstream redacted (issue 28, finding 9)', async (t) => {
+    // The upstream echoes its environment: a configured secret-named variable's value is
+    // the operator's credential and reaches the client as [redacted], in text and in the
+    // JSON alike; an ordinary configured value stays as it was.
+    const server = await startHttpServer({
+      packs: '',
+      env: secrets,
+      config: config(`  keyed:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(EVERYTHING)}, stdio]
+    env: {SERVICE_API_KEY: "upstream-key-7c1d9e", REGION: "eu-west-1"}
+`),
+    });
+    t.after(() => server.stop());
+    const { client } = await connect(server, { token: secrets.TP_TOKENS });
+    t.after(() => client.close());
+    const name = 'keyed_get-env';
+    await waitFor(name, async () => (await client.listTools()).tools.some((x) => x.name === name), 20000);
+    const answer = await client.callTool({ name, arguments: {} });
+    assert.ok(!JSON.stringify(answer).includes('upstream-key-7c1d9e'), 'the configured key reached the client');
+    const env = JSON.parse(text(answer));
+    assert.equal(env.SERVICE_API_KEY, '[redacted]');
+    assert.equal(env.REGION, 'eu-west-1');
+  });
+
   it('refuses inherit_env where it means nothing, or that is not a boolean', async () => {
     for (const [upstream, why] of [
       ['{url: "http://127.0.0.1:9/mcp", inherit_env: true}', /inherit_env.*stdio upstreams/],

@@ -100,6 +100,15 @@ ScriptedReply tango(const SeenRequest& r) {
         return json(200, {{"count", 1}, {"results", {{{"year", 2024}, {"agency", "GSA"}, {"awards", "lots"}}}}});
     }
     if (path.rfind("/api/entities/", 0) == 0) return json(404, {{"detail", "No Entity matches the given query."}});
+    if (path == "/api/grants/" && has("search=echo")) {
+        // An API that quotes the request back, key included.
+        return json(200, {{"count", 1},
+                          {"next", nullptr},
+                          {"results",
+                           {{{"grant_id", 1},
+                             {"opportunity_number", r.header("X-API-KEY")},
+                             {"title", "Requested with key " + r.header("X-API-KEY")}}}}});
+    }
     if (path == "/api/grants/") {
         return json(200, {{"count", 4852},
                           {"next", "http://fixture/api/grants/?limit=1&page=3"},
@@ -224,6 +233,15 @@ TEST_F(TangoPackTest, ContractsSearchMapsEveryFilterAndNormalizesTheRecords) {
     auto next = call("search_tango_contracts", {{"cursor", "cGFnZTI="}, {"limit", 2}});
     EXPECT_EQ(next["structuredContent"]["data"][0]["piid"], "47QTCA24F0013");
     EXPECT_NE(server.requests().back().target.find("cursor=cGFnZTI%3D"), std::string::npos);
+}
+
+TEST_F(TangoPackTest, TheServersKeyEchoedByTheApiReachesNoClient) {
+    start();
+    auto r = call("search_tango_grants", {{"query", "echo"}});
+    ASSERT_FALSE(r.value("isError", false)) << r.dump();
+    EXPECT_EQ(r.dump().find(kKey), std::string::npos) << r.dump();
+    EXPECT_EQ(r["structuredContent"]["data"][0]["title"], "Requested with key [redacted]");
+    EXPECT_EQ(r["structuredContent"]["data"][0]["opportunity_number"], "[redacted]");
 }
 
 TEST_F(TangoPackTest, ARepeatedCallIsServedFromTheCacheAndSaysSo) {

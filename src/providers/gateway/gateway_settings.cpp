@@ -230,13 +230,35 @@ bool glob_match(std::string_view pattern, std::string_view name) {
     return p == pattern.size();
 }
 
+namespace {
+
+bool names_a_credential(const std::string& variable) {
+    std::string upper;
+    for (char c : variable) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH"}) {
+        if (upper.find(word) != std::string::npos) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 std::vector<std::string> UpstreamSettings::secrets() const {
     std::vector<std::string> out;
     for (const auto& [name, value] : headers) {
         if (value.size() >= 4) out.push_back(value);
+        // An upstream may echo the credential of "Bearer <token>" without its scheme.
+        const auto space = value.find(' ');
+        if (space != std::string::npos && value.size() - space - 1 >= 4) out.push_back(value.substr(space + 1));
     }
     if (!bearer_token.empty()) out.push_back(bearer_token);
     if (auth && !auth->client.client_secret.empty()) out.push_back(auth->client.client_secret);
+    // A stdio child's configured env: the values of variables named like credentials
+    // (GITHUB_TOKEN, OPENAI_API_KEY, DB_PASSWORD) are the operator's secrets; other values
+    // (LOG_LEVEL: debug) are ordinary words that must not be redacted from answers.
+    for (const auto& [name, value] : env) {
+        if (value.size() >= 4 && names_a_credential(name)) out.push_back(value);
+    }
     return out;
 }
 

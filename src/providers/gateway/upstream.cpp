@@ -16,6 +16,7 @@
 #include "client/oauth/token_store.hpp"
 #include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
+#include "providers/secret_redaction.hpp"
 #include "server/input_required.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"
@@ -923,6 +924,13 @@ bool Upstream::runs_v1_tasks() const {
     return tools != requests->end() && tools->is_object() && tools->contains("call");
 }
 
+Json Upstream::output_schema_of(const std::string& name) const {
+    for (const auto& tool : catalog_.tools) {
+        if (tool.value("name", Json()) == name) return tool.value("outputSchema", Json());
+    }
+    return nullptr;
+}
+
 std::string Upstream::task_support_of(const std::string& name) const {
     for (const auto& tool : catalog_.tools) {
         if (tool.value("name", Json()) != name) continue;
@@ -1251,13 +1259,20 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
                         fmt::format("upstream {} answered the call of {} wrongly: {}", name(), tool,
                                     redacted(e.what(), settings_.secrets())));
     }
+    ToolResult answer;
     try {
-        co_return ToolResult::from_json(result);
+        answer = ToolResult::from_json(result);
     } catch (const std::invalid_argument& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} answered the call of {} with something that is not a tool result: {}",
                                     name(), tool, e.what()));
     }
+    // An upstream that echoes what the gateway sent it (its headers, bearer token, client
+    // secret, secret-named env values) does not hand the operator's credentials to clients.
+    if (providers::redact_result(answer, settings_.secrets())) {
+        providers::check_redacted_output(answer, output_schema_of(tool), tool);
+    }
+    co_return answer;
 }
 
 Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json params) {
@@ -1268,7 +1283,11 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
         throw RpcError(-32603, e.what());
     }
     try {
-        co_return co_await send_for(ctx, std::move(client), method, std::move(params));
+        // Resources, prompts and completions are answers too: the operator's credentials
+        // an upstream echoes are redacted from them as from tool results.
+        Json result = co_await send_for(ctx, std::move(client), method, std::move(params));
+        providers::redact_json(result, settings_.secrets());
+        co_return result;
     } catch (const protocol::RpcError& e) {
         if (!e.from_peer) throw;  // ours (see call_tool)
         throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);

@@ -208,6 +208,8 @@ private:
                                Json arguments, std::function<void(const Json&)> on_progress);
     // The execution.taskSupport of the upstream's tool `name` ("" when none).
     std::string task_support_of(const std::string& name) const;
+    // The upstream tool's outputSchema as listed (null when it has none).
+    Json output_schema_of(const std::string& name) const;
     static Task<Json> refuse_request(std::string why);
     void set_state(State state, std::string detail = {});
 

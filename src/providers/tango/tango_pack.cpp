@@ -1,5 +1,6 @@
 #include "providers/tango/tango_pack.hpp"
 
+#include "providers/secret_redaction.hpp"
 #include "server/content.hpp"
 #include "server/request_context.hpp"
 
@@ -107,7 +108,8 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
     d.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = true};
     d.service = kService;
     d.paces_downstream = true;  // TangoCall paces every request
-    d.handler = [&pack, body = std::move(body)](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
+    d.handler = [&pack, body = std::move(body), output_schema = d.output_schema](RequestContext& ctx,
+                                                                                const Json& args) -> Task<ToolResult> {
         const auto started = Clock::now();
         if (!pack.http) {
             throw ToolError(ToolErrorCode::internal_error, "The tango pack has no HTTP client in this process");
@@ -118,7 +120,10 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
             {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()},
             {"cached", false},
             {"api_calls", call.requests()}};
+        // The server's own key never reaches a client, even where Tango echoes it.
+        const bool redacted = providers::redact_json(env, {pack.settings.server_api_key});
         ToolResult result = ToolResult::structured(std::move(env));
+        if (redacted) providers::check_redacted_output(result, output_schema, "the tool");
         result.meta = {{"downstream_api_calls", call.requests()}};
         co_return result;
     };
