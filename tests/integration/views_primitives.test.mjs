@@ -1,7 +1,7 @@
 // Views (gateway profiles) and OAuth scopes cover every primitive, not only tools. One
 // gateway fronts two conformance toolports over stdio, `lane` and `other`: both list the same
-// resources, templates and prompts, so each is served under its upstream's prefix
-// (lane+test://static-text, other_test_simple_prompt, ...). A client in lane's lane — a
+// resources, templates and prompts, each served under its upstream's prefix (prefix_mode:
+// always; lane+test://static-text, other_test_simple_prompt, ...). A client in lane's lane — a
 // profile token of `profiles.lane: {upstreams: [lane]}`, or an OAuth token without the
 // scope `sources.other.scopes` asks for — lists, reads, gets, completes and subscribes to
 // nothing of other's: each hidden entry is answered exactly as one that does not exist, and
@@ -220,6 +220,7 @@ describe('a gateway profile token is served only its upstreams\' primitives', ()
       env: { TP_VIEWS_OPERATOR: tokens.operator, TP_VIEWS_LANE: tokens.lane },
       config: `http: {bearer_tokens_env: TP_VIEWS_OPERATOR}
 gateway:
+  prefix_mode: always
   profiles:
     lane: {upstreams: [lane], token_env: TP_VIEWS_LANE}
 ${UPSTREAMS}`,
@@ -256,6 +257,7 @@ describe('an OAuth token without a source\'s scope is served none of its primiti
     client_secret_env: TP_INTROSPECTION_SECRET
 sources:
   other: {scopes: [other:read]}
+gateway: {prefix_mode: always}
 ${UPSTREAMS}`,
     });
     const resource = `http://127.0.0.1:${server.port}/mcp`;
