@@ -26,30 +26,37 @@ const reload = (server, token) =>
   fetch(`${server.base}/admin/reload`, { method: 'POST', headers: token ? { Authorization: `Bearer ${token}` } : {} });
 const metrics = (server, token) => fetch(`${server.base}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
 
+// A server with the server's static token, OAuth from the auth server fixture (`authLines`
+// added to auth:, `extra` lines after it) and the REST catalog, once it fetched the catalog;
+// stopped with its fixtures after the suite. Fills `env` (as, fixture, server, resource).
+function operatorServer(env, authLines = [], extra = []) {
+  before(async () => {
+    env.fixture = await startCatalogFixture({ tools: 20 });
+    env.as = await startAuthServer();
+    env.as.keys = [makeKey('ec', 'key-1')];
+    env.server = await startHttpServer({
+      env: { ...keysFor(env.fixture), OPERATOR_TOKENS: STATIC },
+      config: ['http:', '  bearer_tokens_env: OPERATOR_TOKENS', 'auth:', `  issuer: ${env.as.issuer}`, '  allow_http: true',
+        ...authLines, ...extra, catalogConfig(env.fixture)].join('\n'),
+    });
+    env.resource = `http://127.0.0.1:${env.server.port}/mcp`;
+    await waitFor('the first catalog fetch', async () => fetches(env.fixture) >= 1);
+  });
+  after(async () => {
+    await env.server?.stop();
+    await env.as?.stop();
+    await env.fixture?.close();
+  });
+}
+
 // Without auth.admin_scope no access token reaches the operator's endpoints (and the
 // configuration is one today's build reads too).
 describe('operator endpoints with OAuth, no admin scope configured', () => {
-  let as, fixture, server, resource;
-
-  before(async () => {
-    fixture = await startCatalogFixture({ tools: 20 });
-    as = await startAuthServer();
-    as.keys = [makeKey('ec', 'key-1')];
-    server = await startHttpServer({
-      env: { ...keysFor(fixture), OPERATOR_TOKENS: STATIC },
-      config: ['http:', '  bearer_tokens_env: OPERATOR_TOKENS', 'auth:', `  issuer: ${as.issuer}`, '  allow_http: true', catalogConfig(fixture)].join('\n'),
-    });
-    resource = `http://127.0.0.1:${server.port}/mcp`;
-    await waitFor('the first catalog fetch', async () => fetches(fixture) >= 1);
-  });
-
-  after(async () => {
-    await server?.stop();
-    await as?.stop();
-    await fixture?.close();
-  });
+  const env = {};
+  operatorServer(env);
 
   it('an end user\'s access token gets 403 on /metrics and /admin/reload; the static token 200 and 202', async () => {
+    const { as, fixture, server, resource } = env;
     const user = as.token({ sub: 'alice', aud: resource, scope: 'mcp:tools' });
     await sleep(200);
     const before = fetches(fixture);
@@ -67,38 +74,11 @@ describe('operator endpoints with OAuth, no admin scope configured', () => {
 });
 
 describe('operator endpoints with OAuth and auth.admin_scope', () => {
-  let as, fixture, server, resource;
-
-  before(async () => {
-    fixture = await startCatalogFixture({ tools: 20 });
-    as = await startAuthServer();
-    as.keys = [makeKey('ec', 'key-1')];
-    server = await startHttpServer({
-      env: { ...keysFor(fixture), OPERATOR_TOKENS: STATIC },
-      config: [
-        'http:',
-        '  bearer_tokens_env: OPERATOR_TOKENS',
-        'auth:',
-        `  issuer: ${as.issuer}`,
-        '  allow_http: true',
-        '  required_scopes: [mcp:tools]',
-        '  admin_scope: toolport:admin',
-        'reload:',
-        '  min_interval_s: 30',
-        catalogConfig(fixture),
-      ].join('\n'),
-    });
-    resource = `http://127.0.0.1:${server.port}/mcp`;
-    await waitFor('the first catalog fetch', async () => fetches(fixture) >= 1);
-  });
-
-  after(async () => {
-    await server?.stop();
-    await as?.stop();
-    await fixture?.close();
-  });
+  const env = {};
+  operatorServer(env, ['  required_scopes: [mcp:tools]', '  admin_scope: toolport:admin'], ['reload:', '  min_interval_s: 30']);
 
   it('an end user\'s access token gets 403 insufficient_scope on /metrics and /admin/reload, and reloads nothing', async () => {
+    const { as, fixture, server, resource } = env;
     const user = as.token({ sub: 'alice', aud: resource, scope: 'mcp:tools' });
     const before = fetches(fixture);
     for (const res of [await metrics(server, user), await reload(server, user)]) {
@@ -122,6 +102,7 @@ describe('operator endpoints with OAuth and auth.admin_scope', () => {
   });
 
   it('a token with the admin scope and the static token are served; a reload too soon after reports the last one', async () => {
+    const { as, fixture, server, resource } = env;
     // The metadata publishes the admin scope with the others, so an operator's client can ask for it.
     const prm = await (await fetch(`${server.base}/.well-known/oauth-protected-resource/mcp`)).json();
     assert.deepEqual(prm.scopes_supported, ['mcp:tools', 'toolport:admin']);
