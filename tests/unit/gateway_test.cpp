@@ -55,6 +55,24 @@ TEST(GatewaySettings, ReadsStdioAndHttpUpstreams) {
     EXPECT_EQ(find("old").transport, UpstreamTransport::legacy_sse);
 }
 
+TEST(GatewaySettings, SecretsAreTheCredentialsGivenToTheUpstream) {
+    auto g = settings_of({{"upstreams",
+                           {{"remote", {{"url", "https://mcp.example.com/mcp"},
+                                        {"headers", {{"Authorization", "Bearer tok-123456"}}}}},
+                            {"local", {{"command", "node server.js"},
+                                       {"env", {{"GITHUB_TOKEN", "ghp-abc123"}, {"db_password", "hunter22"},
+                                                {"LOG_LEVEL", "debug"}}}}}}}});
+    auto find = [&](const std::string& name) {
+        return *std::find_if(g.upstreams.begin(), g.upstreams.end(), [&](const auto& u) { return u.name == name; });
+    };
+    // The header as sent, and its token alone (an upstream may echo either).
+    EXPECT_EQ(find("remote").secrets(), (std::vector<std::string>{"Bearer tok-123456", "tok-123456"}));
+    // env: values of credential-named variables, not ordinary settings.
+    auto local = find("local").secrets();
+    std::sort(local.begin(), local.end());
+    EXPECT_EQ(local, (std::vector<std::string>{"ghp-abc123", "hunter22"}));
+}
+
 TEST(GatewaySettings, RefusesWhatItCannotUse) {
     EXPECT_NE(error_of([] { settings_of({{"upstreams", {{"x", {{"command", "a"}, {"url", "http://h/"}}}}}}); })
                   .find("either command"),

@@ -244,12 +244,12 @@ bool names_a_credential(const std::string& variable) {
 }  // namespace
 
 std::vector<std::string> UpstreamSettings::secrets() const {
+    // (Values too short to be told from ordinary words are skipped by the redaction itself.)
     std::vector<std::string> out;
     for (const auto& [name, value] : headers) {
-        if (value.size() >= 4) out.push_back(value);
+        out.push_back(value);
         // An upstream may echo the credential of "Bearer <token>" without its scheme.
-        const auto space = value.find(' ');
-        if (space != std::string::npos && value.size() - space - 1 >= 4) out.push_back(value.substr(space + 1));
+        if (const auto space = value.find(' '); space != std::string::npos) out.push_back(value.substr(space + 1));
     }
     if (!bearer_token.empty()) out.push_back(bearer_token);
     if (auth && !auth->client.client_secret.empty()) out.push_back(auth->client.client_secret);
@@ -257,7 +257,7 @@ std::vector<std::string> UpstreamSettings::secrets() const {
     // (GITHUB_TOKEN, OPENAI_API_KEY, DB_PASSWORD) are the operator's secrets; other values
     // (LOG_LEVEL: debug) are ordinary words that must not be redacted from answers.
     for (const auto& [name, value] : env) {
-        if (value.size() >= 4 && names_a_credential(name)) out.push_back(value);
+        if (names_a_credential(name)) out.push_back(value);
     }
     return out;
 }

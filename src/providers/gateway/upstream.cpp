@@ -35,15 +35,6 @@ using client::McpClient;
 
 namespace {
 
-std::string redacted(std::string text, const std::vector<std::string>& secrets) {
-    for (const auto& secret : secrets) {
-        for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
-            text.replace(at, secret.size(), "[redacted]");
-        }
-    }
-    return text;
-}
-
 LogLevel log_level_of(const Json& params) {
     if (params.is_object() && params.contains("level") && params["level"].is_string()) {
         if (auto level = parse_log_level(params["level"].get<std::string>())) return *level;
@@ -373,7 +364,7 @@ Task<void> Upstream::connect_once() {
     settled_ = true;
     backoff_ = settings_.restart_delay;  // a connection that worked is retried soon
     spdlog::info("upstream {}: connected to {} ({}), {} tools, {} resources, {} templates, {} prompts", name(),
-                 util::sanitize_for_message(redacted(settings_.describe(), settings_.secrets()), 200),
+                 util::sanitize_for_message(providers::redact_text(settings_.describe(), settings_.secrets()), 200),
                  client->protocol_version(), catalog_.tools.size(), catalog_.resources.size(),
                  catalog_.resource_templates.size(), catalog_.prompts.size());
     if (listener_.catalog_changed) listener_.catalog_changed();
@@ -463,7 +454,7 @@ void Upstream::lost(const std::string& reason) {
     if (state() == State::stopped) return;
     ++generation_;  // whatever the old connection still reports is ignored
     if (cancel_ping_) std::exchange(cancel_ping_, nullptr)();
-    const std::string why = util::sanitize_for_message(redacted(reason, settings_.secrets()), 300);
+    const std::string why = util::sanitize_for_message(providers::redact_text(reason, settings_.secrets()), 300);
     spdlog::warn("upstream {}: {}; reconnecting in {} ms", name(), why, backoff_.count());
     settled_ = true;
     relisting_ = false;
@@ -686,7 +677,7 @@ std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
         // attempt reads the token store anew, so no restart is needed after that).
         ToolError error(ToolErrorCode::upstream_authorization_failed,
                         fmt::format("upstream {} is not connected, so {} cannot be forwarded: {}", name(), what,
-                                    redacted(authorization_failure_, settings_.secrets())));
+                                    providers::redact_text(authorization_failure_, settings_.secrets())));
         error.suggest(login_suggestion());
         if (wait.count() > 0) error.retry_after(wait);
         throw error;
@@ -741,11 +732,11 @@ Task<std::shared_ptr<McpClient>> Upstream::client_for(RequestContext& ctx, const
         error = std::make_exception_ptr(
             ToolError(ToolErrorCode::upstream_authorization_failed,
                       fmt::format("upstream {} refused the token exchanged for this caller: {}", name(),
-                                  redacted(e.what(), settings_.secrets()))));
+                                  providers::redact_text(e.what(), settings_.secrets()))));
     } catch (const std::exception& e) {
         error = std::make_exception_ptr(
             ToolError(ToolErrorCode::upstream_error, fmt::format("upstream {}: connecting for this caller failed: {}",
-                                                                 name(), redacted(e.what(), settings_.secrets())))
+                                                                 name(), providers::redact_text(e.what(), settings_.secrets())))
                 .transient(true));
     }
     auto it = caller_connections_.find(key);
@@ -785,7 +776,7 @@ Task<std::shared_ptr<McpClient>> Upstream::connect_caller(std::string key, std::
         auto it = self->caller_connections_.find(key);
         if (it == self->caller_connections_.end() || it->second.client.get() != raw) return;
         spdlog::info("upstream {}: a caller's connection ended: {}", self->name(),
-                     util::sanitize_for_message(redacted(reason, self->settings_.secrets()), 300));
+                     util::sanitize_for_message(providers::redact_text(reason, self->settings_.secrets()), 300));
         // Not destroyed here: this runs inside the client's own callback.
         auto old = std::move(it->second.client);
         self->caller_connections_.erase(it);
@@ -1019,7 +1010,7 @@ Task<Json> Upstream::call_as_v1_task(RequestContext& ctx, std::shared_ptr<McpCli
             } catch (const RpcError& e) {
                 if (!e.from_peer) throw;
                 // The task's protocol error, as the upstream said it: our task fails with it.
-                throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
+                throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
             }
             if (result.is_object()) {
                 if (auto meta = result.find("_meta"); meta != result.end() && meta->is_object()) {
@@ -1068,7 +1059,7 @@ Task<Json> Upstream::call_as_task(RequestContext& ctx, std::shared_ptr<McpClient
                     cancel_upstream_task(client, id);
                     throw ToolError(ToolErrorCode::upstream_error,
                                     fmt::format("upstream {} refused the answers to its task {}…: error {}: {}", name(),
-                                                id.substr(0, 8), e.code, redacted(e.message, settings_.secrets())));
+                                                id.substr(0, 8), e.code, providers::redact_text(e.message, settings_.secrets())));
                 } catch (...) {
                     forwarded_.erase(local);
                     cancel_upstream_task(client, id);
@@ -1136,7 +1127,7 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
                 std::string message = error.is_object() ? error.value("message", std::string()) : std::string();
                 if (message.empty()) message = fmt::format("upstream {}'s task failed", name());
                 // The upstream's protocol error, as it said it: our task fails with it.
-                throw RpcError(code, redacted(std::move(message), settings_.secrets()),
+                throw RpcError(code, providers::redact_text(std::move(message), settings_.secrets()),
                                error.is_object() ? error.value("data", Json()) : Json());
             }
             if (status == "cancelled") {
@@ -1176,7 +1167,7 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
         cancel_upstream_task(client, id);
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} refused to go on with its task {}…: error {}: {}", name(),
-                                    id.substr(0, 8), e.code, redacted(e.message, settings_.secrets())))
+                                    id.substr(0, 8), e.code, providers::redact_text(e.message, settings_.secrets())))
             .transient(true);
     } catch (const OperationCancelled&) {
         // Our call was cancelled (tasks/cancel, its deadline, the server stopping), or the
@@ -1217,7 +1208,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
         // Ours, not the upstream's: the gateway refused what the client answered for it
         // (a tampered requestState while relaying a stateless upstream's questions).
         if (!e.from_peer) throw;
-        const std::string message = redacted(e.message, settings_.secrets());
+        const std::string message = providers::redact_text(e.message, settings_.secrets());
         // About the client, not the tool (a stateless upstream that needs a capability the
         // client lacks): the client's call ends with it, as from a server of its own.
         if (e.code == -32021) throw RpcError(e.code, message, e.data);
@@ -1245,19 +1236,19 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     } catch (const client::AuthorizationError& e) {
         ToolError error(ToolErrorCode::upstream_authorization_failed,
                         fmt::format("upstream {}: the call of {} could not be authorized: {}", name(), tool,
-                                    redacted(e.what(), settings_.secrets())));
+                                    providers::redact_text(e.what(), settings_.secrets())));
         if (uses_login()) error.suggest(login_suggestion());
         throw error;
     } catch (const client::TransportError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} went away during the call of {}: {}", name(), tool,
-                                    redacted(e.what(), settings_.secrets())))
+                                    providers::redact_text(e.what(), settings_.secrets())))
             .transient(true)
             .suggest("Try again shortly; the gateway reconnects to the upstream by itself");
     } catch (const client::ClientError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} answered the call of {} wrongly: {}", name(), tool,
-                                    redacted(e.what(), settings_.secrets())));
+                                    providers::redact_text(e.what(), settings_.secrets())));
     }
     ToolResult answer;
     try {
@@ -1290,9 +1281,9 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
         co_return result;
     } catch (const protocol::RpcError& e) {
         if (!e.from_peer) throw;  // ours (see call_tool)
-        throw RpcError(e.code, redacted(e.message, settings_.secrets()), e.data);
+        throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
     } catch (const client::ClientError& e) {
-        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), redacted(e.what(), settings_.secrets())));
+        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
     }
 }
 
