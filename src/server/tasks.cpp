@@ -45,6 +45,11 @@ struct TaskEngine::Running {
     std::int64_t ttl_ms = 0;
     std::int64_t poll_interval_ms = 0;
     std::set<std::string> asking;  // v1: questions a tasks/result is asking the client now
+    // A call that becomes a task only if it outlives ServerOptions::task_threshold: until its
+    // record is stored, settle() keeps the outcome here instead of storing it, for the
+    // request to answer inline (or, once the record exists, to store).
+    bool holding = false;
+    std::optional<TaskRecord> held;
 
     // The record as `change` leaves it, for the status notification (what the store
     // holds without reading it back).
@@ -65,6 +70,18 @@ namespace {
 
 Json missing_extension_data() {
     return Json{{"requiredCapabilities", {{"extensions", {{kTasksExtension, Json::object()}}}}}};
+}
+
+// A tool's own threshold (kTaskThresholdMeta), when it declares one.
+std::optional<std::chrono::milliseconds> tool_task_threshold(const ToolSpec& tool) {
+    if (!tool.meta.is_object()) return std::nullopt;
+    auto it = tool.meta.find(kTaskThresholdMeta);
+    if (it == tool.meta.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) return std::nullopt;
+    return std::chrono::milliseconds(it->get<std::int64_t>());
+}
+
+bool is_input_before_task(const ToolSpec& tool) {
+    return tool.meta.is_object() && tool.meta.value(kInputBeforeTaskMeta, false);
 }
 
 RpcError missing_extension(std::string_view what) {
@@ -323,6 +340,19 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
             co_return std::nullopt;  // an optional task runs in its request
         }
     }
+    // A client that merely supports the extension gets a task only for a call that outlives
+    // the threshold: most calls of an "optional" tool take well under a second, and many
+    // clients that declare the extension handle a CreateTaskResult poorly. A task is made at
+    // once when the tool requires one or the client asks (params.task), and in the
+    // 2025-11-25 model, where a task is only ever made when asked.
+    auto threshold = server_.options().task_threshold;
+    if (auto own = tool_task_threshold(*tool)) threshold = *own;
+    const auto task_param = ctx.params().find("task");
+    const bool explicit_ask = task_param != ctx.params().end() && !task_param->is_null();
+    const bool inline_first = !v1_model && support == "optional" && !explicit_ask;
+    if (inline_first && threshold.count() > 0 && !is_input_before_task(*tool)) {
+        co_return co_await call_inline_first(ctx, std::move(tool), std::move(arguments), threshold);
+    }
     TaskRecord record = new_record(ctx, tool->name);
     if (v1_model) {
         record.model = kTaskModelV1;
@@ -339,11 +369,13 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
         protocol::shape_tool_result(ctx.revision(), reply);
         return reply;
     };
-    if (tool->meta.is_object() && tool->meta.value(kInputBeforeTaskMeta, false)) {
+    if (is_input_before_task(*tool)) {
         // The tool asks first: its questions go back in this request (InputRequired
         // propagates as an InputRequiredResult), and once every answer is in, its outcome is
         // the task's. The MRTR requestState stays out of the task: the record holds none.
         Json reply = co_await tool_call_reply(server_, ctx, tool, arguments);
+        // It ran in the request: a client that did not ask for a task has its answer.
+        if (inline_first && threshold.count() > 0) co_return reply;
         record.status = TaskStatus::completed;
         record.result = std::move(reply);
         record.last_updated_at_ms = now_ms();
@@ -357,6 +389,16 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
     }
     if (stores::is_terminal(record.status)) co_return created(record, *this);  // asked first, ran here
 
+    auto run = prepare_run(ctx, record, std::move(tool), std::move(arguments), v1_model);
+    running_[run->id] = run;
+    forget_at_expiry(run->id, std::chrono::milliseconds(record.ttl_ms));
+    start(run);
+    co_return created(record, *this);
+}
+
+std::shared_ptr<TaskEngine::Running> TaskEngine::prepare_run(RequestContext& ctx, const TaskRecord& record,
+                                                             std::shared_ptr<const ToolSpec> tool, Json arguments,
+                                                             bool v1_model) {
     auto run = std::make_shared<Running>();
     run->id = record.id;
     run->owner = record.owner;
@@ -389,10 +431,65 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
         meta[meta_key::kClientCapabilities] = ctx.client_capabilities();
         run->revision = protocol::kLatest;
     }
+    return run;
+}
+
+Task<std::optional<Json>> TaskEngine::call_inline_first(RequestContext& ctx, std::shared_ptr<const ToolSpec> tool,
+                                                        Json arguments, std::chrono::milliseconds threshold) {
+    auto self = shared_from_this();
+    TaskRecord record = new_record(ctx, tool->name);
+    auto run = prepare_run(ctx, record, std::move(tool), std::move(arguments), false);
+    run->holding = true;
+    start(run);
+    // The call runs as the task's would; the request waits for it up to the threshold (a
+    // cancelled request cancels it).
+    try {
+        const auto deadline = server_.executor().now() + threshold;
+        while (!run->held && server_.executor().now() < deadline) {
+            co_await wait_change(ctx, run->id,
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - server_.executor().now()));
+        }
+    } catch (const OperationCancelled&) {
+        if (run->ctx) run->ctx->cancel_token().cancel("the request was cancelled");
+        throw;
+    }
+    if (run->held && run->held->status == TaskStatus::completed) {
+        // Answered in time: the CallToolResult, shaped for this request, and no task at all.
+        Json reply = std::move(run->held->result);
+        protocol::shape_tool_result(ctx.revision(), reply);
+        co_return reply;
+    }
+    if (run->held && run->held->status == TaskStatus::failed && run->held->error.is_object()) {
+        const Json& error = run->held->error;
+        const auto code = error.value("code", Json());
+        throw RpcError(code.is_number_integer() ? code.get<int>() : protocol::error_code::kInternalError,
+                       error.value("message", std::string("Internal error")), error.value("data", Json()));
+    }
+    // Still running, or waiting for the client's answers: from now on it is a task. Its
+    // record is stored before the CreateTaskResult announces it; an outcome that arrives
+    // meanwhile is held and stored after.
+    try {
+        co_await store_.create(record);
+    } catch (const stores::TaskLimitReached& e) {
+        if (run->ctx) run->ctx->cancel_token().cancel("too many tasks");
+        ToolError error(ToolErrorCode::rate_limited, fmt::format("Too many tasks: {}", e.what()));
+        error.transient(true).suggest("Wait for running tasks to finish or expire, then call again");
+        Json reply = run->tool->error_result(error).to_json();
+        protocol::shape_tool_result(ctx.revision(), reply);
+        co_return reply;
+    }
+    run->holding = false;
     running_[run->id] = run;
     forget_at_expiry(run->id, std::chrono::milliseconds(record.ttl_ms));
-    start(run);
-    co_return created(record, *this);
+    if (run->held) {
+        TaskRecord outcome = std::move(*run->held);
+        run->held.reset();
+        // The record as settle() leaves it, for the CreateTaskResult.
+        record.status = outcome.status;
+        record.last_updated_at_ms = now_ms();
+        co_await settle(*run, std::move(outcome));
+    }
+    co_return create_result(record);
 }
 
 void TaskEngine::forget_at_expiry(const std::string& id, std::chrono::milliseconds ttl) {
@@ -451,6 +548,12 @@ Task<void> TaskEngine::execute(std::shared_ptr<Running> run) {
 Task<void> TaskEngine::settle(Running& run, TaskRecord change) {
     auto self = shared_from_this();
     const std::string id = run.id;
+    if (run.holding) {
+        // No record yet (call_inline_first): the request that waits for the call takes it.
+        run.held = std::move(change);
+        changed(id);
+        co_return;
+    }
     change.id = run.id;
     change.owner = run.owner;
     change.last_updated_at_ms = now_ms();

@@ -72,6 +72,10 @@ inline constexpr const char* kRelatedTaskMeta = "io.modelcontextprotocol/related
 // asks in the request (MRTR rounds) and becomes a task once the client has answered.
 inline constexpr const char* kInputBeforeTaskMeta = "io.toolport/inputBeforeTask";
 
+// The Tool _meta key of a task-supporting tool with a threshold of its own (an integer of
+// milliseconds; 0: a task at once), instead of ServerOptions::task_threshold.
+inline constexpr const char* kTaskThresholdMeta = "io.toolport/taskThresholdMs";
+
 // The reply of one tools/call of `tool` run through the server's invoker: a CallToolResult
 // (a failing tool is a result with isError), shaped for the request's revision. Throws
 // RpcError for protocol errors, InputRequired and OperationCancelled (server_methods.cpp).
@@ -145,6 +149,13 @@ private:
     // v1: what tasks/result answers for a terminal record (throws RpcError for an error).
     static Json v1_outcome(const stores::TaskRecord& record);
     stores::TaskRecord new_record(const RequestContext& ctx, const std::string& tool_name) const;
+    // The run of a task's call, as `ctx` asked for it, not started.
+    std::shared_ptr<Running> prepare_run(RequestContext& ctx, const stores::TaskRecord& record,
+                                         std::shared_ptr<const ToolSpec> tool, Json arguments, bool v1_model);
+    // An "optional" tool called by a client that did not ask for a task: the call's answer
+    // if it comes within `threshold`, else a CreateTaskResult for the call running on.
+    Task<std::optional<Json>> call_inline_first(RequestContext& ctx, std::shared_ptr<const ToolSpec> tool,
+                                                Json arguments, std::chrono::milliseconds threshold);
     std::int64_t now_ms() const;
 
     // Runs (or replays, with the answers so far) the task's call and records its outcome.

@@ -258,7 +258,9 @@ TEST_F(ContextExecuteSkill, ItRunsAsATaskForAClientThatDeclaredTheExtension) {
         });
         return answer.value("result", answer);
     };
+    // Asked as a task (params.task): a call this quick is otherwise answered in its request.
     Json created = send("tools/call", {{"name", "executeSkill"},
+                                       {"task", Json::object()},
                                        {"arguments", {{"skillId", "backend/py-sum"}, {"input", {{"values", {4, 5}}}}}}});
     ASSERT_EQ(created.value("resultType", ""), "task") << created.dump();
     Json task;

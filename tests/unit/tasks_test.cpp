@@ -20,10 +20,21 @@ namespace {
 
 class TasksTest : public ::testing::Test {
 protected:
-    TasksTest() {
+    // The machinery's tests make every call of a task tool a task at once (threshold 0);
+    // TasksThresholdTest below has the default's answer-inline-first behaviour.
+    TasksTest() { build(0ms); }
+
+    void build(std::chrono::milliseconds threshold) {
+        out.clear();
+        related_to.clear();
+        session.reset();
+        if (engine) engine->shutdown();
+        engine.reset();
+        server.reset();
         ServerOptions options;
         options.task_ttl = 60s;
         options.task_poll_interval = 250ms;
+        options.task_threshold = threshold;
         options.page_size = 2;  // (tasks/list pages)
         server = std::make_unique<McpServer>(exec, options);
         engine = std::make_shared<TaskEngine>(*server, store);
@@ -138,6 +149,7 @@ protected:
         ServerOptions options;
         options.task_ttl = 60s;
         options.task_poll_interval = 250ms;
+        options.task_threshold = 0ms;
         Replica r{std::make_unique<McpServer>(exec, options), nullptr};
         r.engine = std::make_shared<TaskEngine>(*r.server, on);
         r.engine->install();
@@ -963,6 +975,129 @@ TEST_F(TasksTest, V1ProgressTokenStaysValidForTheTaskAndItsNotificationsNameTheT
     exec.advance(1s);
     for (const auto& m : out) EXPECT_NE(m.value("method", ""), "notifications/progress") << m.dump();
     s->close();
+}
+
+// The default: a client that merely supports the extension gets its answer in the request
+// unless the call outlives the threshold (1 s here, as by default).
+class TasksThresholdTest : public TasksTest {
+protected:
+    TasksThresholdTest() { build(1s); }
+    // A tools/call whose reply may come later (after exec.advance): its id.
+    Json send(const std::string& tool, Json params = Json::object()) {
+        params["name"] = tool;
+        params["arguments"] = Json::object();
+        Json caps = with_tasks();
+        caps["elicitation"] = Json::object();
+        params["_meta"] = Json{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                               {"io.modelcontextprotocol/clientCapabilities", std::move(caps)}};
+        const Json id = next_id++;
+        session->receive(protocol::Request{id, "tools/call", std::move(params)});
+        exec.run();
+        return id;
+    }
+};
+
+Task<ToolResult> sleep_ms(RequestContext& ctx, std::chrono::milliseconds how_long) {
+    co_await ctx.sleep(how_long);
+    co_return ToolResult::text("slept");
+}
+
+TEST_F(TasksThresholdTest, AQuickCallIsAnsweredInItsRequestAndLeavesNoTask) {
+    add_tool("quick", "optional", [](RequestContext& ctx, const Json&) { return sleep_ms(ctx, 200ms); });
+    const Json id = send("quick");
+    EXPECT_TRUE(reply_to(id).is_null()) << "answered before the call ended";
+    exec.advance(200ms);
+    Json reply = reply_to(id);
+    ASSERT_TRUE(reply.contains("result")) << reply.dump();
+    EXPECT_EQ(reply["result"]["content"][0]["text"], "slept");
+    EXPECT_NE(reply["result"].value("resultType", ""), "task");
+    EXPECT_FALSE(reply["result"].contains("taskId"));
+    EXPECT_EQ(engine->running(), 0u);
+    // No record was made: nothing to find, nothing that counts against the store's caps.
+    EXPECT_EQ(store.records(), 0u);
+}
+
+TEST_F(TasksThresholdTest, ACallThatOutlivesTheThresholdBecomesATaskAndCompletes) {
+    add_tool("slow", "optional", sleep_then_answer);  // 5 s
+    const Json id = send("slow");
+    exec.advance(999ms);
+    EXPECT_TRUE(reply_to(id).is_null());
+    exec.advance(1ms);
+    Json created = reply_to(id);
+    ASSERT_TRUE(created.contains("result")) << created.dump();
+    EXPECT_EQ(created["result"]["resultType"], "task");
+    EXPECT_EQ(created["result"]["status"], "working");
+    const std::string task_id = created["result"]["taskId"];
+    EXPECT_EQ(get(task_id)["result"]["status"], "working");
+    exec.advance(4s);
+    Json done = get(task_id)["result"];
+    EXPECT_EQ(done["status"], "completed");
+    EXPECT_EQ(done["result"]["content"][0]["text"], "done");
+}
+
+TEST_F(TasksThresholdTest, AProtocolErrorWithinTheThresholdIsTheRequestsError) {
+    add_tool("broken", "optional", [](RequestContext&, const Json&) -> Task<ToolResult> {
+        throw RpcError(protocol::error_code::kInternalError, "Internal error: broke");
+        co_return ToolResult::text("never");
+    });
+    Json reply = call("tools/call", {{"name", "broken"}, {"arguments", Json::object()}});
+    ASSERT_TRUE(reply.contains("error")) << reply.dump();
+    EXPECT_EQ(reply["error"]["code"], protocol::error_code::kInternalError);
+    EXPECT_EQ(reply["error"]["message"], "Internal error: broke");
+}
+
+TEST_F(TasksThresholdTest, ATaskAtOnceWhenTheClientAsksTheToolRequiresOrTheToolSaysSo) {
+    add_tool("slow", "optional", sleep_then_answer);
+    add_tool("must", "required", sleep_then_answer);
+    add_tool("own", "optional", sleep_then_answer, Json{{kTaskThresholdMeta, 0}});
+    EXPECT_EQ(call("tools/call", {{"name", "slow"}, {"arguments", Json::object()}, {"task", Json::object()}})["result"]
+                  .value("resultType", ""),
+              "task");
+    EXPECT_EQ(call("tools/call", {{"name", "must"}, {"arguments", Json::object()}})["result"].value("resultType", ""),
+              "task");
+    EXPECT_EQ(call("tools/call", {{"name", "own"}, {"arguments", Json::object()}})["result"].value("resultType", ""),
+              "task");
+}
+
+TEST_F(TasksThresholdTest, AQuestionWithinTheThresholdMakesATaskThatWaitsForTheAnswer) {
+    add_tool("asks", "optional", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        Json a = co_await ctx.ask_client({"elicitation/create", Json{{"message", "name?"}}, "user_name"});
+        co_return ToolResult::text("hello " + a["content"].value("name", std::string()));
+    });
+    const Json id = send("asks");
+    Json created = reply_to(id);
+    ASSERT_TRUE(created.contains("result")) << created.dump();
+    EXPECT_EQ(created["result"]["resultType"], "task");
+    EXPECT_EQ(created["result"]["status"], "input_required");
+    const std::string task_id = created["result"]["taskId"];
+    Json parked = get(task_id)["result"];
+    EXPECT_EQ(parked["status"], "input_required");
+    EXPECT_TRUE(parked["inputRequests"].contains("user_name")) << parked.dump();
+    Json caps = with_tasks();
+    caps["elicitation"] = Json::object();
+    call("tasks/update",
+         {{"taskId", task_id}, {"inputResponses", {{"user_name", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}}}}},
+         caps);
+    Json done = call("tasks/get", {{"taskId", task_id}}, caps)["result"];
+    EXPECT_EQ(done["status"], "completed") << done.dump();
+    EXPECT_EQ(done["result"]["content"][0]["text"], "hello Ada");
+}
+
+TEST_F(TasksThresholdTest, CancellingTheRequestWithinTheThresholdStopsTheCall) {
+    bool finished = false;
+    add_tool("slow", "optional", [&finished](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        co_await ctx.sleep(500ms);
+        finished = true;
+        co_return ToolResult::text("late");
+    });
+    const Json id = send("slow");
+    session->receive(protocol::Notification{"notifications/cancelled", Json{{"requestId", id}}});
+    exec.run();
+    exec.advance(2s);
+    EXPECT_FALSE(finished);
+    EXPECT_EQ(engine->running(), 0u);
+    Json reply = reply_to(id);
+    EXPECT_FALSE(reply.contains("result") && reply["result"].value("resultType", "") == "task") << reply.dump();
 }
 
 }  // namespace
