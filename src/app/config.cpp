@@ -516,7 +516,7 @@ static Config load_config_unchecked(const std::string& path) {
 
     if (auto s = root["server"]) {
         r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms",
-                                  "task_ttl_ms", "task_poll_interval_ms"});
+                                  "task_ttl_ms", "task_poll_interval_ms", "task_threshold_ms", "wait_for_sources_ms"});
         if (s["name"]) config.server.name = r.str(s["name"], "server.name");
         if (s["title"]) config.server.title = r.str(s["title"], "server.title");
         if (s["instructions"]) config.server.instructions = r.str(s["instructions"], "server.instructions");
@@ -534,6 +534,14 @@ static Config load_config_unchecked(const std::string& path) {
         if (s["task_poll_interval_ms"]) {
             config.server.task_poll_interval = std::chrono::milliseconds(
                 r.integer(s["task_poll_interval_ms"], "server.task_poll_interval_ms", 1, 3600000));
+        }
+        if (s["task_threshold_ms"]) {
+            config.server.task_threshold = std::chrono::milliseconds(
+                r.integer(s["task_threshold_ms"], "server.task_threshold_ms", 0, 3600000));
+        }
+        if (s["wait_for_sources_ms"]) {
+            config.server.wait_for_sources = std::chrono::milliseconds(
+                r.integer(s["wait_for_sources_ms"], "server.wait_for_sources_ms", 0, 600000));
         }
         if (s["client_request_timeout_ms"]) {
             config.server.client_request_timeout = std::chrono::milliseconds(

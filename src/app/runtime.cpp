@@ -122,6 +122,19 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
             throw ConfigError(fmt::format("{} {}: {}", instance.kind, instance.name, e.what()));
         }
     }
+    // The first lists wait (a bounded while) for the sources that load in the background;
+    // one still loading then is named in the log, and /health says how it stands.
+    server_->set_sources_gate([this] { return sources_settled(); },
+                              [this, wait = config.server.wait_for_sources] {
+        std::vector<std::string> waiting;
+        for (auto& running : sources_) {
+            if (!running.source().settled()) waiting.push_back(running.context().source_name());
+        }
+        if (waiting.empty()) return;
+        spdlog::warn("source(s) {} still loading after {} ms (server.wait_for_sources_ms): the first lists go out "
+                     "without their tools, which are announced with list_changed once loaded; GET /health shows why",
+                     fmt::join(waiting, ", "), wait.count());
+    });
     // The server itself: up while the runtime lives (the report is answered on the same
     // event loop as MCP, so an answer means that loop is serving); at capacity when the
     // session limit would refuse new HTTP clients.
@@ -150,15 +163,12 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     // Weak: the breaker stage keeps this function, which must not keep the stage alive.
     std::weak_ptr<CircuitBreakerStage> weak_breakers = breakers;
     auto add_service_probe = [this, weak_breakers, &executor](const std::string& service) {
-        // A pack's service may be called "server" or "store" (the config refuses those
-        // names), and a REST catalog's or OpenAPI document's service has the source's name,
-        // which its own component (loading, stale, ...) already shows: the breaker must not
-        // hide those; it shows beside them as service:<name>.
-        const std::string own = "service:" + service;
-        const bool taken = service == "server" || service == "store" || health_.contains(own) ||
-                           (health_.contains(service) && !service_probes_.count(service));
-        if (!taken) service_probes_.insert(service);
-        health_.add(taken ? own : service,
+        // A REST catalog's, OpenAPI document's or gateway upstream's service has the
+        // source's name: the report shows one state for both (HealthRegistry::add_breaker).
+        // The server's own components keep theirs: a service named like one shows as
+        // service:<name>.
+        const bool reserved = service == "server" || service == "store" || service == "sessions";
+        health_.add_breaker(reserved ? "service:" + service : service,
                     [weak_breakers, &executor, service]() -> observability::ComponentHealth {
             auto breakers = weak_breakers.lock();
             if (!breakers) return {"unknown", observability::Severity::degraded};

@@ -75,7 +75,6 @@ private:
     Runtime(const Config& config, Executor& executor, AsioExecutor* network);
 
     observability::HealthRegistry health_;
-    std::set<std::string> service_probes_;  // the /health components named after a service's breaker
     std::unique_ptr<http_client::HttpClient> downstream_;  // before the sources that use it
     // In dependency order: the stages use the stores, the server's tool invoker points
     // into the pipeline.

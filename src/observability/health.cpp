@@ -50,6 +50,17 @@ void HealthRegistry::add(std::string name, Probe probe) {
     probes_.emplace_back(std::move(name), std::move(probe));
 }
 
+void HealthRegistry::add_breaker(std::string name, Probe probe) {
+    std::lock_guard lock(mutex_);
+    for (auto& [existing, p] : breakers_) {
+        if (existing == name) {
+            p = std::move(probe);
+            return;
+        }
+    }
+    breakers_.emplace_back(std::move(name), std::move(probe));
+}
+
 void HealthRegistry::remove(const std::string& name) {
     std::lock_guard lock(mutex_);
     std::erase_if(probes_, [&](const auto& entry) { return entry.first == name; });
@@ -57,21 +68,40 @@ void HealthRegistry::remove(const std::string& name) {
 
 bool HealthRegistry::contains(const std::string& name) const {
     std::lock_guard lock(mutex_);
-    return std::any_of(probes_.begin(), probes_.end(), [&](const auto& entry) { return entry.first == name; });
+    const auto named = [&](const auto& entry) { return entry.first == name; };
+    return std::any_of(probes_.begin(), probes_.end(), named) || std::any_of(breakers_.begin(), breakers_.end(), named);
 }
 
 nlohmann::json HealthRegistry::report() const {
     // Copied so that the probes run without the lock: a slow probe does not hold up
     // add()/remove(), and a probe that calls them does not deadlock.
-    std::vector<std::pair<std::string, Probe>> probes;
+    std::vector<std::pair<std::string, Probe>> probes, breakers;
     {
         std::lock_guard lock(mutex_);
         probes = probes_;
+        breakers = breakers_;
     }
+    const auto evaluate = [](const std::string& name, const Probe& probe) {
+        return probe ? run_probe(name, probe) : ComponentHealth{"error", Severity::unhealthy};
+    };
     Severity worst = Severity::ok;
     nlohmann::json services = nlohmann::json::object();
-    for (const auto& [name, probe] : probes) {
-        ComponentHealth health = probe ? run_probe(name, probe) : ComponentHealth{"error", Severity::unhealthy};
+    for (const auto& entry : probes) {
+        const std::string& name = entry.first;
+        ComponentHealth health = evaluate(name, entry.second);
+        auto breaker = std::find_if(breakers.begin(), breakers.end(), [&](const auto& b) { return b.first == name; });
+        if (breaker != breakers.end()) {
+            // One state for the source and its service: a closed breaker adds nothing, an
+            // open one is the news unless the source is worse off already.
+            ComponentHealth service = evaluate(name, breaker->second);
+            if (service.severity != Severity::ok && service.severity >= health.severity) health = service;
+            breakers.erase(breaker);
+        }
+        worst = std::max(worst, health.severity);
+        services[name] = health.state;
+    }
+    for (const auto& [name, probe] : breakers) {
+        ComponentHealth health = evaluate(name, probe);
         worst = std::max(worst, health.severity);
         services[name] = health.state;
     }

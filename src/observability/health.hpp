@@ -29,6 +29,12 @@ public:
     using Probe = std::function<ComponentHealth()>;
     // Registers (or replaces) the probe for `name`.
     void add(std::string name, Probe probe);
+    // A downstream service's circuit breaker. Where a component has the same name (a REST
+    // catalog, an OpenAPI document, a gateway upstream: the source and the service it calls
+    // are one thing to an operator), the report shows one state for both: the breaker's
+    // when it is the worse or equally bad and not closed, the component's otherwise.
+    // Alone, it is a component of its own.
+    void add_breaker(std::string name, Probe probe);
     void remove(const std::string& name);
     bool contains(const std::string& name) const;
     // The report and the HTTP status it goes with.
@@ -44,6 +50,7 @@ public:
 private:
     mutable std::mutex mutex_;
     std::vector<std::pair<std::string, Probe>> probes_;
+    std::vector<std::pair<std::string, Probe>> breakers_;
 };
 
 }  // namespace toolport::observability

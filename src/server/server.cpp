@@ -1,4 +1,6 @@
 #include "server/server.hpp"
+
+#include "async/executor.hpp"
 #include "server/tasks.hpp"
 
 #include <algorithm>
@@ -180,6 +182,38 @@ void McpServer::subscription_changed(const std::string& uri, bool subscribed) {
 int McpServer::add_resource_listener(ResourceListener listener) {
     resource_listeners_.emplace(++next_resource_listener_, std::move(listener));
     return next_resource_listener_;
+}
+
+void McpServer::set_sources_gate(std::function<bool()> settled, std::function<void()> late) {
+    if (options_.wait_for_sources.count() <= 0 || !settled || settled()) return;
+    sources_settled_ = std::move(settled);
+    sources_late_ = std::move(late);
+    sources_deadline_ = executor_.now() + options_.wait_for_sources;
+}
+
+Task<void> McpServer::wait_for_sources() {
+    // Polled, not signalled: the wait happens once, in the first seconds of a process, and
+    // the sources' "settled" is a state each keeps, not an event anyone would have to send.
+    auto alive = alive_;
+    while (sources_settled_) {
+        if (sources_settled_()) {
+            sources_settled_ = nullptr;
+            sources_late_ = nullptr;
+            break;
+        }
+        const auto now = executor_.now();
+        if (now >= sources_deadline_) {
+            auto late = std::move(sources_late_);
+            sources_settled_ = nullptr;
+            sources_late_ = nullptr;
+            if (late) late();
+            break;
+        }
+        co_await executor_.sleep(std::min<std::chrono::milliseconds>(
+            std::chrono::milliseconds(20),
+            std::chrono::duration_cast<std::chrono::milliseconds>(sources_deadline_ - now) + std::chrono::milliseconds(1)));
+        if (!*alive) co_return;
+    }
 }
 
 void McpServer::resource_updated(const std::string& uri) {

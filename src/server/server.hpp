@@ -48,6 +48,15 @@ struct ServerOptions {
     // how often clients are asked to poll it.
     std::chrono::milliseconds task_ttl{std::chrono::hours(1)};
     std::chrono::milliseconds task_poll_interval{500};
+    // A call of an "optional" task tool from a client that declared the tasks extension but
+    // did not ask for a task is answered in its request unless it outlives this; then it
+    // becomes a task (0: always a task at once).
+    std::chrono::milliseconds task_threshold{1000};
+    // How long the first list requests (tools, resources, templates, prompts) and calls of
+    // tools not (yet) registered wait for the sources that load in the background (REST
+    // catalogs, OpenAPI documents, gateway upstreams) to settle: a host that lists once at
+    // start-up and ignores list_changed would otherwise see an empty catalogue.
+    std::chrono::milliseconds wait_for_sources{5000};
 };
 
 // Where a session's outgoing messages go. `related` is the id of the client request the
@@ -95,6 +104,13 @@ public:
     Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
         return tool_invoker_ ? tool_invoker_(ctx, tool, arguments) : tool->handler(ctx, arguments);
     }
+
+    // The start-up gate (ServerOptions::wait_for_sources): `settled` tells whether every
+    // source that loads in the background has finished its first load; `late` is told once
+    // when the wait runs out first. Until one of the two, list requests and calls of tools
+    // not registered yet wait (wait_for_sources). Without a gate nothing waits.
+    void set_sources_gate(std::function<bool()> settled, std::function<void()> late);
+    Task<void> wait_for_sources();
 
     // Sends notifications/resources/updated to every session subscribed to `uri` (and to
     // every stateless subscriptions/listen stream that asked for it).
@@ -201,6 +217,9 @@ private:
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     ToolInvoker tool_invoker_;
     std::shared_ptr<TaskEngine> tasks_;
+    std::function<bool()> sources_settled_;  // null: nothing to wait for, or the wait is over
+    std::function<void()> sources_late_;
+    std::chrono::steady_clock::time_point sources_deadline_{};
     SessionClosedListener session_closed_listener_;
     std::vector<SubscriptionListener> subscription_listeners_;
     std::map<std::string, ViewSpec> views_;

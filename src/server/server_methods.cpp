@@ -119,6 +119,7 @@ Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_tools(RequestContext& ctx) {
+    co_await server_.wait_for_sources();
     Json result = visible_page(server_, caller(), server_.registry().tools(), ctx.params(), "tools", ctx.revision(), "tool");
     add_cacheable(result, ctx, server_);
     co_return result;
@@ -151,6 +152,11 @@ Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::sh
 Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     auto name = required_string(ctx.params(), "name");
     auto tool = server_.registry().tool_ptr(name);
+    if (!tool) {
+        // A host may call a tool it knows from an earlier run before its source has loaded.
+        co_await server_.wait_for_sources();
+        tool = server_.registry().tool_ptr(name);
+    }
     if (tool && !server_.in_view(caller().view, *tool)) tool = nullptr;  // not in this client's view
     if (!tool) {
         throw RpcError(error_code::kInvalidParams,
@@ -181,6 +187,7 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_resources(RequestContext& ctx) {
+    co_await server_.wait_for_sources();
     Json result = visible_page(server_, caller(), server_.registry().resources(), ctx.params(), "resources",
                                ctx.revision(), "resource");
     add_cacheable(result, ctx, server_);
@@ -188,6 +195,7 @@ Task<Json> ServerSession::list_resources(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_resource_templates(RequestContext& ctx) {
+    co_await server_.wait_for_sources();
     // Templates keep registration order; index them by their pattern for the cursor.
     std::map<std::string, std::shared_ptr<const ResourceTemplateSpec>> by_pattern;
     for (const auto& t : server_.registry().resource_templates()) by_pattern.emplace(t->uri_template, t);
@@ -234,6 +242,7 @@ Task<Json> ServerSession::unsubscribe(RequestContext& ctx) {
 }
 
 Task<Json> ServerSession::list_prompts(RequestContext& ctx) {
+    co_await server_.wait_for_sources();
     Json result = visible_page(server_, caller(), server_.registry().prompts(), ctx.params(), "prompts", ctx.revision(),
                                "prompt");
     add_cacheable(result, ctx, server_);

@@ -133,6 +133,9 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
     } else if (!flags.stdio_command.empty()) {
         client::StdioClientOptions options;
         options.argv = stdio_argv(flags.stdio_command);
+        // The user's own command, typed in their own shell: it gets their environment, as
+        // it would run there (the gateway's upstreams get only an allow-list).
+        options.inherit_env = true;
         target.transport = client::make_stdio_transport(sync.executor(), std::move(options));
     } else {
         try {

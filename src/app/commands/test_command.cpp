@@ -155,6 +155,9 @@ std::unique_ptr<ClientTarget> make_command_line_target(const TestFlags& flags) {
     if (!flags.stdio_command.empty()) {
         client::StdioClientOptions options;
         options.argv = stdio_argv(flags.stdio_command);
+        // The user's own command, typed in their own shell: it gets their environment, as
+        // it would run there (the gateway's upstreams get only an allow-list).
+        options.inherit_env = true;
         return std::make_unique<ClientTarget>(timeout, [options](ClientTarget& target) {
             return client::make_stdio_transport(target.sync().executor(), options);
         });
