@@ -133,6 +133,47 @@ std::optional<std::string> frontmatter_mismatch(std::string_view skill_md, const
     return std::nullopt;
 }
 
+std::string skill_id(const Json& entry) {
+    std::string_view uri = entry.is_object() && entry.contains("uri") && entry["uri"].is_string()
+                               ? entry["uri"].get_ref<const std::string&>()
+                               : std::string_view();
+    constexpr std::string_view scheme = "skill://", file = "/SKILL.md";
+    if (uri.starts_with(scheme) && uri.ends_with(file) && uri.size() > scheme.size() + file.size()) {
+        return std::string(uri.substr(scheme.size(), uri.size() - scheme.size() - file.size()));
+    }
+    return std::string(uri);
+}
+
+const Json& choose_skill(const std::vector<Json>& entries, std::string_view wanted, const std::string& server) {
+    std::vector<const Json*> by_name;
+    for (const auto& entry : entries) {
+        if (entry.value("uri", std::string()) == wanted || skill_id(entry) == wanted) return entry;
+        const Json front = entry.value("frontmatter", Json::object());
+        if (front.is_object() && front.value("name", std::string()) == wanted) by_name.push_back(&entry);
+    }
+    if (by_name.size() == 1) return *by_name.front();
+    auto join = [](const std::vector<std::string>& ids) {
+        std::string out;
+        for (const auto& id : ids) out += (out.empty() ? "" : ", ") + shown(id);
+        return out;
+    };
+    if (by_name.size() > 1) {
+        std::vector<std::string> ids;
+        for (const Json* entry : by_name) ids.push_back(skill_id(*entry));
+        throw ClientError(fmt::format("{} lists {} skills named {}: give the full id, one of: {}", server, ids.size(),
+                                      shown(wanted), join(ids)));
+    }
+    // Nothing by that name: the ids that contain it (a part of a name, a category), if any.
+    std::vector<std::string> close;
+    for (const auto& entry : entries) {
+        const std::string id = skill_id(entry);
+        if (!wanted.empty() && id.find(wanted) != std::string::npos && close.size() < 10) close.push_back(id);
+    }
+    throw ClientError(fmt::format("{} lists no skill {}{}", server, shown(wanted),
+                                  close.empty() ? std::string("; `toolport skills` without a name lists them")
+                                                : fmt::format("; did you mean {}?", join(close))));
+}
+
 Task<std::vector<Json>> list_skills(McpClient& client, RequestOptions options) {
     std::vector<Json> skills;
     std::set<std::string> cursors_seen;

@@ -40,6 +40,16 @@ std::optional<std::string> skill_file_mismatch(const Json& listed, std::string_v
 // A file without frontmatter, or whose frontmatter is not YAML, differs.
 std::optional<std::string> frontmatter_mismatch(std::string_view skill_md, const Json& expected);
 
+// The full id of a skills/list entry: its SKILL.md URI without "skill://" and "/SKILL.md"
+// ("database/rls-policy-generator"); the URI itself when it has another form.
+std::string skill_id(const Json& entry);
+
+// The entry `wanted` names: its SKILL.md URI, its full id, or its bare name (frontmatter
+// `name`) when no other entry has that name. Else a ClientError that says why and names the
+// full ids to use instead (all of them for an ambiguous name; the close ones, or how to list
+// them, for a name nothing has). `server` names the server in the message.
+const Json& choose_skill(const std::vector<Json>& entries, std::string_view wanted, const std::string& server);
+
 // skills/list, every page.
 Task<std::vector<Json>> list_skills(McpClient& client, RequestOptions options = {});
 

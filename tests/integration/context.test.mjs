@@ -1,6 +1,6 @@
 // The context pack in the real binary, on a copy of examples/ (the example pattern library
 // and project that scripts/serve.sh serves): the YAML specs of tests/specs/context for all
-// 14 tools, durability of addNote across kill -9, a pattern written to disk while serving
+// 15 tools, durability of addNote across kill -9, a pattern written to disk while serving
 // found by the next search and announced to clients, and the pattern library read through
 // the MCP Skills extension by the official TypeScript SDK client.
 import { describe, it, before, after } from 'node:test';
@@ -45,10 +45,10 @@ const envelope = (res, id) => {
 };
 
 describe('context pack', () => {
-  it('passes the YAML specs of all 14 tools (toolport test)', async () => {
+  it('passes the YAML specs of all 15 tools (toolport test)', async () => {
     const world = exampleWorld();
     try {
-      // The specs name the project by its absolute path where a tool takes one.
+      // The specs name the project by its name or by its absolute path (__PROJECT__).
       const specs = path.join(world.dir, 'specs');
       mkdirSync(specs);
       for (const file of readdirSync(SPECS)) {
@@ -56,11 +56,11 @@ describe('context pack', () => {
       }
       const run = await runToolport(['test', specs, '--config', world.configFile]);
       assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
-      assert.match(run.stdout, /25 passed, 0 failed/);
+      assert.match(run.stdout, /26 passed, 0 failed/);
       const tools = new Set(
         readdirSync(SPECS).map((f) => /^tool: (\w+)/m.exec(readFileSync(path.join(SPECS, f), 'utf8'))[1]),
       );
-      assert.equal(tools.size, 14, `specs cover ${[...tools].join(', ')}`);
+      assert.equal(tools.size, 15, `specs cover ${[...tools].join(', ')}`);
       // extractPattern's three files, in the original's convention.
       const skillMd = readFileSync(path.join(world.dir, 'patterns/backend/idempotency-keys-SKILL.md'), 'utf8');
       assert.match(skillMd, /\*\*Declared Quality Score:\*\* 8\.2\/10/);

@@ -350,6 +350,28 @@ TEST(SkillVerification, FrontmatterFieldByField) {
     EXPECT_TRUE(frontmatter_mismatch("---\nname: [unclosed\n---\n", expected).has_value());
 }
 
+TEST(SkillChoice, ByUriIdOrUniqueBareNameElseTheFullIdsToUse) {
+    auto entry = [](const std::string& category, const std::string& name) {
+        return Json{{"uri", "skill://" + category + "/" + name + "/SKILL.md"}, {"frontmatter", {{"name", name}}}};
+    };
+    const std::vector<Json> entries{entry("backend", "retry"), entry("testing", "retry"), entry("database", "rls-policy")};
+    EXPECT_EQ(skill_id(entries[2]), "database/rls-policy");
+    EXPECT_EQ(&choose_skill(entries, "rls-policy", "srv"), &entries[2]);
+    EXPECT_EQ(&choose_skill(entries, "testing/retry", "srv"), &entries[1]);
+    EXPECT_EQ(&choose_skill(entries, "skill://backend/retry/SKILL.md", "srv"), &entries[0]);
+    auto refusal = [&](const std::string& wanted) {
+        try {
+            choose_skill(entries, wanted, "srv");
+        } catch (const ClientError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(refusal("retry"), "srv lists 2 skills named retry: give the full id, one of: backend/retry, testing/retry");
+    EXPECT_EQ(refusal("rls"), "srv lists no skill rls; did you mean database/rls-policy?");
+    EXPECT_EQ(refusal("pdf"), "srv lists no skill pdf; `toolport skills` without a name lists them");
+}
+
 // A skills server whose SKILL.md is `served`; records the resources/read URIs.
 std::unique_ptr<ScriptedTransport> skills_server(test_support::ManualExecutor& exec, std::string served,
                                                  std::vector<std::string>& reads) {

@@ -176,7 +176,10 @@ TEST_F(ContextArtifactTools, LoadSessionReadsEachLayoutAndSaysWhichSessionIsMiss
     Json missing = server->call("loadSession", {{"project", "alpha"}, {"sessionId", "2030-01-01-nope"}});
     EXPECT_EQ(missing["error"]["code"], "SESSION_NOT_FOUND");
     EXPECT_EQ(missing["error"]["message"], "Session not found: alpha/2030-01-01-nope");
-    EXPECT_EQ(server->call("loadSession", {{"project", "nope"}, {"sessionId", "x"}})["error"]["code"], "SESSION_NOT_FOUND");
+    // A project that is not there is a bad argument, refused with the projects there are.
+    Json no_project = server->call("loadSession", {{"project", "nope"}, {"sessionId", "x"}});
+    EXPECT_EQ(no_project["error"]["code"], "VALIDATION_ERROR");
+    EXPECT_NE(no_project["error"]["suggestion"].get<std::string>().find("alpha"), std::string::npos) << no_project;
     EXPECT_EQ(server->call("loadSession", {{"project", "alpha"}, {"sessionId", "../../outside"}})["error"]["code"],
               "VALIDATION_ERROR");
     EXPECT_EQ(server->call("loadSession", {{"project", "alpha"}})["error"]["code"], "VALIDATION_ERROR");

@@ -156,22 +156,50 @@ TEST(ContextRoots, PathsThatLeaveTheRootThroughDotsOrSymlinksAreRefused) {
     }
 }
 
-TEST(ContextRoots, AProjectPathMustBeAnExistingDirectoryInsideAProjectsRoot) {
+TEST(ContextRoots, AProjectIsANameUnderAProjectsRootOrAnAbsolutePathInsideOne) {
     ScratchDir dir;
     dir.mkdir("Dev/app");
+    dir.mkdir("Dev/group/nested");
+    dir.mkdir("Dev/.hidden");
     dir.mkdir("elsewhere/app");
     fs::create_directory_symlink(dir.path() / "elsewhere/app", dir.path() / "Dev/linked");
     std::vector<Root> roots{Root("projects root", dir.path() / "Dev")};
-    EXPECT_EQ(resolve_project_path((dir.path() / "Dev/app").string(), roots), dir.path() / "Dev/app");
-    EXPECT_EQ(resolve_project_path((dir.path() / "Dev/../Dev/app").string(), roots), dir.path() / "Dev/app");
+    EXPECT_EQ(resolve_project((dir.path() / "Dev/app").string(), roots).dir, dir.path() / "Dev/app");
+    EXPECT_EQ(resolve_project((dir.path() / "Dev/../Dev/app").string(), roots).name, "app");
+    EXPECT_EQ(resolve_project("app", roots).dir, dir.path() / "Dev/app");
+    // A project further down is named by its path under the root, which addresses it again.
+    const Project nested = resolve_project((dir.path() / "Dev/group/nested").string(), roots);
+    EXPECT_EQ(nested.name, "group/nested");
+    EXPECT_EQ(resolve_project(nested.name, roots).dir, nested.dir);
     for (const std::string bad : {(dir.path() / "elsewhere/app").string(), (dir.path() / "Dev/linked").string(),
-                                  (dir.path() / "Dev").string(), std::string("Dev/app"),
-                                  (dir.path() / "Dev/missing").string(), std::string("/tmp\0x", 6)}) {
-        EXPECT_EQ(code_of([&] { resolve_project_path(bad, roots); }), ErrorCode::validation_error) << bad;
+                                  (dir.path() / "Dev").string(), (dir.path() / "Dev/missing").string(),
+                                  std::string("/tmp\0x", 6), std::string("nope"), std::string("../elsewhere/app"),
+                                  std::string(".hidden"), std::string("linked"), std::string("")}) {
+        try {
+            resolve_project(bad, roots);
+            ADD_FAILURE() << "accepted " << bad;
+        } catch (const ContextError& e) {
+            EXPECT_EQ(e.code(), ErrorCode::validation_error) << bad;
+            // No server path in the message; the suggestion names the projects there are.
+            EXPECT_EQ(std::string(e.what()).find(dir.path().string()), std::string::npos) << e.what();
+            EXPECT_NE(e.suggestion().find("app, group"), std::string::npos) << e.suggestion();
+        }
     }
-    EXPECT_EQ(find_project("app", roots), dir.path() / "Dev/app");
-    EXPECT_TRUE(find_project("nope", roots).empty());
-    EXPECT_EQ(code_of([&] { find_project("..", roots); }), ErrorCode::validation_error);
+    std::vector<std::string> names;
+    for (const auto& p : list_projects(roots)) names.push_back(p.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"app", "group"}));
+}
+
+TEST(ContextRoots, AMissingOrUnreadableProjectsRootIsAFilesystemError) {
+    ScratchDir dir;
+    dir.write("file", "x");
+    for (const fs::path& root : {dir.path() / "missing", dir.path() / "file"}) {
+        std::vector<Root> roots{Root("projects root", root)};
+        EXPECT_FALSE(root_problem(roots.front()).empty());
+        EXPECT_EQ(code_of([&] { resolve_project("app", roots); }), ErrorCode::filesystem_error) << root;
+        EXPECT_EQ(code_of([&] { check_projects_roots(roots); }), ErrorCode::filesystem_error) << root;
+    }
+    EXPECT_EQ(root_problem(Root("projects root", dir.path())), "");
 }
 
 TEST(ContextNotes, AppendedNotesReadBackInOrderInTheOriginalFormat) {

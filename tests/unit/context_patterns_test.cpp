@@ -202,9 +202,15 @@ TEST_F(ContextPatternTools, LoadSkillReturnsTheTextsAndEachFailureHasItsCode) {
     EXPECT_EQ(server->call("loadSkill", {{"skillId", "database/nope"}})["error"]["code"], "PATTERN_NOT_FOUND");
     EXPECT_EQ(server->call("loadSkill", {{"skillId", "devops/ci-cache"}})["error"]["code"], "CATEGORY_INVALID");
     EXPECT_EQ(server->call("loadSkill", {{"skillId", "ui/leak"}})["error"]["code"], "PATTERN_NOT_FOUND");
-    for (const char* hostile : {"../elsewhere/leak", "database/../../elsewhere/leak", "/etc/passwd", "database"}) {
+    for (const char* hostile : {"../elsewhere/leak", "database/../../elsewhere/leak", "/etc/passwd", "..", ".hidden"}) {
         EXPECT_EQ(server->call("loadSkill", {{"skillId", hostile}})["error"]["code"], "VALIDATION_ERROR") << hostile;
     }
+    // A bare name stands for the one pattern of that name; none is PATTERN_NOT_FOUND.
+    Json bare = server->call("loadSkill", {{"skillId", "rls-policy"}});
+    EXPECT_EQ(bare["data"]["id"], "database/rls-policy") << bare;
+    Json none = server->call("loadSkill", {{"skillId", "database"}});
+    EXPECT_EQ(none["error"]["code"], "PATTERN_NOT_FOUND");
+    EXPECT_NE(none["error"]["suggestion"].get<std::string>().find("searchPatterns"), std::string::npos) << none;
 }
 
 }  // namespace

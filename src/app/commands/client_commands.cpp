@@ -278,7 +278,9 @@ Command add_skills(CLI::App& app) {
     auto flags = std::make_shared<ClientFlags>();
     auto* skills = app.add_subcommand(
         "skills", "List the skills of an MCP server (Skills extension), or load one, verified against its listing");
-    skills->add_option("skill", flags->tool, "The skill to load: its name or the URI of its SKILL.md");
+    skills->add_option("skill", flags->tool,
+                       "The skill to load: its id (category/name), its bare name where no other skill has it, or the URI "
+                       "of its SKILL.md");
     skills->add_flag("--files", flags->skill_files, "With a skill: also read its other files, each verified");
     add_target_flags(skills, *flags);
     return {skills, [flags]() -> int {
@@ -291,23 +293,17 @@ Command add_skills(CLI::App& app) {
                 } else {
                     for (const auto& entry : entries) {
                         const Json front = entry.value("frontmatter", Json::object());
-                        fmt::print("{:<32}  {}\n", util::sanitize_for_message(front.value("name", entry.value("uri", "")), 200),
+                        fmt::print("{:<40}  {}\n", util::sanitize_for_message(client::skill_id(entry), 200),
                                    util::sanitize_for_message(front.value("description", ""), 500));
                     }
                 }
                 return 0;
             }
             const Json* chosen = nullptr;
-            for (const auto& entry : entries) {
-                const Json front = entry.value("frontmatter", Json::object());
-                if (entry.value("uri", "") == flags->tool || (front.is_object() && front.value("name", "") == flags->tool)) {
-                    chosen = &entry;
-                    break;
-                }
-            }
-            if (!chosen) {
-                print_error("skills", fmt::format("{} lists no skill {}", sync.client().describe_server(),
-                                                  util::sanitize_for_message(flags->tool, 200)));
+            try {
+                chosen = &client::choose_skill(entries, flags->tool, sync.client().describe_server());
+            } catch (const client::ClientError& e) {
+                print_error("skills", e.what());
                 return 1;
             }
             Json loaded =

@@ -53,6 +53,55 @@ providers::ToolDeclaration context_tool(ContextToolSpec spec, ToolWork work) {
     return d;
 }
 
+Json project_property(bool schema_requires) {
+    return {{"type", "string"},
+            {"maxLength", 4096},
+            {"description", std::string(schema_requires ? "" : "Required. ") +
+                                "The project: its name under the projects root, e.g. \"demo-app\" (listProjects lists "
+                                "them), or its absolute path where that lies inside the projects root"}};
+}
+
+Json project_path_alias_property() {
+    return {{"type", "string"},
+            {"maxLength", 4096},
+            {"deprecated", true},
+            {"description", "Deprecated: the old name of project (same values); pass project instead"}};
+}
+
+ProjectArg project_arg(const Json& args) {
+    const std::string project = string_arg(args, "project");
+    const std::string alias = string_arg(args, "projectPath");
+    if (!project.empty() && !alias.empty()) {
+        throw ContextError(ErrorCode::validation_error, "give project only: projectPath is its deprecated name",
+                           "Leave out projectPath and pass the project as project.");
+    }
+    if (!alias.empty()) return {alias, true};
+    return {project, false};
+}
+
+void declare_deprecation(Json& extra_metadata) {
+    extra_metadata["deprecation"] = {{"type", "string"}, {"description", "Present when a deprecated argument was used: what to use instead"}};
+}
+
+void note_deprecation(Answer& answer, const ProjectArg& project) {
+    if (project.deprecated_name) {
+        answer.extra["deprecation"] = "projectPath is deprecated: pass the same value as project";
+    }
+}
+
+void suggest_projects(providers::ToolDeclaration& declaration, ContextPack& pack) {
+    declaration.on_error = [&pack, inner = std::move(declaration.on_error)](const ToolError& error) {
+        if (error.to_json().value("parameter", "") != "project") return inner(error);
+        ToolError hinted = error;
+        try {
+            hinted.suggest(projects_hint(pack.projects));
+        } catch (const std::exception&) {
+            // The suggestion is a courtesy: an unreadable root leaves the pipeline's own.
+        }
+        return inner(hinted);
+    };
+}
+
 std::string string_arg(const Json& args, const char* key, const std::string& fallback) {
     auto it = args.find(key);
     return it != args.end() && it->is_string() ? it->get<std::string>() : fallback;

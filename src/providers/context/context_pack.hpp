@@ -3,7 +3,7 @@
 // envelope, and one factory per tool in four module folders:
 //
 //   patterns/   searchPatterns, loadSkill, executeSkill, extractPattern
-//   artifacts/  searchArtifacts, loadSession, getSessionCode, saveSession
+//   artifacts/  searchArtifacts, loadSession, getSessionCode, saveSession, listProjects
 //   memory/     addNote, getDecisions, getHypotheses, getBlockers
 //   metrics/    getCompressionRatio, getPatternReuse
 #pragma once
@@ -76,6 +76,31 @@ std::string string_arg(const Json& args, const char* key, const std::string& fal
 bool bool_arg(const Json& args, const char* key, bool fallback);
 long long int_arg(const Json& args, const char* key, long long fallback);
 
+// How a tool takes a project (roots.hpp, resolve_project): `project`, and for the tools of
+// the original server that took `projectPath` (memory, metrics, saveSession) that name as a
+// deprecated alias. The schema of each, and the value a call gave (both → VALIDATION_ERROR).
+Json project_property(bool schema_requires);
+Json project_path_alias_property();
+struct ProjectArg {
+    std::string value;
+    bool deprecated_name = false;  // given as projectPath
+};
+ProjectArg project_arg(const Json& args);
+// metadata.deprecation: declared in `extra_metadata`, set on an answer when projectPath was used.
+void declare_deprecation(Json& extra_metadata);
+void note_deprecation(Answer& answer, const ProjectArg& project);
+// The pipeline's refusal of `project` (missing, wrong type) with the projects there are.
+void suggest_projects(providers::ToolDeclaration& declaration, ContextPack& pack);
+
+// A skill given by a client as "category/name" or by its bare name: the bare name stands for
+// the one served pattern of that name (PATTERN_NOT_FOUND for none, VALIDATION_ERROR naming
+// the full ids when several categories have one). Reads the library: call it off the loop.
+SkillId resolve_skill_id(const ContextPack& pack, std::string_view text, std::string_view what = "skillId");
+
+// FILESYSTEM_ERROR when the pattern library cannot be read (missing, not a directory,
+// unreadable): an empty answer would say the library has nothing, which is not so.
+void check_library(const ContextPack& pack);
+
 // The files of pattern `id`: CATEGORY_INVALID for a category that is not served,
 // PATTERN_NOT_FOUND when it has no <name>.md.
 PatternFiles find_pattern(const ContextPack& pack, const SkillId& id);
@@ -91,6 +116,7 @@ providers::ToolDeclaration search_artifacts_tool(ContextPack& pack);
 providers::ToolDeclaration load_session_tool(ContextPack& pack);
 providers::ToolDeclaration get_session_code_tool(ContextPack& pack);
 providers::ToolDeclaration save_session_tool(ContextPack& pack);
+providers::ToolDeclaration list_projects_tool(ContextPack& pack);
 providers::ToolDeclaration add_note_tool(ContextPack& pack);
 providers::ToolDeclaration compression_ratio_tool(ContextPack& pack);
 providers::ToolDeclaration pattern_reuse_tool(ContextPack& pack);

@@ -16,6 +16,20 @@ ToolResult finish(Json envelope, bool is_error) {
     return result;
 }
 
+// What to do about a failure whose thrower named nothing more specific: every error an
+// agent sees says how to go on (issue 29).
+std::string default_suggestion(const std::string& code) {
+    if (code == "PATTERN_NOT_FOUND") return "Search with searchPatterns and pass an id it returns.";
+    if (code == "SKILL_NOT_FOUND") return "Only patterns with hasExecutable: true can run; read this one with loadSkill.";
+    if (code == "CATEGORY_INVALID") return "Use one of the categories the tool's inputSchema lists.";
+    if (code == "SESSION_NOT_FOUND") return "Call searchArtifacts to list the sessions there are.";
+    if (code == "SKILL_EXECUTION_FAILED") return "Check the input against the skill's SKILL.md (loadSkill), or try dryRun.";
+    if (code == "FILESYSTEM_ERROR") return "The server could not use its files: try again, and tell the operator if it persists.";
+    if (code == "VALIDATION_ERROR") return "Correct the argument the message names; the tool's inputSchema says what each accepts.";
+    if (code == "SKILL_NOT_APPROVED" || code == "SANDBOX_UNAVAILABLE") return "Ask the operator of this server.";
+    return "Try again; tell the operator if it persists.";
+}
+
 }  // namespace
 
 const char* code_name(ErrorCode code) {
@@ -46,7 +60,7 @@ ToolResult success_result(Json data, std::chrono::milliseconds duration, Json ex
 ToolResult failure_result(const std::string& code, const std::string& message, const std::string& suggestion,
                           std::chrono::milliseconds duration) {
     Json error = {{"code", code}, {"message", util::sanitize_for_message(message, 2000)}};
-    if (!suggestion.empty()) error["suggestion"] = util::sanitize_for_message(suggestion, 1000);
+    error["suggestion"] = util::sanitize_for_message(suggestion.empty() ? default_suggestion(code) : suggestion, 1000);
     return finish({{"success", false},
                    {"error", std::move(error)},
                    {"metadata", {{"tokensUsed", 0}, {"duration", duration.count()}}}},
@@ -86,7 +100,7 @@ Json envelope_schema(Json data_schema, Json extra_metadata) {
                {{"type", "object"},
                 {"properties",
                  {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}, {"suggestion", {{"type", "string"}}}}},
-                {"required", {"code", "message"}}}},
+                {"required", {"code", "message", "suggestion"}}}},
               {"metadata",
                {{"type", "object"}, {"properties", std::move(metadata_properties)}, {"required", {"tokensUsed", "duration"}}}}}},
             {"required", {"success", "metadata"}}};

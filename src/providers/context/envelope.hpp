@@ -2,7 +2,7 @@
 // Responses"), in structuredContent and as its JSON text:
 //
 //   {success: true,  data: ..., metadata: {tokensUsed, duration, resultsCount?, ...}}
-//   {success: false, error: {code, message, suggestion?}, metadata: {tokensUsed, duration}}
+//   {success: false, error: {code, message, suggestion}, metadata: {tokensUsed, duration}}
 //
 // A failure is also an isError result, so clients that only look at isError see it.
 // tokensUsed = ceil(chars / 4 * 1.1) of the data's compact JSON (seed 003, "Token

@@ -51,14 +51,33 @@ private:
     fs::path path_;
 };
 
-// An absolute project directory given by a client (projectPath): it must exist and, with
-// symlinks resolved, lie inside one of `roots`. Returns the resolved path; else
-// VALIDATION_ERROR.
-fs::path resolve_project_path(std::string_view project_path, const std::vector<Root>& roots);
+// A project as every context tool addresses it (`project`): its name under a projects root
+// ("demo-app"; "group/app" for one further down), or its absolute path where that lies
+// inside a projects root (what a local client has open). Both work over HTTP; a path
+// outside every root is refused, whatever it is.
+struct Project {
+    fs::path dir;      // resolved (symlinks followed)
+    std::string name;  // relative to its root: what results show, and what a later call may pass
+};
 
-// A project given by name (`project`): the first root with a directory of that name.
-// SESSION_NOT_FOUND-style lookups are the caller's; this returns an empty path when no
-// root has it.
-fs::path find_project(std::string_view name, const std::vector<Root>& roots);
+// Resolves `project` (VALIDATION_ERROR: empty, not a name or an absolute path, outside every
+// root, no such directory, or the root itself; FILESYSTEM_ERROR when no projects root can
+// be read). Messages show no server path, and the suggestion names the projects there are.
+Project resolve_project(std::string_view project, const std::vector<Root>& roots);
+
+// The projects: each root's directories (not hidden, not symlinks), by name, first root
+// first; a name an earlier root has is not listed again (resolve_project finds that one).
+std::vector<Project> list_projects(const std::vector<Root>& roots);
+
+// FILESYSTEM_ERROR when no projects root can be read: there is nothing to address or list.
+void check_projects_roots(const std::vector<Root>& roots);
+
+// "Projects here: demo-app, shop (listProjects lists them)." for a suggestion: at most a
+// dozen names, or what to do when there is none.
+std::string projects_hint(const std::vector<Root>& roots);
+
+// Why a root cannot be served ("does not exist", "is not a directory", "cannot be read:
+// Permission denied"), empty when it can. No path: callers name the root by its setting.
+std::string root_problem(const Root& root);
 
 }  // namespace toolport::context

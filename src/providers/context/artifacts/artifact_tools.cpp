@@ -34,12 +34,9 @@ std::vector<std::string> words(const std::string& text) {
     return out;
 }
 
-Json project_property() {
-    return {{"type", "string"},
-            {"description", "The project's directory name under the projects root (e.g. \"PrivateLanguage\")"}};
-}
 Json session_property() {
-    return {{"type", "string"}, {"description", "The session id, e.g. \"2025-10-15-authentication-flow\""}};
+    return {{"type", "string"}, {"maxLength", 255},
+            {"description", "The session id, e.g. \"2025-10-15-authentication-flow\" (searchArtifacts lists them)"}};
 }
 
 Json code_block_schema() {
@@ -49,29 +46,21 @@ Json code_block_schema() {
             {"required", {"language", "code"}}};
 }
 
-// The project directory named `name`, or SESSION_NOT_FOUND naming what is missing.
-std::filesystem::path project_dir(const ContextPack& pack, const std::string& name, const std::string& session_id) {
-    auto dir = find_project(name, pack.projects);
-    if (dir.empty()) {
-        throw ContextError(ErrorCode::session_not_found,
-                           fmt::format("Session not found: {}/{} (no project named {} under the projects root)",
-                                       util::sanitize_for_message(name, 100), util::sanitize_for_message(session_id, 100),
-                                       util::sanitize_for_message(name, 100)),
-                           "Call searchArtifacts without a project to see which projects have sessions.");
-    }
-    return dir;
-}
+struct FoundSession {
+    SessionRecord record;
+    std::string project;  // its name under the projects root
+};
 
-SessionRecord session_or_throw(const ContextPack& pack, const std::string& project, const std::string& session_id) {
-    check_name(project, "project");
+FoundSession session_or_throw(const ContextPack& pack, const std::string& project, const std::string& session_id) {
+    const Project where = resolve_project(project, pack.projects);
     check_name(session_id, "sessionId");
-    auto session = load_session(project_dir(pack, project, session_id), session_id);
+    auto session = load_session(where.dir, session_id);
     if (!session) {
         throw ContextError(ErrorCode::session_not_found,
-                           fmt::format("Session not found: {}/{}", project, session_id),
-                           "Call searchArtifacts with this project to list its sessions.");
+                           fmt::format("Session not found: {}/{}", where.name, util::sanitize_for_message(session_id, 100)),
+                           fmt::format("Call searchArtifacts with project \"{}\" to list its sessions.", where.name));
     }
-    return std::move(*session);
+    return {std::move(*session), where.name};
 }
 
 Json metadata_json(const SessionRecord& s, const std::string& project) {
@@ -94,7 +83,9 @@ providers::ToolDeclaration search_artifacts_tool(ContextPack& pack) {
         {"properties",
          {{"keyword", {{"type", "string"}, {"maxLength", 500},
                        {"description", "Words that must all appear in a session's title, summary or text (any case)"}}},
-          {"project", {{"type", "string"}, {"description", "Limit the search to this project (directory name)"}}},
+          {"project", {{"type", "string"}, {"maxLength", 4096},
+                       {"description", "Limit the search to this project: its name, e.g. \"demo-app\" (listProjects lists "
+                                       "them), or its absolute path inside the projects root"}}},
           {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 500}, {"default", 20},
                      {"description", "How many sessions to return (default 20)"}}}}}};
     spec.data_schema = {
@@ -117,25 +108,13 @@ providers::ToolDeclaration search_artifacts_tool(ContextPack& pack) {
             // (project name, directory) pairs to search.
             std::vector<std::pair<std::string, std::filesystem::path>> projects;
             if (!project.empty()) {
-                auto dir = find_project(project, pack.projects);
-                if (dir.empty()) {
-                    throw ContextError(ErrorCode::validation_error,
-                                       fmt::format("no project named {} under the projects root",
-                                                   util::sanitize_for_message(project, 100)),
-                                       "Leave out project to search every project.");
-                }
-                projects.emplace_back(project, dir);
+                const Project where = resolve_project(project, pack.projects);
+                projects.emplace_back(where.name, where.dir);
             } else {
-                for (const auto& root : pack.projects) {
+                check_projects_roots(pack.projects);
+                for (const auto& p : list_projects(pack.projects)) {
                     std::error_code ec;
-                    for (std::filesystem::directory_iterator it(root.path(), ec), end; !ec && it != end; it.increment(ec)) {
-                        const std::string name = it->path().filename().string();
-                        std::error_code type_ec;
-                        if (name.empty() || name[0] == '.' || it->is_symlink(type_ec) || !it->is_directory(type_ec)) continue;
-                        if (std::filesystem::is_directory(it->path() / ".agent-artifacts", type_ec)) {
-                            projects.emplace_back(name, it->path());
-                        }
-                    }
+                    if (std::filesystem::is_directory(p.dir / ".agent-artifacts", ec)) projects.emplace_back(p.name, p.dir);
                 }
             }
             const auto terms = words(keyword);
@@ -180,7 +159,7 @@ providers::ToolDeclaration load_session_tool(ContextPack& pack) {
         "searchArtifacts to pick up where an earlier session left off.";
     spec.input_schema = {{"type", "object"},
                          {"properties",
-                          {{"project", project_property()},
+                          {{"project", project_property(true)},
                            {"sessionId", session_property()},
                            {"includeCode", {{"type", "boolean"}, {"default", false},
                                             {"description", "Include the session's code blocks"}}}}},
@@ -206,12 +185,13 @@ providers::ToolDeclaration load_session_tool(ContextPack& pack) {
         const std::string project = string_arg(args, "project");
         const std::string session_id = string_arg(args, "sessionId");
         const bool include_code = bool_arg(args, "includeCode", false);
-        SessionRecord s = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
+        FoundSession found = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
             return session_or_throw(pack, project, session_id);
         });
+        const SessionRecord& s = found.record;
         Json data = {{"sessionId", s.session_id},
                      {"date", s.date},
-                     {"project", project},
+                     {"project", found.project},
                      {"title", s.title},
                      {"content",
                       {{"summary", s.summary},
@@ -238,7 +218,7 @@ providers::ToolDeclaration get_session_code_tool(ContextPack& pack) {
         "wrote without loading the whole session.";
     spec.input_schema = {{"type", "object"},
                          {"properties",
-                          {{"project", project_property()},
+                          {{"project", project_property(true)},
                            {"sessionId", session_property()},
                            {"language", {{"type", "string"},
                                          {"description", "Only blocks of this language tag (any case), e.g. \"sql\""}}}}},
@@ -250,9 +230,9 @@ providers::ToolDeclaration get_session_code_tool(ContextPack& pack) {
         const std::string project = string_arg(args, "project");
         const std::string session_id = string_arg(args, "sessionId");
         const std::string language = lower(string_arg(args, "language"));
-        SessionRecord s = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
-            return session_or_throw(pack, project, session_id);
-        });
+        const SessionRecord s = (co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
+                                    return session_or_throw(pack, project, session_id);
+                                })).record;
         Json blocks = Json::array();
         for (const auto& b : s.code_blocks) {
             if (language.empty() || lower(b.language) == language) blocks.push_back(to_json(b));

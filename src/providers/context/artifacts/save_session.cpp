@@ -179,8 +179,8 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"project", {{"type", "string"}, {"description", "The project's directory name under the projects root"}}},
-          {"projectPath", {{"type", "string"}, {"description", "Or the project's absolute path (inside a projects root)"}}},
+         {{"project", project_property(false)},
+          {"projectPath", project_path_alias_property()},
           {"sessionId", {{"type", "string"}, {"maxLength", 200},
                          {"description", "The session id, conventionally YYYY-MM-DD-topic, e.g. 2025-11-05-auth-flow"}}},
           {"title", {{"type", "string"}, {"minLength", 1}, {"maxLength", 300}}},
@@ -211,6 +211,7 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
                           {"project", {{"type", "string"}}},
                           {"files", {{"type", "array"}, {"items", {{"type", "string"}}}}}}},
                         {"required", {"sessionId", "project", "files"}}};
+    declare_deprecation(spec.extra_metadata);
     spec.annotations = {.read_only = false, .destructive = true, .idempotent = true, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
         Pack p;
@@ -241,29 +242,16 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
                                "Pass both, or neither.");
         }
         if (has_original) p.tokens = std::make_pair(int_arg(args, "originalTokens", 0), int_arg(args, "compressedTokens", 0));
-        const std::string project = string_arg(args, "project");
-        const std::string project_path = string_arg(args, "projectPath");
-        if (project.empty() == project_path.empty()) {
-            throw ContextError(ErrorCode::validation_error, "give exactly one of project and projectPath");
-        }
+        const ProjectArg project = project_arg(args);
         const bool overwrite = bool_arg(args, "overwrite", false);
-        Json files = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, p, project, project_path, overwrite]() mutable {
-            fs::path dir;
-            if (!project.empty()) {
-                dir = find_project(project, pack.projects);
-                if (dir.empty()) {
-                    throw ContextError(ErrorCode::validation_error,
-                                       fmt::format("no project named {} under the projects root",
-                                                   util::sanitize_for_message(project, 100)));
-                }
-            } else {
-                dir = resolve_project_path(project_path, pack.projects);
-            }
-            p.project = dir.filename().string();
-            return save(dir, p, overwrite);
+        auto [files, name] = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, p, project, overwrite]() mutable {
+            const Project where = resolve_project(project.value, pack.projects);
+            p.project = where.name;
+            return std::make_pair(save(where.dir, p, overwrite), where.name);
         });
-        const std::string project_name = !project.empty() ? project : fs::path(project_path).filename().string();
-        co_return Answer{{{"sessionId", p.session_id}, {"project", project_name}, {"files", std::move(files)}}};
+        Answer answer{{{"sessionId", p.session_id}, {"project", std::move(name)}, {"files", std::move(files)}}};
+        note_deprecation(answer, project);
+        co_return answer;
     });
 }
 

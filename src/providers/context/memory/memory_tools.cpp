@@ -23,12 +23,6 @@ namespace toolport::context {
 
 namespace {
 
-Json project_path_property() {
-    return {{"type", "string"},
-            {"description", "Absolute path of the project directory (inside a configured projects root), e.g. "
-                            "/home/me/Dev/my-app"}};
-}
-
 Json note_types() {
     Json types = Json::array();
     for (const char* t : kNoteTypes) types.push_back(t);
@@ -70,7 +64,8 @@ providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"projectPath", project_path_property()},
+         {{"project", project_property(false)},
+          {"projectPath", project_path_alias_property()},
           {"limit",
            {{"type", "integer"},
             {"minimum", 1},
@@ -89,8 +84,7 @@ providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std
           {"until",
            {{"type", "string"},
             {"maxLength", 64},
-            {"description", "Only notes at or before this time, ISO 8601 like since"}}}}},
-        {"required", {"projectPath"}}};
+            {"description", "Only notes at or before this time, ISO 8601 like since"}}}}}};
     spec.data_schema = {{"type", "array"}, {"items", {{"type", "string"}}}};
     spec.extra_metadata = {
         {count_key, {{"type", "integer"}, {"description", "Notes in this page"}}},
@@ -103,9 +97,10 @@ providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std
           {"items", {{"type", "integer"}}},
           {"description", "Byte offsets of lines in the part of the notes file read for this page that are not notes "
                           "(skipped, not fatal)"}}}};
+    declare_deprecation(spec.extra_metadata);
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
     auto declaration = context_tool(std::move(spec), [&pack, type, count_key](RequestContext& ctx, const Json& args) -> Task<Answer> {
-        const std::string project_path = string_arg(args, "projectPath");
+        const ProjectArg project = project_arg(args);
         NotesQuery query;
         query.type = type;
         query.limit = static_cast<std::size_t>(std::clamp(int_arg(args, "limit", kDefaultLimit), 1LL, kMaxLimit));
@@ -121,8 +116,8 @@ providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std
         }
         // Each file access may block in the kernel (a lock held elsewhere, a slow disk): the
         // call does not outlive its deadline for it.
-        NotesPage page = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project_path, query] {
-            return read_notes_page(resolve_project_path(project_path, pack.projects), query);
+        NotesPage page = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, query] {
+            return read_notes_page(resolve_project(project.value, pack.projects).dir, query);
         });
         Json contents = Json::array();
         for (auto& note : page.notes) contents.push_back(std::move(note.content));
@@ -134,6 +129,7 @@ providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std
             answer.extra["skippedLineOffsets"] = page.skipped_offsets;
         }
         answer.data = std::move(contents);
+        note_deprecation(answer, project);
         co_return answer;
     });
     // The pipeline's generic advice names filters this tool does not have: name its own.
@@ -159,22 +155,26 @@ providers::ToolDeclaration add_note_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"projectPath", project_path_property()},
+         {{"project", project_property(false)},
+          {"projectPath", project_path_alias_property()},
           {"type", {{"type", "string"}, {"enum", note_types()}, {"description", "What kind of note"}}},
           {"content", {{"type", "string"}, {"minLength", 1}, {"maxLength", 65536}, {"description", "The note itself"}}}}},
-        {"required", {"projectPath", "type", "content"}}};
+        {"required", {"type", "content"}}};
     spec.data_schema = {{"type", "object"},
                         {"properties",
                          {{"type", {{"type", "string"}}}, {"content", {{"type", "string"}}}, {"timestamp", {{"type", "string"}}}}},
                         {"required", {"type", "content", "timestamp"}}};
+    declare_deprecation(spec.extra_metadata);
     spec.annotations = {.read_only = false, .destructive = false, .idempotent = false, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
-        const std::string project_path = string_arg(args, "projectPath");
+        const ProjectArg project = project_arg(args);
         Note draft{string_arg(args, "type"), string_arg(args, "content"), ""};
-        const Note note = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project_path, draft] {
-            return append_note(resolve_project_path(project_path, pack.projects), draft);
+        const Note note = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, draft] {
+            return append_note(resolve_project(project.value, pack.projects).dir, draft);
         });
-        co_return Answer{{{"type", note.type}, {"content", note.content}, {"timestamp", note.timestamp}}};
+        Answer answer{{{"type", note.type}, {"content", note.content}, {"timestamp", note.timestamp}}};
+        note_deprecation(answer, project);
+        co_return answer;
     });
 }
 

@@ -61,22 +61,26 @@ providers::ToolDeclaration compression_ratio_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"projectPath", {{"type", "string"}, {"description", "Absolute path of the project directory"}}},
-          {"sessionId", {{"type", "string"}, {"description", "One session; all sessions when omitted"}}},
+         {{"project", project_property(false)},
+          {"projectPath", project_path_alias_property()},
+          {"sessionId", {{"type", "string"}, {"maxLength", 255},
+                         {"description", "One session, e.g. \"2025-11-02-rate-limiting\"; all sessions when omitted"}}},
           {"aggregate", {{"type", "boolean"}, {"default", false},
-                         {"description", "Summarize every session (sessionId is then ignored)"}}}}},
-        {"required", {"projectPath"}}};
+                         {"description", "Summarize every session (sessionId is then ignored)"}}}}}};
     spec.data_schema = {{"anyOf", {metrics_schema(), {{"type", "array"}, {"items", metrics_schema()}}, aggregate_schema()}}};
     spec.extra_metadata = {{"resultsCount", {{"type", "integer"}}}};
+    declare_deprecation(spec.extra_metadata);
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
-        const std::string project_path = string_arg(args, "projectPath");
+        const ProjectArg project_ref = project_arg(args);
         const std::string session_id = string_arg(args, "sessionId");
         const bool aggregate = bool_arg(args, "aggregate", false);
-        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project_path, session_id, aggregate] {
-            const auto project = resolve_project_path(project_path, pack.projects);
-            const std::string name = project.filename().string();
+        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project_ref, session_id, aggregate] {
+            const Project resolved = resolve_project(project_ref.value, pack.projects);
+            const auto& project = resolved.dir;
+            const std::string& name = resolved.name;
             Answer answer;
+            note_deprecation(answer, project_ref);
             if (aggregate) {
                 const auto all = project_metrics(project);
                 double sum = 0;

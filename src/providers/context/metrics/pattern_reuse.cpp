@@ -83,7 +83,9 @@ providers::ToolDeclaration pattern_reuse_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"patternId", {{"type", "string"}, {"description", "One pattern, e.g. \"database/rls-policy\"; all when omitted"}}},
+         {{"patternId", {{"type", "string"}, {"maxLength", 300},
+                           {"description", "One pattern, e.g. \"backend/retry-with-backoff\" (or its bare name where only "
+                                           "one category has it); all when omitted"}}},
           {"minReuseCount", {{"type", "integer"}, {"minimum", 0}, {"default", 1},
                              {"description", "Leave out patterns used in fewer projects (list mode)"}}},
           {"sortBy", {{"type", "string"}, {"enum", {"reuseCount", "recent", "category"}}, {"default", "reuseCount"}}}}}};
@@ -96,7 +98,9 @@ providers::ToolDeclaration pattern_reuse_tool(ContextPack& pack) {
         const std::string sort_by = string_arg(args, "sortBy", "reuseCount");
         co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, pattern_id, min_reuse, sort_by] {
             std::optional<PatternFiles> single;
-            if (!pattern_id.empty()) single = find_pattern(pack, parse_skill_id(pattern_id, "patternId"));
+            if (!pattern_id.empty()) single = find_pattern(pack, resolve_skill_id(pack, pattern_id, "patternId"));
+            else check_library(pack);
+            check_projects_roots(pack.projects);  // no projects to scan is not "no reuse"
             // Mentions across every project's sessions.
             std::map<std::string, Usage> usage;
             int scanned = 0;

@@ -97,7 +97,8 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"skillId", {{"type", "string"}, {"maxLength", 300}, {"description", "The pattern's id, \"category/skill-name\""}}},
+         {{"skillId", {{"type", "string"}, {"maxLength", 300}, {"description", "The pattern's id, \"category/skill-name\", e.g. \"database/rls-policy-generator\" (its bare "
+                                       "name will do where only one category has it)"}}},
           {"input", {{"type", "object"}, {"description", "Skill-specific input parameters (JSON on the skill's stdin)"}}},
           {"dryRun", {{"type", "boolean"}, {"default", false}, {"description", "Validate input without executing"}}}}},
         {"required", {"skillId", "input"}}};
@@ -108,21 +109,24 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
                            {"sandboxed", {{"type", "boolean"}}}};
     spec.annotations = {.read_only = false, .destructive = false, .idempotent = false, .open_world = true};
     auto declaration = context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
-        const SkillId id = parse_skill_id(string_arg(args, "skillId"));
+        const std::string given = string_arg(args, "skillId");
         const Json input = args.contains("input") ? args["input"] : Json::object();
         const bool dry_run = bool_arg(args, "dryRun", false);
         struct Prepared {
+            SkillId id;
             PatternFiles files;
             std::optional<Json> schema;
         };
-        Prepared prepared = co_await pack.workers.run(ctx.executor(), [&pack, id] {
-            Prepared p{find_pattern(pack, id), std::nullopt};
+        Prepared prepared = co_await pack.workers.run(ctx.executor(), [&pack, given] {
+            const SkillId id = resolve_skill_id(pack, given);
+            Prepared p{id, find_pattern(pack, id), std::nullopt};
             if (!p.files.skill_file.empty()) {
                 p.schema = declared_input_schema(read_text_file(p.files.dir / p.files.skill_file, kMaxSkillMdBytes,
                                                                 id.category + "/" + p.files.skill_file));
             }
             return p;
         });
+        const SkillId id = prepared.id;
         const PatternFiles& files = prepared.files;
         if (files.runnable_file.empty()) {
             throw ContextError(ErrorCode::skill_not_found,

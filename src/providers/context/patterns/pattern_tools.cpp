@@ -21,7 +21,39 @@ Json category_property(const ContextPack& pack) {
 
 }  // namespace
 
+void check_library(const ContextPack& pack) {
+    const std::string problem = root_problem(pack.patterns);
+    if (problem.empty()) return;
+    throw ContextError(ErrorCode::filesystem_error, fmt::format("the pattern library {} (packs.context.patterns_root)", problem),
+                       "Ask the operator to create it or to point packs.context.patterns_root (or "
+                       "$TOOLPORT_CONTEXT_PATTERNS) at the library; GET /health shows it as context.library.");
+}
+
+SkillId resolve_skill_id(const ContextPack& pack, std::string_view text, std::string_view what) {
+    if (text.find('/') != std::string_view::npos) return parse_skill_id(text, what);
+    check_name(text, what);
+    check_library(pack);
+    const std::string name(text);
+    std::vector<std::string> ids;
+    for (const auto& category : pack.settings.categories) {
+        if (pack.library->find(category, name)) ids.push_back(category + "/" + name);
+    }
+    if (ids.size() == 1) return {ids.front().substr(0, ids.front().find('/')), name};
+    if (ids.empty()) {
+        throw ContextError(ErrorCode::pattern_not_found, fmt::format("No pattern named {} in any category", name),
+                           fmt::format("Search with searchPatterns {{\"keyword\": \"{}\"}} and pass the id it returns "
+                                       "(\"category/name\").",
+                                       name));
+    }
+    std::string list;
+    for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+    throw ContextError(ErrorCode::validation_error,
+                       fmt::format("{} \"{}\" names patterns in {} categories: {}", what, name, ids.size(), list),
+                       fmt::format("Pass the full id, one of: {}.", list));
+}
+
 PatternFiles find_pattern(const ContextPack& pack, const SkillId& id) {
+    check_library(pack);
     if (!pack.is_category(id.category)) {
         std::string list;
         for (const auto& c : pack.settings.categories) list += (list.empty() ? "" : ", ") + c;
@@ -81,6 +113,7 @@ providers::ToolDeclaration search_patterns_tool(ContextPack& pack) {
             std::vector<bool> unreviewed;
         };
         auto found = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, query] {
+            check_library(pack);
             Hits h{pack.index->search(query), {}};
             for (const auto& hit : h.hits) h.unreviewed.push_back(pack.library->unreviewed(hit.category, hit.name));
             return h;
@@ -113,7 +146,8 @@ providers::ToolDeclaration load_skill_tool(ContextPack& pack) {
         {"type", "object"},
         {"properties",
          {{"skillId", {{"type", "string"}, {"maxLength", 300},
-                       {"description", "The pattern's id, \"category/skill-name\", e.g. \"database/rls-policy\""}}},
+                       {"description", "The pattern's id, \"category/skill-name\", e.g. \"database/rls-policy-generator\" (its "
+                                       "bare name will do where only one category has it)"}}},
           {"includeCode", {{"type", "boolean"}, {"default", false}, {"description", "Include the code file's text"}}},
           {"includeMetadata", {{"type", "boolean"}, {"default", true}, {"description", "Include SKILL.md metadata"}}}}},
         {"required", {"skillId"}}};
@@ -132,11 +166,11 @@ providers::ToolDeclaration load_skill_tool(ContextPack& pack) {
                         {"required", {"id", "name", "category", "documentation", "hasExecutable"}}};
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
-        const SkillId id = parse_skill_id(string_arg(args, "skillId"));
+        const std::string given = string_arg(args, "skillId");
         const bool include_code = bool_arg(args, "includeCode", false);
         const bool include_metadata = bool_arg(args, "includeMetadata", true);
-        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, id, include_code, include_metadata] {
-            const PatternFiles files = find_pattern(pack, id);
+        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, given, include_code, include_metadata] {
+            const PatternFiles files = find_pattern(pack, resolve_skill_id(pack, given));
             const PatternInfo info = pack.library->read(files);
             Json data = {{"id", files.id()},
                          {"name", files.name},
