@@ -196,7 +196,20 @@ TEST(TangoSchemas, EachToolsSampleOutputValidates) {
         "federal_obligations": {"total": {"awards_obligated": 1500000.5, "awards_count": 12}}})")));
     profile["recent_contracts"] = Json::array({to_json(parse_contract(kContractRow))});
     profile["contracts_total"] = 12;
+    profile["complete"] = true;
     Json vendor = envelope(Json::array({profile}), 1, Json{{"uei", "N553JH75Z8K1"}}, 1, std::nullopt, milliseconds(80), 2);
+    EXPECT_EQ(complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
+    // Without its recent contracts: not asked for, or refused by Tango (and labelled).
+    profile.erase("recent_contracts");
+    profile.erase("contracts_total");
+    vendor["data"][0] = profile;
+    EXPECT_EQ(complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
+    profile["complete"] = false;
+    profile["recent_contracts_error"] = {{"error_code", "INVALID_ARGUMENT"},
+                                         {"error", "Tango refused this request for the API key (HTTP 403): plan"},
+                                         {"suggestion", "Check the plan"},
+                                         {"transient", false}};
+    vendor["data"][0] = profile;
     EXPECT_EQ(complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
 
     Json opportunities = sample_envelope(Json::array({to_json(parse_opportunity(Json::parse(R"({"active": true,

@@ -1,6 +1,7 @@
 #include "providers/tango/tango_pack.hpp"
 
 #include "providers/secret_redaction.hpp"
+#include "providers/tango/validation.hpp"
 #include "server/content.hpp"
 #include "server/request_context.hpp"
 
@@ -52,6 +53,38 @@ Json nullable_object(Json properties) {
 
 }  // namespace
 
+ToolResult error_result(const ToolError& error) {
+    // The output schema describes the envelope of a success, and a schema-validating
+    // client (SDK 1.x, the Inspector) rejects a structuredContent that does not match it,
+    // so the agent would never read the error. The text says it all (code, message,
+    // parameter, expected format, example, suggestion); the same fields, for programs,
+    // go in _meta.error.
+    ToolResult result = error.to_result();
+    result.meta = {{"error", std::move(result.structured_content)}};
+    result.structured_content = nullptr;
+    return result;
+}
+
+Json part_error(const ToolError& error) {
+    const Json fields = error.to_json();
+    Json out = Json::object();
+    for (const char* key : {"error_code", "error", "suggestion", "transient", "retry_after_ms"}) {
+        if (auto it = fields.find(key); it != fields.end()) out[key] = *it;
+    }
+    return out;
+}
+
+Json part_error_schema(const std::string& description) {
+    Json schema = object_schema({{"error_code", {{"type", "string"}, {"description", "e.g. NOT_FOUND, UPSTREAM_ERROR"}}},
+                                 {"error", {{"type", "string"}, {"description", "What Tango answered"}}},
+                                 {"suggestion", {{"type", "string"}}},
+                                 {"transient", {{"type", "boolean"}, {"description", "May succeed if asked again later"}}},
+                                 {"retry_after_ms", {{"type", "integer"}}}});
+    schema["required"] = {"error_code", "error", "suggestion", "transient"};
+    schema["description"] = description;
+    return schema;
+}
+
 Json nullable(const char* type) { return Json{{"type", Json::array({type, "null"})}}; }
 
 Json coded_schema() { return nullable_object({{"code", nullable("string")}, {"description", nullable("string")}}); }
@@ -86,6 +119,19 @@ Json limit_property(int fallback, int max) {
             {"default", fallback},
             {"description", "How many records to return (1-" + std::to_string(max) + ", default " +
                                 std::to_string(fallback) + "). Use smaller values for faster answers."}};
+}
+
+Json fiscal_year_property(const std::string& description) {
+    return {{"type", "integer"},
+            {"minimum", 1990},
+            {"maximum", 2100},
+            {"examples", {kExampleFiscalYear}},
+            {"description", description + ". Example: " + std::to_string(kExampleFiscalYear)}};
+}
+
+Json with_example(Json property, Json example) {
+    property["examples"] = Json::array({std::move(example)});
+    return property;
 }
 
 Json cursor_property(const std::string& how) {
@@ -127,6 +173,7 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
         result.meta = {{"downstream_api_calls", call.requests()}};
         co_return result;
     };
+    d.on_error = error_result;
     d.on_cache_hit = [](ToolResult& result) {
         mark_cached(result.structured_content, std::chrono::milliseconds(0));
         result.content = Json::array();
