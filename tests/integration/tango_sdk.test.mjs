@@ -307,4 +307,30 @@ describe('tango pack with the SDK 1.x client (list first, then call)', () => {
       assert.match(r.content[0].text, /Example: 20[2-9][0-9]/);
     }
   });
+
+  it('declares one type per field, leaving out what has no value (no [X, "null"] unions)', async () => {
+    const unions = [];
+    const walk = (node, at) => {
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}/${i}`));
+      if (!node || typeof node !== 'object') return;
+      if (Array.isArray(node.type)) unions.push(`${at}: ${JSON.stringify(node.type)}`);
+      for (const [k, v] of Object.entries(node)) walk(v, `${at}/${k}`);
+    };
+    for (const name of TOOLS) walk(schemas[name].outputSchema, name);
+    assert.deepEqual(unions, []);
+    // What the schemas promise: no null anywhere in an answer. TMPC's contracts carry no
+    // set-aside; forecasts leave some dates out; a metrics summary has no contract count.
+    const answers = [
+      await call('search_tango_contracts', { vendor_uei: 'UX6XA5HES291', limit: 20 }),
+      await call('search_tango_opportunities', { source: 'forecasts', limit: 12 }),
+      await call('get_tango_spending_summary', { group_by: 'month', vendor_uei: 'UX6XA5HES291', last_months: 48 }),
+      await call('get_tango_vendor_profile', { uei: 'JNSXDDCLHRM8' }),
+    ];
+    for (const r of answers) {
+      assert.ok(!r.isError, JSON.stringify(r.content));
+      assert.ok(!JSON.stringify(r.structuredContent).includes('null'), JSON.stringify(r.structuredContent).slice(0, 400));
+    }
+    assert.equal(answers[0].structuredContent.data.some((c) => 'set_aside' in c), true);
+    assert.equal(answers[0].structuredContent.data.every((c) => 'set_aside' in c), false, 'a contract without a set-aside leaves it out');
+  });
 });

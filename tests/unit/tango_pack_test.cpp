@@ -10,6 +10,7 @@
 
 #include "app/runtime.hpp"
 #include "http_test_servers.hpp"
+#include "observability/metrics.hpp"
 #include "server/session.hpp"
 #include "transports/asio_executor.hpp"
 
@@ -322,6 +323,12 @@ TEST_F(TangoPackTest, AMissingUeiSuggestsSearchingByVendorName) {
     EXPECT_EQ(error(r)["parameter"], "uei");
     EXPECT_NE(error(r)["suggestion"].get<std::string>().find("search_tango_contracts with the vendor_name"),
               std::string::npos);
+    EXPECT_EQ(r["content"][0]["text"].get<std::string>().rfind("MISSING_PARAMETER: ", 0), 0u);
+    // /metrics counts the failure by its code, read from _meta.error.
+    const auto counted = observability::metrics().value(
+        "toolport_tool_errors_total", {{"tool", "get_tango_vendor_profile"}, {"code", "MISSING_PARAMETER"}});
+    ASSERT_TRUE(counted);
+    EXPECT_GE(*counted, 1.0);
 }
 
 TEST_F(TangoPackTest, VendorProfileWithRecentContractsAndNotFound) {

@@ -78,6 +78,9 @@ Json record_schema() {
                                    {"naics_code", nullable("string")},
                                    {"set_aside", nullable("string")},
                                    {"status", nullable("string")}});
+    // Fields without a value are left out, so the two are told apart by their keys alone.
+    opportunity["additionalProperties"] = false;
+    forecast["additionalProperties"] = false;
     return {{"description", "An opportunity or, with source forecasts, a forecast"},
             {"anyOf", Json::array({std::move(opportunity), std::move(forecast)})}};
 }

@@ -313,6 +313,7 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         "Why Tango's own metrics were not used: it refused that request (e.g. 403 for the plan, 5xx); the contracts "
         "were added up instead");
     declaration.output_schema["required"].push_back("summary");
+    declaration.output_schema = portable_schema(std::move(declaration.output_schema));
     // Adding up contracts reads up to spending_summary_max_pages pages one after another: a
     // client that declared the tasks extension may run it as a task and poll for the result.
     declaration.execution = {{"taskSupport", "optional"}};

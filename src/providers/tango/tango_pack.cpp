@@ -1,5 +1,8 @@
 #include "providers/tango/tango_pack.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "providers/secret_redaction.hpp"
 #include "providers/tango/validation.hpp"
 #include "server/content.hpp"
@@ -52,6 +55,48 @@ Json nullable_object(Json properties) {
 }
 
 }  // namespace
+
+Json portable_schema(Json schema) {
+    if (schema.is_array()) {
+        for (auto& item : schema) item = portable_schema(std::move(item));
+        return schema;
+    }
+    if (!schema.is_object()) return schema;
+    // [X, "null"] → X.
+    if (auto type = schema.find("type"); type != schema.end() && type->is_array()) {
+        Json types = Json::array();
+        for (const auto& t : *type) {
+            if (t != "null") types.push_back(t);
+        }
+        *type = types.size() == 1 ? types[0] : types;
+    }
+    // A property that may have been null is left out instead: no longer required.
+    if (auto properties = schema.find("properties"); properties != schema.end() && properties->is_object()) {
+        std::vector<std::string> optional;
+        for (const auto& [name, property] : properties->items()) {
+            auto type = property.find("type");
+            if (type != property.end() && type->is_array() &&
+                std::find(type->begin(), type->end(), Json("null")) != type->end()) {
+                optional.push_back(name);
+            }
+        }
+        if (auto required = schema.find("required"); required != schema.end() && required->is_array()) {
+            Json kept = Json::array();
+            for (const auto& name : *required) {
+                if (std::find(optional.begin(), optional.end(), name.get<std::string>()) == optional.end()) kept.push_back(name);
+            }
+            *required = std::move(kept);
+        }
+    }
+    for (auto& [key, child] : schema.items()) {
+        if (key == "properties" && child.is_object()) {
+            for (auto& [name, property] : child.items()) property = portable_schema(std::move(property));
+        } else if (key == "items" || key == "anyOf" || key == "oneOf" || key == "allOf" || key == "additionalProperties") {
+            child = portable_schema(std::move(child));
+        }
+    }
+    return schema;
+}
 
 ToolResult error_result(const ToolError& error) {
     // The output schema describes the envelope of a success, and a schema-validating
@@ -150,7 +195,7 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
     d.title = std::move(title);
     d.description = std::move(description);
     d.input_schema = std::move(input_schema);
-    d.output_schema = envelope_schema(std::move(record_schema));
+    d.output_schema = portable_schema(envelope_schema(std::move(record_schema)));
     d.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = true};
     d.service = kService;
     d.paces_downstream = true;  // TangoCall paces every request
@@ -166,6 +211,7 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
             {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()},
             {"cached", false},
             {"api_calls", call.requests()}};
+        drop_nulls(env);  // as the output schema declares: a field without a value is left out
         // The server's own key never reaches a client, even where Tango echoes it.
         const bool redacted = providers::redact_json(env, {pack.settings.server_api_key});
         ToolResult result = ToolResult::structured(std::move(env));

@@ -42,6 +42,11 @@ ToolResult error_result(const ToolError& error);
 Json part_error(const ToolError& error);
 Json part_error_schema(const std::string& description);
 
+// `schema` with each [X, "null"] type as X and such properties no longer required: the
+// form the answers take once drop_nulls has left out what had no value. Every tool's
+// output schema goes through it.
+Json portable_schema(Json schema);
+
 // Schema pieces.
 Json string_property(const std::string& description);
 Json api_key_property();
@@ -53,7 +58,8 @@ Json fiscal_year_property(const std::string& description);
 // `property` with `example` as its JSON Schema `examples`.
 Json with_example(Json property, Json example);
 Json object_schema(Json properties);
-// Output schema pieces for the normalized records (every field may be null).
+// Output schema pieces for the normalized records (every field may be null; the
+// declared output schema leaves such fields out instead: portable_schema).
 Json nullable(const char* type);
 Json required_object(Json properties);  // an object schema with every property required
 Json coded_schema();   // {code, description} or null: NAICS, PSC, set-aside
