@@ -256,6 +256,22 @@ describe('tango pack with the SDK 1.x client (list first, then call)', () => {
     assert.ok(fixture.stats().requests.some((q) => q.path === '/api/contracts/'));
   });
 
+  it('sums the pages it got when Tango refuses a later one, and says the sum is partial', async () => {
+    fixture.reset();
+    fixture.nextResponse({ status: 503, body: { detail: 'Service temporarily unavailable' }, times: 3, after: 1, path: '/api/contracts/' });
+    const r = await call('get_tango_spending_summary', { group_by: 'naics' });
+    assert.ok(!r.isError, JSON.stringify(r.content));
+    const { summary } = r.structuredContent;
+    assert.equal(summary.complete, false);
+    assert.equal(summary.rows_aggregated, 100);
+    assert.equal(summary.total_matching_contracts, 240);
+    assert.equal(summary.pages_read, 1);
+    assert.equal(summary.pages_error.error_code, 'UPSTREAM_ERROR');
+    assert.equal(summary.pages_error.transient, true);
+    assert.match(summary.note, /refused page 2/);
+    fixture.reset();
+  });
+
   it('reports filters under the tool\'s own argument names, as applied', async () => {
     const cases = [
       ['search_tango_contracts', { query: 'cloud', vendor_uei: 'n553jh75z8k1', award_date_start: '2024-01-01', fiscal_year: 2024,

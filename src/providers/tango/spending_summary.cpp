@@ -266,10 +266,25 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         int pages = 0;
         std::optional<std::string> cursor;
         const int max_pages = pack.settings.spending_summary_max_pages;
+        // The first page is the answer; a later one Tango refuses ends the sum there, which
+        // the summary then says (complete false, pages_error) instead of failing the call.
+        Json pages_error;
         do {
             Query page_query = q;
             page_query.add("limit", std::optional<int>(100)).add("cursor", cursor).add("shape", std::string(kSummaryShape));
-            Page page = read_cursor_page(co_await call.get("/api/contracts/", page_query));
+            std::optional<ToolError> refused;
+            Json body;
+            try {
+                body = co_await call.get("/api/contracts/", page_query);
+            } catch (const ToolError& e) {
+                if (pages == 0) throw;
+                refused = e;
+            }
+            if (refused) {
+                pages_error = part_error(*refused);
+                break;
+            }
+            Page page = read_cursor_page(body);
             ++pages;
             matching = page.total;
             for (const auto& row : page.rows) aggregate.add(row);
@@ -277,15 +292,22 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         } while (cursor && pages < max_pages);
 
         const bool complete = !cursor;
+        std::string note;
+        if (complete) {
+            note = "Every matching contract was added up.";
+        } else if (!pages_error.is_null()) {
+            note = fmt::format("Partial: {} of {} matching contracts were added up; Tango refused page {} ({}: see "
+                               "pages_error). Retry later for a complete total, or narrow the filters.",
+                               aggregate.rows(), matching, pages + 1, pages_error["error_code"].get<std::string>());
+        } else {
+            note = fmt::format("Partial: {} of {} matching contracts were added up (the page cap is {} pages of 100). "
+                               "Narrow the filters (a fiscal_year, an agency, a NAICS code) for a complete total.",
+                               aggregate.rows(), matching, max_pages);
+        }
         Json env = summary_envelope(aggregate, top, std::move(filters), call.requests());
-        env["summary"] = summary(group_name, "contracts", aggregate, matching, complete, pages,
-                                 (complete ? std::string("Every matching contract was added up.")
-                                           : fmt::format("Partial: {} of {} matching contracts were added up (the page cap "
-                                                         "is {} pages of 100). Narrow the filters (a fiscal_year, an agency, "
-                                                         "a NAICS code) for a complete total.",
-                                                         aggregate.rows(), matching, max_pages)) +
-                                     fallback_note);
+        env["summary"] = summary(group_name, "contracts", aggregate, matching, complete, pages, note + fallback_note);
         if (!metrics_error.is_null()) env["summary"]["metrics_error"] = std::move(metrics_error);
+        if (!pages_error.is_null()) env["summary"]["pages_error"] = std::move(pages_error);
         co_return env;
     };
     auto declaration = tango_tool(
@@ -297,7 +319,7 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         "from Tango's own metrics (summary.source metrics, complete). Otherwise, as Tango has no group-by endpoint, the "
         "tool reads the matching contracts page by page (100 per page, up to a configured number of pages) and says in "
         "summary how complete the sum is: rows_aggregated against total_matching_contracts, and complete true or "
-        "false. Narrow filters give complete totals. Related: "
+        "false (with pages_error when Tango refused a later page). Narrow filters give complete totals. Related: "
         "search_tango_contracts for the contracts themselves, get_tango_vendor_profile for a vendor's lifetime totals.",
         input_schema(), record_schema(), body);
     declaration.output_schema["properties"]["summary"] = required_object({{"group_by", {{"type", "string"}}},
@@ -312,6 +334,8 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
     declaration.output_schema["properties"]["summary"]["properties"]["metrics_error"] = part_error_schema(
         "Why Tango's own metrics were not used: it refused that request (e.g. 403 for the plan, 5xx); the contracts "
         "were added up instead");
+    declaration.output_schema["properties"]["summary"]["properties"]["pages_error"] = part_error_schema(
+        "Why the sum stopped before the last page: Tango refused a later page (e.g. 429, 5xx); complete is false");
     declaration.output_schema["required"].push_back("summary");
     declaration.output_schema = portable_schema(std::move(declaration.output_schema));
     // Adding up contracts reads up to spending_summary_max_pages pages one after another: a
