@@ -288,6 +288,8 @@ describe('tango pack with the SDK 1.x client (list first, then call)', () => {
        { group_by: 'vendor', fiscal_year: 2024, awarding_agency: 'GSA', award_date_start: '2023-10-01', award_date_end: '2024-09-30' }],
       ['get_tango_vendor_profile', { uei: 'n553jh75z8k1', recent_contracts_limit: 2 },
        { uei: 'N553JH75Z8K1', include_recent_contracts: true, recent_contracts_limit: 2 }],
+      ['get_tango_vendor_profile', { uei: '1zfd4', include_recent_contracts: false },
+       { uei: '1ZFD4', include_recent_contracts: false }],
     ];
     for (const [name, args, filters] of cases) {
       const r = await call(name, args);

@@ -80,10 +80,9 @@ Task<Json> profile(TangoCall& call, const Json& args) {
     // record carries every field the profile reads.
     Json entity = co_await call.get("/api/entities/" + util::percent_encode(id) + "/", Query());
     Json record = to_json(parse_vendor_profile(entity));
-    Json filters = {{"uei", id}};
+    Json filters = {{"uei", id}, {"include_recent_contracts", with_contracts}};
     record["complete"] = true;
     if (with_contracts) {
-        filters["include_recent_contracts"] = true;
         filters["recent_contracts_limit"] = recent;
         Query q;
         q.add("limit", std::optional<int>(recent))
