@@ -33,7 +33,9 @@ async function callInProcess(configFile, tool, args, env = {}) {
   return JSON.parse(run.stdout);
 }
 
-const code = (result) => result.structuredContent?.error_code ?? 'OK';
+// An error result carries its fields in _meta.error (no structuredContent: that would
+// have to match the success envelope the output schema declares).
+const code = (result) => (result.isError ? result._meta?.error?.error_code : 'OK');
 
 describe('tango pack against the fixture', () => {
   let fixture;
@@ -75,12 +77,12 @@ describe('tango pack against the fixture', () => {
                            body: { detail: 'Rate limit exceeded for burst. Please try again in 45 seconds.', wait_in_seconds: 45 } });
     const limited = await callInProcess(configFile, 'search_tango_contracts', { query: 'a' });
     assert.equal(code(limited), 'RATE_LIMITED');
-    assert.equal(limited.structuredContent.retry_after_ms, 45000);
+    assert.equal(limited._meta.error.retry_after_ms, 45000);
 
     fixture.nextResponse({ status: 500, body: { detail: 'Internal server error' } });
     const broken = await callInProcess(configFile, 'search_tango_contracts', { query: 'b' });
     assert.equal(code(broken), 'UPSTREAM_ERROR');
-    assert.equal(broken.structuredContent.transient, true);
+    assert.equal(broken._meta.error.transient, true);
 
     fixture.nextResponse({ status: 200, body: { error: 'search backend unavailable' } });
     assert.equal(code(await callInProcess(configFile, 'search_tango_contracts', { query: 'c' })), 'UPSTREAM_ERROR');
@@ -143,7 +145,7 @@ describe('tango pack over HTTPS', () => {
     const untrusted = writeConfig(dir, 'untrusted.yaml', `packs:\n  tango:\n    base_url: ${fixture.url}\n`);
     const refused = await callInProcess(untrusted, 'get_tango_vendor_profile', { uei: 'C47BNA8GM833' }, { SSL_CERT_FILE: '/nonexistent' });
     assert.equal(code(refused), 'UPSTREAM_ERROR');
-    assert.match(refused.structuredContent.error, /certificate verify failed/);
+    assert.match(refused._meta.error.error, /certificate verify failed/);
   });
 });
 

@@ -10,6 +10,7 @@
 
 #include "app/runtime.hpp"
 #include "http_test_servers.hpp"
+#include "observability/metrics.hpp"
 #include "server/session.hpp"
 #include "transports/asio_executor.hpp"
 
@@ -59,7 +60,8 @@ ScriptedReply tango(const SeenRequest& r) {
         }
         if (has("search=broken")) return json(200, {{"error", "search backend unavailable"}});
         // Three pages of two rows each, keyed by the cursor.
-        int page = has("cursor=cGFnZTI") ? 2 : has("cursor=cGFnZTM") ? 3 : 1;
+        // Tango's cursors are base64 of the keyset (award date, record id) of the last row.
+        int page = has("cursor=WyIyMDI0LTAyLTAxIiwicDIiXQ") ? 2 : has("cursor=WyIyMDIzLTEyLTAxIiwicDMiXQ") ? 3 : 1;
         Json rows = Json::array();
         if (page == 1) {
             rows.push_back(contract_row(1, "N553JH75Z8K1", "4732", "Federal Acquisition Service", 1000000, "2024-03-15"));
@@ -71,7 +73,7 @@ ScriptedReply tango(const SeenRequest& r) {
             rows.push_back(contract_row(5, "UX6XA5HES291", "1540", "Federal Prison System", 50000, "2023-11-01"));
         }
         Json body = {{"count", 5}, {"previous", nullptr}, {"previous_cursor", nullptr}, {"results", rows}};
-        const char* next = page == 1 ? "cGFnZTI=" : page == 2 ? "cGFnZTM=" : nullptr;
+        const char* next = page == 1 ? "WyIyMDI0LTAyLTAxIiwicDIiXQ==" : page == 2 ? "WyIyMDIzLTEyLTAxIiwicDMiXQ==" : nullptr;
         body["next"] = next ? Json("http://fixture/api/contracts/?limit=2&cursor=" + std::string(next)) : Json();
         body["cursor"] = next ? Json(next) : Json();
         return json(200, body);
@@ -98,6 +100,13 @@ ScriptedReply tango(const SeenRequest& r) {
     }
     if (path == "/api/psc/DA01/metrics/12/year/") {  // group_by=agency; an answer in a form nobody documented
         return json(200, {{"count", 1}, {"results", {{{"year", 2024}, {"agency", "GSA"}, {"awards", "lots"}}}}});
+    }
+    // A vendor whose profile the plan covers but not its contract list.
+    if (path == "/api/entities/C47BNA8GM833/") {
+        return json(200, {{"uei", "C47BNA8GM833"}, {"legal_business_name", "ACCENTURE FEDERAL SERVICES LLC"}});
+    }
+    if (path == "/api/entities/C47BNA8GM833/contracts/") {
+        return json(403, {{"detail", "You do not have permission to perform this action."}});
     }
     if (path.rfind("/api/entities/", 0) == 0) return json(404, {{"detail", "No Entity matches the given query."}});
     if (path == "/api/grants/" && has("search=echo")) {
@@ -180,7 +189,12 @@ protected:
         return nullptr;
     }
 
-    static Json error(const Json& result) { return result["structuredContent"]; }
+    // An error result's fields (in _meta.error; its structuredContent would have to match
+    // the success envelope, so there is none).
+    static Json error(const Json& result) {
+        EXPECT_FALSE(result.contains("structuredContent")) << result.dump();
+        return result["_meta"]["error"];
+    }
 
     ScriptedServer server;
     boost::asio::io_context io;
@@ -222,17 +236,18 @@ TEST_F(TangoPackTest, ContractsSearchMapsEveryFilterAndNormalizesTheRecords) {
     EXPECT_EQ(env["returned"], 2);
     EXPECT_EQ(env["data"][0]["vendor"]["uei"], "N553JH75Z8K1");
     EXPECT_EQ(env["data"][0]["naics"]["description"], "Computer Systems Design Services");
-    EXPECT_EQ(env["pagination"], (Json{{"limit", 2}, {"has_more", true}, {"next_cursor", "cGFnZTI="}}));
-    EXPECT_EQ(env["filters"]["set_aside"], "SDVOSBC|SDVOSBS");
+    EXPECT_EQ(env["pagination"], (Json{{"limit", 2}, {"has_more", true}, {"next_cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ=="}}));
+    EXPECT_EQ(env["filters"]["set_aside_type"], "SDVOSBC|SDVOSBS");  // the argument's name, the value applied
+    EXPECT_EQ(env["filters"]["vendor_uei"], "N553JH75Z8K1");
     EXPECT_FALSE(env["filters"].contains("api_key"));
     EXPECT_EQ(env["execution"]["cached"], false);
     EXPECT_EQ(env["execution"]["api_calls"], 1);
     EXPECT_EQ(r["_meta"]["downstream_api_calls"], 1);
 
     // The next page with the cursor the answer gave.
-    auto next = call("search_tango_contracts", {{"cursor", "cGFnZTI="}, {"limit", 2}});
+    auto next = call("search_tango_contracts", {{"cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ=="}, {"limit", 2}});
     EXPECT_EQ(next["structuredContent"]["data"][0]["piid"], "47QTCA24F0013");
-    EXPECT_NE(server.requests().back().target.find("cursor=cGFnZTI%3D"), std::string::npos);
+    EXPECT_NE(server.requests().back().target.find("cursor=WyIyMDI0LTAyLTAxIiwicDIiXQ%3D%3D"), std::string::npos);
 }
 
 TEST_F(TangoPackTest, TheServersKeyEchoedByTheApiReachesNoClient) {
@@ -308,6 +323,12 @@ TEST_F(TangoPackTest, AMissingUeiSuggestsSearchingByVendorName) {
     EXPECT_EQ(error(r)["parameter"], "uei");
     EXPECT_NE(error(r)["suggestion"].get<std::string>().find("search_tango_contracts with the vendor_name"),
               std::string::npos);
+    EXPECT_EQ(r["content"][0]["text"].get<std::string>().rfind("MISSING_PARAMETER: ", 0), 0u);
+    // /metrics counts the failure by its code, read from _meta.error.
+    const auto counted = observability::metrics().value(
+        "toolport_tool_errors_total", {{"tool", "get_tango_vendor_profile"}, {"code", "MISSING_PARAMETER"}});
+    ASSERT_TRUE(counted);
+    EXPECT_GE(*counted, 1.0);
 }
 
 TEST_F(TangoPackTest, VendorProfileWithRecentContractsAndNotFound) {
@@ -326,6 +347,29 @@ TEST_F(TangoPackTest, VendorProfileWithRecentContractsAndNotFound) {
     EXPECT_EQ(error(missing)["error_code"], "NOT_FOUND");
     EXPECT_EQ(missing["_meta"]["downstream_api_calls"], 1);  // a failed call counts its requests too
     EXPECT_NE(error(missing)["error"].get<std::string>().find("No Entity matches"), std::string::npos);
+}
+
+TEST_F(TangoPackTest, AProfileWhoseRecentContractsTangoRefusesComesLabelledIncomplete) {
+    start();
+    auto r = call("get_tango_vendor_profile", {{"uei", "C47BNA8GM833"}});
+    ASSERT_FALSE(r.value("isError", false)) << r.dump();
+    const Json& v = r["structuredContent"]["data"][0];
+    EXPECT_EQ(v["legal_business_name"], "ACCENTURE FEDERAL SERVICES LLC");
+    EXPECT_EQ(v["complete"], false);
+    EXPECT_FALSE(v.contains("recent_contracts"));
+    EXPECT_EQ(v["recent_contracts_error"]["error_code"], "INVALID_ARGUMENT");
+    EXPECT_NE(v["recent_contracts_error"]["error"].get<std::string>().find("HTTP 403"), std::string::npos);
+    EXPECT_NE(v["recent_contracts_error"]["error"].get<std::string>().find("do not have permission"), std::string::npos);
+    EXPECT_EQ(v["recent_contracts_error"]["transient"], false);
+    EXPECT_EQ(r["_meta"]["downstream_api_calls"], 2);
+    // The declared schema says which keys come only sometimes.
+    const auto& tool = *runtime->server().registry().tools().at("get_tango_vendor_profile");
+    const Json& required = tool.output_schema["properties"]["data"]["items"]["required"];
+    for (const char* sometimes : {"recent_contracts", "contracts_total", "recent_contracts_error"}) {
+        EXPECT_EQ(std::find(required.begin(), required.end(), sometimes), required.end()) << sometimes;
+        EXPECT_TRUE(tool.output_schema["properties"]["data"]["items"]["properties"].contains(sometimes)) << sometimes;
+    }
+    EXPECT_NE(std::find(required.begin(), required.end(), "complete"), required.end());
 }
 
 TEST_F(TangoPackTest, ApiErrorsBecomeStructuredToolErrors) {

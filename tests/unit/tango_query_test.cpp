@@ -97,13 +97,16 @@ TEST(TangoQuery, ParametersKeepTheirOrderAndAbsentValuesAreLeftOut) {
     EXPECT_EQ(Query().encoded(), "");
 }
 
-TEST(TangoQuery, FiltersAreReportedAsAppliedNotAsEncoded) {
+TEST(TangoQuery, FiltersAreReportedAsAppliedUnderTheArgumentsNames) {
     Query q;
-    q.add("search", std::string("R&D")).add("set_aside", set_aside_arg(Json{{"s", "SDVOSB"}}, "s")).add("limit",
-                                                                                                       std::optional<int>(5));
-    EXPECT_EQ(q.as_json(), (Json{{"search", "R&D"}, {"set_aside", "SDVOSBC|SDVOSBS"}, {"limit", "5"}}));
-    EXPECT_EQ(q.encoded(), "search=R%26D&set_aside=SDVOSBC%7CSDVOSBS&limit=5");
-    EXPECT_EQ(Query().as_json(), Json::object());
+    q.add("search", std::string("R&D"), "query")
+        .add("set_aside", set_aside_arg(Json{{"s", "SDVOSB"}}, "s"), "set_aside_type")
+        .add("fiscal_year", std::optional<int>(2025), "fiscal_year")
+        .add("limit", std::optional<int>(5))
+        .add("uei", std::optional<std::string>(), "vendor_uei");
+    EXPECT_EQ(q.filters(), (Json{{"query", "R&D"}, {"set_aside_type", "SDVOSBC|SDVOSBS"}, {"fiscal_year", 2025}}));
+    EXPECT_EQ(q.encoded(), "search=R%26D&set_aside=SDVOSBC%7CSDVOSBS&fiscal_year=2025&limit=5");
+    EXPECT_EQ(Query().filters(), Json::object());
 }
 
 TEST(TangoQuery, TheContractShapeAsksForEveryFieldTheNormalizerReads) {

@@ -2,6 +2,8 @@
 // optional, with the runtime checks' limits) and output schemas, compiled with Toolport's
 // validator; and the records the normalizers produce, in the envelope, validated against
 // the output schema of their tool.
+#include <algorithm>
+#include <functional>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -39,6 +41,14 @@ const providers::ToolDeclaration& tool(const std::string& name) { return declara
 // "" when `instance` is valid against `schema`, else the validator's first complaint.
 std::string complaint(const Json& schema, const Json& instance) {
     auto result = schema::compile(schema).validate(instance);
+    if (result.valid) return "";
+    return result.errors.empty() ? "invalid" : result.errors[0].instance_location + ": " + result.errors[0].message;
+}
+
+// The same for an answer as the pack sends it: without the members that had no value.
+std::string answer_complaint(const Json& schema, Json answer) {
+    drop_nulls(answer);
+    auto result = schema::compile(schema).validate(answer);
     if (result.valid) return "";
     return result.errors.empty() ? "invalid" : result.errors[0].instance_location + ": " + result.errors[0].message;
 }
@@ -184,28 +194,41 @@ TEST(TangoSchemas, OutputSchemasCompileAndDescribeTheEnvelope) {
 TEST(TangoSchemas, EachToolsSampleOutputValidates) {
     Json contracts = sample_envelope(Json::array({to_json(parse_contract(kContractRow)), to_json(parse_contract(Json::object()))}),
                                      std::string("WyIyMDI0LTAzLTE1Il0="));
-    EXPECT_EQ(complaint(tool("search_tango_contracts").output_schema, contracts), "");
+    EXPECT_EQ(answer_complaint(tool("search_tango_contracts").output_schema, contracts), "");
 
     Json grants = sample_envelope(Json::array({to_json(parse_grant(Json::parse(R"({"agency_code": "HHS-NIH11",
         "grant_id": 363557, "opportunity_number": "RFA-AG-28-009", "status": {"code": "F", "description": "Forecasted"},
         "title": "Alzheimer&#39;s Drug-Development Program"})")))}), std::string("page:2"));
-    EXPECT_EQ(complaint(tool("search_tango_grants").output_schema, grants), "");
+    EXPECT_EQ(answer_complaint(tool("search_tango_grants").output_schema, grants), "");
 
     Json profile = to_json(parse_vendor_profile(Json::parse(R"({"uei": "N553JH75Z8K1", "legal_business_name": "00ALPHA, LLC",
         "cage_code": null, "business_types": [{"code": "A2"}],
         "federal_obligations": {"total": {"awards_obligated": 1500000.5, "awards_count": 12}}})")));
     profile["recent_contracts"] = Json::array({to_json(parse_contract(kContractRow))});
     profile["contracts_total"] = 12;
+    profile["complete"] = true;
     Json vendor = envelope(Json::array({profile}), 1, Json{{"uei", "N553JH75Z8K1"}}, 1, std::nullopt, milliseconds(80), 2);
-    EXPECT_EQ(complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
+    EXPECT_EQ(answer_complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
+    // Without its recent contracts: not asked for, or refused by Tango (and labelled).
+    profile.erase("recent_contracts");
+    profile.erase("contracts_total");
+    vendor["data"][0] = profile;
+    EXPECT_EQ(answer_complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
+    profile["complete"] = false;
+    profile["recent_contracts_error"] = {{"error_code", "INVALID_ARGUMENT"},
+                                         {"error", "Tango refused this request for the API key (HTTP 403): plan"},
+                                         {"suggestion", "Check the plan"},
+                                         {"transient", false}};
+    vendor["data"][0] = profile;
+    EXPECT_EQ(answer_complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
 
     Json opportunities = sample_envelope(Json::array({to_json(parse_opportunity(Json::parse(R"({"active": true,
         "opportunity_id": "ba9961ee-0b29-4dbc-b9a7-2c6d2952c54b", "response_deadline": "2026-08-24T14:00:00+00:00",
         "solicitation_number": "N0018926QL330", "title": "NCTAMS LANT HVAC Support Services"})")))}));
-    EXPECT_EQ(complaint(tool("search_tango_opportunities").output_schema, opportunities), "");
+    EXPECT_EQ(answer_complaint(tool("search_tango_opportunities").output_schema, opportunities), "");
     Json forecasts = sample_envelope(Json::array({to_json(parse_forecast(Json::parse(R"({"anticipated_award_date": null,
         "fiscal_year": 2026, "id": 19690, "naics_code": "561720", "status": "Awarded", "title": "RNC Janitorial Services"})")))}));
-    EXPECT_EQ(complaint(tool("search_tango_opportunities").output_schema, forecasts), "");
+    EXPECT_EQ(answer_complaint(tool("search_tango_opportunities").output_schema, forecasts), "");
 
     SpendingAggregate aggregate(SpendingAggregate::GroupBy::agency);
     aggregate.add(kContractRow);
@@ -216,7 +239,7 @@ TEST(TangoSchemas, EachToolsSampleOutputValidates) {
                            {"total_matching_contracts", 2},
                            {"complete", true},      {"pages_read", 1},            {"total_obligated_aggregated", 1250000.0},
                            {"note", "Every matching contract was added up."}};
-    EXPECT_EQ(complaint(tool("get_tango_spending_summary").output_schema, spending), "");
+    EXPECT_EQ(answer_complaint(tool("get_tango_spending_summary").output_schema, spending), "");
 
     // From Tango's metrics: no count of matching contracts, none per group when Tango gave none.
     SpendingAggregate by_month(SpendingAggregate::GroupBy::month);
@@ -225,15 +248,16 @@ TEST(TangoSchemas, EachToolsSampleOutputValidates) {
     from_metrics["summary"] = {{"group_by", "month"}, {"source", "metrics"}, {"rows_aggregated", 1},
                                {"total_matching_contracts", nullptr}, {"complete", true}, {"pages_read", 1},
                                {"total_obligated_aggregated", 42.0}, {"note", "Tango's own totals."}};
-    EXPECT_EQ(complaint(tool("get_tango_spending_summary").output_schema, from_metrics), "");
+    EXPECT_EQ(answer_complaint(tool("get_tango_spending_summary").output_schema, from_metrics), "");
 
     mark_cached(contracts, milliseconds(0));
-    EXPECT_EQ(complaint(tool("search_tango_contracts").output_schema, contracts), "");
+    EXPECT_EQ(answer_complaint(tool("search_tango_contracts").output_schema, contracts), "");
 }
 
 TEST(TangoSchemas, OutputSchemasRefuseWhatIsNotTheEnvelope) {
     const Json& schema = tool("search_tango_contracts").output_schema;
-    const Json good = sample_envelope(Json::array({to_json(parse_contract(kContractRow))}));
+    Json good = sample_envelope(Json::array({to_json(parse_contract(kContractRow))}));
+    drop_nulls(good);
     ASSERT_EQ(complaint(schema, good), "");
     Json bad = good;
     bad["total"] = "many";
@@ -253,13 +277,23 @@ TEST(TangoSchemas, OutputSchemasRefuseWhatIsNotTheEnvelope) {
     bad = good;
     bad["data"][0]["obligated"] = "1,250,000";
     EXPECT_NE(complaint(schema, bad), "");
-    // Every field of a record is there (null when Tango had no value), nested ones too.
+    // A field Tango had no value for is left out, never null (one type per field, no
+    // [X, "null"] unions), nested ones too.
+    Json without = good;
+    without["data"][0].erase("award_date");
+    EXPECT_EQ(complaint(schema, without), "");
     bad = good;
-    bad["data"][0].erase("award_date");
+    bad["data"][0]["award_date"] = nullptr;
     EXPECT_NE(complaint(schema, bad), "");
     bad = good;
     bad["data"][0]["naics"] = Json{{"code", 541512}, {"description", nullptr}};
     EXPECT_NE(complaint(schema, bad), "");
+    bad = good;
+    bad["data"][0]["naics"] = Json{{"code", 541512}};
+    EXPECT_NE(complaint(schema, bad), "");  // codes are strings
+    bad = good;
+    bad["data"][0].erase("vendor");
+    EXPECT_NE(complaint(schema, bad), "");  // the objects that are always there stay required
     bad = good;
     bad.erase("pagination");
     EXPECT_NE(complaint(schema, bad), "");
@@ -270,4 +304,28 @@ TEST(TangoSchemas, OutputSchemasRefuseWhatIsNotTheEnvelope) {
                         envelope(Json::array({Json{{"rank", 1}, {"key", "9700"}, {"total_obligated", "lots"}}}), 1,
                                  Json::object(), 20, std::nullopt, milliseconds(1), 1)),
               "");
+}
+
+// One type per field (issue 29): a field without a value is left out of the answer, so no
+// output schema needs a [X, "null"] union, which several validators, SDKs and model
+// providers handle badly.
+TEST(TangoSchemas, OutputSchemasGiveEachFieldOneType) {
+    std::vector<std::string> unions;
+    std::function<void(const Json&, const std::string&)> walk = [&](const Json& node, const std::string& at) {
+        if (node.is_object()) {
+            if (auto type = node.find("type"); type != node.end() && type->is_array()) unions.push_back(at);
+            for (const auto& [key, child] : node.items()) walk(child, at + "/" + key);
+        } else if (node.is_array()) {
+            for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], at + "/" + std::to_string(i));
+        }
+    };
+    for (const auto& [name, d] : declarations()) walk(d.output_schema, name);
+    EXPECT_TRUE(unions.empty()) << unions.front();
+    // What may be absent is not required; what is always there stays required.
+    const Json& contract = tool("search_tango_contracts").output_schema["properties"]["data"]["items"];
+    const Json& required = contract["required"];
+    EXPECT_EQ(std::find(required.begin(), required.end(), "award_date"), required.end());
+    EXPECT_NE(std::find(required.begin(), required.end(), "vendor"), required.end());
+    EXPECT_EQ(contract["properties"]["award_date"]["type"], "string");
+    EXPECT_EQ(contract["properties"]["naics"]["type"], "object");
 }

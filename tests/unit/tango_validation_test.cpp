@@ -317,3 +317,27 @@ TEST(TangoValidationText, OnlyTextAndNumbersAreText) {
         EXPECT_EQ(e["parameter"], "query") << bad;
     }
 }
+
+// A contract cursor is base64 of the JSON keyset Tango hands out; anything else is refused
+// before it costs a request (issue 29).
+TEST(TangoValidationCursor, AKeysetCursorIsBase64OfTangosJsonKeyset) {
+    const std::string real = "WyIyMDI2LTA4LTEzIiwgImZmMWIwY2JmLWVmZTItNTI0MC1iZmVlLWFkMWI2MmNlMjVkYyJd";
+    EXPECT_EQ(keyset_cursor_arg(one("cursor", real)), real);
+    EXPECT_EQ(keyset_cursor_arg(one("cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ==")), "WyIyMDI0LTAyLTAxIiwicDIiXQ==");  // padded
+    EXPECT_EQ(keyset_cursor_arg(one("cursor", "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ")), "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ");
+    EXPECT_EQ(keyset_cursor_arg(Json::object()), std::nullopt);
+    for (const std::string bad : {std::string("page:2"), std::string("abc"), std::string("bm90IGEga2V5c2V0"),
+                                  real.substr(0, 40), std::string("WyIy!!"), std::string(1001, 'A')}) {
+        Json e = error_of([&] { keyset_cursor_arg(one("cursor", bad)); });
+        EXPECT_EQ(e["error_code"], "INVALID_FORMAT") << bad;
+        EXPECT_EQ(e["parameter"], "cursor") << bad;
+        EXPECT_NE(e["suggestion"].get<std::string>().find("next_cursor"), std::string::npos);
+    }
+}
+
+TEST(TangoValidationFiscalYear, ARefusalOffersARecentYearNotTheMinimum) {
+    EXPECT_EQ(fiscal_year_arg(one("fiscal_year", 2025)), 2025);
+    Json e = error_of([] { fiscal_year_arg(one("fiscal_year", 1900)); });
+    EXPECT_EQ(e["error_code"], "INVALID_ARGUMENT");
+    EXPECT_EQ(e["example"], kExampleFiscalYear);
+}

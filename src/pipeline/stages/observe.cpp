@@ -23,6 +23,15 @@ std::string ObserveStage::outcome_code(const ToolResult& result) {
             if (nested != error->end() && nested->is_string()) return nested->get<std::string>();
         }
     }
+    // A source that keeps its error fields out of structuredContent (which must match the
+    // success schema it declares): _meta.error (the tango pack).
+    if (result.meta.is_object()) {
+        auto error = result.meta.find("error");
+        if (error != result.meta.end() && error->is_object()) {
+            auto code = error->find("error_code");
+            if (code != error->end() && code->is_string()) return code->get<std::string>();
+        }
+    }
     return "TOOL_ERROR";
 }
 

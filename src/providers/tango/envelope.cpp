@@ -87,6 +87,21 @@ Json envelope(Json data, long long total, Json filters, int limit, const std::op
             {"execution", {{"duration_ms", duration.count()}, {"cached", false}, {"api_calls", api_calls}}}};
 }
 
+void drop_nulls(Json& value) {
+    if (value.is_object()) {
+        for (auto it = value.begin(); it != value.end();) {
+            if (it->is_null()) {
+                it = value.erase(it);
+            } else {
+                drop_nulls(*it);
+                ++it;
+            }
+        }
+    } else if (value.is_array()) {
+        for (auto& item : value) drop_nulls(item);
+    }
+}
+
 void mark_cached(Json& env, std::chrono::milliseconds duration) {
     if (!env.is_object() || !env.contains("execution")) return;
     env["execution"] = {{"duration_ms", duration.count()}, {"cached", true}, {"api_calls", 0}};

@@ -1,8 +1,10 @@
 // The answer every tango tool gives (seed 000, "Response Formatting"): the records, how
 // many matched in all, what was applied, how to get more, and what the call cost.
 //
-//   {data, total, returned, filters, pagination {limit, has_more, next_cursor},
+//   {data, total, returned, filters, pagination {limit, has_more, next_cursor?},
 //    execution {duration_ms, cached, api_calls}}
+//
+// (null members are dropped before the envelope leaves the pack: drop_nulls.)
 #pragma once
 
 #include <chrono>
@@ -30,6 +32,12 @@ Page read_numbered_page(const Json& body, int page);
 
 Json envelope(Json data, long long total, Json filters, int limit, const std::optional<std::string>& next_cursor,
               std::chrono::milliseconds duration, int api_calls);
+
+// `value` without the object members that are null, at every depth: a field Tango had no
+// value for is left out, not sent as null. The output schemas then declare each field with
+// one type and leave it out of `required` (a [type, "null"] union is what several
+// validators, SDKs and model providers handle worst).
+void drop_nulls(Json& value);
 
 // What a cached copy of an envelope says about itself: cached, no API calls, this call's
 // duration; the text block follows (for the pipeline's on_cache_hit).

@@ -21,10 +21,10 @@ Json input_schema() {
         {"opportunity_number", string_property("Grants.gov opportunity number. Example: 'RFA-AG-28-009'")},
         {"status", {{"type", "string"}, {"enum", {"posted", "forecasted"}},
                     {"description", "posted (open for applications) or forecasted (announced ahead)"}}},
-        {"posted_date_start", string_property("Posted on or after, YYYY-MM-DD")},
-        {"posted_date_end", string_property("Posted on or before, YYYY-MM-DD")},
-        {"response_date_start", string_property("Applications due on or after, YYYY-MM-DD")},
-        {"response_date_end", string_property("Applications due on or before, YYYY-MM-DD")},
+        {"posted_date_start", with_example(string_property("Posted on or after, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
+        {"posted_date_end", with_example(string_property("Posted on or before, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
+        {"response_date_start", with_example(string_property("Applications due on or after, YYYY-MM-DD. Example: '2025-07-01'"), "2025-07-01")},
+        {"response_date_end", with_example(string_property("Applications due on or before, YYYY-MM-DD. Example: '2025-12-31'"), "2025-12-31")},
         {"funding_instruments", string_property("Funding instrument codes, comma-separated: G grant, CA cooperative "
                                                 "agreement, PC procurement contract, O other")},
         {"funding_categories", string_property("Funding category codes, comma-separated. Examples: HL (health), ED "
@@ -75,23 +75,23 @@ Task<Json> search(TangoCall& call, const Json& args) {
     const auto [due_start, due_end] = date_range_arg(args, "response_date_start", "response_date_end");
     const int limit = int_arg(args, "limit", 10, 1, 100);
     const int page = page_cursor_arg(args);
-    std::optional<std::string> status;
-    if (auto s = choice_arg(args, "status", {"posted", "forecasted"})) status = *s == "posted" ? "P" : "F";
+    const auto status = choice_arg(args, "status", {"posted", "forecasted"});
     Query q;
-    q.add("search", text_arg(args, "query"))
-        .add("agency", text_arg(args, "agency", 120))
-        .add("cfda_number", text_arg(args, "cfda_number", 20))
-        .add("opportunity_number", text_arg(args, "opportunity_number", 60))
-        .add("status", status)
-        .add("posted_date_after", posted_start)
-        .add("posted_date_before", posted_end)
-        .add("response_date_after", due_start)
-        .add("response_date_before", due_end)
-        .add("funding_instruments", code_list_arg(args, "funding_instruments"))
-        .add("funding_categories", code_list_arg(args, "funding_categories"))
-        .add("applicant_types", code_list_arg(args, "applicant_types"))
-        .add("ordering", choice_arg(args, "ordering", kOrdering, true));
-    Json filters = q.as_json();
+    q.add("search", text_arg(args, "query"), "query")
+        .add("agency", text_arg(args, "agency", 120), "agency")
+        .add("cfda_number", text_arg(args, "cfda_number", 20), "cfda_number")
+        .add("opportunity_number", text_arg(args, "opportunity_number", 60), "opportunity_number")
+        .add("status", status ? std::optional<std::string>(*status == "posted" ? "P" : "F") : std::nullopt)
+        .add("posted_date_after", posted_start, "posted_date_start")
+        .add("posted_date_before", posted_end, "posted_date_end")
+        .add("response_date_after", due_start, "response_date_start")
+        .add("response_date_before", due_end, "response_date_end")
+        .add("funding_instruments", code_list_arg(args, "funding_instruments"), "funding_instruments")
+        .add("funding_categories", code_list_arg(args, "funding_categories"), "funding_categories")
+        .add("applicant_types", code_list_arg(args, "applicant_types"), "applicant_types")
+        .add("ordering", choice_arg(args, "ordering", kOrdering, true), "ordering");
+    Json filters = q.filters();
+    if (status) filters["status"] = *status;  // in the argument's words, not Tango's P/F
     q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(page)).add("shape", std::string(kGrantShape));
 
     Json body = co_await call.get("/api/grants/", q);

@@ -25,15 +25,14 @@ Json input_schema() {
                                         "solicitation, k combined synopsis/solicitation, r sources sought, s special "
                                         "notice, a award notice")},
         {"solicitation_number", string_property("Solicitation number (opportunities only). Example: 'N0018926QL330'")},
-        {"posted_date_start", string_property("First posted on or after, YYYY-MM-DD (opportunities only)")},
-        {"posted_date_end", string_property("First posted on or before, YYYY-MM-DD (opportunities only)")},
-        {"response_deadline_start", string_property("Responses due on or after, YYYY-MM-DD (opportunities only)")},
-        {"response_deadline_end", string_property("Responses due on or before, YYYY-MM-DD (opportunities only)")},
+        {"posted_date_start", with_example(string_property("First posted on or after, YYYY-MM-DD (opportunities only). Example: '2025-01-01'"), "2025-01-01")},
+        {"posted_date_end", with_example(string_property("First posted on or before, YYYY-MM-DD (opportunities only). Example: '2025-06-30'"), "2025-06-30")},
+        {"response_deadline_start", with_example(string_property("Responses due on or after, YYYY-MM-DD (opportunities only). Example: '2025-07-01'"), "2025-07-01")},
+        {"response_deadline_end", with_example(string_property("Responses due on or before, YYYY-MM-DD (opportunities only). Example: '2025-12-31'"), "2025-12-31")},
         {"place_of_performance", string_property("Place of performance text, e.g. a state or city (opportunities only)")},
         {"active", {{"type", "boolean"}, {"default", true},
                     {"description", "Only open solicitations (default true; false: closed ones too)"}}},
-        {"fiscal_year", {{"type", "integer"}, {"minimum", 1990}, {"maximum", 2100},
-                         {"description", "Fiscal year of the planned award (forecasts only)"}}},
+        {"fiscal_year", fiscal_year_property("Fiscal year of the planned award (forecasts only)")},
         {"ordering", {{"type", "string"},
                       {"description", "opportunities: first_notice_date (or its alias posted_date), last_notice_date, "
                                       "response_deadline; "
@@ -79,6 +78,9 @@ Json record_schema() {
                                    {"naics_code", nullable("string")},
                                    {"set_aside", nullable("string")},
                                    {"status", nullable("string")}});
+    // Fields without a value are left out, so the two are told apart by their keys alone.
+    opportunity["additionalProperties"] = false;
+    forecast["additionalProperties"] = false;
     return {{"description", "An opportunity or, with source forecasts, a forecast"},
             {"anyOf", Json::array({std::move(opportunity), std::move(forecast)})}};
 }
@@ -87,11 +89,13 @@ Task<Json> forecasts(TangoCall& call, const Json& args) {
     const int limit = int_arg(args, "limit", 10, 1, 100);
     const int page = page_cursor_arg(args);
     Query q;
-    q.add("search", text_arg(args, "query")).add("agency", text_arg(args, "agency", 120));
-    if (auto naics = naics_arg(args, "naics_code")) q.add(naics->size() == 6 ? "naics_code" : "naics_starts_with", naics);
-    q.add("fiscal_year", optional_int_arg(args, "fiscal_year", 1990, 2100))
-        .add("ordering", choice_arg(args, "ordering", {"anticipated_award_date", "fiscal_year", "title"}, true));
-    Json filters = q.as_json();
+    q.add("search", text_arg(args, "query"), "query").add("agency", text_arg(args, "agency", 120), "agency");
+    if (auto naics = naics_arg(args, "naics_code")) {
+        q.add(naics->size() == 6 ? "naics_code" : "naics_starts_with", naics, "naics_code");
+    }
+    q.add("fiscal_year", fiscal_year_arg(args), "fiscal_year")
+        .add("ordering", choice_arg(args, "ordering", {"anticipated_award_date", "fiscal_year", "title"}, true), "ordering");
+    Json filters = q.filters();
     filters["source"] = "forecasts";
     q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(page)).add("shape", std::string(kForecastShape));
     Json body = co_await call.get("/api/forecasts/", q);
@@ -115,21 +119,22 @@ Task<Json> opportunities(TangoCall& call, const Json& args) {
             .example("o");
     }
     Query q;
-    q.add("search", text_arg(args, "query"))
-        .add("agency", text_arg(args, "agency", 120))
-        .add("naics", naics_arg(args, "naics_code"))
-        .add("psc", psc_arg(args, "psc_code"))
-        .add("set_aside", set_aside_arg(args, "set_aside_type"))
-        .add("notice_type", notice_type)
-        .add("solicitation_number", text_arg(args, "solicitation_number", 60))
-        .add("first_notice_date_after", posted_start)
-        .add("first_notice_date_before", posted_end)
-        .add("response_deadline_after", due_start)
-        .add("response_deadline_before", due_end)
-        .add("place_of_performance", text_arg(args, "place_of_performance", 100))
+    q.add("search", text_arg(args, "query"), "query")
+        .add("agency", text_arg(args, "agency", 120), "agency")
+        .add("naics", naics_arg(args, "naics_code"), "naics_code")
+        .add("psc", psc_arg(args, "psc_code"), "psc_code")
+        .add("set_aside", set_aside_arg(args, "set_aside_type"), "set_aside_type")
+        .add("notice_type", notice_type, "notice_type")
+        .add("solicitation_number", text_arg(args, "solicitation_number", 60), "solicitation_number")
+        .add("first_notice_date_after", posted_start, "posted_date_start")
+        .add("first_notice_date_before", posted_end, "posted_date_end")
+        .add("response_deadline_after", due_start, "response_deadline_start")
+        .add("response_deadline_before", due_end, "response_deadline_end")
+        .add("place_of_performance", text_arg(args, "place_of_performance", 100), "place_of_performance")
         .add("active", std::string(active ? "true" : "false"))
-        .add("ordering", opportunity_ordering(args));
-    Json filters = q.as_json();
+        .add("ordering", opportunity_ordering(args), "ordering");
+    Json filters = q.filters();
+    filters["active"] = active;
     filters["source"] = "opportunities";
     // No `shape`: shaping opportunities is a paid-plan feature of the API; the default
     // record has what the normalizer reads.

@@ -107,17 +107,16 @@ Json input_schema() {
         {"api_key", api_key_property()},
         {"group_by", {{"type", "string"}, {"enum", {"agency", "vendor", "naics", "psc", "month"}}, {"default", "agency"},
                       {"description", "How to group the dollars: by awarding agency, vendor, NAICS, PSC or award month"}}},
-        {"awarding_agency", string_property("Awarding agency by code, name or abbreviation. Example: 'DOD'")},
-        {"vendor_uei", string_property("Only this vendor (12-character UEI)")},
+        {"awarding_agency", with_example(string_property("Awarding agency by code, name or abbreviation. Example: 'DOD'"), "DOD")},
+        {"vendor_uei", with_example(string_property("Only this vendor (12-character UEI). Example: 'N553JH75Z8K1'"), "N553JH75Z8K1")},
         {"vendor_name", string_property("Only vendors whose name matches")},
-        {"naics_code", string_property("NAICS code, 2-6 digits")},
-        {"psc_code", string_property("Product/Service Code, 4 characters")},
+        {"naics_code", with_example(string_property("NAICS code, 2-6 digits. Example: '541512'"), "541512")},
+        {"psc_code", with_example(string_property("Product/Service Code, 4 characters. Example: 'D302'"), "D302")},
         {"set_aside_type", string_property("Set-aside code or program name")},
-        {"fiscal_year", {{"type", "integer"}, {"minimum", 1990}, {"maximum", 2100},
-                         {"description", "Federal fiscal year (Oct 1 of the year before to Sep 30)"}}},
-        {"award_date_start", string_property("Earliest award date, YYYY-MM-DD")},
-        {"award_date_end", string_property("Latest award date, YYYY-MM-DD")},
-        {"last_months", {{"type", "integer"}, {"minimum", 1}, {"maximum", 240},
+        {"fiscal_year", fiscal_year_property("Federal fiscal year (Oct 1 of the year before to Sep 30: FY2025 = 2024-10-01 to 2025-09-30)")},
+        {"award_date_start", with_example(string_property("Earliest award date, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
+        {"award_date_end", with_example(string_property("Latest award date, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
+        {"last_months", {{"type", "integer"}, {"minimum", 1}, {"maximum", 240}, {"examples", {12}},
                          {"description", "Look back this many months from today (instead of award dates or a fiscal "
                                          "year). With group_by month or agency and exactly one of vendor_uei, a 6-digit "
                                          "naics_code or psc_code (and no other filter), the totals come from Tango's "
@@ -194,7 +193,7 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         const auto group_name = choice_arg(args, "group_by", {"agency", "vendor", "naics", "psc", "month"}).value_or("agency");
         const int top = int_arg(args, "top", 20, 1, 100);
         const auto [start, end] = date_range_arg(args, "award_date_start", "award_date_end");
-        const auto fiscal_year = optional_int_arg(args, "fiscal_year", 1990, 2100);
+        const auto fiscal_year = fiscal_year_arg(args);
         SummaryFilters f;
         f.group_by = *SpendingAggregate::group_by_named(group_name);
         f.awarding_agency = text_arg(args, "awarding_agency", 120);
@@ -210,27 +209,41 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
                 .suggest("Give one window: last_months, or award_date_start/award_date_end, or fiscal_year.");
         }
         Query q;
-        q.add("awarding_agency", f.awarding_agency)
-            .add("uei", f.vendor_uei)
-            .add("recipient", f.vendor_name)
-            .add("naics", f.naics)
-            .add("psc", f.psc)
-            .add("set_aside", f.set_aside);
+        q.add("awarding_agency", f.awarding_agency, "awarding_agency")
+            .add("uei", f.vendor_uei, "vendor_uei")
+            .add("recipient", f.vendor_name, "vendor_name")
+            .add("naics", f.naics, "naics_code")
+            .add("psc", f.psc, "psc_code")
+            .add("set_aside", f.set_aside, "set_aside_type");
         const auto [from, to] = f.last_months ? std::make_pair(std::optional<std::string>(months_ago(*f.last_months)),
                                                                 std::optional<std::string>())
                                               : award_window(fiscal_year, start, end);
-        q.add("award_date_gte", from).add("award_date_lte", to);
-        Json filters = q.as_json();
+        // The award window as applied: the fiscal year's or last_months' dates too.
+        q.add("award_date_gte", from, "award_date_start").add("award_date_lte", to, "award_date_end");
+        Json filters = q.filters();
         filters["group_by"] = group_name;
+        if (fiscal_year) filters["fiscal_year"] = *fiscal_year;
         if (f.last_months) filters["last_months"] = *f.last_months;
 
         SpendingAggregate aggregate(f.group_by);
         std::string fallback_note;
+        Json metrics_error;
         if (auto question = metrics_question(f)) {
             Query metrics_query;
             if (question->by_agency()) metrics_query.add("group_by", std::string("agency"));
-            const Json answer = co_await call.get(question->path(), metrics_query);
-            if (read_metrics(answer, *question, aggregate)) {
+            // The metrics are a shortcut: when Tango refuses them (a plan limit, a 404, its
+            // own trouble) the contracts are added up instead, and the summary says why.
+            // Being rate limited is not a reason to send more requests.
+            Json answer;
+            std::optional<ToolError> refused;
+            try {
+                answer = co_await call.get(question->path(), metrics_query);
+            } catch (const ToolError& e) {
+                if (e.code() == ToolErrorCode::rate_limited || e.code() == ToolErrorCode::budget_exceeded) throw;
+                refused = e;
+            }
+            if (refused) metrics_error = part_error(*refused);
+            if (!refused && read_metrics(answer, *question, aggregate)) {
                 const char* subject = question->resource == "entities" ? "vendor"
                                       : question->resource == "naics"  ? "NAICS code"
                                                                        : "PSC";
@@ -241,8 +254,11 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
                                                      subject, question->months));
                 co_return env;
             }
-            fallback_note = " (Tango's metrics answer was not in a form this version reads, so the contracts were added "
-                            "up instead.)";
+            fallback_note = refused ? fmt::format(" (Tango refused its metrics for this question ({}), so the contracts "
+                                                  "were added up instead.)",
+                                                  metrics_error["error_code"].get<std::string>())
+                                    : std::string(" (Tango's metrics answer was not in a form this version reads, so the "
+                                                  "contracts were added up instead.)");
             aggregate = SpendingAggregate(f.group_by);
         }
 
@@ -250,10 +266,25 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         int pages = 0;
         std::optional<std::string> cursor;
         const int max_pages = pack.settings.spending_summary_max_pages;
+        // The first page is the answer; a later one Tango refuses ends the sum there, which
+        // the summary then says (complete false, pages_error) instead of failing the call.
+        Json pages_error;
         do {
             Query page_query = q;
             page_query.add("limit", std::optional<int>(100)).add("cursor", cursor).add("shape", std::string(kSummaryShape));
-            Page page = read_cursor_page(co_await call.get("/api/contracts/", page_query));
+            std::optional<ToolError> refused;
+            Json body;
+            try {
+                body = co_await call.get("/api/contracts/", page_query);
+            } catch (const ToolError& e) {
+                if (pages == 0) throw;
+                refused = e;
+            }
+            if (refused) {
+                pages_error = part_error(*refused);
+                break;
+            }
+            Page page = read_cursor_page(body);
             ++pages;
             matching = page.total;
             for (const auto& row : page.rows) aggregate.add(row);
@@ -261,14 +292,22 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         } while (cursor && pages < max_pages);
 
         const bool complete = !cursor;
+        std::string note;
+        if (complete) {
+            note = "Every matching contract was added up.";
+        } else if (!pages_error.is_null()) {
+            note = fmt::format("Partial: {} of {} matching contracts were added up; Tango refused page {} ({}: see "
+                               "pages_error). Retry later for a complete total, or narrow the filters.",
+                               aggregate.rows(), matching, pages + 1, pages_error["error_code"].get<std::string>());
+        } else {
+            note = fmt::format("Partial: {} of {} matching contracts were added up (the page cap is {} pages of 100). "
+                               "Narrow the filters (a fiscal_year, an agency, a NAICS code) for a complete total.",
+                               aggregate.rows(), matching, max_pages);
+        }
         Json env = summary_envelope(aggregate, top, std::move(filters), call.requests());
-        env["summary"] = summary(group_name, "contracts", aggregate, matching, complete, pages,
-                                 (complete ? std::string("Every matching contract was added up.")
-                                           : fmt::format("Partial: {} of {} matching contracts were added up (the page cap "
-                                                         "is {} pages of 100). Narrow the filters (a fiscal_year, an agency, "
-                                                         "a NAICS code) for a complete total.",
-                                                         aggregate.rows(), matching, max_pages)) +
-                                     fallback_note);
+        env["summary"] = summary(group_name, "contracts", aggregate, matching, complete, pages, note + fallback_note);
+        if (!metrics_error.is_null()) env["summary"]["metrics_error"] = std::move(metrics_error);
+        if (!pages_error.is_null()) env["summary"]["pages_error"] = std::move(pages_error);
         co_return env;
     };
     auto declaration = tango_tool(
@@ -280,7 +319,7 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         "from Tango's own metrics (summary.source metrics, complete). Otherwise, as Tango has no group-by endpoint, the "
         "tool reads the matching contracts page by page (100 per page, up to a configured number of pages) and says in "
         "summary how complete the sum is: rows_aggregated against total_matching_contracts, and complete true or "
-        "false. Narrow filters give complete totals. Related: "
+        "false (with pages_error when Tango refused a later page). Narrow filters give complete totals. Related: "
         "search_tango_contracts for the contracts themselves, get_tango_vendor_profile for a vendor's lifetime totals.",
         input_schema(), record_schema(), body);
     declaration.output_schema["properties"]["summary"] = required_object({{"group_by", {{"type", "string"}}},
@@ -291,7 +330,14 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
                                                                           {"pages_read", {{"type", "integer"}}},
                                                                           {"total_obligated_aggregated", {{"type", "number"}}},
                                                                           {"note", {{"type", "string"}}}});
+    // Only when Tango refused the metrics this summary would have come from.
+    declaration.output_schema["properties"]["summary"]["properties"]["metrics_error"] = part_error_schema(
+        "Why Tango's own metrics were not used: it refused that request (e.g. 403 for the plan, 5xx); the contracts "
+        "were added up instead");
+    declaration.output_schema["properties"]["summary"]["properties"]["pages_error"] = part_error_schema(
+        "Why the sum stopped before the last page: Tango refused a later page (e.g. 429, 5xx); complete is false");
     declaration.output_schema["required"].push_back("summary");
+    declaration.output_schema = portable_schema(std::move(declaration.output_schema));
     // Adding up contracts reads up to spending_summary_max_pages pages one after another: a
     // client that declared the tasks extension may run it as a task and poll for the result.
     declaration.execution = {{"taskSupport", "optional"}};

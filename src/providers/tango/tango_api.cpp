@@ -24,20 +24,18 @@ constexpr std::size_t kMaxAnswerBytes = 8u << 20;
 
 }  // namespace
 
-Query& Query::add(const std::string& name, const std::optional<std::string>& value) {
-    if (value) params_.emplace_back(name, *value);
+Query& Query::add(const std::string& name, const std::optional<std::string>& value, const char* argument) {
+    if (!value) return *this;
+    params_.emplace_back(name, *value);
+    if (argument) filters_[argument] = *value;
     return *this;
 }
 
-Query& Query::add(const std::string& name, const std::optional<int>& value) {
-    if (value) params_.emplace_back(name, std::to_string(*value));
+Query& Query::add(const std::string& name, const std::optional<int>& value, const char* argument) {
+    if (!value) return *this;
+    params_.emplace_back(name, std::to_string(*value));
+    if (argument) filters_[argument] = *value;
     return *this;
-}
-
-Json Query::as_json() const {
-    Json out = Json::object();
-    for (const auto& [name, value] : params_) out[name] = value;
-    return out;
 }
 
 std::string Query::encoded() const {
@@ -99,11 +97,20 @@ std::string api_message(std::string_view body) {
 
 ToolError error_for_status(unsigned status, const std::optional<std::string>& retry_after, std::string_view body) {
     const std::string message = api_message(body);
-    if (status == 401 || status == 403) {
+    if (status == 401) {
         return ToolError(ToolErrorCode::invalid_argument, fmt::format("Tango refused the API key (HTTP {}): {}", status, message))
             .parameter("api_key")
             .suggest("Check the Tango API key (api_key, the X-Tango-Api-Key header or TANGO_API_KEY); keys are managed "
                      "at https://tango.makegov.com.");
+    }
+    if (status == 403) {
+        // A refused key, or a key whose plan does not cover this request (Tango gates some
+        // endpoints and features by plan): the message tells which.
+        return ToolError(ToolErrorCode::invalid_argument,
+                         fmt::format("Tango refused this request for the API key (HTTP {}): {}", status, message))
+            .parameter("api_key")
+            .suggest("Check the Tango API key (api_key, the X-Tango-Api-Key header or TANGO_API_KEY) and whether its "
+                     "plan includes this request; keys and plans are managed at https://tango.makegov.com.");
     }
     if (status == 404) {
         return ToolError(ToolErrorCode::not_found, fmt::format("Tango has no such record: {}", message))

@@ -25,18 +25,22 @@ namespace toolport::tango {
 
 using Json = nlohmann::json;
 
-// Query parameters in the order added, every value percent-encoded when written out.
+// Query parameters in the order added, every value percent-encoded when written out. A
+// parameter added with the tool's `argument` it comes from is also one of the filters
+// the envelope reports, under that argument's name (the caller's vocabulary, not Tango's
+// query names) with the value as applied.
 class Query {
 public:
-    Query& add(const std::string& name, const std::optional<std::string>& value);
-    Query& add(const std::string& name, const std::optional<int>& value);
+    Query& add(const std::string& name, const std::optional<std::string>& value, const char* argument = nullptr);
+    Query& add(const std::string& name, const std::optional<int>& value, const char* argument = nullptr);
     std::string encoded() const;
-    // The parameters as a JSON object: the envelope's `filters`, as applied.
-    Json as_json() const;
+    // The envelope's `filters`: {argument: value as applied}, integers as integers.
+    const Json& filters() const { return filters_; }
     const std::vector<std::pair<std::string, std::string>>& params() const { return params_; }
 
 private:
     std::vector<std::pair<std::string, std::string>> params_;
+    Json filters_ = Json::object();
 };
 
 // The key a call uses: the `api_key` argument, else the client's X-Tango-Api-Key header

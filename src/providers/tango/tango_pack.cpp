@@ -1,6 +1,10 @@
 #include "providers/tango/tango_pack.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "providers/secret_redaction.hpp"
+#include "providers/tango/validation.hpp"
 #include "server/content.hpp"
 #include "server/request_context.hpp"
 
@@ -52,6 +56,80 @@ Json nullable_object(Json properties) {
 
 }  // namespace
 
+Json portable_schema(Json schema) {
+    if (schema.is_array()) {
+        for (auto& item : schema) item = portable_schema(std::move(item));
+        return schema;
+    }
+    if (!schema.is_object()) return schema;
+    // [X, "null"] → X.
+    if (auto type = schema.find("type"); type != schema.end() && type->is_array()) {
+        Json types = Json::array();
+        for (const auto& t : *type) {
+            if (t != "null") types.push_back(t);
+        }
+        *type = types.size() == 1 ? types[0] : types;
+    }
+    // A property that may have been null is left out instead: no longer required.
+    if (auto properties = schema.find("properties"); properties != schema.end() && properties->is_object()) {
+        std::vector<std::string> optional;
+        for (const auto& [name, property] : properties->items()) {
+            auto type = property.find("type");
+            if (type != property.end() && type->is_array() &&
+                std::find(type->begin(), type->end(), Json("null")) != type->end()) {
+                optional.push_back(name);
+            }
+        }
+        if (auto required = schema.find("required"); required != schema.end() && required->is_array()) {
+            Json kept = Json::array();
+            for (const auto& name : *required) {
+                if (std::find(optional.begin(), optional.end(), name.get<std::string>()) == optional.end()) kept.push_back(name);
+            }
+            *required = std::move(kept);
+        }
+    }
+    for (auto& [key, child] : schema.items()) {
+        if (key == "properties" && child.is_object()) {
+            for (auto& [name, property] : child.items()) property = portable_schema(std::move(property));
+        } else if (key == "items" || key == "anyOf" || key == "oneOf" || key == "allOf" || key == "additionalProperties") {
+            child = portable_schema(std::move(child));
+        }
+    }
+    return schema;
+}
+
+ToolResult error_result(const ToolError& error) {
+    // The output schema describes the envelope of a success, and a schema-validating
+    // client (SDK 1.x, the Inspector) rejects a structuredContent that does not match it,
+    // so the agent would never read the error. The text says it all (code, message,
+    // parameter, expected format, example, suggestion); the same fields, for programs,
+    // go in _meta.error.
+    ToolResult result = error.to_result();
+    result.meta = {{"error", std::move(result.structured_content)}};
+    result.structured_content = nullptr;
+    return result;
+}
+
+Json part_error(const ToolError& error) {
+    const Json fields = error.to_json();
+    Json out = Json::object();
+    for (const char* key : {"error_code", "error", "suggestion", "transient", "retry_after_ms"}) {
+        if (auto it = fields.find(key); it != fields.end()) out[key] = *it;
+    }
+    return out;
+}
+
+Json part_error_schema(const std::string& description) {
+    Json schema = object_schema({{"error_code", {{"type", "string"}, {"description", "e.g. NOT_FOUND, UPSTREAM_ERROR"}}},
+                                 {"error", {{"type", "string"}, {"description", "What Tango answered"}}},
+                                 {"suggestion", {{"type", "string"}}},
+                                 {"transient", {{"type", "boolean"}, {"description", "May succeed if asked again later"}}},
+                                 {"retry_after_ms", {{"type", "integer"}}}});
+    schema["required"] = {"error_code", "error", "suggestion", "transient"};
+    schema["description"] = description;
+    return schema;
+}
+
 Json nullable(const char* type) { return Json{{"type", Json::array({type, "null"})}}; }
 
 Json coded_schema() { return nullable_object({{"code", nullable("string")}, {"description", nullable("string")}}); }
@@ -88,6 +166,19 @@ Json limit_property(int fallback, int max) {
                                 std::to_string(fallback) + "). Use smaller values for faster answers."}};
 }
 
+Json fiscal_year_property(const std::string& description) {
+    return {{"type", "integer"},
+            {"minimum", 1990},
+            {"maximum", 2100},
+            {"examples", {kExampleFiscalYear}},
+            {"description", description + ". Example: " + std::to_string(kExampleFiscalYear)}};
+}
+
+Json with_example(Json property, Json example) {
+    property["examples"] = Json::array({std::move(example)});
+    return property;
+}
+
 Json cursor_property(const std::string& how) {
     return string_property("Continue a previous search: the pagination.next_cursor of its answer, with the same filters. " +
                            how);
@@ -104,7 +195,7 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
     d.title = std::move(title);
     d.description = std::move(description);
     d.input_schema = std::move(input_schema);
-    d.output_schema = envelope_schema(std::move(record_schema));
+    d.output_schema = portable_schema(envelope_schema(std::move(record_schema)));
     d.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = true};
     d.service = kService;
     d.paces_downstream = true;  // TangoCall paces every request
@@ -120,6 +211,7 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
             {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()},
             {"cached", false},
             {"api_calls", call.requests()}};
+        drop_nulls(env);  // as the output schema declares: a field without a value is left out
         // The server's own key never reaches a client, even where Tango echoes it.
         const bool redacted = providers::redact_json(env, {pack.settings.server_api_key});
         ToolResult result = ToolResult::structured(std::move(env));
@@ -127,6 +219,7 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
         result.meta = {{"downstream_api_calls", call.requests()}};
         co_return result;
     };
+    d.on_error = error_result;
     d.on_cache_hit = [](ToolResult& result) {
         mark_cached(result.structured_content, std::chrono::milliseconds(0));
         result.content = Json::array();

@@ -31,13 +31,35 @@ using ToolBody = std::function<Task<Json>(TangoCall& call, const Json& args)>;
 providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::string title, std::string description,
                                       Json input_schema, Json record_schema, ToolBody body);
 
+// A failure as every tango tool reports it: isError, the code, message and suggestion in
+// the text, the machine-readable fields in _meta.error, and no structuredContent (which
+// would have to match the success envelope the output schema declares).
+ToolResult error_result(const ToolError& error);
+
+// An optional part of an answer that Tango refused while the rest succeeded (a vendor's
+// recent contracts, the metrics a summary would have used): {error_code, error,
+// suggestion, transient, retry_after_ms?}, and its schema.
+Json part_error(const ToolError& error);
+Json part_error_schema(const std::string& description);
+
+// `schema` with each [X, "null"] type as X and such properties no longer required: the
+// form the answers take once drop_nulls has left out what had no value. Every tool's
+// output schema goes through it.
+Json portable_schema(Json schema);
+
 // Schema pieces.
 Json string_property(const std::string& description);
 Json api_key_property();
 Json limit_property(int fallback, int max);
 Json cursor_property(const std::string& how);
+// A fiscal year (1990-2100) whose example is a recent year: clients and the validation
+// stage offer a schema's example (else its minimum) to a model that got it wrong.
+Json fiscal_year_property(const std::string& description);
+// `property` with `example` as its JSON Schema `examples`.
+Json with_example(Json property, Json example);
 Json object_schema(Json properties);
-// Output schema pieces for the normalized records (every field may be null).
+// Output schema pieces for the normalized records (every field may be null; the
+// declared output schema leaves such fields out instead: portable_schema).
 Json nullable(const char* type);
 Json required_object(Json properties);  // an object schema with every property required
 Json coded_schema();   // {code, description} or null: NAICS, PSC, set-aside

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "server/tool_error.hpp"
+#include "util/base64.hpp"
 
 namespace toolport::tango {
 
@@ -133,6 +134,34 @@ std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg
     return {std::move(start), std::move(end)};
 }
 
+std::optional<std::string> keyset_cursor_arg(const Json& args) {
+    // Read one character past the longest cursor Tango hands out, so that a longer one is
+    // refused instead of being cut into a different cursor.
+    constexpr std::size_t kMaxCursor = 1000;
+    auto cursor = text_arg(args, "cursor", kMaxCursor + 1);
+    if (!cursor) return cursor;
+    bool ok = cursor->size() <= kMaxCursor;
+    if (ok) {
+        // Either alphabet, padded or not.
+        std::string text = *cursor;
+        while (!text.empty() && text.back() == '=' && cursor->size() - text.size() < 2) text.pop_back();
+        for (char& c : text) c = c == '+' ? '-' : c == '/' ? '_' : c;
+        const auto decoded = util::base64url_decode(text);
+        const Json keyset = decoded ? Json::parse(*decoded, nullptr, false) : Json();
+        ok = keyset.is_array() || keyset.is_object();
+    }
+    if (!ok) {
+        ToolError error(ToolErrorCode::invalid_format, "cursor is not one this tool handed out");
+        error.parameter("cursor")
+            .expected("pagination.next_cursor of a previous answer of this tool (base64 text)")
+            .suggest("Pass pagination.next_cursor from the previous answer unchanged, with the same filters, or leave "
+                     "cursor out to start from the first page.");
+        if (cursor->size() <= 100) error.provided(*cursor);
+        throw error;
+    }
+    return cursor;
+}
+
 int page_cursor_arg(const Json& args) {
     auto cursor = text_arg(args, "cursor", 20);
     if (!cursor) return 1;
@@ -143,8 +172,10 @@ int page_cursor_arg(const Json& args) {
         throw ToolError(ToolErrorCode::invalid_format, "cursor is not one this tool handed out")
             .parameter("cursor")
             .provided(*cursor)
+            .expected("page:<n>, as pagination.next_cursor gives it")
             .example("page:2")
-            .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out.");
+            .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out to start from "
+                     "the first page.");
     }
     return std::stoi(cursor->substr(5));
 }
@@ -316,7 +347,8 @@ std::optional<std::string> set_aside_arg(const Json& args, const std::string& na
     return fmt::format("{}", fmt::join(codes, "|"));
 }
 
-std::optional<int> optional_int_arg(const Json& args, const std::string& name, int min, int max) {
+std::optional<int> optional_int_arg(const Json& args, const std::string& name, int min, int max,
+                                    std::optional<int> example) {
     auto it = args.find(name);
     if (it == args.end() || it->is_null()) return std::nullopt;
     double v = 0;
@@ -337,10 +369,14 @@ std::optional<int> optional_int_arg(const Json& args, const std::string& name, i
         throw ToolError(ToolErrorCode::invalid_argument, fmt::format("{} must be a whole number from {} to {}", name, min, max))
             .parameter(name)
             .provided(*it)
-            .example(std::min(max, std::max(min, 10)))
+            .example(std::min(max, std::max(min, example.value_or(10))))
             .suggest(fmt::format("Use a value from {} to {}.", min, max));
     }
     return static_cast<int>(v);
+}
+
+std::optional<int> fiscal_year_arg(const Json& args, const std::string& name) {
+    return optional_int_arg(args, name, 1990, 2100, kExampleFiscalYear);
 }
 
 int int_arg(const Json& args, const std::string& name, int fallback, int min, int max) {

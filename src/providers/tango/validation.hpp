@@ -33,6 +33,11 @@ bool is_calendar_date(std::string_view text);
 // `start_name` and `end_name` read as dates and checked as a range.
 std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg(const Json& args, const std::string& start_name,
                                                                                const std::string& end_name);
+// A keyset cursor (contracts): base64 of the JSON keyset Tango hands out (e.g. of
+// ["2025-08-13", "<uuid>"]), as pagination.next_cursor gives it; nullopt without one.
+// INVALID_FORMAT for anything else (a page cursor, a cut or made-up string), before it
+// costs a request.
+std::optional<std::string> keyset_cursor_arg(const Json& args);
 // The page a "page:<n>" cursor names (1 without one); INVALID_FORMAT for another cursor.
 int page_cursor_arg(const Json& args);
 
@@ -57,7 +62,12 @@ std::string set_aside_description(std::string_view code);
 
 // An integer in [min, max]; `fallback` when absent.
 int int_arg(const Json& args, const std::string& name, int fallback, int min, int max);
-std::optional<int> optional_int_arg(const Json& args, const std::string& name, int min, int max);
+// `example` is the value a refusal offers (default: 10, kept within the range).
+std::optional<int> optional_int_arg(const Json& args, const std::string& name, int min, int max,
+                                    std::optional<int> example = std::nullopt);
+// A federal fiscal year, 1990 to 2100; a refusal offers a recent year as its example.
+std::optional<int> fiscal_year_arg(const Json& args, const std::string& name = "fiscal_year");
+inline constexpr int kExampleFiscalYear = 2025;
 std::optional<bool> bool_arg(const Json& args, const std::string& name);
 std::optional<double> number_arg(const Json& args, const std::string& name, double min);
 

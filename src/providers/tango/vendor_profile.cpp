@@ -1,6 +1,8 @@
 // get_tango_vendor_profile → GET /api/entities/{uei}/ (a UEI or a CAGE code), with the
 // vendor's most recent contracts from /api/entities/{uei}/contracts/ when asked.
+#include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "providers/tango/records.hpp"
 #include "providers/tango/tango_pack.hpp"
@@ -30,8 +32,20 @@ Json record_schema() {
                           {"registration", {{"type", "object"}}},
                           {"business_types", {{"type", "array"}}},
                           {"federal_obligations", {{"type", "object"}}},
-                          {"recent_contracts", {{"type", "array"}}}});
+                          {"complete", {{"type", "boolean"},
+                                        {"description", "false when a part asked for is missing (see recent_contracts_error)"}}},
+                          {"recent_contracts", {{"type", "array"},
+                                                {"description", "With include_recent_contracts (the default), when Tango "
+                                                                "answered for them"}}},
+                          {"contracts_total", {{"type", "integer"},
+                                               {"description", "Every contract award of the vendor, with recent_contracts"}}},
+                          {"recent_contracts_error",
+                           part_error_schema("Why recent_contracts is missing: Tango refused that request alone (e.g. "
+                                             "403 for the plan, 404, 5xx); the profile itself is complete")}});
 }
+
+// The record's keys that are there only sometimes (the normalizer writes every other one).
+const char* const kOptionalKeys[] = {"recent_contracts", "contracts_total", "recent_contracts_error"};
 
 // A UEI or a CAGE code, upper-cased; MISSING_PARAMETER when absent.
 std::string identifier(const Json& args) {
@@ -66,19 +80,32 @@ Task<Json> profile(TangoCall& call, const Json& args) {
     // record carries every field the profile reads.
     Json entity = co_await call.get("/api/entities/" + util::percent_encode(id) + "/", Query());
     Json record = to_json(parse_vendor_profile(entity));
-    Json filters = {{"uei", id}};
+    Json filters = {{"uei", id}, {"include_recent_contracts", with_contracts}};
+    record["complete"] = true;
     if (with_contracts) {
+        filters["recent_contracts_limit"] = recent;
         Query q;
         q.add("limit", std::optional<int>(recent))
             .add("ordering", std::string("-award_date"))
             .add("shape", std::string(kContractShape));
-        Json body = co_await call.get("/api/entities/" + util::percent_encode(id) + "/contracts/", q);
-        Page page = read_cursor_page(body);
-        Json contracts = Json::array();
-        for (const auto& row : page.rows) contracts.push_back(to_json(parse_contract(row)));
-        record["recent_contracts"] = std::move(contracts);
-        record["contracts_total"] = page.total;
-        filters["recent_contracts_limit"] = recent;
+        // The profile exists; its recent contracts are an extra. Tango may refuse that list
+        // alone (a plan limit, a 404, its own trouble): the profile is still the answer,
+        // labelled with the part it lacks and why.
+        std::optional<ToolError> refused;
+        try {
+            Json body = co_await call.get("/api/entities/" + util::percent_encode(id) + "/contracts/", q);
+            Page page = read_cursor_page(body);
+            Json contracts = Json::array();
+            for (const auto& row : page.rows) contracts.push_back(to_json(parse_contract(row)));
+            record["recent_contracts"] = std::move(contracts);
+            record["contracts_total"] = page.total;
+        } catch (const ToolError& e) {
+            refused = e;
+        }
+        if (refused) {
+            record["recent_contracts_error"] = part_error(*refused);
+            record["complete"] = false;
+        }
     }
     co_return envelope(Json::array({std::move(record)}), 1, std::move(filters), 1, std::nullopt, {}, call.requests());
 }
@@ -86,15 +113,25 @@ Task<Json> profile(TangoCall& call, const Json& args) {
 }  // namespace
 
 providers::ToolDeclaration vendor_profile_tool(TangoPack& pack) {
-    return tango_tool(
+    auto declaration = tango_tool(
         pack, "get_tango_vendor_profile", "Get a federal vendor's profile",
         "Get a vendor's (entity's) SAM.gov registration profile through the Tango API by UEI (12 characters) or CAGE "
         "code (5): legal and DBA names, CAGE code, registration status and dates, primary and other NAICS codes, PSC "
         "codes, business types (small, woman-owned, veteran-owned, ...), address, congressional district, website, "
         "federal obligations (total and active: dollars obligated, award and IDV counts, subawards), and by default "
-        "its most recent contract awards. The uei is required: find it in search_tango_contracts results "
-        "(vendor.uei) by searching with vendor_name.",
+        "its most recent contract awards. When Tango refuses the recent contracts alone (e.g. a plan limit), the "
+        "profile still comes, with complete false and recent_contracts_error saying why. The uei is required: find it "
+        "in search_tango_contracts results (vendor.uei) by searching with vendor_name.",
         input_schema(), record_schema(), profile);
+    Json& required = declaration.output_schema["properties"]["data"]["items"]["required"];
+    Json kept = Json::array();
+    for (const auto& key : required) {
+        if (std::find(std::begin(kOptionalKeys), std::end(kOptionalKeys), key.get<std::string>()) == std::end(kOptionalKeys)) {
+            kept.push_back(key);
+        }
+    }
+    required = std::move(kept);
+    return declaration;
 }
 
 }  // namespace toolport::tango
