@@ -1,0 +1,5 @@
+// The real-client matrix (lib/client_matrix.mjs) for the context source over stdio.
+import { runMatrix } from './lib/client_matrix.mjs';
+import { source } from './lib/matrix/context.mjs';
+
+runMatrix(source, 'stdio');

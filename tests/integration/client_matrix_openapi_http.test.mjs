@@ -1,0 +1,5 @@
+// The real-client matrix (lib/client_matrix.mjs) for the openapi source over Streamable HTTP.
+import { runMatrix } from './lib/client_matrix.mjs';
+import { source } from './lib/matrix/openapi.mjs';
+
+runMatrix(source, 'http');
