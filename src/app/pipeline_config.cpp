@@ -71,7 +71,8 @@ pipeline::PolicyOverride read_override(const ConfigReader& r, const YAML::Node& 
     }
     if (auto b = n["budget"]) {
         const std::string s = section + ".budget";
-        r.only_keys(b, s, {"max_downstream_calls_per_request", "default_downstream_per_call", "scope_ttl_s"});
+        r.only_keys(b, s, {"max_downstream_calls_per_request", "default_downstream_per_call", "scope_ttl_s",
+                           "session_idle_s"});
         if (b["max_downstream_calls_per_request"]) {
             o.max_downstream_calls_per_request = r.integer(b["max_downstream_calls_per_request"],
                                                            s + ".max_downstream_calls_per_request", 0, 1000000000);
@@ -81,6 +82,9 @@ pipeline::PolicyOverride read_override(const ConfigReader& r, const YAML::Node& 
                 r.integer(b["default_downstream_per_call"], s + ".default_downstream_per_call", 0, 1000000);
         }
         if (b["scope_ttl_s"]) o.budget_scope_ttl = seconds(r.integer(b["scope_ttl_s"], s + ".scope_ttl_s", 1, 86400 * 7));
+        if (b["session_idle_s"]) {
+            o.budget_session_idle = seconds(r.integer(b["session_idle_s"], s + ".session_idle_s", 1, 86400 * 7));
+        }
     }
     if (auto q = n["client_quota"]) {
         const std::string s = section + ".client_quota";

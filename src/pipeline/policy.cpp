@@ -30,6 +30,7 @@ void PolicyOverride::apply_to(CallPolicy& p) const {
     if (max_downstream_calls_per_request) p.budget.max_downstream_calls_per_request = *max_downstream_calls_per_request;
     if (default_downstream_per_call) p.budget.default_downstream_per_call = *default_downstream_per_call;
     if (budget_scope_ttl) p.budget.scope_ttl = *budget_scope_ttl;
+    if (budget_session_idle) p.budget.session_idle = *budget_session_idle;
     if (client_quota_per_minute) p.client_quota.per_minute = *client_quota_per_minute;
     if (client_quota_burst) p.client_quota.burst = *client_quota_burst;
     if (service) p.service = *service;

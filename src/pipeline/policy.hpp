@@ -43,6 +43,9 @@ struct BudgetPolicy {
     std::int64_t max_downstream_calls_per_request = 120;  // MAX_DOWNSTREAM_CALLS_PER_REQUEST
     std::int64_t default_downstream_per_call = 12;        // DEFAULT_DOWNSTREAM_PER_MCP_CALL
     std::chrono::seconds scope_ttl{3600};                 // a request's tally is forgotten after this
+    // A session's tally (no traceparent or toolport/request marks its user requests) is
+    // forgotten after this long without calls: the gap between two of the user's turns.
+    std::chrono::seconds session_idle{60};
 };
 
 struct ClientQuotaPolicy {
@@ -84,6 +87,7 @@ struct PolicyOverride {
     std::optional<std::int64_t> max_downstream_calls_per_request;
     std::optional<std::int64_t> default_downstream_per_call;
     std::optional<std::chrono::seconds> budget_scope_ttl;
+    std::optional<std::chrono::seconds> budget_session_idle;
     std::optional<double> client_quota_per_minute;
     std::optional<double> client_quota_burst;
     std::optional<std::string> service;

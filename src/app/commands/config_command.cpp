@@ -7,6 +7,7 @@
 
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
+#include "providers/gateway/gateway_settings.hpp"
 #include "providers/source_table.hpp"
 
 namespace toolport::commands {
@@ -46,6 +47,24 @@ int check(const std::string& file) {
     fmt::print("  timeout: {} ms, max response: {} bytes, budget: {} calls/request ({} per call without _meta)\n",
                p.defaults.timeout.count(), p.defaults.max_response_bytes,
                p.defaults.budget.max_downstream_calls_per_request, p.defaults.budget.default_downstream_per_call);
+    // What each gateway upstream's call is counted as when its result reports nothing: its
+    // `sources:` entry, else its downstream_calls_estimate, else the pipeline's default.
+    for (const auto& instance : config.instances) {
+        if (instance.kind != "gateway") continue;
+        for (const auto& upstream : gateway::GatewaySettings::from(instance.settings).upstreams) {
+            std::int64_t per_call = p.defaults.budget.default_downstream_per_call;
+            std::string why = "pipeline default";
+            if (upstream.downstream_calls_estimate) {
+                per_call = *upstream.downstream_calls_estimate;
+                why = "downstream_calls_estimate";
+            }
+            if (auto own = p.sources.find(upstream.name); own != p.sources.end() && own->second.default_downstream_per_call) {
+                per_call = *own->second.default_downstream_per_call;
+                why = fmt::format("sources.{}", upstream.name);
+            }
+            fmt::print("  upstream {}: budget {} per call without _meta ({})\n", upstream.name, per_call, why);
+        }
+    }
     fmt::print("  overrides: {} source(s), {} tool(s), {} service(s)\n", p.sources.size(), p.tools.size(),
                p.services.size());
     return 0;

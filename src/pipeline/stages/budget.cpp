@@ -57,18 +57,41 @@ std::optional<std::string> BudgetStage::trace_id(std::string_view tp) {
     return std::string(id);
 }
 
-std::string BudgetStage::scope_of(const RequestContext& ctx) {
+BudgetStage::Scope BudgetStage::scope_for(const RequestContext& ctx) {
     const Json& params = ctx.params();
     if (params.is_object()) {
         if (auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
             if (auto tp = meta->find("traceparent"); tp != meta->end() && tp->is_string()) {
-                if (auto id = trace_id(tp->get<std::string>())) return "trace:" + *id;
+                if (auto id = trace_id(tp->get<std::string>())) return {Scope::Kind::trace, "trace:" + *id};
+            }
+            if (auto mark = meta->find(kRequestMeta); mark != meta->end() && mark->is_string()) {
+                const auto& id = mark->get_ref<const std::string&>();
+                if (!id.empty() && id.size() <= 256) return {Scope::Kind::request, util::named_digest("request:", id)};
             }
         }
     }
     const auto& session = ctx.caller().session_id;
-    return session.empty() ? std::string() : util::named_digest("session:", session);
+    if (session.empty()) return {};
+    return {Scope::Kind::session, util::named_digest("session:", session)};
 }
+
+namespace {
+
+// The scope in words, for a refusal: what the client should know about what it hit.
+std::string scope_words(const BudgetStage::Scope& scope, const BudgetPolicy& policy) {
+    switch (scope.kind) {
+        case BudgetStage::Scope::Kind::trace: return "this user request (its traceparent trace id)";
+        case BudgetStage::Scope::Kind::request: return "this user request (its _meta \"toolport/request\" id)";
+        case BudgetStage::Scope::Kind::session:
+            return fmt::format("this session, which marks no user request (no traceparent or _meta \"toolport/request\"), "
+                               "since it was last idle for {} s",
+                               policy.session_idle.count());
+        case BudgetStage::Scope::Kind::call: break;
+    }
+    return "this call";
+}
+
+}  // namespace
 
 // After a settle: the status event, the metric, and a warning (log and client) when this
 // call crossed 75 % or 90 % of the limit.
@@ -131,9 +154,12 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
         ToolResult result = co_await next(call);
         auto reported = reported_calls(call, result);
         if (reported && *reported > 0) {
-            const std::string scope = scope_of(call.ctx);
-            if (!scope.empty()) {
-                const std::int64_t used = co_await store_.settle(scope, 0, *reported, ttl);
+            const Scope scoped = scope_for(call.ctx);
+            if (!scoped.key.empty()) {
+                const auto scope_ttl = scoped.kind == Scope::Kind::session
+                                           ? std::chrono::duration_cast<std::chrono::milliseconds>(policy.session_idle)
+                                           : ttl;
+                const std::int64_t used = co_await store_.settle(scoped.key, 0, *reported, scope_ttl);
                 report_usage(call, used, *reported, limit, true);
             }
         }
@@ -141,7 +167,13 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     }
 
     const std::int64_t reserve = policy.default_downstream_per_call;
-    const std::string scope = scope_of(call.ctx);
+    const Scope scoped = scope_for(call.ctx);
+    const std::string& scope = scoped.key;
+    // A session's tally lives as long as the session keeps calling (the stores' TTL slides
+    // with every reserve and settle): a pause of session_idle ends the "request".
+    const auto scope_ttl = scoped.kind == Scope::Kind::session
+                               ? std::chrono::duration_cast<std::chrono::milliseconds>(policy.session_idle)
+                               : ttl;
     if (scope.empty()) {
         // The call is its own scope: only its own estimate can exceed the limit.
         if (reserve > limit) {
@@ -153,7 +185,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
         co_return co_await next(call);
     }
 
-    auto reservation = co_await store_.reserve(scope, reserve, limit, ttl);
+    auto reservation = co_await store_.reserve(scope, reserve, limit, scope_ttl);
     if (!reservation.granted) {
         observability::metrics().increment("toolport_budget_rejections_total", {{"tool", call.tool->name}});
         observability::log_event(observability::EventLevel::warn, "mcp_budget_exceeded",
@@ -161,10 +193,18 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
                                   {"server_id", call.service()},
                                   {"estimated_calls", reservation.used + reserve},
                                   {"limit", limit}});
-        throw ToolError(ToolErrorCode::budget_exceeded,
-                        fmt::format("MCP downstream API budget exceeded: {} of {} downstream calls already used in "
-                                    "this request, and this call may make {} more",
-                                    reservation.used, limit, reserve));
+        ToolError refusal(ToolErrorCode::budget_exceeded,
+                          fmt::format("MCP downstream API budget exceeded: {} of {} downstream calls already used in "
+                                      "{}, and this call may make {} more",
+                                      reservation.used, limit, scope_words(scoped, policy), reserve));
+        if (scoped.kind == Scope::Kind::session) {
+            refusal.suggest(fmt::format(
+                "Ask for less (narrow the scope, batch work into fewer calls, or ask for summaries); the session's tally starts "
+                "again after {} s without calls (a host that sends traceparent or _meta \"toolport/request\" gets "
+                "a budget per user request)",
+                policy.session_idle.count()));
+        }
+        throw refusal;
     }
 
     std::int64_t actual = 0;
@@ -185,7 +225,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     } catch (...) {
         failure = std::current_exception();  // cancelled, or a JSON-RPC error: nothing spent
     }
-    const std::int64_t used = co_await store_.settle(scope, reserve, actual, ttl);
+    const std::int64_t used = co_await store_.settle(scope, reserve, actual, scope_ttl);
     if (failure) std::rethrow_exception(failure);
     report_usage(call, used, actual, limit, has_metadata);
     co_return result;

@@ -1,9 +1,12 @@
 // BudgetStage ("budget"): downstream API calls counted per *user request* (seed 002), so
 // one runaway agent loop cannot hammer the services behind the tools.
 //
-// Scope: the W3C trace id when the client sends `traceparent` (HTTP header or
-// params._meta.traceparent) — one user request; else the session (its tally is forgotten
-// after budget.scope_ttl without calls); else the single call.
+// Scope: one user request, as the host marks it: the W3C trace id when the client sends
+// `traceparent` (HTTP header or params._meta.traceparent), else params._meta
+// "toolport/request" (any id the host gives each user request); else the session, whose
+// tally is forgotten after budget.session_idle_s without calls (a host that marks nothing,
+// such as Claude Desktop, gets a fresh budget after each pause between turns); else the
+// single call. A refusal names the scope it used.
 //
 // Each call reserves its expected cost before it runs (the source's reported figure is
 // unknown until it answers: DEFAULT_DOWNSTREAM_PER_MCP_CALL, 12) and settles to the real
@@ -29,8 +32,17 @@ public:
     std::string_view name() const override { return "budget"; }
     Task<ToolResult> handle(Call& call, const Next& next) override;
 
-    // "trace:<trace-id>", "session:<hash>", or empty (the call is its own scope).
-    static std::string scope_of(const RequestContext& ctx);
+    // What a call's downstream calls are counted against.
+    struct Scope {
+        enum class Kind { call, trace, request, session };
+        Kind kind = Kind::call;
+        std::string key;  // "trace:<trace-id>", "request:<hash>", "session:<hash>"; empty for a call
+    };
+    static Scope scope_for(const RequestContext& ctx);
+    // scope_for(ctx).key.
+    static std::string scope_of(const RequestContext& ctx) { return scope_for(ctx).key; }
+    // The _meta key a host may set to one id per user request, when it sends no traceparent.
+    static constexpr const char* kRequestMeta = "toolport/request";
     // The trace id of a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>"), if valid.
     static std::optional<std::string> trace_id(std::string_view traceparent);
 

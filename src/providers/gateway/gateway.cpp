@@ -107,7 +107,9 @@ void Gateway::start() {
         part.tool_set = std::make_unique<providers::ToolSet>(*part.context);
         // Per upstream: its own budget estimate and deadline, under any `sources:` entry.
         pipeline::PolicyOverride defaults;
-        defaults.default_downstream_per_call = upstream_settings.downstream_calls_estimate;
+        if (upstream_settings.downstream_calls_estimate) {
+            defaults.default_downstream_per_call = *upstream_settings.downstream_calls_estimate;
+        }
         defaults.timeout = upstream_settings.request_timeout;
         // Each caller reaches a token_exchange upstream as itself: its answers are its own,
         // never served from the cache to another caller.

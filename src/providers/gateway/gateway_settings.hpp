@@ -89,8 +89,9 @@ struct UpstreamSettings {
     // (MCP_RESPONSE_TOO_LARGE for the call it answers).
     std::size_t max_response_bytes = 4u << 20;
     // Counted against the per-request budget when a result carries no
-    // _meta.downstream_api_calls.
-    int downstream_calls_estimate = 1;
+    // _meta.downstream_api_calls; unset: the pipeline's default_downstream_per_call (12,
+    // seed 002's DEFAULT_DOWNSTREAM_PER_MCP_CALL), as for any source.
+    std::optional<int> downstream_calls_estimate;
     // A lost connection that had worked is made again after restart_delay; attempts that
     // fail wait 0.5 s, doubling up to max_backoff.
     std::chrono::milliseconds restart_delay{std::chrono::milliseconds(200)};
