@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -367,16 +368,92 @@ void merge_upstreams(Config& config, const Json& upstreams, const std::string& o
 
 }  // namespace
 
-void import_mcp_servers(Config& config, const std::string& file) {
+namespace {
+
+// The files `path`'s Toolport imports, as its parent named them (kImportMarker).
+std::vector<std::string> inherited_imports() {
+    std::vector<std::string> files;
+    const char* value = std::getenv(kImportMarker);
+    if (!value) return files;
+    std::stringstream ss(value);
+    std::string line;
+    while (std::getline(ss, line)) {
+        if (!line.empty()) files.push_back(line);
+    }
+    return files;
+}
+
+// `path` as one spelling of the file (symbolic links and `..` resolved; relative to `base`).
+std::string same_file_key(const std::string& path, const std::filesystem::path& base) {
+    std::filesystem::path p(path);
+    if (p.is_relative() && !base.empty()) p = base / p;
+    std::error_code error;
+    auto canonical = std::filesystem::weakly_canonical(p, error);
+    return error ? p.lexically_normal().string() : canonical.string();
+}
+
+// Whether an imported command's arguments import `file` again (`--import FILE` or
+// `--import=FILE`): Toolport itself, as a Claude Desktop configuration that lists it
+// would start it, which would import the same file and start itself without end.
+bool imports_file(const Json& upstream, const std::string& file) {
+    if (!upstream.contains("command") || !upstream.value("args", Json::array()).is_array()) return false;
+    const std::filesystem::path base = upstream.value("cwd", std::string());
+    const auto& args = upstream["args"];
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto arg = args[i].get<std::string>();
+        std::string named;
+        if (arg == "--import" && i + 1 < args.size()) named = args[i + 1].get<std::string>();
+        else if (arg.rfind("--import=", 0) == 0) named = arg.substr(9);
+        if (!named.empty() && same_file_key(named, base) == file) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::vector<std::string> import_mcp_servers(Config& config, const std::string& file) {
+    std::vector<std::string> warnings;
+    const std::string key = same_file_key(file, {});
+    auto chain = inherited_imports();
+    if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
+        // This process is an upstream of a Toolport that imports the same file: importing it
+        // again would start that entry once more, and so on for ever.
+        warnings.push_back(fmt::format("--import {}: skipped: this Toolport was started by one that imports the "
+                                       "same file ({} names it), and importing it again would start Toolport "
+                                       "inside itself without end",
+                                       file, kImportMarker));
+        return warnings;
+    }
     std::ifstream in(file);
     if (!in) throw ConfigError(fmt::format("cannot read \"{}\"", file));
     std::stringstream text;
     text << in.rdbuf();
+    chain.push_back(key);
+    std::string marker;
+    for (const auto& entry : chain) marker += (marker.empty() ? "" : "\n") + entry;
     try {
-        merge_upstreams(config, gateway::upstreams_from_mcp_servers(text.str(), file), "--import " + file);
+        Json upstreams = gateway::upstreams_from_mcp_servers(text.str(), file);
+        Json kept = Json::object();
+        for (auto& [name, upstream] : upstreams.items()) {
+            if (imports_file(upstream, key)) {
+                warnings.push_back(fmt::format("--import {}: skipped the server \"{}\": it is Toolport importing "
+                                               "this same file, which would start itself without end",
+                                               file, name));
+                continue;
+            }
+            // Its children learn which files they were imported from, for the case the
+            // arguments do not show (a wrapper script, npx).
+            if (upstream.contains("command")) {
+                if (!upstream.contains("env")) upstream["env"] = Json::object();
+                upstream["env"][kImportMarker] = marker;
+            }
+            kept[name] = std::move(upstream);
+        }
+        merge_upstreams(config, kept, "--import " + file);
     } catch (const providers::SettingsError& e) {
         throw ConfigError(e.what());
     }
+    return warnings;
 }
 
 void add_upstream(Config& config, const std::string& spec) {
