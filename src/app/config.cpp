@@ -17,6 +17,7 @@
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/mcp_servers_import.hpp"
 #include "providers/source_table.hpp"
+#include "util/closest_name.hpp"
 
 namespace toolport {
 
@@ -250,20 +251,39 @@ Json settings_value(const ConfigReader& r, const YAML::Node& node, const std::st
     return r.str(node, key);
 }
 
-// `packs: [a, b]`, or `packs: {a: {settings}, b: null}`. A section is checked now, by
-// building the source from it, so `toolport config check` finds its mistakes.
+// A pack name of `packs:`, known (else the error names the file, the line and the closest).
+std::string pack_name(const ConfigReader& r, const YAML::Node& node, const std::string& name) {
+    if (!providers::find_source_kind(name)) {
+        std::vector<std::string> known;
+        for (const auto* kind : providers::source_kinds()) known.push_back(kind->name);
+        r.fail(node, "packs", fmt::format("unknown pack \"{}\"{} (known: {})", name, util::did_you_mean(name, known),
+                                          providers::source_names()));
+    }
+    return name;
+}
+
+// `packs: [a, b]`, `packs: a, b` (as the --packs flag), or `packs: {a: {settings}, b: null}`.
+// A section is checked now, by building the source from it, so `toolport config check`
+// finds its mistakes.
 void read_packs(const ConfigReader& r, const YAML::Node& node, Config& config) {
     if (node.IsSequence()) {
-        config.packs = r.list(node, "packs");
+        config.packs.clear();
+        for (const auto& item : node) config.packs.push_back(pack_name(r, item, r.str(item, "packs")));
         return;
     }
-    if (!node.IsMap()) r.fail(node, "packs", "must be a list of pack names or a mapping of pack name to settings");
+    if (node.IsScalar()) {
+        config.packs.clear();
+        for (const auto& name : split_tokens(r.str(node, "packs"))) config.packs.push_back(pack_name(r, node, name));
+        return;
+    }
+    if (!node.IsMap())
+        r.fail(node, "packs", "must be a list of pack names (or a comma-separated string) or a mapping of pack name to settings");
     config.packs.clear();
     for (const auto& kv : node) {
         const auto name = kv.first.as<std::string>();
         const std::string key = "packs." + name;
         const auto* kind = providers::find_source_kind(name);
-        if (!kind) r.fail(kv.first, key, fmt::format("unknown pack (known: {})", providers::source_names()));
+        if (!kind) pack_name(r, kv.first, name);
         if (!kv.second.IsNull() && !kv.second.IsMap()) r.fail(kv.second, key, "must be a mapping of settings (or empty)");
         std::map<std::string, int> lines;
         Json values = settings_value(r, kv.second, key, "", lines);
@@ -625,7 +645,13 @@ static Config load_config_unchecked(const std::string& path) {
                      "write_timeout_s", "keep_alive_timeout_s", "metrics_endpoint", "health_endpoint",
                      "public_health", "io_threads", "handshake_timeout_s", "max_connections", "max_batch_size"});
         auto& o = config.http;
-        if (h["listen"]) apply_listen(o, r.str(h["listen"], "http.listen"));
+        if (h["listen"]) {
+            try {
+                apply_listen(o, r.str(h["listen"], "http.listen"));
+            } catch (const ConfigError& e) {
+                r.fail(h["listen"], "http.listen", e.what());
+            }
+        }
         if (h["path"]) o.path = r.str(h["path"], "http.path");
         if (auto n = h["io_threads"]) {
             if (!n.IsScalar()) r.fail(n, "http.io_threads", "must be a number of threads (0-64) or \"auto\"");

@@ -242,7 +242,7 @@ describe('toolport list / call in-process (--config)', () => {
 
   it('a bad configuration: one line, exit 2', async () => {
     const res = await runCli(['list', '--config', path.join(dir, 'bad.yaml')]);
-    assertOneLineError(res, 2, /^toolport list: configuration: unknown pack "no_such_pack"/);
+    assertOneLineError(res, 2, /^toolport list: configuration: .*bad\.yaml:1: packs: unknown pack "no_such_pack"/);
     const missing = await runCli(['list', '--config', path.join(dir, 'missing.yaml')]);
     assert.equal(missing.code, 2, missing.stderr);
   });
