@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -594,9 +595,24 @@ Config load_config(const std::string& path) {
     }
 }
 
+// A file that is an MCP client's server list (Claude Desktop's mcpServers, VS Code's
+// servers, JSON with comments) rather than Toolport's YAML: said with the flag that reads it.
+static void refuse_server_list(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return;  // said below, as for any file
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto doc = Json::parse(text, nullptr, false, true);
+    if (doc.is_object() && (doc.contains("mcpServers") || doc.contains("servers"))) {
+        throw ConfigError(fmt::format("{}: this is an MCP client's server list ({}), not a Toolport configuration; "
+                                      "use --import {}",
+                                      path, doc.contains("mcpServers") ? "mcpServers" : "servers", path));
+    }
+}
+
 static Config load_config_unchecked(const std::string& path) {
     Config config;
     if (path.empty()) return config;
+    refuse_server_list(path);
     YAML::Node root;
     try {
         root = YAML::LoadFile(path);

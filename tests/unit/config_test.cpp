@@ -261,6 +261,16 @@ TEST_F(ConfigTest, ListenAndPackErrorsNameTheFileAndLine) {
         << msg;
 }
 
+TEST_F(ConfigTest, AnMcpClientServerListIsPointedAtImport) {
+    std::string path;
+    auto msg = error_of(R"({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-fs"]}}})", &path);
+    EXPECT_NE(msg.find("this is an MCP client's server list (mcpServers)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("use --import " + path), std::string::npos) << msg;
+    // VS Code's, with its comments.
+    msg = error_of("// .vscode/mcp.json\n{\"servers\": {\"x\": {\"type\": \"stdio\", \"command\": \"x\"}}}\n");
+    EXPECT_NE(msg.find("(servers)"), std::string::npos) << msg;
+}
+
 TEST_F(ConfigTest, PacksTakesACommaListLikeTheFlag) {
     auto config = load_config(write("packs.yaml", "packs: conformance, context\n"));
     EXPECT_EQ(config.packs, (std::vector<std::string>{"conformance", "context"}));

@@ -9,8 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -131,19 +129,6 @@ struct Target {
     std::unique_ptr<client::ClientTransport> transport;
 };
 
-// A --config file that is an MCP client's server list (Claude Desktop's mcpServers, VS
-// Code's servers) rather than Toolport's YAML: said with the flag that reads it.
-void refuse_server_list(const std::string& file) {
-    std::ifstream in(file);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto doc = Json::parse(text, nullptr, false, true);
-    if (doc.is_object() && (doc.contains("mcpServers") || doc.contains("servers"))) {
-        throw UsageError(fmt::format("--config {}: this is an MCP client's server list ({}), not a Toolport "
-                                     "configuration; use --import {}",
-                                     file, doc.contains("mcpServers") ? "mcpServers" : "servers", file));
-    }
-}
-
 Target make_target(const ClientFlags& flags, client::SyncClient& sync, ServerLog& log) {
     const bool in_process = !flags.config_file.empty() || !flags.imports.empty();
     const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + in_process;
@@ -182,7 +167,6 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync, ServerLog
         target.transport = client::make_stdio_transport(sync.executor(), std::move(options));
     } else {
         try {
-            if (!flags.config_file.empty()) refuse_server_list(flags.config_file);
             Config config = load_config(flags.config_file);
             for (const auto& file : flags.imports) {
                 for (const auto& warning : import_mcp_servers(config, file)) {
