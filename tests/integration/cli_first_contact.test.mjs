@@ -137,11 +137,16 @@ describe('toolport reload', () => {
     const same = await runCli(['reload', '--url', server.url], { env });
     assert.equal(same.code, 0, same.stderr);
     assert.deepEqual(JSON.parse(same.stdout), { reloading: ['inventory'], started: true });
-    assert.match(same.stderr, /toolport reload: done: no tool changed/);
+    assert.match(same.stderr, /toolport reload: done: read again: inventory; no tool changed/);
 
     writeFileSync(document, readFileSync(document, 'utf8').replace('operationId: explode', 'operationId: blowUp'));
     const renamed = await runCli(['reload', '--url', server.url], { env });
     assert.equal(renamed.code, 0, renamed.stderr);
-    assert.match(renamed.stderr, /toolport reload: done: tools: 1 added \(blowUp\), 1 removed \(explode\), none changed/);
+    assert.match(renamed.stderr, /toolport reload: done: read again: inventory; tools: 1 added \(blowUp\), 1 removed \(explode\), none changed/);
+
+    writeFileSync(document, readFileSync(document, 'utf8').replace('summary: One item\n', 'summary: One item, by id\n'));
+    const described = await runCli(['reload', '--url', server.url], { env });
+    assert.equal(described.code, 0, described.stderr);
+    assert.match(described.stderr, /tools: none added, none removed, 1 changed \(getItem\)/);
   });
 });

@@ -179,9 +179,19 @@ int reload(const ReloadFlags& flags) {
     fmt::print("{}\n", response->body);
     std::fflush(stdout);
     if (before) {
+        // The sources the server read again, then what that changed of its tools.
+        std::string sources;
+        auto body = nlohmann::json::parse(response->body, nullptr, false);
+        if (body.is_object() && body.value("reloading", nlohmann::json()).is_array()) {
+            for (const auto& name : body["reloading"]) {
+                if (name.is_string()) sources += (sources.empty() ? "" : ", ") + util::sanitize_for_message(name.get<std::string>(), 80);
+            }
+        }
         wait_for_reload(flags, url, token);
         if (auto after = list_tools(flags, url)) {
-            fmt::print(stderr, "toolport reload: done: {}\n", tool_changes(*before, *after));
+            fmt::print(stderr, "toolport reload: done: {}; {}\n",
+                       sources.empty() ? std::string("no source reloads its definitions") : "read again: " + sources,
+                       tool_changes(*before, *after));
         }
     }
     return 0;
