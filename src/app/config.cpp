@@ -310,13 +310,15 @@ bool valid_instance_name(const std::string& name) {
 }
 
 // Builds the source from its settings now, so `toolport config check` finds mistakes.
-void check_instance(const providers::SourceKind& kind, const providers::SourceSettings& settings) {
+// `location` is "FILE:LINE: " of the section when it came from a file.
+void check_instance(const providers::SourceKind& kind, const providers::SourceSettings& settings,
+                    const std::string& location = {}) {
     try {
         kind.make(settings);
     } catch (const providers::SettingsError& e) {
         throw ConfigError(e.what());
     } catch (const providers::SourceError& e) {
-        throw ConfigError(fmt::format("{}: {}", settings.prefix(), e.what()));
+        throw ConfigError(fmt::format("{}{}: {}", location, settings.prefix(), e.what()));
     }
 }
 
@@ -338,7 +340,7 @@ void read_instances(const ConfigReader& r, const YAML::Node& node, const std::st
         std::map<std::string, int> lines;
         Json values = settings_value(r, kv.second, key, "", lines);
         providers::SourceSettings settings(std::move(values), key, r.file, std::move(lines));
-        check_instance(*kind, settings);
+        check_instance(*kind, settings, fmt::format("{}:{}: ", r.file, kv.first.Mark().line + 1));
         config.instances.push_back({kind_name, name, std::move(settings)});
     }
 }
@@ -358,7 +360,9 @@ void read_gateway(const ConfigReader& r, const YAML::Node& root, Config& config)
         values["upstreams"] = settings_value(r, u, "upstreams", "upstreams", lines);
     }
     providers::SourceSettings settings(std::move(values), "gateway", r.file, std::move(lines));
-    check_instance(*providers::find_instance_kind("gateway"), settings);
+    const auto& section = root["gateway"] ? root["gateway"] : root["upstreams"];
+    check_instance(*providers::find_instance_kind("gateway"), settings,
+                   fmt::format("{}:{}: ", r.file, section.Mark().line + 1));
     config.instances.push_back({"gateway", "gateway", std::move(settings)});
 }
 
@@ -582,8 +586,9 @@ Config load_config(const std::string& path) {
             config.shared_sessions = value == "shared";
         }
         if (config.shared_sessions && config.store.url.rfind("redis://", 0) != 0) {
-            throw ConfigError("sessions: shared needs the Redis store (store: redis://host:port), which the replicas "
-                              "share");
+            throw ConfigError(fmt::format("{}sessions: shared needs the Redis store (store: redis://host:port), "
+                                          "which the replicas share",
+                                          path.empty() ? std::string() : path + ": "));
         }
         return config;
     } catch (const ConfigError&) {
@@ -705,8 +710,12 @@ static Config load_config_unchecked(const std::string& path) {
             for (auto& t : split_tokens(value)) o.bearer_tokens.push_back(t);
         }
         if (h["bearer_tokens_file"]) {
-            for (auto& t : read_tokens_file(r.str(h["bearer_tokens_file"], "http.bearer_tokens_file")))
-                o.bearer_tokens.push_back(t);
+            try {
+                for (auto& t : read_tokens_file(r.str(h["bearer_tokens_file"], "http.bearer_tokens_file")))
+                    o.bearer_tokens.push_back(t);
+            } catch (const ConfigError& e) {
+                r.fail(h["bearer_tokens_file"], "http.bearer_tokens_file", e.what());
+            }
         }
         if (h["legacy_sse"]) o.legacy_sse = r.boolean(h["legacy_sse"], "http.legacy_sse");
         if (h["max_replay_events"])

@@ -40,7 +40,7 @@ struct ConfigReader {
 
     std::string str(const YAML::Node& n, const std::string& key) const {
         if (!n.IsScalar()) fail(n, key, "must be a string");
-        return expand_env(n.as<std::string>(), fmt::format("{}: {}", file, key));
+        return expand_env(n.as<std::string>(), fmt::format("{}:{}: {}", file, n.Mark().line + 1, key));
     }
 
     long long integer(const YAML::Node& n, const std::string& key, long long min, long long max) const {

@@ -271,6 +271,19 @@ TEST_F(ConfigTest, AnMcpClientServerListIsPointedAtImport) {
     EXPECT_NE(msg.find("(servers)"), std::string::npos) << msg;
 }
 
+TEST_F(ConfigTest, EveryErrorNamesTheFileAndLine) {
+    unset_env("TOOLPORT_UT_NOT_SET_29");
+    auto msg = error_of("server:\n  name: ${TOOLPORT_UT_NOT_SET_29}\n");
+    EXPECT_NE(msg.find("bad.yaml:2: server.name: environment variable TOOLPORT_UT_NOT_SET_29 is not set"),
+              std::string::npos)
+        << msg;
+    msg = error_of("http:\n  listen: 127.0.0.1:1\n  bearer_tokens_file: /nonexistent/toolport-tokens\n");
+    EXPECT_NE(msg.find("bad.yaml:3: http.bearer_tokens_file: cannot read the bearer token file"), std::string::npos)
+        << msg;
+    msg = error_of("sessions: shared\n");
+    EXPECT_NE(msg.find("bad.yaml: sessions: shared needs the Redis store"), std::string::npos) << msg;
+}
+
 TEST_F(ConfigTest, PacksTakesACommaListLikeTheFlag) {
     auto config = load_config(write("packs.yaml", "packs: conformance, context\n"));
     EXPECT_EQ(config.packs, (std::vector<std::string>{"conformance", "context"}));
