@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -16,6 +18,7 @@
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/mcp_servers_import.hpp"
 #include "providers/source_table.hpp"
+#include "util/closest_name.hpp"
 
 namespace toolport {
 
@@ -249,20 +252,39 @@ Json settings_value(const ConfigReader& r, const YAML::Node& node, const std::st
     return r.str(node, key);
 }
 
-// `packs: [a, b]`, or `packs: {a: {settings}, b: null}`. A section is checked now, by
-// building the source from it, so `toolport config check` finds its mistakes.
+// A pack name of `packs:`, known (else the error names the file, the line and the closest).
+std::string pack_name(const ConfigReader& r, const YAML::Node& node, const std::string& name) {
+    if (!providers::find_source_kind(name)) {
+        std::vector<std::string> known;
+        for (const auto* kind : providers::source_kinds()) known.push_back(kind->name);
+        r.fail(node, "packs", fmt::format("unknown pack \"{}\"{} (known: {})", name, util::did_you_mean(name, known),
+                                          providers::source_names()));
+    }
+    return name;
+}
+
+// `packs: [a, b]`, `packs: a, b` (as the --packs flag), or `packs: {a: {settings}, b: null}`.
+// A section is checked now, by building the source from it, so `toolport config check`
+// finds its mistakes.
 void read_packs(const ConfigReader& r, const YAML::Node& node, Config& config) {
     if (node.IsSequence()) {
-        config.packs = r.list(node, "packs");
+        config.packs.clear();
+        for (const auto& item : node) config.packs.push_back(pack_name(r, item, r.str(item, "packs")));
         return;
     }
-    if (!node.IsMap()) r.fail(node, "packs", "must be a list of pack names or a mapping of pack name to settings");
+    if (node.IsScalar()) {
+        config.packs.clear();
+        for (const auto& name : split_tokens(r.str(node, "packs"))) config.packs.push_back(pack_name(r, node, name));
+        return;
+    }
+    if (!node.IsMap())
+        r.fail(node, "packs", "must be a list of pack names (or a comma-separated string) or a mapping of pack name to settings");
     config.packs.clear();
     for (const auto& kv : node) {
         const auto name = kv.first.as<std::string>();
         const std::string key = "packs." + name;
         const auto* kind = providers::find_source_kind(name);
-        if (!kind) r.fail(kv.first, key, fmt::format("unknown pack (known: {})", providers::source_names()));
+        if (!kind) pack_name(r, kv.first, name);
         if (!kv.second.IsNull() && !kv.second.IsMap()) r.fail(kv.second, key, "must be a mapping of settings (or empty)");
         std::map<std::string, int> lines;
         Json values = settings_value(r, kv.second, key, "", lines);
@@ -288,13 +310,15 @@ bool valid_instance_name(const std::string& name) {
 }
 
 // Builds the source from its settings now, so `toolport config check` finds mistakes.
-void check_instance(const providers::SourceKind& kind, const providers::SourceSettings& settings) {
+// `location` is "FILE:LINE: " of the section when it came from a file.
+void check_instance(const providers::SourceKind& kind, const providers::SourceSettings& settings,
+                    const std::string& location = {}) {
     try {
         kind.make(settings);
     } catch (const providers::SettingsError& e) {
         throw ConfigError(e.what());
     } catch (const providers::SourceError& e) {
-        throw ConfigError(fmt::format("{}: {}", settings.prefix(), e.what()));
+        throw ConfigError(fmt::format("{}{}: {}", location, settings.prefix(), e.what()));
     }
 }
 
@@ -316,7 +340,7 @@ void read_instances(const ConfigReader& r, const YAML::Node& node, const std::st
         std::map<std::string, int> lines;
         Json values = settings_value(r, kv.second, key, "", lines);
         providers::SourceSettings settings(std::move(values), key, r.file, std::move(lines));
-        check_instance(*kind, settings);
+        check_instance(*kind, settings, fmt::format("{}:{}: ", r.file, kv.first.Mark().line + 1));
         config.instances.push_back({kind_name, name, std::move(settings)});
     }
 }
@@ -336,7 +360,9 @@ void read_gateway(const ConfigReader& r, const YAML::Node& root, Config& config)
         values["upstreams"] = settings_value(r, u, "upstreams", "upstreams", lines);
     }
     providers::SourceSettings settings(std::move(values), "gateway", r.file, std::move(lines));
-    check_instance(*providers::find_instance_kind("gateway"), settings);
+    const auto& section = root["gateway"] ? root["gateway"] : root["upstreams"];
+    check_instance(*providers::find_instance_kind("gateway"), settings,
+                   fmt::format("{}:{}: ", r.file, section.Mark().line + 1));
     config.instances.push_back({"gateway", "gateway", std::move(settings)});
 }
 
@@ -367,16 +393,92 @@ void merge_upstreams(Config& config, const Json& upstreams, const std::string& o
 
 }  // namespace
 
-void import_mcp_servers(Config& config, const std::string& file) {
+namespace {
+
+// The files `path`'s Toolport imports, as its parent named them (kImportMarker).
+std::vector<std::string> inherited_imports() {
+    std::vector<std::string> files;
+    const char* value = std::getenv(kImportMarker);
+    if (!value) return files;
+    std::stringstream ss(value);
+    std::string line;
+    while (std::getline(ss, line)) {
+        if (!line.empty()) files.push_back(line);
+    }
+    return files;
+}
+
+// `path` as one spelling of the file (symbolic links and `..` resolved; relative to `base`).
+std::string same_file_key(const std::string& path, const std::filesystem::path& base) {
+    std::filesystem::path p(path);
+    if (p.is_relative() && !base.empty()) p = base / p;
+    std::error_code error;
+    auto canonical = std::filesystem::weakly_canonical(p, error);
+    return error ? p.lexically_normal().string() : canonical.string();
+}
+
+// Whether an imported command's arguments import `file` again (`--import FILE` or
+// `--import=FILE`): Toolport itself, as a Claude Desktop configuration that lists it
+// would start it, which would import the same file and start itself without end.
+bool imports_file(const Json& upstream, const std::string& file) {
+    if (!upstream.contains("command") || !upstream.value("args", Json::array()).is_array()) return false;
+    const std::filesystem::path base = upstream.value("cwd", std::string());
+    const auto& args = upstream["args"];
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto arg = args[i].get<std::string>();
+        std::string named;
+        if (arg == "--import" && i + 1 < args.size()) named = args[i + 1].get<std::string>();
+        else if (arg.rfind("--import=", 0) == 0) named = arg.substr(9);
+        if (!named.empty() && same_file_key(named, base) == file) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::vector<std::string> import_mcp_servers(Config& config, const std::string& file) {
+    std::vector<std::string> warnings;
+    const std::string key = same_file_key(file, {});
+    auto chain = inherited_imports();
+    if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
+        // This process is an upstream of a Toolport that imports the same file: importing it
+        // again would start that entry once more, and so on for ever.
+        warnings.push_back(fmt::format("--import {}: skipped: this Toolport was started by one that imports the "
+                                       "same file ({} names it), and importing it again would start Toolport "
+                                       "inside itself without end",
+                                       file, kImportMarker));
+        return warnings;
+    }
     std::ifstream in(file);
     if (!in) throw ConfigError(fmt::format("cannot read \"{}\"", file));
     std::stringstream text;
     text << in.rdbuf();
+    chain.push_back(key);
+    std::string marker;
+    for (const auto& entry : chain) marker += (marker.empty() ? "" : "\n") + entry;
     try {
-        merge_upstreams(config, gateway::upstreams_from_mcp_servers(text.str(), file), "--import " + file);
+        Json upstreams = gateway::upstreams_from_mcp_servers(text.str(), file);
+        Json kept = Json::object();
+        for (auto& [name, upstream] : upstreams.items()) {
+            if (imports_file(upstream, key)) {
+                warnings.push_back(fmt::format("--import {}: skipped the server \"{}\": it is Toolport importing "
+                                               "this same file, which would start itself without end",
+                                               file, name));
+                continue;
+            }
+            // Its children learn which files they were imported from, for the case the
+            // arguments do not show (a wrapper script, npx).
+            if (upstream.contains("command")) {
+                if (!upstream.contains("env")) upstream["env"] = Json::object();
+                upstream["env"][kImportMarker] = marker;
+            }
+            kept[name] = std::move(upstream);
+        }
+        merge_upstreams(config, kept, "--import " + file);
     } catch (const providers::SettingsError& e) {
         throw ConfigError(e.what());
     }
+    return warnings;
 }
 
 void add_upstream(Config& config, const std::string& spec) {
@@ -484,8 +586,9 @@ Config load_config(const std::string& path) {
             config.shared_sessions = value == "shared";
         }
         if (config.shared_sessions && config.store.url.rfind("redis://", 0) != 0) {
-            throw ConfigError("sessions: shared needs the Redis store (store: redis://host:port), which the replicas "
-                              "share");
+            throw ConfigError(fmt::format("{}sessions: shared needs the Redis store (store: redis://host:port), "
+                                          "which the replicas share",
+                                          path.empty() ? std::string() : path + ": "));
         }
         return config;
     } catch (const ConfigError&) {
@@ -497,9 +600,24 @@ Config load_config(const std::string& path) {
     }
 }
 
+// A file that is an MCP client's server list (Claude Desktop's mcpServers, VS Code's
+// servers, JSON with comments) rather than Toolport's YAML: said with the flag that reads it.
+static void refuse_server_list(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return;  // said below, as for any file
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto doc = Json::parse(text, nullptr, false, true);
+    if (doc.is_object() && (doc.contains("mcpServers") || doc.contains("servers"))) {
+        throw ConfigError(fmt::format("{}: this is an MCP client's server list ({}), not a Toolport configuration; "
+                                      "use --import {}",
+                                      path, doc.contains("mcpServers") ? "mcpServers" : "servers", path));
+    }
+}
+
 static Config load_config_unchecked(const std::string& path) {
     Config config;
     if (path.empty()) return config;
+    refuse_server_list(path);
     YAML::Node root;
     try {
         root = YAML::LoadFile(path);
@@ -556,7 +674,13 @@ static Config load_config_unchecked(const std::string& path) {
                      "write_timeout_s", "keep_alive_timeout_s", "metrics_endpoint", "health_endpoint",
                      "public_health", "io_threads", "handshake_timeout_s", "max_connections", "max_batch_size"});
         auto& o = config.http;
-        if (h["listen"]) apply_listen(o, r.str(h["listen"], "http.listen"));
+        if (h["listen"]) {
+            try {
+                apply_listen(o, r.str(h["listen"], "http.listen"));
+            } catch (const ConfigError& e) {
+                r.fail(h["listen"], "http.listen", e.what());
+            }
+        }
         if (h["path"]) o.path = r.str(h["path"], "http.path");
         if (auto n = h["io_threads"]) {
             if (!n.IsScalar()) r.fail(n, "http.io_threads", "must be a number of threads (0-64) or \"auto\"");
@@ -594,8 +718,12 @@ static Config load_config_unchecked(const std::string& path) {
             for (auto& t : split_tokens(value)) o.bearer_tokens.push_back(t);
         }
         if (h["bearer_tokens_file"]) {
-            for (auto& t : read_tokens_file(r.str(h["bearer_tokens_file"], "http.bearer_tokens_file")))
-                o.bearer_tokens.push_back(t);
+            try {
+                for (auto& t : read_tokens_file(r.str(h["bearer_tokens_file"], "http.bearer_tokens_file")))
+                    o.bearer_tokens.push_back(t);
+            } catch (const ConfigError& e) {
+                r.fail(h["bearer_tokens_file"], "http.bearer_tokens_file", e.what());
+            }
         }
         if (h["legacy_sse"]) o.legacy_sse = r.boolean(h["legacy_sse"], "http.legacy_sse");
         if (h["max_replay_events"])

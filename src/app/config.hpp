@@ -68,8 +68,14 @@ void add_rest_preset(Config& config, const std::string& preset);
 // --openapi FILE_OR_URL: an OpenAPI source named after the document's file name.
 void add_openapi_document(Config& config, const std::string& document);
 // --import FILE: every server of a Claude Desktop / Cursor (`mcpServers`) or VS Code
-// (`servers`) JSON file as an upstream of the gateway (throws ConfigError).
-void import_mcp_servers(Config& config, const std::string& file);
+// (`servers`) JSON file as an upstream of the gateway (throws ConfigError). An entry that
+// is Toolport importing the same file is skipped, and so is the whole file when this
+// process was started from an import of it (kImportMarker): each would start Toolport
+// inside itself without end. Returns a warning for each thing skipped.
+std::vector<std::string> import_mcp_servers(Config& config, const std::string& file);
+// The environment variable an imported server's process gets: the files (one a line, as
+// absolute paths) that the Toolports above it import.
+inline constexpr const char* kImportMarker = "TOOLPORT_IMPORTED_FILES";
 // --upstream NAME=COMMAND_OR_URL: one upstream MCP server (a URL when it starts with
 // http:// or https://, else a command line split as a shell would, without a shell).
 void add_upstream(Config& config, const std::string& spec);

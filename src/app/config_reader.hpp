@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "app/config.hpp"
+#include "util/closest_name.hpp"
 
 namespace toolport {
 
@@ -29,15 +30,17 @@ struct ConfigReader {
             if (!allowed.count(key)) {
                 std::string list;
                 for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+                auto closest = util::closest_name(key, {allowed.begin(), allowed.end()});
                 fail(kv.first, section.empty() ? key : section + "." + key,
-                     fmt::format("unknown key (expected one of: {})", list));
+                     closest ? fmt::format("unknown key; did you mean \"{}\"? (expected one of: {})", *closest, list)
+                             : fmt::format("unknown key (expected one of: {})", list));
             }
         }
     }
 
     std::string str(const YAML::Node& n, const std::string& key) const {
         if (!n.IsScalar()) fail(n, key, "must be a string");
-        return expand_env(n.as<std::string>(), fmt::format("{}: {}", file, key));
+        return expand_env(n.as<std::string>(), fmt::format("{}:{}: {}", file, n.Mark().line + 1, key));
     }
 
     long long integer(const YAML::Node& n, const std::string& key, long long min, long long max) const {

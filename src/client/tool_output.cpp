@@ -38,18 +38,46 @@ std::string decoded_size(const Json& data) {
 
 }  // namespace
 
+std::string tool_signature(const Json& tool) {
+    std::string name = one_line(string_field(tool, "name"));
+    const Json schema = tool.value("inputSchema", Json::object());
+    if (!schema.is_object() || !schema.contains("properties") || !schema["properties"].is_object() ||
+        schema["properties"].empty()) {
+        return name;
+    }
+    const Json& properties = schema["properties"];
+    std::vector<std::string> parameters;
+    std::vector<std::string> required;
+    if (auto r = schema.find("required"); r != schema.end() && r->is_array()) {
+        for (const auto& item : *r) {
+            if (item.is_string() && properties.contains(item.get<std::string>())) required.push_back(item.get<std::string>());
+        }
+    }
+    // The required ones first, in the order the schema requires them; then the others.
+    for (const auto& key : required) parameters.push_back(one_line(key));
+    for (const auto& [key, value] : properties.items()) {
+        if (std::find(required.begin(), required.end(), key) == required.end()) parameters.push_back(one_line(key) + "?");
+    }
+    std::string out = name + "(";
+    for (std::size_t i = 0; i < parameters.size(); ++i) out += (i ? ", " : "") + parameters[i];
+    return out + ")";
+}
+
 std::string render_tool_list(const std::vector<Json>& tools) {
+    std::vector<std::string> signatures;
     std::size_t width = 0;
-    for (const auto& tool : tools) width = std::max(width, one_line(string_field(tool, "name")).size());
+    for (const auto& tool : tools) {
+        signatures.push_back(tool_signature(tool));
+        width = std::max(width, signatures.back().size());
+    }
     width = std::min<std::size_t>(width, 40);
     std::string out;
-    for (const auto& tool : tools) {
-        std::string name = one_line(string_field(tool, "name"));
-        std::string description = one_line(string_field(tool, "description"));
+    for (std::size_t i = 0; i < tools.size(); ++i) {
+        std::string description = one_line(string_field(tools[i], "description"));
         if (description.empty()) {
-            out += name + "\n";
+            out += signatures[i] + "\n";
         } else {
-            out += fmt::format("{:<{}}  {}\n", name, width, description);
+            out += fmt::format("{:<{}}  {}\n", signatures[i], width, description);
         }
     }
     out += fmt::format("{} tool{}\n", tools.size(), tools.size() == 1 ? "" : "s");
@@ -98,8 +126,18 @@ RenderedCallResult render_call_result(const std::string& tool_name, const Json& 
         std::string code = structured.is_object() ? string_field(structured, "error_code") : std::string();
         out.text = fmt::format("tool {} failed{}:\n", one_line(tool_name), code.empty() ? "" : " [" + one_line(code) + "]");
     }
+    // A tool that returns structuredContent usually repeats it as JSON in a text block (as
+    // the specification suggests); it is printed once, pretty.
+    bool repeated = false;
     if (content.is_array()) {
         for (const auto& block : content) {
+            if (!structured.is_null() && block.is_object() && string_field(block, "type") == "text") {
+                Json parsed = Json::parse(string_field(block, "text"), nullptr, false);
+                if (!parsed.is_discarded() && parsed == structured) {
+                    repeated = true;
+                    continue;
+                }
+            }
             std::string line = render_content_block(block);
             out.text += line;
             if (line.empty() || line.back() != '\n') out.text += '\n';
@@ -107,7 +145,7 @@ RenderedCallResult render_call_result(const std::string& tool_name, const Json& 
     }
     // An error's structuredContent repeats its text block's fields; show it only when the
     // text said nothing.
-    if (!structured.is_null() && (!out.is_error || content.empty())) out.text += pretty(structured) + "\n";
+    if (!structured.is_null() && (!out.is_error || content.empty() || repeated)) out.text += pretty(structured) + "\n";
     return out;
 }
 

@@ -9,7 +9,11 @@
 
 namespace toolport::client {
 
-// One tool a line: the name (padded into a column), then the first line of its
+// A tool's name with its parameters, the optional ones marked: "search(query, limit?)";
+// the name alone when it takes none.
+std::string tool_signature(const nlohmann::json& tool);
+
+// One tool a line: its signature (padded into a column), then the first line of its
 // description; then the count ("17 tools"). Control characters become spaces, so a
 // server cannot break the layout or drive the terminal.
 std::string render_tool_list(const std::vector<nlohmann::json>& tools);
@@ -23,7 +27,8 @@ struct RenderedCallResult {
     std::string text;  // for stdout, or (is_error) for stderr
 };
 
-// The content blocks one after another, then structuredContent pretty-printed. An
+// The content blocks one after another, then structuredContent pretty-printed (once: a
+// text block that is the same JSON is left out). An
 // isError result starts with "tool NAME failed [ERROR_CODE]:" (the code when the result
 // carries one in structuredContent.error_code).
 RenderedCallResult render_call_result(const std::string& tool_name, const nlohmann::json& result);

@@ -4,6 +4,7 @@
 // drops the update and warns a few times; it never throws, so a metrics call cannot break
 // the request it measures.
 #include "observability/metrics.hpp"
+#include "observability/metric_help.hpp"
 
 #include <algorithm>
 #include <array>
@@ -414,7 +415,8 @@ std::string Metrics::render() const {
         out += name;
         out += ' ';
         if (auto h = impl_->help.find(name); h != impl_->help.end()) append_help(out, h->second);
-        else out += "Toolport metric " + name + ".";
+        else if (auto known = metric_help(name)) append_help(out, *known);
+        else out += "Toolport metric " + name + ".";  // a name Toolport itself never records
         out += "\n# TYPE ";
         out += name;
         out += ' ';

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/closest_name.hpp"
+
 namespace toolport::providers {
 
 SourceSettings::SourceSettings(Json values, std::string prefix, std::string file, std::map<std::string, int> lines)
@@ -41,7 +43,10 @@ void SourceSettings::only_keys(const std::vector<std::string>& allowed) const {
     if (!values_.is_object()) return;
     for (const auto& [key, value] : values_.items()) {
         if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-        fail(key, fmt::format("unknown key (expected one of: {})", fmt::join(allowed, ", ")));
+        auto closest = util::closest_name(key, allowed);
+        fail(key, closest ? fmt::format("unknown key; did you mean \"{}\"? (expected one of: {})", *closest,
+                                        fmt::join(allowed, ", "))
+                          : fmt::format("unknown key (expected one of: {})", fmt::join(allowed, ", ")));
     }
 }
 
@@ -148,9 +153,11 @@ std::optional<int> SourceSettings::line_of(const std::string& key) const {
     return it->second;
 }
 
-SourceSettings SourceSettings::section(const std::string& key) const {
+SourceSettings SourceSettings::section(const std::string& key) const { return section(key, prefix_ + "." + key); }
+
+SourceSettings SourceSettings::section(const std::string& key, const std::string& prefix) const {
     const Json* v = find(key);
-    if (!v) return SourceSettings(Json(nullptr), prefix_ + "." + key, file_);
+    if (!v) return SourceSettings(Json(nullptr), prefix, file_);
     if (!v->is_object()) fail(key, "must be a mapping");
     std::map<std::string, int> lines;
     const std::string below = key + ".";
@@ -158,7 +165,7 @@ SourceSettings SourceSettings::section(const std::string& key) const {
         if (path == key) lines[""] = line;
         else if (path.rfind(below, 0) == 0) lines[path.substr(below.size())] = line;
     }
-    return SourceSettings(*v, prefix_ + "." + key, file_, std::move(lines));
+    return SourceSettings(*v, prefix, file_, std::move(lines));
 }
 
 }  // namespace toolport::providers

@@ -56,6 +56,9 @@ public:
     std::optional<Json> value(const std::string& key) const;
     // A nested mapping (empty settings when absent).
     SourceSettings section(const std::string& key) const;
+    // The same, named `prefix` in messages: a key the file holds elsewhere than the settings
+    // do (the gateway's `upstreams:` is a top-level key of the file).
+    SourceSettings section(const std::string& key, const std::string& prefix) const;
 
     [[noreturn]] void fail(const std::string& key, const std::string& what) const;
     // The line `key` was written on, when it came from a file (so a mapping's entries can

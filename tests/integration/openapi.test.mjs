@@ -239,6 +239,11 @@ describe('openapi import against the inventory fixture', () => {
     assert.equal(code(result), 'MISSING_API_KEY');
     assert.match(result.structuredContent.error, /INVENTORY_API_KEY/);
     assert.equal(fixture.stats().count, 0);
+    // Said at start-up too, before any call: each variable that is not set, once.
+    const logs = bare.logs();
+    assert.match(logs, /openapi inventory: the environment variable INVENTORY_API_KEY \(security scheme \w+\) is not set: \d+ operations? that needs? it answer MISSING_API_KEY/);
+    assert.match(logs, /the environment variable INVENTORY_BEARER \(security scheme \w+\) is not set/);
+    assert.equal(logs.match(/INVENTORY_API_KEY \(security scheme/g).length, 1, logs);
   });
 });
 
@@ -262,7 +267,10 @@ describe('openapi import from a URL', () => {
     const seen = fixture.stats().requests.at(-1);
     assert.equal(seen.raw_path, '/v1/items/1');
     assert.equal(seen.headers['x-api-key'], KEY);
-    assert.doesNotMatch(server.logs(), /warn.*openapi remote/);
+    // One warning only: the bearer scheme's variable (REMOTE_BEARER) is not set.
+    const warnings = server.logs().split('\n').filter((line) => /warn.*openapi remote/.test(line));
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0], /the environment variable REMOTE_BEARER \(security scheme bearer\) is not set/);
 
     // The in-process CLI waits for the first fetch before it lists.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-openapi-list-'));

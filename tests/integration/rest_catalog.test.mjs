@@ -89,7 +89,8 @@ describe('REST catalog: the agentpmt preset against the fixture', () => {
     assert.equal(cache.inputSchema.properties.ttl.default, 3600);
     assert.equal(cache.inputSchema.properties.ratio.default, 0.5);
     assert.equal(cache.inputSchema.properties.enabled.default, true);
-    assert.equal(cache.description, 'Stores a value for ttl seconds.');
+    // The display name stays in the description, for hosts that show only name and description.
+    assert.equal(cache.description, 'Cache Entry \u2014 Stores a value for ttl seconds.');
     assert.equal(byTitle('Unit Convert')[0].inputSchema.properties.unit.default, undefined);
     assert.deepEqual(byTitle('Server Time')[0].inputSchema, { type: 'object', properties: {} });
     // Two products with one display name: one keeps it, the other gets a stable suffix.
@@ -136,6 +137,7 @@ describe('REST catalog: the agentpmt preset against the fixture', () => {
     const refused = await client.callTool({ name: 'premium-lookup', arguments: { query: 'x' } });
     assert.equal(code(refused), 'UPSTREAM_ERROR');
     assert.match(refused.structuredContent.error, /insufficient budget for key \[redacted\]/);
+    assert.equal(refused.structuredContent.transient, false, 'the API said no: the same call fails again');
     assert.ok(!JSON.stringify(refused).includes(fixture.budgetKey));
     const broken = await client.callTool({ name: 'broken-service', arguments: {} });
     assert.equal(code(broken), 'UPSTREAM_ERROR');

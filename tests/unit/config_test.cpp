@@ -130,7 +130,7 @@ http:
   sse_retry_ms: 0
 stdio:
   max_message_bytes: 65536
-packs: [conformance, other]
+packs: [conformance, context]
 log:
   level: debug
 )");
@@ -159,7 +159,7 @@ log:
     EXPECT_FALSE(c.http.legacy_sse);
     EXPECT_EQ(c.http.sse_retry, std::chrono::milliseconds(0));
     EXPECT_EQ(c.stdio.max_message_bytes, 65536u);
-    EXPECT_EQ(c.packs, (std::vector<std::string>{"conformance", "other"}));
+    EXPECT_EQ(c.packs, (std::vector<std::string>{"conformance", "context"}));
     EXPECT_EQ(c.log_level, "debug");
 }
 
@@ -199,6 +199,96 @@ TEST_F(ConfigTest, UnknownTopLevelKey) {
     EXPECT_NE(msg.find("bad.yaml:3:"), std::string::npos) << msg;
     EXPECT_NE(msg.find("logging"), std::string::npos) << msg;
     EXPECT_NE(msg.find("unknown key"), std::string::npos) << msg;
+}
+
+// ---- --import of a file that lists Toolport itself (issue 29, defect 7) ------------------------
+
+TEST_F(ConfigTest, ImportSkipsTheEntryThatImportsTheSameFileAndMarksTheOthers) {
+    unset_env(kImportMarker);
+    const auto file = write("servers.json", R"({"mcpServers": {
+        "self": {"command": "toolport", "args": ["serve", "--stdio", "--import=servers.json"], "cwd": ")" +
+                                                dir_.string() + R"("},
+        "other": {"command": "other-server", "args": ["--import", "elsewhere.json"]},
+        "web": {"url": "https://example.com/mcp"}}})");
+    Config config;
+    auto warnings = import_mcp_servers(config, file);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("skipped the server \"self\""), std::string::npos) << warnings[0];
+    ASSERT_EQ(config.instances.size(), 1u);
+    auto upstreams = config.instances[0].settings.value("upstreams");
+    ASSERT_TRUE(upstreams && upstreams->is_object());
+    EXPECT_FALSE(upstreams->contains("self"));
+    // A child learns the (absolute) file it was imported from; a URL has no environment.
+    EXPECT_EQ((*upstreams)["other"]["env"][kImportMarker], fs::canonical(file).string());
+    EXPECT_FALSE((*upstreams)["web"].contains("env"));
+}
+
+TEST_F(ConfigTest, AToolportStartedFromAnImportOfTheFileDoesNotImportItAgain) {
+    const auto file = write("servers.json", R"({"mcpServers": {"x": {"command": "x"}}})");
+    set_env(kImportMarker, "/somewhere/else.json\n" + fs::canonical(file).string());
+    Config config;
+    auto warnings = import_mcp_servers(config, file);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("this Toolport was started by one that imports the same file"), std::string::npos);
+    EXPECT_TRUE(config.instances.empty());
+}
+
+// ---- first contact (issue 29, finding 11): what a new user's mistakes are told -----------------
+
+TEST_F(ConfigTest, AnUnknownKeySuggestsTheClosestOne) {
+    auto msg = error_of("server:\n  name: x\nhttp:\n  listne: 127.0.0.1:9000\n");
+    EXPECT_NE(msg.find("bad.yaml:4: http.listne: unknown key; did you mean \"listen\"?"), std::string::npos) << msg;
+    // Far from every key: no guess, the list alone.
+    msg = error_of("http:\n  zzzzzzzz: 1\n");
+    EXPECT_EQ(msg.find("did you mean"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("expected one of"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, AnUpstreamKeyIsNamedAsTheFileWritesIt) {
+    auto msg = error_of("upstreams:\n  x:\n    comand: foo\n");
+    EXPECT_NE(msg.find("bad.yaml:3: upstreams.x.comand: unknown key; did you mean \"command\"?"), std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find("gateway.upstreams"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, ListenAndPackErrorsNameTheFileAndLine) {
+    auto msg = error_of("server:\n  name: x\nhttp:\n  listen: localhost\n");
+    EXPECT_NE(msg.find("bad.yaml:4: http.listen: "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("HOST:PORT"), std::string::npos) << msg;
+    msg = error_of("packs:\n  - conformance\n  - conformence2\n");
+    EXPECT_NE(msg.find("bad.yaml:3: packs: unknown pack \"conformence2\" (did you mean \"conformance\"?)"),
+              std::string::npos)
+        << msg;
+}
+
+TEST_F(ConfigTest, AnMcpClientServerListIsPointedAtImport) {
+    std::string path;
+    auto msg = error_of(R"({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-fs"]}}})", &path);
+    EXPECT_NE(msg.find("this is an MCP client's server list (mcpServers)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("use --import " + path), std::string::npos) << msg;
+    // VS Code's, with its comments.
+    msg = error_of("// .vscode/mcp.json\n{\"servers\": {\"x\": {\"type\": \"stdio\", \"command\": \"x\"}}}\n");
+    EXPECT_NE(msg.find("(servers)"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, EveryErrorNamesTheFileAndLine) {
+    unset_env("TOOLPORT_UT_NOT_SET_29");
+    auto msg = error_of("server:\n  name: ${TOOLPORT_UT_NOT_SET_29}\n");
+    EXPECT_NE(msg.find("bad.yaml:2: server.name: environment variable TOOLPORT_UT_NOT_SET_29 is not set"),
+              std::string::npos)
+        << msg;
+    msg = error_of("http:\n  listen: 127.0.0.1:1\n  bearer_tokens_file: /nonexistent/toolport-tokens\n");
+    EXPECT_NE(msg.find("bad.yaml:3: http.bearer_tokens_file: cannot read the bearer token file"), std::string::npos)
+        << msg;
+    msg = error_of("sessions: shared\n");
+    EXPECT_NE(msg.find("bad.yaml: sessions: shared needs the Redis store"), std::string::npos) << msg;
+}
+
+TEST_F(ConfigTest, PacksTakesACommaListLikeTheFlag) {
+    auto config = load_config(write("packs.yaml", "packs: conformance, context\n"));
+    EXPECT_EQ(config.packs, (std::vector<std::string>{"conformance", "context"}));
+    EXPECT_NE(error_of("packs: conformance, nope\n").find("bad.yaml:1: packs: unknown pack \"nope\""),
+              std::string::npos);
 }
 
 TEST_F(ConfigTest, UnknownKeyInEverySection) {
@@ -245,9 +335,10 @@ TEST_F(ConfigTest, OtherWrongValues) {
     EXPECT_NE(s.find("server.name"), std::string::npos) << s;
     auto m = error_of("http: 5\n");
     EXPECT_NE(m.find("must be a mapping"), std::string::npos) << m;
-    auto p = error_of("packs: conformance\n");
+    // (a plain string is a comma-separated list, as the flag takes)
+    auto p = error_of("packs:\n  - [conformance]\n");
     EXPECT_NE(p.find("packs"), std::string::npos) << p;
-    EXPECT_NE(p.find("must be a list"), std::string::npos) << p;
+    EXPECT_NE(p.find("must be a string"), std::string::npos) << p;
 }
 
 TEST_F(ConfigTest, YamlSyntaxErrorNamesFileAndLine) {

@@ -28,10 +28,10 @@ TEST(Metrics, RendersASmallRegistryExactly) {
     m.observe("toolport_tool_call_duration_seconds", {{"tool", "echo"}}, 0.25);
 
     const std::string expected =
-        "# HELP toolport_sessions_open Toolport metric toolport_sessions_open.\n"
+        "# HELP toolport_sessions_open MCP sessions open on the HTTP transports (Streamable HTTP and legacy SSE).\n"
         "# TYPE toolport_sessions_open gauge\n"
         "toolport_sessions_open 3\n"
-        "# HELP toolport_tool_call_duration_seconds Toolport metric toolport_tool_call_duration_seconds.\n"
+        "# HELP toolport_tool_call_duration_seconds Time from a tool call's arrival to its answer, by tool.\n"
         "# TYPE toolport_tool_call_duration_seconds histogram\n"
         "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.0005\"} 0\n"
         "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.001\"} 0\n"
@@ -56,6 +56,36 @@ TEST(Metrics, RendersASmallRegistryExactly) {
         "toolport_tool_calls_total{code=\"INVALID_ARGUMENT\",tool=\"add\"} 1\n"
         "toolport_tool_calls_total{code=\"OK\",tool=\"echo\"} 3\n";
     EXPECT_EQ(m.render(), expected);
+}
+
+// Every metric Toolport records has a help text of its own (the names are those the sources
+// record: grep -rhoE '"toolport_[a-z_]+"' src), and the circuit state says what its values mean.
+TEST(Metrics, EveryMetricToolportRecordsHasARealHelpText) {
+    const std::vector<std::string> recorded = {
+        "toolport_budget_downstream_calls_total", "toolport_budget_rejections_total", "toolport_cache_requests_total",
+        "toolport_circuit_rejections_total",      "toolport_circuit_state",           "toolport_http_connections_open",
+        "toolport_http_connections_refused_total", "toolport_http_requests_total",    "toolport_rate_limit_wait_seconds",
+        "toolport_rate_limited_total",            "toolport_reloads_total",           "toolport_service_calls_total",
+        "toolport_service_response_seconds",      "toolport_sessions_open",           "toolport_tool_call_duration_seconds",
+        "toolport_tool_calls_total",              "toolport_tool_errors_total",       "toolport_upstream_connections_total",
+        "toolport_upstream_output_dropped_bytes_total", "toolport_upstream_output_dropped_total", "toolport_upstream_up",
+    };
+    Metrics m;
+    for (const auto& name : recorded) m.set(name, {}, 1);
+    const std::string text = m.render();
+    for (const auto& name : recorded) {
+        const std::string help = "# HELP " + name + " ";
+        auto at = text.find(help);
+        ASSERT_NE(at, std::string::npos) << name;
+        const std::string line = text.substr(at + help.size(), text.find('\n', at) - at - help.size());
+        EXPECT_EQ(line.find("Toolport metric"), std::string::npos) << name << ": " << line;
+        EXPECT_GT(line.size(), 15u) << name << ": " << line;
+    }
+    EXPECT_NE(text.find("# HELP toolport_circuit_state Circuit breaker state of each downstream service: 0 = closed"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("1 = half-open"), std::string::npos);
+    EXPECT_NE(text.find("2 = open"), std::string::npos);
 }
 
 TEST(Metrics, FamiliesSortedByNameAndSeriesByLabels) {

@@ -258,6 +258,7 @@ TEST(RestExecute, FailuresKeepTheApisMessageWithoutSecrets) {
     } catch (const ToolError& e) {
         EXPECT_EQ(e.code(), ToolErrorCode::upstream_error);
         EXPECT_EQ(std::string(e.what()), "The API reported that the tool failed: insufficient budget for key [redacted]");
+        EXPECT_FALSE(e.is_transient());  // the API answered: the same call is refused again
     }
     try {
         read_execute_answer({{"success", true}, {"response", {{"success", true}, {"data", {{"success", false}}}}}}, s, {});

@@ -23,6 +23,28 @@ TEST(ToolOutput, ToolListHasOneLinePerToolAndACount) {
     EXPECT_EQ(render_tool_list({Json{{"name", "x"}}}), "x\n1 tool\n");
 }
 
+TEST(ToolOutput, ToolListShowsParametersOptionalOnesMarked) {
+    Json search = {{"name", "search"},
+                   {"description", "Find things"},
+                   {"inputSchema",
+                    {{"type", "object"},
+                     {"properties", {{"limit", {{"type", "integer"}}}, {"query", {{"type", "string"}}}, {"agency", Json::object()}}},
+                     {"required", {"query"}}}}};
+    EXPECT_EQ(tool_signature(search), "search(query, agency?, limit?)");
+    EXPECT_EQ(tool_signature({{"name", "ping"}, {"inputSchema", {{"type", "object"}}}}), "ping");
+    EXPECT_EQ(tool_signature({{"name", "odd"}, {"inputSchema", {{"properties", 3}}}}), "odd");
+    EXPECT_EQ(render_tool_list({search}), "search(query, agency?, limit?)  Find things\n1 tool\n");
+}
+
+TEST(ToolOutput, StructuredContentRepeatedAsTextIsPrintedOnce) {
+    Json structured = {{"data", {1, 2}}, {"success", true}};
+    Json result = {{"content", {{{"type", "text"}, {"text", structured.dump()}}}}, {"structuredContent", structured}};
+    EXPECT_EQ(render_call_result("t", result).text, structured.dump(2) + "\n");
+    // An error whose text is its structuredContent: the header, then the JSON once.
+    result["isError"] = true;
+    EXPECT_EQ(render_call_result("t", result).text, "tool t failed:\n" + structured.dump(2) + "\n");
+}
+
 TEST(ToolOutput, ContentBlocksAreTextOrSummaries) {
     EXPECT_EQ(render_content_block({{"type", "text"}, {"text", "hello"}}), "hello");
     EXPECT_EQ(render_content_block({{"type", "image"}, {"data", "AAECAw=="}, {"mimeType", "image/png"}}),

@@ -60,7 +60,7 @@ TEST(UpstreamAuthSettingsSources, AGatewayUpstreamRefusesAuthWhereItCannotWork) 
                                   {"auth", exchange_auth()}}));
     auto bad = exchange_auth();
     bad.erase("client_id");
-    EXPECT_NE(refused({{"url", "https://f.example.test/mcp"}, {"auth", bad}}).find("gateway.upstreams.files.auth.client_id"),
+    EXPECT_NE(refused({{"url", "https://f.example.test/mcp"}, {"auth", bad}}).find("upstreams.files.auth.client_id"),
               std::string::npos);
 }
 

@@ -8,6 +8,7 @@
 // arguments, configuration).
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -40,6 +41,8 @@ using client::Json;
 
 struct ClientFlags {
     std::string url, stdio_command, config_file, token, ca_file;
+    std::vector<std::string> imports;  // --import: MCP client server lists, served in-process
+    bool verbose = false;              // --verbose: the --stdio server's log as it comes
     std::string protocol_version;  // empty: auto
     std::string elicitation;       // empty: elicitation is not declared
     std::vector<std::string> headers;
@@ -58,6 +61,11 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
                         "Start this command and speak MCP on its stdin/stdout (split into words like a shell "
                         "would, but never run by one)");
     command->add_option("--config", flags.config_file, "Build the server this YAML file describes, in this process");
+    command->add_option("--import", flags.imports,
+                        "Build a gateway in this process over every server of a Claude Desktop/Cursor (mcpServers) or "
+                        "VS Code (servers) JSON file, as serve --import does; repeatable, and with --config");
+    command->add_flag("--verbose,-v", flags.verbose,
+                      "Show the --stdio server's log (stderr) as it comes; without it, only when the command fails");
     command->add_flag("--json", flags.json, "Print JSON instead of readable text");
     command->add_option("--token", flags.token, "Bearer token for --url (default: $TOOLPORT_TOKEN)");
     command->add_option("--header", flags.headers, "Extra HTTP header for --url, 'Name: value' (repeatable)");
@@ -94,15 +102,37 @@ Task<void> wait_for_sources(Runtime& runtime, Executor& executor, std::chrono::m
     }
 }
 
-// What the client talks to; `runtime` holds the in-process server of --config.
+// The log of a --stdio server, kept back unless the user asked for it (--verbose) or the
+// command fails: it is the server's, not the answer.
+struct ServerLog {
+    bool verbose = false;
+    std::deque<std::string> lines;  // the last kMaxLines
+    static constexpr std::size_t kMaxLines = 200;
+
+    void add(std::string_view line) {
+        if (verbose) {
+            fmt::print(stderr, "{}\n", line);
+            return;
+        }
+        lines.emplace_back(line);
+        if (lines.size() > kMaxLines) lines.pop_front();
+    }
+    void show() {
+        for (const auto& line : lines) fmt::print(stderr, "{}\n", line);
+        lines.clear();
+    }
+};
+
+// What the client talks to; `runtime` holds the in-process server of --config/--import.
 struct Target {
     std::unique_ptr<Runtime> runtime;
     std::unique_ptr<client::ClientTransport> transport;
 };
 
-Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
-    const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + !flags.config_file.empty();
-    if (chosen != 1) throw UsageError("give exactly one of --url, --stdio or --config");
+Target make_target(const ClientFlags& flags, client::SyncClient& sync, ServerLog& log) {
+    const bool in_process = !flags.config_file.empty() || !flags.imports.empty();
+    const int chosen = !flags.url.empty() + !flags.stdio_command.empty() + in_process;
+    if (chosen != 1) throw UsageError("give exactly one of --url, --stdio or --config/--import");
     if (flags.url.empty() &&
         (!flags.token.empty() || !flags.headers.empty() || !flags.ca_file.empty() || flags.legacy_sse)) {
         throw UsageError("--token, --header, --ca-file and --legacy-sse apply to --url only");
@@ -136,10 +166,16 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync) {
         // The user's own command, typed in their own shell: it gets their environment, as
         // it would run there (the gateway's upstreams get only an allow-list).
         options.inherit_env = true;
+        options.on_stderr_line = [&log](std::string_view line) { log.add(line); };
         target.transport = client::make_stdio_transport(sync.executor(), std::move(options));
     } else {
         try {
             Config config = load_config(flags.config_file);
+            for (const auto& file : flags.imports) {
+                for (const auto& warning : import_mcp_servers(config, file)) {
+                    fmt::print(stderr, "toolport: warning: {}\n", warning);
+                }
+            }
             target.runtime = std::make_unique<Runtime>(config, sync.event_loop());
         } catch (const ConfigError& e) {
             throw UsageError(fmt::format("configuration: {}", e.what()));
@@ -172,14 +208,17 @@ int run_client(const char* command, const ClientFlags& flags, const std::functio
     options.protocol_version = flags.protocol_version;
     const auto elicitation = client::parse_elicitation_policy(flags.elicitation);
     if (elicitation) options.capabilities = client::elicitation_capabilities();
+    ServerLog log{flags.verbose};
     client::SyncClient sync(options);
     if (elicitation) sync.on_request(client::elicitation_request_handler(*elicitation));
     Target target;
     int status = 1;
+    bool failed = true;
     try {
-        target = make_target(flags, sync);
+        target = make_target(flags, sync, log);
         sync.connect(std::move(target.transport));
         status = body(sync);
+        failed = false;  // a tool's own error (isError) is an answer, not the server failing
     } catch (const UsageError& e) {
         print_error(command, e.what());
         status = 2;
@@ -194,6 +233,8 @@ int run_client(const char* command, const ClientFlags& flags, const std::functio
     }
     // Before the in-process server (if any) goes away.
     sync.close();
+    // The server's log explains its failure; otherwise it is noise.
+    if (failed) log.show();
     return status;
 }
 
@@ -215,9 +256,24 @@ Json parse_arguments(const std::string& text) {
     return arguments;
 }
 
-// Per request: the stateless revision's questions (input_required) answered as --elicitation says.
-client::RequestOptions request_options(const ClientFlags& flags) {
+// Per request: the stateless revision's questions (input_required) answered as --elicitation
+// says; with `progress`, the server's progress notifications shown on stderr as they come.
+client::RequestOptions request_options(const ClientFlags& flags, bool progress = false) {
     client::RequestOptions options;
+    if (progress) {
+        options.on_progress = [](const Json& params) {
+            if (!params.is_object()) return;
+            const Json value = params.value("progress", Json());
+            const Json total = params.value("total", Json());
+            if (!value.is_number()) return;
+            std::string line = "progress " + value.dump();
+            if (total.is_number()) line += "/" + total.dump();
+            if (auto message = params.value("message", Json()); message.is_string()) {
+                line += ": " + util::sanitize_for_message(message.get<std::string>(), 300);
+            }
+            fmt::print(stderr, "{}\n", line);
+        };
+    }
     if (auto policy = client::parse_elicitation_policy(flags.elicitation)) {
         options.on_input_required = client::input_request_answerer(*policy);
     }
@@ -264,7 +320,7 @@ Command add_call(CLI::App& app) {
             // in Mcp-Param-* headers, which only a listing tells; and a tool whose markings
             // are invalid is not called (McpClient::list_tools).
             if (sync.client().is_stateless() && !flags->url.empty()) sync.list_tools(request_options(*flags));
-            Json result = sync.call_tool(flags->tool, std::move(arguments), request_options(*flags));
+            Json result = sync.call_tool(flags->tool, std::move(arguments), request_options(*flags, true));
             auto rendered = client::render_call_result(flags->tool, result);
             if (flags->json) print_json(result);
             else if (rendered.is_error) fmt::print(stderr, "{}", rendered.text);

@@ -68,7 +68,10 @@ Command add_serve(CLI::App& app) {
             }
             for (const auto& document : flags->openapi_documents) add_openapi_document(config, document);
             for (const auto& upstream : flags->upstreams) add_upstream(config, upstream);
-            for (const auto& file : flags->imports) import_mcp_servers(config, file);
+            std::vector<std::string> warnings;
+            for (const auto& file : flags->imports) {
+                for (auto& warning : import_mcp_servers(config, file)) warnings.push_back(std::move(warning));
+            }
             if (!flags->log_level.empty()) config.log_level = flags->log_level;
             if (!flags->io_threads.empty()) config.http.io_threads = parse_io_threads(flags->io_threads, "--io-threads");
             try {
@@ -76,6 +79,7 @@ Command add_serve(CLI::App& app) {
             } catch (const std::runtime_error& e) {
                 throw ConfigError(e.what());  // a bad --log-level, or a log file that cannot be opened
             }
+            for (const auto& warning : warnings) spdlog::warn("{}", warning);
             return toolport::serve(config);
         } catch (const ConfigError& e) {
             spdlog::error("configuration: {}", e.what());

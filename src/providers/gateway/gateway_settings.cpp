@@ -287,7 +287,8 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
     auto upstreams = settings.value("upstreams");
     if (upstreams && !upstreams->is_object()) settings.fail("upstreams", "must be a mapping of names to settings");
     if (upstreams) {
-        auto section = settings.section("upstreams");
+        // Named as the file writes it: `upstreams:` is a top-level key, not one of gateway:'s.
+        auto section = settings.section("upstreams", "upstreams");
         std::set<std::string> prefixes;
         for (const auto& [name, value] : upstreams->items()) {
             if (!valid_upstream_name(name)) section.fail(name, "upstream names are 1-64 of A-Z a-z 0-9 _ -");

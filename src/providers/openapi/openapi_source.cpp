@@ -10,6 +10,7 @@
 // periodically. ToolSet keeps the registry equal to the latest document, so clients hear
 // list_changed only when something changed.
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -130,6 +131,22 @@ void apply(Loader& l, const openapi::DocumentSet& docs) {
     api->tokens = l.tokens;
     auto operations = openapi::read_operations(docs, l.settings.filter, l.settings.tool_prefix);
     warnings.insert(warnings.end(), operations.warnings.begin(), operations.warnings.end());
+    // A credential variable that is not set is said at start-up, not first at a call.
+    std::map<std::string, std::size_t> needing;  // scheme → operations that name it
+    for (const auto& op : operations.operations) {
+        std::set<std::string> named;
+        for (const auto& alternative : op.security) named.insert(alternative.begin(), alternative.end());
+        for (const auto& scheme : named) ++needing[scheme];
+    }
+    for (const auto& [scheme, count] : needing) {
+        auto s = api->schemes.find(scheme);
+        if (s == api->schemes.end()) continue;  // unsupported: read_security_schemes said so
+        if (auto secret = environment_secret(s->second.env_var); secret && !secret->empty()) continue;
+        warnings.push_back(fmt::format("the environment variable {} (security scheme {}) is not set: {} operation{} "
+                                       "that need{} it answer MISSING_API_KEY until it is set (or name another "
+                                       "variable under credentials:)",
+                                       s->second.env_var, scheme, count, count == 1 ? "" : "s", count == 1 ? "s" : ""));
+    }
     const std::size_t count = operations.operations.size();
     auto changes = l.tools.replace(openapi::make_tools(operations.operations, api));
 

@@ -127,6 +127,9 @@ ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execut
         throw ToolError(ToolErrorCode::upstream_error,
                         "The API reported that the tool failed: " +
                             clean(message.empty() ? std::string("no reason given") : message, secrets))
+            // The API answered, and said no: the same call would be refused again (unlike
+            // an HTTP 5xx, a timeout or an unreadable answer).
+            .transient(false)
             .suggest("Read the API's message: correct the arguments it names, or retry later if it is temporary.");
     }
     const Json& value = output ? *output : answer;

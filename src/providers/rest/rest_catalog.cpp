@@ -342,7 +342,11 @@ providers::ToolDeclaration RestCatalog::declare(const CatalogTool& tool, std::st
     providers::ToolDeclaration d;
     d.name = std::move(name);
     d.title = tool.title;
-    d.description = tool.description.empty() ? tool.title : tool.description;
+    // The display name stays in the description too ("Weather Check — current conditions"):
+    // many hosts show a tool's name and description only, and the name is a slug.
+    if (tool.title.empty() || tool.description.rfind(tool.title, 0) == 0) d.description = tool.description;
+    else if (tool.description.empty()) d.description = tool.title;
+    else d.description = tool.title + " \u2014 " + tool.description;
     d.input_schema = std::move(input_schema);
     if (tool.output_schema.is_object() && tool.output_schema.value("type", Json()) == "object") d.output_schema = tool.output_schema;
     // The catalog's own hints when it gives them (MCP format); a call always reaches the

@@ -1,0 +1,65 @@
+#include "observability/metric_help.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace toolport::observability {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, std::string_view>, 21> kHelp{{
+    {"toolport_tool_calls_total", "Tool calls answered, by tool and result code (OK, or the error code)."},
+    {"toolport_tool_errors_total", "Tool calls that ended in an error, by tool and error code."},
+    {"toolport_tool_call_duration_seconds", "Time from a tool call's arrival to its answer, by tool."},
+    {"toolport_cache_requests_total",
+     "Result cache look-ups of cacheable tool calls, by tool and result (hit, miss, or bypass when the call "
+     "may not be served from the cache)."},
+    {"toolport_budget_downstream_calls_total",
+     "Downstream API calls charged to request budgets, by tool (the call's _meta.downstream_api_calls, else the "
+     "configured estimate)."},
+    {"toolport_budget_rejections_total", "Tool calls refused because their request budget was spent, by tool."},
+    {"toolport_circuit_state",
+     "Circuit breaker state of each downstream service: 0 = closed (calls pass), 1 = half-open (a trial call "
+     "passes), 2 = open (calls are refused until the cool-down ends)."},
+    {"toolport_circuit_rejections_total", "Tool calls refused because the service's circuit breaker was open, by service."},
+    {"toolport_service_calls_total",
+     "Calls to each downstream service through its circuit breaker, by service and outcome (success, failure, "
+     "neutral: refused before the service was asked)."},
+    {"toolport_service_response_seconds", "Response time of each downstream service, by service."},
+    {"toolport_rate_limited_total",
+     "Tool calls refused by a rate limit, by scope (service or client) and service."},
+    {"toolport_rate_limit_wait_seconds", "Time tool calls waited for a service's rate limit, by service."},
+    {"toolport_http_requests_total", "HTTP requests answered, by method and status code."},
+    {"toolport_http_connections_open", "HTTP connections open."},
+    {"toolport_http_connections_refused_total",
+     "HTTP connections refused, by reason (max_connections, out_of_descriptors)."},
+    {"toolport_sessions_open", "MCP sessions open on the HTTP transports (Streamable HTTP and legacy SSE)."},
+    {"toolport_upstream_up", "Whether each gateway upstream is connected: 1 = connected, 0 = not (starting, "
+                             "restarting or failed)."},
+    {"toolport_upstream_connections_total",
+     "Connections (and restarts) of each gateway upstream, by upstream; a rising count means it keeps failing."},
+    {"toolport_upstream_output_dropped_total",
+     "Upstream stderr lines, log messages and call notifications dropped over their limits, by upstream and stream."},
+    {"toolport_upstream_output_dropped_bytes_total",
+     "Bytes of upstream output dropped over its limits, by upstream and stream."},
+    {"toolport_reloads_total",
+     "Reloads asked (SIGHUP, POST /admin/reload), by outcome: started, or answered by the running or last one "
+     "(coalesced)."},
+}};
+
+}  // namespace
+
+std::optional<std::string_view> metric_help(std::string_view name) {
+    auto it = std::find_if(kHelp.begin(), kHelp.end(), [name](const auto& entry) { return entry.first == name; });
+    if (it == kHelp.end()) return std::nullopt;
+    return it->second;
+}
+
+std::vector<std::string_view> known_metrics() {
+    std::vector<std::string_view> names;
+    for (const auto& [name, help] : kHelp) names.push_back(name);
+    return names;
+}
+
+}  // namespace toolport::observability
