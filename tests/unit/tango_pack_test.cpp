@@ -180,7 +180,12 @@ protected:
         return nullptr;
     }
 
-    static Json error(const Json& result) { return result["structuredContent"]; }
+    // An error's fields: its structuredContent, or where the engine moved them when they did
+    // not match the tool's outputSchema (server/error_result_guard.hpp).
+    static Json error(const Json& result) {
+        if (result.contains("structuredContent")) return result["structuredContent"];
+        return result.value("_meta", Json::object()).value("toolport/error", Json());
+    }
 
     ScriptedServer server;
     boost::asio::io_context io;

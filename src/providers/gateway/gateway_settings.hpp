@@ -91,6 +91,9 @@ struct UpstreamSettings {
     // Counted against the per-request budget when a result carries no
     // _meta.downstream_api_calls.
     int downstream_calls_estimate = 1;
+    // Arguments a tool's inputSchema does not name are refused before the call reaches the
+    // upstream, even where the schema allows them (by default the schema decides).
+    bool strict_arguments = false;
     // A lost connection that had worked is made again after restart_delay; attempts that
     // fail wait 0.5 s, doubling up to max_backoff.
     std::chrono::milliseconds restart_delay{std::chrono::milliseconds(200)};
