@@ -78,6 +78,12 @@ public:
     // are then scoped by the values.
     void forward_client_header(const std::string& name);
 
+    // Arguments the tools added from now on do not define are refused even where their
+    // inputSchema allows them (ToolSpec::strict_arguments): set for the packs Toolport owns,
+    // and by REST, OpenAPI and gateway sources configured with `strict_arguments: true`.
+    void set_strict_arguments(bool strict) { strict_arguments_ = strict; }
+    bool strict_arguments() const { return strict_arguments_; }
+
     // Adds (or replaces) a tool of this source. Throws SourceError (bad name, schema that
     // does not compile).
     void add_tool(ToolDeclaration declaration);
@@ -127,6 +133,7 @@ private:
     std::string source_name_;
     McpServer& server_;
     SourceServices services_;
+    bool strict_arguments_ = false;
 };
 
 class Source {

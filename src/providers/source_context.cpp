@@ -12,7 +12,9 @@ SourceContext::SourceContext(std::string source_name, McpServer& server, SourceS
 Executor& SourceContext::executor() const { return server_.executor(); }
 
 std::unique_ptr<SourceContext> SourceContext::part(std::string name) const {
-    return std::make_unique<SourceContext>(std::move(name), server_, services_);
+    auto context = std::make_unique<SourceContext>(std::move(name), server_, services_);
+    context->set_strict_arguments(strict_arguments_);
+    return context;
 }
 
 AsioExecutor& SourceContext::network() const {
@@ -56,7 +58,9 @@ void SourceContext::add_tool(ToolDeclaration declaration) {
             if (execution.empty()) execution = Json();
         }
     }
-    registry().add_tool(make_tool_spec(std::move(declaration), source_name_));
+    ToolSpec spec = make_tool_spec(std::move(declaration), source_name_);
+    spec.strict_arguments = strict_arguments_;
+    registry().add_tool(std::move(spec));
 }
 
 bool SourceContext::remove_tool(const std::string& name) {

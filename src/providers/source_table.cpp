@@ -84,6 +84,10 @@ RunningSource start_source(const SourceKind& kind, McpServer& server, const Sour
                            SourceServices services, const std::string& instance_name) {
     auto source = kind.make(settings);
     auto context = std::make_unique<SourceContext>(instance_name.empty() ? kind.name : instance_name, server, services);
+    // The packs (every kind but the configured instances of REST, OpenAPI and the gateway)
+    // are Toolport's own: their tools refuse any argument they do not define. The others
+    // follow their schema, or their `strict_arguments` setting.
+    if (!kind.named_instances) context->set_strict_arguments(true);
     server.registry().batch([&] { source->start(*context); });
     return RunningSource(std::move(context), std::move(source));
 }

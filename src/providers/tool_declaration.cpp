@@ -50,7 +50,10 @@ ToolSpec make_tool_spec(ToolDeclaration d, const std::string& source) {
     ToolSpec spec;
     spec.compiled_input_schema = compile_or_fail(d.input_schema, tool + ": inputSchema");
     if (d.compile_on_first_call) spec.compiled_input_schema.reset();
-    if (!d.output_schema.is_null()) compile_or_fail(d.output_schema, tool + ": outputSchema");
+    if (!d.output_schema.is_null()) {
+        auto compiled_output = compile_or_fail(d.output_schema, tool + ": outputSchema");
+        if (!d.compile_on_first_call) spec.compiled_output_schema = std::move(compiled_output);
+    }
     spec.name = std::move(d.name);
     spec.annotations = d.annotations.to_json(d.title);
     spec.title = std::move(d.title);

@@ -9,4 +9,5 @@ target_sources(toolport_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/unicode_tables.cpp
   ${CMAKE_CURRENT_LIST_DIR}/format.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metaschemas.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/argument_names.cpp
 )

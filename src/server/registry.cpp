@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "server/error_result_guard.hpp"
 #include "server/tool_error.hpp"
 #include "server/uri_template.hpp"
 
@@ -17,7 +18,11 @@ void put_if(Json& j, const char* key, const Json& value) {
 }
 }  // namespace
 
-ToolResult ToolSpec::error_result(const ToolError& error) const { return on_error ? on_error(error) : error.to_result(); }
+ToolResult ToolSpec::error_result(const ToolError& error) const {
+    ToolResult result = on_error ? on_error(error) : error.to_result();
+    guard_error_result(*this, result);
+    return result;
+}
 
 Json ToolSpec::definition() const {
     Json j = {{"name", name}};

@@ -59,6 +59,14 @@ struct ToolSpec {
     // so a schema that cannot compile is reported at start; null: the validation stage
     // compiles it on first use (tools of upstream servers, tests).
     std::shared_ptr<const schema::CompiledSchema> compiled_input_schema;
+    // output_schema compiled when the tool was declared (null: compiled when needed). The
+    // engine checks an error result's structuredContent against it (error_result_guard.hpp).
+    std::shared_ptr<const schema::CompiledSchema> compiled_output_schema;
+    // Arguments the inputSchema does not name are refused (INVALID_ARGUMENT naming them and
+    // the closest accepted name) even where the schema would allow them: every tool of a
+    // pack Toolport owns, and of a source configured with `strict_arguments: true`. Without
+    // it, the schema decides (additionalProperties: false refuses, with the same error).
+    bool strict_arguments = false;
     // Adjusts a result served from the cache, e.g. a source's own envelope that says
     // whether the answer was cached (execution.cached). Optional.
     std::function<void(ToolResult& result)> on_cache_hit;
@@ -72,7 +80,8 @@ struct ToolSpec {
     bool paces_downstream = false;
 
     Json definition() const;  // the Tool object for tools/list
-    // `error` as this tool's result (on_error, else the standard error result).
+    // `error` as this tool's result (on_error, else the standard error result), never with
+    // structuredContent that breaks the outputSchema (error_result_guard.hpp).
     ToolResult error_result(const ToolError& error) const;
 };
 

@@ -4,6 +4,7 @@
 
 #include "async/executor.hpp"
 #include "protocol/revision_shapes.hpp"
+#include "server/error_result_guard.hpp"
 #include "server/input_required.hpp"
 #include "server/tool_error.hpp"
 #include "server/session.hpp"
@@ -130,6 +131,9 @@ Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::sh
     Json reply;
     try {
         ToolResult result = co_await server.invoke_tool(ctx, tool, arguments);
+        // An error result a source produced itself (an upstream's, passed through) gets the
+        // same guarantee as the errors rendered by error_result.
+        guard_error_result(*tool, result);
         reply = std::move(result).to_json();  // the result is spent: move its parts, no deep copy
     } catch (const RpcError& e) {
         if (!e.from_peer) throw;

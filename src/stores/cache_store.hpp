@@ -25,6 +25,13 @@ public:
     virtual Task<std::optional<std::string>> get(const std::string& key) = 0;
     // Stores `value` for `ttl`. Never throws for store trouble.
     virtual Task<void> put(const std::string& key, std::string value, std::chrono::milliseconds ttl) = 0;
+    // The generation of `scope`'s entries (a source's): the cache stage puts it in their
+    // keys, so invalidate() makes every entry of the scope unreachable at once, on every
+    // replica that shares the store, without finding them. "0" until first invalidated.
+    virtual Task<std::string> generation(const std::string& scope) = 0;
+    // Starts a new generation of `scope` (a call that may have changed the source's data).
+    // Never throws for store trouble.
+    virtual Task<void> invalidate(const std::string& scope) = 0;
     virtual StoreState state() const = 0;
 };
 

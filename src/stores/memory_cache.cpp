@@ -16,6 +16,23 @@ Task<void> MemoryCache::put(const std::string& key, std::string value, std::chro
 
 Task<std::optional<std::string>> MemoryCache::get_copy(std::string key) { co_return lookup(key); }
 
+Task<std::string> MemoryCache::generation(const std::string& scope) {
+    std::string value = generation_of(scope);
+    co_return value;
+}
+
+Task<void> MemoryCache::invalidate(const std::string& scope) {
+    next_generation(scope);
+    co_return;
+}
+
+std::string MemoryCache::generation_of(const std::string& scope) const {
+    auto it = generations_.find(scope);
+    return it == generations_.end() ? std::string("0") : std::to_string(it->second);
+}
+
+void MemoryCache::next_generation(const std::string& scope) { ++generations_[scope]; }
+
 Task<void> MemoryCache::put_copy(std::string key, std::string value, std::chrono::milliseconds ttl) {
     store(key, std::move(value), ttl);
     co_return;

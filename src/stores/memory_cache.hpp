@@ -27,6 +27,8 @@ public:
     std::string_view backend() const override { return "memory"; }
     Task<std::optional<std::string>> get(const std::string& key) override;
     Task<void> put(const std::string& key, std::string value, std::chrono::milliseconds ttl) override;
+    Task<std::string> generation(const std::string& scope) override;
+    Task<void> invalidate(const std::string& scope) override;
     StoreState state() const override { return StoreState::available; }
 
     // The same operations without a coroutine, for callers already on the loop.
@@ -35,6 +37,8 @@ public:
     // older value under the key, which would otherwise be served stale).
     void store(std::string_view key, std::string value, std::chrono::milliseconds ttl);
     void erase(std::string_view key);
+    std::string generation_of(const std::string& scope) const;
+    void next_generation(const std::string& scope);
 
     std::size_t entries() const { return index_.size(); }
     // Sum of key and value sizes of the entries held.
@@ -61,6 +65,9 @@ private:
     Recency recency_;
     // Keys are views of Entry::key: list nodes never move, so the views stay valid.
     std::unordered_map<std::string_view, Recency::iterator> index_;
+    // Per scope (a source: a handful), bumped by invalidate(); entries of older
+    // generations are never asked for again and age out of the LRU.
+    std::unordered_map<std::string, std::uint64_t> generations_;
 };
 
 }  // namespace toolport::stores

@@ -18,6 +18,41 @@ Task<void> RedisCache::put(const std::string& key, std::string value, std::chron
     return store(key, std::move(value), ttl);
 }
 
+Task<std::string> RedisCache::generation(const std::string& scope) { return read_generation(scope); }
+
+Task<void> RedisCache::invalidate(const std::string& scope) { return bump_generation(scope); }
+
+Task<std::string> RedisCache::read_generation(std::string scope) {
+    // While Redis is away the fallback's entries are used, under the fallback's generations.
+    if (!client_->ready()) co_return fallback_->generation_of(scope);
+    std::optional<RedisReply> reply;
+    try {
+        reply = co_await client_->command({"GET", prefix_ + "generation:" + scope});
+    } catch (const RedisUnavailable&) {
+    }
+    if (!reply) co_return fallback_->generation_of(scope);
+    if (reply->is_string()) co_return "r" + reply->text;
+    co_return std::string("r0");
+}
+
+Task<void> RedisCache::bump_generation(std::string scope) {
+    // The fallback's too: entries it kept during an outage are as stale as Redis's.
+    fallback_->next_generation(scope);
+    if (!client_->ready()) {
+        spdlog::warn("Redis is away: cached results of {} are invalidated on this replica only", scope);
+        co_return;
+    }
+    std::optional<RedisReply> reply;
+    try {
+        reply = co_await client_->command({"INCR", prefix_ + "generation:" + scope});
+    } catch (const RedisUnavailable&) {
+    }
+    if (!reply || reply->is_error()) {
+        spdlog::warn("Redis cache INCR failed{}: cached results of {} are invalidated on this replica only",
+                     reply ? " (" + reply->text + ")" : std::string(), scope);
+    }
+}
+
 Task<std::optional<std::string>> RedisCache::fetch(std::string key) {
     if (!client_->ready()) co_return fallback_->lookup(key);
     std::optional<RedisReply> reply;

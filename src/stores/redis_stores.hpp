@@ -45,6 +45,10 @@ public:
     Task<std::optional<std::string>> get(const std::string& key) override;
     // SET key value PX ttl (a ttl <= 0 stores nothing).
     Task<void> put(const std::string& key, std::string value, std::chrono::milliseconds ttl) override;
+    // GET / INCR of <prefix>cache:generation:<scope>, shared by every replica (the local
+    // fallback's own while Redis is away; invalidate bumps both).
+    Task<std::string> generation(const std::string& scope) override;
+    Task<void> invalidate(const std::string& scope) override;
     StoreState state() const override;
 
     MemoryCache& fallback() { return *fallback_; }
@@ -52,6 +56,8 @@ public:
 private:
     Task<std::optional<std::string>> fetch(std::string key);
     Task<void> store(std::string key, std::string value, std::chrono::milliseconds ttl);
+    Task<std::string> read_generation(std::string scope);
+    Task<void> bump_generation(std::string scope);
 
     std::shared_ptr<RedisClient> client_;
     std::string prefix_;

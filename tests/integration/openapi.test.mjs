@@ -59,6 +59,9 @@ describe('openapi import against the inventory fixture', () => {
         `    base_url: ${fixture.url}/v1`,
         '    tool_prefix: inv_',
         '    exclude_operations: [deleteItem]',
+        // An API's answers are cached only when the operator says so (issue 29).
+        'sources:',
+        '  inventory: {cache: {mode: read_only}}',
         '',
       ].join('\n'),
       env: CREDENTIALS,
@@ -155,7 +158,7 @@ describe('openapi import against the inventory fixture', () => {
     assert.equal(fixture.stats().count, 6);
   });
 
-  it('caches the answers of read-only operations only', async () => {
+  it('caches the answers of read-only operations only, until an operation that writes', async () => {
     fixture.reset();
     for (let i = 0; i < 2; i++) {
       const category = await client.callTool({ name: 'inv_getCategory', arguments: { categoryId: 7 } });
@@ -163,8 +166,13 @@ describe('openapi import against the inventory fixture', () => {
       const notes = await client.callTool({ name: 'inv_addNotes', arguments: { itemId: '3', body: ['again'] } });
       assert.equal(code(notes), 'OK', JSON.stringify(notes));
     }
+    const again = await client.callTool({ name: 'inv_getCategory', arguments: { categoryId: 7 } });
+    assert.equal(again._meta.cache_status, 'miss');
+    assert.equal((await client.callTool({ name: 'inv_getCategory', arguments: { categoryId: 7 } }))._meta.cache_status, 'hit');
+    // Every POST (not read-only) invalidated the source's cached reads.
     const paths = fixture.stats().requests.map((r) => `${r.method} ${r.raw_path}`);
-    assert.deepEqual(paths, ['GET /v1/categories/7', 'POST /v1/items/3/notes', 'POST /v1/items/3/notes']);
+    assert.deepEqual(paths, ['GET /v1/categories/7', 'POST /v1/items/3/notes', 'GET /v1/categories/7',
+      'POST /v1/items/3/notes', 'GET /v1/categories/7']);
   });
 
   it('refuses bad arguments before anything reaches the API', async () => {

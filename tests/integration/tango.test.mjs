@@ -33,9 +33,10 @@ async function callInProcess(configFile, tool, args, env = {}) {
   return JSON.parse(run.stdout);
 }
 
-// An error result carries its fields in _meta.error (no structuredContent: that would
-// have to match the success envelope the output schema declares).
-const code = (result) => (result.isError ? result._meta?.error?.error_code : 'OK');
+// An error's fields: its structuredContent, or _meta['toolport/error'] where the engine moved
+// them because they did not match the tool's outputSchema (error_result_guard.hpp).
+const fields = (result) => result.structuredContent ?? result._meta?.['toolport/error'];
+const code = (result) => fields(result)?.error_code ?? 'OK';
 
 describe('tango pack against the fixture', () => {
   let fixture;
@@ -77,12 +78,12 @@ describe('tango pack against the fixture', () => {
                            body: { detail: 'Rate limit exceeded for burst. Please try again in 45 seconds.', wait_in_seconds: 45 } });
     const limited = await callInProcess(configFile, 'search_tango_contracts', { query: 'a' });
     assert.equal(code(limited), 'RATE_LIMITED');
-    assert.equal(limited._meta.error.retry_after_ms, 45000);
+    assert.equal(fields(limited).retry_after_ms, 45000);
 
     fixture.nextResponse({ status: 500, body: { detail: 'Internal server error' } });
     const broken = await callInProcess(configFile, 'search_tango_contracts', { query: 'b' });
     assert.equal(code(broken), 'UPSTREAM_ERROR');
-    assert.equal(broken._meta.error.transient, true);
+    assert.equal(fields(broken).transient, true);
 
     fixture.nextResponse({ status: 200, body: { error: 'search backend unavailable' } });
     assert.equal(code(await callInProcess(configFile, 'search_tango_contracts', { query: 'c' })), 'UPSTREAM_ERROR');
@@ -145,7 +146,7 @@ describe('tango pack over HTTPS', () => {
     const untrusted = writeConfig(dir, 'untrusted.yaml', `packs:\n  tango:\n    base_url: ${fixture.url}\n`);
     const refused = await callInProcess(untrusted, 'get_tango_vendor_profile', { uei: 'C47BNA8GM833' }, { SSL_CERT_FILE: '/nonexistent' });
     assert.equal(code(refused), 'UPSTREAM_ERROR');
-    assert.match(refused._meta.error.error, /certificate verify failed/);
+    assert.match(fields(refused).error, /certificate verify failed/);
   });
 });
 

@@ -203,11 +203,11 @@ describe('tango pack with the SDK 1.x client (list first, then call)', () => {
       }
     }
     // An unknown vendor is NOT_FOUND with Tango's message, and the machine-readable fields
-    // are in _meta.error.
+    // are in _meta["toolport/error"].
     const missing = await call('get_tango_vendor_profile', { uei: 'XRKKJ1T3PKP7' });
     assertError(missing, 'NOT_FOUND', 'an unknown vendor');
     assert.match(missing.content[0].text, /No Entity matches the given query/);
-    assert.equal(missing._meta.error.error_code, 'NOT_FOUND');
+    assert.equal(missing._meta["toolport/error"].error_code, 'NOT_FOUND');
   });
 
   it('returns the vendor profile when Tango refuses only its recent contracts, labelled incomplete', async () => {

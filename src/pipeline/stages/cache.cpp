@@ -8,6 +8,12 @@ namespace toolport::pipeline {
 
 namespace {
 
+bool read_only(const ToolSpec& tool) {
+    if (!tool.annotations.is_object()) return false;
+    auto hint = tool.annotations.find("readOnlyHint");
+    return hint != tool.annotations.end() && hint->is_boolean() && hint->get<bool>();
+}
+
 bool bypass_requested(const RequestContext& ctx) {
     const Json& params = ctx.params();
     if (!params.is_object()) return false;
@@ -38,23 +44,21 @@ bool CacheStage::cacheable(const ToolSpec& tool, const CachePolicy& policy) {
     switch (policy.mode) {
         case CacheMode::off: return false;
         case CacheMode::all: return true;
-        case CacheMode::read_only: {
-            if (!tool.annotations.is_object()) return false;
-            auto hint = tool.annotations.find("readOnlyHint");
-            return hint != tool.annotations.end() && hint->is_boolean() && hint->get<bool>();
-        }
+        case CacheMode::read_only: return read_only(tool);
     }
     return false;
 }
 
-std::string CacheStage::key(const Call& call) {
+std::string CacheStage::key(const Call& call, const std::string& generation) {
     // nlohmann's objects are ordered maps, so dump() is the canonical sorted-key form.
     std::string canonical = call.arguments.dump(-1, ' ', false, Json::error_handler_t::replace);
     const std::string digest = util::sha256_hex(canonical);
     // One allocation for the key instead of one per concatenation.
     std::string key;
     key.reserve(6 + call.tool->source.size() + 1 + call.tool->name.size() + 1 + digest.size());
-    key.append("cache:").append(call.tool->source).append(":").append(call.tool->name).append(":").append(digest);
+    key.append("cache:").append(call.tool->source).append(":");
+    if (!generation.empty()) key.append("g").append(generation).append(":");
+    key.append(call.tool->name).append(":").append(digest);
     if (call.policy->cache.per_user) {
         auto identity = ClientQuotaStage::client_identity(call.ctx.caller());
         key += ":" + (identity.empty() ? std::string("anonymous") : identity);
@@ -71,9 +75,34 @@ std::string CacheStage::key(const Call& call) {
 }
 
 Task<ToolResult> CacheStage::handle(Call& call, const Next& next) {
-    if (!cacheable(*call.tool, call.policy->cache)) co_return co_await next(call);
+    if (!cacheable(*call.tool, call.policy->cache)) {
+        if (read_only(*call.tool)) co_return co_await next(call);
+        // It may change what its source's reads answer: their cached results are stale
+        // once it has run (or failed half-way), on every replica.
+        ToolResult result;
+        std::exception_ptr failure;
+        try {
+            result = co_await next(call);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        co_await store_.invalidate(call.tool->source);
+        invalidations_
+            .get(call.tool->source,
+                 [&] {
+                     return observability::metrics().counter("toolport_cache_invalidations_total",
+                                                             {{"source", call.tool->source}});
+                 })
+            .increment();
+        if (failure) std::rethrow_exception(failure);
+        co_return result;
+    }
+    // Results per user, and no user to key them by: not shared with anyone, not cached.
+    if (call.policy->cache.per_user && ClientQuotaStage::client_identity(call.ctx.caller()).empty()) {
+        co_return co_await next(call);
+    }
 
-    const std::string k = key(call);
+    const std::string k = key(call, co_await store_.generation(call.tool->source));
     const bool bypass = bypass_requested(call.ctx);
     if (!bypass) {
         if (auto cached = co_await store_.get(k)) {

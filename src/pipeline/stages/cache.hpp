@@ -5,8 +5,16 @@
 //
 // Which tools: by default those whose annotations say readOnlyHint: true (caching a tool
 // with side effects would skip the side effect); `cache.mode: all | off` and a per-tool
-// `cache.enabled` change that. A caller skips the cache for one call (and refreshes it)
-// with `_meta: {"toolport/cache": "bypass"}` in the tools/call params.
+// `cache.enabled` change that. The sources Toolport does not own (REST catalogs, OpenAPI
+// documents, gateway upstreams) default to off, and to per-user keys. A caller skips the
+// cache for one call (and refreshes it) with `_meta: {"toolport/cache": "bypass"}` in the
+// tools/call params.
+//
+// Freshness: a call of a tool that is not read-only (it may change what the source's
+// reads answer: createItem after listItems) starts a new generation of its source's
+// entries in the store (CacheStore::invalidate), which every replica sharing the store
+// sees; the generation is part of every key. A per-user result for a caller with no
+// identity (no token, no session) is not cached at all.
 #pragma once
 
 #include <array>
@@ -26,7 +34,8 @@ public:
     Task<ToolResult> handle(Call& call, const Next& next) override;
 
     static bool cacheable(const ToolSpec& tool, const CachePolicy& policy);
-    static std::string key(const Call& call);
+    // `generation`: the source's (CacheStore::generation); empty: none.
+    static std::string key(const Call& call, const std::string& generation = {});
 
 private:
     enum class Outcome { hit, miss, bypass };
@@ -35,6 +44,8 @@ private:
     stores::CacheStore& store_;
     // toolport_cache_requests_total by tool, one series per outcome, resolved once per tool.
     observability::HandleCache<std::array<observability::Counter, 3>> counters_;
+    // toolport_cache_invalidations_total by source.
+    observability::HandleCache<observability::Counter> invalidations_;
 };
 
 }  // namespace toolport::pipeline

@@ -9,6 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/error_result_guard.hpp"
+
 namespace toolport::pipeline {
 
 std::string ObserveStage::outcome_code(const ToolResult& result) {
@@ -23,10 +25,10 @@ std::string ObserveStage::outcome_code(const ToolResult& result) {
             if (nested != error->end() && nested->is_string()) return nested->get<std::string>();
         }
     }
-    // A source that keeps its error fields out of structuredContent (which must match the
-    // success schema it declares): _meta.error (the tango pack).
+    // Error fields kept out of structuredContent, which must match the success schema the
+    // tool declares (the tango pack; the engine's guard, server/error_result_guard.hpp).
     if (result.meta.is_object()) {
-        auto error = result.meta.find("error");
+        auto error = result.meta.find(kDroppedErrorMetaKey);
         if (error != result.meta.end() && error->is_object()) {
             auto code = error->find("error_code");
             if (code != error->end() && code->is_string()) return code->get<std::string>();

@@ -1,11 +1,13 @@
 #include "pipeline/stages/validation.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "schema/argument_names.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::pipeline {
@@ -199,6 +201,109 @@ ToolError to_tool_error(const Json& input_schema, const schema::ValidationResult
     return error;
 }
 
+std::string quoted_list(const std::vector<std::string>& names, std::size_t max = 40) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size() && i < max; ++i) out += (i ? ", " : "") + names[i];
+    if (names.size() > max) out += fmt::format(", … ({} in all)", names.size());
+    return out;
+}
+
+// The refusal of argument names the tool does not define: each named, with the closest
+// accepted name, and every accepted name listed. `parent`: where they are (empty: the
+// arguments themselves; ["filters"]: inside the filters object).
+ToolError unknown_arguments_error(const std::vector<std::string>& parent, const std::vector<std::string>& unknown,
+                                  const Json& arguments, const std::vector<std::string>& accepted) {
+    auto qualified = [&](const std::string& name) {
+        auto path = parent;
+        path.push_back(name);
+        return parameter_name(path);
+    };
+    Json did_you_mean = Json::object();
+    std::vector<std::string> hints;  // "award_date_start (for start_date)"
+    std::string renames;
+    for (const auto& name : unknown) {
+        auto closest = schema::closest_names(name, accepted);
+        if (closest.empty()) continue;
+        did_you_mean[name] = closest.size() == 1 ? Json(closest.front()) : Json(closest);
+        std::string options;
+        for (std::size_t i = 0; i < closest.size(); ++i) {
+            options += (i == 0 ? "" : (i + 1 == closest.size() ? " or " : ", ")) + ("\"" + closest[i] + "\"");
+        }
+        hints.push_back(unknown.size() == 1 ? options : fmt::format("{} for \"{}\"", options, name));
+        renames += fmt::format("{}rename \"{}\" to {}", renames.empty() ? "" : "; ", qualified(name), options);
+    }
+
+    std::string names_text;
+    for (const auto& name : unknown) names_text += (names_text.empty() ? "" : ", ") + ("\"" + qualified(name) + "\"");
+    std::string message = fmt::format(
+        "Unknown argument{} {}: the tool does not define {} (arguments it does not define are refused, not ignored)",
+        unknown.size() == 1 ? "" : "s", util::sanitize_for_message(names_text, 400), unknown.size() == 1 ? "it" : "them");
+    if (!hints.empty()) {
+        std::string joined;
+        for (const auto& h : hints) joined += (joined.empty() ? "" : "; ") + h;
+        message += fmt::format(". Did you mean {}?", joined);
+    }
+    const char* stop = hints.empty() ? ". " : " ";
+    message += accepted.empty() ? fmt::format("{}It accepts no arguments.", stop)
+                                : fmt::format("{}Accepted: {}.", stop, quoted_list(accepted));
+
+    ToolError error(ToolErrorCode::invalid_argument, message);
+    error.parameter(qualified(unknown.front()));
+    if (arguments.is_object()) {
+        if (auto it = arguments.find(unknown.front()); it != arguments.end()) error.provided(*it);
+    }
+    error.expected(accepted.empty() ? std::string("no arguments") : "one of the names " + quoted_list(accepted));
+    if (!renames.empty()) {
+        renames[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(renames[0])));
+        error.suggest(renames + ", then call again.");
+    } else {
+        error.suggest(accepted.empty() ? std::string("Call the tool with no arguments.")
+                                       : fmt::format("Use only the accepted argument names ({}) and call again.",
+                                                     quoted_list(accepted, 12)));
+    }
+    Json unknown_json = Json::array();
+    for (const auto& name : unknown) unknown_json.push_back(qualified(name));
+    error.detail("unknown_arguments", std::move(unknown_json));
+    error.detail("accepted_arguments", accepted);
+    if (!did_you_mean.empty()) error.detail("did_you_mean", std::move(did_you_mean));
+    return error;
+}
+
+// The schema's own refusals of names (additionalProperties: false, unevaluatedProperties:
+// false) as the unknown-arguments error, for the first object that has them.
+std::optional<ToolError> unknown_from_schema(const Json& input_schema, const Json& arguments,
+                                             const schema::ValidationResult& result) {
+    std::optional<std::vector<std::string>> parent;
+    std::vector<std::string> unknown;
+    std::vector<std::string> accepted;
+    for (const auto& e : result.errors) {
+        if (e.keyword != "additionalProperties" && e.keyword != "unevaluatedProperties") continue;
+        auto path = pointer_segments(e.instance_location);
+        if (path.empty()) continue;
+        std::string name = path.back();
+        path.pop_back();
+        if (!parent) {
+            parent = path;
+            if (e.expected.is_array()) {
+                for (const auto& n : e.expected)
+                    if (n.is_string()) accepted.push_back(n.get<std::string>());
+            } else if (const Json* sub = subschema_at(input_schema, path)) {
+                if (auto names = schema::accepted_argument_names(*sub)) accepted = *names;
+            }
+        }
+        if (path != *parent) continue;
+        if (std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(std::move(name));
+    }
+    if (!parent) return std::nullopt;
+    const Json* where = &arguments;
+    for (const auto& seg : *parent) {
+        if (where->is_object() && where->contains(seg)) where = &(*where)[seg];
+        else if (where->is_array() && is_index(seg) && std::stoul(seg) < where->size()) where = &(*where)[std::stoul(seg)];
+        else break;
+    }
+    return unknown_arguments_error(*parent, unknown, *where, accepted);
+}
+
 }  // namespace
 
 std::shared_ptr<const schema::CompiledSchema> ValidationStage::schema_for(const std::shared_ptr<const ToolSpec>& tool) {
@@ -231,9 +336,22 @@ std::shared_ptr<const schema::CompiledSchema> ValidationStage::schema_for(const 
 }
 
 std::optional<ToolError> ValidationStage::check(const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
+    // A name the tool does not define is refused before anything else: silently ignoring
+    // it would answer a different question than the one asked (a filter dropped).
+    if (tool->strict_arguments && arguments.is_object() && !arguments.empty()) {
+        if (auto accepted = schema::accepted_argument_names(tool->input_schema)) {
+            std::vector<std::string> unknown;
+            for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+                if (std::find(accepted->begin(), accepted->end(), it.key()) == accepted->end()) unknown.push_back(it.key());
+            }
+            if (!unknown.empty()) return unknown_arguments_error({}, unknown, arguments, *accepted);
+        }
+    }
     auto schema = schema_for(tool);
     if (!schema || schema->is_valid(arguments)) return std::nullopt;
-    return to_tool_error(tool->input_schema, schema->validate(arguments));
+    auto result = schema->validate(arguments);
+    if (auto unknown = unknown_from_schema(tool->input_schema, arguments, result)) return unknown;
+    return to_tool_error(tool->input_schema, result);
 }
 
 Task<ToolResult> ValidationStage::handle(Call& call, const Next& next) {

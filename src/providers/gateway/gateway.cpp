@@ -111,10 +111,13 @@ void Gateway::start() {
             defaults.default_downstream_per_call = *upstream_settings.downstream_calls_estimate;
         }
         defaults.timeout = upstream_settings.request_timeout;
-        // Each caller reaches a token_exchange upstream as itself: its answers are its own,
-        // never served from the cache to another caller.
-        if (upstream_settings.auth && upstream_settings.auth->exchanges()) defaults.cache_per_user = true;
+        // An upstream's answers are not Toolport's to know fresh, nor the same for every
+        // caller (server-everything's get-env): not cached unless the operator turns it on
+        // (`sources: {<upstream>: {cache: {mode: read_only}}}`), and then per caller.
+        defaults.cache_mode = pipeline::CacheMode::off;
+        defaults.cache_per_user = true;
         part.context->set_call_defaults(defaults);
+        part.context->set_strict_arguments(upstream_settings.strict_arguments);
         Upstream::Listener listener;
         listener.catalog_changed = [weak]() {
             if (auto self = weak.lock()) self->sync();

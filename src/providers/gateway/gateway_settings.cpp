@@ -66,7 +66,8 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
     s.only_keys({"command", "args", "env", "cwd", "url", "transport", "headers", "bearer_token_env", "ca_file",
                  "insecure_skip_verify", "prefix", "allow", "deny", "connect_timeout_ms", "timeout_ms",
                  "max_response_bytes", "downstream_calls_estimate", "restart_delay_ms", "max_backoff_ms",
-                 "ping_interval_ms", "protocol_version", "auth", "inherit_env", "output_limits"});
+                 "ping_interval_ms", "protocol_version", "auth", "inherit_env", "output_limits",
+                 "strict_arguments"});
     UpstreamSettings u;
     u.name = name;
     u.prefix = s.string("prefix").value_or(name);
@@ -131,6 +132,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
     if (auto ms = s.integer("timeout_ms", 100, 86400000)) u.request_timeout = std::chrono::milliseconds(*ms);
     if (auto n = s.integer("max_response_bytes", 1024, 1LL << 32)) u.max_response_bytes = static_cast<std::size_t>(*n);
     if (auto n = s.integer("downstream_calls_estimate", 0, 100000)) u.downstream_calls_estimate = static_cast<int>(*n);
+    if (auto v = s.boolean("strict_arguments")) u.strict_arguments = *v;
     if (auto ms = s.integer("restart_delay_ms", 0, 3600000)) u.restart_delay = std::chrono::milliseconds(*ms);
     if (auto ms = s.integer("max_backoff_ms", 100, 3600000)) u.max_backoff = std::chrono::milliseconds(*ms);
     if (auto ms = s.integer("ping_interval_ms", 0, 86400000)) u.ping_interval = std::chrono::milliseconds(*ms);

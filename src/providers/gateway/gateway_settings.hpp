@@ -92,6 +92,9 @@ struct UpstreamSettings {
     // _meta.downstream_api_calls; unset: the pipeline's default_downstream_per_call (12,
     // seed 002's DEFAULT_DOWNSTREAM_PER_MCP_CALL), as for any source.
     std::optional<int> downstream_calls_estimate;
+    // Arguments a tool's inputSchema does not name are refused before the call reaches the
+    // upstream, even where the schema allows them (by default the schema decides).
+    bool strict_arguments = false;
     // A lost connection that had worked is made again after restart_delay; attempts that
     // fail wait 0.5 s, doubling up to max_backoff.
     std::chrono::milliseconds restart_delay{std::chrono::milliseconds(200)};

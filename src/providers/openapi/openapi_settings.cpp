@@ -21,7 +21,8 @@ bool plain_name(const std::string& text) {
 
 OpenApiSettings OpenApiSettings::from(const providers::SourceSettings& settings) {
     settings.only_keys({"document", "base_url", "tool_prefix", "include_tags", "exclude_tags", "include_operations",
-                        "exclude_operations", "credentials", "refresh_interval_s", "auth", "max_response_bytes"});
+                        "exclude_operations", "credentials", "refresh_interval_s", "auth", "max_response_bytes",
+                        "strict_arguments"});
     OpenApiSettings out;
     out.document = settings.string("document").value_or("");
     if (out.document.empty()) settings.fail("document", "is required: a file path or an http(s):// URL");
@@ -60,6 +61,7 @@ OpenApiSettings OpenApiSettings::from(const providers::SourceSettings& settings)
     }
     out.refresh_interval = std::chrono::seconds(settings.integer("refresh_interval_s", 0, 7 * 24 * 3600).value_or(0));
     if (auto v = settings.integer("max_response_bytes", 1024, 1LL << 32)) out.max_response_bytes = static_cast<std::size_t>(*v);
+    if (auto v = settings.boolean("strict_arguments")) out.strict_arguments = *v;
     if (settings.value("auth")) out.auth = auth::read_upstream_auth(settings.section("auth"));
     return out;
 }

@@ -41,6 +41,9 @@ struct OpenApiSettings {
     // document itself is capped at 4 MiB, like a file document.
     std::size_t max_response_bytes = 8u << 20;
     std::optional<auth::UpstreamAuthSettings> auth;
+    // Arguments an operation's inputSchema does not name are refused even where the schema
+    // allows them (by default the schema decides: additionalProperties: false refuses).
+    bool strict_arguments = false;
 
     // Reads and checks the section (nothing else: the document is read at start). Throws
     // SettingsError.

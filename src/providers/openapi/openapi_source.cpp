@@ -248,12 +248,15 @@ public:
     void start(SourceContext& context) override {
         loader_ = std::make_shared<Loader>(context, settings_);
         if (context.has_http()) loader_->http = &context.http();
-        if (settings_.auth && settings_.auth->exchanges()) {
-            // Each caller calls the API as itself: its answers are never served to another.
-            pipeline::PolicyOverride per_user;
-            per_user.cache_per_user = true;
-            context.set_call_defaults(per_user);
-        }
+        context.set_strict_arguments(settings_.strict_arguments);
+        // The API's answers are not Toolport's to know fresh (a createItem changes what
+        // listItems answers): not cached unless the operator turns it on (`sources:
+        // {<name>: {cache: {mode: read_only}}}`), and then per caller, since each caller
+        // may reach the API as itself (token_exchange) or with its own headers.
+        pipeline::PolicyOverride call_defaults;
+        call_defaults.cache_mode = pipeline::CacheMode::off;
+        call_defaults.cache_per_user = true;
+        context.set_call_defaults(call_defaults);
         context.add_health(context.source_name(), [health = loader_->health] { return health->get(); });
         // A file is read now, so that its tools are there when start() returns (`toolport
         // list --config`); a URL is fetched in the background.

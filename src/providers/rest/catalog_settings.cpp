@@ -116,7 +116,7 @@ std::vector<std::string> preset_names() { return {"agentpmt"}; }
 CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings) {
     settings.only_keys({"preset", "base_url", "list", "execute", "headers", "headers_from_env", "forward_headers",
                         "name_from", "tool_prefix", "refresh_interval_s", "request_timeout_ms", "retry_max_s",
-                        "max_response_bytes", "max_tools", "auth"});
+                        "max_response_bytes", "max_tools", "auth", "strict_arguments"});
     CatalogSettings s;
     if (auto preset = settings.string("preset")) {
         if (*preset == "agentpmt") s = agentpmt_preset();
@@ -169,6 +169,7 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
     if (auto v = settings.integer("retry_max_s", 1, 3600)) s.retry_max = std::chrono::seconds(*v);
     if (auto v = settings.integer("max_response_bytes", 1024, 1LL << 32)) s.max_response_bytes = static_cast<std::size_t>(*v);
     if (auto v = settings.integer("max_tools", 1, 1000000)) s.max_tools = static_cast<std::size_t>(*v);
+    if (auto v = settings.boolean("strict_arguments")) s.strict_arguments = *v;
     return s;
 }
 

@@ -113,6 +113,9 @@ struct CatalogSettings {
     std::chrono::seconds retry_max{60};  // longest wait between attempts while the catalog is down
     std::size_t max_response_bytes = 8u << 20;  // of one answer: a page of the list, or a call's
     std::size_t max_tools = 10000;
+    // Arguments a tool's inputSchema does not name are refused even where the schema
+    // allows them (by default the schema decides: additionalProperties: false refuses).
+    bool strict_arguments = false;
 
     // Reads and checks a `rest:` section. Throws providers::SettingsError.
     static CatalogSettings from(const providers::SourceSettings& settings);

@@ -51,6 +51,13 @@ RestCatalog::RestCatalog(CatalogSettings settings, providers::SourceContext& con
 
 void RestCatalog::start() {
     http_ = &context_.http();
+    context_.set_strict_arguments(settings_.strict_arguments);
+    // The API's answers are not Toolport's to know fresh: not cached unless the operator
+    // turns it on (`sources: {<name>: {cache: {mode: read_only}}}`), and then per caller.
+    pipeline::PolicyOverride call_defaults;
+    call_defaults.cache_mode = pipeline::CacheMode::off;
+    call_defaults.cache_per_user = true;
+    context_.set_call_defaults(call_defaults);
     for (const auto& [name, value] : settings_.headers) {
         credentials_.emplace_back(name, value);
         secrets_.push_back(value);
@@ -72,12 +79,6 @@ void RestCatalog::start() {
     for (const auto& [name, value] : settings_.headers) sources.push_back(name + " from the configuration");
     if (settings_.auth) {
         tokens_ = std::make_shared<auth::UpstreamCredentials>("catalog " + context_.source_name(), *settings_.auth, *http_);
-        if (settings_.auth->exchanges()) {
-            // Each caller calls the API as itself: its answers are never served to another.
-            pipeline::PolicyOverride per_user;
-            per_user.cache_per_user = true;
-            context_.set_call_defaults(per_user);
-        }
         if (!settings_.auth->client.client_secret.empty()) secrets_.push_back(settings_.auth->client.client_secret);
         sources.push_back(fmt::format("Authorization from the authorization server ({})",
                                       auth::type_name(settings_.auth->type)));

@@ -6,6 +6,7 @@
 #include "providers/secret_redaction.hpp"
 #include "providers/tango/validation.hpp"
 #include "server/content.hpp"
+#include "server/error_result_guard.hpp"
 #include "server/request_context.hpp"
 
 namespace toolport::tango {
@@ -103,9 +104,9 @@ ToolResult error_result(const ToolError& error) {
     // client (SDK 1.x, the Inspector) rejects a structuredContent that does not match it,
     // so the agent would never read the error. The text says it all (code, message,
     // parameter, expected format, example, suggestion); the same fields, for programs,
-    // go in _meta.error.
+    // go in _meta["toolport/error"], where the engine puts any error fields that do not fit.
     ToolResult result = error.to_result();
-    result.meta = {{"error", std::move(result.structured_content)}};
+    result.meta = {{kDroppedErrorMetaKey, std::move(result.structured_content)}};
     result.structured_content = nullptr;
     return result;
 }
