@@ -64,7 +64,7 @@ describe('toolport list', () => {
 
 describe('toolport call', () => {
   it('prints a structured result once (not its text copy and then the structure again)', async () => {
-    const res = await runCli(['call', '--config', path.join(dir, 'context.yaml'), 'searchPatterns', '{"query": "retry"}']);
+    const res = await runCli(['call', '--config', path.join(dir, 'context.yaml'), 'searchPatterns', '{"keyword": "retry"}']);
     assert.equal(res.code, 0, res.stderr);
     const printed = JSON.parse(res.stdout); // one JSON document, pretty-printed
     assert.equal(printed.success, true);

@@ -35,7 +35,7 @@ const text = (result) => (result.content ?? []).map((c) => c.text ?? '').join('\
 
 // The refusal every source gives: an error result (that the SDK accepted), whose text has
 // the code, the unknown name, the closest accepted name and the accepted names.
-// The context pack words its codes in its own envelope (VALIDATION_ERROR).
+// The context pack words unknown names as every source does (INVALID_ARGUMENT).
 function assertRefused(result, { unknown, closest, accepted, code = /INVALID_ARGUMENT/ }) {
   let t = text(result);
   try {
@@ -105,7 +105,7 @@ describe('unknown argument names: the packs Toolport owns refuse them', () => {
 
   it('context: searchPatterns {query} is refused, suggesting keyword, instead of returning the whole library', async () => {
     const result = await client.callTool({ name: 'searchPatterns', arguments: { query: 'retry' } });
-    assertRefused(result, { unknown: 'query', closest: 'keyword', accepted: ['keyword', 'category', 'includeExecutable', 'limit'], code: /INVALID_ARGUMENT|VALIDATION_ERROR/ });
+    assertRefused(result, { unknown: 'query', closest: 'keyword', accepted: ['keyword', 'category', 'includeExecutable', 'limit'], code: /^INVALID_ARGUMENT:/ });
     const ok = await client.callTool({ name: 'searchPatterns', arguments: { keyword: 'retry' } });
     assert.notEqual(ok.isError, true, text(ok));
   });

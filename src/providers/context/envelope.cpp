@@ -77,11 +77,15 @@ ToolResult failure_result(const ToolError& error) {
     if (error.code() == ToolErrorCode::missing_parameter || error.code() == ToolErrorCode::invalid_argument ||
         error.code() == ToolErrorCode::invalid_format) {
         code = fields.value("parameter", "") == "category" ? "CATEGORY_INVALID" : "VALIDATION_ERROR";
+        // An argument name the tool does not define is the one refusal every source words
+        // alike (the validation stage's), so a model learns one code for it.
+        if (fields.contains("unknown_arguments")) code = "INVALID_ARGUMENT";
     }
     ToolResult result = failure_result(code, error.what(), fields.value("suggestion", ""), std::chrono::milliseconds(0));
     // The details a model needs to fix the call (parameter, expected, example) stay.
     Json& out = result.structured_content["error"];
-    for (const char* key : {"parameter", "provided", "expected_format", "example", "retry_after_ms"}) {
+    for (const char* key : {"parameter", "provided", "expected_format", "example", "retry_after_ms", "unknown_arguments",
+                            "accepted_arguments", "did_you_mean"}) {
         if (auto it = fields.find(key); it != fields.end()) out[key] = *it;
     }
     result.content = Json::array({content::text(compact(result.structured_content))});

@@ -1,4 +1,5 @@
 #include "providers/gateway/upstream.hpp"
+#include "providers/gateway/upstream_tool_errors.hpp"
 
 #include <algorithm>
 
@@ -1263,6 +1264,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     if (providers::redact_result(answer, settings_.secrets())) {
         providers::check_redacted_output(answer, output_schema_of(tool), tool);
     }
+    label_upstream_error(answer, name(), tool);
     co_return answer;
 }
 
