@@ -39,26 +39,29 @@ ComponentHealth run_probe(const std::string& name, const HealthRegistry::Probe& 
 
 }  // namespace
 
-void HealthRegistry::add(std::string name, Probe probe) {
-    std::lock_guard lock(mutex_);
-    for (auto& [existing, p] : probes_) {
+namespace {
+
+// Registers (or replaces) `name`'s probe in `probes`.
+void put(std::vector<std::pair<std::string, HealthRegistry::Probe>>& probes, std::string name, HealthRegistry::Probe probe) {
+    for (auto& [existing, p] : probes) {
         if (existing == name) {
             p = std::move(probe);
             return;
         }
     }
-    probes_.emplace_back(std::move(name), std::move(probe));
+    probes.emplace_back(std::move(name), std::move(probe));
+}
+
+}  // namespace
+
+void HealthRegistry::add(std::string name, Probe probe) {
+    std::lock_guard lock(mutex_);
+    put(probes_, std::move(name), std::move(probe));
 }
 
 void HealthRegistry::add_breaker(std::string name, Probe probe) {
     std::lock_guard lock(mutex_);
-    for (auto& [existing, p] : breakers_) {
-        if (existing == name) {
-            p = std::move(probe);
-            return;
-        }
-    }
-    breakers_.emplace_back(std::move(name), std::move(probe));
+    put(breakers_, std::move(name), std::move(probe));
 }
 
 void HealthRegistry::remove(const std::string& name) {

@@ -75,6 +75,7 @@ BudgetStage::Scope BudgetStage::scope_for(const RequestContext& ctx) {
     return {Scope::Kind::session, util::named_digest("session:", session)};
 }
 
+
 namespace {
 
 // The scope in words, for a refusal: what the client should know about what it hit.
@@ -96,7 +97,7 @@ std::string scope_words(const BudgetStage::Scope& scope, const BudgetPolicy& pol
 // After a settle: the status event, the metric, and a warning (log and client) when this
 // call crossed 75 % or 90 % of the limit.
 void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit,
-                               bool has_metadata) {
+                               bool has_metadata, const std::string& where) {
     const std::string& tool = call.tool->name;
     const std::int64_t before = used - actual;
     if (actual > 0) {
@@ -122,8 +123,8 @@ void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actua
             observability::log_event(observability::EventLevel::warn, "mcp_budget_warning", fields);
             call.ctx.log(LogLevel::warning,
                          Json{{"event", "mcp_budget_warning"},
-                              {"message", fmt::format("{}: {} of {} downstream API calls used in this request ({}%)",
-                                                      message, used, limit, pct)}},
+                              {"message", fmt::format("{}: {} of {} downstream API calls used in {} ({}%)", message,
+                                                      used, limit, where, pct)}},
                          "toolport.budget");
             break;
         }
@@ -160,7 +161,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
                                            ? std::chrono::duration_cast<std::chrono::milliseconds>(policy.session_idle)
                                            : ttl;
                 const std::int64_t used = co_await store_.settle(scoped.key, 0, *reported, scope_ttl);
-                report_usage(call, used, *reported, limit, true);
+                report_usage(call, used, *reported, limit, true, scope_words(scoped, policy));
             }
         }
         co_return result;
@@ -227,7 +228,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     }
     const std::int64_t used = co_await store_.settle(scope, reserve, actual, scope_ttl);
     if (failure) std::rethrow_exception(failure);
-    report_usage(call, used, actual, limit, has_metadata);
+    report_usage(call, used, actual, limit, has_metadata, scope_words(scoped, policy));
     co_return result;
 }
 

@@ -47,7 +47,9 @@ public:
     static std::optional<std::string> trace_id(std::string_view traceparent);
 
 private:
-    void report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit, bool has_metadata);
+    // `where`: the scope in words ("this session, ...", "this user request (...)").
+    void report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit, bool has_metadata,
+                      const std::string& where);
 
     stores::BudgetStore& store_;
     // toolport_budget_downstream_calls_total by tool, resolved once per tool (updated on
