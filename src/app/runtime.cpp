@@ -20,6 +20,7 @@
 #include "pipeline/stages/timeout.hpp"
 #include "pipeline/stages/validation.hpp"
 #include "server/tasks.hpp"
+#include "util/closest_name.hpp"
 
 namespace toolport {
 
@@ -91,7 +92,13 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     });
     for (const auto& pack : config.packs) {
         const auto* kind = providers::find_source_kind(pack);
-        if (!kind) throw ConfigError(fmt::format("unknown pack \"{}\" (known: {})", pack, providers::source_names()));
+        if (!kind) {
+            // (--packs: the configuration file's packs: are checked where they are read.)
+            std::vector<std::string> known;
+            for (const auto* k : providers::source_kinds()) known.push_back(k->name);
+            throw ConfigError(fmt::format("unknown pack \"{}\"{} (known: {})", pack, util::did_you_mean(pack, known),
+                                          providers::source_names()));
+        }
         auto settings = config.pack_settings.find(pack);
         try {
             sources_.push_back(providers::start_source(

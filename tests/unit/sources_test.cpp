@@ -189,6 +189,10 @@ TEST(PacksConfig, TheRuntimeStartsTheConfiguredSources) {
     EXPECT_TRUE(runtime.server().registry().find_tool("test_simple_text"));
     config.packs = {"nonexistent"};
     EXPECT_NE(error_of([&] { Runtime r(config, exec); }).find("unknown pack \"nonexistent\""), std::string::npos);
+    // --packs with a typo: the closest pack, as for the file's packs:.
+    config.packs = {"tnago"};
+    EXPECT_NE(error_of([&] { Runtime r(config, exec); }).find("unknown pack \"tnago\" (did you mean \"tango\"?)"),
+              std::string::npos);
 }
 
 // A source brings defaults for the service it calls (Tango's 100 ms spacing); the
