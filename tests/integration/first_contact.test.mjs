@@ -21,6 +21,7 @@ import { NODE, EVERYTHING, yamlString } from './lib/gateway_setup.mjs';
 import { startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
 import { startInventoryFixture } from '../fixtures/openapi/server.mjs';
 import { startTangoFixture } from '../fixtures/tango/server.mjs';
+import { startFaultyHttp } from '../fixtures/upstream/faulty_server.mjs';
 
 // An HTTP server in front of `target` that answers every request `delayMs` late (a web API
 // on a slow network); with `hang`, it never answers at all.
@@ -225,6 +226,33 @@ describe('first contact: one /health component per source, with one state', () =
     } finally {
       await server.stop();
       await catalog.close();
+    }
+  });
+
+  it('an HTTP upstream that died shows open-circuit under its own name, not connected beside a service entry', async () => {
+    const upstream = await startFaultyHttp(['--name', 'remote']);
+    const server = await startHttpServer({
+      packs: '',
+      config: `upstreams:\n  remote:\n    url: ${upstream.url}\nservices:\n  remote: {breaker: {failure_threshold: 2, cooldown_s: 60}}\n`,
+    });
+    try {
+      await waitFor('the upstream', async () => /^connected/.test((await (await fetch(`${server.base}/health`)).json()).services.remote));
+      const { sessionId } = await initializeSession(server);
+      const listed = await post(server, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, { sessionId, protocolVersion: LATEST });
+      const echo = listed.messages[0].result.tools.find((t) => /echo/.test(t.name));
+      assert.ok(echo, 'the upstream lists an echo tool');
+      await upstream.stop();
+      for (let id = 3; id < 6; id++) {
+        await post(server, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: echo.name, arguments: { text: 'x' } } }, { sessionId, protocolVersion: LATEST });
+      }
+      const health = await waitFor('the breaker to open', async () => {
+        const report = await (await fetch(`${server.base}/health`)).json();
+        return report.services.remote === 'open-circuit' ? report : null;
+      });
+      assert.deepEqual(Object.keys(health.services).filter((k) => k.includes('remote')), ['remote'], JSON.stringify(health));
+    } finally {
+      await server.stop();
+      await upstream.stop().catch(() => {});
     }
   });
 });
