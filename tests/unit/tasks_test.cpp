@@ -1057,6 +1057,9 @@ TEST_F(TasksThresholdTest, ATaskAtOnceWhenTheClientAsksTheToolRequiresOrTheToolS
               "task");
     EXPECT_EQ(call("tools/call", {{"name", "own"}, {"arguments", Json::object()}})["result"].value("resultType", ""),
               "task");
+    // The three tasks run to their end (a call left suspended in a sleep would leak its frame).
+    exec.advance(5s);
+    EXPECT_EQ(engine->running(), 0u);
 }
 
 TEST_F(TasksThresholdTest, AQuestionWithinTheThresholdMakesATaskThatWaitsForTheAnswer) {
