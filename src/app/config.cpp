@@ -18,7 +18,6 @@
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/mcp_servers_import.hpp"
 #include "providers/source_table.hpp"
-#include "util/closest_name.hpp"
 
 namespace toolport {
 
@@ -254,12 +253,7 @@ Json settings_value(const ConfigReader& r, const YAML::Node& node, const std::st
 
 // A pack name of `packs:`, known (else the error names the file, the line and the closest).
 std::string pack_name(const ConfigReader& r, const YAML::Node& node, const std::string& name) {
-    if (!providers::find_source_kind(name)) {
-        std::vector<std::string> known;
-        for (const auto* kind : providers::source_kinds()) known.push_back(kind->name);
-        r.fail(node, "packs", fmt::format("unknown pack \"{}\"{} (known: {})", name, util::did_you_mean(name, known),
-                                          providers::source_names()));
-    }
+    if (!providers::find_source_kind(name)) r.fail(node, "packs", providers::unknown_pack_message(name));
     return name;
 }
 

@@ -20,7 +20,6 @@
 #include "pipeline/stages/timeout.hpp"
 #include "pipeline/stages/validation.hpp"
 #include "server/tasks.hpp"
-#include "util/closest_name.hpp"
 
 namespace toolport {
 
@@ -92,13 +91,8 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     });
     for (const auto& pack : config.packs) {
         const auto* kind = providers::find_source_kind(pack);
-        if (!kind) {
-            // (--packs: the configuration file's packs: are checked where they are read.)
-            std::vector<std::string> known;
-            for (const auto* k : providers::source_kinds()) known.push_back(k->name);
-            throw ConfigError(fmt::format("unknown pack \"{}\"{} (known: {})", pack, util::did_you_mean(pack, known),
-                                          providers::source_names()));
-        }
+        // (--packs: the configuration file's packs: are checked where they are read.)
+        if (!kind) throw ConfigError(providers::unknown_pack_message(pack));
         auto settings = config.pack_settings.find(pack);
         try {
             sources_.push_back(providers::start_source(

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "server/server.hpp"
+#include "util/closest_name.hpp"
 
 namespace toolport::providers {
 
@@ -64,6 +67,12 @@ std::string source_names() {
     std::string names;
     for (const auto* kind : source_kinds()) names += (names.empty() ? "" : ", ") + kind->name;
     return names;
+}
+
+std::string unknown_pack_message(std::string_view name) {
+    std::vector<std::string> known;
+    for (const auto* kind : source_kinds()) known.push_back(kind->name);
+    return fmt::format("unknown pack \"{}\"{} (known: {})", name, util::did_you_mean(name, known), source_names());
 }
 
 const SourceKind* find_instance_kind(std::string_view name) {

@@ -37,6 +37,8 @@ std::vector<const SourceKind*> source_kinds();
 const SourceKind* find_source_kind(std::string_view name);
 // "conformance, tango, ..." for messages.
 std::string source_names();
+// 'unknown pack "tnago" (did you mean "tango"?) (known: conformance, ...)': for packs: and --packs.
+std::string unknown_pack_message(std::string_view name);
 // A kind configured as named instances ("rest", "openapi"); nullptr for any other name.
 const SourceKind* find_instance_kind(std::string_view kind);
 

@@ -49,7 +49,7 @@ bool first_time_for(const std::string& tool) {
 
 }  // namespace
 
-bool guard_error_result(const ToolSpec& tool, ToolResult& result) {
+bool guard_error_result(const ToolSpec& tool, ToolResult& result, bool report) {
     if (!result.is_error || result.structured_content.is_null() || tool.output_schema.is_null()) return false;
     if (matches_output_schema(tool, result.structured_content)) return false;
 
@@ -65,6 +65,7 @@ bool guard_error_result(const ToolSpec& tool, ToolResult& result) {
     if (!result.meta.is_object()) result.meta = Json::object();
     result.meta[kDroppedErrorMetaKey] = std::move(result.structured_content);
     result.structured_content = nullptr;
+    if (!report) return true;
 
     auto& metrics = observability::metrics();
     static std::once_flag described;

@@ -22,9 +22,11 @@ inline constexpr const char* kDroppedErrorMetaKey = "toolport/error";
 
 // Moves `result`'s structuredContent to _meta["toolport/error"] when it is an error result
 // whose structuredContent does not validate against `tool`'s outputSchema (or that schema
-// cannot be compiled); the text stays, and when there was none, the JSON becomes the text. Logged and
-// counted (toolport_error_structured_content_dropped_total{tool}). Returns whether it
-// dropped anything.
-bool guard_error_result(const ToolSpec& tool, ToolResult& result);
+// cannot be compiled); the text stays, and when there was none, the JSON becomes the text.
+// With `report` (a result the source made: its own error shape does not fit its own
+// schema) it is logged and counted (toolport_error_structured_content_dropped_total{tool});
+// the engine's own error fields (ToolError) are moved for every tool whose success schema
+// they do not fit, which is the design, not news. Returns whether it moved anything.
+bool guard_error_result(const ToolSpec& tool, ToolResult& result, bool report = true);
 
 }  // namespace toolport

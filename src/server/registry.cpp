@@ -19,8 +19,11 @@ void put_if(Json& j, const char* key, const Json& value) {
 }  // namespace
 
 ToolResult ToolSpec::error_result(const ToolError& error) const {
+    // The engine's own shape (ToolError::to_result) goes to _meta["toolport/error"] wherever it
+    // does not fit the tool's outputSchema (tango's, every declared success envelope); a
+    // source's own error shape (on_error) that does not fit its schema is reported.
     ToolResult result = on_error ? on_error(error) : error.to_result();
-    guard_error_result(*this, result);
+    guard_error_result(*this, result, static_cast<bool>(on_error));
     return result;
 }
 

@@ -5,36 +5,20 @@
 // --url like list and says what changed.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOOLPORT_BIN, startHttpServer, track } from './lib/harness.mjs';
+import { TOOLPORT_BIN, startHttpServer, runToolport } from './lib/harness.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
 const FIXTURES = path.resolve(HERE, '../fixtures/openapi');
 
-function runCli(args, { env = {}, timeoutMs = 30000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = track(spawn(TOOLPORT_BIN, args, { env: { ...process.env, TOOLPORT_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`toolport ${args.join(' ')} did not finish within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+// The CLI without a bearer token from the environment; {code, stdout, stderr}.
+async function runCli(args, { env = {}, timeoutMs = 30000 } = {}) {
+  const run = await runToolport(args, { env: { TOOLPORT_TOKEN: '', ...env }, timeoutMs });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 const quote = (text) => `'${text.replaceAll("'", "'\\''")}'`;

@@ -147,7 +147,13 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
             throw;
         }
     }
-    const auto ttl = std::chrono::duration_cast<std::chrono::milliseconds>(policy.scope_ttl);
+    // How long a scope's tally lives without calls (the stores' TTL slides with every reserve
+    // and settle): a request's for scope_ttl; a session's only until a pause of session_idle,
+    // which ends the unmarked "request".
+    const auto ttl_of = [&policy](const Scope& scope) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+            scope.kind == Scope::Kind::session ? policy.session_idle : policy.scope_ttl);
+    };
 
     if (call.service().empty()) {
         // No downstream service: nothing to reserve; what the tool reports it spent (a
@@ -157,10 +163,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
         if (reported && *reported > 0) {
             const Scope scoped = scope_for(call.ctx);
             if (!scoped.key.empty()) {
-                const auto scope_ttl = scoped.kind == Scope::Kind::session
-                                           ? std::chrono::duration_cast<std::chrono::milliseconds>(policy.session_idle)
-                                           : ttl;
-                const std::int64_t used = co_await store_.settle(scoped.key, 0, *reported, scope_ttl);
+                const std::int64_t used = co_await store_.settle(scoped.key, 0, *reported, ttl_of(scoped));
                 report_usage(call, used, *reported, limit, true, scope_words(scoped, policy));
             }
         }
@@ -170,11 +173,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     const std::int64_t reserve = policy.default_downstream_per_call;
     const Scope scoped = scope_for(call.ctx);
     const std::string& scope = scoped.key;
-    // A session's tally lives as long as the session keeps calling (the stores' TTL slides
-    // with every reserve and settle): a pause of session_idle ends the "request".
-    const auto scope_ttl = scoped.kind == Scope::Kind::session
-                               ? std::chrono::duration_cast<std::chrono::milliseconds>(policy.session_idle)
-                               : ttl;
+    const auto scope_ttl = ttl_of(scoped);
     if (scope.empty()) {
         // The call is its own scope: only its own estimate can exceed the limit.
         if (reserve > limit) {

@@ -6,7 +6,6 @@
 #include "providers/secret_redaction.hpp"
 #include "providers/tango/validation.hpp"
 #include "server/content.hpp"
-#include "server/error_result_guard.hpp"
 #include "server/request_context.hpp"
 
 namespace toolport::tango {
@@ -97,18 +96,6 @@ Json portable_schema(Json schema) {
         }
     }
     return schema;
-}
-
-ToolResult error_result(const ToolError& error) {
-    // The output schema describes the envelope of a success, and a schema-validating
-    // client (SDK 1.x, the Inspector) rejects a structuredContent that does not match it,
-    // so the agent would never read the error. The text says it all (code, message,
-    // parameter, expected format, example, suggestion); the same fields, for programs,
-    // go in _meta["toolport/error"], where the engine puts any error fields that do not fit.
-    ToolResult result = error.to_result();
-    result.meta = {{kDroppedErrorMetaKey, std::move(result.structured_content)}};
-    result.structured_content = nullptr;
-    return result;
 }
 
 Json part_error(const ToolError& error) {
@@ -220,7 +207,6 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
         result.meta = {{"downstream_api_calls", call.requests()}};
         co_return result;
     };
-    d.on_error = error_result;
     d.on_cache_hit = [](ToolResult& result) {
         mark_cached(result.structured_content, std::chrono::milliseconds(0));
         result.content = Json::array();

@@ -31,11 +31,6 @@ using ToolBody = std::function<Task<Json>(TangoCall& call, const Json& args)>;
 providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::string title, std::string description,
                                       Json input_schema, Json record_schema, ToolBody body);
 
-// A failure as every tango tool reports it: isError, the code, message and suggestion in
-// the text, the machine-readable fields in _meta.error, and no structuredContent (which
-// would have to match the success envelope the output schema declares).
-ToolResult error_result(const ToolError& error);
-
 // An optional part of an answer that Tango refused while the rest succeeded (a vendor's
 // recent contracts, the metrics a summary would have used): {error_code, error,
 // suggestion, transient, retry_after_ms?}, and its schema.

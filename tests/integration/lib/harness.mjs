@@ -45,23 +45,27 @@ export function track(child) {
   return child;
 }
 
-// Runs the toolport CLI (`toolport test`, `toolport call`, …) without blocking this process's
-// event loop (a fixture may live in it); resolves with its exit status and output.
-export function runToolport(args, { env = {}, timeoutMs = 60000 } = {}) {
+// Runs a command-line program to its end without blocking this process's event loop (a
+// fixture may live in it); resolves with its exit status, signal and all of its output
+// (read to the end: 'close', not 'exit').
+export function runCommand(command, args, { env = {}, timeoutMs = 60000 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(TOOLPORT_BIN, args, { env: { ...process.env, ...env } });
+    const child = spawn(command, args, { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
-    child.on('exit', (status) => {
+    child.on('close', (status, signal) => {
       clearTimeout(timer);
-      resolve({ status, stdout, stderr });
+      resolve({ status, signal, stdout, stderr });
     });
   });
 }
+
+// The toolport CLI (`toolport test`, `toolport call`, …), as runCommand.
+export const runToolport = (args, options = {}) => runCommand(TOOLPORT_BIN, args, options);
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -16,7 +16,6 @@
 // outputSchema, as hosts do; they declare sampling, elicitation and roots and answer them the
 // way a permissive host would. The two CLIs start a process per call (and, over stdio, a
 // server per call): that is how people run them.
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,7 +31,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Stdio2 } from '@modelcontextprotocol/client/stdio';
-import { TOOLPORT_BIN, SANITIZER_REPORT, instrumentTransport } from './harness.mjs';
+import { SANITIZER_REPORT, instrumentTransport, runCommand as run, runToolport } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const INSPECTOR = require.resolve('@modelcontextprotocol/inspector/clients/launcher/build/index.js');
@@ -168,22 +167,6 @@ export const SDK2 = {
   },
 };
 
-// Runs a CLI to its end; its exit status and output.
-function run(command, args, { env = {}, timeoutMs = 60000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      resolve({ status, signal, stdout, stderr });
-    });
-  });
-}
 
 const tail = (text) => text.trim().split('\n').slice(-3).join(' | ').slice(0, 600);
 
@@ -242,13 +225,13 @@ export const TOOLPORT_CLI = {
     const env = target.env ?? {};
     return {
       async list() {
-        const out = await run(TOOLPORT_BIN, ['list', '--json', ...where], { env });
+        const out = await runToolport(['list', '--json', ...where], { env });
         if (out.status !== 0) throw new Error(`toolport list exited ${out.status}: ${tail(out.stderr)}`);
         const parsed = JSON.parse(out.stdout);
         return Array.isArray(parsed) ? parsed : parsed.tools;
       },
       async call(_tool, name, args) {
-        const out = await run(TOOLPORT_BIN, ['call', name, JSON.stringify(args), '--json', '--elicitation', 'defaults', '--timeout-ms', String(CALL_TIMEOUT_MS), ...where], { env });
+        const out = await runToolport(['call', name, JSON.stringify(args), '--json', '--elicitation', 'defaults', '--timeout-ms', String(CALL_TIMEOUT_MS), ...where], { env });
         if (SANITIZER_REPORT.test(out.stderr)) return { kind: 'client-error', message: `sanitizer report:\n${out.stderr}` };
         // 0: a result; 1: a result with isError.
         if ((out.status === 0 || out.status === 1) && out.stdout.trim().startsWith('{')) {
