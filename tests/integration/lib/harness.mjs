@@ -181,10 +181,15 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [],
     child.once('exit', (code, signal) => {
       exitInfo = { code, signal };
     });
-    const deadline = Date.now() + 10000;
+    const started = Date.now();
+    const deadline = started + 10000;
     let up = false;
     while (Date.now() < deadline && exitInfo === null) {
-      if (await canConnect(port)) {
+      // The port answering is not enough: test files run in parallel, and another file's
+      // server may have taken the port freePort gave (ours then fails to listen, and the test
+      // would talk to that one). Ours says so in its log; with a quiet log level, a child
+      // still running a while after the port answers is taken as the listener.
+      if (await canConnect(port) && (logs().includes(`serving MCP on http://127.0.0.1:${port}/`) || Date.now() - started > 1500)) {
         up = true;
         break;
       }
