@@ -1,13 +1,8 @@
 # The downstream HTTP client (https, pool, proxies, decoding, redirects, retries) that
-# every source calling a web API shares. Included by the root CMakeLists.txt.
+# every source calling a web API shares. Included by the root CMakeLists.txt; every .cpp of this folder is compiled (no list to keep).
 find_package(ZLIB REQUIRED)
-target_sources(toolport_core PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/http_client.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/url.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/proxy.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/retry_policy.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/body_decoder.cpp
-)
+file(GLOB_RECURSE TOOLPORT_HTTP_CLIENT_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
+target_sources(toolport_core PRIVATE ${TOOLPORT_HTTP_CLIENT_SOURCES})
 target_link_libraries(toolport_core PUBLIC OpenSSL::SSL ZLIB::ZLIB)
 if(TOOLPORT_SANITIZE)
   # Asio coroutines in COMDAT sections: see src/client/sources.cmake.

@@ -1,0 +1,4 @@
+# The MCP server: sessions, registry, methods, tasks, stateless requests, tool errors.
+# Included by the root CMakeLists.txt; every .cpp of this folder is compiled (no list to keep).
+file(GLOB_RECURSE TOOLPORT_SERVER_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
+target_sources(toolport_core PRIVATE ${TOOLPORT_SERVER_SOURCES})
