@@ -6,13 +6,14 @@
 // AgentPMT's catalog, the inventory API: tests/fixtures, in their real wire format), and `npx`
 // runs the server-everything installed in tests/integration/node_modules instead of fetching it.
 // A tour without checks here, or checks without their tour, fail too: the two stay in step.
+// The configuration examples of docs/ (```yaml blocks) pass `toolport config check` too.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOOLPORT_BIN, runCommand } from './lib/harness.mjs';
+import { TOOLPORT_BIN, runCommand, runToolport } from './lib/harness.mjs';
 import { NODE, EVERYTHING } from './lib/gateway_setup.mjs';
 import { startTangoFixture } from '../fixtures/tango/server.mjs';
 import { startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
@@ -156,6 +157,47 @@ exit 1
     it(`runs the ${name} tour`, async () => {
       assert.ok(TOURS.has(name), `README.md has no <!-- tour: ${name} --> block`);
       await runTour(name);
+    });
+  }
+});
+
+// Every ```yaml block of docs/ is a Toolport configuration (or a part of one), except in the
+// pages about other formats: the YAML specs of `toolport test`, and the generated reference.
+const NOT_CONFIG = new Set(['specs.md', 'configuration.md']);
+
+function docsYamlExamples() {
+  const examples = [];
+  const docs = path.join(ROOT, 'docs');
+  for (const entry of readdirSync(docs, { recursive: true })) {
+    const file = String(entry);
+    if (!file.endsWith('.md') || NOT_CONFIG.has(path.basename(file))) continue;
+    const text = readFileSync(path.join(docs, file), 'utf8');
+    let n = 0;
+    for (const m of text.matchAll(/^```yaml\n([\s\S]*?)\n```$/gm)) examples.push({ page: `docs/${file}`, n: ++n, yaml: m[1] });
+  }
+  return examples.sort((a, b) => a.page.localeCompare(b.page) || a.n - b.n);
+}
+
+describe("the docs' configuration examples", () => {
+  const examples = docsYamlExamples();
+
+  it('are found', () => {
+    assert.ok(examples.length >= 8, `${examples.length} yaml blocks in docs/`);
+  });
+
+  for (const { page, n, yaml } of examples) {
+    it(`${page}, example ${n}, passes toolport config check`, async (t) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-docs-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'example.yaml');
+      writeFileSync(file, `${yaml}\n`);
+      // The variables an example's values name (secrets, tokens) are set, as a reader would set
+      // them; not the ones its comments mention, which may be overrides with formats of their own.
+      const env = {};
+      const values = yaml.replace(/(^|\s)#.*$/gm, '');
+      for (const name of values.match(/\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/g) ?? []) env[name] = 'example-value';
+      const res = await runToolport(['config', 'check', file], { env });
+      assert.equal(res.status, 0, `${page}, example ${n}:\n${yaml}\n--- ${res.stderr}${res.stdout}`);
     });
   }
 });
