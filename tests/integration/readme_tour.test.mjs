@@ -13,7 +13,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOOLPORT_BIN, runCommand, runToolport } from './lib/harness.mjs';
+import { SANITIZER_REPORT, TOOLPORT_BIN, runCommand, runToolport } from './lib/harness.mjs';
 import { NODE, EVERYTHING } from './lib/gateway_setup.mjs';
 import { startTangoFixture } from '../fixtures/tango/server.mjs';
 import { startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
@@ -112,6 +112,7 @@ async function runTour(name) {
     timeoutMs: 50000,
   });
   assert.equal(res.status, 0, `the ${name} tour failed (exit ${res.status}):\n${block}\n--- stdout:\n${res.stdout.slice(-2000)}\n--- stderr:\n${res.stderr.slice(-3000)}`);
+  assert.doesNotMatch(res.stderr, SANITIZER_REPORT);
   spec.check(res.stdout);
 }
 
@@ -198,6 +199,7 @@ describe("the docs' configuration examples", () => {
       for (const name of values.match(/\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/g) ?? []) env[name] = 'example-value';
       const res = await runToolport(['config', 'check', file], { env });
       assert.equal(res.status, 0, `${page}, example ${n}:\n${yaml}\n--- ${res.stderr}${res.stdout}`);
+      assert.doesNotMatch(res.stderr, SANITIZER_REPORT);
     });
   }
 });
