@@ -211,14 +211,10 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     std::function<void()> cancel_sweep;
     // Shared sessions (null unless `sessions: shared`); see the "shared sessions" part below.
     std::shared_ptr<stores::SharedSessions> shared = opts.shared_sessions;
-    bool skip_adoption = false;          // answering a request again after its lookup
     // OAuth (`auth:`): the verifier, the metadata URL and path(s) it publishes.
     std::shared_ptr<auth::TokenAuthenticator> authn = opts.oauth.authenticator;
     std::string metadata_url = authn ? auth::resource_metadata_url(opts.oauth.resource) : std::string();
     std::vector<std::string> metadata_paths = authn ? oauth_metadata_paths() : std::vector<std::string>{};
-    // A token verified a moment ago, while its request is answered again (the cache may
-    // not keep it).
-    const std::pair<std::string, std::shared_ptr<const auth::VerifiedToken>>* just_verified = nullptr;
     // Our requests to a shared session's client are numbered in this replica's own range
     // (bits 32-51 random), so a reply that reaches another replica is told apart there.
     std::int64_t request_id_base = [] {
@@ -228,6 +224,19 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }();
     std::uint64_t subscriptions_seen = 0;  // stores::SharedSessions::subscriptions_started()
     std::unordered_map<std::string, std::shared_ptr<HttpSession>, StringHash, std::equal_to<>> sessions;
+
+    // What a request answered again after an asynchronous step already knows: answer() is
+    // re-entered with it by the coroutines that verified the request's token, looked its
+    // session up in Redis or fetched a stream's mirror. A pass started by such a step
+    // carries what the pass before it knew.
+    struct Reentry {
+        // The session (or the stream) was looked up in Redis, and taken over if it was
+        // there: not again.
+        bool looked_up = false;
+        // An OAuth access token verified a moment ago (the cache may not keep it).
+        std::string verified_token;
+        std::shared_ptr<const auth::VerifiedToken> verified;
+    };
 
     void sessions_changed() {
         observability::metrics().set(kSessionsMetric, {}, static_cast<double>(sessions.size()));
@@ -302,7 +311,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         return std::find(metadata_paths.begin(), metadata_paths.end(), path) != metadata_paths.end();
     }
 
-    Credential credential_of(std::string_view authorization) const {
+    Credential credential_of(std::string_view authorization, const Reentry& reentry) const {
         Credential credential;
         auto token = http_policy::bearer_token(authorization);
         if (token.empty()) return credential;
@@ -315,7 +324,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         credential.valid = http_policy::token_listed(opts.bearer_tokens, token) || !credential.profile.empty();
         // A static token short-circuits; anything else may be an OAuth access token.
         if (!credential.valid && authn) {
-            if (just_verified && just_verified->first == token) credential.oauth = just_verified->second;
+            if (reentry.verified && reentry.verified_token == token) credential.oauth = reentry.verified;
             else credential.oauth = authn->cached(token);
             credential.valid = credential.oauth != nullptr;
             credential.unverified = !credential.valid;
@@ -473,7 +482,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // so that Last-Event-ID resumes on any replica. A replica that stops or dies takes
     // nothing with it; DELETE ends the session everywhere; idle expiry is Redis's.
 
-    bool may_adopt() const { return shared && !skip_adoption && !stopping && shared->ready(); }
+    bool may_adopt(const Reentry& reentry) const { return shared && !reentry.looked_up && !stopping && shared->ready(); }
 
     void share(HttpSession& s) {
         s.shared = true;
@@ -522,10 +531,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }
 
     // The session is not here: look it up in Redis, take it over, and answer the request then.
-    HttpAnswer adopt(const HttpRequestView& req, const Credential& credential, std::string sid) {
+    HttpAnswer adopt(const HttpRequestView& req, const Credential& credential, std::string sid,
+                     const Reentry& reentry) {
         auto deferred = make_deferred();
         spawn(adopt_then_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req),
-                                principal_of(req, credential), view_of(req, credential), std::move(sid)),
+                                principal_of(req, credential), view_of(req, credential), std::move(sid), reentry),
               [deferred](std::exception_ptr error) {
                   if (error) deferred->resolve({});
               });
@@ -533,20 +543,20 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }
     static Task<void> adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
                                         std::shared_ptr<OwnedRequest> req, std::string principal, std::string view,
-                                        std::string sid);
+                                        std::string sid, Reentry reentry);
 
     // An OAuth token not in the verified cache: verify it (the key set may have to be
     // fetched), then answer the request again, or refuse it.
-    HttpAnswer verify_then_answer(const HttpRequestView& req) {
+    HttpAnswer verify_then_answer(const HttpRequestView& req, const Reentry& reentry) {
         auto deferred = make_deferred();
-        spawn(verify_and_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req)),
+        spawn(verify_and_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req), reentry),
               [deferred](std::exception_ptr error) {
                   if (error) deferred->resolve({});
               });
         return deferred_answer(deferred);
     }
     static Task<void> verify_and_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
-                                        std::shared_ptr<OwnedRequest> req);
+                                        std::shared_ptr<OwnedRequest> req, Reentry reentry);
 
     // 401 for a request without a usable token: the challenge points at the metadata.
     HttpAnswer unauthorized(const HttpRequestView& req, bool token_refused, std::string_view why) {
@@ -738,11 +748,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     }
 
     HttpAnswer resume_remote(const HttpRequestView& req, const std::shared_ptr<HttpSession>& session,
-                             std::uint64_t stream, std::uint64_t after) {
+                             std::uint64_t stream, std::uint64_t after, const Reentry& reentry) {
         session->resume_remote_stream(stream, after);  // live events wait in it from now on
         auto deferred = make_deferred();
         spawn(resume_remote_then_answer(shared_from_this(), deferred, std::make_shared<OwnedRequest>(req), session,
-                                        stream, after),
+                                        stream, after, reentry),
               [deferred](std::exception_ptr error) {
                   if (error) deferred->resolve({});
               });
@@ -751,7 +761,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     static Task<void> resume_remote_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
                                                 std::shared_ptr<OwnedRequest> req,
                                                 std::shared_ptr<HttpSession> session, std::uint64_t stream,
-                                                std::uint64_t after);
+                                                std::uint64_t after, Reentry reentry);
 
     void on_bus(stores::SessionBusMessage m) {
         if (stopping) return;
@@ -828,7 +838,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
     // ------------------------------------------------------------------ routing
 
-    HttpAnswer answer(const HttpRequestView& req) {
+    HttpAnswer answer(const HttpRequestView& req, const Reentry& reentry) {
         if (stopping) return {};
         auto target = req.target();
         auto path = target.substr(0, target.find('?'));
@@ -852,10 +862,11 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Origin not allowed");
         }
         if (is_metadata_path(path)) return metadata_answer(req);
-        const auto credential = auth_on() ? credential_of(req.header("Authorization")) : Credential{.valid = true};
+        const auto credential =
+            auth_on() ? credential_of(req.header("Authorization"), reentry) : Credential{.valid = true};
         if (!(is_health && opts.public_health) && !credential.valid) {
             // An OAuth token seen for the first time: answered once it is verified.
-            if (credential.unverified) return verify_then_answer(req);
+            if (credential.unverified) return verify_then_answer(req, reentry);
             return unauthorized(req, req.has_header("Authorization"),
                                 "Unauthorized: send Authorization: Bearer <token>");
         }
@@ -881,9 +892,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         if (is_reload) return reload_answer(req);
         if (path == opts.path || is_view_path(path)) {
             switch (req.method()) {
-                case HttpMethod::post: return handle_post(req, credential);
-                case HttpMethod::get: return handle_get(req, credential);
-                case HttpMethod::delete_: return handle_delete(req, credential);
+                case HttpMethod::post: return handle_post(req, credential, reentry);
+                case HttpMethod::get: return handle_get(req, credential, reentry);
+                case HttpMethod::delete_: return handle_delete(req, credential, reentry);
                 default: return method_not_allowed(req, "Method Not Allowed", "GET, POST, DELETE");
             }
         }
@@ -1062,7 +1073,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         }
     }
 
-    HttpAnswer handle_post(const HttpRequestView& req, const Credential& credential) {
+    HttpAnswer handle_post(const HttpRequestView& req, const Credential& credential, const Reentry& reentry) {
         PostBody body;
         if (auto error = read_post_body(req, body)) return std::move(*error);
         // One message that is not JSON-RPC: answered on this POST (a GET stream may not exist).
@@ -1117,7 +1128,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             }
             if (!session_id.empty()) {
                 session = find_session(session_id, req, credential, false);
-                if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
+                if (!session && may_adopt(reentry)) return adopt(req, credential, std::string(session_id), reentry);
                 if (!session) {
                     return rpc_error(req, 404, ec::kInvalidRequest,
                                      "Session not found: initialize without Mcp-Session-Id to start a new session");
@@ -1139,7 +1150,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                  "Bad Request: Mcp-Session-Id header is required (initialize first)");
             }
             session = find_session(session_id, req, credential, false);
-            if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
+            if (!session && may_adopt(reentry)) return adopt(req, credential, std::string(session_id), reentry);
             if (!session) {
                 return rpc_error(req, 404, ec::kInvalidRequest,
                                  "Session not found: it expired or was ended; initialize a new session");
@@ -1290,7 +1301,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
     // ------------------------------------------------------------------ GET, DELETE
 
-    HttpAnswer handle_get(const HttpRequestView& req, const Credential& credential) {
+    HttpAnswer handle_get(const HttpRequestView& req, const Credential& credential, const Reentry& reentry) {
         if (!http_policy::accepts(req.header("Accept"), "text/event-stream")) {
             return rpc_error(req, 406, ec::kInvalidRequest, "Not Acceptable: Accept must include text/event-stream");
         }
@@ -1299,7 +1310,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
         }
         auto session = find_session(session_id, req, credential, false);
-        if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
+        if (!session && may_adopt(reentry)) return adopt(req, credential, std::string(session_id), reentry);
         if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found: initialize a new session");
         session->last_active = executor.now();
         session->established = true;
@@ -1318,8 +1329,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
             }
             // A response stream another replica opened: resumed here from its mirror, once
             // Redis has said it exists.
-            if (parsed && stream_id != 0 && session->shared && !session->find_stream(stream_id) && !skip_adoption) {
-                return resume_remote(req, session, stream_id, seq);
+            if (parsed && stream_id != 0 && session->shared && !session->find_stream(stream_id) &&
+                !reentry.looked_up) {
+                return resume_remote(req, session, stream_id, seq, reentry);
             }
             if (!parsed || !(out = session->find_stream(stream_id))) {
                 return rpc_error(req, 404, ec::kInvalidRequest, "Not Found: unknown Last-Event-ID; the stream is gone");
@@ -1355,13 +1367,13 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         });
     }
 
-    HttpAnswer handle_delete(const HttpRequestView& req, const Credential& credential) {
+    HttpAnswer handle_delete(const HttpRequestView& req, const Credential& credential, const Reentry& reentry) {
         auto session_id = req.header("Mcp-Session-Id");
         if (session_id.empty()) {
             return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
         }
         auto session = find_session(session_id, req, credential, false);
-        if (!session && may_adopt()) return adopt(req, credential, std::string(session_id));
+        if (!session && may_adopt(reentry)) return adopt(req, credential, std::string(session_id), reentry);
         if (!session) return rpc_error(req, 404, ec::kInvalidRequest, "Session not found");
         const bool was_shared = session->shared;
         drop_session(session_id, "the client deleted the session");
@@ -1506,7 +1518,7 @@ HttpAnswer HttpEndpoint::State::write_stream(const HttpRequestView& req, std::sh
 // inline coroutine under -fsanitize=function (see redis_client.cpp).
 Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
                                                   std::shared_ptr<OwnedRequest> req, std::string principal,
-                                                  std::string view, std::string sid) {
+                                                  std::string view, std::string sid, Reentry reentry) {
     std::optional<stores::SharedSessionState> state;
     try {
         state = co_await self->shared->load(sid);
@@ -1527,14 +1539,12 @@ Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self, s
         apply(*session, *state);
         spdlog::info("session {}… taken over from the shared store", sid.substr(0, 8));
     }
-    self->skip_adoption = true;
-    HttpAnswer answer = self->answer(*req);
-    self->skip_adoption = false;
-    deferred->resolve(std::move(answer));
+    reentry.looked_up = true;
+    deferred->resolve(self->answer(*req, reentry));
 }
 
 Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
-                                                  std::shared_ptr<OwnedRequest> req) {
+                                                  std::shared_ptr<OwnedRequest> req, Reentry reentry) {
     std::string token(http_policy::bearer_token(req->header("Authorization")));
     std::shared_ptr<const auth::VerifiedToken> verified;
     std::optional<auth::TokenError> refused;
@@ -1565,11 +1575,9 @@ Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self, s
                                     auth::reason_name(refused->reason()), refused->what())));
         co_return;
     }
-    const std::pair<std::string, std::shared_ptr<const auth::VerifiedToken>> fresh{std::move(token), verified};
-    self->just_verified = &fresh;
-    HttpAnswer answer = self->answer(*req);
-    self->just_verified = nullptr;
-    deferred->resolve(std::move(answer));
+    reentry.verified_token = std::move(token);
+    reentry.verified = std::move(verified);
+    deferred->resolve(self->answer(*req, reentry));
 }
 
 Task<void> HttpEndpoint::State::save_then_answer(std::shared_ptr<State> self, std::shared_ptr<DeferredAnswer> deferred,
@@ -1642,7 +1650,7 @@ Task<void> HttpEndpoint::State::resume_remote_then_answer(std::shared_ptr<State>
                                                           std::shared_ptr<DeferredAnswer> deferred,
                                                           std::shared_ptr<OwnedRequest> req,
                                                           std::shared_ptr<HttpSession> session, std::uint64_t stream,
-                                                          std::uint64_t after) {
+                                                          std::uint64_t after, Reentry reentry) {
     stores::SharedSessions::StreamLog log;
     try {
         log = co_await self->shared->stream_events_after(session->id(), stream, after);
@@ -1673,10 +1681,8 @@ Task<void> HttpEndpoint::State::resume_remote_then_answer(std::shared_ptr<State>
     remote->second.catching_up = false;
     if (ended) out->end();
     // Answered again: the stream is here now.
-    self->skip_adoption = true;
-    HttpAnswer answer = self->answer(*req);
-    self->skip_adoption = false;
-    deferred->resolve(std::move(answer));
+    reentry.looked_up = true;
+    deferred->resolve(self->answer(*req, reentry));
 }
 
 Task<void> HttpEndpoint::State::refresh(std::shared_ptr<State> self, std::shared_ptr<HttpSession> session) {
@@ -1709,7 +1715,7 @@ HttpEndpoint::HttpEndpoint(McpServer& server, Executor& executor, HttpOptions op
 
 HttpEndpoint::~HttpEndpoint() { stop(); }
 
-HttpAnswer HttpEndpoint::answer(const HttpRequestView& request) { return state_->answer(request); }
+HttpAnswer HttpEndpoint::answer(const HttpRequestView& request) { return state_->answer(request, State::Reentry{}); }
 
 void HttpEndpoint::start() {
     for (const auto& [token, view] : state_->mcp.view_tokens()) {
