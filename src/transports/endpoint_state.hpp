@@ -3,15 +3,15 @@
 // Beast and all of this out of their way). One State per endpoint, on the engine's loop.
 // Its member functions are defined by concern, one file each, so that a change to one
 // concern (OAuth, Redis sharing, legacy SSE...) reads and touches one file:
-//   http_endpoint.cpp  routing, the checks every request passes; start and stop
-//   http_endpoint.cpp  the session table: create, find, end; idle expiry
-//   http_endpoint.cpp  credentials, principal, views, scopes; 401 and 403 challenges
-//   http_endpoint.cpp  sessions shared between replicas through Redis
-//   http_endpoint.cpp  POST at the MCP path (sessions; the stateless revision)
-//   http_endpoint.cpp  GET streams (resumption included) and DELETE
-//   http_endpoint.cpp  legacy HTTP+SSE (/sse, /messages)
-//   http_endpoint.cpp  the operator's /metrics, /health and /admin/reload
-//   http_endpoint.cpp  replies, event streams, pending POSTs, deferred answers
+//   http_endpoint.cpp      routing, the checks every request passes; start and stop
+//   endpoint_sessions.cpp  the session table: create, find, end; idle expiry
+//   http_endpoint.cpp      credentials, principal, views, scopes; 401 and 403 challenges
+//   http_endpoint.cpp      sessions shared between replicas through Redis
+//   http_endpoint.cpp      POST at the MCP path (sessions; the stateless revision)
+//   http_endpoint.cpp      GET streams (resumption included) and DELETE
+//   http_endpoint.cpp      legacy HTTP+SSE (/sse, /messages)
+//   http_endpoint.cpp      the operator's /metrics, /health and /admin/reload
+//   http_endpoint.cpp      replies, event streams, pending POSTs, deferred answers
 #pragma once
 
 #include <strings.h>
@@ -217,7 +217,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     HttpAnswer answer(const HttpRequestView& req, const Reentry& reentry);
     static std::optional<std::string_view> host_header_refusal(const HttpRequestView& req);
 
-    // --------------------------------------------------- the session table and expiry (http_endpoint.cpp)
+    // ----------------------------------------------- the session table and expiry (endpoint_sessions.cpp)
     void sessions_changed();
     void schedule_sweep();
     void sweep();
