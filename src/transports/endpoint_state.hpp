@@ -5,7 +5,7 @@
 // concern (OAuth, Redis sharing, legacy SSE...) reads and touches one file:
 //   http_endpoint.cpp      routing, the checks every request passes; start and stop
 //   endpoint_sessions.cpp  the session table: create, find, end; idle expiry
-//   http_endpoint.cpp      credentials, principal, views, scopes; 401 and 403 challenges
+//   endpoint_auth.cpp      credentials, principal, views, scopes; 401 and 403 challenges
 //   http_endpoint.cpp      sessions shared between replicas through Redis
 //   http_endpoint.cpp      POST at the MCP path (sessions; the stateless revision)
 //   http_endpoint.cpp      GET streams (resumption included) and DELETE
@@ -227,7 +227,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     std::shared_ptr<HttpSession> find_session(std::string_view id, const HttpRequestView& req,
                                               const Credential& credential, bool legacy);
 
-    // ----------------------------------------- credentials, views, scopes, challenges (http_endpoint.cpp)
+    // ----------------------------------------- credentials, views, scopes, challenges (endpoint_auth.cpp)
     bool auth_on() const;
     std::vector<std::string> oauth_metadata_paths() const;
     bool is_metadata_path(std::string_view path) const;
