@@ -3,15 +3,15 @@
 // Beast and all of this out of their way). One State per endpoint, on the engine's loop.
 // Its member functions are defined by concern, one file each, so that a change to one
 // concern (OAuth, Redis sharing, legacy SSE...) reads and touches one file:
-//   http_endpoint.cpp      routing, the checks every request passes; start and stop
-//   endpoint_sessions.cpp  the session table: create, find, end; idle expiry
-//   endpoint_auth.cpp      credentials, principal, views, scopes; 401 and 403 challenges
-//   http_endpoint.cpp      sessions shared between replicas through Redis
-//   http_endpoint.cpp      POST at the MCP path (sessions; the stateless revision)
-//   http_endpoint.cpp      GET streams (resumption included) and DELETE
-//   http_endpoint.cpp      legacy HTTP+SSE (/sse, /messages)
-//   http_endpoint.cpp      the operator's /metrics, /health and /admin/reload
-//   http_endpoint.cpp      replies, event streams, pending POSTs, deferred answers
+//   http_endpoint.cpp             routing, the checks every request passes; start and stop
+//   endpoint_sessions.cpp         the session table: create, find, end; idle expiry
+//   endpoint_auth.cpp             credentials, principal, views, scopes; 401 and 403 challenges
+//   endpoint_shared_sessions.cpp  sessions shared between replicas through Redis
+//   http_endpoint.cpp             POST at the MCP path (sessions; the stateless revision)
+//   http_endpoint.cpp             GET streams (resumption included) and DELETE
+//   http_endpoint.cpp             legacy HTTP+SSE (/sse, /messages)
+//   http_endpoint.cpp             the operator's /metrics, /health and /admin/reload
+//   http_endpoint.cpp             replies, event streams, pending POSTs, deferred answers
 #pragma once
 
 #include <strings.h>
@@ -158,7 +158,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     HttpOptions opts;
     bool stopping = false;
     std::function<void()> cancel_sweep;
-    // Shared sessions (null unless `sessions: shared`; http_endpoint.cpp).
+    // Shared sessions (null unless `sessions: shared`; endpoint_shared_sessions.cpp).
     std::shared_ptr<stores::SharedSessions> shared = opts.shared_sessions;
     // OAuth (`auth:`): the verifier, the metadata URL and path(s) it publishes.
     std::shared_ptr<auth::TokenAuthenticator> authn = opts.oauth.authenticator;
@@ -250,7 +250,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                                  const PostBody& body);
     HttpAnswer metadata_answer(const HttpRequestView& req);
 
-    // ---------------------------------------------------------------- shared sessions (http_endpoint.cpp)
+    // ----------------------------------------------------- shared sessions (endpoint_shared_sessions.cpp)
     // The coroutines are defined out of the class: clang 14 cannot build an inline
     // coroutine under -fsanitize=function (see redis_client.cpp).
     bool may_adopt(const Reentry& reentry) const;
