@@ -7,7 +7,7 @@
 //   endpoint_sessions.cpp         the session table: create, find, end; idle expiry
 //   endpoint_auth.cpp             credentials, principal, views, scopes; 401 and 403 challenges
 //   endpoint_shared_sessions.cpp  sessions shared between replicas through Redis
-//   http_endpoint.cpp             POST at the MCP path (sessions; the stateless revision)
+//   endpoint_post.cpp             POST at the MCP path (sessions; the stateless revision)
 //   http_endpoint.cpp             GET streams (resumption included) and DELETE
 //   http_endpoint.cpp             legacy HTTP+SSE (/sse, /messages)
 //   http_endpoint.cpp             the operator's /metrics, /health and /admin/reload
@@ -290,7 +290,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     static std::int64_t shared_request_id_base();
     static bool changes_session_state(std::string_view method);
 
-    // --------------------------------------------------------------------------- POST (http_endpoint.cpp)
+    // --------------------------------------------------------------------------- POST (endpoint_post.cpp)
     std::optional<HttpAnswer> read_post_body(const HttpRequestView& req, PostBody& body);
     static SortedPost sort_post(PostBody& body, const HttpSession& session);
     static void feed_all(ServerSession& session, PostBody& body);
