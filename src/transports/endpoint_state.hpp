@@ -8,7 +8,7 @@
 //   endpoint_auth.cpp             credentials, principal, views, scopes; 401 and 403 challenges
 //   endpoint_shared_sessions.cpp  sessions shared between replicas through Redis
 //   endpoint_post.cpp             POST at the MCP path (sessions; the stateless revision)
-//   http_endpoint.cpp             GET streams (resumption included) and DELETE
+//   endpoint_streams.cpp          GET streams (resumption included) and DELETE
 //   http_endpoint.cpp             legacy HTTP+SSE (/sse, /messages)
 //   http_endpoint.cpp             the operator's /metrics, /health and /admin/reload
 //   http_endpoint.cpp             replies, event streams, pending POSTs, deferred answers
@@ -300,7 +300,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     std::optional<HeaderProblem> check_headers(const HttpRequestView& req, const PostBody& body,
                                                const StatelessMeta& meta);
 
-    // -------------------------------------------------------------------- GET, DELETE (http_endpoint.cpp)
+    // ----------------------------------------------------------------- GET, DELETE (endpoint_streams.cpp)
     HttpAnswer handle_get(const HttpRequestView& req, const Credential& credential, const Reentry& reentry);
     HttpAnswer handle_delete(const HttpRequestView& req, const Credential& credential, const Reentry& reentry);
 
