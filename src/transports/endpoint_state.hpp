@@ -9,7 +9,7 @@
 //   endpoint_shared_sessions.cpp  sessions shared between replicas through Redis
 //   endpoint_post.cpp             POST at the MCP path (sessions; the stateless revision)
 //   endpoint_streams.cpp          GET streams (resumption included) and DELETE
-//   http_endpoint.cpp             legacy HTTP+SSE (/sse, /messages)
+//   endpoint_legacy_sse.cpp       legacy HTTP+SSE (/sse, /messages)
 //   http_endpoint.cpp             the operator's /metrics, /health and /admin/reload
 //   http_endpoint.cpp             replies, event streams, pending POSTs, deferred answers
 #pragma once
@@ -304,7 +304,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     HttpAnswer handle_get(const HttpRequestView& req, const Credential& credential, const Reentry& reentry);
     HttpAnswer handle_delete(const HttpRequestView& req, const Credential& credential, const Reentry& reentry);
 
-    // ---------------------------------------------------------------- legacy HTTP+SSE (http_endpoint.cpp)
+    // ---------------------------------------------------------- legacy HTTP+SSE (endpoint_legacy_sse.cpp)
     HttpAnswer handle_legacy_sse(const HttpRequestView& req, const Credential& credential);
     HttpAnswer handle_legacy_post(const HttpRequestView& req, const Credential& credential);
 
