@@ -10,7 +10,7 @@
 //   endpoint_post.cpp             POST at the MCP path (sessions; the stateless revision)
 //   endpoint_streams.cpp          GET streams (resumption included) and DELETE
 //   endpoint_legacy_sse.cpp       legacy HTTP+SSE (/sse, /messages)
-//   http_endpoint.cpp             the operator's /metrics, /health and /admin/reload
+//   endpoint_admin.cpp            the operator's /metrics, /health and /admin/reload
 //   http_endpoint.cpp             replies, event streams, pending POSTs, deferred answers
 #pragma once
 
@@ -308,7 +308,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     HttpAnswer handle_legacy_sse(const HttpRequestView& req, const Credential& credential);
     HttpAnswer handle_legacy_post(const HttpRequestView& req, const Credential& credential);
 
-    // ------------------------------------------------------------- operator endpoints (http_endpoint.cpp)
+    // ------------------------------------------------------------ operator endpoints (endpoint_admin.cpp)
     HttpAnswer observability_answer(const HttpRequestView& req, bool metrics);
     HttpAnswer reload_answer(const HttpRequestView& req);
     static std::string public_report(std::string body);
