@@ -11,7 +11,7 @@
 //   endpoint_streams.cpp          GET streams (resumption included) and DELETE
 //   endpoint_legacy_sse.cpp       legacy HTTP+SSE (/sse, /messages)
 //   endpoint_admin.cpp            the operator's /metrics, /health and /admin/reload
-//   http_endpoint.cpp             replies, event streams, pending POSTs, deferred answers
+//   endpoint_answers.cpp          replies, event streams, pending POSTs, deferred answers
 #pragma once
 
 #include <strings.h>
@@ -314,7 +314,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     static std::string public_report(std::string body);
     std::pair<int, std::string> health_response();
 
-    // ------------------------------------------------------------------------ answers (http_endpoint.cpp)
+    // --------------------------------------------------------------------- answers (endpoint_answers.cpp)
     std::shared_ptr<endpoint::DeferredAnswer> make_deferred();
     static HttpAnswer deferred_answer(std::shared_ptr<endpoint::DeferredAnswer> deferred);
     static HttpReply json_reply(const HttpRequestView& req, unsigned status, std::string body,
