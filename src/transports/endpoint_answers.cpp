@@ -3,8 +3,6 @@
 // an asynchronous step (DeferredAnswer, for Redis and token verification).
 #include "transports/endpoint_state.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include "transports/event_stream.hpp"
 
 namespace toolport {

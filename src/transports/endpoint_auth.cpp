@@ -21,7 +21,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 namespace ec = protocol::error_code;
 
 // Profile tokens turn authentication on as the server's own tokens do, and so does OAuth.

@@ -11,7 +11,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 namespace ec = protocol::error_code;
 
 HttpAnswer HttpEndpoint::State::handle_legacy_sse(const HttpRequestView& req, const Credential& credential) {

@@ -156,8 +156,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     McpServer& mcp;
     Executor& executor;
     HttpOptions opts;
-    bool stopping = false;
-    std::function<void()> cancel_sweep;
+    bool stopping = false;               // stop() ran: nothing is answered any more
+    std::function<void()> cancel_sweep;  // the next expiry sweep (endpoint_sessions.cpp)
     // Shared sessions (null unless `sessions: shared`; endpoint_shared_sessions.cpp).
     std::shared_ptr<stores::SharedSessions> shared = opts.shared_sessions;
     // OAuth (`auth:`): the verifier, the metadata URL and path(s) it publishes.
@@ -168,6 +168,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // (bits 32-51 random), so a reply that reaches another replica is told apart there.
     std::int64_t request_id_base;
     std::uint64_t subscriptions_seen = 0;  // stores::SharedSessions::subscriptions_started()
+    // The open sessions by id, Streamable HTTP and legacy SSE (endpoint_sessions.cpp).
     std::unordered_map<std::string, std::shared_ptr<HttpSession>, endpoint::StringHash, std::equal_to<>> sessions;
 
     // What a request answered again after an asynchronous step already knows: answer() is

@@ -22,7 +22,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 namespace ec = protocol::error_code;
 
 void HttpEndpoint::count_request(HttpMethod method, unsigned status) {
