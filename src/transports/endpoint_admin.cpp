@@ -1,0 +1,95 @@
+// The operator's endpoints: GET /metrics (Prometheus), GET /health (the health report,
+// scrubbed when public) and POST /admin/reload. Who may reach them is decided in routing
+// (http_endpoint.cpp) and endpoint_auth.cpp (admin_refusal, profile_refusal).
+#include "transports/endpoint_state.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "observability/metrics.hpp"
+#include "transports/http_policy.hpp"
+#include "util/sanitize.hpp"
+
+namespace toolport {
+
+using protocol::Json;
+namespace ec = protocol::error_code;
+
+// GET /metrics (Prometheus text format 0.0.4) and GET /health (the health report).
+HttpAnswer HttpEndpoint::State::observability_answer(const HttpRequestView& req, bool metrics) {
+    if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
+    // Both describe this moment: a cached copy would be wrong.
+    if (metrics) {
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
+                                             {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"},
+                                              {"Cache-Control", "no-store"}},
+                                             observability::metrics().render()));
+    }
+    auto [status, body] = health_response();
+    return answer_with(req, format_reply(req.version(), req.keep_alive(), static_cast<unsigned>(status),
+                                         {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                         std::move(body)));
+}
+
+// POST /admin/reload. Without authentication the check above let everyone in: then only
+// a loopback listener serves it, so an open port is never an unauthenticated admin door.
+// 202 when this request started a reload; 200 with Retry-After when it was answered with
+// the running (or last) one's outcome instead (reload.min_interval_s).
+HttpAnswer HttpEndpoint::State::reload_answer(const HttpRequestView& req) {
+    if (req.method() != HttpMethod::post) return method_not_allowed(req, "Method Not Allowed: use POST", "POST");
+    if (!auth_on() && !http_policy::is_loopback_host(opts.host)) {
+        return rpc_error(req, 403, ec::kInvalidRequest,
+                         "Forbidden: /admin/reload needs bearer authentication when not listening on loopback");
+    }
+    AdminReload outcome;
+    try {
+        outcome = opts.reload();
+    } catch (const std::exception& e) {
+        spdlog::error("reload failed: {}", util::sanitize_for_message(e.what()));
+        return rpc_error(req, 500, ec::kInternalError, "the reload could not be started");
+    }
+    if (outcome.started) {
+        return answer_with(req, format_reply(req.version(), req.keep_alive(), 202,
+                                             {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                             std::move(outcome.body)));
+    }
+    const auto retry_after = std::to_string(std::max<long long>(outcome.retry_after.count(), 1));
+    return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
+                                         {{"Content-Type", "application/json"},
+                                          {"Cache-Control", "no-store"},
+                                          {"Retry-After", retry_after}},
+                                         std::move(outcome.body)));
+}
+
+// /health is public (http.public_health): the states sources report are free text, and a
+// URL in one (an upstream's, a document's) loses its userinfo and query, where keys go.
+std::string HttpEndpoint::State::public_report(std::string body) {
+    auto report = Json::parse(body, nullptr, false);
+    if (report.is_discarded()) return body;
+    auto scrub = [](auto& self, Json& value) -> void {
+        if (value.is_string()) value = http_policy::public_text(value.get_ref<const std::string&>());
+        else if (value.is_structured())
+            for (auto& child : value) self(self, child);
+    };
+    scrub(scrub, report);
+    return report.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// The health report from the application; a report that cannot be made is itself a
+// sign of trouble (500), never a reason to drop the connection.
+std::pair<int, std::string> HttpEndpoint::State::health_response() {
+    try {
+        auto [status, body] = opts.health_report();
+        if (status < 100 || status > 599) throw std::runtime_error(fmt::format("HTTP status {} out of range", status));
+        return {status, public_report(std::move(body))};
+    } catch (const std::exception& e) {
+        spdlog::error("health report failed: {}", util::sanitize_for_message(e.what()));
+    } catch (...) {
+        spdlog::error("health report failed with a non-standard exception");
+    }
+    return {500, R"({"status":"unhealthy","error":"the health report failed"})"};
+}
+
+}  // namespace toolport
