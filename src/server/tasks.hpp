@@ -37,6 +37,10 @@
 // Questions run the multi round-trip way (input_required.hpp) in every revision: the task's
 // call is replayed from the start with every answer gathered so far, so nothing but the
 // record and the answers is kept between rounds.
+//
+// Where things are: tasks.cpp (the engine: creating, running, recording, waking),
+// task_extension_model.cpp (what the extension answers), task_model_2025_11_25.cpp (what
+// the 2025-11-25 model answers), tasks_internal.hpp (what they share).
 #pragma once
 
 #include <chrono>
@@ -138,6 +142,8 @@ private:
     Task<Json> get(RequestContext& ctx);
     Task<Json> update(RequestContext& ctx);
     Task<Json> cancel(RequestContext& ctx);
+    Task<Json> v1_get(RequestContext& ctx);     // get() in the 2025-11-25 model
+    Task<Json> v1_cancel(RequestContext& ctx);  // cancel() in the 2025-11-25 model
     Task<Json> list(RequestContext& ctx);    // v1
     Task<Json> result(RequestContext& ctx);  // v1
     Task<stores::TaskRecord> find(RequestContext& ctx, const std::string& id);
