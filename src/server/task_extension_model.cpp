@@ -11,8 +11,6 @@
 
 namespace toolport {
 
-using stores::TaskRecord;
-using stores::TaskStatus;
 using tasks_detail::iso;
 using tasks_detail::task_id_param;
 
@@ -49,7 +47,7 @@ bool TaskEngine::negotiated(const RequestContext& ctx) {
 Json TaskEngine::create_result(const TaskRecord& r) const {
     Json out = {{"resultType", "task"},
                 {"taskId", r.id},
-                {"status", std::string(stores::to_string(r.status))},
+                {"status", std::string(to_string(r.status))},
                 {"createdAt", iso(r.created_at_ms)},
                 {"lastUpdatedAt", iso(r.last_updated_at_ms)},
                 {"ttlMs", r.ttl_ms}};
@@ -94,7 +92,7 @@ Task<Json> TaskEngine::cancel(RequestContext& ctx) {
     if (!negotiated(ctx)) throw missing_extension("tasks/cancel");
     const auto id = task_id_param(ctx);
     auto record = co_await find(ctx, id);
-    if (!stores::is_terminal(record.status)) co_await cancel_record(record);
+    if (!is_terminal(record.status)) co_await cancel_record(record);
     // The same empty acknowledgement for a task that had ended already (idempotent).
     co_return Json{{"resultType", "complete"}};
 }

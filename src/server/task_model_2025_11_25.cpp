@@ -21,9 +21,6 @@
 
 namespace toolport {
 
-using stores::TaskRecord;
-using stores::TaskStatus;
-using stores::TaskUpdate;
 using tasks_detail::iso;
 using tasks_detail::task_id_param;
 using tasks_detail::unknown_task;
@@ -99,7 +96,7 @@ Json TaskEngine::capability(protocol::Revision revision) {
 
 Json TaskEngine::v1_task(const TaskRecord& r) {
     Json out = {{"taskId", r.id},
-                {"status", std::string(stores::to_string(r.status))},
+                {"status", std::string(to_string(r.status))},
                 {"createdAt", iso(r.created_at_ms)},
                 {"lastUpdatedAt", iso(r.last_updated_at_ms)},
                 {"ttl", r.ttl_ms}};
@@ -145,9 +142,9 @@ Task<Json> TaskEngine::v1_cancel(RequestContext& ctx) {
         return RpcError(protocol::error_code::kInvalidParams,
                         fmt::format("Invalid params: task \"{}\" is {} already; only a working or input_required "
                                     "task can be cancelled",
-                                    util::sanitize_for_message(id, 80), stores::to_string(status)));
+                                    util::sanitize_for_message(id, 80), to_string(status)));
     };
-    if (stores::is_terminal(record.status)) throw refuse_terminal(record.status);
+    if (is_terminal(record.status)) throw refuse_terminal(record.status);
     auto outcome = co_await cancel_record(record);
     if (outcome == TaskUpdate::not_found) throw unknown_task(id);
     auto now = co_await find(ctx, id);
@@ -162,7 +159,7 @@ Task<Json> TaskEngine::list(RequestContext& ctx) {
         if (!c->is_string()) throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: \"cursor\" must be a string");
         cursor = c->get<std::string>();
     }
-    stores::TaskPage page;
+    TaskPage page;
     bool bad_cursor = false;
     try {
         page = co_await store_.list(owner_of(ctx), cursor, server_.options().page_size);
@@ -188,7 +185,7 @@ Task<Json> TaskEngine::result(RequestContext& ctx) {
     std::set<std::string> asked_remotely;  // questions of another replica's task asked here
     for (;;) {
         auto record = co_await find(ctx, id);
-        if (stores::is_terminal(record.status)) co_return v1_outcome(record);
+        if (is_terminal(record.status)) co_return v1_outcome(record);
         auto it = running_.find(id);
         std::shared_ptr<Running> run = it == running_.end() ? nullptr : it->second;
         if (record.status == TaskStatus::input_required && run && !run->active) {

@@ -25,9 +25,6 @@
 
 namespace toolport {
 
-using stores::TaskRecord;
-using stores::TaskStatus;
-using stores::TaskUpdate;
 using tasks_detail::apply_v1_status_rule;
 using tasks_detail::missing_extension;
 using tasks_detail::unknown_task;
@@ -73,7 +70,7 @@ std::string iso(std::int64_t epoch_ms) {
 
 }  // namespace tasks_detail
 
-TaskEngine::TaskEngine(McpServer& server, stores::TaskStore& store) : server_(server), store_(store) {}
+TaskEngine::TaskEngine(McpServer& server, TaskStore& store) : server_(server), store_(store) {}
 
 TaskEngine::~TaskEngine() = default;
 
@@ -196,7 +193,7 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
         return v1_model ? Json{{"task", v1_task(r)}} : self.create_result(r);
     };
     // At the store's caps the call is refused as a tool result the model can read.
-    auto refused = [&tool, &ctx](const stores::TaskLimitReached& e) {
+    auto refused = [&tool, &ctx](const TaskLimitReached& e) {
         ToolError error(ToolErrorCode::rate_limited, fmt::format("Too many tasks: {}", e.what()));
         error.transient(true).suggest("Wait for running tasks to finish or expire, then call again");
         Json reply = tool->error_result(error).to_json();
@@ -218,10 +215,10 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
     // Stored before it is announced: a tasks/get right after the CreateTaskResult finds it.
     try {
         co_await store_.create(record);
-    } catch (const stores::TaskLimitReached& e) {
+    } catch (const TaskLimitReached& e) {
         co_return refused(e);
     }
-    if (stores::is_terminal(record.status)) co_return created(record, *this);  // asked first, ran here
+    if (is_terminal(record.status)) co_return created(record, *this);  // asked first, ran here
 
     auto run = prepare_run(ctx, record, std::move(tool), std::move(arguments), v1_model);
     running_[run->id] = run;
@@ -304,7 +301,7 @@ Task<std::optional<Json>> TaskEngine::call_inline_first(RequestContext& ctx, std
     // meanwhile is held and stored after.
     try {
         co_await store_.create(record);
-    } catch (const stores::TaskLimitReached& e) {
+    } catch (const TaskLimitReached& e) {
         if (run->ctx) run->ctx->cancel_token().cancel("too many tasks");
         ToolError error(ToolErrorCode::rate_limited, fmt::format("Too many tasks: {}", e.what()));
         error.transient(true).suggest("Wait for running tasks to finish or expire, then call again");
@@ -452,7 +449,7 @@ Task<TaskRecord> TaskEngine::find(RequestContext& ctx, const std::string& id) {
     if (!record) throw unknown_task(id);
     // A task whose replica died (a shared store) would stay working until it expires:
     // whoever looks at it next ends it as failed, so its client can call again.
-    if (!stores::is_terminal(record->status) && record->runner != store_.runner_id() && !running_.count(id) &&
+    if (!is_terminal(record->status) && record->runner != store_.runner_id() && !running_.count(id) &&
         !(co_await store_.runner_alive(record->runner))) {
         TaskRecord change;
         change.id = id;

@@ -43,12 +43,12 @@ struct TaskEngine::Running {
     // record is stored, settle() keeps the outcome here instead of storing it, for the
     // request to answer inline (or, once the record exists, to store).
     bool holding = false;
-    std::optional<stores::TaskRecord> held;
+    std::optional<TaskRecord> held;
 
     // The record as `change` leaves it, for the status notification (what the store
     // holds without reading it back).
-    stores::TaskRecord after(const stores::TaskRecord& change) const {
-        stores::TaskRecord r;
+    TaskRecord after(const TaskRecord& change) const {
+        TaskRecord r;
         r.id = id;
         r.status = change.status;
         r.status_message = change.status_message;
@@ -75,7 +75,7 @@ RpcError missing_extension(std::string_view what);
 // task_model_2025_11_25.cpp:
 // v1: a tool result with isError: true fails the task (the extension keeps it completed),
 // and a failed task says why in its statusMessage.
-void apply_v1_status_rule(stores::TaskRecord& change);
+void apply_v1_status_rule(TaskRecord& change);
 // v1: the ttl the client asked for in params.task, within what the server keeps.
 std::int64_t v1_ttl(const Json& task, std::int64_t server_ttl);
 
