@@ -1,8 +1,11 @@
+// The task engine (tasks.hpp): a task-supporting tools/call made a task, its call run
+// detached from the request (and replayed with the answers to its questions), its outcome
+// recorded in the TaskStore, and whoever waits for it woken. What each task model answers
+// to its clients is in task_extension_model.cpp and task_model_2025_11_25.cpp.
 #include "server/tasks.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,6 +17,7 @@
 #include "server/session.hpp"
 #include "protocol/revision_shapes.hpp"
 #include "server/stateless.hpp"
+#include "server/tasks_internal.hpp"
 #include "server/tool_error.hpp"
 #include "util/digest.hpp"
 #include "util/random.hpp"
@@ -21,56 +25,12 @@
 
 namespace toolport {
 
-using stores::TaskRecord;
-using stores::TaskStatus;
-using stores::TaskUpdate;
-
-// A task whose call is running, or waiting for the client's answers. The record in the
-// store is the truth clients see; this is what it takes to run the call again.
-struct TaskEngine::Running {
-    std::string id;
-    std::string owner;
-    std::shared_ptr<ServerSession> session;  // the creating request's (it may have closed)
-    std::shared_ptr<const ToolSpec> tool;
-    Json params;     // the tools/call params every run of the call sees
-    Json arguments;
-    protocol::Revision revision;
-    Json answers = Json::object();  // every answer gathered so far, by input key
-    Json pending = Json::object();  // questions not answered yet: key -> {method, params}
-    std::unique_ptr<RequestContext> ctx;  // the run in progress; null between runs
-    bool active = false;                   // a run is in progress or starting
-    bool v1 = false;                       // created in the 2025-11-25 model
-    // What the record's Task object needs beside a change (v1 status notifications).
-    std::int64_t created_at_ms = 0;
-    std::int64_t ttl_ms = 0;
-    std::int64_t poll_interval_ms = 0;
-    std::set<std::string> asking;  // v1: questions a tasks/result is asking the client now
-    // A call that becomes a task only if it outlives ServerOptions::task_threshold: until its
-    // record is stored, settle() keeps the outcome here instead of storing it, for the
-    // request to answer inline (or, once the record exists, to store).
-    bool holding = false;
-    std::optional<TaskRecord> held;
-
-    // The record as `change` leaves it, for the status notification (what the store
-    // holds without reading it back).
-    TaskRecord after(const TaskRecord& change) const {
-        TaskRecord r;
-        r.id = id;
-        r.status = change.status;
-        r.status_message = change.status_message;
-        r.created_at_ms = created_at_ms;
-        r.last_updated_at_ms = change.last_updated_at_ms;
-        r.ttl_ms = ttl_ms;
-        r.poll_interval_ms = poll_interval_ms;
-        return r;
-    }
-};
+using tasks_detail::apply_v1_status_rule;
+using tasks_detail::missing_extension;
+using tasks_detail::unknown_task;
+using tasks_detail::v1_ttl;
 
 namespace {
-
-Json missing_extension_data() {
-    return Json{{"requiredCapabilities", {{"extensions", {{kTasksExtension, Json::object()}}}}}};
-}
 
 // A tool's own threshold (kTaskThresholdMeta), when it declares one.
 std::optional<std::chrono::milliseconds> tool_task_threshold(const ToolSpec& tool) {
@@ -84,12 +44,9 @@ bool is_input_before_task(const ToolSpec& tool) {
     return tool.meta.is_object() && tool.meta.value(kInputBeforeTaskMeta, false);
 }
 
-RpcError missing_extension(std::string_view what) {
-    return RpcError(protocol::error_code::kMissingRequiredClientCapability,
-                    fmt::format("Missing required client capability: {} needs the {} extension", what,
-                                kTasksExtension),
-                    missing_extension_data());
-}
+}  // namespace
+
+namespace tasks_detail {
 
 std::string task_id_param(const RequestContext& ctx) {
     auto it = ctx.params().find("taskId");
@@ -106,64 +63,14 @@ RpcError unknown_task(const std::string& id) {
                                 util::sanitize_for_message(id, 80)));
 }
 
-RpcError v1_only(std::string_view method) {
-    return RpcError(protocol::error_code::kMethodNotFound,
-                    fmt::format("Method not found: {} belongs to the task model of protocol 2025-11-25 (on a session "
-                                "that did not declare the {} extension); with the extension, tasks/get carries "
-                                "the outcome",
-                                method, kTasksExtension));
-}
-
-// v1: a tool result with isError: true fails the task (the extension keeps it completed),
-// and a failed task says why in its statusMessage.
-void apply_v1_status_rule(TaskRecord& change) {
-    // A protocol error says what it was in the Task's statusMessage too.
-    if (change.status == TaskStatus::failed && change.status_message.empty() && change.error.is_object()) {
-        change.status_message = change.error.value("message", std::string());
-    }
-    if (change.status != TaskStatus::completed || !change.result.is_object() ||
-        change.result.value("isError", false) != true) {
-        return;
-    }
-    change.status = TaskStatus::failed;
-    std::string detail;
-    if (auto content = change.result.find("content"); content != change.result.end() && content->is_array()) {
-        for (const auto& block : *content) {
-            if (block.is_object() && block.value("type", "") == "text" && block.contains("text") &&
-                block["text"].is_string()) {
-                detail = block["text"].get<std::string>();
-                break;
-            }
-        }
-    }
-    change.status_message = detail.empty() ? std::string("The tool reported an error")
-                                           : "The tool reported an error: " + util::sanitize_for_message(detail, 300);
-}
-
-// v1: the ttl the client asked for in params.task, within what the server keeps.
-std::int64_t v1_ttl(const Json& task, std::int64_t server_ttl) {
-    auto ttl = task.find("ttl");
-    if (ttl == task.end() || ttl->is_null()) return server_ttl;
-    if (!ttl->is_number() || ttl->get<double>() < 0 || !std::isfinite(ttl->get<double>())) {
-        throw RpcError(protocol::error_code::kInvalidParams,
-                       "Invalid params: \"task.ttl\" must be a non-negative number of milliseconds");
-    }
-    // The server may override the ttl: at most its own, and at least a second so that the
-    // client can still read the task it just created.
-    const double asked = std::round(ttl->get<double>());
-    const std::int64_t floor = std::min<std::int64_t>(1000, server_ttl);
-    if (asked >= static_cast<double>(server_ttl)) return server_ttl;
-    return std::max(floor, static_cast<std::int64_t>(asked));
-}
-
 std::string iso(std::int64_t epoch_ms) {
     return observability::iso8601_utc(std::chrono::system_clock::time_point(std::chrono::milliseconds(epoch_ms)),
                                       true);
 }
 
-}  // namespace
+}  // namespace tasks_detail
 
-TaskEngine::TaskEngine(McpServer& server, stores::TaskStore& store) : server_(server), store_(store) {}
+TaskEngine::TaskEngine(McpServer& server, TaskStore& store) : server_(server), store_(store) {}
 
 TaskEngine::~TaskEngine() = default;
 
@@ -190,26 +97,6 @@ void TaskEngine::shutdown() {
     for (auto& [id, run] : running_) {
         if (run->ctx) run->ctx->cancel_token().cancel("server stopping");
     }
-}
-
-bool TaskEngine::negotiated(const RequestContext& ctx) {
-    // Declared for the session (initialize) or, in any revision, for this request alone.
-    for (const Json* caps : {&ctx.client_capabilities(), &stateless_client_capabilities(ctx.params())}) {
-        auto ext = caps->find("extensions");
-        if (ext != caps->end() && ext->is_object() && ext->contains(kTasksExtension)) return true;
-    }
-    return false;
-}
-
-bool TaskEngine::v1(const RequestContext& ctx) {
-    return ctx.revision() == protocol::Revision::v2025_11_25 && !negotiated(ctx);
-}
-
-Json TaskEngine::capability(protocol::Revision revision) {
-    if (revision != protocol::Revision::v2025_11_25) return nullptr;
-    return Json{{"list", Json::object()},
-                {"cancel", Json::object()},
-                {"requests", {{"tools", {{"call", Json::object()}}}}}};
 }
 
 std::string TaskEngine::task_support(const ToolSpec& tool) {
@@ -247,62 +134,6 @@ TaskRecord TaskEngine::new_record(const RequestContext& ctx, const std::string& 
     r.params = Json{{"name", tool_name}, {"arguments", ctx.params().value("arguments", Json::object())}};
     r.runner = store_.runner_id();
     return r;
-}
-
-Json TaskEngine::create_result(const TaskRecord& r) const {
-    Json out = {{"resultType", "task"},
-                {"taskId", r.id},
-                {"status", std::string(stores::to_string(r.status))},
-                {"createdAt", iso(r.created_at_ms)},
-                {"lastUpdatedAt", iso(r.last_updated_at_ms)},
-                {"ttlMs", r.ttl_ms}};
-    if (r.poll_interval_ms > 0) out["pollIntervalMs"] = r.poll_interval_ms;
-    if (!r.status_message.empty()) out["statusMessage"] = r.status_message;
-    return out;
-}
-
-Json TaskEngine::detailed(const TaskRecord& r) const {
-    Json out = create_result(r);
-    out["resultType"] = "complete";
-    if (r.status == TaskStatus::completed && !r.result.is_null()) out["result"] = r.result;
-    if (r.status == TaskStatus::failed && !r.error.is_null()) out["error"] = r.error;
-    if (r.status == TaskStatus::input_required && r.input_requests.is_object()) out["inputRequests"] = r.input_requests;
-    return out;
-}
-
-Json TaskEngine::v1_task(const TaskRecord& r) {
-    Json out = {{"taskId", r.id},
-                {"status", std::string(stores::to_string(r.status))},
-                {"createdAt", iso(r.created_at_ms)},
-                {"lastUpdatedAt", iso(r.last_updated_at_ms)},
-                {"ttl", r.ttl_ms}};
-    if (r.poll_interval_ms > 0) out["pollInterval"] = r.poll_interval_ms;
-    if (!r.status_message.empty()) out["statusMessage"] = r.status_message;
-    return out;
-}
-
-Json TaskEngine::v1_outcome(const TaskRecord& r) {
-    if ((r.status == TaskStatus::completed || r.status == TaskStatus::failed) && r.result.is_object()) {
-        // What the tools/call would have answered (a failed v1 task's isError result too).
-        Json out = r.result;
-        protocol::shape_tool_result(protocol::Revision::v2025_11_25, out);
-        if (!out["_meta"].is_object()) out["_meta"] = Json::object();
-        out["_meta"][kRelatedTaskMeta] = Json{{"taskId", r.id}};
-        return out;
-    }
-    if (r.status == TaskStatus::failed && r.error.is_object()) {
-        const auto code = r.error.value("code", Json());
-        throw RpcError(code.is_number_integer() ? code.get<int>() : protocol::error_code::kInternalError,
-                       r.error.value("message", std::string("Internal error: the task failed")),
-                       r.error.value("data", Json()));
-    }
-    if (r.status == TaskStatus::cancelled) {
-        // A cancelled request has no answer of its own: the cancellation error stands for it.
-        throw RpcError(protocol::error_code::kRequestCancelled,
-                       "Request cancelled: the task was cancelled" +
-                           (r.status_message.empty() ? std::string() : " (" + r.status_message + ")"));
-    }
-    throw RpcError(protocol::error_code::kInternalError, "Internal error: the task ended without an outcome");
 }
 
 Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared_ptr<const ToolSpec> tool,
@@ -362,7 +193,7 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
         return v1_model ? Json{{"task", v1_task(r)}} : self.create_result(r);
     };
     // At the store's caps the call is refused as a tool result the model can read.
-    auto refused = [&tool, &ctx](const stores::TaskLimitReached& e) {
+    auto refused = [&tool, &ctx](const TaskLimitReached& e) {
         ToolError error(ToolErrorCode::rate_limited, fmt::format("Too many tasks: {}", e.what()));
         error.transient(true).suggest("Wait for running tasks to finish or expire, then call again");
         Json reply = tool->error_result(error).to_json();
@@ -384,10 +215,10 @@ Task<std::optional<Json>> TaskEngine::call_tool(RequestContext& ctx, std::shared
     // Stored before it is announced: a tasks/get right after the CreateTaskResult finds it.
     try {
         co_await store_.create(record);
-    } catch (const stores::TaskLimitReached& e) {
+    } catch (const TaskLimitReached& e) {
         co_return refused(e);
     }
-    if (stores::is_terminal(record.status)) co_return created(record, *this);  // asked first, ran here
+    if (is_terminal(record.status)) co_return created(record, *this);  // asked first, ran here
 
     auto run = prepare_run(ctx, record, std::move(tool), std::move(arguments), v1_model);
     running_[run->id] = run;
@@ -470,7 +301,7 @@ Task<std::optional<Json>> TaskEngine::call_inline_first(RequestContext& ctx, std
     // meanwhile is held and stored after.
     try {
         co_await store_.create(record);
-    } catch (const stores::TaskLimitReached& e) {
+    } catch (const TaskLimitReached& e) {
         if (run->ctx) run->ctx->cancel_token().cancel("too many tasks");
         ToolError error(ToolErrorCode::rate_limited, fmt::format("Too many tasks: {}", e.what()));
         error.transient(true).suggest("Wait for running tasks to finish or expire, then call again");
@@ -573,12 +404,6 @@ Task<void> TaskEngine::settle(Running& run, TaskRecord change) {
     changed(id);
 }
 
-void TaskEngine::tell_status(const Running& run, const TaskRecord& record) {
-    if (!run.v1 || !run.session || run.session->closed()) return;
-    if (run.session->revision() != protocol::Revision::v2025_11_25) return;
-    run.session->notify("notifications/tasks/status", v1_task(record));
-}
-
 void TaskEngine::changed(const std::string& id) {
     auto it = watchers_.find(id);
     if (it == watchers_.end()) return;
@@ -624,7 +449,7 @@ Task<TaskRecord> TaskEngine::find(RequestContext& ctx, const std::string& id) {
     if (!record) throw unknown_task(id);
     // A task whose replica died (a shared store) would stay working until it expires:
     // whoever looks at it next ends it as failed, so its client can call again.
-    if (!stores::is_terminal(record->status) && record->runner != store_.runner_id() && !running_.count(id) &&
+    if (!is_terminal(record->status) && record->runner != store_.runner_id() && !running_.count(id) &&
         !(co_await store_.runner_alive(record->runner))) {
         TaskRecord change;
         change.id = id;
@@ -641,31 +466,6 @@ Task<TaskRecord> TaskEngine::find(RequestContext& ctx, const std::string& id) {
         if (!record) throw unknown_task(id);
     }
     co_return std::move(*record);
-}
-
-Task<Json> TaskEngine::get(RequestContext& ctx) {
-    if (v1(ctx)) {
-        auto record = co_await find(ctx, task_id_param(ctx));
-        co_return v1_task(record);
-    }
-    if (!negotiated(ctx)) throw missing_extension("tasks/get");
-    auto record = co_await find(ctx, task_id_param(ctx));
-    co_return detailed(record);
-}
-
-Task<Json> TaskEngine::update(RequestContext& ctx) {
-    if (!negotiated(ctx)) throw missing_extension("tasks/update");
-    const auto id = task_id_param(ctx);
-    auto responses = ctx.params().find("inputResponses");
-    if (responses == ctx.params().end() || !responses->is_object()) {
-        throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: \"inputResponses\" must be an object");
-    }
-    auto record = co_await find(ctx, id);
-    if (record.status == TaskStatus::input_required) {
-        Json answers = *responses;
-        co_await deliver(id, std::move(answers));
-    }
-    co_return Json{{"resultType", "complete"}};
 }
 
 void TaskEngine::answers_from_elsewhere(std::string task_id, Json responses) {
@@ -739,181 +539,6 @@ Task<TaskUpdate> TaskEngine::cancel_record(const TaskRecord& record) {
         changed(id);
     }
     co_return outcome;
-}
-
-Task<Json> TaskEngine::cancel(RequestContext& ctx) {
-    if (v1(ctx)) {
-        // v1: the Task, now cancelled; a task that had ended already is refused.
-        const auto id = task_id_param(ctx);
-        auto record = co_await find(ctx, id);
-        auto refuse_terminal = [&id](TaskStatus status) {
-            return RpcError(protocol::error_code::kInvalidParams,
-                            fmt::format("Invalid params: task \"{}\" is {} already; only a working or input_required "
-                                        "task can be cancelled",
-                                        util::sanitize_for_message(id, 80), stores::to_string(status)));
-        };
-        if (stores::is_terminal(record.status)) throw refuse_terminal(record.status);
-        auto outcome = co_await cancel_record(record);
-        if (outcome == TaskUpdate::not_found) throw unknown_task(id);
-        auto now = co_await find(ctx, id);
-        if (outcome == TaskUpdate::terminal) throw refuse_terminal(now.status);  // its outcome came first
-        co_return v1_task(now);
-    }
-    if (!negotiated(ctx)) throw missing_extension("tasks/cancel");
-    const auto id = task_id_param(ctx);
-    auto record = co_await find(ctx, id);
-    if (!stores::is_terminal(record.status)) co_await cancel_record(record);
-    // The same empty acknowledgement for a task that had ended already (idempotent).
-    co_return Json{{"resultType", "complete"}};
-}
-
-Task<Json> TaskEngine::list(RequestContext& ctx) {
-    if (!v1(ctx)) throw v1_only("tasks/list");
-    std::string cursor;
-    if (auto c = ctx.params().find("cursor"); c != ctx.params().end() && !c->is_null()) {
-        if (!c->is_string()) throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: \"cursor\" must be a string");
-        cursor = c->get<std::string>();
-    }
-    stores::TaskPage page;
-    bool bad_cursor = false;
-    try {
-        page = co_await store_.list(owner_of(ctx), cursor, server_.options().page_size);
-    } catch (const std::invalid_argument&) {
-        bad_cursor = true;
-    }
-    if (bad_cursor) {
-        throw RpcError(protocol::error_code::kInvalidParams,
-                       "Invalid params: unknown cursor (use the nextCursor of a tasks/list answer, or start again "
-                       "without one)");
-    }
-    Json tasks = Json::array();
-    for (const auto& record : page.tasks) tasks.push_back(v1_task(record));
-    Json out = {{"tasks", std::move(tasks)}};
-    if (!page.next_cursor.empty()) out["nextCursor"] = page.next_cursor;
-    co_return out;
-}
-
-Task<Json> TaskEngine::result(RequestContext& ctx) {
-    if (!v1(ctx)) throw v1_only("tasks/result");
-    auto self = shared_from_this();
-    const auto id = task_id_param(ctx);
-    std::set<std::string> asked_remotely;  // questions of another replica's task asked here
-    for (;;) {
-        auto record = co_await find(ctx, id);
-        if (stores::is_terminal(record.status)) co_return v1_outcome(record);
-        auto it = running_.find(id);
-        std::shared_ptr<Running> run = it == running_.end() ? nullptr : it->second;
-        if (record.status == TaskStatus::input_required && run && !run->active) {
-            if (co_await ask_for_input(ctx, run)) continue;
-        }
-        if (record.status == TaskStatus::input_required && !run && relay_) {
-            if (co_await ask_for_remote_input(ctx, record, asked_remotely)) continue;
-        }
-        // Woken when the task changes here. A task this process does not run (another
-        // replica's, through a shared store) can only be watched by reading its record
-        // again, every pollInterval; one run here is read again at the latest when it expires.
-        const auto poll = std::chrono::milliseconds(std::max<std::int64_t>(record.poll_interval_ms, 100));
-        auto fallback = poll;
-        if (run && store_.backend() == "memory") {
-            fallback = std::max(poll, std::chrono::milliseconds(record.created_at_ms + record.ttl_ms - now_ms()));
-        }
-        co_await wait_change(ctx, id, fallback);
-    }
-}
-
-Task<bool> TaskEngine::ask_for_input(RequestContext& ctx, std::shared_ptr<Running> run) {
-    auto self = shared_from_this();
-    const std::string id = run->id;
-    std::vector<std::pair<std::string, Json>> questions;
-    for (const auto& [key, question] : run->pending.items()) {
-        if (run->asking.count(key)) continue;  // another tasks/result is asking it
-        // Never ask what this client cannot answer; another client of the owner may.
-        const char* capability = client_capability_for(question.value("method", ""));
-        if (capability && !ctx.client_capabilities().contains(capability)) continue;
-        questions.emplace_back(key, question);
-    }
-    if (questions.empty()) co_return false;
-    for (const auto& [key, question] : questions) run->asking.insert(key);
-    // Released on every way out, and whoever waits on the task looks again.
-    struct Asking {
-        TaskEngine& engine;
-        std::shared_ptr<Running> run;
-        std::vector<std::string> keys;
-        ~Asking() {
-            for (const auto& k : keys) run->asking.erase(k);
-            engine.changed(run->id);
-        }
-    } asking{*this, run, {}};
-    for (const auto& [key, question] : questions) asking.keys.push_back(key);
-
-    for (auto& [key, question] : questions) {
-        // Asked and answered elsewhere meanwhile, or the task moved on (cancelled, expired).
-        if (!run->pending.contains(key) || run->active || !running_.count(id)) break;
-        Json params = question.value("params", Json::object());
-        if (!params.is_object()) params = Json::object();
-        if (!params["_meta"].is_object()) params["_meta"] = Json::object();
-        params["_meta"][kRelatedTaskMeta] = Json{{"taskId", id}};
-        Json answer;
-        std::string refused;
-        try {
-            answer = co_await ctx.session().request_client(question.value("method", ""), std::move(params),
-                                                           ctx.request_id(), ctx.cancel_token(), ctx.revision());
-        } catch (const std::exception& e) {
-            // The client refused (an error answer) or did not answer in time: as in a
-            // request, the tool sees its question fail, and its call ends as a tool error.
-            refused = e.what();
-            if (refused.empty()) refused = "the client did not answer";
-        }
-        if (!refused.empty()) {
-            co_await refuse(run, refused);
-            break;
-        }
-        Json answered = Json{{key, std::move(answer)}};
-        co_await deliver(id, std::move(answered));
-    }
-    co_return true;
-}
-
-Task<bool> TaskEngine::ask_for_remote_input(RequestContext& ctx, const TaskRecord& record,
-                                             std::set<std::string>& asked) {
-    auto self = shared_from_this();
-    if (!record.input_requests.is_object()) co_return false;
-    bool any = false;
-    for (const auto& [key, question] : record.input_requests.items()) {
-        if (asked.count(key)) continue;
-        const char* capability = client_capability_for(question.value("method", ""));
-        if (capability && !ctx.client_capabilities().contains(capability)) continue;
-        asked.insert(key);
-        any = true;
-        Json params = question.value("params", Json::object());
-        if (!params.is_object()) params = Json::object();
-        if (!params["_meta"].is_object()) params["_meta"] = Json::object();
-        params["_meta"][kRelatedTaskMeta] = Json{{"taskId", record.id}};
-        Json answer;
-        bool refused = false;
-        try {
-            answer = co_await ctx.session().request_client(question.value("method", ""), std::move(params),
-                                                           ctx.request_id(), ctx.cancel_token(), ctx.revision());
-        } catch (const OperationCancelled&) {
-            throw;
-        } catch (const std::exception&) {
-            // The replica that runs the task decides what a question never answered means
-            // (its expiry); here the question is simply not answered.
-            refused = true;
-        }
-        if (!refused) relay_(record.id, Json{{key, std::move(answer)}});
-    }
-    co_return any;
-}
-
-Task<void> TaskEngine::refuse(std::shared_ptr<Running> run, const std::string& why) {
-    auto self = shared_from_this();
-    if (!running_.count(run->id) || run->active) co_return;
-    TaskRecord change;
-    change.status = TaskStatus::completed;
-    change.result = run->tool->error_result(ToolError(ToolErrorCode::internal_error, why)).to_json();
-    protocol::shape_tool_result(run->revision, change.result);
-    co_await settle(*run, std::move(change));
 }
 
 }  // namespace toolport

@@ -8,7 +8,7 @@
 // request's _meta clientCapabilities), a tools/call of such a tool is answered at once with
 // a CreateTaskResult {resultType:"task", taskId, status, createdAt, lastUpdatedAt, ttlMs,
 // pollIntervalMs}; the call itself runs on, detached from the request, through the same
-// invoker (the call pipeline) as any tools/call. Its record (stores::TaskStore) says what
+// invoker (the call pipeline) as any tools/call. Its record (TaskStore) says what
 // became of it:
 //   completed  the call answered a CallToolResult (tool errors, isError: true, included);
 //   failed     the call ended in a protocol error (JSON-RPC error shape {code, message, data?});
@@ -37,6 +37,10 @@
 // Questions run the multi round-trip way (input_required.hpp) in every revision: the task's
 // call is replayed from the start with every answer gathered so far, so nothing but the
 // record and the answers is kept between rounds.
+//
+// Where things are: tasks.cpp (the engine: creating, running, recording, waking),
+// task_extension_model.cpp (what the extension answers), task_model_2025_11_25.cpp (what
+// the 2025-11-25 model answers), tasks_internal.hpp (what they share).
 #pragma once
 
 #include <chrono>
@@ -54,7 +58,7 @@
 #include "async/completion.hpp"
 #include "async/task.hpp"
 #include "server/request_context.hpp"
-#include "stores/task_store.hpp"
+#include "server/task_store.hpp"
 
 namespace toolport {
 
@@ -84,7 +88,7 @@ Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::sh
 
 class TaskEngine : public std::enable_shared_from_this<TaskEngine> {
 public:
-    TaskEngine(McpServer& server, stores::TaskStore& store);
+    TaskEngine(McpServer& server, TaskStore& store);
     ~TaskEngine();
     TaskEngine(const TaskEngine&) = delete;
     TaskEngine& operator=(const TaskEngine&) = delete;
@@ -138,19 +142,21 @@ private:
     Task<Json> get(RequestContext& ctx);
     Task<Json> update(RequestContext& ctx);
     Task<Json> cancel(RequestContext& ctx);
+    Task<Json> v1_get(RequestContext& ctx);     // get() in the 2025-11-25 model
+    Task<Json> v1_cancel(RequestContext& ctx);  // cancel() in the 2025-11-25 model
     Task<Json> list(RequestContext& ctx);    // v1
     Task<Json> result(RequestContext& ctx);  // v1
-    Task<stores::TaskRecord> find(RequestContext& ctx, const std::string& id);
+    Task<TaskRecord> find(RequestContext& ctx, const std::string& id);
 
-    Json create_result(const stores::TaskRecord& record) const;
-    Json detailed(const stores::TaskRecord& record) const;
+    Json create_result(const TaskRecord& record) const;
+    Json detailed(const TaskRecord& record) const;
     // v1: the Task object (tasks/get, tasks/cancel, tasks/list, notifications/tasks/status).
-    static Json v1_task(const stores::TaskRecord& record);
+    static Json v1_task(const TaskRecord& record);
     // v1: what tasks/result answers for a terminal record (throws RpcError for an error).
-    static Json v1_outcome(const stores::TaskRecord& record);
-    stores::TaskRecord new_record(const RequestContext& ctx, const std::string& tool_name) const;
+    static Json v1_outcome(const TaskRecord& record);
+    TaskRecord new_record(const RequestContext& ctx, const std::string& tool_name) const;
     // The run of a task's call, as `ctx` asked for it, not started.
-    std::shared_ptr<Running> prepare_run(RequestContext& ctx, const stores::TaskRecord& record,
+    std::shared_ptr<Running> prepare_run(RequestContext& ctx, const TaskRecord& record,
                                          std::shared_ptr<const ToolSpec> tool, Json arguments, bool v1_model);
     // An "optional" tool called by a client that did not ask for a task: the call's answer
     // if it comes within `threshold`, else a CreateTaskResult for the call running on.
@@ -162,16 +168,16 @@ private:
     void start(std::shared_ptr<Running> run);
     void forget_at_expiry(const std::string& id, std::chrono::milliseconds ttl);
     Task<void> execute(std::shared_ptr<Running> run);
-    Task<void> settle(Running& run, stores::TaskRecord change);
+    Task<void> settle(Running& run, TaskRecord change);
     // Marks the record cancelled and stops its call; what the store said.
-    Task<stores::TaskUpdate> cancel_record(const stores::TaskRecord& record);
+    Task<TaskUpdate> cancel_record(const TaskRecord& record);
     // Feeds answers to the task `id` when it waits for them here (tasks/update, and v1's
     // tasks/result); answers to questions it did not ask are ignored.
     Task<void> deliver(std::string id, Json responses);
     // v1's tasks/result for a task another replica runs: asks `ctx`'s client the record's
     // questions not in `asked` yet (adding them) and relays the answers. False when there
     // was nothing to ask.
-    Task<bool> ask_for_remote_input(RequestContext& ctx, const stores::TaskRecord& record, std::set<std::string>& asked);
+    Task<bool> ask_for_remote_input(RequestContext& ctx, const TaskRecord& record, std::set<std::string>& asked);
     // v1's tasks/result for a task waiting for input: asks `ctx`'s client what the task
     // asks (what no other tasks/result is asking already) and delivers the answers. False
     // when there was nothing it could ask.
@@ -184,10 +190,10 @@ private:
     // The record of `id` changed (or its run ended): wakes whoever waits for it.
     void changed(const std::string& id);
     // v1: notifications/tasks/status to the creating session, if still there.
-    void tell_status(const Running& run, const stores::TaskRecord& record);
+    void tell_status(const Running& run, const TaskRecord& record);
 
     McpServer& server_;
-    stores::TaskStore& store_;
+    TaskStore& store_;
     std::unordered_map<std::string, std::shared_ptr<Running>> running_;
     Relay relay_;
     // tasks/result requests waiting for their task to change, by task id.

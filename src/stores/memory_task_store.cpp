@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stores/argument_checks.hpp"
+#include "stores/task_cursor.hpp"
 
 namespace toolport::stores {
 

@@ -20,7 +20,8 @@
 #include <utility>
 
 #include "async/executor.hpp"
-#include "stores/task_store.hpp"
+#include "server/task_store.hpp"
+#include "stores/store_health.hpp"
 
 namespace toolport::stores {
 
@@ -43,7 +44,8 @@ public:
     Task<std::optional<TaskRecord>> get(std::string id, std::string owner) override;
     Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override;
     Task<TaskUpdate> update(TaskRecord change) override;
-    StoreState state() const override { return StoreState::available; }
+    // How the store is doing, for the stores layer (the engine's TaskStore does not ask).
+    StoreState state() const { return StoreState::available; }
 
     // The same operations without a coroutine, for callers already on the loop.
     void create_now(TaskRecord record);

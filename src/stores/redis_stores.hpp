@@ -23,6 +23,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/task_store.hpp"
 #include "stores/budget_store.hpp"
 #include "stores/cache_store.hpp"
 #include "stores/local_budgets.hpp"
@@ -30,7 +31,6 @@
 #include "stores/memory_task_store.hpp"
 #include "stores/rate_limit_store.hpp"
 #include "stores/redis_script.hpp"
-#include "stores/task_store.hpp"
 
 namespace toolport::stores {
 
@@ -146,7 +146,8 @@ public:
     Task<std::optional<TaskRecord>> get(std::string id, std::string owner) override;
     Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override;
     Task<TaskUpdate> update(TaskRecord change) override;
-    StoreState state() const override;
+    // How the store is doing, for the stores layer (the engine's TaskStore does not ask).
+    StoreState state() const;
     // A random name per process; alive while its key <prefix>runner:<id> exists, which
     // start_heartbeat() renews.
     const std::string& runner_id() const override { return runner_id_; }

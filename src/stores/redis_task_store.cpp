@@ -6,6 +6,7 @@
 #include "stores/argument_checks.hpp"
 #include "stores/redis_client.hpp"
 #include "stores/redis_stores.hpp"
+#include "stores/task_cursor.hpp"
 #include "util/random.hpp"
 
 namespace toolport::stores {

@@ -18,10 +18,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "server/task_store.hpp"
 #include "stores/budget_store.hpp"
 #include "stores/cache_store.hpp"
 #include "stores/rate_limit_store.hpp"
-#include "stores/task_store.hpp"
 
 namespace toolport {
 class Executor;

@@ -21,6 +21,7 @@
 #include "stores/redis_stores.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/stores.hpp"
+#include "stores/task_cursor.hpp"
 #include "stores_redis_support.hpp"
 #include "stores_test_support.hpp"
 #include "transports/asio_executor.hpp"
@@ -151,7 +152,7 @@ public:
     void run(Task<void> task) { test_support::run_task(io_, std::move(task)); }
     void drive_until(const std::function<bool()>& done) { ASSERT_TRUE(test_support::run_until(io_, done)); }
     void pass(std::chrono::milliseconds time) { test_support::run_for(io_, time); }
-    bool wait_for_state(TaskStore& store, StoreState state) {
+    bool wait_for_state(RedisTaskStore& store, StoreState state) {
         return test_support::run_until(io_, [&] { return store.state() == state; });
     }
 
@@ -525,7 +526,7 @@ TEST_F(StoresMemoryTasks, MakeStoresServesTasksInProcess) {
     options.max_tasks_per_owner = 1;
     auto stores = make_stores(options, exec);
     EXPECT_EQ(stores->tasks().backend(), "memory");
-    EXPECT_EQ(stores->tasks().state(), StoreState::available);
+    EXPECT_EQ(dynamic_cast<MemoryTaskStore&>(stores->tasks()).state(), StoreState::available);
     test_support::finish_now(stores->tasks().create(record("m1", "session:s")));
     EXPECT_THROW(test_support::finish_now(stores->tasks().create(record("m2", "session:s"))), TaskLimitReached);
 }
@@ -733,7 +734,7 @@ TEST_F(StoresRedisTasks, StartsOnTheFallbackWhenRedisIsDown) {
     {
         auto stores = make_stores(options, exec);
         EXPECT_EQ(stores->tasks().backend(), "redis");
-        EXPECT_EQ(stores->tasks().state(), StoreState::degraded);
+        EXPECT_EQ(dynamic_cast<RedisTaskStore&>(stores->tasks()).state(), StoreState::degraded);
         test_support::run_task(io, stores->tasks().create(record("early", "token:alice")));
         EXPECT_TRUE(test_support::run_task(io, stores->tasks().get("early", "token:alice")).has_value());
         EXPECT_EQ(dynamic_cast<RedisTaskStore&>(stores->tasks()).fallback().records(), 1u);

@@ -145,7 +145,7 @@ protected:
         std::unique_ptr<McpServer> server;
         std::shared_ptr<TaskEngine> engine;
     };
-    Replica replica_on(stores::TaskStore& on) {
+    Replica replica_on(TaskStore& on) {
         ServerOptions options;
         options.task_ttl = 60s;
         options.task_poll_interval = 250ms;
@@ -873,19 +873,18 @@ TEST_F(TasksTest, V1TasksResultOnAnotherReplicaAsksTheRecordsQuestionsAndRelaysT
 
 // The same records under another process's name, whose liveness the test decides: what a
 // replica sees of the records of a shared store.
-class ReplicaView final : public stores::TaskStore {
+class ReplicaView final : public TaskStore {
 public:
-    ReplicaView(stores::TaskStore& shared, std::string name) : shared_(shared), name_(std::move(name)) {}
+    ReplicaView(TaskStore& shared, std::string name) : shared_(shared), name_(std::move(name)) {}
     std::string_view backend() const override { return "redis"; }
-    Task<void> create(stores::TaskRecord r) override { return shared_.create(std::move(r)); }
-    Task<std::optional<stores::TaskRecord>> get(std::string id, std::string owner) override {
+    Task<void> create(TaskRecord r) override { return shared_.create(std::move(r)); }
+    Task<std::optional<TaskRecord>> get(std::string id, std::string owner) override {
         return shared_.get(std::move(id), std::move(owner));
     }
-    Task<stores::TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override {
+    Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override {
         return shared_.list(std::move(owner), std::move(cursor), limit);
     }
-    Task<stores::TaskUpdate> update(stores::TaskRecord change) override { return shared_.update(std::move(change)); }
-    stores::StoreState state() const override { return stores::StoreState::available; }
+    Task<TaskUpdate> update(TaskRecord change) override { return shared_.update(std::move(change)); }
     const std::string& runner_id() const override { return name_; }
     Task<bool> runner_alive(std::string runner) override {
         ++asked;
@@ -895,7 +894,7 @@ public:
     int asked = 0;
 
 private:
-    stores::TaskStore& shared_;
+    TaskStore& shared_;
     std::string name_;
 };
 

@@ -8,6 +8,9 @@
 //
 // Everything runs on the engine's event loop. The gateway (gateway.hpp) turns the catalog
 // into registry entries and forwards calls through call_tool() and friends.
+//
+// Its code: upstream.cpp (lifetime, state), upstream_connection.cpp, upstream_callers.cpp
+// (callers and credentials), upstream_tasks.cpp, upstream_forwarding.cpp.
 #pragma once
 
 #include <chrono>

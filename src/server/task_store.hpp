@@ -1,9 +1,10 @@
 // TaskStore: the records of long-running calls run as tasks (MCP tasks: the 2025-11-25 task
-// model and the 2026-07-28 tasks extension, SEP-2663). A record says what became of the
-// call (working, waiting for input, completed with a result, failed with an error,
-// cancelled), whom it belongs to, and how long it is kept. In memory by default; in Redis
-// with `store: redis://...`, so that any replica can answer tasks/get for a task another
-// replica runs.
+// model and the 2026-07-28 tasks extension, SEP-2663), as the task engine (tasks.hpp) needs
+// them. A record says what became of the call (working, waiting for input, completed with a
+// result, failed with an error, cancelled), whom it belongs to, and how long it is kept.
+// The server owns this interface; the stores layer implements it (stores/memory_task_store.hpp
+// in memory by default; stores/redis_stores.hpp in Redis with `store: redis://...`, so that
+// any replica can answer tasks/get for a task another replica runs).
 //
 // A record is visible only to its owner (the identity that created it: a token, else a
 // session), and only until it expires: `ttl_ms` after it was created. A terminal record
@@ -21,9 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "async/task.hpp"
-#include "stores/store_health.hpp"
 
-namespace toolport::stores {
+namespace toolport {
 
 enum class TaskStatus { working, input_required, completed, failed, cancelled };
 
@@ -67,23 +67,6 @@ struct TaskPage {
     std::string next_cursor;        // empty when there are no more
 };
 
-// The position after a record in `owner`'s listing (newest first: created_at_ms, then id,
-// both descending), as list() hands it out in next_cursor: "<created_at_ms>:<id>". Both
-// stores use it, so a cursor stays valid when a replica falls back or recovers.
-struct TaskCursor {
-    std::int64_t created_at_ms = 0;
-    std::string id;
-
-    static TaskCursor after(const TaskRecord& record) { return {record.created_at_ms, record.id}; }
-    std::string encode() const;
-    // Throws std::invalid_argument for text not of that form.
-    static TaskCursor parse(std::string_view text);
-    // Whether a record at (created_at_ms, id) comes after this position in the listing.
-    bool precedes(std::int64_t created, std::string_view record_id) const {
-        return created < created_at_ms || (created == created_at_ms && record_id < id);
-    }
-};
-
 // create() refuses a record when its owner already has the most live records a store keeps
 // per owner (StoreOptions::max_tasks_per_owner), or the store holds its most records in all
 // (memory: StoreOptions::max_tasks). Nothing is evicted to make room: an evicted record would
@@ -120,7 +103,6 @@ public:
     // last_updated_at_ms with those of `change` (same id and owner), unless the record is
     // terminal. The TTL is not extended.
     virtual Task<TaskUpdate> update(TaskRecord change) = 0;
-    virtual StoreState state() const = 0;
 
     // Replicas sharing the store: this process's name as a task's runner, and whether the
     // process named `runner` is still alive. In process every record is this process's;
@@ -131,4 +113,4 @@ public:
     virtual Task<bool> runner_alive(std::string runner) = 0;
 };
 
-}  // namespace toolport::stores
+}  // namespace toolport
