@@ -1,17 +1,6 @@
 // Credentials Toolport obtains for the services behind it (gateway upstreams, REST catalogs,
-// OpenAPI sources), configured per source under `auth:`:
-//
-//   auth:
-//     type: token_exchange            # or client_credentials
-//     token_endpoint: https://as.example/token   # or issuer: (its RFC 8414 metadata names it)
-//     client_id: toolport
-//     client_secret: ${TOOLPORT_CLIENT_SECRET}
-//     auth_method: client_secret_basic            # client_secret_post, private_key_jwt, none
-//     audience: https://upstream.example          # RFC 8693 audience
-//     resource: https://upstream.example/mcp      # RFC 8707 resource
-//     scope: "files:read files:write"
-//
-//   auth: {type: login, token_store: /path/oauth-tokens.json}   # gateway upstreams only
+// OpenAPI sources), from the settings of each source's `auth:` section (UpstreamAuthSettings;
+// the providers read and check that section, providers/upstream_auth_settings.hpp):
 //
 //  - client_credentials: Toolport's own token for the service (RFC 6749 §4.4), one for all
 //    callers, obtained again shortly before it expires.
@@ -23,9 +12,9 @@
 //    `own_requests: none` sends them without one.
 //  - login: the tokens the operator obtained once with `toolport login <upstream URL>` (the
 //    browser flow, a user's authorization), read from the CLI's token store and refreshed
-//    there; never a new authorization, as a server has no user at a browser. Only the
-//    settings are read here: the gateway's upstream runs client/oauth's OAuthAuthorizer,
-//    non-interactive, on them (UpstreamCredentials does not take this type).
+//    there; never a new authorization, as a server has no user at a browser. The gateway's
+//    upstream runs client/oauth's OAuthAuthorizer, non-interactive, on these settings
+//    (UpstreamCredentials does not take this type).
 //
 // A request for a key that is being obtained waits for that request instead of making
 // another. A service that answers 401 to a token has it dropped (rejected()); the caller
@@ -52,9 +41,6 @@
 
 namespace toolport {
 class ToolError;
-}
-namespace toolport::providers {
-class SourceSettings;
 }
 namespace toolport::http_client {
 class HttpClient;
@@ -89,10 +75,9 @@ struct UpstreamAuthSettings {
 // "client_credentials", "token_exchange", "login".
 std::string_view type_name(UpstreamAuthSettings::Type type);
 
-// Reads and checks an `auth:` section (`section` is that mapping). `login_allowed`: the
-// source can use type login (a gateway's MCP upstream, whose server says how to authorize).
-// Throws providers::SettingsError naming the file, line and key.
-UpstreamAuthSettings read_upstream_auth(const providers::SourceSettings& section, bool login_allowed = false);
+// Why `text` cannot be a token endpoint or issuer URL (not an absolute http(s) URL, http://
+// without `allow_http`, a fragment); "" when it can.
+std::string url_problem(const std::string& text, bool allow_http);
 
 // A call could not be given credentials for the service.
 struct UpstreamCredentialsError : std::runtime_error {
@@ -124,7 +109,7 @@ public:
     };
 
     // `service` names the source in messages ("upstream files", "catalog weather").
-    // Throws std::invalid_argument for settings read_upstream_auth would refuse.
+    // Throws std::invalid_argument for settings providers::read_upstream_auth would refuse.
     UpstreamCredentials(std::string service, UpstreamAuthSettings settings, http_client::HttpClient& http,
                         Clock clock = {});
 

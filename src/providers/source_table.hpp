@@ -1,8 +1,13 @@
 // The sources Toolport knows, by name: what `packs:` in the configuration and `--packs`
 // on the command line choose from, and the kinds configured once per instance under
 // their own key (`rest:` catalogs, `openapi:` documents), each instance named by the
-// user. The table itself is in source_table.cpp; adding a source is its folder under
-// src/providers plus its line there (CMake finds the files).
+// user.
+//
+// Each kind declares itself in its own folder: src/providers/<folder>/<stem>_source_kind.cpp
+// defines `SourceKind <stem>_source_kind()` in this namespace (say tango/tango_source_kind.cpp,
+// `tango_source_kind()`). src/providers/sources.cmake finds those files and generates the
+// list that calls each one (build/generated/source_kinds.cpp), so adding a source is its
+// folder alone: no central file names it.
 #pragma once
 
 #include <functional>
@@ -29,6 +34,10 @@ struct SourceKind {
     // Configured as named instances under the top-level key of the kind's name (`rest:`,
     // `openapi:`), not listed in `packs:`.
     bool named_instances = false;
+    // Where the configuration file holds its settings: `packs.<name>` for a pack; for a kind
+    // of named instances, its own top-level keys (`rest`, `openapi`; the gateway's
+    // `upstreams` and `gateway`, which together make its one instance).
+    std::vector<std::string> config_keys;
 };
 
 // The available packs (sources listed in `packs:`), in name order.
@@ -41,6 +50,9 @@ std::string source_names();
 std::string unknown_pack_message(std::string_view name);
 // A kind configured as named instances ("rest", "openapi"); nullptr for any other name.
 const SourceKind* find_instance_kind(std::string_view kind);
+// Every kind declared, packs and kinds of named instances, available in this process or
+// not, in name order.
+std::vector<const SourceKind*> all_source_kinds();
 
 // A started source together with the context it was given (the context must outlive it).
 // Destruction stops the source.

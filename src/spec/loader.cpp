@@ -1,6 +1,6 @@
 // Spec and suite files -> Spec values, with every problem named by file, line and key.
 //
-// Files are parsed into a Document (JSON plus lines, document.hpp) and checked here as JSON,
+// Files are parsed into a Document (JSON plus lines, document/document.hpp) and checked here as JSON,
 // the way mcp-server-kit's zod schemas check them, but strictly: unknown keys are errors
 // (the kit drops them silently, which hides typos such as `messageContain`).
 #include <algorithm>
@@ -10,15 +10,15 @@
 #include <fmt/format.h>
 
 #include "spec/assertions/assertion_type.hpp"
-#include "spec/document.hpp"
+#include "document/document.hpp"
 #include "spec/spec.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::spec {
 
 namespace fs = std::filesystem;
-using detail::Document;
-using detail::DocumentError;
+using document::Document;
+using document::DocumentError;
 
 namespace {
 
@@ -63,7 +63,7 @@ public:
                    const std::vector<std::string>& allowed, const std::string& what) {
         for (const auto& [key, value] : object.items()) {
             if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-                problem(detail::pointer_append(pointer, key), prefix + key,
+                problem(document::pointer_append(pointer, key), prefix + key,
                         fmt::format("unknown key for {} (expected one of: {})", what, join(allowed)));
             }
         }
@@ -73,7 +73,7 @@ public:
     std::optional<std::string> string(const Json& object, const std::string& pointer, const std::string& prefix,
                                       const std::string& key, bool required, bool non_empty) {
         auto it = object.find(key);
-        std::string member = detail::pointer_append(pointer, key);
+        std::string member = document::pointer_append(pointer, key);
         if (it == object.end()) {
             if (required) problem(pointer, prefix + key, "is required");
             return std::nullopt;
@@ -94,7 +94,7 @@ public:
         auto it = object.find(key);
         if (it == object.end()) return std::nullopt;
         if (!it->is_boolean()) {
-            problem(detail::pointer_append(pointer, key), prefix + key,
+            problem(document::pointer_append(pointer, key), prefix + key,
                     fmt::format("must be true or false, got {}", kind_name(*it)));
             return std::nullopt;
         }
@@ -141,7 +141,7 @@ std::optional<Assertion> read_assertion(Checker& check, const Json& item, const 
     if (!type_name) return std::nullopt;
     const detail::AssertionType* type = detail::find_assertion_type(*type_name);
     if (!type) {
-        check.problem(detail::pointer_append(pointer, "type"), prefix + "type",
+        check.problem(document::pointer_append(pointer, "type"), prefix + "type",
                       fmt::format("unknown assertion type \"{}\" (known: {})", *type_name, detail::assertion_type_names()));
         return std::nullopt;
     }
@@ -154,7 +154,7 @@ std::optional<Assertion> read_assertion(Checker& check, const Json& item, const 
         if (it == item.end()) {
             if (field.required) check.problem(pointer, prefix + field.key, fmt::format("is required by {}", type->name));
         } else if (!field_has_kind(*it, field.kind)) {
-            check.problem(detail::pointer_append(pointer, field.key), prefix + field.key,
+            check.problem(document::pointer_append(pointer, field.key), prefix + field.key,
                           fmt::format("must be {}, got {}", field_kind_text(field.kind),
                                       it->is_number() ? it->dump() : kind_name(*it)));
         }
@@ -164,7 +164,7 @@ std::optional<Assertion> read_assertion(Checker& check, const Json& item, const 
     assertion.params.erase("type");
     if (type->validate) {
         if (auto bad = type->validate(assertion.params)) {
-            check.problem(detail::pointer_append(pointer, bad->key), prefix + bad->key, bad->message);
+            check.problem(document::pointer_append(pointer, bad->key), prefix + bad->key, bad->message);
             return std::nullopt;
         }
     }
@@ -198,7 +198,7 @@ std::variant<Spec, LoadError> read_spec(const Document& doc, const std::string& 
             if (*type == "tool") kind = SpecKind::tool;
             else if (*type == "prompt") kind = SpecKind::prompt;
             else if (*type == "resource") kind = SpecKind::resource;
-            else check.problem(detail::pointer_append(pointer, "type"), prefix + "type",
+            else check.problem(document::pointer_append(pointer, "type"), prefix + "type",
                                fmt::format("must be tool, prompt or resource, got \"{}\"", *type));
         }
     } else if (value.contains("tool")) {
@@ -223,7 +223,7 @@ std::variant<Spec, LoadError> read_spec(const Document& doc, const std::string& 
                     check.problem(pointer, prefix + "arguments", "is required for a tool spec (use {} for none)");
                 }
             } else if (!args->is_object()) {
-                check.problem(detail::pointer_append(pointer, "arguments"), prefix + "arguments",
+                check.problem(document::pointer_append(pointer, "arguments"), prefix + "arguments",
                               fmt::format("must be a mapping of argument names to values, got {}", kind_name(*args)));
             } else {
                 spec.arguments = *args;
@@ -233,7 +233,7 @@ std::variant<Spec, LoadError> read_spec(const Document& doc, const std::string& 
 
     if (auto timeout = value.find("timeout"); timeout != value.end()) {
         if (!timeout->is_number() || timeout->get<double>() <= 0 || timeout->get<double>() > kMaxTimeoutMs) {
-            check.problem(detail::pointer_append(pointer, "timeout"), prefix + "timeout",
+            check.problem(document::pointer_append(pointer, "timeout"), prefix + "timeout",
                           fmt::format("must be a number of milliseconds greater than 0 and at most {}, got {}",
                                       kMaxTimeoutMs, timeout->is_number() ? timeout->dump() : kind_name(*timeout)));
         } else {
@@ -243,7 +243,7 @@ std::variant<Spec, LoadError> read_spec(const Document& doc, const std::string& 
     if (auto skip = check.boolean(value, pointer, prefix, "skip")) spec.skip = *skip;
     if (auto only = check.boolean(value, pointer, prefix, "only")) spec.only = *only;
 
-    std::string assertions_pointer = detail::pointer_append(pointer, "assertions");
+    std::string assertions_pointer = document::pointer_append(pointer, "assertions");
     auto assertions = value.find("assertions");
     if (assertions == value.end()) {
         check.problem(pointer, prefix + "assertions", "is required (a list of at least one assertion)");
@@ -254,7 +254,7 @@ std::variant<Spec, LoadError> read_spec(const Document& doc, const std::string& 
     } else {
         for (std::size_t i = 0; i < assertions->size(); ++i) {
             auto item_prefix = fmt::format("{}assertions[{}]", prefix, i);
-            auto read = read_assertion(check, (*assertions)[i], detail::pointer_append(assertions_pointer, i),
+            auto read = read_assertion(check, (*assertions)[i], document::pointer_append(assertions_pointer, i),
                                        item_prefix + ".");
             if (read) spec.assertions.push_back(std::move(*read));
         }
@@ -273,7 +273,7 @@ struct Parsed {
 Parsed parse_file(const fs::path& file) {
     Parsed parsed;
     try {
-        parsed.doc = detail::parse_document(detail::read_text_file(file), file);
+        parsed.doc = document::parse_document(document::read_text_file(file), file);
         if (parsed.doc->value.is_null()) parsed.error = LoadError{file, display(file), {display(file) + ": the file is empty"}};
     } catch (const DocumentError& e) {
         std::string where = e.line() > 0 ? fmt::format("{}:{}", display(file), e.line()) : display(file);
@@ -327,7 +327,7 @@ public:
     LoadedSpecs run_text(const std::string& text, const fs::path& file) {
         Parsed p;
         try {
-            p.doc = detail::parse_document(text, file);
+            p.doc = document::parse_document(text, file);
             if (p.doc->value.is_null()) p.error = LoadError{file, display(file), {display(file) + ": the file is empty"}};
         } catch (const DocumentError& e) {
             std::string where = e.line() > 0 ? fmt::format("{}:{}", display(file), e.line()) : display(file);
@@ -367,7 +367,7 @@ private:
         fs::path folder = file.parent_path();
         for (std::size_t i = 0; i < tests.size(); ++i) {
             const Json& entry = tests[i];
-            std::string pointer = detail::pointer_append("/tests", i);
+            std::string pointer = document::pointer_append("/tests", i);
             std::string label = fmt::format("{} tests[{}]", display(file), i);
             std::variant<Spec, LoadError> loaded;
             if (entry.is_string()) {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "spec/document.hpp"
+#include "document/document.hpp"
 
 namespace toolport::spec::detail {
 
@@ -113,8 +113,8 @@ Json response_document(const Outcome& outcome) {
         throw std::runtime_error("there is no response to check: the call failed (" + outcome.error + ")");
     }
     if (outcome.spec_kind != SpecKind::tool) {
-        if (nesting_depth(outcome.result) > static_cast<std::size_t>(kMaxDocumentDepth)) {
-            throw std::runtime_error(fmt::format("the result is nested more than {} deep", kMaxDocumentDepth));
+        if (nesting_depth(outcome.result) > static_cast<std::size_t>(document::kMaxDocumentDepth)) {
+            throw std::runtime_error(fmt::format("the result is nested more than {} deep", document::kMaxDocumentDepth));
         }
         return outcome.result;
     }
@@ -128,8 +128,8 @@ Json response_document(const Outcome& outcome) {
 
 Json parse_json_text(const std::string& text) {
     try {
-        return parse_json_value(text);
-    } catch (const DocumentError& e) {
+        return document::parse_json_value(text);
+    } catch (const document::DocumentError& e) {
         throw std::runtime_error(e.what());
     }
 }
@@ -149,7 +149,7 @@ std::size_t nesting_depth(const Json& value) {
 }
 
 std::string preview(const Json& value, std::size_t max_chars) {
-    if (nesting_depth(value) > static_cast<std::size_t>(kMaxDocumentDepth)) return "(a value nested too deeply to show)";
+    if (nesting_depth(value) > static_cast<std::size_t>(document::kMaxDocumentDepth)) return "(a value nested too deeply to show)";
     return cut_utf8(value.dump(-1, ' ', false, Json::error_handler_t::replace), max_chars);
 }
 

@@ -1,13 +1,14 @@
-// `auth:` under the sources that reach services over HTTP (auth/upstream_credentials.hpp):
-// gateway upstreams, REST catalogs and OpenAPI sources read it, and refuse what cannot
-// work together (another Authorization header, a transport without per-request
-// authorization, a stdio upstream).
+// `auth:` under the sources that reach services over HTTP (providers/upstream_auth_settings.hpp,
+// auth/upstream_credentials.hpp): the section's own checks, and how gateway upstreams, REST
+// catalogs and OpenAPI sources read it and refuse what cannot work together (another
+// Authorization header, a transport without per-request authorization, a stdio upstream).
 #include <gtest/gtest.h>
 
 #include "error_of.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/openapi/openapi_settings.hpp"
 #include "providers/rest/catalog_settings.hpp"
+#include "providers/upstream_auth_settings.hpp"
 
 using namespace toolport;
 using providers::SourceSettings;
@@ -133,4 +134,96 @@ TEST(UpstreamAuthSettingsSources, LoginAuthIsRefusedOutsideGatewayUpstreams) {
     EXPECT_NE(error_of([&] { openapi::OpenApiSettings::from(SourceSettings(openapi, "openapi.pets")); })
                   .find("login applies to gateway upstreams"),
               std::string::npos);
+}
+
+// ---- the section itself (read_upstream_auth) -------------------------------------------
+
+namespace {
+
+using json = nlohmann::json;
+using auth::ClientAuthentication;
+using auth::UpstreamAuthSettings;
+using providers::read_upstream_auth;
+
+providers::SourceSettings auth_section(json values) {
+    return providers::SourceSettings(std::move(values), "upstreams.files.auth", "toolport.yaml");
+}
+
+json valid_exchange() {
+    return {{"type", "token_exchange"},
+            {"token_endpoint", "https://as.example.test/token"},
+            {"client_id", "toolport"},
+            {"client_secret", "s"},
+            {"audience", "https://files.example.test"}};
+}
+
+std::string settings_error(json values) {
+    return error_of([&] { read_upstream_auth(auth_section(std::move(values))); });
+}
+
+}  // namespace
+
+TEST(UpstreamAuthSettingsTest, ReadsAValidSection) {
+    auto s = read_upstream_auth(auth_section(valid_exchange()));
+    EXPECT_EQ(s.type, UpstreamAuthSettings::Type::token_exchange);
+    EXPECT_EQ(s.client.method, ClientAuthentication::Method::client_secret_basic);  // a secret implies it
+    EXPECT_EQ(s.audience, "https://files.example.test");
+    EXPECT_TRUE(s.own_requests_authorized);
+
+    auto j = valid_exchange();
+    j["auth_method"] = "client_secret_post";
+    j["own_requests"] = "none";
+    j["scope"] = "a b";
+    j["issuer"] = "https://as.example.test";
+    j.erase("token_endpoint");
+    s = read_upstream_auth(auth_section(j));
+    EXPECT_EQ(s.client.method, ClientAuthentication::Method::client_secret_post);
+    EXPECT_FALSE(s.own_requests_authorized);
+    EXPECT_EQ(s.issuer, "https://as.example.test");
+    EXPECT_EQ(s.scope, "a b");
+}
+
+TEST(UpstreamAuthSettingsTest, RefusesWhatCannotWork) {
+    auto with = [](std::initializer_list<std::pair<const char*, json>> changes, std::vector<const char*> removed = {}) {
+        auto j = valid_exchange();
+        for (auto& [k, v] : changes) j[k] = v;
+        for (auto* k : removed) j.erase(k);
+        return j;
+    };
+    EXPECT_NE(settings_error(with({}, {"type"})).find("type: is required"), std::string::npos);
+    EXPECT_NE(settings_error(with({{"type", "magic"}})).find("must be client_credentials or token_exchange"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"type", "headers"}})).find("static headers"), std::string::npos);
+    EXPECT_NE(settings_error(with({}, {"token_endpoint"})).find("give either token_endpoint or issuer"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"issuer", "https://as.example.test"}})).find("give either"), std::string::npos);
+    EXPECT_NE(settings_error(with({{"token_endpoint", "http://as.example.test/token"}})).find("https://"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"token_endpoint", "as.example.test/token"}})).find("not an absolute"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({}, {"client_id"})).find("client_id: is required"), std::string::npos);
+    EXPECT_NE(settings_error(with({{"auth_method", "client_secret_jwt"}})).find("auth_method: must be"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"auth_method", "none"}})).find("client_secret: is not used with auth_method none"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"auth_method", "client_secret_post"}}, {"client_secret"}))
+                  .find("client_secret_post needs a client_secret"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"auth_method", "private_key_jwt"}, {"private_key", "not pem"}}, {"client_secret"}))
+                  .find("private_key: private_key_jwt: the private key is not an unencrypted PEM private key"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"key_id", "k"}})).find("key_id: applies to auth_method private_key_jwt only"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"own_requests", "sometimes"}})).find("must be client_credentials or none"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"type", "client_credentials"}, {"own_requests", "none"}}))
+                  .find("applies to token_exchange only"),
+              std::string::npos);
+    EXPECT_NE(settings_error(with({{"surprise", true}})).find("surprise"), std::string::npos);
+    EXPECT_NE(settings_error(with({{"private_key_file", "/nonexistent/key.pem"}, {"auth_method", "private_key_jwt"}},
+                                  {"client_secret"}))
+                  .find("cannot read /nonexistent/key.pem"),
+              std::string::npos);
+    // Messages name where the key is.
+    EXPECT_NE(settings_error(with({}, {"client_id"})).find("upstreams.files.auth"), std::string::npos);
 }

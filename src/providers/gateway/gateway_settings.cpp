@@ -10,6 +10,7 @@
 
 #include "client/shell_words.hpp"
 #include "protocol/versions.hpp"
+#include "providers/upstream_auth_settings.hpp"
 #include "server/registry.hpp"
 #include "util/http_text.hpp"
 
@@ -115,7 +116,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
                 if (util::iequals_ascii(header, "Authorization"))
                     s.fail("headers", "auth: gives this upstream its Authorization header; remove one");
             }
-            u.auth = auth::read_upstream_auth(s.section("auth"), /*login_allowed=*/true);
+            u.auth = providers::read_upstream_auth(s.section("auth"), /*login_allowed=*/true);
         }
         for (const char* key : {"args", "env", "inherit_env", "cwd"}) {
             if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");

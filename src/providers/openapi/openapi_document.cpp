@@ -8,7 +8,7 @@
 #include "async/completion.hpp"
 #include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
-#include "spec/document.hpp"
+#include "document/document.hpp"
 #include "util/percent.hpp"
 
 namespace toolport::openapi {
@@ -76,9 +76,9 @@ ParsedDocument parse_document_text(const std::string& text, const std::string& l
     const auto first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
     const bool json = lower(url_without_query(location)).ends_with(".json") || (first != std::string::npos && text[first] == '{');
     try {
-        auto doc = json ? spec::detail::parse_json(text) : spec::detail::parse_yaml(text);
+        auto doc = json ? document::parse_json(text) : document::parse_yaml(text);
         return {std::move(doc.value), std::move(doc.lines)};
-    } catch (const spec::detail::DocumentError& e) {
+    } catch (const document::DocumentError& e) {
         throw DocumentError(e.line() > 0 ? fmt::format("{}:{}: {}", url_without_query(location), e.line(), e.what())
                                          : fmt::format("{}: {}", url_without_query(location), e.what()));
     }
@@ -246,8 +246,8 @@ DocumentSet load_file_document(const std::string& path) {
     const std::string name = fs::path(location).filename().string();
     std::string root_text;
     try {
-        root_text = spec::detail::read_text_file(location);
-    } catch (const spec::detail::DocumentError& e) {
+        root_text = document::read_text_file(location);
+    } catch (const document::DocumentError& e) {
         throw DocumentError(fmt::format("{}: {}", name, e.what()));
     }
     DocumentSet docs(location, parse_document_text(root_text, name));
@@ -261,8 +261,8 @@ DocumentSet load_file_document(const std::string& path) {
                 const std::string real = file_inside_folder(other, folder);
                 std::string text;
                 try {
-                    text = spec::detail::read_text_file(real);
-                } catch (const spec::detail::DocumentError& e) {
+                    text = document::read_text_file(real);
+                } catch (const document::DocumentError& e) {
                     throw DocumentError(fmt::format("{}: {}", shown, e.what()));
                 }
                 docs.add(other, parse_document_text(text, shown).value);
@@ -283,14 +283,14 @@ Task<std::string> fetch_text(http_client::HttpClient& http, const std::string& u
     http_client::CallOptions options;
     options.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     options.cancel = cancel;
-    options.max_response_bytes = spec::detail::kMaxDocumentBytes;
+    options.max_response_bytes = document::kMaxDocumentBytes;
     http_client::Response response;
     try {
         response = co_await http.fetch(std::move(request), std::move(options));
     } catch (const http_client::HttpError& e) {
         throw DocumentError(fmt::format("{}: {}", url_without_query(url), e.what()));
     } catch (const client::ResponseTooLarge&) {
-        throw DocumentError(fmt::format("{}: larger than {} MiB", url_without_query(url), spec::detail::kMaxDocumentBytes >> 20));
+        throw DocumentError(fmt::format("{}: larger than {} MiB", url_without_query(url), document::kMaxDocumentBytes >> 20));
     }
     if (response.status < 200 || response.status > 299) {
         throw DocumentError(fmt::format("{}: HTTP {}", url_without_query(url), response.status));

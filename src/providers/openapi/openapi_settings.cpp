@@ -4,6 +4,7 @@
 
 #include "http_client/url.hpp"
 #include "providers/openapi/openapi_document.hpp"
+#include "providers/upstream_auth_settings.hpp"
 
 namespace toolport::openapi {
 
@@ -62,7 +63,7 @@ OpenApiSettings OpenApiSettings::from(const providers::SourceSettings& settings)
     out.refresh_interval = std::chrono::seconds(settings.integer("refresh_interval_s", 0, 7 * 24 * 3600).value_or(0));
     if (auto v = settings.integer("max_response_bytes", 1024, 1LL << 32)) out.max_response_bytes = static_cast<std::size_t>(*v);
     if (auto v = settings.boolean("strict_arguments")) out.strict_arguments = *v;
-    if (settings.value("auth")) out.auth = auth::read_upstream_auth(settings.section("auth"));
+    if (settings.value("auth")) out.auth = providers::read_upstream_auth(settings.section("auth"));
     return out;
 }
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "providers/openapi/openapi_schema.hpp"
-#include "spec/document.hpp"
+#include "document/document.hpp"
 
 namespace toolport::openapi {
 
@@ -316,7 +316,7 @@ OperationList read_operations(const DocumentSet& docs, const OperationFilter& fi
     const Json root_security = root.value("security", Json::array());
     const Json paths = root.value("paths", Json::object());
     for (const auto& [path, raw_item] : paths.items()) {
-        const std::string item_pointer = spec::detail::pointer_append("/paths", path);
+        const std::string item_pointer = document::pointer_append("/paths", path);
         if (!raw_item.is_object()) continue;
         // A path item by $ref is taken whole; otherwise each operation is resolved on its
         // own, so that one broken ref costs one operation, not its neighbours.
@@ -355,7 +355,7 @@ OperationList read_operations(const DocumentSet& docs, const OperationFilter& fi
             try {
                 Operation op = build_operation(docs, root_security, method, path, item, operation);
                 op.tool_name = safe_tool_name(tool_prefix + derived);
-                int line = docs.line_of(spec::detail::pointer_append(item_pointer, method));
+                int line = docs.line_of(document::pointer_append(item_pointer, method));
                 if (line == 0) line = docs.line_of(item_pointer);
                 found.push_back({line, path, rank, std::move(op)});
             } catch (const DocumentError& e) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "http_client/url.hpp"
+#include "providers/upstream_auth_settings.hpp"
 #include "util/http_text.hpp"
 
 namespace toolport::rest {
@@ -156,7 +157,7 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
                 settings.fail("forward_headers", "auth: gives the catalog its Authorization header; the caller's own "
                                                  "token is never forwarded");
         }
-        s.auth = auth::read_upstream_auth(settings.section("auth"));
+        s.auth = providers::read_upstream_auth(settings.section("auth"));
     }
     if (auto v = settings.string("name_from")) {
         if (*v == "name") s.name_from = NameFrom::name;

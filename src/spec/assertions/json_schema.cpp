@@ -6,7 +6,7 @@
 
 #include "schema/json_schema.hpp"
 #include "spec/assertions/assertion_type.hpp"
-#include "spec/document.hpp"
+#include "document/document.hpp"
 
 namespace toolport::spec::detail {
 
@@ -28,11 +28,11 @@ Verdict check_json_schema(const Json& params, const CheckContext& context) {
     fs::path path = context.spec.folder / name;
     schema::CompiledSchema compiled;
     try {
-        std::string text = read_text_file(path);
+        std::string text = document::read_text_file(path);
         std::string ext = path.extension().string();
-        Json schema_json = ext == ".yaml" || ext == ".yml" ? parse_yaml(text).value : parse_json_value(text);
+        Json schema_json = ext == ".yaml" || ext == ".yml" ? document::parse_yaml(text).value : document::parse_json_value(text);
         compiled = schema::compile(schema_json);
-    } catch (const DocumentError& e) {
+    } catch (const document::DocumentError& e) {
         return Verdict::fail(fmt::format("schema file \"{}\" {}", name, e.what()));
     } catch (const schema::SchemaError& e) {
         return Verdict::fail(fmt::format("schema file \"{}\" is not a usable JSON Schema: {}", name, e.what()));

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "spec/assertions/assertion_type.hpp"
-#include "spec/document.hpp"
+#include "document/document.hpp"
 
 namespace toolport::spec::detail {
 
@@ -46,18 +46,18 @@ void differences(const Json& expected, const Json& actual, const std::string& po
         for (const auto& [key, value] : expected.items()) {
             auto it = actual.find(key);
             if (it == actual.end()) add(fmt::format("at {}: missing from the response (snapshot has {})",
-                                                    pointer_append(pointer, key), preview(value, 60)));
-            else differences(value, *it, pointer_append(pointer, key), out, total);
+                                                    document::pointer_append(pointer, key), preview(value, 60)));
+            else differences(value, *it, document::pointer_append(pointer, key), out, total);
         }
         for (const auto& [key, value] : actual.items()) {
             if (!expected.contains(key)) add(fmt::format("at {}: not in the snapshot (response has {})",
-                                                         pointer_append(pointer, key), preview(value, 60)));
+                                                         document::pointer_append(pointer, key), preview(value, 60)));
         }
         return;
     }
     if (expected.is_array() && actual.is_array() && expected.size() == actual.size()) {
         for (std::size_t i = 0; i < expected.size(); ++i) {
-            differences(expected[i], actual[i], pointer_append(pointer, i), out, total);
+            differences(expected[i], actual[i], document::pointer_append(pointer, i), out, total);
         }
         return;
     }
@@ -126,8 +126,8 @@ Verdict check_snapshot(const Json& params, const CheckContext& context) {
 
     Json expected;
     try {
-        expected = parse_json_value(read_text_file(path));
-    } catch (const DocumentError& e) {
+        expected = document::parse_json_value(document::read_text_file(path));
+    } catch (const document::DocumentError& e) {
         return Verdict::fail(fmt::format("snapshot {} cannot be used: {} (rerun with --update-snapshots to rewrite it)",
                                          relative, e.what()));
     }

@@ -1,4 +1,4 @@
-#include "spec/document.hpp"
+#include "document/document.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-namespace toolport::spec::detail {
+namespace toolport::document {
 
 namespace {
 
@@ -114,8 +114,11 @@ public:
             case YAML::NodeType::Undefined:
             case YAML::NodeType::Null:
                 return nullptr;
-            case YAML::NodeType::Scalar:
-                return scalar(node, line);
+            case YAML::NodeType::Scalar: {
+                Json value = scalar(node, line);
+                if (value.is_boolean() || value.is_number()) doc_.spellings.emplace(pointer, node.Scalar());
+                return value;
+            }
             case YAML::NodeType::Sequence: {
                 Json out = Json::array();
                 std::size_t index = 0;
@@ -248,6 +251,11 @@ int Document::line_of(const std::string& pointer) const {
     }
 }
 
+std::optional<std::string> Document::spelling(const std::string& pointer) const {
+    if (auto it = spellings.find(pointer); it != spellings.end()) return it->second;
+    return std::nullopt;
+}
+
 std::string pointer_append(const std::string& pointer, const std::string& key) {
     std::string out = pointer + "/";
     for (char c : key) {
@@ -346,4 +354,4 @@ std::string read_text_file(const std::filesystem::path& file) {
     return text;
 }
 
-}  // namespace toolport::spec::detail
+}  // namespace toolport::document

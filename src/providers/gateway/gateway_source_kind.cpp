@@ -1,0 +1,22 @@
+// The gateway (gateway_source.cpp): one instance, named "gateway", configured by the top-level
+// `upstreams:` (the servers) and `gateway:` (how they are served) together.
+// Found by src/providers/sources.cmake (see source_table.hpp).
+#include <memory>
+
+#include "providers/source_table.hpp"
+
+namespace toolport::providers {
+
+std::unique_ptr<Source> make_gateway_source(const SourceSettings& settings);
+
+SourceKind gateway_source_kind() {
+    return {
+        .name = "gateway",
+        .summary = "upstream MCP servers served as this server's own (`upstreams:`, --upstream, --import)",
+        .make = make_gateway_source,
+        .named_instances = true,
+        .config_keys = {"upstreams", "gateway"},
+    };
+}
+
+}  // namespace toolport::providers

@@ -1,0 +1,21 @@
+// REST catalogs (rest_catalog_source.cpp): named instances under `rest:`.
+// Found by src/providers/sources.cmake (see source_table.hpp).
+#include <memory>
+
+#include "providers/source_table.hpp"
+
+namespace toolport::providers {
+
+std::unique_ptr<Source> make_rest_catalog_source(const SourceSettings& settings);
+
+SourceKind rest_source_kind() {
+    return {
+        .name = "rest",
+        .summary = "tools defined by a REST API's catalog, calls proxied to it (`rest:`, --rest agentpmt)",
+        .make = make_rest_catalog_source,
+        .named_instances = true,
+        .config_keys = {"rest"},
+    };
+}
+
+}  // namespace toolport::providers
