@@ -73,7 +73,8 @@ return 1
 )lua";
 
 // Replaces the status and the rest of the tail of a record that is the owner's and not
-// terminal, keeping the time it has left.
+// terminal, keeping its expiry to the millisecond (KEEPTTL, Redis 6.0+: PTTL then SET PX
+// moved it by a millisecond now and then, the clock having ticked between the two).
 //   KEYS  record;  ARGV  owner head, id marker, new tail
 //   returns 1 applied, 0 not found (or another owner's), 2 terminal
 constexpr const char* update_script = R"lua(
@@ -86,15 +87,7 @@ if not at then return redis.error_reply('ERR toolport task record is not in the 
 local rest = at + #ARGV[2]
 local status = string.match(record, '^[%a_]+', rest)
 if status == 'completed' or status == 'failed' or status == 'cancelled' then return 2 end
-local left = redis.call('PTTL', KEYS[1])
-local changed = string.sub(record, 1, rest - 1) .. ARGV[3]
-if left > 0 then
-  redis.call('SET', KEYS[1], changed, 'PX', left)
-elseif left == -1 then
-  redis.call('SET', KEYS[1], changed)
-else
-  return 0
-end
+redis.call('SET', KEYS[1], string.sub(record, 1, rest - 1) .. ARGV[3], 'KEEPTTL')
 return 1
 )lua";
 
