@@ -53,8 +53,11 @@
 namespace toolport {
 class ToolError;
 }
+namespace toolport::config {
+class Settings;
+}
 namespace toolport::providers {
-class SourceSettings;
+using SourceSettings = config::Settings;
 }
 namespace toolport::http_client {
 class HttpClient;

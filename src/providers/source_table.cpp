@@ -18,6 +18,22 @@ std::unique_ptr<Source> make_context_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_rest_catalog_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_openapi_source(const SourceSettings& settings);
 std::unique_ptr<Source> make_gateway_source(const SourceSettings& settings);
+const config::Section& conformance_settings_table();
+
+}  // namespace toolport::providers
+
+// Each kind's table of settings, declared in its folder.
+namespace toolport::tango {
+const config::Section& settings_table();
+}
+namespace toolport::context {
+const config::Section& settings_table();
+}
+namespace toolport::openapi {
+const config::Section& settings_table();
+}
+
+namespace toolport::providers {
 
 namespace {
 
@@ -29,16 +45,17 @@ bool testing_pack_enabled() {
 const std::vector<SourceKind>& table() {
     static const std::vector<SourceKind> sources = {
         {"conformance", "the tools, resources and prompts the official MCP conformance suite drives",
-         make_conformance_source},
+         make_conformance_source, [] { return true; }, false, &conformance_settings_table()},
         {"testing", "tools that misbehave on demand, for the pipeline's tests (TOOLPORT_TEST_PACK=1)",
          make_testing_source, testing_pack_enabled},
-        {"tango", "U.S. federal contracting data from the Tango API (TANGO_API_KEY)", make_tango_source},
+        {"tango", "U.S. federal contracting data from the Tango API (TANGO_API_KEY)", make_tango_source,
+         [] { return true; }, false, &tango::settings_table()},
         {"context", "context engineering: pattern and skill library, session artifacts and memory, metrics",
-         make_context_source},
+         make_context_source, [] { return true; }, false, &context::settings_table()},
         {"rest", "tools defined by a REST API's catalog, calls proxied to it (`rest:`, --rest agentpmt)",
          make_rest_catalog_source, [] { return true; }, true},
         {"openapi", "each operation of an OpenAPI 3.0/3.1 document as a tool (`openapi:`, --openapi FILE_OR_URL)",
-         make_openapi_source, [] { return true; }, true},
+         make_openapi_source, [] { return true; }, true, &openapi::settings_table()},
         {"gateway", "upstream MCP servers served as this server's own (`upstreams:`, --upstream, --import)",
          make_gateway_source, [] { return true; }, true},
     };

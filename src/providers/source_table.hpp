@@ -16,6 +16,9 @@
 namespace toolport {
 class McpServer;
 }
+namespace toolport::config {
+struct Section;
+}
 
 namespace toolport::providers {
 
@@ -29,6 +32,10 @@ struct SourceKind {
     // Configured as named instances under the top-level key of the kind's name (`rest:`,
     // `openapi:`), not listed in `packs:`.
     bool named_instances = false;
+    // The keys of its section (`packs.<name>`, `openapi.<name>`, ...), declared in its folder:
+    // for the JSON Schema and docs/configuration.md. nullptr: not declared (yet), its section
+    // is published as an open mapping.
+    const config::Section* settings = nullptr;
 };
 
 // The available packs (sources listed in `packs:`), in name order.
