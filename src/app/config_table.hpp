@@ -16,6 +16,9 @@
 namespace toolport::openapi {
 const config::Section& settings_table();  // openapi_settings.cpp
 }
+namespace toolport::rest {
+const config::Section& settings_table();  // catalog_settings.cpp
+}
 
 namespace toolport::config_table {
 
@@ -416,7 +419,7 @@ inline const Key packs = [] {
     };
     return key;
 }();
-inline const Key rest = named_sections_key("rest", sources::open_settings,
+inline const Key rest = named_sections_key("rest", rest::settings_table(),
                                            "REST catalogs, by source name (1-64 of A-Z a-z 0-9 _ -).");
 inline const Key openapi = named_sections_key("openapi", openapi::settings_table(),
                                               "OpenAPI documents, by source name (1-64 of A-Z a-z 0-9 _ -).");

@@ -356,9 +356,15 @@ std::vector<std::string> Settings::names() const {
     if (!values_.is_object()) return out;
     for (const auto& [name, value] : values_.items()) out.push_back(name);
     // In the order written (JSON objects keep none); by name where no line is known.
-    std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
-        return key_line(a).value_or(0) < key_line(b).value_or(0);
-    });
+    auto written = [&](const std::string& key) -> std::pair<int, int> {
+        if (from_file()) {
+            auto it = tree_->marks.find(mark_path(key));
+            if (it != tree_->marks.end()) return {it->second.key_line, it->second.key_column};
+        }
+        return {key_line(key).value_or(0), 0};
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const std::string& a, const std::string& b) { return written(a) < written(b); });
     return out;
 }
 
@@ -382,7 +388,8 @@ std::pair<Json, std::map<std::string, int>> Settings::source_values(const std::s
             for (const auto& [k, child] : value.items()) keys.push_back(k);
             auto line = [&](const std::string& k) {
                 auto it = tree_->marks.find(unique + "." + k);
-                return it == tree_->marks.end() ? 0 : it->second.key_line;
+                return it == tree_->marks.end() ? std::pair(0, 0)
+                                                : std::pair(it->second.key_line, it->second.key_column);
             };
             std::stable_sort(keys.begin(), keys.end(),
                              [&](const std::string& a, const std::string& b) { return line(a) < line(b); });

@@ -16,6 +16,7 @@ nlohmann::json walk(FileTree& tree, const YAML::Node& node, const std::string& u
             const auto name = kv.first.as<std::string>();
             const auto child = unique.empty() ? name : unique + "." + name;
             tree.marks[child].key_line = static_cast<int>(kv.first.Mark().line) + 1;
+            tree.marks[child].key_column = static_cast<int>(kv.first.Mark().column);
             object[name] = walk(tree, kv.second, child, dotted.empty() ? name : dotted + "." + name);
         }
         return object;

@@ -32,6 +32,9 @@ const config::Section& settings_table();
 namespace toolport::openapi {
 const config::Section& settings_table();
 }
+namespace toolport::rest {
+const config::Section& settings_table();
+}
 
 namespace toolport::providers {
 
@@ -53,7 +56,7 @@ const std::vector<SourceKind>& table() {
         {"context", "context engineering: pattern and skill library, session artifacts and memory, metrics",
          make_context_source, [] { return true; }, false, &context::settings_table()},
         {"rest", "tools defined by a REST API's catalog, calls proxied to it (`rest:`, --rest agentpmt)",
-         make_rest_catalog_source, [] { return true; }, true},
+         make_rest_catalog_source, [] { return true; }, true, &rest::settings_table()},
         {"openapi", "each operation of an OpenAPI 3.0/3.1 document as a tool (`openapi:`, --openapi FILE_OR_URL)",
          make_openapi_source, [] { return true; }, true, &openapi::settings_table()},
         {"gateway", "upstream MCP servers served as this server's own (`upstreams:`, --upstream, --import)",
