@@ -19,6 +19,10 @@ const config::Section& settings_table();  // openapi_settings.cpp
 namespace toolport::rest {
 const config::Section& settings_table();  // catalog_settings.cpp
 }
+namespace toolport::gateway {
+const config::Section& file_settings_table();      // gateway_settings.cpp: `gateway:`
+const config::Section& upstream_settings_table();  // gateway_settings.cpp: each of `upstreams:`
+}
 
 namespace toolport::config_table {
 
@@ -365,10 +369,6 @@ inline const Section section{"service",
                              true};
 }  // namespace service
 
-// ---- the sources' sections (their keys: each source kind's own table) ----
-namespace sources {
-inline const Section open_settings{"settings", "The source kind's own settings.", {}, false, false};
-}  // namespace sources
 
 // `packs:` as a mapping: each pack whose kind declares its settings, by name (any other
 // pack: a mapping or empty).
@@ -423,9 +423,9 @@ inline const Key rest = named_sections_key("rest", rest::settings_table(),
                                            "REST catalogs, by source name (1-64 of A-Z a-z 0-9 _ -).");
 inline const Key openapi = named_sections_key("openapi", openapi::settings_table(),
                                               "OpenAPI documents, by source name (1-64 of A-Z a-z 0-9 _ -).");
-inline const Key upstreams =
-    named_sections_key("upstreams", sources::open_settings, "The gateway's upstream MCP servers, by name.");
-inline const Key gateway = section_key("gateway", sources::open_settings,
+inline const Key upstreams = named_sections_key("upstreams", gateway::upstream_settings_table(),
+                                                "The gateway's upstream MCP servers, by name.");
+inline const Key gateway = section_key("gateway", gateway::file_settings_table(),
                                        "The gateway's own settings (its upstreams are the top-level upstreams:).");
 inline const Section file{"",
                           "Toolport's configuration file.",

@@ -35,6 +35,9 @@ const config::Section& settings_table();
 namespace toolport::rest {
 const config::Section& settings_table();
 }
+namespace toolport::gateway {
+const config::Section& settings_table();
+}
 
 namespace toolport::providers {
 
@@ -60,7 +63,7 @@ const std::vector<SourceKind>& table() {
         {"openapi", "each operation of an OpenAPI 3.0/3.1 document as a tool (`openapi:`, --openapi FILE_OR_URL)",
          make_openapi_source, [] { return true; }, true, &openapi::settings_table()},
         {"gateway", "upstream MCP servers served as this server's own (`upstreams:`, --upstream, --import)",
-         make_gateway_source, [] { return true; }, true},
+         make_gateway_source, [] { return true; }, true, &gateway::settings_table()},
     };
     return sources;
 }
