@@ -181,7 +181,8 @@ void write_section(std::ostringstream& out, const Section& section, const std::s
         std::string doc_line = key->doc;
         if (key->secret == Secret::inline_or_env)
             doc_line += fmt::format(" Secret: `{0}_env: VAR` reads it from the environment variable VAR instead.", key->name);
-        if (key->secret == Secret::env_only) doc_line += " Secret: only from the environment variable `_env` names.";
+        if (key->secret == Secret::env_only)
+            doc_line += fmt::format(" Secret: given only as `{0}_env: VAR`, the environment variable VAR.", key->name);
         if (key->type == Type::section || key->type == Type::named_sections) {
             const auto child = path + "." + key->name + (key->type == Type::named_sections ? ".<name>" : "");
             doc_line += fmt::format(" See [`{}`](#{}).", child, anchor(child));
