@@ -11,7 +11,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "app/config_reader.hpp"
+#include "app/config_table.hpp"
+#include "app/pipeline_config.hpp"
+#include "config/yaml_file.hpp"
 #include "auth/resource_metadata.hpp"
 #include "http_client/url.hpp"
 #include "observability/events.hpp"
@@ -35,135 +37,113 @@ std::vector<std::string> read_tokens_file(const std::string& path) {
     return tokens;
 }
 
+namespace k = config_table;
+using config::Key;
+using config::Settings;
+
 // An absolute http(s) URL without query or fragment (https only unless `allow_http`).
-void check_auth_url(const ConfigReader& r, const YAML::Node& node, const std::string& key, const std::string& url,
-                    bool allow_http) {
-    if (url.find_first_of("?#") != std::string::npos) r.fail(node, key, "must not have a query or fragment");
+void check_auth_url(const Settings& s, const Key& key, const std::string& url, bool allow_http) {
+    if (url.find_first_of("?#") != std::string::npos) s.fail(key, "must not have a query or fragment");
     http_client::Url parsed;
     try {
         parsed = http_client::parse_url(url);
     } catch (const std::invalid_argument& e) {
-        r.fail(node, key, fmt::format("must be an absolute https:// URL ({})", e.what()));
+        s.fail(key, fmt::format("must be an absolute https:// URL ({})", e.what()));
     }
     if (!parsed.https && !allow_http) {
-        r.fail(node, key, "must be an https:// URL (allow_http: true permits http:// for tests on loopback)");
+        s.fail(key, "must be an https:// URL (allow_http: true permits http:// for tests on loopback)");
     }
 }
 
-std::vector<std::string> scope_list(const ConfigReader& r, const YAML::Node& node, const std::string& key) {
-    auto scopes = r.list(node, key);
+std::vector<std::string> scope_list(const Settings& s, const Key& key) {
+    auto scopes = *s.list(key);
     for (std::size_t i = 0; i < scopes.size(); ++i) {
         if (!auth::valid_scope_token(scopes[i]))
-            r.fail(node[i], key, fmt::format("\"{}\" is not a scope (printable ASCII without spaces, quotes or backslashes)",
-                                             scopes[i]));
+            s.fail_item(key.name, i,
+                        fmt::format("\"{}\" is not a scope (printable ASCII without spaces, quotes or backslashes)",
+                                    scopes[i]));
     }
     return scopes;
 }
 
 // Every scope of `scopes` is one the metadata lists (when auth.scopes_supported is given):
 // a scope it does not list could never be asked for.
-void check_supported(const ConfigReader& r, const YAML::Node& node, const std::string& key,
-                     const std::vector<std::string>& scopes, const std::vector<std::string>& supported) {
+void check_supported(const Settings& s, const Key& key, const std::vector<std::string>& scopes,
+                     const std::vector<std::string>& supported) {
     if (supported.empty()) return;
     for (std::size_t i = 0; i < scopes.size(); ++i) {
         if (std::find(supported.begin(), supported.end(), scopes[i]) == supported.end())
-            r.fail(node[i] ? node[i] : node, key, fmt::format("\"{}\" is not in auth.scopes_supported", scopes[i]));
+            s.fail_item(key.name, i, fmt::format("\"{}\" is not in auth.scopes_supported", scopes[i]));
     }
 }
 
 // `auth.introspection`: where and how opaque tokens are checked (RFC 7662).
-void read_introspection(const ConfigReader& r, const YAML::Node& n, ResourceServerOptions& o) {
+void read_introspection(const Settings& n, ResourceServerOptions& o) {
+    namespace ki = k::auth::introspection;
     auto& i = o.introspection;
     i.enabled = true;
-    if (n.IsNull()) {  // `introspection:` alone: the discovered endpoint, no client authentication
+    if (n.is_null()) {  // `introspection:` alone: the discovered endpoint, no client authentication
         i.auth_method = "none";
         return;
     }
-    r.only_keys(n, "auth.introspection", {"endpoint", "client_id", "client_secret", "client_secret_env", "auth_method",
-                                          "cache_max_s", "negative_cache_s"});
-    if (n["endpoint"]) {
-        i.endpoint = r.str(n["endpoint"], "auth.introspection.endpoint");
-        check_auth_url(r, n["endpoint"], "auth.introspection.endpoint", i.endpoint, o.allow_http);
+    n.check_keys(ki::section);
+    if (auto endpoint = n.string(ki::endpoint)) {
+        i.endpoint = *endpoint;
+        check_auth_url(n, ki::endpoint, i.endpoint, o.allow_http);
     }
-    if (n["client_id"]) i.client_id = r.str(n["client_id"], "auth.introspection.client_id");
-    if (n["client_secret"] && n["client_secret_env"]) {
-        r.fail(n["client_secret_env"], "auth.introspection.client_secret_env", "give client_secret or client_secret_env, not both");
-    }
-    if (n["client_secret"]) i.client_secret = r.str(n["client_secret"], "auth.introspection.client_secret");
-    if (n["client_secret_env"]) {
-        auto name = r.str(n["client_secret_env"], "auth.introspection.client_secret_env");
-        const char* value = std::getenv(name.c_str());
-        if (!value || !*value) {
-            r.fail(n["client_secret_env"], "auth.introspection.client_secret_env",
-                   fmt::format("environment variable {} is not set", name));
-        }
-        i.client_secret = value;
-    }
+    if (auto id = n.string(ki::client_id)) i.client_id = *id;
+    if (auto secret = n.secret(ki::client_secret)) i.client_secret = *secret;
     i.auth_method = i.client_id.empty() ? "none" : "client_secret_basic";
-    if (n["auth_method"]) i.auth_method = r.str(n["auth_method"], "auth.introspection.auth_method");
-    if (i.auth_method != "none" && i.auth_method != "client_secret_basic" && i.auth_method != "client_secret_post") {
-        r.fail(n["auth_method"], "auth.introspection.auth_method",
-               "must be client_secret_basic, client_secret_post or none");
-    }
+    if (auto method = n.one_of(ki::auth_method)) i.auth_method = *method;
     if (i.auth_method != "none" && (i.client_id.empty() || i.client_secret.empty())) {
-        r.fail(n, "auth.introspection",
-               fmt::format("{} needs client_id and client_secret (or client_secret_env)", i.auth_method));
+        n.fail_here(fmt::format("{} needs client_id and client_secret (or client_secret_env)", i.auth_method));
     }
-    if (n["cache_max_s"])
-        i.cache_max = std::chrono::seconds(r.integer(n["cache_max_s"], "auth.introspection.cache_max_s", 0, 86400));
-    if (n["negative_cache_s"]) {
-        i.negative_cache =
-            std::chrono::seconds(r.integer(n["negative_cache_s"], "auth.introspection.negative_cache_s", 0, 3600));
-    }
+    if (auto s = n.duration<std::chrono::seconds>(ki::cache_max_s)) i.cache_max = *s;
+    if (auto s = n.duration<std::chrono::seconds>(ki::negative_cache_s)) i.negative_cache = *s;
 }
 
 // `auth:`: Toolport as an OAuth 2.1 resource server (see ResourceServerOptions).
-void read_auth(const ConfigReader& r, const YAML::Node& a, ResourceServerOptions& o) {
-    r.only_keys(a, "auth", {"issuer", "resource", "scopes_supported", "required_scopes", "allow_http", "clock_skew_s",
-                            "jwks_refetch_floor_ms", "introspection", "token_format", "profiles", "admin_scope"});
-    if (!a["issuer"]) r.fail(a, "auth.issuer", "is required: the authorization server that issues the access tokens");
-    if (a["allow_http"]) o.allow_http = r.boolean(a["allow_http"], "auth.allow_http");
-    o.issuer = r.str(a["issuer"], "auth.issuer");
-    check_auth_url(r, a["issuer"], "auth.issuer", o.issuer, o.allow_http);
-    if (a["resource"]) {
-        o.resource = r.str(a["resource"], "auth.resource");
+void read_auth(const Settings& a, ResourceServerOptions& o) {
+    namespace ka = k::auth;
+    a.check_keys(ka::section);
+    if (!a.has(ka::issuer)) a.fail(ka::issuer, "is required: the authorization server that issues the access tokens");
+    if (auto v = a.boolean(ka::allow_http)) o.allow_http = *v;
+    o.issuer = *a.string(ka::issuer);
+    check_auth_url(a, ka::issuer, o.issuer, o.allow_http);
+    if (auto v = a.string(ka::resource)) {
+        o.resource = *v;
         // The resource identifier is what clients name; plain http is fine on loopback.
-        check_auth_url(r, a["resource"], "auth.resource", o.resource, true);
+        check_auth_url(a, ka::resource, o.resource, true);
     }
-    if (a["scopes_supported"]) o.scopes_supported = scope_list(r, a["scopes_supported"], "auth.scopes_supported");
-    if (a["required_scopes"]) o.required_scopes = scope_list(r, a["required_scopes"], "auth.required_scopes");
-    if (a["clock_skew_s"]) o.clock_skew = std::chrono::seconds(r.integer(a["clock_skew_s"], "auth.clock_skew_s", 0, 600));
-    if (a["jwks_refetch_floor_ms"]) {
-        o.jwks_refetch_floor = std::chrono::milliseconds(
-            r.integer(a["jwks_refetch_floor_ms"], "auth.jwks_refetch_floor_ms", 0, 24LL * 3600 * 1000));
-    }
-    check_supported(r, a["required_scopes"], "auth.required_scopes", o.required_scopes, o.scopes_supported);
-    if (auto s = a["admin_scope"]) {
+    if (a.has(ka::scopes_supported)) o.scopes_supported = scope_list(a, ka::scopes_supported);
+    if (a.has(ka::required_scopes)) o.required_scopes = scope_list(a, ka::required_scopes);
+    if (auto v = a.duration<std::chrono::seconds>(ka::clock_skew_s)) o.clock_skew = *v;
+    if (auto v = a.duration<std::chrono::milliseconds>(ka::jwks_refetch_floor_ms)) o.jwks_refetch_floor = *v;
+    check_supported(a, ka::required_scopes, o.required_scopes, o.scopes_supported);
+    if (auto scope = a.string(ka::admin_scope)) {
         // /metrics and /admin/reload: the scope that makes an access token an operator's.
-        o.admin_scope = r.str(s, "auth.admin_scope");
+        o.admin_scope = *scope;
         if (!auth::valid_scope_token(o.admin_scope))
-            r.fail(s, "auth.admin_scope", "is not a scope (printable ASCII without spaces, quotes or backslashes)");
+            a.fail(ka::admin_scope, "is not a scope (printable ASCII without spaces, quotes or backslashes)");
         if (!o.scopes_supported.empty() &&
             std::find(o.scopes_supported.begin(), o.scopes_supported.end(), o.admin_scope) == o.scopes_supported.end())
-            r.fail(s, "auth.admin_scope", fmt::format("\"{}\" is not in auth.scopes_supported", o.admin_scope));
+            a.fail(ka::admin_scope, fmt::format("\"{}\" is not in auth.scopes_supported", o.admin_scope));
     }
-    if (auto i = a["introspection"]) read_introspection(r, i, o);
-    if (auto f = a["token_format"]) {
-        auto format = r.str(f, "auth.token_format");
-        if (format != "jwt" && format != "opaque") r.fail(f, "auth.token_format", "must be jwt or opaque");
-        o.opaque_tokens = format == "opaque";
+    if (a.has(ka::introspection_key)) read_introspection(a.section(ka::introspection_key), o);
+    if (auto format = a.one_of(ka::token_format)) {
+        o.opaque_tokens = *format == "opaque";
         if (o.opaque_tokens && !o.introspection.enabled)
-            r.fail(f, "auth.token_format", "opaque tokens need auth.introspection (the endpoint that checks them)");
+            a.fail(ka::token_format, "opaque tokens need auth.introspection (the endpoint that checks them)");
     }
-    if (auto p = a["profiles"]) {
-        if (!p.IsMap()) r.fail(p, "auth.profiles", "must be a mapping of gateway profile names to {scopes: [...]}");
-        for (const auto& kv : p) {
-            const auto name = kv.first.as<std::string>();
-            const std::string key = "auth.profiles." + name;
-            r.only_keys(kv.second, key, {"scopes"});
-            if (!kv.second["scopes"]) r.fail(kv.second, key + ".scopes", "is required");
-            auto scopes = scope_list(r, kv.second["scopes"], key + ".scopes");
-            check_supported(r, kv.second["scopes"], key + ".scopes", scopes, o.scopes_supported);
+    if (a.has(ka::profiles)) {
+        auto p = a.section(ka::profiles);
+        if (!p.is_mapping()) a.fail(ka::profiles, "must be a mapping of gateway profile names to {scopes: [...]}");
+        for (const auto& name : p.names()) {
+            auto profile = p.entry(name);
+            profile.check_keys(ka::profile::section);
+            if (!profile.has(ka::profile::scopes)) profile.fail(ka::profile::scopes, "is required");
+            auto scopes = scope_list(profile, ka::profile::scopes);
+            check_supported(profile, ka::profile::scopes, scopes, o.scopes_supported);
             o.scopes.profiles[name] = std::move(scopes);
         }
     }
@@ -172,23 +152,23 @@ void read_auth(const ConfigReader& r, const YAML::Node& a, ResourceServerOptions
 // `tools.<name>.scopes` and `sources.<name>.scopes` (the rest of those sections is the
 // pipeline's), after `auth:` and the sources are read; then the scopes the metadata
 // publishes when auth.scopes_supported does not list them.
-void read_scope_requirements(const ConfigReader& r, const YAML::Node& root, Config& config) {
+void read_scope_requirements(const Settings& root, Config& config) {
     auto& o = config.http.oauth;
     const bool listed = !o.scopes_supported.empty();
-    for (const char* section : {"tools", "sources"}) {
-        auto s = root[section];
-        if (!s || !s.IsMap()) continue;
-        auto& target = std::string_view(section) == "tools" ? o.scopes.tools : o.scopes.sources;
-        for (const auto& kv : s) {
-            auto scopes_node = kv.second.IsMap() ? kv.second["scopes"] : YAML::Node();
-            if (!scopes_node) continue;
-            const std::string key = std::string(section) + "." + kv.first.as<std::string>() + ".scopes";
+    for (const Key* section : {&k::tools, &k::sources_key}) {
+        auto s = root.section(*section);
+        if (!s.is_mapping()) continue;
+        auto& target = section == &k::tools ? o.scopes.tools : o.scopes.sources;
+        for (const auto& name : s.names()) {
+            auto entry = s.entry(name);
+            if (!entry.is_mapping() || !entry.has(k::pipeline::scopes)) continue;
             if (o.issuer.empty()) {
-                r.fail(scopes_node, key, "scopes are asked of OAuth access tokens: configure auth: (issuer, ...) first");
+                entry.fail(k::pipeline::scopes,
+                           "scopes are asked of OAuth access tokens: configure auth: (issuer, ...) first");
             }
-            auto scopes = scope_list(r, scopes_node, key);
-            check_supported(r, scopes_node, key, scopes, o.scopes_supported);
-            target[kv.first.as<std::string>()] = std::move(scopes);
+            auto scopes = scope_list(entry, k::pipeline::scopes);
+            check_supported(entry, k::pipeline::scopes, scopes, o.scopes_supported);
+            target[name] = std::move(scopes);
         }
     }
     // A profile's scopes for a profile the gateway does not have would guard nothing.
@@ -202,8 +182,9 @@ void read_scope_requirements(const ConfigReader& r, const YAML::Node& root, Conf
         }
         for (const auto& [name, scopes] : o.scopes.profiles) {
             if (!profiles.count(name)) {
-                r.fail(root["auth"]["profiles"][name], "auth.profiles." + name,
-                       "is not a profile of the gateway (gateway.profiles)");
+                root.section(k::auth_key)
+                    .section(k::auth::profiles)
+                    .fail(name, "is not a profile of the gateway (gateway.profiles)");
             }
         }
     }
@@ -229,66 +210,51 @@ std::vector<std::string> split_tokens(const std::string& text) {
     return tokens;
 }
 
-// A source's section as JSON (scalars as ${ENV}-expanded strings), with the line of each
-// key so the source's own checks can name it.
-Json settings_value(const ConfigReader& r, const YAML::Node& node, const std::string& key, const std::string& path,
-                    std::map<std::string, int>& lines) {
-    lines[path] = static_cast<int>(node.Mark().line) + 1;
-    if (node.IsNull()) return nullptr;
-    if (node.IsMap()) {
-        Json object = Json::object();
-        for (const auto& kv : node) {
-            const auto name = kv.first.as<std::string>();
-            object[name] = settings_value(r, kv.second, key + "." + name, path.empty() ? name : path + "." + name, lines);
-        }
-        return object;
-    }
-    if (node.IsSequence()) {
-        Json array = Json::array();
-        for (const auto& item : node) array.push_back(settings_value(r, item, key, path, lines));
-        return array;
-    }
-    return r.str(node, key);
-}
-
-// A pack name of `packs:`, known (else the error names the file, the line and the closest).
-std::string pack_name(const ConfigReader& r, const YAML::Node& node, const std::string& name) {
-    if (!providers::find_source_kind(name)) r.fail(node, "packs", providers::unknown_pack_message(name));
-    return name;
+// 'FILE:LINE: packs: unknown pack "x" ...' naming `line`.
+[[noreturn]] void unknown_pack(const Settings& root, std::optional<int> line, const std::string& name) {
+    throw ConfigError(fmt::format("{}:{}: packs: {}", root.file(), line.value_or(0), providers::unknown_pack_message(name)));
 }
 
 // `packs: [a, b]`, `packs: a, b` (as the --packs flag), or `packs: {a: {settings}, b: null}`.
 // A section is checked now, by building the source from it, so `toolport config check`
 // finds its mistakes.
-void read_packs(const ConfigReader& r, const YAML::Node& node, Config& config) {
-    if (node.IsSequence()) {
+void read_packs(const Settings& root, Config& config) {
+    auto node = root.section(k::packs);
+    if (node.is_list()) {
         config.packs.clear();
-        for (const auto& item : node) config.packs.push_back(pack_name(r, item, r.str(item, "packs")));
+        auto names = *root.list(k::packs);
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (!providers::find_source_kind(names[i]))
+                root.fail_item(k::packs.name, i, providers::unknown_pack_message(names[i]));
+            config.packs.push_back(names[i]);
+        }
         return;
     }
-    if (node.IsScalar()) {
+    if (node.is_scalar()) {
         config.packs.clear();
-        for (const auto& name : split_tokens(r.str(node, "packs"))) config.packs.push_back(pack_name(r, node, name));
+        for (const auto& name : split_tokens(*root.string(k::packs))) {
+            if (!providers::find_source_kind(name)) root.fail(k::packs, providers::unknown_pack_message(name));
+            config.packs.push_back(name);
+        }
         return;
     }
-    if (!node.IsMap())
-        r.fail(node, "packs", "must be a list of pack names (or a comma-separated string) or a mapping of pack name to settings");
+    if (!node.is_mapping())
+        root.fail(k::packs,
+                  "must be a list of pack names (or a comma-separated string) or a mapping of pack name to settings");
     config.packs.clear();
-    for (const auto& kv : node) {
-        const auto name = kv.first.as<std::string>();
+    for (const auto& name : node.names()) {
         const std::string key = "packs." + name;
         const auto* kind = providers::find_source_kind(name);
-        if (!kind) pack_name(r, kv.first, name);
-        if (!kv.second.IsNull() && !kv.second.IsMap()) r.fail(kv.second, key, "must be a mapping of settings (or empty)");
-        std::map<std::string, int> lines;
-        Json values = settings_value(r, kv.second, key, "", lines);
-        providers::SourceSettings settings(std::move(values), key, r.file, std::move(lines));
+        if (!kind) unknown_pack(root, node.line_of_key(name), name);
+        auto entry = node.entry(name);
+        if (!entry.is_null() && !entry.is_mapping()) node.fail(name, "must be a mapping of settings (or empty)");
+        auto settings = node.source_section(name, key);
         try {
             kind->make(settings);
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {
-            r.fail(kv.second, key, e.what());
+            node.fail(name, e.what());
         }
         config.packs.push_back(name);
         config.pack_settings.insert_or_assign(name, std::move(settings));
@@ -322,41 +288,43 @@ bool has_instance(const Config& config, const std::string& name) {
 }
 
 // `rest: {name: {settings}}` and `openapi: {name: {settings}}`.
-void read_instances(const ConfigReader& r, const YAML::Node& node, const std::string& kind_name, Config& config) {
+void read_instances(const Settings& root, const Key& section, Config& config) {
+    const auto& kind_name = section.name;
     const auto* kind = providers::find_instance_kind(kind_name);
-    if (!node.IsMap()) r.fail(node, kind_name, "must be a mapping of names to settings");
-    for (const auto& kv : node) {
-        const auto name = kv.first.as<std::string>();
+    auto node = root.section(section);
+    if (!node.is_mapping()) root.fail(section, "must be a mapping of names to settings");
+    for (const auto& name : node.names()) {
         const std::string key = kind_name + "." + name;
-        if (!valid_instance_name(name)) r.fail(kv.first, key, "names are 1-64 of A-Z a-z 0-9 _ -");
-        if (!kv.second.IsMap()) r.fail(kv.second, key, "must be a mapping of settings");
-        if (has_instance(config, name)) r.fail(kv.first, key, "another rest: or openapi: source has this name");
-        std::map<std::string, int> lines;
-        Json values = settings_value(r, kv.second, key, "", lines);
-        providers::SourceSettings settings(std::move(values), key, r.file, std::move(lines));
-        check_instance(*kind, settings, fmt::format("{}:{}: ", r.file, kv.first.Mark().line + 1));
+        if (!valid_instance_name(name)) node.fail_at_key(name, "names are 1-64 of A-Z a-z 0-9 _ -");
+        if (!node.entry(name).is_mapping()) node.fail(name, "must be a mapping of settings");
+        if (has_instance(config, name)) node.fail_at_key(name, "another rest: or openapi: source has this name");
+        auto settings = node.source_section(name, key);
+        check_instance(*kind, settings, fmt::format("{}:{}: ", root.file(), node.line_of_key(name).value_or(0)));
         config.instances.push_back({kind_name, name, std::move(settings)});
     }
 }
 
 // `upstreams:` and `gateway:` together: one gateway source (named "gateway") whose
 // settings hold both, each key with its line.
-void read_gateway(const ConfigReader& r, const YAML::Node& root, Config& config) {
+void read_gateway(const Settings& root, Config& config) {
     std::map<std::string, int> lines;
     Json values = Json::object();
-    if (auto g = root["gateway"]) {
-        if (!g.IsMap()) r.fail(g, "gateway", "must be a mapping of settings");
-        values = settings_value(r, g, "gateway", "", lines);
-        if (values.contains("upstreams")) r.fail(g["upstreams"], "gateway.upstreams", "upstreams: is a top-level key");
+    if (root.has(k::gateway)) {
+        if (!root.section(k::gateway).is_mapping()) root.fail(k::gateway, "must be a mapping of settings");
+        std::tie(values, lines) = root.source_values(k::gateway.name, "");
+        if (values.contains("upstreams"))
+            root.section(k::gateway).fail("upstreams", "upstreams: is a top-level key");
     }
-    if (auto u = root["upstreams"]) {
-        if (!u.IsMap()) r.fail(u, "upstreams", "must be a mapping of names to settings");
-        values["upstreams"] = settings_value(r, u, "upstreams", "upstreams", lines);
+    if (root.has(k::upstreams)) {
+        if (!root.section(k::upstreams).is_mapping()) root.fail(k::upstreams, "must be a mapping of names to settings");
+        auto [upstreams, upstream_lines] = root.source_values(k::upstreams.name, "upstreams");
+        values["upstreams"] = std::move(upstreams);
+        lines.merge(upstream_lines);
     }
-    providers::SourceSettings settings(std::move(values), "gateway", r.file, std::move(lines));
-    const auto& section = root["gateway"] ? root["gateway"] : root["upstreams"];
+    providers::SourceSettings settings(std::move(values), "gateway", root.file(), std::move(lines));
+    const auto& section = root.has(k::gateway) ? k::gateway : k::upstreams;
     check_instance(*providers::find_instance_kind("gateway"), settings,
-                   fmt::format("{}:{}: ", r.file, section.Mark().line + 1));
+                   fmt::format("{}:{}: ", root.file(), root.line_of(section.name).value_or(0)));
     config.instances.push_back({"gateway", "gateway", std::move(settings)});
 }
 
@@ -516,29 +484,11 @@ void add_openapi_document(Config& config, const std::string& document) {
 }
 
 std::string expand_env(const std::string& text, const std::string& where) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
-            auto close = text.find('}', i + 2);
-            if (close == std::string::npos) throw ConfigError(fmt::format("{}: unclosed ${{ in \"{}\"", where, text));
-            std::string name = text.substr(i + 2, close - i - 2);
-            std::string fallback;
-            bool has_fallback = false;
-            if (auto d = name.find(":-"); d != std::string::npos) {
-                fallback = name.substr(d + 2);
-                name = name.substr(0, d);
-                has_fallback = true;
-            }
-            const char* value = std::getenv(name.c_str());
-            if (value && *value) out += value;
-            else if (has_fallback) out += fallback;
-            else throw ConfigError(fmt::format("{}: environment variable {} is not set", where, name));
-            i = close;
-        } else {
-            out += text[i];
-        }
+    try {
+        return config::expand_env(text, where);
+    } catch (const config::SettingsError& e) {
+        throw ConfigError(e.what());
     }
-    return out;
 }
 
 void apply_listen(HttpOptions& http, const std::string& listen) {
@@ -569,16 +519,27 @@ int parse_io_threads(const std::string& text, const std::string& where) {
 
 static Config load_config_unchecked(const std::string& path);
 
+// The environment variables declared on keys (config_table.hpp), over the file.
+static void apply_env_overrides(Config& config) {
+    namespace kp = k::pipeline;
+    auto& d = config.pipeline.defaults;
+    if (auto v = Settings::integer_from_env(kp::budget::max_downstream_calls_per_request_env))
+        d.budget.max_downstream_calls_per_request = *v;
+    if (auto v = Settings::integer_from_env(kp::budget::default_downstream_per_call_env))
+        d.budget.default_downstream_per_call = *v;
+    if (auto v = Settings::integer_from_env(kp::max_response_bytes_env)) d.max_response_bytes = static_cast<std::size_t>(*v);
+    if (auto url = Settings::from_env(k::store::url)) {
+        if (*url != "memory" && url->rfind("redis://", 0) != 0)
+            throw ConfigError(fmt::format("environment variable {} must be \"memory\" or a redis:// URL", k::store::url.env));
+        config.store.url = *url;
+    }
+    if (auto sessions = Settings::one_of_from_env(k::sessions)) config.shared_sessions = *sessions == "shared";
+}
+
 Config load_config(const std::string& path) {
     try {
         Config config = load_config_unchecked(path);
-        apply_pipeline_env(config);
-        if (const char* sessions = std::getenv("TOOLPORT_SESSIONS"); sessions && *sessions) {
-            const std::string value = sessions;
-            if (value != "shared" && value != "local")
-                throw ConfigError("environment variable TOOLPORT_SESSIONS must be \"shared\" or \"local\"");
-            config.shared_sessions = value == "shared";
-        }
+        apply_env_overrides(config);
         if (config.shared_sessions && config.store.url.rfind("redis://", 0) != 0) {
             throw ConfigError(fmt::format("{}sessions: shared needs the Redis store (store: redis://host:port), "
                                           "which the replicas share",
@@ -587,6 +548,8 @@ Config load_config(const std::string& path) {
         return config;
     } catch (const ConfigError&) {
         throw;
+    } catch (const config::SettingsError& e) {
+        throw ConfigError(e.what());
     } catch (const YAML::Exception& e) {
         // Anything yaml-cpp rejects that the readers above did not name (odd keys, bad
         // conversions): still a configuration error with the file and line.
@@ -621,182 +584,123 @@ static Config load_config_unchecked(const std::string& path) {
         throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.msg));
     }
     if (root.IsNull()) return config;
-    ConfigReader r{path};
-    r.only_keys(root, "",
-                {"server", "http", "stdio", "packs", "rest", "openapi", "upstreams", "gateway", "log", "pipeline", "services", "sources", "tools", "store",
-                 "downstream", "sessions", "auth", "reload"});
+    const Settings r(config::tree_from_yaml(root, path));
+    r.check_keys(k::file);
 
-    if (auto s = root["server"]) {
-        r.only_keys(s, "server", {"name", "title", "instructions", "transport", "page_size", "client_request_timeout_ms",
-                                  "task_ttl_ms", "task_poll_interval_ms", "task_threshold_ms", "wait_for_sources_ms"});
-        if (s["name"]) config.server.name = r.str(s["name"], "server.name");
-        if (s["title"]) config.server.title = r.str(s["title"], "server.title");
-        if (s["instructions"]) config.server.instructions = r.str(s["instructions"], "server.instructions");
-        if (s["transport"]) {
-            auto t = r.str(s["transport"], "server.transport");
-            if (t == "http") config.transport = Config::Transport::http;
-            else if (t == "stdio") config.transport = Config::Transport::stdio;
-            else r.fail(s["transport"], "server.transport", "must be http or stdio");
-        }
-        if (s["page_size"]) config.server.page_size = r.integer(s["page_size"], "server.page_size", 1, 10000);
-        if (s["task_ttl_ms"]) {
-            config.server.task_ttl =
-                std::chrono::milliseconds(r.integer(s["task_ttl_ms"], "server.task_ttl_ms", 1000, 7LL * 86400000));
-        }
-        if (s["task_poll_interval_ms"]) {
-            config.server.task_poll_interval = std::chrono::milliseconds(
-                r.integer(s["task_poll_interval_ms"], "server.task_poll_interval_ms", 1, 3600000));
-        }
-        if (s["task_threshold_ms"]) {
-            config.server.task_threshold = std::chrono::milliseconds(
-                r.integer(s["task_threshold_ms"], "server.task_threshold_ms", 0, 3600000));
-        }
-        if (s["wait_for_sources_ms"]) {
-            config.server.wait_for_sources = std::chrono::milliseconds(
-                r.integer(s["wait_for_sources_ms"], "server.wait_for_sources_ms", 0, 600000));
-        }
-        if (s["client_request_timeout_ms"]) {
-            config.server.client_request_timeout = std::chrono::milliseconds(
-                r.integer(s["client_request_timeout_ms"], "server.client_request_timeout_ms", 1, 86400000));
-        }
+    if (r.has(k::server_key)) {
+        namespace ks = k::server;
+        auto s = r.section(k::server_key);
+        s.check_keys(ks::section);
+        if (auto v = s.string(ks::name)) config.server.name = *v;
+        if (auto v = s.string(ks::title)) config.server.title = *v;
+        if (auto v = s.string(ks::instructions)) config.server.instructions = *v;
+        if (auto t = s.one_of(ks::transport)) config.transport = *t == "stdio" ? Config::Transport::stdio : Config::Transport::http;
+        if (auto v = s.integer(ks::page_size)) config.server.page_size = *v;
+        if (auto v = s.duration<std::chrono::milliseconds>(ks::task_ttl_ms)) config.server.task_ttl = *v;
+        if (auto v = s.duration<std::chrono::milliseconds>(ks::task_poll_interval_ms)) config.server.task_poll_interval = *v;
+        if (auto v = s.duration<std::chrono::milliseconds>(ks::task_threshold_ms)) config.server.task_threshold = *v;
+        if (auto v = s.duration<std::chrono::milliseconds>(ks::wait_for_sources_ms)) config.server.wait_for_sources = *v;
+        if (auto v = s.duration<std::chrono::milliseconds>(ks::client_request_timeout_ms))
+            config.server.client_request_timeout = *v;
     }
-    if (auto h = root["http"]) {
-        r.only_keys(h, "http",
-                    {"listen", "path", "max_body_bytes", "max_header_bytes", "max_json_depth", "max_sessions",
-                     "session_idle_timeout_s", "allowed_origins", "allowed_hosts", "bearer_tokens_env",
-                     "bearer_tokens_file", "legacy_sse", "sse_retry_ms", "max_replay_events", "max_replay_bytes",
-                     "write_timeout_s", "keep_alive_timeout_s", "metrics_endpoint", "health_endpoint",
-                     "public_health", "io_threads", "handshake_timeout_s", "max_connections", "max_batch_size"});
+    if (r.has(k::http_key)) {
+        namespace kh = k::http;
+        auto h = r.section(k::http_key);
+        h.check_keys(kh::section);
         auto& o = config.http;
-        if (h["listen"]) {
+        if (h.has(kh::listen)) {
             try {
-                apply_listen(o, r.str(h["listen"], "http.listen"));
-            } catch (const ConfigError& e) {
-                r.fail(h["listen"], "http.listen", e.what());
+                apply_listen(o, *h.string(kh::listen));
+            } catch (const std::runtime_error& e) {  // ConfigError, or SettingsError of its ${ENV}
+                h.fail(kh::listen, e.what());
             }
         }
-        if (h["path"]) o.path = r.str(h["path"], "http.path");
-        if (auto n = h["io_threads"]) {
-            if (!n.IsScalar()) r.fail(n, "http.io_threads", "must be a number of threads (0-64) or \"auto\"");
+        if (auto v = h.string(kh::path)) o.path = *v;
+        if (h.has(kh::io_threads)) {
+            // As written: no ${ENV} expansion.
+            auto n = h.value(kh::io_threads.name);
+            const char* what = "must be a number of threads (0-64) or \"auto\"";
+            if (!n || !n->is_string()) h.fail(kh::io_threads, what);
             try {
-                o.io_threads = parse_io_threads(n.Scalar(), "http.io_threads");
+                o.io_threads = parse_io_threads(n->get<std::string>(), "http.io_threads");
             } catch (const ConfigError&) {
-                r.fail(n, "http.io_threads", "must be a number of threads (0-64) or \"auto\"");
+                h.fail(kh::io_threads, what);
             }
         }
-        if (h["max_body_bytes"]) o.max_body_bytes = r.integer(h["max_body_bytes"], "http.max_body_bytes", 1024, 1LL << 32);
-        if (h["max_header_bytes"])
-            o.max_header_bytes = r.integer(h["max_header_bytes"], "http.max_header_bytes", 1024, 1 << 20);
-        if (h["max_json_depth"]) o.max_json_depth = r.integer(h["max_json_depth"], "http.max_json_depth", 4, 10000);
-        if (h["max_sessions"]) o.max_sessions = r.integer(h["max_sessions"], "http.max_sessions", 1, 10000000);
-        if (h["session_idle_timeout_s"]) {
-            o.session_idle_timeout =
-                std::chrono::seconds(r.integer(h["session_idle_timeout_s"], "http.session_idle_timeout_s", 1, 86400 * 30));
+        if (auto v = h.integer(kh::max_body_bytes)) o.max_body_bytes = *v;
+        if (auto v = h.integer(kh::max_header_bytes)) o.max_header_bytes = *v;
+        if (auto v = h.integer(kh::max_json_depth)) o.max_json_depth = *v;
+        if (auto v = h.integer(kh::max_sessions)) o.max_sessions = *v;
+        if (auto v = h.duration<std::chrono::seconds>(kh::session_idle_timeout_s)) o.session_idle_timeout = *v;
+        if (auto v = h.duration<std::chrono::seconds>(kh::handshake_timeout_s)) o.handshake_timeout = *v;
+        if (auto v = h.integer(kh::max_connections)) o.max_connections = *v;
+        if (auto v = h.integer(kh::max_batch_size)) o.max_batch_size = *v;
+        if (auto v = h.list(kh::allowed_origins)) o.allowed_origins = *v;
+        if (auto v = h.list(kh::allowed_hosts)) o.allowed_hosts = *v;
+        if (auto tokens = h.secret(kh::bearer_tokens)) {
+            for (auto& t : split_tokens(*tokens)) o.bearer_tokens.push_back(t);
         }
-        if (h["handshake_timeout_s"]) {
-            o.handshake_timeout =
-                std::chrono::seconds(r.integer(h["handshake_timeout_s"], "http.handshake_timeout_s", 0, 86400));
-        }
-        if (h["max_connections"])
-            o.max_connections = r.integer(h["max_connections"], "http.max_connections", 1, 10000000);
-        if (h["max_batch_size"]) o.max_batch_size = r.integer(h["max_batch_size"], "http.max_batch_size", 1, 1000000);
-        if (h["allowed_origins"]) o.allowed_origins = r.list(h["allowed_origins"], "http.allowed_origins");
-        if (h["allowed_hosts"]) o.allowed_hosts = r.list(h["allowed_hosts"], "http.allowed_hosts");
-        if (h["bearer_tokens_env"]) {
-            auto name = r.str(h["bearer_tokens_env"], "http.bearer_tokens_env");
-            const char* value = std::getenv(name.c_str());
-            if (!value || !*value) {
-                r.fail(h["bearer_tokens_env"], "http.bearer_tokens_env",
-                       fmt::format("environment variable {} is not set", name));
-            }
-            for (auto& t : split_tokens(value)) o.bearer_tokens.push_back(t);
-        }
-        if (h["bearer_tokens_file"]) {
+        if (h.has(kh::bearer_tokens_file)) {
             try {
-                for (auto& t : read_tokens_file(r.str(h["bearer_tokens_file"], "http.bearer_tokens_file")))
-                    o.bearer_tokens.push_back(t);
-            } catch (const ConfigError& e) {
-                r.fail(h["bearer_tokens_file"], "http.bearer_tokens_file", e.what());
+                for (auto& t : read_tokens_file(*h.string(kh::bearer_tokens_file))) o.bearer_tokens.push_back(t);
+            } catch (const std::runtime_error& e) {  // ConfigError, or SettingsError of its ${ENV}
+                h.fail(kh::bearer_tokens_file, e.what());
             }
         }
-        if (h["legacy_sse"]) o.legacy_sse = r.boolean(h["legacy_sse"], "http.legacy_sse");
-        if (h["max_replay_events"])
-            o.max_replay_events = r.integer(h["max_replay_events"], "http.max_replay_events", 1, 1000000);
-        if (h["max_replay_bytes"])
-            o.max_replay_bytes = r.integer(h["max_replay_bytes"], "http.max_replay_bytes", 1024, 1LL << 34);
-        if (h["write_timeout_s"])
-            o.write_timeout = std::chrono::seconds(r.integer(h["write_timeout_s"], "http.write_timeout_s", 1, 3600));
-        if (h["keep_alive_timeout_s"]) {
-            o.keep_alive_timeout =
-                std::chrono::seconds(r.integer(h["keep_alive_timeout_s"], "http.keep_alive_timeout_s", 1, 3600));
-        }
-        if (h["sse_retry_ms"]) o.sse_retry = std::chrono::milliseconds(r.integer(h["sse_retry_ms"], "http.sse_retry_ms", 0, 600000));
-        if (h["metrics_endpoint"]) o.metrics_endpoint = r.boolean(h["metrics_endpoint"], "http.metrics_endpoint");
-        if (h["health_endpoint"]) o.health_endpoint = r.boolean(h["health_endpoint"], "http.health_endpoint");
-        if (h["public_health"]) o.public_health = r.boolean(h["public_health"], "http.public_health");
+        if (auto v = h.boolean(kh::legacy_sse)) o.legacy_sse = *v;
+        if (auto v = h.integer(kh::max_replay_events)) o.max_replay_events = *v;
+        if (auto v = h.integer(kh::max_replay_bytes)) o.max_replay_bytes = *v;
+        if (auto v = h.duration<std::chrono::seconds>(kh::write_timeout_s)) o.write_timeout = *v;
+        if (auto v = h.duration<std::chrono::seconds>(kh::keep_alive_timeout_s)) o.keep_alive_timeout = *v;
+        if (auto v = h.duration<std::chrono::milliseconds>(kh::sse_retry_ms)) o.sse_retry = *v;
+        if (auto v = h.boolean(kh::metrics_endpoint)) o.metrics_endpoint = *v;
+        if (auto v = h.boolean(kh::health_endpoint)) o.health_endpoint = *v;
+        if (auto v = h.boolean(kh::public_health)) o.public_health = *v;
     }
-    if (auto a = root["auth"]) read_auth(r, a, config.http.oauth);
-    if (auto s = root["stdio"]) {
-        r.only_keys(s, "stdio", {"max_message_bytes"});
-        if (s["max_message_bytes"])
-            config.stdio.max_message_bytes = r.integer(s["max_message_bytes"], "stdio.max_message_bytes", 1024, 1LL << 32);
+    if (r.has(k::auth_key)) read_auth(r.section(k::auth_key), config.http.oauth);
+    if (r.has(k::stdio_key)) {
+        auto s = r.section(k::stdio_key);
+        s.check_keys(k::stdio::section);
+        if (auto v = s.integer(k::stdio::max_message_bytes)) config.stdio.max_message_bytes = *v;
     }
-    if (auto p = root["packs"]) read_packs(r, p, config);
-    if (auto c = root["rest"]) read_instances(r, c, "rest", config);
-    if (auto o = root["openapi"]) read_instances(r, o, "openapi", config);
-    if (root["upstreams"] || root["gateway"]) read_gateway(r, root, config);
-    if (auto n = root["sessions"]) {
-        auto value = r.str(n, "sessions");
-        if (value != "shared" && value != "local") r.fail(n, "sessions", "must be shared or local");
-        config.shared_sessions = value == "shared";
+    if (r.has(k::packs)) read_packs(r, config);
+    if (r.has(k::rest)) read_instances(r, k::rest, config);
+    if (r.has(k::openapi)) read_instances(r, k::openapi, config);
+    if (r.has(k::upstreams) || r.has(k::gateway)) read_gateway(r, config);
+    if (auto v = r.one_of(k::sessions)) config.shared_sessions = *v == "shared";
+    if (r.has(k::reload_key)) {
+        auto n = r.section(k::reload_key);
+        n.check_keys(k::reload::section);
+        if (auto v = n.duration<std::chrono::seconds>(k::reload::min_interval_s)) config.reload_min_interval = *v;
     }
-    if (auto n = root["reload"]) {
-        r.only_keys(n, "reload", {"min_interval_s"});
-        if (n["min_interval_s"]) {
-            config.reload_min_interval =
-                std::chrono::seconds(r.integer(n["min_interval_s"], "reload.min_interval_s", 0, 86400));
-        }
-    }
-    if (auto l = root["log"]) {
-        r.only_keys(l, "log", {"level", "format", "file"});
-        if (l["level"]) {
-            config.log_level = r.str(l["level"], "log.level");
+    if (r.has(k::log_key)) {
+        namespace kl = k::log;
+        auto l = r.section(k::log_key);
+        l.check_keys(kl::section);
+        if (auto v = l.string(kl::level)) {
+            config.log_level = *v;
             if (!observability::is_log_level(config.log_level)) {
-                r.fail(l["level"], "log.level", "must be one of trace, debug, info, warn, error, critical, off");
+                l.fail(kl::level, "must be one of trace, debug, info, warn, error, critical, off");
             }
         }
-        if (l["format"]) {
-            config.log_format = r.str(l["format"], "log.format");
-            if (!observability::is_log_format(config.log_format)) r.fail(l["format"], "log.format", "must be json or text");
-        }
-        if (l["file"]) config.log_file = r.str(l["file"], "log.file");
+        if (auto v = l.one_of(kl::format)) config.log_format = *v;
+        if (auto v = l.string(kl::file)) config.log_file = *v;
     }
-    if (auto d = root["downstream"]) {
-        r.only_keys(d, "downstream",
-                    {"ca_file", "insecure_skip_verify", "max_idle_per_origin", "max_connections_per_origin",
-                     "connect_timeout_ms", "idle_timeout_ms", "max_response_bytes"});
+    if (r.has(k::downstream_key)) {
+        namespace kd = k::downstream;
+        auto d = r.section(k::downstream_key);
+        d.check_keys(kd::section);
         auto& o = config.downstream;
-        if (d["ca_file"]) o.ca_file = r.str(d["ca_file"], "downstream.ca_file");
-        if (d["insecure_skip_verify"]) o.insecure_skip_verify = r.boolean(d["insecure_skip_verify"], "downstream.insecure_skip_verify");
-        if (d["max_idle_per_origin"]) {
-            o.max_idle_per_origin = r.integer(d["max_idle_per_origin"], "downstream.max_idle_per_origin", 0, 10000);
-        }
-        if (d["max_connections_per_origin"]) {
-            o.max_connections_per_origin =
-                r.integer(d["max_connections_per_origin"], "downstream.max_connections_per_origin", 1, 10000);
-        }
-        if (d["connect_timeout_ms"]) {
-            o.connect_timeout = std::chrono::milliseconds(r.integer(d["connect_timeout_ms"], "downstream.connect_timeout_ms", 1, 600000));
-        }
-        if (d["idle_timeout_ms"]) {
-            o.idle_timeout = std::chrono::milliseconds(r.integer(d["idle_timeout_ms"], "downstream.idle_timeout_ms", 1, 3600000));
-        }
-        if (d["max_response_bytes"]) {
-            o.max_response_bytes = r.integer(d["max_response_bytes"], "downstream.max_response_bytes", 1024, 1LL << 32);
-        }
+        if (auto v = d.string(kd::ca_file)) o.ca_file = *v;
+        if (auto v = d.boolean(kd::insecure_skip_verify)) o.insecure_skip_verify = *v;
+        if (auto v = d.integer(kd::max_idle_per_origin)) o.max_idle_per_origin = *v;
+        if (auto v = d.integer(kd::max_connections_per_origin)) o.max_connections_per_origin = *v;
+        if (auto v = d.duration<std::chrono::milliseconds>(kd::connect_timeout_ms)) o.connect_timeout = *v;
+        if (auto v = d.duration<std::chrono::milliseconds>(kd::idle_timeout_ms)) o.idle_timeout = *v;
+        if (auto v = d.integer(kd::max_response_bytes)) o.max_response_bytes = *v;
     }
-    read_pipeline_sections(r, root, config);
-    read_scope_requirements(r, root, config);
+    read_pipeline_sections(r, config);
+    read_scope_requirements(r, config);
     return config;
 }
 

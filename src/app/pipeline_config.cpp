@@ -17,202 +17,149 @@
 //   store: memory | redis://host:port/db      # or a mapping:
 //   store: {url, memory_cache_max_bytes, memory_cache_max_entries, key_prefix,
 //           rate_limit_fail_open, redis_timeout_ms, reconnect_interval_ms}
-#include <cstdlib>
+#include <algorithm>
 
-#include "app/config_reader.hpp"
+#include <fmt/format.h>
+
+#include "app/config_table.hpp"
+#include "app/pipeline_config.hpp"
 
 namespace toolport {
 
 namespace {
 
 using namespace std::chrono;
+namespace k = config_table;
+namespace kp = config_table::pipeline;
+using config::Key;
+using config::Section;
+using config::Settings;
 
-std::vector<std::string> stage_names(const ConfigReader& r, const YAML::Node& n, const std::string& key) {
-    auto names = r.list(n, key);
+std::vector<std::string> stage_names(const Settings& s, const Key& key) {
+    auto names = *s.list(key);
     const auto& known = pipeline::default_stage_order();
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (std::find(known.begin(), known.end(), names[i]) == known.end()) {
             std::string list;
             for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-            r.fail(n[i], key, fmt::format("unknown stage \"{}\" (known: {})", names[i], list));
+            s.fail_item(key.name, i, fmt::format("unknown stage \"{}\" (known: {})", names[i], list));
         }
     }
     return names;
 }
 
-pipeline::PolicyOverride read_override(const ConfigReader& r, const YAML::Node& n, const std::string& section,
-                                       bool allow_service, bool allow_task_support = false) {
-    std::set<std::string> keys = {"stages", "disable", "timeout_ms", "max_response_bytes", "cache", "budget",
-                                  "client_quota"};
-    if (allow_service) keys.insert("service");
-    // OAuth scopes of a tool or source: read by config.cpp (read_scope_requirements).
-    if (allow_service) keys.insert("scopes");
-    if (allow_task_support) keys.insert("task_support");
-    r.only_keys(n, section, keys);
+// `section`: the keys this layer accepts (pipeline:, sources.<name> or tools.<name>).
+pipeline::PolicyOverride read_override(const Settings& n, const Section& section) {
+    n.check_keys(section);
     pipeline::PolicyOverride o;
-    if (n["stages"]) o.stages = stage_names(r, n["stages"], section + ".stages");
-    if (n["disable"]) o.disable = stage_names(r, n["disable"], section + ".disable");
-    if (n["timeout_ms"]) o.timeout = milliseconds(r.integer(n["timeout_ms"], section + ".timeout_ms", 0, 86400000));
-    if (n["max_response_bytes"])
-        o.max_response_bytes = r.integer(n["max_response_bytes"], section + ".max_response_bytes", 0, 1LL << 34);
-    if (auto c = n["cache"]) {
-        const std::string s = section + ".cache";
-        r.only_keys(c, s, {"mode", "enabled", "ttl_s", "per_user"});
-        if (c["mode"]) {
-            auto mode = r.str(c["mode"], s + ".mode");
-            if (mode == "read_only") o.cache_mode = pipeline::CacheMode::read_only;
-            else if (mode == "all") o.cache_mode = pipeline::CacheMode::all;
-            else if (mode == "off") o.cache_mode = pipeline::CacheMode::off;
-            else r.fail(c["mode"], s + ".mode", fmt::format("must be read_only, all or off, got \"{}\"", mode));
+    if (n.has(kp::stages)) o.stages = stage_names(n, kp::stages);
+    if (n.has(kp::disable)) o.disable = stage_names(n, kp::disable);
+    if (auto v = n.duration<milliseconds>(kp::timeout_ms)) o.timeout = *v;
+    if (auto v = n.integer(kp::max_response_bytes)) o.max_response_bytes = *v;
+    if (n.has(kp::cache_key)) {
+        namespace kc = kp::cache;
+        auto c = n.section(kp::cache_key);
+        c.check_keys(kc::section);
+        if (auto mode = c.one_of(kc::mode)) {
+            o.cache_mode = *mode == "all" ? pipeline::CacheMode::all
+                           : *mode == "off" ? pipeline::CacheMode::off
+                                            : pipeline::CacheMode::read_only;
         }
-        if (c["enabled"]) o.cache_enabled = r.boolean(c["enabled"], s + ".enabled");
-        if (c["ttl_s"]) o.cache_ttl = seconds(r.integer(c["ttl_s"], s + ".ttl_s", 1, 86400 * 30));
-        if (c["per_user"]) o.cache_per_user = r.boolean(c["per_user"], s + ".per_user");
+        if (auto v = c.boolean(kc::enabled)) o.cache_enabled = *v;
+        if (auto v = c.duration<seconds>(kc::ttl_s)) o.cache_ttl = *v;
+        if (auto v = c.boolean(kc::per_user)) o.cache_per_user = *v;
     }
-    if (auto b = n["budget"]) {
-        const std::string s = section + ".budget";
-        r.only_keys(b, s, {"max_downstream_calls_per_request", "default_downstream_per_call", "scope_ttl_s",
-                           "session_idle_s"});
-        if (b["max_downstream_calls_per_request"]) {
-            o.max_downstream_calls_per_request = r.integer(b["max_downstream_calls_per_request"],
-                                                           s + ".max_downstream_calls_per_request", 0, 1000000000);
-        }
-        if (b["default_downstream_per_call"]) {
-            o.default_downstream_per_call =
-                r.integer(b["default_downstream_per_call"], s + ".default_downstream_per_call", 0, 1000000);
-        }
-        if (b["scope_ttl_s"]) o.budget_scope_ttl = seconds(r.integer(b["scope_ttl_s"], s + ".scope_ttl_s", 1, 86400 * 7));
-        if (b["session_idle_s"]) {
-            o.budget_session_idle = seconds(r.integer(b["session_idle_s"], s + ".session_idle_s", 1, 86400 * 7));
-        }
+    // The pipeline's own budget section is the one environment variables may set.
+    const Key& budget_key = &section == &kp::section ? kp::budget_defaults_key : kp::budget_key;
+    if (n.has(budget_key)) {
+        namespace kb = kp::budget;
+        auto b = n.section(budget_key);
+        b.check_keys(*budget_key.section);
+        if (auto v = b.integer(kb::max_downstream_calls_per_request)) o.max_downstream_calls_per_request = *v;
+        if (auto v = b.integer(kb::default_downstream_per_call)) o.default_downstream_per_call = *v;
+        if (auto v = b.duration<seconds>(kb::scope_ttl_s)) o.budget_scope_ttl = *v;
+        if (auto v = b.duration<seconds>(kb::session_idle_s)) o.budget_session_idle = *v;
     }
-    if (auto q = n["client_quota"]) {
-        const std::string s = section + ".client_quota";
-        r.only_keys(q, s, {"per_minute", "burst"});
-        if (q["per_minute"]) o.client_quota_per_minute = r.number(q["per_minute"], s + ".per_minute", 0, 1e9);
-        if (q["burst"]) o.client_quota_burst = r.number(q["burst"], s + ".burst", 0, 1e9);
+    if (n.has(kp::client_quota_key)) {
+        namespace kq = kp::client_quota;
+        auto q = n.section(kp::client_quota_key);
+        q.check_keys(kq::section);
+        if (auto v = q.number(kq::per_minute)) o.client_quota_per_minute = *v;
+        if (auto v = q.number(kq::burst)) o.client_quota_burst = *v;
     }
-    if (n["service"]) o.service = r.str(n["service"], section + ".service");
-    if (n["task_support"]) {
-        auto support = r.str(n["task_support"], section + ".task_support");
-        if (support != "forbidden" && support != "optional" && support != "required") {
-            r.fail(n["task_support"], section + ".task_support",
-                   fmt::format("must be forbidden, optional or required, got \"{}\"", support));
-        }
-        o.task_support = std::move(support);
-    }
+    // OAuth scopes of a tool or source: read by config.cpp (read_scope_requirements).
+    if (auto v = n.string(kp::service)) o.service = *v;
+    if (auto v = n.one_of(kp::task_support)) o.task_support = *v;
     return o;
 }
 
-pipeline::ServicePolicy read_service(const ConfigReader& r, const YAML::Node& n, const std::string& section) {
-    r.only_keys(n, section, {"min_spacing_ms", "rate_per_s", "burst", "max_wait_ms", "breaker"});
+pipeline::ServicePolicy read_service(const Settings& n) {
+    namespace ks = k::service;
+    n.check_keys(ks::section);
     pipeline::ServicePolicy p;
-    if (n["min_spacing_ms"])
-        p.rate_limit.min_spacing = milliseconds(r.integer(n["min_spacing_ms"], section + ".min_spacing_ms", 0, 3600000));
-    if (n["rate_per_s"]) p.rate_limit.rate = r.number(n["rate_per_s"], section + ".rate_per_s", 0, 1e9);
-    if (n["burst"]) p.rate_limit.burst = r.number(n["burst"], section + ".burst", 0, 1e9);
+    if (auto v = n.duration<milliseconds>(ks::min_spacing_ms)) p.rate_limit.min_spacing = *v;
+    if (auto v = n.number(ks::rate_per_s)) p.rate_limit.rate = *v;
+    if (auto v = n.number(ks::burst)) p.rate_limit.burst = *v;
     if (p.rate_limit.rate > 0 && p.rate_limit.burst <= 0) p.rate_limit.burst = std::max(1.0, p.rate_limit.rate);
     p.rate_limit.max_wait = milliseconds(5000);
-    if (n["max_wait_ms"])
-        p.rate_limit.max_wait = milliseconds(r.integer(n["max_wait_ms"], section + ".max_wait_ms", 0, 3600000));
-    if (auto b = n["breaker"]) {
-        const std::string s = section + ".breaker";
-        r.only_keys(b, s, {"failure_threshold", "cooldown_s"});
-        if (b["failure_threshold"])
-            p.breaker_failure_threshold = static_cast<int>(r.integer(b["failure_threshold"], s + ".failure_threshold", 0, 1000));
-        if (b["cooldown_s"]) p.breaker_cooldown = seconds(r.integer(b["cooldown_s"], s + ".cooldown_s", 1, 86400));
+    if (auto v = n.duration<milliseconds>(ks::max_wait_ms)) p.rate_limit.max_wait = *v;
+    if (n.has(ks::breaker_key)) {
+        auto b = n.section(ks::breaker_key);
+        b.check_keys(ks::breaker::section);
+        if (auto v = b.integer(ks::breaker::failure_threshold)) p.breaker_failure_threshold = static_cast<int>(*v);
+        if (auto v = b.duration<seconds>(ks::breaker::cooldown_s)) p.breaker_cooldown = *v;
     }
     return p;
 }
 
-void read_store(const ConfigReader& r, const YAML::Node& n, stores::StoreOptions& o) {
-    if (n.IsScalar()) {
-        o.url = r.str(n, "store");
+void read_store(const Settings& root, stores::StoreOptions& o) {
+    namespace ks = k::store;
+    auto n = root.section(k::store_key);
+    if (n.is_scalar()) {  // `store: redis://...`: the url alone
+        o.url = n.scalar();
         return;
     }
-    r.only_keys(n, "store", {"url", "memory_cache_max_bytes", "memory_cache_max_entries", "key_prefix",
-                             "rate_limit_fail_open", "redis_timeout_ms", "reconnect_interval_ms"});
-    if (n["url"]) o.url = r.str(n["url"], "store.url");
-    if (n["memory_cache_max_bytes"])
-        o.memory_cache_max_bytes = r.integer(n["memory_cache_max_bytes"], "store.memory_cache_max_bytes", 0, 1LL << 40);
-    if (n["memory_cache_max_entries"]) {
-        o.memory_cache_max_entries =
-            r.integer(n["memory_cache_max_entries"], "store.memory_cache_max_entries", 0, 1LL << 32);
-    }
-    if (n["key_prefix"]) o.key_prefix = r.str(n["key_prefix"], "store.key_prefix");
-    if (n["rate_limit_fail_open"]) o.rate_limit_fail_open = r.boolean(n["rate_limit_fail_open"], "store.rate_limit_fail_open");
-    if (n["redis_timeout_ms"])
-        o.redis_timeout = milliseconds(r.integer(n["redis_timeout_ms"], "store.redis_timeout_ms", 1, 60000));
-    if (n["reconnect_interval_ms"]) {
-        o.reconnect_interval =
-            milliseconds(r.integer(n["reconnect_interval_ms"], "store.reconnect_interval_ms", 10, 600000));
-    }
-}
-
-void check_store_url(const ConfigReader& r, const YAML::Node& n, const std::string& url) {
-    if (url != "memory" && url.rfind("redis://", 0) != 0)
-        r.fail(n, "store", "must be \"memory\" or a redis://host:port[/db] URL");
+    n.check_keys(ks::section);
+    if (auto v = n.string(ks::url)) o.url = *v;
+    if (auto v = n.integer(ks::memory_cache_max_bytes)) o.memory_cache_max_bytes = *v;
+    if (auto v = n.integer(ks::memory_cache_max_entries)) o.memory_cache_max_entries = *v;
+    if (auto v = n.string(ks::key_prefix)) o.key_prefix = *v;
+    if (auto v = n.boolean(ks::rate_limit_fail_open)) o.rate_limit_fail_open = *v;
+    if (auto v = n.duration<milliseconds>(ks::redis_timeout_ms)) o.redis_timeout = *v;
+    if (auto v = n.duration<milliseconds>(ks::reconnect_interval_ms)) o.reconnect_interval = *v;
 }
 
 }  // namespace
 
-void read_pipeline_sections(const ConfigReader& r, const YAML::Node& root, Config& config) {
+void read_pipeline_sections(const Settings& root, Config& config) {
     auto& pc = config.pipeline;
-    if (auto p = root["pipeline"]) read_override(r, p, "pipeline", false).apply_to(pc.defaults);
-    if (auto s = root["services"]) {
-        if (!s.IsMap()) r.fail(s, "services", "must be a mapping of service names");
-        for (const auto& kv : s) {
-            auto name = kv.first.as<std::string>();
+    if (root.has(k::pipeline_key)) read_override(root.section(k::pipeline_key), kp::section).apply_to(pc.defaults);
+    if (root.has(k::services)) {
+        auto s = root.section(k::services);
+        if (!s.is_mapping()) root.fail(k::services, "must be a mapping of service names");
+        for (const auto& name : s.names()) {
             // /health reports the server and the store beside the services, by name.
             if (name == "server" || name == "store") {
-                r.fail(kv.first, "services." + name,
-                       "\"" + name + "\" names a component of /health; give the service another name");
+                s.fail_at_key(name, "\"" + name + "\" names a component of /health; give the service another name");
             }
-            pc.services[name] = read_service(r, kv.second, "services." + name);
+            pc.services[name] = read_service(s.entry(name));
         }
     }
-    if (auto s = root["sources"]) {
-        if (!s.IsMap()) r.fail(s, "sources", "must be a mapping of source names");
-        for (const auto& kv : s) {
-            auto name = kv.first.as<std::string>();
-            pc.sources[name] = read_override(r, kv.second, "sources." + name, true);
-        }
+    if (root.has(k::sources_key)) {
+        auto s = root.section(k::sources_key);
+        if (!s.is_mapping()) root.fail(k::sources_key, "must be a mapping of source names");
+        for (const auto& name : s.names()) pc.sources[name] = read_override(s.entry(name), kp::source_section);
     }
-    if (auto t = root["tools"]) {
-        if (!t.IsMap()) r.fail(t, "tools", "must be a mapping of tool names");
-        for (const auto& kv : t) {
-            auto name = kv.first.as<std::string>();
-            pc.tools[name] = read_override(r, kv.second, "tools." + name, true, true);
-        }
+    if (root.has(k::tools)) {
+        auto t = root.section(k::tools);
+        if (!t.is_mapping()) root.fail(k::tools, "must be a mapping of tool names");
+        for (const auto& name : t.names()) pc.tools[name] = read_override(t.entry(name), kp::tool_section);
     }
-    if (auto s = root["store"]) {
-        read_store(r, s, config.store);
-        check_store_url(r, s, config.store.url);
-    }
-}
-
-void apply_pipeline_env(Config& config) {
-    auto read = [](const char* name, long long min, long long max) -> std::optional<long long> {
-        const char* v = std::getenv(name);
-        if (!v || !*v) return std::nullopt;
-        try {
-            std::size_t used = 0;
-            long long n = std::stoll(v, &used);
-            if (used != std::strlen(v) || n < min || n > max) throw std::out_of_range(name);
-            return n;
-        } catch (const std::logic_error&) {
-            throw ConfigError(fmt::format("environment variable {} must be an integer from {} to {}", name, min, max));
-        }
-    };
-    auto& d = config.pipeline.defaults;
-    if (auto v = read("MAX_DOWNSTREAM_CALLS_PER_REQUEST", 0, 1000000000)) d.budget.max_downstream_calls_per_request = *v;
-    if (auto v = read("DEFAULT_DOWNSTREAM_PER_MCP_CALL", 0, 1000000)) d.budget.default_downstream_per_call = *v;
-    if (auto v = read("MAX_MCP_RESPONSE_SIZE_BYTES", 0, 1LL << 34)) d.max_response_bytes = static_cast<std::size_t>(*v);
-    if (const char* store = std::getenv("TOOLPORT_STORE"); store && *store) {
-        std::string url = store;
+    if (root.has(k::store_key)) {
+        read_store(root, config.store);
+        const auto& url = config.store.url;
         if (url != "memory" && url.rfind("redis://", 0) != 0)
-            throw ConfigError("environment variable TOOLPORT_STORE must be \"memory\" or a redis:// URL");
-        config.store.url = url;
+            root.fail(k::store_key, "must be \"memory\" or a redis://host:port[/db] URL");
     }
 }
 

@@ -21,6 +21,9 @@
 namespace toolport {
 class McpServer;
 }
+namespace toolport::config {
+struct Section;
+}
 
 namespace toolport::providers {
 
@@ -38,6 +41,10 @@ struct SourceKind {
     // of named instances, its own top-level keys (`rest`, `openapi`; the gateway's
     // `upstreams` and `gateway`, which together make its one instance).
     std::vector<std::string> config_keys;
+    // The keys of its section (`packs.<name>`, `openapi.<name>`, ...), declared in its folder:
+    // for the JSON Schema and docs/configuration.md. nullptr: not declared (yet), its section
+    // is published as an open mapping.
+    const config::Section* settings = nullptr;
 };
 
 // The available packs (sources listed in `packs:`), in name order.

@@ -15,7 +15,7 @@ struct Command {
 };
 
 Command add_serve(CLI::App& app);   // toolport serve
-Command add_config(CLI::App& app);  // toolport config check FILE
+Command add_config(CLI::App& app);  // toolport config check FILE | schema | docs
 Command add_list(CLI::App& app);    // toolport list (client_commands.cpp)
 Command add_call(CLI::App& app);    // toolport call (client_commands.cpp)
 Command add_skills(CLI::App& app);  // toolport skills (client_commands.cpp)

@@ -1,12 +1,15 @@
 // `toolport config check FILE`: loads the file exactly as `serve` would (every key, type
 // and ${ENV} reference checked) and says what it configures, or names the file, line and
 // key of the first problem (exit status 2).
+// `toolport config schema` and `toolport config docs`: the file's JSON Schema and its
+// reference page, generated from the declarations (config_table.hpp).
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
+#include "app/config_reference.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/source_table.hpp"
 
@@ -78,7 +81,20 @@ Command add_config(CLI::App& app) {
     config->require_subcommand(1);
     auto* check_cmd = config->add_subcommand("check", "Validate a configuration file and summarize it");
     check_cmd->add_option("FILE", *file, "YAML configuration file")->required();
-    return {check_cmd, [file]() { return check(*file); }};
+    auto* schema_cmd =
+        config->add_subcommand("schema", "Print the configuration file's JSON Schema (schema/toolport.schema.json)");
+    auto* docs_cmd = config->add_subcommand("docs", "Print the configuration reference (docs/configuration.md)");
+    return {config, [=]() {
+                if (schema_cmd->parsed()) {
+                    fmt::print("{}", configuration_schema());
+                    return 0;
+                }
+                if (docs_cmd->parsed()) {
+                    fmt::print("{}", configuration_docs());
+                    return 0;
+                }
+                return check(*file);
+            }};
 }
 
 }  // namespace toolport::commands

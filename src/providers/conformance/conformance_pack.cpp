@@ -358,9 +358,12 @@ void toggle_dynamic_prompt(Registry& registry, const std::string& source) {
 
 namespace {
 
+// It takes no settings: `packs: {conformance: }` or the name alone.
+const config::Section kSettings{"conformance", "The conformance pack: it takes no settings.", {}};
+
 class ConformanceSource final : public Source {
 public:
-    explicit ConformanceSource(const SourceSettings& settings) { settings.only_keys({}); }
+    explicit ConformanceSource(const SourceSettings& settings) { settings.check_keys(kSettings); }
     void start(SourceContext& context) override {
         add_tools(context);
         add_resources(context.registry(), context.source_name());
@@ -371,6 +374,8 @@ public:
 };
 
 }  // namespace
+
+const config::Section& conformance_settings_table() { return kSettings; }
 
 std::unique_ptr<Source> make_conformance_source(const SourceSettings& settings) {
     return std::make_unique<ConformanceSource>(settings);

@@ -6,6 +6,8 @@
 
 namespace toolport::providers {
 
+// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+const config::Section& conformance_settings_table();
 std::unique_ptr<Source> make_conformance_source(const SourceSettings& settings);
 
 SourceKind conformance_source_kind() {
@@ -14,6 +16,7 @@ SourceKind conformance_source_kind() {
         .summary = "the tools, resources and prompts the official MCP conformance suite drives",
         .make = make_conformance_source,
         .config_keys = {"packs.conformance"},
+        .settings = &conformance_settings_table(),
     };
 }
 

@@ -60,6 +60,10 @@ struct ContextSettings {
     static ContextSettings from(const providers::SourceSettings& settings);
 };
 
+// The keys of `packs: {context: {...}}` (context_settings.cpp): what ContextSettings::from
+// reads and the JSON Schema and docs/configuration.md list.
+const config::Section& settings_table();
+
 // "~/x" → $HOME/x; anything else unchanged.
 std::filesystem::path expand_home(const std::string& path);
 

@@ -4,6 +4,11 @@
 
 #include "providers/source_table.hpp"
 
+namespace toolport::context {
+// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+const config::Section& settings_table();
+}
+
 namespace toolport::providers {
 
 std::unique_ptr<Source> make_context_source(const SourceSettings& settings);
@@ -14,6 +19,7 @@ SourceKind context_source_kind() {
         .summary = "context engineering: pattern and skill library, session artifacts and memory, metrics",
         .make = make_context_source,
         .config_keys = {"packs.context"},
+        .settings = &context::settings_table(),
     };
 }
 

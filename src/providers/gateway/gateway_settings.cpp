@@ -20,6 +20,90 @@ namespace {
 
 using providers::SourceSettings;
 
+// The keys of the gateway's settings: `gateway:` and each of `upstreams:`.
+namespace keys {
+using namespace config;
+
+namespace limits {
+const Key window_ms = duration_key("window_ms", "ms", 100, 3600000, "The window the limits below count in.", "10000");
+const Key stderr_lines = integer_key("stderr_lines", 1, 1000000, "Lines of the upstream's stderr logged per window.", "100");
+const Key stderr_bytes = integer_key("stderr_bytes", 1, 4294967296.0, "Bytes of its stderr logged per window.", "65536");
+const Key log_messages = integer_key("log_messages", 1, 1000000, "Its log notifications passed on per window.", "200");
+const Key log_bytes = integer_key("log_bytes", 1, 4294967296.0, "Bytes of its log notifications per window.", "262144");
+const Key line_bytes = integer_key("line_bytes", 80, 8192, "A longer line is cut.", "2000");
+const Key call_notification_bytes = integer_key(
+    "call_notification_bytes", 1024, 4294967296.0, "Bytes of notifications one call may pass on.", "1048576");
+const Section table{"output_limits",
+                    "What an upstream's output (stderr, log and progress notifications) may take.",
+                    {&window_ms, &stderr_lines, &stderr_bytes, &log_messages, &log_bytes, &line_bytes,
+                     &call_notification_bytes}};
+}  // namespace limits
+
+namespace upstream {
+const Key command = any_key("command", "stdio: the command, one string split as a shell would (without a shell) or "
+                            "a list.");
+const Key args = list_key("args", "stdio: the command's arguments (then command is the program alone).");
+const Key env = map_key("env", "stdio: environment variables of the process.");
+const Key cwd = string_key("cwd", "stdio: the process's working directory.");
+const Key url = string_key("url", "HTTP: the upstream's MCP endpoint (http:// or https://).");
+const Key transport = string_key("transport", "stdio with a command; streamable-http (or http) or sse with a url.");
+const Key headers = map_key("headers", "HTTP: headers sent with every request.");
+const Key bearer_token = as_secret(string_key("bearer_token", "HTTP: the bearer token sent to the upstream."),
+                                   Secret::env_only);
+const Key ca_file = string_key("ca_file", "HTTP: CA certificates (PEM) to trust.");
+const Key insecure_skip_verify = boolean_key("insecure_skip_verify", "HTTP: skip TLS certificate checks.", "false");
+const Key prefix = string_key("prefix", "Put before its tool names (1-64 of A-Z a-z 0-9 _ -); default: its name.");
+const Key allow = list_key("allow", "Only these tools (glob patterns).");
+const Key deny = list_key("deny", "Not these tools (glob patterns).");
+const Key connect_timeout_ms = duration_key("connect_timeout_ms", "ms", 100, 600000, "Connect (and initialize) timeout.",
+                                            "20000");
+const Key timeout_ms = duration_key("timeout_ms", "ms", 100, 86400000, "A request's timeout.", "60000");
+const Key max_response_bytes =
+    integer_key("max_response_bytes", 1024, 4294967296.0, "Largest answer accepted.", "4194304");
+const Key downstream_calls_estimate = integer_key(
+    "downstream_calls_estimate", 0, 100000, "What its call counts in the budget when its result reports nothing.");
+const Key restart_delay_ms = duration_key("restart_delay_ms", "ms", 0, 3600000, "Wait before restarting it.");
+const Key max_backoff_ms = duration_key("max_backoff_ms", "ms", 100, 3600000, "Longest wait between restarts.");
+const Key ping_interval_ms = duration_key("ping_interval_ms", "ms", 0, 86400000, "Ping it this often (0: never).");
+const Key protocol_version = string_key("protocol_version", "auto, or the MCP revision to speak.", "auto");
+const Key auth = any_key("auth", "Streamable HTTP: how Toolport authenticates (client credentials, a token, a login).");
+const Key inherit_env = boolean_key("inherit_env", "stdio: the process inherits Toolport's environment.", "false");
+const Key output_limits = section_key("output_limits", limits::table, limits::table.doc);
+const Key strict_arguments =
+    boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.", "false");
+const Section table{"upstream",
+                    "One upstream MCP server: a command (stdio) or a url (Streamable HTTP or SSE).",
+                    {&command, &args, &env, &cwd, &url, &transport, &headers, &bearer_token, &ca_file,
+                     &insecure_skip_verify, &prefix, &allow, &deny, &connect_timeout_ms, &timeout_ms,
+                     &max_response_bytes, &downstream_calls_estimate, &restart_delay_ms, &max_backoff_ms,
+                     &ping_interval_ms, &protocol_version, &auth, &inherit_env, &output_limits, &strict_arguments}};
+}  // namespace upstream
+
+namespace profile {
+const Key tools = list_key("tools", "Only these tools (glob patterns).");
+const Key upstreams = list_key("upstreams", "Only these upstreams' tools.");
+const Key token_env =
+    string_key("token_env", "The environment variable holding a bearer token that selects this profile.");
+const Key token_envs = list_key("token_envs", "Environment variables holding more bearer tokens that select it.");
+const Section table{"profile", "A view of the gateway's tools, chosen by the client's bearer token.",
+                    {&tools, &upstreams, &token_env, &token_envs}};
+}  // namespace profile
+
+const Key upstreams = named_sections_key("upstreams", upstream::table, "The upstream MCP servers, by name.");
+const Key prefix_mode = one_of_key("prefix_mode", {"conditional", "always", "never"},
+                                   "When tool names get their upstream's prefix: on a collision, always, or never.",
+                                   "conditional");
+const Key separator = string_key("separator", "Between prefix and tool name (1-3 of A-Z a-z 0-9 _ -).");
+const Key tool_search = boolean_key("tool_search", "Serve a search tool over the upstreams' tools.", "false");
+const Key profiles = named_sections_key("profiles", profile::table, "Views of the tools, by profile name.");
+// What the gateway's source reads (`gateway:` and the top-level `upstreams:` together).
+const Section table{"gateway", "The gateway.", {&upstreams, &prefix_mode, &separator, &tool_search, &profiles}};
+// `gateway:` as written in the file (its upstreams are the file's top-level key).
+const Section file_table{"gateway",
+                         "The gateway's own settings (its upstreams are the top-level upstreams:).",
+                         {&prefix_mode, &separator, &tool_search, &profiles}};
+}  // namespace keys
+
 std::vector<std::string> read_argv(const SourceSettings& s) {
     std::vector<std::string> argv;
     auto command = s.value("command");
@@ -47,49 +131,46 @@ std::vector<std::string> read_argv(const SourceSettings& s) {
 // output_limits: each bound at least 1 (a limit of nothing would hide every line, which
 // is no limit but a switch; a line cut to nothing says nothing).
 OutputLimits read_output_limits(const SourceSettings& s) {
-    s.only_keys({"window_ms", "stderr_lines", "stderr_bytes", "log_messages", "log_bytes", "line_bytes",
-                 "call_notification_bytes"});
+    namespace k = keys::limits;
+    s.check_keys(k::table);
     OutputLimits limits;
-    auto size = [&](const char* key, std::size_t& field, long long min, long long max) {
-        if (auto n = s.integer(key, min, max)) field = static_cast<std::size_t>(*n);
+    auto size = [&](const config::Key& key, std::size_t& field) {
+        if (auto n = s.integer(key)) field = static_cast<std::size_t>(*n);
     };
-    if (auto ms = s.integer("window_ms", 100, 3600000)) limits.window = std::chrono::milliseconds(*ms);
-    size("stderr_lines", limits.stderr_lines, 1, 1000000);
-    size("stderr_bytes", limits.stderr_bytes, 1, 1LL << 32);
-    size("log_messages", limits.log_messages, 1, 1000000);
-    size("log_bytes", limits.log_bytes, 1, 1LL << 32);
-    size("line_bytes", limits.line_bytes, 80, 8192);
-    size("call_notification_bytes", limits.call_notification_bytes, 1024, 1LL << 32);
+    if (auto ms = s.duration<std::chrono::milliseconds>(k::window_ms)) limits.window = *ms;
+    size(k::stderr_lines, limits.stderr_lines);
+    size(k::stderr_bytes, limits.stderr_bytes);
+    size(k::log_messages, limits.log_messages);
+    size(k::log_bytes, limits.log_bytes);
+    size(k::line_bytes, limits.line_bytes);
+    size(k::call_notification_bytes, limits.call_notification_bytes);
     return limits;
 }
 
 UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s) {
-    s.only_keys({"command", "args", "env", "cwd", "url", "transport", "headers", "bearer_token_env", "ca_file",
-                 "insecure_skip_verify", "prefix", "allow", "deny", "connect_timeout_ms", "timeout_ms",
-                 "max_response_bytes", "downstream_calls_estimate", "restart_delay_ms", "max_backoff_ms",
-                 "ping_interval_ms", "protocol_version", "auth", "inherit_env", "output_limits",
-                 "strict_arguments"});
+    namespace k = keys::upstream;
+    s.check_keys(k::table);
     UpstreamSettings u;
     u.name = name;
-    u.prefix = s.string("prefix").value_or(name);
+    u.prefix = s.string(k::prefix).value_or(name);
     if (!valid_upstream_name(u.prefix)) s.fail("prefix", "must be 1-64 of A-Z a-z 0-9 _ -");
 
     const bool has_command = s.value("command").has_value();
     const bool has_url = s.value("url").has_value();
     if (has_command == has_url) s.fail(has_url ? "url" : "command", "give either command (stdio) or url (HTTP)");
-    auto transport = s.string("transport");
+    auto transport = s.string(k::transport);
     if (has_command) {
         if (transport && *transport != "stdio") s.fail("transport", "must be stdio for an upstream with a command");
         u.transport = UpstreamTransport::stdio;
         u.argv = read_argv(s);
-        if (auto env = s.string_map("env")) u.env = *env;
-        u.inherit_env = s.boolean("inherit_env").value_or(false);
-        u.cwd = s.string("cwd").value_or("");
+        if (auto env = s.string_map(k::env)) u.env = *env;
+        u.inherit_env = s.boolean(k::inherit_env).value_or(false);
+        u.cwd = s.string(k::cwd).value_or("");
         for (const char* key : {"headers", "bearer_token_env", "ca_file", "insecure_skip_verify", "auth"}) {
             if (s.value(key)) s.fail(key, "applies to HTTP upstreams (url) only");
         }
     } else {
-        u.url = *s.string("url");
+        u.url = *s.string(k::url);
         if (u.url.rfind("http://", 0) != 0 && u.url.rfind("https://", 0) != 0) s.fail("url", "must be http:// or https://");
         if (!transport || *transport == "streamable-http" || *transport == "http") {
             u.transport = UpstreamTransport::streamable_http;
@@ -98,16 +179,12 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         } else {
             s.fail("transport", "must be streamable-http (or http) or sse for an upstream with a url");
         }
-        if (auto headers = s.string_map("headers")) {
+        if (auto headers = s.string_map(k::headers)) {
             for (auto& [header, value] : *headers) u.headers.emplace_back(header, value);
         }
-        if (auto env_name = s.string("bearer_token_env")) {
-            const char* value = std::getenv(env_name->c_str());
-            if (!value || !*value) s.fail("bearer_token_env", fmt::format("environment variable {} is not set", *env_name));
-            u.bearer_token = value;
-        }
-        u.ca_file = s.string("ca_file").value_or("");
-        u.insecure_skip_verify = s.boolean("insecure_skip_verify").value_or(false);
+        if (auto token = s.secret(k::bearer_token)) u.bearer_token = *token;
+        u.ca_file = s.string(k::ca_file).value_or("");
+        u.insecure_skip_verify = s.boolean(k::insecure_skip_verify).value_or(false);
         if (s.value("auth")) {
             if (u.transport != UpstreamTransport::streamable_http)
                 s.fail("auth", "applies to Streamable HTTP upstreams only (not transport: sse)");
@@ -122,22 +199,22 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
             if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");
         }
     }
-    if (auto version = s.string("protocol_version"); version && *version != "auto") {
+    if (auto version = s.string(k::protocol_version); version && *version != "auto") {
         auto revision = protocol::parse_revision(*version);
         if (!revision) s.fail("protocol_version", "must be auto or one of " + protocol::supported_revisions_list());
         u.protocol_version = *version;
     }
-    u.allow = s.list("allow").value_or(std::vector<std::string>{});
-    u.deny = s.list("deny").value_or(std::vector<std::string>{});
-    if (auto ms = s.integer("connect_timeout_ms", 100, 600000)) u.connect_timeout = std::chrono::milliseconds(*ms);
-    if (auto ms = s.integer("timeout_ms", 100, 86400000)) u.request_timeout = std::chrono::milliseconds(*ms);
-    if (auto n = s.integer("max_response_bytes", 1024, 1LL << 32)) u.max_response_bytes = static_cast<std::size_t>(*n);
-    if (auto n = s.integer("downstream_calls_estimate", 0, 100000)) u.downstream_calls_estimate = static_cast<int>(*n);
-    if (auto v = s.boolean("strict_arguments")) u.strict_arguments = *v;
-    if (auto ms = s.integer("restart_delay_ms", 0, 3600000)) u.restart_delay = std::chrono::milliseconds(*ms);
-    if (auto ms = s.integer("max_backoff_ms", 100, 3600000)) u.max_backoff = std::chrono::milliseconds(*ms);
-    if (auto ms = s.integer("ping_interval_ms", 0, 86400000)) u.ping_interval = std::chrono::milliseconds(*ms);
-    if (s.value("output_limits")) u.output_limits = read_output_limits(s.section("output_limits"));
+    u.allow = s.list(k::allow).value_or(std::vector<std::string>{});
+    u.deny = s.list(k::deny).value_or(std::vector<std::string>{});
+    if (auto ms = s.duration<std::chrono::milliseconds>(k::connect_timeout_ms)) u.connect_timeout = *ms;
+    if (auto ms = s.duration<std::chrono::milliseconds>(k::timeout_ms)) u.request_timeout = *ms;
+    if (auto n = s.integer(k::max_response_bytes)) u.max_response_bytes = static_cast<std::size_t>(*n);
+    if (auto n = s.integer(k::downstream_calls_estimate)) u.downstream_calls_estimate = static_cast<int>(*n);
+    if (auto v = s.boolean(k::strict_arguments)) u.strict_arguments = *v;
+    if (auto ms = s.duration<std::chrono::milliseconds>(k::restart_delay_ms)) u.restart_delay = *ms;
+    if (auto ms = s.duration<std::chrono::milliseconds>(k::max_backoff_ms)) u.max_backoff = *ms;
+    if (auto ms = s.duration<std::chrono::milliseconds>(k::ping_interval_ms)) u.ping_interval = *ms;
+    if (s.value(k::output_limits.name)) u.output_limits = read_output_limits(s.section(k::output_limits.name));
     return u;
 }
 
@@ -173,6 +250,10 @@ void read_profile_tokens(const SourceSettings& s, const std::vector<ProfileSetti
 }
 
 }  // namespace
+
+const config::Section& settings_table() { return keys::table; }
+const config::Section& file_settings_table() { return keys::file_table; }
+const config::Section& upstream_settings_table() { return keys::upstream::table; }
 
 bool valid_upstream_name(std::string_view name) {
     if (name.empty() || name.size() > 64) return false;
@@ -271,21 +352,20 @@ std::string UpstreamSettings::describe() const {
 }
 
 GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
-    settings.only_keys({"upstreams", "prefix_mode", "separator", "tool_search", "profiles"});
+    settings.check_keys(keys::table);
     GatewaySettings g;
-    if (auto mode = settings.string("prefix_mode")) {
-        if (*mode == "conditional") g.prefix_mode = PrefixMode::conditional;
-        else if (*mode == "always") g.prefix_mode = PrefixMode::always;
-        else if (*mode == "never") g.prefix_mode = PrefixMode::never;
-        else settings.fail("prefix_mode", "must be conditional, always or never");
+    if (auto mode = settings.one_of(keys::prefix_mode)) {
+        g.prefix_mode = *mode == "always" ? PrefixMode::always
+                        : *mode == "never" ? PrefixMode::never
+                                           : PrefixMode::conditional;
     }
-    if (auto sep = settings.string("separator")) {
+    if (auto sep = settings.string(keys::separator)) {
         if (sep->empty() || sep->size() > 3 || !valid_upstream_name(*sep)) {
-            settings.fail("separator", "must be 1-3 of A-Z a-z 0-9 _ - (tool names allow nothing else)");
+            settings.fail(keys::separator, "must be 1-3 of A-Z a-z 0-9 _ - (tool names allow nothing else)");
         }
         g.separator = *sep;
     }
-    g.tool_search = settings.boolean("tool_search").value_or(false);
+    g.tool_search = settings.boolean(keys::tool_search).value_or(false);
 
     auto upstreams = settings.value("upstreams");
     if (upstreams && !upstreams->is_object()) settings.fail("upstreams", "must be a mapping of names to settings");
@@ -318,7 +398,7 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
         for (const auto& [name, value] : profiles->items()) {
             if (!valid_upstream_name(name)) section.fail(name, "profile names are 1-64 of A-Z a-z 0-9 _ -");
             auto p = section.section(name);
-            p.only_keys({"tools", "upstreams", "token_env", "token_envs"});
+            p.check_keys(keys::profile::table);
             ProfileSettings profile{name, p.list("tools").value_or(std::vector<std::string>{}),
                                     p.list("upstreams").value_or(std::vector<std::string>{}), {}};
             for (const auto& upstream : profile.upstreams) {

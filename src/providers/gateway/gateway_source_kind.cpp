@@ -5,6 +5,11 @@
 
 #include "providers/source_table.hpp"
 
+namespace toolport::gateway {
+// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+const config::Section& settings_table();
+}
+
 namespace toolport::providers {
 
 std::unique_ptr<Source> make_gateway_source(const SourceSettings& settings);
@@ -16,6 +21,7 @@ SourceKind gateway_source_kind() {
         .make = make_gateway_source,
         .named_instances = true,
         .config_keys = {"upstreams", "gateway"},
+        .settings = &gateway::settings_table(),
     };
 }
 

@@ -30,6 +30,10 @@
 
 namespace toolport::openapi {
 
+// The keys of `openapi: {<name>: {...}}` (openapi_settings.cpp): what OpenApiSettings::from
+// reads and the JSON Schema and docs/configuration.md list.
+const config::Section& settings_table();
+
 struct OpenApiSettings {
     std::string document;
     std::string base_url;  // empty: from the document's servers

@@ -4,6 +4,11 @@
 
 #include "providers/source_table.hpp"
 
+namespace toolport::openapi {
+// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+const config::Section& settings_table();
+}
+
 namespace toolport::providers {
 
 std::unique_ptr<Source> make_openapi_source(const SourceSettings& settings);
@@ -15,6 +20,7 @@ SourceKind openapi_source_kind() {
         .make = make_openapi_source,
         .named_instances = true,
         .config_keys = {"openapi"},
+        .settings = &openapi::settings_table(),
     };
 }
 

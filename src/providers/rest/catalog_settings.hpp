@@ -124,4 +124,8 @@ struct CatalogSettings {
 // The names of the presets, for messages ("agentpmt").
 std::vector<std::string> preset_names();
 
+// The keys of `rest: {<name>: {...}}` (catalog_settings.cpp): what CatalogSettings::from
+// reads and the JSON Schema and docs/configuration.md list.
+const config::Section& settings_table();
+
 }  // namespace toolport::rest

@@ -4,6 +4,11 @@
 
 #include "providers/source_table.hpp"
 
+namespace toolport::rest {
+// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+const config::Section& settings_table();
+}
+
 namespace toolport::providers {
 
 std::unique_ptr<Source> make_rest_catalog_source(const SourceSettings& settings);
@@ -15,6 +20,7 @@ SourceKind rest_source_kind() {
         .make = make_rest_catalog_source,
         .named_instances = true,
         .config_keys = {"rest"},
+        .settings = &rest::settings_table(),
     };
 }
 

@@ -17,6 +17,10 @@
 
 namespace toolport::tango {
 
+// The keys of `packs: {tango: {...}}` (tango_settings.cpp): what from() reads and the
+// JSON Schema and docs/configuration.md list.
+const config::Section& settings_table();
+
 struct TangoSettings {
     std::string base_url = "https://tango.makegov.com";  // no trailing slash
     std::string api_key_env = "TANGO_API_KEY";

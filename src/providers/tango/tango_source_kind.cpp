@@ -4,6 +4,11 @@
 
 #include "providers/source_table.hpp"
 
+namespace toolport::tango {
+// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+const config::Section& settings_table();
+}
+
 namespace toolport::providers {
 
 std::unique_ptr<Source> make_tango_source(const SourceSettings& settings);
@@ -14,6 +19,7 @@ SourceKind tango_source_kind() {
         .summary = "U.S. federal contracting data from the Tango API (TANGO_API_KEY)",
         .make = make_tango_source,
         .config_keys = {"packs.tango"},
+        .settings = &tango::settings_table(),
     };
 }
 
