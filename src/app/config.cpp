@@ -14,6 +14,7 @@
 #include "app/config_table.hpp"
 #include "app/pipeline_config.hpp"
 #include "config/yaml_file.hpp"
+#include "document/document.hpp"
 #include "auth/resource_metadata.hpp"
 #include "http_client/url.hpp"
 #include "observability/events.hpp"
@@ -575,11 +576,22 @@ static Config load_config_unchecked(const std::string& path) {
     Config config;
     if (path.empty()) return config;
     refuse_server_list(path);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(fmt::format("cannot read config file \"{}\"", path));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // The one YAML reading rule every file of Toolport goes through (document/document.hpp):
+    // syntax, one document, keys once, known tags only. The reader below then takes each
+    // scalar as the text it was written as and types it by its key's declaration
+    // (config/settings.hpp), so `0123` stays "0123" for a name and `yes` is true for a boolean.
+    try {
+        (void)document::parse_yaml(text);
+    } catch (const document::DocumentError& e) {
+        if (e.line() > 0) throw ConfigError(fmt::format("{}:{}: {}", path, e.line(), e.what()));
+        throw ConfigError(fmt::format("{}: {}", path, e.what()));
+    }
     YAML::Node root;
     try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-        throw ConfigError(fmt::format("cannot read config file \"{}\"", path));
+        root = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
         throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.msg));
     }

@@ -4,6 +4,11 @@
 // declarations (declaration.hpp). Every refusal says "FILE:LINE: dotted.key: what".
 //
 // The reading rule for YAML (one for the whole file):
+// - The file is first read by document::parse_yaml (document/document.hpp), the one YAML
+//   rule of every file Toolport reads (spec files and OpenAPI documents too): syntax, one
+//   document, each key once, known tags only. Where that rule types a plain scalar as a
+//   boolean or a number, the configuration takes the text as written (its spelling), so
+//   the key's declaration alone decides the type: `0123` stays "0123" for a name.
 // - Every scalar is read as a string first, with ${NAME} and ${NAME:-default} replaced by
 //   environment values (an unset variable without a default is an error); then converted
 //   to the key's type: integers and numbers must be written whole (no trailing text) and

@@ -281,7 +281,7 @@ Document parse_yaml(const std::string& raw) {
     }
     if (documents.size() > 1) {
         throw DocumentError(0, fmt::format("the file holds {} YAML documents (separated by ---); "
-                                           "a spec file holds exactly one",
+                                           "it must hold exactly one",
                                            documents.size()));
     }
     Document doc;

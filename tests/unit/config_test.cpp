@@ -347,6 +347,23 @@ TEST_F(ConfigTest, YamlSyntaxErrorNamesFileAndLine) {
     EXPECT_NE(msg.find("YAML syntax error"), std::string::npos) << msg;
 }
 
+// The configuration goes through the one YAML rule of every file Toolport reads
+// (document/document.hpp): a key written twice or a second document is refused, where
+// yaml-cpp alone took one of them silently; the spelling of a scalar that rule types as a
+// number or a boolean is what the key reads.
+TEST_F(ConfigTest, TheOneYamlRuleRefusesDuplicateKeysAndSecondDocuments) {
+    auto dup = error_of("server:\n  name: a\n  name: b\n");
+    EXPECT_NE(dup.find("bad.yaml:3: duplicate key \"name\""), std::string::npos) << dup;
+    auto two = error_of("server:\n  name: a\n---\nserver:\n  name: b\n");
+    EXPECT_NE(two.find("2 YAML documents"), std::string::npos) << two;
+    auto tag = error_of("server:\n  name: !custom a\n");
+    EXPECT_NE(tag.find("bad.yaml:2: unsupported YAML tag"), std::string::npos) << tag;
+    auto config = load_config(write("good.yaml", "server:\n  name: 0123\n  title: 1.10\nhttp:\n  legacy_sse: yes\n"));
+    EXPECT_EQ(config.server.name, "0123");
+    EXPECT_EQ(config.server.title, "1.10");
+    EXPECT_TRUE(config.http.legacy_sse);
+}
+
 TEST_F(ConfigTest, MissingFileIsConfigError) {
     auto missing = (dir_ / "does-not-exist.yaml").string();
     try {
