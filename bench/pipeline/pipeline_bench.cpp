@@ -12,10 +12,10 @@
 #include <boost/asio/io_context.hpp>
 
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "async/executor.hpp"
 #include "providers/source_table.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "async/cancel_token.hpp"
 #include "async/control_signal.hpp"
 #include "client/client_transport.hpp"
@@ -21,7 +22,6 @@
 #include "client/wire_payload.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "stores/local_budgets.hpp"
 #include "stores/local_rate_limits.hpp"
 #include "stores/memory_cache.hpp"
@@ -9,7 +10,6 @@
 #include "stores/redis_client.hpp"
 #include "stores/redis_stores.hpp"
 #include "stores/redis_url.hpp"
-#include "transports/asio_executor.hpp"
 
 namespace toolport::stores {
 

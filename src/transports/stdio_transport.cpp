@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/batch.hpp"
 
 namespace toolport {

@@ -67,6 +67,7 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include "async/asio_executor.hpp"
 #include "auth/introspection.hpp"
 #include "auth/jwks.hpp"
 #include "auth/jwt.hpp"
@@ -78,7 +79,6 @@
 #include "client/oauth/server_metadata.hpp"
 #include "client/oauth/www_authenticate.hpp"
 #include "http_client/http_client.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/base64.hpp"
 #include "util/http_text.hpp"
 

@@ -26,12 +26,12 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "providers/source_table.hpp"
 #include "protocol/json_reader.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 
 namespace toolport::test_support {
 

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "async/asio_executor.hpp"
 #include "stores/redis_client.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/shared_sessions.hpp"
 #include "stores/stores.hpp"
 #include "stores_redis_support.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/sse_stream.hpp"
 
 namespace toolport::stores {

@@ -4,12 +4,12 @@
 // Skipped only when /usr/bin/redis-server is not installed.
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "stores/redis_client.hpp"
 #include "stores/redis_stores.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/stores.hpp"
 #include "stores_redis_support.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::stores;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "async/asio_executor.hpp"
 #include "manual_executor.hpp"
 #include "stores/memory_task_store.hpp"
 #include "stores/redis_client.hpp"
@@ -23,7 +24,6 @@
 #include "stores/stores.hpp"
 #include "stores_redis_support.hpp"
 #include "stores_test_support.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::stores;

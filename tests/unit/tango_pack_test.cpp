@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "http_test_servers.hpp"
 #include "observability/metrics.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::test_support;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "async/completion.hpp"
 #include "async/executor.hpp"
 #include "auth/upstream_credentials.hpp"
@@ -25,7 +26,6 @@
 #include "server/stateless.hpp"
 #include "server/tasks.hpp"
 #include "server/tool_error.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/digest.hpp"
 #include "util/sanitize.hpp"
 
