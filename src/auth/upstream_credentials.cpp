@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "auth/key_source.hpp"
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
 #include "providers/source_settings.hpp"
@@ -293,7 +292,7 @@ Task<void> UpstreamCredentials::run_request(std::string key, std::vector<std::pa
             UpstreamCredentialsError::Kind::authorization_failed,
             fmt::format("{}: the authorization server's token endpoint could not be found: {}", service_, e.what()),
             "", true));
-    } catch (const client::ResponseTooLarge&) {
+    } catch (const http_client::ResponseTooLarge&) {
         error = std::make_exception_ptr(UpstreamCredentialsError(
             UpstreamCredentialsError::Kind::authorization_failed,
             fmt::format("{}: the token endpoint's answer to {} was too large", service_, what)));

@@ -255,6 +255,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
             detail = error_body_detail(body);
         } catch (const TransportError&) {
             // The status is what matters; the body was only a better explanation.
+        } catch (const ResponseTooLarge&) {
+            // Likewise when the body is over kMaxErrorBodyBytes.
         }
         std::string what = fmt::format("{} answered HTTP {} {}", describe(), status, ex.response->head().reason);
         if (!detail.empty()) what += ": " + util::sanitize_for_message(detail, 300);

@@ -28,7 +28,6 @@
 #include "async/await_asio.hpp"
 #include "async/cancel_token.hpp"
 #include "async/completion.hpp"
-#include "client/client_errors.hpp"
 #include "http_client/body_decoder.hpp"
 #include "http_client/retry_policy.hpp"
 #include "http_client/url.hpp"
@@ -536,8 +535,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         co_return reader;
     }
 
-    static client::ResponseTooLarge too_large_announced(const Url& url, std::uint64_t announced, std::size_t limit) {
-        return client::ResponseTooLarge(
+    static ResponseTooLarge too_large_announced(const Url& url, std::uint64_t announced, std::size_t limit) {
+        return ResponseTooLarge(
             fmt::format("{} announced a response of {} bytes, over the limit of {}", url.display(), announced, limit),
             static_cast<std::size_t>(announced), limit, false);
     }
@@ -571,7 +570,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             }
             if (!within) {
                 conn.close();
-                throw client::ResponseTooLarge(
+                throw ResponseTooLarge(
                     fmt::format("{} sent a response over {} bytes", reader.url.display(), reader.max_bytes),
                     std::max(reader.raw, reader.decoder->decoded_bytes()), reader.max_bytes, true);
             }
@@ -800,12 +799,12 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
                 break;
             }
         }
-    } catch (const client::ResponseTooLarge& e) {
+    } catch (const ResponseTooLarge& e) {
         over = e.size;
     }
     if (over) {
         state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
-        throw client::ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over,
+        throw ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over,
                                        limit, true);
     }
     co_return body;

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "async/completion.hpp"
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "spec/document.hpp"
 #include "util/percent.hpp"
@@ -289,7 +288,7 @@ Task<std::string> fetch_text(http_client::HttpClient& http, const std::string& u
         response = co_await http.fetch(std::move(request), std::move(options));
     } catch (const http_client::HttpError& e) {
         throw DocumentError(fmt::format("{}: {}", url_without_query(url), e.what()));
-    } catch (const client::ResponseTooLarge&) {
+    } catch (const http_client::ResponseTooLarge&) {
         throw DocumentError(fmt::format("{}: larger than {} MiB", url_without_query(url), spec::detail::kMaxDocumentBytes >> 20));
     }
     if (response.status < 200 || response.status > 299) {

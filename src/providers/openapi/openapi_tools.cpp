@@ -1,6 +1,6 @@
 #include "providers/openapi/openapi_tools.hpp"
 
-#include "client/client_errors.hpp"
+#include "http_client/response_too_large.hpp"
 #include "http_client/url.hpp"
 #include "providers/downstream_errors.hpp"
 #include "providers/openapi/response_mapping.hpp"
@@ -43,7 +43,7 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
             response = co_await api->http->fetch(std::move(request), options);
         } catch (const http_client::HttpError& e) {
             throw providers::unreachable_error(e, api->name, "the source's base_url and the network settings");
-        } catch (const client::ResponseTooLarge& e) {
+        } catch (const http_client::ResponseTooLarge& e) {
             throw providers::too_large_error(e.limit, api->name,
                                              "Ask for less (filters, a smaller page); the source's max_response_bytes "
                                              "sets the limit.");

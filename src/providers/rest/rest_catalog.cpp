@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
-#include "client/client_errors.hpp"
+#include "http_client/response_too_large.hpp"
 #include "http_client/url.hpp"
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
@@ -247,7 +247,7 @@ Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {
             if (!authorization.empty()) sent.headers.emplace_back("Authorization", authorization);
             try {
                 response = co_await http_->fetch(std::move(sent), options);
-            } catch (const client::ResponseTooLarge& e) {
+            } catch (const http_client::ResponseTooLarge& e) {
                 throw CatalogError(fmt::format("page {} of the catalog is over {} bytes (max_response_bytes); it was not "
                                                "read further",
                                                pages + 1, e.limit));
@@ -462,7 +462,7 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
             std::string body;
             try {
                 body = co_await stream->read_all(64 * 1024);
-            } catch (const client::ResponseTooLarge&) {
+            } catch (const http_client::ResponseTooLarge&) {
                 body = "(an error body too large to read)";
             }
             throw error_for_status(head.status, head.header("Retry-After"), body, secrets, credential_sources_);
@@ -508,7 +508,7 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
         co_return result;
     } catch (const http_client::HttpError& e) {
         throw providers::unreachable_error(e, "the catalog API", "the catalog's base_url and the network settings");
-    } catch (const client::ResponseTooLarge& e) {
+    } catch (const http_client::ResponseTooLarge& e) {
         throw providers::too_large_error(e.limit, "The API",
                                          "Ask for less output (narrower arguments); the catalog's max_response_bytes sets the limit.");
     }

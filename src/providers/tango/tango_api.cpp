@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "providers/downstream_errors.hpp"
 #include "server/request_context.hpp"
@@ -173,7 +172,7 @@ Task<Json> TangoCall::get(const std::string& path, const Query& query) {
         response = co_await http_.fetch(std::move(request), std::move(options));
     } catch (const http_client::HttpError& e) {
         throw providers::unreachable_error(e, "the Tango API", "the Tango base URL and the network settings");
-    } catch (const client::ResponseTooLarge& e) {
+    } catch (const http_client::ResponseTooLarge& e) {
         throw providers::too_large_error(e.limit, "The Tango API", "Ask for fewer records (a lower limit) or narrower filters.");
     }
     if (response.status < 200 || response.status > 299) {
