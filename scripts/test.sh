@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
+#   0. the layer check (scripts/check_layers.py)
 #   1. a release build of the binary
 #   2. integration tests (the real binary driven by the official MCP TypeScript SDK client),
 #      the fault campaign and the official MCP conformance suites, on the release build with
@@ -15,6 +16,12 @@ step() { printf '\n=== %s (at %d s) ===\n' "$*" "$SECONDS"; }
 
 step "dependencies"
 scripts/install-deps.sh --test
+
+# Seconds, so before the builds: no source includes a header of a layer above its own
+# (the order is the root CMakeLists.txt's), and the checker's own tests.
+step "layers"
+python3 tests/scripts/check_layers_test.py
+scripts/check_layers.py
 
 # The release build is the binary the suites run (as scripts/serve.sh builds it: no unit
 # tests, no debug info); the unit tests run on the sanitizer build, which checks more. Two
@@ -94,4 +101,4 @@ tests/fuzz/run.sh "${FUZZ_SECONDS:-10}"
 step "all tests passed"
 # One plain closing line for CI: every stage above ran and none failed (set -e stops at
 # the first failure, so reaching here means all of them passed).
-echo "stages: 6 passed, 0 failed"
+echo "stages: 7 passed, 0 failed"
