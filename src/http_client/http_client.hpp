@@ -1,5 +1,6 @@
 // HttpClient: the one HTTP/1.1 client of every source that calls a web API (the tango
-// pack, REST catalogs, OpenAPI tools). It runs on the engine's event loop and gives:
+// pack, REST catalogs, OpenAPI tools), of auth (JWKS, introspection, token endpoints) and
+// of the MCP client's HTTP transports. It runs on the engine's event loop and gives:
 //
 //  - https with OpenSSL: the system CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured, as
 //    in other OpenSSL programs) plus an optional CA file, SNI and host name checks;
