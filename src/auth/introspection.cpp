@@ -3,17 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include <nlohmann/json.hpp>
-
 #include "http_client/http_client.hpp"
 #include "auth/key_source.hpp"
 #include "auth/scope_policy.hpp"
+#include "util/json.hpp"
 
 namespace toolport::auth {
 
 namespace {
 
-using Json = nlohmann::json;
 using Clock = std::chrono::system_clock;
 
 [[noreturn]] void refuse(TokenErrorReason reason, const std::string& message) { throw TokenError(reason, message); }

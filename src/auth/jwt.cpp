@@ -14,12 +14,11 @@
 
 #include "util/base64.hpp"
 #include "util/digest.hpp"
+#include "util/json.hpp"
 
 namespace toolport::auth {
 
 namespace {
-
-using Json = nlohmann::json;
 
 [[noreturn]] void fail(TokenErrorReason reason, const std::string& message) { throw TokenError(reason, message); }
 

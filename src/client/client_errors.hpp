@@ -22,14 +22,11 @@
 #include <stdexcept>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "http_client/response_too_large.hpp"
 #include "protocol/rpc_error.hpp"
+#include "util/json.hpp"
 
 namespace toolport::client {
-
-using Json = nlohmann::json;
 
 struct ClientError : std::runtime_error {
     using std::runtime_error::runtime_error;

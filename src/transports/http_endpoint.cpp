@@ -29,7 +29,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 using namespace std::chrono_literals;
 namespace ec = protocol::error_code;
 

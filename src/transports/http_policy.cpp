@@ -7,6 +7,7 @@
 
 #include "util/digest.hpp"
 #include "util/http_text.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::http_policy {
@@ -174,10 +175,10 @@ void attach_traceparent(protocol::Message& message, std::string_view traceparent
     if (traceparent.empty() || traceparent.size() > 256) return;
     auto* request = std::get_if<protocol::Request>(&message);
     if (!request) return;
-    protocol::Json& params = request->params;
+    Json& params = request->params;
     if (!params.is_object()) return;  // no params (nothing to budget), or invalid ones
-    protocol::Json& meta = params["_meta"];
-    if (meta.is_null()) meta = protocol::Json::object();
+    Json& meta = params["_meta"];
+    if (meta.is_null()) meta = Json::object();
     if (!meta.is_object() || meta.contains("traceparent")) return;
     meta["traceparent"] = std::string(traceparent);
 }

@@ -21,6 +21,7 @@
 
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 
@@ -204,7 +205,7 @@ public:
     void close_stream(const protocol::RequestId& request);
 
     // SessionOutput: puts `message` on the right stream.
-    void route(const protocol::Json& message, const protocol::RequestId* related);
+    void route(const Json& message, const protocol::RequestId* related);
 
     // Drops finished streams that nobody is reading and that are older than `keep`.
     void prune(std::chrono::steady_clock::duration keep);

@@ -65,7 +65,6 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <nlohmann/json.hpp>
 
 #include "async/asio_executor.hpp"
 #include "auth/introspection.hpp"
@@ -81,13 +80,14 @@
 #include "http_client/http_client.hpp"
 #include "util/base64.hpp"
 #include "util/http_text.hpp"
+#include "util/json.hpp"
 
 namespace {
 
 namespace auth = toolport::auth;
 namespace oauth = toolport::client::oauth;
 namespace ts = toolport::test_support;
-using Json = nlohmann::json;
+using toolport::Json;
 using Clock = std::chrono::system_clock;
 
 [[noreturn]] void violated(const char* what) {

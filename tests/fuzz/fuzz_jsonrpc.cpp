@@ -32,10 +32,11 @@
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "server/session.hpp"
+#include "util/json.hpp"
 
 namespace {
 
-using toolport::protocol::Json;
+using toolport::Json;
 
 constexpr std::size_t kMaxLines = 64;        // payloads per input
 constexpr int kPollRounds = 64;              // io_context::poll calls per line

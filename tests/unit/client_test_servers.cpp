@@ -20,10 +20,9 @@
 #include "transports/http_server.hpp"
 #include "transports/io_threads.hpp"
 #include "transports/stdio_transport.hpp"
+#include "util/json.hpp"
 
 namespace toolport::test_support {
-
-using protocol::Json;
 
 struct HttpServerThread::Impl {
     std::unique_ptr<IoThreads> io_threads;  // first: outlives the engine's loop, as in serve

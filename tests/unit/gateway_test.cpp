@@ -12,11 +12,12 @@
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/mcp_servers_import.hpp"
 #include "providers/gateway/tool_changes.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::gateway;
 using toolport::providers::SettingsError;
 using toolport::providers::SourceSettings;
-using Json = nlohmann::json;
+using toolport::Json;
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include "server/session.hpp"
 #include "server/stateless.hpp"
 #include "server/tool_error.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
 using namespace std::chrono_literals;
-using protocol::Json;
 
 namespace {
 

@@ -8,9 +8,9 @@
 
 #include "protocol/jsonrpc.hpp"
 #include "transports/sse_stream.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
-using protocol::Json;
 using protocol::RequestId;
 
 namespace {

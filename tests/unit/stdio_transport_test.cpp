@@ -14,9 +14,9 @@
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "transports/stdio_transport.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
-using protocol::Json;
 
 namespace {
 

@@ -31,13 +31,12 @@
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/request_context.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
 
 namespace {
-
-using client::Json;
 
 struct ClientFlags {
     std::string url, stdio_command, config_file, token, ca_file;

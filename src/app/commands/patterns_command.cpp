@@ -29,6 +29,7 @@
 #include "providers/context/roots.hpp"
 #include "providers/source_settings.hpp"
 #include "util/digest.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
@@ -36,7 +37,6 @@ namespace toolport::commands {
 namespace {
 
 namespace fs = std::filesystem;
-using context::Json;
 
 struct PatternsFlags {
     std::string config;

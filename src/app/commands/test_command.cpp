@@ -26,13 +26,12 @@
 #include "client/sync_client.hpp"
 #include "server/request_context.hpp"
 #include "spec/spec.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
 
 namespace {
-
-using spec::Json;
 
 struct TestFlags {
     std::vector<std::string> paths;

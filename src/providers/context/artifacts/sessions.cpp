@@ -8,13 +8,13 @@
 #include "providers/context/durable_files.hpp"
 #include "providers/context/envelope.hpp"
 #include "providers/context/roots.hpp"
+#include "util/json.hpp"
 
 namespace toolport::context {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
 
 constexpr const char* kArtifactsDir = ".agent-artifacts";
 constexpr std::size_t kSummaryChars = 300;
