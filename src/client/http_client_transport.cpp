@@ -24,6 +24,7 @@
 #include "http_client/url.hpp"
 #include "util/http_text.hpp"
 #include "util/sanitize.hpp"
+#include "util/session_id.hpp"
 
 namespace toolport::client {
 
@@ -53,14 +54,9 @@ struct HttpStatusError : TransportError {
     unsigned status;
 };
 
-// Visible ASCII only, as the spec requires of session ids (and a sane length).
-bool valid_session_id(std::string_view id) {
-    if (id.empty() || id.size() > 1024) return false;
-    for (char c : id) {
-        if (c < 0x21 || c > 0x7e) return false;
-    }
-    return true;
-}
+// A server's session id may be longer than the 256 bytes Toolport's own server allows,
+// within reason (util::valid_session_id checks the characters).
+constexpr std::size_t kMaxSessionIdBytes = 1024;
 
 hc::ClientOptions downstream_options(const HttpClientOptions& options) {
     hc::ClientOptions o;
@@ -276,7 +272,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
     void remember_session(Exchange& ex) {
         auto id = ex.response->head().header("Mcp-Session-Id");
         if (!id) return;
-        if (!valid_session_id(*id)) {
+        if (!util::valid_session_id(*id, kMaxSessionIdBytes)) {
             throw TransportError(fmt::format("{} sent a malformed Mcp-Session-Id header", describe()));
         }
         if (session_id.empty()) session_id = *id;

@@ -31,6 +31,7 @@
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/request_context.hpp"
+#include "util/ascii.hpp"
 #include "util/json.hpp"
 #include "util/sanitize.hpp"
 
@@ -87,7 +88,7 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
 // Whether a --header sets Authorization itself (then OAuth stays out of the way).
 bool sets_authorization(const client::HttpClientOptions& options) {
     for (const auto& [name, value] : options.headers) {
-        if (http_client::lower_ascii(name) == "authorization") return true;
+        if (util::to_lower_ascii(name) == "authorization") return true;
     }
     return false;
 }

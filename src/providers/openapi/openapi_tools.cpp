@@ -5,6 +5,7 @@
 #include "providers/downstream_errors.hpp"
 #include "providers/openapi/response_mapping.hpp"
 #include "server/request_context.hpp"
+#include "util/ascii.hpp"
 
 namespace toolport::openapi {
 
@@ -34,7 +35,7 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
                 throw e.to_tool_error();
             }
             // auth: replaces what a security scheme would have sent.
-            std::erase_if(request.headers, [](const auto& h) { return http_client::lower_ascii(h.first) == "authorization"; });
+            std::erase_if(request.headers, [](const auto& h) { return util::to_lower_ascii(h.first) == "authorization"; });
             request.headers.emplace_back("Authorization", authorization);
             // The token itself, without its scheme, is a secret the answer may echo too.
             built.secrets.push_back(authorization.substr(authorization.find(' ') + 1));

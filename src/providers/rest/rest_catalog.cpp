@@ -23,6 +23,7 @@
 #include "auth/upstream_credentials.hpp"
 #include "server/request_context.hpp"
 #include "server/tool_error.hpp"
+#include "util/ascii.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::rest {
@@ -33,10 +34,6 @@ namespace {
 
 bool is_absolute(const std::string& url) { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
 
-std::string lower(std::string text) {
-    for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-}
 
 std::optional<bool> hint(const Json& annotations, const char* key) {
     auto it = annotations.find(key);
@@ -377,14 +374,14 @@ http_client::Headers RestCatalog::request_headers(const RequestContext* ctx) con
         if (ctx && std::find(settings_.forward_headers.begin(), settings_.forward_headers.end(), name) !=
                        settings_.forward_headers.end()) {
             const auto& sent = ctx->caller().client_headers;
-            if (auto it = sent.find(lower(name)); it != sent.end() && !it->second.empty()) continue;
+            if (auto it = sent.find(util::to_lower_ascii(name)); it != sent.end() && !it->second.empty()) continue;
         }
         headers.emplace_back(name, value);
     }
     if (ctx) {
         for (const auto& name : settings_.forward_headers) {
             const auto& sent = ctx->caller().client_headers;
-            if (auto it = sent.find(lower(name)); it != sent.end() && !it->second.empty()) headers.emplace_back(name, it->second);
+            if (auto it = sent.find(util::to_lower_ascii(name)); it != sent.end() && !it->second.empty()) headers.emplace_back(name, it->second);
         }
     }
     headers.emplace_back("Accept", "application/json");
@@ -467,7 +464,7 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
             }
             throw error_for_status(head.status, head.header("Retry-After"), body, secrets, credential_sources_);
         }
-        const std::string type = lower(head.header("Content-Type").value_or(""));
+        const std::string type = util::to_lower_ascii(head.header("Content-Type").value_or(""));
         ToolResult result;
         if (type.rfind("text/event-stream", 0) == 0) {
             StreamedOutput output(operator_secrets, settings_.max_response_bytes);

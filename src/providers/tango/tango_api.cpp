@@ -8,6 +8,7 @@
 #include "http_client/http_client.hpp"
 #include "providers/downstream_errors.hpp"
 #include "server/request_context.hpp"
+#include "util/ascii.hpp"
 #include "util/percent.hpp"
 #include "util/sanitize.hpp"
 
@@ -51,8 +52,7 @@ std::string api_key_for(const RequestContext& ctx, const Json& args, const Tango
         return it->get<std::string>();
     }
     if (!settings.client_key_header.empty()) {
-        std::string header = settings.client_key_header;
-        for (auto& c : header) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const std::string header = util::to_lower_ascii(settings.client_key_header);
         const auto& sent = ctx.caller().client_headers;
         if (auto it = sent.find(header); it != sent.end() && !it->second.empty()) return it->second;
     }
