@@ -156,7 +156,7 @@ public:
     // stream. While that stream catches up from the event log, live events wait in `held`.
     bool shared = false;
     bool dirty = false;
-    std::chrono::steady_clock::time_point touched = created;
+    std::chrono::steady_clock::time_point touched = std::chrono::steady_clock::now();  // last written to Redis
     std::function<void(std::string data)> standalone_sink;
     bool catching_up = false;
     std::vector<std::pair<std::uint64_t, std::string>> held;

@@ -68,7 +68,7 @@ public:
         if (configure) configure(config);
         runtime = std::make_unique<Runtime>(config, executor);
         session = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
-                                                 CallerIdentity{"", "context-test", ""});
+                                                 CallerIdentity{.session_id = "context-test"});
         session->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
         session->receive(protocol::Notification{"notifications/initialized", nullptr});
         pump([] { return true; });

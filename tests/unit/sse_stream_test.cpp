@@ -15,8 +15,6 @@ using protocol::RequestId;
 
 namespace {
 
-std::string key(const RequestId& id) { return id.dump(); }
-
 Json parse(const StreamEvent& e) { return Json::parse(e.data); }
 
 }  // namespace

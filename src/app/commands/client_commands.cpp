@@ -182,7 +182,7 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync, ServerLog
         }
         sync.run(wait_for_sources(*target.runtime, sync.event_loop(), std::chrono::milliseconds(flags.timeout_ms)));
         target.transport =
-            client::make_in_process_transport(target.runtime->server(), CallerIdentity{"", "in-process", ""});
+            client::make_in_process_transport(target.runtime->server(), CallerIdentity{.session_id = "in-process"});
     }
     return target;
 }
@@ -208,7 +208,7 @@ int run_client(const char* command, const ClientFlags& flags, const std::functio
     options.protocol_version = flags.protocol_version;
     const auto elicitation = client::parse_elicitation_policy(flags.elicitation);
     if (elicitation) options.capabilities = client::elicitation_capabilities();
-    ServerLog log{flags.verbose};
+    ServerLog log{.verbose = flags.verbose};
     client::SyncClient sync(options);
     if (elicitation) sync.on_request(client::elicitation_request_handler(*elicitation));
     Target target;

@@ -171,7 +171,7 @@ std::unique_ptr<ClientTarget> make_command_line_target(const TestFlags& flags) {
         }
         return std::make_unique<ClientTarget>(timeout, [config](ClientTarget& target) {
             auto runtime = std::make_unique<Runtime>(config, target.sync().event_loop());
-            auto transport = client::make_in_process_transport(runtime->server(), CallerIdentity{"", "in-process", ""});
+            auto transport = client::make_in_process_transport(runtime->server(), CallerIdentity{.session_id = "in-process"});
             target.own(std::move(runtime));
             return transport;
         });
