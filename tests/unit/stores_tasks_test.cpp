@@ -134,7 +134,7 @@ public:
     // Another store on a connection of its own, as another replica would have.
     RedisTaskStore& replica(std::size_t max_per_owner = 1000, std::chrono::milliseconds timeout = 2000ms) {
         auto client = std::make_shared<RedisClient>(
-            exec_, RedisClient::Options{parse_redis_url(server_->url()), timeout, 100ms});
+            exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = timeout, .reconnect_interval = 100ms});
         client->start();
         auto store = std::make_unique<RedisTaskStore>(client, "toolport:", max_per_owner,
                                                       std::make_unique<MemoryTaskStore>(exec_));
@@ -159,7 +159,7 @@ public:
     RedisReply redis(std::vector<std::string> args) {
         if (!inspector_) {
             inspector_ = std::make_shared<RedisClient>(
-                exec_, RedisClient::Options{parse_redis_url(server_->url()), 2000ms, 100ms});
+                exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
             inspector_->start();
         }
         EXPECT_TRUE(test_support::run_until(io_, [&] { return inspector_->ready(); }));
