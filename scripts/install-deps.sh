@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [--test]   (--test adds what the tests and benchmarks use)
 set -euo pipefail
 packages=(cmake ninja-build clang libclang-rt-14-dev libboost1.81-dev libssl-dev zlib1g-dev nlohmann-json3-dev
-          libvalijson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libhiredis-dev libsqlite3-dev
+          libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libhiredis-dev libsqlite3-dev
           libmimalloc-dev
           bubblewrap)  # a runtime need: the context pack's executeSkill runs skills under bwrap
 if [[ "${1:-}" == "--test" ]]; then

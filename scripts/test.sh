@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
+#   0. the layer check (scripts/check_layers.py)
 #   1. a release build of the binary
 #   2. integration tests (the real binary driven by the official MCP TypeScript SDK client),
 #      the fault campaign and the official MCP conformance suites, on the release build with
@@ -16,11 +17,18 @@ step() { printf '\n=== %s (at %d s) ===\n' "$*" "$SECONDS"; }
 step "dependencies"
 scripts/install-deps.sh --test
 
+# Seconds, so before the builds: no source includes a header of a layer above its own
+# (the order is the root CMakeLists.txt's), and the checker's own tests.
+step "layers"
+python3 tests/scripts/check_layers_test.py
+scripts/check_layers.py
+
+# Both builds make warnings errors (TOOLPORT_WERROR): a warning fails CI.
 # The release build is the binary the suites run (as scripts/serve.sh builds it: no unit
 # tests, no debug info); the unit tests run on the sanitizer build, which checks more. Two
 # full builds of everything took half of CI's 30 minutes on 2 cores.
 step "build (release)"
-scripts/build.sh build -DCMAKE_BUILD_TYPE=Release -DTOOLPORT_BUILD_TESTS=OFF
+scripts/build.sh build -DCMAKE_BUILD_TYPE=Release -DTOOLPORT_BUILD_TESTS=OFF -DTOOLPORT_WERROR=ON
 
 # Builds that run beside test suites run at idle CPU priority: the suites mostly wait on the
 # server and leave most of a core unused, and a SCHED_IDLE process only gets what no other
@@ -47,7 +55,7 @@ step "integration tests and conformance suites: release build, one event loop"
 mkdir -p build-asan
 # With TOOLPORT_BUILD_FUZZ its core also records edge coverage: the fuzz targets link it (step 5).
 start_idle_build "$root/build-asan/build.log" scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTOOLPORT_SANITIZE=ON \
-  -DTOOLPORT_BUILD_FUZZ=ON
+  -DTOOLPORT_BUILD_FUZZ=ON -DTOOLPORT_WERROR=ON
 asan_build=$build_pid
 tests/run_suites.sh "$root/build/toolport"
 
@@ -94,4 +102,4 @@ tests/fuzz/run.sh "${FUZZ_SECONDS:-10}"
 step "all tests passed"
 # One plain closing line for CI: every stage above ran and none failed (set -e stops at
 # the first failure, so reaching here means all of them passed).
-echo "stages: 6 passed, 0 failed"
+echo "stages: 7 passed, 0 failed"

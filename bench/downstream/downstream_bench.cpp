@@ -9,10 +9,10 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "async/asio_executor.hpp"
 #include "async/task.hpp"
 #include "http_client/http_client.hpp"
 #include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 

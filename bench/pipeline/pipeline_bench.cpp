@@ -12,10 +12,10 @@
 #include <boost/asio/io_context.hpp>
 
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "async/executor.hpp"
 #include "providers/source_table.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 
@@ -46,7 +46,7 @@ struct Fixture {
         sources.push_back(providers::start_source("testing", runtime->server()));
         if (!with_pipeline) runtime->server().set_tool_invoker(nullptr);
         session = runtime->server().open_session([this](const Json&, const protocol::RequestId*) { ++replies; },
-                                                 CallerIdentity{"", "bench-session", ""});
+                                                 CallerIdentity{.session_id = "bench-session"});
         session->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
         session->receive(protocol::Notification{"notifications/initialized", nullptr});
         loop.run();

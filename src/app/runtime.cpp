@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "async/executor.hpp"
 #include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
-#include "transports/asio_executor.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"

@@ -8,11 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "auth/authenticator.hpp"
 #include "auth/key_source.hpp"
 #include "server/tasks.hpp"
 #include "stores/shared_sessions.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
 #include "transports/io_threads.hpp"
 

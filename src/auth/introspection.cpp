@@ -3,18 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include <nlohmann/json.hpp>
-
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "auth/key_source.hpp"
 #include "auth/scope_policy.hpp"
+#include "util/json.hpp"
 
 namespace toolport::auth {
 
 namespace {
 
-using Json = nlohmann::json;
 using Clock = std::chrono::system_clock;
 
 [[noreturn]] void refuse(TokenErrorReason reason, const std::string& message) { throw TokenError(reason, message); }
@@ -165,7 +162,7 @@ Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::ask(std::string to
         response = co_await http_.fetch(std::move(request), call);
     } catch (const http_client::HttpError& e) {
         unusable("the introspection request to " + shown + " failed: " + e.what());
-    } catch (const client::ResponseTooLarge&) {
+    } catch (const http_client::ResponseTooLarge&) {
         unusable("the introspection response from " + shown + " is too large");
     }
     if (response.status != 200) {

@@ -5,15 +5,12 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 
-#include <nlohmann/json.hpp>
-
 #include "util/base64.hpp"
+#include "util/json.hpp"
 
 namespace toolport::auth {
 
 namespace {
-
-using Json = nlohmann::json;
 
 struct PkeyCtxFree {
     void operator()(EVP_PKEY_CTX* c) const { EVP_PKEY_CTX_free(c); }

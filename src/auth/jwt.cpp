@@ -14,12 +14,12 @@
 
 #include "util/base64.hpp"
 #include "util/digest.hpp"
+#include "util/http_text.hpp"
+#include "util/json.hpp"
 
 namespace toolport::auth {
 
 namespace {
-
-using Json = nlohmann::json;
 
 [[noreturn]] void fail(TokenErrorReason reason, const std::string& message) { throw TokenError(reason, message); }
 
@@ -43,12 +43,6 @@ std::optional<std::string> strict_b64url(std::string_view text) {
     std::size_t rest = text.size() % 4;
     if ((rest == 2 && (last & 0x0F) != 0) || (rest == 3 && (last & 0x03) != 0)) return std::nullopt;
     return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
 }
 
 struct MdCtxFree {
@@ -223,8 +217,8 @@ VerifiedToken JwtVerifier::verify(std::string_view token, const KeySet& keys,
         bool fits = false;
         if (typ->is_string()) {
             std::string_view t = typ->get_ref<const std::string&>();
-            if (t.size() > 12 && iequals(t.substr(0, 12), "application/")) t.remove_prefix(12);
-            fits = iequals(t, "JWT") || iequals(t, "at+jwt");
+            if (t.size() > 12 && util::iequals_ascii(t.substr(0, 12), "application/")) t.remove_prefix(12);
+            fits = util::iequals_ascii(t, "JWT") || util::iequals_ascii(t, "at+jwt");
         }
         if (!fits) fail(TokenErrorReason::wrong_type, "the token's typ is neither JWT nor at+jwt");
     }

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
 
@@ -139,7 +138,7 @@ Task<std::string> fetch_document(http_client::HttpClient& http, const DiscoveryO
         response = co_await http.fetch({.url = url, .headers = {{"Accept", "application/json"}}}, call);
     } catch (const http_client::HttpError& e) {
         throw KeySourceError("fetching " + shown + " failed: " + e.what());
-    } catch (const client::ResponseTooLarge&) {
+    } catch (const http_client::ResponseTooLarge&) {
         throw KeySourceError(shown + " is larger than " + std::to_string(options.max_document_bytes) + " bytes");
     }
     *status = response.status;

@@ -12,6 +12,7 @@
 
 #include "http_client/url.hpp"
 #include "util/base64.hpp"
+#include "util/http_text.hpp"
 #include "util/random.hpp"
 #include "util/sanitize.hpp"
 
@@ -25,10 +26,6 @@ using KeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 constexpr std::size_t kMaxTokenResponseBytes = 256 * 1024;
 // RFC 7523 asks for a short-lived assertion; five minutes tolerates modest clock skew.
 constexpr std::int64_t kAssertionLifetimeSeconds = 300;
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && http_client::lower_ascii(a) == http_client::lower_ascii(b);
-}
 
 // The PEM private key, or a message saying why it cannot be used.
 KeyPtr load_private_key(const std::string& pem) {
@@ -280,8 +277,8 @@ TokenResponse parse_token_response(unsigned status, std::string_view text) {
     // that issues something other than an access token (an ID-JAG, a SAML assertion, named
     // by issued_token_type) says N_A; it is for the caller's next grant, never a header.
     // Anything else cannot be used.
-    if (iequals(out.token_type, "bearer")) out.token_type = "Bearer";
-    else if (iequals(out.token_type, "dpop")) out.token_type = "DPoP";
+    if (util::iequals_ascii(out.token_type, "bearer")) out.token_type = "Bearer";
+    else if (util::iequals_ascii(out.token_type, "dpop")) out.token_type = "DPoP";
     else if (out.token_type == "N_A" && !out.issued_token_type.empty() &&
              out.issued_token_type != "urn:ietf:params:oauth:token-type:access_token")
         out.token_type = "N_A";

@@ -93,7 +93,7 @@ struct TokenEndpointError : std::runtime_error {
 // `extras.headers` go with the request; the response's DPoP-Nonce header is reported in
 // TokenResponse::dpop_nonce or TokenEndpointError::dpop_nonce.
 // Throws TokenEndpointError, std::invalid_argument (an unusable client or URL),
-// http_client::HttpError, client::ResponseTooLarge, OperationCancelled.
+// http_client::HttpError, http_client::ResponseTooLarge, OperationCancelled.
 Task<TokenResponse> request_token(http_client::HttpClient& http, const std::string& token_endpoint,
                                   const ClientAuthentication& client,
                                   std::vector<std::pair<std::string, std::string>> grant,

@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include "auth/key_source.hpp"
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
-#include "server/tool_error.hpp"
 #include "util/digest.hpp"
 
 namespace toolport::auth {
@@ -40,27 +38,6 @@ std::string url_problem(const std::string& text, bool allow_http) {
 
 std::string_view UpstreamCredentialsError::code() const {
     return kind == Kind::unavailable ? "upstream_credentials_unavailable" : "upstream_authorization_failed";
-}
-
-ToolError UpstreamCredentialsError::to_tool_error() const {
-    ToolError error(kind == Kind::unavailable ? ToolErrorCode::upstream_credentials_unavailable
-                                              : ToolErrorCode::upstream_authorization_failed,
-                    what());
-    if (!as_error.empty()) error.detail("authorization_server_error", as_error);
-    if (kind == Kind::unavailable) {
-        error.recoverable(false).suggest(
-            "Call through Toolport's HTTP endpoint with an OAuth access token of its authorization server; this "
-            "service is reached with a token exchanged for the caller's own");
-    } else if (transient) {
-        error.transient(true).suggest("The authorization server could not be reached; retry shortly");
-    } else if (as_error == "invalid_grant") {
-        error.suggest("Your access token could not be exchanged (expired, revoked, or not allowed for this service): "
-                      "obtain a new one and call again");
-    } else {
-        error.suggest("The authorization server refused Toolport's token request; the server's operator must check "
-                      "this source's auth: settings");
-    }
-    return error;
 }
 
 UpstreamCredentials::UpstreamCredentials(std::string service, UpstreamAuthSettings settings,
@@ -182,7 +159,7 @@ Task<void> UpstreamCredentials::run_request(std::string key, std::vector<std::pa
             UpstreamCredentialsError::Kind::authorization_failed,
             fmt::format("{}: the authorization server's token endpoint could not be found: {}", service_, e.what()),
             "", true));
-    } catch (const client::ResponseTooLarge&) {
+    } catch (const http_client::ResponseTooLarge&) {
         error = std::make_exception_ptr(UpstreamCredentialsError(
             UpstreamCredentialsError::Kind::authorization_failed,
             fmt::format("{}: the token endpoint's answer to {} was too large", service_, what)));

@@ -39,9 +39,6 @@
 #include "async/task.hpp"
 #include "auth/token_endpoint.hpp"
 
-namespace toolport {
-class ToolError;
-}
 namespace toolport::http_client {
 class HttpClient;
 }
@@ -90,10 +87,9 @@ struct UpstreamCredentialsError : std::runtime_error {
     Kind kind;
     std::string as_error;  // the authorization server's error code (invalid_grant, ...), "" when none
     bool transient;        // network trouble: the same call may succeed later
-    // "upstream_credentials_unavailable" / "upstream_authorization_failed".
+    // "upstream_credentials_unavailable" / "upstream_authorization_failed". The tool error a
+    // source answers with is providers::credentials_tool_error (providers/credentials_tool_error.hpp).
     std::string_view code() const;
-    // The isError tool result's error (code, the AS's error code, a suggestion).
-    ToolError to_tool_error() const;
 };
 
 class UpstreamCredentials : public std::enable_shared_from_this<UpstreamCredentials> {

@@ -4,7 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "transports/asio_executor.hpp"
+#include "async/asio_executor.hpp"
 
 namespace toolport::client {
 

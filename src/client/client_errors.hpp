@@ -6,11 +6,13 @@
 //   TransportError  the server could not be reached or went away (refused connection,
 //                   dead child process, HTTP error status, session ended)
 //   RequestTimeout  no answer within the request's timeout (the server was told to stop)
-//   ResponseTooLarge  a response over the transport's max_message_bytes: refused on its
-//                   Content-Length before reading, or cut off while reading (a
-//                   TransportError; the pipeline answers it as MCP_RESPONSE_TOO_LARGE)
 //   InputRequiredError  a stateless request the server answered with "input_required"
 //                   that the client could not complete (no handler, or too many rounds)
+//
+// and ResponseTooLarge (not a ClientError): an answer over the transport's
+// max_message_bytes, refused on its Content-Length before reading or cut off while
+// reading. It is the HTTP client's type (http_client/response_too_large.hpp), used for
+// every transport, so a caller catches one type.
 //
 // A request cancelled through its CancelToken ends with OperationCancelled
 // (async/completion.hpp), like everywhere else in Toolport.
@@ -20,13 +22,11 @@
 #include <stdexcept>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "http_client/response_too_large.hpp"
 #include "protocol/rpc_error.hpp"
+#include "util/json.hpp"
 
 namespace toolport::client {
-
-using Json = nlohmann::json;
 
 struct ClientError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -38,13 +38,7 @@ struct TransportError : ClientError {
     using ClientError::ClientError;
 };
 
-struct ResponseTooLarge : TransportError {
-    ResponseTooLarge(const std::string& message, std::size_t size, std::size_t limit, bool read_so_far)
-        : TransportError(message), size(size), limit(limit), read_so_far(read_so_far) {}
-    std::size_t size;   // the announced size, or what was read before stopping
-    std::size_t limit;
-    bool read_so_far;   // true: stopped while reading (the whole response is larger)
-};
+using http_client::ResponseTooLarge;
 
 // The server still wants answers (resultType "input_required", 2026-07-28) and the client
 // gives up: the request had no RequestOptions::on_input_required, or the server kept

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "async/cancel_token.hpp"
 #include "async/control_signal.hpp"
 #include "client/client_transport.hpp"
@@ -21,9 +22,9 @@
 #include "client/wire_payload.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/http_text.hpp"
 #include "util/sanitize.hpp"
+#include "util/session_id.hpp"
 
 namespace toolport::client {
 
@@ -53,14 +54,9 @@ struct HttpStatusError : TransportError {
     unsigned status;
 };
 
-// Visible ASCII only, as the spec requires of session ids (and a sane length).
-bool valid_session_id(std::string_view id) {
-    if (id.empty() || id.size() > 1024) return false;
-    for (char c : id) {
-        if (c < 0x21 || c > 0x7e) return false;
-    }
-    return true;
-}
+// A server's session id may be longer than the 256 bytes Toolport's own server allows,
+// within reason (util::valid_session_id checks the characters).
+constexpr std::size_t kMaxSessionIdBytes = 1024;
 
 hc::ClientOptions downstream_options(const HttpClientOptions& options) {
     hc::ClientOptions o;
@@ -255,6 +251,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
             detail = error_body_detail(body);
         } catch (const TransportError&) {
             // The status is what matters; the body was only a better explanation.
+        } catch (const ResponseTooLarge&) {
+            // Likewise when the body is over kMaxErrorBodyBytes.
         }
         std::string what = fmt::format("{} answered HTTP {} {}", describe(), status, ex.response->head().reason);
         if (!detail.empty()) what += ": " + util::sanitize_for_message(detail, 300);
@@ -274,7 +272,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
     void remember_session(Exchange& ex) {
         auto id = ex.response->head().header("Mcp-Session-Id");
         if (!id) return;
-        if (!valid_session_id(*id)) {
+        if (!util::valid_session_id(*id, kMaxSessionIdBytes)) {
             throw TransportError(fmt::format("{} sent a malformed Mcp-Session-Id header", describe()));
         }
         if (session_id.empty()) session_id = *id;

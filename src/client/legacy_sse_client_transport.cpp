@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "async/cancel_token.hpp"
 #include "async/completion.hpp"
 #include "client/http_transport_common.hpp"
@@ -18,7 +19,6 @@
 #include "client/wire_payload.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 

@@ -1,5 +1,5 @@
 # The MCP client (stdio, Streamable HTTP, legacy HTTP+SSE and in-process transports)
-# behind `toolport list` and `toolport call`, and later the gateway's upstream
+# behind `toolport list`, `call`, `skills` and `test`, and the gateway's upstream
 # connections. Included by the root CMakeLists.txt; every .cpp of this folder is compiled (no list to keep).
 file(GLOB_RECURSE TOOLPORT_CLIENT_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
 target_sources(toolport_core PRIVATE ${TOOLPORT_CLIENT_SOURCES})

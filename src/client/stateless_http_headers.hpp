@@ -18,11 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::client {
 
-using Json = nlohmann::json;
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 class StatelessHttpHeaders {

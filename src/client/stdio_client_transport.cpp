@@ -21,12 +21,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
+#include "async/await_asio.hpp"
 #include "async/completion.hpp"
 #include "client/child_process.hpp"
 #include "client/client_transport.hpp"
 #include "client/json_id_scanner.hpp"
 #include "client/wire_payload.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::client {
@@ -324,16 +325,6 @@ std::unique_ptr<net::posix::stream_descriptor> adopt(net::io_context& io, int fd
         ::close(fd);
         throw;
     }
-}
-
-template <typename T>
-Task<T> await_asio(net::io_context& io, net::awaitable<T> operation) {
-    Completion<T> done;
-    net::co_spawn(io, std::move(operation), [done](std::exception_ptr error, T value) mutable {
-        if (error) done.set_error(error);
-        else done.set_value(std::move(value));
-    });
-    co_return co_await done;
 }
 
 class StdioTransport final : public ClientTransport {

@@ -5,10 +5,9 @@
 #include <fmt/format.h>
 
 #include "util/base64.hpp"
+#include "util/json.hpp"
 
 namespace toolport::client {
-
-using Json = nlohmann::json;
 
 namespace {
 

@@ -1,4 +1,5 @@
 #include "config/generate.hpp"
+#include "util/json.hpp"
 
 #include <cmath>
 #include <sstream>
@@ -7,7 +8,6 @@
 
 namespace toolport::config {
 
-using Json = nlohmann::json;
 
 namespace {
 

@@ -38,10 +38,10 @@
 #include <nlohmann/json.hpp>
 
 #include "config/declaration.hpp"
+#include "util/json.hpp"
 
 namespace toolport::config {
 
-using Json = nlohmann::json;
 
 // A setting that is missing, unknown or of the wrong type; the message names the file,
 // the line and the key.

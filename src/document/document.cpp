@@ -1,4 +1,6 @@
 #include "document/document.hpp"
+#include "util/ascii.hpp"
+#include "util/json_pointer.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -258,11 +260,7 @@ std::optional<std::string> Document::spelling(const std::string& pointer) const 
 
 std::string pointer_append(const std::string& pointer, const std::string& key) {
     std::string out = pointer + "/";
-    for (char c : key) {
-        if (c == '~') out += "~0";
-        else if (c == '/') out += "~1";
-        else out += c;
-    }
+    util::append_pointer_token(out, key);
     return out;
 }
 
@@ -331,8 +329,7 @@ Document parse_json(const std::string& raw) {
 }
 
 Document parse_document(const std::string& text, const std::filesystem::path& file) {
-    std::string ext = file.extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string ext = util::to_lower_ascii(file.extension().string());
     if (ext == ".json") return parse_json(text);
     if (ext == ".yaml" || ext == ".yml") return parse_yaml(text);
     throw DocumentError(0, fmt::format("unsupported file type \"{}\" (use .yaml, .yml or .json)", ext));

@@ -41,9 +41,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/json.hpp"
+
 namespace toolport::document {
 
-using Json = nlohmann::json;
 
 struct Document {
     Json value;

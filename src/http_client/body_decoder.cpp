@@ -5,6 +5,8 @@
 
 #include <zlib.h>
 
+#include "util/ascii.hpp"
+
 namespace toolport::http_client {
 
 struct BodyDecoder::Zlib {
@@ -30,7 +32,7 @@ namespace {
 std::string lower_trimmed(std::string_view s) {
     std::string out;
     for (char c : s) {
-        if (c != ' ' && c != '\t') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (c != ' ' && c != '\t') out += util::to_lower_ascii(c);
     }
     return out;
 }

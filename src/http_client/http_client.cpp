@@ -14,7 +14,6 @@
 #include <random>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,14 +24,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
+#include "async/await_asio.hpp"
 #include "async/cancel_token.hpp"
 #include "async/completion.hpp"
-#include "client/client_errors.hpp"
 #include "http_client/body_decoder.hpp"
 #include "http_client/retry_policy.hpp"
 #include "http_client/url.hpp"
 #include "toolport_version.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 
@@ -536,8 +535,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         co_return reader;
     }
 
-    static client::ResponseTooLarge too_large_announced(const Url& url, std::uint64_t announced, std::size_t limit) {
-        return client::ResponseTooLarge(
+    static ResponseTooLarge too_large_announced(const Url& url, std::uint64_t announced, std::size_t limit) {
+        return ResponseTooLarge(
             fmt::format("{} announced a response of {} bytes, over the limit of {}", url.display(), announced, limit),
             static_cast<std::size_t>(announced), limit, false);
     }
@@ -571,7 +570,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             }
             if (!within) {
                 conn.close();
-                throw client::ResponseTooLarge(
+                throw ResponseTooLarge(
                     fmt::format("{} sent a response over {} bytes", reader.url.display(), reader.max_bytes),
                     std::max(reader.raw, reader.decoder->decoded_bytes()), reader.max_bytes, true);
             }
@@ -598,16 +597,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 };
 
 namespace {
-
-template <typename T>
-Task<T> run_on(net::io_context& io, net::awaitable<T> operation) {
-    Completion<T> done;
-    net::co_spawn(io, std::move(operation), [done](std::exception_ptr error, T value) mutable {
-        if (error) done.set_error(error);
-        else done.set_value(std::move(value));
-    });
-    co_return co_await done;
-}
 
 bool is_redirect(unsigned status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
 
@@ -675,7 +664,7 @@ Task<Response> HttpClient::fetch(Request request, CallOptions options) {
         Response response;
         std::optional<HttpError> failure;
         try {
-            response = co_await run_on(self->io, Impl::attempt(self, url, request, limits, options.cancel));
+            response = co_await await_asio(self->io, Impl::attempt(self, url, request, limits, options.cancel));
         } catch (const HttpError& e) {
             if (e.kind != HttpError::Kind::connection_reset && e.kind != HttpError::Kind::timeout) throw;
             failure = e;
@@ -760,7 +749,7 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
         state->reader = co_await state->client->start(url, request, limits, state->watch);
         co_return true;
     };
-    co_await run_on(impl_->io, starting(state, std::move(url), std::move(request), limits));
+    co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits));
     auto& reader = *state->reader;
     state->head = reader.head;
     if (auto length = reader.parser.content_length()) state->content_length = *length;
@@ -780,7 +769,7 @@ Task<std::optional<std::string>> ResponseStream::read_some() {
         co_return piece;
     };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
-    co_return co_await run_on(state_->client->io, reading(state_));
+    co_return co_await await_asio(state_->client->io, reading(state_));
 }
 
 void ResponseStream::limit(std::size_t limit) {
@@ -810,12 +799,12 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
                 break;
             }
         }
-    } catch (const client::ResponseTooLarge& e) {
+    } catch (const ResponseTooLarge& e) {
         over = e.size;
     }
     if (over) {
         state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
-        throw client::ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over,
+        throw ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over,
                                        limit, true);
     }
     co_return body;

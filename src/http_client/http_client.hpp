@@ -1,5 +1,6 @@
 // HttpClient: the one HTTP/1.1 client of every source that calls a web API (the tango
-// pack, REST catalogs, OpenAPI tools). It runs on the engine's event loop and gives:
+// pack, REST catalogs, OpenAPI tools), of auth (JWKS, introspection, token endpoints) and
+// of the MCP client's HTTP transports. It runs on the engine's event loop and gives:
 //
 //  - https with OpenSSL: the system CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured, as
 //    in other OpenSSL programs) plus an optional CA file, SNI and host name checks;
@@ -9,7 +10,7 @@
 //    deadline and cancelled with the call's CancelToken;
 //  - HTTPS_PROXY / HTTP_PROXY / NO_PROXY (CONNECT tunnels for https);
 //  - gzip and deflate bodies decoded, with the size cap counted on the bytes read and on
-//    the decoded bytes, stopping as soon as either passes it (client::ResponseTooLarge);
+//    the decoded bytes, stopping as soon as either passes it (ResponseTooLarge);
 //  - redirects followed only within the request's origin (anything else is refused, so a
 //    tool's arguments cannot steer requests to other hosts);
 //  - retries of idempotent requests on a reset connection or 502/503/504, with backoff,
@@ -37,6 +38,7 @@
 
 #include "async/task.hpp"
 #include "http_client/proxy.hpp"
+#include "http_client/response_too_large.hpp"
 
 namespace toolport {
 class AsioExecutor;
@@ -136,7 +138,7 @@ public:
     HttpClient& operator=(const HttpClient&) = delete;
 
     // Sends `request` and reads the whole response. A status of 4xx or 5xx is a response,
-    // not an error. Throws HttpError, client::ResponseTooLarge, OperationCancelled.
+    // not an error. Throws HttpError, ResponseTooLarge, OperationCancelled.
     Task<Response> fetch(Request request, CallOptions options = {});
 
     // Sends `request` once and returns as soon as the response header has arrived; the
@@ -174,10 +176,10 @@ public:
     // past body_deadline, protocol for a corrupt encoding) and OperationCancelled.
     Task<std::optional<std::string>> read_some();
     // The rest of the body. More than `limit` decoded bytes, or an announced length over
-    // it, throws client::ResponseTooLarge (and closes the connection).
+    // it, throws ResponseTooLarge (and closes the connection).
     Task<std::string> read_all(std::size_t limit);
     // Bounds the rest of the body to `limit` bytes, counted as they are read and as they
-    // are decoded: read_some() then throws client::ResponseTooLarge (and closes the
+    // are decoded: read_some() then throws ResponseTooLarge (and closes the
     // connection) past it, and a compressed piece is not inflated beyond it.
     void limit(std::size_t limit);
 

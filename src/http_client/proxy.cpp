@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http_client/url.hpp"
+#include "util/ascii.hpp"
 #include "util/base64.hpp"
 #include "util/percent.hpp"
 
@@ -45,7 +46,7 @@ std::optional<ProxyEndpoint> endpoint_from(const char* upper, const char* lower_
 ProxyEndpoint ProxySettings::parse(std::string_view url) {
     std::string_view rest = url;
     if (auto scheme = rest.find("://"); scheme != std::string_view::npos) {
-        auto name = lower_ascii(rest.substr(0, scheme));
+        auto name = util::to_lower_ascii(rest.substr(0, scheme));
         if (name != "http") throw std::invalid_argument("only http:// proxies are supported");
         rest = rest.substr(scheme + 3);
     }
@@ -73,7 +74,7 @@ ProxyEndpoint ProxySettings::parse(std::string_view url) {
         std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535) {
         throw std::invalid_argument("the proxy port must be a number from 1 to 65535");
     }
-    p.host = lower_ascii(host);
+    p.host = util::to_lower_ascii(host);
     p.port = static_cast<unsigned short>(std::stoi(std::string(port)));
     return p;
 }
@@ -87,7 +88,7 @@ ProxySettings ProxySettings::from_environment() {
         while (!list.empty()) {
             auto comma = list.find(',');
             auto entry = trim(list.substr(0, comma));
-            if (!entry.empty()) s.no_proxy.push_back(lower_ascii(entry));
+            if (!entry.empty()) s.no_proxy.push_back(util::to_lower_ascii(entry));
             if (comma == std::string_view::npos) break;
             list = list.substr(comma + 1);
         }
@@ -96,7 +97,7 @@ ProxySettings ProxySettings::from_environment() {
 }
 
 bool ProxySettings::bypasses(std::string_view host_in, unsigned short port) const {
-    const std::string host = lower_ascii(host_in);
+    const std::string host = util::to_lower_ascii(host_in);
     for (std::string entry : no_proxy) {
         if (entry == "*") return true;
         // An optional ":port" (not inside an IPv6 literal).

@@ -4,15 +4,11 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "util/ascii.hpp"
 #include "util/http_text.hpp"
 
 namespace toolport::http_client {
 
-std::string lower_ascii(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 namespace {
 
@@ -83,7 +79,7 @@ Url parse_url(std::string_view text) {
         !std::all_of(host.begin(), host.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; })) {
         throw std::invalid_argument("the URL's IPv6 host is malformed");
     }
-    url.host = lower_ascii(host);
+    url.host = util::to_lower_ascii(host);
     if (!port.empty()) {
         if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
             throw std::invalid_argument("the URL's port must be a number from 1 to 65535");

@@ -28,9 +28,6 @@ struct Url {
 // Throws std::invalid_argument naming what is wrong.
 Url parse_url(std::string_view text);
 
-// ASCII lower case (host names, header names, schemes).
-std::string lower_ascii(std::string_view text);
-
 // A Location header resolved against the URL it came from (absolute, scheme-relative,
 // absolute-path or relative-path references). nullopt when it cannot be used.
 std::optional<Url> resolve_location(const Url& base, std::string_view location);

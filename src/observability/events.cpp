@@ -19,13 +19,12 @@
 #include <spdlog/spdlog.h>
 
 #include "observability/iso_time.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::observability {
 
 namespace {
-
-using Json = nlohmann::json;
 
 constexpr std::string_view kLoggerName = "toolport";
 constexpr std::string_view kEventLoggerName = "toolport.events";

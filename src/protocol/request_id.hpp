@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace toolport::protocol {
+#include "util/json.hpp"
 
-using Json = nlohmann::json;
+namespace toolport::protocol {
 
 // A JSON-RPC id exactly as the peer sent it (string or number, or a big integer id).
 using RequestId = Json;

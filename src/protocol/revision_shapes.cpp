@@ -1,8 +1,8 @@
 #include "protocol/revision_shapes.hpp"
 
-namespace toolport::protocol {
+#include "util/json.hpp"
 
-using Json = nlohmann::json;
+namespace toolport::protocol {
 
 void shape_definition(Revision revision, std::string_view kind, Json& definition) {
     if (!definition.is_object() || has_icons(revision)) return;

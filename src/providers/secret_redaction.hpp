@@ -9,13 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "server/content.hpp"
+#include "util/json.hpp"
 
 namespace toolport::providers {
-
-using Json = nlohmann::json;
 
 // What a secret is replaced by.
 inline constexpr const char* kRedacted = "[redacted]";

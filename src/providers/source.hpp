@@ -1,6 +1,6 @@
 // Source: a provider of tools (and resources and prompts) behind one name — a built-in
-// pack (conformance, testing, tango, context), later REST catalogs and upstream MCP
-// servers. The runtime creates each configured source from the table (source_table.hpp)
+// pack (conformance, testing, tango, context), a REST catalog, an OpenAPI document, or the
+// gateway's upstream MCP servers (the kinds are listed in source_table.cpp). The runtime creates each configured source from the table (source_table.hpp)
 // with its settings, gives it a SourceContext, and calls start(); from then on the
 // source may add and remove tools at any time (clients hear of it through list_changed),
 // and every call of its tools runs through the pipeline.

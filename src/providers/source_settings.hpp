@@ -14,10 +14,10 @@
 #pragma once
 
 #include "config/settings.hpp"
+#include "util/json.hpp"
 
 namespace toolport::providers {
 
-using Json = nlohmann::json;
 using SourceSettings = config::Settings;
 using SettingsError = config::SettingsError;
 

@@ -6,12 +6,11 @@
 #include <map>
 
 #include "util/closest_name.hpp"
+#include "util/json.hpp"
 
 namespace toolport::schema {
 
 namespace {
-
-using Json = nlohmann::json;
 
 // Collects the property names of `schema` and of the branches that describe the same
 // object; false when the names cannot be listed.

@@ -25,6 +25,7 @@
 
 #include "schema/internal.hpp"
 #include "schema/uri.hpp"
+#include "util/json_pointer.hpp"
 
 namespace toolport::schema {
 namespace detail {
@@ -86,7 +87,7 @@ struct Location {
 std::string pointer_append(const std::string& pointer, std::string_view token) {
   std::string out = pointer;
   out += '/';
-  append_pointer_token(out, token);
+  util::append_pointer_token(out, token);
   return out;
 }
 
@@ -381,7 +382,7 @@ class Compiler {
       t.pointer = true;
       std::optional<std::string> decoded = percent_decode(parts.fragment);
       std::optional<std::vector<std::string>> tokens;
-      if (decoded) tokens = parse_json_pointer(*decoded);
+      if (decoded) tokens = util::parse_json_pointer(*decoded);
       if (!tokens) throw unresolvable("malformed JSON Pointer");
       const Json* cur = resource;
       for (const std::string& token : *tokens) {

@@ -34,11 +34,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::schema {
-
-using Json = nlohmann::json;
 
 enum class Dialect {
   draft7,        // http://json-schema.org/draft-07/schema#

@@ -7,6 +7,7 @@
 
 #include "schema/uri.hpp"
 
+#include "util/ascii.hpp"
 #include "util/percent.hpp"
 
 #include <algorithm>
@@ -128,14 +129,11 @@ std::string merge_paths(const UriParts& base, const std::string& ref_path) {
 }
 
 void normalize_case(UriParts& p) {
-  std::transform(p.scheme.begin(), p.scheme.end(), p.scheme.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  p.scheme = util::to_lower_ascii(p.scheme);
   // Host names are case-insensitive; userinfo is not, so only lower-case after the last '@'.
   std::size_t at = p.authority.rfind('@');
   std::size_t from = at == std::string::npos ? 0 : at + 1;
-  std::transform(p.authority.begin() + static_cast<std::ptrdiff_t>(from), p.authority.end(),
-                 p.authority.begin() + static_cast<std::ptrdiff_t>(from),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (std::size_t i = from; i < p.authority.size(); ++i) p.authority[i] = util::to_lower_ascii(p.authority[i]);
 }
 
 
@@ -206,46 +204,5 @@ std::string strip_empty_fragment(std::string_view uri) {
 }
 
 std::optional<std::string> percent_decode(std::string_view s) { return util::percent_decode(s); }
-
-std::optional<std::vector<std::string>> parse_json_pointer(std::string_view pointer) {
-  std::vector<std::string> tokens;
-  if (pointer.empty()) return tokens;
-  if (pointer[0] != '/') return std::nullopt;
-  pointer.remove_prefix(1);
-  while (true) {
-    std::size_t slash = pointer.find('/');
-    std::string_view raw = pointer.substr(0, slash);
-    std::string token;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] != '~') {
-        token += raw[i];
-      } else if (i + 1 < raw.size() && raw[i + 1] == '0') {
-        token += '~';
-        ++i;
-      } else if (i + 1 < raw.size() && raw[i + 1] == '1') {
-        token += '/';
-        ++i;
-      } else {
-        return std::nullopt;
-      }
-    }
-    tokens.push_back(std::move(token));
-    if (slash == std::string_view::npos) break;
-    pointer.remove_prefix(slash + 1);
-  }
-  return tokens;
-}
-
-void append_pointer_token(std::string& out, std::string_view token) {
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-}
 
 }  // namespace toolport::schema::detail

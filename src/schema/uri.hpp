@@ -30,10 +30,4 @@ std::string strip_empty_fragment(std::string_view uri);
 // Decodes %XX escapes; returns nullopt for a malformed escape.
 std::optional<std::string> percent_decode(std::string_view s);
 
-// Splits a JSON Pointer ("/a/b~1c") into unescaped tokens; nullopt if it is malformed.
-std::optional<std::vector<std::string>> parse_json_pointer(std::string_view pointer);
-
-// Escapes one reference token for a JSON Pointer ("~" -> "~0", "/" -> "~1").
-void append_pointer_token(std::string& out, std::string_view token);
-
 }  // namespace toolport::schema::detail

@@ -26,6 +26,7 @@
 
 #include "schema/internal.hpp"
 #include "schema/uri.hpp"
+#include "util/json_pointer.hpp"
 
 namespace toolport::schema {
 namespace detail {
@@ -114,7 +115,7 @@ std::string render(const PathSegment* p, bool escape) {
     if (s->is_index) {
       out += std::to_string(s->index);
     } else if (escape) {
-      append_pointer_token(out, s->text);
+      util::append_pointer_token(out, s->text);
     } else {
       out += s->text;
     }

@@ -8,11 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport {
-
-using Json = nlohmann::json;
 
 namespace content {
 Json text(std::string_view text);

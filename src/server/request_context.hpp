@@ -16,21 +16,18 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "async/cancel_token.hpp"
 #include "async/task.hpp"
 #include "protocol/rpc_error.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/log_level.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 
 class Executor;
 class ServerSession;
-
-using Json = nlohmann::json;
 
 // Who is calling: filled by the transport (bearer token subject, session id, trace id).
 struct CallerIdentity {

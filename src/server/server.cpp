@@ -9,6 +9,7 @@
 
 #include "server/session.hpp"
 #include "toolport_version.hpp"
+#include "util/ascii.hpp"
 #include "util/random.hpp"
 
 namespace toolport {
@@ -38,9 +39,7 @@ void McpServer::session_closed(ServerSession* session) {
 }
 
 void McpServer::forward_client_header(const std::string& name) {
-    std::string lower = name;
-    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    forwarded_headers_.insert(std::move(lower));
+    forwarded_headers_.insert(util::to_lower_ascii(name));
 }
 
 std::shared_ptr<ServerSession> McpServer::open_session(SessionOutput output, CallerIdentity caller) {

@@ -7,17 +7,15 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/log_level.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 
 class McpServer;
 class RequestContext;
-using Json = nlohmann::json;
 
 namespace meta_key {
 inline constexpr const char* kProtocolVersion = "io.modelcontextprotocol/protocolVersion";

@@ -6,11 +6,10 @@
 #include <unordered_set>
 #include <utility>
 
+#include "util/json.hpp"
 #include "util/percent.hpp"
 
 namespace toolport {
-
-using Json = nlohmann::json;
 
 namespace {
 
@@ -582,7 +581,7 @@ bool UriTemplate::parse() {
     return true;
 }
 
-std::optional<UriTemplate::Json> UriTemplate::match(std::string_view uri, bool* gave_up) const {
+std::optional<Json> UriTemplate::match(std::string_view uri, bool* gave_up) const {
     if (gave_up) *gave_up = false;
     if (!valid_) return std::nullopt;
     Matcher matcher(parts_, uri);

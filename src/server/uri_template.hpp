@@ -42,13 +42,12 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport {
 
 class UriTemplate {
 public:
-    using Json = nlohmann::json;
     // Real templates have a handful of expressions; the matcher recurses once per part.
     static constexpr std::size_t kMaxExpressions = 128;
 

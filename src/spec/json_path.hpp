@@ -15,11 +15,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::spec::detail {
-
-using Json = nlohmann::json;
 
 class JsonPath {
 public:

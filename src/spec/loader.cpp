@@ -13,6 +13,7 @@
 #include "document/document.hpp"
 #include "spec/spec.hpp"
 #include "util/sanitize.hpp"
+#include "util/ascii.hpp"
 
 namespace toolport::spec {
 
@@ -410,8 +411,7 @@ private:
 };
 
 bool has_spec_extension(const fs::path& path) {
-    std::string ext = path.extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string ext = util::to_lower_ascii(path.extension().string());
     return ext == ".yaml" || ext == ".yml";
 }
 

@@ -62,11 +62,9 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::spec {
-
-using Json = nlohmann::json;
 
 // ---- The model -------------------------------------------------------------------------
 

@@ -15,8 +15,8 @@
 
 #include "async/control_signal.hpp"
 
+#include "async/asio_executor.hpp"
 #include "async/completion.hpp"
-#include "transports/asio_executor.hpp"
 
 namespace toolport::stores {
 

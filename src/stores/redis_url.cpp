@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "stores/stores.hpp"
+#include "util/ascii.hpp"
 #include "util/percent.hpp"
 
 namespace toolport::stores {
@@ -45,11 +46,6 @@ bool is_ipv6_text(std::string_view s) {
     return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c) || c == ':' || c == '.'; });
 }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 }  // namespace
 
@@ -62,7 +58,7 @@ RedisEndpoint parse_redis_url(std::string_view url) {
     auto scheme_end = url.find("://");
     if (scheme_end == std::string_view::npos)
         fail("expected \"memory\" or redis://[:password@]host:port[/db]");
-    const std::string scheme = lower(url.substr(0, scheme_end));
+    const std::string scheme = util::to_lower_ascii(url.substr(0, scheme_end));
     if (scheme == "rediss") fail("rediss:// (Redis over TLS) is not supported; use redis://");
     if (scheme != "redis") {
         // The scheme is shown only when it looks like one (it cannot hold credentials then).

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "stores/local_budgets.hpp"
 #include "stores/local_rate_limits.hpp"
 #include "stores/memory_cache.hpp"
@@ -9,7 +10,6 @@
 #include "stores/redis_client.hpp"
 #include "stores/redis_stores.hpp"
 #include "stores/redis_url.hpp"
-#include "transports/asio_executor.hpp"
 
 namespace toolport::stores {
 
@@ -45,7 +45,7 @@ class RedisStores final : public Stores {
 public:
     RedisStores(const StoreOptions& options, AsioExecutor& executor, RedisEndpoint endpoint)
         : client_(std::make_shared<RedisClient>(
-              executor, RedisClient::Options{std::move(endpoint), options.redis_timeout, options.reconnect_interval})),
+              executor, RedisClient::Options{std::move(endpoint), options.redis_timeout, options.reconnect_interval, {}, {}})),
           cache_(client_, options.key_prefix,
                  std::make_unique<MemoryCache>(executor, options.memory_cache_max_bytes,
                                                options.memory_cache_max_entries)),

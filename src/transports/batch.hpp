@@ -11,6 +11,7 @@
 
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 
@@ -24,17 +25,17 @@ public:
     // too (JSON-RPC 2.0 §6: `[1]` is answered `[{"id":null,"error":...}]`): begin() writes
     // that error itself, so the transport must not send it separately. Returns the batch
     // reply when nothing else is to be waited for but it holds such errors.
-    std::optional<protocol::Json> begin(const protocol::ParsedPayload& batch);
+    std::optional<Json> begin(const protocol::ParsedPayload& batch);
     // Offers an outgoing message. Returns the finished batch reply when `message` was the
     // last reply a batch was waiting for.
-    std::optional<protocol::Json> offer(const protocol::Json& message);
+    std::optional<Json> offer(const Json& message);
     // True when `message` was taken into a batch still waiting for other replies.
-    bool holds(const protocol::Json& message) const;
+    bool holds(const Json& message) const;
 
 private:
     struct Pending {
         std::unordered_set<std::string> waiting;
-        protocol::Json replies = protocol::Json::array();
+        Json replies = Json::array();
     };
     std::vector<Pending> batches_;
     std::unordered_map<std::string, std::size_t> owner_;  // reply id -> batch index

@@ -14,7 +14,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 namespace ec = protocol::error_code;
 
 // GET /metrics (Prometheus text format 0.0.4) and GET /health (the health report).

@@ -7,7 +7,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 namespace ec = protocol::error_code;
 
 namespace {

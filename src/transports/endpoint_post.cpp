@@ -20,7 +20,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 namespace ec = protocol::error_code;
 
 // Reads the body into messages; on failure returns the answer to send.

@@ -17,7 +17,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 using namespace std::chrono_literals;
 
 namespace {

@@ -19,7 +19,6 @@
 
 namespace toolport {
 
-using protocol::Json;
 namespace ec = protocol::error_code;
 
 // The range this replica numbers its requests to shared sessions' clients in

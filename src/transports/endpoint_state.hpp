@@ -322,7 +322,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                 std::string_view session_id = {});
     static HttpAnswer answer_with(const HttpRequestView& req, HttpReply reply);
     static HttpAnswer rpc_error(const HttpRequestView& req, unsigned status, int code, std::string_view message,
-                                const protocol::Json& id = nullptr);
+                                const Json& id = nullptr);
     static HttpAnswer empty(const HttpRequestView& req, unsigned status);
     static HttpAnswer method_not_allowed(const HttpRequestView& req, std::string_view message, std::string_view allow);
     HttpAnswer write_stream(const HttpRequestView& req, std::shared_ptr<OutStream> out, bool batch,

@@ -5,22 +5,16 @@
 #include <algorithm>
 #include <cctype>
 
+#include "util/ascii.hpp"
 #include "util/digest.hpp"
 #include "util/http_text.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
+#include "util/session_id.hpp"
 
 namespace toolport::http_policy {
 
 namespace {
-
-// ASCII only, without the C locale's tolower: header text is ASCII, and this runs on
-// every request.
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
 
 bool loopback_bind(const HttpOptions& o) { return is_loopback_host(o.host); }
 
@@ -92,7 +86,7 @@ bool is_loopback_host(std::string_view host) {
 
 bool origin_allowed(const HttpOptions& options, std::string_view origin) {
     if (origin.empty()) return true;  // not a browser: nothing to protect against here
-    auto o = lower(origin);
+    auto o = util::to_lower_ascii(origin);
     if (options.allowed_origins.empty()) {
         // Default: loopback origins only, any port.
         for (std::string_view scheme : {"http://", "https://"}) {
@@ -105,7 +99,7 @@ bool origin_allowed(const HttpOptions& options, std::string_view origin) {
         return false;
     }
     for (const auto& allowed : options.allowed_origins) {
-        auto a = lower(allowed);
+        auto a = util::to_lower_ascii(allowed);
         if (a == "*" || a == o) return true;
         if (a.size() > 2 && a.compare(a.size() - 2, 2, ":*") == 0) {
             auto prefix = a.substr(0, a.size() - 2);
@@ -128,10 +122,10 @@ bool host_allowed(const HttpOptions& options, std::string_view host) {
         auto bare = authority_host(host);
         return bare && is_loopback_host(*bare);
     }
-    auto h = lower(host);
+    auto h = util::to_lower_ascii(host);
     auto bare = authority_host(h);
     for (const auto& allowed : options.allowed_hosts) {
-        auto a = lower(allowed);
+        auto a = util::to_lower_ascii(allowed);
         if (a == "*" || a == h || (bare && a == *bare)) return true;
     }
     return false;
@@ -139,7 +133,7 @@ bool host_allowed(const HttpOptions& options, std::string_view host) {
 
 std::string_view bearer_token(std::string_view authorization) {
     constexpr std::string_view kScheme = "bearer ";
-    if (authorization.size() <= kScheme.size() || lower(authorization.substr(0, kScheme.size())) != kScheme) {
+    if (authorization.size() <= kScheme.size() || util::to_lower_ascii(authorization.substr(0, kScheme.size())) != kScheme) {
         return {};
     }
     auto token = authorization.substr(kScheme.size());
@@ -174,10 +168,10 @@ void attach_traceparent(protocol::Message& message, std::string_view traceparent
     if (traceparent.empty() || traceparent.size() > 256) return;
     auto* request = std::get_if<protocol::Request>(&message);
     if (!request) return;
-    protocol::Json& params = request->params;
+    Json& params = request->params;
     if (!params.is_object()) return;  // no params (nothing to budget), or invalid ones
-    protocol::Json& meta = params["_meta"];
-    if (meta.is_null()) meta = protocol::Json::object();
+    Json& meta = params["_meta"];
+    if (meta.is_null()) meta = Json::object();
     if (!meta.is_object() || meta.contains("traceparent")) return;
     meta["traceparent"] = std::string(traceparent);
 }
@@ -254,9 +248,6 @@ std::string public_text(std::string_view text) {
     return util::sanitize_for_message(out, 1000);
 }
 
-bool valid_session_id(std::string_view id) {
-    if (id.empty() || id.size() > 256) return false;
-    return std::all_of(id.begin(), id.end(), [](unsigned char c) { return c >= 0x21 && c <= 0x7e; });
-}
+bool valid_session_id(std::string_view id) { return util::valid_session_id(id, 256); }
 
 }  // namespace toolport::http_policy

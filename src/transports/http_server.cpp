@@ -25,9 +25,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "observability/metrics.hpp"
 #include "protocol/jsonrpc.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/event_stream.hpp"
 #include "transports/http_endpoint.hpp"
 #include "transports/io_threads.hpp"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "server/session.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 
@@ -159,7 +160,7 @@ std::shared_ptr<OutStream> HttpSession::find_stream(std::uint64_t id) const {
     return it == streams_.end() ? nullptr : it->second;
 }
 
-void HttpSession::route(const protocol::Json& message, const protocol::RequestId* related) {
+void HttpSession::route(const Json& message, const protocol::RequestId* related) {
     std::shared_ptr<OutStream> stream;
     std::string key;
     const bool is_reply = !message.contains("method");

@@ -21,6 +21,7 @@
 
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 
@@ -155,7 +156,7 @@ public:
     // stream. While that stream catches up from the event log, live events wait in `held`.
     bool shared = false;
     bool dirty = false;
-    std::chrono::steady_clock::time_point touched = created;
+    std::chrono::steady_clock::time_point touched = std::chrono::steady_clock::now();  // last written to Redis
     std::function<void(std::string data)> standalone_sink;
     bool catching_up = false;
     std::vector<std::pair<std::uint64_t, std::string>> held;
@@ -204,7 +205,7 @@ public:
     void close_stream(const protocol::RequestId& request);
 
     // SessionOutput: puts `message` on the right stream.
-    void route(const protocol::Json& message, const protocol::RequestId* related);
+    void route(const Json& message, const protocol::RequestId* related);
 
     // Drops finished streams that nobody is reading and that are older than `keep`.
     void prune(std::chrono::steady_clock::duration keep);

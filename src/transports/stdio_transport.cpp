@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/batch.hpp"
 
 namespace toolport {
@@ -49,7 +49,11 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
             }
             if (!batches.holds(message)) write_message(message);
         },
-        CallerIdentity{"", "stdio", ""});
+        [] {
+            CallerIdentity stdio;
+            stdio.session_id = "stdio";
+            return stdio;
+        }());
 
     protocol::ParseLimits limits;
     limits.max_depth = options.max_json_depth;

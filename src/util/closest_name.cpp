@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "util/ascii.hpp"
+
 namespace toolport::util {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-    auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+    auto lower = [](char c) { return to_lower_ascii(c); };
     // Optimal string alignment: Levenshtein plus transposition of two neighbours ("comamnd").
     std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
     for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 
+#include "util/ascii.hpp"
+
 namespace toolport::util {
 
 namespace {
 // ASCII only, whatever the locale: these are protocol texts, not prose.
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) { return to_lower_ascii(c); }
 bool alphanumeric(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 }  // namespace
 

@@ -65,8 +65,8 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <nlohmann/json.hpp>
 
+#include "async/asio_executor.hpp"
 #include "auth/introspection.hpp"
 #include "auth/jwks.hpp"
 #include "auth/jwt.hpp"
@@ -78,16 +78,16 @@
 #include "client/oauth/server_metadata.hpp"
 #include "client/oauth/www_authenticate.hpp"
 #include "http_client/http_client.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/base64.hpp"
 #include "util/http_text.hpp"
+#include "util/json.hpp"
 
 namespace {
 
 namespace auth = toolport::auth;
 namespace oauth = toolport::client::oauth;
 namespace ts = toolport::test_support;
-using Json = nlohmann::json;
+using toolport::Json;
 using Clock = std::chrono::system_clock;
 
 [[noreturn]] void violated(const char* what) {

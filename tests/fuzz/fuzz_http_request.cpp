@@ -26,9 +26,9 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "providers/source_table.hpp"
 #include "server/server.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
 
 namespace {

@@ -26,16 +26,17 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "providers/source_table.hpp"
 #include "protocol/json_reader.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
+#include "util/json.hpp"
 
 namespace {
 
-using toolport::protocol::Json;
+using toolport::Json;
 
 constexpr std::size_t kMaxLines = 64;        // payloads per input
 constexpr int kPollRounds = 64;              // io_context::poll calls per line

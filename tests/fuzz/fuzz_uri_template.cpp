@@ -20,11 +20,12 @@
 #include <string_view>
 
 #include "server/uri_template.hpp"
+#include "util/json.hpp"
 
 namespace {
 
 using toolport::UriTemplate;
-using Json = nlohmann::json;
+using toolport::Json;
 
 [[noreturn]] void violated(const char* what) {
     std::fprintf(stderr, "property violated: %s\n", what);

@@ -12,9 +12,9 @@
 #include "server/session.hpp"
 #include "server/stateless.hpp"
 #include "session_driver.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
-using Json = nlohmann::json;
 
 namespace {
 

@@ -21,10 +21,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "async/asio_executor.hpp"
 #include "drive_on_loop.hpp"
 #include "http_client/http_client.hpp"
 #include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/percent.hpp"
 
 struct evp_pkey_st;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "auth/upstream_credentials.hpp"
+#include "providers/credentials_tool_error.hpp"
 #include "auth_test_support.hpp"
 #include "error_of.hpp"
 #include "server/tool_error.hpp"
@@ -218,11 +219,11 @@ TEST_F(UpstreamCredentialsTest, ACallerWithoutATokenCannotBeExchangedFor) {
     auto e = refused(credentials->for_caller(""));
     EXPECT_EQ(e.kind, UpstreamCredentialsError::Kind::unavailable);
     EXPECT_EQ(e.code(), "upstream_credentials_unavailable");
-    auto fields = e.to_tool_error().to_json();
+    auto fields = providers::credentials_tool_error(e).to_json();
     EXPECT_EQ(fields["error_code"], "UPSTREAM_CREDENTIALS_UNAVAILABLE");
     EXPECT_NE(fields["suggestion"].get<std::string>().find("OAuth access token"), std::string::npos);
     EXPECT_FALSE(fields["recoverable"].get<bool>());
-    EXPECT_TRUE(e.to_tool_error().to_result().is_error);
+    EXPECT_TRUE(providers::credentials_tool_error(e).to_result().is_error);
     EXPECT_TRUE(token_requests().empty());
 }
 
@@ -253,7 +254,7 @@ TEST_F(UpstreamCredentialsTest, RefusalsAreErrorsWithTheServersCodeAndAreNotCach
             EXPECT_NE(message.find("subject token expired"), std::string::npos) << message;
             EXPECT_EQ(message.find("alice-token"), std::string::npos) << message;
             EXPECT_EQ(message.find("gateway-secret"), std::string::npos) << message;
-            auto fields = e.to_tool_error().to_json();
+            auto fields = providers::credentials_tool_error(e).to_json();
             EXPECT_EQ(fields["error_code"], "UPSTREAM_AUTHORIZATION_FAILED");
             EXPECT_EQ(fields["authorization_server_error"], "invalid_grant");
         }
@@ -274,7 +275,7 @@ TEST_F(UpstreamCredentialsTest, AnUnreachableServerIsATransientFailure) {
     auto e = refused(make(s)->for_source());
     EXPECT_EQ(e.kind, UpstreamCredentialsError::Kind::authorization_failed);
     EXPECT_TRUE(e.transient);
-    EXPECT_TRUE(e.to_tool_error().is_transient());
+    EXPECT_TRUE(providers::credentials_tool_error(e).is_transient());
     EXPECT_NE(std::string(e.what()).find("could not be reached"), std::string::npos) << e.what();
 }
 

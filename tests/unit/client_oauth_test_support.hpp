@@ -14,11 +14,11 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "async/task.hpp"
 #include "auth_test_support.hpp"
 #include "drive_on_loop.hpp"
 #include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
 
 namespace toolport::test_support {
 

@@ -37,7 +37,12 @@ ServerEntry sample() {
     ServerEntry e;
     e.resource = "http://localhost:5/mcp";
     e.client = RegisteredClient{"http://as", "client-1", "s3cret", "client_secret_basic", "dynamic"};
-    e.tokens = StoredTokens{"http://as", "at-1", "Bearer", "rt-1", 1700000000, {"mcp:basic", "offline_access"}};
+    e.tokens = StoredTokens{.issuer = "http://as",
+                            .access_token = "at-1",
+                            .token_type = "Bearer",
+                            .refresh_token = "rt-1",
+                            .expires_at = 1700000000,
+                            .scopes = {"mcp:basic", "offline_access"}};
     return e;
 }
 

@@ -13,17 +13,16 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "async/asio_executor.hpp"
 #include "providers/source_table.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/http_server.hpp"
 #include "transports/io_threads.hpp"
 #include "transports/stdio_transport.hpp"
+#include "util/json.hpp"
 
 namespace toolport::test_support {
-
-using protocol::Json;
 
 struct HttpServerThread::Impl {
     std::unique_ptr<IoThreads> io_threads;  // first: outlives the engine's loop, as in serve

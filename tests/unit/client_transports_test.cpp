@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "async/executor.hpp"
 #include "client/sync_client.hpp"
-#include "transports/asio_executor.hpp"
 #include "client_test_servers.hpp"
 #include "http_test_servers.hpp"
 #include "server/request_context.hpp"

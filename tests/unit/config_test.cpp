@@ -617,7 +617,7 @@ TEST_F(ConfigTest, ToolTaskSupportReplacesWhatTheToolDeclaresInToolsList) {
     Runtime runtime(config, exec);
     std::vector<Json> out;
     auto session = runtime.server().open_session([&out](const Json& m, const protocol::RequestId*) { out.push_back(m); },
-                                                 CallerIdentity{"", "config-test", ""});
+                                                 CallerIdentity{.session_id = "config-test"});
     session->receive(protocol::Request{1, "tools/list",
                                        {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
                                                    {"io.modelcontextprotocol/clientCapabilities", Json::object()}}}}});

@@ -241,7 +241,7 @@ TEST_F(ContextExecuteSkill, ItRunsAsATaskForAClientThatDeclaredTheExtension) {
     const auto& tool = *server->runtime->server().registry().tools().at("executeSkill");
     EXPECT_EQ(tool.execution, (Json{{"taskSupport", "optional"}}));
     auto stateless = server->runtime->server().open_session(
-        [this](const Json& m, const protocol::RequestId*) { server->out.push_back(m); }, CallerIdentity{"", "", ""});
+        [this](const Json& m, const protocol::RequestId*) { server->out.push_back(m); }, CallerIdentity{});
     int next = 500;
     auto send = [&](const std::string& method, Json params) {
         params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},

@@ -171,7 +171,7 @@ TEST(ContextRoots, AProjectIsANameUnderAProjectsRootOrAnAbsolutePathInsideOne) {
     const Project nested = resolve_project((dir.path() / "Dev/group/nested").string(), roots);
     EXPECT_EQ(nested.name, "group/nested");
     EXPECT_EQ(resolve_project(nested.name, roots).dir, nested.dir);
-    for (const std::string bad : {(dir.path() / "elsewhere/app").string(), (dir.path() / "Dev/linked").string(),
+    for (const std::string& bad : {(dir.path() / "elsewhere/app").string(), (dir.path() / "Dev/linked").string(),
                                   (dir.path() / "Dev").string(), (dir.path() / "Dev/missing").string(),
                                   std::string("/tmp\0x", 6), std::string("nope"), std::string("../elsewhere/app"),
                                   std::string(".hidden"), std::string("linked"), std::string("")}) {

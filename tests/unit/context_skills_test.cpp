@@ -206,7 +206,7 @@ TEST_F(ContextSkillsServer, ACallerThatCannotSeeThePackIsServedNoSkill) {
         Json listed = server->request("resources/list", Json::object());
         for (const auto& r : listed["resources"]) EXPECT_NE(r["uri"].get<std::string>().rfind("skill://", 0), 0u) << what << r;
         EXPECT_TRUE(server->request("resources/templates/list", Json::object())["resourceTemplates"].empty()) << what;
-        for (const std::string uri : {skill, std::string("skill://database/rls-policy/scripts/rls-policy.ts")}) {
+        for (const std::string& uri : {skill, std::string("skill://database/rls-policy/scripts/rls-policy.ts")}) {
             Json read = server->request("resources/read", {{"uri", uri}});
             EXPECT_EQ(read["error"]["code"], -32002) << what << " " << read;
             EXPECT_EQ(read["error"]["message"], "Resource not found: " + uri) << what;

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 
 namespace toolport::test_support {
 
@@ -68,7 +68,7 @@ public:
         if (configure) configure(config);
         runtime = std::make_unique<Runtime>(config, executor);
         session = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
-                                                 CallerIdentity{"", "context-test", ""});
+                                                 CallerIdentity{.session_id = "context-test"});
         session->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
         session->receive(protocol::Notification{"notifications/initialized", nullptr});
         pump([] { return true; });

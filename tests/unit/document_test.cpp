@@ -10,6 +10,7 @@
 #include "error_of.hpp"
 
 using namespace toolport::document;
+using toolport::Json;
 using toolport::test_support::error_of;
 
 namespace {

@@ -14,11 +14,11 @@
 #include "providers/source.hpp"
 #include "server/session.hpp"
 #include "session_driver.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
 using toolport::gateway::GatewaySettings;
 using toolport::providers::SourceSettings;
-using Json = nlohmann::json;
 
 namespace {
 

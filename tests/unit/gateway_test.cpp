@@ -12,11 +12,12 @@
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/mcp_servers_import.hpp"
 #include "providers/gateway/tool_changes.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::gateway;
 using toolport::providers::SettingsError;
 using toolport::providers::SourceSettings;
-using Json = nlohmann::json;
+using toolport::Json;
 
 namespace {
 
@@ -128,14 +129,14 @@ TEST(GatewayGlob, MatchesStarsAndQuestionMarks) {
 
 TEST(GatewayNames, ConditionalPrefixesOnlyCollisions) {
     // The upstream configured first keeps a shared name; the later one is prefixed.
-    std::vector<NameRequest> requests = {{"github", "search", 0}, {"gitlab", "search", 1}, {"github", "create_issue", 0}};
+    std::vector<NameRequest> requests = {{"github", "search", 0, ""}, {"gitlab", "search", 1, ""}, {"github", "create_issue", 0, ""}};
     auto names = names_of(requests, PrefixMode::conditional);
     EXPECT_EQ(names, (std::vector<std::string>{"search", "gitlab_search", "create_issue"}));
     // A name another source of the server already has counts as a collision.
-    auto reserved = names_of({{"github", "create_issue", 0}}, PrefixMode::conditional, {"create_issue"});
+    auto reserved = names_of({{"github", "create_issue", 0, ""}}, PrefixMode::conditional, {"create_issue"});
     EXPECT_EQ(reserved, (std::vector<std::string>{"github_create_issue"}));
     // Both the name and the prefixed name are taken: a hash tells it apart.
-    auto both = names_of({{"github", "x", 0}}, PrefixMode::conditional, {"x", "github_x"});
+    auto both = names_of({{"github", "x", 0, ""}}, PrefixMode::conditional, {"x", "github_x"});
     ASSERT_EQ(both.size(), 1u);
     EXPECT_EQ(both[0].rfind("github_x_", 0), 0u) << both[0];
     EXPECT_EQ(both[0].size(), std::string("github_x_").size() + 6);
@@ -168,7 +169,7 @@ TEST(GatewayNames, ALaterUpstreamNeverRenamesAnEarlierOnesTools) {
     EXPECT_EQ(again, after);
     // A prefixed name that meets the first's plain one: the first keeps it, the later one
     // is told apart by a hash.
-    const auto meet = names_of({{"a", "x", 0}, {"a", "b_x", 0}, {"b", "x", 1}}, PrefixMode::conditional);
+    const auto meet = names_of({{"a", "x", 0, ""}, {"a", "b_x", 0, ""}, {"b", "x", 1, ""}}, PrefixMode::conditional);
     EXPECT_EQ(meet[0], "x");
     EXPECT_EQ(meet[1], "b_x");
     EXPECT_EQ(meet[2].rfind("b_x_", 0), 0u) << meet[2];
@@ -219,19 +220,19 @@ TEST(GatewayToolChanges, NamesThePartsThatChangedWithHashesAndAShortExcerpt) {
 }
 
 TEST(GatewayNames, AlwaysAndNever) {
-    std::vector<NameRequest> requests = {{"a", "x", 0}, {"b", "x", 1}, {"b", "y", 1}};
+    std::vector<NameRequest> requests = {{"a", "x", 0, ""}, {"b", "x", 1, ""}, {"b", "y", 1, ""}};
     EXPECT_EQ(names_of(requests, PrefixMode::always), (std::vector<std::string>{"a_x", "b_x", "b_y"}));
     // never: the upstream listed first keeps a shared name; the other's entry is left out.
-    std::vector<NameRequest> reversed = {{"b", "x", 1}, {"a", "x", 0}, {"b", "y", 1}};
+    std::vector<NameRequest> reversed = {{"b", "x", 1, ""}, {"a", "x", 0, ""}, {"b", "y", 1, ""}};
     EXPECT_EQ(names_of(reversed, PrefixMode::never), (std::vector<std::string>{"", "x", "y"}));
 }
 
 TEST(GatewayNames, SafeShortStableAndUnique) {
     const std::regex safe("^[a-zA-Z0-9_-]{1,64}$");
     std::string long_name(100, 'n');
-    std::vector<NameRequest> requests = {{"up", "tool.with.dots", 0},  {"up", "tool_with_dots", 0},
-                                         {"up", long_name + "1", 0},    {"up", long_name + "2", 0},
-                                         {"other", "tool.with.dots", 1}};
+    std::vector<NameRequest> requests = {{"up", "tool.with.dots", 0, ""},  {"up", "tool_with_dots", 0, ""},
+                                         {"up", long_name + "1", 0, ""},    {"up", long_name + "2", 0, ""},
+                                         {"other", "tool.with.dots", 1, ""}};
     auto names = names_of(requests, PrefixMode::conditional);
     std::set<std::string> unique(names.begin(), names.end());
     EXPECT_EQ(unique.size(), names.size());

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "async/cancel_token.hpp"
 #include "client/client_errors.hpp"
 #include "http_client/body_decoder.hpp"
@@ -14,7 +15,6 @@
 #include "http_client/retry_policy.hpp"
 #include "http_client/url.hpp"
 #include "http_test_servers.hpp"
-#include "transports/asio_executor.hpp"
 #include "drive_on_loop.hpp"
 
 using namespace toolport;

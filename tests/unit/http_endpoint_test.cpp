@@ -13,10 +13,10 @@
 #include "server/server.hpp"
 #include "transports/event_stream.hpp"
 #include "transports/http_endpoint.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
 using namespace std::chrono_literals;
-using protocol::Json;
 
 namespace {
 

@@ -7,9 +7,10 @@
 
 #include "client/json_id_scanner.hpp"
 #include "protocol/json_text.hpp"
+#include "util/json.hpp"
 
 using toolport::client::JsonIdScanner;
-using toolport::protocol::Json;
+using toolport::Json;
 
 namespace {
 

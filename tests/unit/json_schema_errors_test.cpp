@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "schema/json_schema.hpp"
+#include "util/json.hpp"
 
 namespace {
 
 using toolport::schema::compile;
 using toolport::schema::CompiledSchema;
 using toolport::schema::Dialect;
-using toolport::schema::Json;
+using toolport::Json;
 using toolport::schema::Options;
 using toolport::schema::SchemaError;
 using toolport::schema::ValidationError;

@@ -20,13 +20,14 @@
 #include <vector>
 
 #include "schema/json_schema.hpp"
+#include "util/json.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using toolport::schema::CompiledSchema;
 using toolport::schema::Dialect;
-using toolport::schema::Json;
+using toolport::Json;
 using toolport::schema::Options;
 using toolport::schema::SchemaError;
 

@@ -5,8 +5,10 @@
 #include <string>
 
 #include "protocol/jsonrpc.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::protocol;
+using toolport::Json;
 
 namespace {
 

@@ -7,8 +7,10 @@
 
 #include "client/wire_payload.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::protocol;
+using toolport::Json;
 
 namespace {
 

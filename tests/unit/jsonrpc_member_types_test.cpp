@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "protocol/jsonrpc.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::protocol;
+using toolport::Json;
 
 namespace {
 

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include "protocol/jsonrpc.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::protocol;
+using toolport::Json;
 
 TEST(JsonRpc, ParsesRequestAndKeepsIdType) {
     auto p = parse_payload(R"({"jsonrpc":"2.0","id":"abc","method":"ping"})");

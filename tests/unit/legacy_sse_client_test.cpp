@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "async/executor.hpp"
 #include "client/legacy_sse_transport.hpp"
 #include "client/sync_client.hpp"
@@ -21,7 +22,6 @@
 #include "http_test_servers.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::client;

@@ -51,7 +51,7 @@ protected:
     // Owned by the fixture, which closes it at the end (its listen and the server's side
     // of it are coroutines that only a close lets finish).
     McpClient* make_client(ClientOptions options) {
-        auto transport = make_in_process_transport(*server, CallerIdentity{"", "test", ""});
+        auto transport = make_in_process_transport(*server, CallerIdentity{.session_id = "test"});
         clients.push_back(std::make_unique<McpClient>(
             exec, std::make_unique<RecordingTransport>(std::move(transport), sent, received), std::move(options)));
         return clients.back().get();

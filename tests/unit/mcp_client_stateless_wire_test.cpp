@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "async/executor.hpp"
 #include "client/stateless_http_headers.hpp"
 #include "client/sync_client.hpp"
@@ -16,7 +17,6 @@
 #include "http_test_servers.hpp"
 #include "server/request_context.hpp"
 #include "server/server.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::client;

@@ -29,7 +29,7 @@ protected:
     }
 
     std::unique_ptr<McpClient> make_client(ClientOptions options = {}) {
-        auto transport = make_in_process_transport(*server, CallerIdentity{"", "test", ""});
+        auto transport = make_in_process_transport(*server, CallerIdentity{.session_id = "test"});
         return std::make_unique<McpClient>(
             exec, std::make_unique<RecordingTransport>(std::move(transport), sent, received), std::move(options));
     }

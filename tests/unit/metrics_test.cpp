@@ -301,7 +301,7 @@ TEST(MetricsHandles, UpdateTheSameSeriesAsTheLabelledCalls) {
 
 TEST(MetricsHandles, MakingAHandleCreatesTheSeriesAtZero) {
     Metrics m;
-    Counter c = m.counter("made_total", {});
+    [[maybe_unused]] Counter c = m.counter("made_total", {});
     EXPECT_EQ(m.value("made_total"), 0);
     EXPECT_NE(m.render().find("made_total 0\n"), std::string::npos);
 }

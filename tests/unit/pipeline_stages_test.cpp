@@ -29,7 +29,7 @@ protected:
     std::shared_ptr<ServerSession> open_client(std::string principal = "") {
         auto s = runtime->server().open_session(
             [this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
-            CallerIdentity{principal, "session-" + std::to_string(++sessions), ""});
+            CallerIdentity{.principal = principal, .session_id = "session-" + std::to_string(++sessions)});
         s->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
         s->receive(protocol::Notification{"notifications/initialized", nullptr});
         exec.run();
@@ -165,7 +165,7 @@ TEST_F(StagesTest, TimeSpentWaitingForTheUsersAnswerDoesNotCount) {
     start(config);
     sources.push_back(providers::start_source("conformance", runtime->server()));
     auto s = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
-                                            CallerIdentity{"", "elicit", ""});
+                                            CallerIdentity{.session_id = "elicit"});
     s->receive(protocol::Request{0, "initialize",
                                  {{"protocolVersion", "2025-11-25"}, {"capabilities", {{"elicitation", Json::object()}}}}});
     s->receive(protocol::Notification{"notifications/initialized", nullptr});
@@ -621,9 +621,9 @@ TEST(NamedDigest, IsRightWhetherRememberedOrNot) {
 
 TEST(ClientQuotaIdentity, IsThePrefixedStartOfTheDigest) {
     using toolport::pipeline::ClientQuotaStage;
-    EXPECT_EQ(ClientQuotaStage::client_identity({"alice", "s-1", ""}),
+    EXPECT_EQ(ClientQuotaStage::client_identity({.principal = "alice", .session_id = "s-1"}),
               "token:" + toolport::util::sha256_hex("alice").substr(0, 24));
-    EXPECT_EQ(ClientQuotaStage::client_identity({"", "s-1", ""}),
+    EXPECT_EQ(ClientQuotaStage::client_identity({.session_id = "s-1"}),
               "session:" + toolport::util::sha256_hex("s-1").substr(0, 24));
-    EXPECT_EQ(ClientQuotaStage::client_identity({"", "", ""}), "");
+    EXPECT_EQ(ClientQuotaStage::client_identity({}), "");
 }

@@ -255,7 +255,7 @@ TEST(Registry, BatchThatThrowsStillReportsItsChanges) {
     // The tool was added, so the catalogue changed.
     ASSERT_NE(reg.find_tool("loaded-before-failure"), nullptr);
     // Changes after the failed batch are reported immediately, not held back.
-    reg.add_prompt(PromptSpec{"p"});
+    reg.add_prompt(PromptSpec{.name = "p"});
     EXPECT_EQ(std::count(rec.calls.begin(), rec.calls.end(), CatalogKind::prompts), 1);
     EXPECT_EQ(std::count(rec.calls.begin(), rec.calls.end(), CatalogKind::tools), 1);
 }

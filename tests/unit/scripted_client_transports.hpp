@@ -10,11 +10,11 @@
 
 #include "async/executor.hpp"
 #include "client/client_transport.hpp"
+#include "util/json.hpp"
 
 namespace toolport::test_support {
 
 using client::ClientTransport;
-using Json = nlohmann::json;
 
 // Wraps a transport and records every message in both directions.
 class RecordingTransport final : public ClientTransport {

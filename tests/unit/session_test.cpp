@@ -8,10 +8,10 @@
 #include "server/session.hpp"
 #include "server/stateless.hpp"
 #include "server/tool_error.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
 using namespace std::chrono_literals;
-using protocol::Json;
 
 namespace {
 
@@ -476,7 +476,7 @@ TEST_F(SessionTest, ListsArePrivateOnceCallersSeeDifferentViews) {
     server->add_view("small", [](const ToolSpec& t) { return t.name == "a"; });
     for (std::string view : {"small", ""}) {
         session = server->open_session([this](const Json& m, const protocol::RequestId*) { out.push_back({m, Json()}); },
-                                       CallerIdentity{"", "", "", {}, view});
+                                       CallerIdentity{.view = view});
         auto r = call(1, "tools/list", {{"_meta", stateless_meta()}});
         ASSERT_TRUE(r.contains("result")) << r.dump();
         EXPECT_EQ(r["result"]["cacheScope"], "private") << view;

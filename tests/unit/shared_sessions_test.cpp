@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "async/asio_executor.hpp"
 #include "stores/redis_client.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/shared_sessions.hpp"
 #include "stores/stores.hpp"
 #include "stores_redis_support.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/sse_stream.hpp"
 
 namespace toolport::stores {
@@ -137,7 +137,7 @@ protected:
         a_->set_listener([this](SessionBusMessage m) { heard_a_.push_back(std::move(m)); });
         b_->set_listener([this](SessionBusMessage m) { heard_b_.push_back(std::move(m)); });
         ASSERT_TRUE(test_support::run_until(io_, [&] { return a_->ready() && b_->ready(); }));
-        inspector_ = std::make_unique<RedisClient>(exec_, RedisClient::Options{parse_redis_url(server_->url()), 2000ms, 100ms});
+        inspector_ = std::make_unique<RedisClient>(exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
         inspector_->start();
         ASSERT_TRUE(test_support::run_until(io_, [&] { return inspector_->ready(); }));
     }

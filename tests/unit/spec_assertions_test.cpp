@@ -1,9 +1,11 @@
 // Each assertion type passing and failing, through the loader and the runner against a
 // scripted Target.
 #include "spec_test_support.hpp"
+#include "util/json.hpp"
 
 using namespace spec_test;
 using namespace toolport::spec;
+using toolport::Json;
 
 namespace {
 

@@ -1,9 +1,11 @@
 // The spec loader: good specs of each kind, every bad field named with file, line and key,
 // suites, YAML/JSON reading, and collecting spec files from folders.
 #include "spec_test_support.hpp"
+#include "util/json.hpp"
 
 using namespace spec_test;
 using namespace toolport::spec;
+using toolport::Json;
 
 namespace {
 

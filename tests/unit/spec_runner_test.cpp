@@ -2,9 +2,11 @@
 #include "spec_test_support.hpp"
 
 #include "spec/json_path.hpp"
+#include "util/json.hpp"
 
 using namespace spec_test;
 using namespace toolport::spec;
+using toolport::Json;
 
 namespace {
 

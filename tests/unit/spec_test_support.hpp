@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "spec/spec.hpp"
+#include "util/json.hpp"
 
 #define EXPECT_CONTAINS(haystack, needle) \
     EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "looked for: " << (needle) << "\nin: " << (haystack)
@@ -25,7 +26,7 @@
 namespace spec_test {
 
 namespace fs = std::filesystem;
-using toolport::spec::Json;
+using toolport::Json;
 
 inline Json text_result(const std::string& text, bool is_error = false) {
     Json result = {{"content", Json::array({{{"type", "text"}, {"text", text}}})}};

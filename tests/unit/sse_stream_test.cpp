@@ -8,14 +8,12 @@
 
 #include "protocol/jsonrpc.hpp"
 #include "transports/sse_stream.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
-using protocol::Json;
 using protocol::RequestId;
 
 namespace {
-
-std::string key(const RequestId& id) { return id.dump(); }
 
 Json parse(const StreamEvent& e) { return Json::parse(e.data); }
 

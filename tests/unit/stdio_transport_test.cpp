@@ -10,13 +10,13 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "async/asio_executor.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
-#include "transports/asio_executor.hpp"
 #include "transports/stdio_transport.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
-using protocol::Json;
 
 namespace {
 

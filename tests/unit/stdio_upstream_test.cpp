@@ -15,10 +15,10 @@
 
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "async/executor.hpp"
 #include "client/child_process.hpp"
 #include "client/sync_client.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::client;

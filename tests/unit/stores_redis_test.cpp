@@ -4,12 +4,12 @@
 // Skipped only when /usr/bin/redis-server is not installed.
 #include <gtest/gtest.h>
 
+#include "async/asio_executor.hpp"
 #include "stores/redis_client.hpp"
 #include "stores/redis_stores.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/stores.hpp"
 #include "stores_redis_support.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::stores;
@@ -59,7 +59,7 @@ protected:
     RedisReply redis(std::vector<std::string> args) {
         if (!inspector) {
             inspector = std::make_unique<RedisClient>(
-                exec, RedisClient::Options{parse_redis_url(server->url()), 2000ms, 100ms});
+                exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
             inspector->start();
         }
         EXPECT_TRUE(run_until(io, [&] { return inspector->ready(); }));
@@ -414,7 +414,7 @@ TEST_F(StoresRedisAuth, AuthenticatesAndSelectsTheDatabaseFromTheUrl) {
     auto stores = connected_stores(o);
     run(stores->cache().put("k", "in db 2", 60s));
 
-    RedisClient raw(exec, RedisClient::Options{parse_redis_url(o.url), 2000ms, 100ms});
+    RedisClient raw(exec, RedisClient::Options{.endpoint = parse_redis_url(o.url), .command_timeout = 2000ms, .reconnect_interval = 100ms});
     raw.start();
     ASSERT_TRUE(run_until(io, [&] { return raw.ready(); }));
     EXPECT_EQ(run(raw.command({"GET", "toolport:cache:k"})).text, "in db 2");
@@ -433,7 +433,7 @@ TEST_F(StoresRedisAuth, AWrongPasswordNeverConnectsAndTheStoresStayOnTheirFallba
 }
 
 TEST_F(StoresRedis, TheClientIsBinarySafeAndRefusesCommandsWhileDown) {
-    RedisClient client(exec, RedisClient::Options{parse_redis_url(server->url()), 2000ms, 100ms});
+    RedisClient client(exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
     EXPECT_THROW(run(client.command({"PING"})), RedisUnavailable);  // not started yet
     client.start();
     ASSERT_TRUE(run_until(io, [&] { return client.ready(); }));
@@ -457,7 +457,7 @@ TEST_F(StoresRedis, TheClientIsBinarySafeAndRefusesCommandsWhileDown) {
 }
 
 TEST_F(StoresRedis, ACommandInFlightWhenRedisDiesFailsInsteadOfHanging) {
-    RedisClient client(exec, RedisClient::Options{parse_redis_url(server->url()), 5000ms, 100ms});
+    RedisClient client(exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()), .command_timeout = 5000ms, .reconnect_interval = 100ms});
     client.start();
     ASSERT_TRUE(run_until(io, [&] { return client.ready(); }));
     std::optional<std::exception_ptr> outcome;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "async/asio_executor.hpp"
 #include "manual_executor.hpp"
 #include "stores/memory_task_store.hpp"
 #include "stores/redis_client.hpp"
@@ -24,7 +25,6 @@
 #include "stores/task_cursor.hpp"
 #include "stores_redis_support.hpp"
 #include "stores_test_support.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::stores;
@@ -135,7 +135,7 @@ public:
     // Another store on a connection of its own, as another replica would have.
     RedisTaskStore& replica(std::size_t max_per_owner = 1000, std::chrono::milliseconds timeout = 2000ms) {
         auto client = std::make_shared<RedisClient>(
-            exec_, RedisClient::Options{parse_redis_url(server_->url()), timeout, 100ms});
+            exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = timeout, .reconnect_interval = 100ms});
         client->start();
         auto store = std::make_unique<RedisTaskStore>(client, "toolport:", max_per_owner,
                                                       std::make_unique<MemoryTaskStore>(exec_));
@@ -160,7 +160,7 @@ public:
     RedisReply redis(std::vector<std::string> args) {
         if (!inspector_) {
             inspector_ = std::make_shared<RedisClient>(
-                exec_, RedisClient::Options{parse_redis_url(server_->url()), 2000ms, 100ms});
+                exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
             inspector_->start();
         }
         EXPECT_TRUE(test_support::run_until(io_, [&] { return inspector_->ready(); }));

@@ -7,8 +7,10 @@
 
 #include "providers/tango/envelope.hpp"
 #include "providers/tango/validation.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::tango;
+using toolport::Json;
 using std::chrono::milliseconds;
 
 namespace {

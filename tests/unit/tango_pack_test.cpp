@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "http_test_servers.hpp"
 #include "observability/metrics.hpp"
 #include "server/session.hpp"
-#include "transports/asio_executor.hpp"
 
 using namespace toolport;
 using namespace toolport::test_support;
@@ -151,7 +151,7 @@ protected:
         config.downstream.proxy = {};
         runtime = std::make_unique<Runtime>(config, executor);
         session = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
-                                                 CallerIdentity{"", "tango-test", ""});
+                                                 CallerIdentity{.session_id = "tango-test"});
         session->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
         session->receive(protocol::Notification{"notifications/initialized", nullptr});
         pump([] { return true; });
@@ -440,7 +440,7 @@ TEST_F(TangoPackTest, TheSpendingSummaryRunsAsATaskForAClientThatDeclaredTheExte
     const auto& tool = *runtime->server().registry().tools().at("get_tango_spending_summary");
     EXPECT_EQ(tool.execution, (Json{{"taskSupport", "optional"}}));
     auto stateless = runtime->server().open_session(
-        [this](const Json& m, const protocol::RequestId*) { out.push_back(m); }, CallerIdentity{"", "", ""});
+        [this](const Json& m, const protocol::RequestId*) { out.push_back(m); }, CallerIdentity{});
     auto send = [&](const std::string& method, Json params) {
         params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
                            {"io.modelcontextprotocol/clientCapabilities",

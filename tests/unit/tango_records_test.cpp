@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "providers/tango/records.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::tango;
+using toolport::Json;
 
 namespace {
 

@@ -8,8 +8,10 @@
 #include "providers/tango/envelope.hpp"
 #include "providers/tango/spending.hpp"
 #include "providers/tango/spending_metrics.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::tango;
+using toolport::Json;
 using GroupBy = SpendingAggregate::GroupBy;
 
 namespace {

@@ -326,7 +326,7 @@ TEST(TangoValidationCursor, AKeysetCursorIsBase64OfTangosJsonKeyset) {
     EXPECT_EQ(keyset_cursor_arg(one("cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ==")), "WyIyMDI0LTAyLTAxIiwicDIiXQ==");  // padded
     EXPECT_EQ(keyset_cursor_arg(one("cursor", "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ")), "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ");
     EXPECT_EQ(keyset_cursor_arg(Json::object()), std::nullopt);
-    for (const std::string bad : {std::string("page:2"), std::string("abc"), std::string("bm90IGEga2V5c2V0"),
+    for (const std::string& bad : {std::string("page:2"), std::string("abc"), std::string("bm90IGEga2V5c2V0"),
                                   real.substr(0, 40), std::string("WyIy!!"), std::string(1001, 'A')}) {
         Json e = error_of([&] { keyset_cursor_arg(one("cursor", bad)); });
         EXPECT_EQ(e["error_code"], "INVALID_FORMAT") << bad;

@@ -10,10 +10,10 @@
 #include "server/tasks.hpp"
 #include "server/tool_error.hpp"
 #include "stores/memory_task_store.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
 using namespace std::chrono_literals;
-using protocol::Json;
 using test_support::ManualExecutor;
 
 namespace {

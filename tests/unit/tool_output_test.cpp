@@ -2,9 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "client/tool_output.hpp"
+#include "util/json.hpp"
 
 using namespace toolport::client;
-using Json = nlohmann::json;
+using toolport::Json;
 
 namespace {
 

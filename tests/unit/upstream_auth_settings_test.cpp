@@ -9,11 +9,11 @@
 #include "providers/openapi/openapi_settings.hpp"
 #include "providers/rest/catalog_settings.hpp"
 #include "providers/upstream_auth_settings.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
 using providers::SourceSettings;
 using test_support::error_of;
-using Json = nlohmann::json;
 
 namespace {
 

@@ -8,9 +8,10 @@
 #include <vector>
 
 #include "server/uri_template.hpp"
+#include "util/json.hpp"
 
 using toolport::UriTemplate;
-using Json = nlohmann::json;
+using toolport::Json;
 
 namespace {
 

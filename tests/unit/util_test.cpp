@@ -1,14 +1,19 @@
-// util: base64 / base64url, sanitize_for_message and the HTTP text checks.
+// util: base64 / base64url, sanitize_for_message, the HTTP text checks, ASCII case, JSON
+// Pointer tokens and session ids.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "util/ascii.hpp"
 #include "util/base64.hpp"
 #include "util/digest.hpp"
 #include "util/http_text.hpp"
+#include "util/json_pointer.hpp"
 #include "util/sanitize.hpp"
+#include "util/session_id.hpp"
 
 using namespace toolport::util;
 
@@ -228,4 +233,49 @@ TEST(HttpText, ControlCharactersExceptTabAreFound) {
     EXPECT_TRUE(has_control_chars("abc\r\nSet-Cookie: x"));
     EXPECT_TRUE(has_control_chars(std::string("a\0b", 3)));
     EXPECT_TRUE(has_control_chars("a\x7F"));
+}
+
+TEST(AsciiCase, LowersOnlyAsciiLetters) {
+    EXPECT_EQ(to_lower_ascii("Content-Type: TEXT/Plain; X=Y"), "content-type: text/plain; x=y");
+    EXPECT_EQ(to_lower_ascii(""), "");
+    // Bytes outside A-Z, UTF-8 sequences included, are left as they are.
+    EXPECT_EQ(to_lower_ascii("\xC3\x89T\xC3\x89 @[`{"), "\xC3\x89t\xC3\x89 @[`{");
+    EXPECT_EQ(to_lower_ascii('Q'), 'q');
+    EXPECT_EQ(to_lower_ascii('\xC9'), '\xC9');
+}
+
+TEST(JsonPointer, SplitsAndUnescapesTokens) {
+    EXPECT_EQ(parse_json_pointer(""), std::vector<std::string>{});
+    EXPECT_EQ(parse_json_pointer("/"), std::vector<std::string>{""});
+    EXPECT_EQ(parse_json_pointer("/a/b~1c/~0d~01"), (std::vector<std::string>{"a", "b/c", "~d~1"}));
+    EXPECT_EQ(parse_json_pointer("/a//b"), (std::vector<std::string>{"a", "", "b"}));
+}
+
+TEST(JsonPointer, RefusesMalformedPointers) {
+    EXPECT_EQ(parse_json_pointer("a/b"), std::nullopt);   // no leading "/"
+    EXPECT_EQ(parse_json_pointer("/a~2"), std::nullopt);  // "~" must be followed by 0 or 1
+    EXPECT_EQ(parse_json_pointer("/a~"), std::nullopt);
+}
+
+TEST(JsonPointer, EscapedTokensSplitBackToThemselves) {
+    const std::vector<std::string> tokens = {"plain", "with/slash", "with~tilde", "~1", "", "/~"};
+    std::string pointer;
+    for (const auto& token : tokens) {
+        pointer += "/";
+        append_pointer_token(pointer, token);
+    }
+    EXPECT_EQ(pointer, "/plain/with~1slash/with~0tilde/~01//~1~0");
+    EXPECT_EQ(parse_json_pointer(pointer), tokens);
+}
+
+TEST(SessionId, VisibleAsciiWithinTheCallersBound) {
+    EXPECT_TRUE(valid_session_id("0f3e2a9c-1b2d-4e5f", 256));
+    EXPECT_TRUE(valid_session_id("!~", 2));
+    EXPECT_FALSE(valid_session_id("abc", 2));
+    EXPECT_TRUE(valid_session_id(std::string(1024, 'a'), 1024));
+    EXPECT_FALSE(valid_session_id(std::string(1025, 'a'), 1024));
+    EXPECT_FALSE(valid_session_id("", 256));
+    EXPECT_FALSE(valid_session_id("a b", 256));
+    EXPECT_FALSE(valid_session_id("a\x7f", 256));
+    EXPECT_FALSE(valid_session_id("caf\xC3\xA9", 256));
 }

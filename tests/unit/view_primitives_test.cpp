@@ -14,9 +14,9 @@
 #include "providers/gateway/gateway_settings.hpp"
 #include "server/session.hpp"
 #include "session_driver.hpp"
+#include "util/json.hpp"
 
 using namespace toolport;
-using Json = nlohmann::json;
 
 namespace {
 

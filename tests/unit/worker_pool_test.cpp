@@ -17,7 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
-#include "transports/asio_executor.hpp"
+#include "async/asio_executor.hpp"
 
 using namespace toolport;
 using namespace std::chrono_literals;

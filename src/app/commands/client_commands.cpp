@@ -18,9 +18,9 @@
 #include "app/commands/oauth_flags.hpp"
 #include "app/config.hpp"
 #include "app/runtime.hpp"
+#include "async/asio_executor.hpp"
 #include "async/completion.hpp"
 #include "async/executor.hpp"
-#include "transports/asio_executor.hpp"
 #include "client/elicitation_answers.hpp"
 #include "client/legacy_sse_transport.hpp"
 #include "client/shell_words.hpp"
@@ -31,13 +31,13 @@
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
 #include "server/request_context.hpp"
+#include "util/ascii.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
 
 namespace {
-
-using client::Json;
 
 struct ClientFlags {
     std::string url, stdio_command, config_file, token, ca_file;
@@ -88,7 +88,7 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
 // Whether a --header sets Authorization itself (then OAuth stays out of the way).
 bool sets_authorization(const client::HttpClientOptions& options) {
     for (const auto& [name, value] : options.headers) {
-        if (http_client::lower_ascii(name) == "authorization") return true;
+        if (util::to_lower_ascii(name) == "authorization") return true;
     }
     return false;
 }
@@ -182,7 +182,7 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync, ServerLog
         }
         sync.run(wait_for_sources(*target.runtime, sync.event_loop(), std::chrono::milliseconds(flags.timeout_ms)));
         target.transport =
-            client::make_in_process_transport(target.runtime->server(), CallerIdentity{"", "in-process", ""});
+            client::make_in_process_transport(target.runtime->server(), CallerIdentity{.session_id = "in-process"});
     }
     return target;
 }
@@ -208,7 +208,7 @@ int run_client(const char* command, const ClientFlags& flags, const std::functio
     options.protocol_version = flags.protocol_version;
     const auto elicitation = client::parse_elicitation_policy(flags.elicitation);
     if (elicitation) options.capabilities = client::elicitation_capabilities();
-    ServerLog log{flags.verbose};
+    ServerLog log{.verbose = flags.verbose};
     client::SyncClient sync(options);
     if (elicitation) sync.on_request(client::elicitation_request_handler(*elicitation));
     Target target;

@@ -28,7 +28,9 @@
 #include "providers/context/patterns/library.hpp"
 #include "providers/context/roots.hpp"
 #include "providers/source_settings.hpp"
+#include "util/ascii.hpp"
 #include "util/digest.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
@@ -36,7 +38,6 @@ namespace toolport::commands {
 namespace {
 
 namespace fs = std::filesystem;
-using context::Json;
 
 struct PatternsFlags {
     std::string config;
@@ -109,8 +110,7 @@ int approve(const PatternsFlags& flags) {
         // changed since the client wrote it is pointed out.
         const std::string digest = util::sha256_hex(read_small(files->dir / files->runnable_file));
         fmt::print("code: {} (sha256 {})\n", (files->dir / files->runnable_file).string(), digest);
-        std::string expected = flags.sha256;
-        std::transform(expected.begin(), expected.end(), expected.begin(), [](unsigned char c) { return std::tolower(c); });
+        const std::string expected = util::to_lower_ascii(flags.sha256);
         if (!expected.empty() && expected != digest) {
             fmt::print(stderr,
                        "toolport patterns approve: the code is not the one you gave (--sha256 {}): it changed since you "

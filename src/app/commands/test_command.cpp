@@ -26,13 +26,12 @@
 #include "client/sync_client.hpp"
 #include "server/request_context.hpp"
 #include "spec/spec.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
 
 namespace {
-
-using spec::Json;
 
 struct TestFlags {
     std::vector<std::string> paths;
@@ -172,7 +171,7 @@ std::unique_ptr<ClientTarget> make_command_line_target(const TestFlags& flags) {
         }
         return std::make_unique<ClientTarget>(timeout, [config](ClientTarget& target) {
             auto runtime = std::make_unique<Runtime>(config, target.sync().event_loop());
-            auto transport = client::make_in_process_transport(runtime->server(), CallerIdentity{"", "in-process", ""});
+            auto transport = client::make_in_process_transport(runtime->server(), CallerIdentity{.session_id = "in-process"});
             target.own(std::move(runtime));
             return transport;
         });

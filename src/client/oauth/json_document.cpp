@@ -37,7 +37,7 @@ Task<std::optional<nlohmann::json>> fetch_json_document(http_client::HttpClient&
         response = co_await http.fetch(std::move(request), options);
     } catch (const http_client::HttpError& e) {
         throw AuthorizationError(fmt::format("could not fetch the {} at {}: {}", what, shown, e.what()));
-    } catch (const TransportError& e) {  // ResponseTooLarge
+    } catch (const ResponseTooLarge& e) {
         throw AuthorizationError(fmt::format("could not fetch the {} at {}: {}", what, shown, e.what()));
     }
     if (response.status != 200) co_return std::nullopt;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "async/asio_executor.hpp"
 #include "async/completion.hpp"
 #include "auth/token_endpoint.hpp"
 #include "client/oauth/authorization_request.hpp"
@@ -19,7 +20,6 @@
 #include "client/oauth/www_authenticate.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/base64.hpp"
 #include "util/random.hpp"
 #include "util/sanitize.hpp"

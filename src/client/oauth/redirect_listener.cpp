@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "async/asio_executor.hpp"
 #include "async/completion.hpp"
 #include "client/http_authorizer.hpp"
-#include "transports/asio_executor.hpp"
 #include "util/percent.hpp"
 
 namespace toolport::client::oauth {

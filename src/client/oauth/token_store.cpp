@@ -12,15 +12,14 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "util/json.hpp"
 #include "util/random.hpp"
 
 namespace toolport::client::oauth {
 
 namespace {
 
-using Json = nlohmann::json;
 constexpr std::size_t kMaxStoreBytes = 16 << 20;
 
 Json client_json(const RegisteredClient& c) {

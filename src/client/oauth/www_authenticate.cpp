@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "http_client/url.hpp"
+#include "util/ascii.hpp"
 #include "util/http_text.hpp"
 
 namespace toolport::client::oauth {
@@ -84,7 +85,7 @@ std::optional<std::vector<Challenge>> parse_challenges(std::string_view header) 
             } else {
                 value = c.token();
             }
-            challenges.back().params[http_client::lower_ascii(name)] = std::move(value);
+            challenges.back().params[util::to_lower_ascii(name)] = std::move(value);
             continue;
         }
         // A new challenge. A token68 after a scheme (Basic's credentials form) reads as a

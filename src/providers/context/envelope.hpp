@@ -13,17 +13,14 @@
 #include <stdexcept>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "server/content.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 class ToolError;
 }
 
 namespace toolport::context {
-
-using Json = nlohmann::json;
 
 // The documented error codes, each emitted where its failure happens.
 enum class ErrorCode {

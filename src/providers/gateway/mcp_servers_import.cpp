@@ -6,12 +6,12 @@
 
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/source_settings.hpp"
+#include "util/json.hpp"
 
 namespace toolport::gateway {
 
 namespace {
 
-using Json = nlohmann::json;
 using providers::SettingsError;
 
 // ${env:NAME} / ${NAME} from the environment; ${input:...} refused.

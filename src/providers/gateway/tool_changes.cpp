@@ -8,13 +8,12 @@
 #include <fmt/ranges.h>
 
 #include "util/digest.hpp"
+#include "util/json.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::gateway {
 
 namespace {
-
-using Json = nlohmann::json;
 
 // The parts of a Tool object a client reads (name is the key, so it never changes here).
 constexpr std::string_view kParts[] = {"description", "title", "inputSchema", "outputSchema", "annotations", "_meta",

@@ -18,7 +18,7 @@
 #include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
 #include "providers/gateway/upstream_internal.hpp"
-#include "transports/asio_executor.hpp"
+#include "async/asio_executor.hpp"
 
 namespace toolport::gateway {
 

@@ -30,6 +30,7 @@
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/gateway/output_limits.hpp"
 #include "server/content.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 class AsioExecutor;
@@ -49,7 +50,6 @@ class HttpClient;
 
 namespace toolport::gateway {
 
-using Json = nlohmann::json;
 
 // What an upstream offers, as it listed it (entries are the MCP objects it sent).
 struct UpstreamCatalog {

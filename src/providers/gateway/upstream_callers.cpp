@@ -19,9 +19,10 @@
 #include "server/input_required.hpp"
 #include "server/request_context.hpp"
 #include "server/tool_error.hpp"
-#include "transports/asio_executor.hpp"
+#include "async/asio_executor.hpp"
 #include "util/digest.hpp"
 #include "util/sanitize.hpp"
+#include "providers/credentials_tool_error.hpp"
 
 namespace toolport::gateway {
 
@@ -281,7 +282,7 @@ Task<std::shared_ptr<McpClient>> Upstream::client_for(RequestContext& ctx, const
         // authorizer then finds it cached.
         co_await credentials_->for_caller(subject);
     } catch (const auth::UpstreamCredentialsError& e) {
-        throw e.to_tool_error();
+        throw providers::credentials_tool_error(e);
     }
     const std::string key = util::sha256_hex(subject);
     const auto now = std::chrono::steady_clock::now();

@@ -18,7 +18,7 @@
 #include "providers/gateway/upstream_internal.hpp"
 #include "providers/secret_redaction.hpp"
 #include "server/tool_error.hpp"
-#include "transports/asio_executor.hpp"
+#include "async/asio_executor.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::gateway {

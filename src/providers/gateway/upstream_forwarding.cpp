@@ -252,6 +252,8 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
         throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
     } catch (const client::ClientError& e) {
         throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
+    } catch (const client::ResponseTooLarge& e) {  // not a ClientError
+        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
     }
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "async/task.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 class RequestContext;
@@ -23,7 +24,6 @@ class HttpAuthorizer;
 
 namespace toolport::gateway::upstream_detail {
 
-using Json = nlohmann::json;
 
 // upstream.cpp: how long until `when` (0 when it has passed).
 std::chrono::milliseconds until(std::chrono::steady_clock::time_point when);

@@ -19,7 +19,7 @@
 #include "server/stateless.hpp"
 #include "server/tasks.hpp"
 #include "server/tool_error.hpp"
-#include "transports/asio_executor.hpp"
+#include "async/asio_executor.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::gateway {

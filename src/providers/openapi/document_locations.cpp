@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "http_client/url.hpp"
+#include "util/ascii.hpp"
 #include "util/percent.hpp"
 
 namespace toolport::openapi {
@@ -46,7 +47,7 @@ std::string remove_dot_segments(const std::string& path) {
 std::string url_without_query(const std::string& url) { return url.substr(0, url.find_first_of("?#")); }
 
 bool is_url(const std::string& location) {
-    const std::string l = http_client::lower_ascii(location.substr(0, 8));
+    const std::string l = util::to_lower_ascii(location.substr(0, 8));
     return starts_with(l, "http://") || starts_with(l, "https://");
 }
 

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 
 #include "async/completion.hpp"
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "document/document.hpp"
 #include "util/percent.hpp"
+#include "util/ascii.hpp"
 
 namespace toolport::openapi {
 
@@ -27,11 +27,6 @@ constexpr std::size_t kMaxExpandedValues = 200'000;
 constexpr std::size_t kMaxOtherDocuments = 32;
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 // "other.yaml#/a/b" → {"other.yaml", "/a/b"} with the fragment percent-decoded.
 std::pair<std::string, std::string> split_ref(const std::string& ref) {
@@ -74,7 +69,7 @@ bool maps_names(const std::string& key) {
 
 ParsedDocument parse_document_text(const std::string& text, const std::string& location) {
     const auto first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
-    const bool json = lower(url_without_query(location)).ends_with(".json") || (first != std::string::npos && text[first] == '{');
+    const bool json = util::to_lower_ascii(url_without_query(location)).ends_with(".json") || (first != std::string::npos && text[first] == '{');
     try {
         auto doc = json ? document::parse_json(text) : document::parse_yaml(text);
         return {std::move(doc.value), std::move(doc.lines)};
@@ -289,7 +284,7 @@ Task<std::string> fetch_text(http_client::HttpClient& http, const std::string& u
         response = co_await http.fetch(std::move(request), std::move(options));
     } catch (const http_client::HttpError& e) {
         throw DocumentError(fmt::format("{}: {}", url_without_query(url), e.what()));
-    } catch (const client::ResponseTooLarge&) {
+    } catch (const http_client::ResponseTooLarge&) {
         throw DocumentError(fmt::format("{}: larger than {} MiB", url_without_query(url), document::kMaxDocumentBytes >> 20));
     }
     if (response.status < 200 || response.status > 299) {

@@ -17,11 +17,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "async/task.hpp"
 #include "providers/openapi/document_error.hpp"
 #include "providers/openapi/document_locations.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 class CancelToken;
@@ -31,8 +30,6 @@ class HttpClient;
 }  // namespace toolport
 
 namespace toolport::openapi {
-
-using Json = nlohmann::json;
 
 // A parsed document: its value and the line of every member (JSON Pointer → 1-based line),
 // which gives the operations their document order (JSON objects here are sorted by key).

@@ -9,11 +9,9 @@
 // resolved already, and a tool's schemas are read in MCP's dialect.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::openapi {
-
-using Json = nlohmann::json;
 
 // `schema` with its `$ref`s already resolved (DocumentSet::resolve).
 Json to_json_schema(const Json& schema, bool openapi_30);

@@ -1,10 +1,12 @@
 #include "providers/openapi/openapi_tools.hpp"
 
-#include "client/client_errors.hpp"
+#include "http_client/response_too_large.hpp"
 #include "http_client/url.hpp"
 #include "providers/downstream_errors.hpp"
 #include "providers/openapi/response_mapping.hpp"
 #include "server/request_context.hpp"
+#include "util/ascii.hpp"
+#include "providers/credentials_tool_error.hpp"
 
 namespace toolport::openapi {
 
@@ -31,10 +33,10 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
             try {
                 authorization = co_await api->tokens->for_caller(ctx.caller().access_token);
             } catch (const auth::UpstreamCredentialsError& e) {
-                throw e.to_tool_error();
+                throw providers::credentials_tool_error(e);
             }
             // auth: replaces what a security scheme would have sent.
-            std::erase_if(request.headers, [](const auto& h) { return http_client::lower_ascii(h.first) == "authorization"; });
+            std::erase_if(request.headers, [](const auto& h) { return util::to_lower_ascii(h.first) == "authorization"; });
             request.headers.emplace_back("Authorization", authorization);
             // The token itself, without its scheme, is a secret the answer may echo too.
             built.secrets.push_back(authorization.substr(authorization.find(' ') + 1));
@@ -43,7 +45,7 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
             response = co_await api->http->fetch(std::move(request), options);
         } catch (const http_client::HttpError& e) {
             throw providers::unreachable_error(e, api->name, "the source's base_url and the network settings");
-        } catch (const client::ResponseTooLarge& e) {
+        } catch (const http_client::ResponseTooLarge& e) {
             throw providers::too_large_error(e.limit, api->name,
                                              "Ask for less (filters, a smaller page); the source's max_response_bytes "
                                              "sets the limit.");

@@ -9,6 +9,7 @@
 
 #include "providers/openapi/openapi_schema.hpp"
 #include "document/document.hpp"
+#include "util/ascii.hpp"
 
 namespace toolport::openapi {
 
@@ -21,10 +22,6 @@ std::string upper(std::string s) {
     return s;
 }
 
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
     return std::find(list.begin(), list.end(), value) != list.end();
@@ -36,7 +33,7 @@ std::string string_field(const Json& object, const char* key) {
 }
 
 bool is_json_media_type(const std::string& media_type) {
-    const std::string type = lower(media_type.substr(0, media_type.find(';')));
+    const std::string type = util::to_lower_ascii(media_type.substr(0, media_type.find(';')));
     return type == "application/json" || (type.rfind("application/", 0) == 0 && type.ends_with("+json"));
 }
 
@@ -57,7 +54,7 @@ Json media_schema(const Json& content, const std::string& type) {
 
 // Headers the OpenAPI specification says are described elsewhere (and ignored here).
 bool ignored_header(const std::string& name) {
-    const std::string l = lower(name);
+    const std::string l = util::to_lower_ascii(name);
     return l == "accept" || l == "content-type" || l == "authorization";
 }
 

@@ -5,6 +5,7 @@
 #include "providers/downstream_errors.hpp"
 #include "providers/secret_redaction.hpp"
 #include "server/content.hpp"
+#include "util/ascii.hpp"
 #include "util/base64.hpp"
 #include "util/sanitize.hpp"
 
@@ -16,8 +17,7 @@ std::string media_type_of(const http_client::Response& response) {
     std::string type = response.header("Content-Type").value_or("");
     type = type.substr(0, type.find(';'));
     while (!type.empty() && type.back() == ' ') type.pop_back();
-    for (auto& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return type;
+    return util::to_lower_ascii(type);
 }
 
 bool is_json(const std::string& type) {

@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "util/ascii.hpp"
+
 namespace toolport::openapi {
 
 namespace {
 
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 }  // namespace
 
@@ -55,9 +53,9 @@ SecuritySchemes read_security_schemes(const DocumentSet& docs, const std::string
             s.kind = in == "header"  ? SecurityScheme::Kind::api_key_header
                      : in == "query" ? SecurityScheme::Kind::api_key_query
                                      : SecurityScheme::Kind::api_key_cookie;
-        } else if (type == "http" && lower(scheme.value("scheme", "")) == "bearer") {
+        } else if (type == "http" && util::to_lower_ascii(scheme.value("scheme", "")) == "bearer") {
             s.kind = SecurityScheme::Kind::bearer;
-        } else if (type == "http" && lower(scheme.value("scheme", "")) == "basic") {
+        } else if (type == "http" && util::to_lower_ascii(scheme.value("scheme", "")) == "basic") {
             s.kind = SecurityScheme::Kind::basic;
         } else if (type == "oauth2" || type == "openIdConnect") {
             // The token is obtained outside Toolport and handed over in the environment.

@@ -29,10 +29,10 @@
 
 #include "auth/upstream_credentials.hpp"
 #include "providers/source_settings.hpp"
+#include "util/json.hpp"
 
 namespace toolport::rest {
 
-using Json = nlohmann::json;
 
 enum class Pagination {
     none,   // one request

@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
-#include "client/client_errors.hpp"
+#include "http_client/response_too_large.hpp"
 #include "http_client/url.hpp"
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
@@ -23,7 +23,9 @@
 #include "auth/upstream_credentials.hpp"
 #include "server/request_context.hpp"
 #include "server/tool_error.hpp"
+#include "util/ascii.hpp"
 #include "util/sanitize.hpp"
+#include "providers/credentials_tool_error.hpp"
 
 namespace toolport::rest {
 
@@ -33,10 +35,6 @@ namespace {
 
 bool is_absolute(const std::string& url) { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
 
-std::string lower(std::string text) {
-    for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-}
 
 std::optional<bool> hint(const Json& annotations, const char* key) {
     auto it = annotations.find(key);
@@ -247,7 +245,7 @@ Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {
             if (!authorization.empty()) sent.headers.emplace_back("Authorization", authorization);
             try {
                 response = co_await http_->fetch(std::move(sent), options);
-            } catch (const client::ResponseTooLarge& e) {
+            } catch (const http_client::ResponseTooLarge& e) {
                 throw CatalogError(fmt::format("page {} of the catalog is over {} bytes (max_response_bytes); it was not "
                                                "read further",
                                                pages + 1, e.limit));
@@ -377,14 +375,14 @@ http_client::Headers RestCatalog::request_headers(const RequestContext* ctx) con
         if (ctx && std::find(settings_.forward_headers.begin(), settings_.forward_headers.end(), name) !=
                        settings_.forward_headers.end()) {
             const auto& sent = ctx->caller().client_headers;
-            if (auto it = sent.find(lower(name)); it != sent.end() && !it->second.empty()) continue;
+            if (auto it = sent.find(util::to_lower_ascii(name)); it != sent.end() && !it->second.empty()) continue;
         }
         headers.emplace_back(name, value);
     }
     if (ctx) {
         for (const auto& name : settings_.forward_headers) {
             const auto& sent = ctx->caller().client_headers;
-            if (auto it = sent.find(lower(name)); it != sent.end() && !it->second.empty()) headers.emplace_back(name, it->second);
+            if (auto it = sent.find(util::to_lower_ascii(name)); it != sent.end() && !it->second.empty()) headers.emplace_back(name, it->second);
         }
     }
     headers.emplace_back("Accept", "application/json");
@@ -396,7 +394,7 @@ Task<std::string> RestCatalog::authorization(const RequestContext* ctx) {
     try {
         co_return ctx ? co_await tokens_->for_caller(ctx->caller().access_token) : co_await tokens_->for_source();
     } catch (const auth::UpstreamCredentialsError& e) {
-        if (ctx) throw e.to_tool_error();
+        if (ctx) throw providers::credentials_tool_error(e);
         throw CatalogError(e.what());
     }
 }
@@ -462,12 +460,12 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
             std::string body;
             try {
                 body = co_await stream->read_all(64 * 1024);
-            } catch (const client::ResponseTooLarge&) {
+            } catch (const http_client::ResponseTooLarge&) {
                 body = "(an error body too large to read)";
             }
             throw error_for_status(head.status, head.header("Retry-After"), body, secrets, credential_sources_);
         }
-        const std::string type = lower(head.header("Content-Type").value_or(""));
+        const std::string type = util::to_lower_ascii(head.header("Content-Type").value_or(""));
         ToolResult result;
         if (type.rfind("text/event-stream", 0) == 0) {
             StreamedOutput output(operator_secrets, settings_.max_response_bytes);
@@ -508,7 +506,7 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
         co_return result;
     } catch (const http_client::HttpError& e) {
         throw providers::unreachable_error(e, "the catalog API", "the catalog's base_url and the network settings");
-    } catch (const client::ResponseTooLarge& e) {
+    } catch (const http_client::ResponseTooLarge& e) {
         throw providers::too_large_error(e.limit, "The API",
                                          "Ask for less output (narrower arguments); the catalog's max_response_bytes sets the limit.");
     }

@@ -43,7 +43,7 @@ public:
     void stop();
 
     // One page after another until the catalog says there are no more. Throws
-    // CatalogError, http_client::HttpError, client::ResponseTooLarge.
+    // CatalogError, http_client::HttpError, http_client::ResponseTooLarge.
     Task<std::vector<CatalogTool>> fetch_catalog();
     // Makes the registered tools those of `tools` (repaired, named, only real changes).
     providers::ToolSetChanges apply(std::vector<CatalogTool> tools);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "util/ascii.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::rest {
@@ -96,8 +97,7 @@ private:
         auto fix_one = [&](Json& t) -> bool {  // false: drop it
             if (!t.is_string()) return false;
             std::string name = t.get<std::string>();
-            std::string lower = name;
-            std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+            std::string lower = util::to_lower_ascii(name);
             static const std::pair<const char*, const char*> aliases[] = {
                 {"int", "integer"}, {"long", "integer"}, {"float", "number"}, {"double", "number"},
                 {"decimal", "number"}, {"bool", "boolean"}, {"str", "string"}, {"text", "string"},

@@ -10,11 +10,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::rest {
-
-using Json = nlohmann::json;
 
 struct SchemaRepair {
     Json schema;                       // what the tool declares (valid when `unrepairable` is empty)

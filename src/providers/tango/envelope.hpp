@@ -11,11 +11,9 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::tango {
-
-using Json = nlohmann::json;
 
 // One page of a list endpoint, in either of the API's pagination styles.
 struct Page {

@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::tango {
 
-using Json = nlohmann::json;
 using Text = std::optional<std::string>;
 using Money = std::optional<double>;
 

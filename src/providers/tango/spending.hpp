@@ -10,11 +10,9 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::tango {
-
-using Json = nlohmann::json;
 
 class SpendingAggregate {
 public:

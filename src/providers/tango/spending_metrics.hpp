@@ -9,13 +9,10 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "providers/tango/spending.hpp"
+#include "util/json.hpp"
 
 namespace toolport::tango {
-
-using Json = nlohmann::json;
 
 struct MetricsQuestion {
     std::string resource;  // "entities", "naics" or "psc"

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "client/client_errors.hpp"
 #include "http_client/http_client.hpp"
 #include "providers/downstream_errors.hpp"
 #include "server/request_context.hpp"
+#include "util/ascii.hpp"
 #include "util/percent.hpp"
 #include "util/sanitize.hpp"
 
@@ -52,8 +52,7 @@ std::string api_key_for(const RequestContext& ctx, const Json& args, const Tango
         return it->get<std::string>();
     }
     if (!settings.client_key_header.empty()) {
-        std::string header = settings.client_key_header;
-        for (auto& c : header) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const std::string header = util::to_lower_ascii(settings.client_key_header);
         const auto& sent = ctx.caller().client_headers;
         if (auto it = sent.find(header); it != sent.end() && !it->second.empty()) return it->second;
     }
@@ -173,7 +172,7 @@ Task<Json> TangoCall::get(const std::string& path, const Query& query) {
         response = co_await http_.fetch(std::move(request), std::move(options));
     } catch (const http_client::HttpError& e) {
         throw providers::unreachable_error(e, "the Tango API", "the Tango base URL and the network settings");
-    } catch (const client::ResponseTooLarge& e) {
+    } catch (const http_client::ResponseTooLarge& e) {
         throw providers::too_large_error(e.limit, "The Tango API", "Ask for fewer records (a lower limit) or narrower filters.");
     }
     if (response.status < 200 || response.status > 299) {

@@ -8,11 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "async/task.hpp"
 #include "providers/tango/tango_settings.hpp"
 #include "server/tool_error.hpp"
+#include "util/json.hpp"
 
 namespace toolport {
 class RequestContext;
@@ -22,8 +21,6 @@ class HttpClient;
 }  // namespace toolport
 
 namespace toolport::tango {
-
-using Json = nlohmann::json;
 
 // Query parameters in the order added, every value percent-encoded when written out. A
 // parameter added with the tool's `argument` it comes from is also one of the filters

@@ -9,11 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/json.hpp"
 
 namespace toolport::tango {
-
-using Json = nlohmann::json;
 
 // Cuts `text` to at most `max_chars` characters, never inside a UTF-8 sequence.
 void truncate_utf8(std::string& text, std::size_t max_chars);

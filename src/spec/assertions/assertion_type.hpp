@@ -69,9 +69,6 @@ const AssertionType* find_assertion_type(std::string_view name);
 // "success, error, contains_text, ..." for messages.
 std::string assertion_type_names();
 
-// Lower-cases ASCII letters (case-insensitive matching of text).
-std::string ascii_lower(std::string text);
-
 // One per assertion type, each in its own file under assertions/.
 extern const AssertionType kSuccessAssertion;         // status.cpp
 extern const AssertionType kErrorAssertion;           // status.cpp

@@ -36,11 +36,4 @@ std::string assertion_type_names() {
     return names;
 }
 
-std::string ascii_lower(std::string text) {
-    for (char& c : text) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return text;
-}
-
 }  // namespace toolport::spec::detail

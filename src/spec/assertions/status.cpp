@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "spec/assertions/assertion_type.hpp"
+#include "util/ascii.hpp"
 
 namespace toolport::spec::detail {
 
@@ -32,7 +33,7 @@ Verdict check_error(const Json& params, const CheckContext& context) {
     // JSON-RPC error code), so both "Unknown tool" and "-32602" can be looked for.
     std::string haystack = outcome.text;
     if (outcome.kind == Outcome::Kind::call_failed) haystack += "\n" + outcome.error;
-    if (ascii_lower(haystack).find(ascii_lower(needle)) == std::string::npos) {
+    if (util::to_lower_ascii(haystack).find(util::to_lower_ascii(needle)) == std::string::npos) {
         return Verdict::fail(fmt::format("the error message does not contain {} (case-insensitive); it is {}",
                                          preview_text(needle), preview_text(outcome.text)));
     }

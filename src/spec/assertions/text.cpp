@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "spec/assertions/assertion_type.hpp"
+#include "util/ascii.hpp"
 
 namespace toolport::spec::detail {
 
@@ -10,7 +11,7 @@ namespace {
 bool response_contains(const Json& params, const CheckContext& context) {
     const auto& text = params["text"].get_ref<const std::string&>();
     bool ignore_case = params.value("caseInsensitive", false);
-    if (ignore_case) return ascii_lower(context.outcome.text).find(ascii_lower(text)) != std::string::npos;
+    if (ignore_case) return util::to_lower_ascii(context.outcome.text).find(util::to_lower_ascii(text)) != std::string::npos;
     return context.outcome.text.find(text) != std::string::npos;
 }
 

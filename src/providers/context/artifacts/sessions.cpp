@@ -8,13 +8,14 @@
 #include "providers/context/durable_files.hpp"
 #include "providers/context/envelope.hpp"
 #include "providers/context/roots.hpp"
+#include "util/ascii.hpp"
+#include "util/json.hpp"
 
 namespace toolport::context {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
 
 constexpr const char* kArtifactsDir = ".agent-artifacts";
 constexpr std::size_t kSummaryChars = 300;
@@ -26,12 +27,6 @@ std::string trim(std::string_view s) {
     if (first == std::string_view::npos) return {};
     const auto last = s.find_last_not_of(" \t\r\n");
     return std::string(s.substr(first, last - first + 1));
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    return out;
 }
 
 // Cuts at `max` bytes without splitting a UTF-8 sequence.
@@ -95,7 +90,7 @@ std::vector<CodeBlock> code_blocks_of(const std::vector<std::string_view>& lines
 // Heading text of a "## " line (lower-cased), or nullopt.
 std::optional<std::string> h2(std::string_view line) {
     if (line.substr(0, 3) != "## ") return std::nullopt;
-    return lower(trim(line.substr(3)));
+    return util::to_lower_ascii(trim(line.substr(3)));
 }
 
 std::string item_text(const Json& item) {

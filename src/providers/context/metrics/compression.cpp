@@ -6,13 +6,13 @@
 #include "providers/context/durable_files.hpp"
 #include "providers/context/envelope.hpp"
 #include "providers/context/roots.hpp"
+#include "util/json.hpp"
 
 namespace toolport::context {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
 
 std::optional<long long> count_at(const Json& doc, std::initializer_list<const char*> path) {
     const Json* node = &doc;

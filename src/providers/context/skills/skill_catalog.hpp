@@ -18,13 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "providers/context/patterns/library.hpp"
+#include "util/json.hpp"
 
 namespace toolport::context {
-
-using Json = nlohmann::json;
 
 inline constexpr const char* kSkillsExtension = "io.modelcontextprotocol/skills";
 inline constexpr const char* kDirectoryMimeType = "inode/directory";

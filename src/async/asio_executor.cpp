@@ -1,4 +1,4 @@
-#include "transports/asio_executor.hpp"
+#include "async/asio_executor.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
