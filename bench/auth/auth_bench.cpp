@@ -34,13 +34,10 @@ struct Fixture {
     TestKey ed = make_ed25519_key("ed");
     KeySet keys = parse_jwks(jwks_text(json::array({public_jwk(rsa), public_jwk(ec), public_jwk(ed)})));
 
-    const TestKey& key_for(const std::string& alg) const {
-        return alg == "ES256" ? ec : alg == "EdDSA" ? ed : rsa;
-    }
+    const TestKey& key_for(const std::string& alg) const { return alg == "ES256" ? ec : alg == "EdDSA" ? ed : rsa; }
     // A typical access token: ~10 claims.
     std::string token(const std::string& alg, int n) const {
-        auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
+        auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                        .count();
         json claims = {{"iss", kIssuer},
                        {"aud", kResource},

@@ -40,7 +40,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 struct Stats {
     double p50, p99;
@@ -56,10 +58,12 @@ void report(const char* what, Stats s, double target_ms = 0) {
     std::printf("\n");
 }
 void report_once(const char* what, double ms, double target_ms) {
-    std::printf("%-44s     %9.3f ms                    target < %g ms %s\n", what, ms, target_ms, target_ms > 0 && ms < target_ms ? "ok" : (target_ms > 0 ? "MISSED" : ""));
+    std::printf("%-44s     %9.3f ms                    target < %g ms %s\n", what, ms, target_ms,
+                target_ms > 0 && ms < target_ms ? "ok" : (target_ms > 0 ? "MISSED" : ""));
 }
 
-const std::vector<std::string> kCategories = {"database", "security", "ui", "backend", "testing", "architecture", "mcp-integration"};
+const std::vector<std::string> kCategories = {"database",     "security",       "ui", "backend", "testing",
+                                              "architecture", "mcp-integration"};
 
 // A vocabulary of made-up words so that a keyword matches a few dozen patterns, as real
 // keywords do, not all or none.
@@ -75,7 +79,8 @@ std::vector<std::string> vocabulary(std::mt19937& rng, std::size_t n) {
     return words;
 }
 
-void generate_library(const ScratchDir& dir, std::size_t count, const std::vector<std::string>& words, std::mt19937& rng) {
+void generate_library(const ScratchDir& dir, std::size_t count, const std::vector<std::string>& words,
+                      std::mt19937& rng) {
     auto pick = [&] { return words[rng() % words.size()]; };
     for (std::size_t i = 0; i < count; ++i) {
         const std::string& category = kCategories[i % kCategories.size()];
@@ -88,8 +93,8 @@ void generate_library(const ScratchDir& dir, std::size_t count, const std::vecto
         dir.write(fmt::format("library/{}/{}.md", category, name), doc);
         if (i % 3 == 0) {
             dir.write(fmt::format("library/{}/{}-SKILL.md", category, name),
-                      fmt::format("# Skill: {}\n\n**Quality Score:** {}.{}/10\n\n## Overview\n\n{} {} {} {}.\n", name, 5 + rng() % 5,
-                                  rng() % 10, pick(), pick(), pick(), pick()));
+                      fmt::format("# Skill: {}\n\n**Quality Score:** {}.{}/10\n\n## Overview\n\n{} {} {} {}.\n", name,
+                                  5 + rng() % 5, rng() % 10, pick(), pick(), pick(), pick()));
         }
         if (i % 5 == 0) dir.write(fmt::format("library/{}/{}.sh", category, name), "cat\n");
     }
@@ -166,7 +171,8 @@ int main(int argc, char** argv) {
     std::vector<double> search, load, note, incremental, exec_tool, exec_direct;
     std::size_t hits = 0;
     for (int i = 0; i < 500; ++i) {
-        const std::string keyword = i % 2 ? words[rng() % words.size()] : words[rng() % words.size()] + " " + words[rng() % words.size()];
+        const std::string keyword = i % 2 ? words[rng() % words.size()]
+                                          : words[rng() % words.size()] + " " + words[rng() % words.size()];
         t = Clock::now();
         Json r = server->call("searchPatterns", {{"keyword", keyword}});
         search.push_back(ms_since(t));
@@ -205,13 +211,16 @@ int main(int argc, char** argv) {
 
     for (int i = 0; i < 300; ++i) {
         t = Clock::now();
-        Json r = server->call("addNote", {{"projectPath", project}, {"type", "decision"}, {"content", fmt::format("decision {}", i)}});
+        Json r = server->call("addNote", {{"projectPath", project},
+                                          {"type", "decision"},
+                                          {"content", fmt::format("decision {}", i)}});
         note.push_back(ms_since(t));
         if (r["success"] != true) return 1;
     }
     report("addNote (append + fdatasync + dir fsync)", stats(note), 10);
 
-    const auto& skill = *std::find_if(list.begin(), list.end(), [](const context::PatternFiles& p) { return p.runnable_file.ends_with(".sh"); });
+    const auto& skill = *std::find_if(list.begin(), list.end(),
+                                      [](const context::PatternFiles& p) { return p.runnable_file.ends_with(".sh"); });
     const std::string script = (skill.dir / skill.runnable_file).string();
     const Json input = {{"x", 1}};
     bool tool_sandboxed = false;
@@ -230,7 +239,9 @@ int main(int argc, char** argv) {
     }
     const Stats direct = stats(exec_direct), tool = stats(exec_tool);
     report("bash skill run directly (posix_spawn)", direct);
-    report(tool_sandboxed ? "executeSkill of the same skill, sandboxed" : "executeSkill of the same skill (NO sandbox here)", tool);
+    report(tool_sandboxed ? "executeSkill of the same skill, sandboxed"
+                          : "executeSkill of the same skill (NO sandbox here)",
+           tool);
     std::printf("%-44s     %9.3f ms\n", "executeSkill overhead (p50 difference)", tool.p50 - direct.p50);
 
     // The same without the sandbox (a bwrap that does not exist, unsandboxed runs allowed),

@@ -21,7 +21,8 @@ namespace {
 struct Setup {
     test_support::TestCa ca;
     test_support::Pem leaf = ca.leaf({"localhost"});
-    std::string body = std::string(R"({"count": 1, "next": null, "results": [{"key": ")") + std::string(950, 'x') + "\"}]}";
+    std::string body = std::string(R"({"count": 1, "next": null, "results": [{"key": ")") + std::string(950, 'x') +
+                       "\"}]}";
     test_support::ScriptedServer plain{[this](const test_support::SeenRequest&) { return reply(); }};
     test_support::ScriptedServer secure{[this](const test_support::SeenRequest&) { return reply(); }, &leaf};
     std::string ca_file = ca.write_cert_file("downstream_bench_ca.pem");

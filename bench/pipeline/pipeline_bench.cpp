@@ -59,7 +59,8 @@ struct Fixture {
 
     void call(long long i) {
         // New arguments every time: a cache miss, a store write, a fresh key.
-        session->receive(protocol::Request{i, "tools/call",
+        session->receive(protocol::Request{i,
+                                           "tools/call",
                                            {{"name", "test_counter"},
                                             {"arguments", {{"key", std::to_string(i)}, {"downstream_calls", 1}}}}});
         loop.run();

@@ -213,7 +213,8 @@ std::vector<std::string> split_tokens(const std::string& text) {
 
 // 'FILE:LINE: packs: unknown pack "x" ...' naming `line`.
 [[noreturn]] void unknown_pack(const Settings& root, std::optional<int> line, const std::string& name) {
-    throw ConfigError(fmt::format("{}:{}: packs: {}", root.file(), line.value_or(0), providers::unknown_pack_message(name)));
+    throw ConfigError(
+        fmt::format("{}:{}: packs: {}", root.file(), line.value_or(0), providers::unknown_pack_message(name)));
 }
 
 // `packs: [a, b]`, `packs: a, b` (as the --packs flag), or `packs: {a: {settings}, b: null}`.
@@ -313,8 +314,7 @@ void read_gateway(const Settings& root, Config& config) {
     if (root.has(k::gateway)) {
         if (!root.section(k::gateway).is_mapping()) root.fail(k::gateway, "must be a mapping of settings");
         std::tie(values, lines) = root.source_values(k::gateway.name, "");
-        if (values.contains("upstreams"))
-            root.section(k::gateway).fail("upstreams", "upstreams: is a top-level key");
+        if (values.contains("upstreams")) root.section(k::gateway).fail("upstreams", "upstreams: is a top-level key");
     }
     if (root.has(k::upstreams)) {
         if (!root.section(k::upstreams).is_mapping()) root.fail(k::upstreams, "must be a mapping of names to settings");
@@ -406,10 +406,11 @@ std::vector<std::string> import_mcp_servers(Config& config, const std::string& f
     if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
         // This process is an upstream of a Toolport that imports the same file: importing it
         // again would start that entry once more, and so on for ever.
-        warnings.push_back(fmt::format("--import {}: skipped: this Toolport was started by one that imports the "
-                                       "same file ({} names it), and importing it again would start Toolport "
-                                       "inside itself without end",
-                                       file, kImportMarker));
+        warnings.push_back(
+            fmt::format("--import {}: skipped: this Toolport was started by one that imports the "
+                        "same file ({} names it), and importing it again would start Toolport "
+                        "inside itself without end",
+                        file, kImportMarker));
         return warnings;
     }
     std::ifstream in(file);
@@ -424,9 +425,10 @@ std::vector<std::string> import_mcp_servers(Config& config, const std::string& f
         Json kept = Json::object();
         for (auto& [name, upstream] : upstreams.items()) {
             if (imports_file(upstream, key)) {
-                warnings.push_back(fmt::format("--import {}: skipped the server \"{}\": it is Toolport importing "
-                                               "this same file, which would start itself without end",
-                                               file, name));
+                warnings.push_back(
+                    fmt::format("--import {}: skipped the server \"{}\": it is Toolport importing "
+                                "this same file, which would start itself without end",
+                                file, name));
                 continue;
             }
             // Its children learn which files they were imported from, for the case the
@@ -528,10 +530,12 @@ static void apply_env_overrides(Config& config) {
         d.budget.max_downstream_calls_per_request = *v;
     if (auto v = Settings::integer_from_env(kp::budget::default_downstream_per_call_env))
         d.budget.default_downstream_per_call = *v;
-    if (auto v = Settings::integer_from_env(kp::max_response_bytes_env)) d.max_response_bytes = static_cast<std::size_t>(*v);
+    if (auto v = Settings::integer_from_env(kp::max_response_bytes_env))
+        d.max_response_bytes = static_cast<std::size_t>(*v);
     if (auto url = Settings::from_env(k::store::url)) {
         if (*url != "memory" && url->rfind("redis://", 0) != 0)
-            throw ConfigError(fmt::format("environment variable {} must be \"memory\" or a redis:// URL", k::store::url.env));
+            throw ConfigError(
+                fmt::format("environment variable {} must be \"memory\" or a redis:// URL", k::store::url.env));
         config.store.url = *url;
     }
     if (auto sessions = Settings::one_of_from_env(k::sessions)) config.shared_sessions = *sessions == "shared";
@@ -542,9 +546,10 @@ Config load_config(const std::string& path) {
         Config config = load_config_unchecked(path);
         apply_env_overrides(config);
         if (config.shared_sessions && config.store.url.rfind("redis://", 0) != 0) {
-            throw ConfigError(fmt::format("{}sessions: shared needs the Redis store (store: redis://host:port), "
-                                          "which the replicas share",
-                                          path.empty() ? std::string() : path + ": "));
+            throw ConfigError(
+                fmt::format("{}sessions: shared needs the Redis store (store: redis://host:port), "
+                            "which the replicas share",
+                            path.empty() ? std::string() : path + ": "));
         }
         return config;
     } catch (const ConfigError&) {
@@ -566,9 +571,10 @@ static void refuse_server_list(const std::string& path) {
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto doc = Json::parse(text, nullptr, false, true);
     if (doc.is_object() && (doc.contains("mcpServers") || doc.contains("servers"))) {
-        throw ConfigError(fmt::format("{}: this is an MCP client's server list ({}), not a Toolport configuration; "
-                                      "use --import {}",
-                                      path, doc.contains("mcpServers") ? "mcpServers" : "servers", path));
+        throw ConfigError(
+            fmt::format("{}: this is an MCP client's server list ({}), not a Toolport configuration; "
+                        "use --import {}",
+                        path, doc.contains("mcpServers") ? "mcpServers" : "servers", path));
     }
 }
 
@@ -606,12 +612,15 @@ static Config load_config_unchecked(const std::string& path) {
         if (auto v = s.string(ks::name)) config.server.name = *v;
         if (auto v = s.string(ks::title)) config.server.title = *v;
         if (auto v = s.string(ks::instructions)) config.server.instructions = *v;
-        if (auto t = s.one_of(ks::transport)) config.transport = *t == "stdio" ? Config::Transport::stdio : Config::Transport::http;
+        if (auto t = s.one_of(ks::transport))
+            config.transport = *t == "stdio" ? Config::Transport::stdio : Config::Transport::http;
         if (auto v = s.integer(ks::page_size)) config.server.page_size = *v;
         if (auto v = s.duration<std::chrono::milliseconds>(ks::task_ttl_ms)) config.server.task_ttl = *v;
-        if (auto v = s.duration<std::chrono::milliseconds>(ks::task_poll_interval_ms)) config.server.task_poll_interval = *v;
+        if (auto v = s.duration<std::chrono::milliseconds>(ks::task_poll_interval_ms))
+            config.server.task_poll_interval = *v;
         if (auto v = s.duration<std::chrono::milliseconds>(ks::task_threshold_ms)) config.server.task_threshold = *v;
-        if (auto v = s.duration<std::chrono::milliseconds>(ks::wait_for_sources_ms)) config.server.wait_for_sources = *v;
+        if (auto v = s.duration<std::chrono::milliseconds>(ks::wait_for_sources_ms))
+            config.server.wait_for_sources = *v;
         if (auto v = s.duration<std::chrono::milliseconds>(ks::client_request_timeout_ms))
             config.server.client_request_timeout = *v;
     }

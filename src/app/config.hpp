@@ -40,7 +40,7 @@ struct Config {
     // REST catalogs and OpenAPI documents, started after the packs in this order.
     std::vector<SourceInstance> instances;
     pipeline::PipelineConfig pipeline;  // stage defaults, per source, per tool, per service
-    stores::StoreOptions store;          // memory, or redis:// shared by replicas
+    stores::StoreOptions store;         // memory, or redis:// shared by replicas
     // `sessions: shared` (or TOOLPORT_SESSIONS=shared): Streamable HTTP sessions live in the
     // Redis store too, so any replica serves any session. Needs a redis:// store.
     bool shared_sessions = false;

@@ -22,7 +22,7 @@ const config::Section& settings_table();  // catalog_settings.cpp
 namespace toolport::gateway {
 const config::Section& file_settings_table();      // gateway_settings.cpp: `gateway:`
 const config::Section& upstream_settings_table();  // gateway_settings.cpp: each of `upstreams:`
-}
+}  // namespace toolport::gateway
 
 namespace toolport::config_table {
 
@@ -35,16 +35,19 @@ inline const Key title = string_key("title", "The server's display name (serverI
 inline const Key instructions =
     string_key("instructions", "Text for the client's model on how to use this server (initialize instructions).");
 inline const Key transport = one_of_key("transport", {"http", "stdio"},
-                                        "Serve Streamable HTTP (with legacy SSE) or one client on stdin/stdout.", "http");
-inline const Key page_size = integer_key("page_size", 1, 10000, "Entries per page of tools/list, resources/list, "
-                                         "prompts/list.", "100");
+                                        "Serve Streamable HTTP (with legacy SSE) or one client on stdin/stdout.",
+                                        "http");
+inline const Key page_size = integer_key("page_size", 1, 10000,
+                                         "Entries per page of tools/list, resources/list, "
+                                         "prompts/list.",
+                                         "100");
 inline const Key client_request_timeout_ms =
     duration_key("client_request_timeout_ms", "ms", 1, 86400000,
                  "How long a request to the client (sampling, elicitation, roots) may wait for its answer.", "300000");
 inline const Key task_ttl_ms = duration_key("task_ttl_ms", "ms", 1000, 7.0 * 86400000,
                                             "How long a task's record is kept after it is created.", "3600000");
-inline const Key task_poll_interval_ms =
-    duration_key("task_poll_interval_ms", "ms", 1, 3600000, "How often clients are asked to poll a task.", "500");
+inline const Key task_poll_interval_ms = duration_key("task_poll_interval_ms", "ms", 1, 3600000,
+                                                      "How often clients are asked to poll a task.", "500");
 inline const Key task_threshold_ms =
     duration_key("task_threshold_ms", "ms", 0, 3600000,
                  "A call of an optional-task tool becomes a task when it outlives this (0: at once).", "1000");
@@ -61,11 +64,14 @@ inline const Section section{"server",
 
 // ---- http ----
 namespace http {
-inline const Key listen = string_key("listen", "Address to listen on: HOST:PORT, [IPv6]:PORT or :PORT.", "127.0.0.1:8080");
+inline const Key listen = string_key("listen", "Address to listen on: HOST:PORT, [IPv6]:PORT or :PORT.",
+                                     "127.0.0.1:8080");
 inline const Key path = string_key("path", "The MCP endpoint's path.", "/mcp");
 inline const Key io_threads = [] {
-    auto key = string_key("io_threads", "Threads for the connections' socket work beside the engine's loop: 0-64 or "
-                          "auto (0: all on the engine's loop).", "0");
+    auto key = string_key("io_threads",
+                          "Threads for the connections' socket work beside the engine's loop: 0-64 or "
+                          "auto (0: all on the engine's loop).",
+                          "0");
     key.schema = [] {
         return nlohmann::json{{"anyOf",
                                {{{"type", "integer"}, {"minimum", 0}, {"maximum", 64}},
@@ -73,85 +79,108 @@ inline const Key io_threads = [] {
     };
     return key;
 }();
-inline const Key max_body_bytes =
-    integer_key("max_body_bytes", 1024, 4294967296.0, "Largest request body accepted.", "4194304");
-inline const Key max_header_bytes =
-    integer_key("max_header_bytes", 1024, 1 << 20, "Largest request header block accepted.", "16384");
-inline const Key max_json_depth =
-    integer_key("max_json_depth", 4, 10000, "Deepest nesting of a JSON request accepted.", "64");
+inline const Key max_body_bytes = integer_key("max_body_bytes", 1024, 4294967296.0, "Largest request body accepted.",
+                                              "4194304");
+inline const Key max_header_bytes = integer_key("max_header_bytes", 1024, 1 << 20,
+                                                "Largest request header block accepted.", "16384");
+inline const Key max_json_depth = integer_key("max_json_depth", 4, 10000, "Deepest nesting of a JSON request accepted.",
+                                              "64");
 inline const Key max_sessions = integer_key("max_sessions", 1, 10000000, "Streamable HTTP sessions at once.", "100000");
-inline const Key session_idle_timeout_s =
-    duration_key("session_idle_timeout_s", "s", 1, 86400.0 * 30, "A session unused this long is closed.", "1800");
-inline const Key handshake_timeout_s = duration_key(
-    "handshake_timeout_s", "s", 0, 86400,
-    "A session that sends nothing after its initialize within this long is dropped (0: no limit).", "10");
-inline const Key max_connections =
-    integer_key("max_connections", 1, 10000000, "Connections open at once; the next is answered 503.", "10000");
-inline const Key max_batch_size =
-    integer_key("max_batch_size", 1, 1000000, "Messages in one JSON-RPC batch (protocol 2025-03-26).", "1000");
+inline const Key session_idle_timeout_s = duration_key("session_idle_timeout_s", "s", 1, 86400.0 * 30,
+                                                       "A session unused this long is closed.", "1800");
+inline const Key handshake_timeout_s =
+    duration_key("handshake_timeout_s", "s", 0, 86400,
+                 "A session that sends nothing after its initialize within this long is dropped (0: no limit).", "10");
+inline const Key max_connections = integer_key("max_connections", 1, 10000000,
+                                               "Connections open at once; the next is answered 503.", "10000");
+inline const Key max_batch_size = integer_key("max_batch_size", 1, 1000000,
+                                              "Messages in one JSON-RPC batch (protocol 2025-03-26).", "1000");
 inline const Key allowed_origins = list_key(
     "allowed_origins", "Origins allowed to call (scheme://host[:port] or scheme://host:*); empty: loopback only.");
 inline const Key allowed_hosts =
-    list_key("allowed_hosts", "Host header values accepted (DNS-rebinding protection); empty: loopback names when bound "
+    list_key("allowed_hosts",
+             "Host header values accepted (DNS-rebinding protection); empty: loopback names when bound "
              "to loopback, any otherwise.");
 inline const Key bearer_tokens =
-    as_secret(string_key("bearer_tokens", "Bearer tokens clients must send, comma-separated, from the environment "
+    as_secret(string_key("bearer_tokens",
+                         "Bearer tokens clients must send, comma-separated, from the environment "
                          "variable this names."),
               Secret::env_only);
-inline const Key bearer_tokens_file =
-    string_key("bearer_tokens_file", "A file of accepted bearer tokens, one a line (# starts a comment).");
-inline const Key legacy_sse = boolean_key("legacy_sse", "Serve GET /sse + POST /messages (protocol 2024-11-05).", "true");
+inline const Key bearer_tokens_file = string_key("bearer_tokens_file",
+                                                 "A file of accepted bearer tokens, one a line (# starts a comment).");
+inline const Key legacy_sse = boolean_key("legacy_sse", "Serve GET /sse + POST /messages (protocol 2024-11-05).",
+                                          "true");
 inline const Key sse_retry_ms = duration_key(
     "sse_retry_ms", "ms", 0, 600000,
     "SSE polling: clients reconnect after this long when a stream closes early (0: streams stay open).", "1000");
-inline const Key max_replay_events =
-    integer_key("max_replay_events", 1, 1000000, "Events kept per stream for resumption with Last-Event-ID.", "1024");
+inline const Key max_replay_events = integer_key("max_replay_events", 1, 1000000,
+                                                 "Events kept per stream for resumption with Last-Event-ID.", "1024");
 inline const Key max_replay_bytes = integer_key("max_replay_bytes", 1024, 17179869184.0,
                                                 "Bytes kept per stream for resumption with Last-Event-ID.", "8388608");
-inline const Key write_timeout_s = duration_key(
-    "write_timeout_s", "s", 1, 3600, "A write that makes no progress this long drops the connection.", "30");
-inline const Key keep_alive_timeout_s =
-    duration_key("keep_alive_timeout_s", "s", 1, 3600, "An idle keep-alive connection is closed after this.", "120");
-inline const Key metrics_endpoint =
-    boolean_key("metrics_endpoint", "Serve GET /metrics (Prometheus text; needs an operator's token when "
-                "authentication is on).", "true");
+inline const Key write_timeout_s = duration_key("write_timeout_s", "s", 1, 3600,
+                                                "A write that makes no progress this long drops the connection.", "30");
+inline const Key keep_alive_timeout_s = duration_key("keep_alive_timeout_s", "s", 1, 3600,
+                                                     "An idle keep-alive connection is closed after this.", "120");
+inline const Key metrics_endpoint = boolean_key("metrics_endpoint",
+                                                "Serve GET /metrics (Prometheus text; needs an operator's token when "
+                                                "authentication is on).",
+                                                "true");
 inline const Key health_endpoint = boolean_key("health_endpoint", "Serve GET /health.", "true");
-inline const Key public_health =
-    boolean_key("public_health", "/health answers without a bearer token (for load balancers).", "true");
+inline const Key public_health = boolean_key("public_health",
+                                             "/health answers without a bearer token (for load balancers).", "true");
 inline const Section section{"http",
                              "The Streamable HTTP transport: address, limits, origins and hosts, bearer tokens.",
-                             {&listen, &path, &io_threads, &max_body_bytes, &max_header_bytes, &max_json_depth,
-                              &max_sessions, &session_idle_timeout_s, &handshake_timeout_s, &max_connections,
-                              &max_batch_size, &allowed_origins, &allowed_hosts, &bearer_tokens, &bearer_tokens_file,
-                              &legacy_sse, &sse_retry_ms, &max_replay_events, &max_replay_bytes, &write_timeout_s,
-                              &keep_alive_timeout_s, &metrics_endpoint, &health_endpoint, &public_health},
+                             {&listen,
+                              &path,
+                              &io_threads,
+                              &max_body_bytes,
+                              &max_header_bytes,
+                              &max_json_depth,
+                              &max_sessions,
+                              &session_idle_timeout_s,
+                              &handshake_timeout_s,
+                              &max_connections,
+                              &max_batch_size,
+                              &allowed_origins,
+                              &allowed_hosts,
+                              &bearer_tokens,
+                              &bearer_tokens_file,
+                              &legacy_sse,
+                              &sse_retry_ms,
+                              &max_replay_events,
+                              &max_replay_bytes,
+                              &write_timeout_s,
+                              &keep_alive_timeout_s,
+                              &metrics_endpoint,
+                              &health_endpoint,
+                              &public_health},
                              true,
                              true};
 }  // namespace http
 
 // ---- stdio ----
 namespace stdio {
-inline const Key max_message_bytes =
-    integer_key("max_message_bytes", 1024, 4294967296.0, "Largest message (one line) read from stdin.", "4194304");
+inline const Key max_message_bytes = integer_key("max_message_bytes", 1024, 4294967296.0,
+                                                 "Largest message (one line) read from stdin.", "4194304");
 inline const Section section{"stdio", "The stdio transport (server.transport: stdio).", {&max_message_bytes}, true, true};
 }  // namespace stdio
 
 // ---- auth ----
 namespace auth {
 namespace introspection {
-inline const Key endpoint = string_key(
-    "endpoint", "The introspection endpoint (RFC 7662); default: the one the issuer's metadata names.");
+inline const Key endpoint =
+    string_key("endpoint", "The introspection endpoint (RFC 7662); default: the one the issuer's metadata names.");
 inline const Key client_id = string_key("client_id", "Toolport's client id at the introspection endpoint.");
-inline const Key client_secret =
-    as_secret(string_key("client_secret", "Toolport's client secret at the introspection endpoint."),
-              Secret::inline_or_env);
-inline const Key auth_method =
-    one_of_key("auth_method", {"client_secret_basic", "client_secret_post", "none"},
-               "How Toolport authenticates to the endpoint.", "client_secret_basic with a client_id, else none");
+inline const Key client_secret = as_secret(string_key("client_secret",
+                                                      "Toolport's client secret at the introspection endpoint."),
+                                           Secret::inline_or_env);
+inline const Key auth_method = one_of_key("auth_method", {"client_secret_basic", "client_secret_post", "none"},
+                                          "How Toolport authenticates to the endpoint.",
+                                          "client_secret_basic with a client_id, else none");
 inline const Key cache_max_s = duration_key("cache_max_s", "s", 0, 86400,
                                             "How long an active token without exp is remembered.", "300");
-inline const Key negative_cache_s =
-    duration_key("negative_cache_s", "s", 0, 3600, "How long a refused token is remembered.", "10");
+inline const Key negative_cache_s = duration_key("negative_cache_s", "s", 0, 3600,
+                                                 "How long a refused token is remembered.", "10");
 inline const Section section{"introspection",
                              "Opaque tokens checked at the authorization server (RFC 7662); empty: the discovered "
                              "endpoint without client authentication.",
@@ -163,17 +192,16 @@ namespace profile {
 inline const Key scopes = list_key("scopes", "Scopes a token needs to use this gateway profile (required).");
 inline const Section section{"profile", "A gateway profile's scopes.", {&scopes}, true, true};
 }  // namespace profile
-inline const Key issuer =
-    string_key("issuer", "The authorization server that issues the access tokens (https URL; required).");
+inline const Key issuer = string_key("issuer",
+                                     "The authorization server that issues the access tokens (https URL; required).");
 inline const Key resource = string_key("resource", "This server's resource identifier (what clients name).");
 inline const Key scopes_supported = list_key("scopes_supported", "Scopes the protected resource metadata lists.");
 inline const Key required_scopes = list_key("required_scopes", "Scopes every access token needs.");
-inline const Key allow_http =
-    boolean_key("allow_http", "Permit http:// URLs (for tests on loopback).", "false");
-inline const Key clock_skew_s =
-    duration_key("clock_skew_s", "s", 0, 600, "Tolerance when checking exp and nbf of tokens.", "60");
-inline const Key jwks_refetch_floor_ms = duration_key(
-    "jwks_refetch_floor_ms", "ms", 0, 86400000, "The JWKS is fetched again at most this often.", "30000");
+inline const Key allow_http = boolean_key("allow_http", "Permit http:// URLs (for tests on loopback).", "false");
+inline const Key clock_skew_s = duration_key("clock_skew_s", "s", 0, 600,
+                                             "Tolerance when checking exp and nbf of tokens.", "60");
+inline const Key jwks_refetch_floor_ms = duration_key("jwks_refetch_floor_ms", "ms", 0, 86400000,
+                                                      "The JWKS is fetched again at most this often.", "30000");
 inline const Key introspection_key = [] {
     auto key = section_key("introspection", introspection::section, introspection::section.doc);
     key.nullable = true;
@@ -207,15 +235,15 @@ namespace downstream {
 inline const Key ca_file = string_key("ca_file", "CA certificates (PEM) to trust for the web APIs sources call.");
 inline const Key insecure_skip_verify =
     boolean_key("insecure_skip_verify", "Skip TLS certificate checks (never by default; logged as a warning).", "false");
-inline const Key max_idle_per_origin =
-    integer_key("max_idle_per_origin", 0, 10000, "Idle pooled connections kept per origin.", "8");
-inline const Key max_connections_per_origin =
-    integer_key("max_connections_per_origin", 1, 10000, "Connections at once per origin.", "32");
+inline const Key max_idle_per_origin = integer_key("max_idle_per_origin", 0, 10000,
+                                                   "Idle pooled connections kept per origin.", "8");
+inline const Key max_connections_per_origin = integer_key("max_connections_per_origin", 1, 10000,
+                                                          "Connections at once per origin.", "32");
 inline const Key connect_timeout_ms = duration_key("connect_timeout_ms", "ms", 1, 600000, "Connect timeout.", "10000");
-inline const Key idle_timeout_ms =
-    duration_key("idle_timeout_ms", "ms", 1, 3600000, "An idle pooled connection is closed after this.", "60000");
-inline const Key max_response_bytes =
-    integer_key("max_response_bytes", 1024, 4294967296.0, "Largest response body read from a web API.", "67108864");
+inline const Key idle_timeout_ms = duration_key("idle_timeout_ms", "ms", 1, 3600000,
+                                                "An idle pooled connection is closed after this.", "60000");
+inline const Key max_response_bytes = integer_key("max_response_bytes", 1024, 4294967296.0,
+                                                  "Largest response body read from a web API.", "67108864");
 inline const Section section{"downstream",
                              "The HTTP client sources use to call web APIs (proxies come from the environment).",
                              {&ca_file, &insecure_skip_verify, &max_idle_per_origin, &max_connections_per_origin,
@@ -226,9 +254,9 @@ inline const Section section{"downstream",
 
 // ---- reload ----
 namespace reload {
-inline const Key min_interval_s = duration_key(
-    "min_interval_s", "s", 0, 86400,
-    "A reload (SIGHUP, POST /admin/reload) starts at most this often, never while one runs.", "3");
+inline const Key min_interval_s =
+    duration_key("min_interval_s", "s", 0, 86400,
+                 "A reload (SIGHUP, POST /admin/reload) starts at most this often, never while one runs.", "3");
 inline const Section section{"reload", "Reloading the sources' definitions.", {&min_interval_s}, true, true};
 }  // namespace reload
 
@@ -240,15 +268,15 @@ inline const Key url = with_env(string_key("url", "memory, or redis://[:password
 inline const Key memory_cache_max_bytes = integer_key("memory_cache_max_bytes", 0, 1099511627776.0,
                                                       "Bound of the local LRU cache (also the Redis fallback).",
                                                       "67108864");
-inline const Key memory_cache_max_entries =
-    integer_key("memory_cache_max_entries", 0, 4294967296.0, "Entries of the local LRU cache.", "100000");
+inline const Key memory_cache_max_entries = integer_key("memory_cache_max_entries", 0, 4294967296.0,
+                                                        "Entries of the local LRU cache.", "100000");
 inline const Key key_prefix = string_key("key_prefix", "Every Redis key starts with it.", "toolport:");
-inline const Key rate_limit_fail_open =
-    boolean_key("rate_limit_fail_open", "When Redis is away: allow calls (true) or refuse them.", "true");
-inline const Key redis_timeout_ms =
-    duration_key("redis_timeout_ms", "ms", 1, 60000, "Per Redis command; slower counts as away.", "250");
-inline const Key reconnect_interval_ms =
-    duration_key("reconnect_interval_ms", "ms", 10, 600000, "How often a lost Redis is tried again.", "1000");
+inline const Key rate_limit_fail_open = boolean_key("rate_limit_fail_open",
+                                                    "When Redis is away: allow calls (true) or refuse them.", "true");
+inline const Key redis_timeout_ms = duration_key("redis_timeout_ms", "ms", 1, 60000,
+                                                 "Per Redis command; slower counts as away.", "250");
+inline const Key reconnect_interval_ms = duration_key("reconnect_interval_ms", "ms", 10, 600000,
+                                                      "How often a lost Redis is tried again.", "1000");
 inline const Section section{"store",
                              "Where caches, rate limits, budgets and tasks live: memory or Redis. May be written as "
                              "just the URL (store: redis://host:6379).",
@@ -260,13 +288,14 @@ inline const Section section{"store",
 
 // ---- pipeline, sources, tools, services ----
 namespace pipeline {
-inline const Key stages = list_key("stages", "The stages in order (a stage not listed is off): validate, client_quota, "
+inline const Key stages = list_key("stages",
+                                   "The stages in order (a stage not listed is off): validate, client_quota, "
                                    "cache, circuit_breaker, budget, rate_limit, timeout, size_cap.",
                                    "all, in that order");
 inline const Key disable = list_key("disable", "Stages switched off without restating the order.");
 inline const Key timeout_ms = duration_key("timeout_ms", "ms", 0, 86400000, "A call's deadline.", "30000");
-inline const Key max_response_bytes =
-    integer_key("max_response_bytes", 0, 17179869184.0, "Largest tool result (size_cap).", "1048576");
+inline const Key max_response_bytes = integer_key("max_response_bytes", 0, 17179869184.0,
+                                                  "Largest tool result (size_cap).", "1048576");
 inline const Key max_response_bytes_env = with_env(max_response_bytes, "MAX_MCP_RESPONSE_SIZE_BYTES");
 namespace cache {
 inline const Key mode = [] {
@@ -277,19 +306,20 @@ inline const Key mode = [] {
 }();
 inline const Key enabled = boolean_key("enabled", "Cache this tool's results, whatever the mode says.");
 inline const Key ttl_s = duration_key("ttl_s", "s", 1, 86400.0 * 30, "How long a result is kept.", "300");
-inline const Key per_user =
-    boolean_key("per_user", "Results differ per caller: the caller's identity is part of the key.", "false");
+inline const Key per_user = boolean_key("per_user",
+                                        "Results differ per caller: the caller's identity is part of the key.", "false");
 inline const Section section{"cache", "The result cache.", {&mode, &enabled, &ttl_s, &per_user}, true, true};
 }  // namespace cache
 namespace budget {
-inline const Key max_downstream_calls_per_request = integer_key(
-    "max_downstream_calls_per_request", 0, 1000000000, "Web API calls one user request may cause in all.", "120");
-inline const Key default_downstream_per_call = integer_key(
-    "default_downstream_per_call", 0, 1000000, "What a call counts when its result reports nothing.", "12");
-inline const Key scope_ttl_s =
-    duration_key("scope_ttl_s", "s", 1, 86400.0 * 7, "A request's tally is forgotten after this.", "3600");
-inline const Key session_idle_s = duration_key(
-    "session_idle_s", "s", 1, 86400.0 * 7, "A session's tally is forgotten after this long without calls.", "60");
+inline const Key max_downstream_calls_per_request = integer_key("max_downstream_calls_per_request", 0, 1000000000,
+                                                                "Web API calls one user request may cause in all.",
+                                                                "120");
+inline const Key default_downstream_per_call = integer_key("default_downstream_per_call", 0, 1000000,
+                                                           "What a call counts when its result reports nothing.", "12");
+inline const Key scope_ttl_s = duration_key("scope_ttl_s", "s", 1, 86400.0 * 7,
+                                            "A request's tally is forgotten after this.", "3600");
+inline const Key session_idle_s = duration_key("session_idle_s", "s", 1, 86400.0 * 7,
+                                               "A session's tally is forgotten after this long without calls.", "60");
 inline const Section section{"budget",
                              "The downstream-call budget of one user request.",
                              {&max_downstream_calls_per_request, &default_downstream_per_call, &scope_ttl_s,
@@ -297,10 +327,10 @@ inline const Section section{"budget",
                              true,
                              true};
 // The pipeline's defaults, which environment variables may set.
-inline const Key max_downstream_calls_per_request_env =
-    with_env(max_downstream_calls_per_request, "MAX_DOWNSTREAM_CALLS_PER_REQUEST");
-inline const Key default_downstream_per_call_env =
-    with_env(default_downstream_per_call, "DEFAULT_DOWNSTREAM_PER_MCP_CALL");
+inline const Key max_downstream_calls_per_request_env = with_env(max_downstream_calls_per_request,
+                                                                 "MAX_DOWNSTREAM_CALLS_PER_REQUEST");
+inline const Key default_downstream_per_call_env = with_env(default_downstream_per_call,
+                                                            "DEFAULT_DOWNSTREAM_PER_MCP_CALL");
 inline const Section defaults_section{"budget",
                                       section.doc,
                                       {&max_downstream_calls_per_request_env, &default_downstream_per_call_env,
@@ -309,8 +339,8 @@ inline const Section defaults_section{"budget",
                                       true};
 }  // namespace budget
 namespace client_quota {
-inline const Key per_minute =
-    number_key("per_minute", 0, 1e9, "Calls a minute per client identity (0: unlimited).", "0");
+inline const Key per_minute = number_key("per_minute", 0, 1e9, "Calls a minute per client identity (0: unlimited).",
+                                         "0");
 inline const Key burst = number_key("burst", 0, 1e9, "Saved-up calls (0: same as per_minute).", "0");
 inline const Section section{"client_quota", "Calls per client identity.", {&per_minute, &burst}, true, true};
 }  // namespace client_quota
@@ -328,8 +358,8 @@ inline const Key task_support = [] {
 }();
 inline const Section section{"pipeline",
                              "Defaults of the call pipeline for every tool.",
-                             {&stages, &disable, &timeout_ms, &max_response_bytes_env, &cache_key,
-                              &budget_defaults_key, &client_quota_key},
+                             {&stages, &disable, &timeout_ms, &max_response_bytes_env, &cache_key, &budget_defaults_key,
+                              &client_quota_key},
                              true,
                              true};
 inline const Section source_section{"source",
@@ -349,15 +379,15 @@ inline const Section tool_section{"tool",
 }  // namespace pipeline
 
 namespace service {
-inline const Key min_spacing_ms =
-    duration_key("min_spacing_ms", "ms", 0, 3600000, "Least time between two calls to the service.", "0");
+inline const Key min_spacing_ms = duration_key("min_spacing_ms", "ms", 0, 3600000,
+                                               "Least time between two calls to the service.", "0");
 inline const Key rate_per_s = number_key("rate_per_s", 0, 1e9, "Calls a second (token bucket; 0: unlimited).", "0");
 inline const Key burst = number_key("burst", 0, 1e9, "Saved-up calls of the bucket.", "max(1, rate_per_s)");
-inline const Key max_wait_ms =
-    duration_key("max_wait_ms", "ms", 0, 3600000, "How long a call may wait for its turn before it is refused.", "5000");
+inline const Key max_wait_ms = duration_key("max_wait_ms", "ms", 0, 3600000,
+                                            "How long a call may wait for its turn before it is refused.", "5000");
 namespace breaker {
-inline const Key failure_threshold = integer_key(
-    "failure_threshold", 0, 1000, "Consecutive failures that open the circuit (0: no breaker).", "3");
+inline const Key failure_threshold = integer_key("failure_threshold", 0, 1000,
+                                                 "Consecutive failures that open the circuit (0: no breaker).", "3");
 inline const Key cooldown_s = duration_key("cooldown_s", "s", 1, 86400, "How long the circuit stays open.", "30");
 inline const Section section{"breaker", "The circuit breaker.", {&failure_threshold, &cooldown_s}, true, true};
 }  // namespace breaker
@@ -368,7 +398,6 @@ inline const Section section{"service",
                              true,
                              true};
 }  // namespace service
-
 
 // `packs:` as a mapping: each pack whose kind declares its settings, by name (any other
 // pack: a mapping or empty).
@@ -393,8 +422,7 @@ inline const Key downstream_key = section_key("downstream", downstream::section,
 inline const Key reload_key = section_key("reload", reload::section, reload::section.doc);
 inline const Key sessions = with_env(
     one_of_key("sessions", {"shared", "local"},
-               "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.",
-               "local"),
+               "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.", "local"),
     "TOOLPORT_SESSIONS");
 inline const Key store_key = [] {
     auto key = section_key("store", store::section, store::section.doc);
@@ -404,18 +432,17 @@ inline const Key store_key = [] {
 inline const Key pipeline_key = section_key("pipeline", pipeline::section, pipeline::section.doc);
 inline const Key services = named_sections_key("services", service::section,
                                                "Rate limits and circuit breakers, by downstream service name.");
-inline const Key sources_key =
-    named_sections_key("sources", pipeline::source_section, "Pipeline overrides per source (by source name).");
-inline const Key tools = named_sections_key("tools", pipeline::tool_section, "Pipeline overrides per tool (by tool name).");
+inline const Key sources_key = named_sections_key("sources", pipeline::source_section,
+                                                  "Pipeline overrides per source (by source name).");
+inline const Key tools = named_sections_key("tools", pipeline::tool_section,
+                                            "Pipeline overrides per tool (by tool name).");
 inline const Key packs = [] {
-    auto key = any_key("packs", "The packs to start: a list of names, a comma-separated string, or a mapping of pack "
+    auto key = any_key("packs",
+                       "The packs to start: a list of names, a comma-separated string, or a mapping of pack "
                        "name to its settings.");
     key.schema = [] {
         return nlohmann::json{
-            {"anyOf",
-             {{{"type", "array"}, {"items", {{"type", "string"}}}},
-              {{"type", "string"}},
-              packs_by_name()}}};
+            {"anyOf", {{{"type", "array"}, {"items", {{"type", "string"}}}}, {{"type", "string"}}, packs_by_name()}}};
     };
     return key;
 }();

@@ -61,7 +61,7 @@ pipeline::PolicyOverride read_override(const Settings& n, const Section& section
         auto c = n.section(kp::cache_key);
         c.check_keys(kc::section);
         if (auto mode = c.one_of(kc::mode)) {
-            o.cache_mode = *mode == "all" ? pipeline::CacheMode::all
+            o.cache_mode = *mode == "all"   ? pipeline::CacheMode::all
                            : *mode == "off" ? pipeline::CacheMode::off
                                             : pipeline::CacheMode::read_only;
         }

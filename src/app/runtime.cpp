@@ -95,10 +95,12 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         if (!kind) throw ConfigError(providers::unknown_pack_message(pack));
         auto settings = config.pack_settings.find(pack);
         try {
-            sources_.push_back(providers::start_source(
-                *kind, *server_,
-                settings != config.pack_settings.end() ? settings->second : providers::SourceSettings({}, "packs." + pack),
-                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies(), network}));
+            sources_.push_back(providers::start_source(*kind, *server_,
+                                                       settings != config.pack_settings.end()
+                                                           ? settings->second
+                                                           : providers::SourceSettings({}, "packs." + pack),
+                                                       providers::SourceServices{&health_, downstream_.get(),
+                                                                                 &pipeline_.policies(), network}));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {
@@ -114,9 +116,10 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
                                           instance.name));
         }
         try {
-            sources_.push_back(providers::start_source(
-                *kind, *server_, instance.settings,
-                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies(), network}, instance.name));
+            sources_.push_back(providers::start_source(*kind, *server_, instance.settings,
+                                                       providers::SourceServices{&health_, downstream_.get(),
+                                                                                 &pipeline_.policies(), network},
+                                                       instance.name));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {
@@ -125,17 +128,19 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     }
     // The first lists wait (a bounded while) for the sources that load in the background;
     // one still loading then is named in the log, and /health says how it stands.
-    server_->set_sources_gate([this] { return sources_settled(); },
-                              [this, wait = config.server.wait_for_sources] {
-        std::vector<std::string> waiting;
-        for (auto& running : sources_) {
-            if (!running.source().settled()) waiting.push_back(running.context().source_name());
-        }
-        if (waiting.empty()) return;
-        spdlog::warn("source(s) {} still loading after {} ms (server.wait_for_sources_ms): the first lists go out "
-                     "without their tools, which are announced with list_changed once loaded; GET /health shows why",
-                     fmt::join(waiting, ", "), wait.count());
-    });
+    server_->set_sources_gate(
+        [this] { return sources_settled(); },
+        [this, wait = config.server.wait_for_sources] {
+            std::vector<std::string> waiting;
+            for (auto& running : sources_) {
+                if (!running.source().settled()) waiting.push_back(running.context().source_name());
+            }
+            if (waiting.empty()) return;
+            spdlog::warn(
+                "source(s) {} still loading after {} ms (server.wait_for_sources_ms): the first lists go out "
+                "without their tools, which are announced with list_changed once loaded; GET /health shows why",
+                fmt::join(waiting, ", "), wait.count());
+        });
     // The server itself: up while the runtime lives (the report is answered on the same
     // event loop as MCP, so an answer means that loop is serving); at capacity when the
     // session limit would refuse new HTTP clients.
@@ -154,8 +159,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
                 return {backend == "redis" ? "reachable" : "available", observability::Severity::ok};
             case stores::StoreState::degraded:
                 return {"unreachable (local fallback)", observability::Severity::degraded};
-            case stores::StoreState::unavailable:
-                return {"unreachable", observability::Severity::unhealthy};
+            case stores::StoreState::unavailable: return {"unreachable", observability::Severity::unhealthy};
         }
         return {"unknown", observability::Severity::degraded};
     });
@@ -170,16 +174,19 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         // service:<name>.
         const bool reserved = service == "server" || service == "store" || service == "sessions";
         health_.add_breaker(reserved ? "service:" + service : service,
-                    [weak_breakers, &executor, service]() -> observability::ComponentHealth {
-            auto breakers = weak_breakers.lock();
-            if (!breakers) return {"unknown", observability::Severity::degraded};
-            switch (breakers->state_of(service, executor.now())) {
-                case CircuitBreaker::State::closed: return {"reachable", observability::Severity::ok};
-                case CircuitBreaker::State::half_open: return {"half-open", observability::Severity::degraded};
-                case CircuitBreaker::State::open: return {"open-circuit", observability::Severity::degraded};
-            }
-            return {"unknown", observability::Severity::degraded};
-        });
+                            [weak_breakers, &executor, service]() -> observability::ComponentHealth {
+                                auto breakers = weak_breakers.lock();
+                                if (!breakers) return {"unknown", observability::Severity::degraded};
+                                switch (breakers->state_of(service, executor.now())) {
+                                    case CircuitBreaker::State::closed:
+                                        return {"reachable", observability::Severity::ok};
+                                    case CircuitBreaker::State::half_open:
+                                        return {"half-open", observability::Severity::degraded};
+                                    case CircuitBreaker::State::open:
+                                        return {"open-circuit", observability::Severity::degraded};
+                                }
+                                return {"unknown", observability::Severity::degraded};
+                            });
     };
     // Configured services and the ones sources declared (with their defaults) are on
     // /health from the start.
@@ -214,9 +221,10 @@ std::string ReloadOutcome::summary() const {
         return fmt::format("not started: the reload started {} ago is still running; it answers for this one",
                            seconds_text(age));
     }
-    return fmt::format("not started: the last reload started {} ago (reload.min_interval_s); it answers for this "
-                       "one, and the next may start in {}",
-                       seconds_text(age), seconds_text(wait));
+    return fmt::format(
+        "not started: the last reload started {} ago (reload.min_interval_s); it answers for this "
+        "one, and the next may start in {}",
+        seconds_text(age), seconds_text(wait));
 }
 
 std::string ReloadOutcome::json() const {
@@ -284,8 +292,8 @@ void Runtime::watch_reload() {
         cancel_reload_watch_ = nullptr;
         if (sources_fetching()) return watch_reload();
         reload_running_ = false;
-        spdlog::info("reload: done in {}",
-                     seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(executor_.now() - *last_reload_)));
+        spdlog::info("reload: done in {}", seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               executor_.now() - *last_reload_)));
     });
 }
 

@@ -52,9 +52,10 @@ void reload_on_hangup(boost::asio::signal_set& hangup, Runtime& runtime) {
 std::string default_resource(const HttpOptions& http) {
     std::string host = http.host;
     if (host == "0.0.0.0" || host == "::" || host.empty()) {
-        spdlog::warn("auth: no auth.resource set and listening on a wildcard address: tokens must name "
-                     "http://localhost:{}{} as their audience; set auth.resource to this server's public URL",
-                     http.port, http.path);
+        spdlog::warn(
+            "auth: no auth.resource set and listening on a wildcard address: tokens must name "
+            "http://localhost:{}{} as their audience; set auth.resource to this server's public URL",
+            http.port, http.path);
         host = "localhost";
     }
     if (host.find(':') != std::string::npos) host = "[" + host + "]";
@@ -102,12 +103,13 @@ void enable_oauth(HttpOptions& http, Runtime& runtime) {
                      i.endpoint.empty() ? "the issuer's introspection_endpoint" : i.endpoint);
     }
     o.authenticator = std::make_shared<auth::TokenAuthenticator>(std::move(options), std::move(keys));
-    spdlog::info("auth: OAuth access tokens from {} for the resource {}{}", o.issuer, o.resource,
-                 o.required_scopes.empty() ? "" : " (required scopes: " + [&] {
-                     std::string joined;
-                     for (const auto& s : o.required_scopes) joined += (joined.empty() ? "" : " ") + s;
-                     return joined;
-                 }() + ")");
+    spdlog::info(
+        "auth: OAuth access tokens from {} for the resource {}{}", o.issuer, o.resource,
+        o.required_scopes.empty() ? "" : " (required scopes: " + [&] {
+            std::string joined;
+            for (const auto& s : o.required_scopes) joined += (joined.empty() ? "" : " ") + s;
+            return joined;
+        }() + ")");
 }
 
 }  // namespace
@@ -149,10 +151,11 @@ int serve(const Config& config) {
     if (config.shared_sessions) {
         auto shared = std::shared_ptr<stores::SharedSessions>(stores::make_redis_shared_sessions(config.store, executor));
         // While Redis is away sessions are this replica's own: degraded, not down.
-        runtime->health().add(runtime->health().contains("sessions") ? "shared_sessions" : "sessions", [shared]() -> observability::ComponentHealth {
-            if (shared->ready()) return {"shared", observability::Severity::ok};
-            return {"local only (Redis unreachable)", observability::Severity::degraded};
-        });
+        runtime->health().add(runtime->health().contains("sessions") ? "shared_sessions" : "sessions",
+                              [shared]() -> observability::ComponentHealth {
+                                  if (shared->ready()) return {"shared", observability::Severity::ok};
+                                  return {"local only (Redis unreachable)", observability::Severity::degraded};
+                              });
         // A client's answers for a task another replica runs go there through the bus.
         if (auto* tasks = server.tasks()) {
             tasks->set_relay([shared](const std::string& id, const nlohmann::json& responses) {
@@ -163,7 +166,8 @@ int serve(const Config& config) {
             shared->set_task_listener([weak = tasks->weak_from_this()](std::string id, std::string data) {
                 auto engine = weak.lock();
                 auto responses = nlohmann::json::parse(data, nullptr, false);
-                if (engine && responses.is_object()) engine->answers_from_elsewhere(std::move(id), std::move(responses));
+                if (engine && responses.is_object())
+                    engine->answers_from_elsewhere(std::move(id), std::move(responses));
             });
         }
         shared_sessions = shared;

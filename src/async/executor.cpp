@@ -12,9 +12,7 @@ Task<void> Executor::sleep(std::chrono::milliseconds delay, CancelToken* token) 
         registration = token->on_cancel([woke, cancel_timer, this]() mutable {
             cancel_timer();
             // Resume from the loop, not from inside whoever fired the token.
-            post([woke]() mutable {
-                woke.set_error(std::make_exception_ptr(OperationCancelled()));
-            });
+            post([woke]() mutable { woke.set_error(std::make_exception_ptr(OperationCancelled())); });
         });
     }
     try {

@@ -25,8 +25,7 @@ public:
     virtual void post(std::function<void()> fn) = 0;
 
     // Runs `fn` after `delay` unless the returned cancel function is called first.
-    virtual std::function<void()> schedule_after(std::chrono::milliseconds delay,
-                                                 std::function<void()> fn) = 0;
+    virtual std::function<void()> schedule_after(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
 
     virtual Clock::time_point now() const { return Clock::now(); }
 

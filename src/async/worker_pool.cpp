@@ -75,7 +75,8 @@ WorkerPool::~WorkerPool() {
     shared_->wake.notify_all();
     // Queued work is done and busy threads finish, for a while; a thread stuck in work its
     // caller abandoned is not waited for at all.
-    const bool drained = shared_->retired.wait_for(lock, shutdown_grace_, [this] { return shared_->live == shared_->stuck; });
+    const bool drained = shared_->retired.wait_for(lock, shutdown_grace_,
+                                                   [this] { return shared_->live == shared_->stuck; });
     if (!drained || shared_->stuck > 0) {
         spdlog::warn("worker pool: {} thread(s) still blocked at shutdown are left to end with the process",
                      shared_->live);

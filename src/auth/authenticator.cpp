@@ -62,7 +62,8 @@ Task<std::shared_ptr<const VerifiedToken>> TokenAuthenticator::authenticate(std:
             unavailable = true;
             why = e.what();
         }
-        if (unavailable) throw TokenError(TokenErrorReason::keys_unavailable, "no key set to verify tokens with: " + why);
+        if (unavailable)
+            throw TokenError(TokenErrorReason::keys_unavailable, "no key set to verify tokens with: " + why);
         if (fresh == keys) throw TokenError(TokenErrorReason::unknown_kid, "the token's kid is not in the key set");
         verified = std::make_shared<const VerifiedToken>(verifier_.verify(token, *fresh, now()));
     }

@@ -183,9 +183,9 @@ Task<std::shared_ptr<const VerifiedToken>> TokenIntrospector::ask(std::string to
 std::shared_ptr<const VerifiedToken> TokenIntrospector::read_response(const Json& body, Clock::time_point t) const {
     if (!body.is_object()) unusable("the introspection response is not a JSON object");
     auto active = body.find("active");
-    if (active == body.end() || !active->is_boolean())
-        unusable("the introspection response has no boolean \"active\"");
-    if (!active->get<bool>()) refuse(TokenErrorReason::inactive, "the authorization server says the token is not active");
+    if (active == body.end() || !active->is_boolean()) unusable("the introspection response has no boolean \"active\"");
+    if (!active->get<bool>())
+        refuse(TokenErrorReason::inactive, "the authorization server says the token is not active");
 
     auto out = std::make_shared<VerifiedToken>();
     out->claims = body;

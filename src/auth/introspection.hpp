@@ -83,8 +83,8 @@ struct IntrospectionOptions {
 class TokenIntrospector {
 public:
     struct Stats {
-        std::uint64_t requests = 0;        // introspection requests sent
-        std::uint64_t negative_hits = 0;   // refusals answered from the negative cache
+        std::uint64_t requests = 0;       // introspection requests sent
+        std::uint64_t negative_hits = 0;  // refusals answered from the negative cache
     };
 
     // Throws std::invalid_argument: no issuer or audiences, an endpoint that is not an

@@ -39,7 +39,8 @@ std::optional<std::string> b64_member(const Json& jwk, const char* name) {
 }
 
 BnPtr to_bn(const std::string& bytes) {
-    return BnPtr(BN_bin2bn(reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()), nullptr));
+    return BnPtr(
+        BN_bin2bn(reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()), nullptr));
 }
 
 // Builds a public key of `type_name` ("RSA", "EC") from the parameters `bld` holds.

@@ -39,8 +39,8 @@ enum class KeyType { rsa, ec_p256, ed25519 };
 bool alg_fits(Alg alg, KeyType type);
 
 struct Jwk {
-    std::string kid;          // "" when the JWK has none
-    std::optional<Alg> alg;   // the JWK's `alg`, when given: the only algorithm it may verify
+    std::string kid;         // "" when the JWK has none
+    std::optional<Alg> alg;  // the JWK's `alg`, when given: the only algorithm it may verify
     KeyType type = KeyType::rsa;
     std::shared_ptr<evp_pkey_st> key;  // a public key; never null in a KeySet
 };

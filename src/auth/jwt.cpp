@@ -80,9 +80,11 @@ double seconds_since_epoch(std::chrono::system_clock::time_point t) {
 std::optional<double> numeric_date(const Json& claims, const char* name) {
     auto it = claims.find(name);
     if (it == claims.end()) return std::nullopt;
-    if (!it->is_number()) fail(TokenErrorReason::malformed, std::string("the token's ") + name + " claim is not a number");
+    if (!it->is_number())
+        fail(TokenErrorReason::malformed, std::string("the token's ") + name + " claim is not a number");
     double v = it->get<double>();
-    if (!std::isfinite(v)) fail(TokenErrorReason::malformed, std::string("the token's ") + name + " claim is not finite");
+    if (!std::isfinite(v))
+        fail(TokenErrorReason::malformed, std::string("the token's ") + name + " claim is not finite");
     return v;
 }
 
@@ -101,11 +103,13 @@ void read_scopes(const Json& value, const char* name, std::vector<std::string>& 
         split_scopes(value.get_ref<const std::string&>(), out);
     } else if (value.is_array()) {
         for (const auto& s : value) {
-            if (!s.is_string()) fail(TokenErrorReason::malformed, std::string("the token's ") + name + " claim holds a non-string");
+            if (!s.is_string())
+                fail(TokenErrorReason::malformed, std::string("the token's ") + name + " claim holds a non-string");
             out.push_back(s.get<std::string>());
         }
     } else {
-        fail(TokenErrorReason::malformed, std::string("the token's ") + name + " claim is neither a string nor an array");
+        fail(TokenErrorReason::malformed,
+             std::string("the token's ") + name + " claim is neither a string nor an array");
     }
 }
 
@@ -167,8 +171,7 @@ bool verify_signature(Alg alg, const Jwk& key, std::string_view signing_input, s
         ok = EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PADDING) == 1;
     }
     ok = ok && EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
-                                reinterpret_cast<const unsigned char*>(signing_input.data()),
-                                signing_input.size()) == 1;
+                                reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size()) == 1;
     // A failed verification leaves errors on this thread's queue, where the TLS code of
     // the same thread would later find them.
     if (!ok) ERR_clear_error();
@@ -239,8 +242,8 @@ VerifiedToken JwtVerifier::verify(std::string_view token, const KeySet& keys,
     } else {
         auto candidates = keys.candidates(*alg);
         if (candidates.size() != 1)
-            fail(TokenErrorReason::unknown_kid,
-                 fmt::format("the token has no kid and the key set has {} keys for {}", candidates.size(), alg_name(*alg)));
+            fail(TokenErrorReason::unknown_kid, fmt::format("the token has no kid and the key set has {} keys for {}",
+                                                            candidates.size(), alg_name(*alg)));
         key = candidates.front();
     }
 

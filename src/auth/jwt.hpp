@@ -46,20 +46,20 @@
 namespace toolport::auth {
 
 enum class TokenErrorReason {
-    malformed,         // not a well-formed compact JWS / JWT
-    too_large,         // longer than max_token_bytes
-    unsupported_alg,   // alg none, an unknown alg, or one not allowed by the options
-    wrong_type,        // typ is neither JWT nor at+jwt
-    unknown_kid,       // no key in the set for the token's kid
-    alg_key_mismatch,  // the kid's key is of another type, or its JWK alg is another
-    bad_signature,     // the signature does not verify
-    expired,           // exp has passed (beyond the skew)
-    not_yet_valid,     // nbf or iat is in the future (beyond the skew)
-    wrong_issuer,      // iss is not the configured issuer
-    wrong_audience,    // aud does not name this resource
-    missing_claim,     // iss, aud, exp (or sub, when required) absent
-    keys_unavailable,  // the key set could not be obtained (authenticator.hpp)
-    inactive,          // the introspection endpoint says the token is not active (RFC 7662)
+    malformed,                  // not a well-formed compact JWS / JWT
+    too_large,                  // longer than max_token_bytes
+    unsupported_alg,            // alg none, an unknown alg, or one not allowed by the options
+    wrong_type,                 // typ is neither JWT nor at+jwt
+    unknown_kid,                // no key in the set for the token's kid
+    alg_key_mismatch,           // the kid's key is of another type, or its JWK alg is another
+    bad_signature,              // the signature does not verify
+    expired,                    // exp has passed (beyond the skew)
+    not_yet_valid,              // nbf or iat is in the future (beyond the skew)
+    wrong_issuer,               // iss is not the configured issuer
+    wrong_audience,             // aud does not name this resource
+    missing_claim,              // iss, aud, exp (or sub, when required) absent
+    keys_unavailable,           // the key set could not be obtained (authenticator.hpp)
+    inactive,                   // the introspection endpoint says the token is not active (RFC 7662)
     introspection_unavailable,  // the introspection endpoint could not be asked or answered nonsense
 };
 

@@ -102,8 +102,8 @@ Task<nlohmann::json> fetch_server_metadata(http_client::HttpClient& http, const 
 // jwks_uri here, token_endpoint for upstream_credentials.hpp, introspection_endpoint for
 // introspection.hpp. It must pass check_server_url and have no fragment. Throws
 // KeySourceError.
-Task<std::string> discover_endpoint(http_client::HttpClient& http, const DiscoveryOptions& options,
-                                    std::string member, std::uint64_t* fetches = nullptr);
+Task<std::string> discover_endpoint(http_client::HttpClient& http, const DiscoveryOptions& options, std::string member,
+                                    std::uint64_t* fetches = nullptr);
 
 // Throws std::invalid_argument, naming `what`, unless `url` is an absolute https URL (http
 // too with allow_http): the check of an issuer and of the endpoints Toolport reaches it at.

@@ -43,8 +43,7 @@ std::vector<std::string> scope_union(const std::vector<std::string>& a, const st
 std::vector<std::string> missing_scopes(const std::vector<std::string>& held, const std::vector<std::string>& needed) {
     std::vector<std::string> out;
     for (const auto& s : needed) {
-        if (std::find(held.begin(), held.end(), s) == held.end() &&
-            std::find(out.begin(), out.end(), s) == out.end()) {
+        if (std::find(held.begin(), held.end(), s) == held.end() && std::find(out.begin(), out.end(), s) == out.end()) {
             out.push_back(s);
         }
     }

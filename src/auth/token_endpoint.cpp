@@ -29,11 +29,11 @@ constexpr std::int64_t kAssertionLifetimeSeconds = 300;
 
 // The PEM private key, or a message saying why it cannot be used.
 KeyPtr load_private_key(const std::string& pem) {
-    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
-                                                  BIO_free);
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
     if (!bio) throw std::invalid_argument("private_key_jwt: out of memory reading the private key");
     // No passphrase callback: an encrypted key is refused rather than prompting on a terminal.
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, [](char*, int, int, void*) { return -1; }, nullptr);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(
+        bio.get(), nullptr, [](char*, int, int, void*) { return -1; }, nullptr);
     if (!key) throw std::invalid_argument("private_key_jwt: the private key is not an unencrypted PEM private key");
     return KeyPtr(key, EVP_PKEY_free);
 }
@@ -42,7 +42,8 @@ KeyPtr load_private_key(const std::string& pem) {
 std::string signing_alg_for(EVP_PKEY* key, const std::string& configured) {
     std::string natural;
     if (EVP_PKEY_is_a(key, "RSA")) {
-        if (EVP_PKEY_get_bits(key) < 2048) throw std::invalid_argument("private_key_jwt: the RSA key is shorter than 2048 bits");
+        if (EVP_PKEY_get_bits(key) < 2048)
+            throw std::invalid_argument("private_key_jwt: the RSA key is shorter than 2048 bits");
         natural = "RS256";
     } else if (EVP_PKEY_is_a(key, "EC")) {
         char group[64] = {};
@@ -74,8 +75,9 @@ std::string sign(EVP_PKEY* key, const std::string& alg, const std::string& input
     signature.resize(length);
     if (alg != "ES256") return signature;
     const auto* p = reinterpret_cast<const unsigned char*>(signature.data());
-    std::unique_ptr<ECDSA_SIG, decltype(&ECDSA_SIG_free)> parsed(
-        d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(signature.size())), ECDSA_SIG_free);
+    std::unique_ptr<ECDSA_SIG, decltype(&ECDSA_SIG_free)> parsed(d2i_ECDSA_SIG(nullptr, &p,
+                                                                               static_cast<long>(signature.size())),
+                                                                 ECDSA_SIG_free);
     if (!parsed) throw std::runtime_error("signing a JWS failed");
     std::string jose(64, '\0');
     auto* out = reinterpret_cast<unsigned char*>(jose.data());
@@ -89,8 +91,8 @@ std::string client_assertion(const ClientAuthentication& client, const std::stri
     nlohmann::json header = {{"typ", "JWT"}};
     if (!client.signing_alg.empty()) header["alg"] = client.signing_alg;
     if (!client.key_id.empty()) header["kid"] = client.key_id;
-    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+    auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     nlohmann::json claims = {
         {"iss", client.client_id},
         {"sub", client.client_id},
@@ -125,7 +127,9 @@ std::string string_member(const nlohmann::json& body, const char* name, unsigned
 std::optional<std::chrono::seconds> expires_in_of(const nlohmann::json& body, unsigned status) {
     auto it = body.find("expires_in");
     if (it == body.end() || it->is_null()) return std::nullopt;
-    auto bad = [&] { return TokenEndpointError(status, "", "the token response's expires_in is not a non-negative number"); };
+    auto bad = [&] {
+        return TokenEndpointError(status, "", "the token response's expires_in is not a non-negative number");
+    };
     if (it->is_number_unsigned()) {
         auto v = it->get<std::uint64_t>();
         // Anything past a century is as good as "does not expire" and must not overflow.
@@ -151,8 +155,9 @@ std::optional<std::chrono::seconds> expires_in_of(const nlohmann::json& body, un
 std::string sign_jws(const std::string& private_key_pem, nlohmann::json header, const nlohmann::json& claims) {
     auto key = load_private_key(private_key_pem);
     auto alg_member = header.find("alg");
-    std::string alg = signing_alg_for(
-        key.get(), alg_member != header.end() && alg_member->is_string() ? alg_member->get<std::string>() : "");
+    std::string alg = signing_alg_for(key.get(), alg_member != header.end() && alg_member->is_string()
+                                                     ? alg_member->get<std::string>()
+                                                     : "");
     header["alg"] = alg;
     std::string input = util::base64url_encode(header.dump()) + "." + util::base64url_encode(claims.dump());
     return input + "." + util::base64url_encode(sign(key.get(), alg, input));
@@ -242,9 +247,9 @@ http_client::Request client_form_post(const std::string& endpoint, const ClientA
             if (!client.client_id.empty()) fields.emplace_back("client_id", client.client_id);
             break;
         case M::client_secret_basic:
-            request.headers.emplace_back(
-                "Authorization",
-                "Basic " + util::base64_encode(form_urlencode(client.client_id) + ":" + form_urlencode(client.client_secret)));
+            request.headers.emplace_back("Authorization",
+                                         "Basic " + util::base64_encode(form_urlencode(client.client_id) + ":" +
+                                                                        form_urlencode(client.client_secret)));
             break;
         case M::client_secret_post:
             fields.emplace_back("client_id", client.client_id);

@@ -38,10 +38,10 @@ struct ClientAuthentication {
     enum class Method { none, client_secret_basic, client_secret_post, private_key_jwt };
     Method method = Method::none;
     std::string client_id;
-    std::string client_secret;      // basic / post (never logged)
-    std::string private_key_pem;    // private_key_jwt: PEM private key (RSA or EC P-256)
-    std::string key_id;             // private_key_jwt: kid header, may be empty
-    std::string signing_alg;        // private_key_jwt: RS256 or ES256 (default from the key type)
+    std::string client_secret;    // basic / post (never logged)
+    std::string private_key_pem;  // private_key_jwt: PEM private key (RSA or EC P-256)
+    std::string key_id;           // private_key_jwt: kid header, may be empty
+    std::string signing_alg;      // private_key_jwt: RS256 or ES256 (default from the key type)
     // private_key_jwt: the assertion's `aud`. Empty: the token endpoint URL. Some servers
     // want their issuer identifier there instead (RFC 7523 §3 allows either).
     std::string assertion_audience;
@@ -59,8 +59,8 @@ void check_client_authentication(const ClientAuthentication& client);
 struct TokenResponse {
     std::string access_token, token_type, refresh_token, scope, issued_token_type, id_token;
     std::optional<std::chrono::seconds> expires_in;
-    nlohmann::json raw;             // the whole JSON body
-    std::string dpop_nonce;         // the response's DPoP-Nonce header (RFC 9449 §8), "" when none
+    nlohmann::json raw;      // the whole JSON body
+    std::string dpop_nonce;  // the response's DPoP-Nonce header (RFC 9449 §8), "" when none
 };
 
 // What a token request may carry besides the grant and the client authentication.
@@ -75,7 +75,9 @@ struct TokenRequestExtras {
 // cleaned of control characters) or what was wrong with the answer.
 struct TokenEndpointError : std::runtime_error {
     TokenEndpointError(unsigned status, std::string error, std::string description);
-    unsigned status; std::string error; std::string description;  // e.g. invalid_grant
+    unsigned status;
+    std::string error;
+    std::string description;  // e.g. invalid_grant
     // The response's DPoP-Nonce header: with error use_dpop_nonce, the nonce the next
     // proof must carry (RFC 9449 §8). "" when none.
     std::string dpop_nonce;

@@ -127,12 +127,14 @@ Task<void> UpstreamCredentials::run_request(std::string key, std::vector<std::pa
         auto started = now();
         auto token = co_await request_token(http_, endpoint_url, settings_.client, std::move(grant), options);
         if (token.token_type != "Bearer") {
-            throw TokenEndpointError(200, "", "it issued a " + token.token_type +
-                                                  " token, and Toolport sends Bearer tokens only");
+            throw TokenEndpointError(200, "",
+                                     "it issued a " + token.token_type +
+                                         " token, and Toolport sends Bearer tokens only");
         }
         if (exchange && !token.issued_token_type.empty() && token.issued_token_type != kAccessTokenType) {
-            throw TokenEndpointError(200, "", "it issued a token of type " + token.issued_token_type +
-                                                  " instead of an access token");
+            throw TokenEndpointError(200, "",
+                                     "it issued a token of type " + token.issued_token_type +
+                                         " instead of an access token");
         }
         // Used until a margin before it expires: a quarter of its life for short-lived
         // tokens, so a token is never handed out just as it dies.
@@ -141,31 +143,34 @@ Task<void> UpstreamCredentials::run_request(std::string key, std::vector<std::pa
         authorization = "Bearer " + token.access_token;
         store(key, {authorization, started + lifetime - margin});
     } catch (const TokenEndpointError& e) {
-        error = std::make_exception_ptr(UpstreamCredentialsError(
-            UpstreamCredentialsError::Kind::authorization_failed,
-            fmt::format("{}: the authorization server refused {}{}{}", service_, what,
-                        e.error.empty() ? "" : ": " + e.error,
-                        e.description.empty() ? std::string() : " (" + e.description + ")"),
-            e.error, e.status >= 500));
+        error = std::make_exception_ptr(
+            UpstreamCredentialsError(UpstreamCredentialsError::Kind::authorization_failed,
+                                     fmt::format("{}: the authorization server refused {}{}{}", service_, what,
+                                                 e.error.empty() ? "" : ": " + e.error,
+                                                 e.description.empty() ? std::string() : " (" + e.description + ")"),
+                                     e.error, e.status >= 500));
     } catch (const UpstreamCredentialsError&) {
         error = std::current_exception();
     } catch (const http_client::HttpError& e) {
-        error = std::make_exception_ptr(UpstreamCredentialsError(
-            UpstreamCredentialsError::Kind::authorization_failed,
-            fmt::format("{}: the authorization server could not be reached for {}: {}", service_, what, e.what()), "",
-            e.transient()));
+        error = std::make_exception_ptr(
+            UpstreamCredentialsError(UpstreamCredentialsError::Kind::authorization_failed,
+                                     fmt::format("{}: the authorization server could not be reached for {}: {}",
+                                                 service_, what, e.what()),
+                                     "", e.transient()));
     } catch (const KeySourceError& e) {
-        error = std::make_exception_ptr(UpstreamCredentialsError(
-            UpstreamCredentialsError::Kind::authorization_failed,
-            fmt::format("{}: the authorization server's token endpoint could not be found: {}", service_, e.what()),
-            "", true));
+        error = std::make_exception_ptr(
+            UpstreamCredentialsError(UpstreamCredentialsError::Kind::authorization_failed,
+                                     fmt::format("{}: the authorization server's token endpoint could not be found: {}",
+                                                 service_, e.what()),
+                                     "", true));
     } catch (const http_client::ResponseTooLarge&) {
-        error = std::make_exception_ptr(UpstreamCredentialsError(
-            UpstreamCredentialsError::Kind::authorization_failed,
-            fmt::format("{}: the token endpoint's answer to {} was too large", service_, what)));
+        error = std::make_exception_ptr(
+            UpstreamCredentialsError(UpstreamCredentialsError::Kind::authorization_failed,
+                                     fmt::format("{}: the token endpoint's answer to {} was too large", service_, what)));
     } catch (const std::exception& e) {
-        error = std::make_exception_ptr(UpstreamCredentialsError(
-            UpstreamCredentialsError::Kind::authorization_failed, fmt::format("{}: {} failed: {}", service_, what, e.what())));
+        error = std::make_exception_ptr(
+            UpstreamCredentialsError(UpstreamCredentialsError::Kind::authorization_failed,
+                                     fmt::format("{}: {} failed: {}", service_, what, e.what())));
     }
     if (error) ++stats_.failures;
     auto waiters = std::move(in_flight_[key]);

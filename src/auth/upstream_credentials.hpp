@@ -58,7 +58,7 @@ struct UpstreamAuthSettings {
     std::string scope;
     // token_exchange: the source's own requests (listing) carry a client_credentials token.
     bool own_requests_authorized = true;
-    bool allow_http = false;  // http:// token endpoints and issuers (loopback tests)
+    bool allow_http = false;                   // http:// token endpoints and issuers (loopback tests)
     std::chrono::milliseconds timeout{10000};  // each token request
     // Tokens are used until this long before they expire (less for very short-lived ones).
     std::chrono::seconds expiry_margin{30};

@@ -38,7 +38,8 @@ struct ChildProcessOptions {
 
 // The variables a child inherits without inherit_env (when we have them): enough to find
 // programs, a home, a locale, a terminal type and a temporary directory.
-inline constexpr const char* kInheritedEnvironment[] = {"PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"};
+inline constexpr const char* kInheritedEnvironment[] = {"PATH", "HOME",    "LANG",  "TERM",
+                                                        "USER", "LOGNAME", "SHELL", "TMPDIR"};
 
 class ChildProcess {
 public:

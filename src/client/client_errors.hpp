@@ -53,8 +53,7 @@ struct InputRequiredError : ClientError {
 
 struct RequestTimeout : ClientError {
     RequestTimeout(const std::string& method, std::chrono::milliseconds after)
-        : ClientError("no answer to " + method + " within " + std::to_string(after.count()) + " ms"),
-          timeout(after) {}
+        : ClientError("no answer to " + method + " within " + std::to_string(after.count()) + " ms"), timeout(after) {}
     std::chrono::milliseconds timeout;
 };
 

@@ -74,8 +74,8 @@ hc::ClientOptions downstream_options(const HttpClientOptions& options) {
 struct Exchange {
     CancelToken cancel;
     std::unique_ptr<hc::ResponseStream> response;
-    std::string method;          // of the JSON-RPC request a POST carries ("" otherwise)
-    HeaderList mirror_headers;   // the stateless revision's Mcp-* headers of that POST
+    std::string method;         // of the JSON-RPC request a POST carries ("" otherwise)
+    HeaderList mirror_headers;  // the stateless revision's Mcp-* headers of that POST
 
     bool abandoned() const { return cancel.cancelled(); }
     unsigned status() const { return response->head().status; }
@@ -84,7 +84,10 @@ struct Exchange {
 
 struct Impl : std::enable_shared_from_this<Impl> {
     Impl(AsioExecutor& executor, HttpClientOptions opts, hc::Url parsed)
-        : executor(executor), options(std::move(opts)), url(std::move(parsed)), http(executor, downstream_options(options)) {}
+        : executor(executor),
+          options(std::move(opts)),
+          url(std::move(parsed)),
+          http(executor, downstream_options(options)) {}
 
     AsioExecutor& executor;
     HttpClientOptions options;
@@ -127,7 +130,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
     // Sends one request on `ex` and waits for the response header (the body is left for
     // the caller). `bounded`: the whole exchange must finish within acknowledge_timeout;
     // otherwise the wait is the client's to bound (request timeouts abandon the exchange).
-    Task<void> exchange(Exchange& ex, std::string method, std::string body, const std::string& last_event_id, bool bounded) {
+    Task<void> exchange(Exchange& ex, std::string method, std::string body, const std::string& last_event_id,
+                        bool bounded) {
         hc::StreamOptions stream_options;
         stream_options.cancel = &ex.cancel;
         if (bounded) {
@@ -211,7 +215,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
         auto it = by_request.find(awaited);
         if (it == by_request.end() || it->second->method != "tools/list") return;
         auto result = reply.find("result");
-        if (result != reply.end() && result->is_object() && result->contains("tools")) mirrors.learn_tools((*result)["tools"]);
+        if (result != reply.end() && result->is_object() && result->contains("tools"))
+            mirrors.learn_tools((*result)["tools"]);
     }
 
     // Reads SSE events until the reply to `awaited` arrived (true) or the stream ended.
@@ -280,12 +285,14 @@ struct Impl : std::enable_shared_from_this<Impl> {
 
     // POSTs one message. For a request (awaited = its id as JSON text), reads its reply:
     // a JSON body, or an SSE stream resumed with Last-Event-ID until the reply arrived.
-    static Task<void> post(std::shared_ptr<Impl> self, std::shared_ptr<Exchange> ex, std::string body, std::string awaited) {
+    static Task<void> post(std::shared_ptr<Impl> self, std::shared_ptr<Exchange> ex, std::string body,
+                           std::string awaited) {
         const bool is_request = !awaited.empty();
         for (int retries = 0;; ++retries) {
             co_await self->exchange(*ex, "POST", self->options.authorizer ? body : std::move(body), {}, !is_request);
             const unsigned refused = ex->status();
-            if ((refused != 401 && refused != 403) || !self->options.authorizer || retries == kMaxAuthorizationRetries) break;
+            if ((refused != 401 && refused != 403) || !self->options.authorizer || retries == kMaxAuthorizationRetries)
+                break;
             std::string challenge = ex->header("WWW-Authenticate");
             std::string nonce = ex->header("DPoP-Nonce");
             ex->response.reset();  // its body explains nothing the challenge does not
@@ -310,8 +317,9 @@ struct Impl : std::enable_shared_from_this<Impl> {
             std::string json = co_await self->read_body(*ex, self->options.max_message_bytes);
             if (!self->deliver(json, awaited) && is_request) {
                 // Waiting for the timeout would not bring the answer either.
-                throw TransportError(fmt::format("{} answered the request with a JSON body that holds no response to it",
-                                                 self->describe()));
+                throw TransportError(
+                    fmt::format("{} answered the request with a JSON body that holds no response to it",
+                                self->describe()));
             }
             co_return;
         }
@@ -342,7 +350,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
                 co_return;
             }
             if (!starts_with_ascii_nocase(ex->header("Content-Type"), "text/event-stream")) {
-                throw TransportError(fmt::format("{} answered a stream resumption without an event stream", self->describe()));
+                throw TransportError(
+                    fmt::format("{} answered a stream resumption without an event stream", self->describe()));
             }
         }
     }
@@ -483,7 +492,8 @@ private:
 
     static Task<void> send_impl(std::shared_ptr<Impl> self, Json message) {
         if (!self->ended_reason.empty()) throw TransportError(self->ended_reason);
-        if (self->closing || !self->opened) throw TransportError("the connection to " + self->describe() + " is closed");
+        if (self->closing || !self->opened)
+            throw TransportError("the connection to " + self->describe() + " is closed");
         std::string awaited;
         if (message.contains("method") && message.contains("id")) awaited = protocol::id_key(message["id"]);
         auto ex = std::make_shared<Exchange>();

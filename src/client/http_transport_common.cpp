@@ -14,13 +14,13 @@ namespace {
 
 void check_headers(const HttpClientOptions& options) {
     // Headers the transports set themselves: a second value would contradict them.
-    static constexpr std::string_view kReserved[] = {"host", "content-type", "content-length", "accept",
-                                                     "transfer-encoding", "connection", "mcp-session-id",
-                                                     "mcp-protocol-version", "last-event-id"};
+    static constexpr std::string_view kReserved[] = {"host",           "content-type",         "content-length",
+                                                     "accept",         "transfer-encoding",    "connection",
+                                                     "mcp-session-id", "mcp-protocol-version", "last-event-id"};
     for (const auto& [name, value] : options.headers) {
         if (!util::is_http_token(name)) {
-            throw std::invalid_argument(fmt::format("\"{}\" is not a valid HTTP header name",
-                                                    util::sanitize_for_message(name, 60)));
+            throw std::invalid_argument(
+                fmt::format("\"{}\" is not a valid HTTP header name", util::sanitize_for_message(name, 60)));
         }
         for (auto reserved : kReserved) {
             if (util::iequals_ascii(name, reserved)) {
@@ -28,7 +28,8 @@ void check_headers(const HttpClientOptions& options) {
             }
         }
         if (util::iequals_ascii(name, "authorization") && (!options.bearer_token.empty() || options.authorizer)) {
-            throw std::invalid_argument("both a bearer token (or OAuth) and an Authorization header were given; use one");
+            throw std::invalid_argument(
+                "both a bearer token (or OAuth) and an Authorization header were given; use one");
         }
         if (util::has_control_chars(value)) {
             throw std::invalid_argument(fmt::format("the value of header {} contains control characters", name));

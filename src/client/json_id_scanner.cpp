@@ -226,10 +226,7 @@ void JsonIdScanner::end_string() {
     if (high_surrogate_ != 0) text_usable_ = false;
     high_surrogate_ = 0;
     if (role_ == StringRole::key) {
-        key_ = !text_usable_        ? Key::other
-               : text_ == "id"     ? Key::id
-               : text_ == "method" ? Key::method
-                                   : Key::other;
+        key_ = !text_usable_ ? Key::other : text_ == "id" ? Key::id : text_ == "method" ? Key::method : Key::other;
     } else if (role_ == StringRole::id_value && text_usable_) {
         id_ = text_;
     }

@@ -129,9 +129,9 @@ private:
 
     std::size_t limit_;
     SseParser parser_;
-    bool skipping_ = false;        // the event being read went over the limit
-    bool after_cr_ = false;        // the last chunk ended in CR
-    std::size_t line_bytes_ = 0;   // of the line being read
+    bool skipping_ = false;       // the event being read went over the limit
+    bool after_cr_ = false;       // the last chunk ended in CR
+    std::size_t line_bytes_ = 0;  // of the line being read
     bool line_is_comment_ = false;
     std::size_t event_bytes_ = 0;  // of the event's finished lines, comments left out
     std::size_t read_bytes_ = 0;   // of all the event's lines (what an oversized one is said to have)
@@ -249,8 +249,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
     }
 
     std::string no_answer_in_time() const {
-        return fmt::format("{} {} within {} ms", describe(),
-                           stream ? "sent no endpoint event" : "did not answer", options.connect_timeout.count());
+        return fmt::format("{} {} within {} ms", describe(), stream ? "sent no endpoint event" : "did not answer",
+                           options.connect_timeout.count());
     }
 
     // Reads what the stream has next and acts on it. False once the stream has ended.
@@ -292,9 +292,10 @@ struct Impl : std::enable_shared_from_this<Impl> {
                                            util::sanitize_for_message(uri, 120));
         } else if (resolved->origin() != stream_url.origin()) {
             // Messages (and the bearer token) go only where the stream came from.
-            endpoint_refusal = fmt::format("{} named an endpoint of another origin ({}); refused, as the endpoint must "
-                                           "be of the stream's origin ({})",
-                                           describe(), resolved->origin(), stream_url.origin());
+            endpoint_refusal = fmt::format(
+                "{} named an endpoint of another origin ({}); refused, as the endpoint must "
+                "be of the stream's origin ({})",
+                describe(), resolved->origin(), stream_url.origin());
         } else {
             endpoint = std::move(resolved);
         }
@@ -323,9 +324,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
     // would not bring it either: the connection ends. Anything else is skipped.
     void take_oversized(const StreamItem& item) {
         const std::size_t limit = options.max_message_bytes;
-        const std::string too_large =
-            fmt::format("{} sent an event over the {}-byte message limit ({} bytes)", describe(), limit,
-                        item.oversized_bytes);
+        const std::string too_large = fmt::format("{} sent an event over the {}-byte message limit ({} bytes)",
+                                                  describe(), limit, item.oversized_bytes);
         if (item.event.type != "message") {
             if (!endpoint) {
                 end(too_large + " before naming its endpoint");
@@ -347,8 +347,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
             } else if (handlers.on_oversized) {
                 handlers.on_oversized(*id, item.oversized_bytes, limit);
             } else {
-                end(fmt::format("{}: the response to request {}", too_large,
-                                util::sanitize_for_message(id->dump(), 40)));
+                end(fmt::format("{}: the response to request {}", too_large, util::sanitize_for_message(id->dump(), 40)));
             }
         } else if (!id && !head.has_method() && !awaited.empty()) {
             end(too_large + ", whose id comes too late in it to tell which request it answers");

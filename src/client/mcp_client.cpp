@@ -33,7 +33,8 @@ std::optional<protocol::Revision> chosen_revision(const std::string& text) {
 // A server's answer to initialize saying it does not do the handshake at all (a server of
 // the stateless revision only), rather than that something about ours was wrong.
 bool refuses_handshake(const RpcError& e) {
-    return e.code == protocol::error_code::kMethodNotFound || e.code == protocol::error_code::kUnsupportedProtocolVersion;
+    return e.code == protocol::error_code::kMethodNotFound ||
+           e.code == protocol::error_code::kUnsupportedProtocolVersion;
 }
 
 }  // namespace
@@ -74,8 +75,7 @@ Task<Json> McpClient::connect() {
         std::uint64_t tag = 0;
         try {
             tag = peer_.tag_of(std::stoll(request_id));
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
         receive(std::move(message), tag);
     };
     handlers.on_closed = [this, alive](const std::string& reason) {
@@ -116,9 +116,9 @@ Task<Json> McpClient::connect() {
                     result = co_await discover();
                 } catch (const RpcError& e) {
                     throw RpcError(e.code,
-                                       fmt::format("{} refused initialize ({}) and server/discover: {}", describe_server(),
-                                                   util::sanitize_for_message(refusal->message, 200), e.message),
-                                       e.data);
+                                   fmt::format("{} refused initialize ({}) and server/discover: {}", describe_server(),
+                                               util::sanitize_for_message(refusal->message, 200), e.message),
+                                   e.data);
                 }
             }
         }
@@ -140,21 +140,22 @@ Task<Json> McpClient::connect() {
 }
 
 Task<Json> McpClient::initialize(const std::string& offered) {
-    Json result = co_await round_trip(
-        "initialize",
-        {{"protocolVersion", offered},
-         {"capabilities", options_.capabilities},
-         {"clientInfo", {{"name", options_.client_name}, {"version", options_.client_version}}}});
+    Json result = co_await round_trip("initialize",
+                                      {{"protocolVersion", offered},
+                                       {"capabilities", options_.capabilities},
+                                       {"clientInfo",
+                                        {{"name", options_.client_name}, {"version", options_.client_version}}}});
     if (!result.is_object() || !result.contains("protocolVersion") || !result["protocolVersion"].is_string()) {
         throw ClientError(fmt::format("{} answered initialize without a \"protocolVersion\"", describe_server()));
     }
     const std::string version = result["protocolVersion"].get<std::string>();
     auto revision = protocol::parse_revision(version);
     if (!revision || protocol::is_stateless(*revision)) {
-        throw ClientError(fmt::format(
-            "{} negotiated protocol version \"{}\", which this client cannot use (it speaks {} with the "
-            "initialize handshake)",
-            describe_server(), util::sanitize_for_message(version, 40), protocol::supported_revisions_list()));
+        throw ClientError(
+            fmt::format("{} negotiated protocol version \"{}\", which this client cannot use (it speaks {} with the "
+                        "initialize handshake)",
+                        describe_server(), util::sanitize_for_message(version, 40),
+                        protocol::supported_revisions_list()));
     }
     protocol_version_ = version;
     accept_server_description(result);
@@ -164,7 +165,8 @@ Task<Json> McpClient::initialize(const std::string& offered) {
 }
 
 void McpClient::accept_server_description(const Json& result) {
-    if (auto caps = result.find("capabilities"); caps != result.end() && caps->is_object()) server_capabilities_ = *caps;
+    if (auto caps = result.find("capabilities"); caps != result.end() && caps->is_object())
+        server_capabilities_ = *caps;
     if (auto info = result.find("serverInfo"); info != result.end() && info->is_object()) server_info_ = *info;
     if (auto text = result.find("instructions"); text != result.end() && text->is_string()) instructions_ = *text;
 }
@@ -188,15 +190,14 @@ Task<Json> McpClient::round_trip(std::string method, Json params, RequestOptions
 }
 
 protocol::RpcPeer::Started McpClient::send_request(std::string method, Json params, const RequestOptions& options,
-                                                   bool timed,
-                                                   const std::function<void(std::int64_t id)>& registered) {
+                                                   bool timed, const std::function<void(std::int64_t id)>& registered) {
     if (state_ == State::closed) throw TransportError(closed_reason_);
-    auto request = peer_.begin({.method = method,
-                                .timeout = timed ? options.timeout.value_or(options_.request_timeout)
-                                                 : std::chrono::milliseconds(0),
-                                .cancel = options.cancel,
-                                .on_progress = options.on_progress,
-                                .tag = options.tag});
+    auto request = peer_.begin(
+        {.method = method,
+         .timeout = timed ? options.timeout.value_or(options_.request_timeout) : std::chrono::milliseconds(0),
+         .cancel = options.cancel,
+         .on_progress = options.on_progress,
+         .tag = options.tag});
     if (options.on_progress) {
         if (params.is_null()) params = Json::object();
         if (!params.contains("_meta") || !params["_meta"].is_object()) params["_meta"] = Json::object();
@@ -215,9 +216,10 @@ Task<void> McpClient::notify(std::string method, Json params) {
     if (state_ == State::closed) throw TransportError(closed_reason_);
     if (state_ == State::fresh) throw ClientError("connect() first: the client has not done the handshake");
     if (!transport_->notifications_reach_server()) {
-        throw ClientError(fmt::format("{} cannot be sent {}: notifications have no way to the server in the "
-                                      "stateless revision over HTTP",
-                                      method, describe_server()));
+        throw ClientError(
+            fmt::format("{} cannot be sent {}: notifications have no way to the server in the "
+                        "stateless revision over HTTP",
+                        method, describe_server()));
     }
     co_await transport_->send(protocol::make_notification(method, std::move(params)));
 }
@@ -249,8 +251,8 @@ Task<std::vector<Json>> McpClient::list_tools(RequestOptions options) {
         auto next = page.find("nextCursor");
         if (next == page.end() || next->is_null() || (next->is_string() && next->get<std::string>().empty())) break;
         if (!next->is_string()) {
-            throw ClientError(fmt::format("{} answered tools/list with a \"nextCursor\" that is not a string",
-                                          describe_server()));
+            throw ClientError(
+                fmt::format("{} answered tools/list with a \"nextCursor\" that is not a string", describe_server()));
         }
         cursor = next->get<std::string>();
         // A server that hands out a cursor twice would keep us paging forever.
@@ -273,8 +275,8 @@ Task<Json> McpClient::call_tool(std::string name, Json arguments, RequestOptions
     Json params = {{"name", name}, {"arguments", std::move(arguments)}};
     Json result = co_await request("tools/call", std::move(params), std::move(options));
     if (!result.is_object()) {
-        throw ClientError(fmt::format("{} answered tools/call for {} with a result that is not an object",
-                                      describe_server(), name));
+        throw ClientError(
+            fmt::format("{} answered tools/call for {} with a result that is not an object", describe_server(), name));
     }
     co_return result;
 }
@@ -303,8 +305,9 @@ Task<void> McpClient::close() {
     if (was_ready && transport_->notifications_reach_server()) {
         for (auto id : listens) {
             try {
-                co_await transport_->send(protocol::make_notification(
-                    "notifications/cancelled", {{"requestId", id}, {"reason", "the client is closing"}}));
+                co_await transport_->send(
+                    protocol::make_notification("notifications/cancelled",
+                                                {{"requestId", id}, {"reason", "the client is closing"}}));
             } catch (...) {
                 break;  // the connection is gone already
             }
@@ -361,8 +364,8 @@ void McpClient::receive(Json raw, std::uint64_t related_tag) {
         }
     } else if (auto* error = std::get_if<protocol::ErrorResponse>(&message)) {
         if (!peer_.receive_error(*error)) {
-            spdlog::debug("MCP client: {} reported an error about no pending request of ours: {} {}",
-                          describe_server(), error->code, util::sanitize_for_message(error->message, 300));
+            spdlog::debug("MCP client: {} reported an error about no pending request of ours: {} {}", describe_server(),
+                          error->code, util::sanitize_for_message(error->message, 300));
         }
     } else if (auto* notification = std::get_if<protocol::Notification>(&message)) {
         related_tag_ = related_tag;
@@ -385,9 +388,9 @@ void McpClient::malformed_message(const protocol::ProtocolError& problem, bool r
     const std::string method = *peer_.method_of(*id);
     spdlog::warn("MCP client: {} answered {} with a malformed reply: {}", describe_server(), method,
                  util::sanitize_for_message(problem.message, 300));
-    peer_.fail(*id, std::make_exception_ptr(ClientError(
-                  fmt::format("{} answered {} with a malformed reply: {}", describe_server(), method,
-                              util::sanitize_for_message(problem.message, 300)))));
+    peer_.fail(*id, std::make_exception_ptr(
+                        ClientError(fmt::format("{} answered {} with a malformed reply: {}", describe_server(), method,
+                                                util::sanitize_for_message(problem.message, 300)))));
 }
 
 void McpClient::on_server_notification(const protocol::Notification& n) {
@@ -424,7 +427,8 @@ Task<void> McpClient::serve_request(protocol::Request request, std::shared_ptr<C
         } else if (!on_request_) {
             throw RpcError(protocol::error_code::kMethodNotFound, "Method not found: " + request.method);
         } else {
-            result = co_await on_request_(ServerRequest{request.id, request.method, request.params, *cancel, related_tag});
+            result = co_await on_request_(
+                ServerRequest{request.id, request.method, request.params, *cancel, related_tag});
             if (!result.is_object()) throw std::runtime_error("the client's answer is not a JSON object");
         }
         reply = protocol::make_response(request.id, std::move(result));

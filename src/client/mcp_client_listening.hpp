@@ -27,11 +27,11 @@ struct McpClient::Listening {
 
     std::set<std::string> resource_uris;  // resources/subscribe'd, for resourceSubscriptions
 
-    std::int64_t active = 0;     // the open listen request whose notifications are delivered
-    std::int64_t replacing = 0;  // a newer one, not yet acknowledged
+    std::int64_t active = 0;         // the open listen request whose notifications are delivered
+    std::int64_t replacing = 0;      // a newer one, not yet acknowledged
     std::set<std::int64_t> retired;  // cancelled by us; what still comes from them is dropped
-    bool refused = false;        // the server answered listen with an error: not asked again
-    int failures = 0;            // listens that ended unacknowledged in a row (back-off)
+    bool refused = false;            // the server answered listen with an error: not asked again
+    int failures = 0;                // listens that ended unacknowledged in a row (back-off)
     std::function<void()> cancel_retry;
 
     void stop_retrying() {

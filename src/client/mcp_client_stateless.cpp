@@ -105,11 +105,12 @@ Task<Json> McpClient::discover() {
         result = co_await round_trip("server/discover", with_stateless_meta(Json::object(), {}));
     }
     if (!result.is_object()) {
-        throw ClientError(fmt::format("{} answered server/discover with a result that is not an object", describe_server()));
+        throw ClientError(
+            fmt::format("{} answered server/discover with a result that is not an object", describe_server()));
     }
-    if (auto versions = result.find("supportedVersions"); versions != result.end() && versions->is_array() &&
-                                                          std::find(versions->begin(), versions->end(),
-                                                                    Json(stateless_version_)) == versions->end()) {
+    if (auto versions = result.find("supportedVersions");
+        versions != result.end() && versions->is_array() &&
+        std::find(versions->begin(), versions->end(), Json(stateless_version_)) == versions->end()) {
         throw ClientError(fmt::format("{} does not support protocol version {} (it supports {})", describe_server(),
                                       stateless_version_, util::sanitize_for_message(versions->dump(), 200)));
     }
@@ -145,8 +146,8 @@ Task<Json> McpClient::stateless_request(std::string method, Json params, Request
         Json questions = result.value("inputRequests", Json());
         Json state = result.value("requestState", Json());
         if (!questions.is_object() || questions.empty()) {
-            throw ClientError(fmt::format("{} answered {} with input_required but no inputRequests", describe_server(),
-                                          method));
+            throw ClientError(
+                fmt::format("{} answered {} with input_required but no inputRequests", describe_server(), method));
         }
         if (!options.on_input_required) {
             throw InputRequiredError(fmt::format("{} needs answers to complete {} ({}), and the request has no "
@@ -164,9 +165,10 @@ Task<Json> McpClient::stateless_request(std::string method, Json params, Request
         if (alive.expired()) throw ClientError("the MCP client was destroyed");
         if (options.cancel && options.cancel->cancelled()) throw OperationCancelled();
         if (!answers.is_object()) {
-            throw ClientError(fmt::format("the on_input_required handler answered {}'s questions with something that is "
-                                          "not an object of answers",
-                                          method));
+            throw ClientError(
+                fmt::format("the on_input_required handler answered {}'s questions with something that is "
+                            "not an object of answers",
+                            method));
         }
         // The server keeps earlier rounds' answers in requestState; this round's go along.
         params["inputResponses"] = std::move(answers);
@@ -201,7 +203,7 @@ Task<Json> McpClient::stand_in_for_removed(std::string method, Json params, Requ
     }
     if (!listening_ || !listening_->resource_subscriptions) {
         throw RpcError(protocol::error_code::kMethodNotFound,
-                           fmt::format("{} does not offer resource subscriptions", describe_server()));
+                       fmt::format("{} does not offer resource subscriptions", describe_server()));
     }
     const std::string uri = params["uri"];
     const bool changed = method == "resources/subscribe" ? listening_->resource_uris.insert(uri).second
@@ -249,9 +251,9 @@ void McpClient::open_listen() {
     } else {
         RequestOptions options;
         // The one open now stays until this one is acknowledged (note_listen_notification).
-        auto listen = send_request("subscriptions/listen", with_stateless_meta(Json{{"notifications", filter}}, options),
-                                   options, /*timed=*/false,
-                                   [&l](std::int64_t id) { (l.active ? l.replacing : l.active) = id; });
+        auto listen = send_request("subscriptions/listen",
+                                   with_stateless_meta(Json{{"notifications", filter}}, options), options,
+                                   /*timed=*/false, [&l](std::int64_t id) { (l.active ? l.replacing : l.active) = id; });
         std::weak_ptr<bool> alive = alive_;
         spawn(await_reply(std::move(listen.reply)),
               [this, alive, id = listen.id](std::optional<Json>, std::exception_ptr error) {
@@ -289,7 +291,8 @@ bool McpClient::note_listen_notification(const std::string& method, const Json& 
             // Not from inside the transport's read path.
             std::weak_ptr<bool> alive = alive_;
             executor_.post([this, alive, old]() {
-                if (!alive.expired()) peer_.fail(old, std::make_exception_ptr(OperationCancelled()), "subscription replaced");
+                if (!alive.expired())
+                    peer_.fail(old, std::make_exception_ptr(OperationCancelled()), "subscription replaced");
             });
         }
     }

@@ -9,14 +9,14 @@ namespace {
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
 [[noreturn]] void refuse(char c, std::size_t at) {
-    const char* what = c == '$' || c == '`' ? "variables and command substitution"
-                       : c == '#'           ? "comments"
+    const char* what = c == '$' || c == '`'   ? "variables and command substitution"
+                       : c == '#'             ? "comments"
                        : c == '<' || c == '>' ? "redirection"
                                               : "pipes, lists and subshells";
-    throw std::invalid_argument(fmt::format(
-        "unquoted '{}' at position {}: the command is not run by a shell, so {} are not supported "
-        "(quote it to pass it literally)",
-        c, at + 1, what));
+    throw std::invalid_argument(
+        fmt::format("unquoted '{}' at position {}: the command is not run by a shell, so {} are not supported "
+                    "(quote it to pass it literally)",
+                    c, at + 1, what));
 }
 
 }  // namespace

@@ -54,11 +54,13 @@ std::string content_of(const Json& result, const std::string& uri, const std::st
         }
         if (!chosen && contents.size() == 1 && contents[0].is_object()) chosen = &contents[0];
     }
-    if (!chosen) throw ClientError(fmt::format("{} answered resources/read of {} without its content", server, shown(uri)));
+    if (!chosen)
+        throw ClientError(fmt::format("{} answered resources/read of {} without its content", server, shown(uri)));
     if (auto text = chosen->find("text"); text != chosen->end() && text->is_string()) return text->get<std::string>();
     if (auto blob = chosen->find("blob"); blob != chosen->end() && blob->is_string()) {
         if (auto bytes = util::base64_decode(blob->get<std::string>())) return *bytes;
-        throw ClientError(fmt::format("{} answered resources/read of {} with a blob that is not base64", server, shown(uri)));
+        throw ClientError(
+            fmt::format("{} answered resources/read of {} with a blob that is not base64", server, shown(uri)));
     }
     throw ClientError(fmt::format("{} answered resources/read of {} with neither text nor blob", server, shown(uri)));
 }
@@ -78,8 +80,7 @@ Task<std::string> read_verified(McpClient& client, const Json& entry, std::strin
     std::string content = content_of(result, uri, client.describe_server());
     if (const Json* listed = listed_file(entry, uri)) {
         if (auto problem = skill_file_mismatch(*listed, content)) {
-            throw SkillVerificationError(
-                fmt::format("{}: {}; the skill is not loaded", shown(uri), *problem));
+            throw SkillVerificationError(fmt::format("{}: {}; the skill is not loaded", shown(uri), *problem));
         }
     }
     co_return content;
@@ -91,7 +92,8 @@ std::optional<std::string> skill_file_mismatch(const Json& listed, std::string_v
     if (!listed.is_object()) return std::nullopt;
     if (auto size = listed.find("size"); size != listed.end() && size->is_number_unsigned()) {
         if (size->get<std::uint64_t>() != content.size()) {
-            return fmt::format("{} bytes read where the skill's entry lists {}", content.size(), size->get<std::uint64_t>());
+            return fmt::format("{} bytes read where the skill's entry lists {}", content.size(),
+                               size->get<std::uint64_t>());
         }
     }
     if (auto digest = listed.find("digest"); digest != listed.end() && digest->is_string()) {
@@ -102,7 +104,8 @@ std::optional<std::string> skill_file_mismatch(const Json& listed, std::string_v
         }
         std::string hex = expected.substr(kPrefix.size());
         for (auto& c : hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (util::sha256_hex(content) != hex) return "the content's SHA-256 differs from the digest the skill's entry lists";
+        if (util::sha256_hex(content) != hex)
+            return "the content's SHA-256 differs from the digest the skill's entry lists";
     }
     return std::nullopt;
 }
@@ -125,7 +128,8 @@ std::optional<std::string> frontmatter_mismatch(std::string_view skill_md, const
     if (!expected.is_object()) return std::nullopt;
     for (const auto& [key, value] : expected.items()) {
         const YAML::Node field = node[key];
-        if (!field) return fmt::format("SKILL.md's frontmatter has no \"{}\", which the skill's entry lists", shown(key));
+        if (!field)
+            return fmt::format("SKILL.md's frontmatter has no \"{}\", which the skill's entry lists", shown(key));
         if (!same_value(value, field)) {
             return fmt::format("SKILL.md's frontmatter \"{}\" differs from the skill's entry", shown(key));
         }
@@ -183,7 +187,8 @@ Task<std::vector<Json>> list_skills(McpClient& client, RequestOptions options) {
         if (!cursor.empty()) params["cursor"] = cursor;
         Json page = co_await client.request("skills/list", std::move(params), options);
         if (!page.is_object() || !page.contains("skills") || !page["skills"].is_array()) {
-            throw ClientError(fmt::format("{} answered skills/list without a \"skills\" array", client.describe_server()));
+            throw ClientError(
+                fmt::format("{} answered skills/list without a \"skills\" array", client.describe_server()));
         }
         for (auto& skill : page["skills"]) skills.push_back(std::move(skill));
         auto next = page.find("nextCursor");

@@ -47,10 +47,10 @@ private:
     void dispatch(std::vector<SseEvent>& out);
 
     std::size_t max_event_bytes_;
-    std::string line_;         // the line being read
-    bool after_cr_ = false;    // the previous chunk ended in CR: a leading LF is part of that line end
-    bool first_line_ = true;   // a BOM may start only the first line
-    std::string data_;         // "data" values, each followed by "\n"
+    std::string line_;        // the line being read
+    bool after_cr_ = false;   // the previous chunk ended in CR: a leading LF is part of that line end
+    bool first_line_ = true;  // a BOM may start only the first line
+    std::string data_;        // "data" values, each followed by "\n"
     std::string type_;
     std::string last_event_id_;
     std::optional<std::chrono::milliseconds> retry_;

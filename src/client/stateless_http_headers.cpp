@@ -73,7 +73,8 @@ std::optional<std::string> x_mcp_header_problem(const Json& tool) {
         std::string lower = header;
         for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (!taken.insert(lower).second) {
-            return "x-mcp-header \"" + util::sanitize_for_message(header, 100) + "\" names the header of another property";
+            return "x-mcp-header \"" + util::sanitize_for_message(header, 100) +
+                   "\" names the header of another property";
         }
     }
     return std::nullopt;
@@ -108,10 +109,11 @@ void StatelessHttpHeaders::learn_tools(const Json& tools) {
                 std::string lower = header;
                 for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
                 if (!util::is_http_token(header) || !taken.insert(lower).second) {
-                    spdlog::warn("tool {} marks argument {} with x-mcp-header \"{}\", which cannot be a header of its "
-                                 "own; it is not mirrored",
-                                 util::sanitize_for_message(name, 100), util::sanitize_for_message(property, 100),
-                                 util::sanitize_for_message(header, 100));
+                    spdlog::warn(
+                        "tool {} marks argument {} with x-mcp-header \"{}\", which cannot be a header of its "
+                        "own; it is not mirrored",
+                        util::sanitize_for_message(name, 100), util::sanitize_for_message(property, 100),
+                        util::sanitize_for_message(header, 100));
                     continue;
                 }
                 mirrors.push_back({property, header});

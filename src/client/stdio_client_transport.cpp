@@ -69,7 +69,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
     std::unique_ptr<net::posix::stream_descriptor> from_child;
     std::unique_ptr<net::posix::stream_descriptor> child_stderr;  // only with on_stderr_line
     std::unique_ptr<net::posix::stream_descriptor> exit_watch;    // a pidfd, where the kernel has them
-    bool stderr_ended = false;     // the reader saw its end (or an error)
+    bool stderr_ended = false;                                    // the reader saw its end (or an error)
     bool stderr_silenced = false;  // close() finished or the transport is gone: no more lines
 
     // The line being read from the child's stdout. Over the limit, the line's text is no
@@ -159,7 +159,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
 
     static net::awaitable<void> stderr_loop(std::shared_ptr<Impl> self) {
         std::array<char, 8192> chunk;
-        std::string pending;   // the line so far (at most kMaxStderrLine bytes)
+        std::string pending;    // the line so far (at most kMaxStderrLine bytes)
         bool skipping = false;  // the line was cut and handed on: the rest of it goes
         for (;;) {
             auto [ec, n] = co_await self->child_stderr->async_read_some(net::buffer(chunk), use_nothrow);
@@ -357,8 +357,8 @@ private:
             self->to_child = adopt(self->io, self->child->take_stdin());
             self->from_child = adopt(self->io, self->child->take_stdout());
             if (spawn.pipe_stderr) self->child_stderr = adopt(self->io, self->child->take_stderr());
-            // Without pidfds (Linux before 5.3, some sandboxes) the child's end is noticed
-            // when its stdout ends.
+                // Without pidfds (Linux before 5.3, some sandboxes) the child's end is noticed
+                // when its stdout ends.
 #ifdef SYS_pidfd_open
             const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, self->child->pid(), 0));
             if (pidfd >= 0) self->exit_watch = adopt(self->io, pidfd);

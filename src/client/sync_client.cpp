@@ -83,7 +83,9 @@ void SyncClient::on_request(McpClient::RequestHandler handler) {
     impl_->on_request = std::move(handler);
 }
 
-std::vector<Json> SyncClient::list_tools(RequestOptions options) { return run(client().list_tools(std::move(options))); }
+std::vector<Json> SyncClient::list_tools(RequestOptions options) {
+    return run(client().list_tools(std::move(options)));
+}
 
 Json SyncClient::call_tool(const std::string& name, Json arguments, RequestOptions options) {
     return run(client().call_tool(name, std::move(arguments), std::move(options)));

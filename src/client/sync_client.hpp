@@ -18,7 +18,7 @@
 namespace toolport {
 class AsioExecutor;
 class Executor;
-}
+}  // namespace toolport
 
 namespace toolport::client {
 

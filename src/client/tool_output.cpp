@@ -49,13 +49,15 @@ std::string tool_signature(const Json& tool) {
     std::vector<std::string> required;
     if (auto r = schema.find("required"); r != schema.end() && r->is_array()) {
         for (const auto& item : *r) {
-            if (item.is_string() && properties.contains(item.get<std::string>())) required.push_back(item.get<std::string>());
+            if (item.is_string() && properties.contains(item.get<std::string>()))
+                required.push_back(item.get<std::string>());
         }
     }
     // The required ones first, in the order the schema requires them; then the others.
     for (const auto& key : required) parameters.push_back(one_line(key));
     for (const auto& [key, value] : properties.items()) {
-        if (std::find(required.begin(), required.end(), key) == required.end()) parameters.push_back(one_line(key) + "?");
+        if (std::find(required.begin(), required.end(), key) == required.end())
+            parameters.push_back(one_line(key) + "?");
     }
     std::string out = name + "(";
     for (std::size_t i = 0; i < parameters.size(); ++i) out += (i ? ", " : "") + parameters[i];
@@ -97,7 +99,8 @@ std::string render_content_block(const Json& block) {
         if (!resource.is_object()) return "[resource]";
         std::string uri = one_line(string_field(resource, "uri"));
         std::string mime = one_line(string_field(resource, "mimeType"));
-        std::string size = resource.contains("text")   ? fmt::format("{} bytes of text", string_field(resource, "text").size())
+        std::string size = resource.contains("text")
+                               ? fmt::format("{} bytes of text", string_field(resource, "text").size())
                            : resource.contains("blob") ? decoded_size(resource["blob"])
                                                        : "no contents";
         return fmt::format("[resource {}{}, {}]", uri, mime.empty() ? "" : " " + mime, size);
@@ -123,7 +126,8 @@ RenderedCallResult render_call_result(const std::string& tool_name, const Json& 
 
     if (out.is_error) {
         std::string code = structured.is_object() ? string_field(structured, "error_code") : std::string();
-        out.text = fmt::format("tool {} failed{}:\n", one_line(tool_name), code.empty() ? "" : " [" + one_line(code) + "]");
+        out.text = fmt::format("tool {} failed{}:\n", one_line(tool_name),
+                               code.empty() ? "" : " [" + one_line(code) + "]");
     }
     // A tool that returns structuredContent usually repeats it as JSON in a text block (as
     // the specification suggests); it is printed once, pretty.

@@ -77,8 +77,7 @@ Key one_of_key(std::string name, std::vector<std::string> values, std::string do
     return key;
 }
 
-Key duration_key(std::string name, std::string unit, double min, double max, std::string doc,
-                 std::string default_text) {
+Key duration_key(std::string name, std::string unit, double min, double max, std::string doc, std::string default_text) {
     auto key = ranged(make(std::move(name), Type::duration, std::move(doc), std::move(default_text)), min, max);
     key.unit = std::move(unit);
     return key;

@@ -52,8 +52,8 @@ struct Key {
     std::vector<std::string> values;  // one_of: the accepted values, in the order the error lists them
     // one_of: the refusal quotes the value given (`must be a, b or c, got "x"`).
     bool echo_value = false;
-    std::string unit;          // duration: "ms" or "s"
-    std::string env;           // an environment variable that sets this key over the file
+    std::string unit;  // duration: "ms" or "s"
+    std::string env;   // an environment variable that sets this key over the file
     Secret secret = Secret::no;
     const Section* section = nullptr;  // section and named_sections: the entries' table
     // The key may also be written as a plain string (e.g. `store: redis://...` for the

@@ -8,7 +8,6 @@
 
 namespace toolport::config {
 
-
 namespace {
 
 // Any scalar may be an ${ENV} reference, expanded when the file is read.
@@ -63,14 +62,17 @@ Json value_schema(const Key& key) {
         case Type::string: s = {{"type", "string"}}; break;
         case Type::integer:
         case Type::duration:
-            s = with_env_reference({{"type", "integer"}, {"minimum", number_value(key.min)}, {"maximum", number_value(key.max)}});
+            s = with_env_reference(
+                {{"type", "integer"}, {"minimum", number_value(key.min)}, {"maximum", number_value(key.max)}});
             break;
         case Type::number:
-            s = with_env_reference({{"type", "number"}, {"minimum", number_value(key.min)}, {"maximum", number_value(key.max)}});
+            s = with_env_reference(
+                {{"type", "number"}, {"minimum", number_value(key.min)}, {"maximum", number_value(key.max)}});
             break;
         case Type::boolean:
-            s = with_env_reference(Json{{"anyOf", Json::array({Json{{"type", "boolean"}},
-                                                               Json{{"enum", {"true", "false", "yes", "no", "on", "off"}}}})}});
+            s = with_env_reference(
+                Json{{"anyOf", Json::array({Json{{"type", "boolean"}},
+                                            Json{{"enum", {"true", "false", "yes", "no", "on", "off"}}}})}});
             break;
         case Type::string_list: s = {{"type", "array"}, {"items", {{"type", "string"}}}}; break;
         case Type::string_map: s = {{"type", "object"}, {"additionalProperties", {{"type", "string"}}}}; break;
@@ -99,8 +101,7 @@ Json default_value(const Key& key) {
                 std::size_t used = 0;
                 double v = std::stod(text, &used);
                 if (used == text.size()) return number_value(v);
-            } catch (const std::logic_error&) {
-            }
+            } catch (const std::logic_error&) {}
             return nullptr;
         }
         case Type::boolean: return text == "true" ? Json(true) : text == "false" ? Json(false) : Json(nullptr);
@@ -129,9 +130,9 @@ Json section_schema(const Section& section) {
             properties[key->name] = std::move(p);
         }
         if (key->secret != Secret::no) {
-            properties[key->name + "_env"] = {
-                {"type", "string"},
-                {"description", fmt::format("The environment variable that holds {}: {}", key->name, key->doc)}};
+            properties[key->name + "_env"] = {{"type", "string"},
+                                              {"description", fmt::format("The environment variable that holds {}: {}",
+                                                                          key->name, key->doc)}};
         }
     }
     s["properties"] = std::move(properties);
@@ -180,7 +181,8 @@ void write_section(std::ostringstream& out, const Section& section, const std::s
         for (const auto& spelling : key->spellings()) names += (names.empty() ? "`" : " or `") + spelling + "`";
         std::string doc_line = key->doc;
         if (key->secret == Secret::inline_or_env)
-            doc_line += fmt::format(" Secret: `{0}_env: VAR` reads it from the environment variable VAR instead.", key->name);
+            doc_line += fmt::format(" Secret: `{0}_env: VAR` reads it from the environment variable VAR instead.",
+                                    key->name);
         if (key->secret == Secret::env_only)
             doc_line += fmt::format(" Secret: given only as `{0}_env: VAR`, the environment variable VAR.", key->name);
         if (key->type == Type::section || key->type == Type::named_sections) {
@@ -217,8 +219,7 @@ std::string markdown(const Section& file, const std::string& title, const std::s
     }
     for (const auto* key : file.keys) {
         if (key->type == Type::section) write_section(out, *key->section, key->name, key->doc);
-        else if (key->type == Type::named_sections)
-            write_section(out, *key->section, key->name + ".<name>", key->doc);
+        else if (key->type == Type::named_sections) write_section(out, *key->section, key->name + ".<name>", key->doc);
     }
     for (const auto& [path, section] : more) write_section(out, *section, path, section->doc);
     return out.str();

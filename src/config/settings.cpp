@@ -376,7 +376,7 @@ Settings Settings::entry(const std::string& name) const {
 }
 
 std::pair<Json, std::map<std::string, int>> Settings::source_values(const std::string& key,
-                                                                     const std::string& base) const {
+                                                                    const std::string& base) const {
     const Json* v = find(key);
     if (!from_file() || !v) return {v ? *v : Json(nullptr), {}};
     const std::string tree_key = mark_path(key);
@@ -415,7 +415,8 @@ std::pair<Json, std::map<std::string, int>> Settings::source_values(const std::s
     const std::string below = tree_key + ".";
     for (const auto& [path, line] : tree_->lines) {
         if (path == tree_key) lines[base] = line;
-        else if (path.rfind(below, 0) == 0) lines[base.empty() ? path.substr(below.size()) : base + "." + path.substr(below.size())] = line;
+        else if (path.rfind(below, 0) == 0)
+            lines[base.empty() ? path.substr(below.size()) : base + "." + path.substr(below.size())] = line;
     }
     return {std::move(values), std::move(lines)};
 }

@@ -42,7 +42,6 @@
 
 namespace toolport::config {
 
-
 // A setting that is missing, unknown or of the wrong type; the message names the file,
 // the line and the key.
 struct SettingsError : std::runtime_error {
@@ -172,7 +171,7 @@ private:
     Json values_;
     std::string prefix_;
     std::string file_;
-    std::map<std::string, int> lines_;  // source dialect: "key" or "key.sub" → line (1-based)
+    std::map<std::string, int> lines_;      // source dialect: "key" or "key.sub" → line (1-based)
     std::shared_ptr<const FileTree> tree_;  // file dialect: the whole file
     std::string path_;                      // file dialect: this section's path in the tree
 };

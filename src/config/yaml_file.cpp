@@ -24,7 +24,8 @@ nlohmann::json walk(FileTree& tree, const YAML::Node& node, const std::string& u
     if (node.IsSequence()) {
         auto array = nlohmann::json::array();
         std::size_t i = 0;
-        for (const auto& item : node) array.push_back(walk(tree, item, unique + "[" + std::to_string(i++) + "]", dotted));
+        for (const auto& item : node)
+            array.push_back(walk(tree, item, unique + "[" + std::to_string(i++) + "]", dotted));
         return array;
     }
     return node.Scalar();

@@ -16,9 +16,9 @@ namespace toolport::config {
 
 struct FileTree {
     struct Mark {
-        int key_line = 0;   // the line of the key (0: an item of a list, or the file itself)
+        int key_line = 0;    // the line of the key (0: an item of a list, or the file itself)
         int key_column = 0;  // and its column (keys of a flow mapping share a line)
-        int node_line = 0;  // the line yaml-cpp gives the value
+        int node_line = 0;   // the line yaml-cpp gives the value
     };
     std::string file;
     nlohmann::json values;

@@ -88,8 +88,10 @@ Json plain_scalar(const std::string& s, int line) {
     bool negative = !s.empty() && s[0] == '-';
     std::size_t sign = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
     if (all_of(s, sign, is_digit)) return integer_value(s.substr(sign), 10, negative, s, line);
-    if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && all_of(s, 2, is_octal)) return integer_value(s.substr(2), 8, false, s, line);
-    if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && all_of(s, 2, is_hex)) return integer_value(s.substr(2), 16, false, s, line);
+    if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && all_of(s, 2, is_octal))
+        return integer_value(s.substr(2), 8, false, s, line);
+    if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && all_of(s, 2, is_hex))
+        return integer_value(s.substr(2), 16, false, s, line);
     if (is_core_float(s)) return finite(std::strtod(s.c_str(), nullptr), s, line);
     std::string bare = sign ? s.substr(1) : s;
     if (bare == ".inf" || bare == ".Inf" || bare == ".INF" || s == ".nan" || s == ".NaN" || s == ".NAN") {
@@ -104,8 +106,9 @@ public:
 
     Json convert(const YAML::Node& node, const std::string& pointer, int depth, int fallback_line) {
         if (++values_ > kMaxYamlValues) {
-            throw DocumentError(fallback_line, fmt::format("the document holds (or expands through aliases to) more than {} values",
-                                                          kMaxYamlValues));
+            throw DocumentError(fallback_line,
+                                fmt::format("the document holds (or expands through aliases to) more than {} values",
+                                            kMaxYamlValues));
         }
         if (depth > kMaxDocumentDepth) {
             throw DocumentError(fallback_line, fmt::format("values nested more than {} deep", kMaxDocumentDepth));
@@ -114,8 +117,7 @@ public:
         doc_.lines.emplace(pointer, line);
         switch (node.Type()) {
             case YAML::NodeType::Undefined:
-            case YAML::NodeType::Null:
-                return nullptr;
+            case YAML::NodeType::Null: return nullptr;
             case YAML::NodeType::Scalar: {
                 Json value = scalar(node, line);
                 if (value.is_boolean() || value.is_number()) doc_.spellings.emplace(pointer, node.Scalar());

@@ -45,7 +45,6 @@
 
 namespace toolport::document {
 
-
 struct Document {
     Json value;
     // JSON Pointer of a value -> its 1-based line. A mapping member is at the line of its key.

@@ -89,7 +89,8 @@ bool BodyDecoder::feed(std::string_view piece, std::string& out) {
             continue;
         }
         if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-            throw DecodeError(std::string("the compressed body is corrupt (") + (z.stream.msg ? z.stream.msg : "zlib error") + ")");
+            throw DecodeError(std::string("the compressed body is corrupt (") +
+                              (z.stream.msg ? z.stream.msg : "zlib error") + ")");
         }
         const std::size_t produced = sizeof chunk - z.stream.avail_out;
         decoded_ += produced;

@@ -56,8 +56,9 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 // to */*. Names and values passed check_request (tokens; no control characters).
 std::string request_head(const Request& request, std::string_view target, std::string_view authority,
                          std::string_view user_agent, std::string_view proxy_authorization) {
-    std::vector<std::pair<std::string_view, std::string_view>> fields = {
-        {"Host", authority}, {"User-Agent", user_agent}, {"Accept-Encoding", "gzip, deflate"}};
+    std::vector<std::pair<std::string_view, std::string_view>> fields = {{"Host", authority},
+                                                                         {"User-Agent", user_agent},
+                                                                         {"Accept-Encoding", "gzip, deflate"}};
     const auto named = [&fields](std::string_view name) {
         return std::find_if(fields.begin(), fields.end(),
                             [name](const auto& field) { return util::iequals_ascii(field.first, name); });
@@ -124,8 +125,8 @@ HttpError io_error(const beast::error_code& ec, const Url& url, std::string_view
     }
     if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
         ec == net::error::broken_pipe || ec == http::error::partial_message || ec == net::ssl::error::stream_truncated) {
-        return HttpError(HttpError::Kind::connection_reset,
-                         fmt::format("the connection to {} was closed while {} ({})", url.origin(), doing, ec.message()));
+        return HttpError(HttpError::Kind::connection_reset, fmt::format("the connection to {} was closed while {} ({})",
+                                                                        url.origin(), doing, ec.message()));
     }
     return HttpError(HttpError::Kind::protocol, fmt::format("{} while {}: {}", url.origin(), doing, ec.message()));
 }
@@ -153,11 +154,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         if (!options.ca_file.empty()) {
             boost::system::error_code ec;
             tls_context.load_verify_file(options.ca_file, ec);
-            if (ec) throw std::invalid_argument(fmt::format("cannot load the CA file {}: {}", options.ca_file, ec.message()));
+            if (ec)
+                throw std::invalid_argument(fmt::format("cannot load the CA file {}: {}", options.ca_file, ec.message()));
         }
         if (options.insecure_skip_verify) {
-            spdlog::warn("downstream HTTPS: certificate verification is OFF (insecure_skip_verify); any server can "
-                         "impersonate the APIs Toolport calls");
+            spdlog::warn(
+                "downstream HTTPS: certificate verification is OFF (insecure_skip_verify); any server can "
+                "impersonate the APIs Toolport calls");
             tls_context.set_verify_mode(ssl::verify_none);
         } else {
             tls_context.set_verify_mode(ssl::verify_peer);
@@ -233,10 +236,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
     // A pooled connection, or a place to open a new one: waits while `key` has
     // max_connections_per_origin open and none idle.
-    net::awaitable<std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>> acquire(const std::string& key,
-                                                                                          const Url& url, bool fresh_only,
-                                                                                          Clock::time_point deadline,
-                                                                                          Watch& watch) {
+    net::awaitable<std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>> acquire(
+        const std::string& key, const Url& url, bool fresh_only, Clock::time_point deadline, Watch& watch) {
         for (;;) {
             if (!fresh_only) {
                 if (auto conn = take_idle(key)) co_return std::make_pair(std::move(conn), std::shared_ptr<void>());
@@ -255,8 +256,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             if (watch.cancelled) throw OperationCancelled();
             if (!ec) {
                 throw HttpError(HttpError::Kind::timeout,
-                                fmt::format("{}: all {} connections to {} stayed busy until the deadline", url.display(),
-                                            options.max_connections_per_origin, url.origin()));
+                                fmt::format("{}: all {} connections to {} stayed busy until the deadline",
+                                            url.display(), options.max_connections_per_origin, url.origin()));
             }
         }
     }
@@ -288,8 +289,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         else stream.expires_at(deadline);
     }
 
-    net::awaitable<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy, Clock::time_point deadline,
-                                                     std::shared_ptr<void> slot, Watch& watch) {
+    net::awaitable<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy,
+                                                     Clock::time_point deadline, std::shared_ptr<void> slot,
+                                                     Watch& watch) {
         const std::string& host = proxy ? proxy->host : url.host;
         const unsigned short port = proxy ? proxy->port : url.port;
         const auto started = Clock::now();
@@ -311,7 +313,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         watch.resolver = nullptr;
         if (watch.cancelled) throw OperationCancelled();
         if (dns_timed_out) {
-            throw HttpError(HttpError::Kind::timeout, fmt::format("cannot resolve {}{} in time", proxy ? "the proxy " : "", host));
+            throw HttpError(HttpError::Kind::timeout,
+                            fmt::format("cannot resolve {}{} in time", proxy ? "the proxy " : "", host));
         }
         if (rec) {
             throw HttpError(proxy ? HttpError::Kind::proxy : HttpError::Kind::dns,
@@ -326,13 +329,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         if (watch.cancelled) throw OperationCancelled();
         if (cec == beast::error::timeout) {
             const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(connect_by - started);
-            throw HttpError(HttpError::Kind::timeout, fmt::format("no connection to {} within {} ms",
-                                                                  proxy ? proxy->display() : url.origin(), waited.count()));
+            throw HttpError(HttpError::Kind::timeout,
+                            fmt::format("no connection to {} within {} ms", proxy ? proxy->display() : url.origin(),
+                                        waited.count()));
         }
         if (cec) {
             throw HttpError(proxy ? HttpError::Kind::proxy : HttpError::Kind::connect,
-                            fmt::format("cannot connect to {}: {}", proxy ? "the proxy " + proxy->display() : url.display(),
-                                        cec.message()));
+                            fmt::format("cannot connect to {}: {}",
+                                        proxy ? "the proxy " + proxy->display() : url.display(), cec.message()));
         }
         beast::error_code ignored;
         conn->plain->socket().set_option(tcp::no_delay(true), ignored);
@@ -344,9 +348,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     }
 
     // CONNECT host:port through the proxy; the TLS session then runs inside the tunnel.
-    net::awaitable<void> tunnel(Connection& conn, const Url& url, const ProxyEndpoint& proxy, Clock::time_point deadline,
-                                Watch& watch) {
-        const std::string authority = (url.ipv6_literal ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port);
+    net::awaitable<void> tunnel(Connection& conn, const Url& url, const ProxyEndpoint& proxy,
+                                Clock::time_point deadline, Watch& watch) {
+        const std::string authority = (url.ipv6_literal ? "[" + url.host + "]" : url.host) + ":" +
+                                      std::to_string(url.port);
         http::request<http::empty_body> req{http::verb::connect, authority, 11};
         req.set(http::field::host, authority);
         req.set(http::field::user_agent, options.user_agent);
@@ -354,21 +359,26 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         expire(*conn.plain, deadline);
         auto [wec, wn] = co_await http::async_write(*conn.plain, req, use_nothrow);
         if (watch.cancelled) throw OperationCancelled();
-        if (wec) throw HttpError(HttpError::Kind::proxy, fmt::format("the proxy {} failed: {}", proxy.display(), wec.message()));
+        if (wec)
+            throw HttpError(HttpError::Kind::proxy,
+                            fmt::format("the proxy {} failed: {}", proxy.display(), wec.message()));
         beast::flat_buffer buffer;
         http::response_parser<http::empty_body> parser;
         parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel follows
         auto [rec, rn] = co_await http::async_read_header(*conn.plain, buffer, parser, use_nothrow);
         if (watch.cancelled) throw OperationCancelled();
-        if (rec) throw HttpError(HttpError::Kind::proxy, fmt::format("the proxy {} failed: {}", proxy.display(), rec.message()));
+        if (rec)
+            throw HttpError(HttpError::Kind::proxy,
+                            fmt::format("the proxy {} failed: {}", proxy.display(), rec.message()));
         const unsigned status = parser.get().result_int();
         if (status < 200 || status > 299) {
-            throw HttpError(HttpError::Kind::proxy, fmt::format("the proxy {} refused the tunnel to {}: HTTP {}{}", proxy.display(),
-                                                                url.origin(), status,
-                                                                status == 407 ? " (proxy credentials needed)" : ""));
+            throw HttpError(HttpError::Kind::proxy,
+                            fmt::format("the proxy {} refused the tunnel to {}: HTTP {}{}", proxy.display(),
+                                        url.origin(), status, status == 407 ? " (proxy credentials needed)" : ""));
         }
         if (buffer.size() > 0) {
-            throw HttpError(HttpError::Kind::proxy, fmt::format("the proxy {} sent data before the tunnel opened", proxy.display()));
+            throw HttpError(HttpError::Kind::proxy,
+                            fmt::format("the proxy {} sent data before the tunnel opened", proxy.display()));
         }
     }
 
@@ -385,7 +395,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         if (watch.cancelled) throw OperationCancelled();
         if (!ec) co_return;
         if (ec == beast::error::timeout) {
-            throw HttpError(HttpError::Kind::timeout, fmt::format("the TLS handshake with {} did not finish in time", url.origin()));
+            throw HttpError(HttpError::Kind::timeout,
+                            fmt::format("the TLS handshake with {} did not finish in time", url.origin()));
         }
         std::string detail = ec.message();
         const long verify = SSL_get_verify_result(ssl_handle);
@@ -407,8 +418,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         WatchRegistration registration(cancel, watch);
         auto reader = co_await self->start(url, request, limits, watch);
         Response response = std::move(reader->head);
-        while (co_await self->read_piece(*reader, response.body, watch)) {
-        }
+        while (co_await self->read_piece(*reader, response.body, watch)) {}
         self->release(std::move(reader), watch);
         co_return response;
     }
@@ -458,14 +468,15 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             try {
                 co_return co_await send_request(url, request, limits, watch, fresh_try > 0);
             } catch (const StaleConnection&) {
-                if (fresh_try > 0) throw HttpError(HttpError::Kind::connection_reset, url.origin() + " closed the connection");
+                if (fresh_try > 0)
+                    throw HttpError(HttpError::Kind::connection_reset, url.origin() + " closed the connection");
             }
             if (watch.cancelled) throw OperationCancelled();
         }
     }
 
-    net::awaitable<std::unique_ptr<BodyReader>> send_request(const Url& url, const Request& request, const Limits& limits,
-                                                             Watch& watch, bool fresh_only) {
+    net::awaitable<std::unique_ptr<BodyReader>> send_request(const Url& url, const Request& request,
+                                                             const Limits& limits, Watch& watch, bool fresh_only) {
         const ProxyEndpoint* proxy = options.proxy.proxy_for(url.https, url.host, url.port);
         auto reader = std::make_unique<BodyReader>();
         // Beast reads as much as the buffer has room for, and an empty one only 512 bytes:
@@ -488,9 +499,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         // Through a plain-http proxy the request line names the whole URL.
         const bool via_proxy = proxy && !url.https;
         const std::string request_line_and_fields =
-            request_head(request, via_proxy ? url.origin() + url.target : url.target, url.authority(), options.user_agent,
-                         via_proxy ? std::string_view(proxy->authorization) : std::string_view());
-        const std::array<net::const_buffer, 2> message = {net::buffer(request_line_and_fields), net::buffer(request.body)};
+            request_head(request, via_proxy ? url.origin() + url.target : url.target, url.authority(),
+                         options.user_agent, via_proxy ? std::string_view(proxy->authorization) : std::string_view());
+        const std::array<net::const_buffer, 2> message = {net::buffer(request_line_and_fields),
+                                                          net::buffer(request.body)};
 
         expire(conn.lowest(), limits.deadline);
         auto& parser = reader->parser;
@@ -503,8 +515,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         if (conn.tls) std::tie(ec, std::ignore) = co_await net::async_write(*conn.tls, message, use_nothrow);
         else std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, message, use_nothrow);
         if (!ec) {
-            if (conn.tls) std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, reader->buffer, parser, use_nothrow);
-            else std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, reader->buffer, parser, use_nothrow);
+            if (conn.tls)
+                std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, reader->buffer, parser,
+                                                                             use_nothrow);
+            else
+                std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, reader->buffer, parser,
+                                                                             use_nothrow);
         }
         if (watch.cancelled) throw OperationCancelled();
         if (ec) {
@@ -536,9 +552,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     }
 
     static ResponseTooLarge too_large_announced(const Url& url, std::uint64_t announced, std::size_t limit) {
-        return ResponseTooLarge(
-            fmt::format("{} announced a response of {} bytes, over the limit of {}", url.display(), announced, limit),
-            static_cast<std::size_t>(announced), limit, false);
+        return ResponseTooLarge(fmt::format("{} announced a response of {} bytes, over the limit of {}", url.display(),
+                                            announced, limit),
+                                static_cast<std::size_t>(announced), limit, false);
     }
 
     // Reads what the connection has of the body and appends it, decoded, to `out`.
@@ -552,8 +568,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             parser.get().body().data = scratch.data();
             parser.get().body().size = scratch.size();
             beast::error_code ec;
-            if (conn.tls) std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser, use_nothrow);
-            else std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser, use_nothrow);
+            if (conn.tls)
+                std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser,
+                                                                           use_nothrow);
+            else
+                std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser,
+                                                                           use_nothrow);
             if (watch.cancelled) throw OperationCancelled();
             if (ec && ec != http::error::need_buffer) {
                 conn.close();
@@ -570,9 +590,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             }
             if (!within) {
                 conn.close();
-                throw ResponseTooLarge(
-                    fmt::format("{} sent a response over {} bytes", reader.url.display(), reader.max_bytes),
-                    std::max(reader.raw, reader.decoder->decoded_bytes()), reader.max_bytes, true);
+                throw ResponseTooLarge(fmt::format("{} sent a response over {} bytes", reader.url.display(),
+                                                   reader.max_bytes),
+                                       std::max(reader.raw, reader.decoder->decoded_bytes()), reader.max_bytes, true);
             }
             if (!parser.is_done()) co_return true;
         }
@@ -598,7 +618,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
 namespace {
 
-bool is_redirect(unsigned status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
+bool is_redirect(unsigned status) {
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
 
 void check_request(const Request& request) {
     if (!util::is_http_token(request.method)) throw HttpError(HttpError::Kind::invalid_request, "invalid HTTP method");
@@ -608,11 +630,13 @@ void check_request(const Request& request) {
                             fmt::format("\"{}\" is not a valid header name", util::sanitize_for_message(name, 60)));
         }
         if (util::has_control_chars(value)) {
-            throw HttpError(HttpError::Kind::invalid_request, fmt::format("the value of header {} has control characters", name));
+            throw HttpError(HttpError::Kind::invalid_request,
+                            fmt::format("the value of header {} has control characters", name));
         }
         for (std::string_view reserved : {"host", "content-length", "transfer-encoding", "connection"}) {
             if (util::iequals_ascii(name, reserved)) {
-                throw HttpError(HttpError::Kind::invalid_request, fmt::format("the {} header is set by the client", name));
+                throw HttpError(HttpError::Kind::invalid_request,
+                                fmt::format("the {} header is set by the client", name));
             }
         }
     }
@@ -677,7 +701,8 @@ Task<Response> HttpClient::fetch(Request request, CallOptions options) {
             if (may_retry) {
                 std::optional<std::chrono::milliseconds> retry_after;
                 if (!failure) {
-                    if (auto h = response.header("Retry-After")) retry_after = parse_retry_after(*h, std::chrono::system_clock::now());
+                    if (auto h = response.header("Retry-After"))
+                        retry_after = parse_retry_after(*h, std::chrono::system_clock::now());
                 }
                 std::uniform_real_distribution<double> unit(0.0, 1.0);
                 pause = backoff(failures + 1, unit(self->jitter), retry_after);
@@ -697,17 +722,18 @@ Task<Response> HttpClient::fetch(Request request, CallOptions options) {
             auto location = response.header("Location");
             auto next = location ? resolve_location(url, *location) : std::nullopt;
             if (!next) {
-                throw HttpError(HttpError::Kind::protocol,
-                                fmt::format("{} answered HTTP {} without a usable Location", url.display(), response.status));
+                throw HttpError(HttpError::Kind::protocol, fmt::format("{} answered HTTP {} without a usable Location",
+                                                                       url.display(), response.status));
             }
             if (next->origin() != origin) {
                 throw HttpError(HttpError::Kind::redirect_refused,
-                                fmt::format("{} redirected to {}, another host: not followed", url.display(), next->origin()));
+                                fmt::format("{} redirected to {}, another host: not followed", url.display(),
+                                            next->origin()));
             }
             ++redirects;
             url = *next;
-            if (response.status == 303 ||
-                ((response.status == 301 || response.status == 302) && request.method != "GET" && request.method != "HEAD")) {
+            if (response.status == 303 || ((response.status == 301 || response.status == 302) &&
+                                           request.method != "GET" && request.method != "HEAD")) {
                 request.method = request.method == "HEAD" ? "HEAD" : "GET";
                 request.body.clear();
             }
@@ -744,8 +770,8 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};
-    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url,
-                       Request request, Impl::Limits limits) -> net::awaitable<bool> {
+    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url, Request request,
+                       Impl::Limits limits) -> net::awaitable<bool> {
         state->reader = co_await state->client->start(url, request, limits, state->watch);
         co_return true;
     };
@@ -804,8 +830,8 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
     }
     if (over) {
         state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
-        throw ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over,
-                                       limit, true);
+        throw ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over, limit,
+                               true);
     }
     co_return body;
 }

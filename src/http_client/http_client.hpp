@@ -103,7 +103,7 @@ struct ClientOptions {
     // one to come free, within its deadline. Bounds what one busy source can do to an API.
     std::size_t max_connections_per_origin = 32;
     std::chrono::milliseconds connect_timeout{10000};
-    std::chrono::milliseconds idle_timeout{60000};  // an idle pooled connection is closed after this
+    std::chrono::milliseconds idle_timeout{60000};     // an idle pooled connection is closed after this
     std::chrono::milliseconds default_timeout{60000};  // for calls without a deadline
     std::size_t max_response_bytes = 64u << 20;
     std::string user_agent;  // empty: "toolport/<version>"
@@ -113,7 +113,17 @@ struct ClientOptions {
 // A request that could not be completed. The message names the origin (never the query,
 // which may hold keys) and what failed.
 struct HttpError : std::runtime_error {
-    enum class Kind { invalid_request, dns, connect, tls, timeout, connection_reset, protocol, redirect_refused, proxy };
+    enum class Kind {
+        invalid_request,
+        dns,
+        connect,
+        tls,
+        timeout,
+        connection_reset,
+        protocol,
+        redirect_refused,
+        proxy
+    };
     HttpError(Kind kind, const std::string& message) : std::runtime_error(message), kind(kind) {}
     Kind kind;
     // Worth trying again later (network trouble), as opposed to a request that is wrong.

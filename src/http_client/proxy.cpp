@@ -70,7 +70,8 @@ ProxyEndpoint ProxySettings::parse(std::string_view url) {
         port = rest.substr(colon + 1);
     }
     if (host.empty()) throw std::invalid_argument("the proxy URL has no host");
-    if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
         std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535) {
         throw std::invalid_argument("the proxy port must be a number from 1 to 65535");
     }
@@ -104,7 +105,8 @@ bool ProxySettings::bypasses(std::string_view host_in, unsigned short port) cons
         std::optional<unsigned short> entry_port;
         if (auto colon = entry.rfind(':'); colon != std::string::npos && entry.find(':') == colon) {
             auto digits = entry.substr(colon + 1);
-            if (!digits.empty() && digits.size() <= 5 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            if (!digits.empty() && digits.size() <= 5 &&
+                std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
                 entry_port = static_cast<unsigned short>(std::stoi(digits));
                 entry.resize(colon);
             }

@@ -14,9 +14,9 @@ namespace toolport::http_client {
 struct ResponseTooLarge : std::runtime_error {
     ResponseTooLarge(const std::string& message, std::size_t size, std::size_t limit, bool read_so_far)
         : std::runtime_error(message), size(size), limit(limit), read_so_far(read_so_far) {}
-    std::size_t size;   // the announced size, or what was read before stopping
+    std::size_t size;  // the announced size, or what was read before stopping
     std::size_t limit;
-    bool read_so_far;   // true: stopped while reading (the whole response is larger)
+    bool read_so_far;  // true: stopped while reading (the whole response is larger)
 };
 
 }  // namespace toolport::http_client

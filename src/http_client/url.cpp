@@ -9,7 +9,6 @@
 
 namespace toolport::http_client {
 
-
 namespace {
 
 // Characters that must never reach a request line or header.
@@ -30,9 +29,7 @@ std::string Url::authority() const {
 
 std::string Url::origin() const { return (https ? "https://" : "http://") + authority(); }
 
-std::string Url::display() const {
-    return origin() + target.substr(0, target.find('?'));
-}
+std::string Url::display() const { return origin() + target.substr(0, target.find('?')); }
 
 Url parse_url(std::string_view text) {
     Url url;
@@ -71,12 +68,14 @@ Url parse_url(std::string_view text) {
         port = authority.substr(colon + 1);
     }
     if (host.empty()) throw std::invalid_argument("the URL has no host");
-    if (!url.ipv6_literal &&
-        !std::all_of(host.begin(), host.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'; })) {
+    if (!url.ipv6_literal && !std::all_of(host.begin(), host.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+        })) {
         throw std::invalid_argument("the URL's host has characters a host name cannot have");
     }
-    if (url.ipv6_literal &&
-        !std::all_of(host.begin(), host.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; })) {
+    if (url.ipv6_literal && !std::all_of(host.begin(), host.end(), [](char c) {
+            return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+        })) {
         throw std::invalid_argument("the URL's IPv6 host is malformed");
     }
     url.host = util::to_lower_ascii(host);
@@ -96,7 +95,8 @@ Url parse_url(std::string_view text) {
 std::optional<Url> resolve_location(const Url& base, std::string_view location) {
     if (location.empty() || has_forbidden(location)) return std::nullopt;
     try {
-        if (util::starts_with_ascii_nocase(location, "http://") || util::starts_with_ascii_nocase(location, "https://")) return parse_url(location);
+        if (util::starts_with_ascii_nocase(location, "http://") || util::starts_with_ascii_nocase(location, "https://"))
+            return parse_url(location);
         if (location.substr(0, 2) == "//") return parse_url((base.https ? "https:" : "http:") + std::string(location));
     } catch (const std::invalid_argument&) {
         return std::nullopt;

@@ -118,7 +118,8 @@ Json redact(const Json& value, int depth) {
             for (const auto& item : value) out.push_back(redact(item, depth + 1));
             return out;
         }
-        case Json::value_t::string: return util::sanitize_for_message(value.get_ref<const std::string&>(), kMaxStringChars);
+        case Json::value_t::string:
+            return util::sanitize_for_message(value.get_ref<const std::string&>(), kMaxStringChars);
         default: return value;
     }
 }
@@ -176,13 +177,14 @@ bool is_log_format(std::string_view name) { return name == "json" || name == "te
 void configure_logging(const LogOptions& options) {
     auto level = parse_level(options.level);
     if (!level) {
-        throw std::runtime_error(fmt::format("log level \"{}\" is not one of trace, debug, info, warn, error, "
-                                             "critical, off",
-                                             util::sanitize_for_message(options.level, 40)));
+        throw std::runtime_error(
+            fmt::format("log level \"{}\" is not one of trace, debug, info, warn, error, "
+                        "critical, off",
+                        util::sanitize_for_message(options.level, 40)));
     }
     if (!is_log_format(options.format)) {
-        throw std::runtime_error(fmt::format("log format \"{}\" is not json or text",
-                                             util::sanitize_for_message(options.format, 40)));
+        throw std::runtime_error(
+            fmt::format("log format \"{}\" is not json or text", util::sanitize_for_message(options.format, 40)));
     }
     const bool json = options.format == "json";
 
@@ -195,8 +197,7 @@ void configure_logging(const LogOptions& options) {
         try {
             sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file, /*truncate=*/false);
         } catch (const std::exception& e) {
-            throw std::runtime_error(
-                fmt::format("cannot open the log file: {}", util::sanitize_for_message(e.what())));
+            throw std::runtime_error(fmt::format("cannot open the log file: {}", util::sanitize_for_message(e.what())));
         }
     }
     if (json) sink->set_formatter(std::make_unique<JsonLineFormatter>());

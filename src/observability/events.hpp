@@ -27,8 +27,8 @@ struct LogOptions {
 void configure_logging(const LogOptions& options);
 
 // What configure_logging accepts (for configuration checks that name the file and line).
-bool is_log_level(std::string_view name);    // trace, debug, info, warn, error, critical, off
-bool is_log_format(std::string_view name);   // json, text
+bool is_log_level(std::string_view name);   // trace, debug, info, warn, error, critical, off
+bool is_log_format(std::string_view name);  // json, text
 
 // Writes {"ts":..., "level":..., "event": event, ...fields} (text format: "event {fields}").
 // The values of keys that look like secrets (token, secret, password, api_key, apikey,

@@ -42,7 +42,8 @@ ComponentHealth run_probe(const std::string& name, const HealthRegistry::Probe& 
 namespace {
 
 // Registers (or replaces) `name`'s probe in `probes`.
-void put(std::vector<std::pair<std::string, HealthRegistry::Probe>>& probes, std::string name, HealthRegistry::Probe probe) {
+void put(std::vector<std::pair<std::string, HealthRegistry::Probe>>& probes, std::string name,
+         HealthRegistry::Probe probe) {
     for (auto& [existing, p] : probes) {
         if (existing == name) {
             p = std::move(probe);
@@ -110,10 +111,8 @@ nlohmann::json HealthRegistry::report() const {
     }
     auto uptime = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - kProcessStart);
     return {
-        {"status", status_name(worst)},
-        {"timestamp", iso8601_utc(std::chrono::system_clock::now(), false)},
-        {"version", kToolportVersion},
-        {"uptime_s", uptime.count()},
+        {"status", status_name(worst)},    {"timestamp", iso8601_utc(std::chrono::system_clock::now(), false)},
+        {"version", kToolportVersion},     {"uptime_s", uptime.count()},
         {"services", std::move(services)},
     };
 }

@@ -22,21 +22,22 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 21> kHelp{{
     {"toolport_circuit_state",
      "Circuit breaker state of each downstream service: 0 = closed (calls pass), 1 = half-open (a trial call "
      "passes), 2 = open (calls are refused until the cool-down ends)."},
-    {"toolport_circuit_rejections_total", "Tool calls refused because the service's circuit breaker was open, by service."},
+    {"toolport_circuit_rejections_total",
+     "Tool calls refused because the service's circuit breaker was open, by service."},
     {"toolport_service_calls_total",
      "Calls to each downstream service through its circuit breaker, by service and outcome (success, failure, "
      "neutral: refused before the service was asked)."},
     {"toolport_service_response_seconds", "Response time of each downstream service, by service."},
-    {"toolport_rate_limited_total",
-     "Tool calls refused by a rate limit, by scope (service or client) and service."},
+    {"toolport_rate_limited_total", "Tool calls refused by a rate limit, by scope (service or client) and service."},
     {"toolport_rate_limit_wait_seconds", "Time tool calls waited for a service's rate limit, by service."},
     {"toolport_http_requests_total", "HTTP requests answered, by method and status code."},
     {"toolport_http_connections_open", "HTTP connections open."},
     {"toolport_http_connections_refused_total",
      "HTTP connections refused, by reason (max_connections, out_of_descriptors)."},
     {"toolport_sessions_open", "MCP sessions open on the HTTP transports (Streamable HTTP and legacy SSE)."},
-    {"toolport_upstream_up", "Whether each gateway upstream is connected: 1 = connected, 0 = not (starting, "
-                             "restarting or failed)."},
+    {"toolport_upstream_up",
+     "Whether each gateway upstream is connected: 1 = connected, 0 = not (starting, "
+     "restarting or failed)."},
     {"toolport_upstream_connections_total",
      "Connections (and restarts) of each gateway upstream, by upstream; a rising count means it keeps failing."},
     {"toolport_upstream_output_dropped_total",

@@ -37,9 +37,10 @@ std::string_view kind_name(Kind kind) {
 // Upper bounds of the histogram buckets; the +Inf bucket follows them.
 constexpr std::array<double, 15> kBucketBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                                   0.25,   0.5,   1,      2.5,   5,    10,    30};
-constexpr std::array<std::string_view, kBucketBounds.size() + 1> kBucketLabels = {
-    "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
-    "0.25",   "0.5",   "1",      "2.5",   "5",    "10",    "30",   "+Inf"};
+constexpr std::array<std::string_view, kBucketBounds.size() + 1> kBucketLabels = {"0.0005", "0.001", "0.0025", "0.005",
+                                                                                  "0.01",   "0.025", "0.05",   "0.1",
+                                                                                  "0.25",   "0.5",   "1",      "2.5",
+                                                                                  "5",      "10",    "30",     "+Inf"};
 
 // A family that keeps growing (label values taken from client input, say) stops taking new
 // series here instead of growing without bound; existing series keep counting.
@@ -70,8 +71,7 @@ bool valid_label_name(std::string_view name) {
 }
 
 bool sorted_by_name(const Labels& labels) {
-    return std::is_sorted(labels.begin(), labels.end(),
-                          [](const auto& a, const auto& b) { return a.first < b.first; });
+    return std::is_sorted(labels.begin(), labels.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
 // Label order does not make a different series: {a,b} and {b,a} are the same one. Labels
@@ -124,8 +124,12 @@ struct KeyEqual {
         return an == bn && al == bl;
     }
     bool operator()(const SeriesKey& a, const SeriesKey& b) const { return same(a.name, a.labels, b.name, b.labels); }
-    bool operator()(const SeriesKeyView& a, const SeriesKey& b) const { return same(a.name, *a.labels, b.name, b.labels); }
-    bool operator()(const SeriesKey& a, const SeriesKeyView& b) const { return same(a.name, a.labels, b.name, *b.labels); }
+    bool operator()(const SeriesKeyView& a, const SeriesKey& b) const {
+        return same(a.name, *a.labels, b.name, b.labels);
+    }
+    bool operator()(const SeriesKey& a, const SeriesKeyView& b) const {
+        return same(a.name, a.labels, b.name, *b.labels);
+    }
 };
 
 }  // namespace
@@ -424,7 +428,8 @@ std::string Metrics::render() const {
         out += '\n';
 
         std::vector<const Series*> ordered(family.series.begin(), family.series.end());
-        std::sort(ordered.begin(), ordered.end(), [](const Series* a, const Series* b) { return *a->labels < *b->labels; });
+        std::sort(ordered.begin(), ordered.end(),
+                  [](const Series* a, const Series* b) { return *a->labels < *b->labels; });
         for (const Series* s : ordered) {
             if (family.kind != Kind::histogram) {
                 append_series_name(out, name, "", *s->labels);

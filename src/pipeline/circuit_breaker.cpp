@@ -20,8 +20,7 @@ CircuitBreaker::State CircuitBreaker::state(Clock::time_point now) const {
 
 CircuitBreaker::Permit CircuitBreaker::try_acquire(Clock::time_point now) {
     switch (state(now)) {
-        case State::closed:
-            return {true, false, {}};
+        case State::closed: return {true, false, {}};
         case State::open: {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(opened_at_ + cooldown_ - now);
             return {false, false, std::max(left, std::chrono::milliseconds(1))};

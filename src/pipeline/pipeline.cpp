@@ -42,8 +42,7 @@ const std::vector<Stage*>& Pipeline::chain_for(const CallPolicy& policy) {
     return chains_.emplace(&policy, std::move(chain)).first->second;
 }
 
-Task<ToolResult> Pipeline::run(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
-                               const Json& arguments) {
+Task<ToolResult> Pipeline::run(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
     Call call(ctx, tool, arguments, resolver_.resolve(*tool));
     call.chain = &chain_for(*call.policy);
     co_return co_await run_from(0, call);

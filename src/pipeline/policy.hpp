@@ -55,8 +55,8 @@ struct ClientQuotaPolicy {
 
 // Per downstream service.
 struct ServicePolicy {
-    stores::RateLimitRule rate_limit;     // spacing + token bucket; all zero: unlimited
-    int breaker_failure_threshold = 3;    // consecutive failures that open the circuit (0: no breaker)
+    stores::RateLimitRule rate_limit;   // spacing + token bucket; all zero: unlimited
+    int breaker_failure_threshold = 3;  // consecutive failures that open the circuit (0: no breaker)
     std::chrono::milliseconds breaker_cooldown{30000};
 };
 
@@ -68,7 +68,7 @@ struct CallPolicy {
     std::size_t max_response_bytes = 1u << 20;  // MAX_MCP_RESPONSE_SIZE_BYTES
     BudgetPolicy budget;
     ClientQuotaPolicy client_quota;
-    std::string service;                        // downstream service ("" : none)
+    std::string service;  // downstream service ("" : none)
     ServicePolicy service_policy;
 
     bool stage_enabled(std::string_view name) const;

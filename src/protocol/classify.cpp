@@ -88,8 +88,8 @@ std::variant<Message, ProtocolError> classify(Json value) {
     }
     // A null id is legal only on an error response (about a request whose id was unreadable).
     if (has_id && !usable_id && !(id_it->is_null() && has_error && !has_result)) {
-        return invalid(fmt::format("\"id\" must be a string or a number{}, got {}",
-                                   has_error ? " (or null)" : "", describe(*id_it)));
+        return invalid(fmt::format("\"id\" must be a string or a number{}, got {}", has_error ? " (or null)" : "",
+                                   describe(*id_it)));
     }
 
     if (has_method) {

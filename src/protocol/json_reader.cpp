@@ -43,8 +43,8 @@ public:
 
     Json document() {
         // A UTF-8 byte order mark is not JSON, but nlohmann skips it, and so do we.
-        if (end_ - p_ >= 3 && static_cast<unsigned char>(p_[0]) == 0xEF &&
-            static_cast<unsigned char>(p_[1]) == 0xBB && static_cast<unsigned char>(p_[2]) == 0xBF) {
+        if (end_ - p_ >= 3 && static_cast<unsigned char>(p_[0]) == 0xEF && static_cast<unsigned char>(p_[1]) == 0xBB &&
+            static_cast<unsigned char>(p_[2]) == 0xBF) {
             p_ += 3;
         }
         Json root;
@@ -83,9 +83,18 @@ private:
                 out = std::move(s);
                 return;
             }
-            case 't': expect_literal("true"); out = true; return;
-            case 'f': expect_literal("false"); out = false; return;
-            case 'n': expect_literal("null"); out = nullptr; return;
+            case 't':
+                expect_literal("true");
+                out = true;
+                return;
+            case 'f':
+                expect_literal("false");
+                out = false;
+                return;
+            case 'n':
+                expect_literal("null");
+                out = nullptr;
+                return;
             default:
                 if (*p_ == '-' || is_digit(*p_)) return read_number(out, role);
                 fail("unexpected character; expected a value");

@@ -29,9 +29,9 @@ inline constexpr int kUrlElicitationRequired = -32042;
 // A request that ended without its result because the client cancelled it (the code LSP
 // uses); only sent where a transport must still answer the HTTP request that carried it.
 inline constexpr int kRequestCancelled = -32800;
-inline constexpr int kHeaderMismatch = -32020;                  // 2026-07-28
+inline constexpr int kHeaderMismatch = -32020;                   // 2026-07-28
 inline constexpr int kMissingRequiredClientCapability = -32021;  // 2026-07-28
-inline constexpr int kUnsupportedProtocolVersion = -32022;      // 2026-07-28
+inline constexpr int kUnsupportedProtocolVersion = -32022;       // 2026-07-28
 }  // namespace error_code
 
 struct Request {

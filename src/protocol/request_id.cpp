@@ -43,12 +43,14 @@ std::string id_text(const RequestId& id) {
 
 std::string id_key(const RequestId& id) {
     if (id.is_number_integer()) {
-        return id.is_number_unsigned() ? std::to_string(id.get<std::uint64_t>()) : std::to_string(id.get<std::int64_t>());
+        return id.is_number_unsigned() ? std::to_string(id.get<std::uint64_t>())
+                                       : std::to_string(id.get<std::int64_t>());
     }
     if (id.is_string()) {
         const auto& text = id.get_ref<const std::string&>();
         // Printable ASCII without '"' or '\\' is written as it is, in quotes.
-        if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; })) {
+        if (std::all_of(text.begin(), text.end(),
+                        [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; })) {
             std::string key;
             key.reserve(text.size() + 2);
             key += '"';

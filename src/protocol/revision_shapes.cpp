@@ -26,11 +26,13 @@ void shape_tool_result(Revision revision, Json& result) {
     for (auto& block : *content) {
         const std::string type = block.value("type", "");
         if (type == "resource_link" && !has_resource_links(revision)) {
-            std::string text = "Resource: " + block.value("name", std::string()) + " <" + block.value("uri", std::string()) + ">";
+            std::string text = "Resource: " + block.value("name", std::string()) + " <" +
+                               block.value("uri", std::string()) + ">";
             block = Json{{"type", "text"}, {"text", std::move(text)}};
         } else if (type == "audio" && !has_audio(revision)) {
-            block = Json{{"type", "text"}, {"text", "[audio content (" + block.value("mimeType", std::string("audio")) +
-                                                       ") needs protocol 2025-03-26 or later]"}};
+            block = Json{{"type", "text"},
+                         {"text", "[audio content (" + block.value("mimeType", std::string("audio")) +
+                                      ") needs protocol 2025-03-26 or later]"}};
         }
     }
 }

@@ -88,7 +88,8 @@ bool RpcPeer::finish(std::int64_t id, Json result) {
     auto pending = take(id);
     if (!pending) return false;
     // The requester resumes from the loop, not from inside the owner's read path.
-    executor_.post([reply = pending->reply, result = std::move(result)]() mutable { reply.set_value(std::move(result)); });
+    executor_.post(
+        [reply = pending->reply, result = std::move(result)]() mutable { reply.set_value(std::move(result)); });
     return true;
 }
 

@@ -19,8 +19,8 @@ enum class Revision {
     v2026_07_28,
 };
 
-inline constexpr std::array<std::string_view, 5> kRevisionNames = {
-    "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
+inline constexpr std::array<std::string_view, 5> kRevisionNames = {"2024-11-05", "2025-03-26", "2025-06-18",
+                                                                   "2025-11-25", "2026-07-28"};
 
 // The newest revision that uses the initialize handshake (what initialize offers).
 inline constexpr Revision kLatestStateful = Revision::v2025_11_25;

@@ -3,8 +3,9 @@
 namespace toolport::providers {
 
 ToolError credentials_tool_error(const auth::UpstreamCredentialsError& e) {
-    ToolError error(e.kind == auth::UpstreamCredentialsError::Kind::unavailable ? ToolErrorCode::upstream_credentials_unavailable
-                                              : ToolErrorCode::upstream_authorization_failed,
+    ToolError error(e.kind == auth::UpstreamCredentialsError::Kind::unavailable
+                        ? ToolErrorCode::upstream_credentials_unavailable
+                        : ToolErrorCode::upstream_authorization_failed,
                     e.what());
     if (!e.as_error.empty()) error.detail("authorization_server_error", e.as_error);
     if (e.kind == auth::UpstreamCredentialsError::Kind::unavailable) {
@@ -14,11 +15,13 @@ ToolError credentials_tool_error(const auth::UpstreamCredentialsError& e) {
     } else if (e.transient) {
         error.transient(true).suggest("The authorization server could not be reached; retry shortly");
     } else if (e.as_error == "invalid_grant") {
-        error.suggest("Your access token could not be exchanged (expired, revoked, or not allowed for this service): "
-                      "obtain a new one and call again");
+        error.suggest(
+            "Your access token could not be exchanged (expired, revoked, or not allowed for this service): "
+            "obtain a new one and call again");
     } else {
-        error.suggest("The authorization server refused Toolport's token request; the server's operator must check "
-                      "this source's auth: settings");
+        error.suggest(
+            "The authorization server refused Toolport's token request; the server's operator must check "
+            "this source's auth: settings");
     }
     return error;
 }

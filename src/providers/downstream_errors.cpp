@@ -8,7 +8,8 @@
 namespace toolport::providers {
 
 ToolError unreachable_error(const http_client::HttpError& error, std::string_view api, std::string_view settings) {
-    auto code = error.kind == http_client::HttpError::Kind::timeout ? ToolErrorCode::timeout : ToolErrorCode::upstream_error;
+    auto code = error.kind == http_client::HttpError::Kind::timeout ? ToolErrorCode::timeout
+                                                                    : ToolErrorCode::upstream_error;
     return ToolError(code, fmt::format("Could not reach {}: {}", api, error.what()))
         .transient(error.transient())
         .suggest(error.transient() ? std::string("Retry in a moment.") : fmt::format("Check {}.", settings));

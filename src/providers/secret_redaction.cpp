@@ -76,7 +76,8 @@ bool redact_json(Json& value, const std::vector<std::string>& secrets) {
 
 bool redact_result(ToolResult& result, const std::vector<std::string>& secrets) {
     bool changed = false;
-    const bool structured_changed = !result.structured_content.is_null() && redact_json(result.structured_content, secrets);
+    const bool structured_changed = !result.structured_content.is_null() &&
+                                    redact_json(result.structured_content, secrets);
     if (result.content.is_array()) {
         for (auto& block : result.content) {
             // The text block that is structuredContent's JSON (ToolResult::structured): written

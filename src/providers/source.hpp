@@ -116,7 +116,8 @@ public:
     // Runs `tool` (registered or not) through the call pipeline as a call of its own, on
     // behalf of the request `ctx`: a meta-tool that calls other tools (the gateway's
     // call_tool) gets their validation, limits and accounting.
-    Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments);
+    Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
+                                 const Json& arguments);
 
     // A named subset of the server's catalogue (its tools, and the resources, templates,
     // prompts and extensions of the sources it names) that clients choose with the URL path

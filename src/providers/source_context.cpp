@@ -19,7 +19,8 @@ std::unique_ptr<SourceContext> SourceContext::part(std::string name) const {
 
 AsioExecutor& SourceContext::network() const {
     if (!services_.network) {
-        throw SourceError("source " + source_name_ + " opens network connections, but this runtime has no network event loop");
+        throw SourceError("source " + source_name_ +
+                          " opens network connections, but this runtime has no network event loop");
     }
     return *services_.network;
 }

@@ -31,8 +31,9 @@ std::string read_key_file(const SourceSettings& s, const std::string& path) {
 auth::UpstreamAuthSettings read_upstream_auth(const SourceSettings& s, bool login_allowed) {
     if (s.string("type").value_or("") == "login") {
         if (!login_allowed) {
-            s.fail("type", "login applies to gateway upstreams (MCP servers over Streamable HTTP) only; use "
-                           "client_credentials or token_exchange");
+            s.fail("type",
+                   "login applies to gateway upstreams (MCP servers over Streamable HTTP) only; use "
+                   "client_credentials or token_exchange");
         }
         // Everything else (the authorization server, the client registration, the scopes)
         // is what `toolport login` discovered and kept with the tokens.
@@ -53,8 +54,9 @@ auth::UpstreamAuthSettings read_upstream_auth(const SourceSettings& s, bool logi
     else if (*type == "token_exchange") out.type = UpstreamAuthSettings::Type::token_exchange;
     else if (*type == "headers")
         s.fail("type", "static headers are set with the source's own headers settings, not under auth:");
-    else s.fail("type", login_allowed ? "must be client_credentials, token_exchange or login"
-                                      : "must be client_credentials or token_exchange");
+    else
+        s.fail("type", login_allowed ? "must be client_credentials, token_exchange or login"
+                                     : "must be client_credentials or token_exchange");
 
     out.allow_http = s.boolean("allow_http").value_or(false);
     out.token_endpoint = s.string("token_endpoint").value_or("");
@@ -104,7 +106,7 @@ auth::UpstreamAuthSettings read_upstream_auth(const SourceSettings& s, bool logi
         check_client_authentication(c);
     } catch (const std::invalid_argument& e) {
         s.fail(c.method == M::private_key_jwt ? (s.value("private_key") ? "private_key" : "private_key_file")
-                                               : "client_secret",
+                                              : "client_secret",
                e.what());
     }
 
@@ -115,7 +117,8 @@ auth::UpstreamAuthSettings read_upstream_auth(const SourceSettings& s, bool logi
         if (auto problem = url_problem(out.resource, true); !problem.empty()) s.fail("resource", problem);
     }
     if (auto own = s.string("own_requests")) {
-        if (!out.exchanges()) s.fail("own_requests", "applies to token_exchange only (client_credentials authorizes every request)");
+        if (!out.exchanges())
+            s.fail("own_requests", "applies to token_exchange only (client_credentials authorizes every request)");
         if (*own == "client_credentials") out.own_requests_authorized = true;
         else if (*own == "none") out.own_requests_authorized = false;
         else s.fail("own_requests", "must be client_credentials or none");

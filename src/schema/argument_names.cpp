@@ -165,10 +165,11 @@ double name_closeness(std::string_view given, std::string_view candidate) {
     // Mostly: how much of what the caller wrote is found; partly: how much of the
     // candidate that accounts for (so "date" is closer to "award_date" than to
     // "award_date_start").
-    const double by_words = 0.7 * matched / static_cast<double>(g.size()) + 0.3 * matched / static_cast<double>(c.size());
+    const double by_words = 0.7 * matched / static_cast<double>(g.size()) +
+                            0.3 * matched / static_cast<double>(c.size());
     // A misspelt whole name ("limt", "vendorname").
-    const double by_letters =
-        1.0 - static_cast<double>(edit_distance(gs, cs)) / static_cast<double>(std::max(gs.size(), cs.size()));
+    const double by_letters = 1.0 - static_cast<double>(edit_distance(gs, cs)) /
+                                        static_cast<double>(std::max(gs.size(), cs.size()));
     return std::max(by_words, by_letters >= 0.75 ? by_letters : 0.0);
 }
 

@@ -8,9 +8,9 @@
 namespace toolport::schema::detail {
 
 const std::vector<BuiltinDocument>& builtin_documents() {
-  static const std::vector<BuiltinDocument> documents = [] {
-    std::vector<BuiltinDocument> docs;
-    docs.push_back({"http://json-schema.org/draft-07/schema", Json::parse(R"json(
+    static const std::vector<BuiltinDocument> documents = [] {
+        std::vector<BuiltinDocument> docs;
+        docs.push_back({"http://json-schema.org/draft-07/schema", Json::parse(R"json(
 {
   "$schema": "http://json-schema.org/draft-07/schema#",
   "$id": "http://json-schema.org/draft-07/schema#",
@@ -251,7 +251,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   "default": true
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/schema", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/schema", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/schema",
@@ -333,7 +333,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/core", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/core", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/core",
@@ -402,7 +402,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/applicator", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/applicator", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/applicator",
@@ -488,7 +488,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/unevaluated", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/unevaluated", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/unevaluated",
@@ -511,7 +511,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/validation", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/validation", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/validation",
@@ -635,7 +635,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/meta-data", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/meta-data", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/meta-data",
@@ -675,7 +675,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/format-annotation", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/format-annotation", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/format-annotation",
@@ -695,7 +695,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/format-assertion", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/format-assertion", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/format-assertion",
@@ -715,7 +715,7 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    docs.push_back({"https://json-schema.org/draft/2020-12/meta/content", Json::parse(R"json(
+        docs.push_back({"https://json-schema.org/draft/2020-12/meta/content", Json::parse(R"json(
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://json-schema.org/draft/2020-12/meta/content",
@@ -741,9 +741,9 @@ const std::vector<BuiltinDocument>& builtin_documents() {
   }
 }
 )json")});
-    return docs;
-  }();
-  return documents;
+        return docs;
+    }();
+    return documents;
 }
 
 }  // namespace toolport::schema::detail

@@ -18,9 +18,9 @@ bool is_absolute_uri(std::string_view uri);
 
 // Splits "a#b" into {"a", "b"}; has_fragment tells "a#" from "a".
 struct UriAndFragment {
-  std::string uri;
-  std::string fragment;
-  bool has_fragment = false;
+    std::string uri;
+    std::string fragment;
+    bool has_fragment = false;
 };
 UriAndFragment split_fragment(std::string_view uri);
 

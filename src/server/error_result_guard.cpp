@@ -58,8 +58,9 @@ bool guard_error_result(const ToolSpec& tool, ToolResult& result, bool report) {
         if (!result.content.is_array()) result.content = Json::array();
         result.content.push_back(
             {{"type", "text"},
-             {"text", util::sanitize_for_message(
-                          result.structured_content.dump(-1, ' ', false, Json::error_handler_t::replace), 4000)}});
+             {"text",
+              util::sanitize_for_message(result.structured_content.dump(-1, ' ', false, Json::error_handler_t::replace),
+                                         4000)}});
     }
     // Its fields stay machine-readable where no schema applies: _meta["toolport/error"].
     if (!result.meta.is_object()) result.meta = Json::object();
@@ -76,9 +77,10 @@ bool guard_error_result(const ToolSpec& tool, ToolResult& result, bool report) {
     });
     metrics.increment("toolport_error_structured_content_dropped_total", {{"tool", tool.name}});
     if (first_time_for(tool.name)) {
-        spdlog::warn("tool {} (source {}): an error result's structuredContent does not match the tool's outputSchema; "
-                     "it is dropped so that schema-validating clients see the error text",
-                     tool.name, tool.source);
+        spdlog::warn(
+            "tool {} (source {}): an error result's structuredContent does not match the tool's outputSchema; "
+            "it is dropped so that schema-validating clients see the error text",
+            tool.name, tool.source);
     } else {
         spdlog::debug("tool {}: error structuredContent dropped (outputSchema mismatch)", tool.name);
     }

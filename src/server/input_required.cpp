@@ -38,7 +38,8 @@ bool plausible_answer(const std::string& method, const Json& answer) {
 Json earlier_answers(const RequestContext& ctx) {
     auto it = ctx.params().find("requestState");
     if (it == ctx.params().end() || it->is_null()) return Json::object();
-    if (!it->is_string()) throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: requestState must be a string");
+    if (!it->is_string())
+        throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: requestState must be a string");
     auto state = open_request_state(ctx.session().server().options().state_secret, it->get<std::string>());
     if (!state || !state->is_object()) {
         throw RpcError(protocol::error_code::kInvalidParams,

@@ -5,8 +5,8 @@
 namespace toolport {
 
 namespace {
-constexpr std::array<std::string_view, 8> kNames = {"debug",    "info",  "notice", "warning",
-                                                     "error",    "critical", "alert", "emergency"};
+constexpr std::array<std::string_view, 8> kNames = {"debug", "info",     "notice", "warning",
+                                                    "error", "critical", "alert",  "emergency"};
 }
 
 std::optional<LogLevel> parse_log_level(std::string_view text) {

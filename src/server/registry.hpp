@@ -34,8 +34,8 @@ using ResourceReader = std::function<Task<Json>(RequestContext&, const std::stri
 // Returns a GetPromptResult (`description?`, `messages`).
 using PromptHandler = std::function<Task<Json>(RequestContext&, const Json& arguments)>;
 // Returns the `completion` object ({values, total?, hasMore?}) for one argument.
-using Completer = std::function<Task<Json>(RequestContext&, const std::string& argument,
-                                           const std::string& value, const Json& context_arguments)>;
+using Completer = std::function<Task<Json>(RequestContext&, const std::string& argument, const std::string& value,
+                                           const Json& context_arguments)>;
 
 struct ToolSpec {
     std::string name;
@@ -172,7 +172,8 @@ public:
     const ToolSpec* find_tool(const std::string& name) const;
     const ResourceSpec* find_resource(const std::string& uri) const;
     // The first template (in registration order) whose pattern matches, with its variables.
-    std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> match_template(const std::string& uri) const;
+    std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> match_template(
+        const std::string& uri) const;
     // The same among the templates `accept` takes (those a caller may see).
     std::optional<std::pair<std::shared_ptr<const ResourceTemplateSpec>, Json>> match_template(
         const std::string& uri, const std::function<bool(const ResourceTemplateSpec&)>& accept) const;

@@ -46,7 +46,8 @@ void RequestContext::progress(double progress, std::optional<double> total, std:
     Json p = {{"progressToken", *token}, {"progress", progress}};
     if (total) p["total"] = *total;
     if (!message.empty()) p["message"] = std::move(message);
-    if (!related_task_.empty()) p["_meta"] = Json{{"io.modelcontextprotocol/related-task", {{"taskId", related_task_}}}};
+    if (!related_task_.empty())
+        p["_meta"] = Json{{"io.modelcontextprotocol/related-task", {{"taskId", related_task_}}}};
     session_->send(protocol::make_notification("notifications/progress", std::move(p)), &id_);
 }
 
@@ -54,7 +55,8 @@ void RequestContext::log(LogLevel level, Json data, std::string logger) {
     if (!session_->should_log(level, *this)) return;
     Json p = {{"level", std::string(to_string(level))}, {"data", std::move(data)}};
     if (!logger.empty()) p["logger"] = std::move(logger);
-    if (!related_task_.empty()) p["_meta"] = Json{{"io.modelcontextprotocol/related-task", {{"taskId", related_task_}}}};
+    if (!related_task_.empty())
+        p["_meta"] = Json{{"io.modelcontextprotocol/related-task", {{"taskId", related_task_}}}};
     session_->send(protocol::make_notification("notifications/message", std::move(p)), &id_);
 }
 
@@ -92,8 +94,8 @@ Task<std::vector<Json>> RequestContext::ask_client_all(std::vector<ClientRequest
             r.params["_meta"][std::string(kInputKeyMeta)] = r.key;
         }
         WaitClock clock(*this);
-        answers.push_back(co_await session_->request_client(std::move(r.method), std::move(r.params), id_, cancel_,
-                                                             revision_));
+        answers.push_back(
+            co_await session_->request_client(std::move(r.method), std::move(r.params), id_, cancel_, revision_));
     }
     co_return answers;
 }
@@ -113,8 +115,6 @@ void RequestContext::require_client_capability(const std::string& capability) co
 
 void RequestContext::close_stream() { session_->close_stream(id_); }
 
-Task<void> RequestContext::sleep(std::chrono::milliseconds delay) {
-    return executor().sleep(delay, &cancel_);
-}
+Task<void> RequestContext::sleep(std::chrono::milliseconds delay) { return executor().sleep(delay, &cancel_); }
 
 }  // namespace toolport

@@ -72,8 +72,8 @@ const char* client_capability_for(std::string_view method);
 
 class RequestContext {
 public:
-    RequestContext(std::shared_ptr<ServerSession> session, protocol::RequestId id, std::string method,
-                   Json params, protocol::Revision revision);
+    RequestContext(std::shared_ptr<ServerSession> session, protocol::RequestId id, std::string method, Json params,
+                   protocol::Revision revision);
     ~RequestContext();
     RequestContext(const RequestContext&) = delete;
     RequestContext& operator=(const RequestContext&) = delete;

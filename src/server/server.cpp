@@ -14,14 +14,14 @@
 
 namespace toolport {
 
-McpServer::McpServer(Executor& executor, ServerOptions options)
-    : executor_(executor), options_(std::move(options)) {
+McpServer::McpServer(Executor& executor, ServerOptions options) : executor_(executor), options_(std::move(options)) {
     if (options_.version.empty()) options_.version = kToolportVersion;
     if (options_.state_secret.empty()) {
         options_.state_secret.assign(32, '\0');
         util::secure_random(options_.state_secret.data(), options_.state_secret.size());
     }
-    registry_listener_ = registry_.add_change_listener([this](const CatalogChange& change) { broadcast_list_changed(change); });
+    registry_listener_ = registry_.add_change_listener(
+        [this](const CatalogChange& change) { broadcast_list_changed(change); });
 }
 
 McpServer::~McpServer() {
@@ -153,9 +153,7 @@ bool McpServer::source_visible(const CallerIdentity& caller, const std::string& 
 
 bool McpServer::resource_visible(const CallerIdentity& caller, const std::string& uri) const {
     if (const auto* resource = registry_.find_resource(uri); resource && visible(caller, *resource)) return true;
-    return registry_
-        .match_template(uri, [&](const ResourceTemplateSpec& t) { return visible(caller, t); })
-        .has_value();
+    return registry_.match_template(uri, [&](const ResourceTemplateSpec& t) { return visible(caller, t); }).has_value();
 }
 
 std::vector<std::string> McpServer::tool_scopes(const ToolSpec& tool) const {
@@ -210,7 +208,8 @@ Task<void> McpServer::wait_for_sources() {
         }
         co_await executor_.sleep(std::min<std::chrono::milliseconds>(
             std::chrono::milliseconds(20),
-            std::chrono::duration_cast<std::chrono::milliseconds>(sources_deadline_ - now) + std::chrono::milliseconds(1)));
+            std::chrono::duration_cast<std::chrono::milliseconds>(sources_deadline_ - now) +
+                std::chrono::milliseconds(1)));
         if (!*alive) co_return;
     }
 }

@@ -66,9 +66,8 @@ using SessionOutput = std::function<void(const Json& message, const protocol::Re
 
 // Runs one tool call. The call pipeline (validation, cache, limits, ...) installs one;
 // without it a call goes straight to the tool's handler.
-using ToolInvoker = std::function<Task<ToolResult>(RequestContext&, const std::shared_ptr<const ToolSpec>& tool,
-                                                   const Json& arguments)>;
-
+using ToolInvoker =
+    std::function<Task<ToolResult>(RequestContext&, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments)>;
 
 class McpServer {
 public:
@@ -101,7 +100,8 @@ public:
     // its request.
     void set_tasks(std::shared_ptr<TaskEngine> tasks) { tasks_ = std::move(tasks); }
     TaskEngine* tasks() const { return tasks_.get(); }
-    Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
+    Task<ToolResult> invoke_tool(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
+                                 const Json& arguments) {
         return tool_invoker_ ? tool_invoker_(ctx, tool, arguments) : tool->handler(ctx, arguments);
     }
 
@@ -149,7 +149,9 @@ public:
     bool visible(const CallerIdentity& caller, const ResourceTemplateSpec& resource_template) const {
         return source_visible(caller, resource_template.source);
     }
-    bool visible(const CallerIdentity& caller, const PromptSpec& prompt) const { return source_visible(caller, prompt.source); }
+    bool visible(const CallerIdentity& caller, const PromptSpec& prompt) const {
+        return source_visible(caller, prompt.source);
+    }
     // Whether `caller` sees what `source` offers besides tools ("" is the server's own: always).
     bool source_visible(const CallerIdentity& caller, const std::string& source) const;
     // Whether `uri` is a resource `caller` sees or matches a template it sees.
@@ -176,7 +178,9 @@ public:
     // Told when a session subscribes to a resource (true) and when the last session
     // subscribed to one unsubscribes (false): sources that forward subscriptions upstream.
     using SubscriptionListener = std::function<void(const std::string& uri, bool subscribed)>;
-    void add_subscription_listener(SubscriptionListener listener) { subscription_listeners_.push_back(std::move(listener)); }
+    void add_subscription_listener(SubscriptionListener listener) {
+        subscription_listeners_.push_back(std::move(listener));
+    }
     void subscription_changed(const std::string& uri, bool subscribed);
     // Told about every session that ends (for per-session summaries).
     using SessionClosedListener = std::function<void(const CallerIdentity& caller)>;

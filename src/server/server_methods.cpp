@@ -48,8 +48,8 @@ std::optional<std::string> read_cursor(const Json& params) {
 }
 
 template <typename Map>
-Json list_page(const Map& items, const Json& params, std::size_t page_size, const char* field,
-               Revision revision, std::string_view kind) {
+Json list_page(const Map& items, const Json& params, std::size_t page_size, const char* field, Revision revision,
+               std::string_view kind) {
     auto cursor = read_cursor(params);
     auto it = cursor ? items.upper_bound(*cursor) : items.begin();
     Json page = Json::array();
@@ -121,7 +121,8 @@ Task<Json> ServerSession::set_log_level(RequestContext& ctx) {
 
 Task<Json> ServerSession::list_tools(RequestContext& ctx) {
     co_await server_.wait_for_sources();
-    Json result = visible_page(server_, caller(), server_.registry().tools(), ctx.params(), "tools", ctx.revision(), "tool");
+    Json result = visible_page(server_, caller(), server_.registry().tools(), ctx.params(), "tools", ctx.revision(),
+                               "tool");
     add_cacheable(result, ctx, server_);
     co_return result;
 }
@@ -215,7 +216,8 @@ Task<Json> ServerSession::read_resource(RequestContext& ctx) {
     // A resource or template the caller cannot see is passed over, as if it were not there.
     auto accept = [this](const ResourceTemplateSpec& t) { return server_.visible(caller(), t); };
     Json contents;
-    if (auto it = registry.resources().find(uri); it != registry.resources().end() && server_.visible(caller(), *it->second)) {
+    if (auto it = registry.resources().find(uri);
+        it != registry.resources().end() && server_.visible(caller(), *it->second)) {
         auto keep = it->second;  // survives removal during the read
         const Json no_variables = Json::object();
         contents = co_await keep->reader(ctx, uri, no_variables);
@@ -347,8 +349,8 @@ Task<Json> ServerSession::listen(RequestContext& ctx) {
         }
         honoured["resourceSubscriptions"] = *uris;
     }
-    const std::string subscription_id =
-        ctx.request_id().is_string() ? ctx.request_id().get<std::string>() : id_text(ctx.request_id());
+    const std::string subscription_id = ctx.request_id().is_string() ? ctx.request_id().get<std::string>()
+                                                                     : id_text(ctx.request_id());
     auto tell = [&ctx, subscription_id](std::string_view method, Json params) {
         params["_meta"] = Json{{"io.modelcontextprotocol/subscriptionId", subscription_id}};
         ctx.session().send(make_notification(method, std::move(params)), &ctx.request_id());
@@ -360,17 +362,18 @@ Task<Json> ServerSession::listen(RequestContext& ctx) {
     int catalog_listener = registry.add_change_listener([this, &tell, honoured](const CatalogChange& change) {
         const CatalogKind kind = change.kind;
         if (server_.filters(caller()) && !server_.concerns(caller(), change)) return;
-        const char* flag = kind == CatalogKind::tools       ? "toolsListChanged"
-                           : kind == CatalogKind::prompts   ? "promptsListChanged"
-                                                            : "resourcesListChanged";
+        const char* flag = kind == CatalogKind::tools     ? "toolsListChanged"
+                           : kind == CatalogKind::prompts ? "promptsListChanged"
+                                                          : "resourcesListChanged";
         if (!honoured.contains(flag)) return;
-        tell(kind == CatalogKind::tools       ? "notifications/tools/list_changed"
-             : kind == CatalogKind::prompts   ? "notifications/prompts/list_changed"
-                                              : "notifications/resources/list_changed",
+        tell(kind == CatalogKind::tools     ? "notifications/tools/list_changed"
+             : kind == CatalogKind::prompts ? "notifications/prompts/list_changed"
+                                            : "notifications/resources/list_changed",
              Json::object());
     });
     int resource_listener = server_.add_resource_listener([this, &tell, &watched](const std::string& uri) {
-        if (watched.count(uri) && server_.resource_visible(caller(), uri)) tell("notifications/resources/updated", Json{{"uri", uri}});
+        if (watched.count(uri) && server_.resource_visible(caller(), uri))
+            tell("notifications/resources/updated", Json{{"uri", uri}});
     });
     struct Unregister {
         Registry& registry;

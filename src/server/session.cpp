@@ -16,16 +16,17 @@ ServerSession::ServerSession(McpServer& server, SessionOutput output, CallerIden
     : server_(server),
       output_(std::move(output)),
       caller_(std::move(caller)),
-      peer_(server.executor(),
-            {.on_give_up =
-                 [this](std::int64_t id, const std::string&, const std::string& reason) {
-                     send(make_notification("notifications/cancelled", {{"requestId", id}, {"reason", reason}}), nullptr);
-                 },
-             .timeout_error =
-                 [](const std::string& method, std::chrono::milliseconds after) {
-                     return std::make_exception_ptr(std::runtime_error(
-                         fmt::format("the client did not answer {} within {} ms", method, after.count())));
-                 }}) {}
+      peer_(
+          server.executor(),
+          {.on_give_up =
+               [this](std::int64_t id, const std::string&, const std::string& reason) {
+                   send(make_notification("notifications/cancelled", {{"requestId", id}, {"reason", reason}}), nullptr);
+               },
+           .timeout_error =
+               [](const std::string& method, std::chrono::milliseconds after) {
+                   return std::make_exception_ptr(std::runtime_error(
+                       fmt::format("the client did not answer {} within {} ms", method, after.count())));
+               }}) {}
 
 ServerSession::~ServerSession() {
     // A closed session is already off the server's list, and the server may be gone (its
@@ -165,8 +166,7 @@ void ServerSession::on_request(Request request) {
     }
 
     if (peer_.serving(id)) {
-        send(make_error(id, error_code::kInvalidRequest,
-                        "Invalid Request: a request with this id is still in progress"),
+        send(make_error(id, error_code::kInvalidRequest, "Invalid Request: a request with this id is still in progress"),
              &id);
         return;
     }
@@ -258,15 +258,15 @@ void ServerSession::on_notification(const Notification& n) {
     // need no answer; providers that care subscribe through the session later.
 }
 
-Task<Json> ServerSession::request_client(std::string method, Json params, const RequestId& related,
-                                         CancelToken& token, Revision revision) {
+Task<Json> ServerSession::request_client(std::string method, Json params, const RequestId& related, CancelToken& token,
+                                         Revision revision) {
     if (closed_) throw OperationCancelled("session closed");
     if (!has_server_requests(revision)) {
         throw std::runtime_error(fmt::format("{} is not available in protocol {}", method, name(revision)));
     }
     if (method == "elicitation/create" && !has_elicitation(revision)) {
-        throw std::runtime_error(fmt::format("elicitation needs protocol 2025-06-18 or later; this session uses {}",
-                                             name(revision)));
+        throw std::runtime_error(
+            fmt::format("elicitation needs protocol 2025-06-18 or later; this session uses {}", name(revision)));
     }
     const char* capability = client_capability_for(method);
     if (capability && !client_capabilities_.contains(capability)) {
@@ -275,8 +275,7 @@ Task<Json> ServerSession::request_client(std::string method, Json params, const 
     }
     // Timed out or cancelled, the client is told to stop (Hooks::on_give_up above); an
     // error answer ends it with RpcError.
-    auto request =
-        peer_.begin({.method = method, .timeout = server_.options().client_request_timeout, .cancel = &token});
+    auto request = peer_.begin({.method = method, .timeout = server_.options().client_request_timeout, .cancel = &token});
     send(make_request(request.id, method, std::move(params)), &related);
     co_return co_await request.reply;
 }

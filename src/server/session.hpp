@@ -54,8 +54,8 @@ public:
 
     // Used by RequestContext.
     void send(const Json& message, const protocol::RequestId* related);
-    Task<Json> request_client(std::string method, Json params, const protocol::RequestId& related,
-                              CancelToken& token, protocol::Revision revision);
+    Task<Json> request_client(std::string method, Json params, const protocol::RequestId& related, CancelToken& token,
+                              protocol::Revision revision);
     bool should_log(LogLevel level, const RequestContext& ctx) const;
     void close_stream(const protocol::RequestId& id) {
         if (stream_closer_) stream_closer_(id);
@@ -87,7 +87,9 @@ public:
 
     // Whether the protocol itself defines `method` (in some revision): an extension cannot
     // take it over.
-    static bool is_protocol_method(std::string_view method) { return method == "initialize" || method_table().count(method) > 0; }
+    static bool is_protocol_method(std::string_view method) {
+        return method == "initialize" || method_table().count(method) > 0;
+    }
 
 private:
     enum class State { fresh, initializing, operating };

@@ -26,8 +26,8 @@ inline constexpr const char* kLogLevel = "io.modelcontextprotocol/logLevel";
 }  // namespace meta_key
 
 struct StatelessMeta {
-    bool present = false;        // _meta names a protocol version
-    std::string requested;       // the version text as sent
+    bool present = false;                        // _meta names a protocol version
+    std::string requested;                       // the version text as sent
     std::optional<protocol::Revision> revision;  // nullopt when unsupported
     bool has_capabilities = false;
 };

@@ -26,8 +26,7 @@ namespace tasks_detail {
 
 RpcError missing_extension(std::string_view what) {
     return RpcError(protocol::error_code::kMissingRequiredClientCapability,
-                    fmt::format("Missing required client capability: {} needs the {} extension", what,
-                                kTasksExtension),
+                    fmt::format("Missing required client capability: {} needs the {} extension", what, kTasksExtension),
                     missing_extension_data());
 }
 

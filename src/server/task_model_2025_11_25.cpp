@@ -156,7 +156,8 @@ Task<Json> TaskEngine::list(RequestContext& ctx) {
     if (!v1(ctx)) throw v1_only("tasks/list");
     std::string cursor;
     if (auto c = ctx.params().find("cursor"); c != ctx.params().end() && !c->is_null()) {
-        if (!c->is_string()) throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: \"cursor\" must be a string");
+        if (!c->is_string())
+            throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: \"cursor\" must be a string");
         cursor = c->get<std::string>();
     }
     TaskPage page;
@@ -259,8 +260,7 @@ Task<bool> TaskEngine::ask_for_input(RequestContext& ctx, std::shared_ptr<Runnin
     co_return true;
 }
 
-Task<bool> TaskEngine::ask_for_remote_input(RequestContext& ctx, const TaskRecord& record,
-                                             std::set<std::string>& asked) {
+Task<bool> TaskEngine::ask_for_remote_input(RequestContext& ctx, const TaskRecord& record, std::set<std::string>& asked) {
     auto self = shared_from_this();
     if (!record.input_requests.is_object()) co_return false;
     bool any = false;

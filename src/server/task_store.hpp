@@ -37,7 +37,7 @@ struct TaskRecord {
     std::string id;     // unguessable (128 random bits, hex); the key
     std::string owner;  // who may see it: "token:<digest>" or "session:<digest>"
     TaskStatus status = TaskStatus::working;
-    std::string status_message;  // optional human-readable detail
+    std::string status_message;           // optional human-readable detail
     std::int64_t created_at_ms = 0;       // Unix epoch milliseconds
     std::int64_t last_updated_at_ms = 0;  // Unix epoch milliseconds
     std::int64_t ttl_ms = 0;              // kept this long after creation (> 0)
@@ -77,9 +77,9 @@ struct TaskLimitReached : std::runtime_error {
 
 // What came of a request to change a record.
 enum class TaskUpdate {
-    applied,      // the record now holds the change
-    not_found,    // no such record for this owner (or it expired)
-    terminal,     // the record was already completed, failed or cancelled: unchanged
+    applied,    // the record now holds the change
+    not_found,  // no such record for this owner (or it expired)
+    terminal,   // the record was already completed, failed or cancelled: unchanged
 };
 
 class TaskStore {

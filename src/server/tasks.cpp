@@ -64,8 +64,7 @@ RpcError unknown_task(const std::string& id) {
 }
 
 std::string iso(std::int64_t epoch_ms) {
-    return observability::iso8601_utc(std::chrono::system_clock::time_point(std::chrono::milliseconds(epoch_ms)),
-                                      true);
+    return observability::iso8601_utc(std::chrono::system_clock::time_point(std::chrono::milliseconds(epoch_ms)), true);
 }
 
 }  // namespace tasks_detail
@@ -278,7 +277,8 @@ Task<std::optional<Json>> TaskEngine::call_inline_first(RequestContext& ctx, std
         const auto deadline = server_.executor().now() + threshold;
         while (!run->held && server_.executor().now() < deadline) {
             co_await wait_change(ctx, run->id,
-                                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - server_.executor().now()));
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                                       server_.executor().now()));
         }
     } catch (const OperationCancelled&) {
         if (run->ctx) run->ctx->cancel_token().cancel("the request was cancelled");
@@ -457,8 +457,9 @@ Task<TaskRecord> TaskEngine::find(RequestContext& ctx, const std::string& id) {
         change.status = TaskStatus::failed;
         change.status_message = "The replica running this task stopped before the task ended";
         change.error = Json{{"code", protocol::error_code::kInternalError},
-                            {"message", "Internal error: the replica running this task stopped before the task ended; "
-                                        "call the tool again"}};
+                            {"message",
+                             "Internal error: the replica running this task stopped before the task ended; "
+                             "call the tool again"}};
         change.last_updated_at_ms = now_ms();
         co_await store_.update(std::move(change));
         spdlog::warn("task {}…: its replica stopped; marked failed", id.substr(0, 8));

@@ -144,8 +144,8 @@ private:
     Task<Json> cancel(RequestContext& ctx);
     Task<Json> v1_get(RequestContext& ctx);     // get() in the 2025-11-25 model
     Task<Json> v1_cancel(RequestContext& ctx);  // cancel() in the 2025-11-25 model
-    Task<Json> list(RequestContext& ctx);    // v1
-    Task<Json> result(RequestContext& ctx);  // v1
+    Task<Json> list(RequestContext& ctx);       // v1
+    Task<Json> result(RequestContext& ctx);     // v1
     Task<TaskRecord> find(RequestContext& ctx, const std::string& id);
 
     Json create_result(const TaskRecord& record) const;

@@ -26,14 +26,14 @@ struct TaskEngine::Running {
     std::string owner;
     std::shared_ptr<ServerSession> session;  // the creating request's (it may have closed)
     std::shared_ptr<const ToolSpec> tool;
-    Json params;     // the tools/call params every run of the call sees
+    Json params;  // the tools/call params every run of the call sees
     Json arguments;
     protocol::Revision revision;
-    Json answers = Json::object();  // every answer gathered so far, by input key
-    Json pending = Json::object();  // questions not answered yet: key -> {method, params}
+    Json answers = Json::object();        // every answer gathered so far, by input key
+    Json pending = Json::object();        // questions not answered yet: key -> {method, params}
     std::unique_ptr<RequestContext> ctx;  // the run in progress; null between runs
-    bool active = false;                   // a run is in progress or starting
-    bool v1 = false;                       // created in the 2025-11-25 model
+    bool active = false;                  // a run is in progress or starting
+    bool v1 = false;                      // created in the 2025-11-25 model
     // What the record's Task object needs beside a change (v1 status notifications).
     std::int64_t created_at_ms = 0;
     std::int64_t ttl_ms = 0;

@@ -73,11 +73,13 @@ ToolResult ToolError::to_result() const {
     std::string text = fmt::format("{}: {}", code_name(code_), what());
     if (!parameter_.empty()) text += fmt::format("\nParameter: {}", parameter_);
     if (!provided_.is_null()) {
-        text += fmt::format("\nProvided: {}", util::sanitize_for_message(
-                                                   provided_.dump(-1, ' ', false, Json::error_handler_t::replace), 300));
+        text += fmt::format("\nProvided: {}",
+                            util::sanitize_for_message(provided_.dump(-1, ' ', false, Json::error_handler_t::replace),
+                                                       300));
     }
     if (!expected_format_.empty()) text += fmt::format("\nExpected: {}", expected_format_);
-    if (!example_.is_null()) text += fmt::format("\nExample: {}", example_.dump(-1, ' ', false, Json::error_handler_t::replace));
+    if (!example_.is_null())
+        text += fmt::format("\nExample: {}", example_.dump(-1, ' ', false, Json::error_handler_t::replace));
     if (retry_after_ms_) text += fmt::format("\nRetry after: {} ms", *retry_after_ms_);
     text += fmt::format("\nSuggestion: {}", fields["suggestion"].get<std::string>());
     ToolResult r = ToolResult::text(text);

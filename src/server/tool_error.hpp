@@ -49,17 +49,44 @@ class ToolError : public std::runtime_error {
 public:
     ToolError(ToolErrorCode code, const std::string& message);
 
-    ToolError& parameter(std::string name) { parameter_ = std::move(name); return *this; }
-    ToolError& provided(Json value) { provided_ = std::move(value); return *this; }
-    ToolError& expected(std::string format) { expected_format_ = std::move(format); return *this; }
-    ToolError& example(Json value) { example_ = std::move(value); return *this; }
-    ToolError& suggest(std::string suggestion) { suggestion_ = std::move(suggestion); return *this; }
-    ToolError& recoverable(bool v) { recoverable_ = v; return *this; }
-    ToolError& transient(bool v) { transient_ = v; return *this; }
-    ToolError& retry_after(std::chrono::milliseconds delay) { retry_after_ms_ = delay.count(); return *this; }
+    ToolError& parameter(std::string name) {
+        parameter_ = std::move(name);
+        return *this;
+    }
+    ToolError& provided(Json value) {
+        provided_ = std::move(value);
+        return *this;
+    }
+    ToolError& expected(std::string format) {
+        expected_format_ = std::move(format);
+        return *this;
+    }
+    ToolError& example(Json value) {
+        example_ = std::move(value);
+        return *this;
+    }
+    ToolError& suggest(std::string suggestion) {
+        suggestion_ = std::move(suggestion);
+        return *this;
+    }
+    ToolError& recoverable(bool v) {
+        recoverable_ = v;
+        return *this;
+    }
+    ToolError& transient(bool v) {
+        transient_ = v;
+        return *this;
+    }
+    ToolError& retry_after(std::chrono::milliseconds delay) {
+        retry_after_ms_ = delay.count();
+        return *this;
+    }
     // A further machine-readable field of this error (e.g. the authorization server's
     // error code); the standard fields keep their names.
-    ToolError& detail(const std::string& key, Json value) { details_[key] = std::move(value); return *this; }
+    ToolError& detail(const std::string& key, Json value) {
+        details_[key] = std::move(value);
+        return *this;
+    }
 
     ToolErrorCode code() const { return code_; }
     bool is_transient() const { return transient_; }

@@ -67,7 +67,8 @@ bool is_reserved(unsigned char c) {
 }
 
 bool is_pct_triplet(std::string_view s, std::size_t i) {
-    return i + 2 < s.size() && s[i] == '%' && util::hex_digit_value(s[i + 1]) >= 0 && util::hex_digit_value(s[i + 2]) >= 0;
+    return i + 2 < s.size() && s[i] == '%' && util::hex_digit_value(s[i + 1]) >= 0 &&
+           util::hex_digit_value(s[i + 2]) >= 0;
 }
 
 // Well-formed UTF-8 (RFC 3629): what nlohmann::json accepts when it serialises a string.
@@ -104,9 +105,8 @@ bool valid_utf8(std::string_view s) {
 }
 
 std::size_t code_points(std::string_view s) {
-    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
-        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 // The first `max_length` code points of `s` (all of it for 0).
@@ -139,7 +139,8 @@ std::optional<std::string> decode_value(std::string_view text, bool reserved) {
             out += text[i];
             continue;
         }
-        const auto byte = static_cast<unsigned char>(util::hex_digit_value(text[i + 1]) * 16 + util::hex_digit_value(text[i + 2]));
+        const auto byte = static_cast<unsigned char>(util::hex_digit_value(text[i + 1]) * 16 +
+                                                     util::hex_digit_value(text[i + 2]));
         if (reserved && is_reserved(byte)) out.append(text.substr(i, 3));
         else out += static_cast<char>(byte);
         i += 2;
@@ -181,19 +182,29 @@ std::optional<Part> parse_expression(std::string_view body) {
     part.op = Op::simple;
     if (!body.empty()) {
         switch (body[0]) {
-            case '+': case '#': case '.': case '/': case ';': case '?': case '&':
+            case '+':
+            case '#':
+            case '.':
+            case '/':
+            case ';':
+            case '?':
+            case '&':
                 part.op = static_cast<Op>(body[0]);
                 body.remove_prefix(1);
                 break;
-            case '=': case ',': case '!': case '@': case '|':
-                return std::nullopt;  // reserved for future extensions (RFC 6570 section 2.2)
+            case '=':
+            case ',':
+            case '!':
+            case '@':
+            case '|': return std::nullopt;  // reserved for future extensions (RFC 6570 section 2.2)
             default: break;
         }
     }
     std::size_t start = 0;
     while (true) {
         const auto comma = body.find(',', start);
-        auto spec = parse_varspec(body.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        auto spec = parse_varspec(
+            body.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
         if (!spec) return std::nullopt;
         part.vars.push_back(std::move(*spec));
         if (comma == std::string_view::npos) break;
@@ -220,7 +231,10 @@ constexpr std::size_t kMaxBytesPerChar = 12;
 class Matcher {
 public:
     Matcher(const std::vector<Part>& parts, std::string_view uri)
-        : parts_(parts), uri_(uri), bindings_(parts.size()), finds_(parts.size()),
+        : parts_(parts),
+          uri_(uri),
+          bindings_(parts.size()),
+          finds_(parts.size()),
           budget_(kWorkPerUriByte * uri.size() + kBaseWork) {}
 
     bool gave_up() const { return exhausted_; }
@@ -253,7 +267,8 @@ private:
         const Binding* longest = bindings.front();
         for (const Binding* b : bindings) {
             if (b->value.is_string() && longest->value.is_string() &&
-                code_points(b->value.get_ref<const std::string&>()) > code_points(longest->value.get_ref<const std::string&>())) {
+                code_points(b->value.get_ref<const std::string&>()) >
+                    code_points(longest->value.get_ref<const std::string&>())) {
                 longest = b;
             }
         }
@@ -334,7 +349,8 @@ private:
 
     // The most bytes an expression whose values all have a {var:n} limit can take.
     static std::optional<std::size_t> length_cap(const Part& part, const Rules& rules) {
-        if (rules.named && (part.op == Op::query || part.op == Op::continuation)) return std::nullopt;  // may hold others
+        if (rules.named && (part.op == Op::query || part.op == Op::continuation))
+            return std::nullopt;  // may hold others
         std::size_t cap = rules.first ? 1 : 0;
         for (const auto& var : part.vars) {
             if (var.explode || var.max_length == 0) return std::nullopt;
@@ -403,7 +419,8 @@ private:
             start = sep + 1;
         }
         const auto vars = part.vars.size();
-        const auto exploded = std::find_if(part.vars.begin(), part.vars.end(), [](const VarSpec& v) { return v.explode; });
+        const auto exploded = std::find_if(part.vars.begin(), part.vars.end(),
+                                           [](const VarSpec& v) { return v.explode; });
         const auto exploded_at = static_cast<std::size_t>(exploded - part.vars.begin());
         std::size_t item = 0;
         for (std::size_t v = 0; v < vars && item < items.size(); ++v) {
@@ -444,7 +461,8 @@ private:
             const auto eq = item.find('=');
             const auto name = item.substr(0, eq);
             const auto raw = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
-            const auto var = std::find_if(part.vars.begin(), part.vars.end(), [&](const VarSpec& v) { return v.name == name; });
+            const auto var = std::find_if(part.vars.begin(), part.vars.end(),
+                                          [&](const VarSpec& v) { return v.name == name; });
             if (var == part.vars.end()) {
                 if (part.op == Op::parameter) return false;
                 continue;  // a query parameter the template does not name
@@ -453,7 +471,8 @@ private:
             if (!value) return false;
             if (var->explode) {
                 // Its items, in order, wherever they are among the other parameters.
-                auto list = std::find_if(values.begin(), values.end(), [&](const Binding& b) { return b.spec == &*var; });
+                auto list = std::find_if(values.begin(), values.end(),
+                                         [&](const Binding& b) { return b.spec == &*var; });
                 if (list == values.end()) list = values.insert(values.end(), Binding{&*var, Json::array()});
                 list->value.push_back(std::move(*value));
             } else {
@@ -507,7 +526,8 @@ std::string scalar_text(const Json& value) {
 
 // One variable's expansion (RFC 6570 appendix A); nullopt when it is undefined.
 std::optional<std::string> expand_var(const VarSpec& var, const Json& value, const Rules& rules) {
-    if (value.is_null() || (value.is_array() && value.empty()) || (value.is_object() && value.empty())) return std::nullopt;
+    if (value.is_null() || (value.is_array() && value.empty()) || (value.is_object() && value.empty()))
+        return std::nullopt;
     auto named = [&](const std::string& name, const std::string& text) {
         if (!rules.named) return text;
         if (text.empty()) return rules.separator == ';' ? name : name + '=';

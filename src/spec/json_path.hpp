@@ -33,9 +33,9 @@ public:
 private:
     struct Segment {
         enum class Kind { member, index, wildcard } kind;
-        std::string name;        // member
-        long long index = 0;     // index
-        bool from_dot = false;   // ".0" (member syntax) rather than "[0]"
+        std::string name;       // member
+        long long index = 0;    // index
+        bool from_dot = false;  // ".0" (member syntax) rather than "[0]"
     };
     std::string text_;
     std::vector<Segment> segments_;

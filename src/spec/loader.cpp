@@ -54,7 +54,8 @@ public:
     void problem(const std::string& pointer, const std::string& key, const std::string& what) {
         int line = doc_.line_of(pointer);
         std::string where = line > 0 ? fmt::format("{}:{}", display(file_), line) : display(file_);
-        problems_.push_back(key.empty() ? fmt::format("{}: {}", where, what) : fmt::format("{}: {}: {}", where, key, what));
+        problems_.push_back(key.empty() ? fmt::format("{}: {}", where, what)
+                                        : fmt::format("{}: {}: {}", where, key, what));
     }
     const std::vector<std::string>& problems() const { return problems_; }
     bool ok() const { return problems_.empty(); }
@@ -114,7 +115,8 @@ bool field_has_kind(const Json& value, detail::FieldKind kind) {
         case detail::FieldKind::boolean: return value.is_boolean();
         case detail::FieldKind::positive_number: return value.is_number() && value.get<double>() > 0;
         case detail::FieldKind::string_list:
-            return value.is_array() && std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); });
+            return value.is_array() &&
+                   std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_string(); });
         case detail::FieldKind::any: return true;
     }
     return false;
@@ -143,7 +145,8 @@ std::optional<Assertion> read_assertion(Checker& check, const Json& item, const 
     const detail::AssertionType* type = detail::find_assertion_type(*type_name);
     if (!type) {
         check.problem(document::pointer_append(pointer, "type"), prefix + "type",
-                      fmt::format("unknown assertion type \"{}\" (known: {})", *type_name, detail::assertion_type_names()));
+                      fmt::format("unknown assertion type \"{}\" (known: {})", *type_name,
+                                  detail::assertion_type_names()));
         return std::nullopt;
     }
     std::vector<std::string> allowed{"type"};
@@ -153,7 +156,8 @@ std::optional<Assertion> read_assertion(Checker& check, const Json& item, const 
     for (const auto& field : type->fields) {
         auto it = item.find(field.key);
         if (it == item.end()) {
-            if (field.required) check.problem(pointer, prefix + field.key, fmt::format("is required by {}", type->name));
+            if (field.required)
+                check.problem(pointer, prefix + field.key, fmt::format("is required by {}", type->name));
         } else if (!field_has_kind(*it, field.kind)) {
             check.problem(document::pointer_append(pointer, field.key), prefix + field.key,
                           fmt::format("must be {}, got {}", field_kind_text(field.kind),
@@ -175,7 +179,7 @@ std::optional<Assertion> read_assertion(Checker& check, const Json& item, const 
 // Reads the spec at `pointer` of `doc` (the whole file, or a suite's inline entry).
 // `prefix` is how its keys are named in messages: "" or "tests[2].".
 std::variant<Spec, LoadError> read_spec(const Document& doc, const std::string& pointer, const std::string& prefix,
-                                         const fs::path& file, const fs::path& folder, const std::string& label) {
+                                        const fs::path& file, const fs::path& folder, const std::string& label) {
     Checker check(doc, file);
     const Json& value = pointer.empty() ? doc.value : doc.value.at(Json::json_pointer(pointer));
     Spec spec;
@@ -199,8 +203,9 @@ std::variant<Spec, LoadError> read_spec(const Document& doc, const std::string& 
             if (*type == "tool") kind = SpecKind::tool;
             else if (*type == "prompt") kind = SpecKind::prompt;
             else if (*type == "resource") kind = SpecKind::resource;
-            else check.problem(document::pointer_append(pointer, "type"), prefix + "type",
-                               fmt::format("must be tool, prompt or resource, got \"{}\"", *type));
+            else
+                check.problem(document::pointer_append(pointer, "type"), prefix + "type",
+                              fmt::format("must be tool, prompt or resource, got \"{}\"", *type));
         }
     } else if (value.contains("tool")) {
         kind = SpecKind::tool;
@@ -275,7 +280,8 @@ Parsed parse_file(const fs::path& file) {
     Parsed parsed;
     try {
         parsed.doc = document::parse_document(document::read_text_file(file), file);
-        if (parsed.doc->value.is_null()) parsed.error = LoadError{file, display(file), {display(file) + ": the file is empty"}};
+        if (parsed.doc->value.is_null())
+            parsed.error = LoadError{file, display(file), {display(file) + ": the file is empty"}};
     } catch (const DocumentError& e) {
         std::string where = e.line() > 0 ? fmt::format("{}:{}", display(file), e.line()) : display(file);
         parsed.error = LoadError{file, display(file), {fmt::format("{}: {}", where, e.what())}};
@@ -309,7 +315,8 @@ public:
             const Json& tests = parsed.back().doc->value["tests"];
             if (!tests.is_array()) continue;
             for (const auto& entry : tests) {
-                if (entry.is_string()) in_suites.insert(canonical_or_same(file.parent_path() / entry.get<std::string>()));
+                if (entry.is_string())
+                    in_suites.insert(canonical_or_same(file.parent_path() / entry.get<std::string>()));
             }
         }
         for (std::size_t i = 0; i < files.size(); ++i) {
@@ -329,7 +336,8 @@ public:
         Parsed p;
         try {
             p.doc = document::parse_document(text, file);
-            if (p.doc->value.is_null()) p.error = LoadError{file, display(file), {display(file) + ": the file is empty"}};
+            if (p.doc->value.is_null())
+                p.error = LoadError{file, display(file), {display(file) + ": the file is empty"}};
         } catch (const DocumentError& e) {
             std::string where = e.line() > 0 ? fmt::format("{}:{}", display(file), e.line()) : display(file);
             p.error = LoadError{file, display(file), {fmt::format("{}: {}", where, e.what())}};
@@ -355,14 +363,17 @@ private:
                 check.only_keys(*setup, "/setup", "setup.", {"serverUrl"}, "a suite's setup");
                 if (auto url = check.string(*setup, "/setup", "setup.", "serverUrl", false, true)) {
                     if (is_http_url(*url)) server_url = *url;
-                    else check.problem("/setup/serverUrl", "setup.serverUrl",
-                                       fmt::format("must be an http:// or https:// URL, got \"{}\"", *url));
+                    else
+                        check.problem("/setup/serverUrl", "setup.serverUrl",
+                                      fmt::format("must be an http:// or https:// URL, got \"{}\"", *url));
                 }
             }
         }
         const Json& tests = suite.at("tests");
-        if (!tests.is_array()) check.problem("/tests", "tests", fmt::format("must be a list, got {}", kind_name(tests)));
-        if (!check.ok()) out_.entries.emplace_back(LoadError{file, name.empty() ? display(file) : name, check.problems()});
+        if (!tests.is_array())
+            check.problem("/tests", "tests", fmt::format("must be a list, got {}", kind_name(tests)));
+        if (!check.ok())
+            out_.entries.emplace_back(LoadError{file, name.empty() ? display(file) : name, check.problems()});
         if (!tests.is_array()) return;
 
         fs::path folder = file.parent_path();
@@ -449,12 +460,15 @@ CollectedFiles collect_spec_files(const std::vector<fs::path>& paths) {
         for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
             const auto& name = it->path().filename().string();
             if (it->is_directory(ec)) {
-                if (name.starts_with(".") || name == "__snapshots__" || name == "node_modules") it.disable_recursion_pending();
+                if (name.starts_with(".") || name == "__snapshots__" || name == "node_modules")
+                    it.disable_recursion_pending();
                 continue;
             }
             if (it->is_regular_file(ec) && has_spec_extension(it->path())) found.push_back(it->path());
         }
-        if (ec) collected.errors.push_back(LoadError{path, display(path), {display(path) + ": cannot be listed: " + ec.message()}});
+        if (ec)
+            collected.errors.push_back(
+                LoadError{path, display(path), {display(path) + ": cannot be listed: " + ec.message()}});
         std::sort(found.begin(), found.end());
         collected.files.insert(collected.files.end(), found.begin(), found.end());
     }

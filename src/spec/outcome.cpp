@@ -33,12 +33,11 @@ std::string cut_utf8(const std::string& text, std::size_t max) {
 
 std::string Outcome::describe_error() const {
     switch (kind) {
-        case Kind::result:
-            return "no error";
+        case Kind::result: return "no error";
         case Kind::tool_error:
-            return text.empty() ? "the tool returned isError: true" : "the tool returned isError: true: " + preview_text(text);
-        case Kind::call_failed:
-            return error;
+            return text.empty() ? "the tool returned isError: true"
+                                : "the tool returned isError: true: " + preview_text(text);
+        case Kind::call_failed: return error;
     }
     return error;
 }
@@ -121,8 +120,8 @@ Json response_document(const Outcome& outcome) {
     try {
         return parse_json_text(outcome.text);
     } catch (const std::runtime_error& e) {
-        throw std::runtime_error(fmt::format("the response text is not valid JSON ({}): {}", e.what(),
-                                             preview_text(outcome.text, 80)));
+        throw std::runtime_error(
+            fmt::format("the response text is not valid JSON ({}): {}", e.what(), preview_text(outcome.text, 80)));
     }
 }
 
@@ -149,7 +148,8 @@ std::size_t nesting_depth(const Json& value) {
 }
 
 std::string preview(const Json& value, std::size_t max_chars) {
-    if (nesting_depth(value) > static_cast<std::size_t>(document::kMaxDocumentDepth)) return "(a value nested too deeply to show)";
+    if (nesting_depth(value) > static_cast<std::size_t>(document::kMaxDocumentDepth))
+        return "(a value nested too deeply to show)";
     return cut_utf8(value.dump(-1, ' ', false, Json::error_handler_t::replace), max_chars);
 }
 

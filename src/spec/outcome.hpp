@@ -17,10 +17,10 @@ struct Outcome {
     };
     Kind kind = Kind::result;
     SpecKind spec_kind = SpecKind::tool;
-    Json result;              // the result object (null when the call failed)
-    std::string error;        // call_failed: "JSON-RPC error -32602: Unknown tool: x" or the exception's message
+    Json result;        // the result object (null when the call failed)
+    std::string error;  // call_failed: "JSON-RPC error -32602: Unknown tool: x" or the exception's message
     std::optional<int> rpc_code;
-    std::string text;         // the response text (see spec.hpp), the error message when the call failed
+    std::string text;  // the response text (see spec.hpp), the error message when the call failed
 
     bool is_error() const { return kind != Kind::result; }
     // "JSON-RPC error -32602: ..." / "the tool returned isError: true" for failure messages.

@@ -42,9 +42,7 @@ const char* status_name(SpecResult::Status status) {
 
 void print_result(const SpecResult& result, std::ostream& out) {
     switch (result.status) {
-        case SpecResult::Status::skipped:
-            out << "- " << one_line(result.name) << " (skipped)\n";
-            return;
+        case SpecResult::Status::skipped: out << "- " << one_line(result.name) << " (skipped)\n"; return;
         case SpecResult::Status::passed:
             out << "✓ " << one_line(result.name) << " (" << result.elapsed.count() << " ms)\n";
             break;

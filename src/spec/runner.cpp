@@ -153,8 +153,6 @@ RunSummary run_specs(const LoadedSpecs& loaded, const TargetResolver& resolve, c
     return summary;
 }
 
-int exit_status(const RunSummary& summary) {
-    return summary.results.empty() || summary.failed > 0 ? 1 : 0;
-}
+int exit_status(const RunSummary& summary) { return summary.results.empty() || summary.failed > 0 ? 1 : 0; }
 
 }  // namespace toolport::spec

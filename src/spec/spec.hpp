@@ -72,15 +72,15 @@ enum class SpecKind { tool, prompt, resource };
 const char* to_string(SpecKind kind);
 
 struct Assertion {
-    std::string type;   // "success", "json_path", ... (see assertions/registry.cpp)
-    Json params;        // the assertion's other keys, already checked against its type
+    std::string type;  // "success", "json_path", ... (see assertions/registry.cpp)
+    Json params;       // the assertion's other keys, already checked against its type
 };
 
 struct Spec {
     std::string name;
     std::string description;
     SpecKind kind = SpecKind::tool;
-    std::string target;            // tool name, prompt name or resource URI
+    std::string target;  // tool name, prompt name or resource URI
     Json arguments = Json::object();
     std::optional<std::chrono::milliseconds> timeout;
     bool skip = false;

@@ -15,7 +15,7 @@ namespace toolport::stores {
 
 struct BudgetReservation {
     bool granted = false;
-    std::int64_t used = 0;   // the scope's total after this reservation (or now, if refused)
+    std::int64_t used = 0;  // the scope's total after this reservation (or now, if refused)
     std::int64_t limit = 0;
 };
 

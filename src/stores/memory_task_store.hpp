@@ -28,7 +28,7 @@ namespace toolport::stores {
 class MemoryTaskStore final : public TaskStore {
 public:
     struct Limits {
-        std::size_t max_records = 100000;        // in all
+        std::size_t max_records = 100000;          // in all
         std::size_t max_records_per_owner = 1000;  // live records of one owner
     };
 

@@ -76,11 +76,10 @@ Task<BudgetReservation> RedisBudgets::reserve_copy(std::string scope, std::int64
     if (!client_->ready()) co_return fallback_->reserve_now(scope, amount, limit, ttl);
     std::optional<RedisReply> reply;
     try {
-        reply = co_await reserve_script_.run(
-            *client_, {prefix_ + scope},
-            {std::to_string(amount), std::to_string(limit), std::to_string(clamp_duration(ttl).count())});
-    } catch (const RedisUnavailable&) {
-    }
+        reply = co_await reserve_script_.run(*client_, {prefix_ + scope},
+                                             {std::to_string(amount), std::to_string(limit),
+                                              std::to_string(clamp_duration(ttl).count())});
+    } catch (const RedisUnavailable&) {}
     if (!reply) co_return fallback_->reserve_now(scope, amount, limit, ttl);
     if (reply->is_array() && reply->elements.size() == 2 && reply->elements[0].is_integer() &&
         reply->elements[1].is_integer()) {
@@ -100,8 +99,7 @@ Task<std::int64_t> RedisBudgets::settle_copy(std::string scope, std::int64_t res
         reply = co_await settle_script_.run(*client_, {prefix_ + scope},
                                             {std::to_string(actual - reserved),
                                              std::to_string(clamp_duration(ttl).count())});
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     if (!reply) co_return fallback_->settle_now(scope, reserved, actual, ttl);
     if (reply->is_integer()) co_return reply->integer;
     spdlog::warn("Redis budget settle answered \"{}\"; settling in the local fallback", what_came(*reply));
@@ -113,8 +111,7 @@ Task<std::int64_t> RedisBudgets::used_copy(std::string scope) {
     std::optional<RedisReply> reply;
     try {
         reply = co_await client_->command({"GET", prefix_ + scope});
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     if (!reply) co_return fallback_->used_now(scope);
     if (reply->is_nil()) co_return 0;
     if (reply->is_string()) {

@@ -28,8 +28,7 @@ Task<std::string> RedisCache::read_generation(std::string scope) {
     std::optional<RedisReply> reply;
     try {
         reply = co_await client_->command({"GET", prefix_ + "generation:" + scope});
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     if (!reply) co_return fallback_->generation_of(scope);
     if (reply->is_string()) co_return "r" + reply->text;
     co_return std::string("r0");
@@ -45,8 +44,7 @@ Task<void> RedisCache::bump_generation(std::string scope) {
     std::optional<RedisReply> reply;
     try {
         reply = co_await client_->command({"INCR", prefix_ + "generation:" + scope});
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     if (!reply || reply->is_error()) {
         spdlog::warn("Redis cache INCR failed{}: cached results of {} are invalidated on this replica only",
                      reply ? " (" + reply->text + ")" : std::string(), scope);
@@ -58,8 +56,7 @@ Task<std::optional<std::string>> RedisCache::fetch(std::string key) {
     std::optional<RedisReply> reply;
     try {
         reply = co_await client_->command({"GET", prefix_ + key});
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     if (!reply) co_return fallback_->lookup(key);  // Redis went away mid-command
     if (reply->is_string()) co_return std::move(reply->text);
     if (!reply->is_nil()) spdlog::warn("Redis cache GET answered \"{}\"; counted as a miss", reply->text);
@@ -76,8 +73,7 @@ Task<void> RedisCache::store(std::string key, std::string value, std::chrono::mi
     std::optional<RedisReply> reply;
     try {
         reply = co_await client_->command({"SET", prefix_ + key, value, "PX", px});
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     if (!reply) {
         fallback_->store(key, std::move(value), ttl);
         co_return;

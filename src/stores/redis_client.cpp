@@ -41,8 +41,7 @@ public:
     ~SigpipeBlocked() {
         if (!was_pending_) {
             timespec no_wait{0, 0};
-            while (sigtimedwait(&pipe_, nullptr, &no_wait) == SIGPIPE) {
-            }
+            while (sigtimedwait(&pipe_, nullptr, &no_wait) == SIGPIPE) {}
         }
         pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
     }
@@ -74,9 +73,7 @@ RedisReply convert(const redisReply* r) {
             out.type = RedisReply::Type::integer;
             out.integer = r->integer;
             break;
-        case REDIS_REPLY_NIL:
-            out.type = RedisReply::Type::nil;
-            break;
+        case REDIS_REPLY_NIL: out.type = RedisReply::Type::nil; break;
         case REDIS_REPLY_ARRAY:
             out.type = RedisReply::Type::array;
             out.elements.reserve(r->elements);
@@ -112,9 +109,8 @@ void on_reply(redisAsyncContext*, void* reply, void* privdata) {
                 done.set_value(std::move(converted));
             });
         } else {
-            pending->executor->post([done]() mutable {
-                done.set_error(unavailable("the Redis connection closed before the reply"));
-            });
+            pending->executor->post(
+                [done]() mutable { done.set_error(unavailable("the Redis connection closed before the reply")); });
         }
     } catch (...) {  // out of memory copying the reply: nothing may unwind through hiredis
         done.set_error(std::current_exception());
@@ -145,7 +141,7 @@ public:
 private:
     enum class Direction { read, write };
     struct Interest {
-        bool wanted = false;  // hiredis asked for the next event
+        bool wanted = false;   // hiredis asked for the next event
         bool waiting = false;  // an async_wait is outstanding
     };
 
@@ -265,11 +261,12 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
             return done;
         }
         // Bounded like a command: a confirmation that never comes drops the connection.
-        executor.schedule_after(options.command_timeout, [weak = weak_from_this(), this_attempt = attempt, done]() mutable {
-            if (done.done()) return;
-            done.set_error(unavailable("Redis did not confirm the subscription in time"));
-            if (auto self = weak.lock()) self->command_timed_out(this_attempt);
-        });
+        executor.schedule_after(options.command_timeout,
+                                [weak = weak_from_this(), this_attempt = attempt, done]() mutable {
+                                    if (done.done()) return;
+                                    done.set_error(unavailable("Redis did not confirm the subscription in time"));
+                                    if (auto self = weak.lock()) self->command_timed_out(this_attempt);
+                                });
         return done;
     }
 
@@ -278,10 +275,11 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
         if (stopping || phase != Phase::down) return;
         phase = Phase::connecting;
         const auto this_attempt = ++attempt;
-        cancel_connect_deadline =
-            executor.schedule_after(options.command_timeout, [weak = weak_from_this(), this_attempt] {
-                if (auto self = weak.lock()) self->connect_timed_out(this_attempt);
-            });
+        cancel_connect_deadline = executor.schedule_after(options.command_timeout,
+                                                          [weak = weak_from_this(), this_attempt] {
+                                                              if (auto self = weak.lock())
+                                                                  self->connect_timed_out(this_attempt);
+                                                          });
 
         boost::system::error_code not_an_address;
         auto address = asio::ip::make_address(options.endpoint.host, not_an_address);
@@ -290,26 +288,28 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
             return;
         }
         // hiredis would resolve the name with a blocking getaddrinfo on the loop thread.
-        resolver.async_resolve(
-            options.endpoint.host, std::to_string(options.endpoint.port),
-            [weak = weak_from_this(), this_attempt](const boost::system::error_code& ec,
-                                                    asio::ip::tcp::resolver::results_type results) {
-                auto self = weak.lock();
-                if (!self || self->attempt != this_attempt || self->phase != Phase::connecting || self->context) return;
-                if (ec || results.empty()) {
-                    self->attempt_failed("cannot resolve the host: " + (ec ? ec.message() : "no address"));
-                    return;
-                }
-                // IPv4 first: "localhost" often lists ::1 first, while Redis commonly binds 127.0.0.1.
-                auto chosen = results.begin()->endpoint().address();
-                for (const auto& entry : results) {
-                    if (entry.endpoint().address().is_v4()) {
-                        chosen = entry.endpoint().address();
-                        break;
-                    }
-                }
-                self->open(chosen.to_string());
-            });
+        resolver.async_resolve(options.endpoint.host, std::to_string(options.endpoint.port),
+                               [weak = weak_from_this(), this_attempt](const boost::system::error_code& ec,
+                                                                       asio::ip::tcp::resolver::results_type results) {
+                                   auto self = weak.lock();
+                                   if (!self || self->attempt != this_attempt || self->phase != Phase::connecting ||
+                                       self->context)
+                                       return;
+                                   if (ec || results.empty()) {
+                                       self->attempt_failed("cannot resolve the host: " +
+                                                            (ec ? ec.message() : "no address"));
+                                       return;
+                                   }
+                                   // IPv4 first: "localhost" often lists ::1 first, while Redis commonly binds 127.0.0.1.
+                                   auto chosen = results.begin()->endpoint().address();
+                                   for (const auto& entry : results) {
+                                       if (entry.endpoint().address().is_v4()) {
+                                           chosen = entry.endpoint().address();
+                                           break;
+                                       }
+                                   }
+                                   self->open(chosen.to_string());
+                               });
     }
 
     void open(const std::string& address) {
@@ -373,9 +373,9 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
             return done;
         }
         Pending* queued = pending.release();  // owned by on_reply from now on
-        queued->cancel_timeout = executor.schedule_after(
-            options.command_timeout, [done, weak = weak_from_this(), this_attempt = attempt,
-                                      timeout = options.command_timeout]() mutable {
+        queued->cancel_timeout =
+            executor.schedule_after(options.command_timeout, [done, weak = weak_from_this(), this_attempt = attempt,
+                                                              timeout = options.command_timeout]() mutable {
                 // Posted first, so it wins over the "connection closed" that dropping posts.
                 auto self = weak.lock();
                 if (self)
@@ -383,8 +383,7 @@ struct RedisClient::Impl : std::enable_shared_from_this<RedisClient::Impl> {
                         done.set_error(
                             unavailable("no reply from Redis within " + std::to_string(timeout.count()) + " ms"));
                     });
-                else
-                    done.set_error(unavailable("the Redis client was destroyed"));
+                else done.set_error(unavailable("the Redis client was destroyed"));
                 if (self) self->command_timed_out(this_attempt);
             });
         return done;
@@ -511,7 +510,8 @@ Task<void> RedisClient::Impl::handshake(std::shared_ptr<Impl> self) {
     if (endpoint.db != 0) {
         std::vector<std::string> select{"SELECT", std::to_string(endpoint.db)};
         RedisReply reply = co_await self->enqueue(select);
-        if (reply.is_error()) throw RedisUnavailable("SELECT " + std::to_string(endpoint.db) + " refused: " + reply.text);
+        if (reply.is_error())
+            throw RedisUnavailable("SELECT " + std::to_string(endpoint.db) + " refused: " + reply.text);
     }
     std::vector<std::string> ping{"PING"};
     RedisReply reply = co_await self->enqueue(ping);

@@ -74,7 +74,9 @@ return {1, delay, 0}
 std::string microseconds(std::chrono::milliseconds ms) { return std::to_string(ms.count() * 1000); }
 
 // Rounded up, as locally: waiting this long is never early; a refusal says at least 1 ms.
-std::chrono::milliseconds ms_up(std::int64_t us) { return std::chrono::milliseconds((std::max<std::int64_t>(us, 0) + 999) / 1000); }
+std::chrono::milliseconds ms_up(std::int64_t us) {
+    return std::chrono::milliseconds((std::max<std::int64_t>(us, 0) + 999) / 1000);
+}
 
 std::optional<RateDecision> read_decision(const RedisReply& reply) {
     if (!reply.is_array() || reply.elements.size() != 3) return std::nullopt;
@@ -120,8 +122,7 @@ Task<RateDecision> RedisRateLimits::decide(std::string key, RateLimitRule rule) 
         reply = co_await script_.run(*client_, {prefix_ + key},
                                      {microseconds(min_spacing), fmt::format("{:.17g}", rule.rate),
                                       fmt::format("{:.17g}", effective_burst(rule)), microseconds(max_wait)});
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     if (!reply) co_return while_away();
     auto decision = read_decision(*reply);
     if (!decision) {

@@ -121,8 +121,8 @@ std::optional<TaskRecord> read_record(const std::string& text, const std::string
 
 }  // namespace
 
-RedisTaskStore::RedisTaskStore(std::shared_ptr<RedisClient> client, std::string key_prefix,
-                               std::size_t max_per_owner, std::unique_ptr<MemoryTaskStore> fallback)
+RedisTaskStore::RedisTaskStore(std::shared_ptr<RedisClient> client, std::string key_prefix, std::size_t max_per_owner,
+                               std::unique_ptr<MemoryTaskStore> fallback)
     : client_(std::move(client)),
       prefix_(std::move(key_prefix)),
       max_per_owner_(max_per_owner),
@@ -173,8 +173,7 @@ Task<std::optional<RedisReply>> RedisTaskStore::ask(std::vector<std::string> arg
     if (!client_->ready()) co_return std::nullopt;
     try {
         co_return co_await client_->command(std::move(args));
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     co_return std::nullopt;
 }
 
@@ -183,8 +182,7 @@ Task<std::optional<RedisReply>> RedisTaskStore::ask(const RedisScript& script, s
     if (!client_->ready()) co_return std::nullopt;
     try {
         co_return co_await script.run(*client_, std::move(keys), std::move(args));
-    } catch (const RedisUnavailable&) {
-    }
+    } catch (const RedisUnavailable&) {}
     co_return std::nullopt;
 }
 

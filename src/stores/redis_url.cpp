@@ -13,9 +13,7 @@ namespace toolport::stores {
 
 namespace {
 
-[[noreturn]] void fail(std::string_view problem) {
-    throw StoreConfigError("store URL: " + std::string(problem));
-}
+[[noreturn]] void fail(std::string_view problem) { throw StoreConfigError("store URL: " + std::string(problem)); }
 
 bool is_digits(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -37,15 +35,13 @@ std::string percent_decode(std::string_view s, std::string_view what) {
 }
 
 bool is_host_name(std::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](unsigned char c) {
-        return std::isalnum(c) || c == '-' || c == '.' || c == '_';
-    });
+    return std::all_of(s.begin(), s.end(),
+                       [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '.' || c == '_'; });
 }
 
 bool is_ipv6_text(std::string_view s) {
     return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c) || c == ':' || c == '.'; });
 }
-
 
 }  // namespace
 
@@ -56,8 +52,7 @@ std::string RedisEndpoint::describe() const {
 
 RedisEndpoint parse_redis_url(std::string_view url) {
     auto scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos)
-        fail("expected \"memory\" or redis://[:password@]host:port[/db]");
+    if (scheme_end == std::string_view::npos) fail("expected \"memory\" or redis://[:password@]host:port[/db]");
     const std::string scheme = util::to_lower_ascii(url.substr(0, scheme_end));
     if (scheme == "rediss") fail("rediss:// (Redis over TLS) is not supported; use redis://");
     if (scheme != "redis") {
@@ -65,7 +60,8 @@ RedisEndpoint parse_redis_url(std::string_view url) {
         const bool plain = !scheme.empty() && std::all_of(scheme.begin(), scheme.end(), [](unsigned char c) {
             return std::isalnum(c) || c == '+' || c == '-' || c == '.';
         });
-        fail(plain ? "unsupported scheme \"" + scheme + "\"; expected redis://" : "unsupported scheme; expected redis://");
+        fail(plain ? "unsupported scheme \"" + scheme + "\"; expected redis://"
+                   : "unsupported scheme; expected redis://");
     }
     std::string_view rest = url.substr(scheme_end + 3);
     if (rest.find('?') != std::string_view::npos) fail("query parameters are not supported");

@@ -43,12 +43,12 @@ std::optional<SharedSessionState> SharedSessionState::from_json_text(std::string
 
 // "<kind> <origin> <session> <seq> <data>": ids and origins are hex, so spaces delimit.
 std::string SessionBusMessage::encode() const {
-    const char* k = kind == Kind::changed ? "changed"
-                    : kind == Kind::ended ? "ended"
-                    : kind == Kind::event ? "event"
+    const char* k = kind == Kind::changed  ? "changed"
+                    : kind == Kind::ended  ? "ended"
+                    : kind == Kind::event  ? "event"
                     : kind == Kind::stream ? "stream"
-                    : kind == Kind::relay ? "relay"
-                                          : "task";
+                    : kind == Kind::relay  ? "relay"
+                                           : "task";
     std::string out;
     out.reserve(data.size() + origin.size() + session_id.size() + 32);
     out.append(k).append(" ").append(origin).append(" ").append(session_id).append(" ");

@@ -48,7 +48,7 @@ struct SharedSessionState {
     std::string revision;   // negotiated protocol revision
     nlohmann::json client_capabilities = nlohmann::json::object();
     nlohmann::json client_info = nlohmann::json::object();
-    std::string log_level;  // "debug" ... "emergency"
+    std::string log_level;                   // "debug" ... "emergency"
     std::vector<std::string> subscriptions;  // resource URIs
 
     std::string to_json_text() const;
@@ -59,10 +59,10 @@ struct SharedSessionState {
 struct SessionBusMessage {
     enum class Kind { changed, ended, event, stream, relay, task };
     Kind kind = Kind::changed;
-    std::string origin;       // the replica that sent it (SharedSessions::replica())
-    std::string session_id;   // task: the task id
-    std::uint64_t seq = 0;    // event, stream: its number in its stream (stream: 0 = the stream ended)
-    std::string data;  // changed: the state as JSON; event, relay: the message; task: the answers
+    std::string origin;        // the replica that sent it (SharedSessions::replica())
+    std::string session_id;    // task: the task id
+    std::uint64_t seq = 0;     // event, stream: its number in its stream (stream: 0 = the stream ended)
+    std::string data;          // changed: the state as JSON; event, relay: the message; task: the answers
     std::uint64_t stream = 0;  // stream: which response stream
 
     std::string encode() const;

@@ -4,12 +4,9 @@ namespace toolport::stores {
 
 std::string_view to_string(StoreState state) {
     switch (state) {
-        case StoreState::available:
-            return "available";
-        case StoreState::degraded:
-            return "degraded";
-        case StoreState::unavailable:
-            return "unavailable";
+        case StoreState::available: return "available";
+        case StoreState::degraded: return "degraded";
+        case StoreState::unavailable: return "unavailable";
     }
     return "unknown";
 }

@@ -45,7 +45,8 @@ class RedisStores final : public Stores {
 public:
     RedisStores(const StoreOptions& options, AsioExecutor& executor, RedisEndpoint endpoint)
         : client_(std::make_shared<RedisClient>(
-              executor, RedisClient::Options{std::move(endpoint), options.redis_timeout, options.reconnect_interval, {}, {}})),
+              executor,
+              RedisClient::Options{std::move(endpoint), options.redis_timeout, options.reconnect_interval, {}, {}})),
           cache_(client_, options.key_prefix,
                  std::make_unique<MemoryCache>(executor, options.memory_cache_max_bytes,
                                                options.memory_cache_max_entries)),
@@ -85,7 +86,8 @@ void check_redis_options(const StoreOptions& options) {
 
 std::unique_ptr<Stores> make_stores(const StoreOptions& options, Executor& executor) {
     if (options.url == "memory") return std::make_unique<MemoryStores>(options, executor);
-    if (options.url.empty()) throw StoreConfigError("store URL is empty; expected \"memory\" or redis://host:port[/db]");
+    if (options.url.empty())
+        throw StoreConfigError("store URL is empty; expected \"memory\" or redis://host:port[/db]");
     RedisEndpoint endpoint = parse_redis_url(options.url);
     check_redis_options(options);
     auto* asio_executor = dynamic_cast<AsioExecutor*>(&executor);

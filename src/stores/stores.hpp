@@ -30,11 +30,11 @@ class Executor;
 namespace toolport::stores {
 
 struct StoreOptions {
-    std::string url = "memory";                  // "memory" or "redis://[:password@]host:port[/db]"
+    std::string url = "memory";                      // "memory" or "redis://[:password@]host:port[/db]"
     std::size_t memory_cache_max_bytes = 64u << 20;  // local LRU bound (also the Redis fallback)
     std::size_t memory_cache_max_entries = 100000;
-    std::string key_prefix = "toolport:";         // every Redis key starts with it
-    bool rate_limit_fail_open = true;            // when Redis is away: allow (true) or refuse
+    std::string key_prefix = "toolport:";          // every Redis key starts with it
+    bool rate_limit_fail_open = true;              // when Redis is away: allow (true) or refuse
     std::chrono::milliseconds redis_timeout{250};  // per command; slower counts as "away"
     std::chrono::milliseconds reconnect_interval{1000};
     std::size_t max_tasks_per_owner = 1000;  // live task records of one owner (both backends)

@@ -22,7 +22,8 @@ std::optional<Json> BatchCollector::begin(const ParsedPayload& batch) {
     Pending pending;
     for (const auto& item : batch.items) {
         if (const auto* message = std::get_if<Message>(&item)) {
-            if (const auto* request = std::get_if<Request>(message)) pending.waiting.insert(protocol::id_key(request->id));
+            if (const auto* request = std::get_if<Request>(message))
+                pending.waiting.insert(protocol::id_key(request->id));
             continue;
         }
         // A malformed member gets its error inside the batch reply too: from the session

@@ -74,9 +74,8 @@ public:
             return {};
         }
         auto out = std::move(out_);
-        return endpoint_->decided_answer(reply_.method, reply_.version, reply_.keep_alive, std::move(out),
-                                         reply_.batch, std::move(reply_.session_id), reply_.resumable,
-                                         std::exchange(after_, nullptr));
+        return endpoint_->decided_answer(reply_.method, reply_.version, reply_.keep_alive, std::move(out), reply_.batch,
+                                         std::move(reply_.session_id), reply_.resumable, std::exchange(after_, nullptr));
     }
 
     void client_gone() override {
@@ -165,10 +164,10 @@ HttpAnswer HttpEndpoint::State::write_stream(const HttpRequestView& req, std::sh
                               std::move(session_id), resumable, std::move(after));
     }
     HttpAnswer answer;
-    answer.pending = std::make_shared<PendingPost>(
-        shared_from_this(),
-        PendingPost::Reply{req.method(), req.version(), req.keep_alive(), batch, std::move(session_id), resumable},
-        std::move(out), std::move(after), std::move(on_client_gone));
+    answer.pending = std::make_shared<PendingPost>(shared_from_this(),
+                                                   PendingPost::Reply{req.method(), req.version(), req.keep_alive(),
+                                                                      batch, std::move(session_id), resumable},
+                                                   std::move(out), std::move(after), std::move(on_client_gone));
     return answer;
 }
 

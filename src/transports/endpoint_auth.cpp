@@ -24,9 +24,7 @@ namespace toolport {
 namespace ec = protocol::error_code;
 
 // Profile tokens turn authentication on as the server's own tokens do, and so does OAuth.
-bool HttpEndpoint::State::auth_on() const {
-    return !opts.bearer_tokens.empty() || !mcp.view_tokens().empty() || authn;
-}
+bool HttpEndpoint::State::auth_on() const { return !opts.bearer_tokens.empty() || !mcp.view_tokens().empty() || authn; }
 
 // Where the Protected Resource Metadata is served: the bare well-known path, and that
 // path followed by the MCP path and by the resource identifier's path (RFC 9728 §3.1).
@@ -105,14 +103,16 @@ std::optional<std::string> HttpEndpoint::State::profile_refusal(const Credential
     if (is_view_path(path)) {
         auto asked = path.substr(opts.path.size() + 1);
         if (asked == credential.profile) return std::nullopt;
-        return fmt::format("Forbidden: this bearer token selects the gateway profile \"{}\" and is not served "
-                           "the profile \"{}\" (a token never widens what its holder sees); use {} or {}/{}",
-                           credential.profile, asked, opts.path, opts.path, credential.profile);
+        return fmt::format(
+            "Forbidden: this bearer token selects the gateway profile \"{}\" and is not served "
+            "the profile \"{}\" (a token never widens what its holder sees); use {} or {}/{}",
+            credential.profile, asked, opts.path, opts.path, credential.profile);
     }
     if (path != "/metrics" && path != "/health" && path != "/admin/reload") return std::nullopt;
-    return fmt::format("Forbidden: this bearer token selects the gateway profile \"{}\", which is served at {} "
-                       "only; {} needs one of the server's own tokens",
-                       credential.profile, opts.path, path);
+    return fmt::format(
+        "Forbidden: this bearer token selects the gateway profile \"{}\", which is served at {} "
+        "only; {} needs one of the server's own tokens",
+        credential.profile, opts.path, path);
 }
 
 // /metrics and /admin/reload are the operator's. An OAuth access token is an end user's
@@ -167,7 +167,8 @@ HttpAnswer HttpEndpoint::State::verify_then_answer(const HttpRequestView& req, c
     return deferred_answer(deferred);
 }
 
-Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
+Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self,
+                                                  std::shared_ptr<endpoint::DeferredAnswer> deferred,
                                                   std::shared_ptr<endpoint::OwnedRequest> req, Reentry reentry) {
     std::string token(http_policy::bearer_token(req->header("Authorization")));
     std::shared_ptr<const auth::VerifiedToken> verified;
@@ -184,19 +185,20 @@ Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self, s
     if (refused && (refused->reason() == auth::TokenErrorReason::keys_unavailable ||
                     refused->reason() == auth::TokenErrorReason::introspection_unavailable)) {
         spdlog::warn("auth: a token could not be verified: {}", refused->what());
-        deferred->resolve(rpc_error(*req, 503, ec::kInternalError,
-                                    refused->reason() == auth::TokenErrorReason::keys_unavailable
-                                        ? "Service Unavailable: the authorization server's keys cannot be had; retry later"
-                                        : "Service Unavailable: the authorization server cannot check the token now; "
-                                          "retry later"));
+        deferred->resolve(
+            rpc_error(*req, 503, ec::kInternalError,
+                      refused->reason() == auth::TokenErrorReason::keys_unavailable
+                          ? "Service Unavailable: the authorization server's keys cannot be had; retry later"
+                          : "Service Unavailable: the authorization server cannot check the token now; "
+                            "retry later"));
         co_return;
     }
     if (refused) {
         // The reason, never the token: TokenError's messages quote nothing of it.
         spdlog::debug("auth: access token refused ({}): {}", auth::reason_name(refused->reason()), refused->what());
-        deferred->resolve(self->unauthorized(
-            *req, true, fmt::format("Unauthorized: the access token was refused ({}): {}",
-                                    auth::reason_name(refused->reason()), refused->what())));
+        deferred->resolve(self->unauthorized(*req, true,
+                                             fmt::format("Unauthorized: the access token was refused ({}): {}",
+                                                         auth::reason_name(refused->reason()), refused->what())));
         co_return;
     }
     reentry.verified_token = std::move(token);
@@ -209,8 +211,7 @@ HttpAnswer HttpEndpoint::State::unauthorized(const HttpRequestView& req, bool to
     auto body = protocol::serialize(protocol::make_error(nullptr, ec::kInvalidRequest, why));
     std::string challenge;
     if (authn) {
-        challenge = auth::bearer_challenge(metadata_url, scopes_for_path(req),
-                                           token_refused ? "invalid_token" : "");
+        challenge = auth::bearer_challenge(metadata_url, scopes_for_path(req), token_refused ? "invalid_token" : "");
     } else {
         challenge = token_refused ? "Bearer realm=\"toolport\", error=\"invalid_token\"" : "Bearer realm=\"toolport\"";
     }
@@ -276,8 +277,7 @@ std::optional<HttpAnswer> HttpEndpoint::State::tool_scope_refusal(const HttpRequ
 // GET /.well-known/oauth-protected-resource[/path] (RFC 9728), served without a token.
 HttpAnswer HttpEndpoint::State::metadata_answer(const HttpRequestView& req) {
     if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
-    auto doc = auth::protected_resource_metadata(opts.oauth.resource, {opts.oauth.issuer},
-                                                 opts.oauth.scopes_supported);
+    auto doc = auth::protected_resource_metadata(opts.oauth.resource, {opts.oauth.issuer}, opts.oauth.scopes_supported);
     return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
                                          {{"Content-Type", "application/json"}, {"Cache-Control", "max-age=300"}},
                                          doc.dump()));

@@ -45,14 +45,14 @@ HttpAnswer HttpEndpoint::State::handle_legacy_post(const HttpRequestView& req, c
     session->last_active = executor.now();
     take_client_headers(req, credential, session->mcp->caller());
     if (body.parsed.is_batch) {
-        session->mcp->reject(batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
-                                                                       : std::nullopt));
+        session->mcp->reject(
+            batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision()) : std::nullopt));
     } else {
         // Every reply, errors included, goes on the session's event stream.
         feed_all(*session->mcp, body);
     }
-    return answer_with(req, format_reply(req.version(), req.keep_alive(), 202, {{"Content-Type", "text/plain"}},
-                                         "Accepted"));
+    return answer_with(req,
+                       format_reply(req.version(), req.keep_alive(), 202, {{"Content-Type", "text/plain"}}, "Accepted"));
 }
 
 }  // namespace toolport

@@ -25,8 +25,7 @@ namespace ec = protocol::error_code;
 // Reads the body into messages; on failure returns the answer to send.
 std::optional<HttpAnswer> HttpEndpoint::State::read_post_body(const HttpRequestView& req, PostBody& body) {
     if (!http_policy::is_json_content_type(req.header("Content-Type"))) {
-        return rpc_error(req, 415, ec::kInvalidRequest,
-                         "Unsupported Media Type: Content-Type must be application/json");
+        return rpc_error(req, 415, ec::kInvalidRequest, "Unsupported Media Type: Content-Type must be application/json");
     }
     protocol::ParseLimits limits;
     limits.max_depth = opts.max_json_depth;
@@ -135,8 +134,8 @@ HttpAnswer HttpEndpoint::State::handle_post(const HttpRequestView& req, const Cr
     if (!session_id.empty() && !http_policy::valid_session_id(session_id)) {
         return rpc_error(req, 400, ec::kInvalidRequest, "Bad Request: malformed Mcp-Session-Id header");
     }
-    if (session_id.empty() && !body.has_requests && !body.has_errors && !body.has_initialize &&
-        version.revision && protocol::is_stateless(*version.revision)) {
+    if (session_id.empty() && !body.has_requests && !body.has_errors && !body.has_initialize && version.revision &&
+        protocol::is_stateless(*version.revision)) {
         // A notification in the stateless revision has no session to reach; over HTTP it
         // means nothing (a client cancels by closing the request's stream), so it is
         // accepted and dropped, as JSON-RPC lets a receiver do with a notification.
@@ -183,8 +182,7 @@ HttpAnswer HttpEndpoint::State::handle_post(const HttpRequestView& req, const Cr
     if (session->shared) keep_alive_shared(*session);
     take_client_headers(req, credential, session->mcp->caller());
 
-    if (body.parsed.is_batch &&
-        (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
+    if (body.parsed.is_batch && (!session->mcp->initialized() || !protocol::allows_batches(session->mcp->revision()))) {
         auto refusal = batch_refusal(session->mcp->initialized() ? std::make_optional(session->mcp->revision())
                                                                  : std::nullopt);
         return rpc_error(req, 400, refusal.code, refusal.message);
@@ -205,11 +203,11 @@ HttpAnswer HttpEndpoint::State::handle_post(const HttpRequestView& req, const Cr
         return answer_with(req, json_reply(req, 400, std::move(reply)));
     }
 
-    const bool state_changes =
-        session->shared && std::any_of(sorted.to_feed.begin(), sorted.to_feed.end(), [](const auto& m) {
-            const auto* r = std::get_if<protocol::Request>(&m);
-            return r && changes_session_state(r->method);
-        });
+    const bool state_changes = session->shared &&
+                               std::any_of(sorted.to_feed.begin(), sorted.to_feed.end(), [](const auto& m) {
+                                   const auto* r = std::get_if<protocol::Request>(&m);
+                                   return r && changes_session_state(r->method);
+                               });
     auto out = session->open_stream(sorted.request_ids);
     for (auto& reply : sorted.local_replies) out->push_local_reply(std::move(reply));
     for (auto& message : sorted.to_feed) session->mcp->receive(std::move(message));

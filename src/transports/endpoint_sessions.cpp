@@ -33,7 +33,8 @@ void HttpEndpoint::State::sessions_changed() {
 void HttpEndpoint::State::schedule_sweep() {
     if (stopping) return;
     auto every = std::min<std::chrono::milliseconds>(opts.session_idle_timeout / 2, 30s);
-    if (opts.handshake_timeout.count() > 0) every = std::min<std::chrono::milliseconds>(every, opts.handshake_timeout / 2);
+    if (opts.handshake_timeout.count() > 0)
+        every = std::min<std::chrono::milliseconds>(every, opts.handshake_timeout / 2);
     every = std::max<std::chrono::milliseconds>(every, 100ms);
     std::weak_ptr<State> weak = weak_from_this();
     cancel_sweep = executor.schedule_after(every, [weak]() {
@@ -65,8 +66,8 @@ void HttpEndpoint::State::sweep() {
 
 std::shared_ptr<HttpSession> HttpEndpoint::State::create_session(bool legacy, std::string principal, std::string view,
                                                                  std::string id) {
-    auto s = std::make_shared<HttpSession>(id.empty() ? random_session_id() : std::move(id),
-                                           opts.max_replay_events, opts.max_replay_bytes);
+    auto s = std::make_shared<HttpSession>(id.empty() ? random_session_id() : std::move(id), opts.max_replay_events,
+                                           opts.max_replay_bytes);
     s->legacy = legacy;
     s->principal = principal;
     s->view = view;

@@ -83,7 +83,8 @@ HttpAnswer HttpEndpoint::State::adopt(const HttpRequestView& req, const Credenti
     return deferred_answer(deferred);
 }
 
-Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
+Task<void> HttpEndpoint::State::adopt_then_answer(std::shared_ptr<State> self,
+                                                  std::shared_ptr<endpoint::DeferredAnswer> deferred,
                                                   std::shared_ptr<endpoint::OwnedRequest> req, std::string principal,
                                                   std::string view, std::string sid, Reentry reentry) {
     std::optional<stores::SharedSessionState> state;
@@ -121,7 +122,8 @@ HttpAnswer HttpEndpoint::State::save_before(std::shared_ptr<HttpSession> session
     return deferred_answer(deferred);
 }
 
-Task<void> HttpEndpoint::State::save_then_answer(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
+Task<void> HttpEndpoint::State::save_then_answer(std::shared_ptr<State> self,
+                                                 std::shared_ptr<endpoint::DeferredAnswer> deferred,
                                                  std::shared_ptr<HttpSession> session, HttpAnswer answer) {
     try {
         co_await self->shared->save(snapshot(*session), self->opts.session_idle_timeout);
@@ -151,9 +153,10 @@ Task<void> HttpEndpoint::State::remove_then_answer(std::shared_ptr<State> self,
     try {
         co_await self->shared->remove(sid);
     } catch (const std::exception& e) {
-        spdlog::warn("session {}… ended here, but Redis could not be told ({}): other replicas keep it until it "
-                     "expires",
-                     sid.substr(0, 8), e.what());
+        spdlog::warn(
+            "session {}… ended here, but Redis could not be told ({}): other replicas keep it until it "
+            "expires",
+            sid.substr(0, 8), e.what());
     }
     deferred->resolve(std::move(answer));
 }
@@ -304,8 +307,8 @@ HttpAnswer HttpEndpoint::State::resume_remote(const HttpRequestView& req, const 
                                               std::uint64_t stream, std::uint64_t after, const Reentry& reentry) {
     session->resume_remote_stream(stream, after);  // live events wait in it from now on
     auto deferred = make_deferred();
-    spawn(resume_remote_then_answer(shared_from_this(), deferred, std::make_shared<endpoint::OwnedRequest>(req), session,
-                                    stream, after, reentry),
+    spawn(resume_remote_then_answer(shared_from_this(), deferred, std::make_shared<endpoint::OwnedRequest>(req),
+                                    session, stream, after, reentry),
           [deferred](std::exception_ptr error) {
               if (error) deferred->resolve({});
           });
@@ -334,7 +337,8 @@ Task<void> HttpEndpoint::State::resume_remote_then_answer(std::shared_ptr<State>
         // stream gets.
         session->drop_stream(stream);
         session->remote_streams.erase(stream);
-        deferred->resolve(rpc_error(*req, 404, ec::kInvalidRequest, "Not Found: unknown Last-Event-ID; the stream is gone"));
+        deferred->resolve(
+            rpc_error(*req, 404, ec::kInvalidRequest, "Not Found: unknown Last-Event-ID; the stream is gone"));
         co_return;
     }
     bool ended = log.ended;
@@ -390,8 +394,7 @@ void HttpEndpoint::State::on_bus(stores::SessionBusMessage m) {
             }
             return;
         }
-        case stores::SessionBusMessage::Kind::task:
-            return;  // the task engine's (app/serve.cpp)
+        case stores::SessionBusMessage::Kind::task: return;  // the task engine's (app/serve.cpp)
     }
 }
 

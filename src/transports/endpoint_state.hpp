@@ -258,11 +258,10 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     void share(HttpSession& s);
     static stores::SharedSessionState snapshot(const HttpSession& s);
     static void apply(HttpSession& s, const stores::SharedSessionState& st);
-    HttpAnswer adopt(const HttpRequestView& req, const Credential& credential, std::string sid,
-                     const Reentry& reentry);
+    HttpAnswer adopt(const HttpRequestView& req, const Credential& credential, std::string sid, const Reentry& reentry);
     static Task<void> adopt_then_answer(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
-                                        std::shared_ptr<endpoint::OwnedRequest> req, std::string principal, std::string view,
-                                        std::string sid, Reentry reentry);
+                                        std::shared_ptr<endpoint::OwnedRequest> req, std::string principal,
+                                        std::string view, std::string sid, Reentry reentry);
     HttpAnswer save_before(std::shared_ptr<HttpSession> session, HttpAnswer answer);
     static Task<void> save_then_answer(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
                                        std::shared_ptr<HttpSession> session, HttpAnswer answer);
@@ -283,7 +282,8 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     void mirror_stream(const std::string& sid, const std::shared_ptr<OutStream>& out);
     HttpAnswer resume_remote(const HttpRequestView& req, const std::shared_ptr<HttpSession>& session,
                              std::uint64_t stream, std::uint64_t after, const Reentry& reentry);
-    static Task<void> resume_remote_then_answer(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
+    static Task<void> resume_remote_then_answer(std::shared_ptr<State> self,
+                                                std::shared_ptr<endpoint::DeferredAnswer> deferred,
                                                 std::shared_ptr<endpoint::OwnedRequest> req,
                                                 std::shared_ptr<HttpSession> session, std::uint64_t stream,
                                                 std::uint64_t after, Reentry reentry);

@@ -42,8 +42,7 @@ HttpAnswer HttpEndpoint::State::handle_get(const HttpRequestView& req, const Cre
         }
         // A response stream another replica opened: resumed here from its mirror, once
         // Redis has said it exists.
-        if (parsed && stream_id != 0 && session->shared && !session->find_stream(stream_id) &&
-            !reentry.looked_up) {
+        if (parsed && stream_id != 0 && session->shared && !session->find_stream(stream_id) && !reentry.looked_up) {
             return resume_remote(req, session, stream_id, seq, reentry);
         }
         if (!parsed || !(out = session->find_stream(stream_id))) {
@@ -51,9 +50,10 @@ HttpAnswer HttpEndpoint::State::handle_get(const HttpRequestView& req, const Cre
         }
         after = seq;
         if (!out->can_replay_after(seq)) {
-            spdlog::warn("session {}…: resuming stream {} after event {}, but older events were already dropped "
-                         "from its replay log (raise http.max_replay_events/bytes)",
-                         session->id().substr(0, 8), stream_id, seq);
+            spdlog::warn(
+                "session {}…: resuming stream {} after event {}, but older events were already dropped "
+                "from its replay log (raise http.max_replay_events/bytes)",
+                session->id().substr(0, 8), stream_id, seq);
         }
     } else {
         // A shared session's first GET stream here starts with what the event log holds.

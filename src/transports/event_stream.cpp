@@ -57,9 +57,7 @@ EventStream::Step EventStream::next(std::string& chunk) {
     return Step::wait;
 }
 
-void EventStream::written() {
-    out_->mark_delivered(sent_);
-}
+void EventStream::written() { out_->mark_delivered(sent_); }
 
 std::string EventStream::keep_alive_chunk() {
     std::string chunk;

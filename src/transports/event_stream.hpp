@@ -20,10 +20,10 @@ namespace toolport {
 class OutStream;
 
 struct EventStreamSettings {
-    std::string session_id;  // sent as Mcp-Session-Id when not empty
-    bool resumable = false;  // events carry ids; a priming event opens the stream (SEP-1699)
-    std::uint64_t after_seq = 0;  // resume: events up to this one were seen already
-    std::string prelude;     // written first (the legacy transport's endpoint event)
+    std::string session_id;                 // sent as Mcp-Session-Id when not empty
+    bool resumable = false;                 // events carry ids; a priming event opens the stream (SEP-1699)
+    std::uint64_t after_seq = 0;            // resume: events up to this one were seen already
+    std::string prelude;                    // written first (the legacy transport's endpoint event)
     std::chrono::milliseconds retry{1000};  // how soon a client comes back after polling
 };
 

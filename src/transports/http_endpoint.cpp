@@ -73,13 +73,11 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
         return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Origin not allowed");
     }
     if (is_metadata_path(path)) return metadata_answer(req);
-    const auto credential =
-        auth_on() ? credential_of(req.header("Authorization"), reentry) : Credential{.valid = true};
+    const auto credential = auth_on() ? credential_of(req.header("Authorization"), reentry) : Credential{.valid = true};
     if (!(is_health && opts.public_health) && !credential.valid) {
         // An OAuth token seen for the first time: answered once it is verified.
         if (credential.unverified) return verify_then_answer(req, reentry);
-        return unauthorized(req, req.has_header("Authorization"),
-                            "Unauthorized: send Authorization: Bearer <token>");
+        return unauthorized(req, req.has_header("Authorization"), "Unauthorized: send Authorization: Bearer <token>");
     }
     if (!(is_health && opts.public_health) && credential.oauth) {
         // The server's required scopes, and a profile's at its URL.
@@ -110,7 +108,8 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
         }
     }
     if (opts.legacy_sse && path == "/sse" && req.method() == HttpMethod::get) return handle_legacy_sse(req, credential);
-    if (opts.legacy_sse && path == "/messages" && req.method() == HttpMethod::post) return handle_legacy_post(req, credential);
+    if (opts.legacy_sse && path == "/messages" && req.method() == HttpMethod::post)
+        return handle_legacy_post(req, credential);
     return rpc_error(req, 404, ec::kInvalidRequest, fmt::format("Not Found: the MCP endpoint is {}", opts.path));
 }
 
@@ -139,9 +138,10 @@ HttpAnswer HttpEndpoint::answer(const HttpRequestView& request) { return state_-
 void HttpEndpoint::start() {
     for (const auto& [token, view] : state_->mcp.view_tokens()) {
         if (http_policy::token_listed(state_->opts.bearer_tokens, token)) {
-            spdlog::warn("a token of the server's bearer tokens is also the gateway profile {}'s: it is served as that "
-                         "profile only",
-                         view);
+            spdlog::warn(
+                "a token of the server's bearer tokens is also the gateway profile {}'s: it is served as that "
+                "profile only",
+                view);
         }
     }
     if (state_->shared) {

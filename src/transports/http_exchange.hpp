@@ -30,7 +30,8 @@ public:
     // A header's value ("" when absent); names compare case-insensitively.
     virtual std::string_view header(std::string_view name) const = 0;
     virtual bool has_header(std::string_view name) const = 0;
-    virtual void for_each_header(const std::function<void(std::string_view name, std::string_view value)>& visit) const = 0;
+    virtual void for_each_header(
+        const std::function<void(std::string_view name, std::string_view value)>& visit) const = 0;
     virtual const std::string& body() const = 0;
 };
 

@@ -25,7 +25,7 @@ struct IntrospectionSettings {
     bool enabled = false;
     std::string endpoint;  // empty: the issuer's metadata introspection_endpoint
     std::string client_id;
-    std::string client_secret;  // never logged
+    std::string client_secret;                        // never logged
     std::string auth_method = "client_secret_basic";  // or client_secret_post, none
     std::chrono::seconds cache_max{300};              // an active token without exp
     std::chrono::seconds negative_cache{10};          // a refused token
@@ -35,8 +35,8 @@ struct IntrospectionSettings {
 // from `issuer` whose audience is `resource`: a JWT verified against the issuer's published
 // keys, or an opaque token checked by introspection.
 struct ResourceServerOptions {
-    std::string issuer;    // the authorization server; empty: OAuth off
-    std::string resource;  // this server's identifier (RFC 8707), the audience tokens must name
+    std::string issuer;                         // the authorization server; empty: OAuth off
+    std::string resource;                       // this server's identifier (RFC 8707), the audience tokens must name
     std::vector<std::string> scopes_supported;  // published in the Protected Resource Metadata
     std::vector<std::string> required_scopes;   // every request's token needs all of these
     bool allow_http = false;                    // a plain-http issuer (tests on loopback)

@@ -133,7 +133,8 @@ bool host_allowed(const HttpOptions& options, std::string_view host) {
 
 std::string_view bearer_token(std::string_view authorization) {
     constexpr std::string_view kScheme = "bearer ";
-    if (authorization.size() <= kScheme.size() || util::to_lower_ascii(authorization.substr(0, kScheme.size())) != kScheme) {
+    if (authorization.size() <= kScheme.size() ||
+        util::to_lower_ascii(authorization.substr(0, kScheme.size())) != kScheme) {
         return {};
     }
     auto token = authorization.substr(kScheme.size());
@@ -191,7 +192,8 @@ bool accepts(std::string_view accept_header, std::string_view media_type) {
         while (!range.empty() && range.back() == ' ') range.remove_suffix(1);
         // "q=0" means "not acceptable" (RFC 9110 §12.4.2).
         bool refused = false;
-        for (auto params = semi == std::string_view::npos ? std::string_view{} : item.substr(semi + 1); !params.empty();) {
+        for (auto params = semi == std::string_view::npos ? std::string_view{} : item.substr(semi + 1);
+             !params.empty();) {
             auto next = params.find(';');
             auto p = params.substr(0, next);
             params = next == std::string_view::npos ? std::string_view{} : params.substr(next + 1);

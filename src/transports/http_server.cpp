@@ -209,8 +209,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     HttpEndpoint endpoint;  // lives on the engine's loop
     HttpOptions opts;
-    net::io_context& io;       // the engine's loop: sessions, streams and tools live here
-    IoThreads* io_threads;     // loops for the connections' socket work, if any
+    net::io_context& io;    // the engine's loop: sessions, streams and tools live here
+    IoThreads* io_threads;  // loops for the connections' socket work, if any
     // Both belong to the engine's loop; stop() releases them while it still exists, since the
     // last reference to this object may die later, with a connection on an I/O loop.
     std::optional<tcp::acceptor> acceptor;
@@ -283,10 +283,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if (out_of_descriptors(ec)) {
                 // Retrying at once would spin: back off, and shed what waits meanwhile.
                 std::size_t shed = self->shed_waiting_connections();
-                self->accept_warning.warn("accept failed: {} ({} open connections); answering new connections 503 "
-                                          "until descriptors free up{}",
-                                          ec.message(), self->open_connections.load(),
-                                          shed ? fmt::format(" ({} shed)", shed) : std::string());
+                self->accept_warning.warn(
+                    "accept failed: {} ({} open connections); answering new connections 503 "
+                    "until descriptors free up{}",
+                    ec.message(), self->open_connections.load(), shed ? fmt::format(" ({} shed)", shed) : std::string());
                 if (!co_await self->pause(100ms)) co_return;
                 continue;
             }
@@ -319,8 +319,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     // tells each it is refused, and takes the spare back. Returns how many were shed.
     std::size_t shed_waiting_connections() {
         if (spare_fd < 0 || !acceptor) return 0;
-        static const std::string reply =
-            refusal_reply("Service Unavailable: the server is out of file descriptors; retry shortly");
+        static const std::string reply = refusal_reply(
+            "Service Unavailable: the server is out of file descriptors; retry shortly");
         std::size_t shed = 0;
         for (; shed < 64; ++shed) {
             ::close(spare_fd);
@@ -450,7 +450,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         std::shared_ptr<Watch> watch;  // still reading: end_watch() before the next read
     };
     static net::awaitable<WaitedAnswer> wait_for(std::shared_ptr<Impl> self, beast::tcp_stream& stream,
-                                               beast::flat_buffer& buffer, std::shared_ptr<PendingAnswer> pending) {
+                                                 beast::flat_buffer& buffer, std::shared_ptr<PendingAnswer> pending) {
         auto watch = std::make_shared<Watch>(stream.get_executor());
         std::weak_ptr<Watch> weak = watch;
         auto connection_loop = stream.get_executor();
@@ -505,7 +505,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         co_return !watch.gone;
     }
 
-    static net::awaitable<bool> write_reply(std::shared_ptr<Impl> self, beast::tcp_stream& stream, const HttpReply& reply) {
+    static net::awaitable<bool> write_reply(std::shared_ptr<Impl> self, beast::tcp_stream& stream,
+                                            const HttpReply& reply) {
         std::array<net::const_buffer, 2> buffers{net::buffer(reply.head), net::buffer(reply.body)};
         // Most replies fit in the socket's send buffer: written at once (the socket is in
         // non-blocking mode), they skip a round through the event loop, which costs a
@@ -536,7 +537,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             if (aec) ::close(fd);
             // Even without a socket the stream runs: its writes fail at once and its
             // cleanup (stream bookkeeping) still happens.
-            net::co_spawn(self->io, run_stream(self, std::move(slot), beast::tcp_stream(std::move(socket)), std::move(events)),
+            net::co_spawn(self->io,
+                          run_stream(self, std::move(slot), beast::tcp_stream(std::move(socket)), std::move(events)),
                           net::detached);
         });
     }
@@ -619,8 +621,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             message = fmt::format("Request headers exceed the {} byte limit", self->opts.max_header_bytes);
         }
         auto reply = format_reply(11, false, status, {{"Content-Type", "application/json"}},
-                                  protocol::serialize(protocol::make_error(nullptr, protocol::error_code::kInvalidRequest,
-                                                                           message)));
+                                  protocol::serialize(
+                                      protocol::make_error(nullptr, protocol::error_code::kInvalidRequest, message)));
         HttpEndpoint::count_request(method_of(method), status);
         stream.expires_after(5s);
         std::array<net::const_buffer, 2> buffers{net::buffer(reply.head), net::buffer(reply.body)};

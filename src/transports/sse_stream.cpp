@@ -11,15 +11,16 @@
 namespace toolport {
 
 std::string cancelled_reply(const protocol::RequestId& id, const std::string& reason) {
-    return protocol::serialize(protocol::make_error(id, protocol::error_code::kRequestCancelled,
-                                                    "Request cancelled: " + reason));
+    return protocol::serialize(
+        protocol::make_error(id, protocol::error_code::kRequestCancelled, "Request cancelled: " + reason));
 }
 
 namespace {
 std::string session_ended_reply(const protocol::RequestId& id, const std::string& reason) {
-    return protocol::serialize(protocol::make_error(
-        id, protocol::error_code::kInvalidRequest,
-        "Session ended: " + reason + "; the request was cancelled (initialize a new session to go on)"));
+    return protocol::serialize(
+        protocol::make_error(id, protocol::error_code::kInvalidRequest,
+                             "Session ended: " + reason +
+                                 "; the request was cancelled (initialize a new session to go on)"));
 }
 }  // namespace
 
@@ -200,7 +201,8 @@ void HttpSession::end(const std::string& reason) {
 }
 
 void HttpSession::close_stream(const protocol::RequestId& request) {
-    if (auto it = by_request_.find(protocol::id_key(request)); it != by_request_.end()) it->second.stream->request_close();
+    if (auto it = by_request_.find(protocol::id_key(request)); it != by_request_.end())
+        it->second.stream->request_close();
 }
 
 void HttpSession::prune(std::chrono::steady_clock::duration keep) {

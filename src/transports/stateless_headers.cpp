@@ -41,7 +41,8 @@ std::optional<std::string> addressed_name(const Request& request) {
 std::optional<std::string> decode_param_header(const std::string& value) {
     constexpr std::string_view prefix = "=?base64?";
     constexpr std::string_view suffix = "?=";
-    if (value.size() >= prefix.size() + suffix.size() && util::iequals_ascii(std::string_view(value).substr(0, prefix.size()), prefix) &&
+    if (value.size() >= prefix.size() + suffix.size() &&
+        util::iequals_ascii(std::string_view(value).substr(0, prefix.size()), prefix) &&
         value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0) {
         return util::base64_decode(value.substr(prefix.size(), value.size() - prefix.size() - suffix.size()));
     }
@@ -98,7 +99,8 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
     if (auto name = addressed_name(request)) {
         if (!h.has_name) {
             return problem(request, 400, error_code::kHeaderMismatch,
-                           fmt::format("Missing Mcp-Name header (expected \"{}\")", util::sanitize_for_message(*name, 100)));
+                           fmt::format("Missing Mcp-Name header (expected \"{}\")",
+                                       util::sanitize_for_message(*name, 100)));
         }
         auto decoded = decode_param_header(trim_ows(h.name));
         if (!decoded || *decoded != *name) {

@@ -68,8 +68,8 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
         }
         if (parsed.is_batch) {
             if (!session->initialized() || !protocol::allows_batches(session->revision())) {
-                session->reject(batch_refusal(session->initialized() ? std::make_optional(session->revision())
-                                                                     : std::nullopt));
+                session->reject(
+                    batch_refusal(session->initialized() ? std::make_optional(session->revision()) : std::nullopt));
                 return;
             }
             if (auto ready = batches.begin(parsed)) write_all(out_fd, protocol::serialize(*ready) + "\n");
@@ -125,9 +125,10 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
                     line.clear();
                     auto limit = options.max_message_bytes;
                     boost::asio::post(io, [&session, limit]() {
-                        session->reject(protocol::ProtocolError{
-                            nullptr, protocol::error_code::kInvalidRequest,
-                            fmt::format("Invalid Request: message exceeds the {} byte limit", limit)});
+                        session->reject(
+                            protocol::ProtocolError{nullptr, protocol::error_code::kInvalidRequest,
+                                                    fmt::format("Invalid Request: message exceeds the {} byte limit",
+                                                                limit)});
                     });
                 }
             }

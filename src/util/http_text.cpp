@@ -13,7 +13,8 @@ bool alphanumeric(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= '
 }  // namespace
 
 bool iequals_ascii(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
 }
 
 bool starts_with_ascii_nocase(std::string_view text, std::string_view prefix) {

@@ -15,8 +15,8 @@ std::string percent_encode(std::string_view s) {
     out.reserve(s.size());
     for (const char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
-        const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                                c == '_' || c == '.' || c == '~';
+        const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                                c == '-' || c == '_' || c == '.' || c == '~';
         if (unreserved) {
             out += ch;
         } else {

@@ -176,9 +176,8 @@ struct Fixture {
     boost::asio::io_context io;
     toolport::AsioExecutor executor{io};
     toolport::http_client::HttpClient http{executor};
-    auth::TokenIntrospector introspector{http, {.endpoint = "https://as.example.com/introspect",
-                                                .issuer = kIssuer,
-                                                .audiences = {kAudience}}};
+    auth::TokenIntrospector introspector{
+        http, {.endpoint = "https://as.example.com/introspect", .issuer = kIssuer, .audiences = {kAudience}}};
 
     Fixture() {
         if (keys.keys.size() != 3) violated("harness: the fixed key set lost a key");
@@ -348,8 +347,7 @@ void check_server_challenge(std::string_view input) {
         if (url.size() < path.size() || url.compare(url.size() - path.size(), path.size(), path) != 0)
             violated("metadata url: does not end with the metadata path");
         if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) violated("metadata url: not http(s)");
-    } catch (const std::invalid_argument&) {
-    }
+    } catch (const std::invalid_argument&) {}
 
     auto header = auth::bearer_challenge(resource, scopes, error);
     auto parsed = oauth::parse_bearer_challenge(header);
@@ -394,16 +392,14 @@ void check_protected_resource(std::string_view input) {
             violated("prm: the canonical server URL does not match the server");
         (void)oauth::protected_resource_metadata_urls(server_line);
         server_url = std::string(server_line);
-    } catch (const std::invalid_argument&) {
-    }
+    } catch (const std::invalid_argument&) {}
     auto doc = Json::parse(body, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) return;  // fetch_json_document refuses these
     try {
         auto prm = oauth::parse_protected_resource(doc, server_url, "https://mcp.example.com/.well-known/x");
         if (!oauth::resource_matches(prm.resource, server_url)) violated("prm: accepted a resource of another server");
         if (prm.authorization_servers.empty()) violated("prm: accepted without an authorization server");
-    } catch (const toolport::client::AuthorizationError&) {
-    }
+    } catch (const toolport::client::AuthorizationError&) {}
 }
 
 void check_server_metadata(std::string_view input) {
@@ -415,8 +411,7 @@ void check_server_metadata(std::string_view input) {
         auto metadata = oauth::parse_server_metadata(doc, issuer, "https://as.example.com/.well-known/x");
         if (metadata.issuer != issuer) violated("as metadata: accepted another issuer");
         (void)metadata.supports_auth_method("client_secret_basic");
-    } catch (const toolport::client::AuthorizationError&) {
-    }
+    } catch (const toolport::client::AuthorizationError&) {}
 }
 
 void check_introspection(std::string_view input) {
@@ -448,8 +443,7 @@ void check_token_response(std::string_view input) {
         if (response.token_type != "Bearer" && response.token_type != "DPoP")
             violated("token response: accepted another token_type");
         if (response.expires_in && response.expires_in->count() < 0) violated("token response: negative expires_in");
-    } catch (const auth::TokenEndpointError&) {
-    }
+    } catch (const auth::TokenEndpointError&) {}
 }
 
 }  // namespace

@@ -203,8 +203,7 @@ void check_proxy_and_retry_after(std::string_view input) {
     (void)settings.bypasses(host, 443);
     try {
         (void)hc::ProxySettings::parse(input);
-    } catch (const std::invalid_argument&) {
-    }
+    } catch (const std::invalid_argument&) {}
     if (auto wait = hc::parse_retry_after(input, std::chrono::system_clock::now()); wait && wait->count() < 0) {
         violated("retry-after: negative wait");
     }

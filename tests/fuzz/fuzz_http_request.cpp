@@ -38,7 +38,7 @@ using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
 
 constexpr std::size_t kMaxInput = 256 * 1024;
-constexpr auto kDeadline = 40ms;       // per exchange; most finish in well under 1 ms
+constexpr auto kDeadline = 40ms;  // per exchange; most finish in well under 1 ms
 constexpr std::size_t kMaxResponse = 1 << 20;
 
 bool verbose() {
@@ -170,10 +170,11 @@ struct World {
         auto end = response.find("\r\n", pos);
         std::string id = response.substr(pos + kHeader.size(), end - pos - kHeader.size());
         static const std::string initialized = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
-        exchange("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 "Accept: application/json, text/event-stream\r\nConnection: close\r\nMcp-Session-Id: " +
-                 id + "\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: " +
-                 std::to_string(initialized.size()) + "\r\n\r\n" + initialized);
+        exchange(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nConnection: close\r\nMcp-Session-Id: " +
+            id + "\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: " + std::to_string(initialized.size()) +
+            "\r\n\r\n" + initialized);
         return id;
     }
 };

@@ -24,8 +24,8 @@
 
 namespace {
 
-using toolport::UriTemplate;
 using toolport::Json;
+using toolport::UriTemplate;
 
 [[noreturn]] void violated(const char* what) {
     std::fprintf(stderr, "property violated: %s\n", what);
@@ -71,7 +71,8 @@ void check_shape(const UriTemplate& t, const Json& vars) {
         bool fits_one = false;
         for (const auto& part : t.parts()) {
             for (const auto& spec : part.vars) {
-                if (spec.name == name && (spec.max_length == 0 || code_points(value.get<std::string>()) <= spec.max_length)) {
+                if (spec.name == name &&
+                    (spec.max_length == 0 || code_points(value.get<std::string>()) <= spec.max_length)) {
                     fits_one = true;
                 }
             }
@@ -97,8 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string again = t.expand(*vars);
     bool gave_up = false;
     if (!t.match(again, &gave_up) && !gave_up) {
-        std::fprintf(stderr, "template %s\nuri %.*s\nvariables %s\nexpanded %s\n", pattern.c_str(), static_cast<int>(uri.size()),
-                     uri.data(), vars->dump().c_str(), again.c_str());
+        std::fprintf(stderr, "template %s\nuri %.*s\nvariables %s\nexpanded %s\n", pattern.c_str(),
+                     static_cast<int>(uri.size()), uri.data(), vars->dump().c_str(), again.c_str());
         violated("the matched variables, expanded, do not match");
     }
     return 0;

@@ -16,9 +16,7 @@ namespace toolport::http_client {
 
 namespace {
 
-HttpError no_network() {
-    return HttpError(HttpError::Kind::connect, "the fuzz build has no HTTP client network code");
-}
+HttpError no_network() { return HttpError(HttpError::Kind::connect, "the fuzz build has no HTTP client network code"); }
 
 }  // namespace
 

@@ -17,10 +17,10 @@ using toolport::schema::closest_names;
 namespace {
 
 // The argument names of search_tango_contracts and of the context pack's searchPatterns.
-const std::vector<std::string> kContracts = {
-    "api_key", "award_date_end", "award_date_start", "awarding_agency", "cursor", "fiscal_year", "funding_agency",
-    "limit", "min_obligated", "naics_code", "ordering", "psc_code", "query", "set_aside_type", "vendor_name",
-    "vendor_uei"};
+const std::vector<std::string> kContracts = {"api_key",       "award_date_end", "award_date_start", "awarding_agency",
+                                             "cursor",        "fiscal_year",    "funding_agency",   "limit",
+                                             "min_obligated", "naics_code",     "ordering",         "psc_code",
+                                             "query",         "set_aside_type", "vendor_name",      "vendor_uei"};
 const std::vector<std::string> kPatterns = {"category", "includeExecutable", "keyword", "limit"};
 
 using Names = std::vector<std::string>;
@@ -73,8 +73,8 @@ TEST(ArgumentNames, AcceptedNamesComeFromPropertiesAndTheirBranches) {
     EXPECT_EQ(schema::accepted_argument_names(schema), (Names{"a", "b", "c"}));
     EXPECT_EQ(schema::accepted_argument_names(Json{{"type", "object"}}), Names{});
     EXPECT_FALSE(schema::accepted_argument_names(Json{{"type", "object"}, {"patternProperties", {{"^x", true}}}}));
-    EXPECT_FALSE(schema::accepted_argument_names(
-        Json{{"type", "object"}, {"additionalProperties", {{"type", "string"}}}}));
+    EXPECT_FALSE(
+        schema::accepted_argument_names(Json{{"type", "object"}, {"additionalProperties", {{"type", "string"}}}}));
     EXPECT_FALSE(schema::accepted_argument_names(Json{{"$ref", "#/$defs/x"}}));
 }
 

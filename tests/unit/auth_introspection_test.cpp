@@ -82,8 +82,9 @@ protected:
     }
 
     json active(const std::string& sub, const std::string& scope = "mcp:read") {
-        return json{{"active", true}, {"sub", sub}, {"aud", kResource}, {"iss", state.issuer},
-                    {"scope", scope}, {"exp", epoch_in(300s)}, {"client_id", "app"}};
+        return json{{"active", true},      {"sub", sub},     {"aud", kResource},
+                    {"iss", state.issuer}, {"scope", scope}, {"exp", epoch_in(300s)},
+                    {"client_id", "app"}};
     }
 
     TokenErrorReason refusal(TokenIntrospector& introspector, const std::string& token) {
@@ -291,8 +292,7 @@ TEST_F(IntrospectionTest, ConcurrentChecksOfOneTokenShareOneRequest) {
                   ++done;
               });
     }
-    while (done < 4 && io.run_one_for(10s) > 0) {
-    }
+    while (done < 4 && io.run_one_for(10s) > 0) {}
     ASSERT_EQ(got.size(), 4u);
     for (const auto& t : got) EXPECT_EQ(t, got[0]);
     EXPECT_EQ(introspections(), 1u);

@@ -39,8 +39,9 @@ const TestKey& key_for(const std::string& alg) {
 class JwtTest : public ::testing::Test {
 protected:
     JwtTest()
-        : set(parse_jwks(jwks_text(json::array(
-              {public_jwk(keys().rsa), public_jwk(keys().ec, "ES256"), public_jwk(keys().ed, "EdDSA")})))) {}
+        : set(parse_jwks(jwks_text(
+              json::array({public_jwk(keys().rsa), public_jwk(keys().ec, "ES256"), public_jwk(keys().ed, "EdDSA")})))) {
+    }
 
     json claims() const {
         return {{"iss", kIssuer},
@@ -63,7 +64,8 @@ protected:
             for (std::size_t start = 0, dot; start < token.size(); start = dot + 1) {
                 dot = token.find('.', start);
                 if (dot == std::string::npos) dot = token.size();
-                if (dot - start >= 8) EXPECT_EQ(message.find(token.substr(start, dot - start)), std::string::npos) << message;
+                if (dot - start >= 8)
+                    EXPECT_EQ(message.find(token.substr(start, dot - start)), std::string::npos) << message;
             }
             EXPECT_EQ(message.find("user-42"), std::string::npos) << message;
             return e.reason();

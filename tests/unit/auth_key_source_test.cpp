@@ -30,10 +30,10 @@ const Keys& keys() {
 // What the fake authorization server answers; the script runs on the server's thread.
 struct AuthServerState {
     std::mutex mutex;
-    std::string issuer;            // set once the port is known
-    std::string issuer_path;       // "" or "/tenant"
+    std::string issuer;                                                     // set once the port is known
+    std::string issuer_path;                                                // "" or "/tenant"
     std::string metadata_path = "/.well-known/oauth-authorization-server";  // the one that answers
-    std::string metadata_issuer;   // "" = the real issuer
+    std::string metadata_issuer;                                            // "" = the real issuer
     std::string jwks = jwks_text(json::array());
     unsigned jwks_status = 200;
 
@@ -131,8 +131,7 @@ TEST_F(KeySourceTest, AnIssuerWithAPathIsLookedUpInEveryListedForm) {
     EXPECT_EQ(drive(source.keys())->keys.at(0).kid, "2026-b");
     EXPECT_EQ(targets(), (std::vector<std::string>{"/.well-known/oauth-authorization-server/tenant/one",
                                                    "/.well-known/openid-configuration/tenant/one",
-                                                   "/tenant/one/.well-known/openid-configuration",
-                                                   "/keys/jwks.json"}));
+                                                   "/tenant/one/.well-known/openid-configuration", "/keys/jwks.json"}));
     EXPECT_EQ(DiscoveredKeySource::metadata_urls("https://as.example.test/"),
               (std::vector<std::string>{"https://as.example.test/.well-known/oauth-authorization-server",
                                         "https://as.example.test/.well-known/openid-configuration"}));
@@ -250,8 +249,7 @@ TEST_F(KeySourceTest, ConcurrentCallersShareOneFetch) {
             ++done;
         });
     }
-    while (done < 4 && io.run_one_for(10s) > 0) {
-    }
+    while (done < 4 && io.run_one_for(10s) > 0) {}
     ASSERT_EQ(got.size(), 4u);
     for (const auto& s : got) EXPECT_EQ(s, got[0]);
     EXPECT_EQ(source.stats().jwks_fetches, 1u);

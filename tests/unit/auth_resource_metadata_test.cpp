@@ -14,8 +14,10 @@ TEST(ResourceMetadata, UrlInsertsTheWellKnownSegmentBeforeThePath) {
     EXPECT_EQ(resource_metadata_url("https://mcp.example.com/tenant/a/mcp/"),
               "https://mcp.example.com/.well-known/oauth-protected-resource/tenant/a/mcp");
     // A resource at the root: the bare well-known URL.
-    EXPECT_EQ(resource_metadata_url("https://mcp.example.com"), "https://mcp.example.com/.well-known/oauth-protected-resource");
-    EXPECT_EQ(resource_metadata_url("https://mcp.example.com/"), "https://mcp.example.com/.well-known/oauth-protected-resource");
+    EXPECT_EQ(resource_metadata_url("https://mcp.example.com"),
+              "https://mcp.example.com/.well-known/oauth-protected-resource");
+    EXPECT_EQ(resource_metadata_url("https://mcp.example.com/"),
+              "https://mcp.example.com/.well-known/oauth-protected-resource");
     // Ports are kept, default ones are not written.
     EXPECT_EQ(resource_metadata_url("http://127.0.0.1:8080/mcp"),
               "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp");
@@ -48,8 +50,7 @@ TEST(ResourceMetadata, DocumentHasTheFieldsClientsRead) {
 
 TEST(ResourceMetadata, ChallengeNamesTheMetadataTheScopesAndTheError) {
     const std::string url = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
-    EXPECT_EQ(bearer_challenge(url, {"mcp:tools"}),
-              "Bearer resource_metadata=\"" + url + "\", scope=\"mcp:tools\"");
+    EXPECT_EQ(bearer_challenge(url, {"mcp:tools"}), "Bearer resource_metadata=\"" + url + "\", scope=\"mcp:tools\"");
     EXPECT_EQ(bearer_challenge(url, {"a", "b"}, "invalid_token"),
               "Bearer error=\"invalid_token\", resource_metadata=\"" + url + "\", scope=\"a b\"");
     EXPECT_EQ(bearer_challenge(url, {}, "insufficient_scope"),

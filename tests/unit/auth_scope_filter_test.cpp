@@ -34,7 +34,9 @@ protected:
         ToolSpec spec;
         spec.name = name;
         spec.source = source;
-        spec.handler = [name](RequestContext&, const Json&) -> Task<ToolResult> { co_return ToolResult::text("ran " + name); };
+        spec.handler = [name](RequestContext&, const Json&) -> Task<ToolResult> {
+            co_return ToolResult::text("ran " + name);
+        };
         server.registry().add_tool(std::move(spec));
     }
 
@@ -123,7 +125,9 @@ protected:
         d.name = name;
         d.description = "Does " + name;
         d.service = upstream;
-        d.handler = [name](RequestContext&, const Json&) -> Task<ToolResult> { co_return ToolResult::text("ran " + name); };
+        d.handler = [name](RequestContext&, const Json&) -> Task<ToolResult> {
+            co_return ToolResult::text("ran " + name);
+        };
         return {std::move(d), upstream + '\0' + name};
     }
 

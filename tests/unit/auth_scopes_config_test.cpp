@@ -126,7 +126,8 @@ TEST_F(AuthScopesConfigTest, IntrospectionErrors) {
     EXPECT_NE(msg.find("auth.introspection.endpoint: must be an https:// URL"), std::string::npos) << msg;
     msg = error_of(kAuth + "  introspection:\n    client_id: a\n");
     EXPECT_NE(msg.find("client_secret_basic needs client_id and client_secret"), std::string::npos) << msg;
-    msg = error_of(kAuth + "  introspection:\n    client_id: a\n    client_secret: b\n    auth_method: private_key_jwt\n");
+    msg = error_of(kAuth +
+                   "  introspection:\n    client_id: a\n    client_secret: b\n    auth_method: private_key_jwt\n");
     EXPECT_NE(msg.find("auth.introspection.auth_method: must be"), std::string::npos) << msg;
     msg = error_of(kAuth + "  introspection:\n    client_id: a\n    client_secret_env: TP_TEST_INTROSPECTION_SECRET\n");
     EXPECT_NE(msg.find("environment variable TP_TEST_INTROSPECTION_SECRET is not set"), std::string::npos) << msg;

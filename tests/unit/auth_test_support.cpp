@@ -83,7 +83,8 @@ std::string jws_signature(const TestKey& key, const std::string& alg, const std:
     const auto* data = reinterpret_cast<const unsigned char*>(signing_input.data());
     ok = ok && EVP_DigestSign(ctx, nullptr, &length, data, signing_input.size()) == 1;
     std::string sig(length, '\0');
-    ok = ok && EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &length, data, signing_input.size()) == 1;
+    ok = ok &&
+         EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &length, data, signing_input.size()) == 1;
     EVP_MD_CTX_free(ctx);
     if (!ok) throw std::runtime_error("signing failed");
     sig.resize(length);

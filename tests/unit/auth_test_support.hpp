@@ -33,7 +33,7 @@ namespace toolport::test_support {
 
 struct TestKey {
     std::string kid;
-    std::string kty;  // "RSA", "EC", "OKP"
+    std::string kty;                    // "RSA", "EC", "OKP"
     std::shared_ptr<evp_pkey_st> pair;  // private and public
 };
 

@@ -193,7 +193,7 @@ TEST(VerifiedTokenCache, EntriesEndAtExpAndTheSizeIsBounded) {
     EXPECT_EQ(cache.size(), 3u);
     EXPECT_EQ(cache.find("b", t0 + 9s)->subject, "b");
     EXPECT_EQ(cache.find("b", t0 + 10s), nullptr);  // at exp
-    EXPECT_EQ(cache.size(), 2u);                     // and dropped
+    EXPECT_EQ(cache.size(), 2u);                    // and dropped
     cache.insert("b", std::make_shared<const VerifiedToken>(verified_until(t0 + 10s, "b")), t0);
     // Full: the entry that expires soonest ("b") makes room.
     cache.insert("d", std::make_shared<const VerifiedToken>(verified_until(t0 + 50s, "d")), t0);

@@ -44,8 +44,9 @@ protected:
     }
 
     TokenResponse request(const ClientAuthentication& client,
-                          std::vector<std::pair<std::string, std::string>> grant = {
-                              {"grant_type", "client_credentials"}, {"scope", "read write"}}) {
+                          std::vector<std::pair<std::string, std::string>> grant = {{"grant_type",
+                                                                                     "client_credentials"},
+                                                                                    {"scope", "read write"}}) {
         return drive(request_token(http, endpoint, client, std::move(grant)));
     }
 
@@ -109,11 +110,10 @@ TEST_F(TokenEndpointTest, ClientSecretBasicFormEncodesIdAndSecretBeforeBase64) {
     EXPECT_EQ(seen.target, "/oauth/token");
     EXPECT_EQ(seen.header("Content-Type"), "application/x-www-form-urlencoded");
     EXPECT_EQ(seen.header("Accept"), "application/json");
-    EXPECT_EQ(seen.header("Authorization"),
-              "Basic " + util::base64_encode("tool+port%3A1:s3cr%2Bt%2F+%C3%A9%26%3D"));
+    EXPECT_EQ(seen.header("Authorization"), "Basic " + util::base64_encode("tool+port%3A1:s3cr%2Bt%2F+%C3%A9%26%3D"));
     auto fields = form_fields(seen.body);
-    EXPECT_EQ(fields, (std::map<std::string, std::string>{{"grant_type", "client_credentials"},
-                                                          {"scope", "read write"}}));
+    EXPECT_EQ(fields,
+              (std::map<std::string, std::string>{{"grant_type", "client_credentials"}, {"scope", "read write"}}));
     EXPECT_NE(seen.body.find("scope=read+write"), std::string::npos) << seen.body;
 }
 
@@ -137,18 +137,18 @@ TEST_F(TokenEndpointTest, NoneSendsOnlyTheClientId) {
                      {"resource", "https://mcp.example.test/mcp"}});
     auto seen = last();
     EXPECT_EQ(seen.header("Authorization"), "");
-    EXPECT_EQ(form_fields(seen.body), (std::map<std::string, std::string>{
-                                          {"grant_type", "authorization_code"},
-                                          {"code", "c0de"},
-                                          {"redirect_uri", "http://127.0.0.1:3000/callback"},
-                                          {"code_verifier", "v3r1f13r"},
-                                          {"resource", "https://mcp.example.test/mcp"},
-                                          {"client_id", "public-client"}}));
+    EXPECT_EQ(form_fields(seen.body),
+              (std::map<std::string, std::string>{{"grant_type", "authorization_code"},
+                                                  {"code", "c0de"},
+                                                  {"redirect_uri", "http://127.0.0.1:3000/callback"},
+                                                  {"code_verifier", "v3r1f13r"},
+                                                  {"resource", "https://mcp.example.test/mcp"},
+                                                  {"client_id", "public-client"}}));
 }
 
 TEST_F(TokenEndpointTest, PrivateKeyJwtSignsAnAssertionPerRequest) {
-    for (const auto& [key, alg] : std::vector<std::pair<TestKey, std::string>>{
-             {make_ec_key("ec-1"), "ES256"}, {make_rsa_key("rsa-1"), "RS256"}}) {
+    for (const auto& [key, alg] : std::vector<std::pair<TestKey, std::string>>{{make_ec_key("ec-1"), "ES256"},
+                                                                               {make_rsa_key("rsa-1"), "RS256"}}) {
         SCOPED_TRACE(alg);
         ClientAuthentication client;
         client.method = ClientAuthentication::Method::private_key_jwt;
@@ -180,7 +180,8 @@ TEST_F(TokenEndpointTest, PrivateKeyJwtSignsAnAssertionPerRequest) {
         EXPECT_EQ(claims["exp"].get<long long>() - claims["iat"].get<long long>(), 300);
         EXPECT_EQ(claims["jti"].get<std::string>().size(), 32u);
         // Each request has its own assertion (a replayed jti may be refused).
-        EXPECT_NE(decode_part(second["client_assertion"].substr(dot1 + 1, second["client_assertion"].rfind('.') - dot1 - 1))["jti"],
+        EXPECT_NE(decode_part(second["client_assertion"].substr(dot1 + 1, second["client_assertion"].rfind('.') - dot1 -
+                                                                              1))["jti"],
                   claims["jti"]);
 
         // The signature verifies with the public key.

@@ -78,7 +78,8 @@ protected:
     }
 
     std::shared_ptr<UpstreamCredentials> make(UpstreamAuthSettings s) {
-        return std::make_shared<UpstreamCredentials>("upstream files", std::move(s), http, [this] { return steady_now; });
+        return std::make_shared<UpstreamCredentials>("upstream files", std::move(s), http,
+                                                     [this] { return steady_now; });
     }
 
     // Runs `tasks` together until all have finished; their results (or errors) in order.
@@ -92,8 +93,7 @@ protected:
             });
         }
         io.restart();
-        while (finished < out.size() && io.run_one_for(10s) > 0) {
-        }
+        while (finished < out.size() && io.run_one_for(10s) > 0) {}
         EXPECT_EQ(finished, out.size()) << "the tasks did not finish";
         return out;
     }
@@ -197,10 +197,11 @@ TEST_F(UpstreamCredentialsTest, ClientCredentialsIsOneTokenForEveryCaller) {
     EXPECT_EQ(drive(credentials->for_caller("")), "Bearer own-1");
     auto seen = token_requests();
     ASSERT_EQ(seen.size(), 1u);
-    EXPECT_EQ(form_fields(seen[0].body), (std::map<std::string, std::string>{{"grant_type", "client_credentials"},
-                                                                            {"scope", "files:read"},
-                                                                            {"resource", "https://files.example.test/mcp"},
-                                                                            {"audience", "https://files.example.test"}}));
+    EXPECT_EQ(form_fields(seen[0].body),
+              (std::map<std::string, std::string>{{"grant_type", "client_credentials"},
+                                                  {"scope", "files:read"},
+                                                  {"resource", "https://files.example.test/mcp"},
+                                                  {"audience", "https://files.example.test"}}));
     // Refreshed before it expires (3600 s, margin 30 s).
     steady_now += 3571s;
     EXPECT_EQ(drive(credentials->for_source()), "Bearer own-2");
@@ -288,8 +289,8 @@ TEST_F(UpstreamCredentialsTest, TheTokenEndpointIsFoundFromTheIssuer) {
     steady_now += 4000s;
     EXPECT_EQ(drive(credentials->for_source()), "Bearer own-2");
     // The metadata is read once.
-    EXPECT_EQ(targets(), (std::vector<std::string>{"/.well-known/oauth-authorization-server", "/oauth2/token",
-                                                 "/oauth2/token"}));
+    EXPECT_EQ(targets(),
+              (std::vector<std::string>{"/.well-known/oauth-authorization-server", "/oauth2/token", "/oauth2/token"}));
 }
 
 TEST_F(UpstreamCredentialsTest, ANonBearerTokenIsRefused) {

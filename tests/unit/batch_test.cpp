@@ -118,7 +118,8 @@ TEST(Batch, MalformedMembersAreAnsweredInsideTheBatch) {
         {"jsonrpc":"2.0","id":1,"method":"a"},
         {"jsonrpc":"1.0","id":"bad","method":"b"},
         42
-    ])")).has_value());
+    ])"))
+                     .has_value());
     EXPECT_FALSE(c.offer(make_response(1, nullptr)).has_value());
     auto err = make_error("bad", error_code::kInvalidRequest, "Invalid Request");
     auto done = c.offer(err);

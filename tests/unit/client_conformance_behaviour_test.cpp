@@ -44,11 +44,8 @@ Json elicit(Json schema) { return {{"message", "please"}, {"requestedSchema", st
 TEST(ElicitationAnswers, AcceptsWithEveryDefaultThatFitsItsType) {
     Json answer = answer_elicitation(elicit(defaults_schema()), ElicitationPolicy::accept_defaults);
     EXPECT_EQ(answer["action"], "accept");
-    EXPECT_EQ(answer["content"], (Json{{"name", "John Doe"},
-                                       {"age", 30},
-                                       {"score", 95.5},
-                                       {"status", "active"},
-                                       {"verified", true}}));
+    EXPECT_EQ(answer["content"],
+              (Json{{"name", "John Doe"}, {"age", 30}, {"score", 95.5}, {"status", "active"}, {"verified", true}}));
 }
 
 TEST(ElicitationAnswers, LeavesOutDefaultsOfTheWrongTypeOrOutsideTheEnum) {
@@ -102,7 +99,8 @@ TEST(XMcpHeaderProblem, AcceptsValidMarkingsAndNamesEachKindOfInvalidOne) {
         {{{"v", {{"type", "array"}, {"x-mcp-header", "V"}}}}, "string, integer or boolean"},
         {{{"v", {{"type", "null"}, {"x-mcp-header", "V"}}}}, "string, integer or boolean"},
         {{{"v", {{"type", "number"}, {"x-mcp-header", "V"}}}}, "string, integer or boolean"},
-        {{{"a", {{"type", "string"}, {"x-mcp-header", "MyField"}}}, {"b", {{"type", "string"}, {"x-mcp-header", "myfield"}}}},
+        {{{"a", {{"type", "string"}, {"x-mcp-header", "MyField"}}},
+          {"b", {{"type", "string"}, {"x-mcp-header", "myfield"}}}},
          "another property"},
         {{{"v", {{"type", "string"}, {"x-mcp-header", "My Region"}}}}, "not an HTTP header name"},
         {{{"v", {{"type", "string"}, {"x-mcp-header", "Region:Primary"}}}}, "not an HTTP header name"},
@@ -208,10 +206,12 @@ TEST_F(ClientConformanceBehaviour, ToolsWithInvalidHeaderMarkingsAreLeftOutAndNo
         if (method == "tools/list") {
             Json valid = {{"name", "valid_tool"},
                           {"inputSchema",
-                           {{"type", "object"}, {"properties", {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}}}}}}};
+                           {{"type", "object"},
+                            {"properties", {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}}}}}}};
             Json invalid = {{"name", "invalid_number_header"},
                             {"inputSchema",
-                             {{"type", "object"}, {"properties", {{"score", {{"type", "number"}, {"x-mcp-header", "Score"}}}}}}}};
+                             {{"type", "object"},
+                              {"properties", {{"score", {{"type", "number"}, {"x-mcp-header", "Score"}}}}}}}};
             return {protocol::make_response(m["id"], {{"resultType", "complete"}, {"tools", {valid, invalid}}})};
         }
         if (method == "tools/call") {
@@ -300,7 +300,9 @@ TEST_F(ClientConformanceBehaviour, ElicitationIsAnsweredInASessionAndAsInputResp
     drive(exec, modern_client.close());
 }
 
-const std::string kSkillMd = "---\nname: pdf-processing\ndescription: Extract PDF text\nmetadata:\n  quality: \"8.6\"\n  tags: [a, b]\n---\n\nBody.\n";
+const std::string kSkillMd =
+    "---\nname: pdf-processing\ndescription: Extract PDF text\nmetadata:\n  quality: \"8.6\"\n  tags: [a, "
+    "b]\n---\n\nBody.\n";
 const std::string kForms = "Supporting content.\n";
 
 Json file_entry(const std::string& uri, const std::string& content) {
@@ -354,7 +356,8 @@ TEST(SkillChoice, ByUriIdOrUniqueBareNameElseTheFullIdsToUse) {
     auto entry = [](const std::string& category, const std::string& name) {
         return Json{{"uri", "skill://" + category + "/" + name + "/SKILL.md"}, {"frontmatter", {{"name", name}}}};
     };
-    const std::vector<Json> entries{entry("backend", "retry"), entry("testing", "retry"), entry("database", "rls-policy")};
+    const std::vector<Json> entries{entry("backend", "retry"), entry("testing", "retry"),
+                                    entry("database", "rls-policy")};
     EXPECT_EQ(skill_id(entries[2]), "database/rls-policy");
     EXPECT_EQ(&choose_skill(entries, "rls-policy", "srv"), &entries[2]);
     EXPECT_EQ(&choose_skill(entries, "testing/retry", "srv"), &entries[1]);
@@ -367,7 +370,8 @@ TEST(SkillChoice, ByUriIdOrUniqueBareNameElseTheFullIdsToUse) {
         }
         return std::string("accepted");
     };
-    EXPECT_EQ(refusal("retry"), "srv lists 2 skills named retry: give the full id, one of: backend/retry, testing/retry");
+    EXPECT_EQ(refusal("retry"),
+              "srv lists 2 skills named retry: give the full id, one of: backend/retry, testing/retry");
     EXPECT_EQ(refusal("rls"), "srv lists no skill rls; did you mean database/rls-policy?");
     EXPECT_EQ(refusal("pdf"), "srv lists no skill pdf; `toolport skills` without a name lists them");
 }
@@ -386,7 +390,8 @@ std::unique_ptr<ScriptedTransport> skills_server(test_support::ManualExecutor& e
             reads.push_back(uri);
             const std::string& text = uri == "skill://pdf/FORMS.md" ? kForms : served;
             return {protocol::make_response(
-                m["id"], {{"resultType", "complete"}, {"contents", {{{"uri", uri}, {"mimeType", "text/markdown"}, {"text", text}}}}})};
+                m["id"], {{"resultType", "complete"},
+                          {"contents", {{{"uri", uri}, {"mimeType", "text/markdown"}, {"text", text}}}}})};
         }
         return {};
     });

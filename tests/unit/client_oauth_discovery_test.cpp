@@ -50,7 +50,8 @@ TEST(ClientOAuthChallenge, OtherSchemesAreSkippedAndEscapesUndone) {
 }
 
 TEST(ClientOAuthPkce, Rfc7636AppendixBVector) {
-    EXPECT_EQ(s256_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+    EXPECT_EQ(s256_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+              "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
     auto a = make_pkce(), b = make_pkce();
     EXPECT_EQ(a.verifier.size(), 43u);
     EXPECT_NE(a.verifier, b.verifier);
@@ -77,7 +78,8 @@ TEST(ClientOAuthDiscovery, AuthorizationServerMetadataUrlOrder) {
                        "http://as:9/.well-known/openid-configuration/tenant1",
                        "http://as:9/tenant1/.well-known/openid-configuration"}));
     EXPECT_EQ(auth::DiscoveredKeySource::metadata_urls("http://as:9"),
-              (Strings{"http://as:9/.well-known/oauth-authorization-server", "http://as:9/.well-known/openid-configuration"}));
+              (Strings{"http://as:9/.well-known/oauth-authorization-server",
+                       "http://as:9/.well-known/openid-configuration"}));
 }
 
 TEST(ClientOAuthDiscovery, ResourceMustBeThisServer) {
@@ -86,7 +88,7 @@ TEST(ClientOAuthDiscovery, ResourceMustBeThisServer) {
     EXPECT_TRUE(resource_matches("http://localhost:5/a/", "http://localhost:5/a/mcp"));  // a parent
     EXPECT_FALSE(resource_matches("https://evil.example.com/mcp", "http://localhost:5/mcp"));
     EXPECT_FALSE(resource_matches("http://localhost:6/mcp", "http://localhost:5/mcp"));
-    EXPECT_FALSE(resource_matches("http://localhost:5/mc", "http://localhost:5/mcp"));   // not at a segment
+    EXPECT_FALSE(resource_matches("http://localhost:5/mc", "http://localhost:5/mcp"));  // not at a segment
     EXPECT_FALSE(resource_matches("http://localhost:5/mcp/x", "http://localhost:5/mcp"));
     EXPECT_FALSE(resource_matches("not a url", "http://localhost:5/mcp"));
 
@@ -169,8 +171,8 @@ TEST(ClientOAuthScopes, StepUpKeepsTheUnionAndOfflineAccessOnlyWhenOffered) {
 }
 
 TEST(ClientOAuthAuthorization, UrlCarriesPkceStateResourceAndScope) {
-    AuthorizationRequest r{"https://c.example/meta.json", "http://127.0.0.1:5/callback", "chal", "st&=", "http://s/mcp",
-                           {"a", "b"}};
+    AuthorizationRequest r{
+        "https://c.example/meta.json", "http://127.0.0.1:5/callback", "chal", "st&=", "http://s/mcp", {"a", "b"}};
     EXPECT_EQ(authorization_url("http://as/authorize?tenant=1", r),
               "http://as/authorize?tenant=1&response_type=code&client_id=https%3A%2F%2Fc.example%2Fmeta.json"
               "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5%2Fcallback&code_challenge=chal&code_challenge_method=S256"
@@ -189,7 +191,7 @@ TEST(ClientOAuthAuthorization, IssChecks) {
     EXPECT_NO_THROW(check_authorization_response(ok, advertised));  // iss-supported
     AuthorizationResponse missing{"code", "s", "", "", std::nullopt};
     EXPECT_THROW(check_authorization_response(missing, advertised), AuthorizationError);  // iss-supported-missing
-    EXPECT_NO_THROW(check_authorization_response(missing, silent));                      // iss-not-advertised
+    EXPECT_NO_THROW(check_authorization_response(missing, silent));                       // iss-not-advertised
     AuthorizationResponse wrong{"code", "s", "", "", std::string("https://evil.example.com")};
     EXPECT_THROW(check_authorization_response(wrong, advertised), AuthorizationError);  // iss-wrong-issuer
     EXPECT_THROW(check_authorization_response(wrong, silent), AuthorizationError);      // iss-unexpected

@@ -49,8 +49,8 @@ std::string param(const std::string& text, const std::string& name) {
 
 struct AuthServer {
     std::mutex mutex;
-    std::string base;            // http://127.0.0.1:PORT
-    std::string prm_resource;    // "" -> base + "/mcp"
+    std::string base;          // http://127.0.0.1:PORT
+    std::string prm_resource;  // "" -> base + "/mcp"
     json metadata_extra = json::object();
     int tokens_issued = 0;
     bool dpop = false;  // issue DPoP-bound tokens
@@ -105,8 +105,7 @@ protected:
         // is read) is finished first: its coroutine holds the client, and a frame left
         // suspended when the loop goes is a leak.
         io.restart();
-        while (browser_in_flight > 0 && io.run_one_for(2s) > 0) {
-        }
+        while (browser_in_flight > 0 && io.run_one_for(2s) > 0) {}
     }
 
     // Sends `request` as the user's browser would, without waiting for the answer.
@@ -127,8 +126,8 @@ protected:
         o.redirect_timeout = 5s;
         o.show_authorization_url = [this, iss, state](const std::string& url) -> OAuthOptions::OpenerCheck {
             pages.push_back(url);
-            std::string back = param(url, "redirect_uri") + "?code=the-code&state=" +
-                               util::percent_encode(state.value_or(param(url, "state")));
+            std::string back = param(url, "redirect_uri") +
+                               "?code=the-code&state=" + util::percent_encode(state.value_or(param(url, "state")));
             if (iss) back += "&iss=" + util::percent_encode(*iss);
             http_client::Request request;
             request.url = back;
@@ -347,8 +346,7 @@ TEST_F(OAuthFlowTest, ConcurrentRefusalsShareOneAuthorization) {
         ++done;
     });
     io.restart();
-    while (done < 2 && io.run_one_for(10s) > 0) {
-    }
+    while (done < 2 && io.run_one_for(10s) > 0) {}
     EXPECT_TRUE(first && second);
     EXPECT_EQ(pages.size(), 1u);
     EXPECT_EQ(requests_to("/token").size(), 1u);

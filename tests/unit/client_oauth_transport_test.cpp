@@ -85,7 +85,8 @@ TEST(ClientOAuthTransport, ARefusalTheAuthorizerCannotHelpEndsTheRequest) {
         client.connect(http_with(client, server.url(), authorizer));
         FAIL() << "expected TransportError";
     } catch (const TransportError& e) {
-        EXPECT_NE(std::string(e.what()).find("HTTP 401 and authorizing again cannot help"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("HTTP 401 and authorizing again cannot help"), std::string::npos)
+            << e.what();
     }
     EXPECT_EQ(authorizer->refusals.size(), 1u);
 }

@@ -87,10 +87,11 @@ void minimal_server(const std::function<void(const Json& request)>& on_request) 
         Json message = Json::parse(line, nullptr, false);
         if (!message.is_object() || !message.contains("id") || !message.contains("method")) continue;
         if (message["method"] == "initialize") {
-            Json reply = protocol::make_response(
-                message["id"], {{"protocolVersion", "2025-11-25"},
-                                {"capabilities", Json::object()},
-                                {"serverInfo", {{"name", "minimal"}, {"version", std::to_string(::getpid())}}}});
+            Json reply = protocol::make_response(message["id"],
+                                                 {{"protocolVersion", "2025-11-25"},
+                                                  {"capabilities", Json::object()},
+                                                  {"serverInfo",
+                                                   {{"name", "minimal"}, {"version", std::to_string(::getpid())}}}});
             std::cout << reply.dump() << std::endl;
         } else {
             on_request(message);

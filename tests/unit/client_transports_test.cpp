@@ -38,21 +38,22 @@ protected:
 
 // The conformance pack plus a tool that waits a minute unless cancelled.
 struct TestServer {
-    explicit TestServer(HttpOptions options = {}) : http(with_fast_polling(options), [this](McpServer& server) {
-        ToolSpec slow;
-        slow.name = "slow";
-        slow.description = "Waits a minute unless cancelled";
-        slow.handler = [this](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-            try {
-                co_await ctx.sleep(60s);
-            } catch (const OperationCancelled&) {
-                slow_cancelled = true;
-                throw;
-            }
-            co_return ToolResult::text("done");
-        };
-        server.registry().add_tool(std::move(slow));
-    }) {}
+    explicit TestServer(HttpOptions options = {})
+        : http(with_fast_polling(options), [this](McpServer& server) {
+              ToolSpec slow;
+              slow.name = "slow";
+              slow.description = "Waits a minute unless cancelled";
+              slow.handler = [this](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                  try {
+                      co_await ctx.sleep(60s);
+                  } catch (const OperationCancelled&) {
+                      slow_cancelled = true;
+                      throw;
+                  }
+                  co_return ToolResult::text("done");
+              };
+              server.registry().add_tool(std::move(slow));
+          }) {}
     static HttpOptions with_fast_polling(HttpOptions options) {
         options.io_threads = server_io_threads;
         options.sse_retry = 20ms;  // test_reconnection resumes after this
@@ -324,7 +325,8 @@ TEST_P(HttpClientTransport, BadUrlsAndHeadersAreRefusedUpFront) {
 
 INSTANTIATE_TEST_SUITE_P(ServerLoops, HttpClientTransport, ::testing::Values(0, 2),
                          [](const ::testing::TestParamInfo<int>& info) {
-                             return info.param == 0 ? std::string("OneEventLoop") : "IoThreads" + std::to_string(info.param);
+                             return info.param == 0 ? std::string("OneEventLoop")
+                                                    : "IoThreads" + std::to_string(info.param);
                          });
 
 TEST(StdioClientTransport, TalksToAChildProcess) {

@@ -52,8 +52,7 @@ TEST(ConfigSettings, RefusalsNameFileLineAndDottedKey) {
     EXPECT_EQ(error_of([&] { (void)bad.integer(kPort); }), "f.yaml:2: demo.port: must be between 1 and 65535");
     EXPECT_EQ(error_of([&] { (void)bad.one_of(kMode); }), "f.yaml:3: demo.mode: must be fast or safe");
     auto null_value = from_text("demo:\n  port:\n").section(kDemo);
-    EXPECT_EQ(error_of([&] { (void)null_value.integer(kPort); }).find("demo.port: must be a string") !=
-                  std::string::npos,
+    EXPECT_EQ(error_of([&] { (void)null_value.integer(kPort); }).find("demo.port: must be a string") != std::string::npos,
               true);
 }
 

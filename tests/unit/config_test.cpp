@@ -25,8 +25,7 @@ class ConfigTest : public ::testing::Test {
 protected:
     void SetUp() override {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir_ = fs::temp_directory_path() /
-               ("toolport-config-test-" + std::to_string(::getpid()) + "-" + info->name());
+        dir_ = fs::temp_directory_path() / ("toolport-config-test-" + std::to_string(::getpid()) + "-" + info->name());
         fs::remove_all(dir_);
         fs::create_directories(dir_);
     }
@@ -308,8 +307,7 @@ TEST_F(ConfigTest, WrongTypeNamesTheKey) {
     EXPECT_NE(error_of("http:\n  max_sessions: 1.5\n").find("http.max_sessions"), std::string::npos);
     EXPECT_NE(error_of("http:\n  max_sessions: [1]\n").find("http.max_sessions"), std::string::npos);
     EXPECT_NE(error_of("http:\n  max_sessions:\n").find("http.max_sessions"), std::string::npos);
-    EXPECT_NE(error_of("server:\n  page_size: 99999999999999999999999\n").find("server.page_size"),
-              std::string::npos);
+    EXPECT_NE(error_of("server:\n  page_size: 99999999999999999999999\n").find("server.page_size"), std::string::npos);
 }
 
 TEST_F(ConfigTest, OutOfRangeIntegers) {
@@ -434,7 +432,7 @@ TEST_F(ConfigTest, ExpandEnvDirectly) {
     EXPECT_EQ(expand_env("${TOOLPORT_UT_UNSET_3:-d}", "w"), "d");
     EXPECT_EQ(expand_env("${TOOLPORT_UT_UNSET_3:-}", "w"), "");
     EXPECT_EQ(expand_env("${TOOLPORT_UT_A:-d}", "w"), "alpha");
-    EXPECT_EQ(expand_env("${TOOLPORT_UT_EMPTY:-d}", "w"), "d");  // empty counts as unset
+    EXPECT_EQ(expand_env("${TOOLPORT_UT_EMPTY:-d}", "w"), "d");            // empty counts as unset
     EXPECT_EQ(expand_env("cost $5 and $HOME", "w"), "cost $5 and $HOME");  // only ${...} expands
     EXPECT_THROW((void)expand_env("${TOOLPORT_UT_UNSET_3}", "w"), ConfigError);
     EXPECT_THROW((void)expand_env("${TOOLPORT_UT_EMPTY}", "w"), ConfigError);
@@ -477,8 +475,8 @@ TEST_F(ConfigTest, ApplyListen) {
 }
 
 TEST_F(ConfigTest, ApplyListenErrors) {
-    for (const char* bad : {"host:notaport", "9000", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
-                            "127.0.0.1:80x", "", "[::1]"}) {
+    for (const char* bad :
+         {"host:notaport", "9000", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:80x", "", "[::1]"}) {
         HttpOptions h;
         try {
             apply_listen(h, bad);
@@ -528,8 +526,8 @@ TEST_F(ConfigTest, BearerTokensFromFileSkipCommentsAndBlankLines) {
 TEST_F(ConfigTest, BearerTokensFromEnvAndFileCombine) {
     set_env("TOOLPORT_UT_TOKENS2", "env-tok");
     auto tokens = write("tokens.txt", "file-tok\n");
-    Config c = load_config(write("t.yaml", "http:\n  bearer_tokens_env: TOOLPORT_UT_TOKENS2\n  bearer_tokens_file: " +
-                                               tokens + "\n"));
+    Config c = load_config(
+        write("t.yaml", "http:\n  bearer_tokens_env: TOOLPORT_UT_TOKENS2\n  bearer_tokens_file: " + tokens + "\n"));
     EXPECT_EQ(c.http.bearer_tokens, (std::vector<std::string>{"env-tok", "file-tok"}));
 }
 
@@ -618,9 +616,11 @@ TEST_F(ConfigTest, ToolTaskSupportReplacesWhatTheToolDeclaresInToolsList) {
     std::vector<Json> out;
     auto session = runtime.server().open_session([&out](const Json& m, const protocol::RequestId*) { out.push_back(m); },
                                                  CallerIdentity{.session_id = "config-test"});
-    session->receive(protocol::Request{1, "tools/list",
-                                       {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-                                                   {"io.modelcontextprotocol/clientCapabilities", Json::object()}}}}});
+    session->receive(protocol::Request{1,
+                                       "tools/list",
+                                       {{"_meta",
+                                         {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                                          {"io.modelcontextprotocol/clientCapabilities", Json::object()}}}}});
     exec.run();
     std::map<std::string, Json> listed;
     for (const auto& m : out) {
@@ -665,7 +665,8 @@ auth:
 TEST_F(ConfigTest, AuthDefaults) {
     Config none = load_config("");
     EXPECT_TRUE(none.http.oauth.issuer.empty());
-    Config c = load_config(write("auth.yaml", "auth:\n  issuer: https://auth.example.com/tenant1\n  required_scopes: [a, b]\n"));
+    Config c = load_config(
+        write("auth.yaml", "auth:\n  issuer: https://auth.example.com/tenant1\n  required_scopes: [a, b]\n"));
     EXPECT_EQ(c.http.oauth.issuer, "https://auth.example.com/tenant1");
     EXPECT_EQ(c.http.oauth.resource, "");  // derived from the listen address when serving
     EXPECT_EQ(c.http.oauth.clock_skew, std::chrono::seconds(60));
@@ -708,8 +709,9 @@ TEST_F(ConfigTest, AuthErrorsNameFileLineAndKey) {
 
 // `auth.admin_scope` (the operator's /metrics and /admin/reload) and `reload.min_interval_s`.
 TEST_F(ConfigTest, AdminScopeAndReloadInterval) {
-    Config c = load_config(write("ops.yaml", "auth:\n  issuer: https://auth.example.com\n  admin_scope: toolport:admin\n"
-                                             "reload:\n  min_interval_s: 10\n"));
+    Config c = load_config(write("ops.yaml",
+                                 "auth:\n  issuer: https://auth.example.com\n  admin_scope: toolport:admin\n"
+                                 "reload:\n  min_interval_s: 10\n"));
     EXPECT_EQ(c.http.oauth.admin_scope, "toolport:admin");
     // Published in the metadata with every other scope configured.
     EXPECT_EQ(c.http.oauth.scopes_supported, (std::vector<std::string>{"toolport:admin"}));

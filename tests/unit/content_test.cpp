@@ -45,9 +45,13 @@ TEST(ToolResult, MovingToJsonGivesTheSameObject) {
 
 TEST(ToolResult, TheUpperBoundIsNeverBelowTheSize) {
     auto all = shapes();
-    ToolResult escapes = ToolResult::structured(
-        Json{{std::string("k\x01\"\\", 4), std::string(100, '\x02')}, {"n", -1.7976931348623157e308}, {"i", INT64_MIN},
-             {"u", UINT64_MAX}, {"bytes", Json::binary({1, 2, 255}, 7)}, {"utf8", "日本語 😀"}, {"empty", Json::array()}});
+    ToolResult escapes = ToolResult::structured(Json{{std::string("k\x01\"\\", 4), std::string(100, '\x02')},
+                                                     {"n", -1.7976931348623157e308},
+                                                     {"i", INT64_MIN},
+                                                     {"u", UINT64_MAX},
+                                                     {"bytes", Json::binary({1, 2, 255}, 7)},
+                                                     {"utf8", "日本語 😀"},
+                                                     {"empty", Json::array()}});
     escapes.meta = {{"nested", {{"a", {nullptr, true, false, 0}}}}};
     all.push_back(escapes);
     all.push_back(ToolResult::text(std::string(5000, '"')));

@@ -62,7 +62,8 @@ TEST(ContextSessions, MarkdownSectionsListsAndTaggedCodeBlocksAreRead) {
     EXPECT_EQ(s.title, "Authentication flow");
     EXPECT_EQ(s.date, "2025-10-15");
     EXPECT_EQ(s.summary, "Moved login to OAuth with PKCE.");
-    EXPECT_EQ(s.decisions, (std::vector<std::string>{"Use PKCE for public clients", "Store refresh tokens server-side"}));
+    EXPECT_EQ(s.decisions,
+              (std::vector<std::string>{"Use PKCE for public clients", "Store refresh tokens server-side"}));
     EXPECT_EQ(s.implementations, (std::vector<std::string>{"Added /callback route"}));
     EXPECT_EQ(s.challenges, (std::vector<std::string>{"Safari drops third-party cookies"}));
     EXPECT_EQ(s.next_steps, (std::vector<std::string>{"Rotate signing keys"}));
@@ -105,13 +106,16 @@ TEST(ContextSessions, FinalizationPacksOfBothNamingStylesAreRead) {
 
 TEST(ContextMetrics, EveryMetricsShapeGivesTheTokenCounts) {
     using nlohmann::json;
-    EXPECT_EQ(read_token_counts(json::parse(R"({"compressionMetrics":{"inputTokens":{"total":1000},"outputArtifacts":{"total":250}}})")),
+    EXPECT_EQ(read_token_counts(json::parse(
+                  R"({"compressionMetrics":{"inputTokens":{"total":1000},"outputArtifacts":{"total":250}}})")),
               std::make_pair(1000LL, 250LL));
     EXPECT_EQ(read_token_counts(json::parse(R"({"compression":{"raw_context_tokens":800,"compressed_tokens":200}})")),
               std::make_pair(800LL, 200LL));
-    EXPECT_EQ(read_token_counts(json::parse(R"({"metrics":{"original_context_size_tokens":500,"finalization_pack_size_tokens":100}})")),
+    EXPECT_EQ(read_token_counts(json::parse(
+                  R"({"metrics":{"original_context_size_tokens":500,"finalization_pack_size_tokens":100}})")),
               std::make_pair(500LL, 100LL));
-    EXPECT_EQ(read_token_counts(json::parse(R"({"tokens":{"original":400,"compressed":100}})")), std::make_pair(400LL, 100LL));
+    EXPECT_EQ(read_token_counts(json::parse(R"({"tokens":{"original":400,"compressed":100}})")),
+              std::make_pair(400LL, 100LL));
     EXPECT_FALSE(read_token_counts(json::parse(R"({"tokens":{"original":0,"compressed":0}})")));
     EXPECT_FALSE(read_token_counts(json::parse(R"({"compression":{"ratio":0.74}})")));
 }
@@ -128,14 +132,15 @@ protected:
         dir.write("Dev/alpha/.agent-artifacts/2025-11-01-search/compression-metrics.json",
                   R"({"compression":{"raw_context_tokens":5000,"compressed_tokens":2000}})");
         dir.write("Dev/alpha/.agent-artifacts/index.json", "{}");
-        dir.write("Dev/beta/.agent-artifacts/2025-09-01-billing/finalization-pack.json",
-                  R"({"summary":"Stripe webhooks","decisions":["Idempotency keys"],"codeBlocks":[{"language":"sql","code":"SELECT 1"}]})");
+        dir.write(
+            "Dev/beta/.agent-artifacts/2025-09-01-billing/finalization-pack.json",
+            R"({"summary":"Stripe webhooks","decisions":["Idempotency keys"],"codeBlocks":[{"language":"sql","code":"SELECT 1"}]})");
         dir.mkdir("Dev/gamma");
         dir.write("outside/.agent-artifacts/2025-01-01-secret.md", "# Secret\n");
         std::filesystem::create_directory_symlink(dir.path() / "outside", dir.path() / "Dev/linked");
         server = std::make_unique<ContextServer>(Json{{"patterns_root", (dir.path() / "library").string()},
                                                       {"projects_root", (dir.path() / "Dev").string()},
-                  {"index_file", (dir.path() / "cache/index.sqlite").string()}});
+                                                      {"index_file", (dir.path() / "cache/index.sqlite").string()}});
     }
 
     ScratchDir dir;
@@ -147,7 +152,8 @@ TEST_F(ContextArtifactTools, SearchFindsEveryLayoutNewestFirstAndFollowsNoSymlin
     ASSERT_EQ(all["success"], true) << all;
     std::vector<std::string> ids;
     for (const auto& s : all["data"]) ids.push_back(s["sessionId"]);
-    EXPECT_EQ(ids, (std::vector<std::string>{"2025-11-01-search", "2025-10-15-authentication-flow", "2025-09-01-billing"}));
+    EXPECT_EQ(ids,
+              (std::vector<std::string>{"2025-11-01-search", "2025-10-15-authentication-flow", "2025-09-01-billing"}));
     EXPECT_EQ(all["metadata"]["resultsCount"], 3);
     EXPECT_EQ(all["data"][1]["path"], ".agent-artifacts/2025-10-15-authentication-flow.md");
     EXPECT_EQ(all["data"][2]["project"], "beta");
@@ -167,8 +173,9 @@ TEST_F(ContextArtifactTools, LoadSessionReadsEachLayoutAndSaysWhichSessionIsMiss
     ASSERT_EQ(flat["success"], true) << flat;
     EXPECT_EQ(flat["data"]["content"]["decisions"].size(), 2u);
     EXPECT_FALSE(flat["data"].contains("codeBlocks"));
-    Json with_code = server->call("loadSession",
-                                  {{"project", "alpha"}, {"sessionId", "2025-10-15-authentication-flow"}, {"includeCode", true}});
+    Json with_code = server->call("loadSession", {{"project", "alpha"},
+                                                  {"sessionId", "2025-10-15-authentication-flow"},
+                                                  {"includeCode", true}});
     EXPECT_EQ(with_code["data"]["codeBlocks"].size(), 2u);
     Json pack = server->call("loadSession", {{"project", "beta"}, {"sessionId", "2025-09-01-billing"}});
     EXPECT_EQ(pack["data"]["content"]["summary"], "Stripe webhooks");
@@ -203,8 +210,9 @@ TEST_F(ContextArtifactTools, ASessionFileThatIsAFifoIsAClearErrorNeverABlockedRe
 }
 
 TEST_F(ContextArtifactTools, GetSessionCodeFiltersByLanguageAndAMissingSessionIsAnError) {
-    Json sql = server->call("getSessionCode",
-                            {{"project", "alpha"}, {"sessionId", "2025-10-15-authentication-flow"}, {"language", "SQL"}});
+    Json sql = server->call("getSessionCode", {{"project", "alpha"},
+                                               {"sessionId", "2025-10-15-authentication-flow"},
+                                               {"language", "SQL"}});
     ASSERT_EQ(sql["data"].size(), 1u);
     EXPECT_EQ(sql["metadata"]["codeBlocksCount"], 1);
     EXPECT_EQ(sql["data"][0]["language"], "sql");
@@ -219,7 +227,8 @@ TEST_F(ContextArtifactTools, ASavedSessionIsReadBackByTheReadersAndNeverSilently
                  {"summary", "Rolled out v2 to 10%."},
                  {"decisions", {"Canary first", "Two-line\ndecision"}},
                  {"nextSteps", {"Watch error rates"}},
-                 {"codeBlocks", {{{"language", "bash"}, {"code", "kubectl rollout status deploy/api"}, {"file", "ops.sh"}}}},
+                 {"codeBlocks",
+                  {{{"language", "bash"}, {"code", "kubectl rollout status deploy/api"}, {"file", "ops.sh"}}}},
                  {"originalTokens", 9000},
                  {"compressedTokens", 1800}};
     Json saved = server->call("saveSession", args);
@@ -235,14 +244,15 @@ TEST_F(ContextArtifactTools, ASavedSessionIsReadBackByTheReadersAndNeverSilently
     }
     EXPECT_EQ(entries, 1);
 
-    Json loaded = server->call("loadSession", {{"project", "gamma"}, {"sessionId", "2025-11-05-rollout"}, {"includeCode", true}});
+    Json loaded = server->call("loadSession",
+                               {{"project", "gamma"}, {"sessionId", "2025-11-05-rollout"}, {"includeCode", true}});
     ASSERT_EQ(loaded["success"], true) << loaded;
     EXPECT_EQ(loaded["data"]["title"], "Rollout");
     EXPECT_EQ(loaded["data"]["content"]["summary"], "Rolled out v2 to 10%.");
     EXPECT_EQ(loaded["data"]["content"]["decisions"], Json({"Canary first", "Two-line decision"}));
     EXPECT_EQ(loaded["data"]["codeBlocks"][0]["file"], "ops.sh");
-    Json metrics = server->call("getCompressionRatio",
-                                {{"projectPath", (dir.path() / "Dev/gamma").string()}, {"sessionId", "2025-11-05-rollout"}});
+    Json metrics = server->call("getCompressionRatio", {{"projectPath", (dir.path() / "Dev/gamma").string()},
+                                                        {"sessionId", "2025-11-05-rollout"}});
     EXPECT_EQ(metrics["data"]["compressionRatio"], 80.0);
 
     Json again = server->call("saveSession", args);
@@ -250,7 +260,8 @@ TEST_F(ContextArtifactTools, ASavedSessionIsReadBackByTheReadersAndNeverSilently
     args["summary"] = "Rolled out v2 to 50%.";
     args["overwrite"] = true;
     EXPECT_EQ(server->call("saveSession", args)["success"], true);
-    EXPECT_EQ(server->call("loadSession", {{"project", "gamma"}, {"sessionId", "2025-11-05-rollout"}})["data"]["content"]["summary"],
+    EXPECT_EQ(server->call("loadSession",
+                           {{"project", "gamma"}, {"sessionId", "2025-11-05-rollout"}})["data"]["content"]["summary"],
               "Rolled out v2 to 50%.");
 
     Json fence = args;
@@ -284,7 +295,8 @@ TEST_F(ContextArtifactTools, CompressionRatiosPerSessionListedAndAggregated) {
 
     Json none = server->call("getCompressionRatio", {{"projectPath", alpha}, {"sessionId", "2030-01-01-x"}});
     EXPECT_EQ(none["error"]["code"], "SESSION_NOT_FOUND");
-    Json empty = server->call("getCompressionRatio", {{"projectPath", (dir.path() / "Dev/gamma").string()}, {"aggregate", true}});
+    Json empty = server->call("getCompressionRatio",
+                              {{"projectPath", (dir.path() / "Dev/gamma").string()}, {"aggregate", true}});
     EXPECT_EQ(empty["data"]["totalSessions"], 0);
     EXPECT_TRUE(empty["data"]["bestCompression"].is_null());
 }

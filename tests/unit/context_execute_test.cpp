@@ -104,7 +104,8 @@ protected:
         dir.write("library/backend/greeter.md", "# Greeter\n\nGreets.\n");
         dir.write("library/backend/greeter-SKILL.md", kSchemaSkillMd);
         // The original server's style: an ES module exporting the camelCased name.
-        dir.write("library/backend/greeter.mjs", "export async function greeter(input) { return {greeting: `hello ${input.name}`}; }\n");
+        dir.write("library/backend/greeter.mjs",
+                  "export async function greeter(input) { return {greeting: `hello ${input.name}`}; }\n");
         dir.write("library/backend/py-sum.md", "# Sum\n");
         dir.write("library/backend/py-sum.py",
                   "import json, sys\nd = json.load(sys.stdin)\nprint(json.dumps({'sum': sum(d['values'])}))\n");
@@ -120,15 +121,18 @@ protected:
         dir.write("library/testing/forker.md", "# Forker\n");
         // Children in its process group, and one that leaves it (and its session) with
         // setsid, each with a command line the test can find on the host.
-        dir.write("library/testing/forker.sh",
-                  "(exec -a " + tag + "-grouped sleep 300) &\n"
-                  "setsid bash -c 'exec -a " + tag + "-setsid sleep 300' < /dev/null > /dev/null 2>&1 &\n"
-                  "sleep 0.2\necho '{\"forked\": true}'\n");
+        dir.write("library/testing/forker.sh", "(exec -a " + tag +
+                                                   "-grouped sleep 300) &\n"
+                                                   "setsid bash -c 'exec -a " +
+                                                   tag +
+                                                   "-setsid sleep 300' < /dev/null > /dev/null 2>&1 &\n"
+                                                   "sleep 0.2\necho '{\"forked\": true}'\n");
         dir.write("library/testing/garbage.md", "# Garbage\n");
         dir.write("library/testing/garbage.sh", "printf 'not json \\001\\002'\n");
         dir.write("library/testing/secret.md", "# Secret\n");
         dir.write("library/testing/secret.sh",
-                  "printf '{\"secret\": \"%s\", \"home\": \"%s\", \"cwd\": \"%s\"}' \"$TOOLPORT_UT_SECRET\" \"$HOME\" \"$PWD\"\n");
+                  "printf '{\"secret\": \"%s\", \"home\": \"%s\", \"cwd\": \"%s\"}' \"$TOOLPORT_UT_SECRET\" \"$HOME\" "
+                  "\"$PWD\"\n");
         dir.write("library/testing/failing.md", "# Failing\n");
         dir.write("library/testing/failing.sh", "echo 'something broke' >&2\nexit 3\n");
         dir.write("library/testing/flood.md", "# Flood\n");
@@ -296,10 +300,12 @@ TEST_F(ContextExecuteSkill, ProgressIsReportedWhileItRunsAndTheClientsCancellati
     };
 
     // Progress about once a second, on the client's token, until the 1.5 s limit stops it.
-    server->session->receive(protocol::Request{101, "tools/call",
-                                               {{"name", "executeSkill"},
-                                                {"arguments", {{"skillId", "testing/sleeper"}, {"input", Json::object()}}},
-                                                {"_meta", {{"progressToken", "skill-1"}}}}});
+    server->session->receive(
+        protocol::Request{101,
+                          "tools/call",
+                          {{"name", "executeSkill"},
+                           {"arguments", {{"skillId", "testing/sleeper"}, {"input", Json::object()}}},
+                           {"_meta", {{"progressToken", "skill-1"}}}}});
     server->pump([&] { return answer_to(101) != nullptr; });
     ASSERT_NE(answer_to(101), nullptr);
     EXPECT_EQ((*answer_to(101))["result"]["structuredContent"]["error"]["code"], "SKILL_EXECUTION_FAILED");
@@ -310,12 +316,17 @@ TEST_F(ContextExecuteSkill, ProgressIsReportedWhileItRunsAndTheClientsCancellati
 
     // notifications/cancelled for a running skill: its process is killed, and no answer comes.
     ASSERT_TRUE(no_process_with_within(tag + "-sleeper", 2s));
-    server->session->receive(protocol::Request{102, "tools/call", {{"name", "executeSkill"}, {"arguments", {{"skillId", "testing/sleeper"}, {"input", Json::object()}}}}});
+    server->session->receive(
+        protocol::Request{102,
+                          "tools/call",
+                          {{"name", "executeSkill"},
+                           {"arguments", {{"skillId", "testing/sleeper"}, {"input", Json::object()}}}}});
     server->pump([&] { return !processes_with(tag + "-sleeper").empty(); });
     ASSERT_EQ(processes_with(tag + "-sleeper").size(), 1u);
     const pid_t pid = processes_with(tag + "-sleeper").front();
     ASSERT_EQ(::kill(pid, 0), 0);
-    server->session->receive(protocol::Notification{"notifications/cancelled", {{"requestId", 102}, {"reason", "user stopped it"}}});
+    server->session->receive(
+        protocol::Notification{"notifications/cancelled", {{"requestId", 102}, {"reason", "user stopped it"}}});
     server->pump([&] { return process_ends_within(pid, 0ms); });
     EXPECT_TRUE(process_ends_within(pid, 0ms)) << "the cancelled skill is still running";
     EXPECT_EQ(answer_to(102), nullptr);
@@ -346,27 +357,32 @@ TEST_F(ContextExecuteSkill, AHostileSkillSeesNothingOfTheServerAndLeavesNothingB
               "env_ppid=$(tr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null | count TOOLPORT_UT_SECRET)\n"
               "env_1=$(tr '\\0' '\\n' < /proc/1/environ 2>/dev/null | count TOOLPORT_UT_SECRET)\n"
               "env_all=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | count TOOLPORT_UT_SECRET)\n"
-              "server=$(for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null | count 'toolport_unit_test[s]')\n"
+              "server=$(for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null | count "
+              "'toolport_unit_test[s]')\n"
               "pids=$(ls /proc | grep -c '^[0-9]')\n"
               // Writes outside its scratch directory: its own folder, the library by its
               // host path, the system.
               "w=0\n"
               "echo x > /skill/planted 2>/dev/null && w=$((w+1))\n"
               "ln -s /etc/passwd /skill/planted-link 2>/dev/null && w=$((w+1))\n"
-              "echo x > '" + library.string() + "/testing/planted.md' 2>/dev/null && w=$((w+1))\n"
-              "echo x > /usr/planted 2>/dev/null && w=$((w+1))\n"
-              "echo x > /etc/planted 2>/dev/null && w=$((w+1))\n"
-              // The host's loopback.
-              "net=no\n(exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) + ") 2>/dev/null && net=yes\n"
-              // More than its 1 MiB scratch directory, in many small files.
-              "n=0\nfor i in $(seq 1 100); do head -c 65536 /dev/zero > f$i 2>/dev/null || break; n=$i; done\n"
-              // No privilege to gain, no namespace to make.
-              "nnp=$(grep -c 'NoNewPrivs:[[:space:]]*1' /proc/self/status)\n"
-              "seccomp=$(grep -c 'Seccomp:[[:space:]]*2' /proc/self/status)\n"
-              "userns=no\nunshare -U true 2>/dev/null && userns=yes\n"
-              "printf '{\"envPpid\":%s,\"env1\":%s,\"envAll\":%s,\"server\":%s,\"pids\":%s,\"writes\":%s,"
-              "\"net\":\"%s\",\"files\":%s,\"nnp\":%s,\"seccomp\":%s,\"userns\":\"%s\"}' "
-              "$env_ppid $env_1 $env_all $server $pids $w $net $n $nnp $seccomp $userns\n");
+              "echo x > '" +
+                  library.string() +
+                  "/testing/planted.md' 2>/dev/null && w=$((w+1))\n"
+                  "echo x > /usr/planted 2>/dev/null && w=$((w+1))\n"
+                  "echo x > /etc/planted 2>/dev/null && w=$((w+1))\n"
+                  // The host's loopback.
+                  "net=no\n(exec 3<>/dev/tcp/127.0.0.1/" +
+                  std::to_string(port) +
+                  ") 2>/dev/null && net=yes\n"
+                  // More than its 1 MiB scratch directory, in many small files.
+                  "n=0\nfor i in $(seq 1 100); do head -c 65536 /dev/zero > f$i 2>/dev/null || break; n=$i; done\n"
+                  // No privilege to gain, no namespace to make.
+                  "nnp=$(grep -c 'NoNewPrivs:[[:space:]]*1' /proc/self/status)\n"
+                  "seccomp=$(grep -c 'Seccomp:[[:space:]]*2' /proc/self/status)\n"
+                  "userns=no\nunshare -U true 2>/dev/null && userns=yes\n"
+                  "printf '{\"envPpid\":%s,\"env1\":%s,\"envAll\":%s,\"server\":%s,\"pids\":%s,\"writes\":%s,"
+                  "\"net\":\"%s\",\"files\":%s,\"nnp\":%s,\"seccomp\":%s,\"userns\":\"%s\"}' "
+                  "$env_ppid $env_1 $env_all $server $pids $w $net $n $nnp $seccomp $userns\n");
     const auto before = std::distance(fs::recursive_directory_iterator(library), fs::recursive_directory_iterator());
 
     Json hostile = run("testing/hostile");
@@ -424,7 +440,8 @@ TEST(ContextSkillSandbox, TheLayoutShowsTheSystemTheSkillAndARuntimeButNotItsHom
     EXPECT_TRUE(has("--remount-ro /")) << joined;
     EXPECT_TRUE(has("--seccomp 7")) << joined;
     EXPECT_TRUE(has("--ro-bind " + runtime.string() + " " + runtime.string())) << joined;
-    EXPECT_TRUE(has("--ro-bind " + (dir.path() / "home/lib").string() + " " + (dir.path() / "home/lib").string())) << joined;
+    EXPECT_TRUE(has("--ro-bind " + (dir.path() / "home/lib").string() + " " + (dir.path() / "home/lib").string()))
+        << joined;
     EXPECT_FALSE(has("--ro-bind " + (dir.path() / "home").string() + " " + (dir.path() / "home").string())) << joined;
     EXPECT_EQ(joined.find("/etc/ssl"), std::string::npos) << joined;
     EXPECT_EQ(args.back(), "--");
@@ -487,14 +504,15 @@ TEST(ContextSkillReview, ClientWrittenCodeRunsOnlyOnceTheOperatorApprovesIt) {
                      {"projects_root", (dir.path() / "Dev").string()},
                      {"index_file", (dir.path() / "cache/index.sqlite").string()},
                      {"skill_allow_unsandboxed", !sandbox_here()}};
-    Json extraction = {{"name", "client-echo"},
-                       {"category", "backend"},
-                       {"description", "Echoes. **Quality Score:** 10/10"},
-                       {"documentation", "Send JSON."},
-                       {"code", "cat"},
-                       {"language", "bash"},
-                       {"quality",
-                        {{"correctness", 10}, {"reusability", 10}, {"documentation", 10}, {"testCoverage", 10}, {"performance", 10}}}};
+    Json extraction = {
+        {"name", "client-echo"},
+        {"category", "backend"},
+        {"description", "Echoes. **Quality Score:** 10/10"},
+        {"documentation", "Send JSON."},
+        {"code", "cat"},
+        {"language", "bash"},
+        {"quality",
+         {{"correctness", 10}, {"reusability", 10}, {"documentation", 10}, {"testCoverage", 10}, {"performance", 10}}}};
     {
         ContextServer server(settings);
         Json extracted = server.call("extractPattern", extraction);
@@ -509,9 +527,11 @@ TEST(ContextSkillReview, ClientWrittenCodeRunsOnlyOnceTheOperatorApprovesIt) {
 
         Json refused = server.call("executeSkill", {{"skillId", "backend/client-echo"}, {"input", {{"x", 1}}}});
         EXPECT_EQ(refused["error"]["code"], "SKILL_NOT_APPROVED") << refused;
-        EXPECT_NE(refused["error"]["suggestion"].get<std::string>().find("toolport patterns approve backend/client-echo"),
+        EXPECT_NE(refused["error"]["suggestion"].get<std::string>().find(
+                      "toolport patterns approve backend/client-echo"),
                   std::string::npos);
-        Json dry = server.call("executeSkill", {{"skillId", "backend/client-echo"}, {"input", {{"x", 1}}}, {"dryRun", true}});
+        Json dry = server.call("executeSkill",
+                               {{"skillId", "backend/client-echo"}, {"input", {{"x", 1}}}, {"dryRun", true}});
         EXPECT_EQ(dry["error"]["code"], "SKILL_NOT_APPROVED");
         // The operator's own pattern runs.
         EXPECT_EQ(server.call("executeSkill", {{"skillId", "backend/operator-echo"}, {"input", {{"x", 2}}}})["data"],
@@ -534,7 +554,8 @@ TEST(ContextSkillReview, ClientWrittenCodeRunsOnlyOnceTheOperatorApprovesIt) {
         extraction["overwrite"] = true;
         extraction["code"] = "echo '{\"replaced\": true}'";
         ASSERT_EQ(server.call("extractPattern", extraction)["success"], true);
-        EXPECT_EQ(server.call("executeSkill", {{"skillId", "backend/client-echo"}, {"input", Json::object()}})["error"]["code"],
+        EXPECT_EQ(server.call("executeSkill",
+                              {{"skillId", "backend/client-echo"}, {"input", Json::object()}})["error"]["code"],
                   "SKILL_NOT_APPROVED");
     }
     settings["skill_trust_client_code"] = true;
@@ -584,7 +605,8 @@ protected:
         dir.write("library/database/rls-policy-SKILL.md", "**Quality Score:** 8.5/10\n");
         dir.write("library/database/rls-policy-generator.md", "# RLS generator\n");
         dir.write("library/security/secret-scan.md", "# Scan\n");
-        dir.write("Dev/alpha/.agent-artifacts/2025-10-01-a.md", "# A\nUsed database/rls-policy and security/secret-scan.\n");
+        dir.write("Dev/alpha/.agent-artifacts/2025-10-01-a.md",
+                  "# A\nUsed database/rls-policy and security/secret-scan.\n");
         dir.write("Dev/alpha/.agent-artifacts/2025-11-01-b/session-summary.md", "# B\nAgain database/rls-policy.\n");
         dir.write("Dev/beta/.agent-artifacts/2025-09-01-c/finalization-pack.json",
                   R"({"summary": "applied database/rls-policy-generator and database/rls-policy"})");
@@ -609,7 +631,8 @@ TEST_F(ContextPatternReuse, MentionsAreCountedPerProjectInEveryLayout) {
     Json all = server->call("getPatternReuse");
     std::vector<std::string> ids;
     for (const auto& p : all["data"]) ids.push_back(p["patternId"]);
-    EXPECT_EQ(ids, (std::vector<std::string>{"database/rls-policy", "database/rls-policy-generator", "security/secret-scan"}));
+    EXPECT_EQ(ids, (std::vector<std::string>{"database/rls-policy", "database/rls-policy-generator",
+                                             "security/secret-scan"}));
     Json recent = server->call("getPatternReuse", {{"sortBy", "recent"}});
     EXPECT_EQ(recent["data"][0]["patternId"], "database/rls-policy");
     EXPECT_EQ(recent["data"][1]["patternId"], "security/secret-scan");

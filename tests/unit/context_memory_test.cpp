@@ -106,8 +106,7 @@ bool returns_in_time(const std::function<void()>& fn, const fs::path& fifo) {
     std::thread([&fn, &finished] {
         try {
             fn();
-        } catch (...) {
-        }
+        } catch (...) {}
         finished.set_value();
     }).detach();
     if (done.wait_for(std::chrono::seconds(10)) == std::future_status::ready) return true;
@@ -124,8 +123,8 @@ bool returns_in_time(const std::function<void()>& fn, const fs::path& fifo) {
 TEST(ContextIds, PlainNamesPassAndHostileOnesAreValidationErrors) {
     EXPECT_NO_THROW(check_name("rls-policy", "name"));
     EXPECT_NO_THROW(check_name("2025-10-15-auth flow", "sessionId"));
-    for (const std::string& bad : std::vector<std::string>{"", ".", "..", ".hidden", "a/b", "a\\b", std::string("a\0b", 3),
-                                                          "tab\there", std::string(256, 'x')}) {
+    for (const std::string& bad : std::vector<std::string>{"", ".", "..", ".hidden", "a/b", "a\\b",
+                                                           std::string("a\0b", 3), "tab\there", std::string(256, 'x')}) {
         EXPECT_EQ(code_of([&] { check_name(bad, "name"); }), ErrorCode::validation_error) << bad;
     }
     const SkillId id = parse_skill_id("database/rls-policy");
@@ -171,10 +170,10 @@ TEST(ContextRoots, AProjectIsANameUnderAProjectsRootOrAnAbsolutePathInsideOne) {
     const Project nested = resolve_project((dir.path() / "Dev/group/nested").string(), roots);
     EXPECT_EQ(nested.name, "group/nested");
     EXPECT_EQ(resolve_project(nested.name, roots).dir, nested.dir);
-    for (const std::string& bad : {(dir.path() / "elsewhere/app").string(), (dir.path() / "Dev/linked").string(),
-                                  (dir.path() / "Dev").string(), (dir.path() / "Dev/missing").string(),
-                                  std::string("/tmp\0x", 6), std::string("nope"), std::string("../elsewhere/app"),
-                                  std::string(".hidden"), std::string("linked"), std::string("")}) {
+    for (const std::string& bad :
+         {(dir.path() / "elsewhere/app").string(), (dir.path() / "Dev/linked").string(), (dir.path() / "Dev").string(),
+          (dir.path() / "Dev/missing").string(), std::string("/tmp\0x", 6), std::string("nope"),
+          std::string("../elsewhere/app"), std::string(".hidden"), std::string("linked"), std::string("")}) {
         try {
             resolve_project(bad, roots);
             ADD_FAILURE() << "accepted " << bad;
@@ -240,7 +239,8 @@ TEST(ContextNotes, ABadLineIsSkippedAndReportedAndATornLastLineDoesNotSwallowThe
     EXPECT_EQ(read.notes[1].content, "two");
     EXPECT_EQ(read.notes[2].content, "three");
     const std::string text = read_file(notes_path(project));
-    EXPECT_EQ(read.skipped, (std::vector<std::uint64_t>{line_offset(text, 2), line_offset(text, 4), line_offset(text, 6)}));
+    EXPECT_EQ(read.skipped,
+              (std::vector<std::uint64_t>{line_offset(text, 2), line_offset(text, 4), line_offset(text, 6)}));
 }
 
 TEST(ContextNotes, ConcurrentAppendsNeverInterleave) {
@@ -290,14 +290,20 @@ TEST(ContextNotes, AFifoOrADirectoryAsTheNotesFileIsRefusedWithoutBlocking) {
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
     std::string read_error, append_error;
     ErrorCode read_code{}, append_code{};
-    ASSERT_TRUE(returns_in_time([&] {
-        read_code = code_of([&] { read_notes_page(project, {}); });
-        read_error = message_of([&] { read_notes_page(project, {}); });
-    }, fifo)) << "reading a FIFO blocked";
-    ASSERT_TRUE(returns_in_time([&] {
-        append_code = code_of([&] { append_note(project, {"decision", "x", "t"}); });
-        append_error = message_of([&] { append_note(project, {"decision", "x", "t"}); });
-    }, fifo)) << "appending to a FIFO blocked";
+    ASSERT_TRUE(returns_in_time(
+        [&] {
+            read_code = code_of([&] { read_notes_page(project, {}); });
+            read_error = message_of([&] { read_notes_page(project, {}); });
+        },
+        fifo))
+        << "reading a FIFO blocked";
+    ASSERT_TRUE(returns_in_time(
+        [&] {
+            append_code = code_of([&] { append_note(project, {"decision", "x", "t"}); });
+            append_error = message_of([&] { append_note(project, {"decision", "x", "t"}); });
+        },
+        fifo))
+        << "appending to a FIFO blocked";
     EXPECT_EQ(read_code, ErrorCode::filesystem_error);
     EXPECT_EQ(append_code, ErrorCode::filesystem_error);
     EXPECT_NE(read_error.find("FIFO"), std::string::npos) << read_error;
@@ -355,7 +361,7 @@ TEST(ContextNotes, AReadStopsAtItsScanBudgetWithACursorAndSkipsOverLongLines) {
 
     NotesQuery query;
     query.type = "decision";
-    query.max_scan_bytes = 1;       // at least a line and a block: ~65 KiB a page
+    query.max_scan_bytes = 1;  // at least a line and a block: ~65 KiB a page
     query.max_line_bytes = 1024;
     NotesPage first = read_notes_page(project, query);
     ASSERT_EQ(first.notes.size(), 1u);
@@ -394,7 +400,8 @@ TEST(ContextNotes, SinceAndUntilSelectByTimeAndSinceEndsTheScanEarly) {
 
     query.until.reset();
     query.limit = 3;
-    EXPECT_EQ(contents(all_notes(project, query).notes), (std::vector<std::string>{"d3", "d4", "d5", "d6", "d7", "d8", "d9"}));
+    EXPECT_EQ(contents(all_notes(project, query).notes),
+              (std::vector<std::string>{"d3", "d4", "d5", "d6", "d7", "d8", "d9"}));
     // An offset is applied: 05:00+02:00 is 03:00 UTC.
     query.since = parse_iso8601("2025-11-05T05:00:00+02:00");
     EXPECT_EQ(all_notes(project, query).notes.size(), 7u);
@@ -407,7 +414,8 @@ TEST(ContextNotes, SinceAndUntilSelectByTimeAndSinceEndsTheScanEarly) {
 TEST(ContextNotes, Iso8601DatesAndTimesParseAndNonsenseDoesNot) {
     using namespace std::chrono;
     const auto at = [](int y, unsigned m, unsigned d, int h, int mi, int s, int ms) {
-        return NoteTime(sys_days(year{y} / m / d).time_since_epoch() + hours(h) + minutes(mi) + seconds(s) + milliseconds(ms));
+        return NoteTime(sys_days(year{y} / m / d).time_since_epoch() + hours(h) + minutes(mi) + seconds(s) +
+                        milliseconds(ms));
     };
     EXPECT_EQ(parse_iso8601("2025-11-05"), at(2025, 11, 5, 0, 0, 0, 0));
     EXPECT_EQ(parse_iso8601("2025-11-05T10:12:00.000Z"), at(2025, 11, 5, 10, 12, 0, 0));
@@ -418,9 +426,9 @@ TEST(ContextNotes, Iso8601DatesAndTimesParseAndNonsenseDoesNot) {
     EXPECT_EQ(parse_iso8601("2025-11-05T10:12:00+02:00"), at(2025, 11, 5, 8, 12, 0, 0));
     EXPECT_EQ(parse_iso8601("2025-11-05T10:12:00-0130"), at(2025, 11, 5, 11, 42, 0, 0));
     EXPECT_EQ(parse_iso8601("2025-11-05T00:30:00+01"), at(2025, 11, 4, 23, 30, 0, 0));
-    for (const char* bad : {"", "yesterday", "2025-13-01", "2025-02-30", "2025-11-05T24:00", "2025-11-05T10:60",
-                            "2025-11-05T10:12:00.Z", "2025-11-05T10:12:00+2", "2025-11-05X10:12", "2025-11-5",
-                            "2025-11-05T10:12:00Zjunk", "20251105"}) {
+    for (const char* bad :
+         {"", "yesterday", "2025-13-01", "2025-02-30", "2025-11-05T24:00", "2025-11-05T10:60", "2025-11-05T10:12:00.Z",
+          "2025-11-05T10:12:00+2", "2025-11-05X10:12", "2025-11-5", "2025-11-05T10:12:00Zjunk", "20251105"}) {
         EXPECT_FALSE(parse_iso8601(bad)) << bad;
     }
 }
@@ -436,8 +444,8 @@ TEST(ContextNotes, ACursorIsRefusedForAnotherFileAndGarbageIsNoCursor) {
     const std::string cursor = encode_cursor(*first.next);
     ASSERT_TRUE(decode_cursor(cursor));
     EXPECT_EQ(decode_cursor(cursor)->offset, first.next->offset);
-    for (const std::string& bad : {std::string(), std::string("garbage"), std::string("bjE6MTAw"), cursor + "x",
-                                  std::string(300, 'A')}) {
+    for (const std::string& bad :
+         {std::string(), std::string("garbage"), std::string("bjE6MTAw"), cursor + "x", std::string(300, 'A')}) {
         EXPECT_FALSE(decode_cursor(bad)) << bad;
     }
     // The same bytes in a new file: the cursor still means the same place.
@@ -501,7 +509,8 @@ protected:
 };
 
 TEST_F(ContextMemoryTools, ANoteIsOnDiskWhenAcknowledgedAndEachGetterSeesItsType) {
-    Json added = server.call("addNote", {{"projectPath", project.string()}, {"type", "decision"}, {"content", "Use RLS"}});
+    Json added = server.call("addNote",
+                             {{"projectPath", project.string()}, {"type", "decision"}, {"content", "Use RLS"}});
     ASSERT_EQ(added["success"], true) << added;
     EXPECT_EQ(added["data"]["content"], "Use RLS");
     EXPECT_EQ(added["data"]["timestamp"].get<std::string>().size(), 24u);  // 2025-11-05T10:00:00.000Z
@@ -522,16 +531,19 @@ TEST_F(ContextMemoryTools, ANoteIsOnDiskWhenAcknowledgedAndEachGetterSeesItsType
     EXPECT_EQ(hypotheses["metadata"]["hypothesesCount"], 1);
     // Never cached: a note added after a read is in the next read.
     server.call("addNote", {{"projectPath", project.string()}, {"type", "blocker"}, {"content", "VPN down"}});
-    EXPECT_EQ(server.call("getBlockers", {{"projectPath", project.string()}})["data"], Json({"VPN down", "No staging DB"}));
+    EXPECT_EQ(server.call("getBlockers", {{"projectPath", project.string()}})["data"],
+              Json({"VPN down", "No staging DB"}));
 }
 
 TEST_F(ContextMemoryTools, AMalformedLineIsReportedNotFatal) {
-    dir.write("Dev/app/.agent-memory/session-notes.jsonl",
-              "{\"type\":\"decision\",\"content\":\"kept\"}\n{broken\n{\"type\":\"decision\",\"content\":\"also kept\"}\n");
+    dir.write(
+        "Dev/app/.agent-memory/session-notes.jsonl",
+        "{\"type\":\"decision\",\"content\":\"kept\"}\n{broken\n{\"type\":\"decision\",\"content\":\"also kept\"}\n");
     Json decisions = server.call("getDecisions", {{"projectPath", project.string()}});
     EXPECT_EQ(decisions["data"], Json({"also kept", "kept"}));
     // Where the bad line starts in the file (line numbers would need the whole file read).
-    EXPECT_EQ(decisions["metadata"]["skippedLineOffsets"], Json({std::string("{\"type\":\"decision\",\"content\":\"kept\"}\n").size()}));
+    EXPECT_EQ(decisions["metadata"]["skippedLineOffsets"],
+              Json({std::string("{\"type\":\"decision\",\"content\":\"kept\"}\n").size()}));
 }
 
 TEST_F(ContextMemoryTools, BadArgumentsAndPathsAreValidationErrorsInTheEnvelope) {
@@ -602,8 +614,8 @@ TEST_F(ContextMemoryTools, TheGettersPageNewestFirstWithLimitCursorSinceAndUntil
     expect_valid_output("getHypotheses", hypotheses);
 
     // Each bad argument is a VALIDATION_ERROR that says what to send.
-    for (const Json& bad : {Json{{"limit", 0}}, Json{{"limit", 501}}, Json{{"limit", "ten"}}, Json{{"cursor", "nonsense"}},
-                            Json{{"since", "last week"}}, Json{{"until", "2025-02-30"}}}) {
+    for (const Json& bad : {Json{{"limit", 0}}, Json{{"limit", 501}}, Json{{"limit", "ten"}},
+                            Json{{"cursor", "nonsense"}}, Json{{"since", "last week"}}, Json{{"until", "2025-02-30"}}}) {
         Json args = bad;
         args["projectPath"] = project.string();
         Json refused = server.call("getDecisions", args);
@@ -637,7 +649,8 @@ TEST_F(ContextMemoryTools, APageTooLargeForTheResponseLimitSuggestsWhatTheToolAc
         config.pipeline.tools["getDecisions"] = small;
     });
     std::string text;
-    for (int i = 0; i < 40; ++i) text += note_line("decision", fmt::format("{} {}", i, std::string(200, 'n')), minute_stamp(i));
+    for (int i = 0; i < 40; ++i)
+        text += note_line("decision", fmt::format("{} {}", i, std::string(200, 'n')), minute_stamp(i));
     dir.write("Dev/app/.agent-memory/session-notes.jsonl", text);
     Json refused = capped.call("getDecisions", {{"projectPath", project.string()}});
     ASSERT_EQ(refused["success"], false) << refused;
@@ -678,7 +691,8 @@ TEST(ContextMemoryDeadline, AWorkerBlockedInTheKernelDoesNotOutliveTheCallsDeadl
     ScratchDir dir;
     const fs::path project = dir.mkdir("Dev/app");
     const fs::path other = dir.mkdir("Dev/other");
-    ContextServer server(pack_settings(dir), [](Config& config) { config.pipeline.defaults.timeout = std::chrono::milliseconds(300); });
+    ContextServer server(pack_settings(dir),
+                         [](Config& config) { config.pipeline.defaults.timeout = std::chrono::milliseconds(300); });
     Json added = server.call("addNote", {{"projectPath", project.string()}, {"type", "decision"}, {"content", "held"}});
     ASSERT_EQ(added["success"], true) << added;
     // Another holder of the file's lock, which never lets go while the calls run: each

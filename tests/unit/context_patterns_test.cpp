@@ -17,19 +17,23 @@ using namespace toolport::test_support;
 namespace {
 
 std::string skill_md(const std::string& title, double quality, const std::string& overview) {
-    return fmt::format("# Skill: {}\n**Category:** database\n**Quality Score:** {}/10\n\n## Overview\n\n{}\n\n## Quality "
-                       "Breakdown\n| Criterion | Score |\n",
-                       title, quality, overview);
+    return fmt::format(
+        "# Skill: {}\n**Category:** database\n**Quality Score:** {}/10\n\n## Overview\n\n{}\n\n## Quality "
+        "Breakdown\n| Criterion | Score |\n",
+        title, quality, overview);
 }
 
 // A library of a few patterns in both layouts, plus things that are not patterns.
 void write_library(const ScratchDir& dir) {
     dir.write("library/database/rls-policy.md", "# RLS Policy\n\nRow level security policies for Postgres tenants.\n");
-    dir.write("library/database/rls-policy-SKILL.md", skill_md("RLS Policy", 8.5, "Generates row level security policies."));
+    dir.write("library/database/rls-policy-SKILL.md",
+              skill_md("RLS Policy", 8.5, "Generates row level security policies."));
     dir.write("library/database/rls-policy.ts", "export function rlsPolicy() {}\n");
-    dir.write("library/database/migrations.md", "# Migrations\n\nZero-downtime schema migrations; mentions policy once.\n");
+    dir.write("library/database/migrations.md",
+              "# Migrations\n\nZero-downtime schema migrations; mentions policy once.\n");
     dir.write("library/database/migrations-SKILL.md", skill_md("Migrations", 9.0, "Safe migrations."));
-    dir.write("library/security/secret-scan.md", "# Secret scan\n\n**Status:** draft\n\nFinds leaked credentials in diffs.\n");
+    dir.write("library/security/secret-scan.md",
+              "# Secret scan\n\n**Status:** draft\n\nFinds leaked credentials in diffs.\n");
     dir.write("library/security/secret-scan.py", "import json,sys\nprint(json.dumps({'ok': True}))\n");
     dir.write("library/patterns/testing/golden-files.md", "# Golden files\n\nSnapshot testing with golden files.\n");
     dir.write("library/database/.hidden.md", "# Hidden\n");
@@ -52,8 +56,7 @@ TEST(ContextSkillMd, QualityAndDescriptionInBothFormats) {
 TEST(ContextLibrary, TheThreeFileConventionInBothLayoutsAndNothingOutsideTheLibrary) {
     ScratchDir dir;
     write_library(dir);
-    PatternLibrary library(Root("pattern library", dir.path() / "library"),
-                           {"database", "security", "ui", "testing"});
+    PatternLibrary library(Root("pattern library", dir.path() / "library"), {"database", "security", "ui", "testing"});
     std::vector<std::string> ids;
     for (const auto& f : library.list()) ids.push_back(f.id());
     std::sort(ids.begin(), ids.end());
@@ -101,12 +104,14 @@ TEST_F(ContextIndexTest, SearchIsRankedAndFiltered) {
     EXPECT_EQ(stats.patterns, 4u);
     EXPECT_EQ(stats.read, 4u);
     // A name match outranks a passing mention in another pattern's text.
-    EXPECT_EQ(ids(index, {.keyword = "policy"}), (std::vector<std::string>{"database/rls-policy", "database/migrations"}));
+    EXPECT_EQ(ids(index, {.keyword = "policy"}),
+              (std::vector<std::string>{"database/rls-policy", "database/migrations"}));
     EXPECT_EQ(ids(index, {.keyword = "credentials"}), (std::vector<std::string>{"security/secret-scan"}));
     EXPECT_EQ(ids(index, {.keyword = "golden snapshot"}), (std::vector<std::string>{"testing/golden-files"}));
     EXPECT_EQ(ids(index, {.keyword = "polic"}).size(), 2u);  // prefixes match
     EXPECT_EQ(ids(index, {.keyword = "policy", .category = "security"}), std::vector<std::string>{});
-    EXPECT_EQ(ids(index, {.executable_only = true}), (std::vector<std::string>{"database/rls-policy", "security/secret-scan"}));
+    EXPECT_EQ(ids(index, {.executable_only = true}),
+              (std::vector<std::string>{"database/rls-policy", "security/secret-scan"}));
     // No keyword: best quality first, then by name.
     EXPECT_EQ(ids(index, {.limit = 3}),
               (std::vector<std::string>{"database/migrations", "database/rls-policy", "testing/golden-files"}));
@@ -146,7 +151,8 @@ TEST_F(ContextIndexTest, AtStartOnlyChangedPatternsAreReadAgainAndABrokenCacheIs
         EXPECT_EQ(stats.patterns, 4u);
     }
     std::filesystem::remove(dir.path() / "library/database/migrations.md");
-    dir.write("library/testing/golden-files.md", "# Golden files\n\nChanged text about fixtures.\n");  // wrong layout on purpose
+    dir.write("library/testing/golden-files.md",
+              "# Golden files\n\nChanged text about fixtures.\n");  // wrong layout on purpose
     {
         PatternIndex index(*library, dir.path() / "cache/index.sqlite");
         auto stats = index.sync();

@@ -21,7 +21,8 @@ namespace {
 const std::vector<std::string> kCategories = {"database", "backend", "testing"};
 
 void write_library(const ScratchDir& dir) {
-    dir.write("library/database/rls-policy.md", "---\ntitle: own frontmatter\n---\n# RLS Policy\n\nRow level security.\n");
+    dir.write("library/database/rls-policy.md",
+              "---\ntitle: own frontmatter\n---\n# RLS Policy\n\nRow level security.\n");
     dir.write("library/database/rls-policy-SKILL.md",
               "# Skill: RLS\n**Quality Score:** 8.5/10\n\n## Overview\n\nPolicies: \"tenant\" rows — für Postgres.\n");
     dir.write("library/database/rls-policy.ts", "export function rlsPolicy() {}\n");
@@ -50,7 +51,8 @@ Json parse_frontmatter(const std::string& md) {
 TEST(ContextSkillCatalog, NamesFollowTheAgentSkillsRules) {
     for (const std::string ok : {"a", "rls-policy", "x9", "a-b-c"}) EXPECT_TRUE(SkillCatalog::valid_name(ok)) << ok;
     EXPECT_TRUE(SkillCatalog::valid_name(std::string(64, 'a')));
-    for (const char* bad : {"", "-a", "a-", "a--b", "A", "a_b", "a.b", "a/b"}) EXPECT_FALSE(SkillCatalog::valid_name(bad)) << bad;
+    for (const char* bad : {"", "-a", "a-", "a--b", "A", "a_b", "a.b", "a/b"})
+        EXPECT_FALSE(SkillCatalog::valid_name(bad)) << bad;
     EXPECT_FALSE(SkillCatalog::valid_name(std::string(65, 'a')));
 }
 
@@ -86,7 +88,8 @@ TEST(ContextSkillCatalog, EntriesDescribeExactlyTheBytesThatAreServed) {
     const std::string md = catalog.read("skill://database/rls-policy/SKILL.md")->bytes;
     EXPECT_EQ(parse_frontmatter(md), entry["frontmatter"]);
     EXPECT_EQ(entry["frontmatter"]["description"], "Policies: \"tenant\" rows — für Postgres.");
-    EXPECT_EQ(entry["frontmatter"]["metadata"], Json({{"category", "database"}, {"id", "database/rls-policy"}, {"quality", "8.5"}}));
+    EXPECT_EQ(entry["frontmatter"]["metadata"],
+              Json({{"category", "database"}, {"id", "database/rls-policy"}, {"quality", "8.5"}}));
     EXPECT_EQ(md.find("own frontmatter"), std::string::npos);
     EXPECT_NE(md.find("# RLS Policy\n\nRow level security.\n"), std::string::npos);
 
@@ -104,24 +107,29 @@ TEST(ContextSkillCatalog, DirectoriesListTheirChildrenAndNothingLeavesTheLibrary
 
     auto names = [](const Json& children) {
         std::vector<std::string> out;
-        for (const auto& c : children) out.push_back(c["name"].get<std::string>() + "|" + c["mimeType"].get<std::string>());
+        for (const auto& c : children)
+            out.push_back(c["name"].get<std::string>() + "|" + c["mimeType"].get<std::string>());
         return out;
     };
     EXPECT_EQ(names(*catalog.directory("skill://database/rls-policy")),
-              (std::vector<std::string>{"SKILL.md|text/markdown", "references|inode/directory", "scripts|inode/directory"}));
+              (std::vector<std::string>{"SKILL.md|text/markdown", "references|inode/directory",
+                                        "scripts|inode/directory"}));
     EXPECT_EQ(names(*catalog.directory("skill://database/rls-policy/scripts/")),
               (std::vector<std::string>{"rls-policy.ts|text/x-typescript", "rls-policy.js|text/javascript"}));
     EXPECT_EQ(names(*catalog.directory("skill://backend")), (std::vector<std::string>{"plain-doc|inode/directory"}));
-    EXPECT_EQ(names(*catalog.directory("skill://backend/plain-doc")), (std::vector<std::string>{"SKILL.md|text/markdown"}));
+    EXPECT_EQ(names(*catalog.directory("skill://backend/plain-doc")),
+              (std::vector<std::string>{"SKILL.md|text/markdown"}));
 
-    for (const char* not_a_dir : {"skill://database/rls-policy/SKILL.md", "skill://database/rls-policy/scripts/rls-policy.ts",
-                                  "skill://database/nope", "skill://devops", "skill://database/rls-policy/nothing",
-                                  "skill://backend/Not_A_Skill_Name", "file:///etc", "skill://database/rls-policy/../../x"}) {
+    for (const char* not_a_dir :
+         {"skill://database/rls-policy/SKILL.md", "skill://database/rls-policy/scripts/rls-policy.ts",
+          "skill://database/nope", "skill://devops", "skill://database/rls-policy/nothing",
+          "skill://backend/Not_A_Skill_Name", "file:///etc", "skill://database/rls-policy/../../x"}) {
         EXPECT_FALSE(catalog.directory(not_a_dir)) << not_a_dir;
     }
-    for (const char* hostile : {"skill://database/rls-policy/../rls-policy/SKILL.md", "skill://database/../../etc/passwd",
-                                "skill://database/rls-policy/scripts/../../../../etc/passwd", "skill://database/rls-policy/rls-policy.ts",
-                                "skill://database/rls-policy/references/../SKILL.md"}) {
+    for (const char* hostile :
+         {"skill://database/rls-policy/../rls-policy/SKILL.md", "skill://database/../../etc/passwd",
+          "skill://database/rls-policy/scripts/../../../../etc/passwd", "skill://database/rls-policy/rls-policy.ts",
+          "skill://database/rls-policy/references/../SKILL.md"}) {
         EXPECT_FALSE(catalog.read(hostile)) << hostile;
     }
 }
@@ -130,7 +138,8 @@ class ContextSkillsServer : public ::testing::Test {
 protected:
     ContextSkillsServer() {
         write_library(dir);
-        for (int i = 0; i < 120; ++i) dir.write(fmt::format("library/testing/case-{:03}.md", i), fmt::format("# Case {}\n\nCase.\n", i));
+        for (int i = 0; i < 120; ++i)
+            dir.write(fmt::format("library/testing/case-{:03}.md", i), fmt::format("# Case {}\n\nCase.\n", i));
         dir.mkdir("Dev");
         server = std::make_unique<ContextServer>(Json{{"patterns_root", (dir.path() / "library").string()},
                                                       {"projects_root", (dir.path() / "Dev").string()},
@@ -162,19 +171,23 @@ TEST_F(ContextSkillsServer, SkillsListPagesWithoutSplittingAndUnknownSkillsAreIn
     EXPECT_EQ(std::adjacent_find(uris.begin(), uris.end()), uris.end());
 
     EXPECT_EQ(server->request("skills/list", {{"cursor", "!!"}})["error"]["code"], -32602);
-    EXPECT_EQ(server->request("skills/get", {{"uri", "skill://database/rls-policy/SKILL.md"}})["skill"]["frontmatter"]["name"],
+    EXPECT_EQ(server->request("skills/get",
+                              {{"uri", "skill://database/rls-policy/SKILL.md"}})["skill"]["frontmatter"]["name"],
               "rls-policy");
-    for (const Json& bad : {Json{{"uri", "skill://database/nope/SKILL.md"}}, Json{{"uri", "skill://database/rls-policy"}},
-                            Json{{"uri", 7}}, Json::object()}) {
+    for (const Json& bad : {Json{{"uri", "skill://database/nope/SKILL.md"}},
+                            Json{{"uri", "skill://database/rls-policy"}}, Json{{"uri", 7}}, Json::object()}) {
         EXPECT_EQ(server->request("skills/get", bad)["error"]["code"], -32602) << bad;
     }
-    EXPECT_EQ(server->request("resources/directory/read", {{"uri", "skill://database/rls-policy/SKILL.md"}})["error"]["code"], -32602);
+    EXPECT_EQ(server->request("resources/directory/read",
+                              {{"uri", "skill://database/rls-policy/SKILL.md"}})["error"]["code"],
+              -32602);
     EXPECT_EQ(server->request("resources/directory/read", {{"uri", "skill://database"}})["resources"].size(), 1u);
 
     // The SKILL.md files are resources of the server, with the frontmatter's name.
     Json read = server->request("resources/read", {{"uri", "skill://database/rls-policy/SKILL.md"}});
     EXPECT_EQ(read["contents"][0]["mimeType"], "text/markdown");
-    EXPECT_EQ(server->request("resources/read", {{"uri", "skill://database/rls-policy/scripts/x.ts"}})["error"]["code"], -32002);
+    EXPECT_EQ(server->request("resources/read", {{"uri", "skill://database/rls-policy/scripts/x.ts"}})["error"]["code"],
+              -32002);
     const auto& listed = server->runtime->server().registry().resources();
     ASSERT_TRUE(listed.count("skill://database/rls-policy/SKILL.md"));
     EXPECT_EQ(listed.at("skill://database/rls-policy/SKILL.md")->name, "rls-policy");
@@ -204,7 +217,8 @@ TEST_F(ContextSkillsServer, ACallerThatCannotSeeThePackIsServedNoSkill) {
             EXPECT_EQ(answer["error"]["message"], std::string("Method not found: ") + method) << what;
         }
         Json listed = server->request("resources/list", Json::object());
-        for (const auto& r : listed["resources"]) EXPECT_NE(r["uri"].get<std::string>().rfind("skill://", 0), 0u) << what << r;
+        for (const auto& r : listed["resources"])
+            EXPECT_NE(r["uri"].get<std::string>().rfind("skill://", 0), 0u) << what << r;
         EXPECT_TRUE(server->request("resources/templates/list", Json::object())["resourceTemplates"].empty()) << what;
         for (const std::string& uri : {skill, std::string("skill://database/rls-policy/scripts/rls-policy.ts")}) {
             Json read = server->request("resources/read", {{"uri", uri}});
@@ -221,7 +235,8 @@ TEST_F(ContextSkillsServer, ACallerThatCannotSeeThePackIsServedNoSkill) {
     // With the scope, outside a view: served again.
     server->session->caller().view.clear();
     server->session->caller().scopes = std::vector<std::string>{"context:read"};
-    EXPECT_TRUE(mcp.capabilities(protocol::Revision::v2025_11_25, &server->session->caller())["extensions"].contains(kSkillsExtension));
+    EXPECT_TRUE(mcp.capabilities(protocol::Revision::v2025_11_25, &server->session->caller())["extensions"].contains(
+        kSkillsExtension));
     EXPECT_EQ(server->request("skills/get", {{"uri", skill}})["skill"]["frontmatter"]["name"], "rls-policy");
     EXPECT_EQ(server->request("resources/read", {{"uri", skill}})["contents"][0]["mimeType"], "text/markdown");
 }
@@ -296,7 +311,8 @@ protected:
 TEST_F(ContextExtractPattern, WritesTheThreeFilesThatEveryReaderUnderstands) {
     Json done = server->call("extractPattern", args(8));
     ASSERT_EQ(done["success"], true) << done;
-    EXPECT_EQ(done["data"]["files"], Json({"backend/echo-input.sh", "backend/echo-input-SKILL.md", "backend/echo-input.md"}));
+    EXPECT_EQ(done["data"]["files"],
+              Json({"backend/echo-input.sh", "backend/echo-input-SKILL.md", "backend/echo-input.md"}));
     EXPECT_EQ(done["data"]["quality"], 8);
     EXPECT_EQ(done["data"]["replaced"], false);
 
@@ -306,7 +322,8 @@ TEST_F(ContextExtractPattern, WritesTheThreeFilesThatEveryReaderUnderstands) {
     EXPECT_FALSE(parse_quality(skill).has_value()) << skill;
     EXPECT_NE(skill.find("| Reusability | 8/10 | a \\| b c |"), std::string::npos) << skill;
     EXPECT_NE(skill.find("- coreutils"), std::string::npos);
-    EXPECT_EQ(read_file(dir.path() / "library/backend/echo-input.md"), "# Echo Input\n\nUsage: send JSON, get it back.\n");
+    EXPECT_EQ(read_file(dir.path() / "library/backend/echo-input.md"),
+              "# Echo Input\n\nUsage: send JSON, get it back.\n");
 
     // Searchable and loadable at once; the description comes from the SKILL.md overview;
     // executeSkill checks the declared input schema.
@@ -319,10 +336,12 @@ TEST_F(ContextExtractPattern, WritesTheThreeFilesThatEveryReaderUnderstands) {
     EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", {{"x", 1}}}})["error"]["code"],
               "SKILL_NOT_APPROVED");
     fs::remove(dir.path() / "library/backend" / unreviewed_marker("echo-input"));
-    EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", Json::object()}})["error"]["code"],
+    EXPECT_EQ(server->call("executeSkill",
+                           {{"skillId", "backend/echo-input"}, {"input", Json::object()}})["error"]["code"],
               "VALIDATION_ERROR");
     if (sandbox_status("").available) {
-        EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", {{"x", 1}}}})["data"], Json({{"x", 1}}));
+        EXPECT_EQ(server->call("executeSkill", {{"skillId", "backend/echo-input"}, {"input", {{"x", 1}}}})["data"],
+                  Json({{"x", 1}}));
     }
     // No staging file is left behind (the unreviewed marker, gone now, was the only hidden file).
     for (const auto& e : fs::directory_iterator(dir.path() / "library/backend")) {
@@ -353,7 +372,8 @@ TEST_F(ContextExtractPattern, RefusesLowQualityAndOverwritesOnlyWhenAsked) {
     EXPECT_EQ(replaced["data"]["replaced"], true);
     EXPECT_FALSE(fs::exists(dir.path() / "library/backend/echo-input.sh"));
     EXPECT_TRUE(fs::exists(dir.path() / "library/backend/echo-input.py"));
-    EXPECT_NE(read_file(dir.path() / "library/backend/echo-input-SKILL.md").find("**Declared Quality Score:** 9/10"), std::string::npos);
+    EXPECT_NE(read_file(dir.path() / "library/backend/echo-input-SKILL.md").find("**Declared Quality Score:** 9/10"),
+              std::string::npos);
 
     Json hostile = args(9);
     for (const char* name : {"../escape", "Upper", "a/b", ".hidden"}) {

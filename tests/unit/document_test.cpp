@@ -78,8 +78,8 @@ TEST(DocumentYamlRule, Floats) {
 }
 
 TEST(DocumentYamlRule, StringsThatLookLikeOtherThings) {
-    for (const char* text : {"3.0.3", "1_000", "0b101", "0O17", "0X1F", "2024-01-01", "12:30", "1e", "e3", ".", "${PORT}",
-                             "${TOKEN:-none}", "0x", "+-1"}) {
+    for (const char* text : {"3.0.3", "1_000", "0b101", "0O17", "0X1F", "2024-01-01", "12:30", "1e", "e3", ".",
+                             "${PORT}", "${TOKEN:-none}", "0x", "+-1"}) {
         EXPECT_EQ(scalar(text), Json(text)) << text;
     }
     // Quoted and block scalars, and !!str, are strings whatever they spell.
@@ -102,8 +102,13 @@ TEST(DocumentYamlRule, TagsAreCheckedAgainstTheRule) {
 
 TEST(DocumentYamlRule, KeysAreTheirTextAndTypedScalarsKeepTheirSpelling) {
     auto doc = parse_yaml("1: a\nyes: b\nid: 0123\nversion: 1.10\nflag: True\nname: x\nlist: [0x1F, y]\n");
-    EXPECT_EQ(doc.value, (Json{{"1", "a"}, {"yes", "b"}, {"id", 123}, {"version", 1.1}, {"flag", true},
-                               {"name", "x"}, {"list", {31, "y"}}}));
+    EXPECT_EQ(doc.value, (Json{{"1", "a"},
+                               {"yes", "b"},
+                               {"id", 123},
+                               {"version", 1.1},
+                               {"flag", true},
+                               {"name", "x"},
+                               {"list", {31, "y"}}}));
     EXPECT_EQ(doc.spelling("/id"), "0123");
     EXPECT_EQ(doc.spelling("/version"), "1.10");
     EXPECT_EQ(doc.spelling("/flag"), "True");
@@ -172,7 +177,8 @@ TEST(DocumentFiles, ByExtensionAndCappedInSize) {
     fs::create_directories(dir);
     EXPECT_EQ(parse_document("a: yes\n", dir / "x.YML").value, (Json{{"a", "yes"}}));
     EXPECT_EQ(parse_document("{\"a\": 1}", dir / "x.json").value, (Json{{"a", 1}}));
-    EXPECT_EQ(error_of([&] { parse_document("a: 1", dir / "x.txt"); }), "unsupported file type \".txt\" (use .yaml, .yml or .json)");
+    EXPECT_EQ(error_of([&] { parse_document("a: 1", dir / "x.txt"); }),
+              "unsupported file type \".txt\" (use .yaml, .yml or .json)");
 
     const fs::path at_cap = dir / "at_cap.yaml";
     std::ofstream(at_cap, std::ios::binary) << std::string(kMaxDocumentBytes, 'a');

@@ -34,8 +34,7 @@ T drive_on(boost::asio::io_context& io, Task<T> task) {
         outcome->done = true;
     });
     io.restart();
-    while (!outcome->done && io.run_one_for(std::chrono::seconds(10)) > 0) {
-    }
+    while (!outcome->done && io.run_one_for(std::chrono::seconds(10)) > 0) {}
     EXPECT_TRUE(outcome->done) << "the task did not finish";
     if (outcome->error) std::rethrow_exception(outcome->error);
     if (!outcome->value) throw std::runtime_error("the task did not finish");

@@ -41,8 +41,8 @@ TEST(Redaction, SecretLookingKeysAtAnyDepthAndCase) {
     };
     json out = redact_fields(in);
     EXPECT_EQ(out["tool"], "search");
-    for (const char* key : {"Authorization", "access_token", "client_SECRET", "password", "x-api-key", "apiKey", "api_key",
-                            "Cookie", "private_key"}) {
+    for (const char* key : {"Authorization", "access_token", "client_SECRET", "password", "x-api-key", "apiKey",
+                            "api_key", "Cookie", "private_key"}) {
         EXPECT_EQ(out[key], "[redacted]") << key;
     }
     EXPECT_EQ(out["keyboard"], "does not end in key");
@@ -174,7 +174,8 @@ TEST_F(LoggingTest, JsonLinesForOrdinaryMessagesAndEvents) {
 
 TEST_F(LoggingTest, EventFieldsNamedLikeTheEnvelopeAreRenamed) {
     configure_logging({"info", "json", file_});
-    log_event(EventLevel::info, "orchestration_summary", {{"ts", "mine"}, {"level", 3}, {"event", "x"}, {"msg", "kept"}});
+    log_event(EventLevel::info, "orchestration_summary",
+              {{"ts", "mine"}, {"level", 3}, {"event", "x"}, {"msg", "kept"}});
     log_event(EventLevel::info, "odd_fields", json::array({1, 2}));
     log_event(EventLevel::info, "no_fields", nullptr);
     auto rows = json_lines();
@@ -224,7 +225,8 @@ TEST_F(LoggingTest, TextFormatIsTheHumanOne) {
     log_event(EventLevel::warn, "mcp_budget_exceeded", {{"scope", "tool"}, {"token", "abc"}});
     auto all = lines();
     ASSERT_EQ(all.size(), 2u);
-    EXPECT_TRUE(std::regex_search(all[0], std::regex(R"(^\[\d{4}-\d{2}-\d{2} [\d:.]+\] \[toolport\] \[info\] plain message$)")))
+    EXPECT_TRUE(
+        std::regex_search(all[0], std::regex(R"(^\[\d{4}-\d{2}-\d{2} [\d:.]+\] \[toolport\] \[info\] plain message$)")))
         << all[0];
     EXPECT_NE(all[1].find("[warning] mcp_budget_exceeded {\"scope\":\"tool\",\"token\":\"[redacted]\"}"), std::string::npos)
         << all[1];

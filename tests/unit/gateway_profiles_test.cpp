@@ -24,9 +24,7 @@ namespace {
 
 using toolport::test_support::error_of;
 
-GatewaySettings settings_of(Json values) {
-    return GatewaySettings::from(SourceSettings(std::move(values), "gateway"));
-}
+GatewaySettings settings_of(Json values) { return GatewaySettings::from(SourceSettings(std::move(values), "gateway")); }
 
 Json with_profiles(Json profiles) {
     return {{"upstreams", {{"gh", {{"command", "gh-mcp"}}}}}, {"profiles", std::move(profiles)}};
@@ -115,7 +113,8 @@ protected:
         parts[1].push_back(tool("beta_add", "Adds numbers; adds them exactly", "beta"));  // ranks first for "adds"
         search.replace(std::move(parts));
         server.add_view("alpha_only", [](const ToolSpec& t) {
-            return t.source == "alpha" || (t.source == "gateway" && (t.name == "search_tools" || t.name == "call_tool"));
+            return t.source == "alpha" ||
+                   (t.source == "gateway" && (t.name == "search_tools" || t.name == "call_tool"));
         });
     }
 
@@ -124,9 +123,12 @@ protected:
         providers::ToolDeclaration d;
         d.name = name;
         d.description = description;
-        d.input_schema = {{"type", "object"}, {"properties", {{"a", {{"type", "number"}}}, {"b", {{"type", "number"}}}}}};
+        d.input_schema = {{"type", "object"},
+                          {"properties", {{"a", {{"type", "number"}}}, {"b", {{"type", "number"}}}}}};
         d.service = upstream;
-        d.handler = [name](RequestContext&, const Json&) -> Task<ToolResult> { co_return ToolResult::text("ran " + name); };
+        d.handler = [name](RequestContext&, const Json&) -> Task<ToolResult> {
+            co_return ToolResult::text("ran " + name);
+        };
         return {std::move(d), upstream + '\0' + name};
     }
 

@@ -31,7 +31,8 @@ TEST(GatewayTemplates, OnlyTheTemplateThatMatchesDecides) {
         {"search://issues{?q,state}", "search://issues{?q,state}"},
         {"gh+repo://{owner}/{repo}{/path*}", "repo://{owner}/{repo}{/path*}"},
     };
-    EXPECT_EQ(served_uris_of_update("search://issues?state=open&q=crash", own), Uris{"search://issues?state=open&q=crash"});
+    EXPECT_EQ(served_uris_of_update("search://issues?state=open&q=crash", own),
+              Uris{"search://issues?state=open&q=crash"});
     EXPECT_EQ(served_uris_of_update("file:///src/main.cpp", own), Uris{"gh+file:///src/main.cpp"});
     EXPECT_EQ(served_uris_of_update("repo://octo/hello/src/a.c", own), Uris{"gh+repo://octo/hello/src/a.c"});
     EXPECT_TRUE(served_uris_of_update("other://x", own).empty());  // the caller sends it as it is

@@ -23,8 +23,7 @@ TEST(Health, EmptyRegistryIsHealthyWithEveryField) {
     EXPECT_EQ(r["status"], "healthy");
     EXPECT_EQ(r["version"], toolport::kToolportVersion);
     ASSERT_TRUE(r["timestamp"].is_string());
-    EXPECT_TRUE(std::regex_match(r["timestamp"].get<std::string>(),
-                                 std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")))
+    EXPECT_TRUE(std::regex_match(r["timestamp"].get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")))
         << r["timestamp"];
     ASSERT_TRUE(r["uptime_s"].is_number_integer());
     EXPECT_GE(r["uptime_s"].get<long long>(), 0);
@@ -87,7 +86,8 @@ TEST(Health, HttpResponseIsOneEvaluation) {
     // Alternates between healthy and unhealthy: status and body must come from the same run.
     h.add("toggle", [&calls] {
         ++calls;
-        return calls % 2 ? ComponentHealth{"unreachable", Severity::unhealthy} : ComponentHealth{"reachable", Severity::ok};
+        return calls % 2 ? ComponentHealth{"unreachable", Severity::unhealthy}
+                         : ComponentHealth{"reachable", Severity::ok};
     });
     auto [status, body] = h.http_response();
     EXPECT_EQ(calls, 1);

@@ -227,7 +227,8 @@ TEST_F(HttpClientTest, TheSizeCapStopsAGzipBombAndAnAnnouncedLargeBody) {
     auto e = failure<client::ResponseTooLarge>(client, {.url = server.url("/bomb")}, {.max_response_bytes = 1 << 20});
     EXPECT_TRUE(e.read_so_far);
     EXPECT_LT(bomb.size(), 1u << 20);  // the compressed bytes were within the cap
-    auto announced = failure<client::ResponseTooLarge>(client, {.url = server.url("/big")}, {.max_response_bytes = 1 << 20});
+    auto announced = failure<client::ResponseTooLarge>(client, {.url = server.url("/big")},
+                                                       {.max_response_bytes = 1 << 20});
     EXPECT_FALSE(announced.read_so_far);
     EXPECT_EQ(announced.size, 2u << 20);
 }
@@ -348,9 +349,9 @@ TEST_F(HttpClientTest, RetryAfterIsHonouredAndEveryAttemptCounts) {
     int paced = 0;
     const auto started = std::chrono::steady_clock::now();
     auto r = run(client, {.url = server.url("/")}, {.before_attempt = [&paced]() -> Task<void> {
-                                                        ++paced;
-                                                        co_return;
-                                                    }});
+                     ++paced;
+                     co_return;
+                 }});
     EXPECT_EQ(r.body, "recovered");
     EXPECT_EQ(r.attempts, 2);
     EXPECT_EQ(paced, 2);
@@ -423,8 +424,7 @@ TEST_F(HttpClientTest, ConnectionsPerOriginAreCappedAndTheRestWait) {
         });
     }
     io.restart();
-    while (done < 6 && io.run_one_for(10s) > 0) {
-    }
+    while (done < 6 && io.run_one_for(10s) > 0) {}
     EXPECT_EQ(done, 6);
     EXPECT_EQ(server.connections(), 2);
     EXPECT_EQ(client.stats().connections_opened, 2u);

@@ -114,8 +114,10 @@ protected:
         auto answer = post({{"jsonrpc", "2.0"},
                             {"id", 0},
                             {"method", "initialize"},
-                            {"params", {{"protocolVersion", revision}, {"capabilities", Json::object()},
-                                        {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
+                            {"params",
+                             {{"protocolVersion", revision},
+                              {"capabilities", Json::object()},
+                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
                            {}, token);
         EXPECT_EQ(reply_of(answer).status, 200u);
         auto head = answer.reply->head;
@@ -163,7 +165,9 @@ TEST_F(HttpEndpointTest, ForwardedClientHeadersReachTheToolsAndNothingElseDoes) 
     auto call = [&](std::map<std::string, std::string> extra) {
         auto h = headers(sid);
         h.insert(extra.begin(), extra.end());
-        Json body = {{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
+        Json body = {{"jsonrpc", "2.0"},
+                     {"id", 7},
+                     {"method", "tools/call"},
                      {"params", {{"name", "show_headers"}, {"arguments", Json::object()}}}};
         return reply_of(settle(send(HttpMethod::post, body.dump(), h))).body["result"]["structuredContent"];
     };
@@ -208,7 +212,8 @@ TEST_F(HttpEndpointTest, DeletingTheSessionEndsItsPostsAndStreams) {
     ASSERT_TRUE(call.pending->ready());
     auto r = reply_of(call.pending->take());
     EXPECT_EQ(r.body["id"], 1);
-    EXPECT_EQ(r.body["error"]["message"].get<std::string>().rfind("Session ended: the client deleted the session", 0), 0u);
+    EXPECT_EQ(r.body["error"]["message"].get<std::string>().rfind("Session ended: the client deleted the session", 0),
+              0u);
     EXPECT_EQ(endpoint->session_count(), 0u);
     EXPECT_EQ(exec.pending_timers(), 1u);  // only the sweep: the sleeping tool was cancelled
 }
@@ -275,9 +280,9 @@ TEST_F(HttpEndpointTest, ABatchOverTheLimitIsRefusedWhole) {
 
 TEST_F(HttpEndpointTest, MessagesWithoutAUsableIdAreAnsweredOnThePost) {
     auto sid = initialize();
-    for (std::string body : {"42", R"({"jsonrpc":"2.0","id":true,"method":"ping"})",
-                             R"({"jsonrpc":"2.0","id":null,"method":"ping"})", R"({"jsonrpc":"2.0","id":[],"method":"ping"})",
-                             R"({"jsonrpc":"2.0","id":{},"method":"ping"})"}) {
+    for (std::string body :
+         {"42", R"({"jsonrpc":"2.0","id":true,"method":"ping"})", R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
+          R"({"jsonrpc":"2.0","id":[],"method":"ping"})", R"({"jsonrpc":"2.0","id":{},"method":"ping"})"}) {
         auto r = reply_of(send(HttpMethod::post, body, headers(sid)));
         EXPECT_EQ(r.status, 400u) << body;
         EXPECT_TRUE(r.body["id"].is_null()) << body;
@@ -291,7 +296,8 @@ TEST_F(HttpEndpointTest, MalformedBatchMembersAreAnsweredInTheBatchReply) {
     EXPECT_EQ(only_bad.status, 400u);
     ASSERT_TRUE(only_bad.body.is_array());
     EXPECT_EQ(only_bad.body.size(), 2u);
-    auto mixed = reply_of(settle(send(HttpMethod::post, R"([[1], {"jsonrpc":"2.0","id":9,"method":"ping"}])", headers(sid))));
+    auto mixed = reply_of(
+        settle(send(HttpMethod::post, R"([[1], {"jsonrpc":"2.0","id":9,"method":"ping"}])", headers(sid))));
     EXPECT_EQ(mixed.status, 200u);
     ASSERT_EQ(mixed.body.size(), 2u);
 }
@@ -312,7 +318,7 @@ TEST_F(HttpEndpointTest, AStatelessCallIsCancelledWhenItsClientLeaves) {
     exec.run();
     EXPECT_TRUE(answer.pending->ready());
     EXPECT_FALSE(answer.pending->take().reply);  // nobody to answer
-    EXPECT_EQ(exec.pending_timers(), 1u);       // the tool's sleep was cancelled
+    EXPECT_EQ(exec.pending_timers(), 1u);        // the tool's sleep was cancelled
 }
 
 TEST_F(HttpEndpointTest, AStatelessNotificationIsAcceptedAndDropped) {
@@ -322,7 +328,8 @@ TEST_F(HttpEndpointTest, AStatelessNotificationIsAcceptedAndDropped) {
     h["MCP-Protocol-Version"] = "2026-07-28";
     Json cancelled = {{"jsonrpc", "2.0"},
                       {"method", "notifications/cancelled"},
-                      {"params", {{"requestId", 3}, {"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}}}};
+                      {"params",
+                       {{"requestId", 3}, {"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}}}};
     EXPECT_EQ(reply_of(send(HttpMethod::post, cancelled.dump(), h)).status, 202u);
     // Before 2026-07-28 a notification still needs its session.
     h["MCP-Protocol-Version"] = "2025-11-25";
@@ -415,8 +422,10 @@ TEST_F(HttpEndpointTest, UnfinishedHandshakesExpireSoon) {
     auto answer = post({{"jsonrpc", "2.0"},
                         {"id", 0},
                         {"method", "initialize"},
-                        {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", Json::object()},
-                                    {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}});
+                        {"params",
+                         {{"protocolVersion", "2025-06-18"},
+                          {"capabilities", Json::object()},
+                          {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}});
     EXPECT_EQ(endpoint->session_count(), 2u);
     exec.advance(3s);
     EXPECT_EQ(endpoint->session_count(), 1u);
@@ -445,7 +454,8 @@ protected:
     void make_endpoint_with_profiles(HttpOptions options) {
         make_endpoint(std::move(options));
         server->add_view("sleepy", [](const ToolSpec& t) { return t.name == "test_sleep"; }, {"sleepy-token"});
-        server->add_view("failing", [](const ToolSpec& t) { return t.name == "test_fail"; }, {"failing-token", "failing-2"});
+        server->add_view("failing", [](const ToolSpec& t) { return t.name == "test_fail"; },
+                         {"failing-token", "failing-2"});
     }
 
     HttpAnswer send_to(const std::string& target, HttpMethod method, const Json& body,
@@ -461,14 +471,17 @@ protected:
         return {{"jsonrpc", "2.0"},
                 {"id", 0},
                 {"method", "initialize"},
-                {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", Json::object()},
-                            {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
+                {"params",
+                 {{"protocolVersion", "2025-06-18"},
+                  {"capabilities", Json::object()},
+                  {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
     }
 
     // The tools a session lists, by name.
     std::vector<std::string> tool_names(const std::string& target, const std::string& sid, const std::string& token) {
-        auto r = reply_of(settle(send_to(target, HttpMethod::post, {{"jsonrpc", "2.0"}, {"id", 9}, {"method", "tools/list"}},
-                                         headers(sid, token))));
+        auto r = reply_of(
+            settle(send_to(target, HttpMethod::post, {{"jsonrpc", "2.0"}, {"id", 9}, {"method", "tools/list"}},
+                           headers(sid, token))));
         EXPECT_EQ(r.status, 200u) << r.body.dump();
         std::vector<std::string> names;
         for (const auto& t : r.body["result"]["tools"]) names.push_back(t["name"]);
@@ -482,7 +495,8 @@ protected:
         auto head = answer.reply->head;
         auto at = head.find("Mcp-Session-Id: ");
         auto sid = head.substr(at + 16, head.find("\r\n", at) - at - 16);
-        send_to(target, HttpMethod::post, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, headers(sid, token));
+        send_to(target, HttpMethod::post, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                headers(sid, token));
         return sid;
     }
 };
@@ -512,7 +526,8 @@ TEST_F(HttpEndpointProfileTokenTest, AProfileTokenTurnsAuthOnAndSelectsItsProfil
 
 TEST_F(HttpEndpointProfileTokenTest, AProfileTokenNeverReachesAnotherProfileOrTheServersOtherEndpoints) {
     make_endpoint_with_profiles(HttpOptions{});
-    auto refused = reply_of(send_to("/mcp/failing", HttpMethod::post, initialize_request(), headers({}, "sleepy-token")));
+    auto refused = reply_of(
+        send_to("/mcp/failing", HttpMethod::post, initialize_request(), headers({}, "sleepy-token")));
     EXPECT_EQ(refused.status, 403u);
     auto message = refused.body["error"]["message"].get<std::string>();
     EXPECT_EQ(refused.body["error"]["code"], -32600);
@@ -565,11 +580,15 @@ TEST_F(HttpEndpointTest, OAuthTokensAreVerifiedOnceThenAnsweredSynchronously) {
         auth::AuthenticatorOptions{.verifier = {.issuer = options.oauth.issuer, .audiences = {options.oauth.resource}}},
         std::make_shared<auth::StaticKeySource>(std::move(jwks)));
     make_endpoint(options);
-    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     auto token_for = [&](const std::string& sub, const std::string& scope) {
         return test_support::sign_token(key, "ES256",
-                                        {{"iss", "https://as.example.test"}, {"aud", "http://127.0.0.1:8080/mcp"},
-                                         {"sub", sub}, {"exp", now + 300}, {"scope", scope}});
+                                        {{"iss", "https://as.example.test"},
+                                         {"aud", "http://127.0.0.1:8080/mcp"},
+                                         {"sub", sub},
+                                         {"exp", now + 300},
+                                         {"scope", scope}});
     };
 
     // The metadata, without a token.
@@ -614,8 +633,10 @@ TEST_F(HttpEndpointTest, OAuthTokensAreVerifiedOnceThenAnsweredSynchronously) {
 
     // A refused token: 401 invalid_token, with the reason and without the token.
     auto expired = test_support::sign_token(key, "ES256",
-                                            {{"iss", "https://as.example.test"}, {"aud", "http://127.0.0.1:8080/mcp"},
-                                             {"sub", "alice"}, {"exp", now - 3600}});
+                                            {{"iss", "https://as.example.test"},
+                                             {"aud", "http://127.0.0.1:8080/mcp"},
+                                             {"sub", "alice"},
+                                             {"exp", now - 3600}});
     auto refused = settle(post(ping(6), {}, expired));
     ASSERT_TRUE(refused.reply);
     EXPECT_EQ(refused.reply->status, 401u);
@@ -640,7 +661,8 @@ TEST_F(HttpEndpointTest, OperatorEndpointsNeedTheAdminScopeOrAStaticToken) {
         options.oauth.required_scopes = {"mcp:tools"};
         options.oauth.admin_scope = admin_scope;
         options.oauth.authenticator = std::make_shared<auth::TokenAuthenticator>(
-            auth::AuthenticatorOptions{.verifier = {.issuer = options.oauth.issuer, .audiences = {options.oauth.resource}}},
+            auth::AuthenticatorOptions{
+                .verifier = {.issuer = options.oauth.issuer, .audiences = {options.oauth.resource}}},
             std::make_shared<auth::StaticKeySource>(jwks));
         options.reload = [&]() {
             ++reloads;
@@ -648,11 +670,15 @@ TEST_F(HttpEndpointTest, OperatorEndpointsNeedTheAdminScopeOrAStaticToken) {
         };
         make_endpoint(options);
     };
-    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     auto token_for = [&](const std::string& sub, const std::string& scope) {
         return test_support::sign_token(key, "ES256",
-                                        {{"iss", "https://as.example.test"}, {"aud", "http://127.0.0.1:8080/mcp"},
-                                         {"sub", sub}, {"exp", now + 300}, {"scope", scope}});
+                                        {{"iss", "https://as.example.test"},
+                                         {"aud", "http://127.0.0.1:8080/mcp"},
+                                         {"sub", sub},
+                                         {"exp", now + 300},
+                                         {"scope", scope}});
     };
     auto ask = [&](const std::string& target, HttpMethod method, const std::string& token) {
         auto h = headers({}, token);
@@ -685,7 +711,8 @@ TEST_F(HttpEndpointTest, OperatorEndpointsNeedTheAdminScopeOrAStaticToken) {
         ASSERT_TRUE(refused.reply) << target;
         EXPECT_EQ(refused.reply->status, 403u) << target;
         EXPECT_NE(refused.reply->head.find("error=\"insufficient_scope\""), std::string::npos) << refused.reply->head;
-        EXPECT_NE(refused.reply->head.find("scope=\"mcp:tools toolport:admin\""), std::string::npos) << refused.reply->head;
+        EXPECT_NE(refused.reply->head.find("scope=\"mcp:tools toolport:admin\""), std::string::npos)
+            << refused.reply->head;
         auto operator_token = token_for("ops", "mcp:tools toolport:admin");
         EXPECT_EQ(ask(target, method, operator_token).reply->status, method == HttpMethod::get ? 200u : 202u) << target;
     }

@@ -21,10 +21,14 @@ TEST(HttpPolicy, IsLoopbackHost) {
 
 // host[:port] and nothing else: an IPv6 literal in brackets, or URI host characters.
 TEST(HttpPolicy, AuthorityHost) {
-    const std::pair<const char*, const char*> good[] = {
-        {"localhost", "localhost"},   {"localhost:8080", "localhost"}, {"127.0.0.1:1", "127.0.0.1"},
-        {"[::1]", "[::1]"},           {"[::1]:8080", "[::1]"},         {"[::ffff:127.0.0.1]:9", "[::ffff:127.0.0.1]"},
-        {"mcp.example.com", "mcp.example.com"}, {"localhost:", "localhost"}};
+    const std::pair<const char*, const char*> good[] = {{"localhost", "localhost"},
+                                                        {"localhost:8080", "localhost"},
+                                                        {"127.0.0.1:1", "127.0.0.1"},
+                                                        {"[::1]", "[::1]"},
+                                                        {"[::1]:8080", "[::1]"},
+                                                        {"[::ffff:127.0.0.1]:9", "[::ffff:127.0.0.1]"},
+                                                        {"mcp.example.com", "mcp.example.com"},
+                                                        {"localhost:", "localhost"}};
     for (const auto& [authority, host] : good) {
         auto parsed = authority_host(authority);
         ASSERT_TRUE(parsed.has_value()) << authority;
@@ -42,8 +46,8 @@ TEST(HttpPolicy, AuthorityHost) {
 TEST(HttpPolicy, OriginDefaultAllowsLoopbackOrigins) {
     HttpOptions o;
     for (const char* origin : {"http://localhost", "http://localhost:3000", "https://localhost:8443",
-                               "http://127.0.0.1", "http://127.0.0.1:6274", "https://127.0.0.1:1",
-                               "http://[::1]", "http://[::1]:8080", "HTTP://LocalHost:5173"}) {
+                               "http://127.0.0.1", "http://127.0.0.1:6274", "https://127.0.0.1:1", "http://[::1]",
+                               "http://[::1]:8080", "HTTP://LocalHost:5173"}) {
         EXPECT_TRUE(origin_allowed(o, origin)) << origin;
     }
 }
@@ -57,9 +61,8 @@ TEST(HttpPolicy, OriginAbsentIsAllowed) {
 
 TEST(HttpPolicy, OriginDefaultRefusesOthers) {
     HttpOptions o;
-    for (const char* origin : {"http://evil.example", "https://evil.example:443", "null", "file://",
-                               "ftp://localhost", "localhost", "http://localhost.evil.com",
-                               "http://evil.com:127"}) {
+    for (const char* origin : {"http://evil.example", "https://evil.example:443", "null", "file://", "ftp://localhost",
+                               "localhost", "http://localhost.evil.com", "http://evil.com:127"}) {
         EXPECT_FALSE(origin_allowed(o, origin)) << origin;
     }
 }
@@ -124,13 +127,13 @@ TEST(HttpPolicy, OriginLocalhostWildcardAsInReadme) {
 TEST(HttpPolicy, HostDefaultOnLoopbackBind) {
     HttpOptions o;  // host 127.0.0.1
     ASSERT_EQ(o.host, "127.0.0.1");
-    for (const char* h : {"localhost:8080", "localhost", "127.0.0.1", "127.0.0.1:8080", "[::1]:1", "[::1]",
-                          "LocalHost:9"}) {
+    for (const char* h :
+         {"localhost:8080", "localhost", "127.0.0.1", "127.0.0.1:8080", "[::1]:1", "[::1]", "LocalHost:9"}) {
         EXPECT_TRUE(host_allowed(o, h)) << h;
     }
     EXPECT_TRUE(host_allowed(o, ""));  // HTTP/1.0 without Host
-    for (const char* h : {"evil.example:8080", "evil.example", "localhost.evil.example:8080", "10.0.0.1:8080",
-                          "[::2]:8080"}) {
+    for (const char* h :
+         {"evil.example:8080", "evil.example", "localhost.evil.example:8080", "10.0.0.1:8080", "[::2]:8080"}) {
         EXPECT_FALSE(host_allowed(o, h)) << h;
     }
 }
@@ -184,12 +187,14 @@ TEST(HttpPolicy, HostExplicitAllowList) {
 
 TEST(HttpPolicy, PublicTextKeepsNoCredentialsOfUrls) {
     EXPECT_EQ(public_text("connected (2025-11-25)"), "connected (2025-11-25)");
-    EXPECT_EQ(public_text("reconnecting in 1.0 s: HTTP 401 from https://user:s3cret@api.example/mcp?api_key=k3y#x; "
-                          "run: toolport login https://api.example/mcp?token=abc"),
-              "reconnecting in 1.0 s: HTTP 401 from https://api.example/mcp; run: toolport login https://api.example/mcp");
+    EXPECT_EQ(
+        public_text("reconnecting in 1.0 s: HTTP 401 from https://user:s3cret@api.example/mcp?api_key=k3y#x; "
+                    "run: toolport login https://api.example/mcp?token=abc"),
+        "reconnecting in 1.0 s: HTTP 401 from https://api.example/mcp; run: toolport login https://api.example/mcp");
     EXPECT_EQ(public_text("stale (the last read failed: http://[::1]:8080/openapi.yaml?key=1: HTTP 500)"),
               "stale (the last read failed: http://[::1]:8080/openapi.yaml HTTP 500)");
-    EXPECT_EQ(public_text("unavailable: /home/alice/api.yaml cannot be read"), "unavailable: ~/api.yaml cannot be read");
+    EXPECT_EQ(public_text("unavailable: /home/alice/api.yaml cannot be read"),
+              "unavailable: ~/api.yaml cannot be read");
     EXPECT_EQ(public_text("a\nb"), "a b");
 }
 

@@ -79,7 +79,8 @@ X509* make_cert(EVP_PKEY* key, const std::string& common_name, X509* issuer, EVP
     X509_gmtime_adj(X509_getm_notAfter(cert), until_s);
     X509_set_pubkey(cert, key);
     X509_NAME* name = X509_get_subject_name(cert);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()),
+                               -1, -1, 0);
     X509_set_issuer_name(cert, issuer ? X509_get_subject_name(issuer) : name);
     if (ca) {
         add_ext(cert, issuer ? issuer : cert, NID_basic_constraints, "critical,CA:TRUE");
@@ -118,8 +119,8 @@ Pem TestCa::leaf(const std::vector<std::string>& dns_names, int valid_days) cons
     EVP_PKEY* key = EVP_EC_gen("P-256");
     const long from = valid_days < 0 ? 86400L * (valid_days - 30) : -3600;
     const long until = 86400L * valid_days;
-    X509* cert = make_cert(key, dns_names.empty() ? "leaf" : dns_names.front(), keys_->cert, keys_->key, from, until, false,
-                           dns_names);
+    X509* cert = make_cert(key, dns_names.empty() ? "leaf" : dns_names.front(), keys_->cert, keys_->key, from, until,
+                           false, dns_names);
     Pem pem{pem_of(cert), pem_of(key)};
     X509_free(cert);
     EVP_PKEY_free(key);
@@ -162,7 +163,10 @@ struct ScriptedServer::Impl {
             http::request<http::string_body> req;
             auto [ec, n] = co_await http::async_read(stream, buffer, req, nothrow);
             if (ec) co_return;
-            SeenRequest r{std::string(req.method_string()), std::string(req.target()), {}, req.body(),
+            SeenRequest r{std::string(req.method_string()),
+                          std::string(req.target()),
+                          {},
+                          req.body(),
                           std::chrono::steady_clock::now()};
             for (const auto& f : req) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
             {
@@ -228,7 +232,8 @@ struct ScriptedServer::Impl {
     }
 };
 
-ScriptedServer::ScriptedServer(Script script, const Pem* tls) : impl_(std::make_unique<Impl>(*this, std::move(script))) {
+ScriptedServer::ScriptedServer(Script script, const Pem* tls)
+    : impl_(std::make_unique<Impl>(*this, std::move(script))) {
     if (tls) {
         impl_->tls.emplace(ssl::context::tls_server);
         impl_->tls->use_certificate_chain(net::buffer(tls->cert));
@@ -307,7 +312,8 @@ struct ConnectProxy::Impl {
         auto colon = target.rfind(':');
         auto upstream = std::make_shared<tcp::socket>(io);
         tcp::resolver resolver(io);
-        auto [rec, endpoints] = co_await resolver.async_resolve(target.substr(0, colon), target.substr(colon + 1), nothrow);
+        auto [rec, endpoints] = co_await resolver.async_resolve(target.substr(0, colon), target.substr(colon + 1),
+                                                                nothrow);
         if (!rec) std::tie(rec, std::ignore) = co_await net::async_connect(*upstream, endpoints, nothrow);
         std::string answer = rec ? "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"
                                  : "HTTP/1.1 200 Connection Established\r\n\r\n";
@@ -368,7 +374,8 @@ struct TlsRelay::Impl {
         if (hec) co_return;
         connections->fetch_add(1);
         auto upstream = std::make_shared<tcp::socket>(io);
-        auto [cec] = co_await upstream->async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), target_port), nothrow);
+        auto [cec] = co_await upstream->async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), target_port),
+                                                      nothrow);
         if (cec) co_return;
         // Either side ending ends both (the server's close reaches the client as a close).
         auto end_both = [client, upstream]() {

@@ -43,7 +43,7 @@ struct SeenRequest {
     std::string target;
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
-    std::chrono::steady_clock::time_point at;  // when it arrived
+    std::chrono::steady_clock::time_point at;           // when it arrived
     std::string header(const std::string& name) const;  // case-insensitive, "" when absent
 };
 
@@ -51,11 +51,11 @@ struct SeenRequest {
 struct ScriptedReply {
     unsigned status = 200;
     std::vector<std::pair<std::string, std::string>> headers;
-    std::string body;  // sent as is (set Content-Encoding yourself for compressed bodies)
-    bool close = false;             // Connection: close, then close
-    long reset_after_bytes = -1;    // >= 0: send the head and this much of the body, then reset
-    int delay_ms = 0;               // wait before answering
-    bool chunked = false;           // chunked transfer encoding instead of Content-Length
+    std::string body;             // sent as is (set Content-Encoding yourself for compressed bodies)
+    bool close = false;           // Connection: close, then close
+    long reset_after_bytes = -1;  // >= 0: send the head and this much of the body, then reset
+    int delay_ms = 0;             // wait before answering
+    bool chunked = false;         // chunked transfer encoding instead of Content-Length
 };
 
 class ScriptedServer {

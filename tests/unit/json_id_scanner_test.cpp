@@ -9,8 +9,8 @@
 #include "protocol/json_text.hpp"
 #include "util/json.hpp"
 
-using toolport::client::JsonIdScanner;
 using toolport::Json;
+using toolport::client::JsonIdScanner;
 
 namespace {
 

@@ -42,8 +42,7 @@ void expect_like_nlohmann(std::string_view text) {
     std::optional<Json> theirs;
     try {
         theirs = Json::parse(text);
-    } catch (const Json::exception&) {
-    }
+    } catch (const Json::exception&) {}
     std::optional<Json> ours;
     std::string error;
     try {
@@ -61,11 +60,32 @@ void expect_like_nlohmann(std::string_view text) {
 }
 
 TEST(JsonReader, ScalarsHaveNlohmannsTypes) {
-    for (const char* text :
-         {"0", "-0", "1", "-1", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
-          "-9223372036854775809", "1.5", "-0.0", "1e5", "1E+5", "1e-5", "0.1", "2.2250738585072014e-308", "4.9e-324",
-          "1e-400", "-1e-400", "1.7976931348623157e308", "123456789012345678901234567890", "true", "false", "null",
-          "\"\"", "\"x\"", " \t\r\n 7 \n"}) {
+    for (const char* text : {"0",
+                             "-0",
+                             "1",
+                             "-1",
+                             "18446744073709551615",
+                             "18446744073709551616",
+                             "-9223372036854775808",
+                             "-9223372036854775809",
+                             "1.5",
+                             "-0.0",
+                             "1e5",
+                             "1E+5",
+                             "1e-5",
+                             "0.1",
+                             "2.2250738585072014e-308",
+                             "4.9e-324",
+                             "1e-400",
+                             "-1e-400",
+                             "1.7976931348623157e308",
+                             "123456789012345678901234567890",
+                             "true",
+                             "false",
+                             "null",
+                             "\"\"",
+                             "\"x\"",
+                             " \t\r\n 7 \n"}) {
         SCOPED_TRACE(text);
         expect_like_nlohmann(text);
     }
@@ -75,9 +95,9 @@ TEST(JsonReader, ScalarsHaveNlohmannsTypes) {
 }
 
 TEST(JsonReader, ContainersAndDuplicates) {
-    for (const char* text : {"[]", "{}", "[1,[2,[3]],{}]", R"({"a":1,"b":[true,null],"c":{"d":"e"}})",
-                             R"({"a":1,"a":2})", R"({"a":{"x":1},"a":[2]})", R"([{"":0}])", " [ 1 , 2 ] ",
-                             R"({ "k" : "v" })"}) {
+    for (const char* text :
+         {"[]", "{}", "[1,[2,[3]],{}]", R"({"a":1,"b":[true,null],"c":{"d":"e"}})", R"({"a":1,"a":2})",
+          R"({"a":{"x":1},"a":[2]})", R"([{"":0}])", " [ 1 , 2 ] ", R"({ "k" : "v" })"}) {
         SCOPED_TRACE(text);
         expect_like_nlohmann(text);
     }
@@ -91,8 +111,9 @@ TEST(JsonReader, StringsEscapesAndUtf8) {
           "\xEF\xBB\xBF{}",  // a byte order mark before the document
           // refused: bad escapes, lone surrogates, invalid UTF-8, raw control characters
           R"("\x")", R"("\u12")", R"("\u12G4")", R"("\ud83d")", R"("\ud83dx")", R"("\ud83d\u0041")", R"("\ude00")",
-          "\"\xC0\xAF\"", "\"\xC1\xBF\"", "\"\xE0\x80\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"", "\"\xF5\x80\x80\x80\"",
-          "\"\xFF\"", "\"\x80\"", "\"\xC3\"", "\"\xE2\x82\"", "\"a\x01\"", "\"tab\tin\"", "\"unterminated", "\xEF\xBB"}) {
+          "\"\xC0\xAF\"", "\"\xC1\xBF\"", "\"\xE0\x80\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"",
+          "\"\xF5\x80\x80\x80\"", "\"\xFF\"", "\"\x80\"", "\"\xC3\"", "\"\xE2\x82\"", "\"a\x01\"", "\"tab\tin\"",
+          "\"unterminated", "\xEF\xBB"}) {
         SCOPED_TRACE(text);
         expect_like_nlohmann(text);
     }
@@ -100,9 +121,11 @@ TEST(JsonReader, StringsEscapesAndUtf8) {
 
 TEST(JsonReader, RefusesWhatIsNotJson) {
     for (const char* text :
-         {"", " ", "[", "]", "{", "{\"a\"", "{\"a\":", "{\"a\":1", "{\"a\":1,}", "[1,]", "[,1]", "{,}", "{1:2}",
-          "{'a':1}", "01", "-", "-a", "1.", ".5", "1e", "1e+", "+1", "0x10", "NaN", "Infinity", "1e999", "-1e999",
-          "tru", "nul", "falsey", "true false", "[1] x", "{} {}", "/* c */ 1", "[1 2]", "{\"a\" 1}", "\"a\" : 1"}) {
+         {"",           " ",         "[",      "]",         "{",        "{\"a\"",  "{\"a\":",    "{\"a\":1",
+          "{\"a\":1,}", "[1,]",      "[,1]",   "{,}",       "{1:2}",    "{'a':1}", "01",         "-",
+          "-a",         "1.",        ".5",     "1e",        "1e+",      "+1",      "0x10",       "NaN",
+          "Infinity",   "1e999",     "-1e999", "tru",       "nul",      "falsey",  "true false", "[1] x",
+          "{} {}",      "/* c */ 1", "[1 2]",  "{\"a\" 1}", "\"a\" : 1"}) {
         SCOPED_TRACE(text);
         expect_like_nlohmann(text);
     }
@@ -140,7 +163,8 @@ TEST(JsonReader, BigIntegerIdsAreKeptOnlyWhereIdsLie) {
     JsonReadOptions keep;
     keep.keep_big_integer_ids = true;
     const std::string big = "123456789012345678901234567890";
-    const Json message = read_json(R"({"jsonrpc":"2.0","id":)" + big + R"(,"method":"x","params":{"id":)" + big + "}}", keep);
+    const Json message = read_json(R"({"jsonrpc":"2.0","id":)" + big + R"(,"method":"x","params":{"id":)" + big + "}}",
+                                   keep);
     EXPECT_TRUE(is_big_integer_id(message["id"]));
     EXPECT_EQ(big_integer_id_digits(message["id"]), big);
     EXPECT_TRUE(message["params"]["id"].is_number_float());  // not an id position
@@ -150,8 +174,7 @@ TEST(JsonReader, BigIntegerIdsAreKeptOnlyWhereIdsLie) {
     EXPECT_EQ(big_integer_id_digits(batch[1]["id"]), "-" + big);
     EXPECT_TRUE(batch[2][0]["id"].is_number_float());  // three levels down: not a message
 
-    const Json cancelled = read_json(
-        R"({"method":"notifications/cancelled","params":{"requestId":)" + big + "}}", keep);
+    const Json cancelled = read_json(R"({"method":"notifications/cancelled","params":{"requestId":)" + big + "}}", keep);
     EXPECT_TRUE(is_big_integer_id(cancelled["params"]["requestId"]));
     const Json other = read_json(R"({"method":"tools/call","params":{"requestId":)" + big + "}}", keep);
     EXPECT_TRUE(other["params"]["requestId"].is_number_float());
@@ -165,7 +188,9 @@ TEST(JsonReader, BigIntegerIdsAreKeptOnlyWhereIdsLie) {
 TEST(JsonReader, MutatedDocumentsAgreeWithNlohmann) {
     const std::vector<std::string> seeds = {
         R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"h\u00e9llo","n":-2.5e3,"list":[1,2,{"deep":[null,true,false]}]}}})",
-        R"([{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"caf)" "\xC3\xA9" R"( \ud83d\ude00"}],"isError":false}}])"};
+        R"([{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"caf)"
+        "\xC3\xA9"
+        R"( \ud83d\ude00"}],"isError":false}}])"};
     std::mt19937 rng(20261125);
     const std::string alphabet = "{}[]\":,.-+eE0123456789 \\u\x80\xC3\xE2\xF0tfnrl";
     for (const auto& seed : seeds) {

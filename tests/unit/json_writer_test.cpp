@@ -76,8 +76,8 @@ TEST(JsonWriter, RandomStringsMatchNlohmann) {
         const int k = kind(random);
         for (int i = length(random); i > 0; --i) {
             int b = byte(random);
-            if (k == 0) b &= 0x7F;                 // ASCII with controls
-            if (k == 1 && b < 0x80) b |= 0x80;     // high bytes only: mostly invalid
+            if (k == 0) b &= 0x7F;              // ASCII with controls
+            if (k == 1 && b < 0x80) b |= 0x80;  // high bytes only: mostly invalid
             s.push_back(static_cast<char>(b));
         }
         if (k == 3) s += "\xE2\x82\xAC\xF0\x9F\x98\x80";

@@ -141,8 +141,7 @@ TEST(JsonRpcFraming, ResponseWithNullResultIsStillAResponse) {
 }
 
 TEST(JsonRpcFraming, ErrorResponseWithData) {
-    auto m = parse_one(
-        R"({"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"bad","data":{"field":"x"}}})");
+    auto m = parse_one(R"({"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"bad","data":{"field":"x"}}})");
     ASSERT_TRUE(std::holds_alternative<ErrorResponse>(m));
     const auto& e = std::get<ErrorResponse>(m);
     EXPECT_EQ(e.id, Json(9));
@@ -210,7 +209,9 @@ TEST(JsonRpcFraming, EmptyAndGarbagePayloadsAreParseErrors) {
 }
 
 TEST(JsonRpcFraming, InvalidUtf8InsideStringIsParseError) {
-    std::string bytes = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff" "b\"}";
+    std::string bytes =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff"
+        "b\"}";
     auto e = parse_fatal(bytes);
     EXPECT_EQ(e.code, error_code::kParseError);
     EXPECT_TRUE(e.id.is_null());
@@ -285,8 +286,8 @@ TEST(JsonRpcFraming, BracketsInsideStringsDoNotTripTheLimit) {
 // ---- invalid requests ---------------------------------------------------------------------------
 
 TEST(JsonRpcFraming, NonObjectMessageIsInvalidWithNullId) {
-    for (std::string_view bytes : {std::string_view("42"), std::string_view("\"hi\""), std::string_view("null"),
-                                   std::string_view("true")}) {
+    for (std::string_view bytes :
+         {std::string_view("42"), std::string_view("\"hi\""), std::string_view("null"), std::string_view("true")}) {
         auto e = parse_bad(bytes);
         EXPECT_EQ(e.code, error_code::kInvalidRequest) << bytes;
         EXPECT_TRUE(e.id.is_null()) << bytes;
@@ -417,8 +418,7 @@ TEST(JsonRpcFraming, BuildersProduceWireShapes) {
     EXPECT_EQ(make_error(nullptr, -32700, "p", Json{{"k", "v"}}),
               Json::parse(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p","data":{"k":"v"}}})"));
     EXPECT_EQ(make_request(5, "ping", nullptr), Json::parse(R"({"jsonrpc":"2.0","id":5,"method":"ping"})"));
-    EXPECT_EQ(make_notification("n", Json{{"p", 1}}),
-              Json::parse(R"({"jsonrpc":"2.0","method":"n","params":{"p":1}})"));
+    EXPECT_EQ(make_notification("n", Json{{"p", 1}}), Json::parse(R"({"jsonrpc":"2.0","method":"n","params":{"p":1}})"));
     EXPECT_FALSE(make_notification("n", nullptr).contains("params"));
 }
 

@@ -14,8 +14,8 @@ using toolport::Json;
 
 namespace {
 
-const std::string kTwoTo64 = "18446744073709551616";             // 2^64: one past uint64
-const std::string kBelowInt64 = "-9223372036854775809";         // -2^63-1: one below int64
+const std::string kTwoTo64 = "18446744073709551616";     // 2^64: one past uint64
+const std::string kBelowInt64 = "-9223372036854775809";  // -2^63-1: one below int64
 const std::string kThirtyDigits = "123456789012345678901234567890";
 const std::vector<std::string> kBigIds = {kTwoTo64, kBelowInt64, kThirtyDigits};
 
@@ -64,7 +64,8 @@ TEST(JsonRpcIds, IdsThatFit64BitsStayOrdinaryNumbers) {
     for (std::string id : {"18446744073709551615", "-9223372036854775808", "0", "-1"}) {
         const auto request = std::get<Request>(parse_one(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})"));
         EXPECT_TRUE(request.id.is_number_integer()) << id;
-        EXPECT_EQ(serialize(make_response(request.id, nullptr)), R"({"id":)" + id + R"(,"jsonrpc":"2.0","result":null})");
+        EXPECT_EQ(serialize(make_response(request.id, nullptr)),
+                  R"({"id":)" + id + R"(,"jsonrpc":"2.0","result":null})");
     }
     // Fractions and exponents are not integer-shaped: they stay doubles, as JSON numbers do.
     for (std::string id : {"1e30", "1.5", "123456789012345678901234567890.0"}) {
@@ -74,10 +75,11 @@ TEST(JsonRpcIds, IdsThatFit64BitsStayOrdinaryNumbers) {
 }
 
 TEST(JsonRpcIds, BatchMembersKeepTheirIds) {
-    const std::string text = "[" R"({"jsonrpc":"2.0","id":)" + kTwoTo64 + R"(,"method":"a"},)" +
-                             R"({"jsonrpc":"2.0","id":)" + kBelowInt64 + R"(,"method":"b"},)" +
-                             R"({"jsonrpc":"2.0","id":7,"method":"c"},)" +
-                             R"({"jsonrpc":"2.0","id":)" + kThirtyDigits + R"(,"method":5}])";
+    const std::string text =
+        "["
+        R"({"jsonrpc":"2.0","id":)" +
+        kTwoTo64 + R"(,"method":"a"},)" + R"({"jsonrpc":"2.0","id":)" + kBelowInt64 + R"(,"method":"b"},)" +
+        R"({"jsonrpc":"2.0","id":7,"method":"c"},)" + R"({"jsonrpc":"2.0","id":)" + kThirtyDigits + R"(,"method":5}])";
     auto p = parse_payload(text);
     ASSERT_FALSE(p.fatal);
     ASSERT_EQ(p.items.size(), 4u);
@@ -91,21 +93,22 @@ TEST(JsonRpcIds, BatchMembersKeepTheirIds) {
     EXPECT_EQ(id_text(bad.id), kThirtyDigits);
     replies.push_back(make_error(bad.id, bad.code, "bad"));
 
-    EXPECT_EQ(serialize(replies), "[" R"({"id":)" + kTwoTo64 + R"(,"jsonrpc":"2.0","result":{}},)" +
-                                      R"({"id":)" + kBelowInt64 + R"(,"jsonrpc":"2.0","result":{}},)" +
-                                      R"({"id":7,"jsonrpc":"2.0","result":{}},)" +
-                                      R"({"error":{"code":-32600,"message":"bad"},"id":)" + kThirtyDigits +
-                                      R"(,"jsonrpc":"2.0"}])");
+    EXPECT_EQ(serialize(replies),
+              "["
+              R"({"id":)" +
+                  kTwoTo64 + R"(,"jsonrpc":"2.0","result":{}},)" + R"({"id":)" + kBelowInt64 +
+                  R"(,"jsonrpc":"2.0","result":{}},)" + R"({"id":7,"jsonrpc":"2.0","result":{}},)" +
+                  R"({"error":{"code":-32600,"message":"bad"},"id":)" + kThirtyDigits + R"(,"jsonrpc":"2.0"}])");
 }
 
 TEST(JsonRpcIds, CancellationOfABigIdNamesItExactly) {
     // The method may come before or after params: the id is kept either way.
-    for (std::string text : {R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
-                                 kThirtyDigits + R"(,"reason":"x"}})",
-                             R"({"params":{"reason":"x","requestId":)" + kThirtyDigits +
-                                 R"(},"jsonrpc":"2.0","method":"notifications/cancelled"})",
-                             R"([{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
-                                 kThirtyDigits + R"(}}])"}) {
+    for (std::string text :
+         {R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + kThirtyDigits +
+              R"(,"reason":"x"}})",
+          R"({"params":{"reason":"x","requestId":)" + kThirtyDigits +
+              R"(},"jsonrpc":"2.0","method":"notifications/cancelled"})",
+          R"([{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + kThirtyDigits + R"(}}])"}) {
         auto p = parse_payload(text);
         ASSERT_FALSE(p.fatal) << text;
         const auto& n = std::get<Notification>(std::get<Message>(p.items.at(0)));
@@ -146,9 +149,8 @@ TEST(JsonRpcIds, OtherBigNumbersStayAsNlohmannReadsThem) {
 
 TEST(JsonRpcIds, JsonTextCannotForgeABigIntegerId) {
     // What nlohmann would dump a big integer id as is just an object when read back.
-    const Json forged = parse_json_keeping_ids(
-        R"({"jsonrpc":"2.0","id":{"bytes":[49,50],"subtype":)" + std::to_string(kBigIntegerIdSubtype) +
-        R"(},"method":"ping"})");
+    const Json forged = parse_json_keeping_ids(R"({"jsonrpc":"2.0","id":{"bytes":[49,50],"subtype":)" +
+                                               std::to_string(kBigIntegerIdSubtype) + R"(},"method":"ping"})");
     EXPECT_TRUE(forged["id"].is_object());
     auto p = parse_payload(dump(forged));
     const auto& e = std::get<ProtocolError>(p.items.at(0));
@@ -205,7 +207,7 @@ TEST(JsonRpcIds, ClassifyAcceptsABigIntegerIdBuiltInMemory) {
 
 TEST(JsonRpcIds, TheClientsWireDecoderKeepsBigIdsToo) {
     auto decoded = toolport::client::decode_wire_payload(R"([{"jsonrpc":"2.0","id":)" + kThirtyDigits +
-                                                          R"(,"method":"roots/list"}])");
+                                                         R"(,"method":"roots/list"}])");
     ASSERT_TRUE(decoded.error.empty()) << decoded.error;
     ASSERT_EQ(decoded.messages.size(), 1u);
     EXPECT_EQ(id_text(decoded.messages[0]["id"]), kThirtyDigits);
@@ -235,8 +237,7 @@ TEST(JsonRpcBatchCap, TheLimitIsConfigurable) {
     EXPECT_FALSE(parse_payload(batch_of(2), limits).fatal);
     auto over = parse_payload(batch_of(3), limits);
     ASSERT_TRUE(over.fatal);
-    EXPECT_NE(over.fatal->message.find("at most 2 messages; this one has 3"), std::string::npos)
-        << over.fatal->message;
+    EXPECT_NE(over.fatal->message.find("at most 2 messages; this one has 3"), std::string::npos) << over.fatal->message;
     // Members are counted, whatever they are: malformed ones too.
     EXPECT_TRUE(parse_payload("[1,2,3]", limits).fatal);
 }

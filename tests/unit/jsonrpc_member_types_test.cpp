@@ -232,7 +232,9 @@ TEST(JsonRpcMemberTypes, StdioExamplesAllGetAnErrorWithNullId) {
 }
 
 TEST(JsonRpcMemberTypes, MessagesNameTheWrongTypeAndValue) {
-    auto message_of = [](const std::string& text) { return std::get<ProtocolError>(parse_payload(text).items.at(0)).message; };
+    auto message_of = [](const std::string& text) {
+        return std::get<ProtocolError>(parse_payload(text).items.at(0)).message;
+    };
     EXPECT_EQ(message_of(R"({"jsonrpc":"2.0","id":true,"method":"ping"})"),
               "Invalid Request: \"id\" must be a string or a number, got boolean true");
     EXPECT_EQ(message_of(R"({"jsonrpc":"1.0","id":1,"method":"ping"})"),

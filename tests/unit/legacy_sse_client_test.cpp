@@ -33,15 +33,16 @@ namespace {
 
 // The conformance pack plus "sized", whose text result is `n` characters long.
 struct LegacyServer {
-    explicit LegacyServer(HttpOptions options = with_legacy_sse()) : http(std::move(options), [](McpServer& server) {
-        ToolSpec sized;
-        sized.name = "sized";
-        sized.description = "Answers with a text of n characters";
-        sized.handler = [](RequestContext&, const Json& arguments) -> Task<ToolResult> {
-            co_return ToolResult::text(std::string(arguments.value("n", 0), 'x'));
-        };
-        server.registry().add_tool(std::move(sized));
-    }) {}
+    explicit LegacyServer(HttpOptions options = with_legacy_sse())
+        : http(std::move(options), [](McpServer& server) {
+              ToolSpec sized;
+              sized.name = "sized";
+              sized.description = "Answers with a text of n characters";
+              sized.handler = [](RequestContext&, const Json& arguments) -> Task<ToolResult> {
+                  co_return ToolResult::text(std::string(arguments.value("n", 0), 'x'));
+              };
+              server.registry().add_tool(std::move(sized));
+          }) {}
     static HttpOptions with_legacy_sse() {
         HttpOptions options;
         options.legacy_sse = true;
@@ -305,8 +306,8 @@ TEST(LegacySseClient, AStreamTheServerEndsCallsOnClosedOnce) {
 }
 
 TEST(LegacySseClient, AnEndpointOfAnotherOriginIsRefused) {
-    for (std::string endpoint : {"http://elsewhere.example/messages", "//elsewhere.example/messages",
-                                 "https://127.0.0.1:1/messages"}) {
+    for (std::string endpoint :
+         {"http://elsewhere.example/messages", "//elsewhere.example/messages", "https://127.0.0.1:1/messages"}) {
         auto scripted = stream_of("event: endpoint\ndata: " + endpoint + "\n\n");
         SyncClient loop;
         Recorder recorder;
@@ -384,12 +385,17 @@ TEST(LegacySseClient, PostsAreRefusedWithTheirStatus) {
 
 TEST(LegacySseClient, OversizedNotificationsAreSkippedAndTheStreamGoesOn) {
     const std::string big(5000, 'y');
-    auto scripted = stream_of("event: endpoint\ndata: /messages\n\n"
-                              ": a comment over the limit is skipped too " + big + "\n\n"
-                              "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/big\",\n"
-                              "data: \"params\":{\"text\":\"" + big + "\"}}\n\n"
-                              "event: message\r\n"
-                              "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/small\"}\r\n\r\n");
+    auto scripted = stream_of(
+        "event: endpoint\ndata: /messages\n\n"
+        ": a comment over the limit is skipped too " +
+        big +
+        "\n\n"
+        "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/big\",\n"
+        "data: \"params\":{\"text\":\"" +
+        big +
+        "\"}}\n\n"
+        "event: message\r\n"
+        "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/small\"}\r\n\r\n");
     SyncClient loop;
     Recorder recorder;
     HttpClientOptions options = options_for(scripted.url("/sse"));

@@ -52,8 +52,9 @@ protected:
     // of it are coroutines that only a close lets finish).
     McpClient* make_client(ClientOptions options) {
         auto transport = make_in_process_transport(*server, CallerIdentity{.session_id = "test"});
-        clients.push_back(std::make_unique<McpClient>(
-            exec, std::make_unique<RecordingTransport>(std::move(transport), sent, received), std::move(options)));
+        clients.push_back(
+            std::make_unique<McpClient>(exec, std::make_unique<RecordingTransport>(std::move(transport), sent, received),
+                                        std::move(options)));
         return clients.back().get();
     }
 
@@ -180,7 +181,8 @@ TEST_F(McpClientStateless, InputRequiredIsAnsweredAndRetriedAcrossRounds) {
 }
 
 TEST_F(McpClientStateless, SeveralQuestionsInOneRound) {
-    auto client = make_client(stateless({{"elicitation", Json::object()}, {"sampling", Json::object()}, {"roots", Json::object()}}));
+    auto client = make_client(
+        stateless({{"elicitation", Json::object()}, {"sampling", Json::object()}, {"roots", Json::object()}}));
     drive(client->connect());
     RequestOptions options;
     options.on_input_required = [](const Json& questions) -> Task<Json> {
@@ -381,7 +383,8 @@ TEST_F(McpClientStateless, TimeoutCancelsTheRequestOnTheServer) {
     options.timeout = 200ms;
     EXPECT_THROW(drive(client->call_tool("slow", Json::object(), options)), RequestTimeout);
     exec.run();
-    EXPECT_EQ(sent_with_method("notifications/cancelled").size(), 1u) << "in-process, like stdio, carries notifications";
+    EXPECT_EQ(sent_with_method("notifications/cancelled").size(), 1u)
+        << "in-process, like stdio, carries notifications";
     EXPECT_TRUE(cancelled);
 }
 
@@ -400,7 +403,8 @@ std::vector<Json> modern_only(const Json& m, std::vector<Json>& seen) {
     const std::string method = m.value("method", "");
     if (method == "initialize") return {protocol::make_error(m["id"], -32601, "Method not found: initialize")};
     if (method == "server/discover") return {discover_reply(m)};
-    if (method == "tools/list") return {protocol::make_response(m["id"], {{"tools", Json::array()}, {"resultType", "complete"}})};
+    if (method == "tools/list")
+        return {protocol::make_response(m["id"], {{"tools", Json::array()}, {"resultType", "complete"}})};
     return {};
 }
 
@@ -494,10 +498,10 @@ TEST_F(McpClientStateless, AServerThatKeepsAskingIsGivenUpOn) {
         if (method == "server/discover") return {discover_reply(m)};
         if (method != "tools/call") return {};
         ++tool_calls;
-        return {protocol::make_response(
-            m["id"], {{"resultType", "input_required"},
-                      {"inputRequests", {{"again", {{"method", "roots/list"}, {"params", Json::object()}}}}},
-                      {"requestState", "s" + std::to_string(tool_calls)}})};
+        return {protocol::make_response(m["id"], {{"resultType", "input_required"},
+                                                  {"inputRequests",
+                                                   {{"again", {{"method", "roots/list"}, {"params", Json::object()}}}}},
+                                                  {"requestState", "s" + std::to_string(tool_calls)}})};
     });
     McpClient client(exec, std::move(transport), stateless());
     drive(client.connect());

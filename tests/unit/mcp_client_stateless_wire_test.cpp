@@ -90,7 +90,8 @@ TEST(StatelessHttpHeaders, TasksMethodsNameTheirTask) {
         EXPECT_EQ(by_name["Mcp-Method"], method);
         EXPECT_EQ(by_name["Mcp-Name"], "3f2a9c") << method;
     }
-    auto listed = headers.for_request(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", Json::object()}});
+    auto listed = headers.for_request(
+        Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", Json::object()}});
     for (const auto& [name, value] : listed) EXPECT_NE(name, "Mcp-Name");
 }
 
@@ -168,9 +169,7 @@ TEST(McpClientStatelessHttp, ListChangedArrivesOnTheListenStream) {
     std::vector<std::string> notes;
     client.on_notification([&](const std::string& method, const Json&) { notes.push_back(method); });
     loop.run(client.connect());
-    auto listed = [&] {
-        return std::count(notes.begin(), notes.end(), "notifications/tools/list_changed");
-    };
+    auto listed = [&] { return std::count(notes.begin(), notes.end(), "notifications/tools/list_changed"); };
     // The listen POST may reach the server after the call: call until a change is heard.
     loop.run([](McpClient& client, Executor& executor, std::function<long()> listed) -> Task<void> {
         for (int i = 0; listed() == 0 && i < 100; ++i) {
@@ -261,9 +260,8 @@ TEST(McpClientStatelessStdio, SpeaksStatelesslyToAChildProcess) {
 
     // The listen was sent before this call on the same pipe, so it is open by now.
     loop.run(client.call_tool("test_trigger_tool_change"));
-    loop.run(poll_until(loop.executor(), [&] {
-        return std::count(notes.begin(), notes.end(), "notifications/tools/list_changed") > 0;
-    }));
+    loop.run(poll_until(loop.executor(),
+                        [&] { return std::count(notes.begin(), notes.end(), "notifications/tools/list_changed") > 0; }));
     // The server waits for its requests before it exits: the open listen is cancelled
     // first, or closing would take the 2 s grace and a signal.
     const auto closing = std::chrono::steady_clock::now();

@@ -30,8 +30,9 @@ protected:
 
     std::unique_ptr<McpClient> make_client(ClientOptions options = {}) {
         auto transport = make_in_process_transport(*server, CallerIdentity{.session_id = "test"});
-        return std::make_unique<McpClient>(
-            exec, std::make_unique<RecordingTransport>(std::move(transport), sent, received), std::move(options));
+        return std::make_unique<McpClient>(exec,
+                                           std::make_unique<RecordingTransport>(std::move(transport), sent, received),
+                                           std::move(options));
     }
 
     // Runs the loop (and the fake clock, 10 ms at a time) until `task` is done.
@@ -169,8 +170,8 @@ TEST_F(McpClientTest, NotificationsReachTheCallback) {
     for (const auto& [method, params] : notes) {
         if (method == "notifications/message") logged.push_back(params["data"].get<std::string>());
     }
-    EXPECT_EQ(logged, (std::vector<std::string>{"Tool execution started", "Tool processing data",
-                                                 "Tool execution completed"}));
+    EXPECT_EQ(logged,
+              (std::vector<std::string>{"Tool execution started", "Tool processing data", "Tool execution completed"}));
 
     notes.clear();
     drive(client->call_tool("test_trigger_tool_change"));
@@ -376,8 +377,7 @@ TEST_F(McpClientTest, MalformedAndUnknownMessagesAreIgnored) {
         const std::string method = m.value("method", "");
         if (method == "initialize") return {init_reply(m)};
         if (method == "ping") {
-            return {Json("not an object"),
-                    Json::array({1}),
+            return {Json("not an object"), Json::array({1}),
                     // Replies whose id no request of ours can have.
                     Json{{"jsonrpc", "2.0"}, {"id", true}, {"result", Json::object()}},
                     Json{{"jsonrpc", "2.0"}, {"id", nullptr}, {"result", Json::object()}},
@@ -426,8 +426,8 @@ TEST_F(McpClientTest, AMalformedReplyToOurRequestFailsItAndTheClientKeepsWorking
         const char* method;
         const char* problem;
     };
-    for (auto c : {Case{"tools/list", "\"jsonrpc\""}, Case{"prompts/list", "\"code\""},
-                   Case{"resources/list", "not both"}}) {
+    for (auto c :
+         {Case{"tools/list", "\"jsonrpc\""}, Case{"prompts/list", "\"code\""}, Case{"resources/list", "not both"}}) {
         try {
             drive(client.request(c.method));
             FAIL() << c.method << ": expected a ClientError";

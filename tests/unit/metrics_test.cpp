@@ -62,13 +62,27 @@ TEST(Metrics, RendersASmallRegistryExactly) {
 // record: grep -rhoE '"toolport_[a-z_]+"' src), and the circuit state says what its values mean.
 TEST(Metrics, EveryMetricToolportRecordsHasARealHelpText) {
     const std::vector<std::string> recorded = {
-        "toolport_budget_downstream_calls_total", "toolport_budget_rejections_total", "toolport_cache_requests_total",
-        "toolport_circuit_rejections_total",      "toolport_circuit_state",           "toolport_http_connections_open",
-        "toolport_http_connections_refused_total", "toolport_http_requests_total",    "toolport_rate_limit_wait_seconds",
-        "toolport_rate_limited_total",            "toolport_reloads_total",           "toolport_service_calls_total",
-        "toolport_service_response_seconds",      "toolport_sessions_open",           "toolport_tool_call_duration_seconds",
-        "toolport_tool_calls_total",              "toolport_tool_errors_total",       "toolport_upstream_connections_total",
-        "toolport_upstream_output_dropped_bytes_total", "toolport_upstream_output_dropped_total", "toolport_upstream_up",
+        "toolport_budget_downstream_calls_total",
+        "toolport_budget_rejections_total",
+        "toolport_cache_requests_total",
+        "toolport_circuit_rejections_total",
+        "toolport_circuit_state",
+        "toolport_http_connections_open",
+        "toolport_http_connections_refused_total",
+        "toolport_http_requests_total",
+        "toolport_rate_limit_wait_seconds",
+        "toolport_rate_limited_total",
+        "toolport_reloads_total",
+        "toolport_service_calls_total",
+        "toolport_service_response_seconds",
+        "toolport_sessions_open",
+        "toolport_tool_call_duration_seconds",
+        "toolport_tool_calls_total",
+        "toolport_tool_errors_total",
+        "toolport_upstream_connections_total",
+        "toolport_upstream_output_dropped_bytes_total",
+        "toolport_upstream_output_dropped_total",
+        "toolport_upstream_up",
     };
     Metrics m;
     for (const auto& name : recorded) m.set(name, {}, 1);
@@ -124,8 +138,8 @@ TEST(Metrics, HistogramBucketsCountObservationsUpToTheirBound) {
     m.observe("h", {}, 0.00051);  // just above: the next bucket
     m.observe("h", {}, 1);
     m.observe("h", {}, 30);
-    m.observe("h", {}, 31);      // above every bound: +Inf only
-    m.observe("h", {}, -2);      // negative values land in the first bucket
+    m.observe("h", {}, 31);  // above every bound: +Inf only
+    m.observe("h", {}, -2);  // negative values land in the first bucket
     auto text = m.render();
     auto line = [&](const std::string& le) {
         auto key = "h_bucket{le=\"" + le + "\"} ";
@@ -153,7 +167,8 @@ TEST(Metrics, LabelOrderDoesNotMakeANewSeries) {
     m.increment("c_total", {{"b", "2"}, {"a", "1"}});
     EXPECT_EQ(m.value("c_total", {{"a", "1"}, {"b", "2"}}), 2);
     EXPECT_EQ(m.value("c_total", {{"b", "2"}, {"a", "1"}}), 2);
-    EXPECT_EQ(m.render(), "# HELP c_total Toolport metric c_total.\n# TYPE c_total counter\nc_total{a=\"1\",b=\"2\"} 2\n");
+    EXPECT_EQ(m.render(),
+              "# HELP c_total Toolport metric c_total.\n# TYPE c_total counter\nc_total{a=\"1\",b=\"2\"} 2\n");
 }
 
 TEST(Metrics, TypeIsFixedByFirstUse) {
@@ -259,7 +274,8 @@ TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
     }
     for (auto& th : threads) th.join();
     EXPECT_EQ(m.value("shared_total", {{"kind", "all"}}), kThreads * kPerThread);
-    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(m.value("per_thread_total", {{"thread", std::to_string(t)}}), kPerThread);
+    for (int t = 0; t < kThreads; ++t)
+        EXPECT_EQ(m.value("per_thread_total", {{"thread", std::to_string(t)}}), kPerThread);
     EXPECT_EQ(m.value("latency_seconds"), kThreads * kPerThread);
 }
 
@@ -336,10 +352,13 @@ TEST(MetricsHandles, HandleCacheMakesEachEntryOnce) {
     int made = 0;
     for (const char* tool : {"a", "b", "a", "a"}) {
         std::string name = tool;
-        cache.get(name, [&] {
-                 ++made;
-                 return m.counter("by_tool_total", {{"tool", name}});
-             }).increment();
+        cache
+            .get(name,
+                 [&] {
+                     ++made;
+                     return m.counter("by_tool_total", {{"tool", name}});
+                 })
+            .increment();
     }
     EXPECT_EQ(made, 2);
     EXPECT_EQ(m.value("by_tool_total", {{"tool", "a"}}), 3);
@@ -362,7 +381,7 @@ TEST(MetricsHandles, ConcurrentUpdatesThroughHandlesAreAllCounted) {
                 shared.increment();
                 again.increment(0.5);
                 mine.increment();
-                latency.observe(i % 2 ? 0.0078125 : 2);  // exact in binary: the sum is exact
+                latency.observe(i % 2 ? 0.0078125 : 2);          // exact in binary: the sum is exact
                 m.increment("shared_total", {{"kind", "all"}});  // the labelled path, mixed in
                 if (i % 1000 == 0) {
                     // A render during updates always agrees with itself: _count == +Inf bucket.
@@ -380,7 +399,8 @@ TEST(MetricsHandles, ConcurrentUpdatesThroughHandlesAreAllCounted) {
     }
     for (auto& th : threads) th.join();
     EXPECT_EQ(m.value("shared_total", {{"kind", "all"}}), kThreads * kPerThread * 2.5);
-    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(m.value("per_thread_total", {{"thread", std::to_string(t)}}), kPerThread);
+    for (int t = 0; t < kThreads; ++t)
+        EXPECT_EQ(m.value("per_thread_total", {{"thread", std::to_string(t)}}), kPerThread);
     EXPECT_EQ(m.value("latency_seconds"), kThreads * kPerThread);
     auto text = m.render();
     EXPECT_NE(text.find("latency_seconds_bucket{le=\"1\"} " + std::to_string(kThreads * kPerThread / 2) + "\n"),

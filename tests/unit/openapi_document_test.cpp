@@ -189,7 +189,8 @@ parameters:
   Limit: {name: limit, in: query, schema: {type: integer, maximum: 50}}
 )");
     std::filesystem::create_directories(folder.path() / "schemas");
-    folder.write("schemas/pet.yaml", "type: object\nproperties:\n  name: {type: string}\n  owner: {$ref: 'owner.yaml'}\n");
+    folder.write("schemas/pet.yaml",
+                 "type: object\nproperties:\n  name: {type: string}\n  owner: {$ref: 'owner.yaml'}\n");
     folder.write("schemas/owner.yaml", "type: object\nproperties:\n  email: {type: string}\n");
     auto docs = load_file_document(folder.write("api.yaml", R"(openapi: 3.1.0
 info: {title: t, version: '1'}

@@ -64,8 +64,8 @@ paths:
     get: {operationId: same_2, responses: {'200': {description: ok}}}
 )",
                               {}, "pets_");
-    EXPECT_EQ(names(list), (std::vector<std::string>{"pets_get_pets_petId", "pets_remove_pet", "pets_same", "pets_same_2",
-                                                     "pets_same_2_2"}));
+    EXPECT_EQ(names(list), (std::vector<std::string>{"pets_get_pets_petId", "pets_remove_pet", "pets_same",
+                                                     "pets_same_2", "pets_same_2_2"}));
     EXPECT_EQ(list.operations[1].operation_id, "remove pet!");
 }
 
@@ -107,7 +107,7 @@ TEST(OpenApiOperations, ParametersAndAnObjectBodyMergeIntoOneSchema) {
     EXPECT_EQ(schema["properties"]["If-Match"]["type"], "string");
     EXPECT_EQ(schema["properties"]["name"]["minLength"], 1);
     EXPECT_EQ(schema["properties"]["parent"]["type"], Json({"string", "null"}));  // 3.0 nullable
-    EXPECT_EQ(schema["properties"]["price"]["exclusiveMinimum"], 0);             // from common.yaml, 3.0 form converted
+    EXPECT_EQ(schema["properties"]["price"]["exclusiveMinimum"], 0);  // from common.yaml, 3.0 form converted
     EXPECT_EQ(schema["required"], Json({"itemId", "name"}));
     EXPECT_EQ(update.body.layout, BodyLayout::merged);
     EXPECT_EQ(update.body.properties, (std::vector<std::string>{"name", "parent", "price", "tags"}));

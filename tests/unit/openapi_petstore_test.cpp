@@ -40,9 +40,8 @@ TEST(OpenApiPetstore, ParsesTheClassicShape) {
     EXPECT_EQ(show.output_schema["required"], Json({"id", "name"}));
     EXPECT_TRUE(show.security.empty());
 
-    auto built = build_request(show, {{"petId", "42"}}, server_url(docs, ""), {}, [](const std::string&) {
-        return std::optional<std::string>();
-    });
+    auto built = build_request(show, {{"petId", "42"}}, server_url(docs, ""), {},
+                               [](const std::string&) { return std::optional<std::string>(); });
     EXPECT_EQ(built.request.url, "http://petstore.example.test/v1/pets/42");
 }
 

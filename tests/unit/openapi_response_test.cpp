@@ -52,7 +52,8 @@ TEST(OpenApiResponse, OtherAnswersAsTextOrAResource) {
     EXPECT_EQ(text.content[0]["text"], "hello");
     auto empty = result_from_response(op, answer(204, "", ""), "u");
     EXPECT_EQ(empty.content[0]["text"], "HTTP 204 (no content)");
-    auto blob = result_from_response(op, answer(200, "image/png", std::string("\x89PNG\0\1", 6)), "https://api.test/img");
+    auto blob = result_from_response(op, answer(200, "image/png", std::string("\x89PNG\0\1", 6)),
+                                     "https://api.test/img");
     ASSERT_EQ(blob.content[0]["type"], "resource");
     EXPECT_EQ(blob.content[0]["resource"]["uri"], "https://api.test/img");
     EXPECT_EQ(blob.content[0]["resource"]["mimeType"], "image/png");
@@ -107,8 +108,8 @@ TEST(OpenApiResponse, AnAnswerThatEchoesTheCredentialsHasThemRedacted) {
     const std::vector<std::string> secrets = {"sk-live-12345"};
     auto op = with_output({{"type", "object"}});
     auto structured = result_from_response(
-        op, answer(200, "application/json", R"({"id":"7","owner":{"key":"sk-live-12345"},"n":["x sk-live-12345"]})"), "u",
-        secrets);
+        op, answer(200, "application/json", R"({"id":"7","owner":{"key":"sk-live-12345"},"n":["x sk-live-12345"]})"),
+        "u", secrets);
     const Json expected = {{"id", "7"}, {"owner", {{"key", "[redacted]"}}}, {"n", {"x [redacted]"}}};
     EXPECT_EQ(structured.structured_content, expected);
     EXPECT_EQ(Json::parse(structured.content[0]["text"].get<std::string>()), expected);
@@ -116,21 +117,25 @@ TEST(OpenApiResponse, AnAnswerThatEchoesTheCredentialsHasThemRedacted) {
     Operation plain;
     plain.tool_name = "t";
     // Escaped in the JSON text ("\/"), so only the parsed value shows the secret.
-    auto json = result_from_response(plain, answer(200, "application/json", R"({"token":"ab\/cd-9876"})"), "u", {"ab/cd-9876"});
+    auto json = result_from_response(plain, answer(200, "application/json", R"({"token":"ab\/cd-9876"})"), "u",
+                                     {"ab/cd-9876"});
     EXPECT_EQ(Json::parse(json.content[0]["text"].get<std::string>()), (Json{{"token", "[redacted]"}}));
     auto text = result_from_response(plain, answer(200, "text/plain", "your key is sk-live-12345."), "u", secrets);
     EXPECT_EQ(text.content[0]["text"], "your key is [redacted].");
     // Without secrets in it, the API's own text as it came.
-    EXPECT_EQ(result_from_response(plain, answer(200, "application/json", "[1, 2]"), "u", secrets).content[0]["text"], "[1, 2]");
+    EXPECT_EQ(result_from_response(plain, answer(200, "application/json", "[1, 2]"), "u", secrets).content[0]["text"],
+              "[1, 2]");
 
     // Redacted, an answer that must match a pattern no longer does: an error, not a result
     // the client would refuse, and without the key.
-    auto strict = with_output({{"type", "object"}, {"properties", {{"key", {{"type", "string"}, {"pattern", "^sk-"}}}}}});
+    auto strict = with_output(
+        {{"type", "object"}, {"properties", {{"key", {{"type", "string"}, {"pattern", "^sk-"}}}}}});
     auto error = error_of([&] {
         result_from_response(strict, answer(200, "application/json", R"({"key":"sk-live-12345"})"), "u", secrets);
     });
     EXPECT_EQ(error["error_code"], "UPSTREAM_ERROR");
-    EXPECT_NE(error["error"].get<std::string>().find("no longer matches the outputSchema of getThing"), std::string::npos);
+    EXPECT_NE(error["error"].get<std::string>().find("no longer matches the outputSchema of getThing"),
+              std::string::npos);
     EXPECT_EQ(error.dump().find("sk-live"), std::string::npos);
 }
 

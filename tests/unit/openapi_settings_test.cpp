@@ -57,9 +57,11 @@ TEST(OpenApiSettings, RefusesWhatCannotWork) {
     EXPECT_NE(refusal({{"document", "a.yaml"}, {"tool_prefix", "bad prefix"}}).find("tool_prefix"), std::string::npos);
     EXPECT_NE(refusal({{"document", "a.yaml"}, {"credentials", {{"api_key", "the key itself!"}}}}).find("credentials"),
               std::string::npos);
-    EXPECT_NE(refusal({{"document", "a.yaml"}, {"refresh_interval_s", -1}}).find("refresh_interval_s"), std::string::npos);
+    EXPECT_NE(refusal({{"document", "a.yaml"}, {"refresh_interval_s", -1}}).find("refresh_interval_s"),
+              std::string::npos);
     EXPECT_NE(refusal({{"document", "http://"}}).find("document"), std::string::npos);
-    EXPECT_NE(refusal({{"document", "a.yaml"}, {"max_response_bytes", 10}}).find("max_response_bytes"), std::string::npos);
+    EXPECT_NE(refusal({{"document", "a.yaml"}, {"max_response_bytes", 10}}).find("max_response_bytes"),
+              std::string::npos);
 }
 
 }  // namespace

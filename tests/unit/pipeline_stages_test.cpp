@@ -27,9 +27,9 @@ protected:
     }
 
     std::shared_ptr<ServerSession> open_client(std::string principal = "") {
-        auto s = runtime->server().open_session(
-            [this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
-            CallerIdentity{.principal = principal, .session_id = "session-" + std::to_string(++sessions)});
+        auto s = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
+                                                CallerIdentity{.principal = principal,
+                                                               .session_id = "session-" + std::to_string(++sessions)});
         s->receive(protocol::Request{0, "initialize", {{"protocolVersion", "2025-11-25"}}});
         s->receive(protocol::Notification{"notifications/initialized", nullptr});
         exec.run();
@@ -166,8 +166,10 @@ TEST_F(StagesTest, TimeSpentWaitingForTheUsersAnswerDoesNotCount) {
     sources.push_back(providers::start_source("conformance", runtime->server()));
     auto s = runtime->server().open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); },
                                             CallerIdentity{.session_id = "elicit"});
-    s->receive(protocol::Request{0, "initialize",
-                                 {{"protocolVersion", "2025-11-25"}, {"capabilities", {{"elicitation", Json::object()}}}}});
+    s->receive(
+        protocol::Request{0,
+                          "initialize",
+                          {{"protocolVersion", "2025-11-25"}, {"capabilities", {{"elicitation", Json::object()}}}}});
     s->receive(protocol::Notification{"notifications/initialized", nullptr});
     exec.run();
     out.clear();
@@ -430,7 +432,9 @@ TEST_F(StagesTest, BudgetWarningsReachTheClientOnceAt75And90Percent) {
     auto warnings = [&] {
         int n = 0;
         for (const auto& m : out)
-            if (m.value("method", "") == "notifications/message" && m["params"]["data"].value("event", "") == "mcp_budget_warning") ++n;
+            if (m.value("method", "") == "notifications/message" &&
+                m["params"]["data"].value("event", "") == "mcp_budget_warning")
+                ++n;
         return n;
     };
     for (int i = 0; i < 7; ++i) call("test_sleep", {{"ms", 0}});  // 84 of 120 = 70 %
@@ -599,7 +603,8 @@ TEST_F(StagesTest, APlainExceptionBecomesAnInternalErrorWithTheSameShape) {
     EXPECT_EQ(e["error_code"], "INTERNAL_ERROR");
     EXPECT_EQ(e["recoverable"], false);
     EXPECT_EQ(e["error"].get<std::string>().find("/home/alice"), std::string::npos);
-    for (const char* k : {"error", "error_code", "suggestion", "recoverable", "transient"}) EXPECT_TRUE(e.contains(k)) << k;
+    for (const char* k : {"error", "error_code", "suggestion", "recoverable", "transient"})
+        EXPECT_TRUE(e.contains(k)) << k;
     EXPECT_TRUE(r["_meta"].contains("tokens_estimate"));
 }
 

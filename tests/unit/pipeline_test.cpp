@@ -130,9 +130,11 @@ TEST_F(PipelineTest, ACancelledCallIsCountedAsCancelledNotAsAnError) {
     };
     server.registry().add_tool(std::move(t));
     out.clear();
-    session->receive(protocol::Request{7, "tools/call", {{"name", "observe_cancel_probe"}, {"arguments", Json::object()}}});
+    session->receive(
+        protocol::Request{7, "tools/call", {{"name", "observe_cancel_probe"}, {"arguments", Json::object()}}});
     exec.run();
-    session->receive(protocol::Notification{"notifications/cancelled", {{"requestId", 7}, {"reason", "the user gave up"}}});
+    session->receive(
+        protocol::Notification{"notifications/cancelled", {{"requestId", 7}, {"reason", "the user gave up"}}});
     exec.run();
     for (const auto& m : out) EXPECT_FALSE(m.contains("id") && m["id"] == 7) << "a cancelled request gets no response";
     const observability::Labels cancelled = {{"tool", "observe_cancel_probe"}, {"code", ObserveStage::kCancelled}};

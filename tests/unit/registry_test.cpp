@@ -97,7 +97,8 @@ TEST(Registry, PromptDefinitionArguments) {
     EXPECT_EQ(j["description"], "Says hello");
     ASSERT_TRUE(j["arguments"].is_array());
     ASSERT_EQ(j["arguments"].size(), 2u);
-    EXPECT_EQ(j["arguments"][0], Json::parse(R"({"name":"name","title":"Name","description":"who to greet","required":true})"));
+    EXPECT_EQ(j["arguments"][0],
+              Json::parse(R"({"name":"name","title":"Name","description":"who to greet","required":true})"));
     EXPECT_EQ(j["arguments"][1], Json::parse(R"({"name":"style"})"));
     EXPECT_FALSE(j["arguments"][1].contains("required"));
 
@@ -172,9 +173,8 @@ TEST(Registry, ListenersSeeTheKindOfChange) {
     EXPECT_FALSE(reg.remove_prompt("p"));
     EXPECT_TRUE(reg.remove_resource("u://1"));
     EXPECT_FALSE(reg.remove_resource("u://1"));
-    EXPECT_EQ(rec.calls, (std::vector<CatalogKind>{CatalogKind::resources, CatalogKind::resources,
-                                                   CatalogKind::prompts, CatalogKind::prompts,
-                                                   CatalogKind::resources}));
+    EXPECT_EQ(rec.calls, (std::vector<CatalogKind>{CatalogKind::resources, CatalogKind::resources, CatalogKind::prompts,
+                                                   CatalogKind::prompts, CatalogKind::resources}));
 }
 
 TEST(Registry, EveryListenerIsCalledAndRemovedOnesAreNot) {
@@ -270,7 +270,7 @@ TEST(Registry, TemplateMatchSingleVariable) {
     EXPECT_EQ(t.match("test://template/abc-def_1.x/data"), Json({{"id", "abc-def_1.x"}}));
 
     EXPECT_FALSE(t.match("test://template/42/other").has_value());
-    EXPECT_FALSE(t.match("test://template//data").has_value());        // empty variable
+    EXPECT_FALSE(t.match("test://template//data").has_value());          // empty variable
     EXPECT_FALSE(t.match("test://template/42/data/extra").has_value());  // extra suffix
     EXPECT_FALSE(t.match("test://template/42/datax").has_value());
     EXPECT_FALSE(t.match("test://template/42").has_value());

@@ -24,7 +24,8 @@ namespace {
 using toolport::test_support::error_of;
 
 Json agentpmt_entry(const std::string& id, const std::string& description, Json parameters) {
-    return {{"type", "function"}, {"function", {{"name", id}, {"description", description}, {"parameters", parameters}}}};
+    return {{"type", "function"},
+            {"function", {{"name", id}, {"description", description}, {"parameters", parameters}}}};
 }
 
 }  // namespace
@@ -48,10 +49,12 @@ TEST(RestCatalogSettings, AgentpmtPresetIsTheRealApi) {
 }
 
 TEST(RestCatalogSettings, SectionKeysOverrideThePreset) {
-    auto s = CatalogSettings::from(SourceSettings(
-        Json{{"preset", "agentpmt"}, {"base_url", "http://localhost:1"}, {"refresh_interval_s", "0"},
-             {"list", {{"page_size", "50"}}}, {"execute", {{"output_path", "data.text"}}}},
-        "rest.agentpmt"));
+    auto s = CatalogSettings::from(SourceSettings(Json{{"preset", "agentpmt"},
+                                                       {"base_url", "http://localhost:1"},
+                                                       {"refresh_interval_s", "0"},
+                                                       {"list", {{"page_size", "50"}}},
+                                                       {"execute", {{"output_path", "data.text"}}}},
+                                                  "rest.agentpmt"));
     EXPECT_EQ(s.base_url, "http://localhost:1");
     EXPECT_EQ(s.refresh_interval.count(), 0);
     EXPECT_EQ(s.list.page_size, 50);
@@ -60,10 +63,13 @@ TEST(RestCatalogSettings, SectionKeysOverrideThePreset) {
 }
 
 TEST(RestCatalogSettings, RefusesWhatItCannotUse) {
-    EXPECT_NE(error_of([] { CatalogSettings::from(SourceSettings(Json::object(), "rest.x")); }).find("base_url: is required"),
+    EXPECT_NE(error_of([] {
+                  CatalogSettings::from(SourceSettings(Json::object(), "rest.x"));
+              }).find("base_url: is required"),
               std::string::npos);
-    EXPECT_NE(error_of([] { CatalogSettings::from(SourceSettings(Json{{"preset", "other"}}, "rest.x")); })
-                  .find("unknown preset"),
+    EXPECT_NE(error_of([] {
+                  CatalogSettings::from(SourceSettings(Json{{"preset", "other"}}, "rest.x"));
+              }).find("unknown preset"),
               std::string::npos);
     EXPECT_NE(error_of([] {
                   CatalogSettings::from(SourceSettings(Json{{"base_url", "ftp://x"}}, "rest.x"));
@@ -120,9 +126,13 @@ TEST(RestCatalogListing, ReadsBareAndMcpEntriesAndSkipsNonTools) {
 TEST(RestCatalogListing, RefusalsAndMissingArraysAreCatalogErrors) {
     ListSettings list;
     list.success_path = "success";
-    EXPECT_EQ(error_of([&] { parse_catalog_page(Json{{"success", false}, {"error", "bad key"}}, list); }),
+    EXPECT_EQ(error_of([&] {
+                  parse_catalog_page(Json{{"success", false}, {"error", "bad key"}}, list);
+              }),
               "the catalog API refused: bad key");
-    EXPECT_NE(error_of([&] { parse_catalog_page(Json{{"success", true}}, list); }).find("no tool array at \"tools\""),
+    EXPECT_NE(error_of([&] {
+                  parse_catalog_page(Json{{"success", true}}, list);
+              }).find("no tool array at \"tools\""),
               std::string::npos);
     EXPECT_NE(error_of([&] { parse_catalog_page(Json::array(), list); }).find("not a JSON object"), std::string::npos);
 }
@@ -138,12 +148,12 @@ TEST(RestCatalogListing, FindPathWalksObjectsAndArrays) {
 // ---- schema repair -----------------------------------------------------------------------
 
 TEST(RestSchemaRepair, MovesRequiredFlagsIntoTheObjectsRequiredList) {
-    auto r = repair_input_schema({{"type", "object"},
-                                  {"properties",
-                                   {{"key", {{"type", "string"}, {"required", true}}},
-                                    {"opt", {{"type", "string"}, {"required", false}}},
-                                    {"nested",
-                                     {{"type", "object"}, {"properties", {{"inner", {{"type", "integer"}, {"required", true}}}}}}}}}});
+    auto r = repair_input_schema(
+        {{"type", "object"},
+         {"properties",
+          {{"key", {{"type", "string"}, {"required", true}}},
+           {"opt", {{"type", "string"}, {"required", false}}},
+           {"nested", {{"type", "object"}, {"properties", {{"inner", {{"type", "integer"}, {"required", true}}}}}}}}}});
     ASSERT_EQ(r.unrepairable, "");
     EXPECT_EQ(r.schema["required"], Json::array({"key"}));
     EXPECT_FALSE(r.schema["properties"]["key"].contains("required"));
@@ -226,7 +236,8 @@ TEST(RestExecute, UrlAndBodyComeFromTheTemplatesWithTheNameEncoded) {
     EXPECT_EQ(execute_url(s, "../admin?x=1#y", false), "https://api.example.com/tools/..%2Fadmin%3Fx%3D1%23y/run");
     EXPECT_EQ(execute_url(s, "a", true), "https://api.example.com/tools/a/run?stream=true");
     Json args = {{"q", "x"}};
-    EXPECT_EQ(execute_body(Json{{"product_id", "{name}"}, {"parameters", "{arguments}"}, {"note", "for {name}"}}, "p1", args),
+    EXPECT_EQ(execute_body(Json{{"product_id", "{name}"}, {"parameters", "{arguments}"}, {"note", "for {name}"}}, "p1",
+                           args),
               (Json{{"product_id", "p1"}, {"parameters", args}, {"note", "for p1"}}));
     EXPECT_EQ(execute_body("{arguments}", "p1", args), args);
 }
@@ -235,7 +246,8 @@ TEST(RestExecute, ReadsTheThreeAgentpmtAnswerShapes) {
     auto s = CatalogSettings::from(SourceSettings(Json{{"preset", "agentpmt"}}, "rest.agentpmt")).execute;
     auto shipped = read_execute_answer(
         {{"success", true},
-         {"response", {{"status_code", 200}, {"data", {{"success", true}, {"output", {{"temp", 21}}}}}, {"success", true}}},
+         {"response",
+          {{"status_code", 200}, {"data", {{"success", true}, {"output", {{"temp", 21}}}}}, {"success", true}}},
          {"purchase_result", "charged 0.01"}},
         s, {});
     EXPECT_EQ(shipped.structured_content, (Json{{"temp", 21}}));
@@ -257,11 +269,13 @@ TEST(RestExecute, FailuresKeepTheApisMessageWithoutSecrets) {
         FAIL() << "no error";
     } catch (const ToolError& e) {
         EXPECT_EQ(e.code(), ToolErrorCode::upstream_error);
-        EXPECT_EQ(std::string(e.what()), "The API reported that the tool failed: insufficient budget for key [redacted]");
+        EXPECT_EQ(std::string(e.what()),
+                  "The API reported that the tool failed: insufficient budget for key [redacted]");
         EXPECT_FALSE(e.is_transient());  // the API answered: the same call is refused again
     }
     try {
-        read_execute_answer({{"success", true}, {"response", {{"success", true}, {"data", {{"success", false}}}}}}, s, {});
+        read_execute_answer({{"success", true}, {"response", {{"success", true}, {"data", {{"success", false}}}}}}, s,
+                            {});
         FAIL() << "no error";
     } catch (const ToolError& e) {
         EXPECT_NE(std::string(e.what()).find("no reason given"), std::string::npos);
@@ -274,13 +288,13 @@ TEST(RestExecute, ASuccessfulAnswerThatEchoesTheKeysHasThemRedacted) {
     auto s = CatalogSettings::from(SourceSettings(Json{{"preset", "agentpmt"}}, "rest.agentpmt")).execute;
     s.meta_paths = {"receipt"};
     const std::vector<std::string> secrets = {"sk-live-abcdef", "budget-secret-123"};
-    auto echoed = read_execute_answer(
-        {{"success", true},
-         {"output", {{"account", {{"api_key", "sk-live-abcdef"}, {"keys", {"budget-secret-123", 7}}}},
-                     {"note", "key sk-live-abcdef is valid"},
-                     {"sk-live-abcdef", true}}},
-         {"receipt", "charged to budget-secret-123"}},
-        s, secrets);
+    auto echoed = read_execute_answer({{"success", true},
+                                       {"output",
+                                        {{"account", {{"api_key", "sk-live-abcdef"}, {"keys", {"budget-secret-123", 7}}}},
+                                         {"note", "key sk-live-abcdef is valid"},
+                                         {"sk-live-abcdef", true}}},
+                                       {"receipt", "charged to budget-secret-123"}},
+                                      s, secrets);
     const Json expected = {{"account", {{"api_key", "[redacted]"}, {"keys", {"[redacted]", 7}}}},
                            {"note", "key [redacted] is valid"},
                            {"[redacted]", true}};
@@ -291,8 +305,9 @@ TEST(RestExecute, ASuccessfulAnswerThatEchoesTheKeysHasThemRedacted) {
     for (const auto& secret : secrets) EXPECT_EQ(all.find(secret), std::string::npos) << all;
 
     // A string output (text only) too, and a secret JSON escapes in the text ("a/b" as "a\/b").
-    EXPECT_EQ(read_execute_answer({{"success", true}, {"output", "your key: sk-live-abcdef"}}, s, secrets).content[0]["text"],
-              "your key: [redacted]");
+    EXPECT_EQ(
+        read_execute_answer({{"success", true}, {"output", "your key: sk-live-abcdef"}}, s, secrets).content[0]["text"],
+        "your key: [redacted]");
     auto escaped = read_execute_answer({{"success", true}, {"output", {{"k", "tok\"en/1234"}}}}, s, {"tok\"en/1234"});
     EXPECT_EQ(escaped.structured_content, (Json{{"k", "[redacted]"}}));
     EXPECT_EQ(escaped.content[0]["text"], "{\"k\":\"[redacted]\"}");
@@ -300,8 +315,7 @@ TEST(RestExecute, ASuccessfulAnswerThatEchoesTheKeysHasThemRedacted) {
 
 TEST(RestExecute, ARedactedAnswerThatNoLongerMatchesTheOutputSchemaIsAnError) {
     auto s = CatalogSettings::from(SourceSettings(Json{{"preset", "agentpmt"}}, "rest.agentpmt")).execute;
-    const Json schema = {{"type", "object"},
-                         {"properties", {{"api_key", {{"type", "string"}, {"pattern", "^sk-"}}}}}};
+    const Json schema = {{"type", "object"}, {"properties", {{"api_key", {{"type", "string"}, {"pattern", "^sk-"}}}}}};
     const Json answer = {{"success", true}, {"output", {{"api_key", "sk-live-abcdef"}}}};
     try {
         read_execute_answer(answer, s, {"sk-live-abcdef"}, schema);
@@ -343,7 +357,8 @@ TEST(RestExecute, StreamsAreAssembledChunkByChunk) {
 
     StreamedOutput failing({"secret-token-1"}, 1024);
     // The chunk before the error in the same bytes is still returned, then the error.
-    auto before = failing.feed("data: a\n\nevent: error\ndata: {\"error\": \"denied for secret-token-1\"}\n\ndata: b\n\n");
+    auto before = failing.feed(
+        "data: a\n\nevent: error\ndata: {\"error\": \"denied for secret-token-1\"}\n\ndata: b\n\n");
     EXPECT_EQ(before, std::vector<std::string>{"a"});
     EXPECT_TRUE(failing.done());
     ASSERT_TRUE(failing.error());

@@ -26,8 +26,10 @@ protected:
     ManualExecutor exec;
     std::vector<GaveUp> gave_up;
     RpcPeer peer{exec,
-                 {.on_give_up = [this](std::int64_t id, const std::string& method,
-                                       const std::string& reason) { gave_up.push_back({id, method, reason}); },
+                 {.on_give_up =
+                      [this](std::int64_t id, const std::string& method, const std::string& reason) {
+                          gave_up.push_back({id, method, reason});
+                      },
                   .timeout_error =
                       [](const std::string& method, std::chrono::milliseconds after) {
                           return std::make_exception_ptr(TimedOut(method + " " + std::to_string(after.count())));
@@ -195,10 +197,11 @@ TEST_F(RpcPeerTest, TagsAndMethodsAreKeptWhilePending) {
 }
 
 TEST_F(RpcPeerTest, DestroyingThePeerFailsWhatIsPendingAndDisarmsItsTimers) {
-    auto owned = std::make_unique<RpcPeer>(exec, RpcPeer::Hooks{.on_give_up = [this](std::int64_t id, const std::string& m,
-                                                                                     const std::string& r) {
-                                                                    gave_up.push_back({id, m, r});
-                                                                },
+    auto owned = std::make_unique<RpcPeer>(exec, RpcPeer::Hooks{.on_give_up =
+                                                                    [this](std::int64_t id, const std::string& m,
+                                                                           const std::string& r) {
+                                                                        gave_up.push_back({id, m, r});
+                                                                    },
                                                                 .timeout_error = nullptr});
     auto r = owned->begin({.method = "x", .timeout = 10ms});
     owned.reset();

@@ -33,7 +33,8 @@ public:
             std::move(caller));
         heard_[session.get()] = heard;
         initialized_[session.get()] = call(*session, 0, "initialize",
-                                           {{"protocolVersion", "2025-11-25"}, {"capabilities", nlohmann::json::object()},
+                                           {{"protocolVersion", "2025-11-25"},
+                                            {"capabilities", nlohmann::json::object()},
                                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
         session->receive(std::get<protocol::Message>(
             protocol::classify(nlohmann::json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}})));

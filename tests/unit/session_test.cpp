@@ -76,7 +76,9 @@ protected:
 
     void initialize(const std::string& version = "2025-11-25", Json caps = Json::object()) {
         auto r = call(0, "initialize",
-                      {{"protocolVersion", version}, {"capabilities", caps}, {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+                      {{"protocolVersion", version},
+                       {"capabilities", caps},
+                       {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
         ASSERT_TRUE(r.contains("result")) << r.dump();
         deliver(protocol::make_notification("notifications/initialized", nullptr));
     }
@@ -296,8 +298,7 @@ TEST_F(SessionTest, IntegerIdsBeyond64BitsAreEchoedDigitForDigit) {
     deliver_text(R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"no/such"})");
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(error_code(out[0].message), -32601);
-    EXPECT_NE(protocol::serialize(out[0].message).find(R"("id":123456789012345678901234567890)"),
-              std::string::npos);
+    EXPECT_NE(protocol::serialize(out[0].message).find(R"("id":123456789012345678901234567890)"), std::string::npos);
 }
 
 TEST_F(SessionTest, CancellationFindsARequestWithAnIdBeyond64Bits) {
@@ -366,7 +367,9 @@ TEST_F(SessionTest, ElicitationRoundTripInTheStatefulRevisions) {
         }
     }
     ASSERT_TRUE(asked.contains("id"));
-    deliver(Json{{"jsonrpc", "2.0"}, {"id", asked["id"]}, {"result", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}}});
+    deliver(Json{{"jsonrpc", "2.0"},
+                 {"id", asked["id"]},
+                 {"result", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}}});
     EXPECT_EQ(reply(1)["result"]["content"][0]["text"], "Ada");
 }
 
@@ -466,7 +469,8 @@ TEST_F(SessionTest, CompletionIsCappedAtOneHundredValues) {
     EXPECT_EQ(r["result"]["completion"]["values"].size(), 100u);
     EXPECT_EQ(r["result"]["completion"]["total"], 150);
     EXPECT_EQ(r["result"]["completion"]["hasMore"], true);
-    EXPECT_EQ(error_code(call(2, "completion/complete", {{"ref", {{"type", "ref/other"}}}, {"argument", {{"name", "x"}, {"value", "v"}}}})),
+    EXPECT_EQ(error_code(call(2, "completion/complete",
+                              {{"ref", {{"type", "ref/other"}}}, {"argument", {{"name", "x"}, {"value", "v"}}}})),
               -32602);
 }
 
@@ -475,8 +479,11 @@ TEST_F(SessionTest, ListsArePrivateOnceCallersSeeDifferentViews) {
     // lists: a cache shared between callers must keep none of them, not even the full one.
     server->add_view("small", [](const ToolSpec& t) { return t.name == "a"; });
     for (std::string view : {"small", ""}) {
-        session = server->open_session([this](const Json& m, const protocol::RequestId*) { out.push_back({m, Json()}); },
-                                       CallerIdentity{.view = view});
+        session = server->open_session(
+            [this](const Json& m, const protocol::RequestId*) {
+                out.push_back({m, Json()});
+            },
+            CallerIdentity{.view = view});
         auto r = call(1, "tools/list", {{"_meta", stateless_meta()}});
         ASSERT_TRUE(r.contains("result")) << r.dump();
         EXPECT_EQ(r["result"]["cacheScope"], "private") << view;
@@ -516,24 +523,26 @@ TEST_F(SessionTest, StatelessVersionAndMetaErrors) {
 // engine's request for the client's input: InputRequired is a control signal, not a failure.
 TEST_F(SessionTest, AHandlersCatchAllDoesNotSwallowInputRequired) {
     providers::SourceContext probe("probe", *server);
-    probe.add_tool({.name = "asks_politely",
-                    .handler = [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-                        try {
-                            co_await ctx.elicit({{"message", "Name?"},
-                                                 {"requestedSchema", {{"type", "object"}, {"properties", Json::object()}}}});
-                        } catch (const std::exception& e) {
-                            co_return ToolResult::text(std::string("swallowed: ") + e.what());
-                        }
-                        co_return ToolResult::text("answered");
-                    }});
-    auto r = call(1, "tools/call", {{"name", "asks_politely"}, {"_meta", stateless_meta({{"elicitation", Json::object()}})}});
+    probe.add_tool(
+        {.name = "asks_politely", .handler = [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+             try {
+                 co_await ctx.elicit(
+                     {{"message", "Name?"}, {"requestedSchema", {{"type", "object"}, {"properties", Json::object()}}}});
+             } catch (const std::exception& e) {
+                 co_return ToolResult::text(std::string("swallowed: ") + e.what());
+             }
+             co_return ToolResult::text("answered");
+         }});
+    auto r = call(1, "tools/call",
+                  {{"name", "asks_politely"}, {"_meta", stateless_meta({{"elicitation", Json::object()}})}});
     EXPECT_EQ(r["result"]["resultType"], "input_required") << r.dump();
 }
 
 TEST_F(SessionTest, MultiRoundTripWithSignedState) {
     sources.push_back(providers::start_source("conformance", *server));
     Json caps = {{"elicitation", Json::object()}};
-    auto r1 = call(1, "tools/call", {{"name", "test_input_required_result_multi_round"}, {"_meta", stateless_meta(caps)}});
+    auto r1 = call(1, "tools/call",
+                   {{"name", "test_input_required_result_multi_round"}, {"_meta", stateless_meta(caps)}});
     ASSERT_EQ(r1["result"]["resultType"], "input_required") << r1.dump();
     ASSERT_TRUE(r1["result"]["inputRequests"].contains("step1"));
     Json state1 = r1["result"]["requestState"];
@@ -639,7 +648,9 @@ TEST_F(SessionTest, ClosingASessionCancelsItsWork) {
 
 TEST_F(SessionTest, AnExtensionAdvertisesItselfAndServesItsMethodsInEveryRevision) {
     std::map<std::string, ExtensionMethod> methods;
-    methods["example/echo"] = {[](RequestContext& ctx) -> Task<Json> { co_return Json{{"echo", ctx.params().value("x", 0)}}; },
+    methods["example/echo"] = {[](RequestContext& ctx) -> Task<Json> {
+                                   co_return Json{{"echo", ctx.params().value("x", 0)}};
+                               },
                                true};
     methods["example/fail"] = {[](RequestContext&) -> Task<Json> {
                                    throw RpcError(protocol::error_code::kInvalidParams, "Invalid params: no");

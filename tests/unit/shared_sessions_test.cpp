@@ -137,7 +137,10 @@ protected:
         a_->set_listener([this](SessionBusMessage m) { heard_a_.push_back(std::move(m)); });
         b_->set_listener([this](SessionBusMessage m) { heard_b_.push_back(std::move(m)); });
         ASSERT_TRUE(test_support::run_until(io_, [&] { return a_->ready() && b_->ready(); }));
-        inspector_ = std::make_unique<RedisClient>(exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
+        inspector_ = std::make_unique<RedisClient>(exec_,
+                                                   RedisClient::Options{.endpoint = parse_redis_url(server_->url()),
+                                                                        .command_timeout = 2000ms,
+                                                                        .reconnect_interval = 100ms});
         inspector_->start();
         ASSERT_TRUE(test_support::run_until(io_, [&] { return inspector_->ready(); }));
     }
@@ -231,7 +234,8 @@ TEST_F(RedisSharedSessionsTest, TouchPushesTheExpiryAndRemoveEndsTheSessionForEv
 TEST_F(RedisSharedSessionsTest, AResponseStreamIsMirroredWithItsEndAndBounded) {
     auto none = run(b_->stream_events_after("s5", 9, 0));
     EXPECT_FALSE(none.exists);
-    for (std::uint64_t seq = 1; seq <= 4; ++seq) run(a_->publish_stream_event("s5", 9, seq, "e" + std::to_string(seq), 3, 60000ms));
+    for (std::uint64_t seq = 1; seq <= 4; ++seq)
+        run(a_->publish_stream_event("s5", 9, seq, "e" + std::to_string(seq), 3, 60000ms));
     auto open = run(b_->stream_events_after("s5", 9, 1));
     EXPECT_TRUE(open.exists);
     EXPECT_FALSE(open.ended);
@@ -260,7 +264,8 @@ TEST_F(RedisSharedSessionsTest, TheBusComesBackAfterRedisRestarts) {
     EXPECT_EQ(a_->state(), StoreState::degraded);
     EXPECT_THROW(run(a_->save(sample_state("s4"), 60000ms)), RedisUnavailable);
     server_->start();
-    ASSERT_TRUE(test_support::run_until(io_, [&] { return a_->ready() && b_->ready(); }, 10s));
+    ASSERT_TRUE(test_support::run_until(
+        io_, [&] { return a_->ready() && b_->ready(); }, 10s));
     EXPECT_GT(b_->subscriptions_started(), started);
     heard_b_.clear();
     run(a_->save(sample_state("s4"), 60000ms));

@@ -75,7 +75,8 @@ TEST(SourceKinds, PacksAndInstanceKindsAreLookedUpApart) {
     ::unsetenv("TOOLPORT_TEST_PACK");
     EXPECT_EQ(names(source_kinds()), (std::vector<std::string>{"conformance", "context", "tango"}));
     EXPECT_EQ(source_names(), "conformance, context, tango");
-    EXPECT_EQ(unknown_pack_message("tnago"), "unknown pack \"tnago\" (did you mean \"tango\"?) (known: conformance, context, tango)");
+    EXPECT_EQ(unknown_pack_message("tnago"),
+              "unknown pack \"tnago\" (did you mean \"tango\"?) (known: conformance, context, tango)");
     for (const char* instance : {"rest", "openapi", "gateway"}) {
         EXPECT_TRUE(find_instance_kind(instance)) << instance;
         EXPECT_FALSE(find_source_kind(instance)) << instance;

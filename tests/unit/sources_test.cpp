@@ -53,13 +53,17 @@ TEST(SourceSettings, ErrorsNameTheFileTheLineAndTheKey) {
               "/etc/toolport.yaml:5: packs.demo.pages: must be an integer, got \"lots\"");
     EXPECT_EQ(error_of([&] { s.integer("limit", 1, 100); }),
               "/etc/toolport.yaml:6: packs.demo.limit: must be between 1 and 100");
-    EXPECT_EQ(error_of([&] { s.only_keys({"pages", "limit"}); }),
+    EXPECT_EQ(error_of([&] {
+                  s.only_keys({"pages", "limit"});
+              }),
               "/etc/toolport.yaml:7: packs.demo.bogus: unknown key (expected one of: pages, limit)");
-    EXPECT_EQ(error_of([&] { s.boolean("pages"); }), "/etc/toolport.yaml:5: packs.demo.pages: must be true or false, got \"lots\"");
+    EXPECT_EQ(error_of([&] { s.boolean("pages"); }),
+              "/etc/toolport.yaml:5: packs.demo.pages: must be true or false, got \"lots\"");
 }
 
 TEST(SourceSettings, NestedSectionsKeepTheirLines) {
-    SourceSettings s(Json{{"http", {{"timeout_ms", "x"}}}}, "packs.demo", "f.yaml", {{"http", 3}, {"http.timeout_ms", 4}});
+    SourceSettings s(Json{{"http", {{"timeout_ms", "x"}}}}, "packs.demo", "f.yaml",
+                     {{"http", 3}, {"http.timeout_ms", 4}});
     auto http = s.section("http");
     EXPECT_EQ(error_of([&] { http.integer("timeout_ms", 1, 10); }),
               "f.yaml:4: packs.demo.http.timeout_ms: must be an integer, got \"x\"");
@@ -90,22 +94,28 @@ TEST(ToolDeclaration, FillsTheSpecAndCompilesTheSchemaUpFront) {
 
 TEST(ToolDeclaration, ABadSchemaOrNameIsReportedWithTheToolsName) {
     auto bad_schema = error_of([] {
-        make_tool_spec({.name = "broken", .input_schema = {{"type", "object"}, {"properties", {{"q", {{"type", 42}}}}}},
+        make_tool_spec({.name = "broken",
+                        .input_schema = {{"type", "object"}, {"properties", {{"q", {{"type", 42}}}}}},
                         .handler = answer},
                        "demo");
     });
-    EXPECT_NE(bad_schema.find("source demo: tool broken: inputSchema does not compile"), std::string::npos) << bad_schema;
+    EXPECT_NE(bad_schema.find("source demo: tool broken: inputSchema does not compile"), std::string::npos)
+        << bad_schema;
     auto not_object = error_of([] {
         make_tool_spec({.name = "t", .input_schema = {{"type", "string"}}, .handler = answer}, "demo");
     });
     EXPECT_NE(not_object.find("inputSchema must be a JSON Schema object"), std::string::npos) << not_object;
     auto bad_output = error_of([] {
-        make_tool_spec({.name = "t", .output_schema = {{"type", "object"}, {"minProperties", -1}}, .handler = answer}, "demo");
+        make_tool_spec({.name = "t", .output_schema = {{"type", "object"}, {"minProperties", -1}}, .handler = answer},
+                       "demo");
     });
     EXPECT_NE(bad_output.find("tool t: outputSchema does not compile"), std::string::npos) << bad_output;
-    EXPECT_NE(error_of([] { make_tool_spec({.name = "has space", .handler = answer}, "demo"); }).find("not a valid tool name"),
+    EXPECT_NE(error_of([] {
+                  make_tool_spec({.name = "has space", .handler = answer}, "demo");
+              }).find("not a valid tool name"),
               std::string::npos);
-    EXPECT_NE(error_of([] { make_tool_spec({.name = "no_handler"}, "demo"); }).find("has no handler"), std::string::npos);
+    EXPECT_NE(error_of([] { make_tool_spec({.name = "no_handler"}, "demo"); }).find("has no handler"),
+              std::string::npos);
 }
 
 TEST(SourceContext, AddsAndRemovesOnlyItsOwnTools) {
@@ -168,9 +178,11 @@ TEST(PacksConfig, ASourceChecksItsSectionWhenTheFileIsLoaded) {
               path + ":3: packs.conformance.colour: unknown key (expected one of: )");
     const auto unknown = write_file("packs_unknown.yaml", "packs:\n  nonexistent: {}\n");
     auto message = error_of([&] { load_config(unknown); });
-    EXPECT_NE(message.find(unknown + ":2: packs: unknown pack \"nonexistent\" (known: conformance"), std::string::npos) << message;
+    EXPECT_NE(message.find(unknown + ":2: packs: unknown pack \"nonexistent\" (known: conformance"), std::string::npos)
+        << message;
     const auto scalar = write_file("packs_scalar.yaml", "packs:\n  conformance: yes\n");
-    EXPECT_NE(error_of([&] { load_config(scalar); }).find(":2: packs.conformance: must be a mapping"), std::string::npos);
+    EXPECT_NE(error_of([&] { load_config(scalar); }).find(":2: packs.conformance: must be a mapping"),
+              std::string::npos);
 }
 
 // Values in a section go through ${ENV} expansion like the rest of the file.
@@ -178,7 +190,8 @@ TEST(PacksConfig, SettingsExpandEnvironmentVariables) {
     ::unsetenv("TOOLPORT_UT_UNSET_SOURCE_KEY");
     auto path = write_file("packs_env.yaml", "packs:\n  conformance:\n    key: ${TOOLPORT_UT_UNSET_SOURCE_KEY}\n");
     auto message = error_of([&] { load_config(path); });
-    EXPECT_NE(message.find("environment variable TOOLPORT_UT_UNSET_SOURCE_KEY is not set"), std::string::npos) << message;
+    EXPECT_NE(message.find("environment variable TOOLPORT_UT_UNSET_SOURCE_KEY is not set"), std::string::npos)
+        << message;
 }
 
 TEST(PacksConfig, TheRuntimeStartsTheConfiguredSources) {
@@ -218,9 +231,10 @@ TEST(SourceContext, ServiceDefaultsApplyUnlessTheConfigurationSaysOtherwise) {
 
 // The downstream HTTP client's settings come from the `downstream:` section.
 TEST(DownstreamConfig, ReadsTheClientsSettingsWithFileLineErrors) {
-    auto config = load_config(write_file("downstream.yaml",
-                                         "downstream:\n  ca_file: /etc/corp-ca.pem\n  connect_timeout_ms: 2500\n"
-                                         "  max_idle_per_origin: 4\n  max_connections_per_origin: 6\n  max_response_bytes: 2097152\n"));
+    auto config = load_config(
+        write_file("downstream.yaml",
+                   "downstream:\n  ca_file: /etc/corp-ca.pem\n  connect_timeout_ms: 2500\n"
+                   "  max_idle_per_origin: 4\n  max_connections_per_origin: 6\n  max_response_bytes: 2097152\n"));
     EXPECT_EQ(config.downstream.ca_file, "/etc/corp-ca.pem");
     EXPECT_EQ(config.downstream.connect_timeout, std::chrono::milliseconds(2500));
     EXPECT_EQ(config.downstream.max_idle_per_origin, 4u);

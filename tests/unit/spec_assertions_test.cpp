@@ -40,7 +40,8 @@ TEST_F(SpecAssertionTest, SuccessFailsOnIsError) {
 TEST_F(SpecAssertionTest, SuccessFailsWhenTheCallThrows) {
     auto r = run_one(tool_spec("  - type: success\n", "absent"), target_);
     EXPECT_EQ(r.status, SpecResult::Status::failed);
-    EXPECT_CONTAINS(failures(r), "success: expected success, but the call failed: JSON-RPC error -32602: Unknown tool: absent");
+    EXPECT_CONTAINS(failures(r),
+                    "success: expected success, but the call failed: JSON-RPC error -32602: Unknown tool: absent");
 }
 
 TEST_F(SpecAssertionTest, SuccessFailsOnATransportError) {
@@ -68,17 +69,22 @@ TEST_F(SpecAssertionTest, ErrorMessageContainsIsCaseInsensitive) {
     EXPECT_EQ(pass.status, SpecResult::Status::passed) << failures(pass);
     auto fail = run_tool("Invalid UEI: too short", "  - type: error\n    messageContains: api key\n", true);
     EXPECT_EQ(fail.status, SpecResult::Status::failed);
-    EXPECT_CONTAINS(failures(fail), "the error message does not contain \"api key\" (case-insensitive); it is \"Invalid UEI: too short\"");
+    EXPECT_CONTAINS(
+        failures(fail),
+        "the error message does not contain \"api key\" (case-insensitive); it is \"Invalid UEI: too short\"");
 }
 
 // ---- contains_text / not_contains_text -------------------------------------------------------
 
 TEST_F(SpecAssertionTest, ContainsText) {
-    EXPECT_EQ(run_tool("status: healthy", "  - type: contains_text\n    text: healthy\n").status, SpecResult::Status::passed);
+    EXPECT_EQ(run_tool("status: healthy", "  - type: contains_text\n    text: healthy\n").status,
+              SpecResult::Status::passed);
     auto fail = run_tool("status: healthy", "  - type: contains_text\n    text: HEALTHY\n");
     EXPECT_EQ(fail.status, SpecResult::Status::failed);
-    EXPECT_CONTAINS(failures(fail), "contains_text: the response does not contain \"HEALTHY\"; response text: \"status: healthy\"");
-    auto folded = run_tool("status: healthy", "  - type: contains_text\n    text: HEALTHY\n    caseInsensitive: true\n");
+    EXPECT_CONTAINS(failures(fail),
+                    "contains_text: the response does not contain \"HEALTHY\"; response text: \"status: healthy\"");
+    auto folded = run_tool("status: healthy",
+                           "  - type: contains_text\n    text: HEALTHY\n    caseInsensitive: true\n");
     EXPECT_EQ(folded.status, SpecResult::Status::passed) << failures(folded);
 }
 
@@ -94,9 +100,11 @@ TEST_F(SpecAssertionTest, ContainsTextJoinsTextBlocksWithNewlines) {
 
 TEST_F(SpecAssertionTest, NotContainsText) {
     EXPECT_EQ(run_tool("all fine", "  - type: not_contains_text\n    text: error\n").status, SpecResult::Status::passed);
-    auto fail = run_tool("an Error happened", "  - type: not_contains_text\n    text: error\n    caseInsensitive: true\n");
+    auto fail = run_tool("an Error happened",
+                         "  - type: not_contains_text\n    text: error\n    caseInsensitive: true\n");
     EXPECT_EQ(fail.status, SpecResult::Status::failed);
-    EXPECT_CONTAINS(failures(fail), "not_contains_text: the response contains \"error\" (case-insensitive), which it should not");
+    EXPECT_CONTAINS(failures(fail),
+                    "not_contains_text: the response contains \"error\" (case-insensitive), which it should not");
 }
 
 // ---- response_time_ms ------------------------------------------------------------------------
@@ -119,15 +127,19 @@ const char* kContracts = R"({"data": [{"vendor": {"uei": "N553JH75Z8K1", "name":
                              "dotted.key": "yes"})";
 
 TEST_F(SpecAssertionTest, JsonPathExpectedValue) {
-    auto pass = run_tool(kContracts, "  - type: json_path\n    path: $.data[0].vendor.uei\n    expected: N553JH75Z8K1\n");
+    auto pass = run_tool(kContracts,
+                         "  - type: json_path\n    path: $.data[0].vendor.uei\n    expected: N553JH75Z8K1\n");
     EXPECT_EQ(pass.status, SpecResult::Status::passed) << failures(pass);
-    auto fail = run_tool(kContracts, "  - type: json_path\n    path: $.data[1].vendor.uei\n    expected: N553JH75Z8K1\n");
+    auto fail = run_tool(kContracts,
+                         "  - type: json_path\n    path: $.data[1].vendor.uei\n    expected: N553JH75Z8K1\n");
     EXPECT_EQ(fail.status, SpecResult::Status::failed);
-    EXPECT_CONTAINS(failures(fail), "json_path: path \"$.data[1].vendor.uei\" is \"J3RW5C5KVLZ1\", expected \"N553JH75Z8K1\"");
+    EXPECT_CONTAINS(failures(fail),
+                    "json_path: path \"$.data[1].vendor.uei\" is \"J3RW5C5KVLZ1\", expected \"N553JH75Z8K1\"");
 }
 
 TEST_F(SpecAssertionTest, JsonPathExistenceWhenExpectedIsLeftOut) {
-    EXPECT_EQ(run_tool(kContracts, "  - type: json_path\n    path: $.flags.cached\n").status, SpecResult::Status::passed);
+    EXPECT_EQ(run_tool(kContracts, "  - type: json_path\n    path: $.flags.cached\n").status,
+              SpecResult::Status::passed);
     EXPECT_EQ(run_tool(kContracts, "  - type: json_path\n    path: $.nothing\n").status, SpecResult::Status::passed);
     auto fail = run_tool(kContracts, "  - type: json_path\n    path: $.data[5].vendor\n");
     EXPECT_CONTAINS(failures(fail), "json_path: path \"$.data[5].vendor\" does not exist in the response");
@@ -186,19 +198,22 @@ TEST_F(SpecAssertionTest, JsonPathNeedsJsonText) {
 
 TEST_F(SpecAssertionTest, JsonPathOnPromptsAndResourcesUsesTheResultObject) {
     target_.resources["test://doc"] = {{"contents", Json::array({{{"uri", "test://doc"}, {"text", "hello"}}})}};
-    auto r = run_one("name: r\ntype: resource\nuri: test://doc\nassertions:\n"
-                     "  - type: json_path\n    path: $.contents[0].uri\n    expected: test://doc\n"
-                     "  - type: contains_text\n    text: hello\n",
-                     target_);
+    auto r = run_one(
+        "name: r\ntype: resource\nuri: test://doc\nassertions:\n"
+        "  - type: json_path\n    path: $.contents[0].uri\n    expected: test://doc\n"
+        "  - type: contains_text\n    text: hello\n",
+        target_);
     EXPECT_EQ(r.status, SpecResult::Status::passed) << failures(r);
     target_.prompts["greet"] = [](const Json& args) {
-        return Json{{"messages", Json::array({{{"role", "user"},
-                                               {"content", {{"type", "text"}, {"text", "Hi " + args.value("who", "?")}}}}})}};
+        return Json{
+            {"messages", Json::array({{{"role", "user"},
+                                       {"content", {{"type", "text"}, {"text", "Hi " + args.value("who", "?")}}}}})}};
     };
-    auto p = run_one("name: p\ntype: prompt\nprompt: greet\narguments: {who: Ada}\nassertions:\n"
-                     "  - type: json_path\n    path: $.messages[0].role\n    expected: user\n"
-                     "  - type: contains_text\n    text: Hi Ada\n",
-                     target_);
+    auto p = run_one(
+        "name: p\ntype: prompt\nprompt: greet\narguments: {who: Ada}\nassertions:\n"
+        "  - type: json_path\n    path: $.messages[0].role\n    expected: user\n"
+        "  - type: contains_text\n    text: Hi Ada\n",
+        target_);
     EXPECT_EQ(p.status, SpecResult::Status::passed) << failures(p);
 }
 
@@ -218,16 +233,20 @@ TEST_F(SpecAssertionTest, RegexMatch) {
 TEST_F(SpecAssertionTest, RegexFlagsMultilineDotAllAndSticky) {
     const std::string text = "first line\nsecond line";
     EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: ^second\n").status, SpecResult::Status::failed);
-    EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: ^second\n    flags: m\n").status, SpecResult::Status::passed);
+    EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: ^second\n    flags: m\n").status,
+              SpecResult::Status::passed);
     EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: line.second\n").status, SpecResult::Status::failed);
     EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: line.second\n    flags: s\n").status,
               SpecResult::Status::passed);
-    EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: line\n    flags: y\n").status, SpecResult::Status::failed);
-    EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: first\n    flags: y\n").status, SpecResult::Status::passed);
+    EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: line\n    flags: y\n").status,
+              SpecResult::Status::failed);
+    EXPECT_EQ(run_tool(text, "  - type: regex_match\n    pattern: first\n    flags: y\n").status,
+              SpecResult::Status::passed);
 }
 
 TEST_F(SpecAssertionTest, RegexDotIsOneCodePoint) {
-    EXPECT_EQ(run_tool("dragon 🐲!", "  - type: regex_match\n    pattern: \"dragon .!\"\n").status, SpecResult::Status::passed);
+    EXPECT_EQ(run_tool("dragon 🐲!", "  - type: regex_match\n    pattern: \"dragon .!\"\n").status,
+              SpecResult::Status::passed);
 }
 
 TEST_F(SpecAssertionTest, RegexBackReferences) {
@@ -265,7 +284,8 @@ TEST_F(SpecAssertionTest, SnapshotIsWrittenOnFirstRunThenCompared) {
     EXPECT_EQ(first.status, SpecResult::Status::passed) << failures(first);
     ASSERT_EQ(first.notes.size(), 1u);
     EXPECT_EQ(first.notes[0], "wrote snapshot __snapshots__/rows.json");
-    EXPECT_EQ(read("__snapshots__/rows.json"), "{\n  \"execution\": {\n    \"duration_ms\": 12\n  },\n  \"rows\": [\n    1,\n    2\n  ]\n}\n");
+    EXPECT_EQ(read("__snapshots__/rows.json"),
+              "{\n  \"execution\": {\n    \"duration_ms\": 12\n  },\n  \"rows\": [\n    1,\n    2\n  ]\n}\n");
 
     auto same = run_one(spec, target_);
     EXPECT_EQ(same.status, SpecResult::Status::passed) << failures(same);
@@ -281,13 +301,16 @@ TEST_F(SpecAssertionTest, SnapshotIsWrittenOnFirstRunThenCompared) {
 }
 
 TEST_F(SpecAssertionTest, SnapshotIgnoresFieldsAtAnyDepth) {
-    target_.tool_text("t", R"({"id": 1, "requestId": "a", "items": [{"v": 1, "timestamp": 100}], "meta": {"timestamp": 5}})");
-    const std::string spec = tool_spec("  - type: snapshot\n    file: nested/ignore.json\n    ignoreFields: [timestamp, requestId]\n");
+    target_.tool_text("t",
+                      R"({"id": 1, "requestId": "a", "items": [{"v": 1, "timestamp": 100}], "meta": {"timestamp": 5}})");
+    const std::string spec = tool_spec(
+        "  - type: snapshot\n    file: nested/ignore.json\n    ignoreFields: [timestamp, requestId]\n");
     ASSERT_EQ(run_one(spec, target_).status, SpecResult::Status::passed);
     EXPECT_EQ(Json::parse(read("__snapshots__/nested/ignore.json")),
               Json::parse(R"({"id": 1, "items": [{"v": 1}], "meta": {}})"));
 
-    target_.tool_text("t", R"({"id": 1, "requestId": "b", "items": [{"v": 1, "timestamp": 999}], "meta": {"timestamp": 6}})");
+    target_.tool_text("t",
+                      R"({"id": 1, "requestId": "b", "items": [{"v": 1, "timestamp": 999}], "meta": {"timestamp": 6}})");
     auto r = run_one(spec, target_);
     EXPECT_EQ(r.status, SpecResult::Status::passed) << failures(r);
 

@@ -36,7 +36,8 @@ assertions:
     EXPECT_EQ(spec.description, "finds things");
     EXPECT_EQ(spec.kind, SpecKind::tool);
     EXPECT_EQ(spec.target, "search");
-    EXPECT_EQ(spec.arguments, (Json{{"query", "cloud"}, {"limit", 5}, {"exact", true}, {"ratio", 0.5}, {"quoted", "5"}}));
+    EXPECT_EQ(spec.arguments,
+              (Json{{"query", "cloud"}, {"limit", 5}, {"exact", true}, {"ratio", 0.5}, {"quoted", "5"}}));
     EXPECT_TRUE(spec.arguments["limit"].is_number_integer());
     ASSERT_TRUE(spec.timeout.has_value());
     EXPECT_EQ(spec.timeout->count(), 1500);
@@ -61,7 +62,8 @@ TEST_F(SpecLoaderTest, ReadsPromptAndResourceSpecs) {
     EXPECT_EQ(prompt.kind, SpecKind::prompt);
     EXPECT_EQ(prompt.target, "greet");
     EXPECT_EQ(prompt.arguments, Json::object());
-    Spec with_args = load_one("name: p\ntype: prompt\nprompt: greet\narguments: {who: Ada}\nassertions: [{type: success}]\n");
+    Spec with_args = load_one(
+        "name: p\ntype: prompt\nprompt: greet\narguments: {who: Ada}\nassertions: [{type: success}]\n");
     EXPECT_EQ(with_args.arguments, (Json{{"who", "Ada"}}));
     Spec resource = load_one("name: r\ntype: resource\nuri: test://static-text\nassertions: [{type: success}]\n");
     EXPECT_EQ(resource.kind, SpecKind::resource);
@@ -77,7 +79,8 @@ TEST_F(SpecLoaderTest, ReadsJsonSpecs) {
 }
 
 TEST_F(SpecLoaderTest, JsonPathExpectedNullIsKeptApartFromNoExpected) {
-    Spec with_null = load_one("name: t\ntool: x\narguments: {}\nassertions: [{type: json_path, path: $.a, expected: null}]\n");
+    Spec with_null = load_one(
+        "name: t\ntool: x\narguments: {}\nassertions: [{type: json_path, path: $.a, expected: null}]\n");
     EXPECT_TRUE(with_null.assertions[0].params.contains("expected"));
     Spec without = load_one("name: t\ntool: x\narguments: {}\nassertions: [{type: json_path, path: $.a}]\n");
     EXPECT_FALSE(without.assertions[0].params.contains("expected"));
@@ -90,14 +93,16 @@ TEST_F(SpecLoaderTest, UnknownTopLevelKeyNamesFileLineAndKey) {
 }
 
 TEST_F(SpecLoaderTest, UnknownKeyInJsonSpecHasItsLineToo) {
-    std::string error = load_error("{\n  \"name\": \"t\",\n  \"tool\": \"x\",\n  \"arguments\": {},\n  \"bogus\": 1,\n"
-                                   "  \"assertions\": [{\"type\": \"success\"}]\n}\n",
-                                   "spec.json");
+    std::string error = load_error(
+        "{\n  \"name\": \"t\",\n  \"tool\": \"x\",\n  \"arguments\": {},\n  \"bogus\": 1,\n"
+        "  \"assertions\": [{\"type\": \"success\"}]\n}\n",
+        "spec.json");
     EXPECT_CONTAINS(error, "spec.json:5: bogus: unknown key");
 }
 
 TEST_F(SpecLoaderTest, NameIsRequiredNonEmptyString) {
-    EXPECT_CONTAINS(load_error("tool: x\narguments: {}\nassertions: [{type: success}]\n"), "spec.yaml:1: name: is required");
+    EXPECT_CONTAINS(load_error("tool: x\narguments: {}\nassertions: [{type: success}]\n"),
+                    "spec.yaml:1: name: is required");
     EXPECT_CONTAINS(load_error("name: ''\ntool: x\narguments: {}\nassertions: [{type: success}]\n"),
                     "name: must not be empty");
     EXPECT_CONTAINS(load_error("name: [a]\ntool: x\narguments: {}\nassertions: [{type: success}]\n"),
@@ -159,10 +164,12 @@ TEST_F(SpecLoaderTest, EachBadAssertionFieldIsNamed) {
     };
     EXPECT_CONTAINS(error_for("just text"), "spec.yaml:6: assertions[1]: an assertion must be a mapping");
     EXPECT_CONTAINS(error_for("{text: hi}"), "assertions[1].type: is required");
-    EXPECT_CONTAINS(error_for("{type: contains}"), "spec.yaml:6: assertions[1].type: unknown assertion type \"contains\"");
+    EXPECT_CONTAINS(error_for("{type: contains}"),
+                    "spec.yaml:6: assertions[1].type: unknown assertion type \"contains\"");
     EXPECT_CONTAINS(error_for("{type: contains}"), "known: success, error, contains_text");
-    EXPECT_CONTAINS(error_for("{type: error, messageContain: x}"),
-                    "assertions[1].messageContain: unknown key for the error assertion (expected one of: type, messageContains)");
+    EXPECT_CONTAINS(
+        error_for("{type: error, messageContain: x}"),
+        "assertions[1].messageContain: unknown key for the error assertion (expected one of: type, messageContains)");
     EXPECT_CONTAINS(error_for("{type: error, messageContains: 5}"), "assertions[1].messageContains: must be a string");
     EXPECT_CONTAINS(error_for("{type: contains_text}"), "assertions[1].text: is required by contains_text");
     EXPECT_CONTAINS(error_for("{type: contains_text, text: a, caseInsensitive: maybe}"),
@@ -172,7 +179,8 @@ TEST_F(SpecLoaderTest, EachBadAssertionFieldIsNamed) {
     EXPECT_CONTAINS(error_for("{type: json_path}"), "path: is required by json_path");
     EXPECT_CONTAINS(error_for("{type: json_path, path: '$.a..b'}"), "assertions[1].path: invalid JSON path");
     EXPECT_CONTAINS(error_for("{type: regex_match, pattern: 5}"), "pattern: must be a string");
-    EXPECT_CONTAINS(error_for("{type: snapshot, file: ../escape.json}"), "assertions[1].file: must stay inside __snapshots__");
+    EXPECT_CONTAINS(error_for("{type: snapshot, file: ../escape.json}"),
+                    "assertions[1].file: must stay inside __snapshots__");
     EXPECT_CONTAINS(error_for("{type: snapshot, file: /abs.json}"), "file: must be relative");
     EXPECT_CONTAINS(error_for("{type: snapshot, file: s.json, ignoreFields: [a, 1]}"),
                     "ignoreFields: must be a list of strings");
@@ -210,12 +218,14 @@ TEST_F(SpecLoaderTest, BadFilesAreLoadErrorsWithLines) {
     EXPECT_CONTAINS(load_error("- a\n- b\n"), "a spec must be a mapping");
     EXPECT_CONTAINS(load_error("name: a\n---\nname: b\n"), "holds 2 YAML documents");
     EXPECT_CONTAINS(load_error("name: a\ntool: x\nname: b\n"), "spec.yaml:3: duplicate key \"name\"");
-    EXPECT_CONTAINS(load_error("{\"name\": \"a\",\n\"name\": \"b\"}", "spec.json"), "spec.json:2: duplicate key \"name\"");
+    EXPECT_CONTAINS(load_error("{\"name\": \"a\",\n\"name\": \"b\"}", "spec.json"),
+                    "spec.json:2: duplicate key \"name\"");
     EXPECT_CONTAINS(load_error("name: t\n", "spec.txt"), "unsupported file type \".txt\"");
     EXPECT_CONTAINS(load_error("name: !custom t\n"), "unsupported YAML tag");
     EXPECT_CONTAINS(load_error("name: t\nx: .inf\n"), "cannot be represented in JSON");
     EXPECT_CONTAINS(load_error("name: t\nx: 1e999\n"), "spec.yaml:2: the number 1e999 is too large for JSON");
-    EXPECT_CONTAINS(load_error("name: t\nx: 0x1FFFFFFFFFFFFFFFFF\n"), "spec.yaml:2: the number 0x1FFFFFFFFFFFFFFFFF does not fit in 64 bits");
+    EXPECT_CONTAINS(load_error("name: t\nx: 0x1FFFFFFFFFFFFFFFFF\n"),
+                    "spec.yaml:2: the number 0x1FFFFFFFFFFFFFFFFF does not fit in 64 bits");
     EXPECT_CONTAINS(load_error("{\"name\": \"t\", \"x\": 1e999}", "spec.json"), "spec.json: JSON number overflow");
 }
 
@@ -296,7 +306,8 @@ TEST_F(SpecLoaderTest, AliasesExpandButBombsAndCyclesAreRefused) {
 }
 
 TEST_F(SpecLoaderTest, DeepNestingIsRefusedNotACrash) {
-    std::string deep_yaml = "name: t\ntool: x\narguments: {a: " + std::string(5000, '[') + std::string(5000, ']') + "}\n";
+    std::string deep_yaml = "name: t\ntool: x\narguments: {a: " + std::string(5000, '[') + std::string(5000, ']') +
+                            "}\n";
     EXPECT_CONTAINS(load_error(deep_yaml), "spec.yaml");
     std::string deep_json = "{\"name\": \"t\", \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
     EXPECT_CONTAINS(load_error(deep_json, "spec.json"), "nested more than 256 deep");
@@ -369,10 +380,12 @@ tests:
     EXPECT_CONTAINS(std::get<LoadError>(loaded.entries[2]).problems[0], "suite.yaml:7: tests[1]:");
     EXPECT_CONTAINS(std::get<LoadError>(loaded.entries[2]).problems[0], "missing.yaml: cannot be read");
     EXPECT_CONTAINS(std::get<LoadError>(loaded.entries[3]).problems[0], "is a suite; a suite may list spec files only");
-    EXPECT_CONTAINS(std::get<LoadError>(loaded.entries[4]).problems[0], "suite.yaml:9: tests[3]: must be a spec file path");
+    EXPECT_CONTAINS(std::get<LoadError>(loaded.entries[4]).problems[0],
+                    "suite.yaml:9: tests[3]: must be a spec file path");
     const auto& inline_error = std::get<LoadError>(loaded.entries[5]);
     EXPECT_EQ(inline_error.name, "bad inline");
-    EXPECT_CONTAINS(inline_error.problems[0], "suite.yaml:13: tests[4].assertions[0].text: is required by contains_text");
+    EXPECT_CONTAINS(inline_error.problems[0],
+                    "suite.yaml:13: tests[4].assertions[0].text: is required by contains_text");
 }
 
 TEST_F(SpecLoaderTest, SuiteTestsMustBeAList) {

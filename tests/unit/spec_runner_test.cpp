@@ -14,10 +14,13 @@ class SpecRunnerTest : public SpecFilesTest {
 protected:
     RunSummary run_files(const std::vector<fs::path>& files) {
         auto loaded = load_spec_files(files);
-        return run_specs(loaded, [&](const std::string& url) -> Target& {
-            urls_.push_back(url);
-            return target_;
-        }, target_.options());
+        return run_specs(
+            loaded,
+            [&](const std::string& url) -> Target& {
+                urls_.push_back(url);
+                return target_;
+            },
+            target_.options());
     }
     static std::string spec(const std::string& name, const std::string& tool, const std::string& extra = "") {
         return "name: " + name + "\ntool: " + tool + "\narguments: {}\nassertions: [{type: success}]\n" + extra;
@@ -48,7 +51,8 @@ TEST_F(SpecRunnerTest, RunsEverySpecInOrderAndCounts) {
 
 TEST_F(SpecRunnerTest, SkippedSpecsAreReportedNotRun) {
     target_.tool_text("ok", "fine");
-    auto summary = run_files({write("1.yaml", spec("runs", "ok")), write("2.yaml", spec("skipped", "ok", "skip: true\n"))});
+    auto summary = run_files(
+        {write("1.yaml", spec("runs", "ok")), write("2.yaml", spec("skipped", "ok", "skip: true\n"))});
     ASSERT_EQ(summary.results.size(), 2u);
     EXPECT_EQ(summary.results[1].status, SpecResult::Status::skipped);
     EXPECT_EQ(summary.passed, 1u);
@@ -60,7 +64,8 @@ TEST_F(SpecRunnerTest, SkippedSpecsAreReportedNotRun) {
 TEST_F(SpecRunnerTest, OnlyRunsTheMarkedSpecs) {
     target_.tool_text("ok", "fine");
     target_.tool_text("focus", "fine");
-    auto summary = run_files({write("1.yaml", spec("other", "ok")), write("2.yaml", spec("focused", "focus", "only: true\n")),
+    auto summary = run_files({write("1.yaml", spec("other", "ok")),
+                              write("2.yaml", spec("focused", "focus", "only: true\n")),
                               write("3.yaml", spec("focused but skipped", "focus", "only: true\nskip: true\n")),
                               write("4.yaml", spec("broken", "ok", "bogus: 1\n"))});
     ASSERT_EQ(summary.results.size(), 3u);
@@ -98,12 +103,16 @@ TEST_F(SpecRunnerTest, SuiteServerUrlReachesTheResolver) {
 
 TEST_F(SpecRunnerTest, AResolverThatThrowsFailsOnlyThatSpec) {
     target_.tool_text("ok", "fine");
-    auto loaded = load_spec_files(std::vector<fs::path>{write("1.yaml", spec("a", "ok")), write("2.yaml", spec("b", "ok"))});
+    auto loaded = load_spec_files(
+        std::vector<fs::path>{write("1.yaml", spec("a", "ok")), write("2.yaml", spec("b", "ok"))});
     int calls = 0;
-    auto summary = run_specs(loaded, [&](const std::string&) -> Target& {
-        if (calls++ == 0) throw std::runtime_error("connection refused");
-        return target_;
-    }, target_.options());
+    auto summary = run_specs(
+        loaded,
+        [&](const std::string&) -> Target& {
+            if (calls++ == 0) throw std::runtime_error("connection refused");
+            return target_;
+        },
+        target_.options());
     ASSERT_EQ(summary.results.size(), 2u);
     EXPECT_EQ(summary.results[0].status, SpecResult::Status::failed);
     EXPECT_EQ(summary.results[0].problems[0], "cannot reach the server: connection refused");
@@ -120,11 +129,15 @@ TEST_F(SpecRunnerTest, MissingToolGetsAHint) {
 
 TEST_F(SpecRunnerTest, OnResultSeesEachResultAsItIsKnown) {
     target_.tool_text("ok", "fine");
-    auto loaded = load_spec_files(std::vector<fs::path>{write("1.yaml", spec("a", "ok")), write("2.yaml", spec("b", "ok"))});
+    auto loaded = load_spec_files(
+        std::vector<fs::path>{write("1.yaml", spec("a", "ok")), write("2.yaml", spec("b", "ok"))});
     std::vector<std::string> seen;
     auto options = target_.options();
-    options.on_result = [&](const SpecResult& r) { seen.push_back(r.name + "@" + std::to_string(target_.calls.size())); };
-    run_specs(loaded, [&](const std::string&) -> Target& { return target_; }, options);
+    options.on_result = [&](const SpecResult& r) {
+        seen.push_back(r.name + "@" + std::to_string(target_.calls.size()));
+    };
+    run_specs(
+        loaded, [&](const std::string&) -> Target& { return target_; }, options);
     EXPECT_EQ(seen, (std::vector<std::string>{"a@1", "b@2"}));
 }
 
@@ -140,8 +153,9 @@ TEST_F(SpecRunnerTest, ReportShowsEachResultAndEndsWithTheTotals) {
     target_.tool_text("ok", "fine");
     target_.call_duration = std::chrono::milliseconds(12);
     auto summary = run_files({write("1.yaml", spec("passes", "ok")),
-                              write("2.yaml", "name: fails\ntool: ok\narguments: {}\nassertions:\n"
-                                              "  - type: contains_text\n    text: nope\n  - type: success\n"),
+                              write("2.yaml",
+                                    "name: fails\ntool: ok\narguments: {}\nassertions:\n"
+                                    "  - type: contains_text\n    text: nope\n  - type: success\n"),
                               write("3.yaml", spec("skipped one", "ok", "skip: true\n")),
                               write("4.yaml", "name: broken\ntool: ok\nassertions: [{type: success}]\n")});
     std::string text = report(summary);
@@ -151,10 +165,12 @@ TEST_F(SpecRunnerTest, ReportShowsEachResultAndEndsWithTheTotals) {
               "    contains_text: the response does not contain \"nope\"; response text: \"fine\"\n"
               "- skipped one (skipped)\n"
               "✗ broken\n"
-              "    " + (dir_ / "4.yaml").string() + ":1: arguments: is required for a tool spec (use {} for none)\n"
-              "\n"
-              "1 skipped\n"
-              "1 passed, 2 failed\n");
+              "    " +
+                  (dir_ / "4.yaml").string() +
+                  ":1: arguments: is required for a tool spec (use {} for none)\n"
+                  "\n"
+                  "1 skipped\n"
+                  "1 passed, 2 failed\n");
 }
 
 TEST_F(SpecRunnerTest, ReportLastLineWithoutSkips) {
@@ -227,7 +243,7 @@ TEST(SpecJsonPathTest, Evaluation) {
     EXPECT_EQ(at("$.a.b[1]"), Json(20));
     EXPECT_EQ(at("$.a.b[-1].c"), Json("x"));
     EXPECT_EQ(at("$.a.b.2.c"), Json("x"));
-    EXPECT_EQ(at("$[0]"), Json("zero"));  // an index on an object looks up that member, as the kit does
+    EXPECT_EQ(at("$[0]"), Json("zero"));                // an index on an object looks up that member, as the kit does
     EXPECT_EQ(at("$.list[*].n"), Json::array({1, 3}));  // elements without the member are left out
     EXPECT_EQ(at("$.obj.*"), Json::array({1, 2}));
     EXPECT_EQ(at("$.grid[*][*]"), Json::array({1, 2, 3}));

@@ -18,10 +18,12 @@
 #include "spec/spec.hpp"
 #include "util/json.hpp"
 
-#define EXPECT_CONTAINS(haystack, needle) \
-    EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "looked for: " << (needle) << "\nin: " << (haystack)
-#define EXPECT_NOT_CONTAINS(haystack, needle) \
-    EXPECT_EQ(std::string(haystack).find(needle), std::string::npos) << "did not expect: " << (needle) << "\nin: " << (haystack)
+#define EXPECT_CONTAINS(haystack, needle)                            \
+    EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
+        << "looked for: " << (needle) << "\nin: " << (haystack)
+#define EXPECT_NOT_CONTAINS(haystack, needle)                        \
+    EXPECT_EQ(std::string(haystack).find(needle), std::string::npos) \
+        << "did not expect: " << (needle) << "\nin: " << (haystack)
 
 namespace spec_test {
 
@@ -60,7 +62,8 @@ public:
     Json list_tools() override {
         calls.push_back("list_tools");
         Json list = Json::array();
-        for (const auto& [name, handler] : tools) list.push_back({{"name", name}, {"inputSchema", {{"type", "object"}}}});
+        for (const auto& [name, handler] : tools)
+            list.push_back({{"name", name}, {"inputSchema", {{"type", "object"}}}});
         return list;
     }
     Json call_tool(const std::string& name, const Json& arguments, std::chrono::milliseconds timeout) override {
@@ -151,8 +154,7 @@ protected:
     }
 
     // Runs one spec file against `target` and returns its only result.
-    toolport::spec::SpecResult run_one(const std::string& text, FakeTarget& target,
-                                       toolport::spec::RunOptions options) {
+    toolport::spec::SpecResult run_one(const std::string& text, FakeTarget& target, toolport::spec::RunOptions options) {
         auto loaded = load("spec.yaml", text);
         auto summary = toolport::spec::run_specs(
             loaded, [&](const std::string&) -> toolport::spec::Target& { return target; }, options);

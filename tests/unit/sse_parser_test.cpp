@@ -116,7 +116,10 @@ TEST(SseParser, RetryNeedsOnlyDigits) {
 
 TEST(SseParser, ALeadingBomIsSkippedOnlyAtTheStart) {
     SseParser parser;
-    auto events = parser.feed("\xEF\xBB\xBF" "data: x\n\n\xEF\xBB\xBF" "data: y\n\n");
+    auto events = parser.feed(
+        "\xEF\xBB\xBF"
+        "data: x\n\n\xEF\xBB\xBF"
+        "data: y\n\n");
     ASSERT_EQ(events.size(), 1u) << "a BOM later is part of a field name, which is then unknown";
     EXPECT_EQ(events[0].data, "x");
 }
@@ -131,8 +134,7 @@ TEST(SseParser, OversizedEventsAreRefused) {
     SseParser parser(64);
     EXPECT_THROW(parser.feed("data: " + std::string(100, 'x')), SseError);
     SseParser lines(64);
-    EXPECT_THROW(
-        for (int i = 0; i < 10; ++i) lines.feed("data: 0123456789\n"), SseError);
+    EXPECT_THROW(for (int i = 0; i < 10; ++i) lines.feed("data: 0123456789\n"), SseError);
 }
 
 TEST(SseParser, ALineWithoutColonIsAFieldWithEmptyValue) {

@@ -54,7 +54,8 @@ std::vector<std::string> serve_lines(const std::vector<std::string>& lines, Stdi
     std::string written;
     ::lseek(out.fd(), 0, SEEK_SET);
     char chunk[4096];
-    for (ssize_t n; (n = ::read(out.fd(), chunk, sizeof chunk)) > 0;) written.append(chunk, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(out.fd(), chunk, sizeof chunk)) > 0;)
+        written.append(chunk, static_cast<std::size_t>(n));
     std::vector<std::string> replies;
     for (std::size_t start = 0, nl; (nl = written.find('\n', start)) != std::string::npos; start = nl + 1) {
         replies.push_back(written.substr(start, nl - start));
@@ -151,8 +152,7 @@ TEST(StdioTransport, ABatchOverTheSizeCapIsRefusedWhole) {
     ASSERT_EQ(replies.size(), 3u);
     Json refusal = Json::parse(replies[1]);
     expect_invalid_request_with_null_id(refusal, "a batch of 3");
-    EXPECT_NE(refusal["error"]["message"].get<std::string>().find("at most 2 messages; this one has 3"),
-              std::string::npos)
+    EXPECT_NE(refusal["error"]["message"].get<std::string>().find("at most 2 messages; this one has 3"), std::string::npos)
         << replies[1];
     EXPECT_EQ(Json::parse(replies[2]), Json::parse(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
 }

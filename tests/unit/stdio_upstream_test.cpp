@@ -146,8 +146,9 @@ TEST(StdioUpstream, TheChildInheritsOnlyTheAllowListWithTheOptionsOnTop) {
     const char* home = std::getenv("HOME");
     const std::string saved_home = home ? home : "";
     ::setenv("HOME", "/tmp/toolport-test-home", 1);
-    auto options = shell(answer_initialize("\"$TOOLPORT_TEST_SECRET|$TOOLPORT_TEST_REPLACED|$TOOLPORT_TEST_ADDED|$HOME\"") +
-                         "exec cat >/dev/null");
+    auto options = shell(
+        answer_initialize("\"$TOOLPORT_TEST_SECRET|$TOOLPORT_TEST_REPLACED|$TOOLPORT_TEST_ADDED|$HOME\"") +
+        "exec cat >/dev/null");
     options.env = {{"TOOLPORT_TEST_REPLACED", "theirs"}, {"TOOLPORT_TEST_ADDED", "a new value"}};
     {
         SyncClient client;
@@ -208,7 +209,8 @@ TEST(StdioUpstream, APathInTheEnvironmentIsWhereTheProgramIsFound) {
 }
 
 TEST(StdioUpstream, ImpossibleEnvironmentVariablesAreRefused) {
-    for (const auto& [name, value] : std::map<std::string, std::string>{{"A=B", "x"}, {"", "x"}, {"A", std::string("x\0y", 3)}}) {
+    for (const auto& [name, value] :
+         std::map<std::string, std::string>{{"A=B", "x"}, {"", "x"}, {"A", std::string("x\0y", 3)}}) {
         auto options = shell("exit 0");
         options.env = {{name, value}};
         SyncClient client;
@@ -269,8 +271,8 @@ TEST(StdioUpstream, StderrLinesArriveInOrder) {
     client.close();
 
     // A line longer than 8 KiB is cut there; the rest of it is skipped.
-    const std::vector<std::string> expected = {"first",  "",     "second", "third", std::string(8192, 'x'),
-                                               "last words without a newline"};
+    const std::vector<std::string> expected = {
+        "first", "", "second", "third", std::string(8192, 'x'), "last words without a newline"};
     EXPECT_EQ(lines, expected);
 }
 
@@ -296,7 +298,8 @@ TEST(StdioUpstream, WithoutAHandlerStderrIsOurs) {
     const ssize_t n = ::readlink("/proc/self/fd/2", ours, sizeof ours - 1);
     ASSERT_GT(n, 0);
     SyncClient client;
-    client.connect(transport(client, shell(answer_initialize("sh", "\"$(readlink /proc/$$/fd/2)\"") + "exec cat >/dev/null")));
+    client.connect(
+        transport(client, shell(answer_initialize("sh", "\"$(readlink /proc/$$/fd/2)\"") + "exec cat >/dev/null")));
     EXPECT_EQ(client.client().server_info()["version"], std::string(ours, static_cast<std::size_t>(n)));
 }
 
@@ -331,8 +334,9 @@ TEST(StdioUpstream, AStubbornGrandchildGoesOnClose) {
 
 TEST(StdioUpstream, AGrandchildGoesWithTheTransport) {
     SyncClient client;  // only for its event loop
-    auto stdio = transport(client, shell("sleep 300 & printf '{\"jsonrpc\":\"2.0\",\"method\":\"pids\","
-                                         "\"params\":{\"child\":%s,\"grandchild\":%s}}\\n' $$ $!; exec cat >/dev/null"));
+    auto stdio = transport(client,
+                           shell("sleep 300 & printf '{\"jsonrpc\":\"2.0\",\"method\":\"pids\","
+                                 "\"params\":{\"child\":%s,\"grandchild\":%s}}\\n' $$ $!; exec cat >/dev/null"));
     Json pids;
     ClientTransport::Handlers handlers;
     handlers.on_message = [&](Json message) { pids = message["params"]; };

@@ -54,12 +54,12 @@ TEST(StoresMemoryCache, EvictsTheLeastRecentlyUsedEntryOverTheEntryCount) {
 
 TEST(StoresMemoryCache, EvictsLeastRecentlyUsedEntriesOverTheByteBound) {
     test_support::ManualExecutor exec;
-    MemoryCache cache(exec, 30, 100);  // key + value bytes
+    MemoryCache cache(exec, 30, 100);         // key + value bytes
     cache.store("k1", "12345678", long_ttl);  // 10 bytes each
     cache.store("k2", "12345678", long_ttl);
     cache.store("k3", "12345678", long_ttl);
     EXPECT_EQ(cache.bytes(), 30u);
-    EXPECT_TRUE(cache.lookup("k1"));  // k2 becomes the least recent
+    EXPECT_TRUE(cache.lookup("k1"));      // k2 becomes the least recent
     cache.store("k4", "1234", long_ttl);  // 6 bytes: 36 > 30, so k2 goes
     EXPECT_EQ(cache.lookup("k2"), std::nullopt);
     EXPECT_EQ(cache.bytes(), 26u);
@@ -77,8 +77,8 @@ TEST(StoresMemoryCache, AValueLargerThanTheWholeBoundIsNotKeptAndDropsTheOldOne)
     cache.store("k", "small", long_ttl);
     cache.store("other", "x", long_ttl);
     cache.store("k", std::string(16, 'x'), long_ttl);  // 17 bytes with the key
-    EXPECT_EQ(cache.lookup("k"), std::nullopt);  // not the stale "small"
-    EXPECT_EQ(cache.lookup("other"), "x");  // and nothing else was evicted for it
+    EXPECT_EQ(cache.lookup("k"), std::nullopt);        // not the stale "small"
+    EXPECT_EQ(cache.lookup("other"), "x");             // and nothing else was evicted for it
     EXPECT_EQ(cache.bytes(), 6u);
 }
 

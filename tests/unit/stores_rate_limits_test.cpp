@@ -167,7 +167,7 @@ TEST_F(StoresLocalRateLimits, ABucketKeyIsKeptUntilItHasRefilled) {
     const auto rule = bucket(1, 2);
     acquire("k", rule);
     acquire("k", rule);
-    exec.advance(1500ms);  // one and a half tokens back: not fresh yet
+    exec.advance(1500ms);                     // one and a half tokens back: not fresh yet
     EXPECT_TRUE(acquire("k", rule).allowed);  // 1.5 -> 0.5 tokens
     EXPECT_FALSE(acquire("k", rule).allowed);
 }

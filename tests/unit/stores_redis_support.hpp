@@ -109,9 +109,21 @@ public:
 private:
     bool try_start() {
         if (pid_ > 0) return true;
-        std::vector<std::string> args = {redis_server_path, "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                         "--save", "", "--appendonly", "no", "--dir", dir_.string(),
-                                         "--logfile", (dir_ / "redis.log").string(), "--daemonize", "no"};
+        std::vector<std::string> args = {redis_server_path,
+                                         "--port",
+                                         std::to_string(port_),
+                                         "--bind",
+                                         "127.0.0.1",
+                                         "--save",
+                                         "",
+                                         "--appendonly",
+                                         "no",
+                                         "--dir",
+                                         dir_.string(),
+                                         "--logfile",
+                                         (dir_ / "redis.log").string(),
+                                         "--daemonize",
+                                         "no"};
         args.insert(args.end(), extra_args_.begin(), extra_args_.end());
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
@@ -150,7 +162,8 @@ private:
                 char reply[64] = {};
                 auto n = ::recv(fd, reply, sizeof reply - 1, 0);
                 // "+PONG", or "-NOAUTH" when a password is required: either way it is serving.
-                ok = n > 0 && (std::string(reply, n).rfind("+PONG", 0) == 0 || std::string(reply, n).rfind("-NOAUTH", 0) == 0);
+                ok = n > 0 &&
+                     (std::string(reply, n).rfind("+PONG", 0) == 0 || std::string(reply, n).rfind("-NOAUTH", 0) == 0);
             }
         }
         ::close(fd);
@@ -181,7 +194,8 @@ inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& 
 // Runs `io` for about `duration` (to let reconnect attempts happen, for instance).
 inline void run_for(boost::asio::io_context& io, std::chrono::milliseconds duration) {
     const auto until = std::chrono::steady_clock::now() + duration;
-    run_until(io, [&] { return std::chrono::steady_clock::now() >= until; }, duration + std::chrono::seconds(1));
+    run_until(
+        io, [&] { return std::chrono::steady_clock::now() >= until; }, duration + std::chrono::seconds(1));
 }
 
 // Runs `io` until `task` finishes; returns its value or rethrows its exception.

@@ -58,8 +58,10 @@ protected:
     // A connection of its own, to look at (and tamper with) what the stores keep in Redis.
     RedisReply redis(std::vector<std::string> args) {
         if (!inspector) {
-            inspector = std::make_unique<RedisClient>(
-                exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
+            inspector = std::make_unique<RedisClient>(exec,
+                                                      RedisClient::Options{.endpoint = parse_redis_url(server->url()),
+                                                                           .command_timeout = 2000ms,
+                                                                           .reconnect_interval = 100ms});
             inspector->start();
         }
         EXPECT_TRUE(run_until(io, [&] { return inspector->ready(); }));
@@ -333,9 +335,9 @@ TEST_F(StoresRedis, AHungRedisTimesOutIntoTheFallbacksAndRecovers) {
     auto stores = connected_stores(o);
     run(stores->cache().put("k", "v", 60s));
 
-    server->pause();  // connections stay open; nothing answers
+    server->pause();                                         // connections stay open; nothing answers
     EXPECT_EQ(run(stores->cache().get("k")), std::nullopt);  // timed out: a miss from the empty fallback
-    EXPECT_EQ(stores->state(), StoreState::degraded);  // the slow connection was dropped
+    EXPECT_EQ(stores->state(), StoreState::degraded);        // the slow connection was dropped
     auto reservation = run(stores->budgets().reserve("s", 1, 1, 60s));
     EXPECT_TRUE(reservation.granted);  // the local fallback
 
@@ -353,7 +355,7 @@ TEST_F(StoresRedis, ErrorRepliesAndWrongTypesNeverCrash) {
     redis({"HSET", "toolport:budget:hash", "f", "v"});
 
     EXPECT_EQ(run(open_replica->cache().get("h")), std::nullopt);  // WRONGTYPE: a miss
-    run(open_replica->cache().put("h", "overwritten", 60s));  // SET replaces any type
+    run(open_replica->cache().put("h", "overwritten", 60s));       // SET replaces any type
     EXPECT_EQ(run(open_replica->cache().get("h")), "overwritten");
 
     EXPECT_TRUE(run(open_replica->rate_limits().acquire("r", bucket(1, 1))).allowed);
@@ -414,7 +416,9 @@ TEST_F(StoresRedisAuth, AuthenticatesAndSelectsTheDatabaseFromTheUrl) {
     auto stores = connected_stores(o);
     run(stores->cache().put("k", "in db 2", 60s));
 
-    RedisClient raw(exec, RedisClient::Options{.endpoint = parse_redis_url(o.url), .command_timeout = 2000ms, .reconnect_interval = 100ms});
+    RedisClient raw(exec, RedisClient::Options{.endpoint = parse_redis_url(o.url),
+                                               .command_timeout = 2000ms,
+                                               .reconnect_interval = 100ms});
     raw.start();
     ASSERT_TRUE(run_until(io, [&] { return raw.ready(); }));
     EXPECT_EQ(run(raw.command({"GET", "toolport:cache:k"})).text, "in db 2");
@@ -433,7 +437,9 @@ TEST_F(StoresRedisAuth, AWrongPasswordNeverConnectsAndTheStoresStayOnTheirFallba
 }
 
 TEST_F(StoresRedis, TheClientIsBinarySafeAndRefusesCommandsWhileDown) {
-    RedisClient client(exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
+    RedisClient client(exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()),
+                                                  .command_timeout = 2000ms,
+                                                  .reconnect_interval = 100ms});
     EXPECT_THROW(run(client.command({"PING"})), RedisUnavailable);  // not started yet
     client.start();
     ASSERT_TRUE(run_until(io, [&] { return client.ready(); }));
@@ -457,7 +463,9 @@ TEST_F(StoresRedis, TheClientIsBinarySafeAndRefusesCommandsWhileDown) {
 }
 
 TEST_F(StoresRedis, ACommandInFlightWhenRedisDiesFailsInsteadOfHanging) {
-    RedisClient client(exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()), .command_timeout = 5000ms, .reconnect_interval = 100ms});
+    RedisClient client(exec, RedisClient::Options{.endpoint = parse_redis_url(server->url()),
+                                                  .command_timeout = 5000ms,
+                                                  .reconnect_interval = 100ms});
     client.start();
     ASSERT_TRUE(run_until(io, [&] { return client.ready(); }));
     std::optional<std::exception_ptr> outcome;

@@ -69,8 +69,12 @@ TaskRecord finished(const TaskRecord& base, TaskStatus status) {
 // integer, a fraction, escapes and non-ASCII text.
 TaskRecord with_awkward_params(TaskRecord r) {
     r.params = {{"name", "echo"},
-                {"arguments", {{"list", nlohmann::json::array()}, {"map", nlohmann::json::object()},
-                               {"big", 12345678901234567LL}, {"pi", 3.14159265358979}, {"text", "a\"b\\c\nd é 漢"}}}};
+                {"arguments",
+                 {{"list", nlohmann::json::array()},
+                  {"map", nlohmann::json::object()},
+                  {"big", 12345678901234567LL},
+                  {"pi", 3.14159265358979},
+                  {"text", "a\"b\\c\nd é 漢"}}}};
     return r;
 }
 
@@ -134,8 +138,10 @@ public:
 
     // Another store on a connection of its own, as another replica would have.
     RedisTaskStore& replica(std::size_t max_per_owner = 1000, std::chrono::milliseconds timeout = 2000ms) {
-        auto client = std::make_shared<RedisClient>(
-            exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = timeout, .reconnect_interval = 100ms});
+        auto client = std::make_shared<RedisClient>(exec_,
+                                                    RedisClient::Options{.endpoint = parse_redis_url(server_->url()),
+                                                                         .command_timeout = timeout,
+                                                                         .reconnect_interval = 100ms});
         client->start();
         auto store = std::make_unique<RedisTaskStore>(client, "toolport:", max_per_owner,
                                                       std::make_unique<MemoryTaskStore>(exec_));
@@ -159,8 +165,10 @@ public:
     // A connection of its own, to look at (and tamper with) what the stores keep.
     RedisReply redis(std::vector<std::string> args) {
         if (!inspector_) {
-            inspector_ = std::make_shared<RedisClient>(
-                exec_, RedisClient::Options{.endpoint = parse_redis_url(server_->url()), .command_timeout = 2000ms, .reconnect_interval = 100ms});
+            inspector_ = std::make_shared<RedisClient>(exec_,
+                                                       RedisClient::Options{.endpoint = parse_redis_url(server_->url()),
+                                                                            .command_timeout = 2000ms,
+                                                                            .reconnect_interval = 100ms});
             inspector_->start();
         }
         EXPECT_TRUE(test_support::run_until(io_, [&] { return inspector_->ready(); }));
@@ -247,9 +255,11 @@ TYPED_TEST(StoresTaskContract, AnotherOwnerSeesNothingAndChangesNothing) {
 TYPED_TEST(StoresTaskContract, ListsNewestFirstInPagesThatFollowTheCursor) {
     const auto base = wall_now_ms();
     // Two records share a millisecond: the id decides between them, descending.
-    const std::vector<std::pair<std::string, std::int64_t>> made = {
-        {"0001aaaa", base - 5000}, {"0002bbbb", base - 4000}, {"0003cccc", base - 3000},
-        {"0004dddd", base - 3000}, {"0005eeee", base - 1000}};
+    const std::vector<std::pair<std::string, std::int64_t>> made = {{"0001aaaa", base - 5000},
+                                                                    {"0002bbbb", base - 4000},
+                                                                    {"0003cccc", base - 3000},
+                                                                    {"0004dddd", base - 3000},
+                                                                    {"0005eeee", base - 1000}};
     for (const auto& [id, created] : made) this->h->run(this->store().create(record(id, "session:s1", 60000, created)));
     this->h->run(this->store().create(record("0009ffff", "session:other", 60000, base)));
 
@@ -713,7 +723,7 @@ TEST_F(StoresRedisTasks, AHungRedisHidesItsTasksUntilItAnswersAgain) {
     auto r = record("kept-in-redis", "token:alice");
     h->run(store.create(r));
 
-    h->server().pause();  // connections stay open; nothing answers
+    h->server().pause();                                              // connections stay open; nothing answers
     EXPECT_EQ(h->run(store.get(r.id, "token:alice")), std::nullopt);  // timed out: the fallback
     EXPECT_EQ(store.state(), StoreState::degraded);
 

@@ -21,8 +21,8 @@ bool mentions(const Json& error, std::string_view text) {
 }  // namespace
 
 TEST(TangoApiErrors, ARefusedKeyNamesTheKeyNotTheCaller) {
-    for (const char* body : {R"({"detail": "Authentication credentials were not provided."})",
-                             R"({"detail": "Invalid API key."})"}) {
+    for (const char* body :
+         {R"({"detail": "Authentication credentials were not provided."})", R"({"detail": "Invalid API key."})"}) {
         for (unsigned status : {401u, 403u}) {
             Json e = status_error(status, body);
             EXPECT_EQ(e["error_code"], "INVALID_ARGUMENT") << status;
@@ -48,14 +48,18 @@ TEST(TangoApiErrors, NotFoundCarriesTheApisSentence) {
 
 TEST(TangoApiErrors, BadRequestsRelayTheApisMessageInEachDrfShape) {
     // edge-vehicles-bad-ordering.json
-    Json ordering = status_error(400, R"({"error": "Invalid ordering value(s): not_a_real_field. Allowed values are: award_date, fiscal_year, idv_count, last_date_to_order, latest_award_date, order_count, total_obligated, vehicle_obligations."})");
+    Json ordering = status_error(
+        400,
+        R"({"error": "Invalid ordering value(s): not_a_real_field. Allowed values are: award_date, fiscal_year, idv_count, last_date_to_order, latest_award_date, order_count, total_obligated, vehicle_obligations."})");
     EXPECT_EQ(ordering["error_code"], "INVALID_ARGUMENT");
     EXPECT_TRUE(mentions(ordering, "Invalid ordering value(s): not_a_real_field."));
     EXPECT_TRUE(mentions(ordering, "vehicle_obligations"));
     EXPECT_EQ(ordering["transient"], false);
 
-    EXPECT_TRUE(mentions(status_error(400, R"({"detail": "Invalid date: award_date_gte."})"), "Invalid date: award_date_gte."));
-    EXPECT_TRUE(mentions(status_error(400, R"({"message": "limit must be at most 100"})"), "limit must be at most 100"));
+    EXPECT_TRUE(
+        mentions(status_error(400, R"({"detail": "Invalid date: award_date_gte."})"), "Invalid date: award_date_gte."));
+    EXPECT_TRUE(
+        mentions(status_error(400, R"({"message": "limit must be at most 100"})"), "limit must be at most 100"));
     EXPECT_TRUE(mentions(status_error(400, R"({"award_date_gte": ["Enter a valid date."], "limit": ["Too big."]})"),
                          "award_date_gte: Enter a valid date."));
     EXPECT_TRUE(mentions(status_error(400, R"({"non_field_errors": "award_date_gte is after award_date_lte"})"),
@@ -98,7 +102,8 @@ TEST(TangoApiErrors, AQuotedBodyIsCutOnACharacterBoundary) {
 }
 
 TEST(TangoApiErrors, RateLimitsSayHowLongToWait) {
-    const char* body = R"({"detail": "Rate limit exceeded for burst. Please try again in 45 seconds.", "wait_in_seconds": 45})";
+    const char* body =
+        R"({"detail": "Rate limit exceeded for burst. Please try again in 45 seconds.", "wait_in_seconds": 45})";
     Json from_body = status_error(429, body);
     EXPECT_EQ(from_body["error_code"], "RATE_LIMITED");
     EXPECT_EQ(from_body["retry_after_ms"], 45000);

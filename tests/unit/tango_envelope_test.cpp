@@ -10,8 +10,8 @@
 #include "util/json.hpp"
 
 using namespace toolport::tango;
-using toolport::Json;
 using std::chrono::milliseconds;
+using toolport::Json;
 
 namespace {
 
@@ -67,7 +67,8 @@ TEST(TangoEnvelopeCursor, EmptyAndMalformedBodiesGiveAnEmptyPage) {
     EXPECT_EQ(empty.total, 0);
     EXPECT_TRUE(empty.rows.empty());
     EXPECT_FALSE(empty.next_cursor);
-    for (const Json& odd : {Json::parse(R"({"count": "12", "results": {"a": 1}})"), Json::array({1, 2}), Json("x"), Json()}) {
+    for (const Json& odd :
+         {Json::parse(R"({"count": "12", "results": {"a": 1}})"), Json::array({1, 2}), Json("x"), Json()}) {
         Page p;
         ASSERT_NO_THROW(p = read_cursor_page(odd)) << odd;
         EXPECT_EQ(p.total, 0) << odd;

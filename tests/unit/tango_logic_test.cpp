@@ -103,13 +103,17 @@ TEST(TangoValidation, TextIsCleanedAndCapped) {
     EXPECT_EQ(text_arg({{"q", "ééé"}}, "q", 2), "éé");  // not cut inside a character
     EXPECT_EQ(error_of([] { text_arg({{"q", Json::array()}}, "q"); })["error_code"], "INVALID_ARGUMENT");
     EXPECT_EQ(choice_arg({{"o", "-obligated"}}, "o", {"obligated", "award_date"}, true), "-obligated");
-    EXPECT_EQ(error_of([] { choice_arg({{"o", "recipient_name"}}, "o", {"obligated"}, true); })["error_code"],
+    EXPECT_EQ(error_of([] {
+                  choice_arg({{"o", "recipient_name"}}, "o", {"obligated"}, true);
+              })["error_code"],
               "INVALID_ARGUMENT");
 }
 
 TEST(TangoQuery, EveryValueIsPercentEncoded) {
     Query q;
-    q.add("search", std::string("R&D = 100% #1 café")).add("limit", std::optional<int>(5)).add("skip", std::optional<std::string>());
+    q.add("search", std::string("R&D = 100% #1 café"))
+        .add("limit", std::optional<int>(5))
+        .add("skip", std::optional<std::string>());
     EXPECT_EQ(q.encoded(), "search=R%26D%20%3D%20100%25%20%231%20caf%C3%A9&limit=5");
     EXPECT_EQ(util::percent_encode("SDVOSBC|SDVOSBS"), "SDVOSBC%7CSDVOSBS");
 }
@@ -132,7 +136,8 @@ TEST(TangoRecords, AContractIsNormalizedFromTheApisShape) {
 }
 
 TEST(TangoRecords, MissingAndOddFieldsBecomeNullNeverAnError) {
-    Json c = to_json(parse_contract(Json{{"key", 42}, {"recipient", nullptr}, {"set_aside", "8AN"}, {"obligated", "12.5"}}));
+    Json c = to_json(
+        parse_contract(Json{{"key", 42}, {"recipient", nullptr}, {"set_aside", "8AN"}, {"obligated", "12.5"}}));
     EXPECT_EQ(c["contract_id"], "42");
     EXPECT_TRUE(c["vendor"]["name"].is_null());
     EXPECT_EQ(c["set_aside"]["code"], "8AN");
@@ -150,7 +155,8 @@ TEST(TangoRecords, GrantsOpportunitiesForecastsAndEntities) {
     EXPECT_EQ(g["grant_id"], 363557);
     EXPECT_EQ(g["status"]["code"], "F");
     EXPECT_EQ(g["title"], "Alzheimer's Drug-Development Program – U01");
-    Json o = to_json(parse_opportunity(Json::parse(R"({"active": true, "opportunity_id": "ba9961ee-0b29-4dbc-b9a7-2c6d2952c54b",
+    Json o = to_json(
+        parse_opportunity(Json::parse(R"({"active": true, "opportunity_id": "ba9961ee-0b29-4dbc-b9a7-2c6d2952c54b",
         "response_deadline": "2026-08-24T14:00:00+00:00", "solicitation_number": "N0018926QL330",
         "title": "NCTAMS LANT HVAC Support Services", "naics_code": 238220,
         "office": {"office_code": "HQ0034", "agency_code": "97F5", "agency_name": "Washington Headquarters Services"}})")));
@@ -180,18 +186,21 @@ TEST(TangoEnvelope, CursorAndPageNumberPagination) {
     EXPECT_EQ(cursor_page.total, 86157384);
     EXPECT_EQ(cursor_page.rows.size(), 3u);
     EXPECT_EQ(cursor_page.next_cursor, "WyIyMDI2LTA4LTEzIl0=");
-    auto from_next = read_cursor_page(Json::parse(R"({"count": 5, "next": "https://x/api/contracts/?cursor=abc%3D&limit=1", "results": []})"));
+    auto from_next = read_cursor_page(
+        Json::parse(R"({"count": 5, "next": "https://x/api/contracts/?cursor=abc%3D&limit=1", "results": []})"));
     EXPECT_EQ(from_next.next_cursor, "abc=");
     auto last = read_cursor_page(Json::parse(R"({"count": 1, "next": null, "cursor": "zzz", "results": [{}]})"));
     EXPECT_FALSE(last.next_cursor);
-    auto numbered = read_numbered_page(Json::parse(R"({"count": 4852, "next": "https://x/api/grants/?limit=3&page=2", "results": []})"), 1);
+    auto numbered = read_numbered_page(
+        Json::parse(R"({"count": 4852, "next": "https://x/api/grants/?limit=3&page=2", "results": []})"), 1);
     EXPECT_EQ(numbered.next_cursor, "page:2");
     EXPECT_EQ(page_cursor_arg(Json::object()), 1);
     EXPECT_EQ(page_cursor_arg({{"cursor", "page:7"}}), 7);
     EXPECT_EQ(error_of([] { page_cursor_arg({{"cursor", "page:0"}}); })["error_code"], "INVALID_FORMAT");
     EXPECT_EQ(error_of([] { page_cursor_arg({{"cursor", "WyIy"}}); })["example"], "page:2");
 
-    Json env = envelope(Json::array({1, 2}), 40, Json{{"search", "x"}}, 2, std::string("page:2"), std::chrono::milliseconds(12), 1);
+    Json env = envelope(Json::array({1, 2}), 40, Json{{"search", "x"}}, 2, std::string("page:2"),
+                        std::chrono::milliseconds(12), 1);
     EXPECT_EQ(env["returned"], 2);
     EXPECT_EQ(env["total"], 40);
     EXPECT_EQ(env["pagination"], (Json{{"limit", 2}, {"has_more", true}, {"next_cursor", "page:2"}}));
@@ -210,16 +219,19 @@ TEST(TangoApiErrors, EachStatusMapsToItsToolError) {
     EXPECT_NE(unauthorized["error"].get<std::string>().find("Invalid API key."), std::string::npos);
     auto missing = error_for_status(404, std::nullopt, R"({"detail": "No Contract matches the given query."})").to_json();
     EXPECT_EQ(missing["error_code"], "NOT_FOUND");
-    auto bad = error_for_status(400, std::nullopt,
-                                R"({"error": "Invalid ordering value(s): not_a_real_field. Allowed values are: award_date."})")
-                   .to_json();
+    auto bad =
+        error_for_status(400, std::nullopt,
+                         R"({"error": "Invalid ordering value(s): not_a_real_field. Allowed values are: award_date."})")
+            .to_json();
     EXPECT_EQ(bad["error_code"], "INVALID_ARGUMENT");
     EXPECT_NE(bad["error"].get<std::string>().find("Invalid ordering value(s)"), std::string::npos);
     auto field = error_for_status(400, std::nullopt, R"({"award_date_gte": ["Enter a valid date."]})").to_json();
     EXPECT_NE(field["error"].get<std::string>().find("award_date_gte: Enter a valid date."), std::string::npos);
-    auto limited = error_for_status(429, std::nullopt,
-                                    R"({"detail": "Rate limit exceeded for burst. Please try again in 45 seconds.", "wait_in_seconds": 45})")
-                       .to_json();
+    auto limited =
+        error_for_status(
+            429, std::nullopt,
+            R"({"detail": "Rate limit exceeded for burst. Please try again in 45 seconds.", "wait_in_seconds": 45})")
+            .to_json();
     EXPECT_EQ(limited["error_code"], "RATE_LIMITED");
     EXPECT_EQ(limited["retry_after_ms"], 45000);
     EXPECT_EQ(limited["transient"], true);

@@ -32,10 +32,12 @@ Json contract_row(int n, const char* uei, const char* agency_code, const char* a
             {"obligated", obligated},
             {"total_contract_value", obligated * 3},
             {"naics", {{"code", 541512}, {"description", "Computer Systems Design Services"}}},
-            {"psc", {{"code", "DA01"}, {"description", "IT AND TELECOM - BUSINESS APPLICATION/APPLICATION DEVELOPMENT"}}},
+            {"psc",
+             {{"code", "DA01"}, {"description", "IT AND TELECOM - BUSINESS APPLICATION/APPLICATION DEVELOPMENT"}}},
             {"set_aside", {{"code", "SBA"}, {"description", "Small Business Set Aside - Total"}}},
             {"recipient", {{"uei", uei}, {"display_name", std::string("VENDOR ") + uei}}},
-            {"awarding_office", {{"agency_code", agency_code}, {"agency_name", agency_name}, {"office_code", "47QTCA"}}}};
+            {"awarding_office",
+             {{"agency_code", agency_code}, {"agency_name", agency_name}, {"office_code", "47QTCA"}}}};
 }
 
 // The Tango API as far as these tests need it.
@@ -64,7 +66,8 @@ ScriptedReply tango(const SeenRequest& r) {
         int page = has("cursor=WyIyMDI0LTAyLTAxIiwicDIiXQ") ? 2 : has("cursor=WyIyMDIzLTEyLTAxIiwicDMiXQ") ? 3 : 1;
         Json rows = Json::array();
         if (page == 1) {
-            rows.push_back(contract_row(1, "N553JH75Z8K1", "4732", "Federal Acquisition Service", 1000000, "2024-03-15"));
+            rows.push_back(
+                contract_row(1, "N553JH75Z8K1", "4732", "Federal Acquisition Service", 1000000, "2024-03-15"));
             rows.push_back(contract_row(2, "C47BNA8GM833", "9700", "Department of Defense", 5000000, "2024-02-01"));
         } else if (page == 2) {
             rows.push_back(contract_row(3, "N553JH75Z8K1", "4732", "Federal Acquisition Service", 250000, "2024-01-10"));
@@ -73,7 +76,9 @@ ScriptedReply tango(const SeenRequest& r) {
             rows.push_back(contract_row(5, "UX6XA5HES291", "1540", "Federal Prison System", 50000, "2023-11-01"));
         }
         Json body = {{"count", 5}, {"previous", nullptr}, {"previous_cursor", nullptr}, {"results", rows}};
-        const char* next = page == 1 ? "WyIyMDI0LTAyLTAxIiwicDIiXQ==" : page == 2 ? "WyIyMDIzLTEyLTAxIiwicDMiXQ==" : nullptr;
+        const char* next = page == 1   ? "WyIyMDI0LTAyLTAxIiwicDIiXQ=="
+                           : page == 2 ? "WyIyMDIzLTEyLTAxIiwicDMiXQ=="
+                                       : nullptr;
         body["next"] = next ? Json("http://fixture/api/contracts/?limit=2&cursor=" + std::string(next)) : Json();
         body["cursor"] = next ? Json(next) : Json();
         return json(200, body);
@@ -85,10 +90,11 @@ ScriptedReply tango(const SeenRequest& r) {
                           {"federal_obligations", {{"total", {{"awards_obligated", 1250000.0}, {"awards_count", 3}}}}}});
     }
     if (path == "/api/entities/N553JH75Z8K1/contracts/") {
-        return json(200, {{"count", 3},
-                          {"next", nullptr},
-                          {"results", {contract_row(1, "N553JH75Z8K1", "4732", "Federal Acquisition Service", 1000000,
-                                                    "2024-03-15")}}});
+        return json(200,
+                    {{"count", 3},
+                     {"next", nullptr},
+                     {"results",
+                      {contract_row(1, "N553JH75Z8K1", "4732", "Federal Acquisition Service", 1000000, "2024-03-15")}}});
     }
     if (path == "/api/entities/N553JH75Z8K1/metrics/24/month/") {
         return json(200, {{"count", 2},
@@ -129,9 +135,10 @@ ScriptedReply tango(const SeenRequest& r) {
                              {"title", "Alzheimer&#39;s Drug-Development Program"}}}}});
     }
     if (path == "/api/forecasts/") {
-        return json(200, {{"count", 1},
-                          {"next", nullptr},
-                          {"results", {{{"id", 19690}, {"title", "RNC Janitorial Services"}, {"naics_code", "561720"}}}}});
+        return json(200,
+                    {{"count", 1},
+                     {"next", nullptr},
+                     {"results", {{{"id", 19690}, {"title", "RNC Janitorial Services"}, {"naics_code", "561720"}}}}});
     }
     return json(404, {{"detail", "Not found."}});
 }
@@ -225,18 +232,20 @@ TEST_F(TangoPackTest, ContractsSearchMapsEveryFilterAndNormalizesTheRecords) {
     ASSERT_EQ(server.requests().size(), 1u);
     const auto seen = server.requests()[0];
     EXPECT_EQ(seen.header("X-API-KEY"), kKey);
-    EXPECT_EQ(seen.target.rfind("/api/contracts/?search=cloud%20%26%20data&recipient=Alpha&uei=N553JH75Z8K1&"
-                                "awarding_agency=GSA&naics=541512&psc=DA01&award_date_gte=2024-01-01&"
-                                "award_date_lte=2024-12-31&set_aside=SDVOSBC%7CSDVOSBS&ordering=-obligated&limit=2&shape=",
-                                0),
-              0u)
+    EXPECT_EQ(
+        seen.target.rfind("/api/contracts/?search=cloud%20%26%20data&recipient=Alpha&uei=N553JH75Z8K1&"
+                          "awarding_agency=GSA&naics=541512&psc=DA01&award_date_gte=2024-01-01&"
+                          "award_date_lte=2024-12-31&set_aside=SDVOSBC%7CSDVOSBS&ordering=-obligated&limit=2&shape=",
+                          0),
+        0u)
         << seen.target;
     const Json& env = r["structuredContent"];
     EXPECT_EQ(env["total"], 5);
     EXPECT_EQ(env["returned"], 2);
     EXPECT_EQ(env["data"][0]["vendor"]["uei"], "N553JH75Z8K1");
     EXPECT_EQ(env["data"][0]["naics"]["description"], "Computer Systems Design Services");
-    EXPECT_EQ(env["pagination"], (Json{{"limit", 2}, {"has_more", true}, {"next_cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ=="}}));
+    EXPECT_EQ(env["pagination"],
+              (Json{{"limit", 2}, {"has_more", true}, {"next_cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ=="}}));
     EXPECT_EQ(env["filters"]["set_aside_type"], "SDVOSBC|SDVOSBS");  // the argument's name, the value applied
     EXPECT_EQ(env["filters"]["vendor_uei"], "N553JH75Z8K1");
     EXPECT_FALSE(env["filters"].contains("api_key"));
@@ -279,7 +288,8 @@ TEST_F(TangoPackTest, ValuesRefusedLocallyNeverReachTheApi) {
     start();
     auto bad_date = call("search_tango_contracts", {{"award_date_start", "01/01/2024"}});
     EXPECT_EQ(error(bad_date)["error_code"], "INVALID_FORMAT");
-    auto inverted = call("search_tango_contracts", {{"award_date_start", "2024-12-31"}, {"award_date_end", "2024-01-01"}});
+    auto inverted = call("search_tango_contracts",
+                         {{"award_date_start", "2024-12-31"}, {"award_date_end", "2024-01-01"}});
     EXPECT_EQ(error(inverted)["error_code"], "INVALID_ARGUMENT");
     auto bad_uei = call("get_tango_vendor_profile", {{"uei", "0BADUEI"}});
     EXPECT_EQ(error(bad_uei)["error_code"], "INVALID_FORMAT");
@@ -325,8 +335,9 @@ TEST_F(TangoPackTest, AMissingUeiSuggestsSearchingByVendorName) {
               std::string::npos);
     EXPECT_EQ(r["content"][0]["text"].get<std::string>().rfind("MISSING_PARAMETER: ", 0), 0u);
     // /metrics counts the failure by its code, read from _meta.error.
-    const auto counted = observability::metrics().value(
-        "toolport_tool_errors_total", {{"tool", "get_tango_vendor_profile"}, {"code", "MISSING_PARAMETER"}});
+    const auto counted = observability::metrics().value("toolport_tool_errors_total",
+                                                        {{"tool", "get_tango_vendor_profile"},
+                                                         {"code", "MISSING_PARAMETER"}});
     ASSERT_TRUE(counted);
     EXPECT_GE(*counted, 1.0);
 }
@@ -439,8 +450,9 @@ TEST_F(TangoPackTest, TheSpendingSummaryRunsAsATaskForAClientThatDeclaredTheExte
     start(Json{{"spending_summary_max_pages", 3}});
     const auto& tool = *runtime->server().registry().tools().at("get_tango_spending_summary");
     EXPECT_EQ(tool.execution, (Json{{"taskSupport", "optional"}}));
-    auto stateless = runtime->server().open_session(
-        [this](const Json& m, const protocol::RequestId*) { out.push_back(m); }, CallerIdentity{});
+    auto stateless = runtime->server().open_session([this](const Json& m,
+                                                           const protocol::RequestId*) { out.push_back(m); },
+                                                    CallerIdentity{});
     auto send = [&](const std::string& method, Json params) {
         params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
                            {"io.modelcontextprotocol/clientCapabilities",

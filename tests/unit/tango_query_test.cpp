@@ -56,7 +56,7 @@ TEST(TangoQuery, SpacesPlusSignsAndPercentSignsSurviveTheTrip) {
     EXPECT_EQ(util::percent_encode("IT services"), "IT%20services");
     EXPECT_EQ(util::percent_encode("C++ / C#"), "C%2B%2B%20%2F%20C%23");  // '+' is not a space here
     EXPECT_EQ(util::percent_encode("100%"), "100%25");
-    EXPECT_EQ(util::percent_encode("%41"), "%2541");  // already-encoded text is encoded again, not trusted
+    EXPECT_EQ(util::percent_encode("%41"), "%2541");          // already-encoded text is encoded again, not trusted
     EXPECT_EQ(util::percent_encode("A-z_0.9~"), "A-z_0.9~");  // RFC 3986 unreserved characters stay
     EXPECT_EQ(util::percent_encode(""), "");
 }
@@ -76,8 +76,9 @@ TEST(TangoQuery, ControlCharactersAreEncodedAndTextArgumentsHaveNoneLeft) {
 }
 
 TEST(TangoQuery, EveryEncodedValueDecodesToWhatWasAdded) {
-    const std::vector<std::string> hostile = {"R&D = 100% #1", "a+b c", "é日😀", "x=1&y=2", "%zz", "SDVOSBC|SDVOSBS",
-                                              "recipient(uei,display_name)", std::string("\x01\x7f", 2)};
+    const std::vector<std::string> hostile = {
+        "R&D = 100% #1",           "a+b c", "é日😀", "x=1&y=2", "%zz", "SDVOSBC|SDVOSBS", "recipient(uei,display_name)",
+        std::string("\x01\x7f", 2)};
     for (const auto& value : hostile) {
         EXPECT_EQ(util::percent_decode(util::percent_encode(value)), value) << value;
     }
@@ -113,9 +114,9 @@ TEST(TangoQuery, TheContractShapeAsksForEveryFieldTheNormalizerReads) {
     const auto fields = top_level_fields(kContractShape);
     const std::set<std::string> have(fields.begin(), fields.end());
     EXPECT_EQ(have.size(), fields.size()) << "a field is listed twice: " << kContractShape;
-    for (const char* read : {"key", "piid", "award_date", "fiscal_year", "description", "obligated", "total_contract_value",
-                             "recipient", "awarding_office", "naics", "psc", "set_aside", "place_of_performance",
-                             "period_of_performance"}) {
+    for (const char* read :
+         {"key", "piid", "award_date", "fiscal_year", "description", "obligated", "total_contract_value", "recipient",
+          "awarding_office", "naics", "psc", "set_aside", "place_of_performance", "period_of_performance"}) {
         EXPECT_TRUE(have.count(read)) << read << " is read but not asked for: " << kContractShape;
     }
     const std::string shape = kContractShape;
@@ -124,7 +125,8 @@ TEST(TangoQuery, TheContractShapeAsksForEveryFieldTheNormalizerReads) {
     EXPECT_NE(shape.find("psc(code,description)"), std::string::npos);
     EXPECT_NE(shape.find("set_aside(code,description)"), std::string::npos);
     // Fields the earlier servers read and the API never returns.
-    for (const char* absent : {"award_amount", "recipient_name", "naics_description", "psc_description", "contract_status"}) {
+    for (const char* absent :
+         {"award_amount", "recipient_name", "naics_description", "psc_description", "contract_status"}) {
         EXPECT_EQ(shape.find(absent), std::string::npos) << absent;
     }
     EXPECT_EQ(shape.find(' '), std::string::npos);
@@ -133,15 +135,15 @@ TEST(TangoQuery, TheContractShapeAsksForEveryFieldTheNormalizerReads) {
 TEST(TangoQuery, TheOtherShapesAreWellFormedAndCoverTheirRecords) {
     const auto grant = top_level_fields(kGrantShape);
     const std::set<std::string> g(grant.begin(), grant.end());
-    for (const char* read : {"grant_id", "opportunity_number", "title", "agency_code", "status", "cfda_numbers",
-                             "funding_instruments", "funding_categories", "applicant_types", "funding_details",
-                             "important_dates"}) {
+    for (const char* read :
+         {"grant_id", "opportunity_number", "title", "agency_code", "status", "cfda_numbers", "funding_instruments",
+          "funding_categories", "applicant_types", "funding_details", "important_dates"}) {
         EXPECT_TRUE(g.count(read)) << read << ": " << kGrantShape;
     }
     const auto forecast = top_level_fields(kForecastShape);
     const std::set<std::string> f(forecast.begin(), forecast.end());
-    for (const char* read : {"id", "title", "agency", "source_system", "anticipated_award_date", "fiscal_year", "naics_code",
-                             "set_aside", "status"}) {
+    for (const char* read : {"id", "title", "agency", "source_system", "anticipated_award_date", "fiscal_year",
+                             "naics_code", "set_aside", "status"}) {
         EXPECT_TRUE(f.count(read)) << read << ": " << kForecastShape;
     }
     for (const char* shape : {kOpportunityShape, kEntityShape}) {

@@ -87,11 +87,13 @@ TEST(TangoRecordsContract, ScalarCodesOfTheUnshapedFormAreReadToo) {
 
 TEST(TangoRecordsContract, TheRealOfficeObjectGivesAnAlphanumericAgencyCode) {
     Json row = {{"key", "CONT_AWD_HQ003424C0001_97F5_-NONE-_-NONE-"},
-                {"awarding_office", Json::parse(R"({"office_code": "HQ0034", "office_name": "WASHINGTON HEADQUARTERS SERVICES",
+                {"awarding_office",
+                 Json::parse(R"({"office_code": "HQ0034", "office_name": "WASHINGTON HEADQUARTERS SERVICES",
                     "agency_code": "97F5", "agency_name": "Washington Headquarters Services", "department_code": 97,
                     "department_name": "Department of Defense"})")}};
     EXPECT_EQ(to_json(parse_contract(row))["awarding_agency"],
-              Json::parse(R"({"name": "Washington Headquarters Services", "code": "97F5", "department": "Department of Defense",
+              Json::parse(
+                  R"({"name": "Washington Headquarters Services", "code": "97F5", "department": "Department of Defense",
                               "office": {"name": "WASHINGTON HEADQUARTERS SERVICES", "code": "HQ0034"}})"));
     row["awarding_office"]["agency_code"] = 9700;  // numeric in other rows
     EXPECT_EQ(to_json(parse_contract(row))["awarding_agency"]["code"], "9700");
@@ -105,8 +107,8 @@ TEST(TangoRecordsContract, ACassetteRowWithFewFieldsLeavesTheRestNull) {
         "total_contract_value": 5306.85})")));
     EXPECT_EQ(c["vendor"], (Json{{"name", "KYOCERA DOCUMENT SOLUTIONS AMERICA INC"}, {"uei", nullptr}}));
     EXPECT_EQ(c["total_contract_value"], 5306.85);
-    for (const char* absent : {"obligated", "fiscal_year", "awarding_agency", "naics", "psc", "set_aside",
-                               "place_of_performance"}) {
+    for (const char* absent :
+         {"obligated", "fiscal_year", "awarding_agency", "naics", "psc", "set_aside", "place_of_performance"}) {
         EXPECT_TRUE(c[absent].is_null()) << absent;
     }
     EXPECT_EQ(c["period_of_performance"],
@@ -136,7 +138,8 @@ TEST(TangoRecordsContract, WrongTypesBecomeNullNeverAnException) {
     EXPECT_TRUE(c["vendor"]["name"].is_null());
     EXPECT_TRUE(c["awarding_agency"].is_null());
     EXPECT_TRUE(c["naics"].is_null());
-    EXPECT_EQ(c["set_aside"], (Json{{"code", "XYZ"}, {"description", nullptr}}));  // unknown code: no description invented
+    EXPECT_EQ(c["set_aside"],
+              (Json{{"code", "XYZ"}, {"description", nullptr}}));  // unknown code: no description invented
     EXPECT_TRUE(c["place_of_performance"].is_null());
     EXPECT_EQ(c["period_of_performance"]["start_date"], "20240401");
     for (const Json& nonsense : {Json(), Json(42), Json("row"), Json::array({1, 2})}) {
@@ -155,7 +158,8 @@ TEST(TangoRecordsContract, ASetAsideCodeAloneGetsItsFpdsDescription) {
               "Service-Disabled Veteran-Owned Small Business Set Aside");
     EXPECT_EQ(to_json(parse_contract(Json{{"set_aside", "HZS"}}))["set_aside"]["description"], "HUBZone Sole Source");
     // The API's own description wins over the table's.
-    EXPECT_EQ(to_json(parse_contract(Json{{"set_aside", {{"code", "SBA"}, {"description", "Total SB"}}}}))["set_aside"]["description"],
+    EXPECT_EQ(to_json(parse_contract(
+                  Json{{"set_aside", {{"code", "SBA"}, {"description", "Total SB"}}}}))["set_aside"]["description"],
               "Total SB");
 }
 
@@ -196,7 +200,8 @@ TEST(TangoRecordsGrant, TheGrantShapesExpansionsAreRead) {
     EXPECT_EQ(g.posted_date, "2025-01-15");
     EXPECT_EQ(g.response_date, "2025-03-17");
     Json out = to_json(g);
-    EXPECT_EQ(out["cfda_numbers"], Json::parse(R"([{"code": "10.752", "description": "Broadband Technical Assistance"}])"));
+    EXPECT_EQ(out["cfda_numbers"],
+              Json::parse(R"([{"code": "10.752", "description": "Broadband Technical Assistance"}])"));
     EXPECT_EQ(out["funding"]["estimated_total_funding"], 12000000.0);
 }
 
@@ -256,7 +261,8 @@ TEST(TangoRecordsOpportunity, AFullerRow) {
     EXPECT_EQ(o["agency"]["code"], "2100");
     EXPECT_EQ(o["agency"]["office"]["code"], "W912DY");
     EXPECT_EQ(o["set_aside"]["description"], "Total Small Business Set-Aside (FAR 19.5)");
-    EXPECT_EQ(o["place_of_performance"], (Json{{"city", "Huntsville"}, {"state", "AL"}, {"country", "USA"}, {"zip", "35806"}}));
+    EXPECT_EQ(o["place_of_performance"],
+              (Json{{"city", "Huntsville"}, {"state", "AL"}, {"country", "USA"}, {"zip", "35806"}}));
     EXPECT_EQ(o["description"], "Provide janitorial services.");
 }
 
@@ -265,8 +271,11 @@ TEST(TangoRecordsOpportunity, LongDescriptionsAreCutToFiveHundredCharacters) {
     const std::string d = o["description"];
     EXPECT_EQ(d.size(), 500u);
     EXPECT_EQ(d.substr(497), "...");
-    EXPECT_EQ(to_json(parse_opportunity(Json{{"description", std::string(500, 'x')}}))["description"], std::string(500, 'x'));
-    EXPECT_EQ(to_json(parse_opportunity(Json{{"notice_type", nullptr}, {"meta", {{"notice_type", "r"}}}}))["notice_type"], "r");
+    EXPECT_EQ(to_json(parse_opportunity(Json{{"description", std::string(500, 'x')}}))["description"],
+              std::string(500, 'x'));
+    EXPECT_EQ(to_json(
+                  parse_opportunity(Json{{"notice_type", nullptr}, {"meta", {{"notice_type", "r"}}}}))["notice_type"],
+              "r");
 }
 
 // parse_opportunity cuts the description at byte 497, which can split a UTF-8 sequence:
@@ -322,11 +331,13 @@ TEST(TangoRecordsEntity, AFullProfile) {
     EXPECT_EQ(v["registration"], Json::parse(R"({"registered": true, "status": "active", "activation_date": "2025-05-01",
                                                  "expiration_date": "2026-05-01"})"));
     EXPECT_EQ(v["primary_naics"], "541512");
-    EXPECT_EQ(v["naics_codes"], Json::parse(R"([{"code": "541511", "description": null}, {"code": "541512", "description": null},
+    EXPECT_EQ(v["naics_codes"],
+              Json::parse(R"([{"code": "541511", "description": null}, {"code": "541512", "description": null},
                                                 {"code": "541519", "description": null}])"));
     EXPECT_EQ(v["psc_codes"], Json::parse(R"(["DA01", "R408", "7030"])"));
     EXPECT_EQ(v["business_types"][0], (Json{{"code", "A2"}, {"description", "Woman Owned Business"}}));
-    EXPECT_EQ(v["physical_address"], (Json{{"city", "Arlington"}, {"state", "VA"}, {"country", "USA"}, {"zip", "22202"}}));
+    EXPECT_EQ(v["physical_address"],
+              (Json{{"city", "Arlington"}, {"state", "VA"}, {"country", "USA"}, {"zip", "22202"}}));
     EXPECT_EQ(v["website"], "https://alpha.example");
     EXPECT_EQ(v["federal_obligations"]["total"], Json::parse(R"({"awards_obligated": 1500000.5, "awards_count": 12,
         "idv_count": 2, "subawards_obligated": 40000.0, "subawards_count": 1})"));
@@ -346,14 +357,15 @@ TEST(TangoRecordsEntity, TheCassetteListRowWithANullCage) {
 }
 
 TEST(TangoRecordsEntity, DisplayNameStandsInAndStatusTextIsKept) {
-    Json v = to_json(parse_vendor_profile(Json{{"display_name", "TMPC INC"}, {"registration_status", "Active"},
-                                               {"registered", "yes"}}));
+    Json v = to_json(parse_vendor_profile(
+        Json{{"display_name", "TMPC INC"}, {"registration_status", "Active"}, {"registered", "yes"}}));
     EXPECT_EQ(v["legal_business_name"], "TMPC INC");
     EXPECT_EQ(v["registration"]["status"], "Active");
     EXPECT_TRUE(v["registration"]["registered"].is_null());  // not a boolean
-    EXPECT_EQ(to_json(parse_vendor_profile(Json{{"registration_status", false}}))["registration"]["status"], "inactive");
-    for (const Json& nonsense : {Json(), Json("N553JH75Z8K1"), Json::array(), Json{{"naics_codes", "541512"},
-                                                                                    {"federal_obligations", 5}}}) {
+    EXPECT_EQ(to_json(parse_vendor_profile(Json{{"registration_status", false}}))["registration"]["status"],
+              "inactive");
+    for (const Json& nonsense :
+         {Json(), Json("N553JH75Z8K1"), Json::array(), Json{{"naics_codes", "541512"}, {"federal_obligations", 5}}}) {
         EXPECT_NO_THROW(expect_serializable(to_json(parse_vendor_profile(nonsense)))) << nonsense;
     }
 }

@@ -77,8 +77,9 @@ Json sample_envelope(Json data, std::optional<std::string> next = std::nullopt) 
 TEST(TangoSchemas, TheFiveToolsHaveTheIssuesNames) {
     std::vector<std::string> names;
     for (const auto& [name, d] : declarations()) names.push_back(name);
-    EXPECT_EQ(names, (std::vector<std::string>{"get_tango_spending_summary", "get_tango_vendor_profile", "search_tango_contracts",
-                                               "search_tango_grants", "search_tango_opportunities"}));
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"get_tango_spending_summary", "get_tango_vendor_profile",
+                                        "search_tango_contracts", "search_tango_grants", "search_tango_opportunities"}));
 }
 
 TEST(TangoSchemas, EveryToolRegistersAsTheServerWouldAtStart) {
@@ -97,7 +98,8 @@ TEST(TangoSchemas, InputSchemasCompileAndEveryPropertyIsOptionalAndDescribed) {
         ASSERT_NO_THROW(schema::compile(d.input_schema)) << name;
         EXPECT_EQ(d.input_schema["type"], "object") << name;
         EXPECT_TRUE(!d.input_schema.contains("required") || d.input_schema["required"].empty()) << name;
-        EXPECT_EQ(complaint(d.input_schema, Json::object()), "") << name << ": a call with no arguments must pass the schema";
+        EXPECT_EQ(complaint(d.input_schema, Json::object()), "")
+            << name << ": a call with no arguments must pass the schema";
         ASSERT_TRUE(d.input_schema["properties"].is_object()) << name;
         for (const auto& [property, spec] : d.input_schema["properties"].items()) {
             ASSERT_TRUE(spec.contains("description")) << name << "." << property;
@@ -108,8 +110,8 @@ TEST(TangoSchemas, InputSchemasCompileAndEveryPropertyIsOptionalAndDescribed) {
 }
 
 TEST(TangoSchemas, TheSeedsArgumentNamesAreThere) {
-    for (const char* p : {"query", "vendor_name", "vendor_uei", "awarding_agency", "naics_code", "psc_code", "award_date_start",
-                          "award_date_end", "set_aside_type", "limit", "cursor", "ordering"}) {
+    for (const char* p : {"query", "vendor_name", "vendor_uei", "awarding_agency", "naics_code", "psc_code",
+                          "award_date_start", "award_date_end", "set_aside_type", "limit", "cursor", "ordering"}) {
         EXPECT_TRUE(tool("search_tango_contracts").input_schema["properties"].contains(p)) << p;
     }
     for (const char* p : {"query", "agency", "cfda_number", "status", "posted_date_start", "posted_date_end",
@@ -137,7 +139,8 @@ TEST(TangoSchemas, ClosedSetsAreEnumsAndOrderingsAreOnlyWhatTheApiAccepts) {
               Json::parse(R"(["agency", "vendor", "naics", "psc", "month"])"));
     EXPECT_EQ(tool("search_tango_opportunities").input_schema["properties"]["source"]["enum"],
               Json::parse(R"(["opportunities", "forecasts"])"));
-    EXPECT_EQ(tool("search_tango_grants").input_schema["properties"]["status"]["enum"], Json::parse(R"(["posted", "forecasted"])"));
+    EXPECT_EQ(tool("search_tango_grants").input_schema["properties"]["status"]["enum"],
+              Json::parse(R"(["posted", "forecasted"])"));
 }
 
 TEST(TangoSchemas, TheSchemasLimitsMatchTheRuntimeChecks) {
@@ -152,7 +155,8 @@ TEST(TangoSchemas, TheSchemasLimitsMatchTheRuntimeChecks) {
     EXPECT_NE(complaint(tool("get_tango_vendor_profile").input_schema, Json{{"recent_contracts_limit", 26}}), "");
     EXPECT_NE(complaint(tool("search_tango_opportunities").input_schema, Json{{"active", "yes"}}), "");
     for (const auto& [name, d] : declarations()) {
-        const Json& limit = d.input_schema["properties"].contains("limit") ? d.input_schema["properties"]["limit"] : Json();
+        const Json& limit = d.input_schema["properties"].contains("limit") ? d.input_schema["properties"]["limit"]
+                                                                           : Json();
         if (limit.is_null()) continue;
         EXPECT_EQ(limit["minimum"], 1) << name;
         EXPECT_EQ(limit["maximum"], 100) << name;
@@ -192,22 +196,26 @@ TEST(TangoSchemas, OutputSchemasCompileAndDescribeTheEnvelope) {
 }
 
 TEST(TangoSchemas, EachToolsSampleOutputValidates) {
-    Json contracts = sample_envelope(Json::array({to_json(parse_contract(kContractRow)), to_json(parse_contract(Json::object()))}),
+    Json contracts = sample_envelope(Json::array({to_json(parse_contract(kContractRow)),
+                                                  to_json(parse_contract(Json::object()))}),
                                      std::string("WyIyMDI0LTAzLTE1Il0="));
     EXPECT_EQ(answer_complaint(tool("search_tango_contracts").output_schema, contracts), "");
 
     Json grants = sample_envelope(Json::array({to_json(parse_grant(Json::parse(R"({"agency_code": "HHS-NIH11",
         "grant_id": 363557, "opportunity_number": "RFA-AG-28-009", "status": {"code": "F", "description": "Forecasted"},
-        "title": "Alzheimer&#39;s Drug-Development Program"})")))}), std::string("page:2"));
+        "title": "Alzheimer&#39;s Drug-Development Program"})")))}),
+                                  std::string("page:2"));
     EXPECT_EQ(answer_complaint(tool("search_tango_grants").output_schema, grants), "");
 
-    Json profile = to_json(parse_vendor_profile(Json::parse(R"({"uei": "N553JH75Z8K1", "legal_business_name": "00ALPHA, LLC",
+    Json profile = to_json(
+        parse_vendor_profile(Json::parse(R"({"uei": "N553JH75Z8K1", "legal_business_name": "00ALPHA, LLC",
         "cage_code": null, "business_types": [{"code": "A2"}],
         "federal_obligations": {"total": {"awards_obligated": 1500000.5, "awards_count": 12}}})")));
     profile["recent_contracts"] = Json::array({to_json(parse_contract(kContractRow))});
     profile["contracts_total"] = 12;
     profile["complete"] = true;
-    Json vendor = envelope(Json::array({profile}), 1, Json{{"uei", "N553JH75Z8K1"}}, 1, std::nullopt, milliseconds(80), 2);
+    Json vendor = envelope(Json::array({profile}), 1, Json{{"uei", "N553JH75Z8K1"}}, 1, std::nullopt, milliseconds(80),
+                           2);
     EXPECT_EQ(answer_complaint(tool("get_tango_vendor_profile").output_schema, vendor), "");
     // Without its recent contracts: not asked for, or refused by Tango (and labelled).
     profile.erase("recent_contracts");
@@ -235,19 +243,29 @@ TEST(TangoSchemas, EachToolsSampleOutputValidates) {
     aggregate.add(Json::object());
     Json spending = envelope(aggregate.groups(20), static_cast<long long>(aggregate.group_count()),
                              Json{{"group_by", "agency"}}, 20, std::nullopt, milliseconds(900), 3);
-    spending["summary"] = {{"group_by", "agency"},  {"source", "contracts"},      {"rows_aggregated", 2},
+    spending["summary"] = {{"group_by", "agency"},
+                           {"source", "contracts"},
+                           {"rows_aggregated", 2},
                            {"total_matching_contracts", 2},
-                           {"complete", true},      {"pages_read", 1},            {"total_obligated_aggregated", 1250000.0},
+                           {"complete", true},
+                           {"pages_read", 1},
+                           {"total_obligated_aggregated", 1250000.0},
                            {"note", "Every matching contract was added up."}};
     EXPECT_EQ(answer_complaint(tool("get_tango_spending_summary").output_schema, spending), "");
 
     // From Tango's metrics: no count of matching contracts, none per group when Tango gave none.
     SpendingAggregate by_month(SpendingAggregate::GroupBy::month);
     by_month.add_total("2024-03", "2024-03", 42.0, std::nullopt);
-    Json from_metrics = envelope(by_month.groups(20), 1, Json{{"group_by", "month"}}, 20, std::nullopt, milliseconds(90), 1);
-    from_metrics["summary"] = {{"group_by", "month"}, {"source", "metrics"}, {"rows_aggregated", 1},
-                               {"total_matching_contracts", nullptr}, {"complete", true}, {"pages_read", 1},
-                               {"total_obligated_aggregated", 42.0}, {"note", "Tango's own totals."}};
+    Json from_metrics = envelope(by_month.groups(20), 1, Json{{"group_by", "month"}}, 20, std::nullopt,
+                                 milliseconds(90), 1);
+    from_metrics["summary"] = {{"group_by", "month"},
+                               {"source", "metrics"},
+                               {"rows_aggregated", 1},
+                               {"total_matching_contracts", nullptr},
+                               {"complete", true},
+                               {"pages_read", 1},
+                               {"total_obligated_aggregated", 42.0},
+                               {"note", "Tango's own totals."}};
     EXPECT_EQ(answer_complaint(tool("get_tango_spending_summary").output_schema, from_metrics), "");
 
     mark_cached(contracts, milliseconds(0));

@@ -141,7 +141,7 @@ TEST(TangoSpending, TotalsAddUpDeobligationsAndMissingAmounts) {
     a.add(row("N553JH75Z8K1", "A", "4732", "FAS", 0.1, "2024-01-02"));
     a.add(row("N553JH75Z8K1", "A", "4732", "FAS", 0.2, "2024-01-02"));
     a.add(row("N553JH75Z8K1", "A", "9700", "DOD", 1000.0, "2024-01-02"));
-    a.add(row("N553JH75Z8K1", "A", "9700", "DOD", -250.0, "2024-01-02"));  // a deobligation
+    a.add(row("N553JH75Z8K1", "A", "9700", "DOD", -250.0, "2024-01-02"));   // a deobligation
     a.add(row("N553JH75Z8K1", "A", "9700", "DOD", nullptr, "2024-01-02"));  // counted, adds nothing
     a.add(row("N553JH75Z8K1", "A", "9700", "DOD", "12.5", "2024-01-02"));   // money as text
     EXPECT_EQ(a.rows(), 6);
@@ -194,7 +194,8 @@ TEST(TangoSpending, EqualTotalsKeepAStableOrder) {
 
 TEST(TangoSpending, OddRowsAreCountedNeverThrown) {
     SpendingAggregate a(GroupBy::vendor);
-    for (const Json& odd : {Json(), Json("row"), Json::array(), Json{{"recipient", "x"}, {"obligated", Json::object()}}}) {
+    for (const Json& odd :
+         {Json(), Json("row"), Json::array(), Json{{"recipient", "x"}, {"obligated", Json::object()}}}) {
         EXPECT_NO_THROW(a.add(odd)) << odd;
     }
     EXPECT_EQ(a.rows(), 4);
@@ -285,7 +286,8 @@ TEST(TangoSpendingMetrics, RowsAreReadAsNumbersOrAsObligationAndCountObjects) {
     EXPECT_EQ(g[1]["contract_count"], 2);
 
     SpendingAggregate numbers(GroupBy::month);
-    ASSERT_TRUE(read_metrics(Json::parse(R"({"results": [{"year": 2024, "month": 1, "awards": 42.0}]})"), by_month, numbers));
+    ASSERT_TRUE(
+        read_metrics(Json::parse(R"({"results": [{"year": 2024, "month": 1, "awards": 42.0}]})"), by_month, numbers));
     EXPECT_EQ(numbers.groups(10)[0]["total_obligated"], 42.0);
     EXPECT_TRUE(numbers.groups(10)[0]["contract_count"].is_null()) << "a count Tango did not give is not invented";
 
@@ -309,8 +311,8 @@ TEST(TangoSpendingMetrics, AnAnswerItCannotReadAddsNothing) {
     MetricsQuestion q{.resource = "psc", .id = "DA01", .months = 12, .group_by = GroupBy::month};
     for (const char* body : {R"({"results": [{"year": 2024, "month": 1, "awards": "lots"}]})",
                              R"({"results": [{"year": 2024, "month": 1, "awards": 1}, {"year": 2024, "awards": 2}]})",
-                             R"({"results": [{"year": 2024, "month": 13, "awards": 1}]})", R"({"results": {}})", R"([])",
-                             R"({"error": "backend down"})"}) {
+                             R"({"results": [{"year": 2024, "month": 13, "awards": 1}]})", R"({"results": {}})",
+                             R"([])", R"({"error": "backend down"})"}) {
         SpendingAggregate a(GroupBy::month);
         EXPECT_FALSE(read_metrics(Json::parse(body), q, a)) << body;
         EXPECT_EQ(a.rows(), 0) << body;

@@ -73,7 +73,9 @@ TEST(TangoValidationDates, RangesMustRunForward) {
     auto [start, end] = date_range_arg(Json{{"from", "2024-01-01"}, {"to", "2024-12-31"}}, "from", "to");
     EXPECT_EQ(start, "2024-01-01");
     EXPECT_EQ(end, "2024-12-31");
-    EXPECT_TRUE(error_of([] { date_range_arg(Json{{"from", "2024-06-01"}, {"to", "2024-06-01"}}, "from", "to"); }).is_null());
+    EXPECT_TRUE(error_of([] {
+                    date_range_arg(Json{{"from", "2024-06-01"}, {"to", "2024-06-01"}}, "from", "to");
+                }).is_null());
     EXPECT_TRUE(error_of([] { date_range_arg(one("from", "2024-06-01"), "from", "to"); }).is_null());
     EXPECT_TRUE(error_of([] { date_range_arg(one("to", "2024-06-01"), "from", "to"); }).is_null());
 
@@ -83,17 +85,21 @@ TEST(TangoValidationDates, RangesMustRunForward) {
     EXPECT_EQ(inverted["provided"], "2024-06-02");
     EXPECT_NE(inverted["error"].get<std::string>().find("to"), std::string::npos);
     // Year boundaries compare as dates, not as numbers of days in a month.
-    EXPECT_FALSE(error_of([] { date_range_arg(Json{{"from", "2024-01-01"}, {"to", "2023-12-31"}}, "from", "to"); }).is_null());
+    EXPECT_FALSE(error_of([] {
+                     date_range_arg(Json{{"from", "2024-01-01"}, {"to", "2023-12-31"}}, "from", "to");
+                 }).is_null());
     // A bad end is a format error even when the start is fine.
-    EXPECT_EQ(error_of([] { date_range_arg(Json{{"from", "2024-01-01"}, {"to", "2024-02-30"}}, "from", "to"); })["parameter"],
+    EXPECT_EQ(error_of([] {
+                  date_range_arg(Json{{"from", "2024-01-01"}, {"to", "2024-02-30"}}, "from", "to");
+              })["parameter"],
               "to");
 }
 
 // ---- identifiers -------------------------------------------------------------------------
 
 TEST(TangoValidationUei, RealUeisFromTangoDataPass) {
-    for (const char* uei : {"C47BNA8GM833", "Z9CJC8GFNZ87", "UX6XA5HES291", "N553JH75Z8K1", "JNSXDDCLHRM8", "J3RW5C5KVLZ1",
-                            "XRKKJ1T3PKP7"}) {
+    for (const char* uei : {"C47BNA8GM833", "Z9CJC8GFNZ87", "UX6XA5HES291", "N553JH75Z8K1", "JNSXDDCLHRM8",
+                            "J3RW5C5KVLZ1", "XRKKJ1T3PKP7"}) {
         EXPECT_TRUE(is_uei(uei)) << uei;
         EXPECT_EQ(uei_arg(one("u", uei), "u"), uei);
     }
@@ -164,8 +170,9 @@ TEST(TangoValidationCodes, PscIsFourLettersOrDigits) {
 // ---- set-asides --------------------------------------------------------------------------
 
 TEST(TangoValidationSetAside, FpdsCodesPassThroughInAnyCase) {
-    for (const char* code : {"SBA", "SBP", "8A", "8AN", "HZC", "HZS", "SDVOSBC", "SDVOSBS", "WOSB", "WOSBSS", "EDWOSB",
-                             "EDWOSBSS", "VSA", "VSS", "HMT", "HMP", "LAS", "IEE", "ISBEE", "RSB", "NONE"}) {
+    for (const char* code :
+         {"SBA",      "SBP", "8A",  "8AN", "HZC", "HZS", "SDVOSBC", "SDVOSBS", "WOSB", "WOSBSS", "EDWOSB",
+          "EDWOSBSS", "VSA", "VSS", "HMT", "HMP", "LAS", "IEE",     "ISBEE",   "RSB",  "NONE"}) {
         EXPECT_EQ(set_aside_codes(code), std::vector<std::string>{code}) << code;
     }
     EXPECT_EQ(set_aside_arg(one("s", "sdvosbc"), "s"), "SDVOSBC");
@@ -216,9 +223,10 @@ TEST(TangoValidationNumbers, LimitIsAWholeNumberFromOneToOneHundred) {
     EXPECT_EQ(int_arg(one("limit", 1), "limit", 10, 1, 100), 1);
     EXPECT_EQ(int_arg(one("limit", 100), "limit", 10, 1, 100), 100);
     EXPECT_EQ(int_arg(one("limit", 25.0), "limit", 10, 1, 100), 25);  // JSON has no integer type of its own
-    EXPECT_EQ(int_arg(one("limit", "25"), "limit", 10, 1, 100), 25);   // models send numbers as strings
+    EXPECT_EQ(int_arg(one("limit", "25"), "limit", 10, 1, 100), 25);  // models send numbers as strings
     EXPECT_EQ(int_arg(one("limit", nullptr), "limit", 10, 1, 100), 10);
-    for (const Json& bad : {Json(0), Json(101), Json(-1), Json(2.5), Json("ten"), Json("25 "), Json(true), Json::array()}) {
+    for (const Json& bad :
+         {Json(0), Json(101), Json(-1), Json(2.5), Json("ten"), Json("25 "), Json(true), Json::array()}) {
         Json e = error_of([&] { int_arg(one("limit", bad), "limit", 10, 1, 100); });
         EXPECT_EQ(e["error_code"], "INVALID_ARGUMENT") << bad;
         EXPECT_EQ(e["parameter"], "limit") << bad;
@@ -247,20 +255,21 @@ TEST(TangoValidationNumbers, BooleansAndAmounts) {
     EXPECT_EQ(error_of([] { bool_arg(one("active", 1), "active"); })["parameter"], "active");
     EXPECT_EQ(number_arg(one("min_obligated", 0), "min_obligated", 0), 0.0);
     EXPECT_EQ(number_arg(one("min_obligated", 2500.5), "min_obligated", 0), 2500.5);
-    EXPECT_EQ(error_of([] { number_arg(one("min_obligated", -1), "min_obligated", 0); })["error_code"], "INVALID_ARGUMENT");
+    EXPECT_EQ(error_of([] { number_arg(one("min_obligated", -1), "min_obligated", 0); })["error_code"],
+              "INVALID_ARGUMENT");
     EXPECT_EQ(error_of([] { number_arg(one("min_obligated", "1000"), "min_obligated", 0); })["error_code"],
               "INVALID_ARGUMENT");
 }
 
 TEST(TangoValidationChoices, OrderingIsAWhitelistWithAnOptionalMinus) {
     const std::vector<std::string> contracts = {"award_date", "obligated", "total_contract_value"};
-    for (const char* ok : {"award_date", "-award_date", "obligated", "-obligated", "total_contract_value",
-                           "-total_contract_value"}) {
+    for (const char* ok :
+         {"award_date", "-award_date", "obligated", "-obligated", "total_contract_value", "-total_contract_value"}) {
         EXPECT_EQ(choice_arg(one("ordering", ok), "ordering", contracts, true), ok);
     }
     // What the earlier servers sent and the API refuses with a 400.
-    for (const char* bad : {"recipient_name", "-award_amount", "--award_date", "+award_date", "award_date,obligated",
-                            "Award_Date"}) {
+    for (const char* bad :
+         {"recipient_name", "-award_amount", "--award_date", "+award_date", "award_date,obligated", "Award_Date"}) {
         Json e = error_of([&] { choice_arg(one("ordering", bad), "ordering", contracts, true); });
         EXPECT_EQ(e["error_code"], "INVALID_ARGUMENT") << bad;
         EXPECT_EQ(e["parameter"], "ordering") << bad;
@@ -276,8 +285,8 @@ TEST(TangoValidationCursor, PageCursorsAreOnlyTheOnesWeHandOut) {
     EXPECT_EQ(page_cursor_arg(one("cursor", "page:1")), 1);
     EXPECT_EQ(page_cursor_arg(one("cursor", "page:123456")), 123456);
     EXPECT_EQ(page_cursor_arg(one("cursor", " page:3 ")), 3);
-    for (const char* bad : {"page:0", "page:-1", "page:", "page:2a", "PAGE:2", "2", "page:1234567",
-                            "WyIyMDI2LTA4LTEzIiwg"}) {
+    for (const char* bad :
+         {"page:0", "page:-1", "page:", "page:2a", "PAGE:2", "2", "page:1234567", "WyIyMDI2LTA4LTEzIiwg"}) {
         Json e = error_of([&] { page_cursor_arg(one("cursor", bad)); });
         EXPECT_EQ(e["error_code"], "INVALID_FORMAT") << bad;
         EXPECT_EQ(e["parameter"], "cursor") << bad;
@@ -294,7 +303,7 @@ TEST(TangoValidationText, ControlCharactersAreStrippedAndWhitespaceKeptAsSpaces)
 }
 
 TEST(TangoValidationText, UnicodeControlsAndInvisibleCharactersAreStrippedToo) {
-    EXPECT_EQ(text_arg(one("q", "a\u0085b\u009fc"), "q"), "abc");                // C1 controls
+    EXPECT_EQ(text_arg(one("q", "a\u0085b\u009fc"), "q"), "abc");                    // C1 controls
     EXPECT_EQ(text_arg(one("q", "one\u2028two\u2029three"), "q"), "one two three");  // line separators
     EXPECT_EQ(text_arg(one("q", "\ufeffcl\u200boud\u202e sdrawkcab\u2066x\u2069"), "q"), "cloud sdrawkcabx");
     EXPECT_EQ(text_arg(one("q", "café ü €"), "q"), "café ü €") << "ordinary non-ASCII text stays";
@@ -323,11 +332,13 @@ TEST(TangoValidationText, OnlyTextAndNumbersAreText) {
 TEST(TangoValidationCursor, AKeysetCursorIsBase64OfTangosJsonKeyset) {
     const std::string real = "WyIyMDI2LTA4LTEzIiwgImZmMWIwY2JmLWVmZTItNTI0MC1iZmVlLWFkMWI2MmNlMjVkYyJd";
     EXPECT_EQ(keyset_cursor_arg(one("cursor", real)), real);
-    EXPECT_EQ(keyset_cursor_arg(one("cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ==")), "WyIyMDI0LTAyLTAxIiwicDIiXQ==");  // padded
-    EXPECT_EQ(keyset_cursor_arg(one("cursor", "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ")), "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ");
+    EXPECT_EQ(keyset_cursor_arg(one("cursor", "WyIyMDI0LTAyLTAxIiwicDIiXQ==")),
+              "WyIyMDI0LTAyLTAxIiwicDIiXQ==");  // padded
+    EXPECT_EQ(keyset_cursor_arg(one("cursor", "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ")),
+              "eyJ2IjpbIjIwMjQiXSwiZCI6InByZXYifQ");
     EXPECT_EQ(keyset_cursor_arg(Json::object()), std::nullopt);
     for (const std::string& bad : {std::string("page:2"), std::string("abc"), std::string("bm90IGEga2V5c2V0"),
-                                  real.substr(0, 40), std::string("WyIy!!"), std::string(1001, 'A')}) {
+                                   real.substr(0, 40), std::string("WyIy!!"), std::string(1001, 'A')}) {
         Json e = error_of([&] { keyset_cursor_arg(one("cursor", bad)); });
         EXPECT_EQ(e["error_code"], "INVALID_FORMAT") << bad;
         EXPECT_EQ(e["parameter"], "cursor") << bad;

@@ -233,7 +233,8 @@ TEST_F(TasksTest, TaskMethodsNeedTheExtensionAndAKnownTaskId) {
         EXPECT_EQ(call(method, {{"taskId", "x"}}, Json::object())["error"]["code"], -32021) << method;
         EXPECT_EQ(call(method, {{"taskId", "nope"}})["error"]["code"], -32602) << method;
     }
-    EXPECT_EQ(call("tasks/update", {{"taskId", "x"}, {"inputResponses", Json::object()}}, Json::object())["error"]["code"],
+    EXPECT_EQ(call("tasks/update", {{"taskId", "x"}, {"inputResponses", Json::object()}},
+                   Json::object())["error"]["code"],
               -32021);
     // The v1 methods are not part of the extension.
     EXPECT_EQ(call("tasks/result", {{"taskId", "x"}})["error"]["code"], -32601);
@@ -334,7 +335,8 @@ TEST_F(TasksTest, AnUnansweredTaskIsForgottenWhenItExpires) {
     });
     Json caps = with_tasks();
     caps["elicitation"] = Json::object();
-    const std::string id = call("tools/call", {{"name", "ask"}, {"arguments", Json::object()}}, caps)["result"]["taskId"];
+    const std::string id = call("tools/call", {{"name", "ask"}, {"arguments", Json::object()}},
+                                caps)["result"]["taskId"];
     EXPECT_EQ(call("tasks/get", {{"taskId", id}}, caps)["result"]["status"], "input_required");
     EXPECT_EQ(engine->running(), 1u);
     exec.advance(60s);
@@ -393,17 +395,20 @@ Json v1_call(const std::string& tool, Json task = Json::object(), Json arguments
 TEST_F(TasksTest, V1InitializeAdvertisesTasksOnlyTo20251125Sessions) {
     add_tool("slow", "optional", sleep_then_answer);
     Json hello = on(*open(), "initialize",
-                    {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
+                    {{"protocolVersion", "2025-11-25"},
+                     {"capabilities", Json::object()},
                      {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
-    EXPECT_EQ(hello["result"]["capabilities"]["tasks"],
-              (Json{{"list", Json::object()}, {"cancel", Json::object()}, {"requests", {{"tools", {{"call", Json::object()}}}}}}))
+    EXPECT_EQ(hello["result"]["capabilities"]["tasks"], (Json{{"list", Json::object()},
+                                                              {"cancel", Json::object()},
+                                                              {"requests", {{"tools", {{"call", Json::object()}}}}}}))
         << hello.dump();
     // The extension stays advertised beside it.
     EXPECT_TRUE(hello["result"]["capabilities"]["extensions"].contains(kTasksExtension));
 
     for (const char* older : {"2024-11-05", "2025-03-26", "2025-06-18"}) {
         Json old_hello = on(*open(), "initialize",
-                            {{"protocolVersion", older}, {"capabilities", Json::object()},
+                            {{"protocolVersion", older},
+                             {"capabilities", Json::object()},
                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
         EXPECT_EQ(old_hello["result"]["protocolVersion"], older);
         EXPECT_FALSE(old_hello["result"]["capabilities"].contains("tasks")) << older;
@@ -419,7 +424,8 @@ TEST_F(TasksTest, V1InitializeAdvertisesTasksOnlyTo20251125Sessions) {
     McpServer bare(exec, options);
     auto plain = bare.open_session([this](const Json& m, const protocol::RequestId*) { out.push_back(m); }, {});
     Json bare_hello = on(*plain, "initialize",
-                         {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
+                         {{"protocolVersion", "2025-11-25"},
+                          {"capabilities", Json::object()},
                           {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
     EXPECT_FALSE(bare_hello["result"]["capabilities"].contains("tasks")) << bare_hello.dump();
     plain->close();
@@ -573,7 +579,8 @@ TEST_F(TasksTest, V1ListGivesTheOwnersTasksPageByPage) {
     auto a = session_of("2025-11-25", Json::object(), CallerIdentity{.session_id = "a"});
     auto b = session_of("2025-11-25", Json::object(), CallerIdentity{.session_id = "b"});
     std::set<std::string> mine;
-    for (int i = 0; i < 3; ++i) mine.insert(on(*a, "tools/call", v1_call("slow"))["result"]["task"]["taskId"].get<std::string>());
+    for (int i = 0; i < 3; ++i)
+        mine.insert(on(*a, "tools/call", v1_call("slow"))["result"]["task"]["taskId"].get<std::string>());
     const std::string theirs = on(*b, "tools/call", v1_call("slow"))["result"]["task"]["taskId"];
 
     Json first = on(*a, "tasks/list", Json::object())["result"];
@@ -612,9 +619,8 @@ TEST_F(TasksTest, V1CancelAnswersTheCancelledTaskAndRefusesTerminalOnes) {
         finished = true;
         co_return ToolResult::text("done");
     });
-    add_tool("quick", "optional", [](RequestContext&, const Json&) -> Task<ToolResult> {
-        co_return ToolResult::text("quick");
-    });
+    add_tool("quick", "optional",
+             [](RequestContext&, const Json&) -> Task<ToolResult> { co_return ToolResult::text("quick"); });
     auto s = session_of("2025-11-25");
     const std::string id = on(*s, "tools/call", v1_call("slow"))["result"]["task"]["taskId"];
     on(*s, "tasks/result", {{"taskId", id}});
@@ -774,7 +780,8 @@ TEST_F(TasksTest, V1TasksResultForATaskAnotherReplicaRunsReadsItsRecordEveryPoll
     auto here = session_of("2025-11-25", Json::object(), CallerIdentity{.principal = "alice-token"});
     auto there = open_on(*replica.server, CallerIdentity{.principal = "alice-token"});
     Json hello = on(*there, "initialize",
-                    {{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
+                    {{"protocolVersion", "2025-11-25"},
+                     {"capabilities", Json::object()},
                      {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
     ASSERT_TRUE(hello["result"]["capabilities"].contains("tasks"));
     there->receive(protocol::Notification{"notifications/initialized", nullptr});
@@ -785,10 +792,10 @@ TEST_F(TasksTest, V1TasksResultForATaskAnotherReplicaRunsReadsItsRecordEveryPoll
     const Json waiting = last_id;
     EXPECT_EQ(replica_engine->waiting(), 1u);
     EXPECT_EQ(replica_engine->running(), 0u);  // not run there
-    exec.advance(4900ms);  // the call completes on the first server at 5 s...
+    exec.advance(4900ms);                      // the call completes on the first server at 5 s...
     EXPECT_EQ(on(*here, "tasks/get", {{"taskId", id}})["result"]["status"], "completed");
     EXPECT_TRUE(reply_to(waiting).is_null());  // ...which does not wake the replica's waiter
-    exec.advance(100ms);  // its next read of the record does
+    exec.advance(100ms);                       // its next read of the record does
     Json answered = reply_to(waiting);
     ASSERT_TRUE(answered.contains("result")) << answered.dump();
     EXPECT_EQ(answered["result"]["content"][0]["text"], "done");
@@ -818,11 +825,12 @@ TEST_F(TasksTest, AnswersGivenOnAnotherReplicaAreRelayedToTheOneThatRunsTheTask)
     auto there = open_on(*replica.server, CallerIdentity{.principal = "bob-token"});
 
     // The extension: tasks/update on the replica.
-    const std::string id = call("tools/call", {{"name", "confirm"}, {"arguments", Json::object()}}, caps, here.get())
-                               ["result"]["taskId"];
+    const std::string id = call("tools/call", {{"name", "confirm"}, {"arguments", Json::object()}}, caps,
+                                here.get())["result"]["taskId"];
     EXPECT_EQ(call("tasks/get", {{"taskId", id}}, caps, there.get())["result"]["status"], "input_required");
-    call("tasks/update", {{"taskId", id}, {"inputResponses", {{"sure", {{"action", "accept"}, {"content", {{"v", "yes"}}}}}}}},
-         caps, there.get());
+    call("tasks/update",
+         {{"taskId", id}, {"inputResponses", {{"sure", {{"action", "accept"}, {"content", {{"v", "yes"}}}}}}}}, caps,
+         there.get());
     ASSERT_EQ(relayed.size(), 1u);
     EXPECT_EQ(relayed[0].first, id);
     Json done = call("tasks/get", {{"taskId", id}}, caps, there.get())["result"];
@@ -840,14 +848,13 @@ TEST_F(TasksTest, AnswersGivenOnAnotherReplicaAreRelayedToTheOneThatRunsTheTask)
 TEST_F(TasksTest, V1TasksResultOnAnotherReplicaAsksTheRecordsQuestionsAndRelaysTheAnswers) {
     add_tool("confirm", "optional", ask_sure);
     auto replica = replica_on(store);
-    replica.engine->set_relay([this](const std::string& id, const Json& responses) {
-        engine->answers_from_elsewhere(id, responses);
-    });
+    replica.engine->set_relay(
+        [this](const std::string& id, const Json& responses) { engine->answers_from_elsewhere(id, responses); });
     Json caps = {{"elicitation", Json::object()}};
     auto here = session_of("2025-11-25", caps, CallerIdentity{.principal = "carol-token"});
     auto there = open_on(*replica.server, CallerIdentity{.principal = "carol-token"});
-    on(*there, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", caps},
-                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+    on(*there, "initialize",
+       {{"protocolVersion", "2025-11-25"}, {"capabilities", caps}, {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
     there->receive(protocol::Notification{"notifications/initialized", nullptr});
     exec.run();
 
@@ -913,8 +920,8 @@ TEST_F(TasksTest, ATaskWhoseReplicaDiedIsEndedAsFailedByTheNextReplicaThatLooks)
     auto& engine_a = a.engine;
     auto on_a = open_on(*a.server, CallerIdentity{.principal = "dana-token"});
     auto on_b = open_on(*b.server, CallerIdentity{.principal = "dana-token"});
-    const std::string id = call("tools/call", {{"name", "slow"}, {"arguments", Json::object()}}, with_tasks(), on_a.get())
-                               ["result"]["taskId"];
+    const std::string id = call("tools/call", {{"name", "slow"}, {"arguments", Json::object()}}, with_tasks(),
+                                on_a.get())["result"]["taskId"];
     // A alive: B sees the task working (and asked whether A is alive).
     EXPECT_EQ(call("tasks/get", {{"taskId", id}}, with_tasks(), on_b.get())["result"]["status"], "working");
     EXPECT_EQ(view_b.asked, 1);
@@ -926,7 +933,8 @@ TEST_F(TasksTest, ATaskWhoseReplicaDiedIsEndedAsFailedByTheNextReplicaThatLooks)
     Json failed = call("tasks/get", {{"taskId", id}}, with_tasks(), on_b.get())["result"];
     EXPECT_EQ(failed["status"], "failed") << failed.dump();
     EXPECT_EQ(failed["error"]["code"], protocol::error_code::kInternalError);
-    EXPECT_NE(failed["error"]["message"].get<std::string>().find("replica running this task stopped"), std::string::npos);
+    EXPECT_NE(failed["error"]["message"].get<std::string>().find("replica running this task stopped"),
+              std::string::npos);
     // Terminal now: nobody asks again, and A's late outcome cannot change it.
     EXPECT_EQ(view_b.asked, 2);
     exec.advance(5s);
@@ -1078,7 +1086,8 @@ TEST_F(TasksThresholdTest, AQuestionWithinTheThresholdMakesATaskThatWaitsForTheA
     Json caps = with_tasks();
     caps["elicitation"] = Json::object();
     call("tasks/update",
-         {{"taskId", task_id}, {"inputResponses", {{"user_name", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}}}}},
+         {{"taskId", task_id},
+          {"inputResponses", {{"user_name", {{"action", "accept"}, {"content", {{"name", "Ada"}}}}}}}},
          caps);
     Json done = call("tasks/get", {{"taskId", task_id}}, caps)["result"];
     EXPECT_EQ(done["status"], "completed") << done.dump();

@@ -29,7 +29,8 @@ TEST(ToolOutput, ToolListShowsParametersOptionalOnesMarked) {
                    {"description", "Find things"},
                    {"inputSchema",
                     {{"type", "object"},
-                     {"properties", {{"limit", {{"type", "integer"}}}, {"query", {{"type", "string"}}}, {"agency", Json::object()}}},
+                     {"properties",
+                      {{"limit", {{"type", "integer"}}}, {"query", {{"type", "string"}}}, {"agency", Json::object()}}},
                      {"required", {"query"}}}}};
     EXPECT_EQ(tool_signature(search), "search(query, agency?, limit?)");
     EXPECT_EQ(tool_signature({{"name", "ping"}, {"inputSchema", {{"type", "object"}}}}), "ping");
@@ -52,8 +53,8 @@ TEST(ToolOutput, ContentBlocksAreTextOrSummaries) {
               "[image image/png, 4 bytes]");
     EXPECT_EQ(render_content_block({{"type", "audio"}, {"data", "!!"}, {"mimeType", "audio/wav"}}),
               "[audio audio/wav, invalid base64]");
-    EXPECT_EQ(render_content_block(
-                  {{"type", "resource"}, {"resource", {{"uri", "test://r"}, {"mimeType", "text/plain"}, {"text", "abc"}}}}),
+    EXPECT_EQ(render_content_block({{"type", "resource"},
+                                    {"resource", {{"uri", "test://r"}, {"mimeType", "text/plain"}, {"text", "abc"}}}}),
               "[resource test://r text/plain, 3 bytes of text]");
     EXPECT_EQ(render_content_block({{"type", "resource"}, {"resource", {{"uri", "test://b"}, {"blob", "AAA="}}}}),
               "[resource test://b, 2 bytes]");

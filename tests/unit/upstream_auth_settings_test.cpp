@@ -26,7 +26,8 @@ Json exchange_auth() {
 }
 
 gateway::GatewaySettings gateway_with(Json upstream) {
-    return gateway::GatewaySettings::from(SourceSettings(Json{{"upstreams", {{"files", std::move(upstream)}}}}, "gateway"));
+    return gateway::GatewaySettings::from(
+        SourceSettings(Json{{"upstreams", {{"files", std::move(upstream)}}}}, "gateway"));
 }
 
 }  // namespace
@@ -56,9 +57,8 @@ TEST(UpstreamAuthSettingsSources, AGatewayUpstreamRefusesAuthWhereItCannotWork) 
                   .find("headers: auth: gives this upstream its Authorization header"),
               std::string::npos);
     // Other headers (an API key) stay allowed beside it.
-    EXPECT_NO_THROW(gateway_with({{"url", "https://f.example.test/mcp"},
-                                  {"headers", {{"X-Api-Key", "k"}}},
-                                  {"auth", exchange_auth()}}));
+    EXPECT_NO_THROW(gateway_with(
+        {{"url", "https://f.example.test/mcp"}, {"headers", {{"X-Api-Key", "k"}}}, {"auth", exchange_auth()}}));
     auto bad = exchange_auth();
     bad.erase("client_id");
     EXPECT_NE(refused({{"url", "https://f.example.test/mcp"}, {"auth", bad}}).find("upstreams.files.auth.client_id"),
@@ -73,15 +73,17 @@ TEST(UpstreamAuthSettingsSources, ARestCatalogReadsAuthAndRefusesAnotherAuthoriz
     for (const char* key : {"headers", "headers_from_env"}) {
         Json with = base;
         with[key] = {{"Authorization", "X"}};
-        EXPECT_NE(error_of([&] { rest::CatalogSettings::from(SourceSettings(with, "rest.api")); })
-                      .find(std::string(key) + ": auth: gives the catalog its Authorization header"),
+        EXPECT_NE(error_of([&] {
+                      rest::CatalogSettings::from(SourceSettings(with, "rest.api"));
+                  }).find(std::string(key) + ": auth: gives the catalog its Authorization header"),
                   std::string::npos)
             << key;
     }
     Json forwarded = base;
     forwarded["forward_headers"] = {"authorization"};
-    EXPECT_NE(error_of([&] { rest::CatalogSettings::from(SourceSettings(forwarded, "rest.api")); })
-                  .find("the caller's own token is never forwarded"),
+    EXPECT_NE(error_of([&] {
+                  rest::CatalogSettings::from(SourceSettings(forwarded, "rest.api"));
+              }).find("the caller's own token is never forwarded"),
               std::string::npos);
 }
 
@@ -92,8 +94,9 @@ TEST(UpstreamAuthSettingsSources, AnOpenApiSourceReadsAuth) {
     ASSERT_TRUE(s.auth);
     EXPECT_FALSE(s.auth->exchanges());
     values["auth"]["type"] = "bearer";
-    EXPECT_NE(error_of([&] { openapi::OpenApiSettings::from(SourceSettings(values, "openapi.pets")); })
-                  .find("openapi.pets.auth.type: must be client_credentials or token_exchange"),
+    EXPECT_NE(error_of([&] {
+                  openapi::OpenApiSettings::from(SourceSettings(values, "openapi.pets"));
+              }).find("openapi.pets.auth.type: must be client_credentials or token_exchange"),
               std::string::npos);
 }
 
@@ -127,12 +130,14 @@ TEST(UpstreamAuthSettingsSources, AGatewayUpstreamReadsLoginAuth) {
 
 TEST(UpstreamAuthSettingsSources, LoginAuthIsRefusedOutsideGatewayUpstreams) {
     Json rest = {{"base_url", "https://api.example.test"}, {"auth", {{"type", "login"}}}};
-    EXPECT_NE(error_of([&] { rest::CatalogSettings::from(SourceSettings(rest, "rest.api")); })
-                  .find("login applies to gateway upstreams"),
+    EXPECT_NE(error_of([&] {
+                  rest::CatalogSettings::from(SourceSettings(rest, "rest.api"));
+              }).find("login applies to gateway upstreams"),
               std::string::npos);
     Json openapi = {{"document", "./pets.yaml"}, {"auth", {{"type", "login"}}}};
-    EXPECT_NE(error_of([&] { openapi::OpenApiSettings::from(SourceSettings(openapi, "openapi.pets")); })
-                  .find("login applies to gateway upstreams"),
+    EXPECT_NE(error_of([&] {
+                  openapi::OpenApiSettings::from(SourceSettings(openapi, "openapi.pets"));
+              }).find("login applies to gateway upstreams"),
               std::string::npos);
 }
 

@@ -21,9 +21,11 @@ TEST(UpstreamToolErrors, AnErrorWithoutACodeGetsOneAndASuggestionNamingTheMissin
         "sampling capability)");
     ASSERT_TRUE(label_upstream_error(r, "everything", "trigger-sampling-request"));
     ASSERT_EQ(r.content.size(), 2u);
-    EXPECT_EQ(r.content[0]["text"].get<std::string>().rfind("MCP error -32601", 0), 0u) << "the upstream's text stays first";
+    EXPECT_EQ(r.content[0]["text"].get<std::string>().rfind("MCP error -32601", 0), 0u)
+        << "the upstream's text stays first";
     const std::string added = r.content[1]["text"];
-    EXPECT_EQ(added.rfind("UPSTREAM_TOOL_ERROR: upstream everything reported a failure of its tool trigger-sampling-request", 0),
+    EXPECT_EQ(added.rfind(
+                  "UPSTREAM_TOOL_ERROR: upstream everything reported a failure of its tool trigger-sampling-request", 0),
               0u)
         << added;
     EXPECT_NE(added.find("Suggestion:"), std::string::npos);

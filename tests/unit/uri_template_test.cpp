@@ -10,8 +10,8 @@
 #include "server/uri_template.hpp"
 #include "util/json.hpp"
 
-using toolport::UriTemplate;
 using toolport::Json;
+using toolport::UriTemplate;
 
 namespace {
 
@@ -27,7 +27,9 @@ const Json& rfc_variables() {
     return vars;
 }
 
-std::optional<Json> match(const std::string& pattern, const std::string& uri) { return UriTemplate(pattern).match(uri); }
+std::optional<Json> match(const std::string& pattern, const std::string& uri) {
+    return UriTemplate(pattern).match(uri);
+}
 
 void expect_match(const std::string& pattern, const std::string& uri, const char* variables) {
     auto m = match(pattern, uri);
@@ -58,50 +60,112 @@ void expect_expansions(const std::vector<Example>& examples) {
 
 TEST(UriTemplateExpand, SimpleAndReserved) {
     expect_expansions({
-        {"{var}", "value"}, {"{hello}", "Hello%20World%21"}, {"{half}", "50%25"}, {"O{empty}X", "OX"},
-        {"O{undef}X", "OX"}, {"{x,y}", "1024,768"}, {"{x,hello,y}", "1024,Hello%20World%21,768"},
-        {"?{x,empty}", "?1024,"}, {"?{x,undef}", "?1024"}, {"?{undef,y}", "?768"}, {"{var:3}", "val"},
-        {"{var:30}", "value"}, {"{list}", "red,green,blue"}, {"{list*}", "red,green,blue"},
-        {"{keys}", "comma,%2C,dot,.,semi,%3B"}, {"{keys*}", "comma=%2C,dot=.,semi=%3B"},
-        {"{+var}", "value"}, {"{+hello}", "Hello%20World!"}, {"{+half}", "50%25"},
-        {"{base}index", "http%3A%2F%2Fexample.com%2Fhome%2Findex"}, {"{+base}index", "http://example.com/home/index"},
-        {"O{+empty}X", "OX"}, {"{+path}/here", "/foo/bar/here"}, {"here?ref={+path}", "here?ref=/foo/bar"},
-        {"up{+path}{var}/here", "up/foo/barvalue/here"}, {"{+x,hello,y}", "1024,Hello%20World!,768"},
-        {"{+path,x}/here", "/foo/bar,1024/here"}, {"{+path:6}/here", "/foo/b/here"}, {"{+list*}", "red,green,blue"},
-        {"{+keys}", "comma,,,dot,.,semi,;"}, {"{+keys*}", "comma=,,dot=.,semi=;"},
+        {"{var}", "value"},
+        {"{hello}", "Hello%20World%21"},
+        {"{half}", "50%25"},
+        {"O{empty}X", "OX"},
+        {"O{undef}X", "OX"},
+        {"{x,y}", "1024,768"},
+        {"{x,hello,y}", "1024,Hello%20World%21,768"},
+        {"?{x,empty}", "?1024,"},
+        {"?{x,undef}", "?1024"},
+        {"?{undef,y}", "?768"},
+        {"{var:3}", "val"},
+        {"{var:30}", "value"},
+        {"{list}", "red,green,blue"},
+        {"{list*}", "red,green,blue"},
+        {"{keys}", "comma,%2C,dot,.,semi,%3B"},
+        {"{keys*}", "comma=%2C,dot=.,semi=%3B"},
+        {"{+var}", "value"},
+        {"{+hello}", "Hello%20World!"},
+        {"{+half}", "50%25"},
+        {"{base}index", "http%3A%2F%2Fexample.com%2Fhome%2Findex"},
+        {"{+base}index", "http://example.com/home/index"},
+        {"O{+empty}X", "OX"},
+        {"{+path}/here", "/foo/bar/here"},
+        {"here?ref={+path}", "here?ref=/foo/bar"},
+        {"up{+path}{var}/here", "up/foo/barvalue/here"},
+        {"{+x,hello,y}", "1024,Hello%20World!,768"},
+        {"{+path,x}/here", "/foo/bar,1024/here"},
+        {"{+path:6}/here", "/foo/b/here"},
+        {"{+list*}", "red,green,blue"},
+        {"{+keys}", "comma,,,dot,.,semi,;"},
+        {"{+keys*}", "comma=,,dot=.,semi=;"},
     });
 }
 
 TEST(UriTemplateExpand, FragmentLabelAndPath) {
     expect_expansions({
-        {"{#var}", "#value"}, {"{#hello}", "#Hello%20World!"}, {"{#half}", "#50%25"}, {"foo{#empty}", "foo#"},
-        {"foo{#undef}", "foo"}, {"{#x,hello,y}", "#1024,Hello%20World!,768"}, {"{#path,x}/here", "#/foo/bar,1024/here"},
-        {"{#path:6}/here", "#/foo/b/here"}, {"{#list*}", "#red,green,blue"}, {"{#keys*}", "#comma=,,dot=.,semi=;"},
-        {"{.who}", ".fred"}, {"{.who,who}", ".fred.fred"}, {"{.half,who}", ".50%25.fred"},
-        {"www{.dom*}", "www.example.com"}, {"X{.var}", "X.value"}, {"X{.empty}", "X."}, {"X{.undef}", "X"},
-        {"X{.var:3}", "X.val"}, {"X{.list}", "X.red,green,blue"}, {"X{.list*}", "X.red.green.blue"},
-        {"X{.keys*}", "X.comma=%2C.dot=..semi=%3B"}, {"X{.empty_keys}", "X"}, {"X{.empty_keys*}", "X"},
-        {"{/who}", "/fred"}, {"{/who,who}", "/fred/fred"}, {"{/half,who}", "/50%25/fred"},
-        {"{/who,dub}", "/fred/me%2Ftoo"}, {"{/var}", "/value"}, {"{/var,empty}", "/value/"}, {"{/var,undef}", "/value"},
-        {"{/var,x}/here", "/value/1024/here"}, {"{/var:1,var}", "/v/value"}, {"{/list}", "/red,green,blue"},
-        {"{/list*}", "/red/green/blue"}, {"{/list*,path:4}", "/red/green/blue/%2Ffoo"},
+        {"{#var}", "#value"},
+        {"{#hello}", "#Hello%20World!"},
+        {"{#half}", "#50%25"},
+        {"foo{#empty}", "foo#"},
+        {"foo{#undef}", "foo"},
+        {"{#x,hello,y}", "#1024,Hello%20World!,768"},
+        {"{#path,x}/here", "#/foo/bar,1024/here"},
+        {"{#path:6}/here", "#/foo/b/here"},
+        {"{#list*}", "#red,green,blue"},
+        {"{#keys*}", "#comma=,,dot=.,semi=;"},
+        {"{.who}", ".fred"},
+        {"{.who,who}", ".fred.fred"},
+        {"{.half,who}", ".50%25.fred"},
+        {"www{.dom*}", "www.example.com"},
+        {"X{.var}", "X.value"},
+        {"X{.empty}", "X."},
+        {"X{.undef}", "X"},
+        {"X{.var:3}", "X.val"},
+        {"X{.list}", "X.red,green,blue"},
+        {"X{.list*}", "X.red.green.blue"},
+        {"X{.keys*}", "X.comma=%2C.dot=..semi=%3B"},
+        {"X{.empty_keys}", "X"},
+        {"X{.empty_keys*}", "X"},
+        {"{/who}", "/fred"},
+        {"{/who,who}", "/fred/fred"},
+        {"{/half,who}", "/50%25/fred"},
+        {"{/who,dub}", "/fred/me%2Ftoo"},
+        {"{/var}", "/value"},
+        {"{/var,empty}", "/value/"},
+        {"{/var,undef}", "/value"},
+        {"{/var,x}/here", "/value/1024/here"},
+        {"{/var:1,var}", "/v/value"},
+        {"{/list}", "/red,green,blue"},
+        {"{/list*}", "/red/green/blue"},
+        {"{/list*,path:4}", "/red/green/blue/%2Ffoo"},
         {"{/keys*}", "/comma=%2C/dot=./semi=%3B"},
     });
 }
 
 TEST(UriTemplateExpand, ParametersQueryAndContinuation) {
     expect_expansions({
-        {"{;who}", ";who=fred"}, {"{;half}", ";half=50%25"}, {"{;empty}", ";empty"}, {"{;v,empty,who}", ";v=6;empty;who=fred"},
-        {"{;v,bar,who}", ";v=6;who=fred"}, {"{;x,y}", ";x=1024;y=768"}, {"{;x,y,empty}", ";x=1024;y=768;empty"},
-        {"{;x,y,undef}", ";x=1024;y=768"}, {"{;hello:5}", ";hello=Hello"}, {"{;list}", ";list=red,green,blue"},
-        {"{;list*}", ";list=red;list=green;list=blue"}, {"{;keys}", ";keys=comma,%2C,dot,.,semi,%3B"},
+        {"{;who}", ";who=fred"},
+        {"{;half}", ";half=50%25"},
+        {"{;empty}", ";empty"},
+        {"{;v,empty,who}", ";v=6;empty;who=fred"},
+        {"{;v,bar,who}", ";v=6;who=fred"},
+        {"{;x,y}", ";x=1024;y=768"},
+        {"{;x,y,empty}", ";x=1024;y=768;empty"},
+        {"{;x,y,undef}", ";x=1024;y=768"},
+        {"{;hello:5}", ";hello=Hello"},
+        {"{;list}", ";list=red,green,blue"},
+        {"{;list*}", ";list=red;list=green;list=blue"},
+        {"{;keys}", ";keys=comma,%2C,dot,.,semi,%3B"},
         {"{;keys*}", ";comma=%2C;dot=.;semi=%3B"},
-        {"{?who}", "?who=fred"}, {"{?half}", "?half=50%25"}, {"{?x,y}", "?x=1024&y=768"},
-        {"{?x,y,empty}", "?x=1024&y=768&empty="}, {"{?x,y,undef}", "?x=1024&y=768"}, {"{?var:3}", "?var=val"},
-        {"{?list}", "?list=red,green,blue"}, {"{?list*}", "?list=red&list=green&list=blue"},
-        {"{?keys}", "?keys=comma,%2C,dot,.,semi,%3B"}, {"{?keys*}", "?comma=%2C&dot=.&semi=%3B"},
-        {"{&who}", "&who=fred"}, {"{&half}", "&half=50%25"}, {"?fixed=yes{&x}", "?fixed=yes&x=1024"},
-        {"{&x,y,empty}", "&x=1024&y=768&empty="}, {"{&var:3}", "&var=val"}, {"{&list*}", "&list=red&list=green&list=blue"},
+        {"{?who}", "?who=fred"},
+        {"{?half}", "?half=50%25"},
+        {"{?x,y}", "?x=1024&y=768"},
+        {"{?x,y,empty}", "?x=1024&y=768&empty="},
+        {"{?x,y,undef}", "?x=1024&y=768"},
+        {"{?var:3}", "?var=val"},
+        {"{?list}", "?list=red,green,blue"},
+        {"{?list*}", "?list=red&list=green&list=blue"},
+        {"{?keys}", "?keys=comma,%2C,dot,.,semi,%3B"},
+        {"{?keys*}", "?comma=%2C&dot=.&semi=%3B"},
+        {"{&who}", "&who=fred"},
+        {"{&half}", "&half=50%25"},
+        {"?fixed=yes{&x}", "?fixed=yes&x=1024"},
+        {"{&x,y,empty}", "&x=1024&y=768&empty="},
+        {"{&var:3}", "&var=val"},
+        {"{&list*}", "&list=red&list=green&list=blue"},
         {"{&keys*}", "&comma=%2C&dot=.&semi=%3B"},
     });
 }
@@ -302,8 +366,8 @@ TEST(UriTemplateRoundTrip, RandomValues) {
     // Values from every kind of byte that survives as UTF-8, on templates where every value
     // is delimited by something its expansion encodes.
     std::mt19937 rng(6570);
-    const std::vector<std::string> alphabet = {"a", "Z", "0", "-", ".", "_", "~", " ", "/", "?", "#", "&", "=",
-                                               ",", ";", "+", "%", "é", "€", "😀", ":", "@", "!", "'"};
+    const std::vector<std::string> alphabet = {"a", "Z", "0", "-", ".", "_", "~", " ", "/", "?", "#", "&",
+                                               "=", ",", ";", "+", "%", "é", "€", "😀", ":", "@", "!", "'"};
     auto value = [&](bool allow_empty) {
         std::string s;
         const int n = static_cast<int>(rng() % 8) + (allow_empty ? 0 : 1);
@@ -334,10 +398,11 @@ TEST(UriTemplateRoundTrip, RandomValues) {
 // ---- malformed templates and hostile URIs ---------------------------------------------------
 
 TEST(UriTemplateHostile, MalformedTemplatesMatchNothing) {
-    for (const char* pattern : {"x://{a", "x://{", "x://}", "x://a}b", "x://{a}{", "x://{}", "x://{+}", "x://{a,}",
-                                "x://{,a}", "x://{a:0}", "x://{a:10000}", "x://{a:x}", "x://{a:3*}", "x://{=a}",
-                                "x://{!a}", "x://{@a}", "x://{|a}", "x://{a b}", "x://{{a}}", "x://{a{b}c}",
-                                "x://{?a=b}", "x://{;x;y}", "x://{a/b}", "x://{a&b}"}) {
+    for (const char* pattern :
+         {"x://{a",     "x://{",       "x://}",      "x://a}b",    "x://{a}{",      "x://{}",
+          "x://{+}",    "x://{a,}",    "x://{,a}",   "x://{a:0}",  "x://{a:10000}", "x://{a:x}",
+          "x://{a:3*}", "x://{=a}",    "x://{!a}",   "x://{@a}",   "x://{|a}",      "x://{a b}",
+          "x://{{a}}",  "x://{a{b}c}", "x://{?a=b}", "x://{;x;y}", "x://{a/b}",     "x://{a&b}"}) {
         UriTemplate t(pattern);
         EXPECT_FALSE(t.valid()) << pattern;
         EXPECT_FALSE(t.match("x://a").has_value()) << pattern;
@@ -436,8 +501,9 @@ TEST(UriTemplateHostile, SaysWhenItGaveUp) {
 
 TEST(UriTemplateHostile, RandomTemplatesAndUrisNeverThrow) {
     std::mt19937 rng(1);
-    const std::string pieces[] = {"{", "}", "{a}", "{+b}", "{#c}", "{.d*}", "{/e*}", "{;f}", "{?g,h}", "{&i}", "{j:2}",
-                                  "x", "/", ".", "?", "&", "=", ";", ",", "#", "%", "%41", "%FF", "*", ":", "é"};
+    const std::string pieces[] = {"{",    "}",     "{a}", "{+b}", "{#c}", "{.d*}", "{/e*}", "{;f}", "{?g,h}",
+                                  "{&i}", "{j:2}", "x",   "/",    ".",    "?",     "&",     "=",    ";",
+                                  ",",    "#",     "%",   "%41",  "%FF",  "*",     ":",     "é"};
     for (int round = 0; round < 3000; ++round) {
         std::string pattern, uri;
         for (int i = static_cast<int>(rng() % 8); i > 0; --i) pattern += pieces[rng() % std::size(pieces)];

@@ -128,7 +128,7 @@ TEST(Base64, DecodeRejectsBadCharacters) {
     EXPECT_FALSE(base64_decode("SGVs!!!bG8=").has_value());
     EXPECT_FALSE(base64_decode("SGVs!!bG8=").has_value());
     EXPECT_FALSE(base64_decode("SGVs!!!!").has_value());
-    EXPECT_FALSE(base64_decode("SGVs bG8").has_value());    // right length, bad character
+    EXPECT_FALSE(base64_decode("SGVs bG8").has_value());  // right length, bad character
     EXPECT_FALSE(base64_decode("SGVs\nbG8").has_value());
     EXPECT_FALSE(base64_decode("SGVsbG8!").has_value());
     EXPECT_FALSE(base64_decode(std::string("SGV\0", 4)).has_value());
@@ -213,8 +213,8 @@ TEST(HttpText, CaseIsIgnoredForAsciiLettersOnly) {
     EXPECT_TRUE(iequals_ascii("Content-Type", "content-type"));
     EXPECT_TRUE(iequals_ascii("", ""));
     EXPECT_FALSE(iequals_ascii("Content-Type", "content-typ"));
-    EXPECT_FALSE(iequals_ascii("[", "{"));              // 0x5B and 0x7B differ by 0x20 but are not letters
-    EXPECT_FALSE(iequals_ascii("\xC4", "\xE4"));        // nor are Latin-1 bytes, whatever the locale
+    EXPECT_FALSE(iequals_ascii("[", "{"));        // 0x5B and 0x7B differ by 0x20 but are not letters
+    EXPECT_FALSE(iequals_ascii("\xC4", "\xE4"));  // nor are Latin-1 bytes, whatever the locale
     EXPECT_TRUE(starts_with_ascii_nocase("Text/Event-Stream; charset=utf-8", "text/event-stream"));
     EXPECT_FALSE(starts_with_ascii_nocase("text", "text/event-stream"));
 }

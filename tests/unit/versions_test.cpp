@@ -7,8 +7,8 @@
 using namespace toolport::protocol;
 
 namespace {
-constexpr Revision kAll[] = {Revision::v2024_11_05, Revision::v2025_03_26, Revision::v2025_06_18,
-                             Revision::v2025_11_25, Revision::v2026_07_28};
+constexpr Revision kAll[] = {Revision::v2024_11_05, Revision::v2025_03_26, Revision::v2025_06_18, Revision::v2025_11_25,
+                             Revision::v2026_07_28};
 }
 
 TEST(Versions, ParseEveryName) {
@@ -20,8 +20,8 @@ TEST(Versions, ParseEveryName) {
 }
 
 TEST(Versions, ParseGarbage) {
-    for (std::string_view text : {"", "2025-03-25", "2025-3-26", " 2025-03-26", "2025-03-26 ", "2025-03-26\n",
-                                  "latest", "2024-11-05x", "2027-01-01", "2025/03/26"}) {
+    for (std::string_view text : {"", "2025-03-25", "2025-3-26", " 2025-03-26", "2025-03-26 ", "2025-03-26\n", "latest",
+                                  "2024-11-05x", "2027-01-01", "2025/03/26"}) {
         EXPECT_FALSE(parse_revision(text).has_value()) << '"' << text << '"';
     }
 }

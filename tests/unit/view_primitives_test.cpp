@@ -136,19 +136,22 @@ protected:
     static Json error_without(const Json& reply, const std::string& name) {
         EXPECT_TRUE(reply.contains("error")) << reply.dump();
         std::string text = reply.value("error", Json::object()).dump();
-        for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + 4)) text.replace(at, name.size(), "NAME");
+        for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + 4))
+            text.replace(at, name.size(), "NAME");
         return Json::parse(text);
     }
 
     // Every list and every use of one entry, for a caller that sees alpha and not beta:
     // beta's entries are as absent as "gamma" ones that exist nowhere.
     void expect_only_alpha(ServerSession& s) {
-        EXPECT_EQ(listed(s, "resources/list", "resources", "uri"), (std::vector<std::string>{"alpha://doc", "server://about"}));
+        EXPECT_EQ(listed(s, "resources/list", "resources", "uri"),
+                  (std::vector<std::string>{"alpha://doc", "server://about"}));
         EXPECT_EQ(listed(s, "resources/templates/list", "resourceTemplates", "uriTemplate"),
                   (std::vector<std::string>{"alpha://item/{id}"}));
         EXPECT_EQ(listed(s, "prompts/list", "prompts", "name"), (std::vector<std::string>{"alpha_greet"}));
 
-        EXPECT_EQ(call(s, "resources/read", {{"uri", "alpha://doc"}})["result"]["contents"][0]["text"], "content of alpha://doc");
+        EXPECT_EQ(call(s, "resources/read", {{"uri", "alpha://doc"}})["result"]["contents"][0]["text"],
+                  "content of alpha://doc");
         EXPECT_EQ(call(s, "resources/read", {{"uri", "alpha://item/7"}})["result"]["contents"][0]["text"],
                   "content of alpha://item/7");
         for (const std::string hidden : {"beta://doc", "beta://item/7"}) {
@@ -162,20 +165,24 @@ protected:
         EXPECT_EQ(call(s, "resources/subscribe", {{"uri", "alpha://doc"}})["result"], Json::object());
         EXPECT_EQ(call(s, "resources/subscribe", {{"uri", "alpha://item/3"}})["result"], Json::object());
 
-        EXPECT_EQ(call(s, "prompts/get", {{"name", "alpha_greet"}})["result"]["messages"][0]["content"]["text"], "alpha_greet");
+        EXPECT_EQ(call(s, "prompts/get", {{"name", "alpha_greet"}})["result"]["messages"][0]["content"]["text"],
+                  "alpha_greet");
         EXPECT_EQ(error_without(call(s, "prompts/get", {{"name", "beta_greet"}}), "beta_greet"),
                   error_without(call(s, "prompts/get", {{"name", "gamma_greet"}}), "gamma_greet"));
 
         auto complete = [&](Json ref) {
-            return call(s, "completion/complete", {{"ref", std::move(ref)}, {"argument", {{"name", "id"}, {"value", "x"}}}});
+            return call(s, "completion/complete",
+                        {{"ref", std::move(ref)}, {"argument", {{"name", "id"}, {"value", "x"}}}});
         };
-        EXPECT_EQ(complete({{"type", "ref/prompt"}, {"name", "alpha_greet"}})["result"]["completion"]["values"][0], "alpha-x");
+        EXPECT_EQ(complete({{"type", "ref/prompt"}, {"name", "alpha_greet"}})["result"]["completion"]["values"][0],
+                  "alpha-x");
         EXPECT_EQ(complete({{"type", "ref/resource"}, {"uri", "alpha://item/{id}"}})["result"]["completion"]["values"][0],
                   "alpha-x");
         EXPECT_EQ(error_without(complete({{"type", "ref/prompt"}, {"name", "beta_greet"}}), "beta_greet"),
                   error_without(complete({{"type", "ref/prompt"}, {"name", "gamma_greet"}}), "gamma_greet"));
         EXPECT_EQ(error_without(complete({{"type", "ref/resource"}, {"uri", "beta://item/{id}"}}), "beta://item/{id}"),
-                  error_without(complete({{"type", "ref/resource"}, {"uri", "gamma://item/{id}"}}), "gamma://item/{id}"));
+                  error_without(complete({{"type", "ref/resource"}, {"uri", "gamma://item/{id}"}}),
+                                "gamma://item/{id}"));
         EXPECT_EQ(error_without(complete({{"type", "ref/resource"}, {"uri", "beta://doc"}}), "beta://doc"),
                   error_without(complete({{"type", "ref/resource"}, {"uri", "gamma://doc"}}), "gamma://doc"));
 
@@ -191,9 +198,12 @@ protected:
                   (std::vector<std::string>{"alpha://doc", "beta://doc", "server://about"}));
         EXPECT_EQ(listed(s, "resources/templates/list", "resourceTemplates", "uriTemplate"),
                   (std::vector<std::string>{"alpha://item/{id}", "beta://item/{id}"}));
-        EXPECT_EQ(listed(s, "prompts/list", "prompts", "name"), (std::vector<std::string>{"alpha_greet", "beta_greet"}));
-        EXPECT_EQ(call(s, "resources/read", {{"uri", "beta://item/7"}})["result"]["contents"][0]["text"], "content of beta://item/7");
-        EXPECT_EQ(call(s, "prompts/get", {{"name", "beta_greet"}})["result"]["messages"][0]["content"]["text"], "beta_greet");
+        EXPECT_EQ(listed(s, "prompts/list", "prompts", "name"),
+                  (std::vector<std::string>{"alpha_greet", "beta_greet"}));
+        EXPECT_EQ(call(s, "resources/read", {{"uri", "beta://item/7"}})["result"]["contents"][0]["text"],
+                  "content of beta://item/7");
+        EXPECT_EQ(call(s, "prompts/get", {{"name", "beta_greet"}})["result"]["messages"][0]["content"]["text"],
+                  "beta_greet");
         EXPECT_EQ(call(s, "resources/subscribe", {{"uri", "beta://doc"}})["result"], Json::object());
         EXPECT_EQ(call(s, "beta/hello", Json::object())["result"]["hello"], "beta");
         EXPECT_TRUE(driver.initialize_reply(s)["result"]["capabilities"]["extensions"].contains("com.example/beta"));
@@ -226,7 +236,8 @@ TEST_F(ViewPrimitivesTest, AProfileOfToolsServesThePrimitivesOfItsToolsSources) 
     tool.source = "beta";
     tool.handler = [](RequestContext&, const Json&) -> Task<ToolResult> { co_return ToolResult::text("ran"); };
     server.registry().add_tool(std::move(tool));
-    EXPECT_EQ(listed(*by_tools, "prompts/list", "prompts", "name"), (std::vector<std::string>{"alpha_greet", "beta_greet"}));
+    EXPECT_EQ(listed(*by_tools, "prompts/list", "prompts", "name"),
+              (std::vector<std::string>{"alpha_greet", "beta_greet"}));
 }
 
 TEST_F(ViewPrimitivesTest, ATokenWithoutASourcesScopeIsServedNoneOfItsPrimitives) {
@@ -324,5 +335,6 @@ TEST_F(ViewPrimitivesTest, ManyProbesOfHiddenNamesAreAllNotFoundAndTheSessionGoe
         EXPECT_EQ(call(*alpha, "prompts/get", {{"name", "beta_greet" + n}})["error"]["code"], -32602);
     }
     EXPECT_TRUE(alpha->subscriptions().empty());
-    EXPECT_EQ(call(*alpha, "resources/read", {{"uri", "alpha://doc"}})["result"]["contents"][0]["text"], "content of alpha://doc");
+    EXPECT_EQ(call(*alpha, "resources/read", {{"uri", "alpha://doc"}})["result"]["contents"][0]["text"],
+              "content of alpha://doc");
 }

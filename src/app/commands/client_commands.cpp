@@ -43,8 +43,8 @@ struct ClientFlags {
     std::string url, stdio_command, config_file, token, ca_file;
     std::vector<std::string> imports;  // --import: MCP client server lists, served in-process
     bool verbose = false;              // --verbose: the --stdio server's log as it comes
-    std::string protocol_version;  // empty: auto
-    std::string elicitation;       // empty: elicitation is not declared
+    std::string protocol_version;      // empty: auto
+    std::string elicitation;           // empty: elicitation is not declared
     std::vector<std::string> headers;
     bool json = false;
     bool legacy_sse = false;
@@ -75,10 +75,11 @@ void add_target_flags(CLI::App* command, ClientFlags& flags) {
     command->add_option("--protocol-version", flags.protocol_version,
                         "The MCP revision to speak, e.g. 2025-11-25 or 2026-07-28 (stateless); default: the latest "
                         "with the initialize handshake, and 2026-07-28 when the server refuses it");
-    command->add_option("--elicitation", flags.elicitation,
-                        "Answer the server's elicitation requests: defaults (accept with the requested schema's "
-                        "defaults; decline when a required field has none), decline or cancel. Without it no "
-                        "elicitation capability is declared")
+    command
+        ->add_option("--elicitation", flags.elicitation,
+                     "Answer the server's elicitation requests: defaults (accept with the requested schema's "
+                     "defaults; decline when a required field has none), decline or cancel. Without it no "
+                     "elicitation capability is declared")
         ->check(CLI::IsMember({"defaults", "decline", "cancel"}));
     command->add_option("--timeout-ms", flags.timeout_ms, "How long to wait for each answer (milliseconds)")
         ->check(CLI::Range(1LL, 24LL * 3600 * 1000));
@@ -154,9 +155,8 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync, ServerLog
             options.authorizer = make_authorizer(flags.oauth, flags.url, flags.ca_file, sync.executor());
         }
         try {
-            target.transport = flags.legacy_sse
-                                   ? client::make_legacy_sse_transport(sync.executor(), std::move(options))
-                                   : client::make_http_transport(sync.executor(), std::move(options));
+            target.transport = flags.legacy_sse ? client::make_legacy_sse_transport(sync.executor(), std::move(options))
+                                                : client::make_http_transport(sync.executor(), std::move(options));
         } catch (const std::invalid_argument& e) {
             throw UsageError(fmt::format("--url: {}", e.what()));
         }
@@ -181,8 +181,8 @@ Target make_target(const ClientFlags& flags, client::SyncClient& sync, ServerLog
             throw UsageError(fmt::format("configuration: {}", e.what()));
         }
         sync.run(wait_for_sources(*target.runtime, sync.event_loop(), std::chrono::milliseconds(flags.timeout_ms)));
-        target.transport =
-            client::make_in_process_transport(target.runtime->server(), CallerIdentity{.session_id = "in-process"});
+        target.transport = client::make_in_process_transport(target.runtime->server(),
+                                                             CallerIdentity{.session_id = "in-process"});
     }
     return target;
 }
@@ -280,9 +280,7 @@ client::RequestOptions request_options(const ClientFlags& flags, bool progress =
     return options;
 }
 
-void print_json(const Json& value) {
-    fmt::print("{}\n", value.dump(2, ' ', false, Json::error_handler_t::replace));
-}
+void print_json(const Json& value) { fmt::print("{}\n", value.dump(2, ' ', false, Json::error_handler_t::replace)); }
 
 }  // namespace
 
@@ -291,13 +289,13 @@ Command add_list(CLI::App& app) {
     auto* list = app.add_subcommand("list", "List the tools of an MCP server");
     add_target_flags(list, *flags);
     return {list, [flags]() -> int {
-        return run_client("list", *flags, [&](client::SyncClient& sync) {
-            auto tools = sync.list_tools(request_options(*flags));
-            if (flags->json) print_json(Json(tools));
-            else fmt::print("{}", client::render_tool_list(tools));
-            return 0;
-        });
-    }};
+                return run_client("list", *flags, [&](client::SyncClient& sync) {
+                    auto tools = sync.list_tools(request_options(*flags));
+                    if (flags->json) print_json(Json(tools));
+                    else fmt::print("{}", client::render_tool_list(tools));
+                    return 0;
+                });
+            }};
 }
 
 Command add_call(CLI::App& app) {
@@ -307,74 +305,75 @@ Command add_call(CLI::App& app) {
     call->add_option("arguments", flags->arguments, "The arguments as a JSON object (default {})");
     add_target_flags(call, *flags);
     return {call, [flags]() -> int {
-        // Checked before connecting: a typo should not cost a server start.
-        Json arguments;
-        try {
-            arguments = parse_arguments(flags->arguments);
-        } catch (const UsageError& e) {
-            print_error("call", e.what());
-            return 2;
-        }
-        return run_client("call", *flags, [&](client::SyncClient& sync) {
-            // Over stateless HTTP a call mirrors the arguments its tool marks "x-mcp-header"
-            // in Mcp-Param-* headers, which only a listing tells; and a tool whose markings
-            // are invalid is not called (McpClient::list_tools).
-            if (sync.client().is_stateless() && !flags->url.empty()) sync.list_tools(request_options(*flags));
-            Json result = sync.call_tool(flags->tool, std::move(arguments), request_options(*flags, true));
-            auto rendered = client::render_call_result(flags->tool, result);
-            if (flags->json) print_json(result);
-            else if (rendered.is_error) fmt::print(stderr, "{}", rendered.text);
-            else fmt::print("{}", rendered.text);
-            return rendered.is_error ? 1 : 0;
-        });
-    }};
+                // Checked before connecting: a typo should not cost a server start.
+                Json arguments;
+                try {
+                    arguments = parse_arguments(flags->arguments);
+                } catch (const UsageError& e) {
+                    print_error("call", e.what());
+                    return 2;
+                }
+                return run_client("call", *flags, [&](client::SyncClient& sync) {
+                    // Over stateless HTTP a call mirrors the arguments its tool marks "x-mcp-header"
+                    // in Mcp-Param-* headers, which only a listing tells; and a tool whose markings
+                    // are invalid is not called (McpClient::list_tools).
+                    if (sync.client().is_stateless() && !flags->url.empty()) sync.list_tools(request_options(*flags));
+                    Json result = sync.call_tool(flags->tool, std::move(arguments), request_options(*flags, true));
+                    auto rendered = client::render_call_result(flags->tool, result);
+                    if (flags->json) print_json(result);
+                    else if (rendered.is_error) fmt::print(stderr, "{}", rendered.text);
+                    else fmt::print("{}", rendered.text);
+                    return rendered.is_error ? 1 : 0;
+                });
+            }};
 }
 
 Command add_skills(CLI::App& app) {
     auto flags = std::make_shared<ClientFlags>();
     auto* skills = app.add_subcommand(
         "skills", "List the skills of an MCP server (Skills extension), or load one, verified against its listing");
-    skills->add_option("skill", flags->tool,
-                       "The skill to load: its id (category/name), its bare name where no other skill has it, or the URI "
-                       "of its SKILL.md");
+    skills->add_option(
+        "skill", flags->tool,
+        "The skill to load: its id (category/name), its bare name where no other skill has it, or the URI "
+        "of its SKILL.md");
     skills->add_flag("--files", flags->skill_files, "With a skill: also read its other files, each verified");
     add_target_flags(skills, *flags);
     return {skills, [flags]() -> int {
-        return run_client("skills", *flags, [&](client::SyncClient& sync) {
-            // Listing reads no skill file: a skill's files are read when it is loaded.
-            auto entries = sync.run(client::list_skills(sync.client(), request_options(*flags)));
-            if (flags->tool.empty()) {
-                if (flags->json) {
-                    print_json(Json(entries));
-                } else {
-                    for (const auto& entry : entries) {
-                        const Json front = entry.value("frontmatter", Json::object());
-                        fmt::print("{:<40}  {}\n", util::sanitize_for_message(client::skill_id(entry), 200),
-                                   util::sanitize_for_message(front.value("description", ""), 500));
+                return run_client("skills", *flags, [&](client::SyncClient& sync) {
+                    // Listing reads no skill file: a skill's files are read when it is loaded.
+                    auto entries = sync.run(client::list_skills(sync.client(), request_options(*flags)));
+                    if (flags->tool.empty()) {
+                        if (flags->json) {
+                            print_json(Json(entries));
+                        } else {
+                            for (const auto& entry : entries) {
+                                const Json front = entry.value("frontmatter", Json::object());
+                                fmt::print("{:<40}  {}\n", util::sanitize_for_message(client::skill_id(entry), 200),
+                                           util::sanitize_for_message(front.value("description", ""), 500));
+                            }
+                        }
+                        return 0;
                     }
-                }
-                return 0;
-            }
-            const Json* chosen = nullptr;
-            try {
-                chosen = &client::choose_skill(entries, flags->tool, sync.client().describe_server());
-            } catch (const client::ClientError& e) {
-                print_error("skills", e.what());
-                return 1;
-            }
-            Json loaded =
-                sync.run(client::load_skill(sync.client(), *chosen, flags->skill_files, request_options(*flags)));
-            if (flags->json) {
-                print_json(loaded);
-            } else {
-                fmt::print("{}", loaded["text"].get<std::string>());
-                for (const auto& file : loaded["files"]) {
-                    fmt::print("\n--- {}\n{}", file["uri"].get<std::string>(), file["text"].get<std::string>());
-                }
-            }
-            return 0;
-        });
-    }};
+                    const Json* chosen = nullptr;
+                    try {
+                        chosen = &client::choose_skill(entries, flags->tool, sync.client().describe_server());
+                    } catch (const client::ClientError& e) {
+                        print_error("skills", e.what());
+                        return 1;
+                    }
+                    Json loaded = sync.run(
+                        client::load_skill(sync.client(), *chosen, flags->skill_files, request_options(*flags)));
+                    if (flags->json) {
+                        print_json(loaded);
+                    } else {
+                        fmt::print("{}", loaded["text"].get<std::string>());
+                        for (const auto& file : loaded["files"]) {
+                            fmt::print("\n--- {}\n{}", file["uri"].get<std::string>(), file["text"].get<std::string>());
+                        }
+                    }
+                    return 0;
+                });
+            }};
 }
 
 }  // namespace toolport::commands

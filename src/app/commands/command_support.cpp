@@ -12,7 +12,8 @@ namespace toolport::commands {
 std::pair<std::string, std::string> parse_header(const std::string& text) {
     auto colon = text.find(':');
     if (colon == std::string::npos || colon == 0) {
-        throw UsageError(fmt::format("--header \"{}\" must look like 'Name: value'", util::sanitize_for_message(text, 60)));
+        throw UsageError(
+            fmt::format("--header \"{}\" must look like 'Name: value'", util::sanitize_for_message(text, 60)));
     }
     auto trim = [](std::string s) {
         s.erase(0, s.find_first_not_of(" \t"));

@@ -14,15 +14,15 @@ struct Command {
     std::function<int()> run;
 };
 
-Command add_serve(CLI::App& app);   // toolport serve
-Command add_config(CLI::App& app);  // toolport config check FILE | schema | docs
-Command add_list(CLI::App& app);    // toolport list (client_commands.cpp)
-Command add_call(CLI::App& app);    // toolport call (client_commands.cpp)
-Command add_skills(CLI::App& app);  // toolport skills (client_commands.cpp)
-Command add_login(CLI::App& app);   // toolport login URL (login_command.cpp)
-Command add_logout(CLI::App& app);  // toolport logout URL (login_command.cpp)
-Command add_test(CLI::App& app);    // toolport test (test_command.cpp)
-Command add_reload(CLI::App& app);  // toolport reload (reload_command.cpp)
+Command add_serve(CLI::App& app);     // toolport serve
+Command add_config(CLI::App& app);    // toolport config check FILE | schema | docs
+Command add_list(CLI::App& app);      // toolport list (client_commands.cpp)
+Command add_call(CLI::App& app);      // toolport call (client_commands.cpp)
+Command add_skills(CLI::App& app);    // toolport skills (client_commands.cpp)
+Command add_login(CLI::App& app);     // toolport login URL (login_command.cpp)
+Command add_logout(CLI::App& app);    // toolport logout URL (login_command.cpp)
+Command add_test(CLI::App& app);      // toolport test (test_command.cpp)
+Command add_reload(CLI::App& app);    // toolport reload (reload_command.cpp)
 Command add_patterns(CLI::App& app);  // toolport patterns list|approve (patterns_command.cpp)
 
 }  // namespace toolport::commands

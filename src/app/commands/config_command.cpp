@@ -33,9 +33,10 @@ int check(const std::string& file) {
     }
     const auto& p = config.pipeline;
     fmt::print("{}: OK\n", file);
-    fmt::print("  transport: {}\n", config.transport == Config::Transport::stdio
-                                        ? std::string("stdio")
-                                        : fmt::format("http {}:{}{}", config.http.host, config.http.port, config.http.path));
+    fmt::print("  transport: {}\n",
+               config.transport == Config::Transport::stdio
+                   ? std::string("stdio")
+                   : fmt::format("http {}:{}{}", config.http.host, config.http.port, config.http.path));
     std::string packs;
     for (const auto& pack : config.packs) packs += (packs.empty() ? "" : ", ") + pack;
     fmt::print("  packs: {}\n", packs.empty() ? "(none)" : packs);
@@ -61,7 +62,8 @@ int check(const std::string& file) {
                 per_call = *upstream.downstream_calls_estimate;
                 why = "downstream_calls_estimate";
             }
-            if (auto own = p.sources.find(upstream.name); own != p.sources.end() && own->second.default_downstream_per_call) {
+            if (auto own = p.sources.find(upstream.name);
+                own != p.sources.end() && own->second.default_downstream_per_call) {
                 per_call = *own->second.default_downstream_per_call;
                 why = fmt::format("sources.{}", upstream.name);
             }

@@ -26,49 +26,52 @@ struct LoginFlags {
 
 Command add_login(CLI::App& app) {
     auto flags = std::make_shared<LoginFlags>();
-    auto* login = app.add_subcommand("login", "Authorize Toolport with an MCP server that uses OAuth, and keep the tokens");
+    auto* login = app.add_subcommand("login",
+                                     "Authorize Toolport with an MCP server that uses OAuth, and keep the tokens");
     login->add_option("url", flags->url, "The server's Streamable HTTP endpoint")->required();
     login->add_option("--ca-file", flags->ca_file, "PEM file of CAs to trust for https, besides the system's");
     add_oauth_flags(login, flags->oauth);
     return {login, [flags]() -> int {
-        spdlog::set_level(spdlog::level::warn);
-        try {
-            if (flags->oauth.no_oauth) throw UsageError("--no-oauth leaves nothing to log in with");
-            client::SyncClient sync;
-            auto authorizer = make_authorizer(flags->oauth, flags->url, flags->ca_file, sync.executor(), true);
-            sync.run(authorizer->login());
-            fmt::print(stderr, "toolport login: authorized with {} for {}; tokens kept in {}\n", authorizer->issuer(),
-                       client::oauth::canonical_server_url(flags->url), client::oauth::TokenStore::default_path());
-            return 0;
-        } catch (const UsageError& e) {
-            fmt::print(stderr, "toolport login: {}\n", e.what());
-            return 2;
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "toolport login: {}\n", util::sanitize_for_message(e.what(), 500));
-            return 1;
-        }
-    }};
+                spdlog::set_level(spdlog::level::warn);
+                try {
+                    if (flags->oauth.no_oauth) throw UsageError("--no-oauth leaves nothing to log in with");
+                    client::SyncClient sync;
+                    auto authorizer = make_authorizer(flags->oauth, flags->url, flags->ca_file, sync.executor(), true);
+                    sync.run(authorizer->login());
+                    fmt::print(stderr, "toolport login: authorized with {} for {}; tokens kept in {}\n",
+                               authorizer->issuer(), client::oauth::canonical_server_url(flags->url),
+                               client::oauth::TokenStore::default_path());
+                    return 0;
+                } catch (const UsageError& e) {
+                    fmt::print(stderr, "toolport login: {}\n", e.what());
+                    return 2;
+                } catch (const std::exception& e) {
+                    fmt::print(stderr, "toolport login: {}\n", util::sanitize_for_message(e.what(), 500));
+                    return 1;
+                }
+            }};
 }
 
 Command add_logout(CLI::App& app) {
     auto url = std::make_shared<std::string>();
-    auto* logout = app.add_subcommand("logout", "Forget the OAuth tokens and client registration kept for an MCP server");
+    auto* logout = app.add_subcommand("logout",
+                                      "Forget the OAuth tokens and client registration kept for an MCP server");
     logout->add_option("url", *url, "The server's Streamable HTTP endpoint")->required();
     return {logout, [url]() -> int {
-        try {
-            client::oauth::TokenStore store(client::oauth::TokenStore::default_path());
-            const std::string server = client::oauth::canonical_server_url(*url);
-            if (store.remove(server)) fmt::print(stderr, "toolport logout: forgot the tokens for {}\n", server);
-            else fmt::print(stderr, "toolport logout: no tokens were kept for {}\n", server);
-            return 0;
-        } catch (const std::invalid_argument& e) {
-            fmt::print(stderr, "toolport logout: {}\n", e.what());
-            return 2;
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "toolport logout: {}\n", util::sanitize_for_message(e.what(), 500));
-            return 1;
-        }
-    }};
+                try {
+                    client::oauth::TokenStore store(client::oauth::TokenStore::default_path());
+                    const std::string server = client::oauth::canonical_server_url(*url);
+                    if (store.remove(server)) fmt::print(stderr, "toolport logout: forgot the tokens for {}\n", server);
+                    else fmt::print(stderr, "toolport logout: no tokens were kept for {}\n", server);
+                    return 0;
+                } catch (const std::invalid_argument& e) {
+                    fmt::print(stderr, "toolport logout: {}\n", e.what());
+                    return 2;
+                } catch (const std::exception& e) {
+                    fmt::print(stderr, "toolport logout: {}\n", util::sanitize_for_message(e.what(), 500));
+                    return 1;
+                }
+            }};
 }
 
 }  // namespace toolport::commands

@@ -58,14 +58,15 @@ client::oauth::OAuthOptions::OpenerCheck show(const std::string& url) {
     try {
         browser = std::make_shared<client::oauth::BrowserProcess>(argv);
     } catch (const std::runtime_error& e) {
-        throw client::AuthorizationError(fmt::format(
-            "the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand", e.what()));
+        throw client::AuthorizationError(
+            fmt::format("the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand",
+                        e.what()));
     }
     return [browser]() -> std::optional<std::string> {
         auto ended = browser->ended();
         if (ended && !ended->empty()) {
-            return fmt::format("the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand",
-                               *ended);
+            return fmt::format(
+                "the browser command failed ({}); fix $BROWSER, or unset it and open the page above by hand", *ended);
         }
         return ended;
     };
@@ -85,10 +86,11 @@ void add_oauth_flags(CLI::App* command, OAuthFlags& flags) {
     command->add_option("--client-metadata-url", flags.client_metadata_url,
                         "https URL of Toolport's client ID metadata document, used as client_id where the "
                         "authorization server supports such documents");
-    command->add_option("--grant", flags.grant,
-                        "How to obtain tokens: authorization_code (the browser; default), client_credentials "
-                        "(machine to machine), jwt_bearer (a workload identity's assertion) or enterprise (the "
-                        "user's ID token from the enterprise IdP, exchanged there for an ID-JAG)")
+    command
+        ->add_option("--grant", flags.grant,
+                     "How to obtain tokens: authorization_code (the browser; default), client_credentials "
+                     "(machine to machine), jwt_bearer (a workload identity's assertion) or enterprise (the "
+                     "user's ID token from the enterprise IdP, exchanged there for an ID-JAG)")
         ->check(CLI::IsMember({"authorization_code", "client_credentials", "jwt_bearer", "enterprise"}));
     command->add_option("--idp-token-endpoint", flags.idp_token_endpoint, "enterprise: the IdP's token endpoint");
     command->add_option("--idp-client-id", flags.idp_client_id, "enterprise: Toolport's client_id at the IdP");
@@ -96,8 +98,8 @@ void add_oauth_flags(CLI::App* command, OAuthFlags& flags) {
                         "enterprise: file holding the user's ID token (default: $TOOLPORT_IDP_ID_TOKEN)");
     command->add_option("--assertion-file", flags.assertion_file,
                         "jwt_bearer: file holding the workload's JWT (default: $TOOLPORT_ASSERTION)");
-    command->add_option("--login-timeout", flags.login_timeout_s,
-                        "How long to wait for the browser to come back (seconds)")
+    command
+        ->add_option("--login-timeout", flags.login_timeout_s, "How long to wait for the browser to come back (seconds)")
         ->check(CLI::Range(1LL, 3600LL));
     command->add_flag("--no-oauth", flags.no_oauth, "Never authorize with OAuth: a 401 is an error");
 }
@@ -115,9 +117,11 @@ std::shared_ptr<client::oauth::OAuthAuthorizer> make_authorizer(const OAuthFlags
                     : flags.grant == "enterprise"       ? Grant::enterprise
                                                         : Grant::authorization_code;
     options.identity.client_id = flags.client_id;
-    options.identity.client_secret = flags.client_secret_file.empty() ? env_or_empty("TOOLPORT_CLIENT_SECRET")
-                                                                      : read_secret_file(flags.client_secret_file, "client secret");
-    if (!flags.client_key_file.empty()) options.identity.private_key_pem = read_secret_file(flags.client_key_file, "client key");
+    options.identity.client_secret = flags.client_secret_file.empty()
+                                         ? env_or_empty("TOOLPORT_CLIENT_SECRET")
+                                         : read_secret_file(flags.client_secret_file, "client secret");
+    if (!flags.client_key_file.empty())
+        options.identity.private_key_pem = read_secret_file(flags.client_key_file, "client key");
     options.identity.metadata_document_url = flags.client_metadata_url;
     options.signing_alg = flags.signing_alg;
     if (options.grant == Grant::jwt_bearer) {

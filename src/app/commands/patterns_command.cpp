@@ -76,11 +76,14 @@ int list(const PatternsFlags& flags) {
         if (flags.unreviewed_only && !p.unreviewed) continue;
         std::string line = fmt::format("{}\t{}\t{}", p.id(), p.unreviewed ? "unreviewed" : "reviewed",
                                        p.runnable_file.empty() ? std::string("no runnable code") : p.runnable_file);
-        if (p.unreviewed && !p.runnable_file.empty()) line += "\tsha256:" + util::sha256_hex(read_small(p.dir / p.runnable_file));
+        if (p.unreviewed && !p.runnable_file.empty())
+            line += "\tsha256:" + util::sha256_hex(read_small(p.dir / p.runnable_file));
         fmt::print("{}\n", line);
         ++shown;
     }
-    if (shown == 0) fmt::print(stderr, "no {}patterns in {}\n", flags.unreviewed_only ? "unreviewed " : "", settings.patterns_root.string());
+    if (shown == 0)
+        fmt::print(stderr, "no {}patterns in {}\n", flags.unreviewed_only ? "unreviewed " : "",
+                   settings.patterns_root.string());
     return 0;
 }
 
@@ -88,19 +91,22 @@ int approve(const PatternsFlags& flags) {
     const auto settings = settings_of(flags);
     const context::SkillId id = context::parse_skill_id(flags.id, "ID");
     if (std::find(settings.categories.begin(), settings.categories.end(), id.category) == settings.categories.end()) {
-        fmt::print(stderr, "toolport patterns approve: \"{}\" is not a served category\n", util::sanitize_for_message(id.category, 60));
+        fmt::print(stderr, "toolport patterns approve: \"{}\" is not a served category\n",
+                   util::sanitize_for_message(id.category, 60));
         return 1;
     }
     context::PatternLibrary library(context::Root("pattern library", settings.patterns_root), settings.categories);
     const auto files = library.find(id.category, id.name);
     if (!files) {
-        fmt::print(stderr, "toolport patterns approve: no pattern {} in {}\n", id.str(), settings.patterns_root.string());
+        fmt::print(stderr, "toolport patterns approve: no pattern {} in {}\n", id.str(),
+                   settings.patterns_root.string());
         return 1;
     }
     if (!files->unreviewed) {
-        fmt::print("{} is not waiting for approval (not written by a client, or approved already): executeSkill "
-                   "runs it\n",
-                   id.str());
+        fmt::print(
+            "{} is not waiting for approval (not written by a client, or approved already): executeSkill "
+            "runs it\n",
+            id.str());
         return 0;
     }
     const fs::path marker = files->dir / context::unreviewed_marker(id.name);
@@ -112,10 +118,11 @@ int approve(const PatternsFlags& flags) {
         fmt::print("code: {} (sha256 {})\n", (files->dir / files->runnable_file).string(), digest);
         const std::string expected = util::to_lower_ascii(flags.sha256);
         if (!expected.empty() && expected != digest) {
-            fmt::print(stderr,
-                       "toolport patterns approve: the code is not the one you gave (--sha256 {}): it changed since you "
-                       "read it; nothing approved\n",
-                       util::sanitize_for_message(flags.sha256, 80));
+            fmt::print(
+                stderr,
+                "toolport patterns approve: the code is not the one you gave (--sha256 {}): it changed since you "
+                "read it; nothing approved\n",
+                util::sanitize_for_message(flags.sha256, 80));
             return 1;
         }
         if (record.is_object() && record.contains("codeSha256") && record["codeSha256"] != digest) {
@@ -165,9 +172,11 @@ Command add_patterns(CLI::App& app) {
     auto* list_cmd = patterns->add_subcommand("list", "List the library's patterns and whether each is reviewed");
     list_cmd->add_flag("--unreviewed", flags->unreviewed_only, "Only the patterns waiting for approval");
     source(list_cmd);
-    auto* approve_cmd = patterns->add_subcommand("approve", "Let executeSkill run a pattern a client wrote, after reading its code");
+    auto* approve_cmd =
+        patterns->add_subcommand("approve", "Let executeSkill run a pattern a client wrote, after reading its code");
     approve_cmd->add_option("ID", flags->id, "The pattern's id, CATEGORY/NAME")->required();
-    approve_cmd->add_option("--sha256", flags->sha256, "Approve only if the code has this SHA-256 (from `patterns list`)");
+    approve_cmd->add_option("--sha256", flags->sha256,
+                            "Approve only if the code has this SHA-256 (from `patterns list`)");
     source(approve_cmd);
     return {patterns, [list_cmd, approve_cmd, flags]() { return run(list_cmd, approve_cmd, *flags); }};
 }

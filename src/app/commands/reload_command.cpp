@@ -43,15 +43,15 @@ struct ReloadFlags {
 
 // The tools of the server's MCP endpoint, by name; nullopt when they cannot be listed
 // (then the reload is still asked, and its effect is not reported).
-std::optional<std::map<std::string, nlohmann::json>> list_tools(const ReloadFlags& flags,
-                                                                 const http_client::Url& url) {
+std::optional<std::map<std::string, nlohmann::json>> list_tools(const ReloadFlags& flags, const http_client::Url& url) {
     try {
         client::ClientOptions options;
         options.client_name = "toolport-reload";
         options.request_timeout = std::chrono::seconds(30);
         client::SyncClient sync(options);
         const std::string endpoint = url.origin() + (url.target.empty() || url.target == "/" ? "/mcp" : url.target);
-        sync.connect(client::make_http_transport(sync.executor(), http_options(endpoint, flags.token, {}, flags.ca_file)));
+        sync.connect(
+            client::make_http_transport(sync.executor(), http_options(endpoint, flags.token, {}, flags.ca_file)));
         std::map<std::string, nlohmann::json> tools;
         for (auto& tool : sync.list_tools()) {
             if (tool.is_object() && tool.value("name", nlohmann::json()).is_string()) {
@@ -80,7 +80,8 @@ std::string tool_changes(const std::map<std::string, nlohmann::json>& before,
     for (const auto& [name, tool] : before) {
         if (!after.count(name)) removed.push_back(name);
     }
-    if (added.empty() && removed.empty() && changed.empty()) return fmt::format("no tool changed ({} tools)", after.size());
+    if (added.empty() && removed.empty() && changed.empty())
+        return fmt::format("no tool changed ({} tools)", after.size());
     auto part = [](const std::vector<std::string>& names, const char* what) {
         if (names.empty()) return fmt::format("none {}", what);
         std::string list;
@@ -184,7 +185,8 @@ int reload(const ReloadFlags& flags) {
         auto body = nlohmann::json::parse(response->body, nullptr, false);
         if (body.is_object() && body.value("reloading", nlohmann::json()).is_array()) {
             for (const auto& name : body["reloading"]) {
-                if (name.is_string()) sources += (sources.empty() ? "" : ", ") + util::sanitize_for_message(name.get<std::string>(), 80);
+                if (name.is_string())
+                    sources += (sources.empty() ? "" : ", ") + util::sanitize_for_message(name.get<std::string>(), 80);
             }
         }
         wait_for_reload(flags, url, token);
@@ -203,12 +205,14 @@ Command add_reload(CLI::App& app) {
     auto flags = std::make_shared<ReloadFlags>();
     auto* command = app.add_subcommand(
         "reload", "Ask a running server to fetch its REST catalogs and OpenAPI documents again (POST /admin/reload)");
-    command->add_option("--url", flags->url,
-                        "The server's MCP endpoint, e.g. http://127.0.0.1:8080/mcp (/mcp when no path is given); "
-                        "POST /admin/reload is asked at its root")
+    command
+        ->add_option("--url", flags->url,
+                     "The server's MCP endpoint, e.g. http://127.0.0.1:8080/mcp (/mcp when no path is given); "
+                     "POST /admin/reload is asked at its root")
         ->required();
-    command->add_option("--wait-ms", flags->wait_ms,
-                        "How long to wait for the reload to end before reporting what changed (milliseconds)")
+    command
+        ->add_option("--wait-ms", flags->wait_ms,
+                     "How long to wait for the reload to end before reporting what changed (milliseconds)")
         ->check(CLI::Range(0LL, 600000LL));
     command->add_option("--token", flags->token, "Bearer token (default: $TOOLPORT_TOKEN)");
     command->add_option("--ca-file", flags->ca_file, "CA certificate for an https server with a private CA");

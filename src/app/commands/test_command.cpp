@@ -97,7 +97,9 @@ public:
         }
     }
 
-    Json list_tools() override { return translated([&] { return Json(sync_->list_tools()); }); }
+    Json list_tools() override {
+        return translated([&] { return Json(sync_->list_tools()); });
+    }
 
     Json call_tool(const std::string& name, const Json& arguments, std::chrono::milliseconds timeout) override {
         return translated([&] { return sync_->call_tool(name, arguments, with_timeout(timeout)); });
@@ -171,7 +173,8 @@ std::unique_ptr<ClientTarget> make_command_line_target(const TestFlags& flags) {
         }
         return std::make_unique<ClientTarget>(timeout, [config](ClientTarget& target) {
             auto runtime = std::make_unique<Runtime>(config, target.sync().event_loop());
-            auto transport = client::make_in_process_transport(runtime->server(), CallerIdentity{.session_id = "in-process"});
+            auto transport = client::make_in_process_transport(runtime->server(),
+                                                               CallerIdentity{.session_id = "in-process"});
             target.own(std::move(runtime));
             return transport;
         });
@@ -229,7 +232,8 @@ int run_tests(const TestFlags& flags) {
         if (!target && !url.empty()) {
             auto& slot = by_url[url];
             if (!slot) {
-                slot = std::make_unique<ClientTarget>(std::chrono::milliseconds(flags.timeout_ms), http_factory(flags, url));
+                slot = std::make_unique<ClientTarget>(std::chrono::milliseconds(flags.timeout_ms),
+                                                      http_factory(flags, url));
             }
             target = slot.get();
         }

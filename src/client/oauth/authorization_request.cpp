@@ -34,9 +34,10 @@ void check_authorization_response(const AuthorizationResponse& response, const S
     // The issuer first: an error response from a mixed-up server is not to be trusted either.
     if (response.iss) {
         if (*response.iss != server.issuer) {
-            throw AuthorizationError(fmt::format(
-                "the authorization response came from issuer {}, not {}: refusing it (RFC 9207)",
-                util::sanitize_for_message(*response.iss, 200), util::sanitize_for_message(server.issuer, 200)));
+            throw AuthorizationError(
+                fmt::format("the authorization response came from issuer {}, not {}: refusing it (RFC 9207)",
+                            util::sanitize_for_message(*response.iss, 200),
+                            util::sanitize_for_message(server.issuer, 200)));
         }
     } else if (server.iss_parameter_supported) {
         throw AuthorizationError(fmt::format(
@@ -45,7 +46,8 @@ void check_authorization_response(const AuthorizationResponse& response, const S
             util::sanitize_for_message(server.issuer, 200)));
     }
     if (!response.error.empty()) {
-        std::string what = fmt::format("the authorization server refused: {}", util::sanitize_for_message(response.error, 100));
+        std::string what = fmt::format("the authorization server refused: {}",
+                                       util::sanitize_for_message(response.error, 100));
         if (!response.error_description.empty()) {
             what += " (" + util::sanitize_for_message(response.error_description, 300) + ")";
         }

@@ -84,8 +84,7 @@ BrowserProcess::~BrowserProcess() {
     // and the flow must not block on it either way.
     std::thread([pid = pid_] {
         int status = 0;
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     }).detach();
 }
 

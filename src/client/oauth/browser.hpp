@@ -16,8 +16,7 @@ namespace toolport::client::oauth {
 // The argument vector that opens `url`, or an empty one when nothing can (no $BROWSER, no
 // display). `env` is looked up for BROWSER, DISPLAY and WAYLAND_DISPLAY. Throws
 // std::invalid_argument when $BROWSER cannot be split into words.
-std::vector<std::string> browser_command(const std::string& url,
-                                         const std::function<const char*(const char*)>& env);
+std::vector<std::string> browser_command(const std::string& url, const std::function<const char*(const char*)>& env);
 
 // A started browser command, watched without blocking the event loop: a command that
 // fails at once (exits non-zero or is killed: a broken $BROWSER, no browser on the

@@ -51,7 +51,8 @@ Task<RegisteredClient> register_client(http_client::HttpClient& http, const Serv
         client.kind = "pre-registered";
         client.client_id = identity.client_id;
         client.client_secret = identity.client_secret;
-        client.auth_method = choose_auth_method(server, !identity.client_secret.empty(), !identity.private_key_pem.empty());
+        client.auth_method = choose_auth_method(server, !identity.client_secret.empty(),
+                                                !identity.private_key_pem.empty());
         co_return client;
     }
     if (server.client_id_metadata_document_supported && !identity.metadata_document_url.empty()) {
@@ -91,7 +92,8 @@ Task<RegisteredClient> register_client(http_client::HttpClient& http, const Serv
                 detail += " (" + util::sanitize_for_message(body["error_description"].get<std::string>(), 300) + ")";
             }
         }
-        throw AuthorizationError(fmt::format("client registration at {} was refused: HTTP {}{}", shown, response.status, detail));
+        throw AuthorizationError(
+            fmt::format("client registration at {} was refused: HTTP {}{}", shown, response.status, detail));
     }
     if (!body.is_object() || !body.contains("client_id") || !body["client_id"].is_string() ||
         body["client_id"].get<std::string>().empty()) {

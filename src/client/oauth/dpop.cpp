@@ -55,9 +55,11 @@ DpopKey DpopKey::from_pem(std::string private_key_pem) {
     BioPtr bio(BIO_new_mem_buf(private_key_pem.data(), static_cast<int>(private_key_pem.size())), BIO_free);
     if (!bio) throw std::invalid_argument("DPoP: out of memory reading the key");
     // The store holds it unencrypted (the file is the user's only); never prompt for a passphrase.
-    KeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, [](char*, int, int, void*) { return -1; }, nullptr),
+    KeyPtr key(PEM_read_bio_PrivateKey(
+                   bio.get(), nullptr, [](char*, int, int, void*) { return -1; }, nullptr),
                EVP_PKEY_free);
-    if (!key || !EVP_PKEY_is_a(key.get(), "EC")) throw std::invalid_argument("DPoP: the stored key is not an EC private key");
+    if (!key || !EVP_PKEY_is_a(key.get(), "EC"))
+        throw std::invalid_argument("DPoP: the stored key is not an EC private key");
     char group[64] = {};
     std::size_t length = 0;
     if (EVP_PKEY_get_utf8_string_param(key.get(), OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &length) != 1 ||
@@ -70,8 +72,8 @@ DpopKey DpopKey::from_pem(std::string private_key_pem) {
 std::string DpopKey::proof(std::string_view method, std::string_view url, std::string_view access_token,
                            std::string_view nonce) const {
     nlohmann::json header = {{"typ", "dpop+jwt"}, {"alg", "ES256"}, {"jwk", jwk_}};
-    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+    auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     nlohmann::json claims = {
         // Servers keep the jti of proofs they saw to refuse replays (§11.1): one per proof.
         {"jti", util::random_hex(16)},

@@ -23,8 +23,8 @@ Task<std::optional<nlohmann::json>> fetch_json_document(http_client::HttpClient&
     try {
         shown = http_client::parse_url(url).display();
     } catch (const std::invalid_argument& e) {
-        throw AuthorizationError(fmt::format("the {} URL {} is not usable: {}", what,
-                                             util::sanitize_for_message(url, 200), e.what()));
+        throw AuthorizationError(
+            fmt::format("the {} URL {} is not usable: {}", what, util::sanitize_for_message(url, 200), e.what()));
     }
     http_client::Response response;
     try {

@@ -50,9 +50,10 @@ std::string random_state() {
 auth::ClientAuthentication::Method method_of(const std::string& name) {
     auto method = auth::parse_method(name);
     if (!method) {
-        throw AuthorizationError(fmt::format("the client is registered with token endpoint authentication \"{}\", "
-                                             "which Toolport does not support",
-                                             util::sanitize_for_message(name, 60)));
+        throw AuthorizationError(
+            fmt::format("the client is registered with token endpoint authentication \"{}\", "
+                        "which Toolport does not support",
+                        util::sanitize_for_message(name, 60)));
     }
     return *method;
 }
@@ -123,7 +124,7 @@ struct OAuthAuthorizer::Impl {
 
     AsioExecutor& executor;
     OAuthOptions options;
-    std::string server;  // canonical: the store's key
+    std::string server;               // canonical: the store's key
     std::optional<TokenStore> store;  // none: tokens live as long as the authorizer
     http_client::HttpClient http;
     bool loaded = false;
@@ -308,7 +309,8 @@ struct OAuthAuthorizer::Impl {
                 }
             }
         } catch (const auth::TokenEndpointError& e) {
-            std::string what = fmt::format("the token endpoint of {} refused", util::sanitize_for_message(server_name, 200));
+            std::string what = fmt::format("the token endpoint of {} refused",
+                                           util::sanitize_for_message(server_name, 200));
             if (!e.error.empty()) what += ": " + e.error;
             if (!e.description.empty()) what += " (" + e.description + ")";
             throw AuthorizationError(what);
@@ -327,7 +329,8 @@ struct OAuthAuthorizer::Impl {
             co_return *entry.client;
         }
         // A registration (or token) from another authorization server is never shown to this one.
-        RegisteredClient client = co_await register_client(http, metadata, options.identity, redirect_uri, std::move(grant_types));
+        RegisteredClient client = co_await register_client(http, metadata, options.identity, redirect_uri,
+                                                           std::move(grant_types));
         entry.client = client;
         save();
         co_return client;
@@ -342,9 +345,9 @@ struct OAuthAuthorizer::Impl {
         // PKCE is how the code is bound to this client; a server that does not say it does
         // S256 may drop it silently (MCP spec: clients must refuse to proceed then).
         if (!contains(metadata.code_challenge_methods_supported, "S256")) {
-            throw AuthorizationError(fmt::format(
-                "the authorization server {} does not advertise PKCE with S256: refusing to authorize",
-                util::sanitize_for_message(metadata.issuer, 200)));
+            throw AuthorizationError(
+                fmt::format("the authorization server {} does not advertise PKCE with S256: refusing to authorize",
+                            util::sanitize_for_message(metadata.issuer, 200)));
         }
         RedirectListener listener(executor);
         const std::string redirect_uri = listener.redirect_uri();
@@ -411,7 +414,8 @@ struct OAuthAuthorizer::Impl {
         if (!scopes.empty()) grant.emplace_back("scope", join_scopes(scopes));
         entry.client = client;
         const auto key = dpop_key_for(metadata);
-        auto tokens = co_await token(metadata, authentication(client, metadata), std::move(grant), key ? &*key : nullptr);
+        auto tokens = co_await token(metadata, authentication(client, metadata), std::move(grant),
+                                     key ? &*key : nullptr);
         keep(tokens, metadata.issuer, std::move(scopes), key ? &*key : nullptr);
     }
 
@@ -429,7 +433,8 @@ struct OAuthAuthorizer::Impl {
             {"subject_token", options.idp_id_token},
             {"subject_token_type", "urn:ietf:params:oauth:token-type:id_token"}};
         if (!scopes.empty()) exchange.emplace_back("scope", join_scopes(scopes));
-        auto jag = co_await token_at(options.idp_token_endpoint, "the identity provider", idp_client, std::move(exchange));
+        auto jag = co_await token_at(options.idp_token_endpoint, "the identity provider", idp_client,
+                                     std::move(exchange));
         if (jag.issued_token_type != kIdJag) {
             throw AuthorizationError(fmt::format("the identity provider issued a {} instead of an ID-JAG",
                                                  util::sanitize_for_message(jag.issued_token_type, 100)));
@@ -457,8 +462,8 @@ struct OAuthAuthorizer::Impl {
                 server));
         }
         if (++authorizations > kMaxAuthorizations) {
-            throw AuthorizationError(fmt::format("{} still refuses after {} authorizations; giving up", server,
-                                                 kMaxAuthorizations));
+            throw AuthorizationError(
+                fmt::format("{} still refuses after {} authorizations; giving up", server, kMaxAuthorizations));
         }
         std::string challenge_url = challenge ? challenge->param("resource_metadata").value_or("") : "";
         auto d = co_await discover(challenge_url, challenge.has_value());
@@ -472,7 +477,8 @@ struct OAuthAuthorizer::Impl {
         inputs.server_scopes = d->metadata.scopes_supported;
         inputs.want_refresh_token = options.grant == OAuthOptions::Grant::authorization_code;
         auto scopes = select_scopes(inputs);
-        if (options.grant == OAuthOptions::Grant::authorization_code) co_await authorization_code(*d, std::move(scopes));
+        if (options.grant == OAuthOptions::Grant::authorization_code)
+            co_await authorization_code(*d, std::move(scopes));
         else co_await machine_grant(*d, std::move(scopes));
         co_return true;
     }
@@ -485,11 +491,10 @@ struct OAuthAuthorizer::Impl {
         std::optional<ServerMetadata> metadata;
         try {
             metadata = co_await discover_server_metadata(http, issuer);
-        } catch (const AuthorizationError&) {
-        }
+        } catch (const AuthorizationError&) {}
         if (!metadata) co_return false;
         std::vector<std::pair<std::string, std::string>> grant = {{"grant_type", "refresh_token"},
-                                                                   {"refresh_token", entry.tokens->refresh_token}};
+                                                                  {"refresh_token", entry.tokens->refresh_token}};
         if (!entry.resource.empty()) grant.emplace_back("resource", entry.resource);
         auto scopes = entry.tokens->scopes;
         // Tokens bound to a key are refreshed with a proof of the same key (RFC 9449 §5).
@@ -514,8 +519,9 @@ OAuthAuthorizer::OAuthAuthorizer(AsioExecutor& executor, OAuthOptions options) {
     }
     if (options.grant == OAuthOptions::Grant::enterprise &&
         (options.idp_token_endpoint.empty() || options.idp_client_id.empty() || options.idp_id_token.empty())) {
-        throw std::invalid_argument("enterprise-managed authorization needs the IdP's token endpoint, a client_id there "
-                                    "and the user's ID token");
+        throw std::invalid_argument(
+            "enterprise-managed authorization needs the IdP's token endpoint, a client_id there "
+            "and the user's ID token");
     }
     if (options.grant != OAuthOptions::Grant::authorization_code && options.identity.client_id.empty()) {
         throw std::invalid_argument("a client_credentials or JWT-bearer grant needs a client_id");
@@ -553,7 +559,7 @@ Task<std::string> OAuthAuthorizer::authorization() {
 }
 
 Task<std::vector<std::pair<std::string, std::string>>> OAuthAuthorizer::request_headers(std::string method,
-                                                                                       std::string url) {
+                                                                                        std::string url) {
     Impl& i = *impl_;
     std::vector<std::pair<std::string, std::string>> headers;
     std::string authorization = co_await this->authorization();

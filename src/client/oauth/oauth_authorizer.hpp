@@ -44,7 +44,7 @@ struct OAuthOptions {
     // The TokenStore file. Empty: nothing is kept beyond the authorizer's life (a gateway's
     // machine-to-machine upstream, which can always ask for a new token).
     std::string store_path;
-    std::string ca_file;      // trusted for https authorization servers, besides the system's
+    std::string ca_file;  // trusted for https authorization servers, besides the system's
     std::chrono::milliseconds redirect_timeout{std::chrono::minutes(5)};
     // Shows the user the authorization page (opens a browser, prints the URL). What it
     // returns, when set, is asked every 50 ms during the first 2 s of the wait for the
@@ -71,8 +71,7 @@ public:
     Task<bool> refused(unsigned status, std::string www_authenticate) override;
     // With DPoP-bound tokens (the authorization server advertised ES256 proofs), a DPoP
     // proof for `method` and `url` besides Authorization: DPoP.
-    Task<std::vector<std::pair<std::string, std::string>>> request_headers(std::string method,
-                                                                          std::string url) override;
+    Task<std::vector<std::pair<std::string, std::string>>> request_headers(std::string method, std::string url) override;
     // A 401 use_dpop_nonce with a DPoP-Nonce: sent again with the nonce (RFC 9449 §9).
     Task<bool> refused_request(unsigned status, std::string www_authenticate, std::string dpop_nonce) override;
 

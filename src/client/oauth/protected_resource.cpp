@@ -65,12 +65,11 @@ bool resource_matches(std::string_view resource, std::string_view server_url) {
     std::string parent = path_of(named), path = path_of(server);
     while (!parent.empty() && parent.back() == '/') parent.pop_back();
     if (parent.empty()) return true;
-    return path == parent || (path.size() > parent.size() && path.compare(0, parent.size(), parent) == 0 &&
-                              path[parent.size()] == '/');
+    return path == parent ||
+           (path.size() > parent.size() && path.compare(0, parent.size(), parent) == 0 && path[parent.size()] == '/');
 }
 
-ProtectedResource parse_protected_resource(const nlohmann::json& document, std::string_view server_url,
-                                           std::string url) {
+ProtectedResource parse_protected_resource(const nlohmann::json& document, std::string_view server_url, std::string url) {
     ProtectedResource prm;
     prm.url = std::move(url);
     auto resource = document.find("resource");
@@ -79,9 +78,9 @@ ProtectedResource parse_protected_resource(const nlohmann::json& document, std::
     }
     prm.resource = resource->get<std::string>();
     if (!resource_matches(prm.resource, server_url)) {
-        throw AuthorizationError(fmt::format(
-            "the protected resource metadata at {} is for {}, not for {}: refusing to authorize", prm.url,
-            util::sanitize_for_message(prm.resource, 200), canonical_server_url(server_url)));
+        throw AuthorizationError(
+            fmt::format("the protected resource metadata at {} is for {}, not for {}: refusing to authorize", prm.url,
+                        util::sanitize_for_message(prm.resource, 200), canonical_server_url(server_url)));
     }
     bool malformed = false;
     prm.authorization_servers = string_list(document, "authorization_servers", malformed);
@@ -93,14 +92,14 @@ ProtectedResource parse_protected_resource(const nlohmann::json& document, std::
             prm.url));
     }
     if (prm.authorization_servers.empty()) {
-        throw AuthorizationError(fmt::format("the protected resource metadata at {} names no authorization server", prm.url));
+        throw AuthorizationError(
+            fmt::format("the protected resource metadata at {} names no authorization server", prm.url));
     }
     return prm;
 }
 
 Task<std::optional<ProtectedResource>> discover_protected_resource(http_client::HttpClient& http,
-                                                                   std::string server_url,
-                                                                   std::string challenge_url) {
+                                                                   std::string server_url, std::string challenge_url) {
     std::vector<std::string> urls;
     if (!challenge_url.empty()) urls.push_back(challenge_url);
     for (auto& url : protected_resource_metadata_urls(server_url)) urls.push_back(std::move(url));

@@ -21,10 +21,10 @@ class HttpClient;
 namespace toolport::client::oauth {
 
 struct ProtectedResource {
-    std::string resource;                       // as published: the RFC 8707 resource to ask for
+    std::string resource;                            // as published: the RFC 8707 resource to ask for
     std::vector<std::string> authorization_servers;  // issuer identifiers, at least one
-    std::vector<std::string> scopes_supported;  // may be empty
-    std::string url;                            // where it was found
+    std::vector<std::string> scopes_supported;       // may be empty
+    std::string url;                                 // where it was found
 };
 
 // The server's canonical URI (MCP spec, "Canonical Server URI"): scheme and host lower-
@@ -41,14 +41,12 @@ std::vector<std::string> protected_resource_metadata_urls(std::string_view serve
 bool resource_matches(std::string_view resource, std::string_view server_url);
 
 // Checks a fetched document (shape and resource). Throws AuthorizationError.
-ProtectedResource parse_protected_resource(const nlohmann::json& document, std::string_view server_url,
-                                           std::string url);
+ProtectedResource parse_protected_resource(const nlohmann::json& document, std::string_view server_url, std::string url);
 
 // Finds the server's metadata: `challenge_url` (from WWW-Authenticate; may be empty) first,
 // then the well-known URLs. nullopt when none of them has a document (a server of the
 // 2025-03-26 revision, which had none). Throws AuthorizationError.
 Task<std::optional<ProtectedResource>> discover_protected_resource(http_client::HttpClient& http,
-                                                                   std::string server_url,
-                                                                   std::string challenge_url);
+                                                                   std::string server_url, std::string challenge_url);
 
 }  // namespace toolport::client::oauth

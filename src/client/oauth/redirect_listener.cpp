@@ -87,31 +87,33 @@ struct RedirectListener::Impl : std::enable_shared_from_this<Impl> {
         read->parser.body_limit(kMaxRequestBytes);
         read->parser.header_limit(kMaxRequestBytes);
         auto self = shared_from_this();
-        http::async_read(*socket, read->buffer, read->parser, [self, socket, read](boost::system::error_code ec, std::size_t) {
-            if (ec) return;
-            const auto& request = read->parser.get();
-            std::string target(request.target());
-            std::string path = target.substr(0, target.find('?'));
-            std::string query = target.find('?') == std::string::npos ? "" : target.substr(target.find('?') + 1);
-            unsigned status = 200;
-            std::string text;
-            if (path != "/callback" || request.method() != http::verb::get) {
-                status = 404;
-                text = "Not found.";
-            } else {
-                text = self->take(query, status);
-            }
-            auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
-            response->set(http::field::content_type, "text/html; charset=utf-8");
-            response->set(http::field::cache_control, "no-store");
-            response->set(http::field::connection, "close");
-            response->body() = fmt::format(kPage, text);
-            response->prepare_payload();
-            http::async_write(*socket, *response, [socket, response](boost::system::error_code, std::size_t) {
-                boost::system::error_code ignored;
-                socket->shutdown(tcp::socket::shutdown_both, ignored);
+        http::async_read(
+            *socket, read->buffer, read->parser, [self, socket, read](boost::system::error_code ec, std::size_t) {
+                if (ec) return;
+                const auto& request = read->parser.get();
+                std::string target(request.target());
+                std::string path = target.substr(0, target.find('?'));
+                std::string query = target.find('?') == std::string::npos ? "" : target.substr(target.find('?') + 1);
+                unsigned status = 200;
+                std::string text;
+                if (path != "/callback" || request.method() != http::verb::get) {
+                    status = 404;
+                    text = "Not found.";
+                } else {
+                    text = self->take(query, status);
+                }
+                auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status),
+                                                                                    11);
+                response->set(http::field::content_type, "text/html; charset=utf-8");
+                response->set(http::field::cache_control, "no-store");
+                response->set(http::field::connection, "close");
+                response->body() = fmt::format(kPage, text);
+                response->prepare_payload();
+                http::async_write(*socket, *response, [socket, response](boost::system::error_code, std::size_t) {
+                    boost::system::error_code ignored;
+                    socket->shutdown(tcp::socket::shutdown_both, ignored);
+                });
             });
-        });
     }
 
     // Hands the redirect's parameters to the flow; returns the page's sentence.
@@ -137,7 +139,8 @@ struct RedirectListener::Impl : std::enable_shared_from_this<Impl> {
         // Resumes the flow after this answer is queued; post, so it does not run inside the read handler.
         auto completion = *result;
         executor.post([completion, value = std::move(*response)]() mutable { completion.set_value(std::move(value)); });
-        return refused ? "The sign-in was refused; see the terminal." : "Signed in. You can close this window and go back to the terminal.";
+        return refused ? "The sign-in was refused; see the terminal."
+                       : "Signed in. You can close this window and go back to the terminal.";
     }
 };
 
@@ -147,7 +150,9 @@ RedirectListener::RedirectListener(AsioExecutor& executor) : impl_(std::make_sha
     impl_->acceptor.open(endpoint.protocol(), ec);
     if (!ec) impl_->acceptor.bind(endpoint, ec);
     if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) throw AuthorizationError(fmt::format("cannot listen on 127.0.0.1 for the authorization redirect: {}", ec.message()));
+    if (ec)
+        throw AuthorizationError(
+            fmt::format("cannot listen on 127.0.0.1 for the authorization redirect: {}", ec.message()));
     impl_->port = impl_->acceptor.local_endpoint().port();
     impl_->accept();
 }
@@ -155,7 +160,8 @@ RedirectListener::RedirectListener(AsioExecutor& executor) : impl_(std::make_sha
 RedirectListener::~RedirectListener() {
     boost::system::error_code ignored;
     impl_->acceptor.close(ignored);
-    if (impl_->result && !impl_->result->done()) impl_->result->set_error(std::make_exception_ptr(OperationCancelled("closed")));
+    if (impl_->result && !impl_->result->done())
+        impl_->result->set_error(std::make_exception_ptr(OperationCancelled("closed")));
 }
 
 std::string RedirectListener::redirect_uri() const { return fmt::format("http://127.0.0.1:{}/callback", impl_->port); }
@@ -178,9 +184,9 @@ Task<AuthorizationResponse> RedirectListener::wait(std::string state, std::chron
     impl->waiting = true;
     auto completion = *impl->result;
     auto cancel_timer = impl->executor.schedule_after(timeout, [completion, timeout]() mutable {
-        completion.set_error(std::make_exception_ptr(AuthorizationError(fmt::format(
-            "no authorization response came back within {} s (was the sign-in finished in the browser?)",
-            timeout.count() / 1000))));
+        completion.set_error(std::make_exception_ptr(AuthorizationError(
+            fmt::format("no authorization response came back within {} s (was the sign-in finished in the browser?)",
+                        timeout.count() / 1000))));
     });
     try {
         auto response = co_await completion;

@@ -13,11 +13,11 @@
 namespace toolport::client::oauth {
 
 struct ScopeInputs {
-    std::string challenge_scope;                  // WWW-Authenticate scope, space-separated
-    std::vector<std::string> resource_scopes;     // PRM scopes_supported
+    std::string challenge_scope;               // WWW-Authenticate scope, space-separated
+    std::vector<std::string> resource_scopes;  // PRM scopes_supported
     std::vector<std::string> previously_requested;
-    std::vector<std::string> server_scopes;       // AS metadata scopes_supported
-    bool want_refresh_token = true;               // not for client credentials
+    std::vector<std::string> server_scopes;  // AS metadata scopes_supported
+    bool want_refresh_token = true;          // not for client credentials
 };
 
 // The scopes to ask for, in order, without duplicates; empty: omit the parameter.

@@ -28,15 +28,16 @@ std::vector<std::string> strings(const nlohmann::json& document, const char* nam
 std::string endpoint(const nlohmann::json& document, const char* name, std::string_view url, bool required) {
     auto it = document.find(name);
     if (it == document.end() || !it->is_string()) {
-        if (required) throw AuthorizationError(fmt::format("the authorization server metadata at {} has no {}", url, name));
+        if (required)
+            throw AuthorizationError(fmt::format("the authorization server metadata at {} has no {}", url, name));
         return {};
     }
     std::string value = it->get<std::string>();
     try {
         http_client::parse_url(value);
     } catch (const std::invalid_argument& e) {
-        throw AuthorizationError(fmt::format("the {} of the authorization server metadata at {} is not usable: {}", name,
-                                             url, e.what()));
+        throw AuthorizationError(
+            fmt::format("the {} of the authorization server metadata at {} is not usable: {}", name, url, e.what()));
     }
     return value;
 }
@@ -58,9 +59,10 @@ ServerMetadata parse_server_metadata(const nlohmann::json& document, std::string
         throw AuthorizationError(fmt::format("the authorization server metadata at {} names no issuer", url));
     }
     if (it->get<std::string>() != issuer) {
-        throw AuthorizationError(fmt::format(
-            "the authorization server metadata at {} is for issuer {}, not {}: refusing to use it", url,
-            util::sanitize_for_message(it->get<std::string>(), 200), util::sanitize_for_message(issuer, 200)));
+        throw AuthorizationError(
+            fmt::format("the authorization server metadata at {} is for issuer {}, not {}: refusing to use it", url,
+                        util::sanitize_for_message(it->get<std::string>(), 200),
+                        util::sanitize_for_message(issuer, 200)));
     }
     ServerMetadata m;
     m.issuer = std::string(issuer);
@@ -92,8 +94,8 @@ ServerMetadata default_endpoints(std::string_view origin) {
 Task<std::optional<ServerMetadata>> discover_server_metadata(http_client::HttpClient& http, std::string issuer) {
     auto urls = auth::DiscoveredKeySource::metadata_urls(issuer);
     if (urls.empty()) {
-        throw AuthorizationError(fmt::format("the authorization server {} is not an http(s) URL",
-                                             util::sanitize_for_message(issuer, 200)));
+        throw AuthorizationError(
+            fmt::format("the authorization server {} is not an http(s) URL", util::sanitize_for_message(issuer, 200)));
     }
     for (const auto& url : urls) {
         auto document = co_await fetch_json_document(http, url, "authorization server metadata");

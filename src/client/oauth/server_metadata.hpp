@@ -27,8 +27,7 @@ namespace toolport::client::oauth {
 struct ServerMetadata {
     std::string issuer;  // as recorded: the authorization response's iss is compared with it
     std::string authorization_endpoint, token_endpoint, registration_endpoint;
-    std::vector<std::string> scopes_supported, code_challenge_methods_supported,
-        token_endpoint_auth_methods_supported;
+    std::vector<std::string> scopes_supported, code_challenge_methods_supported, token_endpoint_auth_methods_supported;
     // RFC 9449 §5.1: the JWS algorithms it accepts in DPoP proofs; non-empty: it binds tokens.
     std::vector<std::string> dpop_signing_alg_values_supported;
     bool client_id_metadata_document_supported = false;

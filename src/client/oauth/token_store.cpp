@@ -23,13 +23,17 @@ namespace {
 constexpr std::size_t kMaxStoreBytes = 16 << 20;
 
 Json client_json(const RegisteredClient& c) {
-    return {{"issuer", c.issuer}, {"client_id", c.client_id}, {"client_secret", c.client_secret},
-            {"auth_method", c.auth_method}, {"kind", c.kind}};
+    return {{"issuer", c.issuer},
+            {"client_id", c.client_id},
+            {"client_secret", c.client_secret},
+            {"auth_method", c.auth_method},
+            {"kind", c.kind}};
 }
 
 Json tokens_json(const StoredTokens& t) {
-    Json j = {{"issuer", t.issuer},         {"access_token", t.access_token}, {"token_type", t.token_type},
-              {"refresh_token", t.refresh_token}, {"expires_at", t.expires_at}, {"scopes", t.scopes}};
+    Json j = {{"issuer", t.issuer},         {"access_token", t.access_token},
+              {"token_type", t.token_type}, {"refresh_token", t.refresh_token},
+              {"expires_at", t.expires_at}, {"scopes", t.scopes}};
     if (!t.dpop_key.empty()) j["dpop_key"] = t.dpop_key;
     return j;
 }
@@ -53,7 +57,8 @@ ServerEntry entry_from(const Json& j) {
         tokens.token_type = str(*t, "token_type");
         tokens.refresh_token = str(*t, "refresh_token");
         tokens.dpop_key = str(*t, "dpop_key");
-        if (auto x = t->find("expires_at"); x != t->end() && x->is_number_integer()) tokens.expires_at = x->get<std::int64_t>();
+        if (auto x = t->find("expires_at"); x != t->end() && x->is_number_integer())
+            tokens.expires_at = x->get<std::int64_t>();
         if (auto s = t->find("scopes"); s != t->end() && s->is_array()) {
             for (const auto& scope : *s) {
                 if (scope.is_string()) tokens.scopes.push_back(scope.get<std::string>());
@@ -85,7 +90,8 @@ Json read_store(const std::string& path) {
     }
     std::ostringstream text;
     text << in.rdbuf();
-    if (text.str().size() > kMaxStoreBytes) throw TokenStoreError(fmt::format("{} is too large to be a token store", path));
+    if (text.str().size() > kMaxStoreBytes)
+        throw TokenStoreError(fmt::format("{} is too large to be a token store", path));
     Json store = Json::parse(text.str(), nullptr, false);
     if (store.is_discarded() || !store.is_object()) {
         throw TokenStoreError(fmt::format("{} is not a JSON object; remove it to start afresh", path));

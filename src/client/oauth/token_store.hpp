@@ -30,7 +30,7 @@ struct RegisteredClient {
 struct StoredTokens {
     std::string issuer;  // of the authorization server that issued them
     std::string access_token, token_type, refresh_token;
-    std::int64_t expires_at = 0;  // Unix seconds; 0: unknown
+    std::int64_t expires_at = 0;      // Unix seconds; 0: unknown
     std::vector<std::string> scopes;  // asked for (the union grows with step-up)
     // DPoP (RFC 9449): the PEM private key the tokens are bound to, "" when they are not.
     // Kept with them because a bound access or refresh token is useless without it.

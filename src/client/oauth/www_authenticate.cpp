@@ -67,8 +67,7 @@ std::optional<std::vector<Challenge>> parse_challenges(std::string_view header) 
     std::vector<Challenge> challenges;
     Cursor c{header};
     while (true) {
-        while (c.eat(',')) {
-        }
+        while (c.eat(',')) {}
         c.skip_space();
         if (c.done()) break;
         std::string name = c.token();

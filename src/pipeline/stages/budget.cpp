@@ -25,7 +25,8 @@ std::optional<std::int64_t> reported_calls(const Call& call, const ToolResult& r
     if (call.downstream_api_calls) return *call.downstream_api_calls;
     if (result.meta.is_object()) {
         auto it = result.meta.find("downstream_api_calls");
-        if (it != result.meta.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0) return it->get<std::int64_t>();
+        if (it != result.meta.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0)
+            return it->get<std::int64_t>();
     }
     return std::nullopt;
 }
@@ -40,9 +41,7 @@ std::int64_t cost_of_failure(const Call& call, const ToolError& e) {
     return reached ? std::max<std::int64_t>(1, sent) : sent;
 }
 
-int percent(std::int64_t used, std::int64_t limit) {
-    return limit <= 0 ? 100 : static_cast<int>(used * 100 / limit);
-}
+int percent(std::int64_t used, std::int64_t limit) { return limit <= 0 ? 100 : static_cast<int>(used * 100 / limit); }
 
 }  // namespace
 
@@ -75,7 +74,6 @@ BudgetStage::Scope BudgetStage::scope_for(const RequestContext& ctx) {
     return {Scope::Kind::session, util::named_digest("session:", session)};
 }
 
-
 namespace {
 
 // The scope in words, for a refusal: what the client should know about what it hit.
@@ -84,9 +82,10 @@ std::string scope_words(const BudgetStage::Scope& scope, const BudgetPolicy& pol
         case BudgetStage::Scope::Kind::trace: return "this user request (its traceparent trace id)";
         case BudgetStage::Scope::Kind::request: return "this user request (its _meta \"toolport/request\" id)";
         case BudgetStage::Scope::Kind::session:
-            return fmt::format("this session, which marks no user request (no traceparent or _meta \"toolport/request\"), "
-                               "since it was last idle for {} s",
-                               policy.session_idle.count());
+            return fmt::format(
+                "this session, which marks no user request (no traceparent or _meta \"toolport/request\"), "
+                "since it was last idle for {} s",
+                policy.session_idle.count());
         case BudgetStage::Scope::Kind::call: break;
     }
     return "this call";
@@ -118,8 +117,11 @@ void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actua
     for (int threshold : {90, 75}) {
         if (percent(before, limit) < threshold && pct >= threshold) {
             std::string message = threshold >= 90 ? "Budget critically low" : "Budget warning";
-            Json fields = {{"message", message}, {"tool_name", tool}, {"downstream_calls", used},
-                           {"limit", limit},     {"percent_used", pct}};
+            Json fields = {{"message", message},
+                           {"tool_name", tool},
+                           {"downstream_calls", used},
+                           {"limit", limit},
+                           {"percent_used", pct}};
             observability::log_event(observability::EventLevel::warn, "mcp_budget_warning", fields);
             call.ctx.log(LogLevel::warning,
                          Json{{"event", "mcp_budget_warning"},
@@ -139,8 +141,8 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
         if (call.service().empty()) co_return co_await next(call);
         try {
             ToolResult result = co_await next(call);
-            call.downstream_api_calls =
-                static_cast<int>(reported_calls(call, result).value_or(policy.default_downstream_per_call));
+            call.downstream_api_calls = static_cast<int>(
+                reported_calls(call, result).value_or(policy.default_downstream_per_call));
             co_return result;
         } catch (const ToolError& e) {
             call.downstream_api_calls = static_cast<int>(cost_of_failure(call, e));
@@ -199,7 +201,8 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
                                       reservation.used, limit, scope_words(scoped, policy), reserve));
         if (scoped.kind == Scope::Kind::session) {
             refusal.suggest(fmt::format(
-                "Ask for less (narrow the scope, batch work into fewer calls, or ask for summaries); the session's tally starts "
+                "Ask for less (narrow the scope, batch work into fewer calls, or ask for summaries); the session's "
+                "tally starts "
                 "again after {} s without calls (a host that sends traceparent or _meta \"toolport/request\" gets "
                 "a budget per user request)",
                 policy.session_idle.count()));

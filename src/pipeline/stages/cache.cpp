@@ -68,7 +68,8 @@ std::string CacheStage::key(const Call& call, const std::string& generation) {
     const auto& headers = call.ctx.caller().client_headers;
     if (!headers.empty()) {
         std::string credentials;
-        for (const auto& [name, value] : headers) credentials.append(name).append(1, '\0').append(value).append(1, '\0');
+        for (const auto& [name, value] : headers)
+            credentials.append(name).append(1, '\0').append(value).append(1, '\0');
         key += ":h" + util::sha256_hex(credentials).substr(0, 24);
     }
     return key;

@@ -17,17 +17,15 @@ Verdict verdict_of(ToolErrorCode code) {
     switch (code) {
         case ToolErrorCode::upstream_error:
         case ToolErrorCode::timeout:
-        case ToolErrorCode::internal_error:
-            return Verdict::failure;
+        case ToolErrorCode::internal_error: return Verdict::failure;
         case ToolErrorCode::rate_limited:
         case ToolErrorCode::budget_exceeded:
         case ToolErrorCode::missing_api_key:
         case ToolErrorCode::server_unhealthy:
         case ToolErrorCode::upstream_credentials_unavailable:
         case ToolErrorCode::upstream_authorization_failed:
-            return Verdict::neutral;  // refused on our side: the service was never asked
-        default:
-            return Verdict::success;  // the service answered; the call itself was wrong
+            return Verdict::neutral;       // refused on our side: the service was never asked
+        default: return Verdict::success;  // the service answered; the call itself was wrong
     }
 }
 
@@ -110,7 +108,7 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
 }
 
 CircuitBreaker::State CircuitBreakerStage::state_of(const std::string& service,
-                                                   CircuitBreaker::Clock::time_point now) const {
+                                                    CircuitBreaker::Clock::time_point now) const {
     auto it = breakers_.find(service);
     return it == breakers_.end() ? CircuitBreaker::State::closed : it->second.state(now);
 }

@@ -59,8 +59,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
         cancelled = std::current_exception();
     }
     const std::string code = cancelled ? std::string(kCancelled) : outcome_code(result);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - call.started).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - call.started).count();
     const std::string& tool = call.tool->name;
     // Handles, not labelled updates: building the labels and looking the series up under
     // the registry's lock was ~3.5 % of a call's CPU.
@@ -101,7 +100,9 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     // server's throughput, and /metrics already counts them. Failures stay warnings.
     const bool ok = code == "OK" || cancelled;
     if (spdlog::should_log(ok ? spdlog::level::debug : spdlog::level::warn)) {
-        Json fields = {{"tool", tool}, {"request_id", protocol::loggable_id(call.ctx.request_id())}, {"code", code},
+        Json fields = {{"tool", tool},
+                       {"request_id", protocol::loggable_id(call.ctx.request_id())},
+                       {"code", code},
                        {"duration_ms", seconds * 1000}};
         if (!call.tool->source.empty()) fields["source"] = call.tool->source;
         if (!call.service().empty()) fields["service"] = call.service();

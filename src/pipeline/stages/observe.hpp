@@ -56,7 +56,7 @@ private:
     };
 
     std::unordered_map<std::string, Tally> tallies_;  // by session id
-    observability::HandleCache<ToolSeries> series_;    // by tool name
+    observability::HandleCache<ToolSeries> series_;   // by tool name
 };
 
 }  // namespace toolport::pipeline

@@ -10,8 +10,8 @@ namespace toolport::pipeline {
 namespace {
 
 ToolError timeout_error(std::chrono::milliseconds limit) {
-    return ToolError(ToolErrorCode::timeout, fmt::format("The tool did not finish within {} ms and was cancelled",
-                                                         limit.count()))
+    return ToolError(ToolErrorCode::timeout,
+                     fmt::format("The tool did not finish within {} ms and was cancelled", limit.count()))
         .suggest("Retry with a narrower request: a lower limit, more specific filters, or fewer items at once.");
 }
 

@@ -63,7 +63,8 @@ const Json* subschema_at(const Json& root, const std::vector<std::string>& path)
             next = &(*p)[seg];
         } else if (is_index(seg)) {
             std::size_t index = std::stoul(seg);
-            if (auto pi = s->find("prefixItems"); pi != s->end() && pi->is_array() && index < pi->size()) next = &(*pi)[index];
+            if (auto pi = s->find("prefixItems"); pi != s->end() && pi->is_array() && index < pi->size())
+                next = &(*pi)[index];
             else if (auto it = s->find("items"); it != s->end() && it->is_object()) next = &*it;
         } else if (auto ap = s->find("additionalProperties"); ap != s->end() && ap->is_object()) {
             next = &*ap;
@@ -134,12 +135,16 @@ std::string describe(const Json& schema, const schema::ValidationError& error) {
     std::vector<std::string> parts;
     if (auto e = schema.find("enum"); e != schema.end()) parts.push_back("one of " + dump_short(*e));
     else if (auto c = schema.find("const"); c != schema.end()) parts.push_back("exactly " + dump_short(*c));
-    else if (auto t = schema.find("type"); t != schema.end()) parts.push_back(t->is_string() ? t->get<std::string>() : dump_short(*t));
-    if (auto f = schema.find("format"); f != schema.end() && f->is_string()) parts.push_back("format " + f->get<std::string>());
-    if (auto p = schema.find("pattern"); p != schema.end() && p->is_string()) parts.push_back("matching " + p->get<std::string>());
+    else if (auto t = schema.find("type"); t != schema.end())
+        parts.push_back(t->is_string() ? t->get<std::string>() : dump_short(*t));
+    if (auto f = schema.find("format"); f != schema.end() && f->is_string())
+        parts.push_back("format " + f->get<std::string>());
+    if (auto p = schema.find("pattern"); p != schema.end() && p->is_string())
+        parts.push_back("matching " + p->get<std::string>());
     for (const char* k : {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "minLength", "maxLength",
                           "minItems", "maxItems"}) {
-        if (auto v = schema.find(k); v != schema.end() && v->is_number()) parts.push_back(fmt::format("{} {}", k, v->dump()));
+        if (auto v = schema.find(k); v != schema.end() && v->is_number())
+            parts.push_back(fmt::format("{} {}", k, v->dump()));
     }
     if (parts.empty()) return error.message;
     std::string out;
@@ -237,7 +242,8 @@ ToolError unknown_arguments_error(const std::vector<std::string>& parent, const 
     for (const auto& name : unknown) names_text += (names_text.empty() ? "" : ", ") + ("\"" + qualified(name) + "\"");
     std::string message = fmt::format(
         "Unknown argument{} {}: the tool does not define {} (arguments it does not define are refused, not ignored)",
-        unknown.size() == 1 ? "" : "s", util::sanitize_for_message(names_text, 400), unknown.size() == 1 ? "it" : "them");
+        unknown.size() == 1 ? "" : "s", util::sanitize_for_message(names_text, 400),
+        unknown.size() == 1 ? "it" : "them");
     if (!hints.empty()) {
         std::string joined;
         for (const auto& h : hints) joined += (joined.empty() ? "" : "; ") + h;
@@ -298,7 +304,8 @@ std::optional<ToolError> unknown_from_schema(const Json& input_schema, const Jso
     const Json* where = &arguments;
     for (const auto& seg : *parent) {
         if (where->is_object() && where->contains(seg)) where = &(*where)[seg];
-        else if (where->is_array() && is_index(seg) && std::stoul(seg) < where->size()) where = &(*where)[std::stoul(seg)];
+        else if (where->is_array() && is_index(seg) && std::stoul(seg) < where->size())
+            where = &(*where)[std::stoul(seg)];
         else break;
     }
     return unknown_arguments_error(*parent, unknown, *where, accepted);
@@ -342,7 +349,8 @@ std::optional<ToolError> ValidationStage::check(const std::shared_ptr<const Tool
         if (auto accepted = schema::accepted_argument_names(tool->input_schema)) {
             std::vector<std::string> unknown;
             for (auto it = arguments.begin(); it != arguments.end(); ++it) {
-                if (std::find(accepted->begin(), accepted->end(), it.key()) == accepted->end()) unknown.push_back(it.key());
+                if (std::find(accepted->begin(), accepted->end(), it.key()) == accepted->end())
+                    unknown.push_back(it.key());
             }
             if (!unknown.empty()) return unknown_arguments_error({}, unknown, arguments, *accepted);
         }

@@ -24,7 +24,7 @@ public:
 
 private:
     struct Entry {
-        std::weak_ptr<const ToolSpec> tool;  // the definition the schema was compiled from
+        std::weak_ptr<const ToolSpec> tool;                    // the definition the schema was compiled from
         std::shared_ptr<const schema::CompiledSchema> schema;  // null: schema unusable, skip
     };
     std::shared_ptr<const schema::CompiledSchema> schema_for(const std::shared_ptr<const ToolSpec>& tool);

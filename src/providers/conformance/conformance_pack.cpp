@@ -57,8 +57,9 @@ void add_tools(SourceContext& c) {
                     }));
     c.add_tool(tool("test_embedded_resource", "Tests embedded resource content response",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
-                        co_return ToolResult{}.add(content::embedded_text_resource(
-                            "test://embedded-resource", "This is an embedded resource content.", "text/plain"));
+                        co_return ToolResult{}.add(
+                            content::embedded_text_resource("test://embedded-resource",
+                                                            "This is an embedded resource content.", "text/plain"));
                     }));
     c.add_tool(tool("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)",
                     [](RequestContext&, const Json&) -> Task<ToolResult> {
@@ -134,25 +135,26 @@ void add_tools(SourceContext& c) {
             co_return co_await elicitation_tool(ctx, std::move(params), "User response");
         },
         string_arg_schema("message", "The message to show the user")));
-    c.add_tool(tool("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034",
-                    [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-                        Json properties = {
-                            {"name", {{"type", "string"}, {"description", "User name"}, {"default", "John Doe"}}},
-                            {"age", {{"type", "integer"}, {"description", "User age"}, {"default", 30}}},
-                            {"score", {{"type", "number"}, {"description", "User score"}, {"default", 95.5}}},
-                            {"status",
-                             {{"type", "string"},
-                              {"description", "User status"},
-                              {"enum", {"active", "inactive", "pending"}},
-                              {"default", "active"}}},
-                            {"verified", {{"type", "boolean"}, {"description", "Verification status"}, {"default", true}}},
-                        };
-                        Json params = {{"mode", "form"},
-                                       {"message", "Please review and update the form fields with defaults"},
-                                       {"requestedSchema",
-                                        {{"type", "object"}, {"properties", properties}, {"required", Json::array()}}}};
-                        co_return co_await elicitation_tool(ctx, std::move(params), "Elicitation completed");
-                    }));
+    c.add_tool(
+        tool("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034",
+             [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                 Json properties = {
+                     {"name", {{"type", "string"}, {"description", "User name"}, {"default", "John Doe"}}},
+                     {"age", {{"type", "integer"}, {"description", "User age"}, {"default", 30}}},
+                     {"score", {{"type", "number"}, {"description", "User score"}, {"default", 95.5}}},
+                     {"status",
+                      {{"type", "string"},
+                       {"description", "User status"},
+                       {"enum", {"active", "inactive", "pending"}},
+                       {"default", "active"}}},
+                     {"verified", {{"type", "boolean"}, {"description", "Verification status"}, {"default", true}}},
+                 };
+                 Json params = {{"mode", "form"},
+                                {"message", "Please review and update the form fields with defaults"},
+                                {"requestedSchema",
+                                 {{"type", "object"}, {"properties", properties}, {"required", Json::array()}}}};
+                 co_return co_await elicitation_tool(ctx, std::move(params), "Elicitation completed");
+             }));
     c.add_tool(tool(
         "test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330",
         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
@@ -163,7 +165,9 @@ void add_tools(SourceContext& c) {
             };
             Json properties = {
                 {"untitledSingle",
-                 {{"type", "string"}, {"description", "Select one option"}, {"enum", {"option1", "option2", "option3"}}}},
+                 {{"type", "string"},
+                  {"description", "Select one option"},
+                  {"enum", {"option1", "option2", "option3"}}}},
                 {"titledSingle",
                  {{"type", "string"}, {"description", "Select one option with titles"}, {"oneOf", titled("Option")}}},
                 {"legacyEnum",
@@ -186,7 +190,8 @@ void add_tools(SourceContext& c) {
             };
             Json params = {{"mode", "form"},
                            {"message", "Please select options from the enum fields"},
-                           {"requestedSchema", {{"type", "object"}, {"properties", properties}, {"required", Json::array()}}}};
+                           {"requestedSchema",
+                            {{"type", "object"}, {"properties", properties}, {"required", Json::array()}}}};
             co_return co_await elicitation_tool(ctx, std::move(params), "Elicitation completed");
         }));
     c.add_tool(tool(
@@ -236,9 +241,8 @@ void add_resources(Registry& registry, const std::string& source) {
         if constexpr (std::is_same_v<decltype(spec), ResourceSpec>) registry.add_resource(std::move(spec));
         else registry.add_resource_template(std::move(spec));
     };
-    add(text_resource("test://static-text", "static-text", "Static Text Resource",
-                                 "A static text resource for testing",
-                                 "This is the content of the static text resource."));
+    add(text_resource("test://static-text", "static-text", "Static Text Resource", "A static text resource for testing",
+                      "This is the content of the static text resource."));
     ResourceSpec binary;
     binary.uri = "test://static-binary";
     binary.name = "static-binary";
@@ -250,7 +254,7 @@ void add_resources(Registry& registry, const std::string& source) {
     };
     add(std::move(binary));
     add(text_resource("test://watched-resource", "watched-resource", "Watched Resource",
-                                 "A resource that auto-updates every 3 seconds", "Watched resource content"));
+                      "A resource that auto-updates every 3 seconds", "Watched resource content"));
 
     ResourceTemplateSpec tmpl;
     tmpl.uri_template = "test://template/{id}/data";
@@ -290,8 +294,9 @@ void add_prompts(Registry& registry, const std::string& source) {
     with_args.description = "A prompt with required arguments";
     with_args.arguments = {{"arg1", "", "First test argument", true}, {"arg2", "", "Second test argument", true}};
     with_args.handler = [](RequestContext&, const Json& args) -> Task<Json> {
-        co_return Json{{"messages", {user_text(fmt::format("Prompt with arguments: arg1='{}', arg2='{}'",
-                                                           args.value("arg1", ""), args.value("arg2", "")))}}};
+        co_return Json{{"messages",
+                        {user_text(fmt::format("Prompt with arguments: arg1='{}', arg2='{}'", args.value("arg1", ""),
+                                               args.value("arg2", "")))}}};
     };
     add(std::move(with_args));
 
@@ -337,9 +342,9 @@ ToolDeclaration simple_tool(std::string name, std::string description, ToolHandl
 void toggle_dynamic_tool(SourceContext& context) {
     if (context.remove_tool("test_dynamic_tool")) return;
     context.add_tool(simple_tool("test_dynamic_tool", "Appears and disappears with test_trigger_tool_change",
-                                  [](RequestContext&, const Json&) -> Task<ToolResult> {
-                                      co_return ToolResult::text("dynamic tool");
-                                  }));
+                                 [](RequestContext&, const Json&) -> Task<ToolResult> {
+                                     co_return ToolResult::text("dynamic tool");
+                                 }));
 }
 
 void toggle_dynamic_prompt(Registry& registry, const std::string& source) {

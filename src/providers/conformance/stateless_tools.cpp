@@ -42,13 +42,13 @@ void add_stateless_tools(SourceContext& c) {
                                ctx.require_client_capability("sampling");
                                co_return ToolResult::text("Success");
                            }));
-    c.add_tool(simple_tool("test_input_required_result_elicitation", "Asks the user's name (MRTR elicitation)",
-                           [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-                               Json answer = co_await ctx.ask_client(
-                                   {"elicitation/create", elicit_params("What is your name?", "name", "string"),
-                                    "user_name"});
-                               co_return ToolResult::text(fmt::format("Hello, {}!", content_field(answer, "name")));
-                           }));
+    c.add_tool(
+        simple_tool("test_input_required_result_elicitation", "Asks the user's name (MRTR elicitation)",
+                    [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                        Json answer = co_await ctx.ask_client(
+                            {"elicitation/create", elicit_params("What is your name?", "name", "string"), "user_name"});
+                        co_return ToolResult::text(fmt::format("Hello, {}!", content_field(answer, "name")));
+                    }));
     c.add_tool(simple_tool("test_input_required_result_sampling", "Asks the client's model a question (MRTR sampling)",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                Json answer = co_await ctx.ask_client(
@@ -58,8 +58,7 @@ void add_stateless_tools(SourceContext& c) {
                            }));
     c.add_tool(simple_tool("test_input_required_result_list_roots", "Asks for the client's roots (MRTR roots/list)",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-                               Json answer =
-                                   co_await ctx.ask_client({"roots/list", Json::object(), "roots_request"});
+                               Json answer = co_await ctx.ask_client({"roots/list", Json::object(), "roots_request"});
                                co_return ToolResult::text(
                                    fmt::format("Found {} root(s)", answer.value("roots", Json::array()).size()));
                            }));
@@ -67,44 +66,43 @@ void add_stateless_tools(SourceContext& c) {
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                                Json answer = co_await ctx.ask_client(
                                    {"elicitation/create", elicit_params("Please confirm", "ok", "boolean"), "confirm"});
-                               co_return ToolResult::text("state-ok: requestState validated (ok=" +
-                                                          content_field(answer, "ok") + ")");
+                               co_return ToolResult::text(
+                                   "state-ok: requestState validated (ok=" + content_field(answer, "ok") + ")");
                            }));
-    c.add_tool(simple_tool("test_input_required_result_tampered_state", "Rejects a modified requestState",
+    c.add_tool(simple_tool("test_input_required_result_tampered_state", "Rejects a modified requestState", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        co_await ctx.ask_client({"elicitation/create", elicit_params("Please confirm", "ok", "boolean"), "confirm"});
+        co_return ToolResult::text("integrity-ok: state verified");
+    }));
+    c.add_tool(simple_tool("test_input_required_result_multiple_inputs", "Asks three questions in one round trip", [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+        std::vector<ClientRequest> questions;
+        questions.push_back({"elicitation/create", elicit_params("What is your name?", "name", "string"), "user_name"});
+        questions.push_back({"sampling/createMessage", sampling_params("Generate a greeting", 50), "greeting"});
+        questions.push_back({"roots/list", Json::object(), "client_roots"});
+        auto answers = co_await ctx.ask_client_all(std::move(questions));
+        co_return ToolResult::text(fmt::format("Name: {}; Greeting: {}; Roots: {}", content_field(answers[0], "name"),
+                                               sampled_text(answers[1]),
+                                               answers[2].value("roots", Json::array()).size()));
+    }));
+    c.add_tool(simple_tool("test_input_required_result_multi_round", "Asks two questions in two rounds",
                            [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-                               co_await ctx.ask_client(
-                                   {"elicitation/create", elicit_params("Please confirm", "ok", "boolean"), "confirm"});
-                               co_return ToolResult::text("integrity-ok: state verified");
+                               Json first = co_await ctx.ask_client(
+                                   {"elicitation/create", elicit_params("Step 1: What is your name?", "name", "string"),
+                                    "step1"});
+                               Json second = co_await ctx.ask_client(
+                                   {"elicitation/create",
+                                    elicit_params("Step 2: What is your favorite color?", "color", "string"), "step2"});
+                               co_return ToolResult::text(fmt::format("Multi-round complete for {} who likes {}",
+                                                                      content_field(first, "name"),
+                                                                      content_field(second, "color")));
                            }));
-    c.add_tool(simple_tool(
-        "test_input_required_result_multiple_inputs", "Asks three questions in one round trip",
-        [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-            std::vector<ClientRequest> questions;
-            questions.push_back({"elicitation/create", elicit_params("What is your name?", "name", "string"), "user_name"});
-            questions.push_back({"sampling/createMessage", sampling_params("Generate a greeting", 50), "greeting"});
-            questions.push_back({"roots/list", Json::object(), "client_roots"});
-            auto answers = co_await ctx.ask_client_all(std::move(questions));
-            co_return ToolResult::text(fmt::format("Name: {}; Greeting: {}; Roots: {}", content_field(answers[0], "name"),
-                                                   sampled_text(answers[1]),
-                                                   answers[2].value("roots", Json::array()).size()));
-        }));
-    c.add_tool(simple_tool(
-        "test_input_required_result_multi_round", "Asks two questions in two rounds",
-        [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
-            Json first = co_await ctx.ask_client(
-                {"elicitation/create", elicit_params("Step 1: What is your name?", "name", "string"), "step1"});
-            Json second = co_await ctx.ask_client(
-                {"elicitation/create", elicit_params("Step 2: What is your favorite color?", "color", "string"), "step2"});
-            co_return ToolResult::text(fmt::format("Multi-round complete for {} who likes {}",
-                                                   content_field(first, "name"), content_field(second, "color")));
-        }));
     c.add_tool(simple_tool(
         "test_input_required_result_capabilities", "Asks only what the client declared it can answer",
         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
             std::vector<ClientRequest> questions;
             const Json& caps = ctx.client_capabilities();
             if (caps.contains("elicitation")) {
-                questions.push_back({"elicitation/create", elicit_params("Provide input", "value", "string"), "elicit_input"});
+                questions.push_back(
+                    {"elicitation/create", elicit_params("Provide input", "value", "string"), "elicit_input"});
             }
             if (caps.contains("sampling")) {
                 questions.push_back({"sampling/createMessage", sampling_params("Sample request", 50), "sample_input"});
@@ -140,11 +138,11 @@ void add_stateless_tools(SourceContext& c) {
                                toggle_dynamic_prompt(*registry, source);
                                co_return ToolResult::text("Mutation triggered");
                            }));
-    ToolDeclaration header_tool = simple_tool(
-        "test_custom_header", "Echoes the region, which clients mirror in an Mcp-Param-Region header",
-        [](RequestContext&, const Json& args) -> Task<ToolResult> {
-            co_return ToolResult::text("Region: " + args.value("region", ""));
-        });
+    ToolDeclaration header_tool = simple_tool("test_custom_header",
+                                              "Echoes the region, which clients mirror in an Mcp-Param-Region header",
+                                              [](RequestContext&, const Json& args) -> Task<ToolResult> {
+                                                  co_return ToolResult::text("Region: " + args.value("region", ""));
+                                              });
     header_tool.input_schema = {
         {"type", "object"},
         {"properties",
@@ -160,9 +158,10 @@ void add_stateless_tools(SourceContext& c) {
         Json answer = co_await ctx.ask_client(
             {"elicitation/create", elicit_params("What context should the prompt use?", "context", "string"),
              "user_context"});
-        co_return Json{{"messages",
-                        {{{"role", "user"},
-                          {"content", {{"type", "text"}, {"text", "Prompt with context: " + content_field(answer, "context")}}}}}}};
+        co_return Json{
+            {"messages",
+             {{{"role", "user"},
+               {"content", {{"type", "text"}, {"text", "Prompt with context: " + content_field(answer, "context")}}}}}}};
     };
     prompt.source = c.source_name();
     r.add_prompt(std::move(prompt));

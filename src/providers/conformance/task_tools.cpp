@@ -63,15 +63,13 @@ void add_task_tools(SourceContext& c) {
         }));
 
     c.add_tool(task_tool("failing_job", "Fails as a tool after about a second (requires tasks)", "required",
-                         Json{{"type", "object"}},
-                         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
+                         Json{{"type", "object"}}, [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
                              co_await ctx.sleep(std::chrono::seconds(1));
                              throw ToolError(ToolErrorCode::upstream_error, "The job failed, as it always does");
                          }));
 
     c.add_tool(task_tool("protocol_error_job", "Ends in a protocol error instead of a result", "optional",
-                         Json{{"type", "object"}},
-                         [](RequestContext&, const Json&) -> Task<ToolResult> {
+                         Json{{"type", "object"}}, [](RequestContext&, const Json&) -> Task<ToolResult> {
                              throw RpcError(protocol::error_code::kInternalError,
                                             "Internal error: protocol_error_job broke down, as it always does");
                              co_return ToolResult::text("unreachable");
@@ -92,13 +90,12 @@ void add_task_tools(SourceContext& c) {
         "multi_input", "Asks two questions at once, then answers with both", "optional", Json{{"type", "object"}},
         [](RequestContext& ctx, const Json&) -> Task<ToolResult> {
             std::vector<ClientRequest> questions;
-            questions.push_back({"elicitation/create",
-                                 Json{{"message", "Your name?"},
-                                      {"requestedSchema",
-                                       {{"type", "object"},
-                                        {"properties", {{"name", {{"type", "string"}}}}},
-                                        {"required", {"name"}}}}},
-                                 "name"});
+            questions.push_back(
+                {"elicitation/create",
+                 Json{{"message", "Your name?"},
+                      {"requestedSchema",
+                       {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}, {"required", {"name"}}}}},
+                 "name"});
             questions.push_back({"elicitation/create", confirm_params("Go ahead?"), "confirm"});
             auto answers = co_await ctx.ask_client_all(std::move(questions));
             co_return ToolResult::text(fmt::format("name={} confirm={}", content_text(answers[0], "name"),

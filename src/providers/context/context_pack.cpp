@@ -22,8 +22,9 @@ ContextPack::ContextPack(ContextSettings s, std::size_t worker_threads, std::siz
 }
 
 PatternIndex::SyncStats ContextPack::open_index() {
-    index = std::make_unique<PatternIndex>(
-        *library, settings.index_file.empty() ? default_index_file(settings.patterns_root) : settings.index_file);
+    index = std::make_unique<PatternIndex>(*library, settings.index_file.empty()
+                                                         ? default_index_file(settings.patterns_root)
+                                                         : settings.index_file);
     return index->sync();
 }
 
@@ -80,7 +81,9 @@ ProjectArg project_arg(const Json& args) {
 }
 
 void declare_deprecation(Json& extra_metadata) {
-    extra_metadata["deprecation"] = {{"type", "string"}, {"description", "Present when a deprecated argument was used: what to use instead"}};
+    extra_metadata["deprecation"] = {{"type", "string"},
+                                     {"description",
+                                      "Present when a deprecated argument was used: what to use instead"}};
 }
 
 void note_deprecation(Answer& answer, const ProjectArg& project) {

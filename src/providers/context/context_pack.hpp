@@ -62,7 +62,7 @@ struct ContextToolSpec {
     std::string title;
     std::string description;  // two or three sentences: what, what it returns, when to use it
     Json input_schema;
-    Json data_schema;              // the schema of `data` in the envelope
+    Json data_schema;                      // the schema of `data` in the envelope
     Json extra_metadata = Json::object();  // schemas of the tool's extra metadata counts
     providers::ToolAnnotations annotations;
 };

@@ -28,28 +28,34 @@ std::vector<std::string> split(const std::string& text, char separator) {
 
 namespace keys {
 using namespace config;
-const Key patterns_root = string_key("patterns_root", "The pattern library (absolute, or ~/...); unset: "
-                                     "$TOOLPORT_CONTEXT_PATTERNS, else the default.", "~/.shared-patterns");
+const Key patterns_root = string_key("patterns_root",
+                                     "The pattern library (absolute, or ~/...); unset: "
+                                     "$TOOLPORT_CONTEXT_PATTERNS, else the default.",
+                                     "~/.shared-patterns");
 const Key projects_root = string_key("projects_root", "One projects root (absolute, or ~/...).");
-const Key projects_roots = list_key("projects_roots", "More projects roots; none at all: $TOOLPORT_CONTEXT_PROJECTS "
+const Key projects_roots = list_key("projects_roots",
+                                    "More projects roots; none at all: $TOOLPORT_CONTEXT_PROJECTS "
                                     "(colon-separated), else ~/Dev.");
 const Key categories = list_key("categories", "The pattern categories.",
                                 "database, security, ui, backend, testing, architecture, mcp-integration");
-const Key index_file = string_key("index_file", "The pattern index file (absolute, or ~/...); unset: derived from the "
+const Key index_file = string_key("index_file",
+                                  "The pattern index file (absolute, or ~/...); unset: derived from the "
                                   "cache directory and patterns_root.");
 const Key watch = boolean_key("watch", "Watch the library and the projects for changes.", "true");
-const Key skill_timeout_ms = duration_key("skill_timeout_ms", "ms", 100, 600000, "A skill run's wall-clock limit.", "10000");
+const Key skill_timeout_ms = duration_key("skill_timeout_ms", "ms", 100, 600000, "A skill run's wall-clock limit.",
+                                          "10000");
 const Key skill_cpu_seconds = integer_key("skill_cpu_seconds", 1, 3600, "A skill run's CPU time limit.", "10");
 const Key skill_memory_mb = integer_key("skill_memory_mb", 16, 65536, "A skill run's memory limit (MiB).", "512");
-const Key skill_file_size_mb =
-    integer_key("skill_file_size_mb", 1, 65536, "Largest file a skill run may write (MiB).", "16");
+const Key skill_file_size_mb = integer_key("skill_file_size_mb", 1, 65536, "Largest file a skill run may write (MiB).",
+                                           "16");
 const Key skill_output_kb = integer_key("skill_output_kb", 1, 65536, "Output kept of a skill run (KiB).", "1024");
 const Key skill_scratch_mb = integer_key("skill_scratch_mb", 1, 65536, "A skill run's scratch space (MiB).", "64");
 const Key skill_bwrap = string_key("skill_bwrap", "The bubblewrap binary (absolute, or ~/...).");
-const Key skill_allow_unsandboxed =
-    boolean_key("skill_allow_unsandboxed", "Where the sandbox cannot be made, run skills anyway.", "false");
-const Key skill_trust_client_code = boolean_key(
-    "skill_trust_client_code", "Run code written by clients (extractPattern) without approval.", "false");
+const Key skill_allow_unsandboxed = boolean_key("skill_allow_unsandboxed",
+                                                "Where the sandbox cannot be made, run skills anyway.", "false");
+const Key skill_trust_client_code = boolean_key("skill_trust_client_code",
+                                                "Run code written by clients (extractPattern) without approval.",
+                                                "false");
 const Section table{"context",
                     "The context pack: pattern and skill library, session artifacts and memory, metrics.",
                     {&patterns_root, &projects_root, &projects_roots, &categories, &index_file, &watch,
@@ -73,7 +79,8 @@ ContextSettings ContextSettings::from(const providers::SourceSettings& settings)
     settings.check_keys(keys::table);
     ContextSettings s;
     if (auto root = settings.string(keys::patterns_root)) s.patterns_root = expand_home(*root);
-    else if (auto from_env = env("TOOLPORT_CONTEXT_PATTERNS"); !from_env.empty()) s.patterns_root = expand_home(from_env);
+    else if (auto from_env = env("TOOLPORT_CONTEXT_PATTERNS"); !from_env.empty())
+        s.patterns_root = expand_home(from_env);
     else s.patterns_root = expand_home("~/.shared-patterns");
 
     std::vector<std::string> projects;
@@ -86,7 +93,8 @@ ContextSettings ContextSettings::from(const providers::SourceSettings& settings)
         if (!path.is_absolute()) settings.fail(keys::projects_root, "must be an absolute path (or start with ~/)");
         s.projects_roots.push_back(path);
     }
-    if (!s.patterns_root.is_absolute()) settings.fail(keys::patterns_root, "must be an absolute path (or start with ~/)");
+    if (!s.patterns_root.is_absolute())
+        settings.fail(keys::patterns_root, "must be an absolute path (or start with ~/)");
 
     if (auto categories = settings.list(keys::categories)) {
         if (categories->empty()) settings.fail(keys::categories, "must list at least one category");

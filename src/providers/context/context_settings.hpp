@@ -41,7 +41,7 @@ struct SkillLimits {
 
 // Who may run what, and how (executeSkill).
 struct SkillPolicy {
-    std::string bwrap;             // empty: looked up
+    std::string bwrap;               // empty: looked up
     bool allow_unsandboxed = false;  // where the sandbox cannot be made, run skills anyway
     bool trust_client_code = false;  // run code written by clients (extractPattern) without approval
 };
@@ -49,8 +49,8 @@ struct SkillPolicy {
 struct ContextSettings {
     std::filesystem::path patterns_root;
     std::vector<std::filesystem::path> projects_roots;
-    std::vector<std::string> categories = {"database", "security", "ui", "backend", "testing", "architecture",
-                                           "mcp-integration"};
+    std::vector<std::string> categories = {"database",     "security",       "ui", "backend", "testing",
+                                           "architecture", "mcp-integration"};
     std::filesystem::path index_file;  // empty: derived from the cache directory and patterns_root
     bool watch = true;
     SkillLimits skill;

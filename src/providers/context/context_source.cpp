@@ -33,11 +33,11 @@ public:
         for (const auto& dir : pack_->library->unserved_dirs()) {
             spdlog::warn("context: {}/ in the pattern library is not a served category (packs.context.categories)", dir);
         }
-        for (auto make : {context::search_patterns_tool, context::load_skill_tool, context::execute_skill_tool, context::extract_pattern_tool,
-                          context::search_artifacts_tool, context::load_session_tool, context::get_session_code_tool,
-                          context::save_session_tool, context::list_projects_tool, context::add_note_tool, context::get_decisions_tool, context::get_hypotheses_tool,
-                          context::get_blockers_tool, context::compression_ratio_tool,
-                          context::pattern_reuse_tool}) {
+        for (auto make : {context::search_patterns_tool, context::load_skill_tool, context::execute_skill_tool,
+                          context::extract_pattern_tool, context::search_artifacts_tool, context::load_session_tool,
+                          context::get_session_code_tool, context::save_session_tool, context::list_projects_tool,
+                          context::add_note_tool, context::get_decisions_tool, context::get_hypotheses_tool,
+                          context::get_blockers_tool, context::compression_ratio_tool, context::pattern_reuse_tool}) {
             auto declaration = make(*pack_);
             context::suggest_projects(declaration, *pack_);
             context.add_tool(std::move(declaration));
@@ -45,9 +45,10 @@ public:
         skills_->serve(context);
         // Watched from here on: the extension has listed the library as indexed, and each
         // change the watcher applies after this reaches it in order.
-        const bool watching = settings_.watch && pack_->index->watch([skills = skills_.get()](context::IndexChanges changes) {
-            skills->library_changed(std::move(changes));
-        });
+        const bool watching = settings_.watch &&
+                              pack_->index->watch([skills = skills_.get()](context::IndexChanges changes) {
+                                  skills->library_changed(std::move(changes));
+                              });
         if (settings_.watch && !watching) {
             spdlog::warn("context: inotify is unavailable; patterns added while serving are found after a restart");
         }
@@ -64,32 +65,37 @@ private:
     // state is read at each report, so creating the folder heals it without a restart.
     void report_roots(SourceContext& context) {
         if (auto problem = context::root_problem(pack_->patterns); !problem.empty()) {
-            spdlog::warn("context: the pattern library {} {} (packs.context.patterns_root): searchPatterns, loadSkill and "
-                         "executeSkill refuse until it does",
-                         settings_.patterns_root.string(), problem);
+            spdlog::warn(
+                "context: the pattern library {} {} (packs.context.patterns_root): searchPatterns, loadSkill and "
+                "executeSkill refuse until it does",
+                settings_.patterns_root.string(), problem);
         }
         for (const auto& root : pack_->projects) {
             if (auto problem = context::root_problem(root); !problem.empty()) {
-                spdlog::warn("context: the projects root {} {} (packs.context.projects_root)", root.path().string(), problem);
+                spdlog::warn("context: the projects root {} {} (packs.context.projects_root)", root.path().string(),
+                             problem);
             }
         }
-        context.add_health(context.source_name() + ".library", [library = pack_->patterns]() -> observability::ComponentHealth {
-            const std::string problem = context::root_problem(library);
-            if (problem.empty()) return {"readable", observability::Severity::ok};
-            return {"patterns_root " + problem, observability::Severity::degraded};
-        });
-        context.add_health(context.source_name() + ".projects", [roots = pack_->projects]() -> observability::ComponentHealth {
-            std::string first;
-            std::size_t readable = 0;
-            for (const auto& root : roots) {
-                const std::string problem = context::root_problem(root);
-                if (problem.empty()) ++readable;
-                else if (first.empty()) first = problem;
-            }
-            if (readable == roots.size()) return {"readable", observability::Severity::ok};
-            return {fmt::format("{} of {} projects_root(s): {}", roots.size() - readable, roots.size(), first),
-                    observability::Severity::degraded};
-        });
+        context.add_health(context.source_name() + ".library",
+                           [library = pack_->patterns]() -> observability::ComponentHealth {
+                               const std::string problem = context::root_problem(library);
+                               if (problem.empty()) return {"readable", observability::Severity::ok};
+                               return {"patterns_root " + problem, observability::Severity::degraded};
+                           });
+        context.add_health(context.source_name() + ".projects",
+                           [roots = pack_->projects]() -> observability::ComponentHealth {
+                               std::string first;
+                               std::size_t readable = 0;
+                               for (const auto& root : roots) {
+                                   const std::string problem = context::root_problem(root);
+                                   if (problem.empty()) ++readable;
+                                   else if (first.empty()) first = problem;
+                               }
+                               if (readable == roots.size()) return {"readable", observability::Severity::ok};
+                               return {fmt::format("{} of {} projects_root(s): {}", roots.size() - readable,
+                                                   roots.size(), first),
+                                       observability::Severity::degraded};
+                           });
     }
 
     // executeSkill's sandbox in the log and in GET /health (<source>.skills): "sandboxed",
@@ -102,13 +108,15 @@ private:
         } else if (allowed) {
             spdlog::warn("context: skills run UNSANDBOXED (packs.context.skill_allow_unsandboxed): {}", sandbox.reason);
         } else {
-            spdlog::warn("context: executeSkill refuses to run skills: {} (install bubblewrap, or set "
-                         "packs.context.skill_allow_unsandboxed)",
-                         sandbox.reason);
+            spdlog::warn(
+                "context: executeSkill refuses to run skills: {} (install bubblewrap, or set "
+                "packs.context.skill_allow_unsandboxed)",
+                sandbox.reason);
         }
         context.add_health(context.source_name() + ".skills", [sandbox, allowed]() -> observability::ComponentHealth {
             if (sandbox.available) return {"sandboxed", observability::Severity::ok};
-            if (allowed) return {"unsandboxed (skill_allow_unsandboxed): " + sandbox.reason, observability::Severity::degraded};
+            if (allowed)
+                return {"unsandboxed (skill_allow_unsandboxed): " + sandbox.reason, observability::Severity::degraded};
             return {"disabled: " + sandbox.reason, observability::Severity::degraded};
         });
     }

@@ -7,7 +7,7 @@
 namespace toolport::context {
 // Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
 const config::Section& settings_table();
-}
+}  // namespace toolport::context
 
 namespace toolport::providers {
 

@@ -52,11 +52,12 @@ void require_regular_file(int fd, const std::string& shown, struct stat* st) {
     struct stat& s = st ? *st : own;
     if (::fstat(fd, &s) != 0) io_failure(fmt::format("inspect {}", shown));
     if (!S_ISREG(s.st_mode)) {
-        throw ContextError(ErrorCode::filesystem_error,
-                           fmt::format("{} is {}, not a regular file; it is not read or written", shown, file_kind(s.st_mode)),
-                           fmt::format("Remove or rename {} in the project; the server creates it as a regular file when "
-                                       "it needs one.",
-                                       shown));
+        throw ContextError(
+            ErrorCode::filesystem_error,
+            fmt::format("{} is {}, not a regular file; it is not read or written", shown, file_kind(s.st_mode)),
+            fmt::format("Remove or rename {} in the project; the server creates it as a regular file when "
+                        "it needs one.",
+                        shown));
     }
 }
 
@@ -73,8 +74,9 @@ namespace {
 
 [[noreturn]] void too_large(const std::string& shown, std::size_t max_bytes) {
     const bool mib = max_bytes >= (1u << 20) && max_bytes % (1u << 20) == 0;
-    throw ContextError(ErrorCode::filesystem_error, fmt::format("{} is larger than {} {}", shown,
-                                                                mib ? max_bytes >> 20 : max_bytes >> 10, mib ? "MiB" : "KiB"));
+    throw ContextError(ErrorCode::filesystem_error,
+                       fmt::format("{} is larger than {} {}", shown, mib ? max_bytes >> 20 : max_bytes >> 10,
+                                   mib ? "MiB" : "KiB"));
 }
 
 }  // namespace

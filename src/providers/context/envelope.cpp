@@ -20,12 +20,16 @@ ToolResult finish(Json envelope, bool is_error) {
 // agent sees says how to go on (issue 29).
 std::string default_suggestion(const std::string& code) {
     if (code == "PATTERN_NOT_FOUND") return "Search with searchPatterns and pass an id it returns.";
-    if (code == "SKILL_NOT_FOUND") return "Only patterns with hasExecutable: true can run; read this one with loadSkill.";
+    if (code == "SKILL_NOT_FOUND")
+        return "Only patterns with hasExecutable: true can run; read this one with loadSkill.";
     if (code == "CATEGORY_INVALID") return "Use one of the categories the tool's inputSchema lists.";
     if (code == "SESSION_NOT_FOUND") return "Call searchArtifacts to list the sessions there are.";
-    if (code == "SKILL_EXECUTION_FAILED") return "Check the input against the skill's SKILL.md (loadSkill), or try dryRun.";
-    if (code == "FILESYSTEM_ERROR") return "The server could not use its files: try again, and tell the operator if it persists.";
-    if (code == "VALIDATION_ERROR") return "Correct the argument the message names; the tool's inputSchema says what each accepts.";
+    if (code == "SKILL_EXECUTION_FAILED")
+        return "Check the input against the skill's SKILL.md (loadSkill), or try dryRun.";
+    if (code == "FILESYSTEM_ERROR")
+        return "The server could not use its files: try again, and tell the operator if it persists.";
+    if (code == "VALIDATION_ERROR")
+        return "Correct the argument the message names; the tool's inputSchema says what each accepts.";
     if (code == "SKILL_NOT_APPROVED" || code == "SANDBOX_UNAVAILABLE") return "Ask the operator of this server.";
     return "Try again; tell the operator if it persists.";
 }
@@ -47,9 +51,7 @@ const char* code_name(ErrorCode code) {
     return "FILESYSTEM_ERROR";
 }
 
-long long tokens_used(const Json& data) {
-    return pipeline::MetaAccounting::tokens_estimate(compact(data).size());
-}
+long long tokens_used(const Json& data) { return pipeline::MetaAccounting::tokens_estimate(compact(data).size()); }
 
 ToolResult success_result(Json data, std::chrono::milliseconds duration, Json extra) {
     Json metadata = {{"tokensUsed", tokens_used(data)}, {"duration", duration.count()}};
@@ -84,8 +86,8 @@ ToolResult failure_result(const ToolError& error) {
     ToolResult result = failure_result(code, error.what(), fields.value("suggestion", ""), std::chrono::milliseconds(0));
     // The details a model needs to fix the call (parameter, expected, example) stay.
     Json& out = result.structured_content["error"];
-    for (const char* key : {"parameter", "provided", "expected_format", "example", "retry_after_ms", "unknown_arguments",
-                            "accepted_arguments", "did_you_mean"}) {
+    for (const char* key : {"parameter", "provided", "expected_format", "example", "retry_after_ms",
+                            "unknown_arguments", "accepted_arguments", "did_you_mean"}) {
         if (auto it = fields.find(key); it != fields.end()) out[key] = *it;
     }
     result.content = Json::array({content::text(compact(result.structured_content))});
@@ -96,18 +98,21 @@ Json envelope_schema(Json data_schema, Json extra_metadata) {
     Json metadata_properties = {{"tokensUsed", {{"type", "integer"}, {"description", "ceil(chars / 4 * 1.1) of data"}}},
                                 {"duration", {{"type", "integer"}, {"description", "milliseconds"}}}};
     for (auto& [key, value] : extra_metadata.items()) metadata_properties[key] = std::move(value);
-    return {{"type", "object"},
+    return {
+        {"type", "object"},
+        {"properties",
+         {{"success", {{"type", "boolean"}}},
+          {"data", std::move(data_schema)},
+          {"error",
+           {{"type", "object"},
             {"properties",
-             {{"success", {{"type", "boolean"}}},
-              {"data", std::move(data_schema)},
-              {"error",
-               {{"type", "object"},
-                {"properties",
-                 {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}, {"suggestion", {{"type", "string"}}}}},
-                {"required", {"code", "message", "suggestion"}}}},
-              {"metadata",
-               {{"type", "object"}, {"properties", std::move(metadata_properties)}, {"required", {"tokensUsed", "duration"}}}}}},
-            {"required", {"success", "metadata"}}};
+             {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}, {"suggestion", {{"type", "string"}}}}},
+            {"required", {"code", "message", "suggestion"}}}},
+          {"metadata",
+           {{"type", "object"},
+            {"properties", std::move(metadata_properties)},
+            {"required", {"tokensUsed", "duration"}}}}}},
+        {"required", {"success", "metadata"}}};
 }
 
 }  // namespace toolport::context

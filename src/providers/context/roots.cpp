@@ -32,7 +32,8 @@ void check_name(std::string_view value, std::string_view what) {
     if (value.empty()) invalid(fmt::format("{} is empty", what));
     if (value.size() > 255) invalid(fmt::format("{} is longer than 255 bytes", what));
     if (value == "." || value == "..") invalid(fmt::format("{} \"{}\" is not a name", what, shown));
-    if (value.front() == '.') invalid(fmt::format("{} \"{}\" starts with '.' (hidden entries are not served)", what, shown));
+    if (value.front() == '.')
+        invalid(fmt::format("{} \"{}\" starts with '.' (hidden entries are not served)", what, shown));
     for (unsigned char c : value) {
         if (c == '/' || c == '\\') invalid(fmt::format("{} \"{}\" contains a path separator", what, shown));
         if (c < 0x20 || c == 0x7f) invalid(fmt::format("{} contains a NUL or control character", what));
@@ -91,7 +92,8 @@ std::string Root::display(const fs::path& p) const {
 // A client's absolute path in a message: only its last name (the rest says where the
 // machine keeps things, which messages never do).
 static std::string shown_path(const fs::path& given) {
-    const std::string name = given.filename().empty() ? given.parent_path().filename().string() : given.filename().string();
+    const std::string name = given.filename().empty() ? given.parent_path().filename().string()
+                                                      : given.filename().string();
     return "…/" + util::sanitize_for_message(name, 80);
 }
 
@@ -150,9 +152,10 @@ std::string projects_hint(const std::vector<Root>& roots) {
         }
         names += (shown++ == 0 ? "" : ", ") + util::sanitize_for_message(p.name, 80);
     }
-    return fmt::format("Pass project as one of: {} (listProjects lists them), or as the absolute path of a folder "
-                       "inside the projects root.",
-                       names);
+    return fmt::format(
+        "Pass project as one of: {} (listProjects lists them), or as the absolute path of a folder "
+        "inside the projects root.",
+        names);
 }
 
 Project resolve_project(std::string_view project, const std::vector<Root>& roots) {
@@ -172,7 +175,8 @@ Project resolve_project(std::string_view project, const std::vector<Root>& roots
             bool is_root = false;
             for (const auto& root : roots) is_root = is_root || resolved == root.canonical();
             invalid(fmt::format("project {} is {}", shown_path(given),
-                                is_root ? "the projects root itself, not a project in it" : "not inside the projects root"),
+                                is_root ? "the projects root itself, not a project in it"
+                                        : "not inside the projects root"),
                     projects_hint(roots));
         }
         invalid(fmt::format("project {} is not an existing directory", shown_path(given)), projects_hint(roots));

@@ -30,8 +30,8 @@
 namespace toolport::gateway {
 
 struct NameRequest {
-    std::string prefix;    // the upstream's prefix
-    std::string original;  // the upstream's own name
+    std::string prefix;      // the upstream's prefix
+    std::string original;    // the upstream's own name
     int upstream_order = 0;  // the upstream's place in the configuration (0: first)
     std::string upstream;    // its name, for messages ("": the prefix)
 };

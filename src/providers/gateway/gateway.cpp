@@ -133,8 +133,8 @@ void Gateway::start() {
         part.context->add_health(upstream_settings.name, [weak_upstream]() -> observability::ComponentHealth {
             auto upstream = weak_upstream.lock();
             if (!upstream) return {"stopped", observability::Severity::degraded};
-            const auto severity =
-                upstream->state() == Upstream::State::connected ? observability::Severity::ok : observability::Severity::degraded;
+            const auto severity = upstream->state() == Upstream::State::connected ? observability::Severity::ok
+                                                                                  : observability::Severity::degraded;
             return {upstream->describe_state(), severity};
         });
         parts_.push_back(std::move(part));
@@ -146,7 +146,8 @@ void Gateway::start() {
         // In tool search mode every profile gets search_tools and call_tool, which answer
         // within the caller's profile (the tools they reach are judged by this same view).
         auto meta_tools = settings_.tool_search ? ToolSearch::meta_tool_names() : std::vector<std::string>{};
-        context_.add_view(profile.name, profile_view(profile, std::move(meta_tools), context_.source_name()), profile.tokens);
+        context_.add_view(profile.name, profile_view(profile, std::move(meta_tools), context_.source_name()),
+                          profile.tokens);
     }
     if (settings_.tool_search) {
         // search_tools answers from a catalog that changes under it (an upstream comes
@@ -243,9 +244,10 @@ void Gateway::sync_tools() {
         if (names[i].empty()) {
             // prefix_mode: never. Another upstream's name was warned of above.
             if (yielded[i] == kNoCollision) {
-                spdlog::warn("upstream {}: tool {} is left out: another source of this server has that name "
-                             "(gateway.prefix_mode: never)",
-                             part.upstream->name(), util::sanitize_for_message(entry.original, 128));
+                spdlog::warn(
+                    "upstream {}: tool {} is left out: another source of this server has that name "
+                    "(gateway.prefix_mode: never)",
+                    part.upstream->name(), util::sanitize_for_message(entry.original, 128));
             }
             continue;
         }
@@ -279,13 +281,15 @@ void Gateway::warn_of_collisions(const char* kind, const std::vector<NameRequest
         if (!warned_collisions_.count(key)) {
             const std::string original = util::sanitize_for_message(requests[i].original, 128);
             if (names[i].empty()) {
-                spdlog::warn("upstream {} lists {} {}, which upstream {} (configured earlier) already serves: {}'s "
-                             "is left out (gateway.prefix_mode: never)",
-                             other, kind, original, keeper, other);
+                spdlog::warn(
+                    "upstream {} lists {} {}, which upstream {} (configured earlier) already serves: {}'s "
+                    "is left out (gateway.prefix_mode: never)",
+                    other, kind, original, keeper, other);
             } else {
-                spdlog::warn("upstream {} lists {} {}, which upstream {} (configured earlier) already serves under "
-                             "that name: {}'s is served as {}",
-                             other, kind, original, keeper, other, names[i]);
+                spdlog::warn(
+                    "upstream {} lists {} {}, which upstream {} (configured earlier) already serves under "
+                    "that name: {}'s is served as {}",
+                    other, kind, original, keeper, other, names[i]);
             }
         }
         now.insert(std::move(key));
@@ -342,8 +346,8 @@ void Gateway::sync_prompts() {
         if (auto args = member(*entry.prompt, "arguments"); args.is_array()) {
             for (const auto& a : args) {
                 if (!a.is_object() || text_of(a, "name").empty()) continue;
-                spec.arguments.push_back({text_of(a, "name"), text_of(a, "title"), text_of(a, "description"),
-                                          a.value("required", false)});
+                spec.arguments.push_back(
+                    {text_of(a, "name"), text_of(a, "title"), text_of(a, "description"), a.value("required", false)});
             }
         }
         spec.icons = member(*entry.prompt, "icons");
@@ -355,8 +359,8 @@ void Gateway::sync_prompts() {
             return target->get_prompt(ctx, original, arguments);
         };
         if (upstream->catalog().completions) {
-            spec.completer = [weak, original](RequestContext& ctx, const std::string& argument, const std::string& value,
-                                              const Json& context) -> Task<Json> {
+            spec.completer = [weak, original](RequestContext& ctx, const std::string& argument,
+                                              const std::string& value, const Json& context) -> Task<Json> {
                 auto target = weak.lock();
                 if (!target) throw RpcError(-32603, "the upstream of this prompt has been removed");
                 return target->complete(ctx, {{"type", "ref/prompt"}, {"name", original}}, argument, value, context);
@@ -395,7 +399,8 @@ void Gateway::sync_resources() {
             served[exposed] = {upstream, uri};
             std::string print = upstream->name() + '\0' + r.dump();
             prints[exposed] = print;
-            if (auto old = resource_prints_.find(exposed); old != resource_prints_.end() && old->second == print) continue;
+            if (auto old = resource_prints_.find(exposed); old != resource_prints_.end() && old->second == print)
+                continue;
             ResourceSpec spec;
             spec.uri = exposed;
             spec.source = upstream->name();  // views and scopes judge it as the upstream's
@@ -419,7 +424,8 @@ void Gateway::sync_resources() {
             served_templates[exposed] = {upstream, pattern};
             std::string print = upstream->name() + '\0' + t.dump();
             template_prints[exposed] = print;
-            if (auto old = template_prints_.find(exposed); old != template_prints_.end() && old->second == print) continue;
+            if (auto old = template_prints_.find(exposed); old != template_prints_.end() && old->second == print)
+                continue;
             ResourceTemplateSpec spec;
             spec.uri_template = exposed;
             spec.source = upstream->name();

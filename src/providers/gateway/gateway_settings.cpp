@@ -26,13 +26,14 @@ using namespace config;
 
 namespace limits {
 const Key window_ms = duration_key("window_ms", "ms", 100, 3600000, "The window the limits below count in.", "10000");
-const Key stderr_lines = integer_key("stderr_lines", 1, 1000000, "Lines of the upstream's stderr logged per window.", "100");
+const Key stderr_lines = integer_key("stderr_lines", 1, 1000000, "Lines of the upstream's stderr logged per window.",
+                                     "100");
 const Key stderr_bytes = integer_key("stderr_bytes", 1, 4294967296.0, "Bytes of its stderr logged per window.", "65536");
 const Key log_messages = integer_key("log_messages", 1, 1000000, "Its log notifications passed on per window.", "200");
 const Key log_bytes = integer_key("log_bytes", 1, 4294967296.0, "Bytes of its log notifications per window.", "262144");
 const Key line_bytes = integer_key("line_bytes", 80, 8192, "A longer line is cut.", "2000");
-const Key call_notification_bytes = integer_key(
-    "call_notification_bytes", 1024, 4294967296.0, "Bytes of notifications one call may pass on.", "1048576");
+const Key call_notification_bytes = integer_key("call_notification_bytes", 1024, 4294967296.0,
+                                                "Bytes of notifications one call may pass on.", "1048576");
 const Section table{"output_limits",
                     "What an upstream's output (stderr, log and progress notifications) may take.",
                     {&window_ms, &stderr_lines, &stderr_bytes, &log_messages, &log_bytes, &line_bytes,
@@ -40,7 +41,8 @@ const Section table{"output_limits",
 }  // namespace limits
 
 namespace upstream {
-const Key command = any_key("command", "stdio: the command, one string split as a shell would (without a shell) or "
+const Key command = any_key("command",
+                            "stdio: the command, one string split as a shell would (without a shell) or "
                             "a list.");
 const Key args = list_key("args", "stdio: the command's arguments (then command is the program alone).");
 const Key env = map_key("env", "stdio: environment variables of the process.");
@@ -55,11 +57,11 @@ const Key insecure_skip_verify = boolean_key("insecure_skip_verify", "HTTP: skip
 const Key prefix = string_key("prefix", "Put before its tool names (1-64 of A-Z a-z 0-9 _ -); default: its name.");
 const Key allow = list_key("allow", "Only these tools (glob patterns).");
 const Key deny = list_key("deny", "Not these tools (glob patterns).");
-const Key connect_timeout_ms = duration_key("connect_timeout_ms", "ms", 100, 600000, "Connect (and initialize) timeout.",
-                                            "20000");
+const Key connect_timeout_ms = duration_key("connect_timeout_ms", "ms", 100, 600000,
+                                            "Connect (and initialize) timeout.", "20000");
 const Key timeout_ms = duration_key("timeout_ms", "ms", 100, 86400000, "A request's timeout.", "60000");
-const Key max_response_bytes =
-    integer_key("max_response_bytes", 1024, 4294967296.0, "Largest answer accepted.", "4194304");
+const Key max_response_bytes = integer_key("max_response_bytes", 1024, 4294967296.0, "Largest answer accepted.",
+                                           "4194304");
 const Key downstream_calls_estimate = integer_key(
     "downstream_calls_estimate", 0, 100000, "What its call counts in the budget when its result reports nothing.");
 const Key restart_delay_ms = duration_key("restart_delay_ms", "ms", 0, 3600000, "Wait before restarting it.");
@@ -69,23 +71,45 @@ const Key protocol_version = string_key("protocol_version", "auto, or the MCP re
 const Key auth = any_key("auth", "Streamable HTTP: how Toolport authenticates (client credentials, a token, a login).");
 const Key inherit_env = boolean_key("inherit_env", "stdio: the process inherits Toolport's environment.", "false");
 const Key output_limits = section_key("output_limits", limits::table, limits::table.doc);
-const Key strict_arguments =
-    boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.", "false");
+const Key strict_arguments = boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.",
+                                         "false");
 const Section table{"upstream",
                     "One upstream MCP server: a command (stdio) or a url (Streamable HTTP or SSE).",
-                    {&command, &args, &env, &cwd, &url, &transport, &headers, &bearer_token, &ca_file,
-                     &insecure_skip_verify, &prefix, &allow, &deny, &connect_timeout_ms, &timeout_ms,
-                     &max_response_bytes, &downstream_calls_estimate, &restart_delay_ms, &max_backoff_ms,
-                     &ping_interval_ms, &protocol_version, &auth, &inherit_env, &output_limits, &strict_arguments}};
+                    {&command,
+                     &args,
+                     &env,
+                     &cwd,
+                     &url,
+                     &transport,
+                     &headers,
+                     &bearer_token,
+                     &ca_file,
+                     &insecure_skip_verify,
+                     &prefix,
+                     &allow,
+                     &deny,
+                     &connect_timeout_ms,
+                     &timeout_ms,
+                     &max_response_bytes,
+                     &downstream_calls_estimate,
+                     &restart_delay_ms,
+                     &max_backoff_ms,
+                     &ping_interval_ms,
+                     &protocol_version,
+                     &auth,
+                     &inherit_env,
+                     &output_limits,
+                     &strict_arguments}};
 }  // namespace upstream
 
 namespace profile {
 const Key tools = list_key("tools", "Only these tools (glob patterns).");
 const Key upstreams = list_key("upstreams", "Only these upstreams' tools.");
-const Key token_env =
-    string_key("token_env", "The environment variable holding a bearer token that selects this profile.");
+const Key token_env = string_key("token_env",
+                                 "The environment variable holding a bearer token that selects this profile.");
 const Key token_envs = list_key("token_envs", "Environment variables holding more bearer tokens that select it.");
-const Section table{"profile", "A view of the gateway's tools, chosen by the client's bearer token.",
+const Section table{"profile",
+                    "A view of the gateway's tools, chosen by the client's bearer token.",
                     {&tools, &upstreams, &token_env, &token_envs}};
 }  // namespace profile
 
@@ -171,7 +195,8 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         }
     } else {
         u.url = *s.string(k::url);
-        if (u.url.rfind("http://", 0) != 0 && u.url.rfind("https://", 0) != 0) s.fail("url", "must be http:// or https://");
+        if (u.url.rfind("http://", 0) != 0 && u.url.rfind("https://", 0) != 0)
+            s.fail("url", "must be http:// or https://");
         if (!transport || *transport == "streamable-http" || *transport == "http") {
             u.transport = UpstreamTransport::streamable_http;
         } else if (*transport == "sse") {
@@ -188,7 +213,8 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         if (s.value("auth")) {
             if (u.transport != UpstreamTransport::streamable_http)
                 s.fail("auth", "applies to Streamable HTTP upstreams only (not transport: sse)");
-            if (!u.bearer_token.empty()) s.fail("bearer_token_env", "auth: gives this upstream its Authorization header; remove one");
+            if (!u.bearer_token.empty())
+                s.fail("bearer_token_env", "auth: gives this upstream its Authorization header; remove one");
             for (const auto& [header, value] : u.headers) {
                 if (util::iequals_ascii(header, "Authorization"))
                     s.fail("headers", "auth: gives this upstream its Authorization header; remove one");
@@ -232,8 +258,10 @@ void read_profile_tokens(const SourceSettings& s, const std::vector<ProfileSetti
         std::string_view token_view = value ? value : "";
         // `export T=$(cat token-file)` keeps no newline, a .env file may: either way the
         // header's token has none.
-        while (!token_view.empty() && std::isspace(static_cast<unsigned char>(token_view.back()))) token_view.remove_suffix(1);
-        while (!token_view.empty() && std::isspace(static_cast<unsigned char>(token_view.front()))) token_view.remove_prefix(1);
+        while (!token_view.empty() && std::isspace(static_cast<unsigned char>(token_view.back())))
+            token_view.remove_suffix(1);
+        while (!token_view.empty() && std::isspace(static_cast<unsigned char>(token_view.front())))
+            token_view.remove_prefix(1);
         if (token_view.empty()) s.fail(key, fmt::format("environment variable {} is not set", env_name));
         const std::string token(token_view);
         for (const auto& other : earlier) {
@@ -258,7 +286,8 @@ const config::Section& upstream_settings_table() { return keys::upstream::table;
 bool valid_upstream_name(std::string_view name) {
     if (name.empty() || name.size() > 64) return false;
     for (char c : name) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                        c == '-';
         if (!ok) return false;
     }
     return true;
@@ -355,7 +384,7 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
     settings.check_keys(keys::table);
     GatewaySettings g;
     if (auto mode = settings.one_of(keys::prefix_mode)) {
-        g.prefix_mode = *mode == "always" ? PrefixMode::always
+        g.prefix_mode = *mode == "always"  ? PrefixMode::always
                         : *mode == "never" ? PrefixMode::never
                                            : PrefixMode::conditional;
     }
@@ -378,7 +407,8 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
             if (!value.is_object()) section.fail(name, "must be a mapping of settings");
             g.upstreams.push_back(read_upstream(name, section.section(name)));
             if (!prefixes.insert(g.upstreams.back().prefix).second) {
-                section.fail(name, fmt::format("another upstream already uses the prefix \"{}\"", g.upstreams.back().prefix));
+                section.fail(name,
+                             fmt::format("another upstream already uses the prefix \"{}\"", g.upstreams.back().prefix));
             }
         }
         // In the order they were written (the first-configured upstream keeps a name two
@@ -399,8 +429,10 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
             if (!valid_upstream_name(name)) section.fail(name, "profile names are 1-64 of A-Z a-z 0-9 _ -");
             auto p = section.section(name);
             p.check_keys(keys::profile::table);
-            ProfileSettings profile{name, p.list("tools").value_or(std::vector<std::string>{}),
-                                    p.list("upstreams").value_or(std::vector<std::string>{}), {}};
+            ProfileSettings profile{name,
+                                    p.list("tools").value_or(std::vector<std::string>{}),
+                                    p.list("upstreams").value_or(std::vector<std::string>{}),
+                                    {}};
             for (const auto& upstream : profile.upstreams) {
                 bool known = false;
                 for (const auto& u : g.upstreams) known = known || u.name == upstream;

@@ -60,7 +60,7 @@ struct UpstreamSettings {
     std::string protocol_version;
 
     // stdio
-    std::vector<std::string> argv;            // program and arguments (no shell)
+    std::vector<std::string> argv;  // program and arguments (no shell)
     // Set in the child's environment, on top of what it inherits of Toolport's: PATH,
     // HOME, LANG, TERM, USER, LOGNAME, SHELL and TMPDIR, or all of it with inherit_env
     // (Toolport's environment holds its own tokens and keys).

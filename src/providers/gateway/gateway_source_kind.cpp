@@ -8,7 +8,7 @@
 namespace toolport::gateway {
 // Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
 const config::Section& settings_table();
-}
+}  // namespace toolport::gateway
 
 namespace toolport::providers {
 

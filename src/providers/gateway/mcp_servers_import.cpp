@@ -26,9 +26,10 @@ std::string expanded(const std::string& text, const std::string& where) {
         if (close == std::string::npos) throw SettingsError(fmt::format("{}: unclosed ${{ in \"{}\"", where, text));
         std::string name = text.substr(i + 2, close - i - 2);
         if (name.rfind("input:", 0) == 0) {
-            throw SettingsError(fmt::format("{}: ${{{}}} is asked of the user by VS Code; put the value in an "
-                                            "environment variable and write ${{env:NAME}}",
-                                            where, name));
+            throw SettingsError(
+                fmt::format("{}: ${{{}}} is asked of the user by VS Code; put the value in an "
+                            "environment variable and write ${{env:NAME}}",
+                            where, name));
         }
         if (name.rfind("env:", 0) == 0) name = name.substr(4);
         const char* value = std::getenv(name.c_str());
@@ -79,7 +80,8 @@ Json upstream_of(const Json& server, const std::string& where) {
         }
         u["args"] = std::move(args);  // present even when empty: the command is not split
         if (server.contains("env")) u["env"] = string_map(server["env"], where + ".env");
-        if (server.contains("cwd") && server["cwd"].is_string()) u["cwd"] = expanded(server["cwd"].get<std::string>(), where + ".cwd");
+        if (server.contains("cwd") && server["cwd"].is_string())
+            u["cwd"] = expanded(server["cwd"].get<std::string>(), where + ".cwd");
     } else if (server.contains("url")) {
         if (!server["url"].is_string()) throw SettingsError(fmt::format("{}.url: must be a string", where));
         u["url"] = expanded(server["url"].get<std::string>(), where + ".url");
@@ -101,8 +103,8 @@ Json upstreams_from_mcp_servers(const std::string& text, const std::string& orig
     if (doc.is_discarded() || !doc.is_object()) throw SettingsError(fmt::format("{}: not a JSON object", origin));
     const char* key = doc.contains("mcpServers") ? "mcpServers" : doc.contains("servers") ? "servers" : nullptr;
     if (!key || !doc[key].is_object()) {
-        throw SettingsError(fmt::format("{}: has no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object",
-                                        origin));
+        throw SettingsError(
+            fmt::format("{}: has no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object", origin));
     }
     Json upstreams = Json::object();
     for (const auto& [name, server] : doc[key].items()) {

@@ -113,15 +113,17 @@ void UpstreamOutputGuard::summarize(Stream stream) {
     if (dropped.items == 0) return;
     const double seconds = static_cast<double>(limits_.window.count()) / 1000.0;
     if (stream == Stream::stderr_lines) {
-        spdlog::warn("upstream {}: dropped {} stderr lines ({} bytes) in the last {} s (limits: {} lines, {} bytes "
-                     "per {} s; upstreams.{}.output_limits)",
-                     upstream_, dropped.items, dropped.bytes, seconds, limits_.stderr_lines, limits_.stderr_bytes,
-                     seconds, upstream_);
+        spdlog::warn(
+            "upstream {}: dropped {} stderr lines ({} bytes) in the last {} s (limits: {} lines, {} bytes "
+            "per {} s; upstreams.{}.output_limits)",
+            upstream_, dropped.items, dropped.bytes, seconds, limits_.stderr_lines, limits_.stderr_bytes, seconds,
+            upstream_);
     } else {
-        spdlog::warn("upstream {}: dropped {} log messages ({} bytes) in the last {} s (limits: {} messages, {} bytes "
-                     "per {} s; upstreams.{}.output_limits)",
-                     upstream_, dropped.items, dropped.bytes, seconds, limits_.log_messages, limits_.log_bytes,
-                     seconds, upstream_);
+        spdlog::warn(
+            "upstream {}: dropped {} log messages ({} bytes) in the last {} s (limits: {} messages, {} bytes "
+            "per {} s; upstreams.{}.output_limits)",
+            upstream_, dropped.items, dropped.bytes, seconds, limits_.log_messages, limits_.log_bytes, seconds,
+            upstream_);
     }
 }
 

@@ -16,8 +16,8 @@ namespace toolport::gateway {
 namespace {
 
 // The parts of a Tool object a client reads (name is the key, so it never changes here).
-constexpr std::string_view kParts[] = {"description", "title", "inputSchema", "outputSchema", "annotations", "_meta",
-                                       "execution", "icons"};
+constexpr std::string_view kParts[] = {"description", "title", "inputSchema", "outputSchema",
+                                       "annotations", "_meta", "execution",   "icons"};
 // How much of a changed text is shown.
 constexpr std::size_t kExcerptChars = 80;
 

@@ -39,8 +39,8 @@ ToolSearch::Visible visible_to(RequestContext& ctx) {
 struct ToolSearch::Index {
     sqlite3* db = nullptr;
     Index() {
-        if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-            SQLITE_OK) {
+        if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                            nullptr) != SQLITE_OK) {
             throw providers::SourceError("tool search: cannot open an in-memory SQLite database");
         }
         exec("CREATE VIRTUAL TABLE tools USING fts5(name, description, parameters, tokenize = 'unicode61')");
@@ -66,7 +66,8 @@ void ToolSearch::replace(std::vector<std::vector<providers::SyncedTool>> tools) 
             const std::string name = synced.declaration.name;
             const std::string source = synced.declaration.service;
             try {
-                fresh[name] = std::make_shared<const ToolSpec>(providers::make_tool_spec(std::move(synced.declaration), source));
+                fresh[name] = std::make_shared<const ToolSpec>(
+                    providers::make_tool_spec(std::move(synced.declaration), source));
             } catch (const providers::SourceError& e) {
                 spdlog::warn("upstream {}: tool {} is left out: {}", source, name, e.what());
             }
@@ -158,7 +159,10 @@ void ToolSearch::declare() {
                          {"properties",
                           {{"query", {{"type", "string"}, {"description", "What the tool should do, in a few words"}}},
                            {"limit",
-                            {{"type", "integer"}, {"minimum", 1}, {"maximum", 50}, {"default", 10},
+                            {{"type", "integer"},
+                             {"minimum", 1},
+                             {"maximum", 50},
+                             {"default", 10},
                              {"description", "How many tools to return"}}}}},
                          {"required", Json::array({"query"})},
                          {"additionalProperties", false}},
@@ -176,7 +180,9 @@ void ToolSearch::declare() {
             for (const auto& hit : search(query, limit, visible)) {
                 auto spec = tool(hit.name);
                 if (!spec) continue;
-                Json entry = {{"name", hit.name}, {"description", spec->description}, {"inputSchema", spec->input_schema}};
+                Json entry = {{"name", hit.name},
+                              {"description", spec->description},
+                              {"inputSchema", spec->input_schema}};
                 if (!spec->title.empty()) entry["title"] = spec->title;
                 found.push_back(std::move(entry));
             }

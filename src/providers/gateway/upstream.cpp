@@ -37,11 +37,11 @@ using upstream_detail::until;
 
 Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
     : settings_(std::move(settings)), executor_(executor) {
-    output_ = std::make_shared<UpstreamOutputGuard>(
-        settings_.name, settings_.output_limits,
-        [&executor](std::chrono::milliseconds delay, std::function<void()> fn) {
-            return executor.schedule_after(delay, std::move(fn));
-        });
+    output_ = std::make_shared<UpstreamOutputGuard>(settings_.name, settings_.output_limits,
+                                                    [&executor](std::chrono::milliseconds delay,
+                                                                std::function<void()> fn) {
+                                                        return executor.schedule_after(delay, std::move(fn));
+                                                    });
     // login: the OAuthAuthorizer of each connection attempt does the token requests.
     if (settings_.auth && settings_.auth->type != auth::UpstreamAuthSettings::Type::login) {
         token_http_ = std::make_unique<http_client::HttpClient>(executor_);

@@ -50,7 +50,6 @@ class HttpClient;
 
 namespace toolport::gateway {
 
-
 // What an upstream offers, as it listed it (entries are the MCP objects it sent).
 struct UpstreamCatalog {
     std::vector<Json> tools;
@@ -134,6 +133,7 @@ private:
     void schedule_ping();
     void on_notification(const std::string& method, const Json& params, std::uint64_t related_tag);
     Task<Json> on_request(const client::ServerRequest& request);
+
 public:
     // A client request being forwarded. What the upstream asks of the client on its behalf
     // may have to end it differently than the upstream's answer would: a stateless client
@@ -191,8 +191,8 @@ private:
     // what was stashed for the client replaces the upstream's answer or failure.
     // `tasks`: the request declares the tasks extension (see with_tasks_declared); other
     // requests have it removed from the client's capabilities.
-    Task<Json> send_for(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string method,
-                        Json params, std::function<void(const Json&)> on_progress = {}, bool tasks = false);
+    Task<Json> send_for(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string method, Json params,
+                        std::function<void(const Json&)> on_progress = {}, bool tasks = false);
     // One request on behalf of `ctx` (not a tool call): failures as RpcError.
     Task<Json> request(RequestContext& ctx, std::string method, Json params);
     // A tool call run upstream as a task (see call_tool): its CallToolResult. `local` is the

@@ -43,13 +43,15 @@ LogLevel log_level_of(const Json& params) {
 class CredentialsAuthorizer final : public client::HttpAuthorizer {
 public:
     // `subject_token`: nullopt for the gateway's own connection.
-    CredentialsAuthorizer(std::shared_ptr<auth::UpstreamCredentials> credentials, std::optional<std::string> subject_token)
+    CredentialsAuthorizer(std::shared_ptr<auth::UpstreamCredentials> credentials,
+                          std::optional<std::string> subject_token)
         : credentials_(std::move(credentials)), subject_token_(std::move(subject_token)) {}
 
     Task<std::string> authorization() override {
         std::string value;
         try {
-            value = subject_token_ ? co_await credentials_->for_caller(*subject_token_) : co_await credentials_->for_source();
+            value = subject_token_ ? co_await credentials_->for_caller(*subject_token_)
+                                   : co_await credentials_->for_source();
         } catch (const auth::UpstreamCredentialsError& e) {
             throw client::AuthorizationError(e.what());
         }
@@ -128,10 +130,12 @@ void Upstream::on_notification(const std::string& method, const Json& params, st
         // within the call's budget.
         if (!output_->admit_log_message(text.size() + logger.size())) return;
         if (auto* caller = caller_for(related_tag)) {
-            if (within_budget(*caller, text.size() + logger.size())) caller->ctx->log(log_level_of(params), data, logger);
+            if (within_budget(*caller, text.size() + logger.size()))
+                caller->ctx->log(log_level_of(params), data, logger);
         } else {
             spdlog::info("upstream {} log: {}", logger,
-                         util::sanitize_for_message(text, std::min<std::size_t>(500, settings_.output_limits.line_bytes)));
+                         util::sanitize_for_message(text,
+                                                    std::min<std::size_t>(500, settings_.output_limits.line_bytes)));
         }
     }
     // notifications/progress reaches the request it belongs to through McpClient.
@@ -143,9 +147,10 @@ bool Upstream::within_budget(Caller& caller, std::size_t bytes) {
     auto entry = call_budgets_.find(caller.ctx);
     if (entry != call_budgets_.end() && !entry->second.told) {
         entry->second.told = true;
-        spdlog::info("upstream {}: a call passed its budget of {} bytes of log messages and progress "
-                     "(upstreams.{}.output_limits.call_notification_bytes); the rest of them are dropped",
-                     name(), settings_.output_limits.call_notification_bytes, name());
+        spdlog::info(
+            "upstream {}: a call passed its budget of {} bytes of log messages and progress "
+            "(upstreams.{}.output_limits.call_notification_bytes); the rest of them are dropped",
+            name(), settings_.output_limits.call_notification_bytes, name());
     }
     return false;
 }
@@ -194,8 +199,8 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
             if (request.related_tag != 0) caller->stash(std::current_exception());
             else if (request.method == "roots/list") co_return Json{{"roots", Json::array()}};
             throw protocol::RpcError(-32601, fmt::format("the client of this call does not support {} (it did "
-                                                           "not declare the {} capability)",
-                                                           request.method, capability));
+                                                         "not declare the {} capability)",
+                                                         request.method, capability));
         }
     }
     // The upstream's own name for the answer, when it is a Toolport (request_context.hpp).
@@ -238,7 +243,8 @@ bool Upstream::uses_login() const {
 std::string Upstream::login_suggestion() const {
     std::string command = "toolport login " + settings_.url;
     // The gateway reads that store only; a login that keeps its tokens elsewhere would not help.
-    if (!settings_.auth->token_store.empty()) command += " (with its token store at " + settings_.auth->token_store + ")";
+    if (!settings_.auth->token_store.empty())
+        command += " (with its token store at " + settings_.auth->token_store + ")";
     return "The upstream needs a user's OAuth authorization, which the gateway cannot ask for: run: " + command +
            "; the gateway picks the new tokens up when it next connects (no restart)";
 }
@@ -309,8 +315,9 @@ Task<std::shared_ptr<McpClient>> Upstream::client_for(RequestContext& ctx, const
                                   providers::redact_text(e.what(), settings_.secrets()))));
     } catch (const std::exception& e) {
         error = std::make_exception_ptr(
-            ToolError(ToolErrorCode::upstream_error, fmt::format("upstream {}: connecting for this caller failed: {}",
-                                                                 name(), providers::redact_text(e.what(), settings_.secrets())))
+            ToolError(ToolErrorCode::upstream_error,
+                      fmt::format("upstream {}: connecting for this caller failed: {}", name(),
+                                  providers::redact_text(e.what(), settings_.secrets())))
                 .transient(true));
     }
     auto it = caller_connections_.find(key);
@@ -375,7 +382,8 @@ void Upstream::sweep_caller_connections() {
     while (caller_connections_.size() > kMaxCallerConnections) {
         auto oldest = caller_connections_.end();
         for (auto it = caller_connections_.begin(); it != caller_connections_.end(); ++it) {
-            if (idle(it->second) && (oldest == caller_connections_.end() || it->second.last_used < oldest->second.last_used))
+            if (idle(it->second) &&
+                (oldest == caller_connections_.end() || it->second.last_used < oldest->second.last_used))
                 oldest = it;
         }
         if (oldest == caller_connections_.end()) break;
@@ -385,12 +393,13 @@ void Upstream::sweep_caller_connections() {
     cancel_sweep_ = nullptr;
     if (caller_connections_.empty() || state() == State::stopped) return;
     std::weak_ptr<Upstream> weak = weak_from_this();
-    cancel_sweep_ = executor_.schedule_after(std::chrono::duration_cast<std::chrono::milliseconds>(kCallerIdle / 5), [weak]() {
-        if (auto self = weak.lock()) {
-            self->cancel_sweep_ = nullptr;
-            self->sweep_caller_connections();
-        }
-    });
+    cancel_sweep_ = executor_.schedule_after(std::chrono::duration_cast<std::chrono::milliseconds>(kCallerIdle / 5),
+                                             [weak]() {
+                                                 if (auto self = weak.lock()) {
+                                                     self->cancel_sweep_ = nullptr;
+                                                     self->sweep_caller_connections();
+                                                 }
+                                             });
 }
 
 }  // namespace toolport::gateway

@@ -48,8 +48,7 @@ void Upstream::connect_now() {
             if (self->uses_login()) reason += "; run: toolport login " + self->settings_.url;
         } catch (const std::exception& e) {
             reason = e.what();
-        } catch (...) {
-        }
+        } catch (...) {}
         self->authorization_failure_ = std::move(authorization_failure);
         self->lost(reason);
     });
@@ -81,7 +80,8 @@ std::unique_ptr<client::ClientTransport> make_upstream_transport(const UpstreamS
     options.authorizer = std::move(authorizer);
     options.connect_timeout = s.connect_timeout;
     options.max_message_bytes = s.max_response_bytes;
-    if (s.transport == UpstreamTransport::legacy_sse) return client::make_legacy_sse_transport(executor, std::move(options));
+    if (s.transport == UpstreamTransport::legacy_sse)
+        return client::make_legacy_sse_transport(executor, std::move(options));
     return client::make_http_transport(executor, std::move(options));
 }
 
@@ -198,7 +198,8 @@ Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
 }
 
 void Upstream::relist(const std::string& what) {
-    if (std::find(relist_queue_.begin(), relist_queue_.end(), what) == relist_queue_.end()) relist_queue_.push_back(what);
+    if (std::find(relist_queue_.begin(), relist_queue_.end(), what) == relist_queue_.end())
+        relist_queue_.push_back(what);
     if (relisting_ || state() != State::connected) return;
     relisting_ = true;
     auto client = client_;
@@ -211,8 +212,8 @@ void Upstream::relist(const std::string& what) {
                 self->catalog_.tools = co_await self->list_all(client, "tools/list", "tools");
             } else if (kind == "resources") {
                 self->catalog_.resources = co_await self->list_all(client, "resources/list", "resources");
-                self->catalog_.resource_templates =
-                    co_await self->list_all(client, "resources/templates/list", "resourceTemplates");
+                self->catalog_.resource_templates = co_await self->list_all(client, "resources/templates/list",
+                                                                            "resourceTemplates");
             } else if (kind == "prompts") {
                 self->catalog_.prompts = co_await self->list_all(client, "prompts/list", "prompts");
             }
@@ -227,8 +228,7 @@ void Upstream::relist(const std::string& what) {
                 std::rethrow_exception(error);
             } catch (const std::exception& e) {
                 spdlog::warn("upstream {}: listing again after list_changed failed: {}", self->name(), e.what());
-            } catch (...) {
-            }
+            } catch (...) {}
             self->relist_queue_.clear();
             return;
         }
@@ -281,18 +281,19 @@ void Upstream::schedule_ping() {
         self->cancel_ping_ = nullptr;
         client::RequestOptions options;
         options.timeout = std::min<std::chrono::milliseconds>(self->settings_.request_timeout, 10s);
-        spawn(self->client_->request("ping", Json::object(), options), [weak, generation](std::optional<Json>, std::exception_ptr error) {
-            auto self = weak.lock();
-            if (!self || generation != self->generation_) return;
-            if (!error) return self->schedule_ping();
-            try {
-                std::rethrow_exception(error);
-            } catch (const std::exception& e) {
-                self->lost(fmt::format("no answer to ping: {}", e.what()));
-            } catch (...) {
-                self->lost("no answer to ping");
-            }
-        });
+        spawn(self->client_->request("ping", Json::object(), options),
+              [weak, generation](std::optional<Json>, std::exception_ptr error) {
+                  auto self = weak.lock();
+                  if (!self || generation != self->generation_) return;
+                  if (!error) return self->schedule_ping();
+                  try {
+                      std::rethrow_exception(error);
+                  } catch (const std::exception& e) {
+                      self->lost(fmt::format("no answer to ping: {}", e.what()));
+                  } catch (...) {
+                      self->lost("no answer to ping");
+                  }
+              });
     });
 }
 

@@ -82,7 +82,8 @@ class Upstream::BudgetHold {
 public:
     BudgetHold(Upstream& upstream, const RequestContext& ctx) : upstream_(upstream), ctx_(&ctx) {
         auto& entry = upstream_.call_budgets_[ctx_];
-        if (entry.holders++ == 0) entry.budget = CallNotificationBudget(upstream_.settings_.output_limits.call_notification_bytes);
+        if (entry.holders++ == 0)
+            entry.budget = CallNotificationBudget(upstream_.settings_.output_limits.call_notification_bytes);
     }
     ~BudgetHold() {
         auto it = upstream_.call_budgets_.find(ctx_);
@@ -155,8 +156,8 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     auto client = co_await client_for(ctx, "the call");
     const std::string local = local_task_of(ctx);
     const std::string support = task_support_of(tool);
-    const bool as_task =
-        !support.empty() && (!local.empty() || support == "required") && (runs_tasks() || runs_v1_tasks());
+    const bool as_task = !support.empty() && (!local.empty() || support == "required") &&
+                         (runs_tasks() || runs_v1_tasks());
     auto progress = [&ctx](const Json& p) {
         if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;
         std::optional<double> total;
@@ -251,9 +252,11 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
         if (!e.from_peer) throw;  // ours (see call_tool)
         throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
     } catch (const client::ClientError& e) {
-        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
+        throw RpcError(-32603,
+                       fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
     } catch (const client::ResponseTooLarge& e) {  // not a ClientError
-        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
+        throw RpcError(-32603,
+                       fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
     }
 }
 

@@ -24,7 +24,6 @@ class HttpAuthorizer;
 
 namespace toolport::gateway::upstream_detail {
 
-
 // upstream.cpp: how long until `when` (0 when it has passed).
 std::chrono::milliseconds until(std::chrono::steady_clock::time_point when);
 

@@ -117,23 +117,23 @@ void Upstream::cancel_upstream_task(const std::shared_ptr<McpClient>& client, co
     } else {
         params = with_tasks_declared(std::move(params));
     }
-    spawn(send_and_forget(client, "tasks/cancel", std::move(params), std::move(options)), [name = name(), id](std::exception_ptr error) {
-        if (!error) return;
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            spdlog::info("upstream {}: cancelling its task {}… failed: {}", name, id.substr(0, 8), e.what());
-        } catch (...) {
-        }
-    });
+    spawn(send_and_forget(client, "tasks/cancel", std::move(params), std::move(options)),
+          [name = name(), id](std::exception_ptr error) {
+              if (!error) return;
+              try {
+                  std::rethrow_exception(error);
+              } catch (const std::exception& e) {
+                  spdlog::info("upstream {}: cancelling its task {}… failed: {}", name, id.substr(0, 8), e.what());
+              } catch (...) {}
+          });
 }
 
 Task<Json> Upstream::call_as_v1_task(RequestContext& ctx, std::shared_ptr<McpClient> client, std::string tool,
                                      Json arguments, std::function<void(const Json&)> on_progress) {
     const auto ttl = ctx.session().server().options().task_ttl;
-    Json created = co_await send_for(ctx, client, "tools/call",
-                                     {{"name", tool}, {"arguments", std::move(arguments)}, {"task", {{"ttl", ttl.count()}}}},
-                                     std::move(on_progress));
+    Json created = co_await send_for(
+        ctx, client, "tools/call",
+        {{"name", tool}, {"arguments", std::move(arguments)}, {"task", {{"ttl", ttl.count()}}}}, std::move(on_progress));
     // Answered in the request after all: that is the call's result.
     if (!created.is_object() || !created.contains("task") || !created["task"].is_object()) co_return created;
     Json task = std::move(created["task"]);
@@ -160,8 +160,8 @@ Task<Json> Upstream::call_as_v1_task(RequestContext& ctx, std::shared_ptr<McpCli
                 throw OperationCancelled(fmt::format("upstream {} cancelled the task", name()));
             }
             if (status != "input_required" && status != "completed" && status != "failed") {
-                throw client::ClientError(fmt::format("tasks/get answered status \"{}\"",
-                                                      util::sanitize_for_message(status, 40)));
+                throw client::ClientError(
+                    fmt::format("tasks/get answered status \"{}\"", util::sanitize_for_message(status, 40)));
             }
             // tasks/result waits for the end, asking its questions on the way (relayed to our
             // client as any request of the upstream's during a call), and answers what the
@@ -221,13 +221,15 @@ Task<Json> Upstream::call_as_task(RequestContext& ctx, std::shared_ptr<McpClient
                     cancel_upstream_task(client, id);
                     throw ToolError(ToolErrorCode::upstream_error,
                                     fmt::format("upstream {} refused the answers to its task {}…: error {}: {}", name(),
-                                                id.substr(0, 8), e.code, providers::redact_text(e.message, settings_.secrets())));
+                                                id.substr(0, 8), e.code,
+                                                providers::redact_text(e.message, settings_.secrets())));
                 } catch (...) {
                     forwarded_.erase(local);
                     cancel_upstream_task(client, id);
                     throw;
                 }
-                if (auto again = forwarded_.find(local); again != forwarded_.end()) again->second.pending = Json::object();
+                if (auto again = forwarded_.find(local); again != forwarded_.end())
+                    again->second.pending = Json::object();
             }
             co_return co_await follow_task(ctx, std::move(client), id, std::move(local), kMinPollMs);
         } else {
@@ -307,13 +309,14 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
                 // inside our task (or for a stateless client) this throws InputRequired,
                 // and the answers come back when the call runs again (call_as_task).
                 Json responses = co_await relay_input_requests(ctx, requests);
-                co_await send_for(ctx, client, "tasks/update", {{"taskId", id}, {"inputResponses", responses}}, {}, true);
+                co_await send_for(ctx, client, "tasks/update", {{"taskId", id}, {"inputResponses", responses}}, {},
+                                  true);
                 if (auto it = forwarded_.find(local); it != forwarded_.end()) it->second.pending = Json::object();
                 wait = 0;
                 continue;
             }
-            throw client::ClientError(fmt::format("tasks/get answered status \"{}\"",
-                                                  util::sanitize_for_message(status, 40)));
+            throw client::ClientError(
+                fmt::format("tasks/get answered status \"{}\"", util::sanitize_for_message(status, 40)));
         }
     } catch (const InputRequired&) {
         // Our task waits for answers, the upstream one for the same. Outside a task of ours

@@ -14,8 +14,8 @@ bool has_code(const ToolResult& result) {
     for (const Json* fields : {&result.structured_content, &result.meta}) {
         if (!fields->is_object()) continue;
         if (fields->contains("error_code")) return true;
-        if (auto error = fields->find(kDroppedErrorMetaKey); error != fields->end() && error->is_object() &&
-                                                              error->contains("error_code")) {
+        if (auto error = fields->find(kDroppedErrorMetaKey);
+            error != fields->end() && error->is_object() && error->contains("error_code")) {
             return true;
         }
     }
@@ -52,13 +52,15 @@ bool label_upstream_error(ToolResult& result, const std::string& upstream, const
     const std::string text = first_text(result);
     std::string suggestion;
     if (auto capability = refused_capability(text); !capability.empty()) {
-        suggestion = fmt::format("This tool asks the user through the client ({}), which this client does not offer: "
-                                 "call it from a client that declares the {} capability, or use another tool",
-                                 capability, capability);
+        suggestion = fmt::format(
+            "This tool asks the user through the client ({}), which this client does not offer: "
+            "call it from a client that declares the {} capability, or use another tool",
+            capability, capability);
     } else {
-        suggestion = fmt::format("Read the message above from {}: correct the arguments it names and call again, or "
-                                 "try another tool",
-                                 upstream);
+        suggestion = fmt::format(
+            "Read the message above from {}: correct the arguments it names and call again, or "
+            "try another tool",
+            upstream);
     }
     const std::string message = fmt::format("upstream {} reported a failure of its tool {}", upstream, tool);
     result.content.push_back(

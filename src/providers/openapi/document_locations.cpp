@@ -83,13 +83,15 @@ std::string resolve_location(const std::string& base, const std::string& referen
         const std::string base_path = path_start == std::string::npos ? "/" : without_query.substr(path_start);
         const std::string query = reference.find('?') == std::string::npos ? "" : reference.substr(reference.find('?'));
         const std::string ref_path = reference.substr(0, reference.find('?'));
-        std::string path = starts_with(ref_path, "/") ? ref_path : base_path.substr(0, base_path.rfind('/') + 1) + ref_path;
+        std::string path = starts_with(ref_path, "/") ? ref_path
+                                                      : base_path.substr(0, base_path.rfind('/') + 1) + ref_path;
         return origin + remove_dot_segments(path) + query;
     }
     if (is_url(reference) || has_scheme || starts_with(reference, "/")) {
-        throw DocumentError(fmt::format("$ref to \"{}\": a document read from a file may refer only to files "
-                                        "beside it, by relative path",
-                                        url_without_query(reference)));
+        throw DocumentError(
+            fmt::format("$ref to \"{}\": a document read from a file may refer only to files "
+                        "beside it, by relative path",
+                        url_without_query(reference)));
     }
     auto decoded = util::percent_decode(reference);
     if (!decoded) throw DocumentError(fmt::format("$ref to \"{}\": bad percent-encoding", reference));
@@ -112,9 +114,10 @@ std::string file_inside_folder(const std::string& path, const std::string& folde
     const fs::path home = fs::path(folder).lexically_normal();
     const std::string shown = lexical.lexically_relative(home).string();
     if (!below(lexical, home)) {
-        throw DocumentError(fmt::format("\"{}\" is outside the document's folder (a $ref may point only to files in it); "
-                                        "refused",
-                                        shown));
+        throw DocumentError(
+            fmt::format("\"{}\" is outside the document's folder (a $ref may point only to files in it); "
+                        "refused",
+                        shown));
     }
     std::error_code ec;
     const fs::path real_home = fs::canonical(home, ec);
@@ -124,7 +127,8 @@ std::string file_inside_folder(const std::string& path, const std::string& folde
     if (!below(real, real_home)) {
         throw DocumentError(fmt::format("\"{}\" is a symbolic link out of the document's folder; refused", shown));
     }
-    if (!fs::is_regular_file(real, ec)) throw DocumentError(fmt::format("\"{}\" is not a regular file; refused", shown));
+    if (!fs::is_regular_file(real, ec))
+        throw DocumentError(fmt::format("\"{}\" is not a regular file; refused", shown));
     return real.string();
 }
 

@@ -58,10 +58,25 @@ bool is_literal_keyword(const std::string& key) {
 // Members whose value maps names to objects: a child named "default" there (the default
 // response, a property called "enum") is an object like any other, not data.
 bool maps_names(const std::string& key) {
-    static const std::set<std::string> keys = {"properties", "patternProperties", "responses", "paths", "$defs",
-                                               "definitions", "schemas", "parameters", "headers", "content",
-                                               "callbacks", "links", "encoding", "securitySchemes", "requestBodies",
-                                               "variables", "dependentSchemas", "webhooks", "pathItems"};
+    static const std::set<std::string> keys = {"properties",
+                                               "patternProperties",
+                                               "responses",
+                                               "paths",
+                                               "$defs",
+                                               "definitions",
+                                               "schemas",
+                                               "parameters",
+                                               "headers",
+                                               "content",
+                                               "callbacks",
+                                               "links",
+                                               "encoding",
+                                               "securitySchemes",
+                                               "requestBodies",
+                                               "variables",
+                                               "dependentSchemas",
+                                               "webhooks",
+                                               "pathItems"};
     return keys.count(key) > 0;
 }
 
@@ -69,7 +84,8 @@ bool maps_names(const std::string& key) {
 
 ParsedDocument parse_document_text(const std::string& text, const std::string& location) {
     const auto first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
-    const bool json = util::to_lower_ascii(url_without_query(location)).ends_with(".json") || (first != std::string::npos && text[first] == '{');
+    const bool json = util::to_lower_ascii(url_without_query(location)).ends_with(".json") ||
+                      (first != std::string::npos && text[first] == '{');
     try {
         auto doc = json ? document::parse_json(text) : document::parse_yaml(text);
         return {std::move(doc.value), std::move(doc.lines)};
@@ -97,7 +113,8 @@ DocumentSet::DocumentSet(std::string root_location, ParsedDocument root)
     if (starts_with(v, "3.0")) version_ = "3.0";
     else if (starts_with(v, "3.1")) version_ = "3.1";
     else throw DocumentError(fmt::format("{}: OpenAPI version {} is not supported (3.0 and 3.1 are)", where, v));
-    if (value.contains("paths") && !value["paths"].is_object()) throw DocumentError(where + ": `paths` is not a mapping");
+    if (value.contains("paths") && !value["paths"].is_object())
+        throw DocumentError(where + ": `paths` is not a mapping");
 }
 
 int DocumentSet::line_of(const std::string& pointer) const {
@@ -140,8 +157,8 @@ const Json& DocumentSet::document_at(const std::string& location) const {
     if (location == root_location_) return root_.value;
     if (auto it = others_.find(location); it != others_.end()) return it->second;
     if (auto it = failures_.find(location); it != failures_.end()) throw DocumentError(it->second);
-    throw DocumentError(fmt::format("{} was not loaded (a document may pull in at most {} others)", url_without_query(location),
-                                    kMaxOtherDocuments));
+    throw DocumentError(fmt::format("{} was not loaded (a document may pull in at most {} others)",
+                                    url_without_query(location), kMaxOtherDocuments));
 }
 
 Json DocumentSet::resolve(const Json& node, const std::string& location) const {
@@ -171,7 +188,8 @@ Json DocumentSet::resolve_node(const Json& node, const std::string& location, st
     if (ref == node.end() || !ref->is_string()) {
         Json out = Json::object();
         for (const auto& [key, member] : node.items()) {
-            out[key] = is_literal_keyword(key) ? member : resolve_node(member, location, active, budget, maps_names(key));
+            out[key] = is_literal_keyword(key) ? member
+                                               : resolve_node(member, location, active, budget, maps_names(key));
         }
         return out;
     }
@@ -228,9 +246,10 @@ std::string server_url(const DocumentSet& docs, const std::string& configured) {
     }
     if (is_url(url)) return url;
     if (!is_url(docs.root_location())) {
-        throw DocumentError(fmt::format("the document's server URL \"{}\" is relative and the document is a file; "
-                                        "set base_url",
-                                        url));
+        throw DocumentError(
+            fmt::format("the document's server URL \"{}\" is relative and the document is a file; "
+                        "set base_url",
+                        url));
     }
     return resolve_location(docs.root_location(), url.empty() ? "/" : url);
 }
@@ -285,7 +304,8 @@ Task<std::string> fetch_text(http_client::HttpClient& http, const std::string& u
     } catch (const http_client::HttpError& e) {
         throw DocumentError(fmt::format("{}: {}", url_without_query(url), e.what()));
     } catch (const http_client::ResponseTooLarge&) {
-        throw DocumentError(fmt::format("{}: larger than {} MiB", url_without_query(url), document::kMaxDocumentBytes >> 20));
+        throw DocumentError(
+            fmt::format("{}: larger than {} MiB", url_without_query(url), document::kMaxDocumentBytes >> 20));
     }
     if (response.status < 200 || response.status > 299) {
         throw DocumentError(fmt::format("{}: HTTP {}", url_without_query(url), response.status));

@@ -9,8 +9,16 @@ namespace {
 // Keywords whose value is one schema, a list of schemas, or a map of names to schemas:
 // the only places the walk descends, so a property named "nullable" is never taken for
 // the keyword.
-constexpr const char* kSchemaKeywords[] = {"additionalProperties", "items", "not", "if", "then", "else", "contains",
-                                           "propertyNames", "unevaluatedProperties", "unevaluatedItems",
+constexpr const char* kSchemaKeywords[] = {"additionalProperties",
+                                           "items",
+                                           "not",
+                                           "if",
+                                           "then",
+                                           "else",
+                                           "contains",
+                                           "propertyNames",
+                                           "unevaluatedProperties",
+                                           "unevaluatedItems",
                                            "additionalItems"};
 constexpr const char* kSchemaListKeywords[] = {"allOf", "anyOf", "oneOf", "prefixItems"};
 constexpr const char* kSchemaMapKeywords[] = {"properties", "patternProperties", "$defs", "definitions",
@@ -27,7 +35,8 @@ void convert_nullable(Json& schema) {
     const bool is_nullable = nullable->is_boolean() && nullable->get<bool>();
     schema.erase(nullable);
     if (!is_nullable) return;
-    if (auto e = schema.find("enum"); e != schema.end() && e->is_array() && std::find(e->begin(), e->end(), Json()) == e->end()) {
+    if (auto e = schema.find("enum");
+        e != schema.end() && e->is_array() && std::find(e->begin(), e->end(), Json()) == e->end()) {
         e->push_back(nullptr);
     }
     auto type = schema.find("type");

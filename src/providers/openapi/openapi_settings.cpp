@@ -12,7 +12,8 @@ namespace {
 
 bool plain_name(const std::string& text) {
     for (char c : text) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                        c == '-';
         if (!ok) return false;
     }
     return true;
@@ -20,22 +21,23 @@ bool plain_name(const std::string& text) {
 
 namespace keys {
 using namespace config;
-const Key document = string_key("document", "The OpenAPI 3.0/3.1 document: a file path or an http(s):// URL (required).");
+const Key document = string_key("document",
+                                "The OpenAPI 3.0/3.1 document: a file path or an http(s):// URL (required).");
 const Key base_url = string_key("base_url", "Where the operations are called; unset: the document's first server.");
 const Key tool_prefix = string_key("tool_prefix", "Put before every tool name (at most 40 of A-Z a-z 0-9 _ -).");
 const Key include_tags = list_key("include_tags", "Only operations with one of these tags.");
 const Key exclude_tags = list_key("exclude_tags", "No operations with one of these tags.");
 const Key include_operations = list_key("include_operations", "Only these operations (by operationId).");
 const Key exclude_operations = list_key("exclude_operations", "Not these operations (by operationId).");
-const Key credentials = map_key("credentials", "Security scheme name → the NAME of the environment variable holding "
+const Key credentials = map_key("credentials",
+                                "Security scheme name → the NAME of the environment variable holding "
                                 "its secret (else <SOURCE>_<SCHEME>).");
 const Key refresh_interval_s = duration_key("refresh_interval_s", "s", 0, 7 * 24 * 3600,
                                             "Read the document again this often (0: only on reload).", "0");
 const Key auth = any_key("auth", "How Toolport authenticates to the API (client credentials, a token, a login).");
 const Key max_response_bytes = integer_key("max_response_bytes", 1024, 4294967296.0,
                                            "An answer beyond this is refused while it is read.", "8388608");
-const Key strict_arguments =
-    boolean_key("strict_arguments", "Refuse arguments the operation does not define.", "false");
+const Key strict_arguments = boolean_key("strict_arguments", "Refuse arguments the operation does not define.", "false");
 const Section table{"openapi",
                     "One OpenAPI document: each operation served as a tool.",
                     {&document, &base_url, &tool_prefix, &include_tags, &exclude_tags, &include_operations,
@@ -82,7 +84,8 @@ OpenApiSettings OpenApiSettings::from(const providers::SourceSettings& settings)
     out.credentials = settings.string_map(keys::credentials).value_or(std::map<std::string, std::string>{});
     for (const auto& [scheme, variable] : out.credentials) {
         if (variable.empty() || !plain_name(variable)) {
-            settings.fail(keys::credentials.name + "." + scheme, "must be the NAME of an environment variable (A-Z a-z 0-9 _)");
+            settings.fail(keys::credentials.name + "." + scheme,
+                          "must be the NAME of an environment variable (A-Z a-z 0-9 _)");
         }
     }
     out.refresh_interval = std::chrono::seconds(settings.integer(keys::refresh_interval_s).value_or(0));

@@ -68,7 +68,8 @@ struct HealthState {
 // never runs again (the server shutting down) is dropped with its callback, where a
 // suspended coroutine's frame would be lost.
 struct Loader {
-    Loader(SourceContext& context, OpenApiSettings settings) : context(context), settings(std::move(settings)), tools(context) {}
+    Loader(SourceContext& context, OpenApiSettings settings)
+        : context(context), settings(std::move(settings)), tools(context) {}
 
     SourceContext& context;
     OpenApiSettings settings;
@@ -85,7 +86,7 @@ struct Loader {
     CancelToken stop_token;              // fired by stop(): ends a fetch under way
     std::string last_warnings;
     std::string last_base_url;
-    std::set<std::string> warned_hosts;  // servers on another host than the document's, warned once each
+    std::set<std::string> warned_hosts;                 // servers on another host than the document's, warned once each
     std::shared_ptr<auth::UpstreamCredentials> tokens;  // auth:, made on the first apply
 
     const std::string& name() const { return context.source_name(); }
@@ -109,9 +110,10 @@ void warn_if_elsewhere(Loader& l, const std::string& base_url) {
     const std::string document_host = host_of(l.settings.document);
     const std::string api_host = host_of(base_url);
     if (api_host.empty() || api_host == document_host || !l.warned_hosts.insert(api_host).second) return;
-    spdlog::warn("openapi {}: the document, served by {}, sends its calls and their credentials to another host, {}; "
-                 "set base_url to confirm it",
-                 l.name(), util::sanitize_for_message(document_host, 100), util::sanitize_for_message(api_host, 100));
+    spdlog::warn(
+        "openapi {}: the document, served by {}, sends its calls and their credentials to another host, {}; "
+        "set base_url to confirm it",
+        l.name(), util::sanitize_for_message(document_host, 100), util::sanitize_for_message(api_host, 100));
 }
 
 // Turns a loaded document into the source's tools. Throws DocumentError.
@@ -142,10 +144,11 @@ void apply(Loader& l, const openapi::DocumentSet& docs) {
         auto s = api->schemes.find(scheme);
         if (s == api->schemes.end()) continue;  // unsupported: read_security_schemes said so
         if (auto secret = environment_secret(s->second.env_var); secret && !secret->empty()) continue;
-        warnings.push_back(fmt::format("the environment variable {} (security scheme {}) is not set: {} operation{} "
-                                       "that need{} it answer MISSING_API_KEY until it is set (or name another "
-                                       "variable under credentials:)",
-                                       s->second.env_var, scheme, count, count == 1 ? "" : "s", count == 1 ? "s" : ""));
+        warnings.push_back(
+            fmt::format("the environment variable {} (security scheme {}) is not set: {} operation{} "
+                        "that need{} it answer MISSING_API_KEY until it is set (or name another "
+                        "variable under credentials:)",
+                        s->second.env_var, scheme, count, count == 1 ? "" : "s", count == 1 ? "s" : ""));
     }
     const std::size_t count = operations.operations.size();
     auto changes = l.tools.replace(openapi::make_tools(operations.operations, api));
@@ -160,8 +163,8 @@ void apply(Loader& l, const openapi::DocumentSet& docs) {
     if (changes.any() || changes.refused || api->base_url != l.last_base_url) {
         spdlog::info("openapi {}: {} operations → {} tools on {} ({} added, {} changed, {} removed, {} refused)",
                      l.name(), count, l.tools.size(),
-                     util::sanitize_for_message(api->base_url.substr(0, api->base_url.find('?')), 200),
-                     changes.added, changes.changed, changes.removed, changes.refused);
+                     util::sanitize_for_message(api->base_url.substr(0, api->base_url.find('?')), 200), changes.added,
+                     changes.changed, changes.removed, changes.refused);
     }
     l.last_base_url = api->base_url;
     l.loaded = true;

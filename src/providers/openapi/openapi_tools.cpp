@@ -36,7 +36,8 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
                 throw providers::credentials_tool_error(e);
             }
             // auth: replaces what a security scheme would have sent.
-            std::erase_if(request.headers, [](const auto& h) { return util::to_lower_ascii(h.first) == "authorization"; });
+            std::erase_if(request.headers,
+                          [](const auto& h) { return util::to_lower_ascii(h.first) == "authorization"; });
             request.headers.emplace_back("Authorization", authorization);
             // The token itself, without its scheme, is a secret the answer may echo too.
             built.secrets.push_back(authorization.substr(authorization.find(' ') + 1));
@@ -70,27 +71,26 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
 // a schema violation instead of the error.
 Json output_schema_with_errors(const Json& api_schema) {
     if (api_schema.is_null()) return api_schema;
-    static const Json error_fields = {
-        {"type", "object"},
-        {"description", "The error, when the result has isError: true"},
-        {"required", {"error", "error_code"}},
-        {"properties",
-         {{"error", {{"type", "string"}}},
-          {"error_code", {{"type", "string"}}},
-          {"suggestion", {{"type", "string"}}},
-          {"recoverable", {{"type", "boolean"}}},
-          {"transient", {{"type", "boolean"}}},
-          {"retry_after_ms", {{"type", "integer"}}}}}};
+    static const Json error_fields = {{"type", "object"},
+                                      {"description", "The error, when the result has isError: true"},
+                                      {"required", {"error", "error_code"}},
+                                      {"properties",
+                                       {{"error", {{"type", "string"}}},
+                                        {"error_code", {{"type", "string"}}},
+                                        {"suggestion", {{"type", "string"}}},
+                                        {"recoverable", {{"type", "boolean"}}},
+                                        {"transient", {{"type", "boolean"}}},
+                                        {"retry_after_ms", {{"type", "integer"}}}}}};
     return {{"type", "object"}, {"anyOf", Json::array({api_schema, error_fields})}};
 }
 
 std::string kind_name(SecurityScheme::Kind kind) {
     switch (kind) {
-    case SecurityScheme::Kind::api_key_header: return "header";
-    case SecurityScheme::Kind::api_key_query: return "query";
-    case SecurityScheme::Kind::api_key_cookie: return "cookie";
-    case SecurityScheme::Kind::bearer: return "bearer";
-    case SecurityScheme::Kind::basic: return "basic";
+        case SecurityScheme::Kind::api_key_header: return "header";
+        case SecurityScheme::Kind::api_key_query: return "query";
+        case SecurityScheme::Kind::api_key_cookie: return "cookie";
+        case SecurityScheme::Kind::bearer: return "bearer";
+        case SecurityScheme::Kind::basic: return "basic";
     }
     return "?";
 }
@@ -103,17 +103,18 @@ std::string target_of(const Operation& op, const Api& api) {
         Json schemes = Json::array();
         for (const auto& name : alternative) {
             auto s = api.schemes.find(name);
-            schemes.push_back(s == api.schemes.end() ? Json{name}
-                                                     : Json{name, kind_name(s->second.kind), s->second.parameter,
-                                                            s->second.env_var});
+            schemes.push_back(s == api.schemes.end()
+                                  ? Json{name}
+                                  : Json{name, kind_name(s->second.kind), s->second.parameter, s->second.env_var});
         }
         security.push_back(std::move(schemes));
     }
     Json target = {{"method", op.method},
                    {"url", api.base_url + op.path},
                    {"parameters", std::move(params)},
-                   {"body", {static_cast<int>(op.body.layout), op.body.media_type, op.body.properties, op.body.argument,
-                             op.body.required}},
+                   {"body",
+                    {static_cast<int>(op.body.layout), op.body.media_type, op.body.properties, op.body.argument,
+                     op.body.required}},
                    {"json", op.expects_json},
                    {"security", std::move(security)}};
     return target.dump();

@@ -22,7 +22,6 @@ std::string upper(std::string s) {
     return s;
 }
 
-
 bool contains(const std::vector<std::string>& list, const std::string& value) {
     return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -76,7 +75,8 @@ std::vector<Json> merged_parameters(const Json& path_item, const Json& operation
         for (const auto& p : list) {
             if (!p.is_object()) continue;
             auto same = std::find_if(out.begin(), out.end(), [&](const Json& q) {
-                return string_field(q, "name") == string_field(p, "name") && string_field(q, "in") == string_field(p, "in");
+                return string_field(q, "name") == string_field(p, "name") &&
+                       string_field(q, "in") == string_field(p, "in");
             });
             if (same != out.end()) *same = p;
             else out.push_back(p);
@@ -123,15 +123,15 @@ Operation build_operation(const DocumentSet& docs, const Json& root_security, co
         if (param.name.empty()) throw DocumentError(fmt::format("a parameter of {} {} has no name", op.method, path));
         if (param.location != "path" && param.location != "query" && param.location != "header" &&
             param.location != "cookie") {
-            throw DocumentError(fmt::format("parameter \"{}\" of {} {} is in \"{}\"", param.name, op.method, path,
-                                            param.location));
+            throw DocumentError(
+                fmt::format("parameter \"{}\" of {} {} is in \"{}\"", param.name, op.method, path, param.location));
         }
         if (param.location == "header" && ignored_header(param.name)) continue;
         param.required = param.location == "path" || p.value("required", false) == true;
         param.style = p.contains("style") && p["style"].is_string() ? p["style"].get<std::string>()
-                                                                      : default_style(param.location);
+                                                                    : default_style(param.location);
         param.explode = p.contains("explode") && p["explode"].is_boolean() ? p["explode"].get<bool>()
-                                                                            : param.style == "form";
+                                                                           : param.style == "form";
         Json schema = Json::object();
         if (p.contains("schema")) {
             schema = to_json_schema(p["schema"], v30);
@@ -161,9 +161,8 @@ Operation build_operation(const DocumentSet& docs, const Json& root_security, co
         const auto close = path.find('}', open);
         if (close == std::string::npos) break;
         const std::string name = path.substr(open + 1, close - open - 1);
-        const bool declared = std::any_of(op.parameters.begin(), op.parameters.end(), [&](const Parameter& p) {
-            return p.location == "path" && p.name == name;
-        });
+        const bool declared = std::any_of(op.parameters.begin(), op.parameters.end(),
+                                          [&](const Parameter& p) { return p.location == "path" && p.name == name; });
         if (declared || name.empty()) continue;
         Parameter param{.name = name, .location = "path", .argument = name, .required = true, .style = "simple"};
         if (taken.count(param.argument)) param.argument = name + "_path";
@@ -200,8 +199,8 @@ Operation build_operation(const DocumentSet& docs, const Json& root_security, co
             } else {
                 op.body.layout = BodyLayout::nested;
                 op.body.argument = taken.count("body") ? "request_body" : "body";
-                if (auto d = string_field(*body, "description"); !d.empty() && schema.is_object() &&
-                                                                 !schema.contains("description")) {
+                if (auto d = string_field(*body, "description");
+                    !d.empty() && schema.is_object() && !schema.contains("description")) {
                     schema["description"] = d;
                 }
                 properties[op.body.argument] = std::move(schema);
@@ -232,7 +231,8 @@ Operation build_operation(const DocumentSet& docs, const Json& root_security, co
         if (!type) continue;
         op.expects_json = true;
         if (op.output_schema.is_null()) {
-            Json schema = for_direction(to_json_schema(media_schema(response["content"], *type), v30), Direction::response);
+            Json schema = for_direction(to_json_schema(media_schema(response["content"], *type), v30),
+                                        Direction::response);
             if (is_object_schema(schema)) op.output_schema = std::move(schema);
         }
         break;
@@ -323,7 +323,8 @@ OperationList read_operations(const DocumentSet& docs, const OperationFilter& fi
                 item = docs.resolve(raw_item, docs.root_location());
             } else {
                 item = raw_item;
-                if (item.contains("parameters")) item["parameters"] = docs.resolve(item["parameters"], docs.root_location());
+                if (item.contains("parameters"))
+                    item["parameters"] = docs.resolve(item["parameters"], docs.root_location());
             }
         } catch (const DocumentError& e) {
             list.warnings.push_back(fmt::format("path {} left out: {}", path, e.what()));

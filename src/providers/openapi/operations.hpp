@@ -71,8 +71,8 @@ struct Operation {
     // alternative means the operation may be called without credentials.
     std::vector<std::vector<std::string>> security;
     Json input_schema;
-    Json output_schema;           // null: none
-    bool expects_json = true;     // a 2xx response is declared as JSON (or nothing is declared)
+    Json output_schema;        // null: none
+    bool expects_json = true;  // a 2xx response is declared as JSON (or nothing is declared)
     providers::ToolAnnotations annotations;
 };
 

@@ -79,7 +79,8 @@ void add_query_parameter(std::string& query, const Parameter& p, const Json& val
 }
 
 std::string header_value(const Parameter& p, const Json& value) {
-    std::string text = p.style == "json" ? value.dump() : simple_style(value, p.explode, [](const std::string& s) { return s; });
+    std::string text = p.style == "json" ? value.dump()
+                                         : simple_style(value, p.explode, [](const std::string& s) { return s; });
     if (util::has_control_chars(text)) {
         throw ToolError(ToolErrorCode::invalid_argument,
                         fmt::format("{} may not contain control characters (it is sent as an HTTP header)", p.argument))
@@ -169,7 +170,8 @@ BuiltRequest build_request(const Operation& op, const Json& args, const std::str
         for (const auto& name : alternative) {
             auto s = schemes.find(name);
             if (s == schemes.end()) missing.push_back("(scheme " + name + " is not supported)");
-            else if (auto secret = secret_of(s->second.env_var); !secret || secret->empty()) missing.push_back(s->second.env_var);
+            else if (auto secret = secret_of(s->second.env_var); !secret || secret->empty())
+                missing.push_back(s->second.env_var);
         }
         if (missing.empty()) {
             chosen = &alternative;
@@ -180,8 +182,8 @@ BuiltRequest build_request(const Operation& op, const Json& args, const std::str
     if (!op.security.empty() && !chosen) {
         std::string list;
         for (const auto& m : first_missing) list += (list.empty() ? "" : ", ") + m;
-        throw ToolError(ToolErrorCode::missing_api_key, fmt::format("{} needs credentials the server does not have: {}",
-                                                                    op.tool_name, list))
+        throw ToolError(ToolErrorCode::missing_api_key,
+                        fmt::format("{} needs credentials the server does not have: {}", op.tool_name, list))
             .suggest(fmt::format("Set {} in the server's environment (or name the variable under the source's "
                                  "`credentials:` setting) and restart it.",
                                  list));
@@ -193,21 +195,23 @@ BuiltRequest build_request(const Operation& op, const Json& args, const std::str
             built.secrets.push_back(secret);
             built.env_vars.push_back(s.env_var);
             switch (s.kind) {
-            case SecurityScheme::Kind::api_key_header: request.headers.emplace_back(s.parameter, secret); break;
-            case SecurityScheme::Kind::api_key_query:
-                add_query(query, util::percent_encode(s.parameter), util::percent_encode(secret));
-                built.secrets.push_back(util::percent_encode(secret));
-                break;
-            case SecurityScheme::Kind::api_key_cookie: add_cookie(s.parameter, secret); break;
-            case SecurityScheme::Kind::bearer: request.headers.emplace_back("Authorization", "Bearer " + secret); break;
-            case SecurityScheme::Kind::basic:
-                request.headers.emplace_back("Authorization", "Basic " + util::base64_encode(secret));
-                built.secrets.push_back(util::base64_encode(secret));
-                // The password alone, should an API quote it back.
-                if (auto colon = secret.find(':'); colon != std::string::npos && secret.size() - colon > 4) {
-                    built.secrets.push_back(secret.substr(colon + 1));
-                }
-                break;
+                case SecurityScheme::Kind::api_key_header: request.headers.emplace_back(s.parameter, secret); break;
+                case SecurityScheme::Kind::api_key_query:
+                    add_query(query, util::percent_encode(s.parameter), util::percent_encode(secret));
+                    built.secrets.push_back(util::percent_encode(secret));
+                    break;
+                case SecurityScheme::Kind::api_key_cookie: add_cookie(s.parameter, secret); break;
+                case SecurityScheme::Kind::bearer:
+                    request.headers.emplace_back("Authorization", "Bearer " + secret);
+                    break;
+                case SecurityScheme::Kind::basic:
+                    request.headers.emplace_back("Authorization", "Basic " + util::base64_encode(secret));
+                    built.secrets.push_back(util::base64_encode(secret));
+                    // The password alone, should an API quote it back.
+                    if (auto colon = secret.find(':'); colon != std::string::npos && secret.size() - colon > 4) {
+                        built.secrets.push_back(secret.substr(colon + 1));
+                    }
+                    break;
             }
         }
     }

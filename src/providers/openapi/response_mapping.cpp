@@ -60,8 +60,8 @@ std::string api_message(const std::string& body) {
 
 namespace {
 
-ToolResult unredacted_result(const Operation& op, const http_client::Response& response, const std::string& resource_uri,
-                             const std::vector<std::string>& secrets) {
+ToolResult unredacted_result(const Operation& op, const http_client::Response& response,
+                             const std::string& resource_uri, const std::vector<std::string>& secrets) {
     const std::string type = media_type_of(response);
     if (response.body.empty()) {
         if (!op.output_schema.is_null()) {
@@ -103,14 +103,16 @@ ToolResult result_from_response(const Operation& op, const http_client::Response
     ToolResult result = unredacted_result(op, response, resource_uri, secrets);
     // An API that echoes the keys it was sent must not hand them to the client: as in its
     // errors, they are redacted (text, structuredContent, embedded text).
-    if (providers::redact_result(result, secrets)) providers::check_redacted_output(result, op.output_schema, op.tool_name);
+    if (providers::redact_result(result, secrets))
+        providers::check_redacted_output(result, op.output_schema, op.tool_name);
     return result;
 }
 
 ToolError error_from_response(const http_client::Response& response, const std::string& api,
                               const std::vector<std::string>& secrets, const std::vector<std::string>& env_vars) {
     const unsigned status = response.status;
-    const std::string message = util::sanitize_for_message(providers::redact_text(api_message(response.body), secrets), 500);
+    const std::string message = util::sanitize_for_message(providers::redact_text(api_message(response.body), secrets),
+                                                           500);
     const std::string reason = message.empty() ? "no reason given" : message;
     if (status == 401 || status == 403) {
         std::string vars;

@@ -6,10 +6,7 @@
 
 namespace toolport::openapi {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 std::string default_credential_env(const std::string& source, const std::string& scheme) {
     std::string out;
@@ -45,9 +42,10 @@ SecuritySchemes read_security_schemes(const DocumentSet& docs, const std::string
             const std::string in = scheme.value("in", "");
             s.parameter = scheme.value("name", "");
             if (s.parameter.empty() || (in != "header" && in != "query" && in != "cookie")) {
-                warnings.push_back(fmt::format("security scheme {} left out: apiKey needs `name` and `in` "
-                                               "(header, query or cookie)",
-                                               name));
+                warnings.push_back(
+                    fmt::format("security scheme {} left out: apiKey needs `name` and `in` "
+                                "(header, query or cookie)",
+                                name));
                 continue;
             }
             s.kind = in == "header"  ? SecurityScheme::Kind::api_key_header

@@ -35,8 +35,8 @@ struct CatalogPage {
     std::vector<CatalogTool> tools;
     // Entries that are not tool definitions (no name, wrong types): one line each.
     std::vector<std::string> skipped;
-    bool has_next = false;     // page pagination
-    std::string next_url;      // next pagination: "" at the end
+    bool has_next = false;  // page pagination
+    std::string next_url;   // next pagination: "" at the end
 };
 
 // The value at a dotted path ("details.has_next_page", "response.data.output"; "" is the

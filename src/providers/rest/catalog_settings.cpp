@@ -41,8 +41,8 @@ const Key max_pages = integer_key("max_pages", 1, 100000, "Most pages read.", "1
 const Key format = one_of_key("format", {"auto", "openai", "bare", "mcp"}, "The shape of each listed tool.", "auto");
 const Section table{"list",
                     "How the catalog's tools are listed.",
-                    {&url, &method, &pagination, &page_param, &page_size_param, &page_size, &first_page,
-                     &has_next_path, &next_path, &tools_path, &success_path, &error_path, &max_pages, &format}};
+                    {&url, &method, &pagination, &page_param, &page_size_param, &page_size, &first_page, &has_next_path,
+                     &next_path, &tools_path, &success_path, &error_path, &max_pages, &format}};
 }  // namespace list
 
 namespace execute {
@@ -61,13 +61,16 @@ const Section table{"execute",
                      &stream_query}};
 }  // namespace execute
 
-const Key preset = one_of_key("preset", {"agentpmt"}, "Start from a known catalog's settings (the keys below override).");
-const Key base_url = string_key("base_url", "The catalog API's origin, e.g. https://api.example.com (required unless "
+const Key preset = one_of_key("preset", {"agentpmt"},
+                              "Start from a known catalog's settings (the keys below override).");
+const Key base_url = string_key("base_url",
+                                "The catalog API's origin, e.g. https://api.example.com (required unless "
                                 "a preset gives it).");
 const Key list_section = section_key("list", list::table, list::table.doc);
 const Key execute_section = section_key("execute", execute::table, execute::table.doc);
 const Key headers = map_key("headers", "Headers sent with every request.");
-const Key headers_from_env = map_key("headers_from_env", "Headers sent with every request, each from the environment "
+const Key headers_from_env = map_key("headers_from_env",
+                                     "Headers sent with every request, each from the environment "
                                      "variable it names.");
 const Key forward_headers = list_key("forward_headers", "Headers of the MCP client's HTTP request passed on.");
 const Key name_from = one_of_key("name_from", {"name", "title"}, "Where a tool's name comes from.", "name");
@@ -75,13 +78,14 @@ const Key tool_prefix = string_key("tool_prefix", "Put before every tool name.")
 const Key refresh_interval_s = duration_key("refresh_interval_s", "s", 0, 7 * 86400,
                                             "List the catalog again this often (0: only on reload).", "300");
 const Key request_timeout_ms = duration_key("request_timeout_ms", "ms", 1, 600000, "A request's timeout.", "30000");
-const Key retry_max_s = duration_key("retry_max_s", "s", 1, 3600, "Longest wait between tries to list the catalog.", "60");
+const Key retry_max_s = duration_key("retry_max_s", "s", 1, 3600, "Longest wait between tries to list the catalog.",
+                                     "60");
 const Key max_response_bytes = integer_key("max_response_bytes", 1024, 4294967296.0,
                                            "An answer beyond this is refused while it is read.", "8388608");
 const Key max_tools = integer_key("max_tools", 1, 1000000, "Most tools served from the catalog.", "10000");
 const Key auth = any_key("auth", "How Toolport authenticates to the catalog API (gives its Authorization header).");
-const Key strict_arguments =
-    boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.", "false");
+const Key strict_arguments = boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.",
+                                         "false");
 const Section table{"rest",
                     "One REST tool catalog: each listed tool served as an MCP tool.",
                     {&preset, &base_url, &list_section, &execute_section, &headers, &headers_from_env, &forward_headers,
@@ -197,7 +201,8 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
         else settings.fail(keys::preset, fmt::format("unknown preset \"{}\" (known: agentpmt)", *preset));
     }
     if (auto v = settings.string(keys::base_url)) s.base_url = *v;
-    if (s.base_url.empty()) settings.fail(keys::base_url, "is required (the catalog API's origin, e.g. https://api.example.com)");
+    if (s.base_url.empty())
+        settings.fail(keys::base_url, "is required (the catalog API's origin, e.g. https://api.example.com)");
     while (s.base_url.size() > 1 && s.base_url.back() == '/') s.base_url.pop_back();
     try {
         auto url = http_client::parse_url(s.base_url);
@@ -219,7 +224,8 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
     if (settings.value(keys::auth.name)) {
         auto is_authorization = [](std::string_view name) { return util::iequals_ascii(name, "Authorization"); };
         for (const auto& [name, value] : s.headers) {
-            if (is_authorization(name)) settings.fail(keys::headers, "auth: gives the catalog its Authorization header; remove one");
+            if (is_authorization(name))
+                settings.fail(keys::headers, "auth: gives the catalog its Authorization header; remove one");
         }
         for (const auto& [name, variable] : s.headers_from_env) {
             if (is_authorization(name))
@@ -227,8 +233,9 @@ CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings)
         }
         for (const auto& name : s.forward_headers) {
             if (is_authorization(name))
-                settings.fail(keys::forward_headers, "auth: gives the catalog its Authorization header; the caller's own "
-                                                 "token is never forwarded");
+                settings.fail(keys::forward_headers,
+                              "auth: gives the catalog its Authorization header; the caller's own "
+                              "token is never forwarded");
         }
         s.auth = providers::read_upstream_auth(settings.section(keys::auth.name));
     }

@@ -33,11 +33,10 @@
 
 namespace toolport::rest {
 
-
 enum class Pagination {
-    none,   // one request
-    page,   // ?page=N&page_size=M until has_next_path says false (or a short page)
-    next,   // follow the URL at next_path until it is null
+    none,  // one request
+    page,  // ?page=N&page_size=M until has_next_path says false (or a short page)
+    next,  // follow the URL at next_path until it is null
 };
 
 enum class ToolFormat {
@@ -108,10 +107,10 @@ struct CatalogSettings {
     std::optional<auth::UpstreamAuthSettings> auth;
     NameFrom name_from = NameFrom::name;
     std::string tool_prefix;
-    std::chrono::seconds refresh_interval{300};  // 0: only on reload
+    std::chrono::seconds refresh_interval{300};        // 0: only on reload
     std::chrono::milliseconds request_timeout{30000};  // of one request; a shorter call deadline wins
-    std::chrono::seconds retry_max{60};  // longest wait between attempts while the catalog is down
-    std::size_t max_response_bytes = 8u << 20;  // of one answer: a page of the list, or a call's
+    std::chrono::seconds retry_max{60};                // longest wait between attempts while the catalog is down
+    std::size_t max_response_bytes = 8u << 20;         // of one answer: a page of the list, or a call's
     std::size_t max_tools = 10000;
     // Arguments a tool's inputSchema does not name are refused even where the schema
     // allows them (by default the schema decides: additionalProperties: false refuses).

@@ -98,8 +98,8 @@ bool wants_stream(const ExecuteSettings& execute, const Json& arguments) {
     return it != arguments.end() && it->is_boolean() && it->get<bool>();
 }
 
-ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute, const std::vector<std::string>& secrets,
-                               const Json& output_schema) {
+ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute,
+                               const std::vector<std::string>& secrets, const Json& output_schema) {
     auto error_message = [&]() -> std::string {
         for (const auto& path : execute.error_paths) {
             const Json* error = find_path(answer, path);
@@ -173,7 +173,8 @@ ToolError error_for_status(unsigned status, const std::optional<std::string>& re
         return providers::rate_limited_error(fmt::format("The API's rate limit was reached: {}", message), retry_after);
     }
     if (status == 408) {
-        return ToolError(ToolErrorCode::upstream_error, fmt::format("The API timed out the request (HTTP 408): {}", message))
+        return ToolError(ToolErrorCode::upstream_error,
+                         fmt::format("The API timed out the request (HTTP 408): {}", message))
             .transient(true)
             .suggest("Retry in a moment.");
     }
@@ -207,9 +208,11 @@ std::vector<std::string> StreamedOutput::feed(std::string_view bytes) {
             break;
         }
         if (event.type == "error") {
-            error_ = ToolError(ToolErrorCode::upstream_error,
-                               "The API reported that the tool failed: " + clean(chunk_text(event.data), secrets_))
-                         .suggest("Read the API's message: correct the arguments it names, or retry later if it is temporary.");
+            error_ =
+                ToolError(ToolErrorCode::upstream_error,
+                          "The API reported that the tool failed: " + clean(chunk_text(event.data), secrets_))
+                    .suggest(
+                        "Read the API's message: correct the arguments it names, or retry later if it is temporary.");
             done_ = true;
             break;
         }

@@ -30,8 +30,8 @@ bool wants_stream(const ExecuteSettings& execute, const Json& arguments);
 // from its text, structuredContent and _meta. Throws ToolError (UPSTREAM_ERROR) when the
 // answer says the call failed: a false success flag, or an error message and no output;
 // or when the redacted output no longer matches `output_schema` (the tool's, null: none).
-ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute, const std::vector<std::string>& secrets,
-                               const Json& output_schema = Json());
+ToolResult read_execute_answer(const Json& answer, const ExecuteSettings& execute,
+                               const std::vector<std::string>& secrets, const Json& output_schema = Json());
 
 // The tool error for a non-2xx answer (401/403 credentials, 402 payment, 404, 400/422
 // arguments, 429 with Retry-After, 5xx transient). `credentials` names where the keys

@@ -35,7 +35,6 @@ namespace {
 
 bool is_absolute(const std::string& url) { return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0; }
 
-
 std::optional<bool> hint(const Json& annotations, const char* key) {
     auto it = annotations.find(key);
     if (it == annotations.end() || !it->is_boolean()) return std::nullopt;
@@ -67,8 +66,8 @@ void RestCatalog::start() {
         const char* value = std::getenv(variable.c_str());
         sources.push_back(fmt::format("{} from {}", header, variable));
         if (!value || !*value) {
-            spdlog::warn("catalog {}: {} is not set; requests go without the {} header", context_.source_name(), variable,
-                         header);
+            spdlog::warn("catalog {}: {} is not set; requests go without the {} header", context_.source_name(),
+                         variable, header);
             continue;
         }
         credentials_.emplace_back(header, value);
@@ -76,10 +75,11 @@ void RestCatalog::start() {
     }
     for (const auto& [name, value] : settings_.headers) sources.push_back(name + " from the configuration");
     if (settings_.auth) {
-        tokens_ = std::make_shared<auth::UpstreamCredentials>("catalog " + context_.source_name(), *settings_.auth, *http_);
+        tokens_ = std::make_shared<auth::UpstreamCredentials>("catalog " + context_.source_name(), *settings_.auth,
+                                                              *http_);
         if (!settings_.auth->client.client_secret.empty()) secrets_.push_back(settings_.auth->client.client_secret);
-        sources.push_back(fmt::format("Authorization from the authorization server ({})",
-                                      auth::type_name(settings_.auth->type)));
+        sources.push_back(
+            fmt::format("Authorization from the authorization server ({})", auth::type_name(settings_.auth->type)));
     }
     for (const auto& header : settings_.forward_headers) {
         context_.forward_client_header(header);
@@ -122,8 +122,7 @@ void RestCatalog::fetch_now() {
                 std::rethrow_exception(error);
             } catch (const std::exception& e) {
                 spdlog::error("catalog {}: {}", self->context_.source_name(), e.what());
-            } catch (...) {
-            }
+            } catch (...) {}
         }
         if (self->stopped_) return;
         if (self->reload_requested_) return self->fetch_now();
@@ -189,10 +188,11 @@ Task<void> RestCatalog::fetch_once() {
         // Fetching is the API's time; registering (repair, names, declarations) is ours.
         auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
         if (changes.any() || changes.refused) {
-            spdlog::info("catalog {}: {} tools listed, {} served ({} added, {} changed, {} removed, {} left out); "
-                         "fetched in {:.1f} ms, registered in {:.1f} ms",
-                         context_.source_name(), listed, tool_count(), changes.added, changes.changed, changes.removed,
-                         changes.refused, ms(answered - started), ms(context_.executor().now() - answered));
+            spdlog::info(
+                "catalog {}: {} tools listed, {} served ({} added, {} changed, {} removed, {} left out); "
+                "fetched in {:.1f} ms, registered in {:.1f} ms",
+                context_.source_name(), listed, tool_count(), changes.added, changes.changed, changes.removed,
+                changes.refused, ms(answered - started), ms(context_.executor().now() - answered));
         }
     } catch (const OperationCancelled&) {
         if (stopped_) co_return;
@@ -204,15 +204,16 @@ Task<void> RestCatalog::fetch_once() {
     if (stopped_ || failure.empty()) co_return;
     failure = util::sanitize_for_message(providers::redact_text(failure, secrets_), 300);
     set_state(loaded_ ? State::stale : State::unreachable);
-    spdlog::warn("catalog {}: fetching the catalog failed ({}); {}; next attempt in {} s", context_.source_name(), failure,
-                 loaded_ ? "serving the tools of the last fetch" : "its tools appear when it answers",
+    spdlog::warn("catalog {}: fetching the catalog failed ({}); {}; next attempt in {} s", context_.source_name(),
+                 failure, loaded_ ? "serving the tools of the last fetch" : "its tools appear when it answers",
                  (backoff_.count() + 999) / 1000);
     next_wait_ = backoff_;
     backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, settings_.retry_max);
 }
 
 Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {
-    const std::string first_url = is_absolute(settings_.list.url) ? settings_.list.url : settings_.base_url + settings_.list.url;
+    const std::string first_url = is_absolute(settings_.list.url) ? settings_.list.url
+                                                                  : settings_.base_url + settings_.list.url;
     const auto origin = http_client::parse_url(first_url).origin();
     std::vector<CatalogTool> tools;
     std::string url = first_url;
@@ -246,9 +247,10 @@ Task<std::vector<CatalogTool>> RestCatalog::fetch_catalog() {
             try {
                 response = co_await http_->fetch(std::move(sent), options);
             } catch (const http_client::ResponseTooLarge& e) {
-                throw CatalogError(fmt::format("page {} of the catalog is over {} bytes (max_response_bytes); it was not "
-                                               "read further",
-                                               pages + 1, e.limit));
+                throw CatalogError(
+                    fmt::format("page {} of the catalog is over {} bytes (max_response_bytes); it was not "
+                                "read further",
+                                pages + 1, e.limit));
             }
             if (response.status != 401 || authorization.empty() || attempt == 1) break;
             tokens_->rejected(authorization);
@@ -295,7 +297,8 @@ providers::ToolSetChanges RestCatalog::apply(std::vector<CatalogTool> tools) {
             continue;
         }
         if (kept.size() == settings_.max_tools) {
-            warn_once(fmt::format("the catalog lists more than {} tools; the rest are left out (max_tools)", settings_.max_tools));
+            warn_once(fmt::format("the catalog lists more than {} tools; the rest are left out (max_tools)",
+                                  settings_.max_tools));
             break;
         }
         kept.push_back(std::move(tool));
@@ -308,10 +311,10 @@ providers::ToolSetChanges RestCatalog::apply(std::vector<CatalogTool> tools) {
         auto& tool = kept[i];
         auto repair = repair_input_schema(std::move(tool.input_schema));
         // "Cache Entry" (5f3a...) : the display name people know, the id the API knows.
-        const std::string shown =
-            tool.title.empty() ? fmt::format("\"{}\"", util::sanitize_for_message(tool.name, 80))
-                               : fmt::format("\"{}\" ({})", util::sanitize_for_message(tool.title, 80),
-                                             util::sanitize_for_message(tool.name, 80));
+        const std::string shown = tool.title.empty()
+                                      ? fmt::format("\"{}\"", util::sanitize_for_message(tool.name, 80))
+                                      : fmt::format("\"{}\" ({})", util::sanitize_for_message(tool.title, 80),
+                                                    util::sanitize_for_message(tool.name, 80));
         if (!repair.unrepairable.empty()) {
             warn_once(fmt::format("tool {} left out: {}", shown, repair.unrepairable));
             continue;
@@ -347,7 +350,8 @@ providers::ToolDeclaration RestCatalog::declare(const CatalogTool& tool, std::st
     else if (tool.description.empty()) d.description = tool.title;
     else d.description = tool.title + " \u2014 " + tool.description;
     d.input_schema = std::move(input_schema);
-    if (tool.output_schema.is_object() && tool.output_schema.value("type", Json()) == "object") d.output_schema = tool.output_schema;
+    if (tool.output_schema.is_object() && tool.output_schema.value("type", Json()) == "object")
+        d.output_schema = tool.output_schema;
     // The catalog's own hints when it gives them (MCP format); a call always reaches the
     // API, a world outside the server.
     d.annotations.read_only = hint(tool.annotations, "readOnlyHint");
@@ -359,7 +363,8 @@ providers::ToolDeclaration RestCatalog::declare(const CatalogTool& tool, std::st
     d.compile_on_first_call = true;
     std::weak_ptr<RestCatalog> weak = weak_from_this();
     auto output_schema = d.output_schema.is_null() ? nullptr : std::make_shared<const Json>(d.output_schema);
-    d.handler = [weak, catalog_name = tool.name, output_schema](RequestContext& ctx, const Json& arguments) -> Task<ToolResult> {
+    d.handler = [weak, catalog_name = tool.name, output_schema](RequestContext& ctx,
+                                                                const Json& arguments) -> Task<ToolResult> {
         auto self = weak.lock();
         if (!self) throw ToolError(ToolErrorCode::server_unhealthy, "the catalog has been stopped");
         co_return co_await self->call(ctx, catalog_name, arguments, output_schema);
@@ -382,7 +387,8 @@ http_client::Headers RestCatalog::request_headers(const RequestContext* ctx) con
     if (ctx) {
         for (const auto& name : settings_.forward_headers) {
             const auto& sent = ctx->caller().client_headers;
-            if (auto it = sent.find(util::to_lower_ascii(name)); it != sent.end() && !it->second.empty()) headers.emplace_back(name, it->second);
+            if (auto it = sent.find(util::to_lower_ascii(name)); it != sent.end() && !it->second.empty())
+                headers.emplace_back(name, it->second);
         }
     }
     headers.emplace_back("Accept", "application/json");
@@ -507,8 +513,9 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
     } catch (const http_client::HttpError& e) {
         throw providers::unreachable_error(e, "the catalog API", "the catalog's base_url and the network settings");
     } catch (const http_client::ResponseTooLarge& e) {
-        throw providers::too_large_error(e.limit, "The API",
-                                         "Ask for less output (narrower arguments); the catalog's max_response_bytes sets the limit.");
+        throw providers::too_large_error(
+            e.limit, "The API",
+            "Ask for less output (narrower arguments); the catalog's max_response_bytes sets the limit.");
     }
 }
 

@@ -76,11 +76,11 @@ private:
     providers::SourceContext& context_;
     http_client::HttpClient* http_ = nullptr;
     providers::ToolSet tools_;
-    http_client::Headers credentials_;  // sent with every request
+    http_client::Headers credentials_;                   // sent with every request
     std::shared_ptr<auth::UpstreamCredentials> tokens_;  // auth:, from start()
-    std::vector<std::string> secrets_;  // their values, redacted from every message
-    std::string credential_sources_;    // "X-API-Key from AGENT_PAYMENT_API_KEY, ..." for suggestions
-    std::set<std::string> warned_;      // repairs and skips are warned once, not on every refresh
+    std::vector<std::string> secrets_;                   // their values, redacted from every message
+    std::string credential_sources_;                     // "X-API-Key from AGENT_PAYMENT_API_KEY, ..." for suggestions
+    std::set<std::string> warned_;                       // repairs and skips are warned once, not on every refresh
 
     bool stopped_ = false;
     bool settled_ = false;  // the first fetch is over, served or failed
@@ -89,7 +89,7 @@ private:
     bool loaded_ = false;            // a fetch has succeeded (later failures leave its tools)
     std::chrono::milliseconds backoff_{1000};
     std::chrono::milliseconds next_wait_{0};
-    CancelToken fetch_cancel_;           // fired by stop(): ends a fetch in flight
+    CancelToken fetch_cancel_;            // fired by stop(): ends a fetch in flight
     std::function<void()> cancel_timer_;  // the wait for the next fetch, when one is set
 
     mutable std::mutex state_mutex_;  // the health probe may run on another thread

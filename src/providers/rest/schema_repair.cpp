@@ -98,10 +98,12 @@ private:
             if (!t.is_string()) return false;
             std::string name = t.get<std::string>();
             std::string lower = util::to_lower_ascii(name);
-            static const std::pair<const char*, const char*> aliases[] = {
-                {"int", "integer"}, {"long", "integer"}, {"float", "number"}, {"double", "number"},
-                {"decimal", "number"}, {"bool", "boolean"}, {"str", "string"}, {"text", "string"},
-                {"dict", "object"}, {"map", "object"}, {"list", "array"}};
+            static const std::pair<const char*, const char*> aliases[] = {{"int", "integer"},    {"long", "integer"},
+                                                                          {"float", "number"},   {"double", "number"},
+                                                                          {"decimal", "number"}, {"bool", "boolean"},
+                                                                          {"str", "string"},     {"text", "string"},
+                                                                          {"dict", "object"},    {"map", "object"},
+                                                                          {"list", "array"}};
             for (const auto& [from, to] : aliases) {
                 if (lower == from) lower = to;
             }
@@ -141,7 +143,8 @@ private:
         if (type == "integer") {
             if (value.is_number_float()) {
                 double d = value.get<double>();
-                if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return Json(static_cast<long long>(d));
+                if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)
+                    return Json(static_cast<long long>(d));
             }
             if (value.is_string()) {
                 auto text = value.get<std::string>();
@@ -149,8 +152,7 @@ private:
                     std::size_t used = 0;
                     long long n = std::stoll(text, &used);
                     if (used == text.size()) return Json(n);
-                } catch (const std::logic_error&) {
-                }
+                } catch (const std::logic_error&) {}
             }
             return std::nullopt;
         }
@@ -161,8 +163,7 @@ private:
                     std::size_t used = 0;
                     double d = std::stod(text, &used);
                     if (used == text.size() && std::isfinite(d)) return Json(d);
-                } catch (const std::logic_error&) {
-                }
+                } catch (const std::logic_error&) {}
             }
             return std::nullopt;
         }
@@ -192,7 +193,9 @@ private:
     }
 
     static bool has_type(const Json& value, const std::string& type) {
-        if (type == "integer") return value.is_number_integer() || (value.is_number_float() && value.get<double>() == std::floor(value.get<double>()));
+        if (type == "integer")
+            return value.is_number_integer() ||
+                   (value.is_number_float() && value.get<double>() == std::floor(value.get<double>()));
         if (type == "number") return value.is_number();
         if (type == "boolean") return value.is_boolean();
         if (type == "string") return value.is_string();
@@ -289,7 +292,9 @@ SchemaRepair repair_input_schema(Json schema) {
     }
     if (!schema.is_object()) {
         out.unrepairable = fmt::format("its parameters are {}, not a JSON Schema object",
-                                       schema.is_string() ? "a string" : schema.is_array() ? "a list" : "a scalar");
+                                       schema.is_string()  ? "a string"
+                                       : schema.is_array() ? "a list"
+                                                           : "a scalar");
         return out;
     }
     out.schema = std::move(schema);
@@ -307,7 +312,8 @@ SchemaRepair repair_input_schema(Json schema) {
     auto type = out.schema.find("type");
     if (type == out.schema.end() || *type != "object") {
         out.unrepairable = fmt::format("its parameters schema is of type {}; tool arguments are an object",
-                                       type == out.schema.end() ? "(none)" : util::sanitize_for_message(type->dump(), 40));
+                                       type == out.schema.end() ? "(none)"
+                                                                : util::sanitize_for_message(type->dump(), 40));
         out.repairs.clear();
     }
     return out;

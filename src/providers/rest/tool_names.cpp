@@ -11,9 +11,7 @@ namespace toolport::rest {
 
 namespace {
 
-bool safe_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-}
+bool safe_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
 
 std::string trimmed(std::string name, std::size_t limit) {
     if (name.size() > limit) name.resize(limit);

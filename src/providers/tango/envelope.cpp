@@ -66,8 +66,7 @@ Page read_numbered_page(const Json& body, int page_number) {
         if (n) {
             try {
                 following = std::stoi(*n);
-            } catch (const std::logic_error&) {
-            }
+            } catch (const std::logic_error&) {}
         }
         page.next_cursor = "page:" + std::to_string(following);
     }

@@ -60,8 +60,7 @@ Money money(const Json& v) {
             std::size_t used = 0;
             double d = std::stod(v.get<std::string>(), &used);
             if (used == v.get<std::string>().size()) return d;
-        } catch (const std::logic_error&) {
-        }
+        } catch (const std::logic_error&) {}
     }
     return std::nullopt;
 }
@@ -80,8 +79,7 @@ std::optional<long long> integer(const Json& v) {
             std::size_t used = 0;
             long long n = std::stoll(v.get<std::string>(), &used);
             if (used == v.get<std::string>().size()) return n;
-        } catch (const std::logic_error&) {
-        }
+        } catch (const std::logic_error&) {}
     }
     return std::nullopt;
 }
@@ -104,7 +102,8 @@ Coded coded(const Json& v, const char* code_key = "code", const char* descriptio
     return {text(v), std::nullopt};
 }
 
-std::vector<Coded> coded_list(const Json& v, const char* code_key = "code", const char* description_key = "description") {
+std::vector<Coded> coded_list(const Json& v, const char* code_key = "code",
+                              const char* description_key = "description") {
     std::vector<Coded> out;
     if (!v.is_array()) return out;
     for (const auto& item : v) {
@@ -164,8 +163,10 @@ Json j(const Agency& a) {
             {"office", {{"name", j(a.office_name)}, {"code", j(a.office_code)}}}};
 }
 Json j(const Obligations& o) {
-    return {{"awards_obligated", j(o.awards_obligated)}, {"awards_count", j(o.awards_count)},
-            {"idv_count", j(o.idv_count)},               {"subawards_obligated", j(o.subawards_obligated)},
+    return {{"awards_obligated", j(o.awards_obligated)},
+            {"awards_count", j(o.awards_count)},
+            {"idv_count", j(o.idv_count)},
+            {"subawards_obligated", j(o.subawards_obligated)},
             {"subawards_count", j(o.subawards_count)}};
 }
 
@@ -183,7 +184,7 @@ Coded set_aside_of(const Json& v) {
 
 std::string decode_html_entities(std::string_view text) {
     static const std::pair<const char*, const char*> kNamed[] = {
-        {"amp", "&"},   {"lt", "<"},     {"gt", ">"},     {"quot", "\""},  {"apos", "'"},     {"nbsp", " "},
+        {"amp", "&"},   {"lt", "<"},    {"gt", ">"},    {"quot", "\""}, {"apos", "'"},  {"nbsp", " "},
         {"ndash", "–"}, {"mdash", "—"}, {"rsquo", "’"}, {"lsquo", "‘"}, {"rdquo", "”"}, {"ldquo", "“"},
     };
     std::string out;
@@ -203,14 +204,16 @@ std::string decode_html_entities(std::string_view text) {
         if (!name.empty() && name[0] == '#') {
             unsigned long code = 0;
             try {
-                code = name.size() > 1 && (name[1] == 'x' || name[1] == 'X') ? std::stoul(std::string(name.substr(2)), nullptr, 16)
-                                                                               : std::stoul(std::string(name.substr(1)));
+                code = name.size() > 1 && (name[1] == 'x' || name[1] == 'X')
+                           ? std::stoul(std::string(name.substr(2)), nullptr, 16)
+                           : std::stoul(std::string(name.substr(1)));
             } catch (const std::logic_error&) {
                 code = 0;
             }
             if (code > 0 && code < 0x110000 && (code < 0xD800 || code > 0xDFFF)) {
                 if (code < 0x80) out += static_cast<char>(code);
-                else if (code < 0x800) out += {static_cast<char>(0xC0 | (code >> 6)), static_cast<char>(0x80 | (code & 0x3F))};
+                else if (code < 0x800)
+                    out += {static_cast<char>(0xC0 | (code >> 6)), static_cast<char>(0x80 | (code & 0x3F))};
                 else if (code < 0x10000)
                     out += {static_cast<char>(0xE0 | (code >> 12)), static_cast<char>(0x80 | ((code >> 6) & 0x3F)),
                             static_cast<char>(0x80 | (code & 0x3F))};

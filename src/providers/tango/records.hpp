@@ -26,9 +26,9 @@ struct Vendor {
 };
 
 struct Agency {
-    Text name;         // the agency (e.g. "Federal Acquisition Service")
-    Text code;         // its code ("4732", "97F5")
-    Text department;   // "General Services Administration"
+    Text name;        // the agency (e.g. "Federal Acquisition Service")
+    Text code;        // its code ("4732", "97F5")
+    Text department;  // "General Services Administration"
     Text office_name;
     Text office_code;
 };
@@ -42,8 +42,8 @@ struct Place {
 
 struct Period {
     Text start_date;
-    Text end_date;               // current end
-    Text ultimate_completion;    // with every option exercised
+    Text end_date;             // current end
+    Text ultimate_completion;  // with every option exercised
 };
 
 struct Contract {

@@ -12,49 +12,69 @@ const std::vector<std::string> kOrdering = {"award_date", "obligated", "total_co
 Json input_schema() {
     return object_schema({
         {"api_key", api_key_property()},
-        {"query", with_example(string_property("Free-text search over contract descriptions. Example: 'cloud migration'"), "cloud migration")},
-        {"vendor_name", with_example(string_property("Vendor (recipient) name, partial and case-insensitive. Example: 'Lockheed Martin'"), "Lockheed Martin")},
-        {"vendor_uei", with_example(string_property("The vendor's Unique Entity ID: 12 characters, letters and digits without O or I. "
-                                                    "Example: 'N553JH75Z8K1'"), "N553JH75Z8K1")},
+        {"query",
+         with_example(string_property("Free-text search over contract descriptions. Example: 'cloud migration'"),
+                      "cloud migration")},
+        {"vendor_name",
+         with_example(string_property(
+                          "Vendor (recipient) name, partial and case-insensitive. Example: 'Lockheed Martin'"),
+                      "Lockheed Martin")},
+        {"vendor_uei",
+         with_example(string_property(
+                          "The vendor's Unique Entity ID: 12 characters, letters and digits without O or I. "
+                          "Example: 'N553JH75Z8K1'"),
+                      "N553JH75Z8K1")},
         {"awarding_agency", string_property("Awarding agency by code, name or abbreviation. Examples: '9700', 'DOD', "
                                             "'General Services Administration'")},
         {"funding_agency", string_property("Funding agency, same forms as awarding_agency")},
-        {"naics_code", with_example(string_property("NAICS industry code, 2-6 digits. Example: '541512' (computer systems design)"), "541512")},
-        {"psc_code", with_example(string_property("Product/Service Code, 4 characters. Example: 'D302' (IT systems development)"), "D302")},
-        {"award_date_start", with_example(string_property("Earliest award date, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
-        {"award_date_end", with_example(string_property("Latest award date, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
+        {"naics_code",
+         with_example(string_property("NAICS industry code, 2-6 digits. Example: '541512' (computer systems design)"),
+                      "541512")},
+        {"psc_code",
+         with_example(string_property("Product/Service Code, 4 characters. Example: 'D302' (IT systems development)"),
+                      "D302")},
+        {"award_date_start",
+         with_example(string_property("Earliest award date, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
+        {"award_date_end",
+         with_example(string_property("Latest award date, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
         {"fiscal_year", fiscal_year_property("Federal fiscal year (FY2025 = 2024-10-01 to 2025-09-30)")},
-        {"set_aside_type", string_property("Set-aside: an FPDS code (SBA, SBP, 8A, 8AN, HZC, HZS, SDVOSBC, SDVOSBS, WOSB, "
-                                           "EDWOSB, VSA, ...) or a program name (Small Business, 8(a), HUBZone, SDVOSB, "
-                                           "WOSB, VOSB); several joined with commas")},
-        {"min_obligated", {{"type", "number"}, {"minimum", 0}, {"examples", {100000}},
-                           {"description", "Only awards with at least this many dollars obligated. Example: 100000"}}},
-        {"ordering", {{"type", "string"},
-                      {"enum", {"award_date", "-award_date", "obligated", "-obligated", "total_contract_value",
-                                "-total_contract_value"}},
-                      {"description", "Sort order; '-' for descending. Default: the API's (newest first)"}}},
+        {"set_aside_type",
+         string_property("Set-aside: an FPDS code (SBA, SBP, 8A, 8AN, HZC, HZS, SDVOSBC, SDVOSBS, WOSB, "
+                         "EDWOSB, VSA, ...) or a program name (Small Business, 8(a), HUBZone, SDVOSB, "
+                         "WOSB, VOSB); several joined with commas")},
+        {"min_obligated",
+         {{"type", "number"},
+          {"minimum", 0},
+          {"examples", {100000}},
+          {"description", "Only awards with at least this many dollars obligated. Example: 100000"}}},
+        {"ordering",
+         {{"type", "string"},
+          {"enum",
+           {"award_date", "-award_date", "obligated", "-obligated", "total_contract_value", "-total_contract_value"}},
+          {"description", "Sort order; '-' for descending. Default: the API's (newest first)"}}},
         {"limit", limit_property(10, 100)},
         {"cursor", cursor_property("Cursors are opaque strings.")},
     });
 }
 
 Json record_schema() {
-    return object_schema({{"contract_id", nullable("string")},
-                          {"piid", nullable("string")},
-                          {"description", nullable("string")},
-                          {"award_date", nullable("string")},
-                          {"fiscal_year", nullable("integer")},
-                          {"vendor", required_object({{"name", nullable("string")}, {"uei", nullable("string")}})},
-                          {"awarding_agency", agency_schema()},
-                          {"obligated", nullable("number")},
-                          {"total_contract_value", nullable("number")},
-                          {"naics", coded_schema()},
-                          {"psc", coded_schema()},
-                          {"set_aside", coded_schema()},
-                          {"place_of_performance", place_schema()},
-                          {"period_of_performance", required_object({{"start_date", nullable("string")},
-                                                                     {"end_date", nullable("string")},
-                                                                     {"ultimate_completion_date", nullable("string")}})}});
+    return object_schema(
+        {{"contract_id", nullable("string")},
+         {"piid", nullable("string")},
+         {"description", nullable("string")},
+         {"award_date", nullable("string")},
+         {"fiscal_year", nullable("integer")},
+         {"vendor", required_object({{"name", nullable("string")}, {"uei", nullable("string")}})},
+         {"awarding_agency", agency_schema()},
+         {"obligated", nullable("number")},
+         {"total_contract_value", nullable("number")},
+         {"naics", coded_schema()},
+         {"psc", coded_schema()},
+         {"set_aside", coded_schema()},
+         {"place_of_performance", place_schema()},
+         {"period_of_performance", required_object({{"start_date", nullable("string")},
+                                                    {"end_date", nullable("string")},
+                                                    {"ultimate_completion_date", nullable("string")}})}});
 }
 
 Task<Json> search(TangoCall& call, const Json& args) {
@@ -77,7 +97,9 @@ Task<Json> search(TangoCall& call, const Json& args) {
     q.add("ordering", choice_arg(args, "ordering", kOrdering, true), "ordering");
     Json filters = q.filters();
     if (min) filters["min_obligated"] = *min;
-    q.add("limit", std::optional<int>(limit)).add("cursor", keyset_cursor_arg(args)).add("shape", std::string(kContractShape));
+    q.add("limit", std::optional<int>(limit))
+        .add("cursor", keyset_cursor_arg(args))
+        .add("shape", std::string(kContractShape));
 
     Json body = co_await call.get("/api/contracts/", q);
     Page page = read_cursor_page(body);
@@ -92,7 +114,8 @@ providers::ToolDeclaration search_contracts_tool(TangoPack& pack) {
     return tango_tool(
         pack, "search_tango_contracts", "Search federal contract awards",
         "Search federal contract awards (FPDS definitive contracts and orders) through the Tango API. Returns each "
-        "award's contract_id (CONT_AWD_... key) and PIID, vendor (name, UEI), awarding agency and office, obligated and "
+        "award's contract_id (CONT_AWD_... key) and PIID, vendor (name, UEI), awarding agency and office, obligated "
+        "and "
         "total value, award date and fiscal year, NAICS and PSC with descriptions, set-aside, place and period of "
         "performance. Filters: free text (query), vendor_name or vendor_uei, awarding/funding agency (code, name or "
         "abbreviation), naics_code (2-6 digits), psc_code (4 characters), award dates (YYYY-MM-DD), fiscal_year, "

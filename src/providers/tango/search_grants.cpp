@@ -19,22 +19,32 @@ Json input_schema() {
         {"agency", string_property("Agency code or name. Examples: 'HHS', 'HHS-NIH11', 'Department of Energy'")},
         {"cfda_number", string_property("Assistance Listing (CFDA) number, or part of it. Example: '93.837'")},
         {"opportunity_number", string_property("Grants.gov opportunity number. Example: 'RFA-AG-28-009'")},
-        {"status", {{"type", "string"}, {"enum", {"posted", "forecasted"}},
-                    {"description", "posted (open for applications) or forecasted (announced ahead)"}}},
-        {"posted_date_start", with_example(string_property("Posted on or after, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
-        {"posted_date_end", with_example(string_property("Posted on or before, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
-        {"response_date_start", with_example(string_property("Applications due on or after, YYYY-MM-DD. Example: '2025-07-01'"), "2025-07-01")},
-        {"response_date_end", with_example(string_property("Applications due on or before, YYYY-MM-DD. Example: '2025-12-31'"), "2025-12-31")},
+        {"status",
+         {{"type", "string"},
+          {"enum", {"posted", "forecasted"}},
+          {"description", "posted (open for applications) or forecasted (announced ahead)"}}},
+        {"posted_date_start",
+         with_example(string_property("Posted on or after, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
+        {"posted_date_end",
+         with_example(string_property("Posted on or before, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
+        {"response_date_start",
+         with_example(string_property("Applications due on or after, YYYY-MM-DD. Example: '2025-07-01'"),
+                      "2025-07-01")},
+        {"response_date_end",
+         with_example(string_property("Applications due on or before, YYYY-MM-DD. Example: '2025-12-31'"),
+                      "2025-12-31")},
         {"funding_instruments", string_property("Funding instrument codes, comma-separated: G grant, CA cooperative "
                                                 "agreement, PC procurement contract, O other")},
         {"funding_categories", string_property("Funding category codes, comma-separated. Examples: HL (health), ED "
                                                "(education), ST (science and technology), EN (energy)")},
         {"applicant_types", string_property("Eligible applicant type codes, comma-separated. Examples: 00 (state "
                                             "governments), 20 (private universities), 25 (others), 99 (unrestricted)")},
-        {"ordering", {{"type", "string"},
-                      {"enum", {"posted_date", "-posted_date", "deadline_current", "-deadline_current", "rank", "-rank",
-                                "last_updated", "-last_updated"}},
-                      {"description", "Sort order; '-' for descending"}}},
+        {"ordering",
+         {{"type", "string"},
+          {"enum",
+           {"posted_date", "-posted_date", "deadline_current", "-deadline_current", "rank", "-rank", "last_updated",
+            "-last_updated"}},
+          {"description", "Sort order; '-' for descending"}}},
         {"limit", limit_property(10, 100)},
         {"cursor", cursor_property("For grants it looks like 'page:2'.")},
     });
@@ -62,8 +72,13 @@ std::optional<std::string> code_list_arg(const Json& args, const std::string& na
     };
     for (char c : *value) {
         if (c == ',' || c == '|' || c == ' ') flush();
-        else if (std::isalnum(static_cast<unsigned char>(c))) code += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        else throw ToolError(ToolErrorCode::invalid_format, name + " must be codes separated by commas").parameter(name).provided(*value).example("G,CA");
+        else if (std::isalnum(static_cast<unsigned char>(c)))
+            code += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        else
+            throw ToolError(ToolErrorCode::invalid_format, name + " must be codes separated by commas")
+                .parameter(name)
+                .provided(*value)
+                .example("G,CA");
     }
     flush();
     if (out.empty()) return std::nullopt;
@@ -98,7 +113,8 @@ Task<Json> search(TangoCall& call, const Json& args) {
     Page result = read_numbered_page(body, page);
     Json data = Json::array();
     for (const auto& row : result.rows) data.push_back(to_json(parse_grant(row)));
-    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {}, call.requests());
+    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {},
+                       call.requests());
 }
 
 }  // namespace

@@ -14,29 +14,50 @@ namespace {
 Json input_schema() {
     return object_schema({
         {"api_key", api_key_property()},
-        {"source", {{"type", "string"}, {"enum", {"opportunities", "forecasts"}}, {"default", "opportunities"},
-                    {"description", "opportunities: solicitations on SAM.gov; forecasts: procurements agencies plan"}}},
+        {"source",
+         {{"type", "string"},
+          {"enum", {"opportunities", "forecasts"}},
+          {"default", "opportunities"},
+          {"description", "opportunities: solicitations on SAM.gov; forecasts: procurements agencies plan"}}},
         {"query", string_property("Free-text search. Example: 'HVAC maintenance'")},
         {"agency", string_property("Agency or department: code, name or abbreviation. Example: 'DHS'")},
         {"naics_code", string_property("NAICS code, 2-6 digits (forecasts: a shorter code matches as a prefix)")},
         {"psc_code", string_property("Product/Service Code, 4 characters (opportunities only)")},
-        {"set_aside_type", string_property("Set-aside code or program name, as in search_tango_contracts (opportunities only)")},
+        {"set_aside_type",
+         string_property("Set-aside code or program name, as in search_tango_contracts (opportunities only)")},
         {"notice_type", string_property("SAM.gov notice type code (opportunities only): p presolicitation, o "
                                         "solicitation, k combined synopsis/solicitation, r sources sought, s special "
                                         "notice, a award notice")},
         {"solicitation_number", string_property("Solicitation number (opportunities only). Example: 'N0018926QL330'")},
-        {"posted_date_start", with_example(string_property("First posted on or after, YYYY-MM-DD (opportunities only). Example: '2025-01-01'"), "2025-01-01")},
-        {"posted_date_end", with_example(string_property("First posted on or before, YYYY-MM-DD (opportunities only). Example: '2025-06-30'"), "2025-06-30")},
-        {"response_deadline_start", with_example(string_property("Responses due on or after, YYYY-MM-DD (opportunities only). Example: '2025-07-01'"), "2025-07-01")},
-        {"response_deadline_end", with_example(string_property("Responses due on or before, YYYY-MM-DD (opportunities only). Example: '2025-12-31'"), "2025-12-31")},
-        {"place_of_performance", string_property("Place of performance text, e.g. a state or city (opportunities only)")},
-        {"active", {{"type", "boolean"}, {"default", true},
-                    {"description", "Only open solicitations (default true; false: closed ones too)"}}},
+        {"posted_date_start",
+         with_example(string_property(
+                          "First posted on or after, YYYY-MM-DD (opportunities only). Example: '2025-01-01'"),
+                      "2025-01-01")},
+        {"posted_date_end",
+         with_example(string_property(
+                          "First posted on or before, YYYY-MM-DD (opportunities only). Example: '2025-06-30'"),
+                      "2025-06-30")},
+        {"response_deadline_start",
+         with_example(string_property(
+                          "Responses due on or after, YYYY-MM-DD (opportunities only). Example: '2025-07-01'"),
+                      "2025-07-01")},
+        {"response_deadline_end",
+         with_example(string_property(
+                          "Responses due on or before, YYYY-MM-DD (opportunities only). Example: '2025-12-31'"),
+                      "2025-12-31")},
+        {"place_of_performance",
+         string_property("Place of performance text, e.g. a state or city (opportunities only)")},
+        {"active",
+         {{"type", "boolean"},
+          {"default", true},
+          {"description", "Only open solicitations (default true; false: closed ones too)"}}},
         {"fiscal_year", fiscal_year_property("Fiscal year of the planned award (forecasts only)")},
-        {"ordering", {{"type", "string"},
-                      {"description", "opportunities: first_notice_date (or its alias posted_date), last_notice_date, "
-                                      "response_deadline; "
-                                      "forecasts: anticipated_award_date, fiscal_year, title; '-' for descending"}}},
+        {"ordering",
+         {{"type", "string"},
+          {"description",
+           "opportunities: first_notice_date (or its alias posted_date), last_notice_date, "
+           "response_deadline; "
+           "forecasts: anticipated_award_date, fiscal_year, title; '-' for descending"}}},
         {"limit", limit_property(10, 100)},
         {"cursor", cursor_property("It looks like 'page:2'.")},
     });
@@ -45,11 +66,12 @@ Json input_schema() {
 // Tango's opportunities accept posted_date as an alias of first_notice_date; it is sent as
 // the field it stands for.
 std::optional<std::string> opportunity_ordering(const Json& args) {
-    auto ordering =
-        choice_arg(args, "ordering", {"first_notice_date", "posted_date", "last_notice_date", "response_deadline"}, true);
+    auto ordering = choice_arg(args, "ordering",
+                               {"first_notice_date", "posted_date", "last_notice_date", "response_deadline"}, true);
     if (!ordering) return ordering;
     const bool descending = ordering->front() == '-';
-    if (ordering->substr(descending ? 1 : 0) == "posted_date") return std::string(descending ? "-" : "") + "first_notice_date";
+    if (ordering->substr(descending ? 1 : 0) == "posted_date")
+        return std::string(descending ? "-" : "") + "first_notice_date";
     return ordering;
 }
 
@@ -94,15 +116,19 @@ Task<Json> forecasts(TangoCall& call, const Json& args) {
         q.add(naics->size() == 6 ? "naics_code" : "naics_starts_with", naics, "naics_code");
     }
     q.add("fiscal_year", fiscal_year_arg(args), "fiscal_year")
-        .add("ordering", choice_arg(args, "ordering", {"anticipated_award_date", "fiscal_year", "title"}, true), "ordering");
+        .add("ordering", choice_arg(args, "ordering", {"anticipated_award_date", "fiscal_year", "title"}, true),
+             "ordering");
     Json filters = q.filters();
     filters["source"] = "forecasts";
-    q.add("limit", std::optional<int>(limit)).add("page", std::optional<int>(page)).add("shape", std::string(kForecastShape));
+    q.add("limit", std::optional<int>(limit))
+        .add("page", std::optional<int>(page))
+        .add("shape", std::string(kForecastShape));
     Json body = co_await call.get("/api/forecasts/", q);
     Page result = read_numbered_page(body, page);
     Json data = Json::array();
     for (const auto& row : result.rows) data.push_back(to_json(parse_forecast(row)));
-    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {}, call.requests());
+    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {},
+                       call.requests());
 }
 
 Task<Json> opportunities(TangoCall& call, const Json& args) {
@@ -143,7 +169,8 @@ Task<Json> opportunities(TangoCall& call, const Json& args) {
     Page result = read_numbered_page(body, page);
     Json data = Json::array();
     for (const auto& row : result.rows) data.push_back(to_json(parse_opportunity(row)));
-    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {}, call.requests());
+    co_return envelope(std::move(data), result.total, std::move(filters), limit, result.next_cursor, {},
+                       call.requests());
 }
 
 Task<Json> search(TangoCall& call, const Json& args) {
@@ -157,7 +184,8 @@ Task<Json> search(TangoCall& call, const Json& args) {
 providers::ToolDeclaration search_opportunities_tool(TangoPack& pack) {
     return tango_tool(
         pack, "search_tango_opportunities", "Search contract opportunities and forecasts",
-        "Search federal contract opportunities (solicitations, sources sought, presolicitations on SAM.gov) through the "
+        "Search federal contract opportunities (solicitations, sources sought, presolicitations on SAM.gov) through "
+        "the "
         "Tango API, or with source 'forecasts' the procurements agencies plan to buy. Opportunities give "
         "opportunity_id, title, solicitation number, notice type, agency and office, first and last notice dates, "
         "response deadline, NAICS, PSC, set-aside, place of performance, SAM.gov link and a description excerpt; "

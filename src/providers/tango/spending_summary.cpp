@@ -30,11 +30,14 @@ void SpendingAggregate::add(const Json& row) {
         case GroupBy::agency:
             key = c.awarding_agency.code.value_or("");
             label = c.awarding_agency.name.value_or(key);
-            if (c.awarding_agency.name && c.awarding_agency.code) label = fmt::format("{} ({})", *c.awarding_agency.name, key);
+            if (c.awarding_agency.name && c.awarding_agency.code)
+                label = fmt::format("{} ({})", *c.awarding_agency.name, key);
             break;
         case GroupBy::vendor:
             key = c.vendor.uei.value_or(c.vendor.name.value_or(""));
-            label = c.vendor.name ? (c.vendor.uei ? fmt::format("{} ({})", *c.vendor.name, *c.vendor.uei) : *c.vendor.name) : key;
+            label = c.vendor.name
+                        ? (c.vendor.uei ? fmt::format("{} ({})", *c.vendor.name, *c.vendor.uei) : *c.vendor.name)
+                        : key;
             break;
         case GroupBy::naics:
             key = c.naics.code.value_or("");
@@ -99,31 +102,51 @@ Json SpendingAggregate::groups(int top) const {
 
 namespace {
 
-const char* const kSummaryShape = "key,award_date,obligated,recipient(uei,display_name),"
-                                  "awarding_office(agency_code,agency_name),naics(code,description),psc(code,description)";
+const char* const kSummaryShape =
+    "key,award_date,obligated,recipient(uei,display_name),"
+    "awarding_office(agency_code,agency_name),naics(code,description),psc(code,description)";
 
 Json input_schema() {
     return object_schema({
         {"api_key", api_key_property()},
-        {"group_by", {{"type", "string"}, {"enum", {"agency", "vendor", "naics", "psc", "month"}}, {"default", "agency"},
-                      {"description", "How to group the dollars: by awarding agency, vendor, NAICS, PSC or award month"}}},
-        {"awarding_agency", with_example(string_property("Awarding agency by code, name or abbreviation. Example: 'DOD'"), "DOD")},
-        {"vendor_uei", with_example(string_property("Only this vendor (12-character UEI). Example: 'N553JH75Z8K1'"), "N553JH75Z8K1")},
+        {"group_by",
+         {{"type", "string"},
+          {"enum", {"agency", "vendor", "naics", "psc", "month"}},
+          {"default", "agency"},
+          {"description", "How to group the dollars: by awarding agency, vendor, NAICS, PSC or award month"}}},
+        {"awarding_agency",
+         with_example(string_property("Awarding agency by code, name or abbreviation. Example: 'DOD'"), "DOD")},
+        {"vendor_uei",
+         with_example(string_property("Only this vendor (12-character UEI). Example: 'N553JH75Z8K1'"), "N553JH75Z8K1")},
         {"vendor_name", string_property("Only vendors whose name matches")},
         {"naics_code", with_example(string_property("NAICS code, 2-6 digits. Example: '541512'"), "541512")},
         {"psc_code", with_example(string_property("Product/Service Code, 4 characters. Example: 'D302'"), "D302")},
         {"set_aside_type", string_property("Set-aside code or program name")},
-        {"fiscal_year", fiscal_year_property("Federal fiscal year (Oct 1 of the year before to Sep 30: FY2025 = 2024-10-01 to 2025-09-30)")},
-        {"award_date_start", with_example(string_property("Earliest award date, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
-        {"award_date_end", with_example(string_property("Latest award date, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
-        {"last_months", {{"type", "integer"}, {"minimum", 1}, {"maximum", 240}, {"examples", {12}},
-                         {"description", "Look back this many months from today (instead of award dates or a fiscal "
-                                         "year). With group_by month or agency and exactly one of vendor_uei, a 6-digit "
-                                         "naics_code or psc_code (and no other filter), the totals come from Tango's "
-                                         "metrics in one request"}}},
-        {"top", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 20},
-                 {"description", "How many groups to return, largest first (1-100, default 20); for month, the "
-                                 "latest months, in time order"}}},
+        {"fiscal_year",
+         fiscal_year_property(
+             "Federal fiscal year (Oct 1 of the year before to Sep 30: FY2025 = 2024-10-01 to 2025-09-30)")},
+        {"award_date_start",
+         with_example(string_property("Earliest award date, YYYY-MM-DD. Example: '2025-01-01'"), "2025-01-01")},
+        {"award_date_end",
+         with_example(string_property("Latest award date, YYYY-MM-DD. Example: '2025-06-30'"), "2025-06-30")},
+        {"last_months",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", 240},
+          {"examples", {12}},
+          {"description",
+           "Look back this many months from today (instead of award dates or a fiscal "
+           "year). With group_by month or agency and exactly one of vendor_uei, a 6-digit "
+           "naics_code or psc_code (and no other filter), the totals come from Tango's "
+           "metrics in one request"}}},
+        {"top",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", 100},
+          {"default", 20},
+          {"description",
+           "How many groups to return, largest first (1-100, default 20); for month, the "
+           "latest months, in time order"}}},
     });
 }
 
@@ -140,7 +163,8 @@ std::pair<std::optional<std::string>, std::optional<std::string>> award_window(s
     std::string to = end ? std::min(*end, fy_end) : fy_end;
     if (from > to) {
         throw ToolError(ToolErrorCode::invalid_argument,
-                        fmt::format("the award dates fall outside fiscal year {} ({} to {})", *fiscal_year, fy_start, fy_end))
+                        fmt::format("the award dates fall outside fiscal year {} ({} to {})", *fiscal_year, fy_start,
+                                    fy_end))
             .parameter(start && *start > fy_end ? "award_date_start" : "award_date_end")
             .suggest("Drop fiscal_year, or give award dates within it.");
     }
@@ -190,7 +214,8 @@ Json record_schema() {
 
 providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
     auto body = [&pack](TangoCall& call, const Json& args) -> Task<Json> {
-        const auto group_name = choice_arg(args, "group_by", {"agency", "vendor", "naics", "psc", "month"}).value_or("agency");
+        const auto group_name =
+            choice_arg(args, "group_by", {"agency", "vendor", "naics", "psc", "month"}).value_or("agency");
         const int top = int_arg(args, "top", 20, 1, 100);
         const auto [start, end] = date_range_arg(args, "award_date_start", "award_date_end");
         const auto fiscal_year = fiscal_year_arg(args);
@@ -204,7 +229,8 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         f.set_aside = set_aside_arg(args, "set_aside_type");
         f.last_months = optional_int_arg(args, "last_months", 1, 240);
         if (f.last_months && (start || end || fiscal_year)) {
-            throw ToolError(ToolErrorCode::invalid_argument, "last_months and award dates or a fiscal_year were both given")
+            throw ToolError(ToolErrorCode::invalid_argument,
+                            "last_months and award dates or a fiscal_year were both given")
                 .parameter("last_months")
                 .suggest("Give one window: last_months, or award_date_start/award_date_end, or fiscal_year.");
         }
@@ -216,7 +242,7 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
             .add("psc", f.psc, "psc_code")
             .add("set_aside", f.set_aside, "set_aside_type");
         const auto [from, to] = f.last_months ? std::make_pair(std::optional<std::string>(months_ago(*f.last_months)),
-                                                                std::optional<std::string>())
+                                                               std::optional<std::string>())
                                               : award_window(fiscal_year, start, end);
         // The award window as applied: the fiscal year's or last_months' dates too.
         q.add("award_date_gte", from, "award_date_start").add("award_date_lte", to, "award_date_end");
@@ -248,17 +274,20 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
                                       : question->resource == "naics"  ? "NAICS code"
                                                                        : "PSC";
                 Json env = summary_envelope(aggregate, top, std::move(filters), call.requests());
-                env["summary"] = summary(group_name, "metrics", aggregate, std::nullopt, true, 1,
-                                         fmt::format("Tango's own totals (its metrics for this {} over the last {} months), "
-                                                     "not a sum of sampled rows.",
-                                                     subject, question->months));
+                env["summary"] =
+                    summary(group_name, "metrics", aggregate, std::nullopt, true, 1,
+                            fmt::format("Tango's own totals (its metrics for this {} over the last {} months), "
+                                        "not a sum of sampled rows.",
+                                        subject, question->months));
                 co_return env;
             }
-            fallback_note = refused ? fmt::format(" (Tango refused its metrics for this question ({}), so the contracts "
-                                                  "were added up instead.)",
-                                                  metrics_error["error_code"].get<std::string>())
-                                    : std::string(" (Tango's metrics answer was not in a form this version reads, so the "
-                                                  "contracts were added up instead.)");
+            fallback_note = refused ? fmt::format(
+                                          " (Tango refused its metrics for this question ({}), so the contracts "
+                                          "were added up instead.)",
+                                          metrics_error["error_code"].get<std::string>())
+                                    : std::string(
+                                          " (Tango's metrics answer was not in a form this version reads, so the "
+                                          "contracts were added up instead.)");
             aggregate = SpendingAggregate(f.group_by);
         }
 
@@ -296,13 +325,15 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         if (complete) {
             note = "Every matching contract was added up.";
         } else if (!pages_error.is_null()) {
-            note = fmt::format("Partial: {} of {} matching contracts were added up; Tango refused page {} ({}: see "
-                               "pages_error). Retry later for a complete total, or narrow the filters.",
-                               aggregate.rows(), matching, pages + 1, pages_error["error_code"].get<std::string>());
+            note = fmt::format(
+                "Partial: {} of {} matching contracts were added up; Tango refused page {} ({}: see "
+                "pages_error). Retry later for a complete total, or narrow the filters.",
+                aggregate.rows(), matching, pages + 1, pages_error["error_code"].get<std::string>());
         } else {
-            note = fmt::format("Partial: {} of {} matching contracts were added up (the page cap is {} pages of 100). "
-                               "Narrow the filters (a fiscal_year, an agency, a NAICS code) for a complete total.",
-                               aggregate.rows(), matching, max_pages);
+            note = fmt::format(
+                "Partial: {} of {} matching contracts were added up (the page cap is {} pages of 100). "
+                "Narrow the filters (a fiscal_year, an agency, a NAICS code) for a complete total.",
+                aggregate.rows(), matching, max_pages);
         }
         Json env = summary_envelope(aggregate, top, std::move(filters), call.requests());
         env["summary"] = summary(group_name, "contracts", aggregate, matching, complete, pages, note + fallback_note);
@@ -316,20 +347,22 @@ providers::ToolDeclaration spending_summary_tool(TangoPack& pack) {
         "by awarding agency, vendor, NAICS, PSC or award month, largest first, over the contract awards that match the "
         "filters (awarding_agency, vendor_uei or vendor_name, naics_code, psc_code, set_aside_type, fiscal_year, award "
         "date range, or last_months). One vendor, NAICS code or PSC by month or agency over last_months is answered "
-        "from Tango's own metrics (summary.source metrics, complete). Otherwise, as Tango has no group-by endpoint, the "
+        "from Tango's own metrics (summary.source metrics, complete). Otherwise, as Tango has no group-by endpoint, "
+        "the "
         "tool reads the matching contracts page by page (100 per page, up to a configured number of pages) and says in "
         "summary how complete the sum is: rows_aggregated against total_matching_contracts, and complete true or "
         "false (with pages_error when Tango refused a later page). Narrow filters give complete totals. Related: "
         "search_tango_contracts for the contracts themselves, get_tango_vendor_profile for a vendor's lifetime totals.",
         input_schema(), record_schema(), body);
-    declaration.output_schema["properties"]["summary"] = required_object({{"group_by", {{"type", "string"}}},
-                                                                          {"rows_aggregated", {{"type", "integer"}}},
-                                                                          {"source", {{"type", "string"}, {"enum", {"contracts", "metrics"}}}},
-                                                                          {"total_matching_contracts", nullable("integer")},
-                                                                          {"complete", {{"type", "boolean"}}},
-                                                                          {"pages_read", {{"type", "integer"}}},
-                                                                          {"total_obligated_aggregated", {{"type", "number"}}},
-                                                                          {"note", {{"type", "string"}}}});
+    declaration.output_schema["properties"]["summary"] = required_object(
+        {{"group_by", {{"type", "string"}}},
+         {"rows_aggregated", {{"type", "integer"}}},
+         {"source", {{"type", "string"}, {"enum", {"contracts", "metrics"}}}},
+         {"total_matching_contracts", nullable("integer")},
+         {"complete", {{"type", "boolean"}}},
+         {"pages_read", {{"type", "integer"}}},
+         {"total_obligated_aggregated", {{"type", "number"}}},
+         {"note", {{"type", "string"}}}});
     // Only when Tango refused the metrics this summary would have come from.
     declaration.output_schema["properties"]["summary"]["properties"]["metrics_error"] = part_error_schema(
         "Why Tango's own metrics were not used: it refused that request (e.g. 403 for the plan, 5xx); the contracts "

@@ -80,8 +80,9 @@ std::string api_message(std::string_view body) {
     }
     if (auto issues = parsed.find("issues"); issues != parsed.end() && issues->is_array() && !issues->empty()) {
         const Json& first = (*issues)[0];
-        return util::sanitize_for_message(
-            fmt::format("{}: {}", first.value("path", "?"), first.value("reason", "invalid")), 500);
+        return util::sanitize_for_message(fmt::format("{}: {}", first.value("path", "?"),
+                                                      first.value("reason", "invalid")),
+                                          500);
     }
     for (const auto& [field, value] : parsed.items()) {
         if (value.is_array() && !value.empty() && value[0].is_string()) {
@@ -97,10 +98,12 @@ std::string api_message(std::string_view body) {
 ToolError error_for_status(unsigned status, const std::optional<std::string>& retry_after, std::string_view body) {
     const std::string message = api_message(body);
     if (status == 401) {
-        return ToolError(ToolErrorCode::invalid_argument, fmt::format("Tango refused the API key (HTTP {}): {}", status, message))
+        return ToolError(ToolErrorCode::invalid_argument,
+                         fmt::format("Tango refused the API key (HTTP {}): {}", status, message))
             .parameter("api_key")
-            .suggest("Check the Tango API key (api_key, the X-Tango-Api-Key header or TANGO_API_KEY); keys are managed "
-                     "at https://tango.makegov.com.");
+            .suggest(
+                "Check the Tango API key (api_key, the X-Tango-Api-Key header or TANGO_API_KEY); keys are managed "
+                "at https://tango.makegov.com.");
     }
     if (status == 403) {
         // A refused key, or a key whose plan does not cover this request (Tango gates some
@@ -108,30 +111,35 @@ ToolError error_for_status(unsigned status, const std::optional<std::string>& re
         return ToolError(ToolErrorCode::invalid_argument,
                          fmt::format("Tango refused this request for the API key (HTTP {}): {}", status, message))
             .parameter("api_key")
-            .suggest("Check the Tango API key (api_key, the X-Tango-Api-Key header or TANGO_API_KEY) and whether its "
-                     "plan includes this request; keys and plans are managed at https://tango.makegov.com.");
+            .suggest(
+                "Check the Tango API key (api_key, the X-Tango-Api-Key header or TANGO_API_KEY) and whether its "
+                "plan includes this request; keys and plans are managed at https://tango.makegov.com.");
     }
     if (status == 404) {
         return ToolError(ToolErrorCode::not_found, fmt::format("Tango has no such record: {}", message))
-            .suggest("Check the identifier; search first (search_tango_contracts with vendor_name finds vendors' UEIs).");
+            .suggest(
+                "Check the identifier; search first (search_tango_contracts with vendor_name finds vendors' UEIs).");
     }
     if (status == 429) {
         std::optional<std::chrono::milliseconds> wait_in_body;
         auto parsed = Json::parse(body, nullptr, false);
         if (parsed.is_object() && parsed.contains("wait_in_seconds") && parsed["wait_in_seconds"].is_number()) {
-            wait_in_body = std::chrono::milliseconds(static_cast<long long>(parsed["wait_in_seconds"].get<double>() * 1000));
+            wait_in_body = std::chrono::milliseconds(
+                static_cast<long long>(parsed["wait_in_seconds"].get<double>() * 1000));
         }
         return providers::rate_limited_error(fmt::format("Tango API rate limit reached: {}", message), retry_after,
                                              wait_in_body);
     }
     if (status == 408) {
         // The request was fine; Tango gave up waiting for it.
-        return ToolError(ToolErrorCode::upstream_error, fmt::format("Tango timed out the request (HTTP 408): {}", message))
+        return ToolError(ToolErrorCode::upstream_error,
+                         fmt::format("Tango timed out the request (HTTP 408): {}", message))
             .transient(true)
             .suggest("Retry in a moment; if it persists, narrow the filters.");
     }
     if (status >= 400 && status < 500) {
-        return ToolError(ToolErrorCode::invalid_argument, fmt::format("Tango rejected the request (HTTP {}): {}", status, message))
+        return ToolError(ToolErrorCode::invalid_argument,
+                         fmt::format("Tango rejected the request (HTTP {}): {}", status, message))
             .suggest("Correct the parameter the message names and retry.");
     }
     return ToolError(ToolErrorCode::upstream_error, fmt::format("Tango API returned HTTP {}: {}", status, message))
@@ -173,14 +181,16 @@ Task<Json> TangoCall::get(const std::string& path, const Query& query) {
     } catch (const http_client::HttpError& e) {
         throw providers::unreachable_error(e, "the Tango API", "the Tango base URL and the network settings");
     } catch (const http_client::ResponseTooLarge& e) {
-        throw providers::too_large_error(e.limit, "The Tango API", "Ask for fewer records (a lower limit) or narrower filters.");
+        throw providers::too_large_error(e.limit, "The Tango API",
+                                         "Ask for fewer records (a lower limit) or narrower filters.");
     }
     if (response.status < 200 || response.status > 299) {
         throw error_for_status(response.status, response.header("Retry-After"), response.body);
     }
     auto body = Json::parse(response.body, nullptr, false);
     if (body.is_discarded()) {
-        throw ToolError(ToolErrorCode::upstream_error, "The Tango API answered with something that is not JSON").transient(true);
+        throw ToolError(ToolErrorCode::upstream_error, "The Tango API answered with something that is not JSON")
+            .transient(true);
     }
     if (auto error = error_in_body(body)) throw *error;
     co_return body;

@@ -36,14 +36,12 @@ Json envelope_schema(Json record_schema) {
         {"total", {{"type", "integer"}, {"description", "Every match the API counted, not only this page"}}},
         {"returned", {{"type", "integer"}}},
         {"filters", {{"type", "object"}, {"description", "The filters as applied (after validation and mapping)"}}},
-        {"pagination",
-         all_required(object_schema({{"limit", {{"type", "integer"}}},
-                                     {"has_more", {{"type", "boolean"}}},
-                                     {"next_cursor", nullable("string")}}))},
-        {"execution",
-         all_required(object_schema({{"duration_ms", {{"type", "integer"}}},
-                                     {"cached", {{"type", "boolean"}}},
-                                     {"api_calls", {{"type", "integer"}}}}))},
+        {"pagination", all_required(object_schema({{"limit", {{"type", "integer"}}},
+                                                   {"has_more", {{"type", "boolean"}}},
+                                                   {"next_cursor", nullable("string")}}))},
+        {"execution", all_required(object_schema({{"duration_ms", {{"type", "integer"}}},
+                                                  {"cached", {{"type", "boolean"}}},
+                                                  {"api_calls", {{"type", "integer"}}}}))},
     }));
 }
 
@@ -83,7 +81,8 @@ Json portable_schema(Json schema) {
         if (auto required = schema.find("required"); required != schema.end() && required->is_array()) {
             Json kept = Json::array();
             for (const auto& name : *required) {
-                if (std::find(optional.begin(), optional.end(), name.get<std::string>()) == optional.end()) kept.push_back(name);
+                if (std::find(optional.begin(), optional.end(), name.get<std::string>()) == optional.end())
+                    kept.push_back(name);
             }
             *required = std::move(kept);
         }
@@ -91,7 +90,8 @@ Json portable_schema(Json schema) {
     for (auto& [key, child] : schema.items()) {
         if (key == "properties" && child.is_object()) {
             for (auto& [name, property] : child.items()) property = portable_schema(std::move(property));
-        } else if (key == "items" || key == "anyOf" || key == "oneOf" || key == "allOf" || key == "additionalProperties") {
+        } else if (key == "items" || key == "anyOf" || key == "oneOf" || key == "allOf" ||
+                   key == "additionalProperties") {
             child = portable_schema(std::move(child));
         }
     }
@@ -108,11 +108,12 @@ Json part_error(const ToolError& error) {
 }
 
 Json part_error_schema(const std::string& description) {
-    Json schema = object_schema({{"error_code", {{"type", "string"}, {"description", "e.g. NOT_FOUND, UPSTREAM_ERROR"}}},
-                                 {"error", {{"type", "string"}, {"description", "What Tango answered"}}},
-                                 {"suggestion", {{"type", "string"}}},
-                                 {"transient", {{"type", "boolean"}, {"description", "May succeed if asked again later"}}},
-                                 {"retry_after_ms", {{"type", "integer"}}}});
+    Json schema = object_schema(
+        {{"error_code", {{"type", "string"}, {"description", "e.g. NOT_FOUND, UPSTREAM_ERROR"}}},
+         {"error", {{"type", "string"}, {"description", "What Tango answered"}}},
+         {"suggestion", {{"type", "string"}}},
+         {"transient", {{"type", "boolean"}, {"description", "May succeed if asked again later"}}},
+         {"retry_after_ms", {{"type", "integer"}}}});
     schema["required"] = {"error_code", "error", "suggestion", "transient"};
     schema["description"] = description;
     return schema;
@@ -141,8 +142,9 @@ Json required_object(Json properties) { return all_required(object_schema(std::m
 Json string_property(const std::string& description) { return {{"type", "string"}, {"description", description}}; }
 
 Json api_key_property() {
-    return string_property("Tango API key. Optional when the server has TANGO_API_KEY or the client sends the "
-                           "X-Tango-Api-Key header. Never echoed back or logged.");
+    return string_property(
+        "Tango API key. Optional when the server has TANGO_API_KEY or the client sends the "
+        "X-Tango-Api-Key header. Never echoed back or logged.");
 }
 
 Json limit_property(int fallback, int max) {
@@ -168,13 +170,11 @@ Json with_example(Json property, Json example) {
 }
 
 Json cursor_property(const std::string& how) {
-    return string_property("Continue a previous search: the pagination.next_cursor of its answer, with the same filters. " +
-                           how);
+    return string_property(
+        "Continue a previous search: the pagination.next_cursor of its answer, with the same filters. " + how);
 }
 
-Json object_schema(Json properties) {
-    return {{"type", "object"}, {"properties", std::move(properties)}};
-}
+Json object_schema(Json properties) { return {{"type", "object"}, {"properties", std::move(properties)}}; }
 
 providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::string title, std::string description,
                                       Json input_schema, Json record_schema, ToolBody body) {
@@ -188,17 +188,17 @@ providers::ToolDeclaration tango_tool(TangoPack& pack, std::string name, std::st
     d.service = kService;
     d.paces_downstream = true;  // TangoCall paces every request
     d.handler = [&pack, body = std::move(body), output_schema = d.output_schema](RequestContext& ctx,
-                                                                                const Json& args) -> Task<ToolResult> {
+                                                                                 const Json& args) -> Task<ToolResult> {
         const auto started = Clock::now();
         if (!pack.http) {
             throw ToolError(ToolErrorCode::internal_error, "The tango pack has no HTTP client in this process");
         }
         TangoCall call(*pack.http, pack.settings, ctx, args);
         Json env = co_await body(call, args);
-        env["execution"] = {
-            {"duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()},
-            {"cached", false},
-            {"api_calls", call.requests()}};
+        env["execution"] = {{"duration_ms",
+                             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()},
+                            {"cached", false},
+                            {"api_calls", call.requests()}};
         drop_nulls(env);  // as the output schema declares: a field without a value is left out
         // The server's own key never reaches a client, even where Tango echoes it.
         const bool redacted = providers::redact_json(env, {pack.settings.server_api_key});

@@ -57,9 +57,9 @@ Json object_schema(Json properties);
 // declared output schema leaves such fields out instead: portable_schema).
 Json nullable(const char* type);
 Json required_object(Json properties);  // an object schema with every property required
-Json coded_schema();   // {code, description} or null: NAICS, PSC, set-aside
-Json place_schema();   // {city, state, country, zip} or null
-Json agency_schema();  // {name, code, department, office: {name, code}} or null
+Json coded_schema();                    // {code, description} or null: NAICS, PSC, set-aside
+Json place_schema();                    // {city, state, country, zip} or null
+Json agency_schema();                   // {name, code, department, office: {name, code}} or null
 
 providers::ToolDeclaration search_contracts_tool(TangoPack& pack);
 providers::ToolDeclaration search_grants_tool(TangoPack& pack);

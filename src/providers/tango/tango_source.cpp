@@ -37,9 +37,9 @@ public:
             context.add_tool(make(pack_));
         }
         spdlog::info("tango: {} with {}", pack_.settings.base_url,
-                     pack_.settings.server_api_key.empty()
-                         ? "no server key (callers must send api_key or the " + pack_.settings.client_key_header + " header)"
-                         : "the server's key from " + pack_.settings.api_key_env);
+                     pack_.settings.server_api_key.empty() ? "no server key (callers must send api_key or the " +
+                                                                 pack_.settings.client_key_header + " header)"
+                                                           : "the server's key from " + pack_.settings.api_key_env);
     }
 
 private:
@@ -48,6 +48,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Source> make_tango_source(const SourceSettings& settings) { return std::make_unique<TangoSource>(settings); }
+std::unique_ptr<Source> make_tango_source(const SourceSettings& settings) {
+    return std::make_unique<TangoSource>(settings);
+}
 
 }  // namespace toolport::providers

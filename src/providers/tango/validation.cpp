@@ -19,8 +19,8 @@ std::string upper(std::string s) {
     return s;
 }
 
-ToolError format_error(const std::string& name, const Json& provided, const std::string& what, const std::string& expected,
-                       const Json& example) {
+ToolError format_error(const std::string& name, const Json& provided, const std::string& what,
+                       const std::string& expected, const Json& example) {
     return ToolError(ToolErrorCode::invalid_format, fmt::format("Invalid {} for {}", what, name))
         .parameter(name)
         .provided(provided)
@@ -126,8 +126,9 @@ void check_date_range(const std::optional<std::string>& start, const std::string
     }
 }
 
-std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg(const Json& args, const std::string& start_name,
-                                                                               const std::string& end_name) {
+std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg(const Json& args,
+                                                                                 const std::string& start_name,
+                                                                                 const std::string& end_name) {
     auto start = date_arg(args, start_name);
     auto end = date_arg(args, end_name);
     check_date_range(start, start_name, end, end_name);
@@ -154,8 +155,9 @@ std::optional<std::string> keyset_cursor_arg(const Json& args) {
         ToolError error(ToolErrorCode::invalid_format, "cursor is not one this tool handed out");
         error.parameter("cursor")
             .expected("pagination.next_cursor of a previous answer of this tool (base64 text)")
-            .suggest("Pass pagination.next_cursor from the previous answer unchanged, with the same filters, or leave "
-                     "cursor out to start from the first page.");
+            .suggest(
+                "Pass pagination.next_cursor from the previous answer unchanged, with the same filters, or leave "
+                "cursor out to start from the first page.");
         if (cursor->size() <= 100) error.provided(*cursor);
         throw error;
     }
@@ -174,8 +176,9 @@ int page_cursor_arg(const Json& args) {
             .provided(*cursor)
             .expected("page:<n>, as pagination.next_cursor gives it")
             .example("page:2")
-            .suggest("Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out to start from "
-                     "the first page.");
+            .suggest(
+                "Pass pagination.next_cursor from the previous answer unchanged, or leave cursor out to start from "
+                "the first page.");
     }
     return std::stoi(cursor->substr(5));
 }
@@ -183,8 +186,8 @@ int page_cursor_arg(const Json& args) {
 bool is_uei(std::string_view t) {
     if (t.size() != 12 || t[0] == '0') return false;
     return std::all_of(t.begin(), t.end(), [](char c) {
-        return (std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c))) && c != 'O' &&
-               c != 'I';
+        return (std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c))) &&
+               c != 'O' && c != 'I';
     });
 }
 
@@ -199,10 +202,10 @@ std::optional<std::string> uei_arg(const Json& args, const std::string& name) {
     if (!value) return std::nullopt;
     std::string v = upper(*value);
     if (!is_uei(v)) {
-        throw format_error(name, *value, "UEI", "12 letters and digits, no O or I, not starting with 0",
-                           "N553JH75Z8K1")
-            .suggest("Copy the vendor's UEI from a contract record (vendor.uei), or search contracts by vendor_name "
-                     "with search_tango_contracts to find it.");
+        throw format_error(name, *value, "UEI", "12 letters and digits, no O or I, not starting with 0", "N553JH75Z8K1")
+            .suggest(
+                "Copy the vendor's UEI from a contract record (vendor.uei), or search contracts by vendor_name "
+                "with search_tango_contracts to find it.");
     }
     return v;
 }
@@ -224,7 +227,8 @@ std::optional<std::string> psc_arg(const Json& args, const std::string& name) {
     if (!value) return std::nullopt;
     std::string v = upper(*value);
     const bool ok = v.size() == 4 && std::all_of(v.begin(), v.end(), [](char c) {
-                        return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c));
+                        return std::isupper(static_cast<unsigned char>(c)) ||
+                               std::isdigit(static_cast<unsigned char>(c));
                     });
     if (!ok) {
         throw format_error(name, *value, "PSC code", "4 letters or digits", "D302")
@@ -275,7 +279,8 @@ const std::vector<SetAside>& set_aside_table() {
 std::string squeeze(std::string_view s) {
     std::string out;
     for (char c : s) {
-        if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     }
     return out;
 }
@@ -328,13 +333,15 @@ std::optional<std::string> set_aside_arg(const Json& args, const std::string& na
         if (squeeze(part).size() > 0) {
             auto found = set_aside_codes(part);
             if (found.empty()) {
-                throw ToolError(ToolErrorCode::invalid_argument, fmt::format("Unknown set-aside type \"{}\"", std::string(part)))
+                throw ToolError(ToolErrorCode::invalid_argument,
+                                fmt::format("Unknown set-aside type \"{}\"", std::string(part)))
                     .parameter(name)
                     .provided(*value)
                     .expected("an FPDS set-aside code or a program name")
                     .example("SDVOSB")
-                    .suggest("Use SBA (small business), 8A, 8AN, HUBZone (HZC, HZS), SDVOSB (SDVOSBC, SDVOSBS), WOSB, "
-                             "EDWOSB, VOSB; several may be joined with commas.");
+                    .suggest(
+                        "Use SBA (small business), 8A, 8AN, HUBZone (HZC, HZS), SDVOSB (SDVOSBC, SDVOSBS), WOSB, "
+                        "EDWOSB, VOSB; several may be joined with commas.");
             }
             for (auto& c : found) {
                 if (std::find(codes.begin(), codes.end(), c) == codes.end()) codes.push_back(c);
@@ -359,14 +366,17 @@ std::optional<int> optional_int_arg(const Json& args, const std::string& name, i
             v = std::stod(it->get<std::string>(), &used);
             if (used != it->get<std::string>().size()) throw std::invalid_argument("trailing");
         } catch (const std::logic_error&) {
-            throw ToolError(ToolErrorCode::invalid_argument, name + " must be a whole number").parameter(name).provided(*it);
+            throw ToolError(ToolErrorCode::invalid_argument, name + " must be a whole number")
+                .parameter(name)
+                .provided(*it);
         }
     } else {
         throw ToolError(ToolErrorCode::invalid_argument, name + " must be a whole number").parameter(name).provided(*it);
     }
     // Range first: casting a double outside long long's range is undefined behaviour.
     if (!(v >= min && v <= max) || v != static_cast<double>(static_cast<long long>(v))) {
-        throw ToolError(ToolErrorCode::invalid_argument, fmt::format("{} must be a whole number from {} to {}", name, min, max))
+        throw ToolError(ToolErrorCode::invalid_argument,
+                        fmt::format("{} must be a whole number from {} to {}", name, min, max))
             .parameter(name)
             .provided(*it)
             .example(std::min(max, std::max(min, example.value_or(10))))
@@ -406,8 +416,8 @@ std::optional<double> number_arg(const Json& args, const std::string& name, doub
     return it->get<double>();
 }
 
-std::optional<std::string> choice_arg(const Json& args, const std::string& name, const std::vector<std::string>& allowed,
-                                      bool signed_order) {
+std::optional<std::string> choice_arg(const Json& args, const std::string& name,
+                                      const std::vector<std::string>& allowed, bool signed_order) {
     auto value = text_arg(args, name, 60);
     if (!value) return std::nullopt;
     std::string bare = *value;

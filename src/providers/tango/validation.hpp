@@ -29,8 +29,9 @@ void check_date_range(const std::optional<std::string>& start, const std::string
                       const std::optional<std::string>& end, const std::string& end_name);
 bool is_calendar_date(std::string_view text);
 // `start_name` and `end_name` read as dates and checked as a range.
-std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg(const Json& args, const std::string& start_name,
-                                                                               const std::string& end_name);
+std::pair<std::optional<std::string>, std::optional<std::string>> date_range_arg(const Json& args,
+                                                                                 const std::string& start_name,
+                                                                                 const std::string& end_name);
 // A keyset cursor (contracts): base64 of the JSON keyset Tango hands out (e.g. of
 // ["2025-08-13", "<uuid>"]), as pagination.next_cursor gives it; nullopt without one.
 // INVALID_FORMAT for anything else (a page cursor, a cut or made-up string), before it
@@ -70,7 +71,7 @@ std::optional<bool> bool_arg(const Json& args, const std::string& name);
 std::optional<double> number_arg(const Json& args, const std::string& name, double min);
 
 // One of `allowed` (each may be prefixed with '-' for descending when `signed_order`).
-std::optional<std::string> choice_arg(const Json& args, const std::string& name, const std::vector<std::string>& allowed,
-                                      bool signed_order = false);
+std::optional<std::string> choice_arg(const Json& args, const std::string& name,
+                                      const std::vector<std::string>& allowed, bool signed_order = false);
 
 }  // namespace toolport::tango

@@ -18,30 +18,39 @@ Json input_schema() {
         {"api_key", api_key_property()},
         {"uei", string_property("The vendor's Unique Entity ID (12 characters, e.g. 'N553JH75Z8K1') or CAGE code "
                                 "(5 characters). Required: find it in a contract's vendor.uei.")},
-        {"include_recent_contracts", {{"type", "boolean"}, {"default", true},
-                                      {"description", "Add the vendor's most recent contract awards (one more request)"}}},
-        {"recent_contracts_limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 25}, {"default", 5},
-                                    {"description", "How many recent contracts (1-25, default 5)"}}},
+        {"include_recent_contracts",
+         {{"type", "boolean"},
+          {"default", true},
+          {"description", "Add the vendor's most recent contract awards (one more request)"}}},
+        {"recent_contracts_limit",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", 25},
+          {"default", 5},
+          {"description", "How many recent contracts (1-25, default 5)"}}},
     });
 }
 
 Json record_schema() {
-    return object_schema({{"uei", {{"type", {"string", "null"}}}},
-                          {"legal_business_name", {{"type", {"string", "null"}}}},
-                          {"cage_code", {{"type", {"string", "null"}}}},
-                          {"registration", {{"type", "object"}}},
-                          {"business_types", {{"type", "array"}}},
-                          {"federal_obligations", {{"type", "object"}}},
-                          {"complete", {{"type", "boolean"},
-                                        {"description", "false when a part asked for is missing (see recent_contracts_error)"}}},
-                          {"recent_contracts", {{"type", "array"},
-                                                {"description", "With include_recent_contracts (the default), when Tango "
-                                                                "answered for them"}}},
-                          {"contracts_total", {{"type", "integer"},
-                                               {"description", "Every contract award of the vendor, with recent_contracts"}}},
-                          {"recent_contracts_error",
-                           part_error_schema("Why recent_contracts is missing: Tango refused that request alone (e.g. "
-                                             "403 for the plan, 404, 5xx); the profile itself is complete")}});
+    return object_schema(
+        {{"uei", {{"type", {"string", "null"}}}},
+         {"legal_business_name", {{"type", {"string", "null"}}}},
+         {"cage_code", {{"type", {"string", "null"}}}},
+         {"registration", {{"type", "object"}}},
+         {"business_types", {{"type", "array"}}},
+         {"federal_obligations", {{"type", "object"}}},
+         {"complete",
+          {{"type", "boolean"}, {"description", "false when a part asked for is missing (see recent_contracts_error)"}}},
+         {"recent_contracts",
+          {{"type", "array"},
+           {"description",
+            "With include_recent_contracts (the default), when Tango "
+            "answered for them"}}},
+         {"contracts_total",
+          {{"type", "integer"}, {"description", "Every contract award of the vendor, with recent_contracts"}}},
+         {"recent_contracts_error",
+          part_error_schema("Why recent_contracts is missing: Tango refused that request alone (e.g. "
+                            "403 for the plan, 404, 5xx); the profile itself is complete")}});
 }
 
 // The record's keys that are there only sometimes (the normalizer writes every other one).
@@ -56,8 +65,9 @@ std::string identifier(const Json& args) {
             .parameter("uei")
             .expected("a 12-character Unique Entity ID or a 5-character CAGE code")
             .example("N553JH75Z8K1")
-            .suggest("Provide a 12-character Unique Entity Identifier. You can search by vendor name first using "
-                     "search_tango_contracts with the vendor_name parameter.");
+            .suggest(
+                "Provide a 12-character Unique Entity Identifier. You can search by vendor name first using "
+                "search_tango_contracts with the vendor_name parameter.");
     }
     std::string id;
     for (char c : *value) id += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -126,7 +136,8 @@ providers::ToolDeclaration vendor_profile_tool(TangoPack& pack) {
     Json& required = declaration.output_schema["properties"]["data"]["items"]["required"];
     Json kept = Json::array();
     for (const auto& key : required) {
-        if (std::find(std::begin(kOptionalKeys), std::end(kOptionalKeys), key.get<std::string>()) == std::end(kOptionalKeys)) {
+        if (std::find(std::begin(kOptionalKeys), std::end(kOptionalKeys), key.get<std::string>()) ==
+            std::end(kOptionalKeys)) {
             kept.push_back(key);
         }
     }

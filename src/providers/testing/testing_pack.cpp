@@ -30,10 +30,14 @@ ToolDeclaration make_tool(std::string name, std::string description, Json schema
 
 std::optional<ToolErrorCode> code_named(const std::string& name) {
     static const std::map<std::string, ToolErrorCode> codes = {
-        {"MISSING_API_KEY", ToolErrorCode::missing_api_key},   {"MISSING_PARAMETER", ToolErrorCode::missing_parameter},
-        {"INVALID_ARGUMENT", ToolErrorCode::invalid_argument}, {"INVALID_FORMAT", ToolErrorCode::invalid_format},
-        {"NOT_FOUND", ToolErrorCode::not_found},               {"RATE_LIMITED", ToolErrorCode::rate_limited},
-        {"TIMEOUT", ToolErrorCode::timeout},                   {"UPSTREAM_ERROR", ToolErrorCode::upstream_error},
+        {"MISSING_API_KEY", ToolErrorCode::missing_api_key},
+        {"MISSING_PARAMETER", ToolErrorCode::missing_parameter},
+        {"INVALID_ARGUMENT", ToolErrorCode::invalid_argument},
+        {"INVALID_FORMAT", ToolErrorCode::invalid_format},
+        {"NOT_FOUND", ToolErrorCode::not_found},
+        {"RATE_LIMITED", ToolErrorCode::rate_limited},
+        {"TIMEOUT", ToolErrorCode::timeout},
+        {"UPSTREAM_ERROR", ToolErrorCode::upstream_error},
         {"INTERNAL_ERROR", ToolErrorCode::internal_error},
     };
     auto it = codes.find(name);
@@ -42,20 +46,20 @@ std::optional<ToolErrorCode> code_named(const std::string& name) {
 }
 
 void add_tools(SourceContext& context) {
+    context.add_tool(make_tool("test_sleep", "Sleeps for `ms` milliseconds (cancellable), then answers",
+                               Json{{"type", "object"},
+                                    {"properties", {{"ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 600000}}}}},
+                                    {"required", {"ms"}}},
+                               [](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
+                                   auto ms = args.value("ms", 0);
+                                   co_await ctx.sleep(std::chrono::milliseconds(ms));
+                                   co_return ToolResult::text(fmt::format("slept {} ms", ms));
+                               }));
 
     context.add_tool(make_tool(
-        "test_sleep", "Sleeps for `ms` milliseconds (cancellable), then answers",
-        Json{{"type", "object"},
-             {"properties", {{"ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 600000}}}}},
-             {"required", {"ms"}}},
-        [](RequestContext& ctx, const Json& args) -> Task<ToolResult> {
-            auto ms = args.value("ms", 0);
-            co_await ctx.sleep(std::chrono::milliseconds(ms));
-            co_return ToolResult::text(fmt::format("slept {} ms", ms));
-        }));
-
-    context.add_tool(make_tool(
-        "test_fail", "Fails on demand: with the ToolError `code` (default UPSTREAM_ERROR), or with a plain exception when `crash` is true",
+        "test_fail",
+        "Fails on demand: with the ToolError `code` (default UPSTREAM_ERROR), or with a plain exception when `crash` "
+        "is true",
         Json{{"type", "object"},
              {"properties",
               {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}, {"crash", {{"type", "boolean"}}}}}},
@@ -68,43 +72,49 @@ void add_tools(SourceContext& context) {
             co_return ToolResult{};
         }));
 
-    context.add_tool(make_tool(
-        "test_large", "Answers with `bytes` bytes of text (default 5 MiB)",
-        Json{{"type", "object"}, {"properties", {{"bytes", {{"type", "integer"}, {"minimum", 0}, {"maximum", 67108864}}}}}},
-        [](RequestContext&, const Json& args) -> Task<ToolResult> {
-            std::size_t bytes = args.value("bytes", std::size_t{5} << 20);
-            co_return ToolResult::text(std::string(bytes, 'x'));
-        }));
+    context.add_tool(
+        make_tool("test_large", "Answers with `bytes` bytes of text (default 5 MiB)",
+                  Json{{"type", "object"},
+                       {"properties", {{"bytes", {{"type", "integer"}, {"minimum", 0}, {"maximum", 67108864}}}}}},
+                  [](RequestContext&, const Json& args) -> Task<ToolResult> {
+                      std::size_t bytes = args.value("bytes", std::size_t{5} << 20);
+                      co_return ToolResult::text(std::string(bytes, 'x'));
+                  }));
 
     auto counters = std::make_shared<std::map<std::string, long long>>();
-    ToolDeclaration counter = make_tool(
-        "test_counter", "Read-only and cacheable: answers with how many times it really ran for `key`",
-        Json{{"type", "object"},
-             {"properties",
-              {{"key", {{"type", "string"}}}, {"downstream_calls", {{"type", "integer"}, {"minimum", 0}}}}}},
-        [counters](RequestContext&, const Json& args) -> Task<ToolResult> {
-            const std::string key = args.value("key", "");
-            long long n = ++(*counters)[key];
-            ToolResult result = ToolResult::structured(Json{{"key", key}, {"invocation", n}});
-            if (args.contains("downstream_calls")) result.meta = {{"downstream_api_calls", args["downstream_calls"]}};
-            co_return result;
-        });
+    ToolDeclaration counter =
+        make_tool("test_counter", "Read-only and cacheable: answers with how many times it really ran for `key`",
+                  Json{{"type", "object"},
+                       {"properties",
+                        {{"key", {{"type", "string"}}}, {"downstream_calls", {{"type", "integer"}, {"minimum", 0}}}}}},
+                  [counters](RequestContext&, const Json& args) -> Task<ToolResult> {
+                      const std::string key = args.value("key", "");
+                      long long n = ++(*counters)[key];
+                      ToolResult result = ToolResult::structured(Json{{"key", key}, {"invocation", n}});
+                      if (args.contains("downstream_calls"))
+                          result.meta = {{"downstream_api_calls", args["downstream_calls"]}};
+                      co_return result;
+                  });
     counter.annotations.read_only = true;
     context.add_tool(std::move(counter));
 
-    context.add_tool(make_tool(
-        "test_validate", "Echoes its arguments; its schema exercises validation",
-        Json{{"type", "object"},
-             {"properties",
-              {{"award_date", {{"type", "string"}, {"format", "date"}, {"pattern", "^\\d{4}-\\d{2}-\\d{2}$"},
-                               {"description", "YYYY-MM-DD"}}},
-               {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 10}}},
-               {"kind", {{"enum", {"contract", "grant"}}}},
-               {"filters", {{"type", "object"},
-                            {"properties", {{"naics", {{"type", "string"}, {"examples", {"541511"}}}}}},
-                            {"additionalProperties", false}}}}},
-             {"required", {"limit"}}},
-        [](RequestContext&, const Json& args) -> Task<ToolResult> { co_return ToolResult::structured(args); }));
+    context.add_tool(
+        make_tool("test_validate", "Echoes its arguments; its schema exercises validation",
+                  Json{{"type", "object"},
+                       {"properties",
+                        {{"award_date",
+                          {{"type", "string"},
+                           {"format", "date"},
+                           {"pattern", "^\\d{4}-\\d{2}-\\d{2}$"},
+                           {"description", "YYYY-MM-DD"}}},
+                         {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 10}}},
+                         {"kind", {{"enum", {"contract", "grant"}}}},
+                         {"filters",
+                          {{"type", "object"},
+                           {"properties", {{"naics", {{"type", "string"}, {"examples", {"541511"}}}}}},
+                           {"additionalProperties", false}}}}},
+                       {"required", {"limit"}}},
+                  [](RequestContext&, const Json& args) -> Task<ToolResult> { co_return ToolResult::structured(args); }));
 }
 
 class TestingSource final : public Source {

@@ -70,14 +70,14 @@ const AssertionType* find_assertion_type(std::string_view name);
 std::string assertion_type_names();
 
 // One per assertion type, each in its own file under assertions/.
-extern const AssertionType kSuccessAssertion;         // status.cpp
-extern const AssertionType kErrorAssertion;           // status.cpp
-extern const AssertionType kContainsTextAssertion;    // text.cpp
-extern const AssertionType kNotContainsTextAssertion; // text.cpp
-extern const AssertionType kResponseTimeAssertion;    // response_time.cpp
-extern const AssertionType kJsonPathAssertion;        // json_path.cpp
-extern const AssertionType kRegexMatchAssertion;      // regex_match.cpp
-extern const AssertionType kSnapshotAssertion;        // snapshot.cpp
-extern const AssertionType kJsonSchemaAssertion;      // json_schema.cpp
+extern const AssertionType kSuccessAssertion;          // status.cpp
+extern const AssertionType kErrorAssertion;            // status.cpp
+extern const AssertionType kContainsTextAssertion;     // text.cpp
+extern const AssertionType kNotContainsTextAssertion;  // text.cpp
+extern const AssertionType kResponseTimeAssertion;     // response_time.cpp
+extern const AssertionType kJsonPathAssertion;         // json_path.cpp
+extern const AssertionType kRegexMatchAssertion;       // regex_match.cpp
+extern const AssertionType kSnapshotAssertion;         // snapshot.cpp
+extern const AssertionType kJsonSchemaAssertion;       // json_schema.cpp
 
 }  // namespace toolport::spec::detail

@@ -43,16 +43,16 @@ Verdict check_json_path(const Json& params, const CheckContext& context) {
         return Verdict::pass(fmt::format("path \"{}\" exists with value {}", path.text(), preview(*actual)));
     }
     if (!actual) {
-        return Verdict::fail(fmt::format("path \"{}\" does not exist in the response (expected {})", path.text(),
-                                         preview(*expected)));
+        return Verdict::fail(
+            fmt::format("path \"{}\" does not exist in the response (expected {})", path.text(), preview(*expected)));
     }
     if (*actual == *expected) return Verdict::pass(fmt::format("path \"{}\" is {}", path.text(), preview(*actual)));
     std::string hint;
     if (std::string(type_name(*actual)) != type_name(*expected)) {
         hint = fmt::format(" (a {}, not a {})", type_name(*actual), type_name(*expected));
     }
-    return Verdict::fail(fmt::format("path \"{}\" is {}{}, expected {}", path.text(), preview(*actual), hint,
-                                     preview(*expected)));
+    return Verdict::fail(
+        fmt::format("path \"{}\" is {}{}, expected {}", path.text(), preview(*actual), hint, preview(*expected)));
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ Verdict check_json_schema(const Json& params, const CheckContext& context) {
     try {
         std::string text = document::read_text_file(path);
         std::string ext = path.extension().string();
-        Json schema_json = ext == ".yaml" || ext == ".yml" ? document::parse_yaml(text).value : document::parse_json_value(text);
+        Json schema_json = ext == ".yaml" || ext == ".yml" ? document::parse_yaml(text).value
+                                                           : document::parse_json_value(text);
         compiled = schema::compile(schema_json);
     } catch (const document::DocumentError& e) {
         return Verdict::fail(fmt::format("schema file \"{}\" {}", name, e.what()));
@@ -59,7 +60,9 @@ Verdict check_json_schema(const Json& params, const CheckContext& context) {
 
 }  // namespace
 
-const AssertionType kJsonSchemaAssertion{
-    "json_schema", {{"schema", FieldKind::string, true}}, validate_json_schema, check_json_schema};
+const AssertionType kJsonSchemaAssertion{"json_schema",
+                                         {{"schema", FieldKind::string, true}},
+                                         validate_json_schema,
+                                         check_json_schema};
 
 }  // namespace toolport::spec::detail

@@ -60,7 +60,9 @@ Flags parse_flags(const std::string& text) {
             case 'm': flags.multiline = true; break;
             case 's': flags.dot_all = true; break;
             case 'y': flags.sticky = true; break;
-            case 'g': case 'u': case 'd': break;  // change what a match returns, not whether there is one
+            case 'g':
+            case 'u':
+            case 'd': break;  // change what a match returns, not whether there is one
             case 'v': throw std::invalid_argument("flag 'v' (Unicode sets) is not supported");
             default: throw std::invalid_argument(fmt::format("unknown flag '{}' (known: d, g, i, m, s, u, y)", c));
         }
@@ -133,8 +135,8 @@ Verdict check_regex_match(const Json& params, const CheckContext& context) {
         return Verdict::fail(fmt::format("matching {} failed: {}", shown, e.what()));
     }
     if (found) return Verdict::pass(fmt::format("the response matches {}", shown));
-    return Verdict::fail(fmt::format("the response does not match {}; response text: {}", shown,
-                                     preview_text(context.outcome.text)));
+    return Verdict::fail(
+        fmt::format("the response does not match {}; response text: {}", shown, preview_text(context.outcome.text)));
 }
 
 }  // namespace

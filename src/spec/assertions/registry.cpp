@@ -7,15 +7,9 @@ namespace {
 
 // In the order mcp-server-kit documents them (also the order of assertion_type_names()).
 const AssertionType* const kAssertionTypes[] = {
-    &kSuccessAssertion,
-    &kErrorAssertion,
-    &kContainsTextAssertion,
-    &kNotContainsTextAssertion,
-    &kResponseTimeAssertion,
-    &kJsonPathAssertion,
-    &kRegexMatchAssertion,
-    &kSnapshotAssertion,
-    &kJsonSchemaAssertion,
+    &kSuccessAssertion,         &kErrorAssertion,        &kContainsTextAssertion,
+    &kNotContainsTextAssertion, &kResponseTimeAssertion, &kJsonPathAssertion,
+    &kRegexMatchAssertion,      &kSnapshotAssertion,     &kJsonSchemaAssertion,
 };
 
 }  // namespace

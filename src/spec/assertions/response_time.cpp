@@ -16,7 +16,9 @@ Verdict check_response_time(const Json& params, const CheckContext& context) {
 
 }  // namespace
 
-const AssertionType kResponseTimeAssertion{
-    "response_time_ms", {{"max", FieldKind::positive_number, true}}, nullptr, check_response_time};
+const AssertionType kResponseTimeAssertion{"response_time_ms",
+                                           {{"max", FieldKind::positive_number, true}},
+                                           nullptr,
+                                           check_response_time};
 
 }  // namespace toolport::spec::detail

@@ -45,13 +45,15 @@ void differences(const Json& expected, const Json& actual, const std::string& po
     if (expected.is_object() && actual.is_object()) {
         for (const auto& [key, value] : expected.items()) {
             auto it = actual.find(key);
-            if (it == actual.end()) add(fmt::format("at {}: missing from the response (snapshot has {})",
-                                                    document::pointer_append(pointer, key), preview(value, 60)));
+            if (it == actual.end())
+                add(fmt::format("at {}: missing from the response (snapshot has {})",
+                                document::pointer_append(pointer, key), preview(value, 60)));
             else differences(value, *it, document::pointer_append(pointer, key), out, total);
         }
         for (const auto& [key, value] : actual.items()) {
-            if (!expected.contains(key)) add(fmt::format("at {}: not in the snapshot (response has {})",
-                                                         document::pointer_append(pointer, key), preview(value, 60)));
+            if (!expected.contains(key))
+                add(fmt::format("at {}: not in the snapshot (response has {})", document::pointer_append(pointer, key),
+                                preview(value, 60)));
         }
         return;
     }
@@ -71,7 +73,8 @@ void differences(const Json& expected, const Json& actual, const std::string& po
 std::optional<FieldProblem> validate_snapshot(const Json& params) {
     fs::path file = params["file"].get<std::string>();
     if (file.empty()) return FieldProblem{"file", "must name a file"};
-    if (file.is_absolute()) return FieldProblem{"file", "must be relative (it names a file in __snapshots__ next to the spec)"};
+    if (file.is_absolute())
+        return FieldProblem{"file", "must be relative (it names a file in __snapshots__ next to the spec)"};
     for (const auto& part : file) {
         if (part == "..") return FieldProblem{"file", "must stay inside __snapshots__ (no \"..\")"};
     }
@@ -137,8 +140,8 @@ Verdict check_snapshot(const Json& params, const CheckContext& context) {
     std::vector<std::string> shown;
     std::size_t total = 0;
     differences(expected, actual, "", shown, total);
-    std::string message = fmt::format("the response differs from snapshot {} (rerun with --update-snapshots to accept it):",
-                                      relative);
+    std::string message =
+        fmt::format("the response differs from snapshot {} (rerun with --update-snapshots to accept it):", relative);
     for (const auto& line : shown) message += "\n  " + line;
     if (total > shown.size()) message += fmt::format("\n  ... and {} more differences", total - shown.size());
     return Verdict::fail(message);

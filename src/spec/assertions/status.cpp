@@ -11,10 +11,8 @@ namespace {
 Verdict check_success(const Json&, const CheckContext& context) {
     const Outcome& outcome = context.outcome;
     switch (outcome.kind) {
-        case Outcome::Kind::result:
-            return Verdict::pass("the call succeeded");
-        case Outcome::Kind::tool_error:
-            return Verdict::fail("expected success, but " + outcome.describe_error());
+        case Outcome::Kind::result: return Verdict::pass("the call succeeded");
+        case Outcome::Kind::tool_error: return Verdict::fail("expected success, but " + outcome.describe_error());
         case Outcome::Kind::call_failed:
             return Verdict::fail("expected success, but the call failed: " + outcome.describe_error());
     }

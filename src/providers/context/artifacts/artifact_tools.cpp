@@ -35,7 +35,8 @@ std::vector<std::string> words(const std::string& text) {
 }
 
 Json session_property() {
-    return {{"type", "string"}, {"maxLength", 255},
+    return {{"type", "string"},
+            {"maxLength", 255},
             {"description", "The session id, e.g. \"2025-10-15-authentication-flow\" (searchArtifacts lists them)"}};
 }
 
@@ -57,14 +58,15 @@ FoundSession session_or_throw(const ContextPack& pack, const std::string& projec
     auto session = load_session(where.dir, session_id);
     if (!session) {
         throw ContextError(ErrorCode::session_not_found,
-                           fmt::format("Session not found: {}/{}", where.name, util::sanitize_for_message(session_id, 100)),
+                           fmt::format("Session not found: {}/{}", where.name,
+                                       util::sanitize_for_message(session_id, 100)),
                            fmt::format("Call searchArtifacts with project \"{}\" to list its sessions.", where.name));
     }
     return {std::move(*session), where.name};
 }
 
 Json metadata_json(const SessionRecord& s, const std::string& project) {
-    return {{"sessionId", s.session_id}, {"date", s.date},     {"project", project},  {"title", s.title},
+    return {{"sessionId", s.session_id}, {"date", s.date},     {"project", project},   {"title", s.title},
             {"summary", s.summary},      {"path", s.relative}, {"hasCode", s.has_code}};
 }
 
@@ -81,20 +83,32 @@ providers::ToolDeclaration search_artifacts_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"keyword", {{"type", "string"}, {"maxLength", 500},
-                       {"description", "Words that must all appear in a session's title, summary or text (any case)"}}},
-          {"project", {{"type", "string"}, {"maxLength", 4096},
-                       {"description", "Limit the search to this project: its name, e.g. \"demo-app\" (listProjects lists "
-                                       "them), or its absolute path inside the projects root"}}},
-          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 500}, {"default", 20},
-                     {"description", "How many sessions to return (default 20)"}}}}}};
+         {{"keyword",
+           {{"type", "string"},
+            {"maxLength", 500},
+            {"description", "Words that must all appear in a session's title, summary or text (any case)"}}},
+          {"project",
+           {{"type", "string"},
+            {"maxLength", 4096},
+            {"description",
+             "Limit the search to this project: its name, e.g. \"demo-app\" (listProjects lists "
+             "them), or its absolute path inside the projects root"}}},
+          {"limit",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"maximum", 500},
+            {"default", 20},
+            {"description", "How many sessions to return (default 20)"}}}}}};
     spec.data_schema = {
         {"type", "array"},
         {"items",
          {{"type", "object"},
           {"properties",
-           {{"sessionId", {{"type", "string"}}}, {"date", {{"type", "string"}}}, {"project", {{"type", "string"}}},
-            {"title", {{"type", "string"}}}, {"summary", {{"type", "string"}}},
+           {{"sessionId", {{"type", "string"}}},
+            {"date", {{"type", "string"}}},
+            {"project", {{"type", "string"}}},
+            {"title", {{"type", "string"}}},
+            {"summary", {{"type", "string"}}},
             {"path", {{"type", "string"}, {"description", "The session's file, relative to its project"}}},
             {"hasCode", {{"type", "boolean"}}}}},
           {"required", {"sessionId", "date", "project", "title", "summary", "path", "hasCode"}}}}};
@@ -114,7 +128,8 @@ providers::ToolDeclaration search_artifacts_tool(ContextPack& pack) {
                 check_projects_roots(pack.projects);
                 for (const auto& p : list_projects(pack.projects)) {
                     std::error_code ec;
-                    if (std::filesystem::is_directory(p.dir / ".agent-artifacts", ec)) projects.emplace_back(p.name, p.dir);
+                    if (std::filesystem::is_directory(p.dir / ".agent-artifacts", ec))
+                        projects.emplace_back(p.name, p.dir);
                 }
             }
             const auto terms = words(keyword);
@@ -139,7 +154,8 @@ providers::ToolDeclaration search_artifacts_tool(ContextPack& pack) {
                 return a.first.session_id > b.first.session_id;
             });
             Json out = Json::array();
-            for (std::size_t i = 0; i < hits.size() && i < limit; ++i) out.push_back(metadata_json(hits[i].first, hits[i].second));
+            for (std::size_t i = 0; i < hits.size() && i < limit; ++i)
+                out.push_back(metadata_json(hits[i].first, hits[i].second));
             return out;
         });
         Answer answer;
@@ -157,29 +173,32 @@ providers::ToolDeclaration load_session_tool(ContextPack& pack) {
         "Load one session's finalization pack: its summary, decisions, implementations, challenges and next steps, "
         "and its code blocks when includeCode is true. Returns the structured session. Use it after "
         "searchArtifacts to pick up where an earlier session left off.";
-    spec.input_schema = {{"type", "object"},
-                         {"properties",
-                          {{"project", project_property(true)},
-                           {"sessionId", session_property()},
-                           {"includeCode", {{"type", "boolean"}, {"default", false},
-                                            {"description", "Include the session's code blocks"}}}}},
-                         {"required", {"project", "sessionId"}}};
-    Json strings = {{"type", "array"}, {"items", {{"type", "string"}}}};
-    spec.data_schema = {
+    spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"sessionId", {{"type", "string"}}},
-          {"date", {{"type", "string"}}},
-          {"project", {{"type", "string"}}},
-          {"title", {{"type", "string"}}},
-          {"content",
-           {{"type", "object"},
-            {"properties",
-             {{"summary", {{"type", "string"}}}, {"decisions", strings}, {"implementations", strings},
-              {"challenges", strings}, {"nextSteps", strings}}},
-            {"required", {"summary", "decisions", "implementations", "challenges", "nextSteps"}}}},
-          {"codeBlocks", {{"type", "array"}, {"items", code_block_schema()}}}}},
-        {"required", {"sessionId", "date", "project", "content"}}};
+         {{"project", project_property(true)},
+          {"sessionId", session_property()},
+          {"includeCode",
+           {{"type", "boolean"}, {"default", false}, {"description", "Include the session's code blocks"}}}}},
+        {"required", {"project", "sessionId"}}};
+    Json strings = {{"type", "array"}, {"items", {{"type", "string"}}}};
+    spec.data_schema = {{"type", "object"},
+                        {"properties",
+                         {{"sessionId", {{"type", "string"}}},
+                          {"date", {{"type", "string"}}},
+                          {"project", {{"type", "string"}}},
+                          {"title", {{"type", "string"}}},
+                          {"content",
+                           {{"type", "object"},
+                            {"properties",
+                             {{"summary", {{"type", "string"}}},
+                              {"decisions", strings},
+                              {"implementations", strings},
+                              {"challenges", strings},
+                              {"nextSteps", strings}}},
+                            {"required", {"summary", "decisions", "implementations", "challenges", "nextSteps"}}}},
+                          {"codeBlocks", {{"type", "array"}, {"items", code_block_schema()}}}}},
+                        {"required", {"sessionId", "date", "project", "content"}}};
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
         const std::string project = string_arg(args, "project");
@@ -220,8 +239,9 @@ providers::ToolDeclaration get_session_code_tool(ContextPack& pack) {
                          {"properties",
                           {{"project", project_property(true)},
                            {"sessionId", session_property()},
-                           {"language", {{"type", "string"},
-                                         {"description", "Only blocks of this language tag (any case), e.g. \"sql\""}}}}},
+                           {"language",
+                            {{"type", "string"},
+                             {"description", "Only blocks of this language tag (any case), e.g. \"sql\""}}}}},
                          {"required", {"project", "sessionId"}}};
     spec.data_schema = {{"type", "array"}, {"items", code_block_schema()}};
     spec.extra_metadata = {{"codeBlocksCount", {{"type", "integer"}}}};
@@ -230,9 +250,10 @@ providers::ToolDeclaration get_session_code_tool(ContextPack& pack) {
         const std::string project = string_arg(args, "project");
         const std::string session_id = string_arg(args, "sessionId");
         const std::string language = lower(string_arg(args, "language"));
-        const SessionRecord s = (co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
-                                    return session_or_throw(pack, project, session_id);
-                                })).record;
+        const SessionRecord s =
+            (co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, session_id] {
+                return session_or_throw(pack, project, session_id);
+            })).record;
         Json blocks = Json::array();
         for (const auto& b : s.code_blocks) {
             if (language.empty() || lower(b.language) == language) blocks.push_back(to_json(b));

@@ -29,11 +29,14 @@ providers::ToolDeclaration list_projects_tool(ContextPack& pack) {
         "List the projects under the projects root by name, e.g. \"demo-app\", with whether each has session "
         "artifacts and session memory and how many sessions it holds. Returns the names the other tools take as "
         "project. Use it first when you do not know the project's name.";
-    spec.input_schema = {
-        {"type", "object"},
-        {"properties",
-         {{"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", kMaxLimit}, {"default", kDefaultLimit},
-                     {"description", "How many projects at most, in name order (default 100)"}}}}}};
+    spec.input_schema = {{"type", "object"},
+                         {"properties",
+                          {{"limit",
+                            {{"type", "integer"},
+                             {"minimum", 1},
+                             {"maximum", kMaxLimit},
+                             {"default", kDefaultLimit},
+                             {"description", "How many projects at most, in name order (default 100)"}}}}}};
     spec.data_schema = {
         {"type", "array"},
         {"items",

@@ -124,11 +124,13 @@ Json save(const fs::path& project, const Pack& p, bool overwrite) {
     try {
         OwnedFd out{::openat(dir.fd, staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
         if (out.fd < 0) io_failure("open the staging directory");
-        write_new_file_at(out.fd, "finalization-pack.json", pack_json(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+        write_new_file_at(out.fd, "finalization-pack.json",
+                          pack_json(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
         write_new_file_at(out.fd, "session-summary.md", summary_markdown(p));
         if (p.tokens) {
             write_new_file_at(out.fd, "compression-metrics.json",
-                          Json{{"tokens", {{"original", p.tokens->first}, {"compressed", p.tokens->second}}}}.dump(2) + "\n");
+                              Json{{"tokens", {{"original", p.tokens->first}, {"compressed", p.tokens->second}}}}.dump(2) +
+                                  "\n");
         }
         if (::fsync(out.fd) != 0) io_failure("flush the staging directory");
     } catch (...) {
@@ -181,8 +183,10 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
         {"properties",
          {{"project", project_property(false)},
           {"projectPath", project_path_alias_property()},
-          {"sessionId", {{"type", "string"}, {"maxLength", 200},
-                         {"description", "The session id, conventionally YYYY-MM-DD-topic, e.g. 2025-11-05-auth-flow"}}},
+          {"sessionId",
+           {{"type", "string"},
+            {"maxLength", 200},
+            {"description", "The session id, conventionally YYYY-MM-DD-topic, e.g. 2025-11-05-auth-flow"}}},
           {"title", {{"type", "string"}, {"minLength", 1}, {"maxLength", 300}}},
           {"summary", {{"type", "string"}, {"minLength", 1}, {"maxLength", 20000}}},
           {"decisions", strings_schema},
@@ -200,8 +204,10 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
                 {"file", {{"type", "string"}, {"maxLength", 500}}}}},
               {"required", {"language", "code"}},
               {"additionalProperties", false}}}}},
-          {"originalTokens", {{"type", "integer"}, {"minimum", 0},
-                              {"description", "Tokens of the session's context before finalization (for getCompressionRatio)"}}},
+          {"originalTokens",
+           {{"type", "integer"},
+            {"minimum", 0},
+            {"description", "Tokens of the session's context before finalization (for getCompressionRatio)"}}},
           {"compressedTokens", {{"type", "integer"}, {"minimum", 0}, {"description", "Tokens of this pack"}}},
           {"overwrite", {{"type", "boolean"}, {"default", false}, {"description", "Replace an existing session"}}}}},
         {"required", {"sessionId", "title", "summary"}}};
@@ -220,7 +226,8 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
         p.title = string_arg(args, "title");
         p.summary = string_arg(args, "summary");
         p.date = date_of(p.session_id);
-        if (p.date == "unknown") p.date = observability::iso8601_utc(std::chrono::system_clock::now(), false).substr(0, 10);
+        if (p.date == "unknown")
+            p.date = observability::iso8601_utc(std::chrono::system_clock::now(), false).substr(0, 10);
         p.decisions = strings(args, "decisions");
         p.implementations = strings(args, "implementations");
         p.challenges = strings(args, "challenges");
@@ -241,14 +248,17 @@ providers::ToolDeclaration save_session_tool(ContextPack& pack) {
             throw ContextError(ErrorCode::validation_error, "originalTokens and compressedTokens go together",
                                "Pass both, or neither.");
         }
-        if (has_original) p.tokens = std::make_pair(int_arg(args, "originalTokens", 0), int_arg(args, "compressedTokens", 0));
+        if (has_original)
+            p.tokens = std::make_pair(int_arg(args, "originalTokens", 0), int_arg(args, "compressedTokens", 0));
         const ProjectArg project = project_arg(args);
         const bool overwrite = bool_arg(args, "overwrite", false);
-        auto [files, name] = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, p, project, overwrite]() mutable {
-            const Project where = resolve_project(project.value, pack.projects);
-            p.project = where.name;
-            return std::make_pair(save(where.dir, p, overwrite), where.name);
-        });
+        auto [files,
+              name] = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(),
+                                                [&pack, p, project, overwrite]() mutable {
+                                                    const Project where = resolve_project(project.value, pack.projects);
+                                                    p.project = where.name;
+                                                    return std::make_pair(save(where.dir, p, overwrite), where.name);
+                                                });
         Answer answer{{{"sessionId", p.session_id}, {"project", std::move(name)}, {"files", std::move(files)}}};
         note_deprecation(answer, project);
         co_return answer;

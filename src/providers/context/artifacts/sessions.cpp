@@ -144,8 +144,8 @@ SessionRecord parse_session_markdown(const std::string& session_id, const std::s
     }
     if (s.title.empty()) s.title = "Untitled Session";
 
-    std::string section;        // the current "## " heading, lower-cased
-    std::string summary_text;   // the "## Summary" section
+    std::string section;       // the current "## " heading, lower-cased
+    std::string summary_text;  // the "## Summary" section
     bool in_fence = false;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         std::string_view line = lines[i];
@@ -219,8 +219,8 @@ SessionRecord parse_finalization_pack(const std::string& session_id, const std::
         else if (sum->is_object()) s.summary = item_text(sum->contains("one_line") ? (*sum)["one_line"] : *sum);
     }
     if (auto t = pack.find("title"); t != pack.end() && t->is_string()) s.title = t->get<std::string>();
-    if (s.title.empty() && pack.contains("summary") && pack["summary"].is_object() && pack["summary"].contains("one_line") &&
-        pack["summary"]["one_line"].is_string()) {
+    if (s.title.empty() && pack.contains("summary") && pack["summary"].is_object() &&
+        pack["summary"].contains("one_line") && pack["summary"]["one_line"].is_string()) {
         s.title = pack["summary"]["one_line"].get<std::string>();
     }
     if (s.title.empty()) s.title = session_id;
@@ -286,8 +286,8 @@ std::optional<SessionRecord> load_session(const fs::path& project, const std::st
         std::error_code ec;
         if (fs::symlink_status(file, ec).type() == fs::file_type::not_found) continue;
         // Whatever is there is read as a regular file or refused (a FIFO would block the read).
-        const std::string text =
-            read_regular_file(file, kMaxSessionBytes, std::string(kArtifactsDir) + "/" + c.relative.generic_string());
+        const std::string text = read_regular_file(file, kMaxSessionBytes,
+                                                   std::string(kArtifactsDir) + "/" + c.relative.generic_string());
         SessionRecord s = c.json ? parse_finalization_pack(session_id, text) : parse_session_markdown(session_id, text);
         s.relative = std::string(kArtifactsDir) + "/" + c.relative.generic_string();
         return s;

@@ -35,9 +35,10 @@ constexpr long long kMaxLimit = 500;
 // What a getter accepts, for its schema and for the suggestion when a page is still too
 // large for the server's response limit.
 std::string paging_suggestion() {
-    return fmt::format("Ask for a smaller page: a lower limit (default {}, at most {}), then call again with cursor set "
-                       "to metadata.nextCursor for the next one; or narrow by time with since/until (ISO 8601).",
-                       kDefaultLimit, kMaxLimit);
+    return fmt::format(
+        "Ask for a smaller page: a lower limit (default {}, at most {}), then call again with cursor set "
+        "to metadata.nextCursor for the next one; or narrow by time with since/until (ISO 8601).",
+        kDefaultLimit, kMaxLimit);
 }
 
 std::optional<NoteTime> time_arg(const Json& args, const char* key) {
@@ -75,12 +76,14 @@ providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std
           {"cursor",
            {{"type", "string"},
             {"maxLength", 200},
-            {"description", "metadata.nextCursor of the previous page, to get the next (older) notes; omit for the newest"}}},
+            {"description",
+             "metadata.nextCursor of the previous page, to get the next (older) notes; omit for the newest"}}},
           {"since",
            {{"type", "string"},
             {"maxLength", 64},
-            {"description", "Only notes at or after this time: ISO 8601 date or date-time, e.g. 2025-11-05 or "
-                            "2025-11-05T10:12:00Z (UTC when no offset is given)"}}},
+            {"description",
+             "Only notes at or after this time: ISO 8601 date or date-time, e.g. 2025-11-05 or "
+             "2025-11-05T10:12:00Z (UTC when no offset is given)"}}},
           {"until",
            {{"type", "string"},
             {"maxLength", 64},
@@ -90,48 +93,53 @@ providers::ToolDeclaration notes_getter(ContextPack& pack, std::string name, std
         {count_key, {{"type", "integer"}, {"description", "Notes in this page"}}},
         {"nextCursor",
          {{"type", "string"},
-          {"description", "Present when older notes may remain: pass it as cursor for the next page (which may hold "
-                          "none)"}}},
+          {"description",
+           "Present when older notes may remain: pass it as cursor for the next page (which may hold "
+           "none)"}}},
         {"skippedLineOffsets",
          {{"type", "array"},
           {"items", {{"type", "integer"}}},
-          {"description", "Byte offsets of lines in the part of the notes file read for this page that are not notes "
-                          "(skipped, not fatal)"}}}};
+          {"description",
+           "Byte offsets of lines in the part of the notes file read for this page that are not notes "
+           "(skipped, not fatal)"}}}};
     declare_deprecation(spec.extra_metadata);
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
-    auto declaration = context_tool(std::move(spec), [&pack, type, count_key](RequestContext& ctx, const Json& args) -> Task<Answer> {
-        const ProjectArg project = project_arg(args);
-        NotesQuery query;
-        query.type = type;
-        query.limit = static_cast<std::size_t>(std::clamp(int_arg(args, "limit", kDefaultLimit), 1LL, kMaxLimit));
-        query.since = time_arg(args, "since");
-        query.until = time_arg(args, "until");
-        if (auto it = args.find("cursor"); it != args.end() && it->is_string()) {
-            query.cursor = decode_cursor(it->get<std::string>());
-            if (!query.cursor) {
-                throw ContextError(ErrorCode::validation_error, "cursor is not one this tool handed out",
-                                   "Pass metadata.nextCursor of the previous page unchanged, or omit cursor to start "
-                                   "from the newest note.");
+    auto declaration =
+        context_tool(std::move(spec), [&pack, type, count_key](RequestContext& ctx, const Json& args) -> Task<Answer> {
+            const ProjectArg project = project_arg(args);
+            NotesQuery query;
+            query.type = type;
+            query.limit = static_cast<std::size_t>(std::clamp(int_arg(args, "limit", kDefaultLimit), 1LL, kMaxLimit));
+            query.since = time_arg(args, "since");
+            query.until = time_arg(args, "until");
+            if (auto it = args.find("cursor"); it != args.end() && it->is_string()) {
+                query.cursor = decode_cursor(it->get<std::string>());
+                if (!query.cursor) {
+                    throw ContextError(
+                        ErrorCode::validation_error, "cursor is not one this tool handed out",
+                        "Pass metadata.nextCursor of the previous page unchanged, or omit cursor to start "
+                        "from the newest note.");
+                }
             }
-        }
-        // Each file access may block in the kernel (a lock held elsewhere, a slow disk): the
-        // call does not outlive its deadline for it.
-        NotesPage page = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, query] {
-            return read_notes_page(resolve_project(project.value, pack.projects).dir, query);
+            // Each file access may block in the kernel (a lock held elsewhere, a slow disk): the
+            // call does not outlive its deadline for it.
+            NotesPage page = co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, project, query] {
+                return read_notes_page(resolve_project(project.value, pack.projects).dir, query);
+            });
+            Json contents = Json::array();
+            for (auto& note : page.notes) contents.push_back(std::move(note.content));
+            Answer answer;
+            answer.extra[count_key] = contents.size();
+            if (page.next) answer.extra["nextCursor"] = encode_cursor(*page.next);
+            if (!page.skipped_offsets.empty()) {
+                spdlog::warn("context: {} line(s) of a notes file are not notes and were skipped",
+                             page.skipped_offsets.size());
+                answer.extra["skippedLineOffsets"] = page.skipped_offsets;
+            }
+            answer.data = std::move(contents);
+            note_deprecation(answer, project);
+            co_return answer;
         });
-        Json contents = Json::array();
-        for (auto& note : page.notes) contents.push_back(std::move(note.content));
-        Answer answer;
-        answer.extra[count_key] = contents.size();
-        if (page.next) answer.extra["nextCursor"] = encode_cursor(*page.next);
-        if (!page.skipped_offsets.empty()) {
-            spdlog::warn("context: {} line(s) of a notes file are not notes and were skipped", page.skipped_offsets.size());
-            answer.extra["skippedLineOffsets"] = page.skipped_offsets;
-        }
-        answer.data = std::move(contents);
-        note_deprecation(answer, project);
-        co_return answer;
-    });
     // The pipeline's generic advice names filters this tool does not have: name its own.
     declaration.on_error = [inner = std::move(declaration.on_error)](const ToolError& error) {
         if (error.code() != ToolErrorCode::response_too_large) return inner(error);
@@ -158,12 +166,14 @@ providers::ToolDeclaration add_note_tool(ContextPack& pack) {
          {{"project", project_property(false)},
           {"projectPath", project_path_alias_property()},
           {"type", {{"type", "string"}, {"enum", note_types()}, {"description", "What kind of note"}}},
-          {"content", {{"type", "string"}, {"minLength", 1}, {"maxLength", 65536}, {"description", "The note itself"}}}}},
+          {"content",
+           {{"type", "string"}, {"minLength", 1}, {"maxLength", 65536}, {"description", "The note itself"}}}}},
         {"required", {"type", "content"}}};
-    spec.data_schema = {{"type", "object"},
-                        {"properties",
-                         {{"type", {{"type", "string"}}}, {"content", {{"type", "string"}}}, {"timestamp", {{"type", "string"}}}}},
-                        {"required", {"type", "content", "timestamp"}}};
+    spec.data_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"type", {{"type", "string"}}}, {"content", {{"type", "string"}}}, {"timestamp", {{"type", "string"}}}}},
+        {"required", {"type", "content", "timestamp"}}};
     declare_deprecation(spec.extra_metadata);
     spec.annotations = {.read_only = false, .destructive = false, .idempotent = false, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
@@ -179,11 +189,12 @@ providers::ToolDeclaration add_note_tool(ContextPack& pack) {
 }
 
 providers::ToolDeclaration get_decisions_tool(ContextPack& pack) {
-    return notes_getter(pack, "getDecisions", "Session decisions", "decision",
-                        "List the decision notes of the project's session memory, newest first, a page at a time (limit, "
-                        "then cursor = metadata.nextCursor), optionally between since and until. Returns their contents "
-                        "as strings. Use it to recall what was already decided before deciding again.",
-                        "decisionsCount");
+    return notes_getter(
+        pack, "getDecisions", "Session decisions", "decision",
+        "List the decision notes of the project's session memory, newest first, a page at a time (limit, "
+        "then cursor = metadata.nextCursor), optionally between since and until. Returns their contents "
+        "as strings. Use it to recall what was already decided before deciding again.",
+        "decisionsCount");
 }
 
 providers::ToolDeclaration get_hypotheses_tool(ContextPack& pack) {
@@ -195,11 +206,12 @@ providers::ToolDeclaration get_hypotheses_tool(ContextPack& pack) {
 }
 
 providers::ToolDeclaration get_blockers_tool(ContextPack& pack) {
-    return notes_getter(pack, "getBlockers", "Session blockers", "blocker",
-                        "List the blocker notes of the project's session memory, newest first, a page at a time (limit, "
-                        "then cursor = metadata.nextCursor), optionally between since and until. Returns their contents "
-                        "as strings. Use it at the start of a session to see what stopped progress last time.",
-                        "blockersCount");
+    return notes_getter(
+        pack, "getBlockers", "Session blockers", "blocker",
+        "List the blocker notes of the project's session memory, newest first, a page at a time (limit, "
+        "then cursor = metadata.nextCursor), optionally between since and until. Returns their contents "
+        "as strings. Use it at the start of a session to see what stopped progress last time.",
+        "blockersCount");
 }
 
 }  // namespace toolport::context

@@ -33,7 +33,8 @@ constexpr std::size_t kMaxSkippedReported = 100;
 constexpr std::chrono::minutes kSinceSlack{1};
 
 [[noreturn]] void notes_failure(const std::string& doing) {
-    throw ContextError(ErrorCode::filesystem_error, fmt::format("cannot {} {}: {}", doing, kShownFile, std::strerror(errno)));
+    throw ContextError(ErrorCode::filesystem_error,
+                       fmt::format("cannot {} {}: {}", doing, kShownFile, std::strerror(errno)));
 }
 
 bool write_all(int fd, const std::string& data) {
@@ -94,7 +95,8 @@ std::optional<Note> parse_note(std::string_view line) {
                         value.contains("content") && value["content"].is_string();
     if (!usable) return std::nullopt;
     Note note{value["type"].get<std::string>(), value["content"].get<std::string>(), ""};
-    if (auto ts = value.find("timestamp"); ts != value.end() && ts->is_string()) note.timestamp = ts->get<std::string>();
+    if (auto ts = value.find("timestamp"); ts != value.end() && ts->is_string())
+        note.timestamp = ts->get<std::string>();
     return note;
 }
 
@@ -315,7 +317,9 @@ Note append_note(const std::filesystem::path& project, Note note) {
     // append waited for the lock.
     if (note.timestamp.empty()) note.timestamp = observability::iso8601_utc(std::chrono::system_clock::now(), true);
     // The original's key order: type, content, timestamp.
-    std::string line = nlohmann::ordered_json{{"type", note.type}, {"content", note.content}, {"timestamp", note.timestamp}}
+    std::string line = nlohmann::ordered_json{{"type", note.type},
+                                              {"content", note.content},
+                                              {"timestamp", note.timestamp}}
                            .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     line += '\n';
     // A line torn by an earlier crash must not swallow this note: start on a fresh line.

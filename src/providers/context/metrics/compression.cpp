@@ -65,7 +65,8 @@ std::optional<std::pair<long long, long long>> read_token_counts(const Json& doc
 std::optional<CompressionMetrics> session_metrics(const fs::path& project, const std::string& session_id) {
     check_name(session_id, "sessionId");
     const fs::path artifacts = project / ".agent-artifacts";
-    for (const fs::path& file : {artifacts / session_id / "compression-metrics.json", artifacts / (session_id + ".metrics.json")}) {
+    for (const fs::path& file :
+         {artifacts / session_id / "compression-metrics.json", artifacts / (session_id + ".metrics.json")}) {
         auto doc = read_json(file);
         if (!doc) continue;
         auto counts = read_token_counts(*doc);

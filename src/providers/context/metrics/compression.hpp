@@ -24,7 +24,9 @@ struct CompressionMetrics {
     std::string date;
     long long original = 0;
     long long compressed = 0;
-    double ratio() const { return original > 0 ? (double(original) - double(compressed)) / double(original) * 100.0 : 0; }
+    double ratio() const {
+        return original > 0 ? (double(original) - double(compressed)) / double(original) * 100.0 : 0;
+    }
     long long savings() const { return original - compressed; }
 };
 

@@ -16,9 +16,7 @@ namespace toolport::context {
 
 namespace {
 
-bool id_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-}
+bool id_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
 // Every "a/b" token of `text` (maximal runs of id characters around one '/').
 void collect_ids(const std::string& text, std::set<std::string>& out) {
@@ -83,11 +81,17 @@ providers::ToolDeclaration pattern_reuse_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"patternId", {{"type", "string"}, {"maxLength", 300},
-                           {"description", "One pattern, e.g. \"backend/retry-with-backoff\" (or its bare name where only "
-                                           "one category has it); all when omitted"}}},
-          {"minReuseCount", {{"type", "integer"}, {"minimum", 0}, {"default", 1},
-                             {"description", "Leave out patterns used in fewer projects (list mode)"}}},
+         {{"patternId",
+           {{"type", "string"},
+            {"maxLength", 300},
+            {"description",
+             "One pattern, e.g. \"backend/retry-with-backoff\" (or its bare name where only "
+             "one category has it); all when omitted"}}},
+          {"minReuseCount",
+           {{"type", "integer"},
+            {"minimum", 0},
+            {"default", 1},
+            {"description", "Leave out patterns used in fewer projects (list mode)"}}},
           {"sortBy", {{"type", "string"}, {"enum", {"reuseCount", "recent", "category"}}, {"default", "reuseCount"}}}}}};
     spec.data_schema = {{"anyOf", {usage_schema(), {{"type", "array"}, {"items", usage_schema()}}}}};
     spec.extra_metadata = {{"patternsCount", {{"type", "integer"}}}, {"sessionsScanned", {{"type", "integer"}}}};
@@ -109,7 +113,8 @@ providers::ToolDeclaration pattern_reuse_tool(ContextPack& pack) {
                 for (std::filesystem::directory_iterator it(root.path(), ec), end; !ec && it != end; it.increment(ec)) {
                     const std::string project = it->path().filename().string();
                     std::error_code type_ec;
-                    if (project.empty() || project[0] == '.' || it->is_symlink(type_ec) || !it->is_directory(type_ec)) continue;
+                    if (project.empty() || project[0] == '.' || it->is_symlink(type_ec) || !it->is_directory(type_ec))
+                        continue;
                     for (const auto& session_id : list_sessions(it->path())) {
                         std::optional<SessionRecord> s;
                         try {
@@ -152,8 +157,7 @@ providers::ToolDeclaration pattern_reuse_tool(ContextPack& pack) {
                 std::optional<double> quality;
                 try {
                     quality = pack.library->read(files).quality;
-                } catch (const ContextError&) {
-                }
+                } catch (const ContextError&) {}
                 rows.push_back(usage_json(files.id(), it->second, quality));
             }
             std::stable_sort(rows.begin(), rows.end(), [&sort_by](const Json& a, const Json& b) {

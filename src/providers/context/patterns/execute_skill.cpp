@@ -90,16 +90,22 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
     spec.name = "executeSkill";
     spec.title = "Execute a skill";
     spec.description =
-        "Run a pattern's code (.js/.mjs with Node, .py with python3, .sh with bash) in a sandbox (no network, no view of "
+        "Run a pattern's code (.js/.mjs with Node, .py with python3, .sh with bash) in a sandbox (no network, no view "
+        "of "
         "the server, a small scratch directory) with the given input as JSON. Code a client wrote with extractPattern "
         "runs once the operator has approved it. Returns the skill's JSON output; dryRun only checks the input against "
         "the schema in its SKILL.md. Use it after loadSkill, when a pattern has an executable implementation.";
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"skillId", {{"type", "string"}, {"maxLength", 300}, {"description", "The pattern's id, \"category/skill-name\", e.g. \"database/rls-policy-generator\" (its bare "
-                                       "name will do where only one category has it)"}}},
-          {"input", {{"type", "object"}, {"description", "Skill-specific input parameters (JSON on the skill's stdin)"}}},
+         {{"skillId",
+           {{"type", "string"},
+            {"maxLength", 300},
+            {"description",
+             "The pattern's id, \"category/skill-name\", e.g. \"database/rls-policy-generator\" (its bare "
+             "name will do where only one category has it)"}}},
+          {"input",
+           {{"type", "object"}, {"description", "Skill-specific input parameters (JSON on the skill's stdin)"}}},
           {"dryRun", {{"type", "boolean"}, {"default", false}, {"description", "Validate input without executing"}}}}},
         {"required", {"skillId", "input"}}};
     spec.data_schema = Json::object();  // whatever the skill returns
@@ -131,7 +137,9 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
         if (files.runnable_file.empty()) {
             throw ContextError(ErrorCode::skill_not_found,
                                fmt::format("Skill {} has no runnable code ({}.js, .mjs, .py or .sh){}", id.str(), id.name,
-                                           files.code_file.empty() ? "" : fmt::format("; compile {} to {}.js", files.code_file, id.name)),
+                                           files.code_file.empty()
+                                               ? ""
+                                               : fmt::format("; compile {} to {}.js", files.code_file, id.name)),
                                "loadSkill shows the pattern; not every pattern is executable.");
         }
         if (prepared.schema) {
@@ -142,31 +150,35 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
                     const auto& e = result.errors.front();
                     throw ContextError(ErrorCode::validation_error,
                                        fmt::format("input{} does not match the skill's schema: {}",
-                                                   e.instance_location.empty() ? "" : " at " + e.instance_location, e.message),
+                                                   e.instance_location.empty() ? "" : " at " + e.instance_location,
+                                                   e.message),
                                        "See the input schema in the skill's SKILL.md (loadSkill).");
                 }
             } catch (const schema::SchemaError& e) {
                 throw ContextError(ErrorCode::validation_error,
-                                   fmt::format("the input schema in {}'s SKILL.md does not compile: {}", id.str(), e.what()));
+                                   fmt::format("the input schema in {}'s SKILL.md does not compile: {}", id.str(),
+                                               e.what()));
             }
         }
         if (files.unreviewed && !pack.settings.skill_policy.trust_client_code) {
-            throw ContextError(ErrorCode::skill_not_approved,
-                               fmt::format("Skill {} was written by a client (extractPattern) and is unreviewed: its code "
-                                           "does not run until the operator approves it",
-                                           id.str()),
-                               fmt::format("The operator reviews its code and runs `toolport patterns approve {} --config "
-                                           "FILE` (or sets packs.context.skill_trust_client_code: true).",
-                                           id.str()));
+            throw ContextError(
+                ErrorCode::skill_not_approved,
+                fmt::format("Skill {} was written by a client (extractPattern) and is unreviewed: its code "
+                            "does not run until the operator approves it",
+                            id.str()),
+                fmt::format("The operator reviews its code and runs `toolport patterns approve {} --config "
+                            "FILE` (or sets packs.context.skill_trust_client_code: true).",
+                            id.str()));
         }
         const bool sandboxed = pack.sandbox.available;
         if (!sandboxed && !pack.settings.skill_policy.allow_unsandboxed) {
-            throw ContextError(ErrorCode::sandbox_unavailable,
-                               fmt::format("executeSkill cannot run {}: skills run only in a sandbox, and {}", id.str(),
-                                           pack.sandbox.reason),
-                               "The operator installs bubblewrap (bwrap) on a kernel that allows user namespaces, or "
-                               "sets packs.context.skill_allow_unsandboxed: true to run skills without one; GET /health "
-                               "shows the sandbox's state.");
+            throw ContextError(
+                ErrorCode::sandbox_unavailable,
+                fmt::format("executeSkill cannot run {}: skills run only in a sandbox, and {}", id.str(),
+                            pack.sandbox.reason),
+                "The operator installs bubblewrap (bwrap) on a kernel that allows user namespaces, or "
+                "sets packs.context.skill_allow_unsandboxed: true to run skills without one; GET /health "
+                "shows the sandbox's state.");
         }
         const std::string ext = files.runnable_file.substr(files.runnable_file.rfind('.'));
         const std::string runtime = ext == ".py" ? "python3" : ext == ".sh" ? "bash" : "node";
@@ -196,7 +208,8 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
         process.limits = pack.settings.skill;
         process.timeout = pack.settings.skill.timeout;
         if (auto deadline = ctx.deadline()) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline -
+                                                                                    std::chrono::steady_clock::now());
             process.timeout = std::max(std::chrono::milliseconds(1), std::min(process.timeout, left));
         }
 
@@ -242,7 +255,8 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
             case End::timed_out:
                 throw failed(fmt::format("ran past its {} ms limit and was killed", process.timeout.count()));
             case End::output_too_large:
-                throw failed(fmt::format("wrote more than {} bytes to stdout and was killed", process.limits.output_bytes));
+                throw failed(
+                    fmt::format("wrote more than {} bytes to stdout and was killed", process.limits.output_bytes));
             case End::signaled:
                 throw failed(run.signal == SIGXCPU
                                  ? fmt::format("used more than {} s of CPU and was stopped", process.limits.cpu_seconds)
@@ -258,10 +272,12 @@ providers::ToolDeclaration execute_skill_tool(ContextPack& pack) {
         if (first == std::string::npos) throw failed("wrote nothing to stdout (it must write its result as JSON)");
         Json output = Json::parse(run.out, nullptr, false);
         if (output.is_discarded()) {
-            throw failed(fmt::format("did not write JSON to stdout (it began: {})", util::sanitize_for_message(run.out, 80)));
+            throw failed(
+                fmt::format("did not write JSON to stdout (it began: {})", util::sanitize_for_message(run.out, 80)));
         }
-        co_return Answer{std::move(output),
-                         {{"skillId", id.str()}, {"runtime", runtime}, {"exitCode", run.exit_code}, {"sandboxed", sandboxed}}};
+        co_return Answer{
+            std::move(output),
+            {{"skillId", id.str()}, {"runtime", runtime}, {"exitCode", run.exit_code}, {"sandboxed", sandboxed}}};
     });
     // A skill may run for minutes (its process's timeout): a client that declared the tasks
     // extension may run it as a task and poll instead of holding the request open.

@@ -129,8 +129,10 @@ std::string skill_md(const Extraction& e) {
     out += fmt::format("**Category:** {}\n", e.category);
     if (e.language) out += fmt::format("**Language:** {}\n", e.language->label);
     // Declared, not reviewed: parse_quality reads "**Quality Score:**" only.
-    out += fmt::format("**Declared Quality Score:** {}/10 (the client's own scores, not a review)\n", score_text(e.overall));
-    out += fmt::format("**Last Verified:** {}\n", observability::iso8601_utc(std::chrono::system_clock::now(), false).substr(0, 10));
+    out += fmt::format("**Declared Quality Score:** {}/10 (the client's own scores, not a review)\n",
+                       score_text(e.overall));
+    out += fmt::format("**Last Verified:** {}\n",
+                       observability::iso8601_utc(std::chrono::system_clock::now(), false).substr(0, 10));
     out += "**Reuse Count:** 0\n";
     if (!e.source_project.empty()) out += fmt::format("**Source Project:** {}\n", field(e.source_project));
     if (!e.source_session.empty()) out += fmt::format("**Source Session:** {}\n", field(e.source_session));
@@ -165,7 +167,8 @@ Extraction read_arguments(const ContextPack& pack, const Json& args) {
     if (!pack.is_category(e.category)) {
         std::string list;
         for (const auto& c : pack.settings.categories) list += (list.empty() ? "" : ", ") + c;
-        throw ContextError(ErrorCode::category_invalid, fmt::format("Category \"{}\" is not one of: {}", e.category, list));
+        throw ContextError(ErrorCode::category_invalid,
+                           fmt::format("Category \"{}\" is not one of: {}", e.category, list));
     }
     e.title = string_arg(args, "title");
     if (e.title.empty()) e.title = title_from(e.name);
@@ -237,7 +240,9 @@ fs::path category_dir(const ContextPack& pack, const std::string& category) {
     const fs::path dir = pack.patterns.resolve(category);
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) throw ContextError(ErrorCode::filesystem_error, fmt::format("cannot create the category folder {}: {}", category, ec.message()));
+    if (ec)
+        throw ContextError(ErrorCode::filesystem_error,
+                           fmt::format("cannot create the category folder {}: {}", category, ec.message()));
     return pack.patterns.resolve(category);  // again: nothing may have linked it elsewhere meanwhile
 }
 
@@ -289,13 +294,15 @@ Json extract(const ContextPack& pack, const Extraction& e, bool overwrite) {
                 // Files of the old pattern the new one does not have go before it appears.
                 for (const auto& old : existing) {
                     const bool kept = old == doc_name || old == skill_name || old == code_name;
-                    if (!kept && ::unlinkat(dir_fd.fd, old.c_str(), 0) != 0 && errno != ENOENT) io_failure("remove " + old);
+                    if (!kept && ::unlinkat(dir_fd.fd, old.c_str(), 0) != 0 && errno != ENOENT)
+                        io_failure("remove " + old);
                 }
             }
             if (::renameat2(dir_fd.fd, hidden.c_str(), dir_fd.fd, final_name.c_str(), flags) != 0) {
                 if (errno == EEXIST) {
                     throw ContextError(ErrorCode::validation_error,
-                                       fmt::format("pattern {}/{} was created by someone else meanwhile", e.category, e.name),
+                                       fmt::format("pattern {}/{} was created by someone else meanwhile", e.category,
+                                                   e.name),
                                        "Pass overwrite: true to replace it, or choose another name.");
                 }
                 io_failure("move " + final_name + " into place");
@@ -355,38 +362,59 @@ providers::ToolDeclaration extract_pattern_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"name", {{"type", "string"}, {"pattern", "^[a-z0-9]+(-[a-z0-9]+)*$"}, {"maxLength", 64},
-                    {"description", "The pattern's name in kebab-case, e.g. \"rls-policy-generator\""}}},
-          {"category", {{"type", "string"}, {"enum", pack.settings.categories}, {"description", "The library category"}}},
+         {{"name",
+           {{"type", "string"},
+            {"pattern", "^[a-z0-9]+(-[a-z0-9]+)*$"},
+            {"maxLength", 64},
+            {"description", "The pattern's name in kebab-case, e.g. \"rls-policy-generator\""}}},
+          {"category",
+           {{"type", "string"}, {"enum", pack.settings.categories}, {"description", "The library category"}}},
           {"title", {{"type", "string"}, {"maxLength", 200}, {"description", "Human title (default: from the name)"}}},
-          {"description", {{"type", "string"}, {"minLength", 1}, {"maxLength", 1000},
-                           {"description", "One or two sentences: what the pattern does and when to use it"}}},
-          {"documentation", {{"type", "string"}, {"minLength", 1}, {"maxLength", 1000000},
-                             {"description", "The pattern's documentation in Markdown (usage, examples, caveats)"}}},
+          {"description",
+           {{"type", "string"},
+            {"minLength", 1},
+            {"maxLength", 1000},
+            {"description", "One or two sentences: what the pattern does and when to use it"}}},
+          {"documentation",
+           {{"type", "string"},
+            {"minLength", 1},
+            {"maxLength", 1000000},
+            {"description", "The pattern's documentation in Markdown (usage, examples, caveats)"}}},
           {"code", {{"type", "string"}, {"maxLength", 1000000}, {"description", "The implementation, if any"}}},
-          {"language", {{"type", "string"}, {"enum", languages}, {"description", "The code's language (needed with code)"}}},
-          {"quality", {{"type", "object"}, {"properties", quality_properties}, {"required", criteria},
-                       {"additionalProperties", false},
-                       {"description", "Scores 0-10 per criterion; the overall score is their mean"}}},
+          {"language",
+           {{"type", "string"}, {"enum", languages}, {"description", "The code's language (needed with code)"}}},
+          {"quality",
+           {{"type", "object"},
+            {"properties", quality_properties},
+            {"required", criteria},
+            {"additionalProperties", false},
+            {"description", "Scores 0-10 per criterion; the overall score is their mean"}}},
           {"dependencies", {{"type", "array"}, {"items", {{"type", "string"}, {"maxLength", 200}}}, {"maxItems", 100}}},
-          {"inputSchema", {{"type", "object"}, {"description", "JSON Schema of the code's input (checked by executeSkill)"}}},
+          {"inputSchema",
+           {{"type", "object"}, {"description", "JSON Schema of the code's input (checked by executeSkill)"}}},
           {"sourceProject", {{"type", "string"}, {"maxLength", 200}, {"description", "The project it came from"}}},
           {"sourceSession", {{"type", "string"}, {"maxLength", 200}, {"description", "The session it came from"}}},
           {"force", {{"type", "boolean"}, {"default", false}, {"description", "Extract even below the 7.0 threshold"}}},
           {"overwrite", {{"type", "boolean"}, {"default", false}, {"description", "Replace an existing pattern"}}}}},
         {"required", {"name", "category", "description", "documentation", "quality"}}};
-    spec.data_schema = {{"type", "object"},
-                        {"properties",
-                         {{"id", {{"type", "string"}}},
-                          {"files", {{"type", "array"}, {"items", {{"type", "string"}}},
-                                     {"description", "The files written, relative to the library"}}},
-                          {"quality", {{"type", "number"}, {"description", "The mean of the declared scores"}}},
-                          {"qualityBreakdown", {{"type", "object"}, {"description", "The declared scores (as declaredScores)"}}},
-                          {"declaredScores", {{"type", "object"}, {"description", "The scores as the caller declared them: not a review"}}},
-                          {"reviewed", {{"type", "boolean"}, {"description", "false: the operator has not approved it; executeSkill does not run its code until then"}}},
-                          {"hasExecutable", {{"type", "boolean"}}},
-                          {"replaced", {{"type", "boolean"}}}}},
-                        {"required", {"id", "files", "quality", "qualityBreakdown", "hasExecutable", "replaced"}}};
+    spec.data_schema = {
+        {"type", "object"},
+        {"properties",
+         {{"id", {{"type", "string"}}},
+          {"files",
+           {{"type", "array"},
+            {"items", {{"type", "string"}}},
+            {"description", "The files written, relative to the library"}}},
+          {"quality", {{"type", "number"}, {"description", "The mean of the declared scores"}}},
+          {"qualityBreakdown", {{"type", "object"}, {"description", "The declared scores (as declaredScores)"}}},
+          {"declaredScores",
+           {{"type", "object"}, {"description", "The scores as the caller declared them: not a review"}}},
+          {"reviewed",
+           {{"type", "boolean"},
+            {"description", "false: the operator has not approved it; executeSkill does not run its code until then"}}},
+          {"hasExecutable", {{"type", "boolean"}}},
+          {"replaced", {{"type", "boolean"}}}}},
+        {"required", {"id", "files", "quality", "qualityBreakdown", "hasExecutable", "replaced"}}};
     spec.annotations = {.read_only = false, .destructive = true, .idempotent = true, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
         Extraction e = read_arguments(pack, args);

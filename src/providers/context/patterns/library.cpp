@@ -44,7 +44,9 @@ bool regular(const fs::path& p) {
 long long mtime_ns(const fs::path& p) {
     std::error_code ec;
     auto t = fs::last_write_time(p, ec);
-    return ec ? 0 : static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    return ec ? 0
+              : static_cast<long long>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
 
 // The "## Overview" section's text.
@@ -85,8 +87,7 @@ std::string first_paragraph(const std::string& md) {
     }
     std::size_t i = 0;
     if (!lines.empty() && lines[0] == "---") {
-        for (i = 1; i < lines.size() && lines[i] != "---"; ++i) {
-        }
+        for (i = 1; i < lines.size() && lines[i] != "---"; ++i) {}
         ++i;
     }
     bool after_heading = false;
@@ -109,13 +110,16 @@ std::string unreviewed_marker(const std::string& name) { return "." + name + ".u
 std::string read_text_file(const fs::path& file, std::size_t max_bytes, const std::string& shown_name) {
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
-    if (ec) throw ContextError(ErrorCode::filesystem_error, fmt::format("cannot read {}: {}", shown_name, ec.message()));
+    if (ec)
+        throw ContextError(ErrorCode::filesystem_error, fmt::format("cannot read {}: {}", shown_name, ec.message()));
     if (size > max_bytes) {
-        throw ContextError(ErrorCode::filesystem_error, fmt::format("{} is larger than {} KiB", shown_name, max_bytes >> 10));
+        throw ContextError(ErrorCode::filesystem_error,
+                           fmt::format("{} is larger than {} KiB", shown_name, max_bytes >> 10));
     }
     std::ifstream in(file, std::ios::binary);
     std::string text(std::istreambuf_iterator<char>(in), {});
-    if (in.bad() || !in.is_open()) throw ContextError(ErrorCode::filesystem_error, fmt::format("cannot read {}", shown_name));
+    if (in.bad() || !in.is_open())
+        throw ContextError(ErrorCode::filesystem_error, fmt::format("cannot read {}", shown_name));
     return text;
 }
 
@@ -173,7 +177,8 @@ PatternLibrary::PatternLibrary(const Root& root, std::vector<std::string> catego
 std::vector<fs::path> PatternLibrary::category_dirs(const std::string& category) const {
     std::vector<fs::path> dirs;
     for (const fs::path& rel : {fs::path(category), fs::path("patterns") / category}) {
-        if (rel.begin()->string() == "patterns" && std::find(categories_.begin(), categories_.end(), "patterns") != categories_.end()) {
+        if (rel.begin()->string() == "patterns" &&
+            std::find(categories_.begin(), categories_.end(), "patterns") != categories_.end()) {
             continue;  // "patterns" is itself a category here
         }
         fs::path dir;
@@ -193,7 +198,8 @@ namespace {
 // A pattern's files in `dir`, given which file names exist there as regular files (not
 // symlinks); nullopt without <name>.md.
 template <typename Exists>
-std::optional<PatternFiles> assemble(const std::string& category, const std::string& name, const fs::path& dir, Exists exists) {
+std::optional<PatternFiles> assemble(const std::string& category, const std::string& name, const fs::path& dir,
+                                     Exists exists) {
     if (!exists(name + ".md")) return std::nullopt;
     PatternFiles f;
     f.category = category;
@@ -217,7 +223,8 @@ std::optional<PatternFiles> assemble(const std::string& category, const std::str
 
 std::optional<PatternFiles> PatternLibrary::find(const std::string& category, const std::string& name) const {
     for (const auto& dir : category_dirs(category)) {
-        if (auto f = assemble(category, name, dir, [&dir](const std::string& file) { return regular(dir / file); })) return f;
+        if (auto f = assemble(category, name, dir, [&dir](const std::string& file) { return regular(dir / file); }))
+            return f;
     }
     return std::nullopt;
 }
@@ -233,13 +240,16 @@ std::vector<PatternFiles> PatternLibrary::list() const {
             std::error_code ec;
             for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
                 std::error_code type_ec;
-                if (fs::is_regular_file(it->symlink_status(type_ec)) && !type_ec) files.insert(it->path().filename().string());
+                if (fs::is_regular_file(it->symlink_status(type_ec)) && !type_ec)
+                    files.insert(it->path().filename().string());
             }
             for (const auto& file : files) {
-                if (file.size() <= 3 || !file.ends_with(".md") || file.ends_with(kSkillSuffix) || file[0] == '.') continue;
+                if (file.size() <= 3 || !file.ends_with(".md") || file.ends_with(kSkillSuffix) || file[0] == '.')
+                    continue;
                 const std::string name = file.substr(0, file.size() - 3);
                 if (!seen.insert(category + "/" + name).second) continue;  // an earlier folder has it
-                out.push_back(*assemble(category, name, dir, [&files](const std::string& f) { return files.count(f) > 0; }));
+                out.push_back(
+                    *assemble(category, name, dir, [&files](const std::string& f) { return files.count(f) > 0; }));
             }
         }
     }
@@ -258,11 +268,12 @@ bool PatternLibrary::unreviewed(const std::string& category, const std::string& 
 PatternInfo PatternLibrary::read(const PatternFiles& files) const {
     PatternInfo info;
     info.files = files;
-    info.document = read_text_file(files.dir / files.doc_file, kMaxPatternFileBytes, files.category + "/" + files.doc_file);
+    info.document = read_text_file(files.dir / files.doc_file, kMaxPatternFileBytes,
+                                   files.category + "/" + files.doc_file);
     info.modified_ns = mtime_ns(files.dir / files.doc_file);
     if (!files.skill_file.empty()) {
-        info.skill_text =
-            read_text_file(files.dir / files.skill_file, kMaxPatternFileBytes, files.category + "/" + files.skill_file);
+        info.skill_text = read_text_file(files.dir / files.skill_file, kMaxPatternFileBytes,
+                                         files.category + "/" + files.skill_file);
         info.quality = parse_quality(info.skill_text);
         info.modified_ns = std::max(info.modified_ns, mtime_ns(files.dir / files.skill_file));
     }
@@ -278,7 +289,8 @@ std::vector<std::string> PatternLibrary::unserved_dirs() const {
         const std::string name = it->path().filename().string();
         std::error_code type_ec;
         if (name.empty() || name[0] == '.' || !it->is_directory(type_ec)) continue;
-        if (name == "patterns" || std::find(categories_.begin(), categories_.end(), name) != categories_.end()) continue;
+        if (name == "patterns" || std::find(categories_.begin(), categories_.end(), name) != categories_.end())
+            continue;
         out.push_back(name);
     }
     std::sort(out.begin(), out.end());

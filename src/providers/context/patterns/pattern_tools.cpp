@@ -24,7 +24,8 @@ Json category_property(const ContextPack& pack) {
 void check_library(const ContextPack& pack) {
     const std::string problem = root_problem(pack.patterns);
     if (problem.empty()) return;
-    throw ContextError(ErrorCode::filesystem_error, fmt::format("the pattern library {} (packs.context.patterns_root)", problem),
+    throw ContextError(ErrorCode::filesystem_error,
+                       fmt::format("the pattern library {} (packs.context.patterns_root)", problem),
                        "Ask the operator to create it or to point packs.context.patterns_root (or "
                        "$TOOLPORT_CONTEXT_PATTERNS) at the library; GET /health shows it as context.library.");
 }
@@ -58,7 +59,8 @@ PatternFiles find_pattern(const ContextPack& pack, const SkillId& id) {
         std::string list;
         for (const auto& c : pack.settings.categories) list += (list.empty() ? "" : ", ") + c;
         throw ContextError(ErrorCode::category_invalid,
-                           fmt::format("Category \"{}\" is not one of: {}", util::sanitize_for_message(id.category, 60), list),
+                           fmt::format("Category \"{}\" is not one of: {}", util::sanitize_for_message(id.category, 60),
+                                       list),
                            "Use an id from searchPatterns.");
     }
     auto files = pack.library->find(id.category, id.name);
@@ -80,25 +82,38 @@ providers::ToolDeclaration search_patterns_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"keyword", {{"type", "string"}, {"maxLength", 500},
-                       {"description", "Words to search for; the best matches come first. Omit to list by quality."}}},
+         {{"keyword",
+           {{"type", "string"},
+            {"maxLength", 500},
+            {"description", "Words to search for; the best matches come first. Omit to list by quality."}}},
           {"category", category_property(pack)},
-          {"includeExecutable", {{"type", "boolean"}, {"default", false},
-                                 {"description", "Only return patterns with executable implementations"}}},
-          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 20},
-                     {"description", "How many patterns to return (default 20)"}}}}}};
+          {"includeExecutable",
+           {{"type", "boolean"},
+            {"default", false},
+            {"description", "Only return patterns with executable implementations"}}},
+          {"limit",
+           {{"type", "integer"},
+            {"minimum", 1},
+            {"maximum", 100},
+            {"default", 20},
+            {"description", "How many patterns to return (default 20)"}}}}}};
     spec.data_schema = {
         {"type", "array"},
         {"items",
          {{"type", "object"},
           {"properties",
-           {{"id", {{"type", "string"}}}, {"name", {{"type", "string"}}}, {"category", {{"type", "string"}}},
-            {"quality", {{"type", "number"}}}, {"hasExecutable", {{"type", "boolean"}}},
+           {{"id", {{"type", "string"}}},
+            {"name", {{"type", "string"}}},
+            {"category", {{"type", "string"}}},
+            {"quality", {{"type", "number"}}},
+            {"hasExecutable", {{"type", "boolean"}}},
             {"description", {{"type", "string"}}},
             {"path", {{"type", "string"}, {"description", "The documentation file, relative to the library"}}},
-            {"reviewed", {{"type", "boolean"},
-                          {"description", "false: a client wrote it (extractPattern) and the operator has not approved it; "
-                                          "executeSkill does not run its code"}}}}},
+            {"reviewed",
+             {{"type", "boolean"},
+              {"description",
+               "false: a client wrote it (extractPattern) and the operator has not approved it; "
+               "executeSkill does not run its code"}}}}},
           {"required", {"id", "name", "category", "hasExecutable", "description", "path"}}}}};
     spec.extra_metadata = {{"resultsCount", {{"type", "integer"}}}};
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
@@ -121,8 +136,12 @@ providers::ToolDeclaration search_patterns_tool(ContextPack& pack) {
         Json data = Json::array();
         for (std::size_t i = 0; i < found.hits.size(); ++i) {
             const auto& h = found.hits[i];
-            Json item = {{"id", h.id},       {"name", h.name},           {"category", h.category},
-                         {"hasExecutable", h.has_executable}, {"description", h.description}, {"path", h.path},
+            Json item = {{"id", h.id},
+                         {"name", h.name},
+                         {"category", h.category},
+                         {"hasExecutable", h.has_executable},
+                         {"description", h.description},
+                         {"path", h.path},
                          {"reviewed", !found.unreviewed[i]}};
             if (h.quality) item["quality"] = *h.quality;
             data.push_back(std::move(item));
@@ -145,9 +164,12 @@ providers::ToolDeclaration load_skill_tool(ContextPack& pack) {
     spec.input_schema = {
         {"type", "object"},
         {"properties",
-         {{"skillId", {{"type", "string"}, {"maxLength", 300},
-                       {"description", "The pattern's id, \"category/skill-name\", e.g. \"database/rls-policy-generator\" (its "
-                                       "bare name will do where only one category has it)"}}},
+         {{"skillId",
+           {{"type", "string"},
+            {"maxLength", 300},
+            {"description",
+             "The pattern's id, \"category/skill-name\", e.g. \"database/rls-policy-generator\" (its "
+             "bare name will do where only one category has it)"}}},
           {"includeCode", {{"type", "boolean"}, {"default", false}, {"description", "Include the code file's text"}}},
           {"includeMetadata", {{"type", "boolean"}, {"default", true}, {"description", "Include SKILL.md metadata"}}}}},
         {"required", {"skillId"}}};
@@ -162,30 +184,33 @@ providers::ToolDeclaration load_skill_tool(ContextPack& pack) {
                           {"codeFile", {{"type", "string"}}},
                           {"quality", {{"type", "number"}}},
                           {"hasExecutable", {{"type", "boolean"}}},
-                          {"reviewed", {{"type", "boolean"}, {"description", "false: written by a client, not approved to run"}}}}},
+                          {"reviewed",
+                           {{"type", "boolean"}, {"description", "false: written by a client, not approved to run"}}}}},
                         {"required", {"id", "name", "category", "documentation", "hasExecutable"}}};
     spec.annotations = {.read_only = true, .destructive = false, .idempotent = true, .open_world = false};
     return context_tool(std::move(spec), [&pack](RequestContext& ctx, const Json& args) -> Task<Answer> {
         const std::string given = string_arg(args, "skillId");
         const bool include_code = bool_arg(args, "includeCode", false);
         const bool include_metadata = bool_arg(args, "includeMetadata", true);
-        co_return co_await pack.workers.run(ctx.executor(), ctx.cancel_token(), [&pack, given, include_code, include_metadata] {
-            const PatternFiles files = find_pattern(pack, resolve_skill_id(pack, given));
-            const PatternInfo info = pack.library->read(files);
-            Json data = {{"id", files.id()},
-                         {"name", files.name},
-                         {"category", files.category},
-                         {"documentation", info.document},
-                         {"hasExecutable", files.has_executable()},
-                         {"reviewed", !files.unreviewed}};
-            if (info.quality) data["quality"] = *info.quality;
-            if (include_metadata && !files.skill_file.empty()) data["metadata"] = info.skill_text;
-            if (include_code && files.has_executable()) {
-                data["code"] = read_text_file(files.dir / files.code_file, kMaxLoadBytes, files.category + "/" + files.code_file);
-                data["codeFile"] = files.code_file;
-            }
-            return Answer{std::move(data)};
-        });
+        co_return co_await pack.workers.run(
+            ctx.executor(), ctx.cancel_token(), [&pack, given, include_code, include_metadata] {
+                const PatternFiles files = find_pattern(pack, resolve_skill_id(pack, given));
+                const PatternInfo info = pack.library->read(files);
+                Json data = {{"id", files.id()},
+                             {"name", files.name},
+                             {"category", files.category},
+                             {"documentation", info.document},
+                             {"hasExecutable", files.has_executable()},
+                             {"reviewed", !files.unreviewed}};
+                if (info.quality) data["quality"] = *info.quality;
+                if (include_metadata && !files.skill_file.empty()) data["metadata"] = info.skill_text;
+                if (include_code && files.has_executable()) {
+                    data["code"] = read_text_file(files.dir / files.code_file, kMaxLoadBytes,
+                                                  files.category + "/" + files.code_file);
+                    data["codeFile"] = files.code_file;
+                }
+                return Answer{std::move(data)};
+            });
     });
 }
 

@@ -201,7 +201,8 @@ struct PatternIndex::Impl {
             .bind(8, info.modified_ns)
             .step();
         const long long row = sqlite3_last_insert_rowid(db);
-        Statement& fts = statement("INSERT INTO patterns_fts(rowid, name, description, document) VALUES (?1, ?2, ?3, ?4)");
+        Statement& fts = statement(
+            "INSERT INTO patterns_fts(rowid, name, description, document) VALUES (?1, ?2, ?3, ?4)");
         // Hyphenated names are words: "rls-policy" is found by "rls" and by "policy".
         fts.bind(1, row).bind(2, info.files.name).bind(3, info.description).bind(4, info.document).step();
     }
@@ -227,7 +228,13 @@ struct PatternIndex::Impl {
                 try {
                     const PatternInfo info = library.read(*files);
                     upsert(info);
-                    now = PatternHit{id, category, name, info.description, info.quality, files->has_executable(), relative_doc(*files)};
+                    now = PatternHit{id,
+                                     category,
+                                     name,
+                                     info.description,
+                                     info.quality,
+                                     files->has_executable(),
+                                     relative_doc(*files)};
                 } catch (const ContextError& e) {
                     spdlog::warn("context: pattern {} not indexed: {}", files->id(), e.what());
                     remove(id);
@@ -279,8 +286,9 @@ struct PatternIndex::Impl {
                     if (f.empty()) continue;
                     std::error_code ec;
                     auto t = fs::last_write_time(files.dir / f, ec);
-                    if (!ec) newest = std::max<long long>(newest, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                                      t.time_since_epoch()).count());
+                    if (!ec)
+                        newest = std::max<long long>(
+                            newest, std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
                 }
                 if (it != indexed.end() && it->second == newest) continue;
                 try {
@@ -319,7 +327,8 @@ struct PatternIndex::Impl {
         };
         std::error_code ec;
         if (fs::is_directory(library.root().path(), ec)) add(library.root().canonical(), "");
-        if (fs::is_directory(library.root().canonical() / "patterns", ec)) add(library.root().canonical() / "patterns", "");
+        if (fs::is_directory(library.root().canonical() / "patterns", ec))
+            add(library.root().canonical() / "patterns", "");
         for (const auto& category : library.categories()) {
             for (const auto& dir : library.category_dirs(category)) add(dir, category);
         }
@@ -485,7 +494,10 @@ std::vector<PatternHit> PatternIndex::search(const PatternQuery& q) {
         "WHERE ?1 = '' AND (?2 = '' OR p.category = ?2) AND (?3 = 0 OR p.has_executable = 1) "
         "ORDER BY coalesce(p.quality, -1) DESC, p.name, p.id LIMIT ?4";
     Statement& s = impl_->statement(match.empty() ? listed : ranked);
-    s.bind(1, match).bind(2, q.category).bind(3, static_cast<long long>(q.executable_only)).bind(4, static_cast<long long>(q.limit));
+    s.bind(1, match)
+        .bind(2, q.category)
+        .bind(3, static_cast<long long>(q.executable_only))
+        .bind(4, static_cast<long long>(q.limit));
     while (s.step()) {
         hits.push_back(Impl::hit_of(s));
     }

@@ -178,9 +178,12 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
     // Everything the child needs is built before fork: after it, only async-signal-safe calls.
     // Sandboxed, bwrap gets this environment too (its PID 1 inside holds nothing of ours).
     const std::string scratch = sandboxed ? std::string(kSandboxScratchDir) : work.path.string();
-    std::vector<std::string> env_strings = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch,
-                                            "TMPDIR=" + scratch, "LANG=C.UTF-8",
-                                            "NODE_DISABLE_COLORS=1", "PYTHONDONTWRITEBYTECODE=1"};
+    std::vector<std::string> env_strings = {"PATH=/usr/local/bin:/usr/bin:/bin",
+                                            "HOME=" + scratch,
+                                            "TMPDIR=" + scratch,
+                                            "LANG=C.UTF-8",
+                                            "NODE_DISABLE_COLORS=1",
+                                            "PYTHONDONTWRITEBYTECODE=1"};
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -326,7 +329,8 @@ SkillProcessResult run_skill_process(const SkillProcessSpec& spec, const std::at
                 if (r > 0) {
                     std::string& sink = fd == &out_fd ? result.out : result.err;
                     const std::size_t cap = fd == &out_fd ? spec.limits.output_bytes + 1 : spec.max_stderr;
-                    if (sink.size() < cap) sink.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(r), cap - sink.size()));
+                    if (sink.size() < cap)
+                        sink.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(r), cap - sink.size()));
                     if (fd == &out_fd && result.out.size() > spec.limits.output_bytes) break;
                     continue;
                 }

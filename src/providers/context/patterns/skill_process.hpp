@@ -44,7 +44,7 @@ struct SkillProcessResult {
     int exit_code = 0;  // when exited
     int signal = 0;     // when signaled
     std::string out;
-    std::string err;    // the first max_stderr bytes of stderr
+    std::string err;  // the first max_stderr bytes of stderr
     std::chrono::milliseconds duration{0};
     std::string start_error;  // when failed_to_start
 };

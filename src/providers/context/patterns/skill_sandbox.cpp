@@ -71,8 +71,8 @@ std::vector<std::string> bwrap_arguments(const SandboxLayout& layout) {
     // --as-pid-1: the skill is its PID namespace's init, without bwrap's reaper in between:
     // one process fewer to start and hand over to (most of the start-up time on a loaded
     // machine). When it ends, the kernel kills whatever it left behind all the same.
-    std::vector<std::string> args = {layout.bwrap, "--unshare-all", "--as-pid-1", "--die-with-parent",
-                                     "--new-session", "--cap-drop", "ALL"};
+    std::vector<std::string> args = {layout.bwrap,    "--unshare-all", "--as-pid-1", "--die-with-parent",
+                                     "--new-session", "--cap-drop",    "ALL"};
     auto add = [&args](std::initializer_list<std::string> more) { args.insert(args.end(), more); };
     std::error_code ec;
     for (const char* dir : kSystemDirs) {
@@ -138,26 +138,66 @@ constexpr std::uint32_t arg_low(int i) {
 // Refused with EPERM: nothing a skill's computation needs, each a way out of the sandbox
 // or into the kernel's less travelled code.
 constexpr long kDenied[] = {
-    __NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot, __NR_unshare, __NR_setns, __NR_ptrace,
-    __NR_process_vm_readv, __NR_process_vm_writev, __NR_perf_event_open, __NR_bpf, __NR_userfaultfd,
-    __NR_keyctl, __NR_add_key, __NR_request_key, __NR_kexec_load, __NR_init_module, __NR_finit_module,
-    __NR_delete_module, __NR_reboot, __NR_swapon, __NR_swapoff, __NR_acct, __NR_syslog, __NR_quotactl,
-    __NR_open_by_handle_at, __NR_name_to_handle_at, __NR_settimeofday, __NR_clock_settime, __NR_clock_adjtime,
-    __NR_adjtimex, __NR_vhangup, __NR_personality,
+    __NR_mount,
+    __NR_umount2,
+    __NR_pivot_root,
+    __NR_chroot,
+    __NR_unshare,
+    __NR_setns,
+    __NR_ptrace,
+    __NR_process_vm_readv,
+    __NR_process_vm_writev,
+    __NR_perf_event_open,
+    __NR_bpf,
+    __NR_userfaultfd,
+    __NR_keyctl,
+    __NR_add_key,
+    __NR_request_key,
+    __NR_kexec_load,
+    __NR_init_module,
+    __NR_finit_module,
+    __NR_delete_module,
+    __NR_reboot,
+    __NR_swapon,
+    __NR_swapoff,
+    __NR_acct,
+    __NR_syslog,
+    __NR_quotactl,
+    __NR_open_by_handle_at,
+    __NR_name_to_handle_at,
+    __NR_settimeofday,
+    __NR_clock_settime,
+    __NR_clock_adjtime,
+    __NR_adjtimex,
+    __NR_vhangup,
+    __NR_personality,
 #ifdef __NR_kexec_file_load
     __NR_kexec_file_load,
 #endif
 #ifdef __NR_io_uring_setup
-    __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
+    __NR_io_uring_setup,
+    __NR_io_uring_enter,
+    __NR_io_uring_register,
 #endif
 #ifdef __NR_fsopen
-    __NR_fsopen, __NR_fsconfig, __NR_fsmount, __NR_fspick, __NR_move_mount, __NR_open_tree,
+    __NR_fsopen,
+    __NR_fsconfig,
+    __NR_fsmount,
+    __NR_fspick,
+    __NR_move_mount,
+    __NR_open_tree,
 #endif
 #ifdef __NR_mount_setattr
     __NR_mount_setattr,
 #endif
 #ifdef __NR_iopl
-    __NR_iopl, __NR_ioperm, __NR_modify_ldt, __NR_uselib, __NR_ustat, __NR_sysfs, __NR_lookup_dcookie,
+    __NR_iopl,
+    __NR_ioperm,
+    __NR_modify_ldt,
+    __NR_uselib,
+    __NR_ustat,
+    __NR_sysfs,
+    __NR_lookup_dcookie,
 #endif
 };
 
@@ -167,7 +207,9 @@ constexpr std::uint32_t kNamespaceFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NE
                                           CLONE_NEWUTS | CLONE_NEWCGROUP;
 
 sock_filter stmt(std::uint16_t code, std::uint32_t k) { return BPF_STMT(code, k); }
-sock_filter jump(std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::uint8_t jf) { return BPF_JUMP(code, k, jt, jf); }
+sock_filter jump(std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
+    return BPF_JUMP(code, k, jt, jf);
+}
 
 }  // namespace
 

@@ -36,11 +36,11 @@ struct SandboxStatus {
 
 // What one sandboxed run needs besides the program.
 struct SandboxLayout {
-    std::string bwrap;                 // absolute path of bwrap
-    std::filesystem::path skill_dir;   // bound read-only at /skill (empty: none)
-    std::filesystem::path program;     // the resolved program; bound (with its prefix's lib/) when outside /usr
+    std::string bwrap;                     // absolute path of bwrap
+    std::filesystem::path skill_dir;       // bound read-only at /skill (empty: none)
+    std::filesystem::path program;         // the resolved program; bound (with its prefix's lib/) when outside /usr
     long long scratch_bytes = 64LL << 20;  // the tmpfs at /tmp
-    int seccomp_fd = -1;               // from seccomp_program_fd()
+    int seccomp_fd = -1;                   // from seccomp_program_fd()
 };
 
 // Where the pattern's folder appears inside the sandbox, and the scratch directory.

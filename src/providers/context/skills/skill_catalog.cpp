@@ -169,11 +169,15 @@ Json SkillCatalog::compute_entry(const PatternFiles& p) const {
     const std::string base = skill_dir_uri(p.category, p.name) + "/";
     Json resources = Json::array();
     for (const auto& f : files(p)) {
-        const std::string bytes = f.source.empty() ? skill_md(info)
-                                                   : read_text_file(f.source, kMaxSkillFileBytes, p.category + "/" + f.path);
-        resources.push_back({{"uri", base + f.path}, {"digest", "sha256:" + util::sha256_hex(bytes)}, {"size", bytes.size()}});
+        const std::string bytes = f.source.empty()
+                                      ? skill_md(info)
+                                      : read_text_file(f.source, kMaxSkillFileBytes, p.category + "/" + f.path);
+        resources.push_back(
+            {{"uri", base + f.path}, {"digest", "sha256:" + util::sha256_hex(bytes)}, {"size", bytes.size()}});
     }
-    return {{"uri", skill_uri(p.category, p.name)}, {"frontmatter", frontmatter(info)}, {"resources", std::move(resources)}};
+    return {{"uri", skill_uri(p.category, p.name)},
+            {"frontmatter", frontmatter(info)},
+            {"resources", std::move(resources)}};
 }
 
 Json SkillCatalog::entry(const PatternFiles& p) const {
@@ -183,7 +187,8 @@ Json SkillCatalog::entry(const PatternFiles& p) const {
     }
     {
         std::lock_guard lock(mutex_);
-        if (auto it = entries_.find(p.id()); it != entries_.end() && it->second.signature == signature) return it->second.entry;
+        if (auto it = entries_.find(p.id()); it != entries_.end() && it->second.signature == signature)
+            return it->second.entry;
     }
     Json e = compute_entry(p);
     std::lock_guard lock(mutex_);
@@ -216,7 +221,8 @@ std::optional<Json> SkillCatalog::directory(const std::string& uri) const {
     if (rest.find('/') == std::string_view::npos) {  // skill://<category>: its skills
         const std::string category(rest);
         const auto& served = library_.categories();
-        if (std::find(served.begin(), served.end(), category) == served.end() || !valid_authority(category)) return std::nullopt;
+        if (std::find(served.begin(), served.end(), category) == served.end() || !valid_authority(category))
+            return std::nullopt;
         for (const auto& p : skills()) {
             if (p.category == category) dir_child(skill_dir_uri(category, p.name), p.name);
         }

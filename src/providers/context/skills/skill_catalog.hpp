@@ -28,8 +28,8 @@ inline constexpr const char* kDirectoryMimeType = "inode/directory";
 
 // One file of a skill.
 struct SkillFile {
-    std::string path;               // inside the skill: "SKILL.md", "scripts/x.ts"
-    std::filesystem::path source;   // on disk; empty for the SKILL.md made from the pattern
+    std::string path;              // inside the skill: "SKILL.md", "scripts/x.ts"
+    std::filesystem::path source;  // on disk; empty for the SKILL.md made from the pattern
     std::string mime_type;
 };
 

@@ -16,8 +16,8 @@
 
 namespace toolport::context {
 
-using protocol::error_code::kInvalidParams;
 using protocol::error_code::kInternalError;
+using protocol::error_code::kInvalidParams;
 
 namespace {
 
@@ -92,11 +92,12 @@ void SkillsExtension::serve(providers::SourceContext& context) {
                                  co_return co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, uri] {
                                      auto where = catalog_.locate(uri);
                                      if (!where || where->path != "SKILL.md") {
-                                         throw RpcError(kInvalidParams,
-                                                        fmt::format("Invalid params: no skill is served at {}; skills/list "
-                                                                    "names the skills and their SKILL.md URIs",
-                                                                    util::sanitize_for_message(uri, 300)),
-                                                        Json{{"uri", uri}});
+                                         throw RpcError(
+                                             kInvalidParams,
+                                             fmt::format("Invalid params: no skill is served at {}; skills/list "
+                                                         "names the skills and their SKILL.md URIs",
+                                                         util::sanitize_for_message(uri, 300)),
+                                             Json{{"uri", uri}});
                                      }
                                      try {
                                          return Json{{"skill", catalog_.entry(where->pattern)}};
@@ -107,39 +108,42 @@ void SkillsExtension::serve(providers::SourceContext& context) {
                              },
                              true};
 
-    methods["resources/directory/read"] = {[this](RequestContext& ctx) -> Task<Json> {
-                                               const std::string uri = uri_param(ctx.params());
-                                               if (cursor_param(ctx.params())) {
-                                                   // Directories are answered in one page: no cursor was ever given out.
-                                                   throw RpcError(kInvalidParams, "Invalid params: unknown cursor");
-                                               }
-                                               co_return co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, uri] {
-                                                   auto children = catalog_.directory(uri);
-                                                   if (!children) {
-                                                       throw RpcError(kInvalidParams,
-                                                                      fmt::format("Invalid params: {} is not a directory of "
-                                                                                  "this server's skills",
-                                                                                  util::sanitize_for_message(uri, 300)),
-                                                                      Json{{"uri", uri}});
-                                                   }
-                                                   return Json{{"resources", std::move(*children)}};
-                                               });
-                                           },
-                                           false};
+    methods["resources/directory/read"] = {
+        [this](RequestContext& ctx) -> Task<Json> {
+            const std::string uri = uri_param(ctx.params());
+            if (cursor_param(ctx.params())) {
+                // Directories are answered in one page: no cursor was ever given out.
+                throw RpcError(kInvalidParams, "Invalid params: unknown cursor");
+            }
+            co_return co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, uri] {
+                auto children = catalog_.directory(uri);
+                if (!children) {
+                    throw RpcError(kInvalidParams,
+                                   fmt::format("Invalid params: {} is not a directory of "
+                                               "this server's skills",
+                                               util::sanitize_for_message(uri, 300)),
+                                   Json{{"uri", uri}});
+                }
+                return Json{{"resources", std::move(*children)}};
+            });
+        },
+        false};
     context.add_extension(kSkillsExtension, {{"directoryRead", true}}, std::move(methods));
 
     // Every file of a skill is readable; SKILL.md files are also listed (sync_resources).
     reader_ = [this](RequestContext& ctx, const std::string& uri, const Json&) -> Task<Json> {
-        auto content = co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(), [this, uri]() -> std::optional<SkillContent> {
-            try {
-                return catalog_.read(uri);
-            } catch (const ContextError& e) {
-                internal_failure(e);
-            }
-        });
+        auto content = co_await pack_.workers.run(ctx.executor(), ctx.cancel_token(),
+                                                  [this, uri]() -> std::optional<SkillContent> {
+                                                      try {
+                                                          return catalog_.read(uri);
+                                                      } catch (const ContextError& e) {
+                                                          internal_failure(e);
+                                                      }
+                                                  });
         if (!content) {
             throw RpcError(protocol::resource_not_found_code(ctx.revision()),
-                           fmt::format("Resource not found: {}", util::sanitize_for_message(uri, 300)), Json{{"uri", uri}});
+                           fmt::format("Resource not found: {}", util::sanitize_for_message(uri, 300)),
+                           Json{{"uri", uri}});
         }
         co_return Json::array({{{"uri", uri}, {"mimeType", content->mime_type}, {"text", std::move(content->bytes)}}});
     };
@@ -204,7 +208,8 @@ void SkillsExtension::apply_pending() {
     }
     auto uri_of = [](const std::string& id) {
         const auto slash = id.find('/');
-        return SkillCatalog::skill_uri(id.substr(0, slash), slash == std::string::npos ? std::string() : id.substr(slash + 1));
+        return SkillCatalog::skill_uri(id.substr(0, slash),
+                                       slash == std::string::npos ? std::string() : id.substr(slash + 1));
     };
     registry_->batch([&] {
         if (complete) {

@@ -40,7 +40,7 @@ private:
     SkillCatalog catalog_;
     Registry* registry_ = nullptr;
     Executor* executor_ = nullptr;
-    std::string source_;  // the context pack's source name: its resources' and methods'
+    std::string source_;     // the context pack's source name: its resources' and methods'
     ResourceReader reader_;  // reads any file of a skill (the templates' and the listed SKILL.md files')
     std::map<std::string, std::string> listed_;  // SKILL.md URI → its description
 
