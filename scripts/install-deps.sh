@@ -8,7 +8,7 @@ packages=(cmake ninja-build clang libclang-rt-14-dev libboost1.81-dev libssl-dev
           bubblewrap)  # a runtime need: the context pack's executeSkill runs skills under bwrap
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(googletest libgtest-dev libgmock-dev libbenchmark-dev lld wrk nginx curl openssl redis-server
-             jq)
+             jq clang-format)  # clang-format 14: scripts/format.sh --check in the test command
   # Node and npm only fetch the pinned test packages (Node 22 itself comes from npm). A machine
   # that already has them from elsewhere (e.g. NodeSource's nodejs, which conflicts with
   # Debian's npm package) keeps what it has.

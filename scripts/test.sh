@@ -18,10 +18,12 @@ step "dependencies"
 scripts/install-deps.sh --test
 
 # Seconds, so before the builds: no source includes a header of a layer above its own
-# (the order is the root CMakeLists.txt's), and the checker's own tests.
-step "layers"
+# (the order is the root CMakeLists.txt's), and the checker's own tests; and the C++ sources
+# are as scripts/format.sh (clang-format 14, .clang-format) leaves them.
+step "layers and formatting"
 python3 tests/scripts/check_layers_test.py
 scripts/check_layers.py
+scripts/format.sh --check
 
 # Both builds make warnings errors (TOOLPORT_WERROR): a warning fails CI.
 # The release build is the binary the suites run (as scripts/serve.sh builds it: no unit
