@@ -565,10 +565,7 @@ Config load_config(const std::string& path) {
 
 // A file that is an MCP client's server list (Claude Desktop's mcpServers, VS Code's
 // servers, JSON with comments) rather than Toolport's YAML: said with the flag that reads it.
-static void refuse_server_list(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return;  // said below, as for any file
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+static void refuse_server_list(const std::string& path, const std::string& text) {
     auto doc = Json::parse(text, nullptr, false, true);
     if (doc.is_object() && (doc.contains("mcpServers") || doc.contains("servers"))) {
         throw ConfigError(
@@ -581,25 +578,23 @@ static void refuse_server_list(const std::string& path) {
 static Config load_config_unchecked(const std::string& path) {
     Config config;
     if (path.empty()) return config;
-    refuse_server_list(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(fmt::format("cannot read config file \"{}\"", path));
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    refuse_server_list(path, text);
     // The one YAML reading rule every file of Toolport goes through (document/document.hpp):
     // syntax, one document, keys once, known tags only. The reader below then takes each
     // scalar as the text it was written as and types it by its key's declaration
     // (config/settings.hpp), so `0123` stays "0123" for a name and `yes` is true for a boolean.
+    YAML::Node root;
     try {
-        (void)document::parse_yaml(text);
+        auto loaded = document::load_yaml(text);
+        if (!loaded) return config;
+        root = *loaded;
+        (void)document::convert_yaml(root);
     } catch (const document::DocumentError& e) {
         if (e.line() > 0) throw ConfigError(fmt::format("{}:{}: {}", path, e.line(), e.what()));
         throw ConfigError(fmt::format("{}: {}", path, e.what()));
-    }
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
-        throw ConfigError(fmt::format("{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.msg));
     }
     if (root.IsNull()) return config;
     const Settings r(config::tree_from_yaml(root, path));

@@ -171,30 +171,34 @@ std::string Settings::scalar() const {
     return expand_env(values_.get<std::string>(), where("", value_line("")));
 }
 
-long long Settings::parse_integer(const std::string& key, const std::string& text, double min, double max) const {
-    long long n = 0;
+namespace {
+
+// `text` read whole by `parse` (std::stoll, std::stod): nullopt when it is not a number of
+// that kind or has anything after it.
+template <typename T, typename Parse>
+std::optional<T> read_whole(const std::string& text, Parse parse) {
     try {
         std::size_t used = 0;
-        n = std::stoll(text, &used);
-        if (used != text.size()) throw std::invalid_argument("trailing characters");
-    } catch (const std::logic_error&) {
-        fail(key, fmt::format("must be an integer, got \"{}\"", text));
-    }
-    if (n < whole(min) || n > whole(max)) fail(key, fmt::format("must be between {} and {}", whole(min), whole(max)));
-    return n;
+        T n = parse(text, &used);
+        if (used == text.size()) return n;
+    } catch (const std::logic_error&) {}
+    return std::nullopt;
+}
+
+}  // namespace
+
+long long Settings::parse_integer(const std::string& key, const std::string& text, double min, double max) const {
+    auto n = read_whole<long long>(text, [](const std::string& s, std::size_t* used) { return std::stoll(s, used); });
+    if (!n) fail(key, fmt::format("must be an integer, got \"{}\"", text));
+    if (*n < whole(min) || *n > whole(max)) fail(key, fmt::format("must be between {} and {}", whole(min), whole(max)));
+    return *n;
 }
 
 double Settings::parse_number(const std::string& key, const std::string& text, double min, double max) const {
-    double n = 0;
-    try {
-        std::size_t used = 0;
-        n = std::stod(text, &used);
-        if (used != text.size()) throw std::invalid_argument("trailing characters");
-    } catch (const std::logic_error&) {
-        fail(key, fmt::format("must be a number, got \"{}\"", text));
-    }
-    if (!(n >= min && n <= max)) fail(key, fmt::format("must be between {} and {}", min, max));
-    return n;
+    auto n = read_whole<double>(text, [](const std::string& s, std::size_t* used) { return std::stod(s, used); });
+    if (!n) fail(key, fmt::format("must be a number, got \"{}\"", text));
+    if (!(*n >= min && *n <= max)) fail(key, fmt::format("must be between {} and {}", min, max));
+    return *n;
 }
 
 bool Settings::parse_boolean(const std::string& key, const std::string& text) const {

@@ -270,7 +270,7 @@ std::string pointer_append(const std::string& pointer, std::size_t index) {
     return pointer + "/" + std::to_string(index);
 }
 
-Document parse_yaml(const std::string& raw) {
+std::optional<YAML::Node> load_yaml(const std::string& raw) {
     std::string text = strip_bom(raw);
     std::vector<YAML::Node> documents;
     try {
@@ -284,15 +284,24 @@ Document parse_yaml(const std::string& raw) {
                                            "it must hold exactly one",
                                            documents.size()));
     }
+    if (documents.empty()) return std::nullopt;
+    return documents[0];
+}
+
+Document convert_yaml(const YAML::Node& root) {
     Document doc;
-    if (documents.empty()) return doc;
     YamlConverter converter(doc);
     try {
-        doc.value = converter.convert(documents[0], "", 0, 1);
+        doc.value = converter.convert(root, "", 0, 1);
     } catch (const YAML::Exception& e) {
         throw DocumentError(e.mark.is_null() ? 0 : e.mark.line + 1, e.msg);
     }
     return doc;
+}
+
+Document parse_yaml(const std::string& raw) {
+    auto root = load_yaml(raw);
+    return root ? convert_yaml(*root) : Document{};
 }
 
 Json parse_json_value(const std::string& raw) {

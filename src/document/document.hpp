@@ -43,6 +43,10 @@
 
 #include "util/json.hpp"
 
+namespace YAML {
+class Node;
+}
+
 namespace toolport::document {
 
 struct Document {
@@ -75,6 +79,12 @@ inline constexpr int kMaxDocumentDepth = 256;
 
 // YAML under the rule above. Throws DocumentError.
 Document parse_yaml(const std::string& text);
+// The two halves of parse_yaml, for a reader that walks the YAML nodes itself too (the
+// configuration keeps each key's column): the one document of `text` (nullopt for none;
+// throws DocumentError for a syntax error or several documents), and that document under
+// the rule above (throws DocumentError). The file is parsed once.
+std::optional<YAML::Node> load_yaml(const std::string& text);
+Document convert_yaml(const YAML::Node& root);
 // Strict JSON; duplicate keys are errors. Throws DocumentError.
 Document parse_json(const std::string& text);
 // Just the value of a JSON text, with the nesting limit (responses: duplicate keys allowed).

@@ -49,11 +49,7 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
             }
             if (!batches.holds(message)) write_message(message);
         },
-        [] {
-            CallerIdentity stdio;
-            stdio.session_id = "stdio";
-            return stdio;
-        }());
+        CallerIdentity{.session_id = "stdio"});
 
     protocol::ParseLimits limits;
     limits.max_depth = options.max_json_depth;
