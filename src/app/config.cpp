@@ -289,44 +289,80 @@ bool has_instance(const Config& config, const std::string& name) {
                        [&](const SourceInstance& i) { return i.name == name; });
 }
 
-// `rest: {name: {settings}}` and `openapi: {name: {settings}}`.
-void read_instances(const Settings& root, const Key& section, Config& config) {
-    const auto& kind_name = section.name;
-    const auto* kind = providers::find_instance_kind(kind_name);
+// "rest: or openapi:": the keys whose entries are sources, for messages.
+std::string instance_keys_text() {
+    std::string text;
+    for (const auto* kind : providers::instance_kinds()) {
+        if (kind->single_instance) continue;
+        for (const auto* key : kind->file_keys) text += (text.empty() ? "" : " or ") + key->name + ":";
+    }
+    return text;
+}
+
+// A key of a kind of named instances: `rest: {name: {settings}}`, one source per entry.
+void read_instances(const Settings& root, const Key& section, const providers::SourceKind& kind, Config& config) {
     auto node = root.section(section);
     if (!node.is_mapping()) root.fail(section, "must be a mapping of names to settings");
     for (const auto& name : node.names()) {
-        const std::string key = kind_name + "." + name;
+        const std::string key = section.name + "." + name;
         if (!valid_instance_name(name)) node.fail_at_key(name, "names are 1-64 of A-Z a-z 0-9 _ -");
         if (!node.entry(name).is_mapping()) node.fail(name, "must be a mapping of settings");
-        if (has_instance(config, name)) node.fail_at_key(name, "another rest: or openapi: source has this name");
+        if (has_instance(config, name))
+            node.fail_at_key(name, fmt::format("another {} source has this name", instance_keys_text()));
         auto settings = node.source_section(name, key);
-        check_instance(*kind, settings, fmt::format("{}:{}: ", root.file(), node.line_of_key(name).value_or(0)));
-        config.instances.push_back({kind_name, name, std::move(settings)});
+        check_instance(kind, settings, fmt::format("{}:{}: ", root.file(), node.line_of_key(name).value_or(0)));
+        config.instances.push_back({kind.name, name, std::move(settings)});
     }
 }
 
-// `upstreams:` and `gateway:` together: one gateway source (named "gateway") whose
-// settings hold both, each key with its line.
-void read_gateway(const Settings& root, Config& config) {
+// A kind of one instance (the gateway): its keys together make the settings of one source
+// named after the kind, each key with its line. The key named as the kind (`gateway:`) is
+// the top level; each other key (`upstreams:`) is written at the top level of the file and
+// becomes the entry of its name.
+void read_single_instance(const Settings& root, const providers::SourceKind& kind, Config& config) {
+    const Key* top = nullptr;
+    const Key* first_written = nullptr;
+    for (const auto* key : kind.file_keys) {
+        if (key->name == kind.name) top = key;
+        if (!first_written && root.has(*key)) first_written = key;
+    }
+    if (!first_written) return;
     std::map<std::string, int> lines;
     Json values = Json::object();
-    if (root.has(k::gateway)) {
-        if (!root.section(k::gateway).is_mapping()) root.fail(k::gateway, "must be a mapping of settings");
-        std::tie(values, lines) = root.source_values(k::gateway.name, "");
-        if (values.contains("upstreams")) root.section(k::gateway).fail("upstreams", "upstreams: is a top-level key");
+    if (top && root.has(*top)) {
+        if (!root.section(*top).is_mapping()) root.fail(*top, "must be a mapping of settings");
+        std::tie(values, lines) = root.source_values(top->name, "");
+        for (const auto* key : kind.file_keys) {
+            if (key != top && values.contains(key->name))
+                root.section(*top).fail(key->name, key->name + ": is a top-level key");
+        }
     }
-    if (root.has(k::upstreams)) {
-        if (!root.section(k::upstreams).is_mapping()) root.fail(k::upstreams, "must be a mapping of names to settings");
-        auto [upstreams, upstream_lines] = root.source_values(k::upstreams.name, "upstreams");
-        values["upstreams"] = std::move(upstreams);
-        lines.merge(upstream_lines);
+    for (const auto* key : kind.file_keys) {
+        if (key == top || !root.has(*key)) continue;
+        if (!root.section(*key).is_mapping())
+            root.fail(*key, key->type == config::Type::named_sections ? "must be a mapping of names to settings"
+                                                                      : "must be a mapping of settings");
+        auto [part, part_lines] = root.source_values(key->name, key->name);
+        values[key->name] = std::move(part);
+        lines.merge(part_lines);
     }
-    providers::SourceSettings settings(std::move(values), "gateway", root.file(), std::move(lines));
-    const auto& section = root.has(k::gateway) ? k::gateway : k::upstreams;
-    check_instance(*providers::find_instance_kind("gateway"), settings,
-                   fmt::format("{}:{}: ", root.file(), root.line_of(section.name).value_or(0)));
-    config.instances.push_back({"gateway", "gateway", std::move(settings)});
+    providers::SourceSettings settings(std::move(values), kind.name, root.file(), std::move(lines));
+    const auto& located = top && root.has(*top) ? *top : *first_written;
+    check_instance(kind, settings, fmt::format("{}:{}: ", root.file(), root.line_of(located.name).value_or(0)));
+    config.instances.push_back({kind.name, kind.name, std::move(settings)});
+}
+
+// Every kind of named instances from the keys it declares.
+void read_instance_kinds(const Settings& root, Config& config) {
+    for (const auto* kind : providers::instance_kinds()) {
+        if (kind->single_instance) {
+            read_single_instance(root, *kind, config);
+            continue;
+        }
+        for (const auto* key : kind->file_keys) {
+            if (root.has(*key)) read_instances(root, *key, *kind, config);
+        }
+    }
 }
 
 // The gateway's instance, made when missing (for --upstream and --import).
@@ -341,8 +377,9 @@ SourceInstance& gateway_instance(Config& config) {
 // Adds upstreams to the gateway's settings (a name the file already has keeps the file's).
 void merge_upstreams(Config& config, const Json& upstreams, const std::string& origin) {
     auto& instance = gateway_instance(config);
+    const auto& kind = *providers::find_instance_kind("gateway");
     Json values = Json::object();
-    for (const char* key : {"prefix_mode", "separator", "tool_search", "profiles", "upstreams"}) {
+    for (const auto& key : kind.settings->spellings()) {
         if (auto v = instance.settings.value(key)) values[key] = *v;
     }
     if (!values.contains("upstreams")) values["upstreams"] = Json::object();
@@ -350,7 +387,7 @@ void merge_upstreams(Config& config, const Json& upstreams, const std::string& o
         if (!values["upstreams"].contains(name)) values["upstreams"][name] = settings;
     }
     providers::SourceSettings merged(std::move(values), "gateway (with " + origin + ")");
-    check_instance(*providers::find_instance_kind("gateway"), merged);
+    check_instance(kind, merged);
     instance.settings = std::move(merged);
 }
 
@@ -598,7 +635,7 @@ static Config load_config_unchecked(const std::string& path) {
     }
     if (root.IsNull()) return config;
     const Settings r(config::tree_from_yaml(root, path));
-    r.check_keys(k::file);
+    r.check_keys(k::file());
 
     if (r.has(k::server_key)) {
         namespace ks = k::server;
@@ -680,9 +717,7 @@ static Config load_config_unchecked(const std::string& path) {
         if (auto v = s.integer(k::stdio::max_message_bytes)) config.stdio.max_message_bytes = *v;
     }
     if (r.has(k::packs)) read_packs(r, config);
-    if (r.has(k::rest)) read_instances(r, k::rest, config);
-    if (r.has(k::openapi)) read_instances(r, k::openapi, config);
-    if (r.has(k::upstreams) || r.has(k::gateway)) read_gateway(r, config);
+    read_instance_kinds(r, config);
     if (auto v = r.one_of(k::sessions)) config.shared_sessions = *v == "shared";
     if (r.has(k::reload_key)) {
         auto n = r.section(k::reload_key);

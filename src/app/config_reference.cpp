@@ -6,7 +6,7 @@
 namespace toolport {
 
 std::string configuration_schema() {
-    return config::json_schema(config_table::file, "Toolport configuration (toolport.yaml)", "").dump(2) + "\n";
+    return config::json_schema(config_table::file(), "Toolport configuration (toolport.yaml)", "").dump(2) + "\n";
 }
 
 std::string configuration_docs() {
@@ -42,15 +42,13 @@ std::string configuration_docs() {
         "- Every error names `FILE:LINE: dotted.key: what`.\n"
         "\n"
         "The sources' own sections (`packs.<name>`, `rest.<name>`, `openapi.<name>`, `gateway`, `upstreams.<name>`) "
-        "are declared and read by each source kind, in its folder. Those whose kind declares its table are listed "
-        "here with their keys; the others are open mappings on this page (their keys are on the sources' pages), "
-        "still checked key by key when the file is loaded.\n";
+        "are declared and read by each source kind, in its folder, and listed here with their keys.\n";
     // Each pack's own section, from its kind's table.
     std::vector<std::pair<std::string, const config::Section*>> packs;
-    for (const auto* kind : providers::source_kinds()) {
-        if (kind->settings) packs.emplace_back("packs." + kind->name, kind->settings);
+    for (const auto* kind : providers::all_source_kinds()) {
+        if (!kind->named_instances && kind->settings) packs.emplace_back("packs." + kind->name, kind->settings);
     }
-    return config::markdown(config_table::file, "Configuration reference", intro, packs);
+    return config::markdown(config_table::file(), "Configuration reference", intro, packs);
 }
 
 }  // namespace toolport

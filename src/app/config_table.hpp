@@ -6,23 +6,13 @@
 // `toolport config docs`; a test fails while they differ).
 //
 // The sources' own sections (packs.<name>, rest.<name>, openapi.<name>, gateway,
-// upstreams.<name>) are read and checked by each source kind in its folder.
+// upstreams.<name>) are declared, read and checked by each source kind in its folder
+// (providers/source_table.hpp: SourceKind::settings, SourceKind::file_keys).
 #pragma once
 
 #include "config/declaration.hpp"
 #include "config/generate.hpp"
 #include "providers/source_table.hpp"
-
-namespace toolport::openapi {
-const config::Section& settings_table();  // openapi_settings.cpp
-}
-namespace toolport::rest {
-const config::Section& settings_table();  // catalog_settings.cpp
-}
-namespace toolport::gateway {
-const config::Section& file_settings_table();      // gateway_settings.cpp: `gateway:`
-const config::Section& upstream_settings_table();  // gateway_settings.cpp: each of `upstreams:`
-}  // namespace toolport::gateway
 
 namespace toolport::config_table {
 
@@ -399,12 +389,12 @@ inline const Section section{"service",
                              true};
 }  // namespace service
 
-// `packs:` as a mapping: each pack whose kind declares its settings, by name (any other
-// pack: a mapping or empty).
+// `packs:` as a mapping: each pack's settings, by name (whether the pack is available in
+// this process or not, so the schema is the same everywhere).
 inline nlohmann::json packs_by_name() {
     nlohmann::json properties = nlohmann::json::object();
-    for (const auto* kind : providers::source_kinds()) {
-        if (!kind->settings) continue;
+    for (const auto* kind : providers::all_source_kinds()) {
+        if (kind->named_instances || !kind->settings) continue;
         auto schema = config::section_schema(*kind->settings);
         schema["type"] = {"object", "null"};
         properties[kind->name] = std::move(schema);
@@ -446,20 +436,22 @@ inline const Key packs = [] {
     };
     return key;
 }();
-inline const Key rest = named_sections_key("rest", rest::settings_table(),
-                                           "REST catalogs, by source name (1-64 of A-Z a-z 0-9 _ -).");
-inline const Key openapi = named_sections_key("openapi", openapi::settings_table(),
-                                              "OpenAPI documents, by source name (1-64 of A-Z a-z 0-9 _ -).");
-inline const Key upstreams = named_sections_key("upstreams", gateway::upstream_settings_table(),
-                                                "The gateway's upstream MCP servers, by name.");
-inline const Key gateway = section_key("gateway", gateway::file_settings_table(),
-                                       "The gateway's own settings (its upstreams are the top-level upstreams:).");
-inline const Section file{"",
-                          "Toolport's configuration file.",
-                          {&server_key, &http_key, &stdio_key, &packs, &rest, &openapi, &upstreams, &gateway, &log_key,
-                           &pipeline_key, &services, &sources_key, &tools, &store_key, &downstream_key, &sessions,
-                           &auth_key, &reload_key},
-                          true,
-                          true};
+// The file's own sections, with the keys each kind of named instances declares in its
+// folder (`rest:`, `openapi:`, `upstreams:` and `gateway:`) after `packs:`. Built on first
+// use: the kinds' keys live in other files.
+inline const Section& file() {
+    static const Section section = [] {
+        Section s{"", "Toolport's configuration file.", {&server_key, &http_key, &stdio_key, &packs}, true, true};
+        for (const auto* kind : providers::instance_kinds()) {
+            for (const auto* key : kind->file_keys) s.keys.push_back(key);
+        }
+        for (const auto* key : {&log_key, &pipeline_key, &services, &sources_key, &tools, &store_key, &downstream_key,
+                                &sessions, &auth_key, &reload_key}) {
+            s.keys.push_back(key);
+        }
+        return s;
+    }();
+    return section;
+}
 
 }  // namespace toolport::config_table

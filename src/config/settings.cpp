@@ -217,6 +217,10 @@ bool Settings::has(const Key& key) const {
 }
 
 void Settings::refuse_unknown(const std::string& key, const std::vector<std::string>& allowed, bool at_key) const {
+    if (allowed.empty()) {
+        if (at_key) fail_at_key(key, "unknown key (this section takes no settings)");
+        fail(key, "unknown key (this section takes no settings)");
+    }
     auto closest = util::closest_name(key, allowed);
     auto what = closest ? fmt::format("unknown key; did you mean \"{}\"? (expected one of: {})", *closest,
                                       fmt::join(allowed, ", "))

@@ -72,6 +72,15 @@ std::vector<const SourceKind*> all_source_kinds() {
     return out;
 }
 
+std::vector<const SourceKind*> instance_kinds() {
+    std::vector<const SourceKind*> out;
+    for (const auto& kind : table()) {
+        if (kind.named_instances) out.push_back(&kind);
+    }
+    std::stable_partition(out.begin(), out.end(), [](const SourceKind* kind) { return !kind->single_instance; });
+    return out;
+}
+
 RunningSource::RunningSource(std::unique_ptr<SourceContext> context, std::unique_ptr<Source> source)
     : context_(std::move(context)), source_(std::move(source)) {}
 

@@ -22,8 +22,9 @@ namespace toolport {
 class McpServer;
 }
 namespace toolport::config {
+struct Key;
 struct Section;
-}
+}  // namespace toolport::config
 
 namespace toolport::providers {
 
@@ -34,16 +35,21 @@ struct SourceKind {
     std::function<std::unique_ptr<Source>(const SourceSettings&)> make;
     // Whether it may be used in this process (the testing pack needs TOOLPORT_TEST_PACK=1).
     std::function<bool()> available = [] { return true; };
-    // Configured as named instances under the top-level key of the kind's name (`rest:`,
-    // `openapi:`), not listed in `packs:`.
+    // Configured as named instances under top-level keys of its own (`rest:`, `openapi:`),
+    // not listed in `packs:`.
     bool named_instances = false;
-    // Where the configuration file holds its settings: `packs.<name>` for a pack; for a kind
-    // of named instances, its own top-level keys (`rest`, `openapi`; the gateway's
-    // `upstreams` and `gateway`, which together make its one instance).
-    std::vector<std::string> config_keys;
-    // The keys of its section (`packs.<name>`, `openapi.<name>`, ...), declared in its folder:
-    // for the JSON Schema and docs/configuration.md. nullptr: not declared (yet), its section
-    // is published as an open mapping.
+    // A kind of named instances: the top-level keys of the configuration file that hold its
+    // settings, declared in its folder. The loader reads them, and the file's JSON Schema and
+    // docs/configuration.md list them. Each is a mapping of instance names to settings
+    // (`rest: {name: {...}}`), unless the kind has a single instance.
+    std::vector<const config::Key*> file_keys;
+    // One instance, named after the kind, whose settings gather all of `file_keys`: the key
+    // named as the kind gives the top level, each other key its entry of the same name
+    // (`gateway:` and `upstreams:` make the gateway's {prefix_mode: ..., upstreams: {...}}).
+    bool single_instance = false;
+    // The keys of its settings (`packs.<name>`, each of `openapi:`, ...), declared in its
+    // folder: what its reader checks, and what the JSON Schema and docs/configuration.md
+    // publish.
     const config::Section* settings = nullptr;
 };
 
@@ -55,11 +61,15 @@ const SourceKind* find_source_kind(std::string_view name);
 std::string source_names();
 // 'unknown pack "tnago" (did you mean "tango"?) (known: conformance, ...)': for packs: and --packs.
 std::string unknown_pack_message(std::string_view name);
-// A kind configured as named instances ("rest", "openapi"); nullptr for any other name.
+// A kind configured as named instances ("rest", "openapi", "gateway"); nullptr for any
+// other name.
 const SourceKind* find_instance_kind(std::string_view kind);
 // Every kind declared, packs and kinds of named instances, available in this process or
 // not, in name order.
 std::vector<const SourceKind*> all_source_kinds();
+// The kinds of named instances, in name order, those of a single instance last (the file's
+// sources start in this order: the gateway after every `rest:` and `openapi:` source).
+std::vector<const SourceKind*> instance_kinds();
 
 // A started source together with the context it was given (the context must outlive it).
 // Destruction stops the source.

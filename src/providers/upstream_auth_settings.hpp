@@ -20,6 +20,11 @@
 
 namespace toolport::providers {
 
+// The `auth:` key of a source's table (the JSON Schema and docs/configuration.md publish
+// its keys): the OAuth grants' keys, and with `login_allowed` also `{type: login,
+// token_store: FILE}`.
+config::Key auth_key(std::string doc, bool login_allowed = false);
+
 // Reads and checks an `auth:` section (`section` is that mapping). `login_allowed`: the
 // source can use type login (a gateway's MCP upstream, whose server says how to authorize).
 // Throws SettingsError naming the file, line and key.

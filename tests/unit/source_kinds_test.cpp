@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/declaration.hpp"
 #include "providers/source_table.hpp"
 
 using namespace toolport::providers;
@@ -57,18 +58,37 @@ TEST(SourceKinds, EachProviderFolderDeclaresOneKind) {
     EXPECT_EQ(all_source_kinds().size(), folders);
 }
 
+std::vector<std::string> file_key_names(const SourceKind& kind) {
+    std::vector<std::string> out;
+    for (const auto* key : kind.file_keys) out.push_back(key->name);
+    return out;
+}
+
 TEST(SourceKinds, EachDeclaresWhereTheConfigurationHoldsItsSettings) {
     for (const char* pack : {"conformance", "context", "tango", "testing"}) {
-        EXPECT_EQ(kind_named(pack).config_keys, (std::vector<std::string>{std::string("packs.") + pack})) << pack;
+        EXPECT_TRUE(kind_named(pack).file_keys.empty()) << pack;  // packs.<name>
         EXPECT_FALSE(kind_named(pack).named_instances) << pack;
     }
-    EXPECT_EQ(kind_named("rest").config_keys, (std::vector<std::string>{"rest"}));
-    EXPECT_EQ(kind_named("openapi").config_keys, (std::vector<std::string>{"openapi"}));
-    EXPECT_EQ(kind_named("gateway").config_keys, (std::vector<std::string>{"upstreams", "gateway"}));
+    EXPECT_EQ(file_key_names(kind_named("rest")), (std::vector<std::string>{"rest"}));
+    EXPECT_EQ(file_key_names(kind_named("openapi")), (std::vector<std::string>{"openapi"}));
+    EXPECT_EQ(file_key_names(kind_named("gateway")), (std::vector<std::string>{"upstreams", "gateway"}));
+    EXPECT_TRUE(kind_named("gateway").single_instance);
+    EXPECT_FALSE(kind_named("rest").single_instance);
+    // Each key of a kind of many instances maps names to the kind's settings.
+    for (const char* name : {"rest", "openapi"}) {
+        const auto& kind = kind_named(name);
+        ASSERT_EQ(kind.file_keys.size(), 1u);
+        EXPECT_EQ(kind.file_keys[0]->type, toolport::config::Type::named_sections) << name;
+        EXPECT_EQ(kind.file_keys[0]->section, kind.settings) << name;
+    }
     for (const auto* kind : all_source_kinds()) {
         EXPECT_FALSE(kind->summary.empty()) << kind->name;
         EXPECT_TRUE(kind->make) << kind->name;
+        EXPECT_TRUE(kind->settings) << kind->name << " declares no table of settings";
+        EXPECT_EQ(kind->named_instances, !kind->file_keys.empty()) << kind->name;
     }
+    // The file's sources start in this order: the gateway after the others.
+    EXPECT_EQ(names(instance_kinds()), (std::vector<std::string>{"openapi", "rest", "gateway"}));
 }
 
 TEST(SourceKinds, PacksAndInstanceKindsAreLookedUpApart) {

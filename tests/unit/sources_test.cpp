@@ -175,7 +175,7 @@ TEST(PacksConfig, AListOrAMappingWithSettings) {
 TEST(PacksConfig, ASourceChecksItsSectionWhenTheFileIsLoaded) {
     const auto path = write_file("packs_bad_key.yaml", "packs:\n  conformance:\n    colour: blue\n");
     EXPECT_EQ(error_of([&] { load_config(path); }),
-              path + ":3: packs.conformance.colour: unknown key (expected one of: )");
+              path + ":3: packs.conformance.colour: unknown key (this section takes no settings)");
     const auto unknown = write_file("packs_unknown.yaml", "packs:\n  nonexistent: {}\n");
     auto message = error_of([&] { load_config(unknown); });
     EXPECT_NE(message.find(unknown + ":2: packs: unknown pack \"nonexistent\" (known: conformance"), std::string::npos)

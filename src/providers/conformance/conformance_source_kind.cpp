@@ -15,7 +15,6 @@ SourceKind conformance_source_kind() {
         .name = "conformance",
         .summary = "the tools, resources and prompts the official MCP conformance suite drives",
         .make = make_conformance_source,
-        .config_keys = {"packs.conformance"},
         .settings = &conformance_settings_table(),
     };
 }

@@ -18,7 +18,6 @@ SourceKind context_source_kind() {
         .name = "context",
         .summary = "context engineering: pattern and skill library, session artifacts and memory, metrics",
         .make = make_context_source,
-        .config_keys = {"packs.context"},
         .settings = &context::settings_table(),
     };
 }

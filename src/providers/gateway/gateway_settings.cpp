@@ -68,7 +68,10 @@ const Key restart_delay_ms = duration_key("restart_delay_ms", "ms", 0, 3600000, 
 const Key max_backoff_ms = duration_key("max_backoff_ms", "ms", 100, 3600000, "Longest wait between restarts.");
 const Key ping_interval_ms = duration_key("ping_interval_ms", "ms", 0, 86400000, "Ping it this often (0: never).");
 const Key protocol_version = string_key("protocol_version", "auto, or the MCP revision to speak.", "auto");
-const Key auth = any_key("auth", "Streamable HTTP: how Toolport authenticates (client credentials, a token, a login).");
+const Key auth = providers::auth_key(
+    "Streamable HTTP: how Toolport authenticates (OAuth client credentials, token exchange, or {type: login} with the "
+    "tokens of `toolport login`).",
+    /*login_allowed=*/true);
 const Key inherit_env = boolean_key("inherit_env", "stdio: the process inherits Toolport's environment.", "false");
 const Key output_limits = section_key("output_limits", limits::table, limits::table.doc);
 const Key strict_arguments = boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.",
@@ -126,29 +129,33 @@ const Section table{"gateway", "The gateway.", {&upstreams, &prefix_mode, &separ
 const Section file_table{"gateway",
                          "The gateway's own settings (its upstreams are the top-level upstreams:).",
                          {&prefix_mode, &separator, &tool_search, &profiles}};
+// The file's keys that hold them.
+const Key file_upstreams = named_sections_key("upstreams", upstream::table,
+                                              "The gateway's upstream MCP servers, by name.");
+const Key file_gateway = section_key("gateway", file_table, file_table.doc);
 }  // namespace keys
 
 std::vector<std::string> read_argv(const SourceSettings& s) {
+    namespace k = keys::upstream;
     std::vector<std::string> argv;
-    auto command = s.value("command");
+    auto command = s.value(k::command.name);
     if (command && command->is_array()) {
-        auto list = s.list("command");
-        argv = *list;
+        argv = *s.list(k::command);
     } else if (command) {
-        auto text = *s.string("command");
-        if (s.value("args")) {
+        auto text = *s.string(k::command);
+        if (s.value(k::args.name)) {
             argv.push_back(text);
         } else {
             // One string without args: split as a shell would, without a shell.
             try {
                 argv = client::split_shell_words(text);
             } catch (const std::invalid_argument& e) {
-                s.fail("command", e.what());
+                s.fail(k::command, e.what());
             }
         }
     }
-    if (auto args = s.list("args")) argv.insert(argv.end(), args->begin(), args->end());
-    if (argv.empty() || argv[0].empty()) s.fail("command", "is empty");
+    if (auto args = s.list(k::args)) argv.insert(argv.end(), args->begin(), args->end());
+    if (argv.empty() || argv[0].empty()) s.fail(k::command, "is empty");
     return argv;
 }
 
@@ -177,32 +184,39 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
     UpstreamSettings u;
     u.name = name;
     u.prefix = s.string(k::prefix).value_or(name);
-    if (!valid_upstream_name(u.prefix)) s.fail("prefix", "must be 1-64 of A-Z a-z 0-9 _ -");
+    if (!valid_upstream_name(u.prefix)) s.fail(k::prefix, "must be 1-64 of A-Z a-z 0-9 _ -");
 
-    const bool has_command = s.value("command").has_value();
-    const bool has_url = s.value("url").has_value();
-    if (has_command == has_url) s.fail(has_url ? "url" : "command", "give either command (stdio) or url (HTTP)");
+    const bool has_command = s.value(k::command.name).has_value();
+    const bool has_url = s.value(k::url.name).has_value();
+    if (has_command == has_url) s.fail(has_url ? k::url : k::command, "give either command (stdio) or url (HTTP)");
+    // A key of the other transport is refused by its spelling as written.
+    auto refuse = [&s](std::initializer_list<const config::Key*> keys, const char* what) {
+        for (const auto* key : keys) {
+            for (const auto& spelling : key->spellings()) {
+                if (s.value(spelling)) s.fail(spelling, what);
+            }
+        }
+    };
     auto transport = s.string(k::transport);
     if (has_command) {
-        if (transport && *transport != "stdio") s.fail("transport", "must be stdio for an upstream with a command");
+        if (transport && *transport != "stdio") s.fail(k::transport, "must be stdio for an upstream with a command");
         u.transport = UpstreamTransport::stdio;
         u.argv = read_argv(s);
         if (auto env = s.string_map(k::env)) u.env = *env;
         u.inherit_env = s.boolean(k::inherit_env).value_or(false);
         u.cwd = s.string(k::cwd).value_or("");
-        for (const char* key : {"headers", "bearer_token_env", "ca_file", "insecure_skip_verify", "auth"}) {
-            if (s.value(key)) s.fail(key, "applies to HTTP upstreams (url) only");
-        }
+        refuse({&k::headers, &k::bearer_token, &k::ca_file, &k::insecure_skip_verify, &k::auth},
+               "applies to HTTP upstreams (url) only");
     } else {
         u.url = *s.string(k::url);
         if (u.url.rfind("http://", 0) != 0 && u.url.rfind("https://", 0) != 0)
-            s.fail("url", "must be http:// or https://");
+            s.fail(k::url, "must be http:// or https://");
         if (!transport || *transport == "streamable-http" || *transport == "http") {
             u.transport = UpstreamTransport::streamable_http;
         } else if (*transport == "sse") {
             u.transport = UpstreamTransport::legacy_sse;
         } else {
-            s.fail("transport", "must be streamable-http (or http) or sse for an upstream with a url");
+            s.fail(k::transport, "must be streamable-http (or http) or sse for an upstream with a url");
         }
         if (auto headers = s.string_map(k::headers)) {
             for (auto& [header, value] : *headers) u.headers.emplace_back(header, value);
@@ -210,24 +224,23 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         if (auto token = s.secret(k::bearer_token)) u.bearer_token = *token;
         u.ca_file = s.string(k::ca_file).value_or("");
         u.insecure_skip_verify = s.boolean(k::insecure_skip_verify).value_or(false);
-        if (s.value("auth")) {
+        if (s.value(k::auth.name)) {
             if (u.transport != UpstreamTransport::streamable_http)
-                s.fail("auth", "applies to Streamable HTTP upstreams only (not transport: sse)");
+                s.fail(k::auth, "applies to Streamable HTTP upstreams only (not transport: sse)");
             if (!u.bearer_token.empty())
-                s.fail("bearer_token_env", "auth: gives this upstream its Authorization header; remove one");
+                s.fail(k::bearer_token.spellings().front(),
+                       "auth: gives this upstream its Authorization header; remove one");
             for (const auto& [header, value] : u.headers) {
                 if (util::iequals_ascii(header, "Authorization"))
-                    s.fail("headers", "auth: gives this upstream its Authorization header; remove one");
+                    s.fail(k::headers, "auth: gives this upstream its Authorization header; remove one");
             }
-            u.auth = providers::read_upstream_auth(s.section("auth"), /*login_allowed=*/true);
+            u.auth = providers::read_upstream_auth(s.section(k::auth.name), /*login_allowed=*/true);
         }
-        for (const char* key : {"args", "env", "inherit_env", "cwd"}) {
-            if (s.value(key)) s.fail(key, "applies to stdio upstreams (command) only");
-        }
+        refuse({&k::args, &k::env, &k::inherit_env, &k::cwd}, "applies to stdio upstreams (command) only");
     }
     if (auto version = s.string(k::protocol_version); version && *version != "auto") {
         auto revision = protocol::parse_revision(*version);
-        if (!revision) s.fail("protocol_version", "must be auto or one of " + protocol::supported_revisions_list());
+        if (!revision) s.fail(k::protocol_version, "must be auto or one of " + protocol::supported_revisions_list());
         u.protocol_version = *version;
     }
     u.allow = s.list(k::allow).value_or(std::vector<std::string>{});
@@ -247,11 +260,12 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
 // The tokens of token_env / token_envs. A token that selects two profiles could not say
 // which one its holder is served: refused, naming the variables, never the value.
 void read_profile_tokens(const SourceSettings& s, const std::vector<ProfileSettings>& earlier, ProfileSettings& profile) {
-    std::vector<std::pair<std::string, std::string>> named;  // key, variable
-    if (auto env_name = s.string("token_env")) named.emplace_back("token_env", *env_name);
-    if (auto env_names = s.list("token_envs")) {
-        if (env_names->empty()) s.fail("token_envs", "names no environment variable");
-        for (const auto& env_name : *env_names) named.emplace_back("token_envs", env_name);
+    namespace k = keys::profile;
+    std::vector<std::pair<const config::Key*, std::string>> named;  // key, variable
+    if (auto env_name = s.string(k::token_env)) named.emplace_back(&k::token_env, *env_name);
+    if (auto env_names = s.list(k::token_envs)) {
+        if (env_names->empty()) s.fail(k::token_envs, "names no environment variable");
+        for (const auto& env_name : *env_names) named.emplace_back(&k::token_envs, env_name);
     }
     for (const auto& [key, env_name] : named) {
         const char* value = std::getenv(env_name.c_str());
@@ -262,13 +276,13 @@ void read_profile_tokens(const SourceSettings& s, const std::vector<ProfileSetti
             token_view.remove_suffix(1);
         while (!token_view.empty() && std::isspace(static_cast<unsigned char>(token_view.front())))
             token_view.remove_prefix(1);
-        if (token_view.empty()) s.fail(key, fmt::format("environment variable {} is not set", env_name));
+        if (token_view.empty()) s.fail(*key, fmt::format("environment variable {} is not set", env_name));
         const std::string token(token_view);
         for (const auto& other : earlier) {
             if (std::find(other.tokens.begin(), other.tokens.end(), token) != other.tokens.end()) {
-                s.fail(key, fmt::format("environment variable {} holds a token of profile \"{}\" too; a token "
-                                        "selects one profile",
-                                        env_name, other.name));
+                s.fail(*key, fmt::format("environment variable {} holds a token of profile \"{}\" too; a token "
+                                         "selects one profile",
+                                         env_name, other.name));
             }
         }
         if (std::find(profile.tokens.begin(), profile.tokens.end(), token) == profile.tokens.end()) {
@@ -280,8 +294,7 @@ void read_profile_tokens(const SourceSettings& s, const std::vector<ProfileSetti
 }  // namespace
 
 const config::Section& settings_table() { return keys::table; }
-const config::Section& file_settings_table() { return keys::file_table; }
-const config::Section& upstream_settings_table() { return keys::upstream::table; }
+std::vector<const config::Key*> file_keys() { return {&keys::file_upstreams, &keys::file_gateway}; }
 
 bool valid_upstream_name(std::string_view name) {
     if (name.empty() || name.size() > 64) return false;
@@ -396,11 +409,11 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
     }
     g.tool_search = settings.boolean(keys::tool_search).value_or(false);
 
-    auto upstreams = settings.value("upstreams");
-    if (upstreams && !upstreams->is_object()) settings.fail("upstreams", "must be a mapping of names to settings");
+    auto upstreams = settings.value(keys::upstreams.name);
+    if (upstreams && !upstreams->is_object()) settings.fail(keys::upstreams, "must be a mapping of names to settings");
     if (upstreams) {
         // Named as the file writes it: `upstreams:` is a top-level key, not one of gateway:'s.
-        auto section = settings.section("upstreams", "upstreams");
+        auto section = settings.section(keys::upstreams.name, keys::file_upstreams.name);
         std::set<std::string> prefixes;
         for (const auto& [name, value] : upstreams->items()) {
             if (!valid_upstream_name(name)) section.fail(name, "upstream names are 1-64 of A-Z a-z 0-9 _ -");
@@ -421,22 +434,22 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
         });
     }
 
-    auto profiles = settings.value("profiles");
-    if (profiles && !profiles->is_object()) settings.fail("profiles", "must be a mapping of names to settings");
+    auto profiles = settings.value(keys::profiles.name);
+    if (profiles && !profiles->is_object()) settings.fail(keys::profiles, "must be a mapping of names to settings");
     if (profiles) {
-        auto section = settings.section("profiles");
+        auto section = settings.section(keys::profiles.name);
         for (const auto& [name, value] : profiles->items()) {
             if (!valid_upstream_name(name)) section.fail(name, "profile names are 1-64 of A-Z a-z 0-9 _ -");
             auto p = section.section(name);
             p.check_keys(keys::profile::table);
             ProfileSettings profile{name,
-                                    p.list("tools").value_or(std::vector<std::string>{}),
-                                    p.list("upstreams").value_or(std::vector<std::string>{}),
+                                    p.list(keys::profile::tools).value_or(std::vector<std::string>{}),
+                                    p.list(keys::profile::upstreams).value_or(std::vector<std::string>{}),
                                     {}};
             for (const auto& upstream : profile.upstreams) {
                 bool known = false;
                 for (const auto& u : g.upstreams) known = known || u.name == upstream;
-                if (!known) p.fail("upstreams", fmt::format("no upstream is named \"{}\"", upstream));
+                if (!known) p.fail(keys::profile::upstreams, fmt::format("no upstream is named \"{}\"", upstream));
             }
             read_profile_tokens(p, g.profiles, profile);
             g.profiles.push_back(std::move(profile));

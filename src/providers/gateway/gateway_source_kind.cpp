@@ -6,8 +6,10 @@
 #include "providers/source_table.hpp"
 
 namespace toolport::gateway {
-// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+// Its table of settings, and the file's keys that hold them (`upstreams:`, `gateway:`): the
+// JSON Schema, docs/configuration.md and the reader use them (gateway_settings.cpp).
 const config::Section& settings_table();
+std::vector<const config::Key*> file_keys();
 }  // namespace toolport::gateway
 
 namespace toolport::providers {
@@ -20,7 +22,8 @@ SourceKind gateway_source_kind() {
         .summary = "upstream MCP servers served as this server's own (`upstreams:`, --upstream, --import)",
         .make = make_gateway_source,
         .named_instances = true,
-        .config_keys = {"upstreams", "gateway"},
+        .file_keys = gateway::file_keys(),
+        .single_instance = true,
         .settings = &gateway::settings_table(),
     };
 }

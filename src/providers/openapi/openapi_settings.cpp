@@ -34,7 +34,8 @@ const Key credentials = map_key("credentials",
                                 "its secret (else <SOURCE>_<SCHEME>).");
 const Key refresh_interval_s = duration_key("refresh_interval_s", "s", 0, 7 * 24 * 3600,
                                             "Read the document again this often (0: only on reload).", "0");
-const Key auth = any_key("auth", "How Toolport authenticates to the API (client credentials, a token, a login).");
+const Key auth = providers::auth_key(
+    "How Toolport authenticates to the API (OAuth client credentials or token exchange).");
 const Key max_response_bytes = integer_key("max_response_bytes", 1024, 4294967296.0,
                                            "An answer beyond this is refused while it is read.", "8388608");
 const Key strict_arguments = boolean_key("strict_arguments", "Refuse arguments the operation does not define.", "false");
@@ -48,6 +49,12 @@ const Section table{"openapi",
 }  // namespace
 
 const config::Section& settings_table() { return keys::table; }
+
+const config::Key& file_key() {
+    static const config::Key key = config::named_sections_key(
+        "openapi", keys::table, "OpenAPI documents, by source name (1-64 of A-Z a-z 0-9 _ -).");
+    return key;
+}
 
 OpenApiSettings OpenApiSettings::from(const providers::SourceSettings& settings) {
     settings.check_keys(keys::table);

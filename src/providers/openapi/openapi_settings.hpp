@@ -33,6 +33,8 @@ namespace toolport::openapi {
 // The keys of `openapi: {<name>: {...}}` (openapi_settings.cpp): what OpenApiSettings::from
 // reads and the JSON Schema and docs/configuration.md list.
 const config::Section& settings_table();
+// The file's `openapi:` key: a mapping of source names to settings_table().
+const config::Key& file_key();
 
 struct OpenApiSettings {
     std::string document;

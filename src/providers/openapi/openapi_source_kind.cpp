@@ -5,8 +5,10 @@
 #include "providers/source_table.hpp"
 
 namespace toolport::openapi {
-// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+// Its table of settings and its key in the file (the JSON Schema, docs/configuration.md and
+// the reader use them): openapi_settings.cpp.
 const config::Section& settings_table();
+const config::Key& file_key();
 }  // namespace toolport::openapi
 
 namespace toolport::providers {
@@ -19,7 +21,7 @@ SourceKind openapi_source_kind() {
         .summary = "each operation of an OpenAPI 3.0/3.1 document as a tool (`openapi:`, --openapi FILE_OR_URL)",
         .make = make_openapi_source,
         .named_instances = true,
-        .config_keys = {"openapi"},
+        .file_keys = {&openapi::file_key()},
         .settings = &openapi::settings_table(),
     };
 }

@@ -83,7 +83,7 @@ const Key retry_max_s = duration_key("retry_max_s", "s", 1, 3600, "Longest wait 
 const Key max_response_bytes = integer_key("max_response_bytes", 1024, 4294967296.0,
                                            "An answer beyond this is refused while it is read.", "8388608");
 const Key max_tools = integer_key("max_tools", 1, 1000000, "Most tools served from the catalog.", "10000");
-const Key auth = any_key("auth", "How Toolport authenticates to the catalog API (gives its Authorization header).");
+const Key auth = providers::auth_key("How Toolport authenticates to the catalog API (gives its Authorization header).");
 const Key strict_arguments = boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.",
                                          "false");
 const Section table{"rest",
@@ -192,6 +192,12 @@ void read_execute(const providers::SourceSettings& section, ExecuteSettings& exe
 std::vector<std::string> preset_names() { return {"agentpmt"}; }
 
 const config::Section& settings_table() { return keys::table; }
+
+const config::Key& file_key() {
+    static const config::Key key =
+        config::named_sections_key("rest", keys::table, "REST catalogs, by source name (1-64 of A-Z a-z 0-9 _ -).");
+    return key;
+}
 
 CatalogSettings CatalogSettings::from(const providers::SourceSettings& settings) {
     settings.check_keys(keys::table);

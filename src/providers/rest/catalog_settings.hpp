@@ -126,5 +126,7 @@ std::vector<std::string> preset_names();
 // The keys of `rest: {<name>: {...}}` (catalog_settings.cpp): what CatalogSettings::from
 // reads and the JSON Schema and docs/configuration.md list.
 const config::Section& settings_table();
+// The file's `rest:` key: a mapping of source names to settings_table().
+const config::Key& file_key();
 
 }  // namespace toolport::rest

@@ -5,8 +5,10 @@
 #include "providers/source_table.hpp"
 
 namespace toolport::rest {
-// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+// Its table of settings and its key in the file (the JSON Schema, docs/configuration.md and
+// the reader use them): catalog_settings.cpp.
 const config::Section& settings_table();
+const config::Key& file_key();
 }  // namespace toolport::rest
 
 namespace toolport::providers {
@@ -19,7 +21,7 @@ SourceKind rest_source_kind() {
         .summary = "tools defined by a REST API's catalog, calls proxied to it (`rest:`, --rest agentpmt)",
         .make = make_rest_catalog_source,
         .named_instances = true,
-        .config_keys = {"rest"},
+        .file_keys = {&rest::file_key()},
         .settings = &rest::settings_table(),
     };
 }

@@ -18,7 +18,6 @@ SourceKind tango_source_kind() {
         .name = "tango",
         .summary = "U.S. federal contracting data from the Tango API (TANGO_API_KEY)",
         .make = make_tango_source,
-        .config_keys = {"packs.tango"},
         .settings = &tango::settings_table(),
     };
 }

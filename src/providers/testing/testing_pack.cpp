@@ -117,13 +117,20 @@ void add_tools(SourceContext& context) {
                   [](RequestContext&, const Json& args) -> Task<ToolResult> { co_return ToolResult::structured(args); }));
 }
 
+// It takes no settings: `packs: {testing: }` or the name alone.
+const config::Section kSettings{"testing",
+                                "The testing pack (only with TOOLPORT_TEST_PACK=1): it takes no settings.",
+                                {}};
+
 class TestingSource final : public Source {
 public:
-    explicit TestingSource(const SourceSettings& settings) { settings.only_keys({}); }
+    explicit TestingSource(const SourceSettings& settings) { settings.check_keys(kSettings); }
     void start(SourceContext& context) override { add_tools(context); }
 };
 
 }  // namespace
+
+const config::Section& testing_settings_table() { return kSettings; }
 
 std::unique_ptr<Source> make_testing_source(const SourceSettings& settings) {
     return std::make_unique<TestingSource>(settings);

@@ -9,6 +9,8 @@
 
 namespace toolport::providers {
 
+// Its table of settings (the JSON Schema, docs/configuration.md and the reader use it).
+const config::Section& testing_settings_table();
 std::unique_ptr<Source> make_testing_source(const SourceSettings& settings);
 
 SourceKind testing_source_kind() {
@@ -21,7 +23,7 @@ SourceKind testing_source_kind() {
                 const char* flag = std::getenv("TOOLPORT_TEST_PACK");
                 return flag && std::string_view(flag) == "1";
             },
-        .config_keys = {"packs.testing"},
+        .settings = &testing_settings_table(),
     };
 }
 
