@@ -1,7 +1,7 @@
 // Shared helpers for the integration tests: start the real toolport binary, talk raw
 // HTTP / TCP to it, and make sure every process started here is killed again.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import http from 'node:http';
 import os from 'node:os';
@@ -102,6 +102,43 @@ export function freePort() {
   });
 }
 
+// Whether process `pid` holds a socket listening on TCP `port` (Linux: the listening
+// sockets' inodes in /proc/net/tcp{,6}, matched against the process's descriptors).
+export function listensOn(pid, port) {
+  const inodes = new Set();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is HEXADDR:HEXPORT; st 0A is LISTEN; the inode is the tenth field.
+      if (fields.length > 9 && fields[1].endsWith(`:${hexPort}`) && fields[3] === '0A') inodes.add(fields[9]);
+    }
+  }
+  if (inodes.size === 0) return false;
+  let fds = [];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const match = /^socket:\[(\d+)\]$/.exec(target);
+      if (match && inodes.has(match[1])) return true;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false;
+}
+
 function canConnect(port) {
   return new Promise((resolve) => {
     const sock = net.connect({ port, host: '127.0.0.1' });
@@ -187,9 +224,9 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [],
     while (Date.now() < deadline && exitInfo === null) {
       // The port answering is not enough: test files run in parallel, and another file's
       // server may have taken the port freePort gave (ours then fails to listen, and the test
-      // would talk to that one). Ours says so in its log; with a quiet log level, a child
-      // still running a while after the port answers is taken as the listener.
-      if (await canConnect(port) && (logs().includes(`serving MCP on http://127.0.0.1:${port}/`) || Date.now() - started > 1500)) {
+      // would talk to that one until that one stops). Ours says so in its log; with a quiet
+      // log level, the kernel says whether the listening socket is the child's own.
+      if (await canConnect(port) && (logs().includes(`serving MCP on http://127.0.0.1:${port}/`) || listensOn(child.pid, port))) {
         up = true;
         break;
       }
