@@ -92,10 +92,14 @@ public:
 
 private:
     using Field = std::pair<std::string_view, std::string_view>;
-    // The first field of that name, as Beast's find gives it.
+    // The first field of that name, as Beast's find gives it. Most names differ in length,
+    // and clients mostly spell a name as the endpoint asks for it: both are compared before
+    // the letters are, one by one, ignoring case.
     const Field* find(std::string_view name) const {
-        for (const auto& field : fields_)
-            if (util::iequals_ascii(field.first, name)) return &field;
+        for (const auto& field : fields_) {
+            if (field.first.size() == name.size() && (field.first == name || util::iequals_ascii(field.first, name)))
+                return &field;
+        }
         return nullptr;
     }
 
