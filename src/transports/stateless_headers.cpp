@@ -96,7 +96,8 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
                                    util::sanitize_for_message(h.method, 60),
                                    util::sanitize_for_message(request.method, 60)));
     }
-    if (auto name = addressed_name(request)) {
+    const auto name = addressed_name(request);
+    if (name) {
         if (!h.has_name) {
             return problem(request, 400, error_code::kHeaderMismatch,
                            fmt::format("Missing Mcp-Name header (expected \"{}\")",
@@ -111,12 +112,16 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
     }
     // Mcp-Param-<Name> mirrors of x-mcp-header tool parameters must match the arguments.
     if (request.method == "tools/call" && request.params.is_object()) {
-        auto name = addressed_name(request);
         const ToolSpec* tool = name ? server.registry().find_tool(*name) : nullptr;
-        const Json& schema = tool ? tool->input_schema : Json();
-        if (tool && schema.is_object() && schema.contains("properties") && schema["properties"].is_object()) {
-            const Json args = request.params.value("arguments", Json::object());
-            for (const auto& [prop, def] : schema["properties"].items()) {
+        static const Json no_schema;
+        const Json& schema = tool ? tool->input_schema : no_schema;
+        const auto properties = schema.is_object() ? schema.find("properties") : schema.end();
+        if (tool && properties != schema.end() && properties->is_object() && !properties->empty()) {
+            // The arguments as sent (an object when the call has none), read in place.
+            static const Json no_arguments = Json::object();
+            const auto sent_arguments = request.params.find("arguments");
+            const Json& args = sent_arguments != request.params.end() ? *sent_arguments : no_arguments;
+            for (const auto& [prop, def] : properties->items()) {
                 if (!def.is_object() || !def.contains("x-mcp-header") || !def["x-mcp-header"].is_string()) continue;
                 const std::string header_name = def["x-mcp-header"];
                 const Json* sent = nullptr;
