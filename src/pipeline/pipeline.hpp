@@ -57,6 +57,12 @@ struct Call {
 
 using Next = std::function<Task<ToolResult>(Call&)>;
 
+// The ToolResult a stage declares before it is assigned the next stage's (or an error's):
+// unlike a default one, it makes no empty content array only to drop it.
+inline ToolResult unassigned_result() {
+    return ToolResult{.content = Json(), .structured_content = Json(), .is_error = false, .meta = Json()};
+}
+
 class Stage {
 public:
     virtual ~Stage() = default;
