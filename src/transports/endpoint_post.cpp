@@ -259,16 +259,15 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
 std::optional<HeaderProblem> HttpEndpoint::State::check_headers(const HttpRequestView& req, const PostBody& body,
                                                                 const StatelessMeta& meta) {
     StatelessHeaders h;
-    h.protocol_version = std::string(req.header("MCP-Protocol-Version"));
+    h.protocol_version = req.header("MCP-Protocol-Version");
     h.has_protocol_version = req.has_header("MCP-Protocol-Version");
-    h.method = std::string(req.header("Mcp-Method"));
+    h.method = req.header("Mcp-Method");
     h.has_method = req.has_header("Mcp-Method");
-    h.name = std::string(req.header("Mcp-Name"));
+    h.name = req.header("Mcp-Name");
     h.has_name = req.has_header("Mcp-Name");
     req.for_each_header([&h](std::string_view name, std::string_view value) {
-        if (name.size() > 10 && strncasecmp(name.data(), "Mcp-Param-", 10) == 0) {
-            h.params.emplace_back(std::string(name.substr(10)), std::string(value));
-        }
+        if (name.size() > 10 && strncasecmp(name.data(), "Mcp-Param-", 10) == 0)
+            h.params.emplace_back(name.substr(10), value);
     });
     return check_stateless_headers(h, *body.first_request, meta, mcp);
 }
