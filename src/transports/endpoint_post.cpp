@@ -241,7 +241,8 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
         [weak](const Json& message, const protocol::RequestId* related) {
             auto s = weak.lock();
             if (!s) return;
-            std::string key = related ? related->dump() : std::string();
+            // (id_key: the id as dump() writes it, without building a serializer.)
+            std::string key = related ? protocol::id_key(*related) : std::string();
             s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
         },
         CallerIdentity{.principal = principal_of(req, credential), .view = view_of(req, credential)});
