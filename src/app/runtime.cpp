@@ -79,6 +79,9 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     // Each session's calls are summed up when it ends (the orchestration_summary event),
     // with the health of the services it used.
     server_->set_session_closed_listener([observe, breakers, &executor](const CallerIdentity& caller) {
+        // A session that made no call has nothing to sum up (every stateless request's, ended
+        // with its answer): no summary is written, so no health is gathered for one.
+        if (!observe->tallies().count(caller.session_id)) return;
         Json services = Json::array();
         for (const auto& s : breakers->snapshot(executor.now())) {
             services.push_back({{"server_id", s.service},

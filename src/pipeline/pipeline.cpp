@@ -28,31 +28,34 @@ void Pipeline::add(std::shared_ptr<Stage> stage) {
     chains_.clear();
 }
 
-const std::vector<Stage*>& Pipeline::chain_for(const CallPolicy& policy) {
+const Pipeline::Chain& Pipeline::chain_for(const CallPolicy& policy) {
     // Policies live as long as the resolver, so their address names them.
     auto it = chains_.find(&policy);
-    if (it != chains_.end()) return it->second;
-    std::vector<Stage*> chain;
-    for (const auto& s : always_) chain.push_back(s.get());
+    if (it != chains_.end()) return *it->second;
+    auto chain = std::make_unique<Chain>();
+    for (const auto& s : always_) chain->stages.push_back(s.get());
     for (const auto& name : policy.stages) {
         for (const auto& s : configurable_) {
-            if (s->name() == name) chain.push_back(s.get());
+            if (s->name() == name && !s->passes_through(policy)) chain->stages.push_back(s.get());
         }
     }
-    return chains_.emplace(&policy, std::move(chain)).first->second;
+    // Sized first: each function refers to the next one's place, which must not move.
+    const std::size_t n = chain->stages.size();
+    chain->next.resize(n + 1);
+    for (std::size_t i = 0; i < n; ++i) {
+        chain->next[i] = [stage = chain->stages[i], &after = chain->next[i + 1]](Call& c) {
+            return stage->handle(c, after);
+        };
+    }
+    chain->next[n] = [](Call& c) { return run_handler(c); };
+    return *chains_.emplace(&policy, std::move(chain)).first->second;
 }
 
 Task<ToolResult> Pipeline::run(RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool, const Json& arguments) {
     Call call(ctx, tool, arguments, resolver_.resolve(*tool));
-    call.chain = &chain_for(*call.policy);
-    co_return co_await run_from(0, call);
-}
-
-Task<ToolResult> Pipeline::run_from(std::size_t index, Call& call) {
-    const auto& chain = *call.chain;
-    if (index == chain.size()) co_return co_await run_handler(call);
-    const Next next = [index](Call& c) { return run_from(index + 1, c); };
-    co_return co_await chain[index]->handle(call, next);
+    const Chain& chain = chain_for(*call.policy);
+    call.chain = &chain.stages;
+    co_return co_await chain.next.front()(call);
 }
 
 Task<ToolResult> Pipeline::run_handler(Call& call) {

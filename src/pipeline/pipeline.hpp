@@ -57,12 +57,23 @@ struct Call {
 
 using Next = std::function<Task<ToolResult>(Call&)>;
 
+// The ToolResult a stage declares before it is assigned the next stage's (or an error's):
+// unlike a default one, it makes no empty content array only to drop it.
+inline ToolResult unassigned_result() {
+    return ToolResult{.content = Json(), .structured_content = Json(), .is_error = false, .meta = Json()};
+}
+
 class Stage {
 public:
     virtual ~Stage() = default;
     // The name configuration uses for it ("validate", "cache", ...).
     virtual std::string_view name() const = 0;
     virtual Task<ToolResult> handle(Call& call, const Next& next) = 0;
+    // True when, under `policy`, handle() would only call `next`, whatever the call (no
+    // quota, no budget, no rate limit): the pipeline then leaves the stage out of the
+    // policy's chain, and a call skips its coroutine. Decided from the policy alone, since
+    // chains are kept per policy.
+    virtual bool passes_through(const CallPolicy& /*policy*/) const { return false; }
 };
 
 class Pipeline {
@@ -83,14 +94,20 @@ public:
     ToolInvoker invoker();
 
 private:
-    const std::vector<Stage*>& chain_for(const CallPolicy& policy);
-    static Task<ToolResult> run_from(std::size_t index, Call& call);
+    // A policy's stages, and for each the `next` it is handed: next[i] runs stage i (the
+    // last, the handler). Made once per policy, so a call allocates no std::function and
+    // passes through no coroutine of the pipeline's own between two stages.
+    struct Chain {
+        std::vector<Stage*> stages;
+        std::vector<Next> next;
+    };
+    const Chain& chain_for(const CallPolicy& policy);
     static Task<ToolResult> run_handler(Call& call);
 
     PolicyResolver resolver_;
     std::vector<std::shared_ptr<Stage>> always_;
     std::vector<std::shared_ptr<Stage>> configurable_;
-    std::unordered_map<const CallPolicy*, std::vector<Stage*>> chains_;
+    std::unordered_map<const CallPolicy*, std::unique_ptr<Chain>> chains_;
 };
 
 }  // namespace toolport::pipeline

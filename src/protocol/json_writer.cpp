@@ -1,7 +1,10 @@
 #include "protocol/json_writer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
+#include <cstring>
 
 namespace toolport::protocol {
 
@@ -44,13 +47,34 @@ constexpr std::array<char, 128> kEscapes = [] {
     return table;
 }();
 
-// Writes into a string.
-struct TextSink {
-    std::string& out;
-    void put(char c) { out.push_back(c); }
-    void put(std::string_view s) { out.append(s); }
-    std::size_t mark() const { return out.size(); }
-    void rewind(std::size_t to) { out.resize(to); }
+// Writes into a string. A reply is written in a few hundred small pieces (a quote, a key, a
+// colon...): the string is grown ahead and written through a pointer, and cut to what was
+// written at the end, instead of an out-of-line append checking the capacity per piece.
+class TextSink {
+public:
+    explicit TextSink(std::string& out) : out_(out), used_(out.size()) {
+        out_.resize(std::max(out_.capacity(), used_ + 64));
+    }
+    ~TextSink() { out_.resize(used_); }
+    TextSink(const TextSink&) = delete;
+    TextSink& operator=(const TextSink&) = delete;
+
+    void put(char c) { *room(1) = c; }
+    void put(std::string_view s) {
+        if (!s.empty()) std::memcpy(room(s.size()), s.data(), s.size());
+    }
+    std::size_t mark() const { return used_; }
+    void rewind(std::size_t to) { used_ = to; }
+
+private:
+    char* room(std::size_t n) {
+        if (used_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, used_ + n));
+        char* at = out_.data() + used_;
+        used_ += n;
+        return at;
+    }
+    std::string& out_;
+    std::size_t used_;
 };
 
 // Counts what would be written.
@@ -146,7 +170,20 @@ void write_value(const Json& value, Sink& sink) {
                 return;
             }
             break;
-        case Json::value_t::number_float:
+        case Json::value_t::number_float: {
+            // nlohmann's own number text (its dump_float: "null" when not finite, else its
+            // Grisu2 digits), without building a serializer and a string per number (every
+            // result's _meta.duration_ms).
+            const double x = value.get<double>();
+            if (!std::isfinite(x)) {
+                sink.put("null");
+                return;
+            }
+            char digits[64];
+            const char* end = nlohmann::detail::to_chars(digits, digits + sizeof digits, x);
+            sink.put(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+            return;
+        }
         case Json::value_t::discarded: break;
     }
     sink.put(nlohmann_text(value));
@@ -155,7 +192,7 @@ void write_value(const Json& value, Sink& sink) {
 }  // namespace
 
 void write_json(const Json& value, std::string& out) {
-    TextSink sink{out};
+    TextSink sink(out);
     write_value(value, sink);
 }
 

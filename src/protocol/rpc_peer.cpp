@@ -19,7 +19,9 @@ RpcPeer::RpcPeer(Executor& executor, Hooks hooks) : executor_(executor), hooks_(
 RpcPeer::~RpcPeer() {
     // Timers and cancellation callbacks still scheduled check this.
     alive_.reset();
-    fail_all(std::make_exception_ptr(OperationCancelled("the connection ended")));
+    // (The exception only when a request is left: a peer serving one stateless request
+    // ends with none, and making one costs an allocation and a string.)
+    if (!outgoing_.empty()) fail_all(std::make_exception_ptr(OperationCancelled("the connection ended")));
 }
 
 // ------------------------------------------------------------------ requests we send

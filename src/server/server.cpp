@@ -16,6 +16,8 @@ namespace toolport {
 
 McpServer::McpServer(Executor& executor, ServerOptions options) : executor_(executor), options_(std::move(options)) {
     if (options_.version.empty()) options_.version = kToolportVersion;
+    server_info_ = {{"name", options_.name}, {"version", options_.version}};
+    if (!options_.title.empty()) server_info_["title"] = options_.title;
     if (options_.state_secret.empty()) {
         options_.state_secret.assign(32, '\0');
         util::secure_random(options_.state_secret.data(), options_.state_secret.size());
@@ -46,12 +48,6 @@ std::shared_ptr<ServerSession> McpServer::open_session(SessionOutput output, Cal
     auto session = std::make_shared<ServerSession>(*this, std::move(output), std::move(caller));
     sessions_.insert(session.get());
     return session;
-}
-
-Json McpServer::server_info() const {
-    Json info = {{"name", options_.name}, {"version", options_.version}};
-    if (!options_.title.empty()) info["title"] = options_.title;
-    return info;
 }
 
 Json McpServer::capabilities(protocol::Revision revision, const CallerIdentity* caller) const {

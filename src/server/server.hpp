@@ -83,7 +83,9 @@ public:
 
     std::shared_ptr<ServerSession> open_session(SessionOutput output, CallerIdentity caller = {});
 
-    Json server_info() const;
+    // {name, version, title}: built once (the options do not change), since every reply of
+    // the stateless revision carries it.
+    const Json& server_info() const { return server_info_; }
     // The capabilities `caller` is offered (every extension without a caller; with one,
     // only the extensions of sources it may see).
     Json capabilities(protocol::Revision revision, const CallerIdentity* caller = nullptr) const;
@@ -210,6 +212,7 @@ private:
 
     Executor& executor_;
     ServerOptions options_;
+    Json server_info_;
     Registry registry_;
     std::set<std::string> forwarded_headers_;
     Json extensions_ = Json::object();

@@ -39,7 +39,7 @@ void ServerSession::close() {
     closed_ = true;
     server_.session_closed(this);
     peer_.stop_serving_all("session closed");
-    peer_.fail_all(std::make_exception_ptr(OperationCancelled("session closed")));
+    if (peer_.pending() > 0) peer_.fail_all(std::make_exception_ptr(OperationCancelled("session closed")));
 }
 
 void ServerSession::send(const Json& message, const RequestId* related) {

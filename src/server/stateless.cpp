@@ -69,7 +69,7 @@ Json check_required_capabilities(const Request& request, const StatelessMeta& me
 
 void decorate_stateless_result(Json& result, const McpServer& server) {
     if (!result.is_object()) return;
-    if (!result.contains("resultType")) result["resultType"] = "complete";
+    result.emplace("resultType", "complete");  // unless the result says otherwise
     Json& meta = result["_meta"];
     if (!meta.is_object()) meta = Json::object();
     meta[meta_key::kServerInfo] = server.server_info();

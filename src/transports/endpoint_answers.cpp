@@ -12,11 +12,13 @@ namespace ec = protocol::error_code;
 namespace {
 
 // HTTP status for a stateless reply: the 2026-07-28 transport maps some JSON-RPC errors.
+// The reply is one serialized message, its keys sorted: an error response starts with its
+// "error" member (before "id" and "jsonrpc"); a result that merely quotes an error (an
+// upstream's, in structuredContent) is no error response.
 unsigned stateless_status(std::string_view reply) {
-    constexpr std::string_view marker = "\"error\":{\"code\":";  // nlohmann writes keys sorted
-    auto pos = reply.find(marker);
-    if (pos == std::string::npos) return 200;
-    int code = std::atoi(std::string(reply.substr(pos + marker.size(), 12)).c_str());
+    constexpr std::string_view marker = "{\"error\":{\"code\":";
+    if (reply.substr(0, marker.size()) != marker) return 200;
+    int code = std::atoi(std::string(reply.substr(marker.size(), 12)).c_str());
     switch (code) {
         case ec::kMethodNotFound: return 404;
         case ec::kHeaderMismatch:

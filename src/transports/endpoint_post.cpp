@@ -241,7 +241,8 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
         [weak](const Json& message, const protocol::RequestId* related) {
             auto s = weak.lock();
             if (!s) return;
-            std::string key = related ? related->dump() : std::string();
+            // (id_key: the id as dump() writes it, without building a serializer.)
+            std::string key = related ? protocol::id_key(*related) : std::string();
             s->push(protocol::serialize(message), related && !message.contains("method") ? &key : nullptr);
         },
         CallerIdentity{.principal = principal_of(req, credential), .view = view_of(req, credential)});
@@ -259,16 +260,15 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
 std::optional<HeaderProblem> HttpEndpoint::State::check_headers(const HttpRequestView& req, const PostBody& body,
                                                                 const StatelessMeta& meta) {
     StatelessHeaders h;
-    h.protocol_version = std::string(req.header("MCP-Protocol-Version"));
+    h.protocol_version = req.header("MCP-Protocol-Version");
     h.has_protocol_version = req.has_header("MCP-Protocol-Version");
-    h.method = std::string(req.header("Mcp-Method"));
+    h.method = req.header("Mcp-Method");
     h.has_method = req.has_header("Mcp-Method");
-    h.name = std::string(req.header("Mcp-Name"));
+    h.name = req.header("Mcp-Name");
     h.has_name = req.has_header("Mcp-Name");
     req.for_each_header([&h](std::string_view name, std::string_view value) {
-        if (name.size() > 10 && strncasecmp(name.data(), "Mcp-Param-", 10) == 0) {
-            h.params.emplace_back(std::string(name.substr(10)), std::string(value));
-        }
+        if (name.size() > 10 && strncasecmp(name.data(), "Mcp-Param-", 10) == 0)
+            h.params.emplace_back(name.substr(10), value);
     });
     return check_stateless_headers(h, *body.first_request, meta, mcp);
 }

@@ -21,20 +21,23 @@ bool loopback_bind(const HttpOptions& o) { return is_loopback_host(o.host); }
 }  // namespace
 
 namespace {
-// A dotted-quad IPv4 address in 127.0.0.0/8 (not a DNS name that merely starts with "127.").
+// A dotted-quad IPv4 address in 127.0.0.0/8 (not a DNS name that merely starts with "127."):
+// four parts of one to three digits, each at most 255, the first "127". Runs on every request
+// (the Host header, and the address the server is bound to), so it reads the text in place.
 bool is_ipv4_loopback(std::string_view h) {
     int parts = 0;
     std::size_t i = 0;
     while (i <= h.size()) {
-        std::size_t end = h.find('.', i);
-        if (end == std::string_view::npos) end = h.size();
-        auto part = h.substr(i, end - i);
-        if (part.empty() || part.size() > 3 ||
-            !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-            std::stoi(std::string(part)) > 255) {
-            return false;
+        std::size_t end = i;
+        unsigned value = 0;
+        while (end < h.size() && h[end] != '.') {
+            const char c = h[end];
+            if (c < '0' || c > '9' || end - i == 3) return false;
+            value = value * 10 + static_cast<unsigned>(c - '0');
+            ++end;
         }
-        if (parts == 0 && part != "127") return false;
+        if (end == i || value > 255) return false;
+        if (parts == 0 && h.substr(i, end - i) != "127") return false;
         ++parts;
         i = end + 1;
     }
@@ -47,8 +50,8 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 // A reg-name or IPv4 address character (RFC 3986 §3.2.2: unreserved, pct-encoded, sub-delims).
 bool is_reg_name_char(char c) {
-    return is_hex(c) || (c >= 'g' && c <= 'z') || (c >= 'G' && c <= 'Z') ||
-           std::string_view("-._~%!$&'()*+,;=").find(c) != std::string_view::npos;
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '-' ||
+           std::string_view("_~%!$&'()*+,;=").find(c) != std::string_view::npos;
 }
 }  // namespace
 

@@ -92,10 +92,14 @@ public:
 
 private:
     using Field = std::pair<std::string_view, std::string_view>;
-    // The first field of that name, as Beast's find gives it.
+    // The first field of that name, as Beast's find gives it. Most names differ in length,
+    // and clients mostly spell a name as the endpoint asks for it: both are compared before
+    // the letters are, one by one, ignoring case.
     const Field* find(std::string_view name) const {
-        for (const auto& field : fields_)
-            if (util::iequals_ascii(field.first, name)) return &field;
+        for (const auto& field : fields_) {
+            if (field.first.size() == name.size() && (field.first == name || util::iequals_ascii(field.first, name)))
+                return &field;
+        }
         return nullptr;
     }
 
@@ -155,6 +159,56 @@ struct Watch {
         woken = true;
         timer.cancel();
     }
+};
+
+// The keep-alive timeout of a connection's reads (http.keep_alive_timeout_s: from the start of
+// a read, waiting for the next request included, to the end of that request). One timer for
+// the connection's life instead of one armed and cancelled per request (Beast's stream
+// timeout): each cancel queues a completion, which costs a pass through the loop and a
+// non-blocking epoll_wait per request. A read only notes when it starts; when the timer
+// fires it ends the read that is over time (closing the socket, as Beast's timeout does) or
+// waits again until the current read's deadline.
+class ReadDeadline : public std::enable_shared_from_this<ReadDeadline> {
+public:
+    ReadDeadline(beast::tcp_stream& stream, std::chrono::steady_clock::duration limit)
+        : stream_(&stream), limit_(limit), timer_(stream.get_executor()) {}
+
+    void start() { arm(std::chrono::steady_clock::now() + limit_); }
+    void reading() {
+        started_ = std::chrono::steady_clock::now();
+        reading_ = true;
+    }
+    void done_reading() { reading_ = false; }
+    // Whether the last read ended because it was over time.
+    bool timed_out() const { return timed_out_; }
+    // The connection is done with its stream (its coroutine ends, or hands the socket over):
+    // a completion already queued must not touch it.
+    void stop() {
+        stream_ = nullptr;
+        timer_.cancel();
+    }
+
+private:
+    void arm(std::chrono::steady_clock::time_point at) {
+        timer_.expires_at(at);
+        timer_.async_wait([self = shared_from_this()](const beast::error_code& ec) {
+            if (ec || !self->stream_) return;
+            const auto now = std::chrono::steady_clock::now();
+            if (self->reading_ && now - self->started_ >= self->limit_) {
+                self->timed_out_ = true;
+                self->stream_->close();  // the read ends with an error; the connection closes
+                return;
+            }
+            self->arm(self->reading_ ? self->started_ + self->limit_ : now + self->limit_);
+        });
+    }
+
+    beast::tcp_stream* stream_;
+    std::chrono::steady_clock::duration limit_;
+    net::steady_timer timer_;
+    std::chrono::steady_clock::time_point started_{};
+    bool reading_ = false;
+    bool timed_out_ = false;
 };
 
 void watch_reads(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::shared_ptr<Watch> watch) {
@@ -382,12 +436,21 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         beast::flat_buffer buffer;
         beast::error_code nb;
         stream.socket().non_blocking(true, nb);  // write_reply() tries a write without waiting
+        auto deadline = std::make_shared<ReadDeadline>(stream, self->opts.keep_alive_timeout);
+        struct StopDeadline {
+            std::shared_ptr<ReadDeadline> d;
+            ~StopDeadline() { d->stop(); }
+        } stop_deadline{deadline};
+        deadline->start();
+        stream.expires_never();  // reads have no Beast timeout (write_reply() clears its own)
         for (;;) {
             http::request_parser<http::string_body> parser;
             parser.header_limit(static_cast<std::uint32_t>(self->opts.max_header_bytes));
             parser.body_limit(self->opts.max_body_bytes);
-            stream.expires_after(self->opts.keep_alive_timeout);
+            deadline->reading();
             auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+            deadline->done_reading();
+            if (deadline->timed_out()) break;  // closed at the keep-alive timeout
             if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
                 ec == beast::error::timeout || ec == net::error::operation_aborted) {
                 break;
@@ -519,6 +582,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         rest.consume(ec ? 0 : sent);
         stream.expires_after(self->opts.write_timeout);
         auto [wec, n] = co_await net::async_write(stream, rest, use_nothrow);
+        stream.expires_never();  // the next read's deadline is the connection's (ReadDeadline)
         co_return !wec;
     }
 

@@ -20,8 +20,8 @@ HeaderProblem problem(const Request& request, int status, int code, std::string 
     return HeaderProblem{status, make_error(request.id, code, message, std::move(data))};
 }
 
-// The name a request addresses, for Mcp-Name.
-std::optional<std::string> addressed_name(const Request& request) {
+// The name a request addresses, for Mcp-Name (a view into its params).
+std::optional<std::string_view> addressed_name(const Request& request) {
     const Json& p = request.params;
     if (!p.is_object()) return std::nullopt;
     const char* key = nullptr;
@@ -34,26 +34,27 @@ std::optional<std::string> addressed_name(const Request& request) {
     if (!key) return std::nullopt;
     auto it = p.find(key);
     if (it == p.end() || !it->is_string()) return std::nullopt;
-    return it->get<std::string>();
+    return std::string_view(it->get_ref<const std::string&>());
 }
 
-// Header values that are not plain visible ASCII travel as "=?base64?<b64>?=".
-std::optional<std::string> decode_param_header(const std::string& value) {
+// Whether a header value says `expected`: as it is or, for values that are not plain visible
+// ASCII, as "=?base64?<b64>?=". (Compared in place: a copy only for a base64 one.)
+bool header_says(std::string_view value, std::string_view expected) {
     constexpr std::string_view prefix = "=?base64?";
     constexpr std::string_view suffix = "?=";
-    if (value.size() >= prefix.size() + suffix.size() &&
-        util::iequals_ascii(std::string_view(value).substr(0, prefix.size()), prefix) &&
-        value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        return util::base64_decode(value.substr(prefix.size(), value.size() - prefix.size() - suffix.size()));
+    if (value.size() >= prefix.size() + suffix.size() && util::iequals_ascii(value.substr(0, prefix.size()), prefix) &&
+        value.substr(value.size() - suffix.size()) == suffix) {
+        auto decoded = util::base64_decode(value.substr(prefix.size(), value.size() - prefix.size() - suffix.size()));
+        return decoded && *decoded == expected;
     }
-    return value;
+    return value == expected;
 }
 
 // HTTP field values may carry optional white space around them (RFC 9110 §5.5).
-std::string trim_ows(std::string_view v) {
+std::string_view trim_ows(std::string_view v) {
     while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
     while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-    return std::string(v);
+    return v;
 }
 
 std::string header_text(const Json& v) {
@@ -96,14 +97,14 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
                                    util::sanitize_for_message(h.method, 60),
                                    util::sanitize_for_message(request.method, 60)));
     }
-    if (auto name = addressed_name(request)) {
+    const auto name = addressed_name(request);
+    if (name) {
         if (!h.has_name) {
             return problem(request, 400, error_code::kHeaderMismatch,
                            fmt::format("Missing Mcp-Name header (expected \"{}\")",
                                        util::sanitize_for_message(*name, 100)));
         }
-        auto decoded = decode_param_header(trim_ows(h.name));
-        if (!decoded || *decoded != *name) {
+        if (!header_says(trim_ows(h.name), *name)) {
             return problem(request, 400, error_code::kHeaderMismatch,
                            fmt::format("Mcp-Name header does not match the body (\"{}\")",
                                        util::sanitize_for_message(*name, 100)));
@@ -111,16 +112,20 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
     }
     // Mcp-Param-<Name> mirrors of x-mcp-header tool parameters must match the arguments.
     if (request.method == "tools/call" && request.params.is_object()) {
-        auto name = addressed_name(request);
-        const ToolSpec* tool = name ? server.registry().find_tool(*name) : nullptr;
-        const Json& schema = tool ? tool->input_schema : Json();
-        if (tool && schema.is_object() && schema.contains("properties") && schema["properties"].is_object()) {
-            const Json args = request.params.value("arguments", Json::object());
-            for (const auto& [prop, def] : schema["properties"].items()) {
+        const ToolSpec* tool = name ? server.registry().find_tool(std::string(*name)) : nullptr;
+        static const Json no_schema;
+        const Json& schema = tool ? tool->input_schema : no_schema;
+        const auto properties = schema.is_object() ? schema.find("properties") : schema.end();
+        if (tool && properties != schema.end() && properties->is_object() && !properties->empty()) {
+            // The arguments as sent (an object when the call has none), read in place.
+            static const Json no_arguments = Json::object();
+            const auto sent_arguments = request.params.find("arguments");
+            const Json& args = sent_arguments != request.params.end() ? *sent_arguments : no_arguments;
+            for (const auto& [prop, def] : properties->items()) {
                 if (!def.is_object() || !def.contains("x-mcp-header") || !def["x-mcp-header"].is_string()) continue;
                 const std::string header_name = def["x-mcp-header"];
                 const Json* sent = nullptr;
-                std::string sent_value;
+                std::string_view sent_value;
                 for (const auto& [hn, hv] : h.params) {
                     if (util::iequals_ascii(hn, header_name)) {
                         sent_value = hv;
@@ -140,8 +145,7 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
                     return problem(request, 400, error_code::kHeaderMismatch,
                                    fmt::format("Missing Mcp-Param-{} header for argument \"{}\"", header_name, prop));
                 }
-                auto decoded = decode_param_header(trim_ows(sent_value));
-                if (!decoded || *decoded != header_text(args[prop])) {
+                if (!header_says(trim_ows(sent_value), header_text(args[prop]))) {
                     return problem(request, 400, error_code::kHeaderMismatch,
                                    fmt::format("Mcp-Param-{} header does not match argument \"{}\"", header_name, prop));
                 }

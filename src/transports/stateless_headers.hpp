@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,14 +14,16 @@
 
 namespace toolport {
 
+// Views of the request's header values: valid while the request is (the check is made
+// while the endpoint answers it).
 struct StatelessHeaders {
-    std::string protocol_version;
+    std::string_view protocol_version;
     bool has_protocol_version = false;
-    std::string method;
+    std::string_view method;
     bool has_method = false;
-    std::string name;
+    std::string_view name;
     bool has_name = false;
-    std::vector<std::pair<std::string, std::string>> params;  // Mcp-Param-<Name>: value
+    std::vector<std::pair<std::string_view, std::string_view>> params;  // Mcp-Param-<Name>: value
 };
 
 struct HeaderProblem {

@@ -30,6 +30,10 @@ class BudgetStage final : public Stage {
 public:
     explicit BudgetStage(stores::BudgetStore& store) : store_(store) {}
     std::string_view name() const override { return "budget"; }
+    // No budget to keep and no service to count the calls of.
+    bool passes_through(const CallPolicy& policy) const override {
+        return policy.budget.max_downstream_calls_per_request <= 0 && policy.service.empty();
+    }
     Task<ToolResult> handle(Call& call, const Next& next) override;
 
     // What a call's downstream calls are counted against.

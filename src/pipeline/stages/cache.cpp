@@ -80,7 +80,7 @@ Task<ToolResult> CacheStage::handle(Call& call, const Next& next) {
         if (read_only(*call.tool)) co_return co_await next(call);
         // It may change what its source's reads answer: their cached results are stale
         // once it has run (or failed half-way), on every replica.
-        ToolResult result;
+        ToolResult result = unassigned_result();
         std::exception_ptr failure;
         try {
             result = co_await next(call);

@@ -11,7 +11,7 @@ long long MetaAccounting::tokens_estimate(std::size_t chars) {
 }
 
 Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
-    ToolResult result;
+    ToolResult result = unassigned_result();
     try {
         result = co_await next(call);
     } catch (const ToolError& e) {

@@ -47,7 +47,7 @@ ObserveStage::ToolSeries::ByCode* ObserveStage::ToolSeries::failure(const std::s
 }
 
 Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
-    ToolResult result;
+    ToolResult result = unassigned_result();
     // A call its client cancelled (notifications/cancelled, or a stateless request whose
     // stream it closed) gets no answer, but it was made: it is counted, as CANCELLED.
     std::exception_ptr cancelled;

@@ -16,6 +16,11 @@ class RateLimitStage final : public Stage {
 public:
     explicit RateLimitStage(stores::RateLimitStore& store) : store_(store) {}
     std::string_view name() const override { return "rate_limit"; }
+    // No service, or no limit on it.
+    bool passes_through(const CallPolicy& policy) const override {
+        const auto& rule = policy.service_policy.rate_limit;
+        return policy.service.empty() || !(rule.min_spacing.count() > 0 || rule.rate > 0);
+    }
     Task<ToolResult> handle(Call& call, const Next& next) override;
 
 private:
@@ -26,6 +31,7 @@ class ClientQuotaStage final : public Stage {
 public:
     explicit ClientQuotaStage(stores::RateLimitStore& store) : store_(store) {}
     std::string_view name() const override { return "client_quota"; }
+    bool passes_through(const CallPolicy& policy) const override { return policy.client_quota.per_minute <= 0; }
     Task<ToolResult> handle(Call& call, const Next& next) override;
 
     // "token:<hash>" or "session:<hash>"; empty when the caller cannot be told apart.

@@ -56,7 +56,7 @@ Task<ToolResult> TimeoutStage::handle(Call& call, const Next& next) {
     // For downstream clients (retry backoff, Retry-After): a wall-clock bound. Time spent
     // waiting for the user (which the timer does not count) can only extend the real one.
     call.ctx.set_deadline(std::chrono::steady_clock::now() + limit);
-    ToolResult result;
+    ToolResult result = unassigned_result();
     try {
         result = co_await next(call);
     } catch (...) {
