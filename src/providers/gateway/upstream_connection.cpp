@@ -195,6 +195,7 @@ Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
     if (caps.contains("prompts")) fresh.prompts = co_await list_all(client, "prompts/list", "prompts");
     fresh.completions = caps.contains("completions");
     catalog_ = std::move(fresh);
+    index_tools();
 }
 
 void Upstream::relist(const std::string& what) {
@@ -210,6 +211,7 @@ void Upstream::relist(const std::string& what) {
             self->relist_queue_.erase(self->relist_queue_.begin());
             if (kind == "tools") {
                 self->catalog_.tools = co_await self->list_all(client, "tools/list", "tools");
+                self->index_tools();
             } else if (kind == "resources") {
                 self->catalog_.resources = co_await self->list_all(client, "resources/list", "resources");
                 self->catalog_.resource_templates = co_await self->list_all(client, "resources/templates/list",

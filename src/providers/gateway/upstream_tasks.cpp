@@ -77,22 +77,31 @@ bool Upstream::runs_v1_tasks() const {
     return tools != requests->end() && tools->is_object() && tools->contains("call");
 }
 
-Json Upstream::output_schema_of(const std::string& name) const {
-    for (const auto& tool : catalog_.tools) {
-        if (tool.value("name", Json()) == name) return tool.value("outputSchema", Json());
+void Upstream::index_tools() {
+    tool_index_.clear();
+    for (std::size_t i = 0; i < catalog_.tools.size(); ++i) {
+        auto name = catalog_.tools[i].find("name");
+        if (name != catalog_.tools[i].end() && name->is_string()) tool_index_.emplace(name->get<std::string>(), i);
     }
-    return nullptr;
+}
+
+const Json* Upstream::listed_tool(const std::string& name) const {
+    auto it = tool_index_.find(name);
+    return it == tool_index_.end() ? nullptr : &catalog_.tools[it->second];
+}
+
+Json Upstream::output_schema_of(const std::string& name) const {
+    const Json* tool = listed_tool(name);
+    return tool ? tool->value("outputSchema", Json()) : Json(nullptr);
 }
 
 std::string Upstream::task_support_of(const std::string& name) const {
-    for (const auto& tool : catalog_.tools) {
-        if (tool.value("name", Json()) != name) continue;
-        auto execution = tool.find("execution");
-        if (execution == tool.end() || !execution->is_object()) return {};
-        auto support = execution->value("taskSupport", std::string());
-        return support == "optional" || support == "required" ? support : std::string();
-    }
-    return {};
+    const Json* tool = listed_tool(name);
+    if (!tool) return {};
+    auto execution = tool->find("execution");
+    if (execution == tool->end() || !execution->is_object()) return {};
+    auto support = execution->value("taskSupport", std::string());
+    return support == "optional" || support == "required" ? support : std::string();
 }
 
 Json Upstream::with_tasks_declared(Json params) {
