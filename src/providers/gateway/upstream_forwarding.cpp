@@ -169,8 +169,10 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
         if (as_task) {
             result = co_await call_as_task(ctx, std::move(client), tool, std::move(arguments), local, progress);
         } else {
-            result = co_await send_for(ctx, std::move(client), "tools/call",
-                                       {{"name", tool}, {"arguments", std::move(arguments)}}, progress);
+            Json params = Json::object();
+            params.emplace("name", tool);
+            params.emplace("arguments", std::move(arguments));
+            result = co_await send_for(ctx, std::move(client), "tools/call", std::move(params), progress);
         }
     } catch (const protocol::RpcError& e) {
         // Ours, not the upstream's: the gateway refused what the client answered for it
@@ -220,7 +222,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     }
     ToolResult answer;
     try {
-        answer = ToolResult::from_json(result);
+        answer = ToolResult::from_json(std::move(result));
     } catch (const std::invalid_argument& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} answered the call of {} with something that is not a tool result: {}",
