@@ -777,7 +777,7 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
     };
     co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits));
     auto& reader = *state->reader;
-    state->head = reader.head;
+    state->head = std::move(reader.head);  // the reader is done with it
     if (auto length = reader.parser.content_length()) state->content_length = *length;
     if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
     else reader.conn->lowest().expires_never();
@@ -815,16 +815,32 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
     // piece of a gzip body (16 KiB on the wire) can inflate to megabytes, which would all be
     // in memory before a check on the assembled body saw them.
     this->limit(limit);
-    std::string body;
-    std::optional<std::size_t> over;  // set once the body passed the limit
-    try {
-        while (auto piece = co_await read_some()) {
-            body += *piece;
-            if (body.size() > limit) {
-                over = body.size();
+    // Read in one pass on the connection's loop rather than with read_some() piece by piece:
+    // each crossing between the loops costs more than reading a small body (a gateway's
+    // replies). `over` is set once the body passed the limit.
+    struct Read {
+        std::string body;
+        std::optional<std::size_t> over;
+    };
+    auto reading = [](std::shared_ptr<State> state, std::size_t limit) -> net::awaitable<Read> {
+        Read read;
+        while (state->reader) {
+            const bool more = co_await state->client->read_piece(*state->reader, read.body, state->watch);
+            if (!more) state->client->release(std::move(state->reader), state->watch);
+            if (read.body.size() > limit) {
+                read.over = read.body.size();
                 break;
             }
         }
+        co_return read;
+    };
+    if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
+    std::string body;
+    std::optional<std::size_t> over;
+    try {
+        Read read = co_await await_asio(state_->client->io, reading(state_, limit));
+        body = std::move(read.body);
+        over = read.over;
     } catch (const ResponseTooLarge& e) {
         over = e.size;
     }
