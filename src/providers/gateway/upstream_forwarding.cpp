@@ -110,28 +110,34 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
     options.tag = scope.caller.tag;
-    // A stateless upstream learns the calling client's capabilities with each request, and
-    // asks its questions in the result (relayed to the client under the same keys).
-    options.client_capabilities = ctx.client_capabilities();
     // A task the client asked for runs here, at the gateway (server/tasks.hpp): a call
     // forwarded in the request must not be answered with a task of its own, which the
     // gateway would take for the tool's result. Only the requests of a call the gateway
-    // runs upstream as a task (call_as_task) declare the extension.
-    if (tasks) {
-        if (!options.client_capabilities->is_object()) options.client_capabilities = Json::object();
-        Json& ext = (*options.client_capabilities)["extensions"];
-        if (!ext.is_object()) ext = Json::object();
-        ext[kTasksExtension] = Json::object();
-        if (!client->is_stateless()) params = with_tasks_declared(std::move(params));
-    } else if (auto ext = options.client_capabilities->find("extensions");
-               ext != options.client_capabilities->end() && ext->is_object()) {
-        ext->erase(kTasksExtension);
-        if (ext->empty()) options.client_capabilities->erase("extensions");
+    // runs upstream as a task (call_as_task) declare the extension: in the params' _meta
+    // over a session, with the client's capabilities to a stateless upstream.
+    if (!client->is_stateless()) {
+        // What follows is read by the stateless revision only (RequestOptions): not built
+        // for every call over a session.
+        if (tasks) params = with_tasks_declared(std::move(params));
+    } else {
+        // A stateless upstream learns the calling client's capabilities with each request,
+        // and asks its questions in the result (relayed to the client under the same keys).
+        options.client_capabilities = ctx.client_capabilities();
+        if (tasks) {
+            if (!options.client_capabilities->is_object()) options.client_capabilities = Json::object();
+            Json& ext = (*options.client_capabilities)["extensions"];
+            if (!ext.is_object()) ext = Json::object();
+            ext[kTasksExtension] = Json::object();
+        } else if (auto ext = options.client_capabilities->find("extensions");
+                   ext != options.client_capabilities->end() && ext->is_object()) {
+            ext->erase(kTasksExtension);
+            if (ext->empty()) options.client_capabilities->erase("extensions");
+        }
+        options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
+        // A stateless upstream logs only at the level a request asks for: ask for all, and
+        // our own session filters by what the client chose.
+        options.log_level = "debug";
     }
-    options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
-    // A stateless upstream logs only at the level a request asks for: ask for all, and our
-    // own session filters by what the client chose.
-    options.log_level = "debug";
     if (on_progress) {
         // Progress counts against the call's budget too.
         options.on_progress = [this, caller = &scope.caller, on_progress = std::move(on_progress)](const Json& p) {
