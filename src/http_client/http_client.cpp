@@ -758,6 +758,19 @@ struct ResponseStream::State {
     std::unique_ptr<HttpClient::Impl::BodyReader> reader;
     Response head;
     std::optional<std::uint64_t> content_length;
+    // StreamOptions::read_ahead: the body open() read (or the error it met), not handed out
+    // yet; and the URL for messages once the reader is gone.
+    bool has_ahead = false;
+    std::string ahead;
+    std::exception_ptr ahead_error;
+    Url ahead_url;
+
+    // What was read ahead, all at once (read_all): the body, or its error rethrown.
+    std::string take_ahead() {
+        has_ahead = false;
+        if (auto error = std::exchange(ahead_error, nullptr)) std::rethrow_exception(error);
+        return std::move(ahead);
+    }
 };
 
 ResponseStream::ResponseStream(std::shared_ptr<State> state) : state_(std::move(state)) {}
@@ -770,17 +783,32 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};
-    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url, Request request,
-                       Impl::Limits limits) -> net::awaitable<bool> {
+    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url, Request request, Impl::Limits limits,
+                       StreamOptions options) -> net::awaitable<bool> {
         state->reader = co_await state->client->start(url, request, limits, state->watch);
+        auto& reader = *state->reader;
+        state->head = std::move(reader.head);  // the reader is done with it
+        if (auto length = reader.parser.content_length()) state->content_length = *length;
+        if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
+        else reader.conn->lowest().expires_never();
+        if (state->content_length && *state->content_length <= options.read_ahead && reader.decoder->identity()) {
+            // Read as read_some() would (the body's deadline, cancellation), its error kept
+            // for the reads: open() succeeded whatever the body does.
+            state->has_ahead = true;
+            try {
+                while (state->reader) {
+                    const bool more = co_await state->client->read_piece(*state->reader, state->ahead, state->watch);
+                    if (more) continue;
+                    state->ahead_url = std::move(state->reader->url);
+                    state->client->release(std::move(state->reader), state->watch);
+                }
+            } catch (...) {
+                state->ahead_error = std::current_exception();
+            }
+        }
         co_return true;
     };
-    co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits));
-    auto& reader = *state->reader;
-    state->head = std::move(reader.head);  // the reader is done with it
-    if (auto length = reader.parser.content_length()) state->content_length = *length;
-    if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
-    else reader.conn->lowest().expires_never();
+    co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits, options));
     co_return std::unique_ptr<ResponseStream>(new ResponseStream(std::move(state)));
 }
 
@@ -795,6 +823,12 @@ Task<std::optional<std::string>> ResponseStream::read_some() {
         co_return piece;
     };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
+    if (state_->has_ahead) {
+        // The bytes read ahead first, then the error that ended them (as pieces would come).
+        if (!state_->ahead.empty()) co_return std::exchange(state_->ahead, std::string());
+        state_->take_ahead();  // empty by now: rethrows the error, if any
+        co_return std::nullopt;
+    }
     co_return co_await await_asio(state_->client->io, reading(state_));
 }
 
@@ -806,7 +840,7 @@ void ResponseStream::limit(std::size_t limit) {
 }
 
 Task<std::string> ResponseStream::read_all(std::size_t limit) {
-    const auto url = state_->reader ? state_->reader->url : Url{};
+    const auto url = state_->reader ? state_->reader->url : state_->ahead_url;
     if (state_->content_length && *state_->content_length > limit) {
         state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
         throw HttpClient::Impl::too_large_announced(url, *state_->content_length, limit);
@@ -835,6 +869,8 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
         co_return read;
     };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
+    // Read ahead: its length was announced, and checked against `limit` above.
+    if (state_->has_ahead) co_return state_->take_ahead();
     std::string body;
     std::optional<std::size_t> over;
     try {
