@@ -173,6 +173,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     ClientOptions options;
     ssl::context tls_context;
     std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle;  // by pool key
+    // The URL text of the last request and its parse: a client sends its requests to one URL
+    // over and over (an MCP client to its server's endpoint), and parsing it again cost more
+    // than comparing the text. On the engine's loop, as every call of the client.
+    std::string last_url_text;
+    Url last_url;
     // Connections open per pool key (busy and idle), and the attempts waiting for one.
     struct OriginSlots {
         std::size_t open = 0;
@@ -642,11 +647,16 @@ void check_request(const Request& request) {
     }
 }
 
-// The request's URL, parsed, once its method and headers passed check_request.
-Url checked_url(const Request& request) {
+// The request's URL, parsed, once its method and headers passed check_request; `last_text`
+// and `last` keep the last parse (HttpClient::Impl::last_url).
+Url checked_url(const Request& request, std::string& last_text, Url& last) {
     check_request(request);
+    if (!last_text.empty() && request.url == last_text) return last;
     try {
-        return parse_url(request.url);
+        Url url = parse_url(request.url);
+        last_text = request.url;
+        last = url;
+        return url;
     } catch (const std::invalid_argument& e) {
         throw HttpError(HttpError::Kind::invalid_request, fmt::format("cannot use the URL: {}", e.what()));
     }
@@ -670,7 +680,7 @@ void HttpClient::close_idle() {
 
 Task<Response> HttpClient::fetch(Request request, CallOptions options) {
     auto self = impl_;
-    Url url = checked_url(request);
+    Url url = checked_url(request, self->last_url_text, self->last_url);
     const auto deadline = options.deadline.value_or(Clock::now() + self->options.default_timeout);
     const Impl::Limits limits{options.max_response_bytes ? options.max_response_bytes : self->options.max_response_bytes,
                               deadline};
@@ -779,7 +789,7 @@ const Response& ResponseStream::head() const { return state_->head; }
 std::optional<std::uint64_t> ResponseStream::content_length() const { return state_->content_length; }
 
 Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOptions options) {
-    Url url = checked_url(request);
+    Url url = checked_url(request, impl_->last_url_text, impl_->last_url);
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};
