@@ -222,6 +222,9 @@ private:
     void set_state(State state, std::string detail = {});
 
     UpstreamSettings settings_;
+    // settings_.secrets(), built once: every forwarded answer is redacted with them, and
+    // settings_ does not change after construction.
+    const std::vector<std::string> secrets_;
     AsioExecutor& executor_;
     Listener listener_;
     // Its stderr and log message limits, across reconnections (output_limits.hpp).

@@ -150,7 +150,7 @@ Task<void> Upstream::connect_once() {
     settled_ = true;
     backoff_ = settings_.restart_delay;  // a connection that worked is retried soon
     spdlog::info("upstream {}: connected to {} ({}), {} tools, {} resources, {} templates, {} prompts", name(),
-                 util::sanitize_for_message(providers::redact_text(settings_.describe(), settings_.secrets()), 200),
+                 util::sanitize_for_message(providers::redact_text(settings_.describe(), secrets_), 200),
                  client->protocol_version(), catalog_.tools.size(), catalog_.resources.size(),
                  catalog_.resource_templates.size(), catalog_.prompts.size());
     if (listener_.catalog_changed) listener_.catalog_changed();
@@ -242,7 +242,7 @@ void Upstream::lost(const std::string& reason) {
     if (state() == State::stopped) return;
     ++generation_;  // whatever the old connection still reports is ignored
     if (cancel_ping_) std::exchange(cancel_ping_, nullptr)();
-    const std::string why = util::sanitize_for_message(providers::redact_text(reason, settings_.secrets()), 300);
+    const std::string why = util::sanitize_for_message(providers::redact_text(reason, secrets_), 300);
     spdlog::warn("upstream {}: {}; reconnecting in {} ms", name(), why, backoff_.count());
     settled_ = true;
     relisting_ = false;
@@ -307,7 +307,7 @@ std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
         // attempt reads the token store anew, so no restart is needed after that).
         ToolError error(ToolErrorCode::upstream_authorization_failed,
                         fmt::format("upstream {} is not connected, so {} cannot be forwarded: {}", name(), what,
-                                    providers::redact_text(authorization_failure_, settings_.secrets())));
+                                    providers::redact_text(authorization_failure_, secrets_)));
         error.suggest(login_suggestion());
         if (wait.count() > 0) error.retry_after(wait);
         throw error;

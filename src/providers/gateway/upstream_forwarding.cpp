@@ -184,7 +184,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
         // Ours, not the upstream's: the gateway refused what the client answered for it
         // (a tampered requestState while relaying a stateless upstream's questions).
         if (!e.from_peer) throw;
-        const std::string message = providers::redact_text(e.message, settings_.secrets());
+        const std::string message = providers::redact_text(e.message, secrets_);
         // About the client, not the tool (a stateless upstream that needs a capability the
         // client lacks): the client's call ends with it, as from a server of its own.
         if (e.code == -32021) throw RpcError(e.code, message, e.data);
@@ -212,19 +212,19 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     } catch (const client::AuthorizationError& e) {
         ToolError error(ToolErrorCode::upstream_authorization_failed,
                         fmt::format("upstream {}: the call of {} could not be authorized: {}", name(), tool,
-                                    providers::redact_text(e.what(), settings_.secrets())));
+                                    providers::redact_text(e.what(), secrets_)));
         if (uses_login()) error.suggest(login_suggestion());
         throw error;
     } catch (const client::TransportError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} went away during the call of {}: {}", name(), tool,
-                                    providers::redact_text(e.what(), settings_.secrets())))
+                                    providers::redact_text(e.what(), secrets_)))
             .transient(true)
             .suggest("Try again shortly; the gateway reconnects to the upstream by itself");
     } catch (const client::ClientError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} answered the call of {} wrongly: {}", name(), tool,
-                                    providers::redact_text(e.what(), settings_.secrets())));
+                                    providers::redact_text(e.what(), secrets_)));
     }
     ToolResult answer;
     try {
@@ -236,7 +236,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     }
     // An upstream that echoes what the gateway sent it (its headers, bearer token, client
     // secret, secret-named env values) does not hand the operator's credentials to clients.
-    if (providers::redact_result(answer, settings_.secrets())) {
+    if (providers::redact_result(answer, secrets_)) {
         providers::check_redacted_output(answer, output_schema_of(tool), tool);
     }
     label_upstream_error(answer, name(), tool);
@@ -254,17 +254,15 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
         // Resources, prompts and completions are answers too: the operator's credentials
         // an upstream echoes are redacted from them as from tool results.
         Json result = co_await send_for(ctx, std::move(client), method, std::move(params));
-        providers::redact_json(result, settings_.secrets());
+        providers::redact_json(result, secrets_);
         co_return result;
     } catch (const protocol::RpcError& e) {
         if (!e.from_peer) throw;  // ours (see call_tool)
-        throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
+        throw RpcError(e.code, providers::redact_text(e.message, secrets_), e.data);
     } catch (const client::ClientError& e) {
-        throw RpcError(-32603,
-                       fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
+        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), secrets_)));
     } catch (const client::ResponseTooLarge& e) {  // not a ClientError
-        throw RpcError(-32603,
-                       fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
+        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), secrets_)));
     }
 }
 

@@ -181,7 +181,7 @@ Task<Json> Upstream::call_as_v1_task(RequestContext& ctx, std::shared_ptr<McpCli
             } catch (const RpcError& e) {
                 if (!e.from_peer) throw;
                 // The task's protocol error, as the upstream said it: our task fails with it.
-                throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
+                throw RpcError(e.code, providers::redact_text(e.message, secrets_), e.data);
             }
             if (result.is_object()) {
                 if (auto meta = result.find("_meta"); meta != result.end() && meta->is_object()) {
@@ -230,8 +230,7 @@ Task<Json> Upstream::call_as_task(RequestContext& ctx, std::shared_ptr<McpClient
                     cancel_upstream_task(client, id);
                     throw ToolError(ToolErrorCode::upstream_error,
                                     fmt::format("upstream {} refused the answers to its task {}…: error {}: {}", name(),
-                                                id.substr(0, 8), e.code,
-                                                providers::redact_text(e.message, settings_.secrets())));
+                                                id.substr(0, 8), e.code, providers::redact_text(e.message, secrets_)));
                 } catch (...) {
                     forwarded_.erase(local);
                     cancel_upstream_task(client, id);
@@ -300,7 +299,7 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
                 std::string message = error.is_object() ? error.value("message", std::string()) : std::string();
                 if (message.empty()) message = fmt::format("upstream {}'s task failed", name());
                 // The upstream's protocol error, as it said it: our task fails with it.
-                throw RpcError(code, providers::redact_text(std::move(message), settings_.secrets()),
+                throw RpcError(code, providers::redact_text(std::move(message), secrets_),
                                error.is_object() ? error.value("data", Json()) : Json());
             }
             if (status == "cancelled") {
@@ -341,7 +340,7 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
         cancel_upstream_task(client, id);
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} refused to go on with its task {}…: error {}: {}", name(),
-                                    id.substr(0, 8), e.code, providers::redact_text(e.message, settings_.secrets())))
+                                    id.substr(0, 8), e.code, providers::redact_text(e.message, secrets_)))
             .transient(true);
     } catch (const OperationCancelled&) {
         // Our call was cancelled (tasks/cancel, its deadline, the server stopping), or the
