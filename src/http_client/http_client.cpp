@@ -136,6 +136,18 @@ HttpError io_error(const beast::error_code& ec, const Url& url, std::string_view
 // again on a new connection whatever its method (nothing of it was processed).
 struct StaleConnection {};
 
+// The last request checked (checked_url): a client sends its requests to one URL with the
+// same method and fields over and over (an MCP client to its server's endpoint), and
+// parsing the URL and checking each field's characters again cost more than comparing
+// them with the last ones. On the engine's loop, as every call of the client.
+struct LastChecked {
+    bool checked = false;  // method and headers hold a request that passed check_request
+    std::string method;
+    Headers headers;
+    std::string url_text;
+    Url url;
+};
+
 }  // namespace
 
 std::optional<std::string> Response::header(std::string_view name) const {
@@ -173,11 +185,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     ClientOptions options;
     ssl::context tls_context;
     std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle;  // by pool key
-    // The URL text of the last request and its parse: a client sends its requests to one URL
-    // over and over (an MCP client to its server's endpoint), and parsing it again cost more
-    // than comparing the text. On the engine's loop, as every call of the client.
-    std::string last_url_text;
-    Url last_url;
+    LastChecked last_checked;
     // Connections open per pool key (busy and idle), and the attempts waiting for one.
     struct OriginSlots {
         std::size_t open = 0;
@@ -647,15 +655,21 @@ void check_request(const Request& request) {
     }
 }
 
-// The request's URL, parsed, once its method and headers passed check_request; `last_text`
-// and `last` keep the last parse (HttpClient::Impl::last_url).
-Url checked_url(const Request& request, std::string& last_text, Url& last) {
-    check_request(request);
-    if (!last_text.empty() && request.url == last_text) return last;
+// The request's URL, parsed, once its method and headers passed check_request; `last` keeps
+// the last method and headers that passed and the last URL parsed (HttpClient::Impl::last_checked).
+Url checked_url(const Request& request, LastChecked& last) {
+    if (!last.checked || request.method != last.method || request.headers != last.headers) {
+        last.checked = false;
+        check_request(request);
+        last.method = request.method;
+        last.headers = request.headers;
+        last.checked = true;
+    }
+    if (!last.url_text.empty() && request.url == last.url_text) return last.url;
     try {
         Url url = parse_url(request.url);
-        last_text = request.url;
-        last = url;
+        last.url_text = request.url;
+        last.url = url;
         return url;
     } catch (const std::invalid_argument& e) {
         throw HttpError(HttpError::Kind::invalid_request, fmt::format("cannot use the URL: {}", e.what()));
@@ -680,7 +694,7 @@ void HttpClient::close_idle() {
 
 Task<Response> HttpClient::fetch(Request request, CallOptions options) {
     auto self = impl_;
-    Url url = checked_url(request, self->last_url_text, self->last_url);
+    Url url = checked_url(request, self->last_checked);
     const auto deadline = options.deadline.value_or(Clock::now() + self->options.default_timeout);
     const Impl::Limits limits{options.max_response_bytes ? options.max_response_bytes : self->options.max_response_bytes,
                               deadline};
@@ -789,7 +803,7 @@ const Response& ResponseStream::head() const { return state_->head; }
 std::optional<std::uint64_t> ResponseStream::content_length() const { return state_->content_length; }
 
 Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOptions options) {
-    Url url = checked_url(request, impl_->last_url_text, impl_->last_url);
+    Url url = checked_url(request, impl_->last_checked);
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};

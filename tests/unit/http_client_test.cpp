@@ -405,6 +405,28 @@ TEST_F(HttpClientTest, HeaderInjectionAndBadUrlsAreRefusedBeforeAnythingIsSent) 
     EXPECT_EQ(refused.kind, HttpError::Kind::connect);
 }
 
+TEST_F(HttpClientTest, ARequestLikeTheLastIsCheckedAgainWhenItsMethodOrFieldsDiffer) {
+    // The client remembers the last method and fields that passed (checked_url): the same
+    // URL with other fields, or a refused request sent again, is checked in full.
+    ScriptedServer server([](const SeenRequest&) { return ok(); });
+    HttpClient client(executor, no_proxy());
+    const Request good{.url = server.url("/"), .headers = {{"X-Key", "value"}}};
+    EXPECT_EQ(run(client, good).status, 200u);
+    EXPECT_EQ(run(client, good).status, 200u);
+    Request injected = good;
+    injected.headers[0].second = "value\r\nInjected: 1";
+    EXPECT_EQ(failure<HttpError>(client, injected).kind, HttpError::Kind::invalid_request);
+    EXPECT_EQ(failure<HttpError>(client, injected).kind, HttpError::Kind::invalid_request);
+    Request bad_method = good;
+    bad_method.method = "GET /x";
+    EXPECT_EQ(failure<HttpError>(client, bad_method).kind, HttpError::Kind::invalid_request);
+    Request reserved = good;
+    reserved.headers.emplace_back("Content-Length", "5");
+    EXPECT_EQ(failure<HttpError>(client, reserved).kind, HttpError::Kind::invalid_request);
+    EXPECT_EQ(run(client, good).status, 200u);
+    EXPECT_EQ(server.requests().size(), 3u);
+}
+
 TEST_F(HttpClientTest, ConnectionsPerOriginAreCappedAndTheRestWait) {
     ScriptedServer server([](const SeenRequest&) {
         auto r = ok();
