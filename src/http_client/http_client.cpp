@@ -56,9 +56,11 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 // to */*. Names and values passed check_request (tokens; no control characters).
 std::string request_head(const Request& request, std::string_view target, std::string_view authority,
                          std::string_view user_agent, std::string_view proxy_authorization) {
-    std::vector<std::pair<std::string_view, std::string_view>> fields = {{"Host", authority},
-                                                                         {"User-Agent", user_agent},
-                                                                         {"Accept-Encoding", "gzip, deflate"}};
+    std::vector<std::pair<std::string_view, std::string_view>> fields;
+    fields.reserve(request.headers.size() + 6);  // one allocation for all of them
+    fields.emplace_back("Host", authority);
+    fields.emplace_back("User-Agent", user_agent);
+    fields.emplace_back("Accept-Encoding", "gzip, deflate");
     const auto named = [&fields](std::string_view name) {
         return std::find_if(fields.begin(), fields.end(),
                             [name](const auto& field) { return util::iequals_ascii(field.first, name); });
@@ -546,6 +548,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         Response& head = reader->head;
         head.status = parser.get().result_int();
         head.reason = std::string(parser.get().reason());
+        head.headers.reserve(std::distance(parser.get().begin(), parser.get().end()));
         for (const auto& field : parser.get()) {
             head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
         }
