@@ -4,7 +4,6 @@
 #include <map>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -69,21 +68,32 @@ struct AsioExecutor::Timers : std::enable_shared_from_this<AsioExecutor::Timers>
         });
     }
 
-    // Loop thread, at the timer: runs what is due (outside the lock: a callback may
-    // schedule or cancel), then waits for what is left.
+    // Loop thread, at the timer: runs what was due when it fired, one at a time and outside
+    // the lock (a callback may schedule or cancel; one scheduled now waits for the next
+    // turn), then waits for what is left, also when a callback throws (out of
+    // io_context::run(), as from a timer of its own; the others stay scheduled).
     void fire() {
-        std::vector<std::function<void()>> ready;
-        {
-            std::lock_guard lock(mutex);
-            const auto now = Clock::now();
-            while (!due.empty() && due.begin()->first.first <= now) {
-                ready.push_back(std::move(due.begin()->second));
+        auto keep = shared_from_this();
+        struct Rearm {
+            Timers& timers;
+            ~Rearm() {
+                try {
+                    timers.arm();
+                } catch (...) {  // nothing to do about it in a destructor
+                }
+            }
+        } rearm{*this};
+        const auto now = Clock::now();
+        for (;;) {
+            std::function<void()> fn;
+            {
+                std::lock_guard lock(mutex);
+                if (due.empty() || due.begin()->first.first > now) break;
+                fn = std::move(due.begin()->second);
                 due.erase(due.begin());
             }
+            fn();
         }
-        auto keep = shared_from_this();
-        for (auto& fn : ready) fn();
-        arm();
     }
 
     std::function<void()> add(std::chrono::milliseconds delay, std::function<void()> fn) {

@@ -3,6 +3,7 @@
 // and io_context::run() still returns once nothing is scheduled.
 #include <chrono>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,21 @@ TEST(AsioExecutorTimers, RunReturnsOnceTheLastIsCancelled) {
     io.run();
     EXPECT_FALSE(fired);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(AsioExecutorTimers, AThrowingCallbackLeavesTheOthersScheduled) {
+    boost::asio::io_context io;
+    AsioExecutor executor(io);
+    std::vector<std::string> ran;
+    boost::asio::post(io, [&] {
+        executor.schedule_after(1ms, [] { throw std::runtime_error("callback failed"); });
+        executor.schedule_after(1ms, [&] { ran.push_back("same deadline"); });
+        executor.schedule_after(20ms, [&] { ran.push_back("later"); });
+    });
+    EXPECT_THROW(io.run(), std::runtime_error);
+    io.restart();
+    io.run();
+    EXPECT_EQ(ran, (std::vector<std::string>{"same deadline", "later"}));
 }
 
 TEST(AsioExecutorTimers, CancelledFromAnotherThread) {
