@@ -5,6 +5,7 @@
 // with Last-Event-ID when the server ends it early). After the handshake a GET stream
 // carries messages that belong to no request. In the stateless revision there is no
 // session and no GET stream; requests carry the header mirrors of stateless_http_headers.hpp.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -113,6 +114,9 @@ struct Impl : std::enable_shared_from_this<Impl> {
         request.url = options.url;
         request.method = std::move(method);
         auto& h = request.headers;
+        // Room for every field added here and in exchange() (mirrored fields, authorization):
+        // growing the vector field by field allocated it four times for a POST.
+        h.reserve(8 + options.headers.size());
         if (request.method == "POST") {
             h.emplace_back("Content-Type", "application/json");
             h.emplace_back("Accept", "application/json, text/event-stream");
@@ -134,6 +138,9 @@ struct Impl : std::enable_shared_from_this<Impl> {
                         bool bounded) {
         hc::StreamOptions stream_options;
         stream_options.cancel = &ex.cancel;
+        // A JSON reply comes with its length: read with the header, in the same pass. Never
+        // more than a caller here would read of any answer (a reply, an error's body).
+        stream_options.read_ahead = std::min(options.max_message_bytes, kMaxErrorBodyBytes);
         if (bounded) {
             stream_options.deadline = std::chrono::steady_clock::now() + options.acknowledge_timeout;
             stream_options.body_deadline = stream_options.deadline;

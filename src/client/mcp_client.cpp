@@ -357,10 +357,11 @@ void McpClient::receive(Json raw, std::uint64_t related_tag) {
     auto& message = std::get<protocol::Message>(parsed);
     // A reply to no pending request of ours (late after a timeout, or never ours) is dropped.
     if (auto* response = std::get_if<protocol::Response>(&message)) {
-        const std::string id = protocol::id_text(response->id);
+        // The id only for the log line of an unknown reply: its text is built then.
+        protocol::RequestId id = response->id;
         if (!peer_.receive_reply(std::move(*response))) {
             spdlog::debug("MCP client: {} answered id {}, which no pending request of ours has (ignored)",
-                          describe_server(), util::sanitize_for_message(id, 100));
+                          describe_server(), util::sanitize_for_message(protocol::id_text(id), 100));
         }
     } else if (auto* error = std::get_if<protocol::ErrorResponse>(&message)) {
         if (!peer_.receive_error(*error)) {

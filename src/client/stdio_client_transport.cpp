@@ -355,6 +355,8 @@ private:
         self->child = std::make_unique<ChildProcess>(spawn);
         try {
             self->to_child = adopt(self->io, self->child->take_stdin());
+            // send_impl's direct write must not block the loop when the pipe is full.
+            self->to_child->non_blocking(true);
             self->from_child = adopt(self->io, self->child->take_stdout());
             if (spawn.pipe_stderr) self->child_stderr = adopt(self->io, self->child->take_stderr());
                 // Without pidfds (Linux before 5.3, some sandboxes) the child's end is noticed
@@ -376,6 +378,16 @@ private:
     static Task<void> send_impl(std::shared_ptr<Impl> self, std::string bytes) {
         if (!self->ended_reason.empty()) throw TransportError(self->ended_reason);
         if (self->closing || !self->child) throw TransportError("the connection to " + self->describe() + " is closed");
+        // Nothing queued: the pipe takes a message at once, as a rule, written here without
+        // starting the write loop (a coroutine and a pass through the event loop per message).
+        // What it does not take (a full pipe, an error) goes the queued way below, which
+        // waits for room and reports errors as it always did.
+        if (!self->writing && self->writes.empty()) {
+            boost::system::error_code ec;
+            const std::size_t written = self->to_child->write_some(net::buffer(bytes), ec);
+            if (!ec && written == bytes.size()) co_return;
+            if (!ec) bytes.erase(0, written);
+        }
         Completion<bool> done;
         self->writes.push_back({std::move(bytes), done});
         if (!self->writing) net::co_spawn(self->io, Impl::write_loop(self), net::detached);

@@ -31,6 +31,8 @@ public:
     void finish() const;
 
     std::size_t decoded_bytes() const { return decoded_; }
+    // No Content-Encoding to undo: the decoded body is the bytes received.
+    bool identity() const { return !zlib_; }
     // Moves the limit (a caller that learns its cap after the header: ResponseStream::read_all).
     void set_limit(std::size_t max_decoded_bytes) { limit_ = max_decoded_bytes; }
 

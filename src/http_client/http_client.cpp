@@ -56,9 +56,11 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 // to */*. Names and values passed check_request (tokens; no control characters).
 std::string request_head(const Request& request, std::string_view target, std::string_view authority,
                          std::string_view user_agent, std::string_view proxy_authorization) {
-    std::vector<std::pair<std::string_view, std::string_view>> fields = {{"Host", authority},
-                                                                         {"User-Agent", user_agent},
-                                                                         {"Accept-Encoding", "gzip, deflate"}};
+    std::vector<std::pair<std::string_view, std::string_view>> fields;
+    fields.reserve(request.headers.size() + 6);  // one allocation for all of them
+    fields.emplace_back("Host", authority);
+    fields.emplace_back("User-Agent", user_agent);
+    fields.emplace_back("Accept-Encoding", "gzip, deflate");
     const auto named = [&fields](std::string_view name) {
         return std::find_if(fields.begin(), fields.end(),
                             [name](const auto& field) { return util::iequals_ascii(field.first, name); });
@@ -136,6 +138,18 @@ HttpError io_error(const beast::error_code& ec, const Url& url, std::string_view
 // again on a new connection whatever its method (nothing of it was processed).
 struct StaleConnection {};
 
+// The last request checked (checked_url): a client sends its requests to one URL with the
+// same method and fields over and over (an MCP client to its server's endpoint), and
+// parsing the URL and checking each field's characters again cost more than comparing
+// them with the last ones. On the engine's loop, as every call of the client.
+struct LastChecked {
+    bool checked = false;  // method and headers hold a request that passed check_request
+    std::string method;
+    Headers headers;
+    std::string url_text;
+    Url url;
+};
+
 }  // namespace
 
 std::optional<std::string> Response::header(std::string_view name) const {
@@ -173,6 +187,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     ClientOptions options;
     ssl::context tls_context;
     std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle;  // by pool key
+    LastChecked last_checked;
     // Connections open per pool key (busy and idle), and the attempts waiting for one.
     struct OriginSlots {
         std::size_t open = 0;
@@ -533,6 +548,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         Response& head = reader->head;
         head.status = parser.get().result_int();
         head.reason = std::string(parser.get().reason());
+        head.headers.reserve(std::distance(parser.get().begin(), parser.get().end()));
         for (const auto& field : parser.get()) {
             head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
         }
@@ -642,11 +658,22 @@ void check_request(const Request& request) {
     }
 }
 
-// The request's URL, parsed, once its method and headers passed check_request.
-Url checked_url(const Request& request) {
-    check_request(request);
+// The request's URL, parsed, once its method and headers passed check_request; `last` keeps
+// the last method and headers that passed and the last URL parsed (HttpClient::Impl::last_checked).
+Url checked_url(const Request& request, LastChecked& last) {
+    if (!last.checked || request.method != last.method || request.headers != last.headers) {
+        last.checked = false;
+        check_request(request);
+        last.method = request.method;
+        last.headers = request.headers;
+        last.checked = true;
+    }
+    if (!last.url_text.empty() && request.url == last.url_text) return last.url;
     try {
-        return parse_url(request.url);
+        Url url = parse_url(request.url);
+        last.url_text = request.url;
+        last.url = url;
+        return url;
     } catch (const std::invalid_argument& e) {
         throw HttpError(HttpError::Kind::invalid_request, fmt::format("cannot use the URL: {}", e.what()));
     }
@@ -670,7 +697,7 @@ void HttpClient::close_idle() {
 
 Task<Response> HttpClient::fetch(Request request, CallOptions options) {
     auto self = impl_;
-    Url url = checked_url(request);
+    Url url = checked_url(request, self->last_checked);
     const auto deadline = options.deadline.value_or(Clock::now() + self->options.default_timeout);
     const Impl::Limits limits{options.max_response_bytes ? options.max_response_bytes : self->options.max_response_bytes,
                               deadline};
@@ -758,6 +785,19 @@ struct ResponseStream::State {
     std::unique_ptr<HttpClient::Impl::BodyReader> reader;
     Response head;
     std::optional<std::uint64_t> content_length;
+    // StreamOptions::read_ahead: the body open() read (or the error it met), not handed out
+    // yet; and the URL for messages once the reader is gone.
+    bool has_ahead = false;
+    std::string ahead;
+    std::exception_ptr ahead_error;
+    Url ahead_url;
+
+    // What was read ahead, all at once (read_all): the body, or its error rethrown.
+    std::string take_ahead() {
+        has_ahead = false;
+        if (auto error = std::exchange(ahead_error, nullptr)) std::rethrow_exception(error);
+        return std::move(ahead);
+    }
 };
 
 ResponseStream::ResponseStream(std::shared_ptr<State> state) : state_(std::move(state)) {}
@@ -766,21 +806,36 @@ const Response& ResponseStream::head() const { return state_->head; }
 std::optional<std::uint64_t> ResponseStream::content_length() const { return state_->content_length; }
 
 Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOptions options) {
-    Url url = checked_url(request);
+    Url url = checked_url(request, impl_->last_checked);
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};
-    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url, Request request,
-                       Impl::Limits limits) -> net::awaitable<bool> {
+    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url, Request request, Impl::Limits limits,
+                       StreamOptions options) -> net::awaitable<bool> {
         state->reader = co_await state->client->start(url, request, limits, state->watch);
+        auto& reader = *state->reader;
+        state->head = std::move(reader.head);  // the reader is done with it
+        if (auto length = reader.parser.content_length()) state->content_length = *length;
+        if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
+        else reader.conn->lowest().expires_never();
+        if (state->content_length && *state->content_length <= options.read_ahead && reader.decoder->identity()) {
+            // Read as read_some() would (the body's deadline, cancellation), its error kept
+            // for the reads: open() succeeded whatever the body does.
+            state->has_ahead = true;
+            try {
+                while (state->reader) {
+                    const bool more = co_await state->client->read_piece(*state->reader, state->ahead, state->watch);
+                    if (more) continue;
+                    state->ahead_url = std::move(state->reader->url);
+                    state->client->release(std::move(state->reader), state->watch);
+                }
+            } catch (...) {
+                state->ahead_error = std::current_exception();
+            }
+        }
         co_return true;
     };
-    co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits));
-    auto& reader = *state->reader;
-    state->head = reader.head;
-    if (auto length = reader.parser.content_length()) state->content_length = *length;
-    if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
-    else reader.conn->lowest().expires_never();
+    co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits, options));
     co_return std::unique_ptr<ResponseStream>(new ResponseStream(std::move(state)));
 }
 
@@ -795,6 +850,12 @@ Task<std::optional<std::string>> ResponseStream::read_some() {
         co_return piece;
     };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
+    if (state_->has_ahead) {
+        // The bytes read ahead first, then the error that ended them (as pieces would come).
+        if (!state_->ahead.empty()) co_return std::exchange(state_->ahead, std::string());
+        state_->take_ahead();  // empty by now: rethrows the error, if any
+        co_return std::nullopt;
+    }
     co_return co_await await_asio(state_->client->io, reading(state_));
 }
 
@@ -806,7 +867,7 @@ void ResponseStream::limit(std::size_t limit) {
 }
 
 Task<std::string> ResponseStream::read_all(std::size_t limit) {
-    const auto url = state_->reader ? state_->reader->url : Url{};
+    const auto url = state_->reader ? state_->reader->url : state_->ahead_url;
     if (state_->content_length && *state_->content_length > limit) {
         state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
         throw HttpClient::Impl::too_large_announced(url, *state_->content_length, limit);
@@ -815,16 +876,34 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
     // piece of a gzip body (16 KiB on the wire) can inflate to megabytes, which would all be
     // in memory before a check on the assembled body saw them.
     this->limit(limit);
-    std::string body;
-    std::optional<std::size_t> over;  // set once the body passed the limit
-    try {
-        while (auto piece = co_await read_some()) {
-            body += *piece;
-            if (body.size() > limit) {
-                over = body.size();
+    // Read in one pass on the connection's loop rather than with read_some() piece by piece:
+    // each crossing between the loops costs more than reading a small body (a gateway's
+    // replies). `over` is set once the body passed the limit.
+    struct Read {
+        std::string body;
+        std::optional<std::size_t> over;
+    };
+    auto reading = [](std::shared_ptr<State> state, std::size_t limit) -> net::awaitable<Read> {
+        Read read;
+        while (state->reader) {
+            const bool more = co_await state->client->read_piece(*state->reader, read.body, state->watch);
+            if (!more) state->client->release(std::move(state->reader), state->watch);
+            if (read.body.size() > limit) {
+                read.over = read.body.size();
                 break;
             }
         }
+        co_return read;
+    };
+    if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
+    // Read ahead: its length was announced, and checked against `limit` above.
+    if (state_->has_ahead) co_return state_->take_ahead();
+    std::string body;
+    std::optional<std::size_t> over;
+    try {
+        Read read = co_await await_asio(state_->client->io, reading(state_, limit));
+        body = std::move(read.body);
+        over = read.over;
     } catch (const ResponseTooLarge& e) {
         over = e.size;
     }

@@ -91,6 +91,11 @@ struct StreamOptions {
     // Fired: the connection is closed and the pending open() or read ends with
     // OperationCancelled. Must outlive the stream.
     CancelToken* cancel = nullptr;
+    // A body with a Content-Length up to this many bytes and no Content-Encoding is read
+    // by open() itself, right after the header (0: never): read_some() and read_all() then
+    // hand it out, or the error reading it met, without waiting on the connection again.
+    // The same bytes and errors, one pass on the loop fewer (an MCP client's JSON replies).
+    std::size_t read_ahead = 0;
 };
 
 class ResponseStream;

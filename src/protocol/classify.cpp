@@ -70,7 +70,7 @@ std::variant<Message, ProtocolError> classify(Json value) {
 
     auto version = value.find("jsonrpc");
     if (version == value.end()) return invalid("\"jsonrpc\" must be exactly \"2.0\"; it is missing");
-    if (!version->is_string() || *version != "2.0") {
+    if (!version->is_string() || version->get_ref<const std::string&>() != "2.0") {
         return invalid("\"jsonrpc\" must be exactly \"2.0\", got " + describe(*version));
     }
 

@@ -92,15 +92,22 @@ Json make_error(const RequestId& id, int code, std::string_view message, Json da
     return j;
 }
 
+// Built member by member: an initializer list copies every member into a temporary array
+// first, then checks that it looks like an object.
 Json make_request(const RequestId& id, std::string_view method, Json params) {
-    Json j = {{"jsonrpc", "2.0"}, {"id", id}, {"method", std::string(method)}};
-    if (!params.is_null()) j["params"] = std::move(params);
+    Json j = Json::object();
+    j.emplace("jsonrpc", "2.0");
+    j.emplace("id", id);
+    j.emplace("method", std::string(method));
+    if (!params.is_null()) j.emplace("params", std::move(params));
     return j;
 }
 
 Json make_notification(std::string_view method, Json params) {
-    Json j = {{"jsonrpc", "2.0"}, {"method", std::string(method)}};
-    if (!params.is_null()) j["params"] = std::move(params);
+    Json j = Json::object();
+    j.emplace("jsonrpc", "2.0");
+    j.emplace("method", std::string(method));
+    if (!params.is_null()) j.emplace("params", std::move(params));
     return j;
 }
 

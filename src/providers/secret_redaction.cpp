@@ -1,5 +1,7 @@
 #include "providers/secret_redaction.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "schema/json_schema.hpp"
@@ -75,6 +77,12 @@ bool redact_json(Json& value, const std::vector<std::string>& secrets) {
 }
 
 bool redact_result(ToolResult& result, const std::vector<std::string>& secrets) {
+    // None long enough to be redacted (none configured, as a rule): nothing to look for, and
+    // every forwarded result would be walked for it.
+    if (std::none_of(secrets.begin(), secrets.end(),
+                     [](const std::string& secret) { return secret.size() >= kMinSecretLength; })) {
+        return false;
+    }
     bool changed = false;
     const bool structured_changed = !result.structured_content.is_null() &&
                                     redact_json(result.structured_content, secrets);

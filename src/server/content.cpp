@@ -108,17 +108,25 @@ std::string ToolResult::dump() const {
     return out;
 }
 
-ToolResult ToolResult::from_json(const Json& value) {
+namespace {
+// Both from_json: `Value` is const Json (copies the parts) or Json (moves them).
+template <typename Value>
+ToolResult result_from(Value& value) {
     if (!value.is_object()) throw std::invalid_argument("a tool result must be an object");
     ToolResult r;
     if (auto it = value.find("content"); it != value.end()) {
         if (!it->is_array()) throw std::invalid_argument("a tool result's content must be an array");
-        r.content = *it;
+        r.content = std::move(*it);
     }
-    if (auto it = value.find("structuredContent"); it != value.end()) r.structured_content = *it;
-    if (auto it = value.find("isError"); it != value.end()) r.is_error = it->is_boolean() && it->get<bool>();
-    if (auto it = value.find("_meta"); it != value.end() && it->is_object()) r.meta = *it;
+    if (auto it = value.find("structuredContent"); it != value.end()) r.structured_content = std::move(*it);
+    if (auto it = value.find("isError"); it != value.end()) r.is_error = it->is_boolean() && it->template get<bool>();
+    if (auto it = value.find("_meta"); it != value.end() && it->is_object()) r.meta = std::move(*it);
     return r;
 }
+}  // namespace
+
+ToolResult ToolResult::from_json(const Json& value) { return result_from(value); }
+
+ToolResult ToolResult::from_json(Json&& value) { return result_from(value); }
 
 }  // namespace toolport

@@ -47,6 +47,8 @@ struct ToolResult {
     // The inverse of to_json() (for results kept in a cache). Throws std::invalid_argument
     // when `value` is not a CallToolResult object.
     static ToolResult from_json(const Json& value);
+    // The same, moving the parts out of `value` (a result received and spent: a gateway's).
+    static ToolResult from_json(Json&& value);
 };
 
 }  // namespace toolport

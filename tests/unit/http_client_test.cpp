@@ -405,6 +405,28 @@ TEST_F(HttpClientTest, HeaderInjectionAndBadUrlsAreRefusedBeforeAnythingIsSent) 
     EXPECT_EQ(refused.kind, HttpError::Kind::connect);
 }
 
+TEST_F(HttpClientTest, ARequestLikeTheLastIsCheckedAgainWhenItsMethodOrFieldsDiffer) {
+    // The client remembers the last method and fields that passed (checked_url): the same
+    // URL with other fields, or a refused request sent again, is checked in full.
+    ScriptedServer server([](const SeenRequest&) { return ok(); });
+    HttpClient client(executor, no_proxy());
+    const Request good{.url = server.url("/"), .headers = {{"X-Key", "value"}}};
+    EXPECT_EQ(run(client, good).status, 200u);
+    EXPECT_EQ(run(client, good).status, 200u);
+    Request injected = good;
+    injected.headers[0].second = "value\r\nInjected: 1";
+    EXPECT_EQ(failure<HttpError>(client, injected).kind, HttpError::Kind::invalid_request);
+    EXPECT_EQ(failure<HttpError>(client, injected).kind, HttpError::Kind::invalid_request);
+    Request bad_method = good;
+    bad_method.method = "GET /x";
+    EXPECT_EQ(failure<HttpError>(client, bad_method).kind, HttpError::Kind::invalid_request);
+    Request reserved = good;
+    reserved.headers.emplace_back("Content-Length", "5");
+    EXPECT_EQ(failure<HttpError>(client, reserved).kind, HttpError::Kind::invalid_request);
+    EXPECT_EQ(run(client, good).status, 200u);
+    EXPECT_EQ(server.requests().size(), 3u);
+}
+
 TEST_F(HttpClientTest, ConnectionsPerOriginAreCappedAndTheRestWait) {
     ScriptedServer server([](const SeenRequest&) {
         auto r = ok();
@@ -512,6 +534,68 @@ TEST_F(HttpClientTest, StreamsAreCappedDeadlinedAndCancelled) {
     auto cancel_later = executor.schedule_after(100ms, [&token] { token.cancel("abandoned"); });
     EXPECT_THROW(drive(client.open({.url = server.url("/slow")}, {.cancel = &token})), OperationCancelled);
     EXPECT_LT(std::chrono::steady_clock::now() - started, 2500ms);
+}
+
+TEST_F(HttpClientTest, ABodyReadAheadIsHandedOutByTheReadsWithItsErrorAndCap) {
+    int calls = 0;
+    ScriptedServer server([&](const SeenRequest& r) {
+        ++calls;
+        if (r.target == "/gz") {
+            auto reply = ok(gzip(std::string(3000, 'g')));
+            reply.headers.emplace_back("Content-Encoding", "gzip");
+            return reply;
+        }
+        auto reply = ok(std::string(5000, 'a'));
+        if (r.target == "/cut") reply.reset_after_bytes = 1000;
+        if (r.target == "/big") reply.body = std::string(20000, 'b');
+        return reply;
+    });
+    HttpClient client(executor, no_proxy());
+    const StreamOptions ahead{.read_ahead = 10000};
+
+    // Read with the header, so its connection is free again before the body is asked for
+    // (unread, it would hold it, and the second request would need a connection of its own).
+    auto stream = drive(client.open({.url = server.url("/")}, ahead));
+    auto second = drive(client.open({.url = server.url("/")}, ahead));
+    EXPECT_EQ(server.connections(), 1) << "the body read ahead freed its connection";
+    EXPECT_EQ(stream->content_length(), 5000u);
+    EXPECT_EQ(drive(stream->read_all(5000)), std::string(5000, 'a'));
+    // read_some: the whole body, then its end.
+    stream = std::move(second);
+    auto piece = drive(stream->read_some());
+    ASSERT_TRUE(piece);
+    EXPECT_EQ(piece->size(), 5000u);
+    EXPECT_FALSE(drive(stream->read_some()));
+
+    // The caller's cap still applies to the announced length.
+    stream = drive(client.open({.url = server.url("/")}, ahead));
+    EXPECT_THROW(drive(stream->read_all(1000)), client::ResponseTooLarge);
+
+    // A body cut short: open() has the header; the reads get the error.
+    stream = drive(client.open({.url = server.url("/cut")}, ahead));
+    EXPECT_EQ(stream->head().status, 200u);
+    try {
+        drive(stream->read_all(5000));
+        ADD_FAILURE() << "expected the cut body to fail";
+    } catch (const HttpError& e) {
+        EXPECT_EQ(e.kind, HttpError::Kind::connection_reset) << e.what();
+    }
+    stream = drive(client.open({.url = server.url("/cut")}, ahead));
+    std::size_t handed_out = 0;
+    try {
+        while (auto part = drive(stream->read_some())) handed_out += part->size();
+        ADD_FAILURE() << "expected the cut body to fail";
+    } catch (const HttpError& e) {
+        EXPECT_EQ(e.kind, HttpError::Kind::connection_reset) << e.what();
+    }
+    EXPECT_LE(handed_out, 1000u) << "the bytes that came, then the error";
+
+    // Longer than read_ahead, or encoded: read as before, piece by piece.
+    stream = drive(client.open({.url = server.url("/big")}, ahead));
+    EXPECT_EQ(drive(stream->read_all(20000)).size(), 20000u);
+    stream = drive(client.open({.url = server.url("/gz")}, ahead));
+    EXPECT_EQ(drive(stream->read_all(3000)), std::string(3000, 'g'));
+    EXPECT_EQ(calls, 7);
 }
 
 TEST_F(HttpClientTest, ReadAllStopsAGzipBombAtItsLimitWhileDecodingIt) {

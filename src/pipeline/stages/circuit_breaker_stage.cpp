@@ -74,8 +74,15 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
     const auto before = breaker.state(executor.now());
     const auto started = std::chrono::steady_clock::now();
     // Per service, beside the per-tool series: what /metrics shows of each upstream.
-    auto count = [&service](const char* outcome) {
-        observability::metrics().increment("toolport_service_calls_total", {{"service", service}, {"outcome", outcome}});
+    ServiceSeries& series = series_.get(service, [] { return ServiceSeries{}; });
+    auto count = [&service, &series](bool success) {
+        observability::Counter& counter = success ? series.success : series.failure;
+        if (!counter) {
+            counter = observability::metrics().counter("toolport_service_calls_total",
+                                                       {{"service", service},
+                                                        {"outcome", success ? "success" : "failure"}});
+        }
+        counter.increment();
     };
     ToolResult result;
     try {
@@ -84,11 +91,11 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
         switch (verdict_of(e.code())) {
             case Verdict::failure:
                 breaker.record_failure(executor.now(), e.what());
-                count("failure");
+                count(false);
                 break;
             case Verdict::success:
                 breaker.record_success(std::chrono::steady_clock::now() - started);
-                count("success");
+                count(true);
                 break;
             case Verdict::neutral: breaker.release(permit); break;
         }
@@ -100,9 +107,12 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
     }
     const auto elapsed = std::chrono::steady_clock::now() - started;
     breaker.record_success(elapsed);
-    count("success");
-    observability::metrics().observe("toolport_service_response_seconds", {{"service", service}},
-                                     std::chrono::duration<double>(elapsed).count());
+    count(true);
+    if (!series.response) {
+        series.response = observability::metrics().histogram("toolport_service_response_seconds",
+                                                             {{"service", service}});
+    }
+    series.response.observe(std::chrono::duration<double>(elapsed).count());
     if (before != CircuitBreaker::State::closed) report_state(service, CircuitBreaker::State::closed);
     co_return result;
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "observability/metrics.hpp"
 #include "pipeline/circuit_breaker.hpp"
 #include "pipeline/pipeline.hpp"
 
@@ -40,6 +41,15 @@ public:
 private:
     CircuitBreaker& breaker_for(const std::string& service, const ServicePolicy& policy);
     std::map<std::string, CircuitBreaker> breakers_;
+    // A service's series, each made when first updated (a series shows in /metrics once it
+    // exists): building the labels and looking them up by name cost more per call than the
+    // rest of the stage.
+    struct ServiceSeries {
+        observability::Counter success;
+        observability::Counter failure;
+        observability::Histogram response;
+    };
+    observability::HandleCache<ServiceSeries> series_;  // by service
 };
 
 }  // namespace toolport::pipeline

@@ -36,7 +36,7 @@ std::chrono::milliseconds until(std::chrono::steady_clock::time_point when) {
 using upstream_detail::until;
 
 Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
-    : settings_(std::move(settings)), executor_(executor) {
+    : settings_(std::move(settings)), secrets_(settings_.secrets()), executor_(executor) {
     output_ = std::make_shared<UpstreamOutputGuard>(settings_.name, settings_.output_limits,
                                                     [&executor](std::chrono::milliseconds delay,
                                                                 std::function<void()> fn) {

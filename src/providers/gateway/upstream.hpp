@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -213,10 +214,17 @@ private:
     std::string task_support_of(const std::string& name) const;
     // The upstream tool's outputSchema as listed (null when it has none).
     Json output_schema_of(const std::string& name) const;
+    // The upstream's Tool object named `name` as listed (the first of that name), or null.
+    const Json* listed_tool(const std::string& name) const;
+    // Rebuilds tool_index_ after catalog_.tools changed.
+    void index_tools();
     static Task<Json> refuse_request(std::string why);
     void set_state(State state, std::string detail = {});
 
     UpstreamSettings settings_;
+    // settings_.secrets(), built once: every forwarded answer is redacted with them, and
+    // settings_ does not change after construction.
+    const std::vector<std::string> secrets_;
     AsioExecutor& executor_;
     Listener listener_;
     // Its stderr and log message limits, across reconnections (output_limits.hpp).
@@ -244,6 +252,9 @@ private:
     std::map<std::string, CallerConnection> caller_connections_;
     std::function<void()> cancel_sweep_;
     UpstreamCatalog catalog_;
+    // catalog_.tools' positions by name: every call looks its tool up (task support), and a
+    // scan of the list cost more than forwarding the call's bytes.
+    std::unordered_map<std::string, std::size_t> tool_index_;
     std::list<Caller*> in_flight_;
     // Our task id → the upstream task its call runs as, kept while our task may run its
     // call again (it waits for answers); erased when either ends, or at our task's expiry.

@@ -312,12 +312,11 @@ Task<std::shared_ptr<McpClient>> Upstream::client_for(RequestContext& ctx, const
         error = std::make_exception_ptr(
             ToolError(ToolErrorCode::upstream_authorization_failed,
                       fmt::format("upstream {} refused the token exchanged for this caller: {}", name(),
-                                  providers::redact_text(e.what(), settings_.secrets()))));
+                                  providers::redact_text(e.what(), secrets_))));
     } catch (const std::exception& e) {
         error = std::make_exception_ptr(
-            ToolError(ToolErrorCode::upstream_error,
-                      fmt::format("upstream {}: connecting for this caller failed: {}", name(),
-                                  providers::redact_text(e.what(), settings_.secrets())))
+            ToolError(ToolErrorCode::upstream_error, fmt::format("upstream {}: connecting for this caller failed: {}",
+                                                                 name(), providers::redact_text(e.what(), secrets_)))
                 .transient(true));
     }
     auto it = caller_connections_.find(key);
@@ -357,7 +356,7 @@ Task<std::shared_ptr<McpClient>> Upstream::connect_caller(std::string key, std::
         auto it = self->caller_connections_.find(key);
         if (it == self->caller_connections_.end() || it->second.client.get() != raw) return;
         spdlog::info("upstream {}: a caller's connection ended: {}", self->name(),
-                     util::sanitize_for_message(providers::redact_text(reason, self->settings_.secrets()), 300));
+                     util::sanitize_for_message(providers::redact_text(reason, self->secrets_), 300));
         // Not destroyed here: this runs inside the client's own callback.
         auto old = std::move(it->second.client);
         self->caller_connections_.erase(it);

@@ -150,7 +150,7 @@ Task<void> Upstream::connect_once() {
     settled_ = true;
     backoff_ = settings_.restart_delay;  // a connection that worked is retried soon
     spdlog::info("upstream {}: connected to {} ({}), {} tools, {} resources, {} templates, {} prompts", name(),
-                 util::sanitize_for_message(providers::redact_text(settings_.describe(), settings_.secrets()), 200),
+                 util::sanitize_for_message(providers::redact_text(settings_.describe(), secrets_), 200),
                  client->protocol_version(), catalog_.tools.size(), catalog_.resources.size(),
                  catalog_.resource_templates.size(), catalog_.prompts.size());
     if (listener_.catalog_changed) listener_.catalog_changed();
@@ -195,6 +195,7 @@ Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
     if (caps.contains("prompts")) fresh.prompts = co_await list_all(client, "prompts/list", "prompts");
     fresh.completions = caps.contains("completions");
     catalog_ = std::move(fresh);
+    index_tools();
 }
 
 void Upstream::relist(const std::string& what) {
@@ -210,6 +211,7 @@ void Upstream::relist(const std::string& what) {
             self->relist_queue_.erase(self->relist_queue_.begin());
             if (kind == "tools") {
                 self->catalog_.tools = co_await self->list_all(client, "tools/list", "tools");
+                self->index_tools();
             } else if (kind == "resources") {
                 self->catalog_.resources = co_await self->list_all(client, "resources/list", "resources");
                 self->catalog_.resource_templates = co_await self->list_all(client, "resources/templates/list",
@@ -240,7 +242,7 @@ void Upstream::lost(const std::string& reason) {
     if (state() == State::stopped) return;
     ++generation_;  // whatever the old connection still reports is ignored
     if (cancel_ping_) std::exchange(cancel_ping_, nullptr)();
-    const std::string why = util::sanitize_for_message(providers::redact_text(reason, settings_.secrets()), 300);
+    const std::string why = util::sanitize_for_message(providers::redact_text(reason, secrets_), 300);
     spdlog::warn("upstream {}: {}; reconnecting in {} ms", name(), why, backoff_.count());
     settled_ = true;
     relisting_ = false;
@@ -305,7 +307,7 @@ std::shared_ptr<McpClient> Upstream::ready_client(const char* what) {
         // attempt reads the token store anew, so no restart is needed after that).
         ToolError error(ToolErrorCode::upstream_authorization_failed,
                         fmt::format("upstream {} is not connected, so {} cannot be forwarded: {}", name(), what,
-                                    providers::redact_text(authorization_failure_, settings_.secrets())));
+                                    providers::redact_text(authorization_failure_, secrets_)));
         error.suggest(login_suggestion());
         if (wait.count() > 0) error.retry_after(wait);
         throw error;

@@ -110,28 +110,34 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
     options.tag = scope.caller.tag;
-    // A stateless upstream learns the calling client's capabilities with each request, and
-    // asks its questions in the result (relayed to the client under the same keys).
-    options.client_capabilities = ctx.client_capabilities();
     // A task the client asked for runs here, at the gateway (server/tasks.hpp): a call
     // forwarded in the request must not be answered with a task of its own, which the
     // gateway would take for the tool's result. Only the requests of a call the gateway
-    // runs upstream as a task (call_as_task) declare the extension.
-    if (tasks) {
-        if (!options.client_capabilities->is_object()) options.client_capabilities = Json::object();
-        Json& ext = (*options.client_capabilities)["extensions"];
-        if (!ext.is_object()) ext = Json::object();
-        ext[kTasksExtension] = Json::object();
-        if (!client->is_stateless()) params = with_tasks_declared(std::move(params));
-    } else if (auto ext = options.client_capabilities->find("extensions");
-               ext != options.client_capabilities->end() && ext->is_object()) {
-        ext->erase(kTasksExtension);
-        if (ext->empty()) options.client_capabilities->erase("extensions");
+    // runs upstream as a task (call_as_task) declare the extension: in the params' _meta
+    // over a session, with the client's capabilities to a stateless upstream.
+    if (!client->is_stateless()) {
+        // What follows is read by the stateless revision only (RequestOptions): not built
+        // for every call over a session.
+        if (tasks) params = with_tasks_declared(std::move(params));
+    } else {
+        // A stateless upstream learns the calling client's capabilities with each request,
+        // and asks its questions in the result (relayed to the client under the same keys).
+        options.client_capabilities = ctx.client_capabilities();
+        if (tasks) {
+            if (!options.client_capabilities->is_object()) options.client_capabilities = Json::object();
+            Json& ext = (*options.client_capabilities)["extensions"];
+            if (!ext.is_object()) ext = Json::object();
+            ext[kTasksExtension] = Json::object();
+        } else if (auto ext = options.client_capabilities->find("extensions");
+                   ext != options.client_capabilities->end() && ext->is_object()) {
+            ext->erase(kTasksExtension);
+            if (ext->empty()) options.client_capabilities->erase("extensions");
+        }
+        options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
+        // A stateless upstream logs only at the level a request asks for: ask for all, and
+        // our own session filters by what the client chose.
+        options.log_level = "debug";
     }
-    options.on_input_required = [&ctx](const Json& requests) { return relay_input_requests(ctx, requests); };
-    // A stateless upstream logs only at the level a request asks for: ask for all, and our
-    // own session filters by what the client chose.
-    options.log_level = "debug";
     if (on_progress) {
         // Progress counts against the call's budget too.
         options.on_progress = [this, caller = &scope.caller, on_progress = std::move(on_progress)](const Json& p) {
@@ -169,14 +175,16 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
         if (as_task) {
             result = co_await call_as_task(ctx, std::move(client), tool, std::move(arguments), local, progress);
         } else {
-            result = co_await send_for(ctx, std::move(client), "tools/call",
-                                       {{"name", tool}, {"arguments", std::move(arguments)}}, progress);
+            Json params = Json::object();
+            params.emplace("name", tool);
+            params.emplace("arguments", std::move(arguments));
+            result = co_await send_for(ctx, std::move(client), "tools/call", std::move(params), progress);
         }
     } catch (const protocol::RpcError& e) {
         // Ours, not the upstream's: the gateway refused what the client answered for it
         // (a tampered requestState while relaying a stateless upstream's questions).
         if (!e.from_peer) throw;
-        const std::string message = providers::redact_text(e.message, settings_.secrets());
+        const std::string message = providers::redact_text(e.message, secrets_);
         // About the client, not the tool (a stateless upstream that needs a capability the
         // client lacks): the client's call ends with it, as from a server of its own.
         if (e.code == -32021) throw RpcError(e.code, message, e.data);
@@ -204,23 +212,23 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     } catch (const client::AuthorizationError& e) {
         ToolError error(ToolErrorCode::upstream_authorization_failed,
                         fmt::format("upstream {}: the call of {} could not be authorized: {}", name(), tool,
-                                    providers::redact_text(e.what(), settings_.secrets())));
+                                    providers::redact_text(e.what(), secrets_)));
         if (uses_login()) error.suggest(login_suggestion());
         throw error;
     } catch (const client::TransportError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} went away during the call of {}: {}", name(), tool,
-                                    providers::redact_text(e.what(), settings_.secrets())))
+                                    providers::redact_text(e.what(), secrets_)))
             .transient(true)
             .suggest("Try again shortly; the gateway reconnects to the upstream by itself");
     } catch (const client::ClientError& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} answered the call of {} wrongly: {}", name(), tool,
-                                    providers::redact_text(e.what(), settings_.secrets())));
+                                    providers::redact_text(e.what(), secrets_)));
     }
     ToolResult answer;
     try {
-        answer = ToolResult::from_json(result);
+        answer = ToolResult::from_json(std::move(result));
     } catch (const std::invalid_argument& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} answered the call of {} with something that is not a tool result: {}",
@@ -228,7 +236,7 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     }
     // An upstream that echoes what the gateway sent it (its headers, bearer token, client
     // secret, secret-named env values) does not hand the operator's credentials to clients.
-    if (providers::redact_result(answer, settings_.secrets())) {
+    if (providers::redact_result(answer, secrets_)) {
         providers::check_redacted_output(answer, output_schema_of(tool), tool);
     }
     label_upstream_error(answer, name(), tool);
@@ -246,17 +254,15 @@ Task<Json> Upstream::request(RequestContext& ctx, std::string method, Json param
         // Resources, prompts and completions are answers too: the operator's credentials
         // an upstream echoes are redacted from them as from tool results.
         Json result = co_await send_for(ctx, std::move(client), method, std::move(params));
-        providers::redact_json(result, settings_.secrets());
+        providers::redact_json(result, secrets_);
         co_return result;
     } catch (const protocol::RpcError& e) {
         if (!e.from_peer) throw;  // ours (see call_tool)
-        throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
+        throw RpcError(e.code, providers::redact_text(e.message, secrets_), e.data);
     } catch (const client::ClientError& e) {
-        throw RpcError(-32603,
-                       fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
+        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), secrets_)));
     } catch (const client::ResponseTooLarge& e) {  // not a ClientError
-        throw RpcError(-32603,
-                       fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), settings_.secrets())));
+        throw RpcError(-32603, fmt::format("upstream {}: {}", name(), providers::redact_text(e.what(), secrets_)));
     }
 }
 

@@ -77,22 +77,31 @@ bool Upstream::runs_v1_tasks() const {
     return tools != requests->end() && tools->is_object() && tools->contains("call");
 }
 
-Json Upstream::output_schema_of(const std::string& name) const {
-    for (const auto& tool : catalog_.tools) {
-        if (tool.value("name", Json()) == name) return tool.value("outputSchema", Json());
+void Upstream::index_tools() {
+    tool_index_.clear();
+    for (std::size_t i = 0; i < catalog_.tools.size(); ++i) {
+        auto name = catalog_.tools[i].find("name");
+        if (name != catalog_.tools[i].end() && name->is_string()) tool_index_.emplace(name->get<std::string>(), i);
     }
-    return nullptr;
+}
+
+const Json* Upstream::listed_tool(const std::string& name) const {
+    auto it = tool_index_.find(name);
+    return it == tool_index_.end() ? nullptr : &catalog_.tools[it->second];
+}
+
+Json Upstream::output_schema_of(const std::string& name) const {
+    const Json* tool = listed_tool(name);
+    return tool ? tool->value("outputSchema", Json()) : Json(nullptr);
 }
 
 std::string Upstream::task_support_of(const std::string& name) const {
-    for (const auto& tool : catalog_.tools) {
-        if (tool.value("name", Json()) != name) continue;
-        auto execution = tool.find("execution");
-        if (execution == tool.end() || !execution->is_object()) return {};
-        auto support = execution->value("taskSupport", std::string());
-        return support == "optional" || support == "required" ? support : std::string();
-    }
-    return {};
+    const Json* tool = listed_tool(name);
+    if (!tool) return {};
+    auto execution = tool->find("execution");
+    if (execution == tool->end() || !execution->is_object()) return {};
+    auto support = execution->value("taskSupport", std::string());
+    return support == "optional" || support == "required" ? support : std::string();
 }
 
 Json Upstream::with_tasks_declared(Json params) {
@@ -172,7 +181,7 @@ Task<Json> Upstream::call_as_v1_task(RequestContext& ctx, std::shared_ptr<McpCli
             } catch (const RpcError& e) {
                 if (!e.from_peer) throw;
                 // The task's protocol error, as the upstream said it: our task fails with it.
-                throw RpcError(e.code, providers::redact_text(e.message, settings_.secrets()), e.data);
+                throw RpcError(e.code, providers::redact_text(e.message, secrets_), e.data);
             }
             if (result.is_object()) {
                 if (auto meta = result.find("_meta"); meta != result.end() && meta->is_object()) {
@@ -221,8 +230,7 @@ Task<Json> Upstream::call_as_task(RequestContext& ctx, std::shared_ptr<McpClient
                     cancel_upstream_task(client, id);
                     throw ToolError(ToolErrorCode::upstream_error,
                                     fmt::format("upstream {} refused the answers to its task {}…: error {}: {}", name(),
-                                                id.substr(0, 8), e.code,
-                                                providers::redact_text(e.message, settings_.secrets())));
+                                                id.substr(0, 8), e.code, providers::redact_text(e.message, secrets_)));
                 } catch (...) {
                     forwarded_.erase(local);
                     cancel_upstream_task(client, id);
@@ -291,7 +299,7 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
                 std::string message = error.is_object() ? error.value("message", std::string()) : std::string();
                 if (message.empty()) message = fmt::format("upstream {}'s task failed", name());
                 // The upstream's protocol error, as it said it: our task fails with it.
-                throw RpcError(code, providers::redact_text(std::move(message), settings_.secrets()),
+                throw RpcError(code, providers::redact_text(std::move(message), secrets_),
                                error.is_object() ? error.value("data", Json()) : Json());
             }
             if (status == "cancelled") {
@@ -332,7 +340,7 @@ Task<Json> Upstream::follow_task(RequestContext& ctx, std::shared_ptr<McpClient>
         cancel_upstream_task(client, id);
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} refused to go on with its task {}…: error {}: {}", name(),
-                                    id.substr(0, 8), e.code, providers::redact_text(e.message, settings_.secrets())))
+                                    id.substr(0, 8), e.code, providers::redact_text(e.message, secrets_)))
             .transient(true);
     } catch (const OperationCancelled&) {
         // Our call was cancelled (tasks/cancel, its deadline, the server stopping), or the
