@@ -145,15 +145,18 @@ cat > "$tmp/gw-http.yaml" <<YAML
 upstreams:
   up:
     url: http://127.0.0.1:$up_port/mcp
+    downstream_calls_estimate: 0
 YAML
 cat > "$tmp/gw-stdio.yaml" <<YAML
 upstreams:
   up:
     command: [$bin, serve, --stdio, --packs, conformance]
+    downstream_calls_estimate: 0
 YAML
 gwh_port=$(free_port)
 # No packs: the gateway serves its upstream's tools and nothing else (no --packs: the default
-# list is empty). The pipeline is left at its defaults (see bench/README.md on the budget).
+# list is empty). The pipeline is left at its defaults; the upstream calls no web API, as its
+# downstream_calls_estimate says (see bench/README.md on the budget).
 "${pin_server[@]}" "$bin" serve --listen "127.0.0.1:$gwh_port" --config "$tmp/gw-http.yaml" --log-level warn \
   2> "$tmp/gateway-$gwh_port.log" &
 gwh_pid=$!
