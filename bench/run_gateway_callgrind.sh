@@ -19,29 +19,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
-calls=${CALLGRIND_CALLS:-2000}
-warmup=${CALLGRIND_WARMUP:-200}
-top=${CALLGRIND_TOP:-25}
-tool=test_simple_text
-expected_text="This is a simple text response for testing."
-die() { echo "run_gateway_callgrind.sh: $*" >&2; exit 1; }
-source "$bench/bench_setup.sh"
-bench_install_missing valgrind curl node
-NODE=$(command -v node)
-bench_workdir callgrind
-bin="$tmp/toolport"
-cp "${TOOLPORT_BIN:-$root/build/toolport}" "$bin" || die "no toolport binary (set TOOLPORT_BIN)"
-out=${CALLGRIND_OUT:-$tmp/profiles}
-mkdir -p "$out"
-
-wait_ready() {  # PID PORT WHAT: until /health answers healthy (a minute: valgrind starts slowly)
-  for _ in $(seq 1 600); do
-    kill -0 "$1" 2>/dev/null || die "$3 exited during start-up: $(tail -5 "$tmp/$3.log")"
-    curl -s --max-time 2 "http://127.0.0.1:$2/health" 2>/dev/null | grep -q '"healthy"' && return 0
-    sleep 0.1
-  done
-  die "$3 on port $2 never became healthy: $(tail -5 "$tmp/$3.log")"
-}
+script=run_gateway_callgrind.sh
+workdir=callgrind
+source "$bench/callgrind_setup.sh"
 
 # measure NAME ARGS...: runs `toolport ARGS...` under callgrind on a fresh port (appended as
 # --listen), drives it, prints instructions per call and its top functions.
@@ -53,7 +33,7 @@ measure() {
     --log-level warn 2> "$tmp/$name.log" &
   pid=$!
   pids+=("$pid")
-  wait_ready "$pid" "$port" "$name"
+  wait_ready "$pid" "$port" "$name" "$tmp/$name.log"
   "$NODE" "$bench/callgrind_drive.mjs" "http://127.0.0.1:$port/mcp" "$tool" "$warmup" "$calls" "$expected_text" \
     "vgdb --pid=$pid zero >/dev/null" "vgdb --pid=$pid dump >/dev/null"
   dump="$out/$name.out.1"
@@ -78,7 +58,7 @@ if [[ -z "$only" || "$only" == gateway_http ]]; then
   up_port=$(free_port)
   "$bin" serve --listen "127.0.0.1:$up_port" --packs conformance --log-level warn 2> "$tmp/native-upstream.log" &
   pids+=("$!")
-  wait_ready "$!" "$up_port" native-upstream
+  wait_ready "$!" "$up_port" native-upstream "$tmp/native-upstream.log"
   printf 'upstreams:\n  up:\n    url: http://127.0.0.1:%s/mcp\n' "$up_port" > "$tmp/gw-http.yaml"
   measure gateway_http serve --config "$tmp/gw-http.yaml"
 fi

@@ -20,29 +20,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
-calls=${CALLGRIND_CALLS:-2000}
-warmup=${CALLGRIND_WARMUP:-200}
-top=${CALLGRIND_TOP:-25}
-tool=test_simple_text
-expected_text="This is a simple text response for testing."
-die() { echo "run_http_callgrind.sh: $*" >&2; exit 1; }
-source "$bench/bench_setup.sh"
-bench_install_missing valgrind curl node
-NODE=$(command -v node)
-bench_workdir http-callgrind
-bin="$tmp/toolport"
-cp "${TOOLPORT_BIN:-$root/build/toolport}" "$bin" || die "no toolport binary (set TOOLPORT_BIN)"
-out=${CALLGRIND_OUT:-$tmp/profiles}
-mkdir -p "$out"
-
-wait_ready() {  # PID PORT: until /health answers healthy (a minute: valgrind starts slowly)
-  for _ in $(seq 1 600); do
-    kill -0 "$1" 2>/dev/null || die "the server exited during start-up: $(tail -5 "$tmp/$wire.log")"
-    curl -s --max-time 2 "http://127.0.0.1:$2/health" 2>/dev/null | grep -q '"healthy"' && return 0
-    sleep 0.1
-  done
-  die "the server on port $2 never became healthy: $(tail -5 "$tmp/$wire.log")"
-}
+script=run_http_callgrind.sh
+workdir=http-callgrind
+source "$bench/callgrind_setup.sh"
 
 report() {  # WIRE DUMP: instructions per call and the top functions by their own instructions
   local total
@@ -71,7 +51,7 @@ for wire in stateful stateless stdio; do
       --listen "127.0.0.1:$port" --log-level warn 2> "$tmp/$wire.log" &
     pid=$!
     pids+=("$pid")
-    wait_ready "$pid" "$port"
+    wait_ready "$pid" "$port" "the server" "$tmp/$wire.log"
     "$NODE" "$bench/http_callgrind_drive.mjs" "$wire" "http://127.0.0.1:$port/mcp" "$tool" "$warmup" "$calls" \
       "$expected_text" "vgdb --pid=$pid zero >/dev/null" "vgdb --pid=$pid dump >/dev/null"
   fi

@@ -1,0 +1,26 @@
+# Sourced by run_gateway_callgrind.sh and run_http_callgrind.sh after they set `script` (their
+# name, for messages) and `workdir` (the temporary directory's name): the knobs both read,
+# valgrind and the binary in place, and wait_ready.
+calls=${CALLGRIND_CALLS:-2000}
+warmup=${CALLGRIND_WARMUP:-200}
+top=${CALLGRIND_TOP:-25}
+tool=test_simple_text
+expected_text="This is a simple text response for testing."
+die() { echo "$script: $*" >&2; exit 1; }
+source "$bench/bench_setup.sh"
+bench_install_missing valgrind curl node
+NODE=$(command -v node)
+bench_workdir "$workdir"
+bin="$tmp/toolport"
+cp "${TOOLPORT_BIN:-$root/build/toolport}" "$bin" || die "no toolport binary (set TOOLPORT_BIN)"
+out=${CALLGRIND_OUT:-$tmp/profiles}
+mkdir -p "$out"
+
+wait_ready() {  # PID PORT WHAT LOG: until /health answers healthy (a minute: valgrind starts slowly)
+  for _ in $(seq 1 600); do
+    kill -0 "$1" 2>/dev/null || die "$3 exited during start-up: $(tail -5 "$4")"
+    curl -s --max-time 2 "http://127.0.0.1:$2/health" 2>/dev/null | grep -q '"healthy"' && return 0
+    sleep 0.1
+  done
+  die "$3 on port $2 never became healthy: $(tail -5 "$4")"
+}
