@@ -9,6 +9,7 @@
 #include "async/executor.hpp"
 #include "client/mcp_client_listening.hpp"
 #include "client/stateless_http_headers.hpp"
+#include "protocol/raw_json.hpp"
 #include "protocol/versions.hpp"
 #include "toolport_version.hpp"
 #include "util/sanitize.hpp"
@@ -186,7 +187,9 @@ Task<Json> McpClient::request(std::string method, Json params, RequestOptions op
 
 Task<Json> McpClient::round_trip(std::string method, Json params, RequestOptions options, bool timed) {
     auto request = send_request(std::move(method), std::move(params), options, timed);
-    co_return co_await request.reply;
+    Json result = co_await request.reply;
+    if (!options.raw_result) protocol::expand_raw_result_parts(result);
+    co_return result;
 }
 
 protocol::RpcPeer::Started McpClient::send_request(std::string method, Json params, const RequestOptions& options,

@@ -85,6 +85,10 @@ struct RequestOptions {
     // transport can tell is about it carries it (ServerRequest::related_tag,
     // McpClient::related_tag()), e.g. a sampling request on this request's HTTP stream.
     std::uint64_t tag = 0;
+    // The result's "content" and "structuredContent" may stay raw JSON
+    // (protocol/raw_json.hpp): for a result passed on unread (a gateway's tools/call),
+    // which the writer sends on as the text it came in. Otherwise they are expanded.
+    bool raw_result = false;
 
     // ---- the stateless revision only (ignored after an initialize handshake)
 

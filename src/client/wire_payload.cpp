@@ -15,7 +15,13 @@ WirePayload decode_wire_payload(std::string_view text) {
     WirePayload out;
     nlohmann::json value;
     try {
-        value = protocol::parse_json_keeping_ids(text, kMaxDepth);  // a server's big integer ids stay exact
+        protocol::JsonReadOptions options;
+        options.keep_big_integer_ids = true;  // a server's big integer ids stay exact
+        // A tool result's content stays text until somebody reads it (McpClient expands it
+        // for every request but those that pass it on: RequestOptions::raw_result).
+        options.raw_result_parts = true;
+        options.max_depth = kMaxDepth;
+        value = protocol::read_json(text, options);
     } catch (const protocol::JsonTooDeep&) {
         out.error = fmt::format("JSON nesting depth {} exceeds the limit of {}", protocol::max_nesting_depth(text),
                                 kMaxDepth);

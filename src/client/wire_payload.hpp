@@ -15,7 +15,8 @@ struct WirePayload {
     std::string error;                     // set (and messages empty) when the text is not usable JSON
 };
 
-// Never throws. Nesting deeper than 128 levels is refused before parsing (a hostile server
+// A reply's result.content and result.structuredContent are read as raw JSON
+// (protocol/raw_json.hpp: checked, kept as text). Never throws. Nesting deeper than 128 levels is refused before parsing (a hostile server
 // must not exhaust the stack).
 WirePayload decode_wire_payload(std::string_view text);
 

@@ -1,6 +1,7 @@
 #include "pipeline/result_size.hpp"
 
 #include "protocol/json_writer.hpp"
+#include "protocol/raw_json.hpp"
 
 namespace toolport::pipeline {
 
@@ -17,7 +18,9 @@ std::size_t upper_bound(const Json& value) {
         case Json::value_t::number_unsigned: return 20;
         case Json::value_t::number_float: return 25;  // "-1.7976931348623157e+308"
         case Json::value_t::string: return 2 + kEscapedByte * value.get_ref<const std::string&>().size();
-        case Json::value_t::binary: return 64 + 4 * value.get_binary().size();  // {"bytes":[n,...],"subtype":n}
+        case Json::value_t::binary:
+            if (protocol::is_raw_json(value)) return value.get_binary().size();  // written as it is
+            return 64 + 4 * value.get_binary().size();                           // {"bytes":[n,...],"subtype":n}
         case Json::value_t::array: {
             std::size_t size = 2 + value.size();
             for (const auto& item : value) size += upper_bound(item);

@@ -9,13 +9,16 @@
 
 #include <fmt/format.h>
 
+#include "protocol/raw_json.hpp"
+
 namespace toolport::protocol {
 
 namespace {
 
 // Where a value lies, as far as JSON-RPC ids care: a message is the root object or an
-// object member of the root array; its "id", and the "requestId" in its "params".
-enum class Role : std::uint8_t { other, root, message, params, message_id, request_id };
+// object member of the root array; its "id", and the "requestId" in its "params". And its
+// "result", whose content may be kept raw (JsonReadOptions::raw_result_parts).
+enum class Role : std::uint8_t { other, root, message, params, message_id, request_id, result };
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -136,15 +139,25 @@ private:
             if (p_ == end_ || *p_ != ':') fail("expected ':' after a member name");
             ++p_;
             skip_space();
-            Role inner = Role::other;
-            if (message) {
-                if (key == "id") inner = Role::message_id;
-                else if (key == "params") inner = Role::params;
-            } else if (role == Role::params && key == "requestId") {
-                inner = Role::request_id;
+            if (role == Role::result && p_ != end_ && (*p_ == '[' || *p_ == '{') &&
+                (key == "content" || key == "structuredContent")) {
+                // Checked as any value is, but kept as its text (raw_json.hpp). The last of
+                // duplicate names wins here too.
+                const char* start = p_;
+                skip_value(depth);
+                members[std::move(key)] = make_raw_json(std::string_view(start, static_cast<std::size_t>(p_ - start)));
+            } else {
+                Role inner = Role::other;
+                if (message) {
+                    if (key == "id") inner = Role::message_id;
+                    else if (key == "params") inner = Role::params;
+                    else if (key == "result" && options_.raw_result_parts) inner = Role::result;
+                } else if (role == Role::params && key == "requestId") {
+                    inner = Role::request_id;
+                }
+                // The last of duplicate names wins, as with nlohmann.
+                read_value(members[std::move(key)], depth, inner);
             }
-            // The last of duplicate names wins, as with nlohmann.
-            read_value(members[std::move(key)], depth, inner);
             skip_space();
             if (p_ == end_) fail("unexpected end of input inside an object");
             if (*p_ == ',') {
@@ -261,7 +274,17 @@ private:
         p_ += length;
     }
 
-    void read_string(std::string& out) {
+    void read_string(std::string& out) { scan_string<true>(out); }
+
+    // A string checked as read_string checks it, its text not kept.
+    void skip_string() {
+        scan_string<false>(scratch_);
+        scratch_.clear();
+    }
+
+    // Reads a string into `out` (kKeep), or only checks it (escapes still go to `out`).
+    template <bool kKeep>
+    void scan_string(std::string& out) {
         ++p_;  // '"'
         const char* run = p_;
         for (;;) {
@@ -275,12 +298,12 @@ private:
             if (p_ == end_) fail("unexpected end of input inside a string");
             const auto c = static_cast<unsigned char>(*p_);
             if (c == '"') {
-                out.append(run, p_);
+                if constexpr (kKeep) out.append(run, p_);
                 ++p_;
                 return;
             }
             if (c == '\\') {
-                out.append(run, p_);
+                if constexpr (kKeep) out.append(run, p_);
                 read_escape(out);
                 run = p_;
             } else if (c < 0x20) {
@@ -290,6 +313,61 @@ private:
             } else {
                 skip_utf8_sequence();
             }
+        }
+    }
+
+    // A value checked as read_value checks it (grammar, UTF-8, escapes, numbers, depth),
+    // nothing built: for raw JSON, whose text is kept instead.
+    void skip_value(std::size_t depth) {
+        if (p_ == end_) fail("unexpected end of input; expected a value");
+        switch (*p_) {
+            case '{': return skip_container(depth + 1, '}');
+            case '[': return skip_container(depth + 1, ']');
+            case '"': return skip_string();
+            case 't': return expect_literal("true");
+            case 'f': return expect_literal("false");
+            case 'n': return expect_literal("null");
+            default:
+                if (*p_ == '-' || is_digit(*p_)) {
+                    Json number;  // a number holds no allocation
+                    return read_number(number, Role::other);
+                }
+                fail("unexpected character; expected a value");
+        }
+    }
+
+    void skip_container(std::size_t depth, char close) {
+        enter(depth);
+        const bool object = close == '}';
+        ++p_;  // '{' or '['
+        skip_space();
+        if (p_ != end_ && *p_ == close) {
+            ++p_;
+            return;
+        }
+        for (;;) {
+            if (object) {
+                if (p_ == end_ || *p_ != '"') fail("expected a member name in double quotes");
+                skip_string();
+                skip_space();
+                if (p_ == end_ || *p_ != ':') fail("expected ':' after a member name");
+                ++p_;
+                skip_space();
+            }
+            skip_value(depth);
+            skip_space();
+            if (p_ == end_)
+                fail(object ? "unexpected end of input inside an object" : "unexpected end of input inside an array");
+            if (*p_ == ',') {
+                ++p_;
+                skip_space();
+                continue;
+            }
+            if (*p_ == close) {
+                ++p_;
+                return;
+            }
+            fail(object ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element");
         }
     }
 
@@ -371,6 +449,7 @@ private:
     const char* end_;
     const JsonReadOptions& options_;
     bool kept_request_id_ = false;
+    std::string scratch_;  // what skip_string's escapes decode to, thrown away
 };
 
 }  // namespace

@@ -11,7 +11,8 @@
 // stricter on purpose: nlohmann takes a NUL byte for the end of the input and ignores what
 // follows it; here a NUL after the value is trailing text like any other.
 //
-// The one difference is optional: with `keep_big_integer_ids`, an integer beyond 64 bits
+// Two differences are optional: with `raw_result_parts`, a reply's tool result content is
+// kept as checked text (raw_json.hpp); with `keep_big_integer_ids`, an integer beyond 64 bits
 // where a JSON-RPC id lies becomes a big integer id (request_id.hpp) instead of a double.
 #pragma once
 
@@ -27,6 +28,10 @@ struct JsonReadOptions {
     // Keep a message's "id" (top level, or in a member of a top-level array) and the
     // "params.requestId" of such a message exact when they overflow 64 bits.
     bool keep_big_integer_ids = false;
+    // Keep a reply's result.content and result.structuredContent (a message's, when they
+    // are an array or an object) as raw JSON (raw_json.hpp): checked as everything else is,
+    // but not built into a document, for a result passed on unread.
+    bool raw_result_parts = false;
     // Containers nested deeper than this are refused (JsonTooDeep), which also protects the
     // reader's stack.
     std::size_t max_depth = 512;

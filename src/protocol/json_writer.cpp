@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "protocol/raw_json.hpp"
+
 namespace toolport::protocol {
 
 namespace {
@@ -167,6 +169,10 @@ void write_value(const Json& value, Sink& sink) {
         case Json::value_t::binary:
             if (is_big_integer_id(value)) {
                 sink.put(big_integer_id_digits(value));
+                return;
+            }
+            if (is_raw_json(value)) {  // checked JSON text, passed on as it came (raw_json.hpp)
+                sink.put(raw_json_text(value));
                 return;
             }
             break;

@@ -10,7 +10,8 @@
 // The text is byte for byte what Json::dump(-1, ' ', false, Json::error_handler_t::replace)
 // writes (checked against it in tests/unit/json_writer_test.cpp over the
 // JSON-Schema-Test-Suite's documents and by fuzz_jsonrpc), except that a big integer id
-// (request_id.hpp) is written as its bare digits wherever it is. What is rare and
+// (request_id.hpp) is written as its bare digits wherever it is, and raw JSON (raw_json.hpp)
+// as the text it holds. What is rare and
 // intricate (floating-point numbers, strings with invalid UTF-8, other binary values) is
 // handed to nlohmann, so its exact output stays nlohmann's.
 #pragma once

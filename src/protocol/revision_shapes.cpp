@@ -1,5 +1,6 @@
 #include "protocol/revision_shapes.hpp"
 
+#include "protocol/raw_json.hpp"
 #include "util/json.hpp"
 
 namespace toolport::protocol {
@@ -20,6 +21,7 @@ void shape_definition(Revision revision, std::string_view kind, Json& definition
 
 void shape_tool_result(Revision revision, Json& result) {
     if (!result.is_object() || (has_structured_output(revision) && has_resource_links(revision))) return;
+    expand_raw_result_parts(result);  // its blocks are read below
     if (!has_structured_output(revision)) result.erase("structuredContent");
     auto content = result.find("content");
     if (content == result.end() || !content->is_array()) return;

@@ -83,6 +83,8 @@ bool redact_result(ToolResult& result, const std::vector<std::string>& secrets) 
                      [](const std::string& secret) { return secret.size() >= kMinSecretLength; })) {
         return false;
     }
+    // Every string is looked at: a gateway's result is read here after all.
+    result.expand_raw_parts();
     bool changed = false;
     const bool structured_changed = !result.structured_content.is_null() &&
                                     redact_json(result.structured_content, secrets);

@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "protocol/json_writer.hpp"
+#include "protocol/raw_json.hpp"
+
 namespace toolport {
 
 namespace content {
@@ -85,24 +88,29 @@ Json ToolResult::to_json() && {
     return j;
 }
 
+void ToolResult::expand_raw_parts() {
+    protocol::expand_raw_json(content);
+    protocol::expand_raw_json(structured_content);
+}
+
 std::string ToolResult::dump() const {
     // The members in the order of to_json()'s (sorted) object keys, so the text is the
     // same as to_json().dump() without copying the content into a new object first.
+    // Written by protocol::write_json (nlohmann's text, byte for byte), which also writes
+    // raw JSON parts as the text they hold.
     std::string out;
-    nlohmann::detail::serializer<Json> writer(nlohmann::detail::output_adapter<char, std::string>(out), ' ',
-                                              Json::error_handler_t::replace);
     out += '{';
     if (!meta.is_null()) {
         out += "\"_meta\":";
-        writer.dump(meta, false, false, 0);
+        protocol::write_json(meta, out);
         out += ',';
     }
     out += "\"content\":";
-    writer.dump(content, false, false, 0);
+    protocol::write_json(content, out);
     if (is_error) out += ",\"isError\":true";
     if (!structured_content.is_null()) {
         out += ",\"structuredContent\":";
-        writer.dump(structured_content, false, false, 0);
+        protocol::write_json(structured_content, out);
     }
     out += '}';
     return out;
@@ -115,7 +123,9 @@ ToolResult result_from(Value& value) {
     if (!value.is_object()) throw std::invalid_argument("a tool result must be an object");
     ToolResult r;
     if (auto it = value.find("content"); it != value.end()) {
-        if (!it->is_array()) throw std::invalid_argument("a tool result's content must be an array");
+        // Raw JSON (a gateway's, passed on unread) is an array when its text opens one.
+        const bool array = it->is_array() || protocol::raw_json_text(*it).starts_with('[');
+        if (!array) throw std::invalid_argument("a tool result's content must be an array");
         r.content = std::move(*it);
     }
     if (auto it = value.find("structuredContent"); it != value.end()) r.structured_content = std::move(*it);

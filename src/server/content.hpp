@@ -23,6 +23,9 @@ Json embedded_blob_resource(std::string_view uri, std::string_view base64_blob, 
 }  // namespace content
 
 struct ToolResult {
+    // content and structured_content may be raw JSON (protocol/raw_json.hpp) in a result a
+    // gateway received and passes on unread; whatever reads them calls expand_raw_parts()
+    // first. A result built here never has any.
     Json content = Json::array();
     Json structured_content;  // null when the tool has no structured output
     bool is_error = false;
@@ -37,6 +40,9 @@ struct ToolResult {
         content.push_back(std::move(block));
         return *this;
     }
+
+    // Parses content and structured_content where they are raw JSON (a no-op otherwise).
+    void expand_raw_parts();
 
     Json to_json() const&;
     // The same, moving the parts out instead of copying them (the result is spent).

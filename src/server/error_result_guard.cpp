@@ -51,6 +51,7 @@ bool first_time_for(const std::string& tool) {
 
 bool guard_error_result(const ToolSpec& tool, ToolResult& result, bool report) {
     if (!result.is_error || result.structured_content.is_null() || tool.output_schema.is_null()) return false;
+    result.expand_raw_parts();  // read below
     if (matches_output_schema(tool, result.structured_content)) return false;
 
     if (!has_text(result.content)) {

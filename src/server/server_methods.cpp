@@ -128,13 +128,14 @@ Task<Json> ServerSession::list_tools(RequestContext& ctx) {
 }
 
 Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
-                           const Json& arguments) {
+                           const Json& arguments, bool raw_ok) {
     Json reply;
     try {
         ToolResult result = co_await server.invoke_tool(ctx, tool, arguments);
         // An error result a source produced itself (an upstream's, passed through) gets the
         // same guarantee as the errors rendered by error_result.
         guard_error_result(*tool, result);
+        if (!raw_ok) result.expand_raw_parts();
         reply = std::move(result).to_json();  // the result is spent: move its parts, no deep copy
     } catch (const RpcError& e) {
         if (!e.from_peer) throw;
@@ -188,7 +189,7 @@ Task<Json> ServerSession::call_tool(RequestContext& ctx) {
         // while the call runs on (or refused when the tool and the request disagree).
         if (auto created = co_await tasks->call_tool(ctx, tool, args.is_null() ? empty : args)) co_return *created;
     }
-    co_return co_await tool_call_reply(server_, ctx, tool, args.is_null() ? empty : args);
+    co_return co_await tool_call_reply(server_, ctx, tool, args.is_null() ? empty : args, /*raw_ok=*/true);
 }
 
 Task<Json> ServerSession::list_resources(RequestContext& ctx) {

@@ -83,8 +83,10 @@ inline constexpr const char* kTaskThresholdMeta = "io.toolport/taskThresholdMs";
 // The reply of one tools/call of `tool` run through the server's invoker: a CallToolResult
 // (a failing tool is a result with isError), shaped for the request's revision. Throws
 // RpcError for protocol errors, InputRequired and OperationCancelled (server_methods.cpp).
+// `raw_ok`: the reply goes straight to the wire, so content a gateway passes on unread may
+// stay raw JSON (protocol/raw_json.hpp); otherwise (a task's stored result) it is expanded.
 Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::shared_ptr<const ToolSpec>& tool,
-                           const Json& arguments);
+                           const Json& arguments, bool raw_ok = false);
 
 class TaskEngine : public std::enable_shared_from_this<TaskEngine> {
 public:

@@ -29,6 +29,7 @@
 #include "async/asio_executor.hpp"
 #include "providers/source_table.hpp"
 #include "protocol/json_reader.hpp"
+#include "protocol/raw_json.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "server/session.hpp"
@@ -179,6 +180,33 @@ void check_reader_matches_nlohmann(std::string_view line) {
     if (ours_ok != theirs_ok || (ours_ok && !identical(ours, theirs))) {
         std::fprintf(stderr, "fuzz_jsonrpc: read_json %s where Json::parse %s: %.300s\n",
                      ours_ok ? ours.dump().c_str() : "refused", theirs_ok ? theirs.dump().c_str() : "refused",
+                     std::string(line).c_str());
+        std::abort();
+    }
+    // With a reply's result content kept raw (raw_json.hpp, as a client reads replies): the
+    // same acceptance, and once expanded the same document.
+    protocol::JsonReadOptions raw_parts;
+    raw_parts.raw_result_parts = true;
+    Json raw;
+    bool raw_ok = true;
+    try {
+        raw = protocol::read_json(line, raw_parts);
+    } catch (const Json::parse_error&) {
+        raw_ok = false;
+    }
+    if (raw_ok) {
+        auto expand = [](Json& message) {
+            if (message.is_object() && message.contains("result")) protocol::expand_raw_result_parts(message["result"]);
+        };
+        if (raw.is_array()) {
+            for (auto& message : raw) expand(message);
+        } else {
+            expand(raw);
+        }
+    }
+    if (raw_ok != ours_ok || (raw_ok && !identical(raw, ours))) {
+        std::fprintf(stderr, "fuzz_jsonrpc: read_json with raw result parts %s where without them %s: %.300s\n",
+                     raw_ok ? raw.dump().c_str() : "refused", ours_ok ? ours.dump().c_str() : "refused",
                      std::string(line).c_str());
         std::abort();
     }

@@ -191,9 +191,10 @@ private:
     // One request on behalf of `ctx`, its caller registered while it runs (see Caller):
     // what was stashed for the client replaces the upstream's answer or failure.
     // `tasks`: the request declares the tasks extension (see with_tasks_declared); other
-    // requests have it removed from the client's capabilities.
+    // requests have it removed from the client's capabilities. `raw_result`: the result's
+    // content may come back as raw JSON (client::RequestOptions::raw_result).
     Task<Json> send_for(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string method, Json params,
-                        std::function<void(const Json&)> on_progress = {}, bool tasks = false);
+                        std::function<void(const Json&)> on_progress = {}, bool tasks = false, bool raw_result = false);
     // One request on behalf of `ctx` (not a tool call): failures as RpcError.
     Task<Json> request(RequestContext& ctx, std::string method, Json params);
     // A tool call run upstream as a task (see call_tool): its CallToolResult. `local` is the

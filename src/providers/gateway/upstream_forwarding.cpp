@@ -102,7 +102,7 @@ private:
 };
 
 Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> client, std::string method, Json params,
-                              std::function<void(const Json&)> on_progress, bool tasks) {
+                              std::function<void(const Json&)> on_progress, bool tasks, bool raw_result) {
     BudgetHold budget(*this, ctx);
     CallerScope scope(in_flight_, ctx, ++next_tag_);
     scope.caller.budget = budget.budget();
@@ -110,6 +110,7 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
     options.timeout = settings_.request_timeout;
     options.cancel = &scope.caller.cancel;
     options.tag = scope.caller.tag;
+    options.raw_result = raw_result;
     // A task the client asked for runs here, at the gateway (server/tasks.hpp): a call
     // forwarded in the request must not be answered with a task of its own, which the
     // gateway would take for the tool's result. Only the requests of a call the gateway
@@ -178,7 +179,9 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
             Json params = Json::object();
             params.emplace("name", tool);
             params.emplace("arguments", std::move(arguments));
-            result = co_await send_for(ctx, std::move(client), "tools/call", std::move(params), progress);
+            // Its content is passed on unread, as the text it came in (protocol/raw_json.hpp).
+            result = co_await send_for(ctx, std::move(client), "tools/call", std::move(params), progress,
+                                       /*tasks=*/false, /*raw_result=*/true);
         }
     } catch (const protocol::RpcError& e) {
         // Ours, not the upstream's: the gateway refused what the client answered for it
@@ -234,6 +237,9 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
                         fmt::format("upstream {} answered the call of {} with something that is not a tool result: {}",
                                     name(), tool, e.what()));
     }
+    // An error result is read (its code and text labelled, its structuredContent checked):
+    // its content is expanded from the raw JSON it came in as.
+    if (answer.is_error) answer.expand_raw_parts();
     // An upstream that echoes what the gateway sent it (its headers, bearer token, client
     // secret, secret-named env values) does not hand the operator's credentials to clients.
     if (providers::redact_result(answer, secrets_)) {
