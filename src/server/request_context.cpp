@@ -38,11 +38,22 @@ Task<void> RequestContext::pace_downstream_request() {
 }
 Executor& RequestContext::executor() const { return session_->server().executor(); }
 
-void RequestContext::progress(double progress, std::optional<double> total, std::string message) {
-    auto meta = params_.find("_meta");
-    if (meta == params_.end() || !meta->is_object()) return;
+namespace {
+// The request's progressToken, when it has a usable one.
+const Json* progress_token(const Json& params) {
+    auto meta = params.find("_meta");
+    if (meta == params.end() || !meta->is_object()) return nullptr;
     auto token = meta->find("progressToken");
-    if (token == meta->end() || !(token->is_string() || token->is_number())) return;
+    if (token == meta->end() || !(token->is_string() || token->is_number())) return nullptr;
+    return &*token;
+}
+}  // namespace
+
+bool RequestContext::wants_progress() const { return progress_token(params_) != nullptr; }
+
+void RequestContext::progress(double progress, std::optional<double> total, std::string message) {
+    const Json* token = progress_token(params_);
+    if (!token) return;
     Json p = {{"progressToken", *token}, {"progress", progress}};
     if (total) p["total"] = *total;
     if (!message.empty()) p["message"] = std::move(message);

@@ -101,6 +101,8 @@ public:
 
     // Sends notifications/progress when the request carried a progressToken.
     void progress(double progress, std::optional<double> total = std::nullopt, std::string message = {});
+    // Whether it did: progress() sends nothing otherwise.
+    bool wants_progress() const;
     // Sends notifications/message when `level` passes the client's chosen level.
     void log(LogLevel level, Json data, std::string logger = {});
     // The call runs as the task `task_id` (2025-11-25 model): its progress and log

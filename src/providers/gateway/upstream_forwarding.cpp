@@ -179,8 +179,12 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
             Json params = Json::object();
             params.emplace("name", tool);
             params.emplace("arguments", std::move(arguments));
-            // Its content is passed on unread, as the text it came in (protocol/raw_json.hpp).
-            result = co_await send_for(ctx, std::move(client), "tools/call", std::move(params), progress,
+            // Progress is asked of the upstream only for a client that asked for it: any other
+            // would be dropped here (RequestContext::progress). Its content is passed on unread,
+            // as the text it came in (protocol/raw_json.hpp).
+            std::function<void(const Json&)> on_progress;
+            if (ctx.wants_progress()) on_progress = progress;
+            result = co_await send_for(ctx, std::move(client), "tools/call", std::move(params), std::move(on_progress),
                                        /*tasks=*/false, /*raw_result=*/true);
         }
     } catch (const protocol::RpcError& e) {
