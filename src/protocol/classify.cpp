@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "protocol/jsonrpc.hpp"
+#include "util/json_release.hpp"
 
 namespace toolport::protocol {
 
@@ -55,6 +56,12 @@ std::string error_object_problem(const Json& error) {
 }  // namespace
 
 std::variant<Message, ProtocolError> classify(Json value) {
+    // What is left of the message once its parts are moved out is freed without nlohmann's
+    // heap stack (util/json_release.hpp), on every way out.
+    struct Release {
+        Json& value;
+        ~Release() { util::release_json(value); }
+    } release{value};
     if (!value.is_object()) {
         return ProtocolError{nullptr, error_code::kInvalidRequest,
                              "Invalid Request: a JSON-RPC message must be an object, got " + describe(value)};

@@ -4,6 +4,7 @@
 #include "server/input_required.hpp"
 #include "server/session.hpp"
 #include "server/stateless.hpp"
+#include "util/json_release.hpp"
 
 namespace toolport {
 
@@ -22,7 +23,8 @@ RequestContext::RequestContext(std::shared_ptr<ServerSession> session, protocol:
       params_(params.is_null() ? Json::object() : std::move(params)),
       revision_(revision) {}
 
-RequestContext::~RequestContext() = default;
+// The request's params are freed without nlohmann's heap stack (util/json_release.hpp).
+RequestContext::~RequestContext() { util::release_json(params_); }
 
 const Json& RequestContext::client_capabilities() const {
     if (protocol::is_stateless(revision_)) return stateless_client_capabilities(params_);

@@ -6,6 +6,7 @@
 #include "server/input_required.hpp"
 #include "server/stateless.hpp"
 #include "server/tasks.hpp"
+#include "util/json_release.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport {
@@ -200,6 +201,7 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
     } else if (unanswered_) {
         unanswered_(id, ctx->abandoned() ? ctx->abandon_reason() : std::string("cancelled"));
     }
+    util::release_json(reply);  // sent: freed without nlohmann's heap stack (util/json_release.hpp)
 }
 
 Json ServerSession::finish_result(Json result, const RequestContext& ctx) const {
