@@ -28,6 +28,7 @@
 #include "client/client_transport.hpp"
 #include "client/json_id_scanner.hpp"
 #include "client/wire_payload.hpp"
+#include "util/json_release.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::client {
@@ -335,7 +336,12 @@ public:
     void terminate() override { impl_->kill_now(); }
 
     Task<void> open(Handlers handlers) override { return open_impl(impl_, std::move(handlers)); }
-    Task<void> send(Json message) override { return send_impl(impl_, protocol::serialize(message) + "\n"); }
+    Task<void> send(Json message) override {
+        std::string line = protocol::serialize(message);
+        line += '\n';
+        util::release_json(message);  // written: freed without nlohmann's heap stack
+        return send_impl(impl_, std::move(line));
+    }
     Task<void> close() override { return close_impl(impl_); }
     std::string describe() const override { return impl_->describe(); }
 
