@@ -24,13 +24,19 @@ StatelessMeta read_stateless_meta(const Json& params) {
     StatelessMeta m;
     const Json* meta = meta_of(params);
     if (!meta) return m;
-    auto v = meta->find(meta_key::kProtocolVersion);
-    if (v == meta->end()) return m;
+    // Looked up by views: a key given as a C string is measured at every comparison.
+    const auto& members = meta->get_ref<const Json::object_t&>();
+    auto v = members.find(std::string_view(meta_key::kProtocolVersion));
+    if (v == members.end()) return m;
     m.present = true;
-    m.requested = v->is_string() ? v->get<std::string>() : v->dump();
-    if (v->is_string()) m.revision = parse_revision(m.requested);
-    auto caps = meta->find(meta_key::kClientCapabilities);
-    m.has_capabilities = caps != meta->end() && caps->is_object();
+    if (v->second.is_string()) {
+        m.requested = v->second.get_ref<const std::string&>();
+        m.revision = parse_revision(m.requested);
+    } else {
+        m.requested = v->second.dump();
+    }
+    auto caps = members.find(std::string_view(meta_key::kClientCapabilities));
+    m.has_capabilities = caps != members.end() && caps->second.is_object();
     return m;
 }
 
