@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "protocol/plain_bytes.hpp"
+
 namespace toolport::protocol {
 
 namespace {
@@ -92,13 +94,15 @@ void write_string(std::string_view s, Sink& sink) {
     sink.put('"');
     std::size_t run = 0;  // start of the bytes not yet written
     for (std::size_t i = 0; i < s.size();) {
+        // Plain bytes are written with the run they are part of: passed over eight at a
+        // time, then byte by byte up to what ends the run.
+        i += plain_words(s.data() + i, s.size() - i);
+        while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80 && kEscapes[static_cast<unsigned char>(s[i])] == 0)
+            ++i;
+        if (i == s.size()) break;
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
             const char escape = kEscapes[c];
-            if (escape == 0) {
-                ++i;
-                continue;
-            }
             sink.put(s.substr(run, i - run));
             if (escape == 'u') {
                 constexpr char kHex[] = "0123456789abcdef";
