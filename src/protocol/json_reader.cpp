@@ -267,16 +267,19 @@ private:
         ++p_;  // '"'
         const char* run = p_;
         for (;;) {
-            // Runs of plain bytes (most of every key and value): eight at a time, then the
-            // rest of the run byte by byte; whatever ends it (the closing quote, an escape, a
-            // control byte, UTF-8) is read below.
-            const char* p = p_ + plain_words(p_, static_cast<std::size_t>(end_ - p_));
+            // Runs of plain bytes (most of every key and value): eight at a time up to the
+            // byte that ends the run (the last few bytes of the input one by one); that byte
+            // (the closing quote, an escape, a control byte, UTF-8) is read below.
+            const char* p = p_ + plain_prefix(p_, static_cast<std::size_t>(end_ - p_));
             while (p != end_ && kPlain[static_cast<unsigned char>(*p)]) ++p;
             p_ = p;
             if (p_ == end_) fail("unexpected end of input inside a string");
             const auto c = static_cast<unsigned char>(*p_);
             if (c == '"') {
-                out.append(run, p_);
+                // Most strings have no escape: built at once (appending to the empty string
+                // goes through the general replace).
+                if (out.empty()) out = std::string(run, p_);
+                else out.append(run, p_);
                 ++p_;
                 return;
             }

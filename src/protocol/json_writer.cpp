@@ -95,8 +95,8 @@ void write_string(std::string_view s, Sink& sink) {
     std::size_t run = 0;  // start of the bytes not yet written
     for (std::size_t i = 0; i < s.size();) {
         // Plain bytes are written with the run they are part of: passed over eight at a
-        // time, then byte by byte up to what ends the run.
-        i += plain_words(s.data() + i, s.size() - i);
+        // time up to what ends the run (the last few bytes of the string one by one).
+        i += plain_prefix(s.data() + i, s.size() - i);
         while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80 && kEscapes[static_cast<unsigned char>(s[i])] == 0)
             ++i;
         if (i == s.size()) break;
