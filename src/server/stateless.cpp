@@ -75,10 +75,25 @@ Json check_required_capabilities(const Request& request, const StatelessMeta& me
 
 void decorate_stateless_result(Json& result, const McpServer& server) {
     if (!result.is_object()) return;
-    result.emplace("resultType", "complete");  // unless the result says otherwise
-    Json& meta = result["_meta"];
+    // On every stateless reply: members looked up by views and inserted where the lookup
+    // found their place, the serverInfo copied once, into its node.
+    auto& members = result.get_ref<Json::object_t&>();
+    constexpr std::string_view kResultType = "resultType";
+    if (auto it = members.lower_bound(kResultType); it == members.end() || it->first != kResultType) {
+        members.emplace_hint(it, kResultType, "complete");  // unless the result says otherwise
+    }
+    constexpr std::string_view kMeta = "_meta";
+    auto meta_at = members.lower_bound(kMeta);
+    if (meta_at == members.end() || meta_at->first != kMeta) meta_at = members.emplace_hint(meta_at, kMeta, nullptr);
+    Json& meta = meta_at->second;
     if (!meta.is_object()) meta = Json::object();
-    meta[meta_key::kServerInfo] = server.server_info();
+    auto& meta_members = meta.get_ref<Json::object_t&>();
+    const std::string_view key = meta_key::kServerInfo;
+    if (auto it = meta_members.lower_bound(key); it != meta_members.end() && it->first == key) {
+        it->second = server.server_info();
+    } else {
+        meta_members.emplace_hint(it, key, server.server_info());
+    }
 }
 
 void mark_cacheable(Json& result, const McpServer& server) {
