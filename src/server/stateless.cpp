@@ -13,9 +13,11 @@ namespace {
 
 const Json* meta_of(const Json& params) {
     if (!params.is_object()) return nullptr;
-    auto it = params.find("_meta");
-    if (it == params.end() || !it->is_object()) return nullptr;
-    return &*it;
+    // (Looked up by a view: a C-string key is measured at every comparison.)
+    const auto& members = params.get_ref<const Json::object_t&>();
+    auto it = members.find(std::string_view("_meta"));
+    if (it == members.end() || !it->second.is_object()) return nullptr;
+    return &it->second;
 }
 
 }  // namespace
@@ -24,7 +26,6 @@ StatelessMeta read_stateless_meta(const Json& params) {
     StatelessMeta m;
     const Json* meta = meta_of(params);
     if (!meta) return m;
-    // Looked up by views: a key given as a C string is measured at every comparison.
     const auto& members = meta->get_ref<const Json::object_t&>();
     auto v = members.find(std::string_view(meta_key::kProtocolVersion));
     if (v == members.end()) return m;
