@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/plain_bytes.hpp"
 #include "protocol/raw_json.hpp"
 
 namespace toolport::protocol {
@@ -139,13 +140,17 @@ private:
             if (p_ == end_ || *p_ != ':') fail("expected ':' after a member name");
             ++p_;
             skip_space();
+            // The last of duplicate names wins, as with nlohmann (the member in place is read
+            // over). Hinted at the end: a member that sorts after the others (every member
+            // of a document written sorted, as nlohmann and Toolport write them) goes there
+            // after one comparison; any other is placed as operator[] would place it.
             if (role == Role::result && p_ != end_ && (*p_ == '[' || *p_ == '{') &&
                 (key == "content" || key == "structuredContent")) {
-                // Checked as any value is, but kept as its text (raw_json.hpp). The last of
-                // duplicate names wins here too.
+                // Checked as any value is, but kept as its text (raw_json.hpp).
                 const char* start = p_;
                 skip_value(depth);
-                members[std::move(key)] = make_raw_json(std::string_view(start, static_cast<std::size_t>(p_ - start)));
+                auto slot = members.emplace_hint(members.end(), std::move(key), nullptr);
+                slot->second = make_raw_json(std::string_view(start, static_cast<std::size_t>(p_ - start)));
             } else {
                 Role inner = Role::other;
                 if (message) {
@@ -155,8 +160,8 @@ private:
                 } else if (role == Role::params && key == "requestId") {
                     inner = Role::request_id;
                 }
-                // The last of duplicate names wins, as with nlohmann.
-                read_value(members[std::move(key)], depth, inner);
+                auto slot = members.emplace_hint(members.end(), std::move(key), nullptr);
+                read_value(slot->second, depth, inner);
             }
             skip_space();
             if (p_ == end_) fail("unexpected end of input inside an object");
@@ -288,17 +293,21 @@ private:
         ++p_;  // '"'
         const char* run = p_;
         for (;;) {
-            // Runs of plain bytes (most of every key and value), four at a time; whatever
-            // else comes (the closing quote, an escape, a control byte, UTF-8) is read below.
-            while (end_ - p_ >= 4 && kPlain[static_cast<unsigned char>(p_[0])] &&
-                   kPlain[static_cast<unsigned char>(p_[1])] && kPlain[static_cast<unsigned char>(p_[2])] &&
-                   kPlain[static_cast<unsigned char>(p_[3])]) {
-                p_ += 4;
-            }
+            // Runs of plain bytes (most of every key and value): eight at a time up to the
+            // byte that ends the run (the last few bytes of the input one by one); that byte
+            // (the closing quote, an escape, a control byte, UTF-8) is read below.
+            const char* p = p_ + plain_prefix(p_, static_cast<std::size_t>(end_ - p_));
+            while (p != end_ && kPlain[static_cast<unsigned char>(*p)]) ++p;
+            p_ = p;
             if (p_ == end_) fail("unexpected end of input inside a string");
             const auto c = static_cast<unsigned char>(*p_);
             if (c == '"') {
-                if constexpr (kKeep) out.append(run, p_);
+                // Most strings have no escape: built at once (appending to the empty string
+                // goes through the general replace).
+                if constexpr (kKeep) {
+                    if (out.empty()) out = std::string(run, p_);
+                    else out.append(run, p_);
+                }
                 ++p_;
                 return;
             }
@@ -308,10 +317,8 @@ private:
                 run = p_;
             } else if (c < 0x20) {
                 fail("a control character in a string must be escaped");
-            } else if (c < 0x80) {
-                ++p_;
             } else {
-                skip_utf8_sequence();
+                skip_utf8_sequence();  // (every other byte below 0x80 is plain)
             }
         }
     }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "protocol/plain_bytes.hpp"
 #include "protocol/raw_json.hpp"
 
 namespace toolport::protocol {
@@ -94,13 +95,15 @@ void write_string(std::string_view s, Sink& sink) {
     sink.put('"');
     std::size_t run = 0;  // start of the bytes not yet written
     for (std::size_t i = 0; i < s.size();) {
+        // Plain bytes are written with the run they are part of: passed over eight at a
+        // time up to what ends the run (the last few bytes of the string one by one).
+        i += plain_prefix(s.data() + i, s.size() - i);
+        while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80 && kEscapes[static_cast<unsigned char>(s[i])] == 0)
+            ++i;
+        if (i == s.size()) break;
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
             const char escape = kEscapes[c];
-            if (escape == 0) {
-                ++i;
-                continue;
-            }
             sink.put(s.substr(run, i - run));
             if (escape == 'u') {
                 constexpr char kHex[] = "0123456789abcdef";

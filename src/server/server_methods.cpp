@@ -21,8 +21,11 @@ namespace {
 
 const Json& param(const Json& params, const char* key) {
     static const Json null_json;
-    auto it = params.find(key);
-    return it == params.end() ? null_json : *it;
+    if (!params.is_object()) return null_json;
+    // Looked up by a view: a C-string key is measured at every comparison.
+    const auto& members = params.get_ref<const Json::object_t&>();
+    auto it = members.find(std::string_view(key));
+    return it == members.end() ? null_json : it->second;
 }
 
 std::string required_string(const Json& params, const char* key) {

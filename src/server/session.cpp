@@ -71,6 +71,11 @@ void ServerSession::receive(Message message) {
         std::move(message));
 }
 
+const Json& ServerSession::or_empty(const Json& object) {
+    static const Json empty = Json::object();
+    return object.is_null() ? empty : object;
+}
+
 const std::unordered_map<std::string_view, ServerSession::Handler>& ServerSession::method_table() {
     static const std::unordered_map<std::string_view, Handler> table = {
         {"ping", &ServerSession::ping},
@@ -103,7 +108,11 @@ bool ServerSession::method_allowed(std::string_view method, Revision revision) {
     return true;
 }
 
-void ServerSession::on_request(Request request) {
+void ServerSession::receive_stateless(Request request, const StatelessMeta& meta) {
+    if (!closed_) on_request(std::move(request), &meta);
+}
+
+void ServerSession::on_request(Request request, const StatelessMeta* known_meta) {
     const RequestId id = request.id;
     if (!request.params.is_null() && !request.params.is_object()) {
         send(make_error(id, error_code::kInvalidParams, "Invalid params: \"params\" must be an object"), &id);
@@ -112,7 +121,9 @@ void ServerSession::on_request(Request request) {
 
     // Which revision governs this request: its own _meta (stateless revision) or the
     // session's handshake.
-    auto stateless = read_stateless_meta(request.params);
+    StatelessMeta read_meta;
+    if (!known_meta) read_meta = read_stateless_meta(request.params);
+    const StatelessMeta& stateless = known_meta ? *known_meta : read_meta;
     if (stateless.present && !stateless.revision) {
         send(unsupported_version_error(id, stateless.requested), &id);
         return;

@@ -22,6 +22,8 @@
 
 namespace toolport {
 
+struct StatelessMeta;
+
 class ServerSession : public std::enable_shared_from_this<ServerSession> {
 public:
     ServerSession(McpServer& server, SessionOutput output, CallerIdentity caller);
@@ -31,6 +33,9 @@ public:
 
     // Handles one message from the client. Replies go to the SessionOutput, possibly later.
     void receive(protocol::Message message);
+    // A request of the stateless revision whose _meta the transport has read already (to
+    // route it): served as receive() serves it, without reading that _meta again.
+    void receive_stateless(protocol::Request request, const StatelessMeta& meta);
     // Answers a message that could not be parsed (sends the error when it has an id or is
     // a parse error, as JSON-RPC requires).
     void reject(const protocol::ProtocolError& error);
@@ -41,8 +46,8 @@ public:
 
     bool initialized() const { return state_ == State::operating || state_ == State::initializing; }
     protocol::Revision revision() const { return revision_; }
-    const Json& client_capabilities() const { return client_capabilities_; }
-    const Json& client_info() const { return client_info_; }
+    const Json& client_capabilities() const { return or_empty(client_capabilities_); }
+    const Json& client_info() const { return or_empty(client_info_); }
     const CallerIdentity& caller() const { return caller_; }
     CallerIdentity& caller() { return caller_; }
     McpServer& server() { return server_; }
@@ -95,7 +100,7 @@ private:
     enum class State { fresh, initializing, operating };
     using Handler = Task<Json> (ServerSession::*)(RequestContext&);
 
-    void on_request(protocol::Request request);
+    void on_request(protocol::Request request, const StatelessMeta* known_meta = nullptr);
     void on_notification(const protocol::Notification& notification);
     Json handle_initialize(const protocol::Request& request);
     Task<void> run(std::unique_ptr<RequestContext> ctx, Handler handler);
@@ -119,6 +124,7 @@ private:
     Task<Json> listen(RequestContext& ctx);
 
     static const std::unordered_map<std::string_view, Handler>& method_table();
+    static const Json& or_empty(const Json& object);
     static bool method_allowed(std::string_view method, protocol::Revision revision);
 
     McpServer& server_;
@@ -127,8 +133,10 @@ private:
     State state_ = State::fresh;
     bool closed_ = false;
     protocol::Revision revision_ = protocol::kLatestStateful;
-    Json client_capabilities_ = Json::object();
-    Json client_info_ = Json::object();
+    // Null (read as empty objects) until a handshake or restore() sets them: the session
+    // a stateless request is served in, made and dropped per request, never builds them.
+    Json client_capabilities_;
+    Json client_info_;
     LogLevel min_log_level_ = LogLevel::debug;
     // The client's requests in flight, and ours to the client (sampling, elicitation, roots).
     protocol::RpcPeer peer_;

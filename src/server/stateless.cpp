@@ -13,9 +13,11 @@ namespace {
 
 const Json* meta_of(const Json& params) {
     if (!params.is_object()) return nullptr;
-    auto it = params.find("_meta");
-    if (it == params.end() || !it->is_object()) return nullptr;
-    return &*it;
+    // (Looked up by a view: a C-string key is measured at every comparison.)
+    const auto& members = params.get_ref<const Json::object_t&>();
+    auto it = members.find(std::string_view("_meta"));
+    if (it == members.end() || !it->second.is_object()) return nullptr;
+    return &it->second;
 }
 
 }  // namespace
@@ -24,13 +26,18 @@ StatelessMeta read_stateless_meta(const Json& params) {
     StatelessMeta m;
     const Json* meta = meta_of(params);
     if (!meta) return m;
-    auto v = meta->find(meta_key::kProtocolVersion);
-    if (v == meta->end()) return m;
+    const auto& members = meta->get_ref<const Json::object_t&>();
+    auto v = members.find(std::string_view(meta_key::kProtocolVersion));
+    if (v == members.end()) return m;
     m.present = true;
-    m.requested = v->is_string() ? v->get<std::string>() : v->dump();
-    if (v->is_string()) m.revision = parse_revision(m.requested);
-    auto caps = meta->find(meta_key::kClientCapabilities);
-    m.has_capabilities = caps != meta->end() && caps->is_object();
+    if (v->second.is_string()) {
+        m.requested = v->second.get_ref<const std::string&>();
+        m.revision = parse_revision(m.requested);
+    } else {
+        m.requested = v->second.dump();
+    }
+    auto caps = members.find(std::string_view(meta_key::kClientCapabilities));
+    m.has_capabilities = caps != members.end() && caps->second.is_object();
     return m;
 }
 
@@ -69,10 +76,25 @@ Json check_required_capabilities(const Request& request, const StatelessMeta& me
 
 void decorate_stateless_result(Json& result, const McpServer& server) {
     if (!result.is_object()) return;
-    result.emplace("resultType", "complete");  // unless the result says otherwise
-    Json& meta = result["_meta"];
+    // On every stateless reply: members looked up by views and inserted where the lookup
+    // found their place, the serverInfo copied once, into its node.
+    auto& members = result.get_ref<Json::object_t&>();
+    constexpr std::string_view kResultType = "resultType";
+    if (auto it = members.lower_bound(kResultType); it == members.end() || it->first != kResultType) {
+        members.emplace_hint(it, kResultType, "complete");  // unless the result says otherwise
+    }
+    constexpr std::string_view kMeta = "_meta";
+    auto meta_at = members.lower_bound(kMeta);
+    if (meta_at == members.end() || meta_at->first != kMeta) meta_at = members.emplace_hint(meta_at, kMeta, nullptr);
+    Json& meta = meta_at->second;
     if (!meta.is_object()) meta = Json::object();
-    meta[meta_key::kServerInfo] = server.server_info();
+    auto& meta_members = meta.get_ref<Json::object_t&>();
+    const std::string_view key = meta_key::kServerInfo;
+    if (auto it = meta_members.lower_bound(key); it != meta_members.end() && it->first == key) {
+        it->second = server.server_info();
+    } else {
+        meta_members.emplace_hint(it, key, server.server_info());
+    }
 }
 
 void mark_cacheable(Json& result, const McpServer& server) {

@@ -16,6 +16,7 @@
 #include "transports/batch.hpp"
 #include "transports/http_policy.hpp"
 #include "transports/stateless_headers.hpp"
+#include "util/http_text.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport {
@@ -250,7 +251,10 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
     session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
         if (auto s = weak.lock()) s->end_request(protocol::id_key(id), cancelled_reply(id, reason));
     });
-    feed_all(*session, body);
+    // One request, not a batch (handle_post routes only those here), whose _meta is read.
+    auto& message = std::get<protocol::Message>(body.parsed.items.front());
+    http_policy::attach_traceparent(message, body.traceparent);
+    session->receive_stateless(std::get<protocol::Request>(std::move(message)), meta);
     // Closing the connection early is cancellation in this revision.
     auto close = [session]() { session->close(); };
     return write_stream(req, out, false, "", false, close, close);
@@ -259,14 +263,22 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
 // The 2026-07-28 HTTP rules (version header vs _meta, Mcp-Method/Mcp-Name/Mcp-Param-*).
 std::optional<HeaderProblem> HttpEndpoint::State::check_headers(const HttpRequestView& req, const PostBody& body,
                                                                 const StatelessMeta& meta) {
+    // One pass over the fields instead of a lookup per name; as with header(), the first
+    // field of a name is the one that counts.
     StatelessHeaders h;
-    h.protocol_version = req.header("MCP-Protocol-Version");
-    h.has_protocol_version = req.has_header("MCP-Protocol-Version");
-    h.method = req.header("Mcp-Method");
-    h.has_method = req.has_header("Mcp-Method");
-    h.name = req.header("Mcp-Name");
-    h.has_name = req.has_header("Mcp-Name");
     req.for_each_header([&h](std::string_view name, std::string_view value) {
+        const auto take = [&](std::string_view wanted, std::string_view& to, bool& has) {
+            // (Clients mostly spell a name as asked: compared as it is before ignoring case.)
+            if (has || name.size() != wanted.size() || (name != wanted && !util::iequals_ascii(name, wanted)))
+                return false;
+            to = value;
+            has = true;
+            return true;
+        };
+        if (take("MCP-Protocol-Version", h.protocol_version, h.has_protocol_version) ||
+            take("Mcp-Method", h.method, h.has_method) || take("Mcp-Name", h.name, h.has_name)) {
+            return;
+        }
         if (name.size() > 10 && strncasecmp(name.data(), "Mcp-Param-", 10) == 0)
             h.params.emplace_back(name.substr(10), value);
     });

@@ -24,17 +24,18 @@ HeaderProblem problem(const Request& request, int status, int code, std::string 
 std::optional<std::string_view> addressed_name(const Request& request) {
     const Json& p = request.params;
     if (!p.is_object()) return std::nullopt;
-    const char* key = nullptr;
-    if (request.method == "tools/call" || request.method == "prompts/get") key = "name";
-    else if (request.method == "resources/read") key = "uri";
+    const std::string_view method = request.method;
+    std::string_view key;
+    if (method == "tools/call" || method == "prompts/get") key = "name";
+    else if (method == "resources/read") key = "uri";
     // The tasks extension routes its methods by task (SEP-2663).
-    else if (request.method == "tasks/get" || request.method == "tasks/update" || request.method == "tasks/cancel") {
-        key = "taskId";
-    }
-    if (!key) return std::nullopt;
-    auto it = p.find(key);
-    if (it == p.end() || !it->is_string()) return std::nullopt;
-    return std::string_view(it->get_ref<const std::string&>());
+    else if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") key = "taskId";
+    if (key.empty()) return std::nullopt;
+    // (Looked up by a view: a C-string key is measured at every comparison.)
+    const auto& members = p.get_ref<const Json::object_t&>();
+    auto it = members.find(key);
+    if (it == members.end() || !it->second.is_string()) return std::nullopt;
+    return std::string_view(it->second.get_ref<const std::string&>());
 }
 
 // Whether a header value says `expected`: as it is or, for values that are not plain visible
@@ -111,12 +112,14 @@ std::optional<HeaderProblem> check_stateless_headers(const StatelessHeaders& h, 
         }
     }
     // Mcp-Param-<Name> mirrors of x-mcp-header tool parameters must match the arguments.
-    if (request.method == "tools/call" && request.params.is_object()) {
-        const ToolSpec* tool = name ? server.registry().find_tool(std::string(*name)) : nullptr;
-        static const Json no_schema;
-        const Json& schema = tool ? tool->input_schema : no_schema;
-        const auto properties = schema.is_object() ? schema.find("properties") : schema.end();
-        if (tool && properties != schema.end() && properties->is_object() && !properties->empty()) {
+    if (name && request.method == "tools/call") {  // (a name means the params are an object)
+        const ToolSpec* tool = server.registry().find_tool(std::string(*name));
+        const Json* properties = nullptr;
+        if (tool && tool->input_schema.is_object()) {
+            const auto& schema = tool->input_schema.get_ref<const Json::object_t&>();
+            if (auto it = schema.find(std::string_view("properties")); it != schema.end()) properties = &it->second;
+        }
+        if (properties && properties->is_object() && !properties->empty()) {
             // The arguments as sent (an object when the call has none), read in place.
             static const Json no_arguments = Json::object();
             const auto sent_arguments = request.params.find("arguments");

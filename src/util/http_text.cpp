@@ -13,8 +13,10 @@ bool alphanumeric(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= '
 }  // namespace
 
 bool iequals_ascii(std::string_view a, std::string_view b) {
+    // Texts that match mostly match as they are (a header name or a media type as the peer
+    // spelled it): compared at once first, letter by letter ignoring case only if not.
     return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+           (a == b || std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); }));
 }
 
 bool starts_with_ascii_nocase(std::string_view text, std::string_view prefix) {

@@ -119,6 +119,22 @@ TEST(JsonReader, StringsEscapesAndUtf8) {
     }
 }
 
+// Plain bytes are passed over eight at a time: a byte that needs a look of its own (the
+// quote, a backslash, a control byte, UTF-8) is seen wherever it falls in a word.
+TEST(JsonReader, EveryByteAtEveryOffsetOfALongString) {
+    const std::string plain = "abcdefghijklmnopqrstuvwxyz0123456789";
+    for (int b = 0; b < 256; ++b) {
+        for (std::size_t at = 0; at < plain.size(); ++at) {
+            std::string s = plain;
+            s[at] = static_cast<char>(b);
+            SCOPED_TRACE("byte " + std::to_string(b) + " at " + std::to_string(at));
+            expect_like_nlohmann("\"" + s + "\"");
+            expect_like_nlohmann("{\"" + s + "\":1}");
+            if (b == 0x80) expect_like_nlohmann("\"" + s.substr(0, at) + "\xC3\xA9" + s.substr(at + 1) + "\"");
+        }
+    }
+}
+
 TEST(JsonReader, RefusesWhatIsNotJson) {
     for (const char* text :
          {"",           " ",         "[",      "]",         "{",        "{\"a\"",  "{\"a\":",    "{\"a\":1",

@@ -87,6 +87,21 @@ TEST(JsonWriter, RandomStringsMatchNlohmann) {
     }
 }
 
+// Plain bytes are passed over eight at a time: a byte that needs a look of its own is seen
+// wherever it falls in a word, and the bytes after it are still written.
+TEST(JsonWriter, EveryByteAtEveryOffsetOfALongString) {
+    const std::string plain = "abcdefghijklmnopqrstuvwxyz0123456789";
+    for (int b = 0; b < 256; ++b) {
+        for (std::size_t at = 0; at < plain.size(); ++at) {
+            std::string s = plain;
+            s[at] = static_cast<char>(b);
+            const Json v(s);
+            ASSERT_EQ(written(v), nlohmann_text(v)) << "byte " << b << " at " << at;
+            ASSERT_EQ(json_size(v), nlohmann_text(v).size()) << "byte " << b << " at " << at;
+        }
+    }
+}
+
 TEST(JsonWriter, BigIntegerIdsAreWrittenAsTheirDigits) {
     const std::string text = R"({"id":123456789012345678901234567890,"jsonrpc":"2.0","result":{}})";
     const Json message = parse_json_keeping_ids(text);
