@@ -12,10 +12,12 @@ namespace content {
 namespace {
 // Built key by key: the initializer-list form makes a temporary array of pairs, checks
 // that it looks like an object and copies it over (~2 % of a call's CPU).
+// In key order with the end as hint: each member goes in after one comparison.
 Json text_block(std::string text) {
     Json block = Json::object();
-    block.emplace("text", std::move(text));
-    block.emplace("type", "text");
+    auto& members = block.get_ref<Json::object_t&>();
+    members.emplace_hint(members.end(), "text", std::move(text));
+    members.emplace_hint(members.end(), "type", "text");
     return block;
 }
 }  // namespace
@@ -80,11 +82,15 @@ Json ToolResult::to_json() const& {
 }
 
 Json ToolResult::to_json() && {
+    // In key order ("_meta" < "content" < "isError" < "structuredContent") with the end as
+    // hint: no lookups, no key strings built for them (every call's reply).
     Json j = Json::object();
-    j["content"] = std::move(content);
-    if (!structured_content.is_null()) j["structuredContent"] = std::move(structured_content);
-    if (is_error) j["isError"] = true;
-    if (!meta.is_null()) j["_meta"] = std::move(meta);
+    auto& members = j.get_ref<Json::object_t&>();
+    if (!meta.is_null()) members.emplace_hint(members.end(), "_meta", std::move(meta));
+    members.emplace_hint(members.end(), "content", std::move(content));
+    if (is_error) members.emplace_hint(members.end(), "isError", true);
+    if (!structured_content.is_null())
+        members.emplace_hint(members.end(), "structuredContent", std::move(structured_content));
     return j;
 }
 

@@ -91,7 +91,10 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
         if (code != "OK" && !cancelled) ++t.errors;
         t.total_ms += seconds * 1000;
         if (result.meta.is_object()) {
-            if (result.meta.value("cache_status", "") == "hit") ++t.cache_hits;
+            if (auto status = result.meta.find(std::string_view("cache_status"));
+                status != result.meta.end() && status->is_string() && status->get_ref<const std::string&>() == "hit") {
+                ++t.cache_hits;
+            }
             auto d = result.meta.find("downstream_api_calls");
             if (d != result.meta.end() && d->is_number_integer()) t.downstream_calls += d->get<long long>();
         }
