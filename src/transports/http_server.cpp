@@ -155,6 +155,9 @@ struct Watch {
     bool woken = false;       // the answer may be ready
     bool reading = false;     // a read is outstanding
     bool gone = false;        // the client closed the connection
+    // The connection has moved on (end_watch): a completion of the watch still queued must
+    // leave the socket and the buffer alone, which are the connection's own again.
+    bool ended = false;
     void wake() {
         woken = true;
         timer.cancel();
@@ -218,9 +221,11 @@ void watch_reads(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::sha
     // once would first try the socket, and the client almost never has sent anything yet
     // (one failed system call per request).
     stream.socket().async_wait(tcp::socket::wait_read, [&stream, &buffer, watch](const beast::error_code& wait_ec) {
-        // The connection's coroutine waits for `reading` to drop before it lets go of
-        // `stream` and `buffer`, so both are still there.
         watch->reading = false;
+        // Ended: `stream` and `buffer` may be gone or reading for the connection, and what the
+        // client sent since is still in the socket for that read.
+        if (watch->ended) return;
+        // Not ended, so the connection's coroutine still waits in wait_for() and both are there.
         beast::error_code ec = wait_ec;
         std::size_t n = 0;
         if (!ec) {
@@ -470,7 +475,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 watch = std::move(waited.watch);
             }
             if (answer.stream) {
-                if (watch && !co_await end_watch(stream, *watch)) break;
+                if (watch && !end_watch(stream, *watch)) break;
                 if (!self->io_threads) {
                     co_await write_event_stream(self, stream, std::move(answer.stream));
                     break;
@@ -479,7 +484,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 co_return;
             }
             bool keep = answer.reply && co_await write_reply(self, stream, *answer.reply) && answer.reply->keep_alive;
-            if (watch && !co_await end_watch(stream, *watch)) keep = false;
+            if (watch && !end_watch(stream, *watch)) keep = false;
             if (!keep || !req.keep_alive() || self->stopping) break;
         }
         beast::error_code ignored;
@@ -553,19 +558,18 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         co_return WaitedAnswer{std::move(answer), std::move(watch)};
     }
 
-    // Ends the watch of wait_for(): it must be over before the connection reads again or
-    // lets go of the socket. Done after the reply is written, so the client does not wait
+    // Ends the watch of wait_for() before the connection reads again or lets go of the
+    // socket: its wait is cancelled, and its completion, whenever it runs, touches nothing
+    // (Watch::ended), so the connection need not wait for it (a timer and two passes through
+    // the loop per request). Done after the reply is written, so the client does not wait
     // for it. Returns false when the client has gone meanwhile.
-    static net::awaitable<bool> end_watch(beast::tcp_stream& stream, Watch& watch) {
+    static bool end_watch(beast::tcp_stream& stream, Watch& watch) {
+        watch.ended = true;
         if (watch.reading) {
             beast::error_code ignored;
             stream.socket().cancel(ignored);
-            while (watch.reading) {
-                watch.timer.expires_at(net::steady_timer::time_point::max());
-                co_await watch.timer.async_wait(use_nothrow);
-            }
         }
-        co_return !watch.gone;
+        return !watch.gone;
     }
 
     static net::awaitable<bool> write_reply(std::shared_ptr<Impl> self, beast::tcp_stream& stream,

@@ -5,7 +5,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { serverForTest, initializeSession, assertHealthy, LATEST } from './lib/harness.mjs';
+import { serverForTest, initializeSession, assertHealthy, LATEST, post, waitFor } from './lib/harness.mjs';
+import { NODE, yamlString } from './lib/gateway_setup.mjs';
+import { VERBATIM_UPSTREAM } from './lib/verbatim_upstream.mjs';
 
 const call = (id) =>
   JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'test_simple_text', arguments: {} } });
@@ -128,6 +130,50 @@ describe('HTTP/1.x wire', () => {
     assertToolReply((await c.next(3))[2], { id: 3, sessionId });
     assert.equal(c.closed(), false);
     c.sock.destroy();
+  });
+
+  // A gateway's answer is pending while the upstream works: the connection watches the
+  // socket meanwhile (a client that leaves cancels the call), and reads ahead what the client
+  // sends. The next requests, sent before the first is answered or right after, are neither
+  // lost nor answered out of order.
+  it('answers pipelined requests whose answers wait for an upstream, in order, on one connection', async (t) => {
+    const server = await serverForTest(t, {
+      config: [
+        'upstreams:',
+        '  raw:',
+        `    command: [${yamlString(NODE)}, ${yamlString(VERBATIM_UPSTREAM)}]`,
+        // It calls no web API: no budget warning (an SSE reply, which ends the connection).
+        '    downstream_calls_estimate: 0',
+        '',
+      ].join('\n'),
+    });
+    const { sessionId } = await initializeSession(server);
+    await waitFor('the upstream', async () => {
+      const res = await post(server, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { sessionId, protocolVersion: LATEST });
+      return res.messages[0]?.result?.tools?.some((tool) => tool.name === 'verbatim');
+    });
+    const verbatim = (id) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'verbatim', arguments: {} } });
+    const c = await connect(server.port);
+    c.sock.write(
+      requestText(server.port, { sessionId, body: verbatim(1) }) +
+        requestText(server.port, { sessionId, body: verbatim(2) }) +
+        requestText(server.port, { sessionId, body: verbatim(3) }),
+    );
+    let responses = await c.next(3);
+    for (const [i, id] of [1, 2, 3].entries()) {
+      assert.equal(responses[i].statusLine, 'HTTP/1.1 200 OK', responses[i].body);
+      assert.equal(JSON.parse(responses[i].body).id, id);
+    }
+    for (let id = 4; id <= 20; ++id) {  // one at a time, each sent as the last is answered
+      c.sock.write(requestText(server.port, { sessionId, body: verbatim(id) }));
+      responses = await c.next(id);
+      assert.equal(responses.length, id, `closed: ${c.closed()}; ${JSON.stringify(responses.map((r) => r.statusLine))}`);
+      assert.equal(JSON.parse(responses[id - 1].body).id, id);
+    }
+    assert.equal(c.closed(), false);
+    c.sock.destroy();
+    await assertHealthy(server);
   });
 
   it('honours Connection: close: says so and closes after the reply', async (t) => {
