@@ -1,7 +1,9 @@
 // The downstream HTTP client's network half (Boost.Beast over Asio, OpenSSL). One call is
 // a toolport Task (fetch) that loops over attempts, redirects and backoff pauses; each
-// attempt is one Asio coroutine that finds or opens a connection, writes the request and
-// reads the response with the size cap and decoding applied as the bytes arrive.
+// attempt finds or opens a connection, writes the request and reads the response with the
+// size cap and decoding applied as the bytes arrive. Every step is a Task too, awaiting
+// the Asio operations through use_task (async/use_task.hpp): their handlers resume it
+// directly, with no Asio coroutine and no co_spawn per request.
 #include "http_client/http_client.hpp"
 
 #include <openssl/ssl.h>
@@ -13,11 +15,10 @@
 #include <map>
 #include <random>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -25,9 +26,9 @@
 #include <spdlog/spdlog.h>
 
 #include "async/asio_executor.hpp"
-#include "async/await_asio.hpp"
 #include "async/cancel_token.hpp"
 #include "async/completion.hpp"
+#include "async/use_task.hpp"
 #include "http_client/body_decoder.hpp"
 #include "http_client/retry_policy.hpp"
 #include "http_client/url.hpp"
@@ -46,7 +47,6 @@ namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 
 // The request line and header block, written by hand rather than by Beast's serializer,
 // which took ~24,000 instructions to write a 250-byte POST (callgrind, the gateway's hop
@@ -205,6 +205,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         tcp::resolver* resolver = nullptr;
         net::steady_timer* timer = nullptr;  // waiting for a connection or for DNS
         bool cancelled = false;
+        std::uint64_t reads = 0;  // reads of the body that waited on the connection (read_piece)
     };
 
     static std::string pool_key(const Url& url, const ProxyEndpoint* proxy) {
@@ -251,8 +252,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
     // A pooled connection, or a place to open a new one: waits while `key` has
     // max_connections_per_origin open and none idle.
-    net::awaitable<std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>> acquire(
-        const std::string& key, const Url& url, bool fresh_only, Clock::time_point deadline, Watch& watch) {
+    Task<std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>> acquire(const std::string& key, const Url& url,
+                                                                                bool fresh_only,
+                                                                                Clock::time_point deadline,
+                                                                                Watch& watch) {
         for (;;) {
             if (!fresh_only) {
                 if (auto conn = take_idle(key)) co_return std::make_pair(std::move(conn), std::shared_ptr<void>());
@@ -265,7 +268,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             else timer.expires_at(deadline);
             slots[key].waiting.push_back(&timer);
             watch.timer = &timer;
-            auto [ec] = co_await timer.async_wait(use_nothrow);
+            auto [ec] = co_await timer.async_wait(use_task);
             watch.timer = nullptr;
             std::erase(slots[key].waiting, &timer);
             if (watch.cancelled) throw OperationCancelled();
@@ -304,9 +307,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         else stream.expires_at(deadline);
     }
 
-    net::awaitable<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy,
-                                                     Clock::time_point deadline, std::shared_ptr<void> slot,
-                                                     Watch& watch) {
+    Task<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy, Clock::time_point deadline,
+                                           std::shared_ptr<void> slot, Watch& watch) {
         const std::string& host = proxy ? proxy->host : url.host;
         const unsigned short port = proxy ? proxy->port : url.port;
         const auto started = Clock::now();
@@ -323,7 +325,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             dns_timed_out = true;
             resolver.cancel();
         });
-        auto [rec, endpoints] = co_await resolver.async_resolve(host, std::to_string(port), use_nothrow);
+        auto [rec, endpoints] = co_await resolver.async_resolve(host, std::to_string(port), use_task);
         dns_timer.cancel();
         watch.resolver = nullptr;
         if (watch.cancelled) throw OperationCancelled();
@@ -340,7 +342,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         conn->plain.emplace(io);
         watch.conn = conn.get();
         conn->plain->expires_at(connect_by);
-        auto [cec, endpoint] = co_await conn->plain->async_connect(endpoints, use_nothrow);
+        auto [cec, endpoint] = co_await resume_with<beast::error_code, tcp::endpoint>(
+            [stream = &*conn->plain, results = endpoints](auto handler) {
+                stream->async_connect(results, std::move(handler));
+            });
         if (watch.cancelled) throw OperationCancelled();
         if (cec == beast::error::timeout) {
             const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(connect_by - started);
@@ -363,8 +368,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     }
 
     // CONNECT host:port through the proxy; the TLS session then runs inside the tunnel.
-    net::awaitable<void> tunnel(Connection& conn, const Url& url, const ProxyEndpoint& proxy,
-                                Clock::time_point deadline, Watch& watch) {
+    Task<void> tunnel(Connection& conn, const Url& url, const ProxyEndpoint& proxy, Clock::time_point deadline,
+                      Watch& watch) {
         const std::string authority = (url.ipv6_literal ? "[" + url.host + "]" : url.host) + ":" +
                                       std::to_string(url.port);
         http::request<http::empty_body> req{http::verb::connect, authority, 11};
@@ -372,7 +377,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         req.set(http::field::user_agent, options.user_agent);
         if (!proxy.authorization.empty()) req.set(http::field::proxy_authorization, proxy.authorization);
         expire(*conn.plain, deadline);
-        auto [wec, wn] = co_await http::async_write(*conn.plain, req, use_nothrow);
+        auto [wec, wn] = co_await http::async_write(*conn.plain, req, use_task);
         if (watch.cancelled) throw OperationCancelled();
         if (wec)
             throw HttpError(HttpError::Kind::proxy,
@@ -380,7 +385,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         beast::flat_buffer buffer;
         http::response_parser<http::empty_body> parser;
         parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel follows
-        auto [rec, rn] = co_await http::async_read_header(*conn.plain, buffer, parser, use_nothrow);
+        auto [rec, rn] = co_await http::async_read_header(*conn.plain, buffer, parser, use_task);
         if (watch.cancelled) throw OperationCancelled();
         if (rec)
             throw HttpError(HttpError::Kind::proxy,
@@ -397,7 +402,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         }
     }
 
-    net::awaitable<void> handshake(Connection& conn, const Url& url, Clock::time_point deadline, Watch& watch) {
+    Task<void> handshake(Connection& conn, const Url& url, Clock::time_point deadline, Watch& watch) {
         conn.tls.emplace(std::move(*conn.plain), tls_context);
         conn.plain.reset();
         watch.conn = &conn;
@@ -406,7 +411,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         if (!is_ip_literal(url.host)) SSL_set_tlsext_host_name(ssl_handle, url.host.c_str());
         if (!options.insecure_skip_verify) conn.tls->set_verify_callback(ssl::host_name_verification(url.host));
         expire(conn.lowest(), deadline);
-        auto [ec] = co_await conn.tls->async_handshake(ssl::stream_base::client, use_nothrow);
+        auto [ec] = co_await resume_with<beast::error_code>([stream = &*conn.tls](auto handler) {
+            stream->async_handshake(ssl::stream_base::client, std::move(handler));
+        });
         if (watch.cancelled) throw OperationCancelled();
         if (!ec) co_return;
         if (ec == beast::error::timeout) {
@@ -427,8 +434,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     };
 
     // One request and its whole response on one connection (pooled or new): fetch's attempt.
-    static net::awaitable<Response> attempt(std::shared_ptr<Impl> self, Url url, Request request, Limits limits,
-                                            CancelToken* cancel) {
+    static Task<Response> attempt(std::shared_ptr<Impl> self, Url url, Request request, Limits limits,
+                                  CancelToken* cancel) {
         Watch watch;
         WatchRegistration registration(cancel, watch);
         auto reader = co_await self->start(url, request, limits, watch);
@@ -477,8 +484,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
     // Sends the request and reads the response header. A pooled connection the server
     // closed while it was idle is replaced once.
-    net::awaitable<std::unique_ptr<BodyReader>> start(const Url& url, const Request& request, const Limits& limits,
-                                                      Watch& watch) {
+    Task<std::unique_ptr<BodyReader>> start(const Url& url, const Request& request, const Limits& limits, Watch& watch) {
         for (int fresh_try = 0;; ++fresh_try) {
             try {
                 co_return co_await send_request(url, request, limits, watch, fresh_try > 0);
@@ -490,8 +496,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         }
     }
 
-    net::awaitable<std::unique_ptr<BodyReader>> send_request(const Url& url, const Request& request,
-                                                             const Limits& limits, Watch& watch, bool fresh_only) {
+    Task<std::unique_ptr<BodyReader>> send_request(const Url& url, const Request& request, const Limits& limits,
+                                                   Watch& watch, bool fresh_only) {
         const ProxyEndpoint* proxy = options.proxy.proxy_for(url.https, url.host, url.port);
         auto reader = std::make_unique<BodyReader>();
         // Beast reads as much as the buffer has room for, and an empty one only 512 bytes:
@@ -527,15 +533,36 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
         ++stats.requests_sent;
         beast::error_code ec;
-        if (conn.tls) std::tie(ec, std::ignore) = co_await net::async_write(*conn.tls, message, use_nothrow);
-        else std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, message, use_nothrow);
+        // (A deadline already past is left to the asynchronous write, which reports it.)
+        if (conn.tls || (limits.deadline != Clock::time_point::max() && Clock::now() >= limits.deadline)) {
+            if (conn.tls) std::tie(ec, std::ignore) = co_await net::async_write(*conn.tls, message, use_task);
+            else std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, message, use_task);
+        } else {
+            // What the socket takes at once is written here, without waiting: a request is
+            // small and the socket's buffer mostly empty, and an asynchronous write costs a
+            // pass through the loop and its handlers even when it completes at once. The rest
+            // (if any) is written asynchronously, within the deadline as before. The errors
+            // are those the asynchronous write reports (Asio's sockets do not raise SIGPIPE).
+            auto& socket = conn.plain->socket();
+            if (!socket.non_blocking()) socket.non_blocking(true, ec);
+            std::size_t written = 0;
+            if (!ec) written = socket.write_some(message, ec);
+            if (ec == net::error::would_block || ec == net::error::try_again) ec = {};
+            if (!ec && written < message[0].size() + message[1].size()) {
+                std::array<net::const_buffer, 2> rest = message;
+                const std::size_t in_head = std::min(written, rest[0].size());
+                rest[0] += in_head;
+                rest[1] += written - in_head;
+                std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, rest, use_task);
+            }
+        }
         if (!ec) {
             if (conn.tls)
                 std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, reader->buffer, parser,
-                                                                             use_nothrow);
+                                                                             use_task);
             else
                 std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, reader->buffer, parser,
-                                                                             use_nothrow);
+                                                                             use_task);
         }
         if (watch.cancelled) throw OperationCancelled();
         if (ec) {
@@ -575,7 +602,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
     // Reads what the connection has of the body and appends it, decoded, to `out`.
     // Returns false once the body has ended.
-    net::awaitable<bool> read_piece(BodyReader& reader, std::string& out, Watch& watch) {
+    Task<bool> read_piece(BodyReader& reader, std::string& out, Watch& watch) {
         if (reader.done) co_return false;
         Connection& conn = *reader.conn;
         auto& parser = reader.parser;
@@ -583,13 +610,23 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             auto& scratch = conn.scratch();
             parser.get().body().data = scratch.data();
             parser.get().body().size = scratch.size();
-            beast::error_code ec;
-            if (conn.tls)
-                std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser,
-                                                                           use_nothrow);
-            else
-                std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser,
-                                                                           use_nothrow);
+            beast::error_code ec = http::error::need_more;
+            if (reader.buffer.size() > 0) {
+                // Bytes already read (with the header, mostly the whole body) are parsed here,
+                // as Beast's read would parse them first; Beast would then post its
+                // completion, a pass through the loop for bytes we had.
+                const std::size_t used = parser.put(reader.buffer.data(), ec);
+                reader.buffer.consume(used);
+            }
+            if (ec == http::error::need_more) {
+                ++watch.reads;
+                if (conn.tls)
+                    std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser,
+                                                                               use_task);
+                else
+                    std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser,
+                                                                               use_task);
+            }
             if (watch.cancelled) throw OperationCancelled();
             if (ec && ec != http::error::need_buffer) {
                 conn.close();
@@ -621,6 +658,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         reader.done = true;
         co_return false;
     }
+
+    // One pass through the loop. read_some() and read_all() end with it when they did not
+    // wait on the connection (the body's end or its error were known already): they have
+    // always completed from the loop, never inside the call, as an Asio operation does,
+    // and their callers' order of events depends on it (a stream that ended with the bytes
+    // open() read is noticed after what the caller does next).
+    Task<void> next_turn() { co_await net::post(io, use_task); }
 
     // A reader whose body was read to the end gives its connection back to the pool (when
     // the server keeps it alive); any other is closed.
@@ -715,7 +759,7 @@ Task<Response> HttpClient::fetch(Request request, CallOptions options) {
         Response response;
         std::optional<HttpError> failure;
         try {
-            response = co_await await_asio(self->io, Impl::attempt(self, url, request, limits, options.cancel));
+            response = co_await Impl::attempt(self, url, request, limits, options.cancel);
         } catch (const HttpError& e) {
             if (e.kind != HttpError::Kind::connection_reset && e.kind != HttpError::Kind::timeout) throw;
             failure = e;
@@ -810,45 +854,31 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};
-    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url, Request request, Impl::Limits limits,
-                       StreamOptions options) -> net::awaitable<bool> {
-        state->reader = co_await state->client->start(url, request, limits, state->watch);
-        auto& reader = *state->reader;
-        state->head = std::move(reader.head);  // the reader is done with it
-        if (auto length = reader.parser.content_length()) state->content_length = *length;
-        if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
-        else reader.conn->lowest().expires_never();
-        if (state->content_length && *state->content_length <= options.read_ahead && reader.decoder->identity()) {
-            // Read as read_some() would (the body's deadline, cancellation), its error kept
-            // for the reads: open() succeeded whatever the body does.
-            state->has_ahead = true;
-            try {
-                while (state->reader) {
-                    const bool more = co_await state->client->read_piece(*state->reader, state->ahead, state->watch);
-                    if (more) continue;
-                    state->ahead_url = std::move(state->reader->url);
-                    state->client->release(std::move(state->reader), state->watch);
-                }
-            } catch (...) {
-                state->ahead_error = std::current_exception();
+    state->reader = co_await state->client->start(url, request, limits, state->watch);
+    auto& reader = *state->reader;
+    state->head = std::move(reader.head);  // the reader is done with it
+    if (auto length = reader.parser.content_length()) state->content_length = *length;
+    if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
+    else reader.conn->lowest().expires_never();
+    if (state->content_length && *state->content_length <= options.read_ahead && reader.decoder->identity()) {
+        // Read as read_some() would (the body's deadline, cancellation), its error kept
+        // for the reads: open() succeeded whatever the body does.
+        state->has_ahead = true;
+        try {
+            while (state->reader) {
+                const bool more = co_await state->client->read_piece(*state->reader, state->ahead, state->watch);
+                if (more) continue;
+                state->ahead_url = std::move(state->reader->url);
+                state->client->release(std::move(state->reader), state->watch);
             }
+        } catch (...) {
+            state->ahead_error = std::current_exception();
         }
-        co_return true;
-    };
-    co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits, options));
+    }
     co_return std::unique_ptr<ResponseStream>(new ResponseStream(std::move(state)));
 }
 
 Task<std::optional<std::string>> ResponseStream::read_some() {
-    auto reading = [](std::shared_ptr<State> state) -> net::awaitable<std::optional<std::string>> {
-        std::string piece;
-        while (state->reader && piece.empty()) {
-            const bool more = co_await state->client->read_piece(*state->reader, piece, state->watch);
-            if (!more) state->client->release(std::move(state->reader), state->watch);
-        }
-        if (piece.empty()) co_return std::nullopt;
-        co_return piece;
-    };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
     if (state_->has_ahead) {
         // The bytes read ahead first, then the error that ended them (as pieces would come).
@@ -856,7 +886,23 @@ Task<std::optional<std::string>> ResponseStream::read_some() {
         state_->take_ahead();  // empty by now: rethrows the error, if any
         co_return std::nullopt;
     }
-    co_return co_await await_asio(state_->client->io, reading(state_));
+    // The state is held while the piece is read: the stream may be dropped meanwhile.
+    const auto state = state_;
+    const auto reads = state->watch.reads;
+    std::string piece;
+    std::exception_ptr error;
+    try {
+        while (state->reader && piece.empty()) {
+            const bool more = co_await state->client->read_piece(*state->reader, piece, state->watch);
+            if (!more) state->client->release(std::move(state->reader), state->watch);
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (state->watch.reads == reads) co_await state->client->next_turn();
+    if (error) std::rethrow_exception(error);
+    if (piece.empty()) co_return std::nullopt;
+    co_return piece;
 }
 
 void ResponseStream::limit(std::size_t limit) {
@@ -876,39 +922,36 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
     // piece of a gzip body (16 KiB on the wire) can inflate to megabytes, which would all be
     // in memory before a check on the assembled body saw them.
     this->limit(limit);
-    // Read in one pass on the connection's loop rather than with read_some() piece by piece:
-    // each crossing between the loops costs more than reading a small body (a gateway's
-    // replies). `over` is set once the body passed the limit.
-    struct Read {
-        std::string body;
-        std::optional<std::size_t> over;
-    };
-    auto reading = [](std::shared_ptr<State> state, std::size_t limit) -> net::awaitable<Read> {
-        Read read;
-        while (state->reader) {
-            const bool more = co_await state->client->read_piece(*state->reader, read.body, state->watch);
-            if (!more) state->client->release(std::move(state->reader), state->watch);
-            if (read.body.size() > limit) {
-                read.over = read.body.size();
-                break;
-            }
-        }
-        co_return read;
-    };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
     // Read ahead: its length was announced, and checked against `limit` above.
     if (state_->has_ahead) co_return state_->take_ahead();
+    const auto state = state_;  // held while reading, as in read_some()
+    const auto reads = state->watch.reads;
     std::string body;
-    std::optional<std::size_t> over;
+    std::optional<std::size_t> over;  // set once the body passed the limit
+    std::exception_ptr error;
     try {
-        Read read = co_await await_asio(state_->client->io, reading(state_, limit));
-        body = std::move(read.body);
-        over = read.over;
-    } catch (const ResponseTooLarge& e) {
-        over = e.size;
+        while (state->reader) {
+            const bool more = co_await state->client->read_piece(*state->reader, body, state->watch);
+            if (!more) state->client->release(std::move(state->reader), state->watch);
+            if (body.size() > limit) {
+                over = body.size();
+                break;
+            }
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (state->watch.reads == reads) co_await state->client->next_turn();
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const ResponseTooLarge& e) {
+            over = e.size;
+        }
     }
     if (over) {
-        state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
+        state->client->release(std::move(state->reader), state->watch);  // unread: closed
         throw ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over, limit,
                                true);
     }
