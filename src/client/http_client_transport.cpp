@@ -80,7 +80,8 @@ struct Exchange {
 
     bool abandoned() const { return cancel.cancelled(); }
     unsigned status() const { return response->head().status; }
-    std::string header(std::string_view name) const { return response->head().header(name).value_or(""); }
+    // Valid while `response` is.
+    std::string_view header(std::string_view name) const { return response->head().header_view(name).value_or(""); }
 };
 
 struct Impl : std::enable_shared_from_this<Impl> {
@@ -282,12 +283,12 @@ struct Impl : std::enable_shared_from_this<Impl> {
     }
 
     void remember_session(Exchange& ex) {
-        auto id = ex.response->head().header("Mcp-Session-Id");
+        auto id = ex.response->head().header_view("Mcp-Session-Id");
         if (!id) return;
         if (!util::valid_session_id(*id, kMaxSessionIdBytes)) {
             throw TransportError(fmt::format("{} sent a malformed Mcp-Session-Id header", describe()));
         }
-        if (session_id.empty()) session_id = *id;
+        if (session_id.empty()) session_id.assign(*id);
     }
 
     // POSTs one message. For a request (awaited = its id as JSON text), reads its reply:
@@ -300,8 +301,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
             const unsigned refused = ex->status();
             if ((refused != 401 && refused != 403) || !self->options.authorizer || retries == kMaxAuthorizationRetries)
                 break;
-            std::string challenge = ex->header("WWW-Authenticate");
-            std::string nonce = ex->header("DPoP-Nonce");
+            std::string challenge(ex->header("WWW-Authenticate"));
+            std::string nonce(ex->header("DPoP-Nonce"));
             ex->response.reset();  // its body explains nothing the challenge does not
             if (!co_await self->options.authorizer->refused_request(refused, std::move(challenge), std::move(nonce))) {
                 throw HttpStatusError(refused, fmt::format("{} answered HTTP {} and authorizing again cannot help",
@@ -315,7 +316,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
             co_return;
         }
 
-        const std::string type = ex->header("Content-Type");
+        const std::string_view type = ex->header("Content-Type");  // the response lives on below
         if (status == 202 || ex->response->content_length() == std::uint64_t{0}) {
             co_await self->read_body(*ex, kMaxErrorBodyBytes);
             co_return;  // accepted; a request's reply (if any) comes on the GET stream

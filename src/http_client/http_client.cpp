@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <random>
 
@@ -133,6 +134,68 @@ HttpError io_error(const beast::error_code& ec, const Url& url, std::string_view
     return HttpError(HttpError::Kind::protocol, fmt::format("{} while {}: {}", url.origin(), doing, ec.message()));
 }
 
+// A response's parser: Beast's HTTP/1 parser with the status and fields stored straight
+// into our Response and the body copied into the caller's buffer, as
+// http::response_parser<buffer_body> did, without Beast's field container (an allocation
+// and a tree insertion per field, only for us to copy the fields out of it). What it
+// stores is what that parser gave: the reason, or the status's standard phrase when the
+// server sent none; the fields in Beast's order (a repeated field right after the last one
+// of its name); the trailer fields of a chunked body left out of the head.
+class ResponseParser final : public http::basic_parser<false> {
+public:
+    explicit ResponseParser(Response& head) : head_(head) {}
+
+    // Where the next body bytes go (buffer_body's data and size). None: need_buffer.
+    char* body_data = nullptr;
+    std::size_t body_size = 0;
+
+private:
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, beast::error_code&) override {}
+    void on_response_impl(int code, beast::string_view reason, int, beast::error_code&) override {
+        head_.status = static_cast<unsigned>(code);
+        if (reason.empty()) reason = http::obsolete_reason(static_cast<http::status>(code));
+        head_.reason.assign(reason.data(), reason.size());
+    }
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, beast::error_code&) override {
+        if (is_header_done()) return;  // a trailer
+        auto& fields = head_.headers;
+        if (fields.capacity() == 0) fields.reserve(8);
+        auto at = fields.end();
+        for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
+            if (util::iequals_ascii(it->first, std::string_view(name.data(), name.size()))) {
+                at = it.base();
+                break;
+            }
+        }
+        fields.emplace(at, std::string(name.data(), name.size()), std::string(value.data(), value.size()));
+    }
+    void on_header_impl(beast::error_code& ec) override { ec = {}; }
+    void on_body_init_impl(const boost::optional<std::uint64_t>&, beast::error_code& ec) override { ec = {}; }
+    std::size_t on_body_impl(beast::string_view body, beast::error_code& ec) override { return put_body(body, ec); }
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, beast::error_code& ec) override {
+        return put_body(body, ec);
+    }
+    void on_finish_impl(beast::error_code& ec) override { ec = {}; }
+
+    // buffer_body's reader: as much as fits, need_buffer when not all of it did.
+    std::size_t put_body(beast::string_view body, beast::error_code& ec) {
+        if (!body_data) {
+            ec = http::error::need_buffer;
+            return 0;
+        }
+        const std::size_t n = std::min(body.size(), body_size);
+        std::memcpy(body_data, body.data(), n);
+        body_data += n;
+        body_size -= n;
+        if (n == body.size()) ec = {};
+        else ec = http::error::need_buffer;
+        return n;
+    }
+
+    Response& head_;
+};
+
 // Marks an attempt that failed before any byte of a response came back on a connection
 // taken from the pool: the server had closed it while idle, so the request may be sent
 // again on a new connection whatever its method (nothing of it was processed).
@@ -153,8 +216,13 @@ struct LastChecked {
 }  // namespace
 
 std::optional<std::string> Response::header(std::string_view name) const {
+    if (auto value = header_view(name)) return std::string(*value);
+    return std::nullopt;
+}
+
+std::optional<std::string_view> Response::header_view(std::string_view name) const {
     for (const auto& [n, v] : headers) {
-        if (util::iequals_ascii(n, name)) return v;
+        if (util::iequals_ascii(n, name)) return std::string_view(v);
     }
     return std::nullopt;
 }
@@ -210,6 +278,39 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
     static std::string pool_key(const Url& url, const ProxyEndpoint* proxy) {
         return proxy ? url.origin() + " via " + proxy->display() : url.origin();
+    }
+
+    // The pool key and Host field of the last origin requested (through which proxy): a
+    // client sends to one origin over and over, and building both strings per request
+    // cost more than comparing the URL's parts with the last ones.
+    struct LastOrigin {
+        bool valid = false;
+        bool https = false;
+        bool ipv6_literal = false;
+        unsigned short port = 0;
+        std::string host;
+        const ProxyEndpoint* proxy = nullptr;
+        std::string pool_key;
+        std::string authority;
+    };
+    LastOrigin last_origin;
+
+    // Valid until the next call (on the loop's thread, between two awaits).
+    const LastOrigin& origin_of(const Url& url, const ProxyEndpoint* proxy) {
+        auto& last = last_origin;
+        if (last.valid && last.https == url.https && last.port == url.port && last.proxy == proxy &&
+            last.ipv6_literal == url.ipv6_literal && last.host == url.host)
+            return last;
+        last.valid = false;
+        last.pool_key = pool_key(url, proxy);
+        last.authority = url.authority();
+        last.https = url.https;
+        last.ipv6_literal = url.ipv6_literal;
+        last.port = url.port;
+        last.host = url.host;
+        last.proxy = proxy;
+        last.valid = true;
+        return last;
     }
 
     std::unique_ptr<Connection> take_idle(const std::string& key) {
@@ -474,13 +575,65 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         std::string pool_key;
         std::unique_ptr<Connection> conn;
         beast::flat_buffer buffer;
-        http::response_parser<http::buffer_body> parser;
+        Response head;  // before the parser, which fills it
+        ResponseParser parser{head};
         std::unique_ptr<BodyDecoder> decoder;
-        Response head;
         std::size_t max_bytes = 0;
         std::size_t raw = 0;
         bool done = false;
+        bool timed = false;  // the connection's stream has an expiry (read_parsed)
     };
+
+    // Reads into the parser as Beast's http::async_read_some does (`header`: as
+    // async_read_header, until the header is done): the bytes in the buffer parsed first,
+    // the socket read while the parser needs more, the end of the stream mapped alike. On
+    // a plain connection without a deadline it reads the socket itself: Beast's tcp_stream
+    // would add a composed operation, its executors' work and a posted completion to each
+    // read, for a timeout there is none of. With a deadline, or TLS, Beast reads.
+    Task<beast::error_code> read_parsed(Connection& conn, BodyReader& reader, bool header) {
+        auto& buffer = reader.buffer;
+        auto& parser = reader.parser;
+        beast::error_code ec;
+        if (conn.tls || reader.timed) {
+            if (header) {
+                if (conn.tls)
+                    std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, buffer, parser, use_task);
+                else
+                    std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, buffer, parser, use_task);
+            } else {
+                if (conn.tls)
+                    std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, buffer, parser, use_task);
+                else std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, buffer, parser, use_task);
+            }
+            co_return ec;
+        }
+        auto& socket = conn.plain->socket();
+        do {
+            ec = http::error::need_more;
+            if (buffer.size() > 0) buffer.consume(parser.put(buffer.data(), ec));
+            while (ec == http::error::need_more) {
+                const std::size_t size = beast::read_size(buffer, 65536);
+                if (size == 0) co_return http::error::buffer_overflow;
+                std::optional<beast::flat_buffer::mutable_buffers_type> room;
+                try {
+                    room = buffer.prepare(size);
+                } catch (const std::length_error&) {
+                    co_return http::error::buffer_overflow;
+                }
+                auto [rec, n] = co_await socket.async_read_some(*room, use_task);
+                buffer.commit(n);
+                if (rec == net::error::eof) {
+                    if (!parser.got_some()) co_return http::error::end_of_stream;
+                    beast::error_code eof;  // the body ends with the connection
+                    parser.put_eof(eof);
+                    co_return eof;
+                }
+                if (rec) co_return rec;
+                buffer.consume(parser.put(buffer.data(), ec));
+            }
+        } while (header && !ec && !parser.is_header_done());
+        co_return ec;
+    }
 
     // Sends the request and reads the response header. A pooled connection the server
     // closed while it was idle is replaced once.
@@ -504,7 +657,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         // a 2 KiB answer took five reads, each a pass through the event loop.
         reader->buffer.reserve(kReadChunk);
         reader->url = url;
-        reader->pool_key = pool_key(url, proxy);
+        reader->pool_key = origin_of(url, proxy).pool_key;
         reader->max_bytes = limits.max_bytes;
         auto [pooled, slot] = co_await acquire(reader->pool_key, url, fresh_only, limits.deadline, watch);
         const bool reused = pooled != nullptr;
@@ -520,12 +673,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         // Through a plain-http proxy the request line names the whole URL.
         const bool via_proxy = proxy && !url.https;
         const std::string request_line_and_fields =
-            request_head(request, via_proxy ? url.origin() + url.target : url.target, url.authority(),
+            request_head(request, via_proxy ? url.origin() + url.target : url.target, origin_of(url, proxy).authority,
                          options.user_agent, via_proxy ? std::string_view(proxy->authorization) : std::string_view());
         const std::array<net::const_buffer, 2> message = {net::buffer(request_line_and_fields),
                                                           net::buffer(request.body)};
 
         expire(conn.lowest(), limits.deadline);
+        reader->timed = limits.deadline != Clock::time_point::max();
         auto& parser = reader->parser;
         parser.body_limit(boost::none);  // the cap is ours, counted on raw and decoded bytes
         parser.header_limit(64 * 1024);
@@ -556,14 +710,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
                 std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, rest, use_task);
             }
         }
-        if (!ec) {
-            if (conn.tls)
-                std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, reader->buffer, parser,
-                                                                             use_task);
-            else
-                std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, reader->buffer, parser,
-                                                                             use_task);
-        }
+        if (!ec) ec = co_await read_parsed(conn, *reader, true);
         if (watch.cancelled) throw OperationCancelled();
         if (ec) {
             conn.close();
@@ -572,20 +719,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             throw io_error(ec, url, "sending the request or reading the response header");
         }
 
-        Response& head = reader->head;
-        head.status = parser.get().result_int();
-        head.reason = std::string(parser.get().reason());
-        head.headers.reserve(std::distance(parser.get().begin(), parser.get().end()));
-        for (const auto& field : parser.get()) {
-            head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-        }
+        Response& head = reader->head;  // status, reason and fields: the parser's
         head.attempts = 1;
         if (auto announced = parser.content_length(); limits.max_bytes && announced && *announced > limits.max_bytes) {
             conn.close();
             throw too_large_announced(url, *announced, limits.max_bytes);
         }
         try {
-            reader->decoder = std::make_unique<BodyDecoder>(head.header("Content-Encoding").value_or(""),
+            reader->decoder = std::make_unique<BodyDecoder>(head.header_view("Content-Encoding").value_or(""),
                                                             limits.max_bytes ? limits.max_bytes : SIZE_MAX);
         } catch (const DecodeError& e) {
             conn.close();
@@ -608,8 +749,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         auto& parser = reader.parser;
         if (!parser.is_done()) {
             auto& scratch = conn.scratch();
-            parser.get().body().data = scratch.data();
-            parser.get().body().size = scratch.size();
+            parser.body_data = scratch.data();
+            parser.body_size = scratch.size();
             beast::error_code ec = http::error::need_more;
             if (reader.buffer.size() > 0) {
                 // Bytes already read (with the header, mostly the whole body) are parsed here,
@@ -620,19 +761,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             }
             if (ec == http::error::need_more) {
                 ++watch.reads;
-                if (conn.tls)
-                    std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser,
-                                                                               use_task);
-                else
-                    std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser,
-                                                                               use_task);
+                ec = co_await read_parsed(conn, reader, false);
             }
             if (watch.cancelled) throw OperationCancelled();
             if (ec && ec != http::error::need_buffer) {
                 conn.close();
                 throw io_error(ec, reader.url, "reading the response body");
             }
-            const std::size_t got = scratch.size() - parser.get().body().size;
+            const std::size_t got = scratch.size() - parser.body_size;
             reader.raw += got;
             bool within = !reader.max_bytes || reader.raw <= reader.max_bytes;
             try {
@@ -860,6 +996,7 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
     if (auto length = reader.parser.content_length()) state->content_length = *length;
     if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
     else reader.conn->lowest().expires_never();
+    reader.timed = options.body_deadline.has_value();
     if (state->content_length && *state->content_length <= options.read_ahead && reader.decoder->identity()) {
         // Read as read_some() would (the body's deadline, cancellation), its error kept
         // for the reads: open() succeeded whatever the body does.
