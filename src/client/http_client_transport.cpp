@@ -7,7 +7,7 @@
 // session and no GET stream; requests carry the header mirrors of stateless_http_headers.hpp.
 #include <algorithm>
 #include <map>
-#include <set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -103,7 +103,16 @@ struct Impl : std::enable_shared_from_this<Impl> {
     bool opened = false;
     bool closing = false;
     std::string ended_reason;  // the server ended the session
-    std::set<std::shared_ptr<Exchange>> live;
+    // The exchanges in flight, cancelled by stop_all(). A vector, not a set: one is added
+    // and removed per message, and a set's node and rebalancing cost more than a scan of
+    // the few in flight.
+    std::vector<std::shared_ptr<Exchange>> live;
+    void forget(const std::shared_ptr<Exchange>& ex) {
+        auto it = std::find(live.begin(), live.end(), ex);
+        if (it == live.end()) return;
+        if (it != live.end() - 1) *it = std::move(live.back());
+        live.pop_back();
+    }
     std::map<std::string, std::shared_ptr<Exchange>> by_request;  // key: request id as JSON text
 
     std::string describe() const { return url.display(); }
@@ -371,7 +380,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
         int failures = 0;
         while (!self->closing && self->ended_reason.empty()) {
             auto ex = std::make_shared<Exchange>();
-            self->live.insert(ex);
+            self->live.push_back(ex);
             std::chrono::milliseconds pause = kDefaultRetry;
             bool stop = false;
             try {
@@ -415,16 +424,16 @@ struct Impl : std::enable_shared_from_this<Impl> {
             }
             ex->response.reset();
             if (stop || self->closing) {
-                self->live.erase(ex);
+                self->forget(ex);
                 co_return;
             }
             try {
                 co_await self->executor.sleep(pause, &ex->cancel);
             } catch (const OperationCancelled&) {
-                self->live.erase(ex);
+                self->forget(ex);
                 co_return;
             }
-            self->live.erase(ex);
+            self->forget(ex);
         }
     }
 
@@ -509,7 +518,7 @@ private:
             ex->method = message["method"].is_string() ? message["method"].get<std::string>() : "";
             if (self->stateless) ex->mirror_headers = self->mirrors.for_request(message);
         }
-        self->live.insert(ex);
+        self->live.push_back(ex);
         if (!awaited.empty()) self->by_request[awaited] = ex;
         std::exception_ptr error;
         try {
@@ -517,7 +526,7 @@ private:
         } catch (...) {
             error = std::current_exception();
         }
-        self->live.erase(ex);
+        self->forget(ex);
         if (auto it = self->by_request.find(awaited); it != self->by_request.end() && it->second == ex) {
             self->by_request.erase(it);
         }
