@@ -2,8 +2,13 @@
 // generates, a CONNECT proxy, gzip bodies, redirects, pooling, resets, retries, deadlines
 // and cancellation, each checked from the client's and the server's side.
 #include <cstdlib>
+#include <thread>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 
 #include "async/asio_executor.hpp"
@@ -302,6 +307,48 @@ TEST_F(HttpClientTest, SequentialRequestsReuseOneConnection) {
     EXPECT_EQ(server.connections(), 1);
     EXPECT_EQ(client.stats().connections_opened, 1u);
     EXPECT_EQ(client.stats().connections_reused, 19u);
+}
+
+TEST_F(HttpClientTest, TheHeadHoldsTheStatusPhraseAndTheFieldsInTheirOrderWithoutTrailers) {
+    // Written byte for byte: no reason phrase, a field repeated around another, a trailer.
+    const std::string answer =
+        "HTTP/1.1 200 \r\nX-A: 1\r\nSet-Cookie: a=1\r\nX-B: 2\r\nset-cookie: b=2\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Trailer: t\r\n\r\n";
+    namespace net = boost::asio;
+    net::io_context server_io;
+    net::ip::tcp::acceptor acceptor(server_io, {net::ip::make_address("127.0.0.1"), 0});
+    const std::string url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/";
+    std::thread server([&] {
+        net::ip::tcp::socket socket(server_io);
+        boost::system::error_code ec;
+        acceptor.accept(socket, ec);
+        net::streambuf request;
+        for (int i = 0; i < 2 && !ec; ++i) {
+            net::read_until(socket, request, "\r\n\r\n", ec);
+            request.consume(request.size());
+            if (!ec) net::write(socket, net::buffer(answer), ec);
+        }
+    });
+    // The fields as the server sent them, except that a repeated one follows the last of
+    // its name (as Beast's field container kept them); the trailer is not in the head.
+    const Headers expected = {{"X-A", "1"},
+                              {"Set-Cookie", "a=1"},
+                              {"set-cookie", "b=2"},
+                              {"X-B", "2"},
+                              {"Transfer-Encoding", "chunked"}};
+    HttpClient client(executor, no_proxy());
+    auto response = run(client, {.url = url});
+    EXPECT_EQ(response.status, 200u);
+    EXPECT_EQ(response.reason, "OK") << "the status's standard phrase when the server sent none";
+    EXPECT_EQ(response.headers, expected);
+    EXPECT_EQ(response.header("SET-COOKIE"), "a=1") << "the first value";
+    EXPECT_EQ(response.body, "ok");
+    auto stream = drive(client.open({.url = url}));
+    EXPECT_EQ(stream->head().reason, "OK");
+    EXPECT_EQ(stream->head().headers, expected);
+    EXPECT_EQ(drive(stream->read_all(100)), "ok");
+    EXPECT_EQ(client.stats().connections_reused, 1u);
+    server.join();
 }
 
 TEST_F(HttpClientTest, AConnectionTheServerClosedIsReplacedTransparently) {
