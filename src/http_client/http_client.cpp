@@ -395,19 +395,26 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         });
     }
 
-    // A pooled connection, or a place to open a new one: waits while `key` has
-    // max_connections_per_origin open and none idle.
-    Task<std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>> acquire(const std::string& key, const Url& url,
-                                                                                bool fresh_only,
-                                                                                Clock::time_point deadline,
-                                                                                Watch& watch) {
+    // A pooled connection, or a place to open a new one (and nothing in the other).
+    using Acquired = std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>;
+
+    // What the pool has at once; nullopt when `key` has max_connections_per_origin open and
+    // none idle.
+    std::optional<Acquired> try_acquire(const std::string& key, bool fresh_only) {
+        if (!fresh_only) {
+            if (auto conn = take_idle(key)) return Acquired(std::move(conn), nullptr);
+        }
+        if (slots[key].open < std::max<std::size_t>(options.max_connections_per_origin, 1)) {
+            return Acquired(nullptr, take_slot(key));
+        }
+        return std::nullopt;
+    }
+
+    // try_acquire(), waiting (within the deadline) until it has something.
+    Task<Acquired> acquire(const std::string& key, const Url& url, bool fresh_only, Clock::time_point deadline,
+                           Watch& watch) {
         for (;;) {
-            if (!fresh_only) {
-                if (auto conn = take_idle(key)) co_return std::make_pair(std::move(conn), std::shared_ptr<void>());
-            }
-            if (slots[key].open < std::max<std::size_t>(options.max_connections_per_origin, 1)) {
-                co_return std::make_pair(std::unique_ptr<Connection>(), take_slot(key));
-            }
+            if (auto acquired = try_acquire(key, fresh_only)) co_return std::move(*acquired);
             net::steady_timer timer(io);
             if (deadline == Clock::time_point::max()) timer.expires_at(net::steady_timer::time_point::max());
             else timer.expires_at(deadline);
@@ -703,7 +710,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         reader->url = url;
         reader->pool_key = origin_of(url, proxy).pool_key;
         reader->max_bytes = limits.max_bytes;
-        auto [pooled, slot] = co_await acquire(reader->pool_key, url, fresh_only, limits.deadline, watch);
+        // Mostly the pool has a connection at once: no coroutine for acquire() then.
+        auto acquired = try_acquire(reader->pool_key, fresh_only);
+        if (!acquired) acquired = co_await acquire(reader->pool_key, url, fresh_only, limits.deadline, watch);
+        auto [pooled, slot] = std::move(*acquired);
         const bool reused = pooled != nullptr;
         if (reused) {
             ++stats.connections_reused;
