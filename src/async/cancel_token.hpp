@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace toolport {
 
@@ -35,16 +35,27 @@ public:
             return 0;
         }
         auto id = ++next_id_;
-        callbacks_.emplace(id, std::move(cb));
+        callbacks_.emplace_back(id, std::move(cb));
         return id;
     }
-    void remove(CallbackId id) { callbacks_.erase(id); }
+    void remove(CallbackId id) {
+        // From the end: mostly the last one registered goes first (scopes end in reverse).
+        for (auto it = callbacks_.end(); it != callbacks_.begin();) {
+            if ((--it)->first == id) {
+                callbacks_.erase(it);
+                return;
+            }
+        }
+    }
 
 private:
     bool cancelled_ = false;
     std::string reason_;
     CallbackId next_id_ = 0;
-    std::map<CallbackId, std::function<void()>> callbacks_;
+    // In registration (id) order, as cancel() runs them. A vector, not a map: a token holds
+    // a few callbacks at a time, and a map's node and rebalancing per registration cost
+    // more than a scan of them.
+    std::vector<std::pair<CallbackId, std::function<void()>>> callbacks_;
 };
 
 }  // namespace toolport

@@ -7,7 +7,7 @@
 // session and no GET stream; requests carry the header mirrors of stateless_http_headers.hpp.
 #include <algorithm>
 #include <map>
-#include <set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -80,7 +80,8 @@ struct Exchange {
 
     bool abandoned() const { return cancel.cancelled(); }
     unsigned status() const { return response->head().status; }
-    std::string header(std::string_view name) const { return response->head().header(name).value_or(""); }
+    // Valid while `response` is.
+    std::string_view header(std::string_view name) const { return response->head().header_view(name).value_or(""); }
 };
 
 struct Impl : std::enable_shared_from_this<Impl> {
@@ -102,7 +103,16 @@ struct Impl : std::enable_shared_from_this<Impl> {
     bool opened = false;
     bool closing = false;
     std::string ended_reason;  // the server ended the session
-    std::set<std::shared_ptr<Exchange>> live;
+    // The exchanges in flight, cancelled by stop_all(). A vector, not a set: one is added
+    // and removed per message, and a set's node and rebalancing cost more than a scan of
+    // the few in flight.
+    std::vector<std::shared_ptr<Exchange>> live;
+    void forget(const std::shared_ptr<Exchange>& ex) {
+        auto it = std::find(live.begin(), live.end(), ex);
+        if (it == live.end()) return;
+        if (it != live.end() - 1) *it = std::move(live.back());
+        live.pop_back();
+    }
     std::map<std::string, std::shared_ptr<Exchange>> by_request;  // key: request id as JSON text
 
     std::string describe() const { return url.display(); }
@@ -282,12 +292,12 @@ struct Impl : std::enable_shared_from_this<Impl> {
     }
 
     void remember_session(Exchange& ex) {
-        auto id = ex.response->head().header("Mcp-Session-Id");
+        auto id = ex.response->head().header_view("Mcp-Session-Id");
         if (!id) return;
         if (!util::valid_session_id(*id, kMaxSessionIdBytes)) {
             throw TransportError(fmt::format("{} sent a malformed Mcp-Session-Id header", describe()));
         }
-        if (session_id.empty()) session_id = *id;
+        if (session_id.empty()) session_id.assign(*id);
     }
 
     // POSTs one message. For a request (awaited = its id as JSON text), reads its reply:
@@ -300,8 +310,8 @@ struct Impl : std::enable_shared_from_this<Impl> {
             const unsigned refused = ex->status();
             if ((refused != 401 && refused != 403) || !self->options.authorizer || retries == kMaxAuthorizationRetries)
                 break;
-            std::string challenge = ex->header("WWW-Authenticate");
-            std::string nonce = ex->header("DPoP-Nonce");
+            std::string challenge(ex->header("WWW-Authenticate"));
+            std::string nonce(ex->header("DPoP-Nonce"));
             ex->response.reset();  // its body explains nothing the challenge does not
             if (!co_await self->options.authorizer->refused_request(refused, std::move(challenge), std::move(nonce))) {
                 throw HttpStatusError(refused, fmt::format("{} answered HTTP {} and authorizing again cannot help",
@@ -315,7 +325,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
             co_return;
         }
 
-        const std::string type = ex->header("Content-Type");
+        const std::string_view type = ex->header("Content-Type");  // the response lives on below
         if (status == 202 || ex->response->content_length() == std::uint64_t{0}) {
             co_await self->read_body(*ex, kMaxErrorBodyBytes);
             co_return;  // accepted; a request's reply (if any) comes on the GET stream
@@ -370,7 +380,7 @@ struct Impl : std::enable_shared_from_this<Impl> {
         int failures = 0;
         while (!self->closing && self->ended_reason.empty()) {
             auto ex = std::make_shared<Exchange>();
-            self->live.insert(ex);
+            self->live.push_back(ex);
             std::chrono::milliseconds pause = kDefaultRetry;
             bool stop = false;
             try {
@@ -414,16 +424,16 @@ struct Impl : std::enable_shared_from_this<Impl> {
             }
             ex->response.reset();
             if (stop || self->closing) {
-                self->live.erase(ex);
+                self->forget(ex);
                 co_return;
             }
             try {
                 co_await self->executor.sleep(pause, &ex->cancel);
             } catch (const OperationCancelled&) {
-                self->live.erase(ex);
+                self->forget(ex);
                 co_return;
             }
-            self->live.erase(ex);
+            self->forget(ex);
         }
     }
 
@@ -508,7 +518,7 @@ private:
             ex->method = message["method"].is_string() ? message["method"].get<std::string>() : "";
             if (self->stateless) ex->mirror_headers = self->mirrors.for_request(message);
         }
-        self->live.insert(ex);
+        self->live.push_back(ex);
         if (!awaited.empty()) self->by_request[awaited] = ex;
         std::exception_ptr error;
         try {
@@ -516,7 +526,7 @@ private:
         } catch (...) {
             error = std::current_exception();
         }
-        self->live.erase(ex);
+        self->forget(ex);
         if (auto it = self->by_request.find(awaited); it != self->by_request.end() && it->second == ex) {
             self->by_request.erase(it);
         }

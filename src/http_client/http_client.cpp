@@ -1,7 +1,9 @@
 // The downstream HTTP client's network half (Boost.Beast over Asio, OpenSSL). One call is
 // a toolport Task (fetch) that loops over attempts, redirects and backoff pauses; each
-// attempt is one Asio coroutine that finds or opens a connection, writes the request and
-// reads the response with the size cap and decoding applied as the bytes arrive.
+// attempt finds or opens a connection, writes the request and reads the response with the
+// size cap and decoding applied as the bytes arrive. Every step is a Task too, awaiting
+// the Asio operations through use_task (async/use_task.hpp): their handlers resume it
+// directly, with no Asio coroutine and no co_spawn per request.
 #include "http_client/http_client.hpp"
 
 #include <openssl/ssl.h>
@@ -10,14 +12,15 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
+#include <cstring>
 #include <map>
 #include <random>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -25,9 +28,9 @@
 #include <spdlog/spdlog.h>
 
 #include "async/asio_executor.hpp"
-#include "async/await_asio.hpp"
 #include "async/cancel_token.hpp"
 #include "async/completion.hpp"
+#include "async/use_task.hpp"
 #include "http_client/body_decoder.hpp"
 #include "http_client/retry_policy.hpp"
 #include "http_client/url.hpp"
@@ -46,7 +49,6 @@ namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 
 // The request line and header block, written by hand rather than by Beast's serializer,
 // which took ~24,000 instructions to write a 250-byte POST (callgrind, the gateway's hop
@@ -54,6 +56,8 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 // Beast was given, in the same order and with the same rule: a header the request names
 // replaces the client's own of that name (User-Agent, Accept-Encoding), Accept defaults
 // to */*. Names and values passed check_request (tokens; no control characters).
+// Content-Length, the last field, and the blank line are content_length_and_end()'s:
+// between an MCP client's POSTs to its server only they change (HttpClient::Impl::LastHead).
 std::string request_head(const Request& request, std::string_view target, std::string_view authority,
                          std::string_view user_agent, std::string_view proxy_authorization) {
     std::vector<std::pair<std::string_view, std::string_view>> fields;
@@ -75,17 +79,26 @@ std::string request_head(const Request& request, std::string_view target, std::s
     }
     if (named("Accept") == fields.end()) fields.emplace_back("Accept", "*/*");
     if (!proxy_authorization.empty()) fields.emplace_back("Proxy-Authorization", proxy_authorization);
-    std::string length;
-    if (!request.body.empty() || request.method == "POST" || request.method == "PUT" || request.method == "PATCH") {
-        length = std::to_string(request.body.size());
-        fields.emplace_back("Content-Length", length);
-    }
     std::string head;
     head.reserve(256);
     head.append(request.method).append(" ").append(target).append(" HTTP/1.1\r\n");
     for (const auto& [name, value] : fields) head.append(name).append(": ").append(value).append("\r\n");
-    head.append("\r\n");
     return head;
+}
+
+// The end of request_head(): the Content-Length field (a body, or a method that has one)
+// and the blank line.
+std::string content_length_and_end(const Request& request) {
+    if (!request.body.empty() || request.method == "POST" || request.method == "PUT" || request.method == "PATCH") {
+        // By hand: fmt::format took 500 instructions more for this line.
+        char digits[24];
+        const auto printed = std::to_chars(std::begin(digits), std::end(digits), request.body.size());
+        std::string end;
+        end.reserve(48);
+        end.append("Content-Length: ").append(digits, printed.ptr).append("\r\n\r\n");
+        return end;
+    }
+    return "\r\n";
 }
 
 bool is_ip_literal(const std::string& host) {
@@ -133,6 +146,68 @@ HttpError io_error(const beast::error_code& ec, const Url& url, std::string_view
     return HttpError(HttpError::Kind::protocol, fmt::format("{} while {}: {}", url.origin(), doing, ec.message()));
 }
 
+// A response's parser: Beast's HTTP/1 parser with the status and fields stored straight
+// into our Response and the body copied into the caller's buffer, as
+// http::response_parser<buffer_body> did, without Beast's field container (an allocation
+// and a tree insertion per field, only for us to copy the fields out of it). What it
+// stores is what that parser gave: the reason, or the status's standard phrase when the
+// server sent none; the fields in Beast's order (a repeated field right after the last one
+// of its name); the trailer fields of a chunked body left out of the head.
+class ResponseParser final : public http::basic_parser<false> {
+public:
+    explicit ResponseParser(Response& head) : head_(head) {}
+
+    // Where the next body bytes go (buffer_body's data and size). None: need_buffer.
+    char* body_data = nullptr;
+    std::size_t body_size = 0;
+
+private:
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, beast::error_code&) override {}
+    void on_response_impl(int code, beast::string_view reason, int, beast::error_code&) override {
+        head_.status = static_cast<unsigned>(code);
+        if (reason.empty()) reason = http::obsolete_reason(static_cast<http::status>(code));
+        head_.reason.assign(reason.data(), reason.size());
+    }
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, beast::error_code&) override {
+        if (is_header_done()) return;  // a trailer
+        auto& fields = head_.headers;
+        if (fields.capacity() == 0) fields.reserve(8);
+        auto at = fields.end();
+        for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
+            if (util::iequals_ascii(it->first, std::string_view(name.data(), name.size()))) {
+                at = it.base();
+                break;
+            }
+        }
+        fields.emplace(at, std::string(name.data(), name.size()), std::string(value.data(), value.size()));
+    }
+    void on_header_impl(beast::error_code& ec) override { ec = {}; }
+    void on_body_init_impl(const boost::optional<std::uint64_t>&, beast::error_code& ec) override { ec = {}; }
+    std::size_t on_body_impl(beast::string_view body, beast::error_code& ec) override { return put_body(body, ec); }
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, beast::error_code& ec) override {
+        return put_body(body, ec);
+    }
+    void on_finish_impl(beast::error_code& ec) override { ec = {}; }
+
+    // buffer_body's reader: as much as fits, need_buffer when not all of it did.
+    std::size_t put_body(beast::string_view body, beast::error_code& ec) {
+        if (!body_data) {
+            ec = http::error::need_buffer;
+            return 0;
+        }
+        const std::size_t n = std::min(body.size(), body_size);
+        std::memcpy(body_data, body.data(), n);
+        body_data += n;
+        body_size -= n;
+        if (n == body.size()) ec = {};
+        else ec = http::error::need_buffer;
+        return n;
+    }
+
+    Response& head_;
+};
+
 // Marks an attempt that failed before any byte of a response came back on a connection
 // taken from the pool: the server had closed it while idle, so the request may be sent
 // again on a new connection whatever its method (nothing of it was processed).
@@ -153,8 +228,13 @@ struct LastChecked {
 }  // namespace
 
 std::optional<std::string> Response::header(std::string_view name) const {
+    if (auto value = header_view(name)) return std::string(*value);
+    return std::nullopt;
+}
+
+std::optional<std::string_view> Response::header_view(std::string_view name) const {
     for (const auto& [n, v] : headers) {
-        if (util::iequals_ascii(n, name)) return v;
+        if (util::iequals_ascii(n, name)) return std::string_view(v);
     }
     return std::nullopt;
 }
@@ -205,10 +285,76 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         tcp::resolver* resolver = nullptr;
         net::steady_timer* timer = nullptr;  // waiting for a connection or for DNS
         bool cancelled = false;
+        std::uint64_t reads = 0;  // reads of the body that waited on the connection (read_piece)
     };
 
     static std::string pool_key(const Url& url, const ProxyEndpoint* proxy) {
         return proxy ? url.origin() + " via " + proxy->display() : url.origin();
+    }
+
+    // The pool key and Host field of the last origin requested (through which proxy): a
+    // client sends to one origin over and over, and building both strings per request
+    // cost more than comparing the URL's parts with the last ones.
+    struct LastOrigin {
+        bool valid = false;
+        bool https = false;
+        bool ipv6_literal = false;
+        unsigned short port = 0;
+        std::string host;
+        const ProxyEndpoint* proxy = nullptr;
+        std::string pool_key;
+        std::string authority;
+    };
+    LastOrigin last_origin;
+
+    // The request line and fields (request_head) of the last request, and what they were
+    // built from: an MCP client POSTs to its server with the same ones over and over, and
+    // comparing them cost less than building the text again. The text is shared with the
+    // requests still being written.
+    struct LastHead {
+        std::string method;
+        std::string target;
+        std::string authority;
+        std::string proxy_authorization;
+        Headers headers;
+        std::shared_ptr<const std::string> text;
+    };
+    LastHead last_head;
+
+    std::shared_ptr<const std::string> head_for(const Request& request, std::string_view target,
+                                                std::string_view authority, std::string_view proxy_authorization) {
+        auto& last = last_head;
+        if (last.text && last.method == request.method && last.target == target && last.authority == authority &&
+            last.proxy_authorization == proxy_authorization && last.headers == request.headers)
+            return last.text;
+        last.text.reset();
+        auto text = std::make_shared<const std::string>(
+            request_head(request, target, authority, options.user_agent, proxy_authorization));
+        last.method = request.method;
+        last.target = target;
+        last.authority = authority;
+        last.proxy_authorization = proxy_authorization;
+        last.headers = request.headers;
+        last.text = text;
+        return text;
+    }
+
+    // Valid until the next call (on the loop's thread, between two awaits).
+    const LastOrigin& origin_of(const Url& url, const ProxyEndpoint* proxy) {
+        auto& last = last_origin;
+        if (last.valid && last.https == url.https && last.port == url.port && last.proxy == proxy &&
+            last.ipv6_literal == url.ipv6_literal && last.host == url.host)
+            return last;
+        last.valid = false;
+        last.pool_key = pool_key(url, proxy);
+        last.authority = url.authority();
+        last.https = url.https;
+        last.ipv6_literal = url.ipv6_literal;
+        last.port = url.port;
+        last.host = url.host;
+        last.proxy = proxy;
+        last.valid = true;
+        return last;
     }
 
     std::unique_ptr<Connection> take_idle(const std::string& key) {
@@ -249,23 +395,32 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         });
     }
 
-    // A pooled connection, or a place to open a new one: waits while `key` has
-    // max_connections_per_origin open and none idle.
-    net::awaitable<std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>> acquire(
-        const std::string& key, const Url& url, bool fresh_only, Clock::time_point deadline, Watch& watch) {
+    // A pooled connection, or a place to open a new one (and nothing in the other).
+    using Acquired = std::pair<std::unique_ptr<Connection>, std::shared_ptr<void>>;
+
+    // What the pool has at once; nullopt when `key` has max_connections_per_origin open and
+    // none idle.
+    std::optional<Acquired> try_acquire(const std::string& key, bool fresh_only) {
+        if (!fresh_only) {
+            if (auto conn = take_idle(key)) return Acquired(std::move(conn), nullptr);
+        }
+        if (slots[key].open < std::max<std::size_t>(options.max_connections_per_origin, 1)) {
+            return Acquired(nullptr, take_slot(key));
+        }
+        return std::nullopt;
+    }
+
+    // try_acquire(), waiting (within the deadline) until it has something.
+    Task<Acquired> acquire(const std::string& key, const Url& url, bool fresh_only, Clock::time_point deadline,
+                           Watch& watch) {
         for (;;) {
-            if (!fresh_only) {
-                if (auto conn = take_idle(key)) co_return std::make_pair(std::move(conn), std::shared_ptr<void>());
-            }
-            if (slots[key].open < std::max<std::size_t>(options.max_connections_per_origin, 1)) {
-                co_return std::make_pair(std::unique_ptr<Connection>(), take_slot(key));
-            }
+            if (auto acquired = try_acquire(key, fresh_only)) co_return std::move(*acquired);
             net::steady_timer timer(io);
             if (deadline == Clock::time_point::max()) timer.expires_at(net::steady_timer::time_point::max());
             else timer.expires_at(deadline);
             slots[key].waiting.push_back(&timer);
             watch.timer = &timer;
-            auto [ec] = co_await timer.async_wait(use_nothrow);
+            auto [ec] = co_await timer.async_wait(use_task);
             watch.timer = nullptr;
             std::erase(slots[key].waiting, &timer);
             if (watch.cancelled) throw OperationCancelled();
@@ -304,9 +459,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         else stream.expires_at(deadline);
     }
 
-    net::awaitable<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy,
-                                                     Clock::time_point deadline, std::shared_ptr<void> slot,
-                                                     Watch& watch) {
+    Task<std::unique_ptr<Connection>> open(const Url& url, const ProxyEndpoint* proxy, Clock::time_point deadline,
+                                           std::shared_ptr<void> slot, Watch& watch) {
         const std::string& host = proxy ? proxy->host : url.host;
         const unsigned short port = proxy ? proxy->port : url.port;
         const auto started = Clock::now();
@@ -323,7 +477,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             dns_timed_out = true;
             resolver.cancel();
         });
-        auto [rec, endpoints] = co_await resolver.async_resolve(host, std::to_string(port), use_nothrow);
+        auto [rec, endpoints] = co_await resolver.async_resolve(host, std::to_string(port), use_task);
         dns_timer.cancel();
         watch.resolver = nullptr;
         if (watch.cancelled) throw OperationCancelled();
@@ -340,7 +494,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         conn->plain.emplace(io);
         watch.conn = conn.get();
         conn->plain->expires_at(connect_by);
-        auto [cec, endpoint] = co_await conn->plain->async_connect(endpoints, use_nothrow);
+        auto [cec, endpoint] = co_await resume_with<beast::error_code, tcp::endpoint>(
+            [stream = &*conn->plain, results = endpoints](auto handler) {
+                stream->async_connect(results, std::move(handler));
+            });
         if (watch.cancelled) throw OperationCancelled();
         if (cec == beast::error::timeout) {
             const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(connect_by - started);
@@ -363,8 +520,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     }
 
     // CONNECT host:port through the proxy; the TLS session then runs inside the tunnel.
-    net::awaitable<void> tunnel(Connection& conn, const Url& url, const ProxyEndpoint& proxy,
-                                Clock::time_point deadline, Watch& watch) {
+    Task<void> tunnel(Connection& conn, const Url& url, const ProxyEndpoint& proxy, Clock::time_point deadline,
+                      Watch& watch) {
         const std::string authority = (url.ipv6_literal ? "[" + url.host + "]" : url.host) + ":" +
                                       std::to_string(url.port);
         http::request<http::empty_body> req{http::verb::connect, authority, 11};
@@ -372,7 +529,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         req.set(http::field::user_agent, options.user_agent);
         if (!proxy.authorization.empty()) req.set(http::field::proxy_authorization, proxy.authorization);
         expire(*conn.plain, deadline);
-        auto [wec, wn] = co_await http::async_write(*conn.plain, req, use_nothrow);
+        auto [wec, wn] = co_await http::async_write(*conn.plain, req, use_task);
         if (watch.cancelled) throw OperationCancelled();
         if (wec)
             throw HttpError(HttpError::Kind::proxy,
@@ -380,7 +537,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         beast::flat_buffer buffer;
         http::response_parser<http::empty_body> parser;
         parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel follows
-        auto [rec, rn] = co_await http::async_read_header(*conn.plain, buffer, parser, use_nothrow);
+        auto [rec, rn] = co_await http::async_read_header(*conn.plain, buffer, parser, use_task);
         if (watch.cancelled) throw OperationCancelled();
         if (rec)
             throw HttpError(HttpError::Kind::proxy,
@@ -397,7 +554,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         }
     }
 
-    net::awaitable<void> handshake(Connection& conn, const Url& url, Clock::time_point deadline, Watch& watch) {
+    Task<void> handshake(Connection& conn, const Url& url, Clock::time_point deadline, Watch& watch) {
         conn.tls.emplace(std::move(*conn.plain), tls_context);
         conn.plain.reset();
         watch.conn = &conn;
@@ -406,7 +563,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         if (!is_ip_literal(url.host)) SSL_set_tlsext_host_name(ssl_handle, url.host.c_str());
         if (!options.insecure_skip_verify) conn.tls->set_verify_callback(ssl::host_name_verification(url.host));
         expire(conn.lowest(), deadline);
-        auto [ec] = co_await conn.tls->async_handshake(ssl::stream_base::client, use_nothrow);
+        auto [ec] = co_await resume_with<beast::error_code>([stream = &*conn.tls](auto handler) {
+            stream->async_handshake(ssl::stream_base::client, std::move(handler));
+        });
         if (watch.cancelled) throw OperationCancelled();
         if (!ec) co_return;
         if (ec == beast::error::timeout) {
@@ -427,8 +586,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
     };
 
     // One request and its whole response on one connection (pooled or new): fetch's attempt.
-    static net::awaitable<Response> attempt(std::shared_ptr<Impl> self, Url url, Request request, Limits limits,
-                                            CancelToken* cancel) {
+    static Task<Response> attempt(std::shared_ptr<Impl> self, Url url, Request request, Limits limits,
+                                  CancelToken* cancel) {
         Watch watch;
         WatchRegistration registration(cancel, watch);
         auto reader = co_await self->start(url, request, limits, watch);
@@ -467,18 +626,69 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         std::string pool_key;
         std::unique_ptr<Connection> conn;
         beast::flat_buffer buffer;
-        http::response_parser<http::buffer_body> parser;
+        Response head;  // before the parser, which fills it
+        ResponseParser parser{head};
         std::unique_ptr<BodyDecoder> decoder;
-        Response head;
         std::size_t max_bytes = 0;
         std::size_t raw = 0;
         bool done = false;
+        bool timed = false;  // the connection's stream has an expiry (read_parsed)
     };
+
+    // Reads into the parser as Beast's http::async_read_some does (`header`: as
+    // async_read_header, until the header is done): the bytes in the buffer parsed first,
+    // the socket read while the parser needs more, the end of the stream mapped alike. On
+    // a plain connection without a deadline it reads the socket itself: Beast's tcp_stream
+    // would add a composed operation, its executors' work and a posted completion to each
+    // read, for a timeout there is none of. With a deadline, or TLS, Beast reads.
+    Task<beast::error_code> read_parsed(Connection& conn, BodyReader& reader, bool header) {
+        auto& buffer = reader.buffer;
+        auto& parser = reader.parser;
+        beast::error_code ec;
+        if (conn.tls || reader.timed) {
+            if (header) {
+                if (conn.tls)
+                    std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, buffer, parser, use_task);
+                else
+                    std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, buffer, parser, use_task);
+            } else {
+                if (conn.tls)
+                    std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, buffer, parser, use_task);
+                else std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, buffer, parser, use_task);
+            }
+            co_return ec;
+        }
+        auto& socket = conn.plain->socket();
+        do {
+            ec = http::error::need_more;
+            if (buffer.size() > 0) buffer.consume(parser.put(buffer.data(), ec));
+            while (ec == http::error::need_more) {
+                const std::size_t size = beast::read_size(buffer, 65536);
+                if (size == 0) co_return http::error::buffer_overflow;
+                std::optional<beast::flat_buffer::mutable_buffers_type> room;
+                try {
+                    room = buffer.prepare(size);
+                } catch (const std::length_error&) {
+                    co_return http::error::buffer_overflow;
+                }
+                auto [rec, n] = co_await socket.async_read_some(*room, use_task);
+                buffer.commit(n);
+                if (rec == net::error::eof) {
+                    if (!parser.got_some()) co_return http::error::end_of_stream;
+                    beast::error_code eof;  // the body ends with the connection
+                    parser.put_eof(eof);
+                    co_return eof;
+                }
+                if (rec) co_return rec;
+                buffer.consume(parser.put(buffer.data(), ec));
+            }
+        } while (header && !ec && !parser.is_header_done());
+        co_return ec;
+    }
 
     // Sends the request and reads the response header. A pooled connection the server
     // closed while it was idle is replaced once.
-    net::awaitable<std::unique_ptr<BodyReader>> start(const Url& url, const Request& request, const Limits& limits,
-                                                      Watch& watch) {
+    Task<std::unique_ptr<BodyReader>> start(const Url& url, const Request& request, const Limits& limits, Watch& watch) {
         for (int fresh_try = 0;; ++fresh_try) {
             try {
                 co_return co_await send_request(url, request, limits, watch, fresh_try > 0);
@@ -490,17 +700,20 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         }
     }
 
-    net::awaitable<std::unique_ptr<BodyReader>> send_request(const Url& url, const Request& request,
-                                                             const Limits& limits, Watch& watch, bool fresh_only) {
+    Task<std::unique_ptr<BodyReader>> send_request(const Url& url, const Request& request, const Limits& limits,
+                                                   Watch& watch, bool fresh_only) {
         const ProxyEndpoint* proxy = options.proxy.proxy_for(url.https, url.host, url.port);
         auto reader = std::make_unique<BodyReader>();
         // Beast reads as much as the buffer has room for, and an empty one only 512 bytes:
         // a 2 KiB answer took five reads, each a pass through the event loop.
         reader->buffer.reserve(kReadChunk);
         reader->url = url;
-        reader->pool_key = pool_key(url, proxy);
+        reader->pool_key = origin_of(url, proxy).pool_key;
         reader->max_bytes = limits.max_bytes;
-        auto [pooled, slot] = co_await acquire(reader->pool_key, url, fresh_only, limits.deadline, watch);
+        // Mostly the pool has a connection at once: no coroutine for acquire() then.
+        auto acquired = try_acquire(reader->pool_key, fresh_only);
+        if (!acquired) acquired = co_await acquire(reader->pool_key, url, fresh_only, limits.deadline, watch);
+        auto [pooled, slot] = std::move(*acquired);
         const bool reused = pooled != nullptr;
         if (reused) {
             ++stats.connections_reused;
@@ -513,13 +726,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
         // Through a plain-http proxy the request line names the whole URL.
         const bool via_proxy = proxy && !url.https;
-        const std::string request_line_and_fields =
-            request_head(request, via_proxy ? url.origin() + url.target : url.target, url.authority(),
-                         options.user_agent, via_proxy ? std::string_view(proxy->authorization) : std::string_view());
-        const std::array<net::const_buffer, 2> message = {net::buffer(request_line_and_fields),
-                                                          net::buffer(request.body)};
+        const auto request_line_and_fields = head_for(request, via_proxy ? url.origin() + url.target : url.target,
+                                                      origin_of(url, proxy).authority,
+                                                      via_proxy ? std::string_view(proxy->authorization)
+                                                                : std::string_view());
+        const std::string end_of_head = content_length_and_end(request);
+        const std::array<net::const_buffer, 3> message = {net::buffer(*request_line_and_fields),
+                                                          net::buffer(end_of_head), net::buffer(request.body)};
 
         expire(conn.lowest(), limits.deadline);
+        reader->timed = limits.deadline != Clock::time_point::max();
         auto& parser = reader->parser;
         parser.body_limit(boost::none);  // the cap is ours, counted on raw and decoded bytes
         parser.header_limit(64 * 1024);
@@ -527,16 +743,28 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
         ++stats.requests_sent;
         beast::error_code ec;
-        if (conn.tls) std::tie(ec, std::ignore) = co_await net::async_write(*conn.tls, message, use_nothrow);
-        else std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, message, use_nothrow);
-        if (!ec) {
-            if (conn.tls)
-                std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.tls, reader->buffer, parser,
-                                                                             use_nothrow);
-            else
-                std::tie(ec, std::ignore) = co_await http::async_read_header(*conn.plain, reader->buffer, parser,
-                                                                             use_nothrow);
+        // (A deadline already past is left to the asynchronous write, which reports it.)
+        if (conn.tls || (limits.deadline != Clock::time_point::max() && Clock::now() >= limits.deadline)) {
+            if (conn.tls) std::tie(ec, std::ignore) = co_await net::async_write(*conn.tls, message, use_task);
+            else std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, message, use_task);
+        } else {
+            // What the socket takes at once is written here, without waiting: a request is
+            // small and the socket's buffer mostly empty, and an asynchronous write costs a
+            // pass through the loop and its handlers even when it completes at once. The rest
+            // (if any) is written asynchronously, within the deadline as before. The errors
+            // are those the asynchronous write reports (Asio's sockets do not raise SIGPIPE).
+            auto& socket = conn.plain->socket();
+            if (!socket.non_blocking()) socket.non_blocking(true, ec);
+            std::size_t written = 0;
+            if (!ec) written = socket.write_some(message, ec);
+            if (ec == net::error::would_block || ec == net::error::try_again) ec = {};
+            if (!ec && written < net::buffer_size(message)) {
+                beast::buffers_suffix<std::array<net::const_buffer, 3>> rest(message);
+                rest.consume(written);
+                std::tie(ec, std::ignore) = co_await net::async_write(*conn.plain, rest, use_task);
+            }
         }
+        if (!ec) ec = co_await read_parsed(conn, *reader, true);
         if (watch.cancelled) throw OperationCancelled();
         if (ec) {
             conn.close();
@@ -545,20 +773,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
             throw io_error(ec, url, "sending the request or reading the response header");
         }
 
-        Response& head = reader->head;
-        head.status = parser.get().result_int();
-        head.reason = std::string(parser.get().reason());
-        head.headers.reserve(std::distance(parser.get().begin(), parser.get().end()));
-        for (const auto& field : parser.get()) {
-            head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-        }
+        Response& head = reader->head;  // status, reason and fields: the parser's
         head.attempts = 1;
         if (auto announced = parser.content_length(); limits.max_bytes && announced && *announced > limits.max_bytes) {
             conn.close();
             throw too_large_announced(url, *announced, limits.max_bytes);
         }
         try {
-            reader->decoder = std::make_unique<BodyDecoder>(head.header("Content-Encoding").value_or(""),
+            reader->decoder = std::make_unique<BodyDecoder>(head.header_view("Content-Encoding").value_or(""),
                                                             limits.max_bytes ? limits.max_bytes : SIZE_MAX);
         } catch (const DecodeError& e) {
             conn.close();
@@ -575,27 +797,32 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
 
     // Reads what the connection has of the body and appends it, decoded, to `out`.
     // Returns false once the body has ended.
-    net::awaitable<bool> read_piece(BodyReader& reader, std::string& out, Watch& watch) {
+    Task<bool> read_piece(BodyReader& reader, std::string& out, Watch& watch) {
         if (reader.done) co_return false;
         Connection& conn = *reader.conn;
         auto& parser = reader.parser;
         if (!parser.is_done()) {
             auto& scratch = conn.scratch();
-            parser.get().body().data = scratch.data();
-            parser.get().body().size = scratch.size();
-            beast::error_code ec;
-            if (conn.tls)
-                std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.tls, reader.buffer, parser,
-                                                                           use_nothrow);
-            else
-                std::tie(ec, std::ignore) = co_await http::async_read_some(*conn.plain, reader.buffer, parser,
-                                                                           use_nothrow);
+            parser.body_data = scratch.data();
+            parser.body_size = scratch.size();
+            beast::error_code ec = http::error::need_more;
+            if (reader.buffer.size() > 0) {
+                // Bytes already read (with the header, mostly the whole body) are parsed here,
+                // as Beast's read would parse them first; Beast would then post its
+                // completion, a pass through the loop for bytes we had.
+                const std::size_t used = parser.put(reader.buffer.data(), ec);
+                reader.buffer.consume(used);
+            }
+            if (ec == http::error::need_more) {
+                ++watch.reads;
+                ec = co_await read_parsed(conn, reader, false);
+            }
             if (watch.cancelled) throw OperationCancelled();
             if (ec && ec != http::error::need_buffer) {
                 conn.close();
                 throw io_error(ec, reader.url, "reading the response body");
             }
-            const std::size_t got = scratch.size() - parser.get().body().size;
+            const std::size_t got = scratch.size() - parser.body_size;
             reader.raw += got;
             bool within = !reader.max_bytes || reader.raw <= reader.max_bytes;
             try {
@@ -621,6 +848,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<Impl> {
         reader.done = true;
         co_return false;
     }
+
+    // One pass through the loop. read_some() and read_all() end with it when they did not
+    // wait on the connection (the body's end or its error were known already): they have
+    // always completed from the loop, never inside the call, as an Asio operation does,
+    // and their callers' order of events depends on it (a stream that ended with the bytes
+    // open() read is noticed after what the caller does next).
+    Task<void> next_turn() { co_await net::post(io, use_task); }
 
     // A reader whose body was read to the end gives its connection back to the pool (when
     // the server keeps it alive); any other is closed.
@@ -715,7 +949,7 @@ Task<Response> HttpClient::fetch(Request request, CallOptions options) {
         Response response;
         std::optional<HttpError> failure;
         try {
-            response = co_await await_asio(self->io, Impl::attempt(self, url, request, limits, options.cancel));
+            response = co_await Impl::attempt(self, url, request, limits, options.cancel);
         } catch (const HttpError& e) {
             if (e.kind != HttpError::Kind::connection_reset && e.kind != HttpError::Kind::timeout) throw;
             failure = e;
@@ -810,45 +1044,32 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);
     const Impl::Limits limits{0, options.deadline.value_or(Clock::time_point::max())};
-    auto starting = [](std::shared_ptr<ResponseStream::State> state, Url url, Request request, Impl::Limits limits,
-                       StreamOptions options) -> net::awaitable<bool> {
-        state->reader = co_await state->client->start(url, request, limits, state->watch);
-        auto& reader = *state->reader;
-        state->head = std::move(reader.head);  // the reader is done with it
-        if (auto length = reader.parser.content_length()) state->content_length = *length;
-        if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
-        else reader.conn->lowest().expires_never();
-        if (state->content_length && *state->content_length <= options.read_ahead && reader.decoder->identity()) {
-            // Read as read_some() would (the body's deadline, cancellation), its error kept
-            // for the reads: open() succeeded whatever the body does.
-            state->has_ahead = true;
-            try {
-                while (state->reader) {
-                    const bool more = co_await state->client->read_piece(*state->reader, state->ahead, state->watch);
-                    if (more) continue;
-                    state->ahead_url = std::move(state->reader->url);
-                    state->client->release(std::move(state->reader), state->watch);
-                }
-            } catch (...) {
-                state->ahead_error = std::current_exception();
+    state->reader = co_await state->client->start(url, request, limits, state->watch);
+    auto& reader = *state->reader;
+    state->head = std::move(reader.head);  // the reader is done with it
+    if (auto length = reader.parser.content_length()) state->content_length = *length;
+    if (options.body_deadline) reader.conn->lowest().expires_at(*options.body_deadline);
+    else reader.conn->lowest().expires_never();
+    reader.timed = options.body_deadline.has_value();
+    if (state->content_length && *state->content_length <= options.read_ahead && reader.decoder->identity()) {
+        // Read as read_some() would (the body's deadline, cancellation), its error kept
+        // for the reads: open() succeeded whatever the body does.
+        state->has_ahead = true;
+        try {
+            while (state->reader) {
+                const bool more = co_await state->client->read_piece(*state->reader, state->ahead, state->watch);
+                if (more) continue;
+                state->ahead_url = std::move(state->reader->url);
+                state->client->release(std::move(state->reader), state->watch);
             }
+        } catch (...) {
+            state->ahead_error = std::current_exception();
         }
-        co_return true;
-    };
-    co_await await_asio(impl_->io, starting(state, std::move(url), std::move(request), limits, options));
+    }
     co_return std::unique_ptr<ResponseStream>(new ResponseStream(std::move(state)));
 }
 
 Task<std::optional<std::string>> ResponseStream::read_some() {
-    auto reading = [](std::shared_ptr<State> state) -> net::awaitable<std::optional<std::string>> {
-        std::string piece;
-        while (state->reader && piece.empty()) {
-            const bool more = co_await state->client->read_piece(*state->reader, piece, state->watch);
-            if (!more) state->client->release(std::move(state->reader), state->watch);
-        }
-        if (piece.empty()) co_return std::nullopt;
-        co_return piece;
-    };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
     if (state_->has_ahead) {
         // The bytes read ahead first, then the error that ended them (as pieces would come).
@@ -856,7 +1077,23 @@ Task<std::optional<std::string>> ResponseStream::read_some() {
         state_->take_ahead();  // empty by now: rethrows the error, if any
         co_return std::nullopt;
     }
-    co_return co_await await_asio(state_->client->io, reading(state_));
+    // The state is held while the piece is read: the stream may be dropped meanwhile.
+    const auto state = state_;
+    const auto reads = state->watch.reads;
+    std::string piece;
+    std::exception_ptr error;
+    try {
+        while (state->reader && piece.empty()) {
+            const bool more = co_await state->client->read_piece(*state->reader, piece, state->watch);
+            if (!more) state->client->release(std::move(state->reader), state->watch);
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (state->watch.reads == reads) co_await state->client->next_turn();
+    if (error) std::rethrow_exception(error);
+    if (piece.empty()) co_return std::nullopt;
+    co_return piece;
 }
 
 void ResponseStream::limit(std::size_t limit) {
@@ -876,39 +1113,36 @@ Task<std::string> ResponseStream::read_all(std::size_t limit) {
     // piece of a gzip body (16 KiB on the wire) can inflate to megabytes, which would all be
     // in memory before a check on the assembled body saw them.
     this->limit(limit);
-    // Read in one pass on the connection's loop rather than with read_some() piece by piece:
-    // each crossing between the loops costs more than reading a small body (a gateway's
-    // replies). `over` is set once the body passed the limit.
-    struct Read {
-        std::string body;
-        std::optional<std::size_t> over;
-    };
-    auto reading = [](std::shared_ptr<State> state, std::size_t limit) -> net::awaitable<Read> {
-        Read read;
-        while (state->reader) {
-            const bool more = co_await state->client->read_piece(*state->reader, read.body, state->watch);
-            if (!more) state->client->release(std::move(state->reader), state->watch);
-            if (read.body.size() > limit) {
-                read.over = read.body.size();
-                break;
-            }
-        }
-        co_return read;
-    };
     if (state_->watch.cancelled) throw OperationCancelled(state_->cancel ? state_->cancel->reason() : "cancelled");
     // Read ahead: its length was announced, and checked against `limit` above.
     if (state_->has_ahead) co_return state_->take_ahead();
+    const auto state = state_;  // held while reading, as in read_some()
+    const auto reads = state->watch.reads;
     std::string body;
-    std::optional<std::size_t> over;
+    std::optional<std::size_t> over;  // set once the body passed the limit
+    std::exception_ptr error;
     try {
-        Read read = co_await await_asio(state_->client->io, reading(state_, limit));
-        body = std::move(read.body);
-        over = read.over;
-    } catch (const ResponseTooLarge& e) {
-        over = e.size;
+        while (state->reader) {
+            const bool more = co_await state->client->read_piece(*state->reader, body, state->watch);
+            if (!more) state->client->release(std::move(state->reader), state->watch);
+            if (body.size() > limit) {
+                over = body.size();
+                break;
+            }
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+    if (state->watch.reads == reads) co_await state->client->next_turn();
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const ResponseTooLarge& e) {
+            over = e.size;
+        }
     }
     if (over) {
-        state_->client->release(std::move(state_->reader), state_->watch);  // unread: closed
+        state->client->release(std::move(state->reader), state->watch);  // unread: closed
         throw ResponseTooLarge(fmt::format("{} sent a response over {} bytes", url.display(), limit), *over, limit,
                                true);
     }

@@ -65,6 +65,8 @@ struct Response {
 
     // The first value of header `name` (case-insensitive).
     std::optional<std::string> header(std::string_view name) const;
+    // The same without a copy: valid while the headers are neither changed nor destroyed.
+    std::optional<std::string_view> header_view(std::string_view name) const;
 };
 
 struct CallOptions {
