@@ -24,6 +24,7 @@
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
 #include "util/http_text.hpp"
+#include "util/json_release.hpp"
 #include "util/sanitize.hpp"
 #include "util/session_id.hpp"
 
@@ -520,9 +521,11 @@ private:
         }
         self->live.push_back(ex);
         if (!awaited.empty()) self->by_request[awaited] = ex;
+        std::string body = protocol::serialize(message);
+        util::release_json(message);  // written: freed without nlohmann's heap stack
         std::exception_ptr error;
         try {
-            co_await Impl::post(self, ex, protocol::serialize(message), awaited);
+            co_await Impl::post(self, ex, std::move(body), awaited);
         } catch (...) {
             error = std::current_exception();
         }
