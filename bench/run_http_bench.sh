@@ -145,6 +145,10 @@ mcp_call "$tp_url" "$sid" > "$tmp/toolport-body.json"
 grep -qF "$expected_text" "$tmp/toolport-body.json" || die "unexpected Toolport reply: $(cat "$tmp/toolport-body.json")"
 echo "  reply: $(cat "$tmp/toolport-body.json")"
 run_wrk toolport "$tp_url" "$sid"
+# The same call on the stateless 2026-07-28 wire (no session: each request carries its _meta
+# and the Mcp-Method / Mcp-Name headers; bench/mcp_call.lua without MCP_SESSION_ID).
+say "Toolport: the same call on the stateless 2026-07-28 wire"
+run_wrk toolport_stateless "$tp_url" ""
 stop "$tp_pid"
 
 # ------------------------------------------------------------------ (b) TypeScript SDK
@@ -230,9 +234,10 @@ size_stripped=$(stat -c %s "$tmp/toolport.stripped")
 say "results"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 printf '%-34s %12s %10s %10s %8s\n' "server (tools/call over HTTP)" "requests/s" "p50 ms" "p99 ms" "non-2xx"
-for n in toolport ts nginx; do
+for n in toolport toolport_stateless ts nginx; do
   case $n in
     toolport) label="Toolport (test_simple_text)" ;;
+    toolport_stateless) label="Toolport, stateless 2026-07-28 wire" ;;
     ts) label="TypeScript SDK 1.32.2 (Node 22)" ;;
     nginx) label="nginx fixed body (ceiling)" ;;
   esac
@@ -246,6 +251,10 @@ printf '%-22s %12s %10s %10s\n' "Toolport / TS SDK" "$(ratio "$(wrk_rps toolport
   "$(ratio "$(wrk_pct toolport 50)" "$(wrk_pct ts 50)")" "$(ratio "$(wrk_pct toolport 99)" "$(wrk_pct ts 99)")"
 printf '%-22s %12s %10s %10s\n' "Toolport / nginx" "$(ratio "$(wrk_rps toolport)" "$(wrk_rps nginx)")" \
   "$(ratio "$(wrk_pct toolport 50)" "$(wrk_pct nginx 50)")" "$(ratio "$(wrk_pct toolport 99)" "$(wrk_pct nginx 99)")"
+printf '%-22s %12s %10s %10s\n' "stateless / stateful" "$(ratio "$(wrk_rps toolport_stateless)" "$(wrk_rps toolport)")" \
+  "$(ratio "$(wrk_pct toolport_stateless 50)" "$(wrk_pct toolport 50)")" \
+  "$(ratio "$(wrk_pct toolport_stateless 99)" "$(wrk_pct toolport 99)")"
+echo "(issue 31: Toolport / nginx >= 0.75x requests/s; the stateless wire within 10 % of the stateful one)"
 echo
 echo "Toolport idle RSS (VmRSS right after start): $tp_idle_rss kB   (TS SDK server: $ts_idle_rss kB)"
 if ((sessions > 0)); then
