@@ -8,34 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include "json_test_support.hpp"
 #include "schema_suite_files.hpp"
 
 namespace toolport::protocol {
 namespace {
 
-// Equal values of equal types all the way down (Json's operator== calls 1u and 1 equal).
-bool identical(const Json& a, const Json& b) {
-    if (a.type() != b.type()) return false;
-    if (a.is_object()) {
-        if (a.size() != b.size()) return false;
-        for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
-            if (i.key() != j.key() || !identical(*i, *j)) return false;
-        }
-        return true;
-    }
-    if (a.is_array()) {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (!identical(a[i], b[i])) return false;
-        return true;
-    }
-    if (a.is_number_float()) {
-        // Bit for bit: -0.0 and 0.0 differ.
-        const double x = a.get<double>(), y = b.get<double>();
-        return std::memcmp(&x, &y, sizeof x) == 0;
-    }
-    return a == b;
-}
+using test_support::identical;
 
 // Both accept `text` and build identical documents, or both refuse it.
 void expect_like_nlohmann(std::string_view text) {
@@ -208,21 +187,10 @@ TEST(JsonReader, MutatedDocumentsAgreeWithNlohmann) {
         "\xC3\xA9"
         R"( \ud83d\ude00"}],"isError":false}}])"};
     std::mt19937 rng(20261125);
-    const std::string alphabet = "{}[]\":,.-+eE0123456789 \\u\x80\xC3\xE2\xF0tfnrl";
     for (const auto& seed : seeds) {
         expect_like_nlohmann(seed);
         for (int round = 0; round < 4000; ++round) {
-            std::string text = seed;
-            const int edits = 1 + static_cast<int>(rng() % 3);
-            for (int e = 0; e < edits && !text.empty(); ++e) {
-                const std::size_t at = rng() % text.size();
-                switch (rng() % 4) {
-                    case 0: text.resize(at); break;
-                    case 1: text[at] = alphabet[rng() % alphabet.size()]; break;
-                    case 2: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-                    default: text.erase(at, 1); break;
-                }
-            }
+            const std::string text = test_support::mutated(seed, rng);
             SCOPED_TRACE(text);
             expect_like_nlohmann(text);
             if (HasFailure()) return;

@@ -14,11 +14,14 @@
 #include "pipeline/result_size.hpp"
 #include "protocol/json_reader.hpp"
 #include "protocol/json_writer.hpp"
+#include "json_test_support.hpp"
 #include "schema_suite_files.hpp"
 #include "server/content.hpp"
 
 namespace toolport::protocol {
 namespace {
+
+using test_support::identical;
 
 JsonReadOptions raw_options() {
     JsonReadOptions options;
@@ -31,29 +34,6 @@ JsonReadOptions full_options() {
     JsonReadOptions options;
     options.keep_big_integer_ids = true;
     return options;
-}
-
-// Equal values of equal types all the way down (Json's operator== calls 1u and 1 equal).
-bool identical(const Json& a, const Json& b) {
-    if (a.type() != b.type()) return false;
-    if (a.is_object()) {
-        if (a.size() != b.size()) return false;
-        for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
-            if (i.key() != j.key() || !identical(*i, *j)) return false;
-        }
-        return true;
-    }
-    if (a.is_array()) {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (!identical(a[i], b[i])) return false;
-        return true;
-    }
-    if (a.is_number_float()) {
-        const double x = a.get<double>(), y = b.get<double>();
-        return std::memcmp(&x, &y, sizeof x) == 0;
-    }
-    return a == b;
 }
 
 // Every raw part of a message (or of the messages of a batch) expanded.
@@ -180,20 +160,9 @@ TEST(RawJson, MutatedRepliesAgreeWithAFullRead) {
         "\xC3\xA9"
         R"( \ud83d\ude00"},{"n":[1,-2.5e3,{"deep":[null,true,false]}]}],"structuredContent":{"k":"v","x":[0.5]},"isError":false}})";
     std::mt19937 rng(20261128);
-    const std::string alphabet = "{}[]\":,.-+eE0123456789 \\u\x80\xC3\xE2\xF0tfnrl";
     expect_same_as_full_read(seed);
     for (int round = 0; round < 4000; ++round) {
-        std::string text = seed;
-        const int edits = 1 + static_cast<int>(rng() % 3);
-        for (int e = 0; e < edits && !text.empty(); ++e) {
-            const std::size_t at = rng() % text.size();
-            switch (rng() % 4) {
-                case 0: text.resize(at); break;
-                case 1: text[at] = alphabet[rng() % alphabet.size()]; break;
-                case 2: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-                default: text.erase(at, 1); break;
-            }
-        }
+        const std::string text = test_support::mutated(seed, rng);
         SCOPED_TRACE(text);
         expect_same_as_full_read(text);
         if (HasFailure()) return;
