@@ -26,7 +26,7 @@ source "$bench/callgrind_setup.sh"
 # measure NAME ARGS...: runs `toolport ARGS...` under callgrind on a fresh port (appended as
 # --listen), drives it, prints instructions per call and its top functions.
 measure() {
-  local name=$1 port pid dump total
+  local name=$1 port pid dump
   shift
   port=$(free_port)
   valgrind --tool=callgrind --callgrind-out-file="$out/$name.out" "$bin" "$@" --listen "127.0.0.1:$port" \
@@ -34,22 +34,14 @@ measure() {
   pid=$!
   pids+=("$pid")
   wait_ready "$pid" "$port" "$name" "$tmp/$name.log"
-  "$NODE" "$bench/callgrind_drive.mjs" "http://127.0.0.1:$port/mcp" "$tool" "$warmup" "$calls" "$expected_text" \
-    "vgdb --pid=$pid zero >/dev/null" "vgdb --pid=$pid dump >/dev/null"
+  "$NODE" "$bench/callgrind_drive.mjs" stateful "http://127.0.0.1:$port/mcp" "$tool" "$warmup" "$calls" \
+    "$expected_text" "vgdb --pid=$pid zero >/dev/null" "vgdb --pid=$pid dump >/dev/null"
   dump="$out/$name.out.1"
-  for _ in $(seq 1 100); do grep -q '^totals:' "$dump" 2>/dev/null && break; sleep 0.1; done
+  report "$name" "$dump"
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  total=$(awk '/^summary:/ {print $2}' "$dump")
-  [[ -n "$total" ]] || die "$name: no callgrind dump in $dump"
-  result[$name]=$((total / calls))
-  echo "== $name: $((total / calls)) instructions per call ($total over $calls calls; profile $dump)"
-  callgrind_annotate --threshold=100 "$dump" 2>/dev/null |
-    awk -v top="$top" '/^-+$/ {rule++} rule == 6 && /\(/ && !/below main|libc_start|io_context::run|toolport::serve\(|main \[|_M_invoke|0x0000/ && shown++ < top' |
-    sed -E 's/ \[[^]]*\]$//' | cut -c1-170
 }
 
-declare -A result
 only=${CALLGRIND_ONLY:-}
 if [[ -z "$only" || "$only" == upstream ]]; then
   measure upstream serve --packs conformance
@@ -68,7 +60,7 @@ if [[ -z "$only" || "$only" == gateway_stdio ]]; then
 fi
 
 echo
-echo "toolport: ${TOOLPORT_BIN:-$root/build/toolport}; tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+print_build
 echo "instructions per tools/call ($tool, $calls calls after $warmup):"
 for name in upstream gateway_http gateway_stdio; do
   [[ -n "${result[$name]:-}" ]] || continue
