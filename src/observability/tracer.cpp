@@ -1,0 +1,104 @@
+#include "observability/tracer.hpp"
+
+#include <chrono>
+
+namespace toolport::observability {
+
+std::uint64_t unix_nanos_now() {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+Span& Span::operator=(Span&& other) noexcept {
+    if (this != &other) {
+        end();
+        data_ = std::move(other.data_);
+        processor_ = std::move(other.processor_);
+        context_ = std::move(other.context_);
+    }
+    return *this;
+}
+
+void Span::set_attribute(std::string_view key, AttributeValue value) {
+    if (!data_) return;
+    for (auto& attribute : data_->attributes) {
+        if (attribute.key == key) {  // a key appears once: the latest value wins
+            attribute.value = std::move(value);
+            return;
+        }
+    }
+    data_->attributes.push_back({std::string(key), std::move(value)});
+}
+
+void Span::add_event(std::string_view name, Attributes attributes) {
+    if (!data_) return;
+    data_->events.push_back({std::string(name), unix_nanos_now(), std::move(attributes)});
+}
+
+void Span::set_error(std::string_view error_type, std::string_view message) {
+    if (!data_) return;
+    set_attribute("error.type", error_type);
+    data_->status = SpanStatusCode::error;
+    data_->status_message = std::string(message);
+}
+
+void Span::set_name(std::string_view name) {
+    if (data_) data_->name = std::string(name);
+}
+
+void Span::end() {
+    if (!data_) return;
+    data_->end_unix_nano = unix_nanos_now();
+    auto processor = std::move(processor_);
+    auto data = std::move(data_);
+    if (processor) processor->on_end(std::move(*data));
+}
+
+void Tracer::configure(Sampler sampler, std::shared_ptr<SpanProcessor> processor) {
+    sampler_ = sampler;
+    processor_ = std::move(processor);
+    enabled_.store(processor_ != nullptr, std::memory_order_relaxed);
+}
+
+void Tracer::flush(int timeout_ms) {
+    if (processor_) processor_->flush(timeout_ms);
+}
+
+Span Tracer::start_span(std::string_view name, SpanKind kind, const TraceContext* parent, bool parent_is_remote) {
+    Span span;
+    const bool has_parent = parent && parent->valid();
+    if (!enabled()) {
+        if (has_parent) span.context_ = *parent;
+        return span;
+    }
+    span.context_.trace_id = has_parent ? parent->trace_id : new_trace_id();
+    span.context_.span_id = new_span_id();
+    if (has_parent) span.context_.trace_state = parent->trace_state;
+    const bool sampled = sampler_.sample(has_parent ? parent : nullptr, span.context_.trace_id);
+    span.context_.flags = sampled ? 1 : 0;
+    if (!sampled) return span;
+
+    auto data = std::make_unique<SpanData>();
+    data->trace_id = span.context_.trace_id;
+    data->span_id = span.context_.span_id;
+    if (has_parent) {
+        data->parent_span_id = parent->span_id;
+        data->parent_is_remote = parent_is_remote;
+        data->trace_state = parent->trace_state;
+    }
+    data->flags = span.context_.flags;
+    data->name = std::string(name);
+    data->kind = kind;
+    data->start_unix_nano = unix_nanos_now();
+    data->attributes.reserve(12);
+    span.data_ = std::move(data);
+    span.processor_ = processor_;
+    return span;
+}
+
+Tracer& tracer() {
+    static Tracer instance;
+    return instance;
+}
+
+}  // namespace toolport::observability
