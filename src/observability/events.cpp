@@ -221,6 +221,14 @@ void configure_logging(const LogOptions& options) {
 
 Json redact_fields(const Json& fields) { return redact(fields, 0); }
 
+void log_event(EventLevel level, std::string_view event, nlohmann::json fields, const TraceContext& trace) {
+    if (trace.valid() && fields.is_object()) {
+        fields["trace_id"] = to_hex(trace.trace_id);
+        fields["span_id"] = to_hex(trace.span_id);
+    }
+    log_event(level, event, std::move(fields));
+}
+
 void log_event(EventLevel level, std::string_view event, nlohmann::json fields) {
     const auto lvl = to_spdlog(level);
     auto* logger = spdlog::default_logger_raw();

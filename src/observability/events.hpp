@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "observability/trace_context.hpp"
+
 namespace toolport::observability {
 
 enum class EventLevel { trace, debug, info, warn, error };
@@ -37,6 +39,10 @@ bool is_log_format(std::string_view name);  // json, text
 // Fields named ts, level or event are written as field_ts, field_level, field_event; fields
 // that are not an object are written under "fields". Subject to the default logger's level.
 void log_event(EventLevel level, std::string_view event, nlohmann::json fields);
+
+// The same for an event of one request: with `trace` valid (tracing on, or a caller's
+// trace context passed through), the line carries its "trace_id" and "span_id".
+void log_event(EventLevel level, std::string_view event, nlohmann::json fields, const TraceContext& trace);
 
 // What log_event does to `fields` before writing them (exposed for tests).
 nlohmann::json redact_fields(const nlohmann::json& fields);

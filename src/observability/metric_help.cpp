@@ -8,7 +8,7 @@ namespace toolport::observability {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 21> kHelp{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kHelp{{
     {"toolport_tool_calls_total", "Tool calls answered, by tool and result code (OK, or the error code)."},
     {"toolport_tool_errors_total", "Tool calls that ended in an error, by tool and error code."},
     {"toolport_tool_call_duration_seconds", "Time from a tool call's arrival to its answer, by tool."},
@@ -47,6 +47,15 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 21> kHelp{{
     {"toolport_reloads_total",
      "Reloads asked (SIGHUP, POST /admin/reload), by outcome: started, or answered by the running or last one "
      "(coalesced)."},
+    {"mcp_server_operation_duration_seconds",
+     "MCP requests served, from arrival to answer (OpenTelemetry mcp.server.operation.duration), by method, tool "
+     "(tools/call) and error type (the JSON-RPC code, or tool_error)."},
+    {"mcp_client_operation_duration_seconds",
+     "MCP requests the gateway sent its upstreams, from sending to the answer (OpenTelemetry "
+     "mcp.client.operation.duration), by upstream, method, tool (tools/call) and error type."},
+    {"mcp_server_session_duration_seconds",
+     "MCP sessions (stateful, after initialize), from opening to closing (OpenTelemetry "
+     "mcp.server.session.duration), by protocol version."},
 }};
 
 }  // namespace

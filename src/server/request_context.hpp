@@ -18,6 +18,7 @@
 
 #include "async/cancel_token.hpp"
 #include "async/task.hpp"
+#include "observability/tracer.hpp"
 #include "protocol/rpc_error.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
@@ -154,6 +155,18 @@ public:
 
     ServerSession& session() const { return *session_; }
 
+    // This request's SERVER span (observability/tracer.hpp; not recording when tracing is
+    // off): pipeline stages add their events to it, and what the call sends downstream (an
+    // upstream MCP request, a web API request) is its child: trace_context() is the parent
+    // to pass on, with baggage() as the caller sent it.
+    observability::Span& span() { return span_; }
+    const observability::TraceContext& trace_context() const { return span_.context(); }
+    const std::string& baggage() const { return baggage_; }
+    void set_trace(observability::Span span, std::string baggage) {
+        span_ = std::move(span);
+        baggage_ = std::move(baggage);
+    }
+
 private:
     std::shared_ptr<ServerSession> session_;
     protocol::RequestId id_;
@@ -170,6 +183,8 @@ private:
     std::function<Task<void>()> downstream_pacer_;
     int downstream_requests_ = 0;
     std::optional<std::chrono::steady_clock::time_point> deadline_;
+    observability::Span span_;
+    std::string baggage_;
 };
 
 // A JSON-RPC error: what a handler throws to answer with it as-is (e.g. -32602 for an

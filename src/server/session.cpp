@@ -4,6 +4,8 @@
 
 #include "async/executor.hpp"
 #include "server/input_required.hpp"
+#include "observability/mcp_metrics.hpp"
+#include "server/request_span.hpp"
 #include "server/stateless.hpp"
 #include "server/tasks.hpp"
 #include "util/json_release.hpp"
@@ -32,12 +34,24 @@ ServerSession::ServerSession(McpServer& server, SessionOutput output, CallerIden
 ServerSession::~ServerSession() {
     // A closed session is already off the server's list, and the server may be gone (its
     // destructor closes every session; coroutine frames can outlive it at shutdown).
-    if (!closed_) server_.session_closed(this);
+    if (!closed_) {
+        record_duration();
+        server_.session_closed(this);
+    }
+}
+
+void ServerSession::record_duration() const {
+    // Sessions that went through the handshake: a stateless request's throw-away session
+    // is no session to its client.
+    if (!initialized()) return;
+    observability::record_server_session(
+        name(revision_), std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count());
 }
 
 void ServerSession::close() {
     if (closed_) return;
     closed_ = true;
+    record_duration();
     server_.session_closed(this);
     peer_.stop_serving_all("session closed");
     if (peer_.pending() > 0) peer_.fail_all(std::make_exception_ptr(OperationCancelled("session closed")));
@@ -182,8 +196,14 @@ void ServerSession::on_request(Request request, const StatelessMeta* known_meta)
              &id);
         return;
     }
+    // (One relaxed load when tracing is off.)
+    RequestTrace trace;
+    if (observability::tracer().enabled()) {
+        trace = start_request_span(request.method, request.params, id, caller_, revision);
+    }
     auto ctx = std::make_unique<RequestContext>(shared_from_this(), id, std::move(request.method),
                                                 std::move(request.params), revision);
+    if (trace.span.context().valid()) ctx->set_trace(std::move(trace.span), std::move(trace.baggage));
     peer_.begin_serving(id, [raw = ctx.get()](const std::string& reason) { raw->abandon(reason); });
     spawn(run(std::move(ctx), handler), [](std::exception_ptr) {});
 }
@@ -193,18 +213,37 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
     auto self = shared_from_this();
     Json reply;
     const RequestId& id = ctx->request_id();
+    auto& span = ctx->span();
+    const auto started = std::chrono::steady_clock::now();
+    std::string error_type;  // for the operation metric: "" (success), the JSON-RPC code, or tool_error
+    bool answered = true;
     try {
         Json result = co_await (this->*handler)(*ctx);
+        if (is_tool_error_result(result)) error_type = "tool_error";
+        end_request_span_with_result(span, result);
         reply = make_response(id, finish_result(std::move(result), *ctx));
     } catch (const RpcError& e) {
         reply = make_error(id, e.code, util::sanitize_for_message(e.what(), 2000), e.data);
+        error_type = std::to_string(e.code);
+        end_request_span_with_error(span, e.code, e.what());
     } catch (const InputRequired& e) {
         reply = make_response(id, finish_result(input_required_result(e, *ctx), *ctx));
+        span.add_event("mcp.input_required");
     } catch (const OperationCancelled&) {
         // A cancelled request gets no response (the client has forgotten it).
+        span.add_event("mcp.cancelled");
+        answered = false;
     } catch (const std::exception& e) {
         reply = make_error(id, error_code::kInternalError,
                            "Internal error: " + util::sanitize_for_message(e.what(), 2000));
+        error_type = std::to_string(error_code::kInternalError);
+        end_request_span_with_error(span, error_code::kInternalError, "internal error");
+    }
+    span.end();
+    if (answered) {
+        observability::record_server_operation(
+            ctx->method(), tool_name_of(ctx->method(), ctx->params()), error_type,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
     peer_.end_serving(id);
     if (!reply.is_null() && !ctx->abandoned()) {

@@ -7,6 +7,8 @@
 // carry their version in `_meta` and are served without a handshake on any session.
 #pragma once
 
+#include <chrono>
+
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -131,6 +133,9 @@ private:
     SessionOutput output_;
     CallerIdentity caller_;
     State state_ = State::fresh;
+    // For mcp_server_session_duration_seconds (observability/mcp_metrics.hpp).
+    std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
+    void record_duration() const;
     bool closed_ = false;
     protocol::Revision revision_ = protocol::kLatestStateful;
     // Null (read as empty objects) until a handshake or restore() sets them: the session

@@ -32,7 +32,9 @@ std::optional<HttpAnswer> HttpEndpoint::State::read_post_body(const HttpRequestV
     limits.max_depth = opts.max_json_depth;
     limits.max_batch_size = opts.max_batch_size;
     body.parsed = protocol::parse_payload(req.body(), limits);
-    body.traceparent = std::string(req.header("traceparent"));
+    body.trace.traceparent = std::string(req.header("traceparent"));
+    body.trace.tracestate = std::string(req.header("tracestate"));
+    body.trace.baggage = std::string(req.header("baggage"));
     if (body.parsed.fatal) {
         return rpc_error(req, 400, body.parsed.fatal->code, body.parsed.fatal->message, body.parsed.fatal->id);
     }
@@ -74,7 +76,7 @@ HttpEndpoint::State::SortedPost HttpEndpoint::State::sort_post(PostBody& body, c
             if (body.parsed.is_batch) seen.insert(std::move(key));  // one message: nothing to repeat
             sorted.request_ids.push_back(r->id);
         }
-        http_policy::attach_traceparent(message, body.traceparent);
+        http_policy::attach_trace_headers(message, body.trace);
         sorted.to_feed.push_back(std::move(message));
     }
     return sorted;
@@ -88,7 +90,7 @@ void HttpEndpoint::State::feed_all(ServerSession& session, PostBody& body) {
             session.reject(*error);
         } else {
             auto& message = std::get<protocol::Message>(item);
-            http_policy::attach_traceparent(message, body.traceparent);
+            http_policy::attach_trace_headers(message, body.trace);
             session.receive(std::move(message));
         }
     }
@@ -253,7 +255,7 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
     });
     // One request, not a batch (handle_post routes only those here), whose _meta is read.
     auto& message = std::get<protocol::Message>(body.parsed.items.front());
-    http_policy::attach_traceparent(message, body.traceparent);
+    http_policy::attach_trace_headers(message, body.trace);
     session->receive_stateless(std::get<protocol::Request>(std::move(message)), meta);
     // Closing the connection early is cancellation in this revision.
     auto close = [session]() { session->close(); };

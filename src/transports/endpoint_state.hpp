@@ -29,6 +29,7 @@
 #include "async/task.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "transports/http_endpoint.hpp"
+#include "transports/http_policy.hpp"
 #include "transports/sse_stream.hpp"
 
 namespace toolport {
@@ -203,7 +204,7 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         bool has_errors = false;  // malformed members, answered on the POST
         bool has_initialize = false;
         const protocol::Request* first_request = nullptr;
-        std::string traceparent;  // W3C trace context header, carried into requests' _meta
+        http_policy::TraceHeaders trace;  // W3C trace context headers, carried into requests' _meta
     };
 
     // A POST's messages sorted for one session: what the session runs, the replies the

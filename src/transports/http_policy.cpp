@@ -168,16 +168,24 @@ std::string principal_of(const HttpOptions& options, std::string_view authorizat
     return principal_of_token(bearer_token(authorization));
 }
 
-void attach_traceparent(protocol::Message& message, std::string_view traceparent) {
-    if (traceparent.empty() || traceparent.size() > 256) return;
+void attach_trace_headers(protocol::Message& message, const TraceHeaders& headers) {
+    if (headers.traceparent.empty() && headers.baggage.empty()) return;
     auto* request = std::get_if<protocol::Request>(&message);
     if (!request) return;
     Json& params = request->params;
     if (!params.is_object()) return;  // no params (nothing to budget), or invalid ones
     Json& meta = params["_meta"];
     if (meta.is_null()) meta = Json::object();
-    if (!meta.is_object() || meta.contains("traceparent")) return;
-    meta["traceparent"] = std::string(traceparent);
+    if (!meta.is_object()) return;
+    // Sizes as the W3C formats bound them; the content is checked where it is read
+    // (observability/trace_propagation.hpp).
+    if (!headers.traceparent.empty() && headers.traceparent.size() <= 256 && !meta.contains("traceparent")) {
+        meta["traceparent"] = headers.traceparent;
+        if (!headers.tracestate.empty() && headers.tracestate.size() <= 512) meta["tracestate"] = headers.tracestate;
+    }
+    if (!headers.baggage.empty() && headers.baggage.size() <= 8192 && !meta.contains("baggage")) {
+        meta["baggage"] = headers.baggage;
+    }
 }
 
 bool accepts(std::string_view accept_header, std::string_view media_type) {

@@ -37,10 +37,17 @@ bool authorized(const HttpOptions& options, std::string_view authorization);
 // Who is calling, for per-client quotas and per-user caches: "bearer:<SHA-256 prefix of
 // the token>" when auth is on (never the token itself), else "".
 std::string principal_of(const HttpOptions& options, std::string_view authorization);
-// Carries the W3C `traceparent` header into a request's params._meta.traceparent (unless
-// the request has its own), so one user request's calls share a budget whatever the
-// transport. Notifications and responses are left alone.
-void attach_traceparent(protocol::Message& message, std::string_view traceparent);
+// The W3C trace context headers of a POST (`traceparent`, `tracestate`, `baggage`).
+struct TraceHeaders {
+    std::string traceparent;
+    std::string tracestate;
+    std::string baggage;
+};
+// Carries them into a request's params._meta (traceparent and tracestate only when _meta
+// has no traceparent of its own, baggage only when it has no baggage: _meta wins), so the
+// request's span continues the caller's trace and one user request's calls share a budget
+// whatever the transport. Notifications and responses are left alone.
+void attach_trace_headers(protocol::Message& message, const TraceHeaders& headers);
 
 bool accepts(std::string_view accept_header, std::string_view media_type);
 bool is_json_content_type(std::string_view content_type);

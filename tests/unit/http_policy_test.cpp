@@ -306,3 +306,35 @@ TEST(HttpPolicy, ValidSessionId) {
     EXPECT_FALSE(valid_session_id("caf\xc3\xa9"));
     EXPECT_FALSE(valid_session_id(std::string_view("a\0b", 3)));
 }
+
+// ---- trace context headers ----------------------------------------------------------------
+
+TEST(HttpPolicy, TraceHeadersGoIntoMetaUnlessMetaHasItsOwn) {
+    const TraceHeaders headers{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=1", "user=alice"};
+    protocol::Message plain = protocol::Request{Json(1), "tools/call", Json{{"name", "echo"}}};
+    attach_trace_headers(plain, headers);
+    const Json& meta = std::get<protocol::Request>(plain).params["_meta"];
+    EXPECT_EQ(meta["traceparent"], headers.traceparent);
+    EXPECT_EQ(meta["tracestate"], "rojo=1");
+    EXPECT_EQ(meta["baggage"], "user=alice");
+
+    // _meta wins, field by field: its traceparent keeps its own tracestate (none here).
+    protocol::Message own = protocol::Request{
+        Json(2), "tools/call",
+        Json::parse(
+            R"({"name":"echo","_meta":{"traceparent":"00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-bbbbbbbbbbbbbbbb-01"}})")};
+    attach_trace_headers(own, headers);
+    const Json& own_meta = std::get<protocol::Request>(own).params["_meta"];
+    EXPECT_EQ(own_meta["traceparent"], "00-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-bbbbbbbbbbbbbbbb-01");
+    EXPECT_FALSE(own_meta.contains("tracestate"));
+    EXPECT_EQ(own_meta["baggage"], "user=alice");
+
+    // Oversized values are not carried; notifications are left alone.
+    protocol::Message big = protocol::Request{Json(3), "tools/call", Json::object()};
+    attach_trace_headers(big, TraceHeaders{std::string(300, 'a'), "", std::string(9000, 'b')});
+    EXPECT_FALSE(std::get<protocol::Request>(big).params["_meta"].contains("traceparent"));
+    EXPECT_FALSE(std::get<protocol::Request>(big).params["_meta"].contains("baggage"));
+    protocol::Message note = protocol::Notification{"notifications/progress", Json::object()};
+    attach_trace_headers(note, headers);
+    EXPECT_FALSE(std::get<protocol::Notification>(note).params.contains("_meta"));
+}

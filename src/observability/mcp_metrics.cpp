@@ -1,0 +1,61 @@
+#include "observability/mcp_metrics.hpp"
+
+#include "observability/metrics.hpp"
+
+namespace toolport::observability {
+namespace {
+
+constexpr std::string_view kServer = "mcp_server_operation_duration_seconds";
+constexpr std::string_view kClient = "mcp_client_operation_duration_seconds";
+
+Labels operation_labels(const std::string& method, const std::string* tool, std::string_view error_type) {
+    Labels labels{{"mcp_method_name", method}};
+    if (tool) labels.emplace_back("gen_ai_tool_name", *tool);
+    if (!error_type.empty()) labels.emplace_back("error_type", std::string(error_type));
+    return labels;
+}
+
+// Successful operations by method (or by tool, for tools/call): the common case, one hash
+// lookup. Failures build their key: they are rarer, and their labels vary more.
+struct OperationHandles {
+    HandleCache<Histogram> by_method;
+    HandleCache<Histogram> by_tool;
+    HandleCache<Histogram> failures;
+};
+
+Histogram& handle_for(OperationHandles& cache, std::string_view family, const Labels& extra, const std::string& method,
+                      const std::string* tool, std::string_view error_type, const std::string& scope) {
+    auto make = [&] {
+        Labels labels = operation_labels(method, tool, error_type);
+        labels.insert(labels.end(), extra.begin(), extra.end());
+        return metrics().histogram(family, labels);
+    };
+    if (!error_type.empty()) {
+        std::string key = scope + '\n' + method + '\n' + (tool ? *tool : std::string()) + '\n' + std::string(error_type);
+        return cache.failures.get(key, make);
+    }
+    if (scope.empty()) return tool ? cache.by_tool.get(*tool, make) : cache.by_method.get(method, make);
+    return cache.by_method.get(scope + '\n' + method + '\n' + (tool ? *tool : std::string()), make);
+}
+
+}  // namespace
+
+void record_server_operation(const std::string& method, const std::string* tool, std::string_view error_type,
+                             double seconds) {
+    thread_local OperationHandles cache;
+    static const std::string no_scope;
+    handle_for(cache, kServer, {}, method, tool, error_type, no_scope).observe(seconds);
+}
+
+void record_client_operation(const std::string& upstream, const std::string& method, const std::string* tool,
+                             std::string_view error_type, double seconds) {
+    thread_local OperationHandles cache;
+    handle_for(cache, kClient, {{"toolport_upstream", upstream}}, method, tool, error_type, upstream).observe(seconds);
+}
+
+void record_server_session(std::string_view protocol_version, double seconds) {
+    metrics().observe("mcp_server_session_duration_seconds", {{"mcp_protocol_version", std::string(protocol_version)}},
+                      seconds);
+}
+
+}  // namespace toolport::observability
