@@ -929,7 +929,7 @@ void HttpClient::close_idle() {
     impl_->idle.clear();
 }
 
-Task<Response> HttpClient::fetch(Request request, CallOptions options) {
+Task<Response> HttpClient::fetch_untraced(Request request, CallOptions options) {
     auto self = impl_;
     Url url = checked_url(request, self->last_checked);
     const auto deadline = options.deadline.value_or(Clock::now() + self->options.default_timeout);
@@ -1039,7 +1039,7 @@ ResponseStream::~ResponseStream() = default;
 const Response& ResponseStream::head() const { return state_->head; }
 std::optional<std::uint64_t> ResponseStream::content_length() const { return state_->content_length; }
 
-Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOptions options) {
+Task<std::unique_ptr<ResponseStream>> HttpClient::open_untraced(Request request, StreamOptions options) {
     Url url = checked_url(request, impl_->last_checked);
     auto state = std::make_shared<ResponseStream::State>(impl_, options.cancel);
     state->registration.emplace(options.cancel, state->watch);

@@ -43,6 +43,9 @@
 namespace toolport {
 class AsioExecutor;
 class CancelToken;
+namespace observability {
+struct TraceContext;
+}
 }  // namespace toolport
 
 namespace toolport::http_client {
@@ -79,6 +82,12 @@ struct CallOptions {
     int max_redirects = 5;
     // Awaited before each request is sent (a source's rate limit pacing).
     std::function<Task<void>()> before_attempt;
+    // The trace the call belongs to (the serving request's span context,
+    // observability/tracer.hpp; must outlive the call). With tracing on, the call is a
+    // CLIENT span under it (a new trace without one); the trace context goes out in the
+    // `traceparent` and `tracestate` headers, with `baggage`, tracing on or off.
+    const observability::TraceContext* trace_parent = nullptr;
+    std::string baggage;
 };
 
 // For open(): a response read as it arrives.
@@ -98,6 +107,11 @@ struct StreamOptions {
     // hand it out, or the error reading it met, without waiting on the connection again.
     // The same bytes and errors, one pass on the loop fewer (an MCP client's JSON replies).
     std::size_t read_ahead = 0;
+    // As CallOptions::trace_parent, but a stream is a span only when given one (an MCP
+    // client's streams are spans of its own, gateway/upstream_span.hpp); the span ends when
+    // the response header has arrived.
+    const observability::TraceContext* trace_parent = nullptr;
+    std::string baggage;
 };
 
 class ResponseStream;
@@ -171,6 +185,11 @@ public:
 private:
     friend class ResponseStream;
     struct Impl;
+    // fetch() and open() without their spans (http_client_tracing.cpp).
+    Task<Response> fetch_untraced(Request request, CallOptions options);
+    Task<Response> fetch_traced(Request request, CallOptions options);
+    Task<std::unique_ptr<ResponseStream>> open_untraced(Request request, StreamOptions options);
+    Task<std::unique_ptr<ResponseStream>> open_traced(Request request, StreamOptions options);
     std::shared_ptr<Impl> impl_;
 };
 

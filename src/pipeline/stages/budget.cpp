@@ -112,7 +112,8 @@ void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actua
                                   {"downstream_calls", used},
                                   {"limit", limit},
                                   {"percent_used", pct},
-                                  {"has_metadata", has_metadata}});
+                                  {"has_metadata", has_metadata}},
+                                 call.ctx.trace_context());
     }
     for (int threshold : {90, 75}) {
         if (percent(before, limit) < threshold && pct >= threshold) {
@@ -122,7 +123,8 @@ void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actua
                            {"downstream_calls", used},
                            {"limit", limit},
                            {"percent_used", pct}};
-            observability::log_event(observability::EventLevel::warn, "mcp_budget_warning", fields);
+            observability::log_event(observability::EventLevel::warn, "mcp_budget_warning", fields,
+                                     call.ctx.trace_context());
             call.ctx.log(LogLevel::warning,
                          Json{{"event", "mcp_budget_warning"},
                               {"message", fmt::format("{}: {} of {} downstream API calls used in {} ({}%)", message,
@@ -188,13 +190,21 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
     }
 
     auto reservation = co_await store_.reserve(scope, reserve, limit, scope_ttl);
+    if (auto& span = call.ctx.span(); span.recording()) {
+        span.add_event(reservation.granted ? "budget.reserved" : "budget.refused",
+                       {{"scope", scope_words(scoped, policy)},
+                        {"used", std::int64_t{reservation.used}},
+                        {"reserve", std::int64_t{reserve}},
+                        {"limit", std::int64_t{limit}}});
+    }
     if (!reservation.granted) {
         observability::metrics().increment("toolport_budget_rejections_total", {{"tool", call.tool->name}});
         observability::log_event(observability::EventLevel::warn, "mcp_budget_exceeded",
                                  {{"tool_name", call.tool->name},
                                   {"server_id", call.service()},
                                   {"estimated_calls", reservation.used + reserve},
-                                  {"limit", limit}});
+                                  {"limit", limit}},
+                                 call.ctx.trace_context());
         ToolError refusal(ToolErrorCode::budget_exceeded,
                           fmt::format("MCP downstream API budget exceeded: {} of {} downstream calls already used in "
                                       "{}, and this call may make {} more",
@@ -229,6 +239,12 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
         failure = std::current_exception();  // cancelled, or a JSON-RPC error: nothing spent
     }
     const std::int64_t used = co_await store_.settle(scope, reserve, actual, scope_ttl);
+    if (auto& span = call.ctx.span(); span.recording()) {
+        span.add_event("budget.settled", {{"reserved", std::int64_t{reserve}},
+                                          {"actual", std::int64_t{actual}},
+                                          {"used", std::int64_t{used}},
+                                          {"limit", std::int64_t{limit}}});
+    }
     if (failure) std::rethrow_exception(failure);
     report_usage(call, used, actual, limit, has_metadata, scope_words(scoped, policy));
     co_return result;

@@ -37,6 +37,8 @@ void CacheStage::count(const Call& call, Outcome outcome) {
                                                    {{"tool", tool}, {"result", kNames[index]}});
     }
     counter.increment();
+    // On the request's span too (tracing on): where the result came from.
+    if (auto& span = call.ctx.span(); span.recording()) span.add_event(std::string("cache.") + kNames[index]);
 }
 
 bool CacheStage::cacheable(const ToolSpec& tool, const CachePolicy& policy) {

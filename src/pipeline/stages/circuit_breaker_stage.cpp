@@ -55,12 +55,19 @@ Task<ToolResult> CircuitBreakerStage::handle(Call& call, const Next& next) {
     CircuitBreaker& breaker = breaker_for(service, call.policy->service_policy);
     const auto permit = breaker.try_acquire(executor.now());
     if (!permit.allowed) {
+        if (auto& span = call.ctx.span(); span.recording()) {
+            span.add_event("circuit_breaker.refused",
+                           {{"toolport.service", service},
+                            {"consecutive_failures", std::int64_t{breaker.consecutive_failures()}},
+                            {"retry_after_ms", std::int64_t{permit.retry_after.count()}}});
+        }
         observability::metrics().increment("toolport_circuit_rejections_total", {{"service", service}});
         observability::log_event(observability::EventLevel::warn, "mcp_server_unhealthy",
                                  {{"tool_name", call.tool->name},
                                   {"server_id", service},
                                   {"consecutive_failures", breaker.consecutive_failures()},
-                                  {"retry_after_ms", permit.retry_after.count()}});
+                                  {"retry_after_ms", permit.retry_after.count()}},
+                                 call.ctx.trace_context());
         throw ToolError(ToolErrorCode::server_unhealthy,
                         fmt::format("Service {} is currently unhealthy ({} consecutive failures); calls to it are "
                                     "paused",

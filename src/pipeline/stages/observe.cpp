@@ -115,7 +115,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
             }
         }
         observability::log_event(ok ? observability::EventLevel::debug : observability::EventLevel::warn, "tool_call",
-                                 std::move(fields));
+                                 std::move(fields), call.ctx.trace_context());
     }
     if (cancelled) std::rethrow_exception(cancelled);
     co_return result;

@@ -27,12 +27,20 @@ Task<ToolResult> RateLimitStage::handle(Call& call, const Next& next) {
     auto take_slot = [this, &call, &rule]() -> Task<void> {
         auto decision = co_await store_.acquire("svc:" + call.service(), rule);
         if (!decision.allowed) {
+            if (auto& span = call.ctx.span(); span.recording()) {
+                span.add_event("rate_limit.refused", {{"toolport.service", call.service()},
+                                                      {"retry_after_ms", std::int64_t{decision.retry_after.count()}}});
+            }
             observability::metrics().increment("toolport_rate_limited_total",
                                                {{"scope", "service"}, {"service", call.service()}});
             throw rate_limited(fmt::format("Too many requests to {}: the limit is reached for now", call.service()),
                                decision.retry_after);
         }
         if (decision.wait.count() > 0) {
+            if (auto& span = call.ctx.span(); span.recording()) {
+                span.add_event("rate_limit.wait",
+                               {{"toolport.service", call.service()}, {"wait_ms", std::int64_t{decision.wait.count()}}});
+            }
             observability::metrics().observe("toolport_rate_limit_wait_seconds", {{"service", call.service()}},
                                              decision.wait.count() / 1000.0);
             co_await call.ctx.sleep(decision.wait);  // cancellable

@@ -21,7 +21,11 @@ Task<ToolResult> SizeCapStage::handle(Call& call, const Next& next) {
     // here would cost an ordinary call as much as a few pipeline stages.
     if (limit > 0 && result_size_upper_bound(result) > limit) {
         const std::size_t size = result_size(result);
-        if (size > limit) throw response_too_large(size, limit);
+        if (size > limit) {
+            call.ctx.span().add_event("size_cap.exceeded", {{"size_bytes", static_cast<std::int64_t>(size)},
+                                                            {"limit_bytes", static_cast<std::int64_t>(limit)}});
+            throw response_too_large(size, limit);
+        }
     }
     co_return result;
 }

@@ -62,12 +62,18 @@ Task<ToolResult> TimeoutStage::handle(Call& call, const Next& next) {
     } catch (...) {
         deadline.disarm();
         // A handler that failed because its work was cancelled at the deadline timed out.
-        if (deadline.expired) throw timeout_error(limit);
+        if (deadline.expired) {
+            call.ctx.span().add_event("timeout.expired", {{"timeout_ms", std::int64_t{limit.count()}}});
+            throw timeout_error(limit);
+        }
         throw;
     }
     deadline.disarm();
     // Finished after the deadline anyway (it ignored the cancellation): still late.
-    if (deadline.expired) throw timeout_error(limit);
+    if (deadline.expired) {
+        call.ctx.span().add_event("timeout.expired", {{"timeout_ms", std::int64_t{limit.count()}}});
+        throw timeout_error(limit);
+    }
     co_return result;
 }
 

@@ -363,7 +363,13 @@ std::optional<ToolError> ValidationStage::check(const std::shared_ptr<const Tool
 }
 
 Task<ToolResult> ValidationStage::handle(Call& call, const Next& next) {
-    if (auto error = check(call.tool, call.arguments)) throw *error;
+    if (auto error = check(call.tool, call.arguments)) {
+        if (auto& span = call.ctx.span(); span.recording()) {
+            span.add_event("validation.failed", {{"toolport.error.code", std::string(code_name(error->code()))},
+                                                 {"message", std::string(error->what())}});
+        }
+        throw *error;
+    }
     co_return co_await next(call);
 }
 

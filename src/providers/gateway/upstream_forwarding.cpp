@@ -15,6 +15,7 @@
 #include "client/http_authorizer.hpp"
 #include "client/mcp_client.hpp"
 #include "providers/gateway/upstream_internal.hpp"
+#include "providers/gateway/upstream_span.hpp"
 #include "providers/secret_redaction.hpp"
 #include "server/input_required.hpp"
 #include "server/request_context.hpp"
@@ -145,13 +146,16 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
             if (within_budget(*caller, p.dump(-1, ' ', false, Json::error_handler_t::replace).size())) on_progress(p);
         };
     }
+    UpstreamRequestTrace trace(settings_, method, params, ctx);
     try {
         Json result = co_await client->request(std::move(method), std::move(params), std::move(options));
+        trace.succeeded(result);
         // The upstream may answer (its request to the client refused) before the
         // cancellation reaches it: what was stashed still decides.
         scope.rethrow_stashed();
         co_return result;
     } catch (...) {
+        trace.failed(std::current_exception());
         scope.rethrow_stashed();
         throw;
     }

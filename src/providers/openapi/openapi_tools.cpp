@@ -24,6 +24,8 @@ Task<ToolResult> call_operation(std::shared_ptr<const Operation> op, std::shared
     options.cancel = &ctx.cancel_token();
     options.max_response_bytes = api->max_response_bytes;
     options.before_attempt = [&ctx]() -> Task<void> { co_await ctx.pace_downstream_request(); };
+    options.trace_parent = &ctx.trace_context();
+    options.baggage = ctx.baggage();
     http_client::Response response;
     // A 401 to a token from the authorization server: a new one, once.
     for (int attempt = 0; attempt < 2; ++attempt) {

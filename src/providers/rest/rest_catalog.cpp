@@ -438,6 +438,8 @@ Task<ToolResult> RestCatalog::call(RequestContext& ctx, std::string catalog_name
     }
     options.body_deadline = options.deadline;
     options.cancel = &ctx.cancel_token();
+    options.trace_parent = &ctx.trace_context();
+    options.baggage = ctx.baggage();
 
     std::unique_ptr<http_client::ResponseStream> stream;
     // A 401 to a token from the authorization server: a new one, once.

@@ -171,6 +171,8 @@ Task<Json> TangoCall::get(const std::string& path, const Query& query) {
     options.deadline = ctx_.deadline();
     options.cancel = &ctx_.cancel_token();
     options.max_response_bytes = kMaxAnswerBytes;
+    options.trace_parent = &ctx_.trace_context();
+    options.baggage = ctx_.baggage();
     options.before_attempt = [this]() -> Task<void> {
         co_await ctx_.pace_downstream_request();
         ++requests_;
