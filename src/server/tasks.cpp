@@ -13,7 +13,9 @@
 
 #include "async/executor.hpp"
 #include "observability/iso_time.hpp"
+#include "observability/trace_propagation.hpp"
 #include "server/input_required.hpp"
+#include "server/request_span.hpp"
 #include "server/session.hpp"
 #include "protocol/revision_shapes.hpp"
 #include "server/stateless.hpp"
@@ -238,6 +240,8 @@ std::shared_ptr<TaskEngine::Running> TaskEngine::prepare_run(RequestContext& ctx
     run->params = ctx.params();
     run->params.erase("requestState");
     run->params.erase("inputResponses");
+    // The task's run continues the trace of the request that created it (tracing on).
+    observability::write_trace_meta(run->params, ctx.trace_context(), ctx.baggage());
     // In the extension the request's progress token ends with its response (the
     // CreateTaskResult); in the 2025-11-25 model it stays valid for the task's lifetime, its
     // notifications going to the session's stream for messages of no request (GET).
@@ -338,6 +342,18 @@ void TaskEngine::forget_at_expiry(const std::string& id, std::chrono::millisecon
     });
 }
 
+observability::Span TaskEngine::task_span(const Running& run) const {
+    auto propagated = observability::read_trace_meta(run.ctx->params());
+    const std::string& tool = run.tool->name;
+    auto span = observability::tracer().start_span("tools/call " + tool, observability::SpanKind::internal,
+                                                   propagated.parent ? &*propagated.parent : nullptr);
+    span.set_attribute("mcp.method.name", "tools/call");
+    span.set_attribute("gen_ai.tool.name", tool);
+    span.set_attribute("gen_ai.operation.name", "execute_tool");
+    span.set_attribute("toolport.task.id", run.id);
+    return span;
+}
+
 void TaskEngine::start(std::shared_ptr<Running> run) {
     run->active = true;
     spawn(execute(std::move(run)), [](std::exception_ptr) {});
@@ -350,10 +366,13 @@ Task<void> TaskEngine::execute(std::shared_ptr<Running> run) {
     run->ctx = std::make_unique<RequestContext>(run->session, protocol::RequestId("task:" + run->id), "tools/call",
                                                 std::move(params), run->revision);
     if (run->v1) run->ctx->relate_to_task(run->id);
+    if (observability::tracer().enabled()) run->ctx->set_trace(task_span(*run), {});
     TaskRecord change;
     try {
         change.result = co_await tool_call_reply(server_, *run->ctx, run->tool, run->arguments);
         change.status = TaskStatus::completed;
+        if (is_tool_error_result(change.result))
+            run->ctx->span().set_error("tool_error", "the tool answered with isError");
     } catch (const InputRequired& e) {
         change.status = TaskStatus::input_required;
         change.input_requests = e.requests;
@@ -363,6 +382,7 @@ Task<void> TaskEngine::execute(std::shared_ptr<Running> run) {
         change.status = TaskStatus::cancelled;
         change.status_message = e.what();
     } catch (const RpcError& e) {
+        run->ctx->span().set_error(std::to_string(e.code), e.what());
         change.status = TaskStatus::failed;
         change.error = Json{{"code", e.code}, {"message", util::sanitize_for_message(e.what(), 2000)}};
         if (!e.data.is_null()) change.error["data"] = e.data;

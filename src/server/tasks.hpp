@@ -165,6 +165,8 @@ private:
     Task<std::optional<Json>> call_inline_first(RequestContext& ctx, std::shared_ptr<const ToolSpec> tool,
                                                 Json arguments, std::chrono::milliseconds threshold);
     std::int64_t now_ms() const;
+    // The span of a task's run (tracing on): under the span of the request that created it.
+    observability::Span task_span(const Running& run) const;
 
     // Runs (or replays, with the answers so far) the task's call and records its outcome.
     void start(std::shared_ptr<Running> run);
