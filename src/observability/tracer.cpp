@@ -2,11 +2,22 @@
 
 #include <chrono>
 
+#include "observability/events.hpp"
+
 namespace toolport::observability {
 
 std::uint64_t unix_nanos_now() {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+std::string payload_attribute(const Json& payload) {
+    std::string text = redact_fields(payload).dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (text.size() > 4096) {
+        text.resize(4096);
+        text += "...";
+    }
+    return text;
 }
 
 Span& Span::operator=(Span&& other) noexcept {
@@ -54,8 +65,9 @@ void Span::end() {
     if (processor) processor->on_end(std::move(*data));
 }
 
-void Tracer::configure(Sampler sampler, std::shared_ptr<SpanProcessor> processor) {
+void Tracer::configure(Sampler sampler, std::shared_ptr<SpanProcessor> processor, bool capture_payloads) {
     sampler_ = sampler;
+    capture_payloads_ = capture_payloads;
     processor_ = std::move(processor);
     enabled_.store(processor_ != nullptr, std::memory_order_relaxed);
 }

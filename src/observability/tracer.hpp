@@ -22,6 +22,7 @@
 #include "observability/sampler.hpp"
 #include "observability/span_data.hpp"
 #include "observability/trace_context.hpp"
+#include "util/json.hpp"
 
 namespace toolport::observability {
 
@@ -73,8 +74,11 @@ private:
 class Tracer {
 public:
     // Tracing on: spans sampled by `sampler` go to `processor`. A null processor turns it off.
-    void configure(Sampler sampler, std::shared_ptr<SpanProcessor> processor);
+    // `capture_payloads`: request arguments and results go on spans too (opted in by
+    // telemetry.traces.capture_payloads; redacted, capped: payload_attribute()).
+    void configure(Sampler sampler, std::shared_ptr<SpanProcessor> processor, bool capture_payloads = false);
     bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+    bool captures_payloads() const { return capture_payloads_; }
     // Hands what the processor has queued on (at shutdown).
     void flush(int timeout_ms);
 
@@ -84,11 +88,16 @@ public:
 
 private:
     std::atomic<bool> enabled_{false};
+    bool capture_payloads_ = false;
     Sampler sampler_;
     std::shared_ptr<SpanProcessor> processor_;
 };
 
 Tracer& tracer();
+
+// A request's arguments or result as a span attribute value: compact JSON with the values
+// of secret-looking keys redacted as in the logs (events.hpp), cut at 4096 bytes.
+std::string payload_attribute(const Json& payload);
 
 // Nanoseconds since the Unix epoch (span and event times).
 std::uint64_t unix_nanos_now();

@@ -1,6 +1,7 @@
 #include "server/request_span.hpp"
 
 #include "observability/trace_propagation.hpp"
+#include "protocol/raw_json.hpp"
 #include "server/request_context.hpp"
 
 namespace toolport {
@@ -43,6 +44,11 @@ RequestTrace start_request_span(const std::string& method, const Json& params, c
     if (tool) {
         span.set_attribute("gen_ai.tool.name", *tool);
         span.set_attribute("gen_ai.operation.name", "execute_tool");
+        if (observability::tracer().captures_payloads()) {
+            if (auto args = params.find("arguments"); args != params.end()) {
+                span.set_attribute("gen_ai.tool.call.arguments", observability::payload_attribute(*args));
+            }
+        }
     }
     if (prompt) span.set_attribute("gen_ai.prompt.name", *prompt);
     if (method == "resources/read") {
@@ -63,6 +69,19 @@ RequestTrace start_request_span(const std::string& method, const Json& params, c
 void end_request_span_with_result(observability::Span& span, const Json& result) {
     if (!span.recording()) return;
     if (is_tool_error_result(result)) span.set_error("tool_error", "the tool answered with isError");
+    if (observability::tracer().captures_payloads() && result.is_object() &&
+        (result.contains("content") || result.contains("structuredContent"))) {
+        // A tool result's content (raw JSON from a gateway's upstream is expanded on the way).
+        Json shown = Json::object();
+        for (const char* key : {"content", "structuredContent"}) {
+            if (auto it = result.find(key); it != result.end()) {
+                Json part = *it;
+                protocol::expand_raw_json(part);
+                shown[key] = std::move(part);
+            }
+        }
+        span.set_attribute("gen_ai.tool.call.result", observability::payload_attribute(shown));
+    }
     span.end();
 }
 
