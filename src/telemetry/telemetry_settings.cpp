@@ -154,6 +154,13 @@ std::string host_name() {
 
 }  // namespace
 
+const char* sampler_name(SamplerKind kind) {
+    for (const auto& [k, text] : kSamplers) {
+        if (k == kind) return text;
+    }
+    return "parentbased_always_on";
+}
+
 const char* TelemetrySettings::content_type() const {
     return protocol == OtlpProtocol::http_json ? "application/json" : "application/x-protobuf";
 }

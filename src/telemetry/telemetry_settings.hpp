@@ -56,6 +56,9 @@ enum class SamplerKind {
     parentbased_traceidratio
 };
 
+// The sampler's name as OTEL_TRACES_SAMPLER writes it.
+const char* sampler_name(SamplerKind kind);
+
 struct TelemetrySettings {
     bool disabled = false;        // telemetry.enabled: false, or OTEL_SDK_DISABLED=true
     std::string traces_endpoint;  // the full URL spans are POSTed to; empty: no export
