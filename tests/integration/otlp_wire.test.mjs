@@ -111,4 +111,28 @@ describe('the OTLP receiver fixture', () => {
       await receiver.close();
     }
   });
+
+  it('can answer late, or never', async () => {
+    const slow = await startOtlpReceiver({ delayMs: 300 });
+    const silent = await startOtlpReceiver({ hang: true });
+    try {
+      const post = (receiver) =>
+        fetch(receiver.tracesUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-protobuf' },
+          body: protobuf,
+          signal: AbortSignal.timeout(2000),
+        });
+      const started = Date.now();
+      assert.equal((await post(slow)).status, 200);
+      assert.ok(Date.now() - started >= 250, 'the answer waited for the delay');
+      await assert.rejects(post(silent), /timeout|aborted/i);
+      assert.equal(silent.requests().length, 1, 'the request was read and decoded');
+      assert.equal(silent.requests()[0].spans.length, 3);
+      assert.equal(silent.spans().length, 0, 'nothing is accepted without an answer');
+    } finally {
+      await slow.close();
+      await silent.close();
+    }
+  });
 });
