@@ -52,8 +52,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kHelp{{
      "Trace spans that were never delivered, by reason: queue_full (the export queue was full when the span "
      "ended), export_failed (the collector refused the batch or could not be reached before the export timeout)."},
     {"toolport_trace_export_requests_failed_total",
-     "OTLP export requests (retries included) that failed, by reason: http_<status>, connection, timeout, "
-     "cancelled (at shutdown) or response (an unreadable answer)."},
+     "OTLP export requests (retries included) that failed, by reason: http_<status>, connection, tls, "
+     "timeout, cancelled (at shutdown) or response (an unreadable answer)."},
 }};
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "telemetry/otlp_exporter.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -215,7 +217,8 @@ Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point dea
             std::rethrow_exception(outcome->error);
         } catch (const http_client::HttpError& e) {
             a.retryable = e.transient();
-            a.reason = e.kind == http_client::HttpError::Kind::timeout ? "timeout" : "connection";
+            using Kind = http_client::HttpError::Kind;
+            a.reason = e.kind == Kind::timeout ? "timeout" : e.kind == Kind::tls ? "tls" : "connection";
             a.detail = e.what();
         } catch (const OperationCancelled&) {
             a.reason = "cancelled";
@@ -242,7 +245,10 @@ Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point dea
 
 OtlpExporter::OtlpExporter(TelemetrySettings settings, http_client::ClientOptions client)
     : state_(std::make_unique<State>(std::move(settings), std::move(client))) {
-    state_->thread = std::thread([state = state_.get()] { state->run(); });
+    state_->thread = std::thread([state = state_.get()] {
+        pthread_setname_np(pthread_self(), "toolport-otlp");  // as top and debuggers show it
+        state->run();
+    });
 }
 
 OtlpExporter::~OtlpExporter() {

@@ -259,3 +259,32 @@ TEST(OtlpExporter, TheFactoryMakesNoneWithoutAnEndpointAndRefusesABadCaFile) {
     ASSERT_NE(exporter, nullptr);
     exporter->flush(0);  // nothing queued: returns at once
 }
+
+TEST(OtlpExporter, ExportsOverHttpsWithTheDownstreamClientsTrustedCa) {
+    test_support::TestCa ca;
+    auto leaf = ca.leaf({"localhost"});
+    ScriptedServer server([](const SeenRequest&) { return ScriptedReply{.status = 200}; }, &leaf);
+    auto options = no_proxy();
+    options.ca_file = ca.write_cert_file("otlp_exporter_ca.pem");
+    OtlpExporter exporter(settings_for("https://localhost:" + std::to_string(server.port()) + "/v1/traces"), options);
+    exporter.on_end(span(1));
+    exporter.flush(10000);
+    EXPECT_EQ(exporter.stats().spans_exported, 1u);
+    EXPECT_EQ(server.requests().size(), 1u);
+}
+
+TEST(OtlpExporter, AnUntrustedCertificateIsAFailedExportNotASpanSent) {
+    test_support::TestCa ca;
+    auto leaf = ca.leaf({"localhost"});
+    ScriptedServer server([](const SeenRequest&) { return ScriptedReply{.status = 200}; }, &leaf);
+    auto settings = settings_for("https://localhost:" + std::to_string(server.port()) + "/v1/traces");
+    settings.export_timeout = 2s;
+    OtlpExporter exporter(settings, no_proxy());  // the test CA is not trusted
+    exporter.on_end(span(1));
+    exporter.flush(10000);
+    const auto stats = exporter.stats();
+    EXPECT_EQ(stats.spans_exported, 0u);
+    EXPECT_EQ(stats.dropped_export_failed, 1u);
+    EXPECT_EQ(stats.requests_failed, 1u) << "a certificate that is not trusted is not retried";
+    EXPECT_TRUE(server.requests().empty());
+}
