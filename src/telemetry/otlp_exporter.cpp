@@ -92,7 +92,7 @@ struct OtlpExporter::State {
     std::thread thread;
 
     void run();
-    void export_batch(std::vector<observability::SpanData> batch, Clock::time_point give_up);
+    void export_batch(std::deque<observability::SpanData> batch, Clock::time_point give_up);
     Attempt post(const std::string& body, Clock::time_point deadline);
     void count_dropped_after_failure(std::size_t spans, const Attempt& last);
 };
@@ -111,12 +111,15 @@ void OtlpExporter::State::run() {
             });
             continue;
         }
-        const std::size_t n = std::min(queue.size(), settings.max_export_batch_size);
-        std::vector<observability::SpanData> batch;
-        batch.reserve(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            batch.push_back(std::move(queue.front()));
-            queue.pop_front();
+        // The lock is held as briefly as can be, since on_end() waits for it: the whole queue
+        // is swapped out when it fits in one batch (the usual case), else a batch is moved out.
+        std::deque<observability::SpanData> batch;
+        if (queue.size() <= settings.max_export_batch_size) {
+            batch.swap(queue);
+        } else {
+            const auto end = queue.begin() + static_cast<std::ptrdiff_t>(settings.max_export_batch_size);
+            batch.assign(std::make_move_iterator(queue.begin()), std::make_move_iterator(end));
+            queue.erase(queue.begin(), end);
         }
         auto give_up = Clock::now() + settings.export_timeout;
         if (flushing && flush_deadline) give_up = std::min(give_up, *flush_deadline);
@@ -130,7 +133,10 @@ void OtlpExporter::State::run() {
     drained.notify_all();
 }
 
-void OtlpExporter::State::export_batch(std::vector<observability::SpanData> batch, Clock::time_point give_up) {
+void OtlpExporter::State::export_batch(std::deque<observability::SpanData> queued, Clock::time_point give_up) {
+    const std::vector<observability::SpanData> batch(std::make_move_iterator(queued.begin()),
+                                                     std::make_move_iterator(queued.end()));
+    queued.clear();
     const std::string body = settings.protocol == OtlpProtocol::http_json
                                  ? observability::encode_otlp_json(resource, scope, batch)
                                  : observability::encode_otlp_protobuf(resource, scope, batch);
