@@ -333,3 +333,18 @@ TEST(OtlpSample, TheEncodersStillWriteTheCommittedSampleRequest) {
     EXPECT_EQ(protobuf, read_file(fixture_dir() / "sample_request.binpb"));
     EXPECT_EQ(json_text, read_file(fixture_dir() / "sample_request.json"));
 }
+
+TEST(OtlpJson, StringsAreEscapedSoAnyTextSurvivesTheRoundTrip) {
+    SpanData span = small_span();
+    span.name =
+        "q\"b\\s/n\nr\rt\tc\x01\x1f"
+        "d\x7f";
+    span.attributes = {{"k\"ey", std::string("caf\xC3\xA9 \xF0\x9F\x98\x80")}};
+    const auto text = encode_otlp_json({}, {"t", "1"}, std::span<const SpanData>(&span, 1));
+    EXPECT_NE(text.find(R"("name":"q\"b\\s/n\nr\rt\tc\u0001\u001fd)"), std::string::npos) << text;
+    const auto doc = json::parse(text);
+    const auto& s = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+    EXPECT_EQ(s["name"], span.name);
+    EXPECT_EQ(s["attributes"][0]["key"], "k\"ey");
+    EXPECT_EQ(s["attributes"][0]["value"]["stringValue"], "caf\xC3\xA9 \xF0\x9F\x98\x80");
+}
