@@ -17,6 +17,7 @@
 #include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <zlib.h>
 
 #include "async/asio_executor.hpp"
 #include "async/cancel_token.hpp"
@@ -47,6 +48,30 @@ struct Attempt {
     std::string detail;  // for the log
 };
 
+// `data` as a gzip stream (Content-Encoding: gzip). Export bodies are repetitive (the same
+// keys and names in every span) and shrink several times.
+std::string gzip(const std::string& data) {
+    z_stream z{};
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("gzip: cannot start the compressor");
+    std::string out(deflateBound(&z, static_cast<uLong>(data.size())), '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    z.avail_in = static_cast<uInt>(data.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    const int status = deflate(&z, Z_FINISH);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    if (status != Z_STREAM_END) throw std::runtime_error("gzip: the compressor did not finish");
+    return out;
+}
+
+// The downstream client's options, with the collector's own CA file when one is set.
+http_client::ClientOptions for_collector(http_client::ClientOptions options, const TelemetrySettings& settings) {
+    if (!settings.certificate.empty()) options.ca_file = settings.certificate;
+    return options;
+}
+
 }  // namespace
 
 struct OtlpExporter::State {
@@ -56,7 +81,7 @@ struct OtlpExporter::State {
           scope(observability::toolport_scope()),
           io(1),
           executor(io),
-          client(std::make_unique<http_client::HttpClient>(executor, std::move(client_options))),
+          client(std::make_unique<http_client::HttpClient>(executor, for_collector(std::move(client_options), settings))),
           random(std::random_device{}()) {
         auto& m = observability::metrics();
         exported = m.counter("toolport_trace_spans_exported_total", {});
@@ -137,9 +162,10 @@ void OtlpExporter::State::export_batch(std::deque<observability::SpanData> queue
     const std::vector<observability::SpanData> batch(std::make_move_iterator(queued.begin()),
                                                      std::make_move_iterator(queued.end()));
     queued.clear();
-    const std::string body = settings.protocol == OtlpProtocol::http_json
-                                 ? observability::encode_otlp_json(resource, scope, batch)
-                                 : observability::encode_otlp_protobuf(resource, scope, batch);
+    std::string body = settings.protocol == OtlpProtocol::http_json
+                           ? observability::encode_otlp_json(resource, scope, batch)
+                           : observability::encode_otlp_protobuf(resource, scope, batch);
+    if (settings.gzip) body = gzip(body);
     Attempt last;
     for (int attempt = 1;; ++attempt) {
         const auto now = Clock::now();
@@ -184,6 +210,7 @@ Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point dea
                                  .headers = settings.headers,
                                  .body = body};
     request.headers.emplace_back("Content-Type", settings.content_type());
+    if (settings.gzip) request.headers.emplace_back("Content-Encoding", "gzip");
     CancelToken cancel;
     struct Outcome {
         bool done = false;

@@ -7,8 +7,8 @@
 //    blocks a request or grows memory;
 //  - one background thread of its own sends a batch when max_export_batch_size spans are
 //    queued or schedule_delay has passed, with its own event loop and HTTP client (the
-//    downstream client: TLS, CA file, proxies), so the engine's loop never encodes or waits
-//    for an export;
+//    downstream client: TLS, CA file or the collector's own `certificate`, proxies), gzip
+//    when asked, so the engine's loop never encodes or waits for an export;
 //  - 429, 502, 503, 504 and connection failures are retried with exponential backoff and
 //    jitter (at least Retry-After), each request bounded by `timeout`, the whole batch by
 //    `export_timeout`; anything else (400, ...) drops the batch at once;

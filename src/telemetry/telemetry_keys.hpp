@@ -81,6 +81,17 @@ inline const Key headers = with_env(map_key("headers",
                                             "${VAR}). The variables hold key=value,... (percent-encoded); "
                                             "OTEL_EXPORTER_OTLP_TRACES_HEADERS wins over the one below."),
                                     "OTEL_EXPORTER_OTLP_HEADERS");
+inline const Key compression = with_env(one_of_key("compression", {"gzip", "none"},
+                                                   "Compress export requests (Content-Encoding: gzip). "
+                                                   "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION wins over the variable "
+                                                   "below.",
+                                                   "none"),
+                                        "OTEL_EXPORTER_OTLP_COMPRESSION");
+inline const Key certificate = with_env(string_key("certificate",
+                                                   "CA certificates (PEM) to trust for an https collector, instead "
+                                                   "of downstream.ca_file. OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE "
+                                                   "wins over the variable below."),
+                                        "OTEL_EXPORTER_OTLP_CERTIFICATE");
 inline const Key timeout_ms = with_env(duration_key("timeout_ms", "ms", 1, 600000,
                                                     "How long one export request may take. "
                                                     "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT wins over the variable below.",
@@ -96,8 +107,8 @@ inline const Key traces_key = section_key("traces", traces::section, traces::sec
 inline const Section section{"telemetry",
                              "OpenTelemetry: traces exported over OTLP/HTTP to a collector (the standard OTEL_* "
                              "variables apply too).",
-                             {&enabled, &endpoint, &protocol, &headers, &timeout_ms, &service_name,
-                              &resource_attributes, &traces_key},
+                             {&enabled, &endpoint, &protocol, &headers, &compression, &certificate, &timeout_ms,
+                              &service_name, &resource_attributes, &traces_key},
                              true,
                              true};
 

@@ -210,6 +210,8 @@ TelemetrySettings read_telemetry_section(const config::Settings& t) {
             s.headers.emplace_back(name, value);
         }
     }
+    if (auto v = t.one_of(k::compression)) s.gzip = *v == "gzip";
+    if (auto v = t.string(k::certificate)) s.certificate = *v;
     if (auto v = t.duration<std::chrono::milliseconds>(k::timeout_ms)) s.timeout = *v;
     if (auto v = t.string_map(k::resource_attributes)) {
         for (auto& [key, value] : *v) s.resource_attributes.emplace_back(key, value);
@@ -284,6 +286,15 @@ void apply_telemetry_environment(TelemetrySettings& s, const Environment& env) {
         }
         s.protocol = *protocol;
     }
+    if (auto v = first({"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"})) {
+        if (v->second != "gzip" && v->second != "none") {
+            throw TelemetrySettingsError(
+                fmt::format("environment variable {} must be gzip or none, got \"{}\"", v->first, v->second));
+        }
+        s.gzip = v->second == "gzip";
+    }
+    if (auto v = first({"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE"}))
+        s.certificate = v->second;
     if (auto v = first({"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"}))
         s.timeout = std::chrono::milliseconds(env_integer(v->first, v->second, 1, 600000));
     if (auto v = env("OTEL_RESOURCE_ATTRIBUTES")) {

@@ -8,6 +8,8 @@
 //   OTEL_EXPORTER_OTLP_(TRACES_)HEADERS     key=value,key=value (percent-encoded)
 //   OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL    http/protobuf (default) or http/json; grpc is refused
 //   OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT     ms per export request
+//   OTEL_EXPORTER_OTLP_(TRACES_)COMPRESSION gzip or none
+//   OTEL_EXPORTER_OTLP_(TRACES_)CERTIFICATE CA file for an https collector
 //   OTEL_SERVICE_NAME                       service.name (over OTEL_RESOURCE_ATTRIBUTES')
 //   OTEL_RESOURCE_ATTRIBUTES                key=value,... (percent-encoded)
 //   OTEL_TRACES_SAMPLER / _ARG              always_on, always_off, traceidratio,
@@ -65,6 +67,8 @@ struct TelemetrySettings {
     OtlpProtocol protocol = OtlpProtocol::http_protobuf;
     http_client::Headers headers;              // sent with every export (may hold keys: never logged)
     std::chrono::milliseconds timeout{10000};  // one export request
+    bool gzip = false;                         // requests compressed (Content-Encoding: gzip)
+    std::string certificate;                   // CA file for the collector; empty: downstream.ca_file
     std::string service_name = "toolport";
     // Besides service.name (which service_name holds), in the order given.
     std::vector<std::pair<std::string, std::string>> resource_attributes;

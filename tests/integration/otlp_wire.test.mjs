@@ -7,6 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeProtobuf, decodeJson, startOtlpReceiver } from './lib/otlp_receiver.mjs';
@@ -100,13 +101,22 @@ describe('the OTLP receiver fixture', () => {
       assert.equal((await post(json, 'application/json')).status, 200);
       const spans = await receiver.waitForSpans(3, 2000);
       assert.deepEqual(spans.map((s) => s.name), ['tools/call get_weather', 'GET', 'prompts/get']);
+      const gzipped = await fetch(receiver.tracesUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+        body: gzipSync(protobuf),
+      });
+      assert.equal(gzipped.status, 200);
+      assert.equal(receiver.spans().length, 6);
       assert.equal((await post('not protobuf at all', 'application/x-protobuf')).status, 400);
       assert.equal((await post('{}', 'text/plain')).status, 415);
       const requests = receiver.requests();
-      assert.deepEqual(requests.map((r) => r.status), [503, 200, 400, 415]);
+      assert.deepEqual(requests.map((r) => r.status), [503, 200, 200, 400, 415]);
+      assert.equal(requests[2].contentEncoding, 'gzip');
+      assert.equal(requests[2].canonical, true);
       assert.equal(requests[0].canonical, true);
-      assert.match(requests[2].error, /./);
-      await assert.rejects(receiver.waitForSpans(4, 100), /got 3 span\(s\), not 4/);
+      assert.match(requests[3].error, /./);
+      await assert.rejects(receiver.waitForSpans(7, 100), /got 6 span\(s\), not 7/);
     } finally {
       await receiver.close();
     }

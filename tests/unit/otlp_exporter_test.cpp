@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "http_client/body_decoder.hpp"
 #include "http_test_servers.hpp"
 #include "observability/metrics.hpp"
 #include "observability/otlp_protobuf.hpp"
@@ -287,4 +288,42 @@ TEST(OtlpExporter, AnUntrustedCertificateIsAFailedExportNotASpanSent) {
     EXPECT_EQ(stats.dropped_export_failed, 1u);
     EXPECT_EQ(stats.requests_failed, 1u) << "a certificate that is not trusted is not retried";
     EXPECT_TRUE(server.requests().empty());
+}
+
+TEST(OtlpExporter, GzipCompressesTheBodyAndSaysSo) {
+    ScriptedServer server([](const SeenRequest&) { return ScriptedReply{.status = 200}; });
+    auto settings = settings_for(server.url("/v1/traces"));
+    settings.gzip = true;
+    OtlpExporter exporter(settings, no_proxy());
+    std::vector<observability::SpanData> sent;
+    for (int i = 0; i < 20; ++i) {
+        sent.push_back(span(i));
+        exporter.on_end(span(i));
+    }
+    exporter.flush(10000);
+    const auto requests = server.requests();
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_EQ(requests[0].header("Content-Encoding"), "gzip");
+    const auto plain = observability::encode_otlp_protobuf(settings.resource(), observability::toolport_scope(), sent);
+    EXPECT_LT(requests[0].body.size(), plain.size() / 2);
+    http_client::BodyDecoder decoder("gzip", 1 << 20);
+    std::string inflated;
+    ASSERT_TRUE(decoder.feed(requests[0].body, inflated));
+    decoder.finish();
+    EXPECT_EQ(inflated, plain);
+}
+
+TEST(OtlpExporter, TheCollectorsOwnCertificateIsTrustedWithoutTheDownstreamCaFile) {
+    test_support::TestCa ca;
+    auto leaf = ca.leaf({"localhost"});
+    ScriptedServer server([](const SeenRequest&) { return ScriptedReply{.status = 200}; }, &leaf);
+    auto settings = settings_for("https://localhost:" + std::to_string(server.port()) + "/v1/traces");
+    settings.certificate = ca.write_cert_file("otlp_collector_ca.pem");
+    auto exporter = make_otlp_exporter(settings, no_proxy());
+    ASSERT_NE(exporter, nullptr);
+    exporter->on_end(span(1));
+    exporter->flush(10000);
+    EXPECT_EQ(exporter->stats().spans_exported, 1u);
+    settings.certificate = "/nonexistent/collector-ca.pem";
+    EXPECT_THROW(make_otlp_exporter(settings, no_proxy()), TelemetrySettingsError);
 }

@@ -184,6 +184,19 @@ TEST(TelemetrySettings, TimeoutsAndBatchingComeFromTheirVariables) {
     EXPECT_NE(batch.find("must not exceed the queue size (10"), std::string::npos) << batch;
 }
 
+TEST(TelemetrySettings, CompressionAndTheCollectorsCertificate) {
+    EXPECT_FALSE(from_env({}).gzip);
+    EXPECT_TRUE(from_env({{"OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"}}).gzip);
+    EXPECT_FALSE(
+        from_env({{"OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"}, {"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "none"}}).gzip);
+    EXPECT_EQ(env_error({{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"}}),
+              "environment variable OTEL_EXPORTER_OTLP_COMPRESSION must be gzip or none, got \"zstd\"");
+    EXPECT_EQ(from_env({{"OTEL_EXPORTER_OTLP_CERTIFICATE", "/etc/a.pem"},
+                        {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/etc/b.pem"}})
+                  .certificate,
+              "/etc/b.pem");
+}
+
 TEST(TelemetrySettings, SamplerAndItsArgument) {
     const auto s = from_env({{"OTEL_TRACES_SAMPLER", "parentbased_traceidratio"}, {"OTEL_TRACES_SAMPLER_ARG", "0.25"}});
     EXPECT_EQ(s.sampler, SamplerKind::parentbased_traceidratio);
@@ -232,6 +245,8 @@ telemetry:
   headers:
     api-key: k1
   timeout_ms: 1500
+  compression: gzip
+  certificate: /etc/collector-ca.pem
   service_name: gateway-eu
   resource_attributes:
     deployment.environment: staging
@@ -250,6 +265,8 @@ telemetry:
     EXPECT_EQ(t.protocol, OtlpProtocol::http_json);
     EXPECT_EQ(t.headers, (http_client::Headers{{"api-key", "k1"}}));
     EXPECT_EQ(t.timeout.count(), 1500);
+    EXPECT_TRUE(t.gzip);
+    EXPECT_EQ(t.certificate, "/etc/collector-ca.pem");
     EXPECT_EQ(t.service_name, "gateway-eu");
     EXPECT_EQ(t.resource_attributes,
               (std::vector<std::pair<std::string, std::string>>{{"deployment.environment", "staging"}}));

@@ -1,5 +1,5 @@
 // An OTLP/HTTP trace receiver for tests: a real HTTP server that takes POST /v1/traces in
-// protobuf (application/x-protobuf) and JSON (application/json), decodes every request with
+// protobuf (application/x-protobuf) and JSON (application/json), gzip-compressed or not, decodes every request with
 // the OFFICIAL OTLP definitions (the code @opentelemetry/otlp-transformer generates from
 // opentelemetry-proto's .proto files, pinned in package.json) and keeps the spans for the
 // test to assert. It answers as scripted (status codes in turn, Retry-After, a delay, or
@@ -16,8 +16,13 @@
 //   { traceId, spanId, parentSpanId, traceState, flags, name, kind, startTimeUnixNano,
 //     endTimeUnixNano, attributes, events: [{ name, timeUnixNano, attributes }],
 //     status: { code, message }, resource: { ...attributes }, scope: { name, version } }
+// A request, as requests() gives it (every one, answered or not):
+//   { method, path, contentType, contentEncoding, headers, body (as received), decodedBody,
+//     status (0 while unanswered), error (why it was refused as undecodable), canonical
+//     (protobuf: the official encoder writes the decoded message with the same bytes), spans }
 import http from 'node:http';
 import { createRequire } from 'node:module';
+import zlib from 'node:zlib';
 
 const require = createRequire(import.meta.url);
 // The generated module is not in the package's exports map: loaded by its file path.
@@ -142,12 +147,14 @@ export async function startOtlpReceiver({ statuses = [], retryAfter, delayMs = 0
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     req.on('end', () => {
-      const body = Buffer.concat(chunks);
+      let body = Buffer.concat(chunks);
+      const encoding = (req.headers['content-encoding'] || '').trim().toLowerCase();
       const contentType = (req.headers['content-type'] || '').split(';')[0].trim().toLowerCase();
       const record = {
         method: req.method,
         path: req.url,
         contentType,
+        contentEncoding: encoding,
         headers: req.headers,
         body,
         status: 0,
@@ -168,6 +175,9 @@ export async function startOtlpReceiver({ statuses = [], retryAfter, delayMs = 0
       if (req.method !== 'POST' || req.url !== '/v1/traces') return answer(404, 'not an OTLP traces endpoint');
       if (size > MAX_BODY_BYTES) return answer(413, 'too large');
       try {
+        if (encoding === 'gzip') body = zlib.gunzipSync(body, { maxOutputLength: MAX_BODY_BYTES });
+        else if (encoding !== '' && encoding !== 'identity') return answer(415, `unsupported content encoding ${encoding}`);
+        record.decodedBody = body;
         if (contentType === 'application/x-protobuf') {
           const decoded = decodeProtobuf(body);
           record.spans = decoded.spans;
