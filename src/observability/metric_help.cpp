@@ -50,7 +50,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kHelp{{
     {"toolport_trace_spans_exported_total", "Trace spans the OTLP exporter delivered to the collector (answered 2xx)."},
     {"toolport_trace_spans_dropped_total",
      "Trace spans that were never delivered, by reason: queue_full (the export queue was full when the span "
-     "ended), export_failed (the collector refused the batch or could not be reached before the export timeout)."},
+     "ended), export_failed (the collector refused the batch or could not be reached before the export timeout), "
+     "rejected (the collector accepted the batch but said it did not keep them: a partial success)."},
     {"toolport_trace_export_requests_failed_total",
      "OTLP export requests (retries included) that failed, by reason: http_<status>, connection, tls, "
      "timeout, cancelled (at shutdown) or response (an unreadable answer)."},

@@ -172,6 +172,30 @@ void span_json(Out& o, const SpanData& span) {
 
 }  // namespace
 
+std::optional<PartialSuccess> decode_otlp_json_partial_success(std::string_view response) {
+    const auto doc = nlohmann::json::parse(response, nullptr, false);
+    if (!doc.is_object()) return std::nullopt;
+    const auto it = doc.find("partialSuccess");
+    if (it == doc.end() || !it->is_object()) return std::nullopt;
+    PartialSuccess p;
+    // int64 as the mapping writes it (a decimal string), or as a plain number.
+    if (auto rejected = it->find("rejectedSpans"); rejected != it->end()) {
+        if (rejected->is_number_integer()) {
+            p.rejected_spans = rejected->get<std::int64_t>();
+        } else if (rejected->is_string()) {
+            const auto& text = rejected->get_ref<const std::string&>();
+            if (std::from_chars(text.data(), text.data() + text.size(), p.rejected_spans).ptr !=
+                text.data() + text.size())
+                return std::nullopt;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (auto message = it->find("errorMessage"); message != it->end() && message->is_string())
+        p.error_message = message->get<std::string>();
+    return p;
+}
+
 std::string encode_otlp_json(const Attributes& resource, const InstrumentationScope& scope,
                              std::span<const SpanData> spans) {
     std::string text;

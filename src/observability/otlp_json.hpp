@@ -5,13 +5,19 @@
 // defaults left out as the protobuf encoding leaves them out.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "observability/otlp_protobuf.hpp"
 #include "observability/span_data.hpp"
 
 namespace toolport::observability {
+
+// The partialSuccess of a JSON ExportTraceServiceResponse; nullopt when the response has
+// none (full success) or cannot be read.
+std::optional<PartialSuccess> decode_otlp_json_partial_success(std::string_view response);
 
 std::string encode_otlp_json(const Attributes& resource, const InstrumentationScope& scope,
                              std::span<const SpanData> spans);

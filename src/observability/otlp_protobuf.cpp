@@ -184,7 +184,85 @@ void write_span(Writer& w, const SpanData& span) {
     w.close();
 }
 
+// Reads protobuf fields one at a time (what decode_otlp_partial_success needs: varints and
+// length-delimited fields, others skipped). Every read is bounds-checked: `ok` goes false on
+// a truncated or malformed message and stays so.
+class Reader {
+public:
+    explicit Reader(std::string_view data) : data_(data) {}
+    bool ok() const { return ok_; }
+    bool done() const { return !ok_ || at_ == data_.size(); }
+
+    std::uint64_t varint() {
+        std::uint64_t value = 0;
+        for (int shift = 0; shift < 64 && at_ < data_.size(); shift += 7) {
+            const auto byte = static_cast<unsigned char>(data_[at_++]);
+            value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+            if (!(byte & 0x80)) return value;
+        }
+        ok_ = false;
+        return 0;
+    }
+    std::string_view bytes() {
+        const auto length = varint();
+        if (!ok_ || length > data_.size() - at_) {
+            ok_ = false;
+            return {};
+        }
+        auto out = data_.substr(at_, length);
+        at_ += length;
+        return out;
+    }
+    void skip(Wire wire) {
+        switch (wire) {
+            case Wire::varint: varint(); return;
+            case Wire::length_delimited: bytes(); return;
+            case Wire::fixed64: advance(8); return;
+            case Wire::fixed32: advance(4); return;
+        }
+        ok_ = false;
+    }
+
+private:
+    void advance(std::size_t n) {
+        if (n > data_.size() - at_) ok_ = false;
+        else at_ += n;
+    }
+    std::string_view data_;
+    std::size_t at_ = 0;
+    bool ok_ = true;
+};
+
 }  // namespace
+
+std::optional<PartialSuccess> decode_otlp_partial_success(std::string_view response) {
+    // collector/trace/v1: ExportTraceServiceResponse.partial_success = 1;
+    // ExportTracePartialSuccess.rejected_spans = 1 (int64), error_message = 2 (string).
+    Reader message(response);
+    std::optional<PartialSuccess> found;
+    while (!message.done()) {
+        const auto tag = message.varint();
+        const auto wire = static_cast<Wire>(tag & 7);
+        if (tag >> 3 != 1 || wire != Wire::length_delimited) {
+            message.skip(wire);
+            continue;
+        }
+        Reader partial(message.bytes());
+        PartialSuccess p;
+        while (message.ok() && !partial.done()) {
+            const auto field = partial.varint();
+            const auto field_wire = static_cast<Wire>(field & 7);
+            if (field >> 3 == 1 && field_wire == Wire::varint)
+                p.rejected_spans = static_cast<std::int64_t>(partial.varint());
+            else if (field >> 3 == 2 && field_wire == Wire::length_delimited) p.error_message = partial.bytes();
+            else partial.skip(field_wire);
+        }
+        if (!partial.ok()) return std::nullopt;
+        found = std::move(p);
+    }
+    if (!message.ok()) return std::nullopt;
+    return found;
+}
 
 InstrumentationScope toolport_scope() { return {"toolport", kToolportVersion}; }
 

@@ -9,8 +9,11 @@
 // Text that is not valid UTF-8 is repaired (U+FFFD): receivers refuse such `string` fields.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "observability/span_data.hpp"
 
@@ -32,5 +35,16 @@ std::uint32_t otlp_span_flags(const SpanData& span);
 // One ResourceSpans holding one ScopeSpans with `spans`.
 std::string encode_otlp_protobuf(const Attributes& resource, const InstrumentationScope& scope,
                                  std::span<const SpanData> spans);
+
+// ExportTraceServiceResponse.partial_success: spans the collector accepted the request but
+// not kept (it answered 200; the request must not be sent again).
+struct PartialSuccess {
+    std::int64_t rejected_spans = 0;
+    std::string error_message;
+};
+
+// The partial_success of a protobuf ExportTraceServiceResponse; nullopt when the response
+// has none (full success) or cannot be read.
+std::optional<PartialSuccess> decode_otlp_partial_success(std::string_view response);
 
 }  // namespace toolport::observability

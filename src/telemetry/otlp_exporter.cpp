@@ -42,6 +42,8 @@ constexpr std::size_t kMaxResponseBytes = 4u << 20;
 // How one POST of a batch ended.
 struct Attempt {
     bool ok = false;
+    std::int64_t rejected = 0;  // ok: spans the collector said it did not keep (partial success)
+    std::string rejected_why;
     bool retryable = false;
     std::optional<milliseconds> retry_after;
     std::string reason;  // the failure's metric label: "http_503", "connection", "timeout", ...
@@ -103,8 +105,8 @@ struct OtlpExporter::State {
     int flushes = 0;  // flush() calls waiting
     std::optional<Clock::time_point> flush_deadline;
 
-    std::atomic<std::uint64_t> spans_exported{0}, dropped_queue_full{0}, dropped_export_failed{0}, requests_sent{0},
-        requests_failed{0};
+    std::atomic<std::uint64_t> spans_exported{0}, dropped_queue_full{0}, dropped_export_failed{0}, dropped_rejected{0},
+        requests_sent{0}, requests_failed{0};
     observability::Counter exported, dropped_full, dropped_failed;
 
     // ---- The exporter thread's own ----
@@ -113,7 +115,8 @@ struct OtlpExporter::State {
     std::unique_ptr<http_client::HttpClient> client;
     CancelToken* in_flight = nullptr;  // the export under way, for the destructor to cancel
     std::mt19937_64 random;
-    bool failing = false;  // the last batch failed (logged once until one succeeds)
+    bool failing = false;          // the last batch failed (logged once until one succeeds)
+    bool warned_rejected = false;  // a partial success was logged
     std::thread thread;
 
     void run();
@@ -172,8 +175,24 @@ void OtlpExporter::State::export_batch(std::deque<observability::SpanData> queue
         if (now >= give_up) break;
         last = post(body, std::min(now + settings.timeout, give_up));
         if (last.ok) {
-            spans_exported += batch.size();
-            exported.increment(static_cast<double>(batch.size()));
+            // A partial success is not sent again (the specification says so): what the
+            // collector did not keep is counted as dropped.
+            const auto rejected = static_cast<std::size_t>(std::min<std::int64_t>(last.rejected, batch.size()));
+            spans_exported += batch.size() - rejected;
+            exported.increment(static_cast<double>(batch.size() - rejected));
+            if (rejected > 0) {
+                dropped_rejected += rejected;
+                observability::metrics().increment("toolport_trace_spans_dropped_total", {{"reason", "rejected"}},
+                                                   static_cast<double>(rejected));
+                if (!warned_rejected) {
+                    spdlog::warn(
+                        "telemetry: the collector at {} did not keep {} of {} span(s): {} (later rejections "
+                        "are counted in toolport_trace_spans_dropped_total, not logged)",
+                        settings.traces_endpoint, rejected, batch.size(),
+                        last.rejected_why.empty() ? "no reason given" : last.rejected_why);
+                    warned_rejected = true;
+                }
+            }
             if (failing) {
                 spdlog::info("telemetry: trace export to {} works again", settings.traces_endpoint);
                 failing = false;
@@ -265,6 +284,13 @@ Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point dea
     const auto& response = *outcome->response;
     if (response.status >= 200 && response.status < 300) {
         a.ok = true;
+        const auto partial = settings.protocol == OtlpProtocol::http_json
+                                 ? observability::decode_otlp_json_partial_success(response.body)
+                                 : observability::decode_otlp_partial_success(response.body);
+        if (partial && partial->rejected_spans > 0) {
+            a.rejected = partial->rejected_spans;
+            a.rejected_why = util::sanitize_for_message(partial->error_message, 200);
+        }
         return a;
     }
     a.reason = fmt::format("http_{}", response.status);
@@ -333,8 +359,8 @@ void OtlpExporter::flush(int timeout_ms) {
 }
 
 ExporterStats OtlpExporter::stats() const {
-    return {state_->spans_exported.load(), state_->dropped_queue_full.load(), state_->dropped_export_failed.load(),
-            state_->requests_sent.load(), state_->requests_failed.load()};
+    return {state_->spans_exported.load(),   state_->dropped_queue_full.load(), state_->dropped_export_failed.load(),
+            state_->dropped_rejected.load(), state_->requests_sent.load(),      state_->requests_failed.load()};
 }
 
 std::shared_ptr<OtlpExporter> make_otlp_exporter(const TelemetrySettings& settings,

@@ -11,12 +11,13 @@
 //    when asked, so the engine's loop never encodes or waits for an export;
 //  - 429, 502, 503, 504 and connection failures are retried with exponential backoff and
 //    jitter (at least Retry-After), each request bounded by `timeout`, the whole batch by
-//    `export_timeout`; anything else (400, ...) drops the batch at once;
+//    `export_timeout`; anything else (400, ...) drops the batch at once; a 200 with a
+//    partial_success counts the spans the collector did not keep as dropped (not resent);
 //  - flush(timeout) sends everything queued (at shutdown); the destructor stops the thread
 //    (an export under way is cancelled), dropping what is still queued.
 //
 // Metrics (observability::metrics()): toolport_trace_spans_exported_total,
-// toolport_trace_spans_dropped_total{reason=queue_full|export_failed} and
+// toolport_trace_spans_dropped_total{reason=queue_full|export_failed|rejected} and
 // toolport_trace_export_requests_failed_total{reason}.
 //
 //   auto exporter = telemetry::make_otlp_exporter(config.telemetry, config.downstream);
@@ -39,6 +40,7 @@ struct ExporterStats {
     std::uint64_t spans_exported = 0;
     std::uint64_t dropped_queue_full = 0;
     std::uint64_t dropped_export_failed = 0;
+    std::uint64_t dropped_rejected = 0;  // a 200 whose partial_success says they were not kept
     std::uint64_t requests_sent = 0;
     std::uint64_t requests_failed = 0;
 };

@@ -348,3 +348,28 @@ TEST(OtlpJson, StringsAreEscapedSoAnyTextSurvivesTheRoundTrip) {
     EXPECT_EQ(s["attributes"][0]["key"], "k\"ey");
     EXPECT_EQ(s["attributes"][0]["value"]["stringValue"], "caf\xC3\xA9 \xF0\x9F\x98\x80");
 }
+
+TEST(OtlpResponse, PartialSuccessIsReadFromProtobufAndJson) {
+    // ExportTraceServiceResponse{partial_success (1): {rejected_spans (1): 2, error_message (2): "too old"}}
+    const auto partial = decode_otlp_partial_success(ld(0x0A, bytes({0x08, 0x02}) + ld(0x12, "too old")));
+    ASSERT_TRUE(partial.has_value());
+    EXPECT_EQ(partial->rejected_spans, 2);
+    EXPECT_EQ(partial->error_message, "too old");
+    EXPECT_FALSE(decode_otlp_partial_success("").has_value()) << "an empty response is a full success";
+    // Unknown fields are skipped; a truncated message is unreadable.
+    const auto with_unknown = decode_otlp_partial_success(bytes({0x18, 0x05}) + ld(0x0A, bytes({0x08, 0x07})));
+    ASSERT_TRUE(with_unknown.has_value());
+    EXPECT_EQ(with_unknown->rejected_spans, 7);
+    EXPECT_FALSE(decode_otlp_partial_success(bytes({0x0A, 0x05, 0x08})).has_value());
+    EXPECT_FALSE(decode_otlp_partial_success(bytes({0x0A, 0x02, 0x08, 0xFF})).has_value());
+
+    const auto json_partial = decode_otlp_json_partial_success(
+        R"({"partialSuccess":{"rejectedSpans":"3","errorMessage":"x"}})");
+    ASSERT_TRUE(json_partial.has_value());
+    EXPECT_EQ(json_partial->rejected_spans, 3);
+    EXPECT_EQ(json_partial->error_message, "x");
+    EXPECT_EQ(decode_otlp_json_partial_success(R"({"partialSuccess":{"rejectedSpans":4}})")->rejected_spans, 4);
+    EXPECT_FALSE(decode_otlp_json_partial_success("{}").has_value());
+    EXPECT_FALSE(decode_otlp_json_partial_success("not json").has_value());
+    EXPECT_FALSE(decode_otlp_json_partial_success(R"({"partialSuccess":{"rejectedSpans":"3x"}})").has_value());
+}

@@ -327,3 +327,20 @@ TEST(OtlpExporter, TheCollectorsOwnCertificateIsTrustedWithoutTheDownstreamCaFil
     settings.certificate = "/nonexistent/collector-ca.pem";
     EXPECT_THROW(make_otlp_exporter(settings, no_proxy()), TelemetrySettingsError);
 }
+
+TEST(OtlpExporter, APartialSuccessIsNotResentAndItsRejectedSpansAreCounted) {
+    // ExportTraceServiceResponse{partial_success: {rejected_spans: 2, error_message: "too old"}}
+    const std::string partial = std::string("\x0A\x0B\x08\x02\x12\x07", 6) + "too old";
+    ScriptedServer server([&](const SeenRequest&) {
+        return ScriptedReply{.status = 200, .headers = {{"Content-Type", "application/x-protobuf"}}, .body = partial};
+    });
+    const double rejected_before = metric("toolport_trace_spans_dropped_total", {{"reason", "rejected"}});
+    OtlpExporter exporter(settings_for(server.url("/v1/traces")), no_proxy());
+    for (int i = 0; i < 5; ++i) exporter.on_end(span(i));
+    exporter.flush(10000);
+    const auto stats = exporter.stats();
+    EXPECT_EQ(server.requests().size(), 1u);
+    EXPECT_EQ(stats.spans_exported, 3u);
+    EXPECT_EQ(stats.dropped_rejected, 2u);
+    EXPECT_EQ(metric("toolport_trace_spans_dropped_total", {{"reason", "rejected"}}), rejected_before + 2);
+}
