@@ -153,7 +153,14 @@ void OtlpExporter::State::run() {
         if (flushing && flush_deadline) give_up = std::min(give_up, *flush_deadline);
         exporting = true;
         lock.unlock();
-        export_batch(std::move(batch), give_up);
+        const std::size_t spans = batch.size();
+        try {
+            export_batch(std::move(batch), give_up);
+        } catch (const std::exception& e) {  // out of memory, or a loop handler that threw
+            Attempt failed;
+            failed.detail = e.what();
+            count_dropped_after_failure(spans, failed);
+        }
         lock.lock();
         exporting = false;
         next_send = Clock::now() + settings.schedule_delay;
@@ -244,6 +251,14 @@ Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point dea
         in_flight = &cancel;
         if (stopping) cancel.cancel("the exporter is stopping");
     }
+    // Cleared however this ends: the destructor must never reach a token that is gone.
+    struct Clear {
+        State& state;
+        ~Clear() {
+            std::lock_guard lock(state.mutex);
+            state.in_flight = nullptr;
+        }
+    } clear{*this};
     spawn(client->fetch(
               std::move(request),
               {.deadline = deadline, .cancel = &cancel, .max_response_bytes = kMaxResponseBytes, .max_attempts = 1}),
@@ -254,10 +269,6 @@ Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point dea
           });
     io.restart();
     while (!outcome->done && io.run_one() > 0) {}
-    {
-        std::lock_guard lock(mutex);
-        in_flight = nullptr;
-    }
     Attempt a;
     if (!outcome->done) {
         a.reason = "internal";
