@@ -576,6 +576,11 @@ static void apply_env_overrides(Config& config) {
         config.store.url = *url;
     }
     if (auto sessions = Settings::one_of_from_env(k::sessions)) config.shared_sessions = *sessions == "shared";
+    try {
+        telemetry::apply_telemetry_environment(config.telemetry);
+    } catch (const telemetry::TelemetrySettingsError& e) {
+        throw ConfigError(e.what());
+    }
 }
 
 Config load_config(const std::string& path) {
@@ -750,6 +755,7 @@ static Config load_config_unchecked(const std::string& path) {
         if (auto v = d.duration<std::chrono::milliseconds>(kd::idle_timeout_ms)) o.idle_timeout = *v;
         if (auto v = d.integer(kd::max_response_bytes)) o.max_response_bytes = *v;
     }
+    if (r.has(k::telemetry_key)) config.telemetry = telemetry::read_telemetry_section(r.section(k::telemetry_key));
     read_pipeline_sections(r, config);
     read_scope_requirements(r, config);
     return config;

@@ -13,6 +13,7 @@
 #include "providers/source_settings.hpp"
 #include "server/server.hpp"
 #include "stores/stores.hpp"
+#include "telemetry/telemetry_settings.hpp"
 #include "transports/http_options.hpp"
 #include "transports/stdio_transport.hpp"
 
@@ -54,6 +55,8 @@ struct Config {
     std::string log_level = "info";
     std::string log_format = "json";  // json (one object per line) or text
     std::string log_file;             // empty: stderr
+    // `telemetry:` with the OTEL_* environment variables on top: trace export.
+    telemetry::TelemetrySettings telemetry;
 };
 
 struct ConfigError : std::runtime_error {

@@ -13,6 +13,7 @@
 #include "config/declaration.hpp"
 #include "config/generate.hpp"
 #include "providers/source_table.hpp"
+#include "telemetry/telemetry_keys.hpp"
 
 namespace toolport::config_table {
 
@@ -410,6 +411,7 @@ inline const Key auth_key = section_key("auth", auth::section, auth::section.doc
 inline const Key log_key = section_key("log", log::section, log::section.doc);
 inline const Key downstream_key = section_key("downstream", downstream::section, downstream::section.doc);
 inline const Key reload_key = section_key("reload", reload::section, reload::section.doc);
+inline const Key telemetry_key = section_key("telemetry", telemetry::keys::section, telemetry::keys::section.doc);
 inline const Key sessions = with_env(
     one_of_key("sessions", {"shared", "local"},
                "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.", "local"),
@@ -446,7 +448,7 @@ inline const Section& file() {
             for (const auto* key : kind->file_keys) s.keys.push_back(key);
         }
         for (const auto* key : {&log_key, &pipeline_key, &services, &sources_key, &tools, &store_key, &downstream_key,
-                                &sessions, &auth_key, &reload_key}) {
+                                &sessions, &auth_key, &reload_key, &telemetry_key}) {
             s.keys.push_back(key);
         }
         return s;

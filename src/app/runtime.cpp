@@ -20,6 +20,7 @@
 #include "pipeline/stages/timeout.hpp"
 #include "pipeline/stages/validation.hpp"
 #include "server/tasks.hpp"
+#include "telemetry/otlp_exporter.hpp"
 
 namespace toolport {
 
@@ -30,6 +31,14 @@ std::unique_ptr<stores::Stores> open_stores(const Config& config, Executor& exec
         return stores::make_stores(config.store, executor);
     } catch (const stores::StoreConfigError& e) {
         throw ConfigError(fmt::format("store: {}", e.what()));
+    }
+}
+
+std::shared_ptr<telemetry::OtlpExporter> open_span_exporter(const Config& config) {
+    try {
+        return telemetry::make_otlp_exporter(config.telemetry, config.downstream);
+    } catch (const telemetry::TelemetrySettingsError& e) {
+        throw ConfigError(e.what());
     }
 }
 
@@ -48,7 +57,8 @@ Runtime::Runtime(const Config& config, AsioExecutor& executor) : Runtime(config,
 Runtime::Runtime(const Config& config, Executor& executor) : Runtime(config, executor, nullptr) {}
 
 Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network)
-    : downstream_(open_downstream(config, network)),
+    : span_exporter_(open_span_exporter(config)),
+      downstream_(open_downstream(config, network)),
       stores_(open_stores(config, executor)),
       pipeline_(pipeline::PolicyResolver(config.pipeline)),
       executor_(executor),
@@ -199,6 +209,12 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 
 Runtime::~Runtime() {
     if (cancel_reload_watch_) cancel_reload_watch_();
+}
+
+std::shared_ptr<observability::SpanProcessor> Runtime::span_processor() const { return span_exporter_; }
+
+void Runtime::flush_telemetry(int timeout_ms) {
+    if (span_exporter_) span_exporter_->flush(timeout_ms);
 }
 
 void Runtime::stop_sources() {

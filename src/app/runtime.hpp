@@ -14,6 +14,7 @@
 
 #include "app/config.hpp"
 #include "observability/health.hpp"
+#include "observability/span_data.hpp"
 #include "pipeline/pipeline.hpp"
 #include "providers/source_table.hpp"
 #include "server/server.hpp"
@@ -25,6 +26,9 @@ class AsioExecutor;
 class Executor;
 namespace http_client {
 class HttpClient;
+}
+namespace telemetry {
+class OtlpExporter;
 }
 
 // What a reload request got: a reload started now, or the running (or last) one's report
@@ -70,11 +74,19 @@ public:
     bool sources_settled();
     // The downstream HTTP client (on the network event loop), or null on another executor.
     http_client::HttpClient* downstream() { return downstream_.get(); }
+    // Where ended spans go: the OTLP exporter when `telemetry:` / OTEL_* name an endpoint,
+    // else null (tracing exports nothing). Safe to call on_end() from any thread.
+    std::shared_ptr<observability::SpanProcessor> span_processor() const;
+    // Sends the spans still queued, waiting at most `timeout_ms` (at shutdown, once the
+    // loop has stopped).
+    void flush_telemetry(int timeout_ms = 5000);
 
 private:
     Runtime(const Config& config, Executor& executor, AsioExecutor* network);
 
     observability::HealthRegistry health_;
+    // First: destroyed last, after everything that may still end a span.
+    std::shared_ptr<telemetry::OtlpExporter> span_exporter_;
     std::unique_ptr<http_client::HttpClient> downstream_;  // before the sources that use it
     // In dependency order: the stages use the stores, the server's tool invoker points
     // into the pipeline.

@@ -141,10 +141,13 @@ int serve(const Config& config) {
         signals.async_wait([&runtime](const boost::system::error_code& ec, int) {
             if (ec) return;
             runtime->stop_sources();  // upstream children and their process groups go first
+            runtime->flush_telemetry();
             std::_Exit(0);
         });
         spdlog::info("serving MCP on stdio ({} tools)", server.registry().tools().size());
-        return serve_stdio(server, executor, config.stdio);
+        const int status = serve_stdio(server, executor, config.stdio);
+        runtime->flush_telemetry();
+        return status;
     }
 
     HttpOptions http_options = config.http;
@@ -247,6 +250,8 @@ int serve(const Config& config) {
     // No connection work may run while the engine's objects are torn down below.
     if (io_threads) io_threads->stop();
     if (shared_sessions) shared_sessions->shutdown();
+    // The spans of the last requests, before the runtime (and its exporter) goes.
+    runtime->flush_telemetry();
     return 0;
 }
 

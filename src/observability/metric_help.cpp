@@ -8,7 +8,7 @@ namespace toolport::observability {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kHelp{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 27> kHelp{{
     {"toolport_tool_calls_total", "Tool calls answered, by tool and result code (OK, or the error code)."},
     {"toolport_tool_errors_total", "Tool calls that ended in an error, by tool and error code."},
     {"toolport_tool_call_duration_seconds", "Time from a tool call's arrival to its answer, by tool."},
@@ -56,6 +56,14 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kHelp{{
     {"mcp_server_session_duration_seconds",
      "MCP sessions (stateful, after initialize), from opening to closing (OpenTelemetry "
      "mcp.server.session.duration), by protocol version."},
+    {"toolport_trace_spans_exported_total", "Trace spans the OTLP exporter delivered to the collector (answered 2xx)."},
+    {"toolport_trace_spans_dropped_total",
+     "Trace spans that were never delivered, by reason: queue_full (the export queue was full when the span "
+     "ended), export_failed (the collector refused the batch or could not be reached before the export timeout), "
+     "rejected (the collector accepted the batch but said it did not keep them: a partial success)."},
+    {"toolport_trace_export_requests_failed_total",
+     "OTLP export requests (retries included) that failed, by reason: http_<status>, connection, tls, "
+     "timeout, cancelled (at shutdown) or response (an unreadable answer)."},
 }};
 
 }  // namespace

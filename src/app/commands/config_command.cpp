@@ -10,6 +10,7 @@
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
 #include "app/config_reference.hpp"
+#include "http_client/url.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/source_table.hpp"
 
@@ -72,6 +73,18 @@ int check(const std::string& file) {
     }
     fmt::print("  overrides: {} source(s), {} tool(s), {} service(s)\n", p.sources.size(), p.tools.size(),
                p.services.size());
+    const auto& t = config.telemetry;
+    if (!t.enabled()) {
+        fmt::print("  traces: not exported{}\n", t.disabled ? " (disabled)" : " (no endpoint)");
+    } else {
+        // Without the query (it may hold a key); the headers are never shown.
+        fmt::print("  traces: {} to {}, sampler {}{}\n", t.content_type(),
+                   http_client::parse_url(t.traces_endpoint).display(), telemetry::sampler_name(t.sampler),
+                   t.sampler == telemetry::SamplerKind::traceidratio ||
+                           t.sampler == telemetry::SamplerKind::parentbased_traceidratio
+                       ? fmt::format(" {}", t.sampler_ratio)
+                       : "");
+    }
     return 0;
 }
 

@@ -1,0 +1,292 @@
+#include "observability/otlp_protobuf.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "toolport_version.hpp"
+#include "util/utf8.hpp"
+
+namespace toolport::observability {
+
+namespace {
+
+// Field numbers, from opentelemetry-proto (v1 of each message).
+namespace field {
+// collector/trace/v1: ExportTraceServiceRequest
+constexpr int request_resource_spans = 1;
+// trace/v1: ResourceSpans, ScopeSpans
+constexpr int resource_spans_resource = 1;
+constexpr int resource_spans_scope_spans = 2;
+constexpr int scope_spans_scope = 1;
+constexpr int scope_spans_spans = 2;
+// resource/v1: Resource
+constexpr int resource_attributes = 1;
+// common/v1: InstrumentationScope, KeyValue, AnyValue
+constexpr int scope_name = 1;
+constexpr int scope_version = 2;
+constexpr int key_value_key = 1;
+constexpr int key_value_value = 2;
+constexpr int any_string = 1;
+constexpr int any_bool = 2;
+constexpr int any_int = 3;
+constexpr int any_double = 4;
+// trace/v1: Span, Span.Event, Status
+constexpr int span_trace_id = 1;
+constexpr int span_span_id = 2;
+constexpr int span_trace_state = 3;
+constexpr int span_parent_span_id = 4;
+constexpr int span_name = 5;
+constexpr int span_kind = 6;
+constexpr int span_start_time = 7;
+constexpr int span_end_time = 8;
+constexpr int span_attributes = 9;
+constexpr int span_events = 11;
+constexpr int span_status = 15;
+constexpr int span_flags = 16;
+constexpr int event_time = 1;
+constexpr int event_name = 2;
+constexpr int event_attributes = 3;
+constexpr int status_message = 2;
+constexpr int status_code = 3;
+}  // namespace field
+
+// Protobuf's wire types.
+enum class Wire : std::uint8_t { varint = 0, fixed64 = 1, length_delimited = 2, fixed32 = 5 };
+
+// Appends fields to one buffer; a nested message is opened, written, then closed, which
+// puts its length in front of it (moving its bytes by the length's size).
+class Writer {
+public:
+    void varint(std::uint64_t value) {
+        while (value >= 0x80) {
+            out_.push_back(static_cast<char>((value & 0x7F) | 0x80));
+            value >>= 7;
+        }
+        out_.push_back(static_cast<char>(value));
+    }
+    void tag(int number, Wire wire) { varint((static_cast<std::uint64_t>(number) << 3) | static_cast<unsigned>(wire)); }
+
+    void uint_field(int number, std::uint64_t value) {
+        tag(number, Wire::varint);
+        varint(value);
+    }
+    // int64: two's complement, so a negative number takes ten bytes.
+    void int_field(int number, std::int64_t value) { uint_field(number, static_cast<std::uint64_t>(value)); }
+    void fixed64_field(int number, std::uint64_t value) {
+        tag(number, Wire::fixed64);
+        for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
+    }
+    void fixed32_field(int number, std::uint32_t value) {
+        tag(number, Wire::fixed32);
+        for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
+    }
+    void double_field(int number, double value) {
+        std::uint64_t bits = 0;
+        static_assert(sizeof bits == sizeof value);
+        std::memcpy(&bits, &value, sizeof bits);
+        fixed64_field(number, bits);
+    }
+    void bytes_field(int number, std::string_view bytes) {
+        tag(number, Wire::length_delimited);
+        varint(bytes.size());
+        out_.append(bytes);
+    }
+    void string_field(int number, std::string_view text) {
+        if (util::valid_utf8(text)) return bytes_field(number, text);
+        bytes_field(number, util::to_valid_utf8(text));
+    }
+
+    void open(int number) {
+        tag(number, Wire::length_delimited);
+        open_.push_back(out_.size());
+    }
+    void close() {
+        const std::size_t start = open_.back();
+        open_.pop_back();
+        std::uint64_t length = out_.size() - start;
+        char prefix[10];
+        std::size_t n = 0;
+        do {
+            prefix[n++] = static_cast<char>((length & 0x7F) | (length >= 0x80 ? 0x80 : 0));
+            length >>= 7;
+        } while (length != 0);
+        out_.insert(start, prefix, n);
+    }
+
+    std::string take() { return std::move(out_); }
+
+private:
+    std::string out_;
+    std::vector<std::size_t> open_;  // where each open message's content starts
+};
+
+template <std::size_t N>
+bool all_zero(const std::array<std::uint8_t, N>& id) {
+    return std::all_of(id.begin(), id.end(), [](std::uint8_t b) { return b == 0; });
+}
+
+template <std::size_t N>
+std::string_view id_bytes(const std::array<std::uint8_t, N>& id) {
+    return {reinterpret_cast<const char*>(id.data()), N};
+}
+
+void write_value(Writer& w, const AttributeValue& value) {
+    // A oneof member is written even when it holds its type's default: it is what is set.
+    std::visit(
+        [&w](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) w.string_field(field::any_string, v);
+            else if constexpr (std::is_same_v<T, bool>) w.uint_field(field::any_bool, v ? 1 : 0);
+            else if constexpr (std::is_same_v<T, std::int64_t>) w.int_field(field::any_int, v);
+            else w.double_field(field::any_double, v);
+        },
+        value);
+}
+
+void write_attributes(Writer& w, int number, const Attributes& attributes) {
+    for (const auto& attribute : attributes) {
+        w.open(number);
+        if (!attribute.key.empty()) w.string_field(field::key_value_key, attribute.key);
+        w.open(field::key_value_value);
+        write_value(w, attribute.value);
+        w.close();
+        w.close();
+    }
+}
+
+void write_span(Writer& w, const SpanData& span) {
+    w.open(field::scope_spans_spans);
+    w.bytes_field(field::span_trace_id, id_bytes(span.trace_id));
+    w.bytes_field(field::span_span_id, id_bytes(span.span_id));
+    if (!span.trace_state.empty()) w.string_field(field::span_trace_state, span.trace_state);
+    if (!all_zero(span.parent_span_id)) w.bytes_field(field::span_parent_span_id, id_bytes(span.parent_span_id));
+    if (!span.name.empty()) w.string_field(field::span_name, span.name);
+    w.uint_field(field::span_kind, static_cast<std::uint64_t>(span.kind));
+    if (span.start_unix_nano != 0) w.fixed64_field(field::span_start_time, span.start_unix_nano);
+    if (span.end_unix_nano != 0) w.fixed64_field(field::span_end_time, span.end_unix_nano);
+    write_attributes(w, field::span_attributes, span.attributes);
+    for (const auto& event : span.events) {
+        w.open(field::span_events);
+        if (event.time_unix_nano != 0) w.fixed64_field(field::event_time, event.time_unix_nano);
+        if (!event.name.empty()) w.string_field(field::event_name, event.name);
+        write_attributes(w, field::event_attributes, event.attributes);
+        w.close();
+    }
+    if (span.status != SpanStatusCode::unset || !span.status_message.empty()) {
+        w.open(field::span_status);
+        if (!span.status_message.empty()) w.string_field(field::status_message, span.status_message);
+        if (span.status != SpanStatusCode::unset)
+            w.uint_field(field::status_code, static_cast<std::uint64_t>(span.status));
+        w.close();
+    }
+    w.fixed32_field(field::span_flags, otlp_span_flags(span));
+    w.close();
+}
+
+// Reads protobuf fields one at a time (what decode_otlp_partial_success needs: varints and
+// length-delimited fields, others skipped). Every read is bounds-checked: `ok` goes false on
+// a truncated or malformed message and stays so.
+class Reader {
+public:
+    explicit Reader(std::string_view data) : data_(data) {}
+    bool ok() const { return ok_; }
+    bool done() const { return !ok_ || at_ == data_.size(); }
+
+    std::uint64_t varint() {
+        std::uint64_t value = 0;
+        for (int shift = 0; shift < 64 && at_ < data_.size(); shift += 7) {
+            const auto byte = static_cast<unsigned char>(data_[at_++]);
+            value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+            if (!(byte & 0x80)) return value;
+        }
+        ok_ = false;
+        return 0;
+    }
+    std::string_view bytes() {
+        const auto length = varint();
+        if (!ok_ || length > data_.size() - at_) {
+            ok_ = false;
+            return {};
+        }
+        auto out = data_.substr(at_, length);
+        at_ += length;
+        return out;
+    }
+    void skip(Wire wire) {
+        switch (wire) {
+            case Wire::varint: varint(); return;
+            case Wire::length_delimited: bytes(); return;
+            case Wire::fixed64: advance(8); return;
+            case Wire::fixed32: advance(4); return;
+        }
+        ok_ = false;
+    }
+
+private:
+    void advance(std::size_t n) {
+        if (n > data_.size() - at_) ok_ = false;
+        else at_ += n;
+    }
+    std::string_view data_;
+    std::size_t at_ = 0;
+    bool ok_ = true;
+};
+
+}  // namespace
+
+std::optional<PartialSuccess> decode_otlp_partial_success(std::string_view response) {
+    // collector/trace/v1: ExportTraceServiceResponse.partial_success = 1;
+    // ExportTracePartialSuccess.rejected_spans = 1 (int64), error_message = 2 (string).
+    Reader message(response);
+    std::optional<PartialSuccess> found;
+    while (!message.done()) {
+        const auto tag = message.varint();
+        const auto wire = static_cast<Wire>(tag & 7);
+        if (tag >> 3 != 1 || wire != Wire::length_delimited) {
+            message.skip(wire);
+            continue;
+        }
+        Reader partial(message.bytes());
+        PartialSuccess p;
+        while (message.ok() && !partial.done()) {
+            const auto field = partial.varint();
+            const auto field_wire = static_cast<Wire>(field & 7);
+            if (field >> 3 == 1 && field_wire == Wire::varint)
+                p.rejected_spans = static_cast<std::int64_t>(partial.varint());
+            else if (field >> 3 == 2 && field_wire == Wire::length_delimited) p.error_message = partial.bytes();
+            else partial.skip(field_wire);
+        }
+        if (!partial.ok()) return std::nullopt;
+        found = std::move(p);
+    }
+    if (!message.ok()) return std::nullopt;
+    return found;
+}
+
+InstrumentationScope toolport_scope() { return {"toolport", kToolportVersion}; }
+
+std::uint32_t otlp_span_flags(const SpanData& span) {
+    constexpr std::uint32_t has_is_remote = 0x100, is_remote = 0x200;
+    return span.flags | has_is_remote | (span.parent_is_remote ? is_remote : 0);
+}
+
+std::string encode_otlp_protobuf(const Attributes& resource, const InstrumentationScope& scope,
+                                 std::span<const SpanData> spans) {
+    Writer w;
+    w.open(field::request_resource_spans);
+    w.open(field::resource_spans_resource);
+    write_attributes(w, field::resource_attributes, resource);
+    w.close();
+    w.open(field::resource_spans_scope_spans);
+    w.open(field::scope_spans_scope);
+    if (!scope.name.empty()) w.string_field(field::scope_name, scope.name);
+    if (!scope.version.empty()) w.string_field(field::scope_version, scope.version);
+    w.close();
+    for (const auto& span : spans) write_span(w, span);
+    w.close();
+    w.close();
+    return w.take();
+}
+
+}  // namespace toolport::observability
