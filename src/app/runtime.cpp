@@ -10,6 +10,7 @@
 #include "async/executor.hpp"
 #include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
+#include "observability/tracer.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"
@@ -63,6 +64,13 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
       pipeline_(pipeline::PolicyResolver(config.pipeline)),
       executor_(executor),
       reload_min_interval_(config.reload_min_interval) {
+    // Tracing is on when spans have somewhere to go (observability/tracer.hpp).
+    if (span_exporter_) {
+        auto sampler = observability::Sampler::named(telemetry::sampler_name(config.telemetry.sampler),
+                                                     config.telemetry.sampler_ratio);
+        observability::tracer().configure(sampler.value_or(observability::Sampler()), span_exporter_,
+                                          config.telemetry.capture_payloads);
+    }
     using namespace pipeline;
     // Always on, outermost: observation sees the accounted result.
     auto observe = std::make_shared<ObserveStage>();
@@ -209,6 +217,8 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 
 Runtime::~Runtime() {
     if (cancel_reload_watch_) cancel_reload_watch_();
+    // The tracer is the process's; this runtime's exporter goes with the runtime.
+    if (span_exporter_) observability::tracer().configure(observability::Sampler(), nullptr);
 }
 
 std::shared_ptr<observability::SpanProcessor> Runtime::span_processor() const { return span_exporter_; }

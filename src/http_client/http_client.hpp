@@ -88,6 +88,9 @@ struct CallOptions {
     // `traceparent` and `tracestate` headers, with `baggage`, tracing on or off.
     const observability::TraceContext* trace_parent = nullptr;
     std::string baggage;
+    // false: no span and no trace headers. For the OTLP exporter's own requests, which
+    // would otherwise make a span per export, exported in turn, without end.
+    bool traced = true;
 };
 
 // For open(): a response read as it arrives.

@@ -59,6 +59,7 @@ void describe_request(observability::Span& span, const Request& request) {
 
 // Plain functions, not coroutines: an untraced call costs no frame of its own.
 Task<Response> HttpClient::fetch(Request request, CallOptions options) {
+    if (!options.traced) return fetch_untraced(std::move(request), std::move(options));
     if (observability::tracer().enabled()) return fetch_traced(std::move(request), std::move(options));
     if (options.trace_parent) add_trace_headers(request.headers, *options.trace_parent, options.baggage);
     return fetch_untraced(std::move(request), std::move(options));

@@ -1,0 +1,190 @@
+// Traces across hops on the real binaries: an SDK client calls a tool through a gateway
+// Toolport whose upstream is another Toolport serving an OpenAPI source against the
+// inventory fixture (a web API). Both export to a live OTLP receiver (lib/otlp_receiver.mjs,
+// which decodes with the official definitions), and the test asserts the tree:
+//   client's traceparent → gateway SERVER span (with its pipeline events) → gateway CLIENT
+//   span → upstream SERVER span → upstream CLIENT span to the web API (whose request
+//   carries that span's traceparent),
+// one trace id throughout. Then sampling (off, ratio 0 under a sampled parent, ratio 0
+// without one) and a collector that never answers, which must not hold a call up.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHttpServer, sleep, withTimeout } from './lib/harness.mjs';
+import { startOtlpReceiver } from './lib/otlp_receiver.mjs';
+import { startInventoryFixture } from '../fixtures/openapi/server.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const DOCUMENT = path.resolve(HERE, '../fixtures/openapi/inventory.yaml');
+const KEY = 'it-trace-key';
+const TOKEN = 'it-trace-token';
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+const TRACEPARENT = `00-${TRACE}-${CALLER_SPAN}-01`;
+
+// The OTEL_* variables of this process must not leak into the binaries': each sets its own.
+const CLEAN = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, '']));
+const exporting = (receiver, service, extra = {}) => ({
+  ...CLEAN,
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  OTEL_SERVICE_NAME: service,
+  OTEL_BSP_SCHEDULE_DELAY: '50',
+  ...extra,
+});
+
+async function connect(server) {
+  const client = new Client({ name: 'toolport-it-tracing', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  return client;
+}
+
+// Waits until `predicate` holds of the receiver's spans, and returns them.
+async function spansWhere(receiver, predicate, what, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const spans = receiver.spans();
+    if (predicate(spans)) return spans;
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: not there after ${timeoutMs} ms; spans: ${JSON.stringify(spans.map((s) => [s.resource['service.name'], s.name, s.spanId, s.parentSpanId]))}`);
+    }
+    await sleep(50);
+  }
+}
+
+const KIND_SERVER = 2;
+const KIND_CLIENT = 3;
+
+describe('traces across a gateway, an upstream Toolport and a web API', () => {
+  let receiver, fixture, upstream, gateway, client;
+
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    fixture = await startInventoryFixture({ apiKey: KEY, token: TOKEN });
+    upstream = await startHttpServer({
+      config: ['openapi:', '  inventory:', `    document: ${DOCUMENT}`, `    base_url: ${fixture.url}/v1`, '    tool_prefix: inv_', ''].join('\n'),
+      env: { ...exporting(receiver, 'it-upstream'), INVENTORY_API_KEY: KEY, INVENTORY_BEARER: TOKEN },
+    });
+    gateway = await startHttpServer({
+      config: ['upstreams:', '  inner:', `    url: ${upstream.url}`, ''].join('\n'),
+      env: exporting(receiver, 'it-gateway'),
+      packs: '',
+    });
+    client = await connect(gateway);
+  });
+  after(async () => {
+    await client?.close();
+    await gateway?.stop();
+    await upstream?.stop();
+    await fixture?.close();
+    await receiver?.close();
+  });
+
+  it('one trace from the caller to the web API, each hop the child of the one before', async () => {
+    const result = await client.callTool({ name: 'inv_getCategory', arguments: { categoryId: 1 }, _meta: { traceparent: TRACEPARENT } });
+    assert.ok(!result.isError, JSON.stringify(result));
+    const ofTrace = (spans) => spans.filter((s) => s.traceId === TRACE);
+    const spans = ofTrace(
+      await spansWhere(receiver, (all) => ofTrace(all).length >= 4 && ofTrace(all).some((s) => s.resource['service.name'] === 'it-upstream' && s.kind === KIND_CLIENT), 'four spans of the trace'),
+    );
+    const find = (service, kind) => {
+      const found = spans.filter((s) => s.resource['service.name'] === service && s.kind === kind);
+      assert.equal(found.length, 1, `${service} kind ${kind}: ${JSON.stringify(spans.map((s) => [s.resource['service.name'], s.name, s.kind]))}`);
+      return found[0];
+    };
+    const inbound = find('it-gateway', KIND_SERVER);
+    const hop = find('it-gateway', KIND_CLIENT);
+    const served = find('it-upstream', KIND_SERVER);
+    const api = find('it-upstream', KIND_CLIENT);
+
+    // The tree.
+    assert.equal(inbound.parentSpanId, CALLER_SPAN);
+    assert.equal(hop.parentSpanId, inbound.spanId);
+    assert.equal(served.parentSpanId, hop.spanId);
+    assert.equal(api.parentSpanId, served.spanId);
+
+    // The MCP conventions on the inbound span.
+    assert.equal(inbound.name, 'tools/call inv_getCategory');
+    assert.equal(inbound.attributes['mcp.method.name'], 'tools/call');
+    assert.equal(inbound.attributes['gen_ai.tool.name'], 'inv_getCategory');
+    assert.equal(inbound.attributes['gen_ai.operation.name'], 'execute_tool');
+    assert.equal(inbound.attributes['mcp.protocol.version'], '2025-11-25');
+    assert.equal(inbound.attributes['network.transport'], 'tcp');
+    assert.match(inbound.attributes['mcp.session.id'], /^[0-9a-f-]{8,}$/);
+    assert.ok(inbound.attributes['jsonrpc.request.id'] !== undefined);
+    assert.equal(inbound.attributes['error.type'], undefined);
+    assert.equal(inbound.scope.name, 'toolport');
+    // The pipeline explains itself: the budget scoped to this trace, reserved and settled.
+    const events = inbound.events.map((e) => e.name);
+    assert.ok(events.includes('budget.reserved') && events.includes('budget.settled'), JSON.stringify(inbound.events));
+
+    // The gateway's hop to its upstream.
+    assert.equal(hop.name, 'tools/call inv_getCategory');
+    assert.equal(hop.attributes['server.address'], '127.0.0.1');
+    assert.equal(hop.attributes['server.port'], upstream.port);
+    assert.equal(hop.attributes['toolport.upstream'], 'inner');
+
+    // The upstream's own request to the web API, and the header the API saw.
+    assert.equal(served.name, 'tools/call inv_getCategory');
+    assert.equal(api.name, 'GET');
+    assert.equal(api.attributes['http.request.method'], 'GET');
+    assert.equal(api.attributes['server.address'], '127.0.0.1');
+    assert.equal(api.attributes['http.response.status_code'], 200);
+    assert.match(api.attributes['url.full'], /^http:\/\/127\.0\.0\.1:\d+\/v1\/categories\/1$/);
+    const seen = fixture.stats().requests.filter((r) => r.path === '/v1/categories/1');
+    assert.ok(seen.length >= 1);
+    assert.equal(seen.at(-1).headers.traceparent, `00-${TRACE}-${api.spanId}-01`);
+  });
+
+  it('a failing call marks its spans with the error type', async () => {
+    const result = await client.callTool({ name: 'inv_getCategory', arguments: {}, _meta: { traceparent: `00-${'a'.repeat(32)}-${CALLER_SPAN}-01` } });
+    assert.ok(result.isError);
+    const spans = await spansWhere(receiver, (all) => all.some((s) => s.traceId === 'a'.repeat(32) && s.kind === KIND_SERVER), 'the failed call');
+    const inbound = spans.find((s) => s.traceId === 'a'.repeat(32) && s.kind === KIND_SERVER);
+    assert.equal(inbound.attributes['error.type'], 'tool_error');
+    assert.equal(inbound.status.code, 2);
+    assert.ok(inbound.events.some((e) => e.name === 'validation.failed'), JSON.stringify(inbound.events));
+  });
+});
+
+describe('sampling and a collector that never answers', () => {
+  it('samples as told: off, a ratio of 0 under a sampled parent (followed) and without one (not sampled)', async (t) => {
+    const receiver = await startOtlpReceiver();
+    t.after(() => receiver.close());
+    const off = await startHttpServer({ env: exporting(receiver, 'it-off', { OTEL_TRACES_SAMPLER: 'always_off' }) });
+    t.after(() => off.stop());
+    const ratio = await startHttpServer({ env: exporting(receiver, 'it-ratio', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }) });
+    t.after(() => ratio.stop());
+    for (const server of [off, ratio]) {
+      const c = await connect(server);
+      await c.callTool({ name: 'test_simple_text', arguments: {}, _meta: { traceparent: TRACEPARENT } });
+      await c.callTool({ name: 'test_simple_text', arguments: {} });
+      await c.close();
+    }
+    const spans = await spansWhere(receiver, (all) => all.some((s) => s.resource['service.name'] === 'it-ratio' && s.name === 'tools/call test_simple_text'), 'the parent-sampled call');
+    await sleep(300); // whatever else was coming has come (the exporters send every 50 ms)
+    const calls = receiver.spans().filter((s) => s.name === 'tools/call test_simple_text');
+    assert.deepEqual(calls.map((s) => [s.resource['service.name'], s.traceId]), [['it-ratio', TRACE]], JSON.stringify(spans.map((s) => s.name)));
+  });
+
+  it('a collector that never answers holds no call up, and the server still stops', async (t) => {
+    const receiver = await startOtlpReceiver({ hang: true });
+    t.after(() => receiver.close());
+    const server = await startHttpServer({ env: exporting(receiver, 'it-hang', { OTEL_BSP_MAX_QUEUE_SIZE: '8', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4' }) });
+    const c = await connect(server);
+    await withTimeout(
+      (async () => {
+        for (let i = 0; i < 40; i++) {
+          const r = await c.callTool({ name: 'test_simple_text', arguments: {} });
+          assert.ok(!r.isError);
+        }
+      })(),
+      20000,
+      '40 calls with a collector that never answers',
+    );
+    await c.close();
+    await withTimeout(server.stop(), 15000, 'stopping with a collector that never answers');
+  });
+});
