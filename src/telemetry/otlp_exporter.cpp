@@ -259,13 +259,11 @@ Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point dea
             state.in_flight = nullptr;
         }
     } clear{*this};
-    spawn(client->fetch(
-              std::move(request),
-              {.deadline = deadline,
-               .cancel = &cancel,
-               .max_response_bytes = kMaxResponseBytes,
-               .max_attempts = 1,
-               .traced = false}),
+    spawn(client->fetch(std::move(request), {.deadline = deadline,
+                                             .cancel = &cancel,
+                                             .max_response_bytes = kMaxResponseBytes,
+                                             .max_attempts = 1,
+                                             .traced = false}),
           [outcome](std::optional<http_client::Response> response, std::exception_ptr error) {
               outcome->response = std::move(response);
               outcome->error = error;
