@@ -215,11 +215,14 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
     const RequestId& id = ctx->request_id();
     auto& span = ctx->span();
     const auto started = std::chrono::steady_clock::now();
-    std::string error_type;  // for the operation metric: "" (success), the JSON-RPC code, or tool_error
-    bool answered = true;
+    // For the operation metric (observability/mcp_metrics.hpp): "" for success, or the
+    // JSON-RPC code. A tools/call answered with a result is the pipeline's to record (its
+    // observe stage knows the tool and the outcome without looking them up again).
+    std::string error_type;
+    bool record = true;
     try {
         Json result = co_await (this->*handler)(*ctx);
-        if (is_tool_error_result(result)) error_type = "tool_error";
+        record = ctx->method() != "tools/call";
         end_request_span_with_result(span, result);
         reply = make_response(id, finish_result(std::move(result), *ctx));
     } catch (const RpcError& e) {
@@ -232,7 +235,7 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
     } catch (const OperationCancelled&) {
         // A cancelled request gets no response (the client has forgotten it).
         span.add_event("mcp.cancelled");
-        answered = false;
+        record = false;
     } catch (const std::exception& e) {
         reply = make_error(id, error_code::kInternalError,
                            "Internal error: " + util::sanitize_for_message(e.what(), 2000));
@@ -240,9 +243,9 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
         end_request_span_with_error(span, error_code::kInternalError, "internal error");
     }
     span.end();
-    if (answered) {
+    if (record) {
         observability::record_server_operation(
-            ctx->method(), tool_name_of(ctx->method(), ctx->params()), error_type,
+            ctx->method(), error_type.empty() ? nullptr : tool_name_of(ctx->method(), ctx->params()), error_type,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
     peer_.end_serving(id);

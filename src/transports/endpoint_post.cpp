@@ -33,8 +33,11 @@ std::optional<HttpAnswer> HttpEndpoint::State::read_post_body(const HttpRequestV
     limits.max_batch_size = opts.max_batch_size;
     body.parsed = protocol::parse_payload(req.body(), limits);
     body.trace.traceparent = std::string(req.header("traceparent"));
-    body.trace.tracestate = std::string(req.header("tracestate"));
-    body.trace.baggage = std::string(req.header("baggage"));
+    // tracestate and baggage go with a trace context: looked up only when there is one.
+    if (!body.trace.traceparent.empty()) {
+        body.trace.tracestate = std::string(req.header("tracestate"));
+        body.trace.baggage = std::string(req.header("baggage"));
+    }
     if (body.parsed.fatal) {
         return rpc_error(req, 400, body.parsed.fatal->code, body.parsed.fatal->message, body.parsed.fatal->id);
     }

@@ -117,6 +117,23 @@ TEST_F(PipelineTest, FailuresAreAccountedToo) {
     EXPECT_TRUE(r["_meta"].contains("response_size_bytes"));
 }
 
+TEST_F(PipelineTest, ObserveRecordsTheMcpOperationMetricOfToolCalls) {
+    // mcp_server_operation_duration_seconds (observability/mcp_metrics.hpp) for tools/call
+    // comes from the observe stage, which knows the tool and the outcome.
+    pipeline.add_always(std::make_shared<ObserveStage>());
+    auto& m = observability::metrics();
+    const observability::Labels ok = {{"mcp_method_name", "tools/call"}, {"gen_ai_tool_name", "echo"}};
+    const observability::Labels failed = {{"mcp_method_name", "tools/call"},
+                                          {"gen_ai_tool_name", "echo"},
+                                          {"error_type", "tool_error"}};
+    const double ok_before = m.value("mcp_server_operation_duration_seconds", ok).value_or(0);
+    const double failed_before = m.value("mcp_server_operation_duration_seconds", failed).value_or(0);
+    call(Json::object());
+    call({{"fail", true}});
+    EXPECT_EQ(m.value("mcp_server_operation_duration_seconds", ok).value_or(0), ok_before + 1);
+    EXPECT_EQ(m.value("mcp_server_operation_duration_seconds", failed).value_or(0), failed_before + 1);
+}
+
 TEST_F(PipelineTest, ACancelledCallIsCountedAsCancelledNotAsAnError) {
     // A call its client gives up on gets no answer, but /metrics counts it: a stateless
     // client cancels by closing the request's stream, a session client by

@@ -2,6 +2,7 @@
 
 #include "async/completion.hpp"
 #include "observability/events.hpp"
+#include "observability/mcp_metrics.hpp"
 #include "observability/metrics.hpp"
 #include "protocol/request_id.hpp"
 #include "server/tool_error.hpp"
@@ -83,6 +84,18 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     }
     if (!series.duration) series.duration = m.histogram("toolport_tool_call_duration_seconds", {{"tool", tool}});
     series.duration.observe(seconds);
+    // The MCP conventions' operation metric for tools/call (the server session records every
+    // other method, and a tools/call refused with a JSON-RPC error).
+    if (code == "OK") {
+        if (!series.operation) {
+            series.operation = m.histogram("mcp_server_operation_duration_seconds",
+                                           {{"mcp_method_name", "tools/call"}, {"gen_ai_tool_name", tool}});
+        }
+        series.operation.observe(seconds);
+    } else if (!cancelled) {
+        static const std::string kToolsCall = "tools/call";
+        observability::record_server_operation(kToolsCall, &tool, "tool_error", seconds);
+    }
 
     const std::string& session = call.ctx.caller().session_id;
     if (!session.empty()) {

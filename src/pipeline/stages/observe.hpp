@@ -47,6 +47,7 @@ private:
         static constexpr std::size_t kMaxCodes = 32;
         observability::Counter ok;
         observability::Histogram duration;
+        observability::Histogram operation;  // mcp_server_operation_duration_seconds, successes
         struct ByCode {
             std::string code;
             observability::Counter calls, errors;
