@@ -13,7 +13,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpServer, sleep, withTimeout } from './lib/harness.mjs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import {
+  startHttpServer, sleep, withTimeout, post, initializeSession, freePort, waitFor, LATEST, REDIS, startRedis, stopRedis,
+} from './lib/harness.mjs';
 import { startOtlpReceiver } from './lib/otlp_receiver.mjs';
 import { startInventoryFixture } from '../fixtures/openapi/server.mjs';
 
@@ -186,5 +190,40 @@ describe('sampling and a collector that never answers', () => {
     );
     await c.close();
     await withTimeout(server.stop(), 15000, 'stopping with a collector that never answers');
+  });
+});
+
+describe('a session shared by two replicas keeps the caller\'s trace', { skip: !REDIS && 'redis-server is not installed' }, () => {
+  it('a call sent to the other replica, with the trace in HTTP headers, is a span of that trace', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-trace-shared-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const redisPort = await freePort();
+    const redis = await startRedis(redisPort, dir);
+    t.after(() => stopRedis(redis));
+    const receiver = await startOtlpReceiver();
+    t.after(() => receiver.close());
+    const config = `store:\n  url: redis://127.0.0.1:${redisPort}\nsessions: shared\n`;
+    const a = await startHttpServer({ config, env: exporting(receiver, 'it-replica-a') });
+    t.after(() => a.stop());
+    const b = await startHttpServer({ config, env: exporting(receiver, 'it-replica-b') });
+    t.after(() => b.stop());
+    for (const s of [a, b]) {
+      await waitFor('the replica to reach Redis', async () => (await (await fetch(`${s.base}/health`)).json()).status === 'healthy');
+    }
+    const { sessionId } = await initializeSession(a);
+    const trace = 'b'.repeat(32);
+    const res = await post(b, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'test_simple_text', arguments: {} } }, {
+      sessionId,
+      protocolVersion: LATEST,
+      headers: { traceparent: `00-${trace}-${CALLER_SPAN}-01`, tracestate: 'vendor=1', baggage: 'tenant=acme' },
+    });
+    assert.equal(res.status, 200, res.text);
+    const spans = await spansWhere(receiver, (all) => all.some((s) => s.traceId === trace), 'the relayed call\'s span');
+    const span = spans.find((s) => s.traceId === trace);
+    assert.equal(span.kind, KIND_SERVER);
+    assert.equal(span.name, 'tools/call test_simple_text');
+    assert.equal(span.parentSpanId, CALLER_SPAN);
+    assert.equal(span.traceState, 'vendor=1');
+    assert.equal(span.attributes['mcp.session.id'], sessionId);
   });
 });
