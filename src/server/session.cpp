@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "async/executor.hpp"
-#include "server/input_required.hpp"
 #include "observability/mcp_metrics.hpp"
+#include "server/input_required.hpp"
 #include "server/request_span.hpp"
 #include "server/stateless.hpp"
 #include "server/tasks.hpp"
@@ -155,7 +155,18 @@ void ServerSession::on_request(Request request, const StatelessMeta* known_meta)
         }
     } else {
         if (request.method == "initialize") {
-            send(handle_initialize(request), &id);
+            RequestTrace trace;
+            if (observability::tracer().enabled()) {
+                trace = start_request_span(request.method, request.params, id, caller_, revision_);
+            }
+            Json reply = handle_initialize(request);
+            if (auto error = reply.find("error"); error != reply.end()) {
+                end_request_span_with_error(trace.span, error->value("code", 0), error->value("message", ""));
+            } else if (trace.span.recording()) {
+                trace.span.set_attribute("mcp.protocol.version", protocol::name(revision_));  // as negotiated
+            }
+            trace.span.end();
+            send(reply, &id);
             return;
         }
         if (state_ == State::fresh && request.method != "ping") {

@@ -161,3 +161,23 @@ TEST_F(RequestSpanTest, ArgumentsAndResultsOnlyWhenOptedInAndRedacted) {
     const std::string result = text_attribute(collector->spans[1], "gen_ai.tool.call.result");
     EXPECT_NE(result.find("\"hi\""), std::string::npos) << result;
 }
+
+TEST_F(RequestSpanTest, OverStdioTheTransportIsAPipeAndThereIsNoSessionId) {
+    auto stdio = server->open_session([](const Json&, const protocol::RequestId*) {},
+                                      CallerIdentity{.session_id = "stdio"});
+    stdio->receive(std::get<protocol::Message>(
+        protocol::classify(protocol::make_request(1, "initialize",
+                                                  {{"protocolVersion", "2025-06-18"},
+                                                   {"capabilities", Json::object()},
+                                                   {"clientInfo", {{"name", "t"}, {"version", "1"}}}}))));
+    stdio->receive(
+        std::get<protocol::Message>(protocol::classify(protocol::make_request(2, "tools/list", Json::object()))));
+    exec.run();
+    ASSERT_EQ(collector->spans.size(), 2u);
+    EXPECT_EQ(collector->spans[0].name, "initialize");
+    EXPECT_EQ(text_attribute(collector->spans[0], "mcp.protocol.version"), "2025-06-18");  // as negotiated
+    EXPECT_EQ(collector->spans[1].name, "tools/list");
+    EXPECT_EQ(text_attribute(collector->spans[1], "network.transport"), "pipe");
+    EXPECT_EQ(text_attribute(collector->spans[1], "mcp.protocol.version"), "2025-06-18");
+    EXPECT_EQ(attribute(collector->spans[1], "mcp.session.id"), nullptr);
+}
