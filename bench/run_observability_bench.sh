@@ -53,7 +53,7 @@ start() {  # start NAME BINARY CONFIG-TEXT [ENV...]
   local name=$1 binary=$2 config=$3 port
   shift 3
   port=$(free_port)
-  printf 'log:\n  level: warn\n%s' "$config" > "$tmp/$name.yaml"
+  printf 'log:\n  level: info\n%s' "$config" > "$tmp/$name.yaml"
   "${clean_env[@]}" "$@" "$binary" serve --listen "127.0.0.1:$port" --packs conformance --config "$tmp/$name.yaml" \
     2> "$tmp/$name.log" &
   pids+=($!)

@@ -144,14 +144,67 @@ void write_value(Writer& w, const AttributeValue& value) {
         value);
 }
 
+std::size_t varint_size(std::uint64_t value) {
+    std::size_t n = 1;
+    while (value >= 0x80) {
+        value >>= 7;
+        ++n;
+    }
+    return n;
+}
+
+std::size_t tag_size(int number, Wire wire) {
+    return varint_size((static_cast<std::uint64_t>(number) << 3) | static_cast<unsigned>(wire));
+}
+
+// The size of a length-delimited field holding `n` bytes.
+std::size_t delimited_size(int number, std::size_t n) {
+    return tag_size(number, Wire::length_delimited) + varint_size(n) + n;
+}
+
+// Text as it goes on the wire: itself when valid UTF-8, else repaired into `spare`.
+std::string_view wire_text(std::string_view text, std::string& spare) {
+    if (util::valid_utf8(text)) return text;
+    spare = util::to_valid_utf8(text);
+    return spare;
+}
+
+// KeyValue messages, their sizes computed before they are written: an attribute is small,
+// and a length prefix inserted after its content (Writer::close) moved every byte after it,
+// twice per attribute.
 void write_attributes(Writer& w, int number, const Attributes& attributes) {
+    std::string spare_key, spare_value;
     for (const auto& attribute : attributes) {
-        w.open(number);
-        if (!attribute.key.empty()) w.string_field(field::key_value_key, attribute.key);
-        w.open(field::key_value_value);
-        write_value(w, attribute.value);
-        w.close();
-        w.close();
+        const std::string_view key = wire_text(attribute.key, spare_key);
+        std::string_view text;
+        std::size_t value_size = 0;
+        std::visit(
+            [&](const auto& v) {
+                using T = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<T, std::string>) {
+                    text = wire_text(v, spare_value);
+                    value_size = delimited_size(field::any_string, text.size());
+                } else if constexpr (std::is_same_v<T, bool>) {
+                    value_size = tag_size(field::any_bool, Wire::varint) + 1;
+                } else if constexpr (std::is_same_v<T, std::int64_t>) {
+                    value_size = tag_size(field::any_int, Wire::varint) + varint_size(static_cast<std::uint64_t>(v));
+                } else {
+                    value_size = tag_size(field::any_double, Wire::fixed64) + 8;
+                }
+            },
+            attribute.value);
+        const std::size_t pair_size = (key.empty() ? 0 : delimited_size(field::key_value_key, key.size())) +
+                                      delimited_size(field::key_value_value, value_size);
+        w.tag(number, Wire::length_delimited);
+        w.varint(pair_size);
+        if (!key.empty()) w.bytes_field(field::key_value_key, key);
+        w.tag(field::key_value_value, Wire::length_delimited);
+        w.varint(value_size);
+        if (std::holds_alternative<std::string>(attribute.value)) {
+            w.bytes_field(field::any_string, text);
+        } else {
+            write_value(w, attribute.value);
+        }
     }
 }
 
