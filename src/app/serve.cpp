@@ -126,7 +126,11 @@ int serve(const Config& config) {
     // object itself alive until the loop is destroyed, and its sockets must not outlive it.
     std::shared_ptr<stores::SharedSessions> shared_sessions;
     try {
-        runtime = std::make_unique<Runtime>(config, executor);
+        // The audit log's default file and the store's Redis, filled in for serving only.
+        Config served = config;
+        served.audit = stores::resolve_audit_options(config.audit, config.store, config.audit_redis,
+                                                     config.audit_stream);
+        runtime = std::make_unique<Runtime>(served, executor);
     } catch (const ConfigError& e) {
         spdlog::error("{}", e.what());
         return 2;
@@ -140,7 +144,8 @@ int serve(const Config& config) {
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&runtime](const boost::system::error_code& ec, int) {
             if (ec) return;
-            runtime->stop_sources();  // upstream children and their process groups go first
+            runtime->stop_sources();                             // upstream children and their process groups go first
+            if (auto* audit = runtime->audit()) audit->flush();  // the records of the calls answered
             std::_Exit(0);
         });
         spdlog::info("serving MCP on stdio ({} tools)", server.registry().tools().size());

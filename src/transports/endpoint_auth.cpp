@@ -87,7 +87,9 @@ void HttpEndpoint::State::take_client_headers(const HttpRequestView& req, const 
     }
     caller.scopes.reset();
     caller.access_token.clear();
+    caller.subject.clear();
     if (credential.oauth) {
+        caller.subject = credential.oauth->subject;
         caller.scopes = credential.oauth->scopes;
         caller.access_token = http_policy::bearer_token(req.header("Authorization"));
     }
