@@ -199,6 +199,9 @@ AuditOptions resolve_audit_options(AuditOptions o, const StoreOptions& store, bo
     }
     if (redis && store.url.rfind("redis://", 0) == 0) o.redis_url = store.url;
     o.stream = stream.empty() ? store.key_prefix + "audit" : stream;
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    o.replica = fmt::format("{}:{}", host, ::getpid());
     return o;
 }
 

@@ -52,6 +52,8 @@ struct AuditOptions {
     // The path is the default one (not the operator's): failing to open it turns the log
     // off with a warning instead of stopping the start.
     bool path_is_default = false;
+    // What every record's "replica" says (resolve_audit_options: host:pid).
+    std::string replica;
 };
 
 class AuditLog {

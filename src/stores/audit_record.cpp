@@ -110,6 +110,7 @@ std::string encode_record(const AuditRecord& r) {
     j["duration_ms"] = static_cast<double>(static_cast<long long>(r.duration_ms * 1000)) / 1000;
     if (r.downstream_calls) j["downstream_calls"] = *r.downstream_calls;
     put(j, "cache", r.cache);
+    put(j, "replica", r.replica);
     // A string that is not UTF-8 (a URI a client made up) is written with U+FFFD, never
     // refused: the record is kept.
     return j.dump(-1, ' ', false, Json::error_handler_t::replace);

@@ -37,7 +37,8 @@ struct AuditRecord {
     std::string code;               // the tool error's code or the JSON-RPC error code; "" when ok
     double duration_ms = 0;
     std::optional<long long> downstream_calls;
-    std::string cache;  // the cache status of a tool call (hit, miss, partial, bypass)
+    std::string cache;    // the cache status of a tool call (hit, miss, partial, bypass)
+    std::string replica;  // which process wrote it (host:pid): replicas share the Redis stream
 };
 
 // The record as one line of JSON, without its newline. Empty fields are left out.

@@ -40,6 +40,7 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
     r.profile = caller.view;
     r.trace_id = caller.trace_id;
     r.request_id = id_text(ctx.request_id());
+    r.replica = log_->options().replica;
     if (arguments && !arguments->is_null()) {
         r.args_sha256 = stores::arguments_digest(*arguments);
         // Only by choice, and never the values of keys that look like secrets. Huge
