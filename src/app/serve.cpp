@@ -9,9 +9,11 @@
 
 #include "app/runtime.hpp"
 #include "async/asio_executor.hpp"
+#include "async/worker_pool.hpp"
 #include "auth/authenticator.hpp"
 #include "auth/key_source.hpp"
 #include "server/tasks.hpp"
+#include "stores/audit_query.hpp"
 #include "stores/shared_sessions.hpp"
 #include "transports/http_server.hpp"
 #include "transports/io_threads.hpp"
@@ -189,6 +191,17 @@ int serve(const Config& config) {
                            .retry_after = std::chrono::duration_cast<std::chrono::seconds>(
                                outcome.wait + std::chrono::milliseconds(999))};
     };
+    // GET /audit reads the log off the engine's loop; GET /orchestration is the breakers' now.
+    if (auto* audit = runtime->audit()) {
+        auto readers = std::make_shared<WorkerPool>(1);
+        http_options.audit_query = [readers, options = audit->options(),
+                                    &executor](std::string query) -> Task<std::pair<int, std::string>> {
+            co_return co_await readers->run(executor, [options, query = std::move(query)] {
+                return stores::audit_http_query(options, query);
+            });
+        };
+    }
+    http_options.orchestration = [&runtime]() { return runtime->orchestration_summary().dump(); };
     if (!http_options.oauth.issuer.empty()) {
         try {
             enable_oauth(http_options, *runtime);

@@ -15,6 +15,7 @@
 #include "stores/audit_log.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/stores.hpp"
+#include "util/percent.hpp"
 
 namespace toolport::stores {
 
@@ -177,6 +178,42 @@ AuditQueryResult query_audit_stream(const std::string& redis_url, const std::str
     });
     result.records = newest.take();
     return result;
+}
+
+std::pair<int, std::string> audit_http_query(const AuditOptions& options, std::string_view query) {
+    AuditFilter filter;
+    const auto now = std::chrono::system_clock::now();
+    auto error_body = [](const std::string& message) {
+        return Json{{"error", message}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+    };
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+        if (pair.empty()) continue;
+        const auto eq = pair.find('=');
+        auto name = util::percent_decode(pair.substr(0, eq));
+        auto value = util::percent_decode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+        if (!name || !value)
+            return {400, error_body("Bad Request: a query parameter is not percent-encoded correctly")};
+        for (auto& c : *value)
+            if (c == '+') c = ' ';
+        if (value->empty()) continue;  // ?tool=&outcome=ok: an empty filter is no filter
+        if (auto problem = set_filter_field(filter, *name, *value, now); !problem.empty()) {
+            return {400, error_body("Bad Request: " + problem)};
+        }
+    }
+    try {
+        const bool redis = !options.redis_url.empty();
+        auto result = redis ? query_audit_stream(options.redis_url, options.stream, filter)
+                            : query_audit_files(options.path, filter);
+        Json body = {{"records", std::move(result.records)},
+                     {"skipped_lines", result.skipped_lines},
+                     {"source", redis ? "redis" : "file"}};
+        return {200, body.dump(-1, ' ', false, Json::error_handler_t::replace)};
+    } catch (const AuditError& e) {
+        return {503, error_body(std::string("Service Unavailable: the audit log cannot be read: ") + e.what())};
+    }
 }
 
 AuditFollower::AuditFollower(std::string path, AuditFilter filter)

@@ -12,11 +12,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stores/audit_record.hpp"
 
 namespace toolport::stores {
+
+struct AuditOptions;
 
 struct AuditQueryResult {
     std::vector<Json> records;      // oldest first
@@ -31,6 +35,13 @@ AuditQueryResult query_audit_files(const std::string& path, const AuditFilter& f
 // Redis cannot be reached or refuses.
 AuditQueryResult query_audit_stream(const std::string& redis_url, const std::string& stream, const AuditFilter& filter,
                                     std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
+// GET /audit: the query string's filters (principal, tool, outcome, method, session,
+// since, until, limit; percent-encoded) applied to the log `options` writes (its Redis
+// stream when it has one, else its file), as {HTTP status, JSON body}: 200 with
+// {"records": [...], "skipped_lines": n, "source": "file"|"redis"}, 400 naming a bad
+// filter, 503 when the log cannot be read. Blocks: run it off the event loop.
+std::pair<int, std::string> audit_http_query(const AuditOptions& options, std::string_view query);
 
 // Tails the audit file from its end: poll() returns the records (matching the filter)
 // written since the last poll, the rest of a file that was rotated away included.

@@ -110,7 +110,10 @@ std::optional<std::string> HttpEndpoint::State::profile_refusal(const Credential
             "the profile \"{}\" (a token never widens what its holder sees); use {} or {}/{}",
             credential.profile, asked, opts.path, opts.path, credential.profile);
     }
-    if (path != "/metrics" && path != "/health" && path != "/admin/reload") return std::nullopt;
+    if (path != "/metrics" && path != "/health" && path != "/admin/reload" && path != "/audit" &&
+        path != "/orchestration") {
+        return std::nullopt;
+    }
     return fmt::format(
         "Forbidden: this bearer token selects the gateway profile \"{}\", which is served at {} "
         "only; {} needs one of the server's own tokens",

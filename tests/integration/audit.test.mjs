@@ -241,6 +241,67 @@ describe('audit log', () => {
     assert.deepEqual(followed.map((r) => r.target), ['greet', 'greet']);
   });
 
+  it('GET /audit and GET /orchestration: refused without a credential, answered with one; the CLI asks them', async (t) => {
+    const dir = tempDir(t);
+    const file = path.join(dir, 'audit.jsonl');
+    const server = await serverForTest(t, {
+      config: `http:\n  bearer_tokens_env: AUDIT_TOKENS\ntools:\n  greet:\n    service: demo\n${auditConfig(file)}`,
+      env: { AUDIT_TOKENS: TOKEN },
+    });
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    const client = new Client({ name: 'audit-endpoint', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: auth } }));
+    t.after(() => client.close());
+    await client.callTool({ name: 'greet', arguments: { name: 'one' } });
+    await client.callTool({ name: 'test_error_handling', arguments: {} });
+    await recordsWhen(file, (r) => r.length >= 2, 'two records');
+
+    for (const p of ['/audit', '/orchestration']) {
+      const anonymous = await fetch(`${server.base}${p}`);
+      assert.equal(anonymous.status, 401, p);
+      assert.match((await anonymous.json()).error.message, /Unauthorized/);
+      const wrong = await fetch(`${server.base}${p}`, { headers: { Authorization: 'Bearer not-the-token' } });
+      assert.equal(wrong.status, 401, p);
+      const foreign = await fetch(`${server.base}${p}`, { headers: { ...auth, Origin: 'https://evil.example' } });
+      assert.equal(foreign.status, 403, p);
+    }
+    const all = await fetch(`${server.base}/audit`, { headers: auth });
+    assert.equal(all.status, 200);
+    assert.equal(all.headers.get('content-type'), 'application/json');
+    const body = await all.json();
+    assert.equal(body.source, 'file');
+    assert.deepEqual(body.records.map((r) => r.target), ['greet', 'test_error_handling']);
+    const filtered = await (await fetch(`${server.base}/audit?tool=greet&outcome=ok&since=1h&limit=5`, { headers: auth })).json();
+    assert.deepEqual(filtered.records.map((r) => r.target), ['greet']);
+    const bad = await fetch(`${server.base}/audit?since=whenever`, { headers: auth });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error, /since must be/);
+    const post = await fetch(`${server.base}/audit`, { method: 'POST', headers: auth });
+    assert.equal(post.status, 405);
+    const summary = await fetch(`${server.base}/orchestration`, { headers: auth });
+    assert.equal(summary.status, 200);
+    const s = await summary.json();
+    const demo = s.server_health.find((h) => h.server_id === 'demo');
+    assert.ok(demo, JSON.stringify(s));
+    assert.equal(demo.total_calls, 1);
+    assert.equal(demo.failure_rate, 0);
+    assert.equal(demo.breaker, 'closed');
+    assert.equal(typeof demo.avg_response_ms, 'number');
+    assert.equal(typeof s.sessions, 'number');
+
+    const cli = await runToolport(['audit', '--url', server.url, '--token', TOKEN, '--outcome', 'error', '--json']);
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.deepEqual(cli.stdout.trim().split('\n').map((l) => JSON.parse(l).target), ['test_error_handling']);
+    const refused = await runToolport(['audit', '--url', server.url], { env: { TOOLPORT_TOKEN: '' } });
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /HTTP 401/);
+    const sum = await runToolport(['audit', 'summary', '--url', server.url, '--token', TOKEN, '--json']);
+    assert.equal(sum.status, 0, sum.stderr);
+    assert.equal(JSON.parse(sum.stdout).server_health[0].server_id, 'demo');
+    const table = await runToolport(['audit', 'summary', '--url', server.url, '--token', TOKEN]);
+    assert.match(table.stdout, /^demo +1 +0 +0 +\d+ +closed$/m);
+  });
+
   it('an unwritable audit path stops the start with a clear error', async (t) => {
     const dir = tempDir(t);
     writeFileSync(path.join(dir, 'file'), 'x');
