@@ -729,6 +729,29 @@ static Config load_config_unchecked(const std::string& path) {
         n.check_keys(k::reload::section);
         if (auto v = n.duration<std::chrono::seconds>(k::reload::min_interval_s)) config.reload_min_interval = *v;
     }
+    if (r.has(k::audit_key)) {
+        namespace ka = k::audit;
+        auto a = r.section(k::audit_key);
+        a.check_keys(ka::section);
+        auto& o = config.audit;
+        if (auto v = a.boolean(ka::enabled)) o.enabled = *v;
+        if (auto v = a.string(ka::path)) o.path = *v;
+        if (auto v = a.integer(ka::rotate_bytes)) o.rotate_bytes = *v;
+        if (auto v = a.duration<std::chrono::seconds>(ka::rotate_age_s)) o.rotate_age = *v;
+        if (auto v = a.integer(ka::keep_files)) o.keep_files = *v;
+        if (auto v = a.duration<std::chrono::seconds>(ka::keep_age_s)) o.keep_age = *v;
+        if (auto v = a.one_of(ka::fsync)) {
+            o.fsync = *v == "always"  ? stores::FsyncPolicy::always
+                      : *v == "never" ? stores::FsyncPolicy::never
+                                      : stores::FsyncPolicy::interval;
+        }
+        if (auto v = a.duration<std::chrono::milliseconds>(ka::flush_interval_ms)) o.flush_interval = *v;
+        if (auto v = a.boolean(ka::include_arguments)) o.include_arguments = *v;
+        if (auto v = a.integer(ka::queue_size)) o.queue_capacity = *v;
+        if (auto v = a.boolean(ka::redis)) config.audit_redis = *v;
+        if (auto v = a.string(ka::stream)) config.audit_stream = *v;
+        if (auto v = a.integer(ka::stream_max_len)) o.stream_max_len = *v;
+    }
     if (r.has(k::log_key)) {
         namespace kl = k::log;
         auto l = r.section(k::log_key);

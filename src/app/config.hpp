@@ -12,6 +12,7 @@
 #include "pipeline/policy.hpp"
 #include "providers/source_settings.hpp"
 #include "server/server.hpp"
+#include "stores/audit_log.hpp"
 #include "stores/stores.hpp"
 #include "telemetry/telemetry_settings.hpp"
 #include "transports/http_options.hpp"
@@ -52,6 +53,11 @@ struct Config {
     // often, and never while the last one still runs; one asked meanwhile is answered with
     // that one's outcome. 0: only "never while one runs".
     std::chrono::seconds reload_min_interval{3};
+    // `audit:`: the audit log (its path empty until serve fills in the default, with its
+    // Redis URL from `store:`).
+    stores::AuditOptions audit;
+    std::string audit_stream;  // empty: <store.key_prefix>audit
+    bool audit_redis = true;
     std::string log_level = "info";
     std::string log_format = "json";  // json (one object per line) or text
     std::string log_file;             // empty: stderr

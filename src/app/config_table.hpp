@@ -251,6 +251,49 @@ inline const Key min_interval_s =
 inline const Section section{"reload", "Reloading the sources' definitions.", {&min_interval_s}, true, true};
 }  // namespace reload
 
+// ---- audit ----
+namespace audit {
+inline const Key enabled = boolean_key("enabled",
+                                       "Write one audit record per tools/call, resources/read and prompts/get "
+                                       "(toolport audit reads them).",
+                                       "true");
+inline const Key path = string_key("path", "The audit file (JSON lines); rotated files are kept beside it.",
+                                   "$XDG_STATE_HOME/toolport/audit.jsonl (else ~/.local/state/toolport/audit.jsonl)");
+inline const Key rotate_bytes = integer_key("rotate_bytes", 0, 1099511627776.0,
+                                            "The file is rotated before it grows past this (0: never by size).",
+                                            "67108864");
+inline const Key rotate_age_s = duration_key("rotate_age_s", "s", 0, 86400.0 * 366,
+                                             "The file is rotated when its first record is this old (0: never by age).",
+                                             "86400");
+inline const Key keep_files = integer_key("keep_files", 0, 1000000, "Rotated files kept (0: no limit by count).", "10");
+inline const Key keep_age_s = duration_key("keep_age_s", "s", 0, 86400.0 * 3660,
+                                           "Rotated files older than this are removed (0: no limit by age).", "2592000");
+inline const Key fsync = one_of_key("fsync", {"always", "interval", "never"},
+                                    "When the file is synced to disk: after every write, once per flush interval, "
+                                    "or when the kernel chooses.",
+                                    "interval");
+inline const Key flush_interval_ms =
+    duration_key("flush_interval_ms", "ms", 10, 60000,
+                 "Records are written at least this often: what a killed process can lose at most.", "1000");
+inline const Key include_arguments =
+    boolean_key("include_arguments",
+                "Records carry the call's arguments (secret-looking values redacted), not only their digest.", "false");
+inline const Key queue_size = integer_key("queue_size", 1, 100000000,
+                                          "Records waiting to be written; past it they are dropped and counted.",
+                                          "65536");
+inline const Key redis = boolean_key("redis", "With a redis:// store, also add every record to a capped Redis stream.",
+                                     "true");
+inline const Key stream = string_key("stream", "The Redis stream's key.", "<store.key_prefix>audit");
+inline const Key stream_max_len = integer_key("stream_max_len", 1, 1e12,
+                                              "Entries the stream keeps, about (XADD MAXLEN ~).", "1000000");
+inline const Section section{"audit",
+                             "The audit log: who called what, when, with what outcome.",
+                             {&enabled, &path, &rotate_bytes, &rotate_age_s, &keep_files, &keep_age_s, &fsync,
+                              &flush_interval_ms, &include_arguments, &queue_size, &redis, &stream, &stream_max_len},
+                             true,
+                             true};
+}  // namespace audit
+
 // ---- store ----
 namespace store {
 inline const Key url = with_env(string_key("url", "memory, or redis://[:password@]host:port[/db] shared by replicas.",
@@ -412,6 +455,7 @@ inline const Key log_key = section_key("log", log::section, log::section.doc);
 inline const Key downstream_key = section_key("downstream", downstream::section, downstream::section.doc);
 inline const Key reload_key = section_key("reload", reload::section, reload::section.doc);
 inline const Key telemetry_key = section_key("telemetry", telemetry::keys::section, telemetry::keys::section.doc);
+inline const Key audit_key = section_key("audit", audit::section, audit::section.doc);
 inline const Key sessions = with_env(
     one_of_key("sessions", {"shared", "local"},
                "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.", "local"),
@@ -448,7 +492,7 @@ inline const Section& file() {
             for (const auto* key : kind->file_keys) s.keys.push_back(key);
         }
         for (const auto* key : {&log_key, &pipeline_key, &services, &sources_key, &tools, &store_key, &downstream_key,
-                                &sessions, &auth_key, &reload_key, &telemetry_key}) {
+                                &sessions, &auth_key, &reload_key, &telemetry_key, &audit_key}) {
             s.keys.push_back(key);
         }
         return s;

@@ -11,6 +11,7 @@
 #include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
 #include "observability/tracer.hpp"
+#include "pipeline/stages/audit.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"
@@ -43,6 +44,22 @@ std::shared_ptr<telemetry::OtlpExporter> open_span_exporter(const Config& config
     }
 }
 
+// The audit log, when on. A file the operator named that cannot be opened stops the
+// start; the default one (in the state directory) only turns the audit log off, loudly.
+std::shared_ptr<stores::AuditLog> open_audit(const Config& config) {
+    if (!config.audit.enabled || config.audit.path.empty()) return nullptr;
+    try {
+        auto log = std::make_shared<stores::AuditLog>(config.audit);
+        spdlog::info("audit: records to {}{}", config.audit.path,
+                     config.audit.redis_url.empty() ? "" : " and the Redis stream " + config.audit.stream);
+        return log;
+    } catch (const stores::AuditError& e) {
+        if (!config.audit.path_is_default) throw ConfigError(e.what());
+        spdlog::warn("{}; the audit log is off (set audit.path, or audit.enabled: false)", e.what());
+        return nullptr;
+    }
+}
+
 std::unique_ptr<http_client::HttpClient> open_downstream(const Config& config, AsioExecutor* network) {
     if (!network) return nullptr;
     try {
@@ -61,6 +78,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     : span_exporter_(open_span_exporter(config)),
       downstream_(open_downstream(config, network)),
       stores_(open_stores(config, executor)),
+      audit_(open_audit(config)),
       pipeline_(pipeline::PolicyResolver(config.pipeline)),
       executor_(executor),
       reload_min_interval_(config.reload_min_interval) {
@@ -72,7 +90,12 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
                                           config.telemetry.capture_payloads);
     }
     using namespace pipeline;
-    // Always on, outermost: observation sees the accounted result.
+    // Always on, outermost: the audit record and observation see the accounted result.
+    std::shared_ptr<AuditStage> audit_stage;
+    if (audit_) {
+        audit_stage = std::make_shared<AuditStage>(audit_);
+        pipeline_.add_always(audit_stage);
+    }
     auto observe = std::make_shared<ObserveStage>();
     pipeline_.add_always(observe);
     pipeline_.add_always(std::make_shared<MetaAccounting>());
@@ -81,6 +104,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     pipeline_.add(std::make_shared<ClientQuotaStage>(stores_->rate_limits()));
     pipeline_.add(std::make_shared<CacheStage>(stores_->cache()));
     auto breakers = std::make_shared<CircuitBreakerStage>();
+    breakers_ = breakers;
     pipeline_.add(breakers);
     pipeline_.add(std::make_shared<BudgetStage>(stores_->budgets()));
     pipeline_.add(std::make_shared<RateLimitStage>(stores_->rate_limits()));
@@ -89,6 +113,12 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 
     server_ = std::make_unique<McpServer>(executor, config.server);
     server_->set_tool_invoker(pipeline_.invoker());
+    if (audit_stage) {
+        server_->set_served_listener(
+            [audit_stage](const RequestContext& ctx, auto started, auto steady, std::exception_ptr error) {
+                audit_stage->served(ctx, started, steady, std::move(error));
+            });
+    }
     // Task-supporting tools run as tasks for clients that declared the tasks extension; the
     // records live in the store (shared between replicas with Redis).
     auto tasks = std::make_shared<TaskEngine>(*server_, stores_->tasks());
@@ -213,6 +243,26 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     // /health from the start.
     for (const auto& [service, policy] : pipeline_.policies().config().services) add_service_probe(service);
     breakers->on_new_service = add_service_probe;
+}
+
+Json Runtime::orchestration_summary() {
+    Json services = Json::array();
+    for (const auto& s : breakers_->snapshot(executor_.now())) {
+        const char* state = s.state == pipeline::CircuitBreaker::State::closed ? "closed"
+                            : s.state == pipeline::CircuitBreaker::State::open ? "open"
+                                                                               : "half_open";
+        Json entry = {{"server_id", s.service},
+                      {"breaker", state},
+                      {"healthy", s.state == pipeline::CircuitBreaker::State::closed},
+                      {"total_calls", s.total_calls},
+                      {"failed_calls", s.failed_calls},
+                      {"failure_rate", s.total_calls ? s.failed_calls * 100 / s.total_calls : 0},
+                      {"avg_response_ms", s.avg_response_ms},
+                      {"consecutive_failures", s.consecutive_failures}};
+        if (!s.last_error.empty()) entry["last_error"] = s.last_error;
+        services.push_back(std::move(entry));
+    }
+    return {{"server_health", std::move(services)}, {"sessions", server_->session_count()}};
 }
 
 Runtime::~Runtime() {

@@ -18,6 +18,7 @@
 #include "pipeline/pipeline.hpp"
 #include "providers/source_table.hpp"
 #include "server/server.hpp"
+#include "stores/audit_log.hpp"
 #include "stores/stores.hpp"
 
 namespace toolport {
@@ -29,6 +30,9 @@ class HttpClient;
 }
 namespace telemetry {
 class OtlpExporter;
+}
+namespace pipeline {
+class CircuitBreakerStage;
 }
 
 // What a reload request got: a reload started now, or the running (or last) one's report
@@ -80,6 +84,10 @@ public:
     // Sends the spans still queued, waiting at most `timeout_ms` (at shutdown, once the
     // loop has stopped).
     void flush_telemetry(int timeout_ms = 5000);
+    // The audit log (null when audit is off), and the orchestration summary (per downstream
+    // service: calls, failure rate, mean response time, breaker state; GET /orchestration).
+    stores::AuditLog* audit() { return audit_.get(); }
+    Json orchestration_summary();
 
 private:
     Runtime(const Config& config, Executor& executor, AsioExecutor* network);
@@ -91,6 +99,9 @@ private:
     // In dependency order: the stages use the stores, the server's tool invoker points
     // into the pipeline.
     std::unique_ptr<stores::Stores> stores_;
+    // Before the pipeline whose audit stage writes to it: destroyed after, writing what is queued.
+    std::shared_ptr<stores::AuditLog> audit_;
+    std::shared_ptr<pipeline::CircuitBreakerStage> breakers_;
     pipeline::Pipeline pipeline_;
     std::unique_ptr<McpServer> server_;
     // After the server: stopped and destroyed before it.

@@ -9,9 +9,11 @@
 
 #include "app/runtime.hpp"
 #include "async/asio_executor.hpp"
+#include "async/worker_pool.hpp"
 #include "auth/authenticator.hpp"
 #include "auth/key_source.hpp"
 #include "server/tasks.hpp"
+#include "stores/audit_query.hpp"
 #include "stores/shared_sessions.hpp"
 #include "transports/http_server.hpp"
 #include "transports/io_threads.hpp"
@@ -126,7 +128,11 @@ int serve(const Config& config) {
     // object itself alive until the loop is destroyed, and its sockets must not outlive it.
     std::shared_ptr<stores::SharedSessions> shared_sessions;
     try {
-        runtime = std::make_unique<Runtime>(config, executor);
+        // The audit log's default file and the store's Redis, filled in for serving only.
+        Config served = config;
+        served.audit = stores::resolve_audit_options(config.audit, config.store, config.audit_redis,
+                                                     config.audit_stream);
+        runtime = std::make_unique<Runtime>(served, executor);
     } catch (const ConfigError& e) {
         spdlog::error("{}", e.what());
         return 2;
@@ -140,7 +146,8 @@ int serve(const Config& config) {
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&runtime](const boost::system::error_code& ec, int) {
             if (ec) return;
-            runtime->stop_sources();  // upstream children and their process groups go first
+            runtime->stop_sources();                             // upstream children and their process groups go first
+            if (auto* audit = runtime->audit()) audit->flush();  // the records of the calls answered
             runtime->flush_telemetry();
             std::_Exit(0);
         });
@@ -187,6 +194,17 @@ int serve(const Config& config) {
                            .retry_after = std::chrono::duration_cast<std::chrono::seconds>(
                                outcome.wait + std::chrono::milliseconds(999))};
     };
+    // GET /audit reads the log off the engine's loop; GET /orchestration is the breakers' now.
+    if (auto* audit = runtime->audit()) {
+        auto readers = std::make_shared<WorkerPool>(1);
+        http_options.audit_query = [readers, options = audit->options(),
+                                    &executor](std::string query) -> Task<std::pair<int, std::string>> {
+            co_return co_await readers->run(executor, [options, query = std::move(query)] {
+                return stores::audit_http_query(options, query);
+            });
+        };
+    }
+    http_options.orchestration = [&runtime]() { return runtime->orchestration_summary().dump(); };
     if (!http_options.oauth.issuer.empty()) {
         try {
             enable_oauth(http_options, *runtime);

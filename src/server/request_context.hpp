@@ -35,6 +35,9 @@ struct CallerIdentity {
     std::string principal;   // authenticated subject, empty when auth is off
     std::string session_id;  // MCP session id (HTTP) or "stdio"
     std::string trace_id;    // W3C trace id from traceparent, when sent
+    // The subject of the OAuth access token the latest request came with ("" for other
+    // callers): who the audit log says called (principal is a digest of the credential).
+    std::string subject;
     // The client's values of the headers sources asked for (McpServer::forward_client_header),
     // by lower-case name, as the latest request sent them: per-user credentials. Never
     // logged; cached results are scoped by them.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <set>
@@ -187,6 +188,14 @@ public:
     // Told about every session that ends (for per-session summaries).
     using SessionClosedListener = std::function<void(const CallerIdentity& caller)>;
     void set_session_closed_listener(SessionClosedListener listener) { session_closed_listener_ = std::move(listener); }
+    // Told when a request served outside the call pipeline is over (resources/read,
+    // prompts/get, a tools/call refused before the pipeline): the audit log. `error` is
+    // what it failed with, null when it was answered.
+    using ServedListener =
+        std::function<void(const RequestContext& ctx, std::chrono::system_clock::time_point started,
+                           std::chrono::steady_clock::time_point started_steady, std::exception_ptr error)>;
+    void set_served_listener(ServedListener listener) { served_listener_ = std::move(listener); }
+    const ServedListener& served_listener() const { return served_listener_; }
 
     // Declares a protocol extension: `settings` are advertised under
     // capabilities.extensions[id] (inline, as SEP-2133 has it) and `methods` are served in
@@ -228,6 +237,7 @@ private:
     std::function<void()> sources_late_;
     std::chrono::steady_clock::time_point sources_deadline_{};
     SessionClosedListener session_closed_listener_;
+    ServedListener served_listener_;
     std::vector<SubscriptionListener> subscription_listeners_;
     std::map<std::string, ViewSpec> views_;
     // Per view without declared sources, the sources of its tools: worked out when first

@@ -158,7 +158,7 @@ Task<Json> tool_call_reply(McpServer& server, RequestContext& ctx, const std::sh
     co_return reply;
 }
 
-Task<Json> ServerSession::call_tool(RequestContext& ctx) {
+Task<Json> ServerSession::call_tool_inner(RequestContext& ctx) {
     auto name = required_string(ctx.params(), "name");
     auto tool = server_.registry().tool_ptr(name);
     if (!tool) {
@@ -214,7 +214,7 @@ Task<Json> ServerSession::list_resource_templates(RequestContext& ctx) {
     co_return result;
 }
 
-Task<Json> ServerSession::read_resource(RequestContext& ctx) {
+Task<Json> ServerSession::read_resource_inner(RequestContext& ctx) {
     auto uri = required_string(ctx.params(), "uri");
     const auto& registry = server_.registry();
     // A resource or template the caller cannot see is passed over, as if it were not there.
@@ -259,7 +259,7 @@ Task<Json> ServerSession::list_prompts(RequestContext& ctx) {
     co_return result;
 }
 
-Task<Json> ServerSession::get_prompt(RequestContext& ctx) {
+Task<Json> ServerSession::get_prompt_inner(RequestContext& ctx) {
     auto name = required_string(ctx.params(), "name");
     auto it = server_.registry().prompts().find(name);
     if (it == server_.registry().prompts().end() || !server_.visible(caller(), *it->second)) unknown_prompt(name);
@@ -398,6 +398,64 @@ Task<Json> ServerSession::listen(RequestContext& ctx) {
     });
     co_await ended;  // only ever ends by cancellation
     co_return Json::object();
+}
+
+// The audit log's view of the requests it records outside the call pipeline: how each
+// ended, told to the server's served listener (nothing is timed without one). A tools/call
+// is recorded by the pipeline once it gets there; here only when it is refused with a
+// protocol error (an unknown tool, bad params, a refused task).
+class ServedReport {
+public:
+    explicit ServedReport(const McpServer& server) : listener_(server.served_listener()) {
+        if (listener_) {
+            at_ = std::chrono::system_clock::now();
+            steady_ = std::chrono::steady_clock::now();
+        }
+    }
+    void operator()(const RequestContext& ctx, std::exception_ptr error) const {
+        if (listener_) listener_(ctx, at_, steady_, std::move(error));
+    }
+
+private:
+    const McpServer::ServedListener& listener_;
+    std::chrono::system_clock::time_point at_{};
+    std::chrono::steady_clock::time_point steady_{};
+};
+
+Task<Json> ServerSession::call_tool(RequestContext& ctx) {
+    ServedReport served(server_);
+    try {
+        co_return co_await call_tool_inner(ctx);
+    } catch (const RpcError&) {
+        served(ctx, std::current_exception());
+        throw;
+    }
+}
+
+Task<Json> ServerSession::read_resource(RequestContext& ctx) {
+    ServedReport served(server_);
+    Json result;
+    try {
+        result = co_await read_resource_inner(ctx);
+    } catch (...) {
+        served(ctx, std::current_exception());
+        throw;
+    }
+    served(ctx, nullptr);
+    co_return result;
+}
+
+Task<Json> ServerSession::get_prompt(RequestContext& ctx) {
+    ServedReport served(server_);
+    Json result;
+    try {
+        result = co_await get_prompt_inner(ctx);
+    } catch (...) {
+        served(ctx, std::current_exception());
+        throw;
+    }
+    served(ctx, nullptr);
+    co_return result;
 }
 
 }  // namespace toolport

@@ -124,6 +124,11 @@ private:
     Task<Json> complete(RequestContext& ctx);
     Task<Json> discover(RequestContext& ctx);
     Task<Json> listen(RequestContext& ctx);
+    // What call_tool, read_resource and get_prompt run, reported to the server's served
+    // listener (the audit log) when they end.
+    Task<Json> call_tool_inner(RequestContext& ctx);
+    Task<Json> read_resource_inner(RequestContext& ctx);
+    Task<Json> get_prompt_inner(RequestContext& ctx);
 
     static const std::unordered_map<std::string_view, Handler>& method_table();
     static const Json& or_empty(const Json& object);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/task.hpp"
 #include "observability/metrics.hpp"
 #include "transports/http_policy.hpp"
 #include "util/sanitize.hpp"
@@ -60,6 +61,56 @@ HttpAnswer HttpEndpoint::State::reload_answer(const HttpRequestView& req) {
                                           {"Cache-Control", "no-store"},
                                           {"Retry-After", retry_after}},
                                          std::move(outcome.body)));
+}
+
+// Without authentication, the operator's reading endpoints are served only on a loopback
+// listener, as /admin/reload is: the audit log names callers and what they called.
+std::optional<HttpAnswer> HttpEndpoint::State::open_admin_refusal(const HttpRequestView& req, std::string_view path) {
+    if (auth_on() || http_policy::is_loopback_host(opts.host)) return std::nullopt;
+    return rpc_error(req, 403, ec::kInvalidRequest,
+                     fmt::format("Forbidden: {} needs bearer authentication when not listening on loopback", path));
+}
+
+// GET /audit: read off the engine's loop (the query reads files or Redis), answered when done.
+HttpAnswer HttpEndpoint::State::audit_answer(const HttpRequestView& req, std::string_view query) {
+    if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
+    if (auto refusal = open_admin_refusal(req, "/audit")) return std::move(*refusal);
+    auto deferred = make_deferred();
+    spawn(answer_audit(shared_from_this(), deferred, std::make_shared<endpoint::OwnedRequest>(req),
+                       std::string(query.empty() ? query : query.substr(1))),
+          [deferred](std::exception_ptr error) {
+              if (error) deferred->resolve({});
+          });
+    return deferred_answer(deferred);
+}
+
+Task<void> HttpEndpoint::State::answer_audit(std::shared_ptr<State> self,
+                                             std::shared_ptr<endpoint::DeferredAnswer> deferred,
+                                             std::shared_ptr<endpoint::OwnedRequest> req, std::string query) {
+    std::pair<int, std::string> result;
+    try {
+        result = co_await self->opts.audit_query(std::move(query));
+    } catch (const std::exception& e) {
+        spdlog::error("audit query failed: {}", util::sanitize_for_message(e.what()));
+        result = {500, R"({"error":"the audit query failed"})"};
+    }
+    if (self->stopping) {
+        deferred->resolve({});
+        co_return;
+    }
+    deferred->resolve(
+        self->answer_with(*req, format_reply(req->version(), req->keep_alive(), static_cast<unsigned>(result.first),
+                                             {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                             std::move(result.second))));
+}
+
+// GET /orchestration: the orchestration summary, now.
+HttpAnswer HttpEndpoint::State::orchestration_answer(const HttpRequestView& req) {
+    if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
+    if (auto refusal = open_admin_refusal(req, "/orchestration")) return std::move(*refusal);
+    return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
+                                         {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                         opts.orchestration()));
 }
 
 // /health is public (http.public_health): the states sources report are free text, and a

@@ -87,7 +87,9 @@ void HttpEndpoint::State::take_client_headers(const HttpRequestView& req, const 
     }
     caller.scopes.reset();
     caller.access_token.clear();
+    caller.subject.clear();
     if (credential.oauth) {
+        caller.subject = credential.oauth->subject;
         caller.scopes = credential.oauth->scopes;
         caller.access_token = http_policy::bearer_token(req.header("Authorization"));
     }
@@ -108,7 +110,10 @@ std::optional<std::string> HttpEndpoint::State::profile_refusal(const Credential
             "the profile \"{}\" (a token never widens what its holder sees); use {} or {}/{}",
             credential.profile, asked, opts.path, opts.path, credential.profile);
     }
-    if (path != "/metrics" && path != "/health" && path != "/admin/reload") return std::nullopt;
+    if (path != "/metrics" && path != "/health" && path != "/admin/reload" && path != "/audit" &&
+        path != "/orchestration") {
+        return std::nullopt;
+    }
     return fmt::format(
         "Forbidden: this bearer token selects the gateway profile \"{}\", which is served at {} "
         "only; {} needs one of the server's own tokens",

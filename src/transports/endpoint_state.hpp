@@ -10,7 +10,7 @@
 //   endpoint_post.cpp             POST at the MCP path (sessions; the stateless revision)
 //   endpoint_streams.cpp          GET streams (resumption included) and DELETE
 //   endpoint_legacy_sse.cpp       legacy HTTP+SSE (/sse, /messages)
-//   endpoint_admin.cpp            the operator's /metrics, /health and /admin/reload
+//   endpoint_admin.cpp            the operator's /metrics, /health, /admin/reload, /audit, /orchestration
 //   endpoint_answers.cpp          replies, event streams, pending POSTs, deferred answers
 #pragma once
 
@@ -313,6 +313,12 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     // ------------------------------------------------------------ operator endpoints (endpoint_admin.cpp)
     HttpAnswer observability_answer(const HttpRequestView& req, bool metrics);
     HttpAnswer reload_answer(const HttpRequestView& req);
+    // GET /audit?principal=&tool=&outcome=&since=&until=&limit= and GET /orchestration.
+    std::optional<HttpAnswer> open_admin_refusal(const HttpRequestView& req, std::string_view path);
+    HttpAnswer audit_answer(const HttpRequestView& req, std::string_view query);
+    HttpAnswer orchestration_answer(const HttpRequestView& req);
+    static Task<void> answer_audit(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
+                                   std::shared_ptr<endpoint::OwnedRequest> req, std::string query);
     static std::string public_report(std::string body);
     std::pair<int, std::string> health_response();
 

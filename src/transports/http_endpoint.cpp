@@ -57,6 +57,8 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
     const bool is_metrics = opts.metrics_endpoint && path == "/metrics" && path != opts.path;
     const bool is_health = opts.health_endpoint && opts.health_report && path == "/health" && path != opts.path;
     const bool is_reload = opts.reload && path == "/admin/reload" && path != opts.path;
+    const bool is_audit = opts.audit_query && path == "/audit" && path != opts.path;
+    const bool is_orchestration = opts.orchestration && path == "/orchestration" && path != opts.path;
 
     // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400, and so is any
     // request with more than one Host, or with an empty one (which no check could pass).
@@ -93,12 +95,14 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
             return rpc_error(req, 403, ec::kInvalidRequest, *refusal);
         }
     }
-    if ((is_metrics || is_reload) && credential.oauth) {
+    if ((is_metrics || is_reload || is_audit || is_orchestration) && credential.oauth) {
         if (auto refusal = admin_refusal(req, *credential.oauth, path)) return std::move(*refusal);
     }
 
     if (is_metrics || is_health) return observability_answer(req, is_metrics);
     if (is_reload) return reload_answer(req);
+    if (is_audit) return audit_answer(req, target.substr(path.size()));
+    if (is_orchestration) return orchestration_answer(req);
     if (path == opts.path || is_view_path(path)) {
         switch (req.method()) {
             case HttpMethod::post: return handle_post(req, credential, reentry);

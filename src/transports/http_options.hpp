@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "async/task.hpp"
 #include "auth/scope_policy.hpp"
 
 namespace toolport {
@@ -125,6 +126,13 @@ struct HttpOptions {
     // authentication off it is served only while the server listens on loopback. Not
     // served while unset. Called on the engine's loop.
     std::function<AdminReload()> reload;
+    // GET /audit: the audit log's records that match the query string's filters
+    // (stores/audit_record.hpp: principal, tool, outcome, method, session, since, until,
+    // limit), as {status, JSON body}; GET /orchestration: the orchestration summary (JSON).
+    // The operator's, protected as /admin/reload is. Not served while unset. Called on the
+    // engine's loop (the query does its reading off it).
+    std::function<Task<std::pair<int, std::string>>(std::string query)> audit_query;
+    std::function<std::string()> orchestration;
     // Sessions shared with the other replicas on one Redis (`sessions: shared`): any
     // replica serves any Streamable HTTP session (stores/shared_sessions.hpp). Null:
     // a session lives on the replica that created it.

@@ -24,5 +24,6 @@ Command add_logout(CLI::App& app);    // toolport logout URL (login_command.cpp)
 Command add_test(CLI::App& app);      // toolport test (test_command.cpp)
 Command add_reload(CLI::App& app);    // toolport reload (reload_command.cpp)
 Command add_patterns(CLI::App& app);  // toolport patterns list|approve (patterns_command.cpp)
+Command add_audit(CLI::App& app);     // toolport audit [summary] (audit_command.cpp)
 
 }  // namespace toolport::commands

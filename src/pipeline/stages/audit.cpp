@@ -1,0 +1,155 @@
+#include "pipeline/stages/audit.hpp"
+
+#include "async/completion.hpp"
+#include "async/control_signal.hpp"
+#include "observability/events.hpp"
+#include "pipeline/stages/observe.hpp"
+#include "protocol/request_id.hpp"
+#include "server/tool_error.hpp"
+
+namespace toolport::pipeline {
+
+namespace {
+
+std::string id_text(const protocol::RequestId& id) {
+    Json j = protocol::loggable_id(id);
+    return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+double ms_since(std::chrono::steady_clock::time_point started) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+const std::string* string_member(const Json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+
+}  // namespace
+
+AuditStage::AuditStage(std::shared_ptr<stores::AuditLog> log) : log_(std::move(log)) {}
+
+stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Json* arguments) const {
+    stores::AuditRecord r;
+    const CallerIdentity& caller = ctx.caller();
+    r.method = ctx.method();
+    r.principal = caller.principal;
+    r.subject = caller.subject;
+    r.session = caller.session_id;
+    r.profile = caller.view;
+    r.trace_id = caller.trace_id;
+    r.request_id = id_text(ctx.request_id());
+    r.replica = log_->options().replica;
+    if (arguments && !arguments->is_null()) {
+        r.args_sha256 = stores::arguments_digest(*arguments);
+        // Only by choice, and never the values of keys that look like secrets. Huge
+        // arguments keep their digest only: a record stays a line a reader can take.
+        if (log_->options().include_arguments) {
+            static constexpr std::size_t kMaxArgumentBytes = 16 * 1024;
+            Json redacted = observability::redact_fields(*arguments);
+            if (redacted.dump(-1, ' ', false, Json::error_handler_t::replace).size() <= kMaxArgumentBytes) {
+                r.arguments = std::move(redacted);
+            } else {
+                r.arguments = Json{{"omitted", "larger than 16 KiB; see args_sha256"}};
+            }
+        }
+    }
+    return r;
+}
+
+Task<ToolResult> AuditStage::handle(Call& call, const Next& next) {
+    const auto started = std::chrono::system_clock::now();
+    ToolResult result = unassigned_result();
+    std::string outcome = "ok", code;
+    std::exception_ptr rethrow;
+    try {
+        result = co_await next(call);
+        if (result.is_error) {
+            outcome = "tool_error";
+            code = ObserveStage::outcome_code(result);
+        }
+    } catch (const ToolError& e) {
+        result = call.tool->error_result(e);
+        outcome = "tool_error";
+        code = ObserveStage::outcome_code(result);
+    } catch (const OperationCancelled&) {
+        outcome = "cancelled";
+        rethrow = std::current_exception();
+    } catch (const ControlSignal&) {
+        // An input round trip (stateless MRTR): the call is not over; its retry is recorded.
+        throw;
+    } catch (const RpcError& e) {
+        // A protocol error goes back to the client as one, and the server records it
+        // (ServerSession::call_tool); a client's refusal (sampling, elicitation) becomes a
+        // tool error there (server_methods.cpp).
+        if (!e.from_peer) throw;
+        outcome = "tool_error";
+        code = "INTERNAL_ERROR";
+        rethrow = std::current_exception();
+    } catch (const std::exception&) {
+        outcome = "tool_error";
+        code = "INTERNAL_ERROR";
+        rethrow = std::current_exception();
+    }
+    stores::AuditRecord r = base_record(call.ctx, &call.arguments);
+    r.time = started;
+    r.target = call.tool->name;
+    r.source = call.tool->source;
+    r.outcome = std::move(outcome);
+    r.code = std::move(code);
+    r.duration_ms = ms_since(call.started);
+    r.cache = std::string(to_string(call.cache_status));
+    if (result.meta.is_object()) {
+        if (const auto* cache = string_member(result.meta, "cache_status")) r.cache = *cache;
+        auto d = result.meta.find("downstream_api_calls");
+        if (d != result.meta.end() && d->is_number_integer()) r.downstream_calls = d->get<long long>();
+    }
+    if (!r.downstream_calls) r.downstream_calls = call.downstream_api_calls.value_or(call.ctx.downstream_requests());
+    log_->submit(std::move(r));
+    if (rethrow) std::rethrow_exception(rethrow);
+    co_return result;
+}
+
+void AuditStage::served(const RequestContext& ctx, std::chrono::system_clock::time_point started,
+                        std::chrono::steady_clock::time_point started_steady, std::exception_ptr error) {
+    std::string outcome = "ok", code;
+    // A tools/call comes here only when refused with a protocol error: the pipeline
+    // records every other.
+    if (ctx.method() == "tools/call" && !error) return;
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const OperationCancelled&) {
+            if (ctx.method() == "tools/call") return;  // the pipeline recorded it
+            outcome = "cancelled";
+        } catch (const ControlSignal&) {
+            return;  // an input round trip: the retry is recorded
+        } catch (const RpcError& e) {
+            outcome = "protocol_error";
+            code = std::to_string(e.code);
+        } catch (const ToolError& e) {
+            outcome = "tool_error";
+            code = std::string(code_name(e.code()));
+        } catch (...) {
+            outcome = "protocol_error";
+            code = std::to_string(protocol::error_code::kInternalError);
+        }
+    }
+    const Json& params = ctx.params();
+    const Json* arguments = nullptr;
+    if (params.is_object()) {
+        auto it = params.find("arguments");
+        if (it != params.end()) arguments = &*it;
+    }
+    stores::AuditRecord r = base_record(ctx, arguments);
+    r.time = started;
+    if (const auto* uri = string_member(params, "uri")) r.target = *uri;
+    else if (const auto* name = string_member(params, "name")) r.target = *name;
+    r.outcome = std::move(outcome);
+    r.code = std::move(code);
+    r.duration_ms = ms_since(started_steady);
+    log_->submit(std::move(r));
+}
+
+}  // namespace toolport::pipeline

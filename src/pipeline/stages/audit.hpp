@@ -1,0 +1,37 @@
+// AuditStage (always on, outermost): one audit record per tool call, whatever its outcome
+// (a result, a tool error, a protocol error, a call its client cancelled), handed to the
+// audit log (stores/audit_log.hpp), which writes it off the call's path. The records of
+// resources/read and prompts/get, which do not pass the pipeline, are made here too
+// (served(), called from the server's hook) so that every record is made one way.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <memory>
+
+#include "pipeline/pipeline.hpp"
+#include "stores/audit_log.hpp"
+
+namespace toolport::pipeline {
+
+class AuditStage final : public Stage {
+public:
+    explicit AuditStage(std::shared_ptr<stores::AuditLog> log);
+    std::string_view name() const override { return "audit"; }
+    Task<ToolResult> handle(Call& call, const Next& next) override;
+
+    // The record of a request the server answered outside the pipeline: resources/read,
+    // prompts/get, or a tools/call refused before it reached the pipeline (unknown tool).
+    // `error` is what it failed with (null: it succeeded).
+    void served(const RequestContext& ctx, std::chrono::system_clock::time_point started,
+                std::chrono::steady_clock::time_point started_steady, std::exception_ptr error);
+
+    // The record's fields every request has (caller, session, profile, request id, trace),
+    // and its arguments' digest (the arguments too when audit.include_arguments, redacted).
+    stores::AuditRecord base_record(const RequestContext& ctx, const Json* arguments) const;
+
+private:
+    std::shared_ptr<stores::AuditLog> log_;
+};
+
+}  // namespace toolport::pipeline

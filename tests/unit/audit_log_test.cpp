@@ -1,0 +1,271 @@
+// The audit log: record encoding and parsing, the filters, the writer (rotation by size,
+// retention by count, drops when the queue is full, an unwritable path), and reading back
+// a garbled file without failing.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "stores/audit_log.hpp"
+#include "stores/audit_query.hpp"
+#include "stores/audit_record.hpp"
+
+namespace toolport::stores {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        char name[] = "/tmp/toolport-audit-test-XXXXXX";
+        path = mkdtemp(name);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+AuditRecord record(std::string target, std::string outcome = "ok", std::string principal = "bearer:abc") {
+    AuditRecord r;
+    r.time = std::chrono::system_clock::now();
+    r.method = "tools/call";
+    r.target = std::move(target);
+    r.principal = std::move(principal);
+    r.session = "s1";
+    r.outcome = std::move(outcome);
+    r.duration_ms = 1.5;
+    r.args_sha256 = arguments_digest(Json{{"b", 1}, {"a", 2}});
+    return r;
+}
+
+std::vector<std::string> lines_of(const fs::path& file) {
+    std::ifstream in(file);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+TEST(AuditRecord, EncodesOneLineWithoutEmptyFieldsAndParsesBack) {
+    auto r = record("get_weather", "tool_error");
+    r.code = "TIMEOUT";
+    r.downstream_calls = 3;
+    r.cache = "miss";
+    const std::string line = encode_record(r);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    auto parsed = parse_record(line);
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ((*parsed)["target"], "get_weather");
+    EXPECT_EQ((*parsed)["code"], "TIMEOUT");
+    EXPECT_EQ((*parsed)["downstream_calls"], 3);
+    EXPECT_FALSE(parsed->contains("trace_id"));  // empty: left out
+    EXPECT_FALSE(parsed->contains("arguments"));
+}
+
+TEST(AuditRecord, DigestIgnoresKeyOrderAndDiffersForOtherArguments) {
+    EXPECT_EQ(arguments_digest(Json::parse(R"({"a":1,"b":[1,2]})")),
+              arguments_digest(Json::parse(R"({"b":[1,2],"a":1})")));
+    EXPECT_NE(arguments_digest(Json::parse(R"({"a":1})")), arguments_digest(Json::parse(R"({"a":2})")));
+    EXPECT_EQ(arguments_digest(Json::object()).size(), 64u);
+}
+
+TEST(AuditRecord, KeepsARecordWhoseTextIsNotUtf8) {
+    auto r = record(std::string("bad\xff\xfe uri"));
+    auto parsed = parse_record(encode_record(r));
+    ASSERT_TRUE(parsed);
+    EXPECT_TRUE((*parsed)["target"].is_string());
+}
+
+TEST(AuditRecord, RefusesLinesThatAreNotRecords) {
+    for (const char* line : {"", "garbage", "[1,2]", "{\"no_ts\":1}", "{\"ts\":5}", "{\"ts\":\"2026-11-28T06:40:17Z\"",
+                             "{\"ts\":\"2026-11-28T06:40:17Z\", \"target\": \"x"}) {
+        EXPECT_FALSE(parse_record(line)) << line;
+    }
+}
+
+TEST(AuditRecord, ParsesTimesAndAges) {
+    const auto now = std::chrono::system_clock::now();
+    auto t = parse_time("2026-11-28T06:40:17.250Z", now);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(iso_time(*t), "2026-11-28T06:40:17.250Z");
+    EXPECT_EQ(iso_time(*parse_time("2026-11-28", now)), "2026-11-28T00:00:00.000Z");
+    EXPECT_EQ(*parse_time("15m", now), now - 15min);
+    EXPECT_EQ(*parse_time("2d", now), now - 48h);
+    for (const char* bad : {"", "yesterday", "2026-13-01", "2026-11-28T25:00:00Z", "15x", "-5m", "2026-11-28T06:40",
+                            "99999999999999999999d", "2999-01-01"}) {
+        EXPECT_FALSE(parse_time(bad, now)) << bad;
+    }
+}
+
+TEST(AuditFilter, MatchesEachFieldAndTheTimeRange) {
+    const auto now = std::chrono::system_clock::now();
+    auto j = *parse_record(encode_record(record("get_weather", "tool_error", "bearer:abc")));
+    AuditFilter f;
+    EXPECT_TRUE(f.matches(j));
+    ASSERT_EQ(set_filter_field(f, "tool", "get_weather", now), "");
+    EXPECT_TRUE(f.matches(j));
+    ASSERT_EQ(set_filter_field(f, "outcome", "error", now), "");
+    EXPECT_TRUE(f.matches(j));
+    ASSERT_EQ(set_filter_field(f, "outcome", "ok", now), "");
+    EXPECT_FALSE(f.matches(j));
+    f.outcome.clear();
+    ASSERT_EQ(set_filter_field(f, "principal", "bearer:other", now), "");
+    EXPECT_FALSE(f.matches(j));
+    f.principal.clear();
+    ASSERT_EQ(set_filter_field(f, "since", "1h", now), "");
+    EXPECT_TRUE(f.matches(j));
+    ASSERT_EQ(set_filter_field(f, "until", "1h", now), "");
+    EXPECT_FALSE(f.matches(j));
+    EXPECT_NE(set_filter_field(f, "outcome", "maybe", now), "");
+    EXPECT_NE(set_filter_field(f, "limit", "-1", now), "");
+    EXPECT_NE(set_filter_field(f, "since", "soon", now), "");
+    EXPECT_NE(set_filter_field(f, "colour", "red", now), "");
+}
+
+TEST(AuditLog, WritesQueuedRecordsAndReadsThemBackFiltered) {
+    TempDir dir;
+    AuditOptions o;
+    o.path = (dir.path / "audit.jsonl").string();
+    {
+        AuditLog log(o);
+        EXPECT_TRUE(log.submit(record("a")));
+        EXPECT_TRUE(log.submit(record("b", "tool_error")));
+        EXPECT_TRUE(log.submit(record("a", "protocol_error", "oauth:x")));
+        log.flush();
+        EXPECT_EQ(log.stats().written, 3u);
+    }
+    EXPECT_EQ(lines_of(o.path).size(), 3u);
+    AuditFilter f;
+    f.tool = "a";
+    auto result = query_audit_files(o.path, f);
+    ASSERT_EQ(result.records.size(), 2u);
+    EXPECT_EQ(result.records[1]["principal"], "oauth:x");
+    f = {};
+    f.limit = 1;
+    result = query_audit_files(o.path, f);
+    ASSERT_EQ(result.records.size(), 1u);
+    EXPECT_EQ(result.records[0]["outcome"], "protocol_error");  // the newest
+}
+
+TEST(AuditLog, RotatesBySizeAndKeepsTheConfiguredNumberOfFiles) {
+    TempDir dir;
+    AuditOptions o;
+    o.path = (dir.path / "audit.jsonl").string();
+    o.rotate_bytes = 600;  // a few records a file
+    o.keep_files = 2;
+    {
+        AuditLog log(o);
+        for (int i = 0; i < 40; ++i) {
+            log.submit(record("t" + std::to_string(i)));
+            if (i % 5 == 4) log.flush();  // several batches, several rotations
+        }
+        log.flush();
+        EXPECT_GT(log.stats().rotations, 2u);
+    }
+    auto files = audit_files(o.path);
+    ASSERT_EQ(files.size(), 3u);  // two rotated, the active one
+    EXPECT_EQ(files.back(), o.path);
+    for (const auto& f : files) EXPECT_LE(fs::file_size(f), 600u) << f;
+    // The newest records are all there, in order, across the files.
+    AuditFilter all;
+    all.limit = 0;
+    auto result = query_audit_files(o.path, all);
+    ASSERT_FALSE(result.records.empty());
+    EXPECT_EQ(result.records.back()["target"], "t39");
+    for (std::size_t i = 1; i < result.records.size(); ++i) {
+        EXPECT_EQ(std::stoi(result.records[i]["target"].get<std::string>().substr(1)),
+                  std::stoi(result.records[i - 1]["target"].get<std::string>().substr(1)) + 1);
+    }
+}
+
+TEST(AuditLog, DropsAndCountsWhenTheQueueIsFullNeverBlocking) {
+    TempDir dir;
+    AuditOptions o;
+    o.path = (dir.path / "audit.jsonl").string();
+    o.queue_capacity = 4;
+    o.flush_interval = 60000ms;  // the writer sleeps: only a full queue wakes it
+    AuditLog log(o);
+    int accepted = 0;
+    for (int i = 0; i < 1000; ++i) accepted += log.submit(record("x")) ? 1 : 0;
+    log.flush();
+    const auto stats = log.stats();
+    EXPECT_EQ(stats.written, static_cast<std::uint64_t>(accepted));
+    EXPECT_EQ(stats.dropped, static_cast<std::uint64_t>(1000 - accepted));
+    EXPECT_GT(stats.dropped, 0u);
+}
+
+TEST(AuditLog, AnUnwritablePathIsAClearErrorAtStart) {
+    TempDir dir;
+    AuditOptions o;
+    std::ofstream(dir.path / "file") << "x";
+    o.path = (dir.path / "file" / "audit.jsonl").string();  // under a regular file
+    try {
+        AuditLog log(o);
+        FAIL() << "opened";
+    } catch (const AuditError& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot open the audit file"), std::string::npos);
+    }
+    o.path = dir.path.string();  // a directory
+    EXPECT_THROW(AuditLog{o}, AuditError);
+}
+
+TEST(AuditQuery, SkipsGarbledLinesAndATruncatedLastLine) {
+    TempDir dir;
+    const auto path = dir.path / "audit.jsonl";
+    {
+        std::ofstream out(path, std::ios::binary);
+        out << encode_record(record("a")) << "\n";
+        out << "not json at all\n";
+        out << std::string("\0\x01\x02\xff", 4) << "\n";
+        out << "{\"ts\":\"2026-11-28T06:40:17Z\",\"target\":[1,2,{\"x\"\n";
+        out << "\n";
+        out << encode_record(record("b")) << "\n";
+        out << encode_record(record("c")).substr(0, 30);  // cut short by a crash
+    }
+    AuditFilter all;
+    auto result = query_audit_files(path.string(), all);
+    ASSERT_EQ(result.records.size(), 2u);
+    EXPECT_EQ(result.records[0]["target"], "a");
+    EXPECT_EQ(result.records[1]["target"], "b");
+    EXPECT_EQ(result.skipped_lines, 4u);
+    // A record whose fields have other types than written is kept and filtered safely.
+    std::ofstream(path, std::ios::app) << "\n{\"ts\":\"x\",\"target\":5,\"outcome\":{}}\n";
+    all.tool = "a";
+    all.since = std::chrono::system_clock::now() - 1h;
+    result = query_audit_files(path.string(), all);
+    EXPECT_EQ(result.records.size(), 1u);
+}
+
+TEST(AuditQuery, NoFileIsAnEmptyResult) {
+    TempDir dir;
+    auto result = query_audit_files((dir.path / "none.jsonl").string(), AuditFilter{});
+    EXPECT_TRUE(result.records.empty());
+}
+
+TEST(AuditFollower, ReadsNewRecordsAcrossARotation) {
+    TempDir dir;
+    AuditOptions o;
+    o.path = (dir.path / "audit.jsonl").string();
+    o.rotate_bytes = 1000;  // a few records a file
+    AuditLog log(o);
+    log.submit(record("before"));
+    log.flush();
+    AuditFollower follower(o.path, AuditFilter{});
+    EXPECT_TRUE(follower.poll().empty());  // starts at the end
+    std::vector<std::string> seen;
+    for (int i = 0; i < 12; ++i) {
+        log.submit(record("n" + std::to_string(i)));
+        log.flush();
+        for (auto& r : follower.poll()) seen.push_back(r["target"]);
+    }
+    for (auto& r : follower.poll()) seen.push_back(r["target"]);
+    EXPECT_GT(log.stats().rotations, 0u);
+    ASSERT_EQ(seen.size(), 12u);
+    for (int i = 0; i < 12; ++i) EXPECT_EQ(seen[i], "n" + std::to_string(i));
+}
+
+}  // namespace
+}  // namespace toolport::stores
