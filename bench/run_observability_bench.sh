@@ -11,7 +11,7 @@
 #   traced   OTEL_EXPORTER_OTLP_ENDPOINT to nginx answering 200 at /v1/traces (a collector
 #            that costs nothing), OTEL_TRACES_SAMPLER=always_on: a SERVER span per call
 #   audit    `audit: {enabled: true}` (a JSONL file in the run's temporary directory, default
-#            flush), when the binary knows the audit section
+#            flush), when the binary knows the audit section (the others run with it off)
 #   baseline BENCH_BASELINE_BIN, when set: the same as off, on that binary
 # Each round runs every server once, in turn; the ratio of each to off per round and their
 # median are printed, and after the run the exporter's counts from /metrics (spans exported,
@@ -61,12 +61,16 @@ start() {  # start NAME BINARY CONFIG-TEXT [ENV...]
   url[$name]=http://127.0.0.1:$port/mcp
   sid[$name]=$(open_mcp_session "${url[$name]}" "$version")
 }
-start off "$TOOLPORT_BIN" ''
-start traced "$TOOLPORT_BIN" '' OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$collector_port" \
+# The audit log is on by default where the binary has one: off everywhere but on `audit`.
+no_audit=''
+printf 'audit:\n  enabled: false\n' > "$tmp/probe.yaml"
+if "$TOOLPORT_BIN" config check "$tmp/probe.yaml" >/dev/null 2>&1; then no_audit=$'audit:\n  enabled: false\n'; fi
+start off "$TOOLPORT_BIN" "$no_audit"
+start traced "$TOOLPORT_BIN" "$no_audit" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$collector_port" \
   OTEL_TRACES_SAMPLER=always_on OTEL_SERVICE_NAME=bench
 grep -q "exporting traces" "$tmp/traced.log" || die "the traced server does not say it exports: $(cat "$tmp/traced.log")"
-if "$TOOLPORT_BIN" config check <(printf 'audit:\n  enabled: true\n') >/dev/null 2>&1; then
-  start audit "$TOOLPORT_BIN" "$(printf 'audit:\n  enabled: true\n  file: %s/audit.jsonl\n' "$tmp")"
+if [[ -n "$no_audit" ]]; then
+  start audit "$TOOLPORT_BIN" "$(printf 'audit:\n  enabled: true\n  path: %s/audit.jsonl\n' "$tmp")"
   servers+=(audit)
 fi
 if [[ -n "${BENCH_BASELINE_BIN:-}" ]]; then

@@ -205,6 +205,25 @@ void write_json(const Json& value, std::string& out) {
     write_value(value, sink);
 }
 
+void write_json_string(std::string_view text, std::string& out) {
+    // Nothing to escape (the usual case): appended as it is, without a sink's set-up.
+    std::size_t plain = plain_prefix(text.data(), text.size());
+    while (plain < text.size()) {
+        const auto c = static_cast<unsigned char>(text[plain]);
+        if (c >= 0x80 || kEscapes[c] != 0) break;
+        ++plain;
+    }
+    if (plain == text.size()) {
+        out.reserve(out.size() + text.size() + 2);
+        out += '"';
+        out += text;
+        out += '"';
+        return;
+    }
+    TextSink sink(out);
+    write_string(text, sink);
+}
+
 std::size_t json_size(const Json& value) {
     CountSink sink;
     write_value(value, sink);

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "protocol/request_id.hpp"
 
@@ -27,5 +28,8 @@ namespace toolport::protocol {
 void write_json(const Json& value, std::string& out);
 // How many bytes write_json would append, without writing them.
 std::size_t json_size(const Json& value);
+// Appends `text` as a JSON string (quoted, escaped; invalid UTF-8 replaced as nlohmann
+// replaces it): for writers that build a line field by field (the audit log's records).
+void write_json_string(std::string_view text, std::string& out);
 
 }  // namespace toolport::protocol

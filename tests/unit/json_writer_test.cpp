@@ -127,3 +127,17 @@ TEST(JsonWriter, TheSchemaSuiteDocumentsMatchNlohmann) {
 
 }  // namespace
 }  // namespace toolport::protocol
+
+// write_json_string: the same text as write_json of the string, on the fast path (nothing
+// to escape) and off it (escapes, UTF-8, invalid UTF-8).
+TEST(JsonWriterString, WritesWhatWriteJsonWritesForAString) {
+    for (std::string text : {std::string(""), std::string("plain text, twenty-four"), std::string("a\"b\\c\n\t"),
+                             std::string("caf\xc3\xa9 and more than eight bytes"), std::string("bad \xff utf8 here"),
+                             std::string(1, '\x01'), std::string("exactly8")}) {
+        std::string out = "x";
+        toolport::protocol::write_json_string(text, out);
+        std::string expected = "x";
+        toolport::protocol::write_json(toolport::Json(text), expected);
+        EXPECT_EQ(out, expected) << text;
+    }
+}
