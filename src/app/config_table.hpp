@@ -255,8 +255,9 @@ inline const Section section{"reload", "Reloading the sources' definitions.", {&
 namespace audit {
 inline const Key enabled = boolean_key("enabled",
                                        "Write one audit record per tools/call, resources/read and prompts/get "
-                                       "(toolport audit reads them).",
-                                       "true");
+                                       "(toolport audit reads them). Off by default: on two cores it costs more "
+                                       "than the 10 % of throughput it may (bench/run_observability_bench.sh).",
+                                       "false");
 inline const Key path = string_key("path", "The audit file (JSON lines); rotated files are kept beside it.",
                                    "$XDG_STATE_HOME/toolport/audit.jsonl (else ~/.local/state/toolport/audit.jsonl)");
 inline const Key rotate_bytes = integer_key("rotate_bytes", 0, 1099511627776.0,
