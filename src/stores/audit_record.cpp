@@ -7,15 +7,12 @@
 
 #include <fmt/format.h>
 
+#include "protocol/json_writer.hpp"
 #include "util/digest.hpp"
 
 namespace toolport::stores {
 
 namespace {
-
-void put(Json& j, const char* key, const std::string& value) {
-    if (!value.empty()) j[key] = value;
-}
 
 // Digits of `text` at [pos, pos+n) as a number, or -1.
 int digits(std::string_view text, std::size_t pos, std::size_t n) {
@@ -79,41 +76,111 @@ std::optional<std::chrono::system_clock::time_point> parse_iso(std::string_view 
 std::string iso_time(std::chrono::system_clock::time_point time) {
     using namespace std::chrono;
     const auto ms = duration_cast<milliseconds>(time.time_since_epoch()).count();
-    const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    gmtime_r(&seconds, &tm);
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                       tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+    // The date and time to the second are made once a second per thread: a busy server
+    // writes thousands of records in each.
+    thread_local long long cached_second = -1;
+    thread_local char cached[24];
+    const long long second = ms / 1000;
+    if (second != cached_second) {
+        const std::time_t t = static_cast<std::time_t>(second);
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        fmt::format_to_n(cached, sizeof cached, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        cached_second = second;
+    }
+    std::string out(cached, 19);
+    const int millis = static_cast<int>(ms % 1000);
+    out += '.';
+    out += static_cast<char>('0' + millis / 100);
+    out += static_cast<char>('0' + millis / 10 % 10);
+    out += static_cast<char>('0' + millis % 10);
+    out += 'Z';
+    return out;
 }
 
 std::string arguments_digest(const Json& arguments) {
-    return util::sha256_hex(arguments.dump(-1, ' ', false, Json::error_handler_t::replace));
+    std::string text;
+    protocol::write_json(arguments, text);
+    return util::sha256_hex(text);
 }
 
+namespace {
+
+// Appends `"key":"value"` (with a comma before it unless first). Printable ASCII, the
+// usual case, is copied; anything else (escapes, UTF-8, bytes that are not UTF-8) is
+// written by nlohmann, which replaces invalid bytes with U+FFFD.
+void append_string(std::string& out, std::string_view value) {
+    bool plain = true;
+    for (unsigned char c : value) {
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+            plain = false;
+            break;
+        }
+    }
+    if (plain) {
+        out += '"';
+        out += value;
+        out += '"';
+    } else {
+        out += Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+}
+
+// `out` ends with '{' before the record's first member.
+void field(std::string& out, std::string_view key, std::string_view value) {
+    if (value.empty()) return;
+    out += out.back() == '{' ? "\"" : ",\"";
+    out += key;
+    out += "\":";
+    append_string(out, value);
+}
+
+void raw_field(std::string& out, std::string_view key, std::string_view text) {
+    out += out.back() == '{' ? "\"" : ",\"";
+    out += key;
+    out += "\":";
+    out += text;
+}
+
+}  // namespace
+
+// Written by hand, keys in order: nlohmann building an object of fifteen members and
+// dumping it was most of the writer thread's time per record.
 std::string encode_record(const AuditRecord& r) {
-    Json j = Json::object();
-    j["ts"] = iso_time(r.time);
-    put(j, "method", r.method);
-    put(j, "target", r.target);
-    put(j, "source", r.source);
-    put(j, "principal", r.principal);
-    put(j, "subject", r.subject);
-    put(j, "session", r.session);
-    put(j, "profile", r.profile);
-    put(j, "request_id", r.request_id);
-    put(j, "trace_id", r.trace_id);
-    put(j, "args_sha256", r.args_sha256);
-    if (r.arguments) j["arguments"] = *r.arguments;
-    put(j, "outcome", r.outcome);
-    put(j, "code", r.code);
+    std::string out;
+    append_record(r, out);
+    return out;
+}
+
+void append_record(const AuditRecord& r, std::string& out) {
+    out += '{';
+    std::string digest = r.args_sha256;
+    if (digest.empty() && !r.canonical_arguments.empty()) digest = util::sha256_hex(r.canonical_arguments);
+    if (r.arguments) {
+        std::string text;
+        protocol::write_json(*r.arguments, text);
+        raw_field(out, "arguments", text);
+    }
+    field(out, "args_sha256", digest);
+    field(out, "cache", r.cache);
+    field(out, "code", r.code);
+    if (r.downstream_calls) raw_field(out, "downstream_calls", std::to_string(*r.downstream_calls));
     // Microseconds are enough, and keep the line short.
-    j["duration_ms"] = static_cast<double>(static_cast<long long>(r.duration_ms * 1000)) / 1000;
-    if (r.downstream_calls) j["downstream_calls"] = *r.downstream_calls;
-    put(j, "cache", r.cache);
-    put(j, "replica", r.replica);
-    // A string that is not UTF-8 (a URI a client made up) is written with U+FFFD, never
-    // refused: the record is kept.
-    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+    raw_field(out, "duration_ms", fmt::format("{:.3f}", r.duration_ms < 0 ? 0.0 : r.duration_ms));
+    field(out, "method", r.method);
+    field(out, "outcome", r.outcome);
+    field(out, "principal", r.principal);
+    field(out, "profile", r.profile);
+    field(out, "replica", r.replica);
+    field(out, "request_id", r.request_id);
+    field(out, "session", r.session);
+    field(out, "source", r.source);
+    field(out, "subject", r.subject);
+    field(out, "target", r.target);
+    field(out, "trace_id", r.trace_id);
+    field(out, "ts", iso_time(r.time));
+    out += '}';
 }
 
 std::optional<Json> parse_record(std::string_view line) {
