@@ -255,7 +255,7 @@ namespace audit {
 inline const Key enabled = boolean_key("enabled",
                                        "Write one audit record per tools/call, resources/read and prompts/get "
                                        "(toolport audit reads them).",
-                                       "true");
+                                       "false");
 inline const Key path = string_key("path", "The audit file (JSON lines); rotated files are kept beside it.",
                                    "$XDG_STATE_HOME/toolport/audit.jsonl (else ~/.local/state/toolport/audit.jsonl)");
 inline const Key rotate_bytes = integer_key("rotate_bytes", 0, 1099511627776.0,

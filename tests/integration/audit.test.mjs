@@ -33,7 +33,7 @@ function tempDir(t) {
 }
 
 const auditConfig = (file, extra = '') =>
-  `audit:\n  path: ${file}\n  flush_interval_ms: 100\n${extra}`;
+  `audit:\n  enabled: true\n  path: ${file}\n  flush_interval_ms: 100\n${extra}`;
 
 function records(file) {
   if (!existsSync(file)) return [];

@@ -24,6 +24,7 @@ const config = (redisPort, file) => `
 store:
   url: redis://127.0.0.1:${redisPort}
 audit:
+  enabled: true
   path: ${file}
   flush_interval_ms: 100
   stream: it:audit
