@@ -237,6 +237,7 @@ struct AuditLog::Impl {
     bool dirty = false;  // written since the last fsync
     std::chrono::steady_clock::time_point last_sync = std::chrono::steady_clock::now();
     bool warned_write = false;
+    std::string chunk;
     std::thread thread;
 
     // Opens (creating) the active file; the error as text, or "" when open.
@@ -320,7 +321,7 @@ struct AuditLog::Impl {
         return options.rotate_age.count() > 0 && system_clock::now() - opened >= options.rotate_age;
     }
 
-    void write_all(const std::string& data) {
+    void write_all(std::string_view data) {
         if (fd < 0) {
             if (auto error = open_file(); !error.empty()) throw AuditError(error);
         }
@@ -341,16 +342,17 @@ struct AuditLog::Impl {
         dirty = true;
     }
 
+    // Records are encoded straight into one buffer, written out a megabyte at a time (and
+    // where the file rotates), which the writer keeps between batches.
     void write_batch(std::deque<AuditRecord>& batch) {
-        std::vector<std::string> lines;
-        lines.reserve(batch.size());
-        for (auto& r : batch) lines.push_back(encode_record(r));
-        std::string chunk;
+        static constexpr std::size_t kChunkBytes = 1 << 20;
+        std::vector<std::string> lines;  // for the Redis stream
+        if (stream) lines.reserve(batch.size());
         std::size_t in_chunk = 0;
-        auto emit = [&] {
-            if (chunk.empty()) return;
+        auto emit = [&](std::size_t bytes) {
+            if (bytes == 0) return;
             try {
-                write_all(chunk);
+                write_all(std::string_view(chunk).substr(0, bytes));
                 wstats.written += in_chunk;
                 written_metric.increment(static_cast<double>(in_chunk));
             } catch (const AuditError& e) {
@@ -362,19 +364,24 @@ struct AuditLog::Impl {
                                   kWriteErrors);
                 }
             }
-            chunk.clear();
+            chunk.erase(0, bytes);
             in_chunk = 0;
         };
-        for (const auto& line : lines) {
-            if (due_for_rotation(chunk.size(), line.size() + 1)) {
-                emit();
+        chunk.clear();
+        for (const auto& r : batch) {
+            const std::size_t start = chunk.size();
+            append_record(r, chunk);
+            chunk += '\n';
+            if (stream) lines.emplace_back(chunk, start, chunk.size() - start - 1);
+            if (due_for_rotation(start, chunk.size() - start)) {
+                emit(start);  // what belongs to this file
                 rotate();
             }
-            chunk += line;
-            chunk += '\n';
             ++in_chunk;
+            if (chunk.size() >= kChunkBytes) emit(chunk.size());
         }
-        emit();
+        emit(chunk.size());
+        if (chunk.capacity() > 2 * kChunkBytes) chunk.shrink_to_fit();
         if (fd >= 0 && dirty) {
             const auto now = std::chrono::steady_clock::now();
             if (options.fsync == FsyncPolicy::always ||

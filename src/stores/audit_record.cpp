@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cmath>
-#include <cstdio>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -78,95 +76,111 @@ std::optional<std::chrono::system_clock::time_point> parse_iso(std::string_view 
 std::string iso_time(std::chrono::system_clock::time_point time) {
     using namespace std::chrono;
     const auto ms = duration_cast<milliseconds>(time.time_since_epoch()).count();
-    const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    gmtime_r(&seconds, &tm);
-    // YYYY-MM-DDTHH:MM:SS.mmmZ, digit by digit (a record per call: no format parsing).
-    char text[24];
-    auto put = [&text](int at, int value, int width) {
-        for (int i = width - 1; i >= 0; --i, value /= 10) text[at + i] = static_cast<char>('0' + value % 10);
-    };
-    put(0, tm.tm_year + 1900, 4);
-    text[4] = '-';
-    put(5, tm.tm_mon + 1, 2);
-    text[7] = '-';
-    put(8, tm.tm_mday, 2);
-    text[10] = 'T';
-    put(11, tm.tm_hour, 2);
-    text[13] = ':';
-    put(14, tm.tm_min, 2);
-    text[16] = ':';
-    put(17, tm.tm_sec, 2);
-    text[19] = '.';
-    put(20, static_cast<int>(((ms % 1000) + 1000) % 1000), 3);
-    text[23] = 'Z';
-    return std::string(text, 24);
+    // The date and time to the second are made once a second per thread: a busy server
+    // writes thousands of records in each.
+    thread_local long long cached_second = -1;
+    thread_local char cached[24];
+    const long long second = ms / 1000;
+    if (second != cached_second) {
+        const std::time_t t = static_cast<std::time_t>(second);
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        fmt::format_to_n(cached, sizeof cached, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        cached_second = second;
+    }
+    std::string out(cached, 19);
+    const int millis = static_cast<int>(ms % 1000);
+    out += '.';
+    out += static_cast<char>('0' + millis / 100);
+    out += static_cast<char>('0' + millis / 10 % 10);
+    out += static_cast<char>('0' + millis % 10);
+    out += 'Z';
+    return out;
 }
 
 std::string arguments_digest(const Json& arguments) {
-    // protocol::write_json writes what dump() writes, without nlohmann's serializer.
     std::string text;
     protocol::write_json(arguments, text);
     return util::sha256_hex(text);
 }
 
+namespace {
+
+// Appends `"key":"value"` (with a comma before it unless first). Printable ASCII, the
+// usual case, is copied; anything else (escapes, UTF-8, bytes that are not UTF-8) is
+// written by nlohmann, which replaces invalid bytes with U+FFFD.
+void append_string(std::string& out, std::string_view value) {
+    bool plain = true;
+    for (unsigned char c : value) {
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+            plain = false;
+            break;
+        }
+    }
+    if (plain) {
+        out += '"';
+        out += value;
+        out += '"';
+    } else {
+        out += Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+}
+
+// `out` ends with '{' before the record's first member.
+void field(std::string& out, std::string_view key, std::string_view value) {
+    if (value.empty()) return;
+    out += out.back() == '{' ? "\"" : ",\"";
+    out += key;
+    out += "\":";
+    append_string(out, value);
+}
+
+void raw_field(std::string& out, std::string_view key, std::string_view text) {
+    out += out.back() == '{' ? "\"" : ",\"";
+    out += key;
+    out += "\":";
+    out += text;
+}
+
+}  // namespace
+
+// Written by hand, keys in order: nlohmann building an object of fifteen members and
+// dumping it was most of the writer thread's time per record.
 std::string encode_record(const AuditRecord& r) {
-    // Written field by field, not through a document: a record per call, on the writer
-    // thread, cost ~25,000 instructions through nlohmann (its serializer, a double's digits).
-    std::string line;
-    line.reserve(512);
-    bool first = true;
-    auto key = [&](std::string_view name) {
-        line += first ? "{\"" : ",\"";
-        first = false;
-        line += name;
-        line += "\":";
-    };
-    auto text = [&](std::string_view name, const std::string& value) {
-        if (value.empty()) return;
-        key(name);
-        // A string that is not UTF-8 (a URI a client made up) is written with U+FFFD,
-        // never refused: the record is kept.
-        protocol::write_json_string(value, line);
-    };
-    text("ts", iso_time(r.time));
-    text("method", r.method);
-    text("target", r.target);
-    text("source", r.source);
-    text("principal", r.principal);
-    text("subject", r.subject);
-    text("session", r.session);
-    text("profile", r.profile);
-    text("request_id", r.request_id);
-    text("trace_id", r.trace_id);
-    text("args_sha256", r.args_sha256);
+    std::string out;
+    append_record(r, out);
+    return out;
+}
+
+void append_record(const AuditRecord& r, std::string& out) {
+    out += '{';
+    std::string digest = r.args_sha256;
+    if (digest.empty() && !r.canonical_arguments.empty()) digest = util::sha256_hex(r.canonical_arguments);
     if (r.arguments) {
-        key("arguments");
-        protocol::write_json(*r.arguments, line);
+        std::string text;
+        protocol::write_json(*r.arguments, text);
+        raw_field(out, "arguments", text);
     }
-    text("outcome", r.outcome);
-    text("code", r.code);
-    // Microseconds are enough, and keep the line short: the whole milliseconds and three
-    // decimals, trailing zeros dropped (what the number reads back as).
-    key("duration_ms");
-    const long long micros = std::llround(std::max(0.0, r.duration_ms) * 1000);
-    line += std::to_string(micros / 1000);
-    if (const long long fraction = micros % 1000; fraction != 0) {
-        const char digits[3] = {static_cast<char>('0' + fraction / 100), static_cast<char>('0' + fraction / 10 % 10),
-                                static_cast<char>('0' + fraction % 10)};
-        std::string_view shown(digits, 3);
-        while (shown.back() == '0') shown.remove_suffix(1);
-        line += '.';
-        line += shown;
-    }
-    if (r.downstream_calls) {
-        key("downstream_calls");
-        line += std::to_string(*r.downstream_calls);
-    }
-    text("cache", r.cache);
-    text("replica", r.replica);
-    line += first ? "{}" : "}";
-    return line;
+    field(out, "args_sha256", digest);
+    field(out, "cache", r.cache);
+    field(out, "code", r.code);
+    if (r.downstream_calls) raw_field(out, "downstream_calls", std::to_string(*r.downstream_calls));
+    // Microseconds are enough, and keep the line short.
+    raw_field(out, "duration_ms", fmt::format("{:.3f}", r.duration_ms < 0 ? 0.0 : r.duration_ms));
+    field(out, "method", r.method);
+    field(out, "outcome", r.outcome);
+    field(out, "principal", r.principal);
+    field(out, "profile", r.profile);
+    field(out, "replica", r.replica);
+    field(out, "request_id", r.request_id);
+    field(out, "session", r.session);
+    field(out, "source", r.source);
+    field(out, "subject", r.subject);
+    field(out, "target", r.target);
+    field(out, "trace_id", r.trace_id);
+    field(out, "ts", iso_time(r.time));
+    out += '}';
 }
 
 std::optional<Json> parse_record(std::string_view line) {

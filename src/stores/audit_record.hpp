@@ -31,7 +31,9 @@ struct AuditRecord {
     std::string profile;    // the view (gateway profile) the caller was served
     std::string request_id;
     std::string trace_id;
-    std::string args_sha256;        // of the canonical arguments (compact, keys sorted)
+    std::string args_sha256;  // of the canonical arguments (compact, keys sorted)
+    // Or the canonical arguments themselves: encode_record hashes them, off the call's path.
+    std::string canonical_arguments;
     std::optional<Json> arguments;  // only when audit.include_arguments, redacted
     std::string outcome;            // ok, tool_error, protocol_error, cancelled
     std::string code;               // the tool error's code or the JSON-RPC error code; "" when ok
@@ -43,6 +45,8 @@ struct AuditRecord {
 
 // The record as one line of JSON, without its newline. Empty fields are left out.
 std::string encode_record(const AuditRecord& record);
+// The same, appended to `out`.
+void append_record(const AuditRecord& record, std::string& out);
 
 // SHA-256 (hex) of `arguments` as compact JSON with its keys in order (nlohmann keeps them
 // sorted): the same arguments give the same digest, whatever their order on the wire.

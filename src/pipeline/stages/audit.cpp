@@ -4,8 +4,10 @@
 #include "async/control_signal.hpp"
 #include "observability/events.hpp"
 #include "pipeline/stages/observe.hpp"
+#include "protocol/json_writer.hpp"
 #include "protocol/request_id.hpp"
 #include "server/tool_error.hpp"
+#include "util/digest.hpp"
 
 namespace toolport::pipeline {
 
@@ -42,7 +44,13 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
     r.request_id = id_text(ctx.request_id());
     r.replica = log_->options().replica;
     if (arguments && !arguments->is_null()) {
-        r.args_sha256 = stores::arguments_digest(*arguments);
+        // Small arguments are hashed by the writer thread (the call only writes their text);
+        // large ones here, so that the queue never holds more than a digest of them.
+        protocol::write_json(*arguments, r.canonical_arguments);
+        if (r.canonical_arguments.size() > 4096) {
+            r.args_sha256 = util::sha256_hex(r.canonical_arguments);
+            r.canonical_arguments.clear();
+        }
         // Only by choice, and never the values of keys that look like secrets. Huge
         // arguments keep their digest only: a record stays a line a reader can take.
         if (log_->options().include_arguments) {
