@@ -73,48 +73,61 @@ Task<std::unique_ptr<ResponseStream>> HttpClient::open(Request request, StreamOp
     return open_untraced(std::move(request), std::move(options));
 }
 
-Task<Response> HttpClient::fetch_traced(Request request, CallOptions options) {
-    auto span = observability::tracer().start_span(request.method, observability::SpanKind::client,
-                                                   options.trace_parent);
-    add_trace_headers(request.headers, span.context(), options.baggage);
+namespace {
+
+// The span of one request, started with its trace headers set on `request`.
+observability::Span start_client_span(Request& request, const observability::TraceContext* parent,
+                                      const std::string& baggage) {
+    auto span = observability::tracer().start_span(request.method, observability::SpanKind::client, parent);
+    add_trace_headers(request.headers, span.context(), baggage);
     if (span.recording()) describe_request(span, request);
+    return span;
+}
+
+void record_status(observability::Span& span, unsigned status) {
+    if (!span.recording()) return;
+    span.set_attribute("http.response.status_code", static_cast<std::int64_t>(status));
+    if (status >= 400) span.set_error(std::to_string(status));
+}
+
+// The failure in flight (inside a catch): its kind on the span.
+void record_failure(observability::Span& span) {
     try {
-        Response response = co_await fetch_untraced(std::move(request), std::move(options));
-        if (span.recording()) {
-            span.set_attribute("http.response.status_code", static_cast<std::int64_t>(response.status));
-            if (response.attempts > 1) {
-                span.set_attribute("http.request.resend_count", static_cast<std::int64_t>(response.attempts - 1));
-            }
-            if (response.status >= 400) span.set_error(std::to_string(response.status));
-        }
-        co_return response;
+        throw;
     } catch (const HttpError& e) {
         span.set_error(error_type(e.kind), e.what());
-        throw;
     } catch (const std::exception& e) {
         span.set_error("_OTHER", e.what());
+    } catch (...) {
+        span.set_error("_OTHER", "the request failed");
+    }
+}
+
+}  // namespace
+
+Task<Response> HttpClient::fetch_traced(Request request, CallOptions options) {
+    auto span = start_client_span(request, options.trace_parent, options.baggage);
+    try {
+        Response response = co_await fetch_untraced(std::move(request), std::move(options));
+        record_status(span, response.status);
+        if (response.attempts > 1) {
+            span.set_attribute("http.request.resend_count", static_cast<std::int64_t>(response.attempts - 1));
+        }
+        co_return response;
+    } catch (...) {
+        record_failure(span);
         throw;
     }
 }
 
 Task<std::unique_ptr<ResponseStream>> HttpClient::open_traced(Request request, StreamOptions options) {
-    auto span = observability::tracer().start_span(request.method, observability::SpanKind::client,
-                                                   options.trace_parent);
-    add_trace_headers(request.headers, span.context(), options.baggage);
-    if (span.recording()) describe_request(span, request);
+    auto span = start_client_span(request, options.trace_parent, options.baggage);
     try {
         auto stream = co_await open_untraced(std::move(request), std::move(options));
-        if (span.recording()) {
-            const unsigned status = stream->head().status;
-            span.set_attribute("http.response.status_code", static_cast<std::int64_t>(status));
-            if (status >= 400) span.set_error(std::to_string(status));
-        }
+        record_status(span, stream->head().status);
         co_return stream;
-    } catch (const HttpError& e) {
-        span.set_error(error_type(e.kind), e.what());
-        throw;
-    } catch (const std::exception& e) {
-        span.set_error("_OTHER", e.what());
+    } catch (...) {
+        record_failure(span);
         throw;
     }
 }
