@@ -129,7 +129,8 @@ void ServerSession::receive_stateless(Request request, const StatelessMeta& meta
 void ServerSession::on_request(Request request, const StatelessMeta* known_meta) {
     const RequestId id = request.id;
     if (!request.params.is_null() && !request.params.is_object()) {
-        send(make_error(id, error_code::kInvalidParams, "Invalid params: \"params\" must be an object"), &id);
+        refuse(request, revision_,
+               make_error(id, error_code::kInvalidParams, "Invalid params: \"params\" must be an object"));
         return;
     }
 
@@ -139,18 +140,18 @@ void ServerSession::on_request(Request request, const StatelessMeta* known_meta)
     if (!known_meta) read_meta = read_stateless_meta(request.params);
     const StatelessMeta& stateless = known_meta ? *known_meta : read_meta;
     if (stateless.present && !stateless.revision) {
-        send(unsupported_version_error(id, stateless.requested), &id);
+        refuse(request, revision_, unsupported_version_error(id, stateless.requested));
         return;
     }
     Revision revision = revision_;
     if (stateless.present && is_stateless(*stateless.revision)) {
         revision = *stateless.revision;
         if (request.method == "initialize") {
-            send(make_error(id, error_code::kMethodNotFound,
-                            fmt::format("Method not found: initialize is not part of protocol {}; "
-                                        "call server/discover instead",
-                                        name(revision))),
-                 &id);
+            refuse(request, revision,
+                   make_error(id, error_code::kMethodNotFound,
+                              fmt::format("Method not found: initialize is not part of protocol {}; "
+                                          "call server/discover instead",
+                                          name(revision))));
             return;
         }
     } else {
@@ -170,11 +171,11 @@ void ServerSession::on_request(Request request, const StatelessMeta* known_meta)
             return;
         }
         if (state_ == State::fresh && request.method != "ping") {
-            send(make_error(id, error_code::kInvalidRequest,
-                            fmt::format("Invalid Request: \"{}\" before initialize; send initialize first "
-                                        "(or, for protocol {}, put the version in _meta)",
-                                        util::sanitize_for_message(request.method, 100), name(kLatest))),
-                 &id);
+            refuse(request, revision_,
+                   make_error(id, error_code::kInvalidRequest,
+                              fmt::format("Invalid Request: \"{}\" before initialize; send initialize first "
+                                          "(or, for protocol {}, put the version in _meta)",
+                                          util::sanitize_for_message(request.method, 100), name(kLatest))));
             return;
         }
     }
@@ -190,14 +191,14 @@ void ServerSession::on_request(Request request, const StatelessMeta* known_meta)
         handler = &ServerSession::call_extension;
     }
     if (!handler) {
-        send(make_error(id, error_code::kMethodNotFound,
-                        fmt::format("Method not found: {}", util::sanitize_for_message(request.method, 100))),
-             &id);
+        refuse(request, revision,
+               make_error(id, error_code::kMethodNotFound,
+                          fmt::format("Method not found: {}", util::sanitize_for_message(request.method, 100))));
         return;
     }
     if (is_stateless(revision)) {
         if (auto missing = check_required_capabilities(request, stateless); !missing.is_null()) {
-            send(missing, &id);
+            refuse(request, revision, std::move(missing));
             return;
         }
     }
@@ -217,6 +218,22 @@ void ServerSession::on_request(Request request, const StatelessMeta* known_meta)
     if (trace.span.context().valid()) ctx->set_trace(std::move(trace.span), std::move(trace.baggage));
     peer_.begin_serving(id, [raw = ctx.get()](const std::string& reason) { raw->abandon(reason); });
     spawn(run(std::move(ctx), handler), [](std::exception_ptr) {});
+}
+
+void ServerSession::refuse(const Request& request, Revision revision, Json reply) {
+    // Refused before any handler ran: still a request served, with its span and metric.
+    int code = 0;
+    std::string message;
+    if (auto error = reply.find("error"); error != reply.end() && error->is_object()) {
+        code = error->value("code", 0);
+        message = error->value("message", "");
+    }
+    if (observability::tracer().enabled()) {
+        auto trace = start_request_span(request.method, request.params, request.id, caller_, revision);
+        end_request_span_with_error(trace.span, code, message);
+    }
+    observability::record_server_operation(request.method, nullptr, std::to_string(code), 0.0);
+    send(reply, &request.id);
 }
 
 Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handler) {

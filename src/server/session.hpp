@@ -106,6 +106,8 @@ private:
     void on_notification(const protocol::Notification& notification);
     Json handle_initialize(const protocol::Request& request);
     Task<void> run(std::unique_ptr<RequestContext> ctx, Handler handler);
+    // Answers `request` with the error `reply` before any handler runs (its span and metric too).
+    void refuse(const protocol::Request& request, protocol::Revision revision, Json reply);
     Json finish_result(Json result, const RequestContext& ctx) const;
 
     // Method handlers (server_methods.cpp).

@@ -181,3 +181,13 @@ TEST_F(RequestSpanTest, OverStdioTheTransportIsAPipeAndThereIsNoSessionId) {
     EXPECT_EQ(text_attribute(collector->spans[1], "mcp.protocol.version"), "2025-06-18");
     EXPECT_EQ(attribute(collector->spans[1], "mcp.session.id"), nullptr);
 }
+
+TEST_F(RequestSpanTest, ARequestRefusedBeforeAnyHandlerIsASpanToo) {
+    call(14, "tools/nonexistent", Json::object());
+    ASSERT_EQ(collector->spans.size(), 1u);
+    EXPECT_EQ(collector->spans[0].name, "tools/nonexistent");
+    EXPECT_EQ(text_attribute(collector->spans[0], "error.type"), "-32601");
+    EXPECT_EQ(collector->spans[0].status, observability::SpanStatusCode::error);
+    ASSERT_FALSE(out.empty());
+    EXPECT_EQ(out.back()["error"]["code"], -32601);  // and it is still answered
+}
