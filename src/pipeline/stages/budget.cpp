@@ -7,18 +7,13 @@
 
 #include "observability/events.hpp"
 #include "observability/metrics.hpp"
+#include "observability/trace_context.hpp"
 #include "server/tool_error.hpp"
 #include "util/digest.hpp"
 
 namespace toolport::pipeline {
 
 namespace {
-
-bool is_lower_hex(std::string_view s) {
-    for (char c : s)
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    return true;
-}
 
 // The real figure a source reported (result._meta.downstream_api_calls), if any.
 std::optional<std::int64_t> reported_calls(const Call& call, const ToolResult& result) {
@@ -46,14 +41,11 @@ int percent(std::int64_t used, std::int64_t limit) { return limit <= 0 ? 100 : s
 }  // namespace
 
 std::optional<std::string> BudgetStage::trace_id(std::string_view tp) {
-    // version "-" trace-id "-" parent-id "-" flags; future versions may append fields.
-    if (tp.size() < 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-') return std::nullopt;
-    auto version = tp.substr(0, 2), id = tp.substr(3, 32), parent = tp.substr(36, 16), flags = tp.substr(53, 2);
-    if (!is_lower_hex(version) || version == "ff" || !is_lower_hex(id) || !is_lower_hex(parent) || !is_lower_hex(flags))
-        return std::nullopt;
-    if (version == "00" && tp.size() != 55) return std::nullopt;
-    if (id == std::string(32, '0') || parent == std::string(16, '0')) return std::nullopt;
-    return std::string(id);
+    // The tracer's reading of the header (observability/trace_context.hpp): one trace id
+    // for the budget and the spans alike.
+    auto context = observability::parse_traceparent(tp);
+    if (!context) return std::nullopt;
+    return observability::to_hex(context->trace_id);
 }
 
 BudgetStage::Scope BudgetStage::scope_for(const RequestContext& ctx) {

@@ -8,6 +8,7 @@
 #include "observability/trace_propagation.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "server/request_context.hpp"
+#include "server/request_span.hpp"
 
 namespace toolport::gateway {
 namespace {
@@ -75,11 +76,7 @@ void UpstreamRequestTrace::record(std::string_view error_type) {
 }
 
 void UpstreamRequestTrace::succeeded(const Json& result) {
-    bool tool_error = false;
-    if (result.is_object()) {
-        auto it = result.find("isError");
-        tool_error = it != result.end() && it->is_boolean() && it->get<bool>();
-    }
+    const bool tool_error = is_tool_error_result(result);
     record(tool_error ? "tool_error" : "");
     if (!span_.recording()) return;
     if (tool_error) span_.set_error("tool_error", "the upstream's tool answered with isError");
