@@ -87,6 +87,9 @@ describe('traces across a gateway, an upstream Toolport and a web API', () => {
   });
 
   it('one trace from the caller to the web API, each hop the child of the one before', async () => {
+    // As hosts do: list first, so the SDK checks the result against the tool's outputSchema.
+    const { tools } = await client.listTools();
+    assert.ok(tools.find((t) => t.name === 'inv_getCategory')?.outputSchema);
     const result = await client.callTool({ name: 'inv_getCategory', arguments: { categoryId: 1 }, _meta: { traceparent: TRACEPARENT } });
     assert.ok(!result.isError, JSON.stringify(result));
     const ofTrace = (spans) => spans.filter((s) => s.traceId === TRACE);
