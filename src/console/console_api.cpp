@@ -1,11 +1,14 @@
 #include "console/console_api.hpp"
 
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "console/console_reply.hpp"
 #include "console/page.hpp"
+#include "async/executor.hpp"
+#include "transports/sse_stream.hpp"
 #include "util/closest_name.hpp"
 
 namespace toolport::console {
@@ -43,21 +46,53 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 }
 
 // The API's routes: the first segment after api/ names the resource.
-constexpr std::string_view kResources[] = {"me"};
+constexpr std::string_view kResources[] = {"me", "overview"};
+
+// The open streams of one live view. Each has its own bounded log (console_reply.hpp:
+// make_stream), so a subscriber that reads slowly loses its oldest events and never holds
+// up the others or the publisher.
+class Subscribers {
+public:
+    std::uint64_t add(std::shared_ptr<OutStream> out) {
+        streams_.emplace(++next_, std::move(out));
+        return next_;
+    }
+    void remove(std::uint64_t id) { streams_.erase(id); }
+    bool empty() const { return streams_.empty(); }
+    void publish(const std::string& event) {
+        for (auto& [id, out] : streams_) out->push(event, nullptr);
+    }
+    void end_all() {
+        for (auto& [id, out] : streams_) out->end();
+        streams_.clear();
+    }
+
+private:
+    std::map<std::uint64_t, std::shared_ptr<OutStream>> streams_;
+    std::uint64_t next_ = 0;
+};
 
 }  // namespace
 
 struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
     explicit Impl(ConsoleContext c) : context(std::move(c)) {}
     ConsoleContext context;
+    Subscribers overview_subscribers;
+    std::function<void()> cancel_overview_tick;
 
     HttpAnswer api(const HttpRequestView& req, std::string_view route, const ConsoleAccess& access);
     HttpAnswer me(const HttpRequestView& req, const ConsoleAccess& access);
+    HttpAnswer overview_stream(const HttpRequestView& req);
+    void overview_tick();
+    void stop() {
+        if (cancel_overview_tick) std::exchange(cancel_overview_tick, nullptr)();
+        overview_subscribers.end_all();
+    }
 };
 
 ConsoleApi::ConsoleApi(ConsoleContext context) : impl_(std::make_shared<Impl>(std::move(context))) {}
 
-ConsoleApi::~ConsoleApi() = default;
+ConsoleApi::~ConsoleApi() { impl_->stop(); }
 
 HttpAnswer ConsoleApi::answer(const HttpRequestView& req, std::string_view subpath, const ConsoleAccess& access) {
     if (subpath == "/api" || subpath.rfind("/api/", 0) == 0) {
@@ -88,6 +123,15 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
         return me(req, access);
     }
+    if (route == "overview") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return json_answer(req, 200,
+                           overview_json(context.overview).dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
+    if (route == "overview/stream") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return overview_stream(req);
+    }
     std::vector<std::string> names(std::begin(kResources), std::end(kResources));
     auto first = route.substr(0, route.find('/'));
     auto near = util::closest_name(first, names);
@@ -102,6 +146,33 @@ HttpAnswer ConsoleApi::Impl::me(const HttpRequestView& req, const ConsoleAccess&
               {"auth", access.auth},
               {"trace_viewer_url", context.trace_viewer_url}};
     return json_answer(req, 200, body.dump());
+}
+
+// The overview at once, then every overview_interval while anyone watches: one overview
+// made per tick for every subscriber.
+HttpAnswer ConsoleApi::Impl::overview_stream(const HttpRequestView& req) {
+    auto out = make_stream(16);
+    out->push(sse_event("overview", overview_json(context.overview).dump(-1, ' ', false, Json::error_handler_t::replace)),
+              nullptr);
+    const auto id = overview_subscribers.add(out);
+    if (!cancel_overview_tick && context.executor) {
+        cancel_overview_tick = context.executor->schedule_after(context.overview_interval, [weak = weak_from_this()] {
+            if (auto self = weak.lock()) self->overview_tick();
+        });
+    }
+    return stream_answer(req, std::move(out), [weak = weak_from_this(), id] {
+        if (auto self = weak.lock()) self->overview_subscribers.remove(id);
+    });
+}
+
+void ConsoleApi::Impl::overview_tick() {
+    cancel_overview_tick = nullptr;
+    if (overview_subscribers.empty()) return;  // nobody watches: no more ticks until someone does
+    overview_subscribers.publish(
+        sse_event("overview", overview_json(context.overview).dump(-1, ' ', false, Json::error_handler_t::replace)));
+    cancel_overview_tick = context.executor->schedule_after(context.overview_interval, [weak = weak_from_this()] {
+        if (auto self = weak.lock()) self->overview_tick();
+    });
 }
 
 }  // namespace toolport::console

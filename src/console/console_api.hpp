@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "console/overview.hpp"
 #include "transports/http_options.hpp"
 #include "util/json.hpp"
 
@@ -25,6 +26,9 @@ struct ConsoleContext {
     Executor* executor = nullptr;
     std::string trace_viewer_url;          // console.trace_viewer_url
     std::size_t max_body_bytes = 1 << 20;  // the largest API request body taken
+    OverviewSources overview;
+    // How often the overview stream sends the overview again.
+    std::chrono::milliseconds overview_interval{2000};
 };
 
 class ConsoleApi final : public ConsoleHandler {

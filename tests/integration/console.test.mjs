@@ -3,7 +3,9 @@
 // scope), the header fields of every answer, and bad input (unknown paths, wrong methods).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverForTest, startHttpServer } from './lib/harness.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
 
 const TOKEN = 'console-operator-token-5f2a91';
@@ -133,5 +135,122 @@ describe('console API: OAuth', () => {
     assert.match(bad.headers.get('www-authenticate'), /invalid_token/);
     // The server's own token is an operator here too.
     assert.equal((await fetch(`${server.base}/console/api/me`, { headers: bearer(TOKEN) })).status, 200);
+  });
+});
+
+// Reads a console SSE stream with fetch, as the page does; resolves with the first `count`
+// events of type `type` (each parsed), then stops reading.
+async function readEvents(url, type, count, { headers = {}, timeoutMs = 10000, onOpen } = {}) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const res = await fetch(url, { headers, signal: controller.signal });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  assertConsoleHeaders(res, 'stream');
+  const events = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    if (onOpen) await onOpen();
+    for await (const chunk of res.body) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (name === type && data) events.push({ at: Date.now(), data: JSON.parse(data) });
+      }
+      if (events.length >= count) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return events;
+}
+
+async function connectClient(t, server, headers = {}) {
+  const client = new Client({ name: 'console-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }));
+  t.after(() => client.close());
+  return client;
+}
+
+const sum = (a) => a.reduce((x, y) => x + y, 0);
+
+describe('console API: overview', () => {
+  it('counts calls and errors per source over the last hour, with totals and the last error', async (t) => {
+    const server = await serverForTest(t);
+    const client = await connectClient(t, server);
+    for (let i = 0; i < 3; i++) await client.callTool({ name: 'greet', arguments: { name: `n${i}` } });
+    const failed = await client.callTool({ name: 'test_error_handling', arguments: {} });
+    assert.equal(failed.isError, true);
+    const res = await fetch(`${server.base}/console/api/overview`);
+    assert.equal(res.status, 200);
+    const overview = await res.json();
+    assert.equal(overview.server.name, 'toolport');
+    assert.equal(overview.server.transport, 'http');
+    assert.ok(overview.server.version);
+    assert.equal(overview.server.replicas.length, 1);
+    const source = overview.sources.find((s) => s.name === 'conformance');
+    assert.ok(source, JSON.stringify(overview.sources.map((s) => s.name)));
+    assert.equal(source.kind, 'pack');
+    assert.equal(source.state, 'healthy');
+    assert.ok(source.tools > 5);
+    assert.equal(source.series.step_s, 10);
+    for (const k of ['calls', 'errors', 'p50_ms', 'p99_ms']) assert.equal(source.series[k].length, 360, k);
+    assert.equal(sum(source.series.calls), 4);
+    assert.equal(sum(source.series.errors), 1);
+    assert.ok(Math.abs(source.series.end - Date.now() / 1000) <= 11, `${source.series.end}`);
+    assert.ok(source.calls_per_s > 0);
+    assert.equal(source.error_rate, 0.25);
+    assert.ok(source.p50_ms > 0 && source.p99_ms >= source.p50_ms);
+    assert.match(source.last_error.message, /test_error_handling/);
+    assert.ok(Math.abs(source.last_error.at - Date.now() / 1000) < 60);
+    assert.equal(sum(overview.totals.series.calls), 4);
+    assert.equal(overview.totals.error_rate, 0.25);
+    assert.equal(overview.budgets, null);
+    assert.deepEqual(overview.rate_limits, []);
+  });
+
+  it('overview/stream: an overview at once, then again every 2 s, with the calls made meanwhile', async (t) => {
+    const server = await serverForTest(t);
+    const client = await connectClient(t, server);
+    const started = Date.now();
+    const events = await readEvents(`${server.base}/console/api/overview/stream`, 'overview', 2, {
+      onOpen: () => client.callTool({ name: 'greet', arguments: { name: 'x' } }),
+    });
+    assert.equal(events.length, 2);
+    assert.ok(events[0].at - started < 1500, 'the first at once');
+    const second = events[1].data.sources.find((s) => s.name === 'conformance');
+    assert.equal(sum(second.series.calls), 1);
+    assert.ok(events[1].at - events[0].at >= 1500, 'the next after the interval');
+  });
+
+  it('an upstream that goes away turns down, with its breaker open', async (t) => {
+    const upstream = await startHttpServer();
+    t.after(() => upstream.stop().catch(() => {}));
+    const server = await serverForTest(t, {
+      packs: '',
+      config: `upstreams:\n  remote:\n    url: ${upstream.url}\nservices:\n  remote: {breaker: {failure_threshold: 1, cooldown_s: 60}}\n`,
+    });
+    const stateOf = async () => (await (await fetch(`${server.base}/console/api/overview`)).json()).sources.find((s) => s.name === 'remote');
+    const up = await waitFor('the upstream connected', async () => ((await stateOf())?.state === 'healthy' ? stateOf() : null));
+    assert.equal(up.kind, 'upstream');
+    assert.ok(up.tools > 5);
+    const client = await connectClient(t, server);
+    const greet = (await client.listTools()).tools.find((tool) => /greet/.test(tool.name));
+    assert.ok(greet, 'the upstream lists greet');
+    await upstream.stop();
+    // The gateway learns it is gone when it next calls it.
+    await client.callTool({ name: greet.name, arguments: { name: 'x' } }).catch(() => {});
+    const down = await waitFor('the upstream down', async () => {
+      const s = await stateOf();
+      return s?.state === 'down' ? s : null;
+    });
+    assert.ok(['open', 'closed', 'half_open'].includes(down.breaker), down.breaker);
+    assert.ok(down.last_error, 'the failed call is its last error');
   });
 });
