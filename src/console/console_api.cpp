@@ -7,6 +7,9 @@
 
 #include "console/console_reply.hpp"
 #include "console/page.hpp"
+#include "console/query_string.hpp"
+#include "console/tool_catalog.hpp"
+#include "server/server.hpp"
 #include "async/executor.hpp"
 #include "transports/sse_stream.hpp"
 #include "util/closest_name.hpp"
@@ -46,7 +49,47 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 }
 
 // The API's routes: the first segment after api/ names the resource.
-constexpr std::string_view kResources[] = {"me", "overview"};
+constexpr std::string_view kResources[] = {"me", "overview", "tools"};
+
+std::string_view query_of(const HttpRequestView& req) {
+    auto target = req.target();
+    auto at = target.find('?');
+    return at == std::string_view::npos ? std::string_view() : target.substr(at + 1);
+}
+
+// A request's query parameters, each one of `known` (else a 400 that says which are).
+struct Parameters {
+    std::optional<QueryParameters> pairs;
+    std::optional<HttpAnswer> refusal;
+};
+Parameters parameters_of(const HttpRequestView& req, std::initializer_list<std::string_view> known) {
+    Parameters p;
+    p.pairs = parse_query(query_of(req));
+    std::string names;
+    for (auto k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+    if (!p.pairs) {
+        p.refusal = error_answer(req, 400, "bad_request",
+                                 "Bad Request: a query parameter is not percent-encoded correctly",
+                                 "encode the query with encodeURIComponent or URLSearchParams");
+        return p;
+    }
+    for (const auto& [name, value] : *p.pairs) {
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+            p.refusal = error_answer(req, 400, "bad_request",
+                                     fmt::format("Bad Request: no query parameter \"{}\"", name),
+                                     known.size() ? "the parameters are: " + names : std::string("send none"));
+            return p;
+        }
+    }
+    return p;
+}
+
+std::string parameter(const QueryParameters& pairs, std::string_view name) {
+    for (const auto& [n, v] : pairs) {
+        if (n == name) return v;
+    }
+    return {};
+}
 
 // The open streams of one live view. Each has its own bounded log (console_reply.hpp:
 // make_stream), so a subscriber that reads slowly loses its oldest events and never holds
@@ -79,10 +122,12 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
     ConsoleContext context;
     Subscribers overview_subscribers;
     std::function<void()> cancel_overview_tick;
+    std::unique_ptr<ToolCatalog> catalog;  // made on the first GET tools
 
     HttpAnswer api(const HttpRequestView& req, std::string_view route, const ConsoleAccess& access);
     HttpAnswer me(const HttpRequestView& req, const ConsoleAccess& access);
     HttpAnswer overview_stream(const HttpRequestView& req);
+    HttpAnswer tools(const HttpRequestView& req);
     void overview_tick();
     void stop() {
         if (cancel_overview_tick) std::exchange(cancel_overview_tick, nullptr)();
@@ -132,6 +177,10 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
         return overview_stream(req);
     }
+    if (route == "tools") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return tools(req);
+    }
     std::vector<std::string> names(std::begin(kResources), std::end(kResources));
     auto first = route.substr(0, route.find('/'));
     auto near = util::closest_name(first, names);
@@ -146,6 +195,26 @@ HttpAnswer ConsoleApi::Impl::me(const HttpRequestView& req, const ConsoleAccess&
               {"auth", access.auth},
               {"trace_viewer_url", context.trace_viewer_url}};
     return json_answer(req, 200, body.dump());
+}
+
+HttpAnswer ConsoleApi::Impl::tools(const HttpRequestView& req) {
+    auto params = parameters_of(req, {"q", "profile", "source"});
+    if (params.refusal) return std::move(*params.refusal);
+    McpServer* server = context.overview.server;
+    if (!server) {
+        return error_answer(req, 503, "unavailable", "Service Unavailable: this console has no server to list",
+                            "report this as a bug");
+    }
+    ToolCatalog::Query query{parameter(*params.pairs, "q"), parameter(*params.pairs, "profile"),
+                             parameter(*params.pairs, "source")};
+    if (!query.profile.empty() && !server->has_view(query.profile)) {
+        auto near = util::closest_name(query.profile, server->view_names());
+        return error_answer(req, 404, "not_found", fmt::format("Not Found: no gateway profile \"{}\"", query.profile),
+                            near ? fmt::format("did you mean \"{}\"?", *near)
+                                 : std::string("the profiles are listed under \"profiles\" of api/tools"));
+    }
+    if (!catalog) catalog = std::make_unique<ToolCatalog>(*server, context.overview.stats);
+    return json_answer(req, 200, catalog->list(query).dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 // The overview at once, then every overview_interval while anyone watches: one overview

@@ -254,3 +254,71 @@ describe('console API: overview', () => {
     assert.ok(down.last_error, 'the failed call is its last error');
   });
 });
+
+describe('console API: tools', () => {
+  it('lists the catalog with schemas and counts, ranks a query by BM25, filters by source', async (t) => {
+    const server = await serverForTest(t);
+    const client = await connectClient(t, server);
+    await client.callTool({ name: 'greet', arguments: { name: 'a' } });
+    await client.callTool({ name: 'greet', arguments: { name: 'b' } });
+    const all = await (await fetch(`${server.base}/console/api/tools`)).json();
+    const listed = (await client.listTools()).tools;
+    assert.deepEqual(all.tools.map((t) => t.name).sort(), listed.map((t) => t.name).sort());
+    assert.deepEqual(all.sources, ['conformance']);
+    assert.deepEqual(all.profiles, []);
+    const greet = all.tools.find((t) => t.name === 'greet');
+    const sdkGreet = listed.find((t) => t.name === 'greet');
+    assert.deepEqual(greet.inputSchema, sdkGreet.inputSchema);
+    assert.equal(greet.source, 'conformance');
+    assert.equal(greet.description, sdkGreet.description);
+    assert.equal(greet.calls, 2);
+    assert.equal(greet.errors, 0);
+    assert.ok(greet.p50_ms > 0);
+    assert.deepEqual(greet.scopes, []);
+    assert.ok(['forbidden', 'optional', 'required'].includes(greet.task_support));
+    assert.ok(all.tools.some((t) => t.task_support !== 'forbidden'), 'the conformance pack has task tools');
+    const untouched = all.tools.find((t) => t.name !== 'greet');
+    assert.equal(untouched.calls, 0);
+    assert.equal(untouched.p50_ms, null);
+
+    const ranked = await (await fetch(`${server.base}/console/api/tools?q=${encodeURIComponent('greet')}`)).json();
+    assert.ok(ranked.tools.length >= 1);
+    assert.equal(ranked.tools[0].name, 'greet');
+    const none = await (await fetch(`${server.base}/console/api/tools?q=zzzunmatchedword`)).json();
+    assert.deepEqual(none.tools, []);
+    const punct = await (await fetch(`${server.base}/console/api/tools?q=${encodeURIComponent('  ')}`)).json();
+    assert.equal(punct.tools.length, all.tools.length, 'no words: every tool');
+    const bySource = await (await fetch(`${server.base}/console/api/tools?source=elsewhere`)).json();
+    assert.deepEqual(bySource.tools, []);
+  });
+
+  it('refuses an unknown parameter, a bad encoding and an unknown profile with a JSON error', async (t) => {
+    const server = await serverForTest(t);
+    const unknown = await assertError(await fetch(`${server.base}/console/api/tools?qq=x`), 400, 'bad_request', 'qq');
+    assert.match(unknown.error.suggestion, /q, profile, source/);
+    await assertError(await fetch(`${server.base}/console/api/tools?q=%zz`), 400, 'bad_request', 'encoding');
+    await assertError(await fetch(`${server.base}/console/api/tools?profile=nobody`), 404, 'not_found', 'profile');
+    await assertError(await fetch(`${server.base}/console/api/tools`, { method: 'POST', body: '{}' }), 405, 'method_not_allowed', 'POST');
+  });
+});
+
+describe('console API: tools of a gateway', () => {
+  it('lists gateway profiles with their tools, and filters by one', async (t) => {
+    const upstream = await startHttpServer();
+    t.after(() => upstream.stop().catch(() => {}));
+    const server = await serverForTest(t, {
+      packs: '',
+      config: `upstreams:\n  remote:\n    url: ${upstream.url}\ngateway:\n  profiles:\n    small: {tools: ["greet"]}\n`,
+    });
+    const all = await waitFor('the upstream tools', async () => {
+      const body = await (await fetch(`${server.base}/console/api/tools`)).json();
+      return body.tools.length > 5 ? body : null;
+    });
+    assert.deepEqual(all.sources, ['remote']);
+    assert.deepEqual(all.profiles, [{ name: 'small', tools: ['greet'] }]);
+    const small = await (await fetch(`${server.base}/console/api/tools?profile=small`)).json();
+    assert.deepEqual(small.tools.map((t) => t.name), ['greet']);
+    const near = await assertError(await fetch(`${server.base}/console/api/tools?profile=smal`), 404, 'not_found', 'typo');
+    assert.match(near.error.suggestion, /small/);
+  });
+});
