@@ -1,6 +1,7 @@
 #include "observability/otlp_protobuf.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -93,8 +94,7 @@ public:
         reserve(2 * kMaxVarint + bytes.size());
         put_tag(number, Wire::length_delimited);
         put_varint(bytes.size());
-        std::memcpy(buffer_.data() + length_, bytes.data(), bytes.size());
-        length_ += bytes.size();
+        put_bytes(bytes);
     }
     void string_field(int number, std::string_view text) {
         if (util::valid_utf8(text)) return bytes_field(number, text);
@@ -128,9 +128,8 @@ public:
         return std::move(buffer_);
     }
 
-private:
+    // The unchecked writes, for a caller that made room for all it writes with reserve().
     static constexpr std::size_t kMaxVarint = 10;
-
     // buffer_.size() is the room; length_ the bytes written.
     void reserve(std::size_t n) {
         if (buffer_.size() - length_ < n) buffer_.resize(std::max(buffer_.size() * 2, length_ + n + 256));
@@ -152,7 +151,12 @@ private:
         for (int i = 0; i < bytes; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xFF);
         length_ += static_cast<std::size_t>(bytes);
     }
+    void put_bytes(std::string_view bytes) {
+        std::memcpy(buffer_.data() + length_, bytes.data(), bytes.size());
+        length_ += bytes.size();
+    }
 
+private:
     std::string buffer_;
     std::size_t length_ = 0;
     std::vector<std::size_t> open_;  // where each open message's content starts
@@ -168,26 +172,8 @@ std::string_view id_bytes(const std::array<std::uint8_t, N>& id) {
     return {reinterpret_cast<const char*>(id.data()), N};
 }
 
-void write_value(Writer& w, const AttributeValue& value) {
-    // A oneof member is written even when it holds its type's default: it is what is set.
-    std::visit(
-        [&w](const auto& v) {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::string>) w.string_field(field::any_string, v);
-            else if constexpr (std::is_same_v<T, bool>) w.uint_field(field::any_bool, v ? 1 : 0);
-            else if constexpr (std::is_same_v<T, std::int64_t>) w.int_field(field::any_int, v);
-            else w.double_field(field::any_double, v);
-        },
-        value);
-}
-
 std::size_t varint_size(std::uint64_t value) {
-    std::size_t n = 1;
-    while (value >= 0x80) {
-        value >>= 7;
-        ++n;
-    }
-    return n;
+    return value < 0x80 ? 1 : (static_cast<std::size_t>(std::bit_width(value)) + 6) / 7;
 }
 
 std::size_t tag_size(int number, Wire wire) {
@@ -233,16 +219,40 @@ void write_attributes(Writer& w, int number, const Attributes& attributes) {
             attribute.value);
         const std::size_t pair_size = (key.empty() ? 0 : delimited_size(field::key_value_key, key.size())) +
                                       delimited_size(field::key_value_value, value_size);
-        w.tag(number, Wire::length_delimited);
-        w.varint(pair_size);
-        if (!key.empty()) w.bytes_field(field::key_value_key, key);
-        w.tag(field::key_value_value, Wire::length_delimited);
-        w.varint(value_size);
-        if (std::holds_alternative<std::string>(attribute.value)) {
-            w.bytes_field(field::any_string, text);
-        } else {
-            write_value(w, attribute.value);
+        // Room for the whole KeyValue once, then written unchecked.
+        w.reserve(pair_size + Writer::kMaxVarint + 2);
+        w.put_tag(number, Wire::length_delimited);
+        w.put_varint(pair_size);
+        if (!key.empty()) {
+            w.put_tag(field::key_value_key, Wire::length_delimited);
+            w.put_varint(key.size());
+            w.put_bytes(key);
         }
+        w.put_tag(field::key_value_value, Wire::length_delimited);
+        w.put_varint(value_size);
+        // A oneof member is written even when it holds its type's default: it is what is set.
+        std::visit(
+            [&](const auto& v) {
+                using T = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<T, std::string>) {
+                    w.put_tag(field::any_string, Wire::length_delimited);
+                    w.put_varint(text.size());
+                    w.put_bytes(text);
+                } else if constexpr (std::is_same_v<T, bool>) {
+                    w.put_tag(field::any_bool, Wire::varint);
+                    w.put_varint(v ? 1 : 0);
+                } else if constexpr (std::is_same_v<T, std::int64_t>) {
+                    w.put_tag(field::any_int, Wire::varint);
+                    w.put_varint(static_cast<std::uint64_t>(v));
+                } else {
+                    std::uint64_t bits = 0;
+                    static_assert(sizeof bits == sizeof v);
+                    std::memcpy(&bits, &v, sizeof bits);
+                    w.put_tag(field::any_double, Wire::fixed64);
+                    w.put_little_endian(bits, 8);
+                }
+            },
+            attribute.value);
     }
 }
 
