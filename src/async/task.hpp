@@ -14,9 +14,11 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "async/frame_pool.hpp"
+#include "async/log_ids.hpp"
 
 namespace toolport {
 
@@ -29,13 +31,62 @@ namespace detail {
 struct TaskPromiseBase : PooledFrame {
     std::coroutine_handle<> continuation;
     std::exception_ptr error;
+    // The request's ids, for log lines (log_ids.hpp): taken where the task is first awaited.
+    LogIds log_ids;
+    // What was current on the thread when the body last resumed, put back when it suspends:
+    // a body resumed from inside another (a completion resolved, a task spawned) hands the
+    // thread back with the other's ids.
+    LogIds outer_ids;
 
-    std::suspend_always initial_suspend() noexcept { return {}; }
+    void enter() noexcept {
+        outer_ids = detail::current_log_ids;
+        detail::current_log_ids = log_ids;
+    }
+
+    // Every suspension and resumption of a Task's body passes here (await_transform).
+    template <typename Awaiter>
+    struct KeepingLogIds {
+        Awaiter& inner;
+        TaskPromiseBase& promise;
+        bool await_ready() { return inner.await_ready(); }
+        template <typename Promise>
+        auto await_suspend(std::coroutine_handle<Promise> h) {
+            // Read before: once suspended, the frame may be resumed and gone on another thread.
+            const LogIds outer = promise.outer_ids;
+            using Result = decltype(inner.await_suspend(h));
+            if constexpr (std::is_void_v<Result>) {
+                inner.await_suspend(h);
+                detail::current_log_ids = outer;
+            } else {
+                // A handle (the awaited task, which makes its own current) or a bool.
+                auto next = inner.await_suspend(h);
+                detail::current_log_ids = outer;
+                return next;
+            }
+        }
+        decltype(auto) await_resume() {
+            promise.enter();
+            return inner.await_resume();
+        }
+    };
+    template <typename Awaiter>
+    KeepingLogIds<std::remove_reference_t<Awaiter>> await_transform(Awaiter&& awaiter) noexcept {
+        return {awaiter, *this};
+    }
+
+    struct InitialAwaiter {
+        TaskPromiseBase& promise;
+        bool await_ready() noexcept { return false; }
+        void await_suspend(std::coroutine_handle<>) noexcept {}
+        void await_resume() noexcept { promise.enter(); }
+    };
+    InitialAwaiter initial_suspend() noexcept { return {*this}; }
 
     struct FinalAwaiter {
         bool await_ready() noexcept { return false; }
         template <typename Promise>
         std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> h) noexcept {
+            detail::current_log_ids = h.promise().outer_ids;
             auto next = h.promise().continuation;
             return next ? next : std::noop_coroutine();
         }
@@ -88,6 +139,7 @@ public:
     bool await_ready() const noexcept { return !handle_ || handle_.done(); }
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
         handle_.promise().continuation = awaiting;
+        handle_.promise().log_ids = detail::current_log_ids;  // the awaiting body's
         return handle_;
     }
     T await_resume() {

@@ -13,11 +13,13 @@
 
 #include <fmt/format.h>
 #include <spdlog/formatter.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "async/log_ids.hpp"
 #include "observability/iso_time.hpp"
 #include "util/json.hpp"
 #include "util/sanitize.hpp"
@@ -146,8 +148,56 @@ std::string event_members(std::string_view event, const Json& fields) {
     return out;
 }
 
+// Lowercase hex of `bytes`, appended.
+template <std::size_t N>
+void append_hex(std::string& out, const std::array<std::uint8_t, N>& bytes) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (auto b : bytes) {
+        out += kHex[b >> 4];
+        out += kHex[b & 0xF];
+    }
+}
+
+// The running request's ids (async/log_ids.hpp) as JSON members, after a comma.
+void append_trace_members(std::string& line, const LogIds& ids) {
+    line += ",\"trace_id\":\"";
+    append_hex(line, ids.trace_id);
+    line += "\",\"span_id\":\"";
+    append_hex(line, ids.span_id);
+    line += '"';
+}
+
+// Text lines: ` trace_id=... span_id=...` at the end while a request's code logs (the %*
+// flag of the pattern below).
+class TraceIdsFlag final : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
+        const LogIds& ids = current_log_ids();
+        if (!ids.set) return;
+        std::string text = " trace_id=";
+        append_hex(text, ids.trace_id);
+        text += " span_id=";
+        append_hex(text, ids.span_id);
+        dest.append(text.data(), text.data() + text.size());
+    }
+    std::unique_ptr<spdlog::custom_flag_formatter> clone() const override { return std::make_unique<TraceIdsFlag>(); }
+};
+
+// `[name] ` when the logger has a name (spdlog's own %+ layout leaves an empty one out).
+class LoggerNameFlag final : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+        if (msg.logger_name.size() == 0) return;
+        dest.push_back('[');
+        dest.append(msg.logger_name.data(), msg.logger_name.data() + msg.logger_name.size());
+        dest.append(std::string_view("] "));
+    }
+    std::unique_ptr<spdlog::custom_flag_formatter> clone() const override { return std::make_unique<LoggerNameFlag>(); }
+};
+
 // One JSON object per line. Events carry their members in the payload; anything else is
-// a plain message and is written, escaped, as "msg".
+// a plain message and is written, escaped, as "msg". A line written while a request's code
+// runs carries its "trace_id" and "span_id" (an event that names them itself keeps its own).
 class JsonLineFormatter final : public spdlog::formatter {
 public:
     void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
@@ -157,11 +207,14 @@ public:
         line += level_name(msg.level);
         line += "\",";
         std::string_view payload(msg.payload.data(), msg.payload.size());
+        const LogIds& ids = current_log_ids();
         if (std::string_view(msg.logger_name.data(), msg.logger_name.size()) == kEventLoggerName) {
             line += payload;
+            if (ids.set && payload.find("\"trace_id\":") == std::string_view::npos) append_trace_members(line, ids);
         } else {
             line += "\"msg\":";
             append_json_string(line, payload);
+            if (ids.set) append_trace_members(line, ids);
         }
         line += "}\n";
         dest.append(line.data(), line.data() + line.size());
@@ -200,7 +253,15 @@ void configure_logging(const LogOptions& options) {
             throw std::runtime_error(fmt::format("cannot open the log file: {}", util::sanitize_for_message(e.what())));
         }
     }
-    if (json) sink->set_formatter(std::make_unique<JsonLineFormatter>());
+    if (json) {
+        sink->set_formatter(std::make_unique<JsonLineFormatter>());
+    } else {
+        // spdlog's own layout, then the request's ids when there are.
+        auto formatter = std::make_unique<spdlog::pattern_formatter>();
+        formatter->add_flag<LoggerNameFlag>('N').add_flag<TraceIdsFlag>('*').set_pattern(
+            "[%Y-%m-%d %H:%M:%S.%e] %N[%^%l%$] %v%*");
+        sink->set_formatter(std::move(formatter));
+    }
 
     auto logger = std::make_shared<spdlog::logger>(std::string(kLoggerName), sink);
     logger->set_level(*level);

@@ -135,4 +135,13 @@ std::string to_hex(const SpanId& id) {
 TraceId new_trace_id() { return random_id<16>(); }
 SpanId new_span_id() { return random_id<8>(); }
 
+LogIds log_ids_of(const TraceContext& context) {
+    LogIds ids;
+    if (!context.valid()) return ids;
+    ids.trace_id = context.trace_id;
+    ids.span_id = context.span_id;
+    ids.set = true;
+    return ids;
+}
+
 }  // namespace toolport::observability

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "async/log_ids.hpp"
+
 #include "observability/span_data.hpp"
 
 namespace toolport::observability {
@@ -37,6 +39,9 @@ bool valid_tracestate(std::string_view value);
 bool valid_baggage(std::string_view value);
 
 std::string to_hex(const TraceId& id);
+// The ids log lines carry while `context`'s request runs (async/log_ids.hpp); unset when
+// the context is not valid.
+LogIds log_ids_of(const TraceContext& context);
 std::string to_hex(const SpanId& id);
 
 // Random, never all-zero ids (a per-thread generator seeded from the OS).

@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "async/log_ids.hpp"
 #include "observability/events.hpp"
 
 using namespace toolport::observability;
@@ -256,4 +257,46 @@ TEST_F(LoggingTest, BadOptionsAreClearErrors) {
     EXPECT_FALSE(is_log_level("WARN"));
     EXPECT_TRUE(is_log_format("text"));
     EXPECT_FALSE(is_log_format(""));
+}
+
+// A line logged while a request's code runs names its trace and span (async/log_ids.hpp);
+// others do not.
+TEST_F(LoggingTest, LinesOfARequestCarryItsTraceAndSpanIds) {
+    toolport::LogIds ids;
+    for (std::size_t i = 0; i < ids.trace_id.size(); ++i) ids.trace_id[i] = static_cast<std::uint8_t>(0xa0 + i);
+    for (std::size_t i = 0; i < ids.span_id.size(); ++i) ids.span_id[i] = static_cast<std::uint8_t>(0x10 + i);
+    ids.set = true;
+    const std::string trace_hex = "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf", span_hex = "1011121314151617";
+
+    configure_logging({"info", "json", file_});
+    spdlog::info("before");
+    {
+        toolport::LogIdsScope scope(ids);
+        spdlog::warn("inside");
+        log_event(EventLevel::warn, "tool_call", {{"tool", "t"}});
+        log_event(EventLevel::warn, "tool_call", {{"tool", "t"}, {"trace_id", "given"}});
+    }
+    spdlog::info("after");
+    auto rows = json_lines();
+    ASSERT_EQ(rows.size(), 5u);
+    EXPECT_FALSE(rows[0].contains("trace_id"));
+    EXPECT_EQ(rows[1]["trace_id"], trace_hex);
+    EXPECT_EQ(rows[1]["span_id"], span_hex);
+    EXPECT_EQ(rows[2]["trace_id"], trace_hex);
+    EXPECT_EQ(rows[2]["span_id"], span_hex);
+    EXPECT_EQ(rows[3]["trace_id"], "given") << "an event's own ids win";
+    EXPECT_FALSE(rows[4].contains("trace_id"));
+
+    configure_logging({"info", "text", file_});
+    {
+        toolport::LogIdsScope scope(ids);
+        spdlog::warn("text inside");
+    }
+    spdlog::warn("text after");
+    auto all = lines();
+    ASSERT_EQ(all.size(), 7u);
+    EXPECT_NE(all[5].find("[toolport] [warning] text inside trace_id=" + trace_hex + " span_id=" + span_hex),
+              std::string::npos)
+        << all[5];
+    EXPECT_EQ(all[6].find("trace_id"), std::string::npos) << all[6];
 }
