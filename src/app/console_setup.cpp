@@ -6,7 +6,9 @@
 
 #include "app/config.hpp"
 #include "app/runtime.hpp"
+#include "async/worker_pool.hpp"
 #include "console/console_api.hpp"
+#include "stores/audit_query.hpp"
 #include "toolport_version.hpp"
 
 namespace toolport {
@@ -63,6 +65,17 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
         for (const auto& [service, policy] : config.services) limits.push_back({service, policy.rate_limit.rate});
         return limits;
     };
+    // GET calls reads what GET /audit reads, off the engine's loop, one query at a time.
+    if (auto* audit = runtime.audit()) {
+        auto readers = std::make_shared<WorkerPool>(1);
+        context.audit_query = [readers, options = audit->options(),
+                               &executor](std::string query) -> Task<std::pair<int, std::string>> {
+            co_return co_await readers->run(executor, [options, query = std::move(query)] {
+                return stores::audit_http_query(options, query);
+            });
+        };
+    }
+    context.audit_feed = runtime.audit_feed();
     return std::make_shared<console::ConsoleApi>(std::move(context));
 }
 

@@ -18,6 +18,7 @@
 #include "pipeline/pipeline.hpp"
 #include "providers/source_table.hpp"
 #include "server/server.hpp"
+#include "stores/audit_feed.hpp"
 #include "stores/audit_log.hpp"
 #include "stores/stores.hpp"
 
@@ -87,6 +88,8 @@ public:
     // The audit log (null when audit is off), and the orchestration summary (per downstream
     // service: calls, failure rate, mean response time, breaker state; GET /orchestration).
     stores::AuditLog* audit() { return audit_.get(); }
+    // The audit records as they are made, for the console (null without a console).
+    stores::AuditFeed* audit_feed() { return audit_feed_.get(); }
     Json orchestration_summary();
 
 private:
@@ -101,6 +104,7 @@ private:
     std::unique_ptr<stores::Stores> stores_;
     // Before the pipeline whose audit stage writes to it: destroyed after, writing what is queued.
     std::shared_ptr<stores::AuditLog> audit_;
+    std::shared_ptr<stores::AuditFeed> audit_feed_;
     std::shared_ptr<pipeline::CircuitBreakerStage> breakers_;
     pipeline::Pipeline pipeline_;
     std::unique_ptr<McpServer> server_;

@@ -10,6 +10,7 @@
 #include "console/query_string.hpp"
 #include "console/tool_catalog.hpp"
 #include "server/server.hpp"
+#include "stores/audit_feed.hpp"
 #include "async/executor.hpp"
 #include "transports/sse_stream.hpp"
 #include "util/closest_name.hpp"
@@ -49,7 +50,7 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 }
 
 // The API's routes: the first segment after api/ names the resource.
-constexpr std::string_view kResources[] = {"me", "overview", "tools"};
+constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls"};
 
 std::string_view query_of(const HttpRequestView& req) {
     auto target = req.target();
@@ -128,6 +129,10 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
     HttpAnswer me(const HttpRequestView& req, const ConsoleAccess& access);
     HttpAnswer overview_stream(const HttpRequestView& req);
     HttpAnswer tools(const HttpRequestView& req);
+    HttpAnswer calls(const HttpRequestView& req);
+    static Task<void> answer_calls(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                   std::shared_ptr<OwnedHttpRequest> req, std::string query);
+    HttpAnswer calls_stream(const HttpRequestView& req);
     void overview_tick();
     void stop() {
         if (cancel_overview_tick) std::exchange(cancel_overview_tick, nullptr)();
@@ -177,6 +182,14 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
         return overview_stream(req);
     }
+    if (route == "calls") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return calls(req);
+    }
+    if (route == "calls/stream") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return calls_stream(req);
+    }
     if (route == "tools") {
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
         return tools(req);
@@ -215,6 +228,75 @@ HttpAnswer ConsoleApi::Impl::tools(const HttpRequestView& req) {
     }
     if (!catalog) catalog = std::make_unique<ToolCatalog>(*server, context.overview.stats);
     return json_answer(req, 200, catalog->list(query).dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+// GET calls: GET /audit's query (same filters, same records), newest first.
+HttpAnswer ConsoleApi::Impl::calls(const HttpRequestView& req) {
+    auto params = parameters_of(req, {"principal", "tool", "source", "outcome", "since", "until", "limit"});
+    if (params.refusal) return std::move(*params.refusal);
+    if (!context.audit_query) {
+        // No file or stream to read: only the live view (calls/stream) shows calls.
+        return json_answer(req, 200, R"({"audit":"off","records":[]})");
+    }
+    auto deferred = std::make_shared<DeferredReply>();
+    spawn(answer_calls(shared_from_this(), deferred, std::make_shared<OwnedHttpRequest>(req), std::string(query_of(req))),
+          [deferred](std::exception_ptr error) {
+              if (error) deferred->resolve({});
+          });
+    return pending_answer(deferred);
+}
+
+Task<void> ConsoleApi::Impl::answer_calls(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                          std::shared_ptr<OwnedHttpRequest> req, std::string query) {
+    std::pair<int, std::string> result{500, {}};
+    try {
+        result = co_await self->context.audit_query(std::move(query));
+    } catch (const std::exception&) {
+        result = {500, {}};
+    }
+    auto body = Json::parse(result.second, nullptr, false);
+    const std::string message = body.is_object() && body.contains("error") && body["error"].is_string()
+                                    ? body["error"].get<std::string>()
+                                    : "";
+    if (result.first == 400) {
+        deferred->resolve(error_answer(*req, 400, "bad_request", message,
+                                       "filters: principal, tool, source, outcome (ok, tool_error, protocol_error, "
+                                       "cancelled, error), since and until (ISO-8601 UTC or an age: 90s, 15m, 2h, "
+                                       "7d), limit (0-1000000)"));
+        co_return;
+    }
+    if (result.first != 200 || !body.is_object() || !body.contains("records") || !body["records"].is_array()) {
+        deferred->resolve(error_answer(*req, 503, "unavailable",
+                                       message.empty() ? "Service Unavailable: the audit log cannot be read" : message,
+                                       "see the server's log; the live view (calls/stream) still shows new calls"));
+        co_return;
+    }
+    Json records = Json::array();
+    auto& oldest_first = body["records"];
+    for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) records.push_back(std::move(*it));
+    Json answer = {{"records", std::move(records)},
+                   {"audit", body.value("source", "file")},
+                   {"skipped_lines", body.value("skipped_lines", 0)}};
+    deferred->resolve(json_answer(*req, 200, answer.dump(-1, ' ', false, Json::error_handler_t::replace)));
+}
+
+// GET calls/stream: every audit record as it is made, from the in-memory feed (the file, if
+// any, is not read: a record is here before the writer thread has written it).
+HttpAnswer ConsoleApi::Impl::calls_stream(const HttpRequestView& req) {
+    auto params = parameters_of(req, {});
+    if (params.refusal) return std::move(*params.refusal);
+    if (!context.audit_feed) {
+        return error_answer(req, 503, "unavailable", "Service Unavailable: this server has no record feed",
+                            "report this as a bug");
+    }
+    auto out = make_stream(1024);
+    std::weak_ptr<OutStream> weak_out = out;
+    const auto id = context.audit_feed->subscribe([weak_out](const std::string& record) {
+        if (auto stream = weak_out.lock()) stream->push(sse_event("call", record), nullptr);
+    });
+    return stream_answer(req, std::move(out), [weak = weak_from_this(), id] {
+        if (auto self = weak.lock(); self && self->context.audit_feed) self->context.audit_feed->unsubscribe(id);
+    });
 }
 
 // The overview at once, then every overview_interval while anyone watches: one overview

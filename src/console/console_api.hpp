@@ -11,13 +11,17 @@
 #include <string>
 #include <string_view>
 
+#include "async/task.hpp"
 #include "console/overview.hpp"
 #include "transports/http_options.hpp"
 #include "util/json.hpp"
 
 namespace toolport {
 class Executor;
+namespace stores {
+class AuditFeed;
 }
+}  // namespace toolport
 
 namespace toolport::console {
 
@@ -27,6 +31,11 @@ struct ConsoleContext {
     std::string trace_viewer_url;          // console.trace_viewer_url
     std::size_t max_body_bytes = 1 << 20;  // the largest API request body taken
     OverviewSources overview;
+    // GET /audit's query (stores::audit_http_query off the loop): {status, body}. Unset
+    // while the audit log is off.
+    std::function<Task<std::pair<int, std::string>>(std::string query)> audit_query;
+    // The records as they are made (the live Calls view), with or without the log.
+    stores::AuditFeed* audit_feed = nullptr;
     // How often the overview stream sends the overview again.
     std::chrono::milliseconds overview_interval{2000};
 };

@@ -166,7 +166,7 @@ struct HttpOptions {
     // served while unset. Called on the engine's loop.
     std::function<AdminReload()> reload;
     // GET /audit: the audit log's records that match the query string's filters
-    // (stores/audit_record.hpp: principal, tool, outcome, method, session, since, until,
+    // (stores/audit_record.hpp: principal, tool, source, outcome, method, session, since, until,
     // limit), as {status, JSON body}; GET /orchestration: the orchestration summary (JSON).
     // The operator's, protected as /admin/reload is. Not served while unset. Called on the
     // engine's loop (the query does its reading off it).

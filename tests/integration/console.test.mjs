@@ -3,6 +3,9 @@
 // scope), the header fields of every answer, and bad input (unknown paths, wrong methods).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
@@ -320,5 +323,61 @@ describe('console API: tools of a gateway', () => {
     assert.deepEqual(small.tools.map((t) => t.name), ['greet']);
     const near = await assertError(await fetch(`${server.base}/console/api/tools?profile=smal`), 404, 'not_found', 'typo');
     assert.match(near.error.suggestion, /small/);
+  });
+});
+
+describe('console API: calls', () => {
+  it('GET calls: the audit log\'s records newest first, with /audit\'s filters and a source filter', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-console-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'audit.jsonl');
+    const server = await serverForTest(t, { config: `audit:\n  enabled: true\n  path: ${file}\n  flush_interval_ms: 100\n` });
+    const client = await connectClient(t, server);
+    await client.callTool({ name: 'greet', arguments: { name: 'one' } });
+    await client.callTool({ name: 'test_error_handling', arguments: {} });
+    await client.callTool({ name: 'greet', arguments: { name: 'two' } });
+    const body = await waitFor('three records', async () => {
+      const b = await (await fetch(`${server.base}/console/api/calls`)).json();
+      return b.records?.length >= 3 ? b : null;
+    });
+    assert.equal(body.audit, 'file');
+    assert.deepEqual(body.records.map((r) => r.target), ['greet', 'test_error_handling', 'greet'].reverse());
+    assert.ok(Date.parse(body.records[0].ts) >= Date.parse(body.records[2].ts), 'newest first');
+    const errors = await (await fetch(`${server.base}/console/api/calls?outcome=error`)).json();
+    assert.deepEqual(errors.records.map((r) => r.target), ['test_error_handling']);
+    const greets = await (await fetch(`${server.base}/console/api/calls?tool=greet&source=conformance&since=1h&limit=1`)).json();
+    assert.equal(greets.records.length, 1);
+    assert.equal(greets.records[0].target, 'greet');
+    const elsewhere = await (await fetch(`${server.base}/console/api/calls?source=elsewhere`)).json();
+    assert.deepEqual(elsewhere.records, []);
+    const audit = await (await fetch(`${server.base}/audit?source=conformance`)).json();
+    assert.equal(audit.records.length, 3, 'GET /audit takes the source filter too');
+    const bad = await assertError(await fetch(`${server.base}/console/api/calls?since=yesterday`), 400, 'bad_request', 'since');
+    assert.match(bad.error.message, /since/);
+    await assertError(await fetch(`${server.base}/console/api/calls?who=me`), 400, 'bad_request', 'unknown filter');
+  });
+
+  it('calls/stream: a call made by an MCP client arrives within a second, even with the audit log off', async (t) => {
+    const server = await serverForTest(t);
+    const off = await (await fetch(`${server.base}/console/api/calls`)).json();
+    assert.deepEqual(off, { audit: 'off', records: [] });
+    const client = await connectClient(t, server);
+    let answered = 0;
+    const events = await readEvents(`${server.base}/console/api/calls/stream`, 'call', 2, {
+      onOpen: async () => {
+        await client.callTool({ name: 'greet', arguments: { name: 'live' } });
+        answered = Date.now();
+        await client.callTool({ name: 'test_error_handling', arguments: {} });
+      },
+    });
+    assert.equal(events[0].data.target, 'greet');
+    assert.equal(events[0].data.method, 'tools/call');
+    assert.equal(events[0].data.outcome, 'ok');
+    assert.equal(events[0].data.source, 'conformance');
+    assert.ok(events[0].data.args_sha256, 'the arguments\' digest, never the arguments');
+    assert.equal(events[0].data.arguments, undefined);
+    assert.ok(events[0].at - answered < 1000, `${events[0].at - answered} ms after the answer`);
+    assert.equal(events[1].data.target, 'test_error_handling');
+    assert.equal(events[1].data.outcome, 'tool_error');
   });
 });
