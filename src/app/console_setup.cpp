@@ -76,6 +76,11 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
         };
     }
     context.audit_feed = runtime.audit_feed();
+    context.record_action = [&runtime, replica = o.replica](stores::AuditRecord record) {
+        record.replica = replica;
+        if (auto* feed = runtime.audit_feed()) feed->publish(record);
+        if (auto* audit = runtime.audit()) audit->submit(std::move(record));
+    };
     return std::make_shared<console::ConsoleApi>(std::move(context));
 }
 

@@ -4,13 +4,16 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "console/console_reply.hpp"
 #include "console/page.hpp"
 #include "console/query_string.hpp"
 #include "console/tool_catalog.hpp"
 #include "server/server.hpp"
+#include "server/tasks.hpp"
 #include "stores/audit_feed.hpp"
+#include "stores/audit_record.hpp"
 #include "async/executor.hpp"
 #include "transports/sse_stream.hpp"
 #include "util/closest_name.hpp"
@@ -50,7 +53,7 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 }
 
 // The API's routes: the first segment after api/ names the resource.
-constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls"};
+constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls", "sessions", "tasks"};
 
 std::string_view query_of(const HttpRequestView& req) {
     auto target = req.target();
@@ -124,6 +127,20 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
     Subscribers overview_subscribers;
     std::function<void()> cancel_overview_tick;
     std::unique_ptr<ToolCatalog> catalog;  // made on the first GET tools
+    std::shared_ptr<ConsoleHost> host;     // the HTTP endpoint, while it runs
+
+    // The audit record of an operator's action, and its log line.
+    void record_action(const ConsoleAccess& access, std::string action, std::string target, std::string outcome,
+                       std::string code = {});
+    HttpAnswer sessions(const HttpRequestView& req);
+    HttpAnswer tasks(const HttpRequestView& req);
+    static Task<void> answer_tasks(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                   std::shared_ptr<OwnedHttpRequest> req, std::shared_ptr<TaskEngine> engine);
+    HttpAnswer cancel_task(const HttpRequestView& req, std::string_view id, const ConsoleAccess& access);
+    static Task<void> answer_cancel_task(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                         std::shared_ptr<OwnedHttpRequest> req, std::shared_ptr<TaskEngine> engine,
+                                         std::string id, ConsoleAccess access);
+    HttpAnswer end_session(const HttpRequestView& req, std::string_view id, const ConsoleAccess& access);
 
     HttpAnswer api(const HttpRequestView& req, std::string_view route, const ConsoleAccess& access);
     HttpAnswer me(const HttpRequestView& req, const ConsoleAccess& access);
@@ -143,6 +160,8 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
 ConsoleApi::ConsoleApi(ConsoleContext context) : impl_(std::make_shared<Impl>(std::move(context))) {}
 
 ConsoleApi::~ConsoleApi() { impl_->stop(); }
+
+void ConsoleApi::attach(std::shared_ptr<ConsoleHost> host) { impl_->host = std::move(host); }
 
 HttpAnswer ConsoleApi::answer(const HttpRequestView& req, std::string_view subpath, const ConsoleAccess& access) {
     if (subpath == "/api" || subpath.rfind("/api/", 0) == 0) {
@@ -190,6 +209,23 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
         return calls_stream(req);
     }
+    if (route == "sessions") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return sessions(req);
+    }
+    if (route.rfind("sessions/", 0) == 0 && route.size() > 9 && route.find('/', 9) == std::string_view::npos) {
+        if (req.method() != HttpMethod::delete_) return method_not_allowed("DELETE");
+        return end_session(req, route.substr(9), access);
+    }
+    if (route == "tasks") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return tasks(req);
+    }
+    if (route.rfind("tasks/", 0) == 0 && route.size() > 13 && route.substr(route.size() - 7) == "/cancel" &&
+        route.find('/', 6) == route.size() - 7) {
+        if (req.method() != HttpMethod::post) return method_not_allowed("POST");
+        return cancel_task(req, route.substr(6, route.size() - 13), access);
+    }
     if (route == "tools") {
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
         return tools(req);
@@ -228,6 +264,143 @@ HttpAnswer ConsoleApi::Impl::tools(const HttpRequestView& req) {
     }
     if (!catalog) catalog = std::make_unique<ToolCatalog>(*server, context.overview.stats);
     return json_answer(req, 200, catalog->list(query).dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void ConsoleApi::Impl::record_action(const ConsoleAccess& access, std::string action, std::string target,
+                                     std::string outcome, std::string code) {
+    spdlog::info("console: {} {} by {}: {}{}", action, target,
+                 access.principal.empty() ? "(no auth)" : access.principal, outcome, code.empty() ? "" : " " + code);
+    if (!context.record_action) return;
+    stores::AuditRecord r;
+    r.time = std::chrono::system_clock::now();
+    r.method = "console/" + std::move(action);
+    r.target = std::move(target);
+    r.principal = access.principal;
+    r.session = "console";
+    r.outcome = std::move(outcome);
+    r.code = std::move(code);
+    context.record_action(std::move(r));
+}
+
+// GET sessions: the HTTP sessions this replica holds.
+HttpAnswer ConsoleApi::Impl::sessions(const HttpRequestView& req) {
+    auto params = parameters_of(req, {});
+    if (params.refusal) return std::move(*params.refusal);
+    Json list = Json::array();
+    if (host) {
+        for (const auto& s : host->sessions()) {
+            list.push_back({{"id", s.id},
+                            {"transport", s.transport},
+                            {"client", {{"name", s.client_name}, {"version", s.client_version}}},
+                            {"protocol_version", s.protocol_version},
+                            {"principal", s.principal},
+                            {"profile", s.profile},
+                            {"age_s", std::chrono::duration_cast<std::chrono::seconds>(s.age).count()},
+                            {"idle_s", std::chrono::duration_cast<std::chrono::seconds>(s.idle).count()},
+                            {"replica", context.overview.replica}});
+        }
+    }
+    return json_answer(req, 200,
+                       Json{{"sessions", std::move(list)}}.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+// DELETE sessions/{id}: ends it as the client's own DELETE would.
+HttpAnswer ConsoleApi::Impl::end_session(const HttpRequestView& req, std::string_view id, const ConsoleAccess& access) {
+    if (!host || !host->end_session(id, "ended by an operator in the console")) {
+        record_action(access, "end_session", std::string(id), "tool_error", "NOT_FOUND");
+        return error_answer(req, 404, "not_found", "Not Found: this replica holds no session with that id",
+                            "list the sessions with GET api/sessions; a session may have ended meanwhile");
+    }
+    record_action(access, "end_session", std::string(id), "ok");
+    return empty_answer(req, 204);
+}
+
+// GET tasks: the tasks this replica runs now.
+HttpAnswer ConsoleApi::Impl::tasks(const HttpRequestView& req) {
+    auto params = parameters_of(req, {});
+    if (params.refusal) return std::move(*params.refusal);
+    auto* engine = context.overview.server ? context.overview.server->tasks() : nullptr;
+    if (!engine) return json_answer(req, 200, R"({"tasks":[]})");
+    auto deferred = std::make_shared<DeferredReply>();
+    spawn(answer_tasks(shared_from_this(), deferred, std::make_shared<OwnedHttpRequest>(req), engine->shared_from_this()),
+          [deferred](std::exception_ptr error) {
+              if (error) deferred->resolve({});
+          });
+    return pending_answer(deferred);
+}
+
+Task<void> ConsoleApi::Impl::answer_tasks(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                          std::shared_ptr<OwnedHttpRequest> req, std::shared_ptr<TaskEngine> engine) {
+    std::vector<TaskEngine::Live> live;
+    try {
+        live = co_await engine->live();
+    } catch (const std::exception&) {
+        deferred->resolve(error_answer(*req, 503, "unavailable",
+                                       "Service Unavailable: the task store cannot be read now",
+                                       "retry in a moment; with a redis:// store, check that Redis is reachable"));
+        co_return;
+    }
+    auto iso = [](std::int64_t ms) {
+        return stores::iso_time(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
+    };
+    Json list = Json::array();
+    for (const auto& t : live) {
+        list.push_back({{"id", t.record.id},
+                        {"status", std::string(to_string(t.record.status))},
+                        {"tool", t.tool},
+                        {"session", t.session},
+                        {"created_at", iso(t.record.created_at_ms)},
+                        {"updated_at", iso(t.record.last_updated_at_ms)},
+                        {"status_message", t.record.status_message}});
+    }
+    deferred->resolve(
+        json_answer(*req, 200, Json{{"tasks", std::move(list)}}.dump(-1, ' ', false, Json::error_handler_t::replace)));
+}
+
+// POST tasks/{id}/cancel: as its client's tasks/cancel would, whoever owns it.
+HttpAnswer ConsoleApi::Impl::cancel_task(const HttpRequestView& req, std::string_view id, const ConsoleAccess& access) {
+    auto* engine = context.overview.server ? context.overview.server->tasks() : nullptr;
+    if (!engine) {
+        return error_answer(req, 404, "not_found", "Not Found: this server runs no tasks",
+                            "list the tasks with GET api/tasks");
+    }
+    auto deferred = std::make_shared<DeferredReply>();
+    spawn(answer_cancel_task(shared_from_this(), deferred, std::make_shared<OwnedHttpRequest>(req),
+                             engine->shared_from_this(), std::string(id), access),
+          [deferred](std::exception_ptr error) {
+              if (error) deferred->resolve({});
+          });
+    return pending_answer(deferred);
+}
+
+Task<void> ConsoleApi::Impl::answer_cancel_task(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                                std::shared_ptr<OwnedHttpRequest> req,
+                                                std::shared_ptr<TaskEngine> engine, std::string id,
+                                                ConsoleAccess access) {
+    bool cancelled = false;
+    bool failed = false;
+    try {
+        cancelled = co_await engine->cancel_as_operator(id);
+    } catch (const std::exception&) {
+        failed = true;
+    }
+    if (failed) {
+        self->record_action(access, "cancel_task", id, "tool_error", "UNAVAILABLE");
+        deferred->resolve(error_answer(*req, 503, "unavailable",
+                                       "Service Unavailable: the task store cannot be "
+                                       "changed now",
+                                       "retry in a moment"));
+        co_return;
+    }
+    if (!cancelled) {
+        self->record_action(access, "cancel_task", id, "tool_error", "NOT_FOUND");
+        deferred->resolve(error_answer(*req, 404, "not_found",
+                                       "Not Found: no task with that id is working or waiting on this replica",
+                                       "list the tasks with GET api/tasks; a task may have ended meanwhile"));
+        co_return;
+    }
+    self->record_action(access, "cancel_task", id, "ok");
+    deferred->resolve(empty_answer(*req, 202));
 }
 
 // GET calls: GET /audit's query (same filters, same records), newest first.

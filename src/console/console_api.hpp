@@ -20,7 +20,8 @@ namespace toolport {
 class Executor;
 namespace stores {
 class AuditFeed;
-}
+struct AuditRecord;
+}  // namespace stores
 }  // namespace toolport
 
 namespace toolport::console {
@@ -36,6 +37,9 @@ struct ConsoleContext {
     std::function<Task<std::pair<int, std::string>>(std::string query)> audit_query;
     // The records as they are made (the live Calls view), with or without the log.
     stores::AuditFeed* audit_feed = nullptr;
+    // Writes the record of an operator's action (to the audit log when it is on, and to the
+    // feed). Unset: actions are logged only.
+    std::function<void(stores::AuditRecord record)> record_action;
     // How often the overview stream sends the overview again.
     std::chrono::milliseconds overview_interval{2000};
 };
@@ -48,6 +52,7 @@ public:
     ConsoleApi& operator=(const ConsoleApi&) = delete;
 
     HttpAnswer answer(const HttpRequestView& request, std::string_view subpath, const ConsoleAccess& access) override;
+    void attach(std::shared_ptr<ConsoleHost> host) override;
 
 private:
     struct Impl;

@@ -291,6 +291,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
     // ------------------------------------------------------------ the console (endpoint_console.cpp)
     bool is_console_path(std::string_view path) const;
+    class ConsoleHostAdapter;
+    void attach_console();  // the console learns of this endpoint (start) and forgets it (stop)
+    void detach_console();
     HttpAnswer console_answer(const HttpRequestView& req, std::string_view path, const Reentry& reentry);
 
     // --------------------------------------------------------------------- answers (endpoint_answers.cpp)

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
 
@@ -379,5 +380,77 @@ describe('console API: calls', () => {
     assert.ok(events[0].at - answered < 1000, `${events[0].at - answered} ms after the answer`);
     assert.equal(events[1].data.target, 'test_error_handling');
     assert.equal(events[1].data.outcome, 'tool_error');
+  });
+});
+
+describe('console API: sessions and tasks', () => {
+  it('lists HTTP sessions with their client, ends one (recorded in the audit log under the operator)', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-console-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'audit.jsonl');
+    const server = await serverForTest(t, {
+      config: `http:\n  bearer_tokens_env: CONSOLE_TOKENS\naudit:\n  enabled: true\n  path: ${file}\n  flush_interval_ms: 100\n`,
+      env: { CONSOLE_TOKENS: TOKEN },
+    });
+    const auth = bearer(TOKEN);
+    const client = await connectClient(t, server, auth);
+    await client.callTool({ name: 'greet', arguments: { name: 'a' } });
+    const { sessions } = await (await fetch(`${server.base}/console/api/sessions`, { headers: auth })).json();
+    const mine = sessions.find((s) => s.client.name === 'console-test');
+    assert.ok(mine, JSON.stringify(sessions));
+    assert.equal(mine.client.version, '1.0.0');
+    assert.equal(mine.transport, 'streamable_http');
+    assert.match(mine.protocol_version, /^\d{4}-\d{2}-\d{2}$/);
+    assert.match(mine.principal, /^bearer:/);
+    assert.equal(mine.profile, '');
+    assert.ok(mine.age_s >= 0 && mine.idle_s >= 0);
+    assert.ok(mine.replica);
+
+    const ended = await fetch(`${server.base}/console/api/sessions/${encodeURIComponent(mine.id)}`, { method: 'DELETE', headers: auth });
+    assert.equal(ended.status, 204);
+    assertConsoleHeaders(ended, 'DELETE');
+    await assert.rejects(client.callTool({ name: 'greet', arguments: { name: 'b' } }), 'the session is gone');
+    const after = await (await fetch(`${server.base}/console/api/sessions`, { headers: auth })).json();
+    assert.ok(!after.sessions.some((s) => s.id === mine.id));
+    await assertError(await fetch(`${server.base}/console/api/sessions/${mine.id}`, { method: 'DELETE', headers: auth }), 404, 'not_found', 'again');
+    await assertError(await fetch(`${server.base}/console/api/sessions/${mine.id}`, { headers: auth }), 405, 'method_not_allowed', 'GET one');
+    await assertError(await fetch(`${server.base}/console/api/sessions/${mine.id}`, { method: 'DELETE' }), 401, 'unauthorized', 'no token');
+
+    const records = await waitFor('the action records', async () => {
+      const b = await (await fetch(`${server.base}/console/api/calls?limit=0`, { headers: auth })).json();
+      const actions = b.records.filter((r) => r.method === 'console/end_session');
+      return actions.length >= 2 ? actions : null;
+    });
+    const done = records.find((r) => r.outcome === 'ok');
+    assert.equal(done.target, mine.id);
+    assert.equal(done.principal, mine.principal, 'under the operator\'s principal');
+    assert.ok(records.some((r) => r.outcome === 'tool_error' && r.code === 'NOT_FOUND'));
+  });
+
+  it('lists a working task and cancels it as the operator', async (t) => {
+    const server = await serverForTest(t, { config: 'server:\n  task_poll_interval_ms: 100\n' });
+    const client = await connectClient(t, server);
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 30 }, task: { ttl: 60000 } } },
+      CreateTaskResultSchema,
+    );
+    const listed = await waitFor('the task', async () => {
+      const b = await (await fetch(`${server.base}/console/api/tasks`)).json();
+      return b.tasks.find((x) => x.id === task.taskId);
+    });
+    assert.equal(listed.status, 'working');
+    assert.equal(listed.tool, 'slow_compute');
+    assert.ok(listed.session);
+    assert.ok(Date.parse(listed.created_at) <= Date.parse(listed.updated_at));
+    const cancelled = await fetch(`${server.base}/console/api/tasks/${task.taskId}/cancel`, { method: 'POST' });
+    assert.equal(cancelled.status, 202);
+    const status = await client.experimental.tasks.getTask(task.taskId);
+    assert.equal(status.status, 'cancelled');
+    assert.match(status.statusMessage ?? '', /operator/);
+    await assertError(await fetch(`${server.base}/console/api/tasks/${task.taskId}/cancel`, { method: 'POST' }), 404, 'not_found', 'again');
+    await assertError(await fetch(`${server.base}/console/api/tasks/${task.taskId}/cancel`), 405, 'method_not_allowed', 'GET');
+    await assertError(await fetch(`${server.base}/console/api/tasks/x/y/cancel`, { method: 'POST' }), 404, 'not_found', 'bad path');
+    const left = await (await fetch(`${server.base}/console/api/tasks`)).json();
+    assert.ok(!left.tasks.some((x) => x.id === task.taskId));
   });
 });
