@@ -81,6 +81,11 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
         if (auto* feed = runtime.audit_feed()) feed->publish(record);
         if (auto* audit = runtime.audit()) audit->submit(std::move(record));
     };
+    context.reload = [&runtime] {
+        auto outcome = runtime.reload();
+        return console::ReloadStart{outcome.started, outcome.running, outcome.wait};
+    };
+    context.reloading = [&runtime] { return runtime.reloading(); };
     return std::make_shared<console::ConsoleApi>(std::move(context));
 }
 

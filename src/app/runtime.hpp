@@ -75,6 +75,8 @@ public:
     // most one per reload.min_interval_s: asked while one runs or too soon after it, it
     // starts nothing and reports that one. On the engine's loop.
     ReloadOutcome reload();
+    // A reload started by reload() is still fetching.
+    bool reloading() { return reload_running_ && sources_fetching(); }
     // Every source has settled (Source::settled): its first background load is over.
     bool sources_settled();
     // The downstream HTTP client (on the network event loop), or null on another executor.

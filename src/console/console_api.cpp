@@ -1,6 +1,7 @@
 #include "console/console_api.hpp"
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -53,7 +54,15 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 }
 
 // The API's routes: the first segment after api/ names the resource.
-constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls", "sessions", "tasks"};
+constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls", "sessions", "tasks", "reload"};
+
+// The served tools by source, each by name with its definition: what a reload is judged by.
+using Catalog = std::map<std::string, std::map<std::string, Json>>;
+Catalog catalog_of(const McpServer& server) {
+    Catalog catalog;
+    for (const auto& [name, tool] : server.registry().tools()) catalog[tool->source][name] = tool->definition();
+    return catalog;
+}
 
 std::string_view query_of(const HttpRequestView& req) {
     auto target = req.target();
@@ -133,6 +142,16 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
     void record_action(const ConsoleAccess& access, std::string action, std::string target, std::string outcome,
                        std::string code = {});
     HttpAnswer sessions(const HttpRequestView& req);
+    HttpAnswer reload(const HttpRequestView& req, const ConsoleAccess& access);
+    struct ReloadWait {
+        std::shared_ptr<DeferredReply> deferred;
+        std::shared_ptr<OwnedHttpRequest> req;
+        ConsoleAccess access;
+        Catalog before;
+        std::chrono::steady_clock::time_point deadline;
+    };
+    void watch_reload(std::shared_ptr<ReloadWait> wait);
+    void answer_reload(ReloadWait& wait, bool done);
     HttpAnswer tasks(const HttpRequestView& req);
     static Task<void> answer_tasks(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
                                    std::shared_ptr<OwnedHttpRequest> req, std::shared_ptr<TaskEngine> engine);
@@ -216,6 +235,10 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
     if (route.rfind("sessions/", 0) == 0 && route.size() > 9 && route.find('/', 9) == std::string_view::npos) {
         if (req.method() != HttpMethod::delete_) return method_not_allowed("DELETE");
         return end_session(req, route.substr(9), access);
+    }
+    if (route == "reload") {
+        if (req.method() != HttpMethod::post) return method_not_allowed("POST");
+        return reload(req, access);
     }
     if (route == "tasks") {
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
@@ -313,6 +336,103 @@ HttpAnswer ConsoleApi::Impl::end_session(const HttpRequestView& req, std::string
     }
     record_action(access, "end_session", std::string(id), "ok");
     return empty_answer(req, 204);
+}
+
+// POST reload: starts a reload (or joins the running one), waits for it (reload_wait at
+// most), then says what changed per source.
+HttpAnswer ConsoleApi::Impl::reload(const HttpRequestView& req, const ConsoleAccess& access) {
+    if (!context.reload || !context.reloading || !context.overview.server || !context.executor) {
+        return error_answer(req, 503, "unavailable", "Service Unavailable: this server offers no reload",
+                            "report this as a bug");
+    }
+    auto wait = std::make_shared<ReloadWait>();
+    wait->before = catalog_of(*context.overview.server);
+    ReloadStart start;
+    try {
+        start = context.reload();
+    } catch (const std::exception& e) {
+        spdlog::error("console: reload failed: {}", e.what());
+        record_action(access, "reload", "", "tool_error", "INTERNAL_ERROR");
+        return error_answer(req, 500, "internal_error", "the reload could not be started", "see the server's log");
+    }
+    if (!start.started && !start.running) {
+        record_action(access, "reload", "", "tool_error", "TOO_SOON");
+        const auto seconds = std::max<long long>(1, (start.wait.count() + 999) / 1000);
+        return error_answer(req, 429, "too_soon",
+                            fmt::format("Too Many Requests: the last reload started less than "
+                                        "reload.min_interval_s ago; another may start in {} s",
+                                        seconds),
+                            fmt::format("retry in {} s", seconds), {{"Retry-After", std::to_string(seconds)}});
+    }
+    wait->deferred = std::make_shared<DeferredReply>();
+    wait->req = std::make_shared<OwnedHttpRequest>(req);
+    wait->access = access;
+    wait->deadline = std::chrono::steady_clock::now() + context.reload_wait;
+    auto deferred = wait->deferred;
+    watch_reload(std::move(wait));
+    return pending_answer(deferred);
+}
+
+void ConsoleApi::Impl::watch_reload(std::shared_ptr<ReloadWait> wait) {
+    const bool done = !context.reloading();
+    if (done || wait->deferred->gone() || std::chrono::steady_clock::now() >= wait->deadline) {
+        answer_reload(*wait, done);
+        return;
+    }
+    context.executor->schedule_after(std::chrono::milliseconds(100), [weak = weak_from_this(), wait] {
+        if (auto self = weak.lock()) self->watch_reload(wait);
+        else wait->deferred->resolve({});
+    });
+}
+
+void ConsoleApi::Impl::answer_reload(ReloadWait& wait, bool done) {
+    const Catalog after = catalog_of(*context.overview.server);
+    std::map<std::string, observability::ComponentHealth> health;
+    if (context.overview.health) {
+        for (auto& [name, h] : context.overview.health->components()) health.emplace(name, std::move(h));
+    }
+    std::set<std::string> names;
+    for (const auto& [source, tools] : wait.before) names.insert(source);
+    for (const auto& [source, tools] : after) names.insert(source);
+    const std::map<std::string, Json> none;
+    Json sources = Json::array();
+    bool failed = false;
+    for (const auto& name : names) {
+        if (name.empty()) continue;  // the server's own tools
+        const auto b = wait.before.find(name);
+        const auto a = after.find(name);
+        const auto& old_tools = b != wait.before.end() ? b->second : none;
+        const auto& new_tools = a != after.end() ? a->second : none;
+        Json added = Json::array(), changed = Json::array(), removed = Json::array();
+        for (const auto& [tool, definition] : new_tools) {
+            auto it = old_tools.find(tool);
+            if (it == old_tools.end()) added.push_back(tool);
+            else if (it->second != definition) changed.push_back(tool);
+        }
+        for (const auto& [tool, definition] : old_tools) {
+            if (!new_tools.count(tool)) removed.push_back(tool);
+        }
+        Json error = nullptr;
+        if (auto h = health.find(name); h != health.end() && h->second.severity != observability::Severity::ok) {
+            error = h->second.state;
+            failed = true;
+        }
+        sources.push_back({{"name", name},
+                           {"added", std::move(added)},
+                           {"changed", std::move(changed)},
+                           {"removed", std::move(removed)},
+                           {"error", std::move(error)}});
+    }
+    const char* status = !done ? "started" : failed ? "failed" : "done";
+    record_action(wait.access, "reload", "", failed ? "tool_error" : "ok", failed ? "RELOAD_FAILED" : "");
+    if (wait.deferred->gone()) {
+        wait.deferred->resolve({});
+        return;
+    }
+    wait.deferred->resolve(
+        json_answer(*wait.req, 200,
+                    Json{{"status", status}, {"sources", std::move(sources)}}.dump(-1, ' ', false,
+                                                                                   Json::error_handler_t::replace)));
 }
 
 // GET tasks: the tasks this replica runs now.

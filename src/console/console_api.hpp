@@ -26,6 +26,14 @@ struct AuditRecord;
 
 namespace toolport::console {
 
+// What a reload request got (app's Runtime::reload): one started now, the running one, or
+// none because the last started too recently (retry after `wait`).
+struct ReloadStart {
+    bool started = false;
+    bool running = false;
+    std::chrono::milliseconds wait{0};
+};
+
 // What the console reads and drives, handed over by the application (app/serve.cpp).
 struct ConsoleContext {
     Executor* executor = nullptr;
@@ -40,6 +48,11 @@ struct ConsoleContext {
     // Writes the record of an operator's action (to the audit log when it is on, and to the
     // feed). Unset: actions are logged only.
     std::function<void(stores::AuditRecord record)> record_action;
+    // POST reload: starts a reload (SIGHUP's, POST /admin/reload's), and whether one still
+    // fetches. Unset: no reload is offered.
+    std::function<ReloadStart()> reload;
+    std::function<bool()> reloading;
+    std::chrono::milliseconds reload_wait{30000};  // how long POST reload waits for the outcome
     // How often the overview stream sends the overview again.
     std::chrono::milliseconds overview_interval{2000};
 };

@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
+import { startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
 
 const TOKEN = 'console-operator-token-5f2a91';
 const CSP =
@@ -452,5 +453,56 @@ describe('console API: sessions and tasks', () => {
     await assertError(await fetch(`${server.base}/console/api/tasks/x/y/cancel`, { method: 'POST' }), 404, 'not_found', 'bad path');
     const left = await (await fetch(`${server.base}/console/api/tasks`)).json();
     assert.ok(!left.tasks.some((x) => x.id === task.taskId));
+  });
+});
+
+describe('console API: reload', () => {
+  it('POST reload waits for the reload and says what changed per source; too soon is 429', async (t) => {
+    const fixture = await startCatalogFixture({ tools: 20 });
+    t.after(() => fixture.close());
+    const server = await serverForTest(t, {
+      packs: '',
+      env: { AGENT_PAYMENT_API_URL: fixture.url, AGENT_PAYMENT_API_KEY: fixture.apiKey, AGENT_PAYMENT_BUDGET_KEY: fixture.budgetKey },
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\nreload:\n  min_interval_s: 0\n`,
+    });
+    await waitFor('the catalog', async () => {
+      const b = await (await fetch(`${server.base}/console/api/tools?source=shop`)).json();
+      return b.tools.length >= 19;
+    });
+    const same = await fetch(`${server.base}/console/api/reload`, { method: 'POST' });
+    assert.equal(same.status, 200);
+    assert.deepEqual(await same.json(), { status: 'done', sources: [{ name: 'shop', added: [], changed: [], removed: [], error: null }] });
+
+    fixture.changeCatalog({ add: [fixture.entry('newproduct0000000000000001', 'Fresh Tool', 'Just added.', { type: 'object', properties: {} })] });
+    const fresh = await (await fetch(`${server.base}/console/api/reload`, { method: 'POST' })).json();
+    assert.equal(fresh.status, 'done');
+    const shop = fresh.sources.find((s) => s.name === 'shop');
+    assert.deepEqual(shop.added, ['fresh-tool']);
+    assert.deepEqual(shop.removed, []);
+
+    fixture.changeCatalog({ remove: ['newproduct0000000000000001'] });
+    const gone = await (await fetch(`${server.base}/console/api/reload`, { method: 'POST' })).json();
+    assert.deepEqual(gone.sources.find((s) => s.name === 'shop').removed, ['fresh-tool']);
+
+    await assertError(await fetch(`${server.base}/console/api/reload`), 405, 'method_not_allowed', 'GET');
+    const records = await readEvents(`${server.base}/console/api/calls/stream`, 'call', 1, {
+      onOpen: () => fetch(`${server.base}/console/api/reload`, { method: 'POST' }),
+    });
+    assert.equal(records[0].data.method, 'console/reload');
+    assert.equal(records[0].data.outcome, 'ok');
+  });
+
+  it('a reload asked too soon after the last is 429 with Retry-After', async (t) => {
+    const fixture = await startCatalogFixture({ tools: 5 });
+    t.after(() => fixture.close());
+    const server = await serverForTest(t, {
+      packs: '',
+      env: { AGENT_PAYMENT_API_URL: fixture.url, AGENT_PAYMENT_API_KEY: fixture.apiKey, AGENT_PAYMENT_BUDGET_KEY: fixture.budgetKey },
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\nreload:\n  min_interval_s: 60\n`,
+    });
+    assert.equal((await fetch(`${server.base}/console/api/reload`, { method: 'POST' })).status, 200);
+    const soon = await fetch(`${server.base}/console/api/reload`, { method: 'POST' });
+    await assertError(soon, 429, 'too_soon', 'soon');
+    assert.ok(Number(soon.headers.get('retry-after')) > 1);
   });
 });
