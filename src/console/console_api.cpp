@@ -54,7 +54,7 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 }
 
 // The API's routes: the first segment after api/ names the resource.
-constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls", "sessions", "tasks", "reload"};
+constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls", "sessions", "tasks", "reload", "config"};
 
 // The served tools by source, each by name with its definition: what a reload is judged by.
 using Catalog = std::map<std::string, std::map<std::string, Json>>;
@@ -235,6 +235,16 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
     if (route.rfind("sessions/", 0) == 0 && route.size() > 9 && route.find('/', 9) == std::string_view::npos) {
         if (req.method() != HttpMethod::delete_) return method_not_allowed("DELETE");
         return end_session(req, route.substr(9), access);
+    }
+    if (route == "config") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        auto params = parameters_of(req, {});
+        if (params.refusal) return std::move(*params.refusal);
+        if (!context.config) {
+            return error_answer(req, 503, "unavailable", "Service Unavailable: this server offers no configuration",
+                                "report this as a bug");
+        }
+        return json_answer(req, 200, context.config().dump(-1, ' ', false, Json::error_handler_t::replace));
     }
     if (route == "reload") {
         if (req.method() != HttpMethod::post) return method_not_allowed("POST");

@@ -53,6 +53,9 @@ struct ConsoleContext {
     std::function<ReloadStart()> reload;
     std::function<bool()> reloading;
     std::chrono::milliseconds reload_wait{30000};  // how long POST reload waits for the outcome
+    // GET config: {"effective": {...}, "check": {"ok", "findings"}}, secrets redacted. Unset:
+    // not offered.
+    std::function<Json()> config;
     // How often the overview stream sends the overview again.
     std::chrono::milliseconds overview_interval{2000};
 };

@@ -3,7 +3,7 @@
 // scope), the header fields of every answer, and bad input (unknown paths, wrong methods).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -504,5 +504,40 @@ describe('console API: reload', () => {
     const soon = await fetch(`${server.base}/console/api/reload`, { method: 'POST' });
     await assertError(soon, 429, 'too_soon', 'soon');
     assert.ok(Number(soon.headers.get('retry-after')) > 1);
+  });
+});
+
+describe('console API: config', () => {
+  it('GET config: the file as served with its secrets as ***, and what config check says of it now', async (t) => {
+    const upstream = await startHttpServer();
+    t.after(() => upstream.stop().catch(() => {}));
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-console-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'toolport.yaml');
+    const SECRET = 'upstream-secret-token-8c2f';
+    writeFileSync(file, `upstreams:\n  remote:\n    url: ${upstream.url}\n    headers:\n      X-Api-Key: ${SECRET}\n` +
+      `console:\n  trace_viewer_url: https://user:pw@traces.example/{trace_id}\n`);
+    const server = await serverForTest(t, { extraArgs: ['--config', file] });
+    const res = await fetch(`${server.base}/console/api/config`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.ok(!text.includes(SECRET), 'never the secret');
+    assert.ok(!text.includes('user:pw'), 'never a URL\'s password');
+    const body = JSON.parse(text);
+    assert.equal(body.effective.file, file);
+    assert.equal(body.effective.settings.upstreams.remote.headers['X-Api-Key'], '***');
+    assert.equal(body.effective.settings.upstreams.remote.url, upstream.url);
+    assert.equal(body.effective.served.transport, 'http');
+    assert.deepEqual(body.effective.served.packs, ['conformance']);
+    assert.ok(body.effective.served.sources.some((s) => s.name === 'remote' && s.kind === 'upstream'));
+    assert.deepEqual(body.check, { ok: true, findings: [] });
+
+    // The file broken after the start: the check says so, naming the key.
+    writeFileSync(file, 'http:\n  max_sesions: 5\n');
+    const broken = await (await fetch(`${server.base}/console/api/config`)).json();
+    assert.equal(broken.check.ok, false);
+    assert.equal(broken.check.findings[0].level, 'error');
+    assert.match(broken.check.findings[0].message, /max_sesions/);
+    await assertError(await fetch(`${server.base}/console/api/config`, { method: 'PUT', body: '{}' }), 405, 'method_not_allowed', 'PUT');
   });
 });
