@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "console/console_reply.hpp"
 #include "console/page.hpp"
+#include "console/playground.hpp"
 #include "console/query_string.hpp"
 #include "console/tool_catalog.hpp"
 #include "server/server.hpp"
@@ -54,7 +56,18 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 }
 
 // The API's routes: the first segment after api/ names the resource.
-constexpr std::string_view kResources[] = {"me", "overview", "tools", "calls", "sessions", "tasks", "reload", "config"};
+constexpr std::string_view kResources[] = {"me",    "overview", "tools",  "calls", "sessions",
+                                           "tasks", "reload",   "config", "call"};
+
+std::vector<std::string_view> segments(std::string_view route) {
+    std::vector<std::string_view> parts;
+    while (true) {
+        auto slash = route.find('/');
+        parts.push_back(route.substr(0, slash));
+        if (slash == std::string_view::npos) return parts;
+        route = route.substr(slash + 1);
+    }
+}
 
 // The served tools by source, each by name with its definition: what a reload is judged by.
 using Catalog = std::map<std::string, std::map<std::string, Json>>;
@@ -135,8 +148,15 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
     ConsoleContext context;
     Subscribers overview_subscribers;
     std::function<void()> cancel_overview_tick;
-    std::unique_ptr<ToolCatalog> catalog;  // made on the first GET tools
-    std::shared_ptr<ConsoleHost> host;     // the HTTP endpoint, while it runs
+    std::unique_ptr<ToolCatalog> catalog;    // made on the first GET tools
+    std::shared_ptr<ConsoleHost> host;       // the HTTP endpoint, while it runs
+    std::unique_ptr<Playground> playground;  // made on the first POST call
+
+    // A request's JSON body (an object), or the refusal of it.
+    std::variant<Json, HttpAnswer> json_body(const HttpRequestView& req);
+    HttpAnswer call(const HttpRequestView& req, const ConsoleAccess& access);
+    HttpAnswer call_action(const HttpRequestView& req, const std::vector<std::string_view>& parts,
+                           const ConsoleAccess& access);
 
     // The audit record of an operator's action, and its log line.
     void record_action(const ConsoleAccess& access, std::string action, std::string target, std::string outcome,
@@ -171,6 +191,7 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
     HttpAnswer calls_stream(const HttpRequestView& req);
     void overview_tick();
     void stop() {
+        playground.reset();
         if (cancel_overview_tick) std::exchange(cancel_overview_tick, nullptr)();
         overview_subscribers.end_all();
     }
@@ -235,6 +256,19 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
     if (route.rfind("sessions/", 0) == 0 && route.size() > 9 && route.find('/', 9) == std::string_view::npos) {
         if (req.method() != HttpMethod::delete_) return method_not_allowed("DELETE");
         return end_session(req, route.substr(9), access);
+    }
+    if (route == "call") {
+        if (req.method() != HttpMethod::post) return method_not_allowed("POST");
+        return call(req, access);
+    }
+    if (route.rfind("call/", 0) == 0) {
+        auto parts = segments(route);
+        const bool cancel = parts.size() == 3 && parts[2] == "cancel" && !parts[1].empty();
+        const bool answer = parts.size() == 4 && parts[2] == "elicitation" && !parts[1].empty() && !parts[3].empty();
+        if (cancel || answer) {
+            if (req.method() != HttpMethod::post) return method_not_allowed("POST");
+            return call_action(req, parts, access);
+        }
     }
     if (route == "config") {
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
@@ -346,6 +380,101 @@ HttpAnswer ConsoleApi::Impl::end_session(const HttpRequestView& req, std::string
     }
     record_action(access, "end_session", std::string(id), "ok");
     return empty_answer(req, 204);
+}
+
+std::variant<Json, HttpAnswer> ConsoleApi::Impl::json_body(const HttpRequestView& req) {
+    auto type = req.header("Content-Type");
+    if (type.substr(0, type.find(';')).find("application/json") == std::string_view::npos) {
+        return error_answer(req, 415, "unsupported_media_type",
+                            "Unsupported Media Type: the body must be JSON (Content-Type: application/json)",
+                            "send Content-Type: application/json");
+    }
+    if (req.body().size() > context.max_body_bytes) {
+        return error_answer(req, 413, "body_too_large",
+                            fmt::format("Payload Too Large: the body has {} bytes, more than the {} taken",
+                                        req.body().size(), context.max_body_bytes),
+                            "send smaller arguments");
+    }
+    auto body = Json::parse(req.body(), nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+        return error_answer(req, 400, "bad_request", "Bad Request: the body is not a JSON object",
+                            "send a JSON object, e.g. {\"tool\":\"greet\",\"arguments\":{}}");
+    }
+    return body;
+}
+
+// POST call: the call's events as they come (playground.hpp).
+HttpAnswer ConsoleApi::Impl::call(const HttpRequestView& req, const ConsoleAccess& access) {
+    auto parsed = json_body(req);
+    if (auto* refusal = std::get_if<HttpAnswer>(&parsed)) return std::move(*refusal);
+    auto& body = std::get<Json>(parsed);
+    auto tool = body.find("tool");
+    if (tool == body.end() || !tool->is_string() || tool->get_ref<const std::string&>().empty()) {
+        return error_answer(req, 400, "bad_request", "Bad Request: \"tool\" must be the name of a tool",
+                            "send {\"tool\":\"name\",\"arguments\":{...}}");
+    }
+    Json arguments = body.value("arguments", Json::object());
+    if (!arguments.is_object()) {
+        return error_answer(req, 400, "bad_request", "Bad Request: \"arguments\" must be an object",
+                            "send the tool's arguments as a JSON object");
+    }
+    if (!context.overview.server) {
+        return error_answer(req, 503, "unavailable", "Service Unavailable: this console has no server to call",
+                            "report this as a bug");
+    }
+    if (!playground) playground = std::make_unique<Playground>(*context.overview.server);
+    CallerIdentity caller;
+    caller.principal = access.principal;
+    if (access.auth == "oauth") caller.scopes = access.scopes;
+    auto out = make_stream(1024);
+    const auto id = playground->start(tool->get<std::string>(), std::move(arguments), std::move(caller), out);
+    return stream_answer(req, std::move(out), [weak = weak_from_this(), id] {
+        if (auto self = weak.lock(); self && self->playground) self->playground->abandon(id);
+    });
+}
+
+// POST call/{id}/cancel and POST call/{id}/elicitation/{eid}.
+HttpAnswer ConsoleApi::Impl::call_action(const HttpRequestView& req, const std::vector<std::string_view>& parts,
+                                         const ConsoleAccess& access) {
+    const std::string id(parts[1]);
+    auto no_call = [&](const char* action) {
+        record_action(access, action, id, "tool_error", "NOT_FOUND");
+        return error_answer(req, 404, "not_found", "Not Found: no console call with that id is running",
+                            "a call ends with its result; start another with POST api/call");
+    };
+    if (parts.size() == 3) {
+        if (!playground || !playground->cancel(id)) return no_call("cancel_call");
+        record_action(access, "cancel_call", id, "ok");
+        return empty_answer(req, 202);
+    }
+    auto parsed = json_body(req);
+    if (auto* refusal = std::get_if<HttpAnswer>(&parsed)) return std::move(*refusal);
+    auto& body = std::get<Json>(parsed);
+    const auto action = body.value("action", std::string());
+    if (action != "accept" && action != "decline" && action != "cancel") {
+        return error_answer(req, 400, "bad_request", "Bad Request: \"action\" must be accept, decline or cancel",
+                            "send {\"action\":\"accept\",\"content\":{...}}");
+    }
+    Json result = {{"action", action}};
+    if (action == "accept") {
+        Json content = body.value("content", Json::object());
+        if (!content.is_object()) {
+            return error_answer(req, 400, "bad_request", "Bad Request: \"content\" must be an object",
+                                "send the answers as an object matching the question's requestedSchema");
+        }
+        result["content"] = std::move(content);
+    }
+    if (!playground) return no_call("answer_elicitation");
+    switch (playground->answer(id, std::string(parts[3]), std::move(result))) {
+        case Playground::Answered::no_call: return no_call("answer_elicitation");
+        case Playground::Answered::no_question:
+            record_action(access, "answer_elicitation", id, "tool_error", "NOT_FOUND");
+            return error_answer(req, 404, "not_found", "Not Found: this call asks no question with that id",
+                                "answer the elicitation_id of the call's elicitation event, once");
+        case Playground::Answered::ok: break;
+    }
+    record_action(access, "answer_elicitation", id, "ok");
+    return empty_answer(req, 202);
 }
 
 // POST reload: starts a reload (or joins the running one), waits for it (reload_wait at

@@ -541,3 +541,125 @@ describe('console API: config', () => {
     await assertError(await fetch(`${server.base}/console/api/config`, { method: 'PUT', body: '{}' }), 405, 'method_not_allowed', 'PUT');
   });
 });
+
+// POSTs a console call and reads its events until one of `until` arrives; `onEvent` may act
+// on each (answer a question, cancel).
+async function consoleCall(server, body, { headers = {}, until = ['result', 'error'], onEvent } = {}) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 15000);
+  const res = await fetch(`${server.base}/console/api/call`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  const events = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    outer: for await (const chunk of res.body) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (!name || !data) continue;
+        const event = { event: name, data: JSON.parse(data) };
+        events.push(event);
+        if (onEvent) await onEvent(event, events);
+        if (until.includes(name)) break outer;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return events;
+}
+
+describe('console API: the playground', () => {
+  it('POST call: started, progress, then the result, through the pipeline as the operator', async (t) => {
+    const server = await serverForTest(t, {
+      config: 'http:\n  bearer_tokens_env: CONSOLE_TOKENS\n',
+      env: { CONSOLE_TOKENS: TOKEN },
+    });
+    const auth = bearer(TOKEN);
+    const events = await consoleCall(server, { tool: 'test_tool_with_progress', arguments: {} }, { headers: auth });
+    assert.equal(events[0].event, 'started');
+    assert.match(events[0].data.call_id, /^[0-9a-f]{24}$/);
+    const progress = events.filter((e) => e.event === 'progress');
+    assert.deepEqual(progress.map((e) => e.data.progress), [0, 50, 100]);
+    assert.equal(progress[2].data.total, 100);
+    assert.match(progress[2].data.message, /step 100/);
+    const result = events.at(-1);
+    assert.equal(result.event, 'result');
+    assert.ok(result.data._meta, 'with _meta');
+    assert.ok(result.data.content[0].text);
+
+    const greet = await consoleCall(server, { tool: 'greet', arguments: { name: 'Console' } }, { headers: auth });
+    assert.equal(greet.at(-1).data.content[0].text, 'Hello, Console!');
+    // Validation is the pipeline's: a bad argument is the tool's error result.
+    const invalid = await consoleCall(server, { tool: 'greet', arguments: { name: 5 } }, { headers: auth });
+    assert.equal(invalid.at(-1).event, 'result');
+    assert.equal(invalid.at(-1).data.isError, true);
+    const unknown = await consoleCall(server, { tool: 'no_such_tool', arguments: {} }, { headers: auth });
+    assert.equal(unknown.at(-1).event, 'error');
+    assert.equal(typeof unknown.at(-1).data.code, 'number');
+    // The call is the operator's in the session list? No: it is its own, gone when it ended.
+    const { sessions } = await (await fetch(`${server.base}/console/api/sessions`, { headers: auth })).json();
+    assert.ok(!sessions.some((s) => s.client.name === 'toolport-console'));
+  });
+
+  it('answers an elicitation from the page, and cancels a call', async (t) => {
+    const server = await serverForTest(t);
+    const events = await consoleCall(server, { tool: 'test_elicitation', arguments: { message: 'Your name?' } }, {
+      onEvent: async (event, all) => {
+        if (event.event !== 'elicitation') return;
+        assert.equal(event.data.message, 'Your name?');
+        assert.equal(event.data.requestedSchema.type, 'object');
+        const callId = all[0].data.call_id;
+        const url = `${server.base}/console/api/call/${callId}/elicitation/${event.data.elicitation_id}`;
+        const bad = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"action":"maybe"}' });
+        await assertError(bad, 400, 'bad_request', 'action');
+        const ok = await fetch(url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ action: 'accept', content: { response: 'Ada' } }),
+        });
+        assert.equal(ok.status, 202);
+        const again = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"action":"decline"}' });
+        await assertError(again, 404, 'not_found', 'answered twice');
+      },
+    });
+    assert.ok(events.some((e) => e.event === 'elicitation'));
+    assert.equal(events.at(-1).event, 'result');
+    assert.match(JSON.stringify(events.at(-1).data.content), /Ada/);
+
+    const cancelled = await consoleCall(server, { tool: 'slow_compute', arguments: { seconds: 30 } }, {
+      onEvent: async (event) => {
+        if (event.event !== 'started') return;
+        const res = await fetch(`${server.base}/console/api/call/${event.data.call_id}/cancel`, { method: 'POST' });
+        assert.equal(res.status, 202);
+      },
+    });
+    assert.equal(cancelled.at(-1).event, 'error');
+    await assertError(await fetch(`${server.base}/console/api/call/0123/cancel`, { method: 'POST' }), 404, 'not_found', 'unknown call');
+  });
+
+  it('refuses a body that is not JSON, too large, of another type, or without a tool', async (t) => {
+    const server = await serverForTest(t);
+    const post = (body, type = 'application/json') =>
+      fetch(`${server.base}/console/api/call`, { method: 'POST', headers: { 'Content-Type': type }, body });
+    await assertError(await post('{not json'), 400, 'bad_request', 'malformed');
+    await assertError(await post('[]'), 400, 'bad_request', 'array');
+    await assertError(await post('{"arguments":{}}'), 400, 'bad_request', 'no tool');
+    await assertError(await post('{"tool":"greet","arguments":[1]}'), 400, 'bad_request', 'arguments');
+    await assertError(await post('tool=greet', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type', 'form');
+    await assertError(await post(JSON.stringify({ tool: 'greet', arguments: { name: 'x'.repeat(1100000) } })), 413, 'body_too_large', 'large');
+    await assertError(await fetch(`${server.base}/console/api/call`), 405, 'method_not_allowed', 'GET');
+  });
+});
