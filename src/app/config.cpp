@@ -586,6 +586,7 @@ static void apply_env_overrides(Config& config) {
 Config load_config(const std::string& path) {
     try {
         Config config = load_config_unchecked(path);
+        config.file = path;
         apply_env_overrides(config);
         if (config.shared_sessions && config.store.url.rfind("redis://", 0) != 0) {
             throw ConfigError(

@@ -29,6 +29,7 @@ struct SourceInstance {
 };
 
 struct Config {
+    std::string file;  // the file it was read from ("": the defaults)
     enum class Transport { http, stdio };
     Transport transport = Transport::http;
     ServerOptions server;

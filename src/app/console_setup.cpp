@@ -2,11 +2,19 @@
 
 #include <unistd.h>
 
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include "app/config.hpp"
 #include "app/runtime.hpp"
+#include "async/worker_pool.hpp"
 #include "console/console_api.hpp"
+#include "document/document.hpp"
+#include "providers/source_table.hpp"
+#include "stores/audit_query.hpp"
 #include "toolport_version.hpp"
 
 namespace toolport {
@@ -28,6 +36,117 @@ std::vector<console::SourceInfo> configured_sources(const Config& config) {
         }
     }
     return sources;
+}
+
+// A key whose value is a secret: a token, password, key or credential, inline. Keys
+// naming an environment variable (`*_env`) or a file (`*_file`) hold no secret themselves.
+bool is_secret_key(std::string key) {
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto ends = [&](std::string_view tail) {
+        return key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (ends("_env") || ends("_file")) return false;
+    for (std::string_view tail : {"secret", "password", "passwd", "token", "tokens", "api_key", "apikey", "key"}) {
+        if (ends(tail)) return true;
+    }
+    return key == "authorization" || key == "cookie" || key == "credentials" || key == "x-api-key";
+}
+
+// `value` with every secret replaced by "***": secret-looking keys' values, and the
+// userinfo of URLs (redis://:password@host).
+Json redacted(const Json& value, bool secret = false) {
+    if (value.is_object()) {
+        Json out = Json::object();
+        for (const auto& [key, v] : value.items()) out[key] = redacted(v, secret || is_secret_key(key));
+        return out;
+    }
+    if (value.is_array()) {
+        Json out = Json::array();
+        for (const auto& v : value) out.push_back(redacted(v, secret));
+        return out;
+    }
+    if (secret && !value.is_null()) return "***";
+    if (value.is_string()) {
+        std::string text = value.get<std::string>();
+        for (auto scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
+            const auto start = scheme + 3;
+            const auto end = text.find_first_of("/?# ", start);
+            const auto at = text.rfind('@', end == std::string::npos ? text.size() : end);
+            if (at != std::string::npos && at >= start) text.replace(start, at - start, "***");
+        }
+        return text;
+    }
+    return value;
+}
+
+// What `toolport config check` says of the file now (it may have changed since the start).
+Json check_findings(const std::string& file) {
+    Json findings = Json::array();
+    if (file.empty()) return findings;
+    try {
+        auto config = load_config(file);
+        for (const auto& pack : config.packs) {
+            if (!providers::find_source_kind(pack)) {
+                findings.push_back(
+                    {{"level", "error"},
+                     {"path", "packs"},
+                     {"message", fmt::format("unknown pack \"{}\" (known: {})", pack, providers::source_names())}});
+            }
+        }
+    } catch (const ConfigError& e) {
+        // "FILE:LINE: key.path: what": the key's path when the message names one.
+        std::string message = e.what();
+        std::string path;
+        if (message.rfind(file + ":", 0) == 0) {
+            auto rest = std::string_view(message).substr(file.size() + 1);
+            auto colon = rest.find(": ");
+            if (colon != std::string_view::npos) {
+                auto after = rest.substr(colon + 2);
+                auto key_end = after.find(": ");
+                if (key_end != std::string_view::npos && after.substr(0, key_end).find(' ') == std::string_view::npos)
+                    path = std::string(after.substr(0, key_end));
+            }
+        }
+        findings.push_back({{"level", "error"}, {"path", path}, {"message", message}});
+    }
+    return findings;
+}
+
+Json effective_config(const Config& config) {
+    Json settings = Json::object();
+    if (!config.file.empty()) {
+        try {
+            std::ifstream in(config.file, std::ios::binary);
+            std::stringstream text;
+            text << in.rdbuf();
+            auto doc = document::parse_document(text.str(), config.file);
+            if (doc.value.is_object()) settings = redacted(doc.value);
+        } catch (const std::exception&) {
+            // The check below says what is wrong with it.
+        }
+    }
+    Json sources = Json::array();
+    for (const auto& s : configured_sources(config)) sources.push_back({{"name", s.name}, {"kind", s.kind}});
+    std::string store = config.store.url;
+    Json served = {{"transport", config.transport == Config::Transport::stdio ? "stdio" : "http"},
+                   {"listen", fmt::format("{}:{}", config.http.host, config.http.port)},
+                   {"path", config.http.path},
+                   {"packs", config.packs},
+                   {"sources", std::move(sources)},
+                   {"store", redacted(Json(store))},
+                   {"sessions", config.shared_sessions ? "shared" : "local"},
+                   {"authentication", !config.http.bearer_tokens.empty()  ? "bearer tokens"
+                                      : !config.http.oauth.issuer.empty() ? "oauth"
+                                                                          : "none"},
+                   {"audit", {{"enabled", config.audit.enabled}, {"path", config.audit.path}}},
+                   {"console",
+                    {{"enabled", config.http.console.enabled},
+                     {"path", config.http.console.path},
+                     {"operator_scope", config.http.console.operator_scope},
+                     {"trace_viewer_url", config.http.console.trace_viewer_url}}}};
+    return {{"file", config.file.empty() ? Json(nullptr) : Json(config.file)},
+            {"settings", std::move(settings)},
+            {"served", redacted(served)}};
 }
 
 std::string this_replica() {
@@ -62,6 +181,33 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
         std::vector<console::RateLimitInfo> limits;
         for (const auto& [service, policy] : config.services) limits.push_back({service, policy.rate_limit.rate});
         return limits;
+    };
+    // GET calls reads what GET /audit reads, off the engine's loop, one query at a time.
+    if (auto* audit = runtime.audit()) {
+        auto readers = std::make_shared<WorkerPool>(1);
+        context.audit_query = [readers, options = audit->options(),
+                               &executor](std::string query) -> Task<std::pair<int, std::string>> {
+            co_return co_await readers->run(executor, [options, query = std::move(query)] {
+                return stores::audit_http_query(options, query);
+            });
+        };
+    }
+    context.audit_feed = runtime.audit_feed();
+    context.record_action = [&runtime, replica = o.replica](stores::AuditRecord record) {
+        record.replica = replica;
+        if (auto* feed = runtime.audit_feed()) feed->publish(record);
+        if (auto* audit = runtime.audit()) audit->submit(std::move(record));
+    };
+    context.reload = [&runtime] {
+        auto outcome = runtime.reload();
+        return console::ReloadStart{outcome.started, outcome.running, outcome.wait};
+    };
+    context.reloading = [&runtime] { return runtime.reloading(); };
+    context.config = [config] {
+        auto findings = check_findings(config.file);
+        bool ok = true;
+        for (const auto& f : findings) ok = ok && f["level"] != "error";
+        return Json{{"effective", effective_config(config)}, {"check", {{"ok", ok}, {"findings", std::move(findings)}}}};
     };
     return std::make_shared<console::ConsoleApi>(std::move(context));
 }

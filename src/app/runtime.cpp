@@ -91,9 +91,14 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     }
     using namespace pipeline;
     // Always on, outermost: the audit record and observation see the accounted result.
+    // The console's live Calls view follows the records in memory, with or without the
+    // file (stores/audit_feed.hpp): its stage is there when either is.
     std::shared_ptr<AuditStage> audit_stage;
-    if (audit_) {
-        audit_stage = std::make_shared<AuditStage>(audit_);
+    if (config.transport == Config::Transport::http && config.http.console.enabled) {
+        audit_feed_ = std::make_shared<stores::AuditFeed>();
+    }
+    if (audit_ || audit_feed_) {
+        audit_stage = std::make_shared<AuditStage>(audit_, audit_feed_, config.audit.replica);
         pipeline_.add_always(audit_stage);
     }
     auto observe = std::make_shared<ObserveStage>();

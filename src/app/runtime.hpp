@@ -18,6 +18,7 @@
 #include "pipeline/pipeline.hpp"
 #include "providers/source_table.hpp"
 #include "server/server.hpp"
+#include "stores/audit_feed.hpp"
 #include "stores/audit_log.hpp"
 #include "stores/stores.hpp"
 
@@ -74,6 +75,8 @@ public:
     // most one per reload.min_interval_s: asked while one runs or too soon after it, it
     // starts nothing and reports that one. On the engine's loop.
     ReloadOutcome reload();
+    // A reload started by reload() is still fetching.
+    bool reloading() { return reload_running_ && sources_fetching(); }
     // Every source has settled (Source::settled): its first background load is over.
     bool sources_settled();
     // The downstream HTTP client (on the network event loop), or null on another executor.
@@ -87,6 +90,8 @@ public:
     // The audit log (null when audit is off), and the orchestration summary (per downstream
     // service: calls, failure rate, mean response time, breaker state; GET /orchestration).
     stores::AuditLog* audit() { return audit_.get(); }
+    // The audit records as they are made, for the console (null without a console).
+    stores::AuditFeed* audit_feed() { return audit_feed_.get(); }
     Json orchestration_summary();
 
 private:
@@ -101,6 +106,7 @@ private:
     std::unique_ptr<stores::Stores> stores_;
     // Before the pipeline whose audit stage writes to it: destroyed after, writing what is queued.
     std::shared_ptr<stores::AuditLog> audit_;
+    std::shared_ptr<stores::AuditFeed> audit_feed_;
     std::shared_ptr<pipeline::CircuitBreakerStage> breakers_;
     pipeline::Pipeline pipeline_;
     std::unique_ptr<McpServer> server_;

@@ -11,15 +11,28 @@
 #include <string>
 #include <string_view>
 
+#include "async/task.hpp"
 #include "console/overview.hpp"
 #include "transports/http_options.hpp"
 #include "util/json.hpp"
 
 namespace toolport {
 class Executor;
-}
+namespace stores {
+class AuditFeed;
+struct AuditRecord;
+}  // namespace stores
+}  // namespace toolport
 
 namespace toolport::console {
+
+// What a reload request got (app's Runtime::reload): one started now, the running one, or
+// none because the last started too recently (retry after `wait`).
+struct ReloadStart {
+    bool started = false;
+    bool running = false;
+    std::chrono::milliseconds wait{0};
+};
 
 // What the console reads and drives, handed over by the application (app/serve.cpp).
 struct ConsoleContext {
@@ -27,6 +40,22 @@ struct ConsoleContext {
     std::string trace_viewer_url;          // console.trace_viewer_url
     std::size_t max_body_bytes = 1 << 20;  // the largest API request body taken
     OverviewSources overview;
+    // GET /audit's query (stores::audit_http_query off the loop): {status, body}. Unset
+    // while the audit log is off.
+    std::function<Task<std::pair<int, std::string>>(std::string query)> audit_query;
+    // The records as they are made (the live Calls view), with or without the log.
+    stores::AuditFeed* audit_feed = nullptr;
+    // Writes the record of an operator's action (to the audit log when it is on, and to the
+    // feed). Unset: actions are logged only.
+    std::function<void(stores::AuditRecord record)> record_action;
+    // POST reload: starts a reload (SIGHUP's, POST /admin/reload's), and whether one still
+    // fetches. Unset: no reload is offered.
+    std::function<ReloadStart()> reload;
+    std::function<bool()> reloading;
+    std::chrono::milliseconds reload_wait{30000};  // how long POST reload waits for the outcome
+    // GET config: {"effective": {...}, "check": {"ok", "findings"}}, secrets redacted. Unset:
+    // not offered.
+    std::function<Json()> config;
     // How often the overview stream sends the overview again.
     std::chrono::milliseconds overview_interval{2000};
 };
@@ -39,6 +68,7 @@ public:
     ConsoleApi& operator=(const ConsoleApi&) = delete;
 
     HttpAnswer answer(const HttpRequestView& request, std::string_view subpath, const ConsoleAccess& access) override;
+    void attach(std::shared_ptr<ConsoleHost> host) override;
 
 private:
     struct Impl;

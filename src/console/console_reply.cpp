@@ -72,6 +72,31 @@ HttpAnswer html_answer(const HttpRequestView& req, unsigned status, std::string_
     return reply_answer(req, status, "no-store", headers, std::move(body));
 }
 
+void DeferredReply::resolve(HttpAnswer answer) {
+    if (resolved_) return;
+    answer_ = std::move(answer);
+    resolved_ = true;
+    if (waker_) waker_();
+}
+
+void DeferredReply::client_gone() {
+    if (gone_) return;
+    gone_ = true;
+    if (waker_) waker_();
+}
+
+HttpAnswer DeferredReply::take() {
+    waker_ = nullptr;
+    if (gone_ && !resolved_) return {};
+    return std::move(answer_);
+}
+
+HttpAnswer pending_answer(std::shared_ptr<DeferredReply> deferred) {
+    HttpAnswer answer;
+    answer.pending = std::move(deferred);
+    return answer;
+}
+
 std::shared_ptr<OutStream> make_stream(std::size_t max_events, std::size_t max_bytes) {
     return std::make_shared<OutStream>(0, max_events, max_bytes);
 }

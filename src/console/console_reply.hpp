@@ -38,6 +38,25 @@ HttpAnswer html_answer(const HttpRequestView& req, unsigned status, std::string_
 HttpAnswer reply_answer(const HttpRequestView& req, unsigned status, std::string_view cache_control,
                         const std::vector<HttpHeader>& extra, std::string body);
 
+// An answer decided later (a query run off the engine's loop, a reload awaited):
+// resolve() hands it over, on the engine's loop.
+class DeferredReply final : public PendingAnswer {
+public:
+    void resolve(HttpAnswer answer);
+    bool ready() const override { return resolved_ || gone_; }
+    void set_waker(std::function<void()> waker) override { waker_ = std::move(waker); }
+    HttpAnswer take() override;
+    void client_gone() override;
+    bool gone() const { return gone_; }
+
+private:
+    HttpAnswer answer_;
+    bool resolved_ = false;
+    bool gone_ = false;
+    std::function<void()> waker_;
+};
+HttpAnswer pending_answer(std::shared_ptr<DeferredReply> deferred);
+
 // An event stream over `out`, whose events are already in SSE form (sse_event); `on_end`
 // runs once when the connection lets it go (the client left, or the stream ended).
 HttpAnswer stream_answer(const HttpRequestView& req, std::shared_ptr<OutStream> out, std::function<void()> on_end);

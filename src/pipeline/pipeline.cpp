@@ -43,9 +43,14 @@ const Pipeline::Chain& Pipeline::chain_for(const CallPolicy& policy) {
     const std::size_t n = chain->stages.size();
     chain->next.resize(n + 1);
     for (std::size_t i = 0; i < n; ++i) {
-        chain->next[i] = [stage = chain->stages[i], &after = chain->next[i + 1]](Call& c) {
-            return stage->handle(c, after);
-        };
+        Stage* stage = chain->stages[i];
+        if (stage->sometimes_idle()) {
+            chain->next[i] = [stage, &after = chain->next[i + 1]](Call& c) {
+                return stage->idle() ? after(c) : stage->handle(c, after);
+            };
+            continue;
+        }
+        chain->next[i] = [stage, &after = chain->next[i + 1]](Call& c) { return stage->handle(c, after); };
     }
     chain->next[n] = [](Call& c) { return run_handler(c); };
     return *chains_.emplace(&policy, std::move(chain)).first->second;

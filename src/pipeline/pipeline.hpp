@@ -74,6 +74,11 @@ public:
     // policy's chain, and a call skips its coroutine. Decided from the policy alone, since
     // chains are kept per policy.
     virtual bool passes_through(const CallPolicy& /*policy*/) const { return false; }
+    // For a stage whose work comes and goes with the moment rather than the policy (the
+    // audit stage, idle with no log while nobody follows its feed): when sometimes_idle(),
+    // the chain asks idle() before each call and, while it is, skips the stage's coroutine.
+    virtual bool sometimes_idle() const { return false; }
+    virtual bool idle() const { return false; }
 };
 
 class Pipeline {

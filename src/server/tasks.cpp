@@ -535,14 +535,14 @@ Task<void> TaskEngine::deliver(std::string id, Json responses) {
     changed(id);
 }
 
-Task<TaskUpdate> TaskEngine::cancel_record(const TaskRecord& record) {
+Task<TaskUpdate> TaskEngine::cancel_record(const TaskRecord& record, bool by_operator) {
     auto self = shared_from_this();
     const std::string id = record.id;
     TaskRecord change;
     change.id = id;
     change.owner = record.owner;
     change.status = TaskStatus::cancelled;
-    change.status_message = "Cancelled by the client";
+    change.status_message = by_operator ? "Cancelled by an operator" : "Cancelled by the client";
     change.last_updated_at_ms = now_ms();
     TaskRecord now = record;
     now.status = change.status;
@@ -553,13 +553,44 @@ Task<TaskUpdate> TaskEngine::cancel_record(const TaskRecord& record) {
     if (outcome == TaskUpdate::applied) {
         if (auto it = running_.find(id); it != running_.end()) {
             auto run = it->second;
-            if (run->ctx) run->ctx->cancel_token().cancel("task cancelled by the client");
-            else if (!run->active) running_.erase(it);  // was waiting for answers
+            if (run->ctx) {
+                run->ctx->cancel_token().cancel(by_operator ? "task cancelled by an operator"
+                                                            : "task cancelled by the client");
+            } else if (!run->active) running_.erase(it);  // was waiting for answers
             tell_status(*run, now);
         }
         changed(id);
     }
     co_return outcome;
+}
+
+}  // namespace toolport
+
+namespace toolport {
+
+Task<std::vector<TaskEngine::Live>> TaskEngine::live() {
+    auto self = shared_from_this();
+    // Copied first: the map may change while the store is asked.
+    std::vector<std::shared_ptr<Running>> runs;
+    for (const auto& [id, run] : running_) runs.push_back(run);
+    std::vector<Live> out;
+    for (const auto& run : runs) {
+        auto record = co_await store_.get(run->id, run->owner);
+        if (!record) continue;
+        out.push_back({std::move(*record), run->tool ? run->tool->name : std::string(),
+                       run->session ? run->session->caller().session_id : std::string()});
+    }
+    co_return out;
+}
+
+Task<bool> TaskEngine::cancel_as_operator(std::string id) {
+    auto self = shared_from_this();
+    auto it = running_.find(id);
+    if (it == running_.end()) co_return false;
+    const std::string owner = it->second->owner;
+    auto record = co_await store_.get(id, owner);
+    if (!record || is_terminal(record->status)) co_return false;
+    co_return co_await cancel_record(*record, true) == TaskUpdate::applied;
 }
 
 }  // namespace toolport

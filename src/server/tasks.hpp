@@ -131,6 +131,18 @@ public:
     static std::string owner_of(const RequestContext& ctx);
     // Calls running now (exposed for tests).
     std::size_t running() const { return running_.size(); }
+
+    // For the operator console: the records of the tasks this process runs now (working or
+    // waiting for input), with the tool and session of each, whoever owns them; and
+    // cancelling one of them as its operator (any owner). cancel_as_operator's false: no
+    // such task runs here, or it ended meanwhile.
+    struct Live {
+        TaskRecord record;
+        std::string tool;
+        std::string session;
+    };
+    Task<std::vector<Live>> live();
+    Task<bool> cancel_as_operator(std::string id);
     // tasks/result requests waiting for their task now (exposed for tests).
     std::size_t waiting() const {
         std::size_t n = 0;
@@ -174,7 +186,7 @@ private:
     Task<void> execute(std::shared_ptr<Running> run);
     Task<void> settle(Running& run, TaskRecord change);
     // Marks the record cancelled and stops its call; what the store said.
-    Task<TaskUpdate> cancel_record(const TaskRecord& record);
+    Task<TaskUpdate> cancel_record(const TaskRecord& record, bool by_operator = false);
     // Feeds answers to the task `id` when it waits for them here (tasks/update, and v1's
     // tasks/result); answers to questions it did not ask are ignored.
     Task<void> deliver(std::string id, Json responses);

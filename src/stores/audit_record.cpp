@@ -241,6 +241,7 @@ std::string set_filter_field(AuditFilter& filter, std::string_view name, std::st
                              std::chrono::system_clock::time_point now) {
     if (name == "principal") filter.principal = value;
     else if (name == "tool") filter.tool = value;
+    else if (name == "source") filter.source = value;
     else if (name == "method") filter.method = value;
     else if (name == "session") filter.session = value;
     else if (name == "outcome") {
@@ -264,8 +265,9 @@ std::string set_filter_field(AuditFilter& filter, std::string_view name, std::st
         }
         filter.limit = n;
     } else {
-        return fmt::format("unknown filter \"{}\" (principal, tool, outcome, method, session, since, until, limit)",
-                           name.substr(0, 64));
+        return fmt::format(
+            "unknown filter \"{}\" (principal, tool, source, outcome, method, session, since, until, limit)",
+            name.substr(0, 64));
     }
     return {};
 }
@@ -288,6 +290,7 @@ bool AuditFilter::matches(const Json& record) const {
         return false;
     }
     if (!tool.empty() && !field_is(record, "target", tool)) return false;
+    if (!source.empty() && !field_is(record, "source", source)) return false;
     if (!method.empty() && !field_is(record, "method", method)) return false;
     if (!session.empty() && !field_is(record, "session", session)) return false;
     if (!outcome.empty()) {

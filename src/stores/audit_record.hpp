@@ -67,11 +67,12 @@ std::optional<std::chrono::system_clock::time_point> parse_time(std::string_view
                                                                 std::chrono::system_clock::time_point now);
 
 // What a query keeps: every set field must match (principal and subject: either one; tool:
-// the record's target; outcome: ok, tool_error, protocol_error or cancelled, or "error" for
+// the record's target; source: the source that serves it; outcome: ok, tool_error, protocol_error or cancelled, or "error" for
 // any but ok).
 struct AuditFilter {
     std::string principal;
     std::string tool;
+    std::string source;
     std::string outcome;
     std::string method;
     std::string session;
@@ -82,7 +83,7 @@ struct AuditFilter {
     bool matches(const Json& record) const;
 };
 
-// Sets the filter's field `name` (principal, tool, outcome, method, session, since, until,
+// Sets the filter's field `name` (principal, tool, source, outcome, method, session, since, until,
 // limit) from text, as `toolport audit` flags and GET /audit parameters give it. Returns
 // what is wrong with it ("" when it was taken): an unknown name, a time or limit that does
 // not parse, an unknown outcome.

@@ -11,9 +11,60 @@
 #include "auth/authenticator.hpp"
 #include "auth/resource_metadata.hpp"
 #include "auth/scope_policy.hpp"
+#include "server/session.hpp"
 #include "transports/http_policy.hpp"
 
 namespace toolport {
+
+// The endpoint's sessions, for the console; holds the endpoint weakly.
+class HttpEndpoint::State::ConsoleHostAdapter final : public ConsoleHost {
+public:
+    explicit ConsoleHostAdapter(std::weak_ptr<State> state) : state_(std::move(state)) {}
+
+    std::vector<ConsoleSession> sessions() const override {
+        std::vector<ConsoleSession> out;
+        auto state = state_.lock();
+        if (!state) return out;
+        const auto now = std::chrono::steady_clock::now();
+        for (const auto& [id, session] : state->sessions) {
+            ConsoleSession s;
+            s.id = id;
+            s.transport = session->legacy ? "legacy_sse" : "streamable_http";
+            s.principal = session->principal;
+            s.profile = session->view;
+            s.age = now - session->created;
+            s.idle = now - session->last_active;
+            if (session->mcp) {
+                const auto& info = session->mcp->client_info();
+                if (info.is_object()) {
+                    s.client_name = info.value("name", "");
+                    s.client_version = info.value("version", "");
+                }
+                s.protocol_version = std::string(protocol::name(session->mcp->revision()));
+            }
+            out.push_back(std::move(s));
+        }
+        return out;
+    }
+
+    bool end_session(std::string_view id, const std::string& reason) override {
+        auto state = state_.lock();
+        if (!state || !state->sessions.count(std::string(id))) return false;
+        state->drop_session(id, reason);
+        return true;
+    }
+
+private:
+    std::weak_ptr<State> state_;
+};
+
+void HttpEndpoint::State::attach_console() {
+    if (opts.console.handler) opts.console.handler->attach(std::make_shared<ConsoleHostAdapter>(weak_from_this()));
+}
+
+void HttpEndpoint::State::detach_console() {
+    if (opts.console.handler) opts.console.handler->attach(nullptr);
+}
 
 bool HttpEndpoint::State::is_console_path(std::string_view path) const {
     const auto& c = opts.console;

@@ -63,45 +63,8 @@ struct StringHash {
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
-// A request kept past the call that brought it (HttpRequestView is the connection's, and
-// only for that call): a shared session's first request here waits for Redis.
-class OwnedRequest final : public HttpRequestView {
-public:
-    explicit OwnedRequest(const HttpRequestView& r)
-        : method_(r.method()), target_(r.target()), version_(r.version()), keep_alive_(r.keep_alive()), body_(r.body()) {
-        r.for_each_header([this](std::string_view name, std::string_view value) {
-            headers_.emplace_back(std::string(name), std::string(value));
-        });
-    }
-    HttpMethod method() const override { return method_; }
-    std::string_view target() const override { return target_; }
-    unsigned version() const override { return version_; }
-    bool keep_alive() const override { return keep_alive_; }
-    std::string_view header(std::string_view name) const override {
-        for (const auto& [n, v] : headers_) {
-            if (n.size() == name.size() && strncasecmp(n.data(), name.data(), n.size()) == 0) return v;
-        }
-        return {};
-    }
-    bool has_header(std::string_view name) const override {
-        for (const auto& [n, v] : headers_) {
-            if (n.size() == name.size() && strncasecmp(n.data(), name.data(), n.size()) == 0) return true;
-        }
-        return false;
-    }
-    void for_each_header(const std::function<void(std::string_view, std::string_view)>& visit) const override {
-        for (const auto& [n, v] : headers_) visit(n, v);
-    }
-    const std::string& body() const override { return body_; }
-
-private:
-    HttpMethod method_;
-    std::string target_;
-    unsigned version_;
-    bool keep_alive_;
-    std::vector<std::pair<std::string, std::string>> headers_;
-    std::string body_;
-};
+// A request kept past the call that brought it (http_exchange.hpp).
+using OwnedRequest = OwnedHttpRequest;
 
 // An answer decided after an asynchronous step (a Redis lookup or write): resolve() hands
 // it the answer it stands for, which may itself still be pending.
@@ -328,6 +291,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
 
     // ------------------------------------------------------------ the console (endpoint_console.cpp)
     bool is_console_path(std::string_view path) const;
+    class ConsoleHostAdapter;
+    void attach_console();  // the console learns of this endpoint (start) and forgets it (stop)
+    void detach_console();
     HttpAnswer console_answer(const HttpRequestView& req, std::string_view path, const Reentry& reentry);
 
     // --------------------------------------------------------------------- answers (endpoint_answers.cpp)

@@ -156,12 +156,14 @@ void HttpEndpoint::start() {
         });
     }
     state_->schedule_sweep();
+    state_->attach_console();
 }
 
 void HttpEndpoint::stop() {
     auto& s = *state_;
     if (s.stopping) return;
     s.stopping = true;
+    s.detach_console();
     if (s.cancel_sweep) s.cancel_sweep();
     std::vector<std::string> ids;
     for (auto& [id, session] : s.sessions) ids.push_back(id);

@@ -4,12 +4,15 @@
 // endpoint's decisions are unit-tested without a socket.
 #pragma once
 
+#include <strings.h>
+
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace toolport {
@@ -34,6 +37,47 @@ public:
     virtual void for_each_header(
         const std::function<void(std::string_view name, std::string_view value)>& visit) const = 0;
     virtual const std::string& body() const = 0;
+};
+
+// A request kept past the call that brought it (HttpRequestView is the connection's, and
+// only for that call): an answer that waits (for Redis, a token's verification, a query)
+// keeps its request this way.
+class OwnedHttpRequest final : public HttpRequestView {
+public:
+    explicit OwnedHttpRequest(const HttpRequestView& r)
+        : method_(r.method()), target_(r.target()), version_(r.version()), keep_alive_(r.keep_alive()), body_(r.body()) {
+        r.for_each_header([this](std::string_view name, std::string_view value) {
+            headers_.emplace_back(std::string(name), std::string(value));
+        });
+    }
+    HttpMethod method() const override { return method_; }
+    std::string_view target() const override { return target_; }
+    unsigned version() const override { return version_; }
+    bool keep_alive() const override { return keep_alive_; }
+    std::string_view header(std::string_view name) const override {
+        for (const auto& [n, v] : headers_) {
+            if (n.size() == name.size() && strncasecmp(n.data(), name.data(), n.size()) == 0) return v;
+        }
+        return {};
+    }
+    bool has_header(std::string_view name) const override {
+        for (const auto& [n, v] : headers_) {
+            if (n.size() == name.size() && strncasecmp(n.data(), name.data(), n.size()) == 0) return true;
+        }
+        return false;
+    }
+    void for_each_header(const std::function<void(std::string_view, std::string_view)>& visit) const override {
+        for (const auto& [n, v] : headers_) visit(n, v);
+    }
+    const std::string& body() const override { return body_; }
+
+private:
+    HttpMethod method_;
+    std::string target_;
+    unsigned version_;
+    bool keep_alive_;
+    std::vector<std::pair<std::string, std::string>> headers_;
+    std::string body_;
 };
 
 // A complete reply, serialized: the status line and header fields, then the body.

@@ -87,11 +87,36 @@ struct ConsoleAccess {
     std::vector<std::string> scopes;  // an OAuth token's
 };
 
+// An HTTP session as the console lists it.
+struct ConsoleSession {
+    std::string id;
+    std::string transport;  // "streamable_http" or "legacy_sse"
+    std::string client_name;
+    std::string client_version;
+    std::string protocol_version;
+    std::string principal;
+    std::string profile;
+    std::chrono::steady_clock::duration age{};
+    std::chrono::steady_clock::duration idle{};
+};
+
+// What the endpoint offers the console beside its requests: the sessions it holds.
+class ConsoleHost {
+public:
+    virtual ~ConsoleHost() = default;
+    virtual std::vector<ConsoleSession> sessions() const = 0;
+    // Ends session `id` as a DELETE would (its streams and requests end with `reason`);
+    // false when this endpoint holds no such session.
+    virtual bool end_session(std::string_view id, const std::string& reason) = 0;
+};
+
 // The console's side of the endpoint: every request at `console.path` or under it, once
 // Host and Origin passed, with the caller's access. Called on the engine's loop.
 class ConsoleHandler {
 public:
     virtual ~ConsoleHandler() = default;
+    // The endpoint that hands requests over, from its start (null: it stopped).
+    virtual void attach(std::shared_ptr<ConsoleHost> host) { (void)host; }
     // `subpath` is the request's path after console.path ("" or "/...").
     virtual HttpAnswer answer(const HttpRequestView& request, std::string_view subpath, const ConsoleAccess& access) = 0;
 };
@@ -166,7 +191,7 @@ struct HttpOptions {
     // served while unset. Called on the engine's loop.
     std::function<AdminReload()> reload;
     // GET /audit: the audit log's records that match the query string's filters
-    // (stores/audit_record.hpp: principal, tool, outcome, method, session, since, until,
+    // (stores/audit_record.hpp: principal, tool, source, outcome, method, session, since, until,
     // limit), as {status, JSON body}; GET /orchestration: the orchestration summary (JSON).
     // The operator's, protected as /admin/reload is. Not served while unset. Called on the
     // engine's loop (the query does its reading off it).

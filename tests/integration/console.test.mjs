@@ -3,10 +3,15 @@
 // scope), the header fields of every answer, and bad input (unknown paths, wrong methods).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
+import { startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
 
 const TOKEN = 'console-operator-token-5f2a91';
 const CSP =
@@ -320,5 +325,341 @@ describe('console API: tools of a gateway', () => {
     assert.deepEqual(small.tools.map((t) => t.name), ['greet']);
     const near = await assertError(await fetch(`${server.base}/console/api/tools?profile=smal`), 404, 'not_found', 'typo');
     assert.match(near.error.suggestion, /small/);
+  });
+});
+
+describe('console API: calls', () => {
+  it('GET calls: the audit log\'s records newest first, with /audit\'s filters and a source filter', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-console-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'audit.jsonl');
+    const server = await serverForTest(t, { config: `audit:\n  enabled: true\n  path: ${file}\n  flush_interval_ms: 100\n` });
+    const client = await connectClient(t, server);
+    await client.callTool({ name: 'greet', arguments: { name: 'one' } });
+    await client.callTool({ name: 'test_error_handling', arguments: {} });
+    await client.callTool({ name: 'greet', arguments: { name: 'two' } });
+    const body = await waitFor('three records', async () => {
+      const b = await (await fetch(`${server.base}/console/api/calls`)).json();
+      return b.records?.length >= 3 ? b : null;
+    });
+    assert.equal(body.audit, 'file');
+    assert.deepEqual(body.records.map((r) => r.target), ['greet', 'test_error_handling', 'greet'].reverse());
+    assert.ok(Date.parse(body.records[0].ts) >= Date.parse(body.records[2].ts), 'newest first');
+    const errors = await (await fetch(`${server.base}/console/api/calls?outcome=error`)).json();
+    assert.deepEqual(errors.records.map((r) => r.target), ['test_error_handling']);
+    const greets = await (await fetch(`${server.base}/console/api/calls?tool=greet&source=conformance&since=1h&limit=1`)).json();
+    assert.equal(greets.records.length, 1);
+    assert.equal(greets.records[0].target, 'greet');
+    const elsewhere = await (await fetch(`${server.base}/console/api/calls?source=elsewhere`)).json();
+    assert.deepEqual(elsewhere.records, []);
+    const audit = await (await fetch(`${server.base}/audit?source=conformance`)).json();
+    assert.equal(audit.records.length, 3, 'GET /audit takes the source filter too');
+    const bad = await assertError(await fetch(`${server.base}/console/api/calls?since=yesterday`), 400, 'bad_request', 'since');
+    assert.match(bad.error.message, /since/);
+    await assertError(await fetch(`${server.base}/console/api/calls?who=me`), 400, 'bad_request', 'unknown filter');
+  });
+
+  it('calls/stream: a call made by an MCP client arrives within a second, even with the audit log off', async (t) => {
+    const server = await serverForTest(t);
+    const off = await (await fetch(`${server.base}/console/api/calls`)).json();
+    assert.deepEqual(off, { audit: 'off', records: [] });
+    const client = await connectClient(t, server);
+    let answered = 0;
+    const events = await readEvents(`${server.base}/console/api/calls/stream`, 'call', 2, {
+      onOpen: async () => {
+        await client.callTool({ name: 'greet', arguments: { name: 'live' } });
+        answered = Date.now();
+        await client.callTool({ name: 'test_error_handling', arguments: {} });
+      },
+    });
+    assert.equal(events[0].data.target, 'greet');
+    assert.equal(events[0].data.method, 'tools/call');
+    assert.equal(events[0].data.outcome, 'ok');
+    assert.equal(events[0].data.source, 'conformance');
+    assert.ok(events[0].data.args_sha256, 'the arguments\' digest, never the arguments');
+    assert.equal(events[0].data.arguments, undefined);
+    assert.ok(events[0].at - answered < 1000, `${events[0].at - answered} ms after the answer`);
+    assert.equal(events[1].data.target, 'test_error_handling');
+    assert.equal(events[1].data.outcome, 'tool_error');
+  });
+});
+
+describe('console API: sessions and tasks', () => {
+  it('lists HTTP sessions with their client, ends one (recorded in the audit log under the operator)', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-console-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'audit.jsonl');
+    const server = await serverForTest(t, {
+      config: `http:\n  bearer_tokens_env: CONSOLE_TOKENS\naudit:\n  enabled: true\n  path: ${file}\n  flush_interval_ms: 100\n`,
+      env: { CONSOLE_TOKENS: TOKEN },
+    });
+    const auth = bearer(TOKEN);
+    const client = await connectClient(t, server, auth);
+    await client.callTool({ name: 'greet', arguments: { name: 'a' } });
+    const { sessions } = await (await fetch(`${server.base}/console/api/sessions`, { headers: auth })).json();
+    const mine = sessions.find((s) => s.client.name === 'console-test');
+    assert.ok(mine, JSON.stringify(sessions));
+    assert.equal(mine.client.version, '1.0.0');
+    assert.equal(mine.transport, 'streamable_http');
+    assert.match(mine.protocol_version, /^\d{4}-\d{2}-\d{2}$/);
+    assert.match(mine.principal, /^bearer:/);
+    assert.equal(mine.profile, '');
+    assert.ok(mine.age_s >= 0 && mine.idle_s >= 0);
+    assert.ok(mine.replica);
+
+    const ended = await fetch(`${server.base}/console/api/sessions/${encodeURIComponent(mine.id)}`, { method: 'DELETE', headers: auth });
+    assert.equal(ended.status, 204);
+    assertConsoleHeaders(ended, 'DELETE');
+    await assert.rejects(client.callTool({ name: 'greet', arguments: { name: 'b' } }), 'the session is gone');
+    const after = await (await fetch(`${server.base}/console/api/sessions`, { headers: auth })).json();
+    assert.ok(!after.sessions.some((s) => s.id === mine.id));
+    await assertError(await fetch(`${server.base}/console/api/sessions/${mine.id}`, { method: 'DELETE', headers: auth }), 404, 'not_found', 'again');
+    await assertError(await fetch(`${server.base}/console/api/sessions/${mine.id}`, { headers: auth }), 405, 'method_not_allowed', 'GET one');
+    await assertError(await fetch(`${server.base}/console/api/sessions/${mine.id}`, { method: 'DELETE' }), 401, 'unauthorized', 'no token');
+
+    const records = await waitFor('the action records', async () => {
+      const b = await (await fetch(`${server.base}/console/api/calls?limit=0`, { headers: auth })).json();
+      const actions = b.records.filter((r) => r.method === 'console/end_session');
+      return actions.length >= 2 ? actions : null;
+    });
+    const done = records.find((r) => r.outcome === 'ok');
+    assert.equal(done.target, mine.id);
+    assert.equal(done.principal, mine.principal, 'under the operator\'s principal');
+    assert.ok(records.some((r) => r.outcome === 'tool_error' && r.code === 'NOT_FOUND'));
+  });
+
+  it('lists a working task and cancels it as the operator', async (t) => {
+    const server = await serverForTest(t, { config: 'server:\n  task_poll_interval_ms: 100\n' });
+    const client = await connectClient(t, server);
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 30 }, task: { ttl: 60000 } } },
+      CreateTaskResultSchema,
+    );
+    const listed = await waitFor('the task', async () => {
+      const b = await (await fetch(`${server.base}/console/api/tasks`)).json();
+      return b.tasks.find((x) => x.id === task.taskId);
+    });
+    assert.equal(listed.status, 'working');
+    assert.equal(listed.tool, 'slow_compute');
+    assert.ok(listed.session);
+    assert.ok(Date.parse(listed.created_at) <= Date.parse(listed.updated_at));
+    const cancelled = await fetch(`${server.base}/console/api/tasks/${task.taskId}/cancel`, { method: 'POST' });
+    assert.equal(cancelled.status, 202);
+    const status = await client.experimental.tasks.getTask(task.taskId);
+    assert.equal(status.status, 'cancelled');
+    assert.match(status.statusMessage ?? '', /operator/);
+    await assertError(await fetch(`${server.base}/console/api/tasks/${task.taskId}/cancel`, { method: 'POST' }), 404, 'not_found', 'again');
+    await assertError(await fetch(`${server.base}/console/api/tasks/${task.taskId}/cancel`), 405, 'method_not_allowed', 'GET');
+    await assertError(await fetch(`${server.base}/console/api/tasks/x/y/cancel`, { method: 'POST' }), 404, 'not_found', 'bad path');
+    const left = await (await fetch(`${server.base}/console/api/tasks`)).json();
+    assert.ok(!left.tasks.some((x) => x.id === task.taskId));
+  });
+});
+
+describe('console API: reload', () => {
+  it('POST reload waits for the reload and says what changed per source; too soon is 429', async (t) => {
+    const fixture = await startCatalogFixture({ tools: 20 });
+    t.after(() => fixture.close());
+    const server = await serverForTest(t, {
+      packs: '',
+      env: { AGENT_PAYMENT_API_URL: fixture.url, AGENT_PAYMENT_API_KEY: fixture.apiKey, AGENT_PAYMENT_BUDGET_KEY: fixture.budgetKey },
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\nreload:\n  min_interval_s: 0\n`,
+    });
+    await waitFor('the catalog', async () => {
+      const b = await (await fetch(`${server.base}/console/api/tools?source=shop`)).json();
+      return b.tools.length >= 19;
+    });
+    const same = await fetch(`${server.base}/console/api/reload`, { method: 'POST' });
+    assert.equal(same.status, 200);
+    assert.deepEqual(await same.json(), { status: 'done', sources: [{ name: 'shop', added: [], changed: [], removed: [], error: null }] });
+
+    fixture.changeCatalog({ add: [fixture.entry('newproduct0000000000000001', 'Fresh Tool', 'Just added.', { type: 'object', properties: {} })] });
+    const fresh = await (await fetch(`${server.base}/console/api/reload`, { method: 'POST' })).json();
+    assert.equal(fresh.status, 'done');
+    const shop = fresh.sources.find((s) => s.name === 'shop');
+    assert.deepEqual(shop.added, ['fresh-tool']);
+    assert.deepEqual(shop.removed, []);
+
+    fixture.changeCatalog({ remove: ['newproduct0000000000000001'] });
+    const gone = await (await fetch(`${server.base}/console/api/reload`, { method: 'POST' })).json();
+    assert.deepEqual(gone.sources.find((s) => s.name === 'shop').removed, ['fresh-tool']);
+
+    await assertError(await fetch(`${server.base}/console/api/reload`), 405, 'method_not_allowed', 'GET');
+    const records = await readEvents(`${server.base}/console/api/calls/stream`, 'call', 1, {
+      onOpen: () => fetch(`${server.base}/console/api/reload`, { method: 'POST' }),
+    });
+    assert.equal(records[0].data.method, 'console/reload');
+    assert.equal(records[0].data.outcome, 'ok');
+  });
+
+  it('a reload asked too soon after the last is 429 with Retry-After', async (t) => {
+    const fixture = await startCatalogFixture({ tools: 5 });
+    t.after(() => fixture.close());
+    const server = await serverForTest(t, {
+      packs: '',
+      env: { AGENT_PAYMENT_API_URL: fixture.url, AGENT_PAYMENT_API_KEY: fixture.apiKey, AGENT_PAYMENT_BUDGET_KEY: fixture.budgetKey },
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\nreload:\n  min_interval_s: 60\n`,
+    });
+    assert.equal((await fetch(`${server.base}/console/api/reload`, { method: 'POST' })).status, 200);
+    const soon = await fetch(`${server.base}/console/api/reload`, { method: 'POST' });
+    await assertError(soon, 429, 'too_soon', 'soon');
+    assert.ok(Number(soon.headers.get('retry-after')) > 1);
+  });
+});
+
+describe('console API: config', () => {
+  it('GET config: the file as served with its secrets as ***, and what config check says of it now', async (t) => {
+    const upstream = await startHttpServer();
+    t.after(() => upstream.stop().catch(() => {}));
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-console-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'toolport.yaml');
+    const SECRET = 'upstream-secret-token-8c2f';
+    writeFileSync(file, `upstreams:\n  remote:\n    url: ${upstream.url}\n    headers:\n      X-Api-Key: ${SECRET}\n` +
+      `console:\n  trace_viewer_url: https://user:pw@traces.example/{trace_id}\n`);
+    const server = await serverForTest(t, { extraArgs: ['--config', file] });
+    const res = await fetch(`${server.base}/console/api/config`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.ok(!text.includes(SECRET), 'never the secret');
+    assert.ok(!text.includes('user:pw'), 'never a URL\'s password');
+    const body = JSON.parse(text);
+    assert.equal(body.effective.file, file);
+    assert.equal(body.effective.settings.upstreams.remote.headers['X-Api-Key'], '***');
+    assert.equal(body.effective.settings.upstreams.remote.url, upstream.url);
+    assert.equal(body.effective.served.transport, 'http');
+    assert.deepEqual(body.effective.served.packs, ['conformance']);
+    assert.ok(body.effective.served.sources.some((s) => s.name === 'remote' && s.kind === 'upstream'));
+    assert.deepEqual(body.check, { ok: true, findings: [] });
+
+    // The file broken after the start: the check says so, naming the key.
+    writeFileSync(file, 'http:\n  max_sesions: 5\n');
+    const broken = await (await fetch(`${server.base}/console/api/config`)).json();
+    assert.equal(broken.check.ok, false);
+    assert.equal(broken.check.findings[0].level, 'error');
+    assert.match(broken.check.findings[0].message, /max_sesions/);
+    await assertError(await fetch(`${server.base}/console/api/config`, { method: 'PUT', body: '{}' }), 405, 'method_not_allowed', 'PUT');
+  });
+});
+
+// POSTs a console call and reads its events until one of `until` arrives; `onEvent` may act
+// on each (answer a question, cancel).
+async function consoleCall(server, body, { headers = {}, until = ['result', 'error'], onEvent } = {}) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 15000);
+  const res = await fetch(`${server.base}/console/api/call`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  const events = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    outer: for await (const chunk of res.body) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (!name || !data) continue;
+        const event = { event: name, data: JSON.parse(data) };
+        events.push(event);
+        if (onEvent) await onEvent(event, events);
+        if (until.includes(name)) break outer;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return events;
+}
+
+describe('console API: the playground', () => {
+  it('POST call: started, progress, then the result, through the pipeline as the operator', async (t) => {
+    const server = await serverForTest(t, {
+      config: 'http:\n  bearer_tokens_env: CONSOLE_TOKENS\n',
+      env: { CONSOLE_TOKENS: TOKEN },
+    });
+    const auth = bearer(TOKEN);
+    const events = await consoleCall(server, { tool: 'test_tool_with_progress', arguments: {} }, { headers: auth });
+    assert.equal(events[0].event, 'started');
+    assert.match(events[0].data.call_id, /^[0-9a-f]{24}$/);
+    const progress = events.filter((e) => e.event === 'progress');
+    assert.deepEqual(progress.map((e) => e.data.progress), [0, 50, 100]);
+    assert.equal(progress[2].data.total, 100);
+    assert.match(progress[2].data.message, /step 100/);
+    const result = events.at(-1);
+    assert.equal(result.event, 'result');
+    assert.ok(result.data._meta, 'with _meta');
+    assert.ok(result.data.content[0].text);
+
+    const greet = await consoleCall(server, { tool: 'greet', arguments: { name: 'Console' } }, { headers: auth });
+    assert.equal(greet.at(-1).data.content[0].text, 'Hello, Console!');
+    // Validation is the pipeline's: a bad argument is the tool's error result.
+    const invalid = await consoleCall(server, { tool: 'greet', arguments: { name: 5 } }, { headers: auth });
+    assert.equal(invalid.at(-1).event, 'result');
+    assert.equal(invalid.at(-1).data.isError, true);
+    const unknown = await consoleCall(server, { tool: 'no_such_tool', arguments: {} }, { headers: auth });
+    assert.equal(unknown.at(-1).event, 'error');
+    assert.equal(typeof unknown.at(-1).data.code, 'number');
+    // The call is the operator's in the session list? No: it is its own, gone when it ended.
+    const { sessions } = await (await fetch(`${server.base}/console/api/sessions`, { headers: auth })).json();
+    assert.ok(!sessions.some((s) => s.client.name === 'toolport-console'));
+  });
+
+  it('answers an elicitation from the page, and cancels a call', async (t) => {
+    const server = await serverForTest(t);
+    const events = await consoleCall(server, { tool: 'test_elicitation', arguments: { message: 'Your name?' } }, {
+      onEvent: async (event, all) => {
+        if (event.event !== 'elicitation') return;
+        assert.equal(event.data.message, 'Your name?');
+        assert.equal(event.data.requestedSchema.type, 'object');
+        const callId = all[0].data.call_id;
+        const url = `${server.base}/console/api/call/${callId}/elicitation/${event.data.elicitation_id}`;
+        const bad = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"action":"maybe"}' });
+        await assertError(bad, 400, 'bad_request', 'action');
+        const ok = await fetch(url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ action: 'accept', content: { response: 'Ada' } }),
+        });
+        assert.equal(ok.status, 202);
+        const again = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"action":"decline"}' });
+        await assertError(again, 404, 'not_found', 'answered twice');
+      },
+    });
+    assert.ok(events.some((e) => e.event === 'elicitation'));
+    assert.equal(events.at(-1).event, 'result');
+    assert.match(JSON.stringify(events.at(-1).data.content), /Ada/);
+
+    const cancelled = await consoleCall(server, { tool: 'slow_compute', arguments: { seconds: 30 } }, {
+      onEvent: async (event) => {
+        if (event.event !== 'started') return;
+        const res = await fetch(`${server.base}/console/api/call/${event.data.call_id}/cancel`, { method: 'POST' });
+        assert.equal(res.status, 202);
+      },
+    });
+    assert.equal(cancelled.at(-1).event, 'error');
+    await assertError(await fetch(`${server.base}/console/api/call/0123/cancel`, { method: 'POST' }), 404, 'not_found', 'unknown call');
+  });
+
+  it('refuses a body that is not JSON, too large, of another type, or without a tool', async (t) => {
+    const server = await serverForTest(t);
+    const post = (body, type = 'application/json') =>
+      fetch(`${server.base}/console/api/call`, { method: 'POST', headers: { 'Content-Type': type }, body });
+    await assertError(await post('{not json'), 400, 'bad_request', 'malformed');
+    await assertError(await post('[]'), 400, 'bad_request', 'array');
+    await assertError(await post('{"arguments":{}}'), 400, 'bad_request', 'no tool');
+    await assertError(await post('{"tool":"greet","arguments":[1]}'), 400, 'bad_request', 'arguments');
+    await assertError(await post('tool=greet', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type', 'form');
+    await assertError(await post(JSON.stringify({ tool: 'greet', arguments: { name: 'x'.repeat(1100000) } })), 413, 'body_too_large', 'large');
+    await assertError(await fetch(`${server.base}/console/api/call`), 405, 'method_not_allowed', 'GET');
   });
 });

@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "async/cancel_token.hpp"
 #include "manual_executor.hpp"
 #include "observability/metrics.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/stages/audit.hpp"
 #include "pipeline/stages/meta_accounting.hpp"
 #include "pipeline/stages/observe.hpp"
 #include "server/session.hpp"
@@ -317,3 +319,32 @@ TEST(PolicyResolverTest, ASourcesOwnDeadlineShortensThePipelinesButNeverLengthen
 }
 
 }  // namespace
+
+// The audit stage without a log: idle (skipped by the chain, no record made) while nobody
+// follows its feed; each call's record goes to the feed's subscribers while someone does.
+TEST_F(PipelineTest, TheAuditFeedGetsRecordsOnlyWhileFollowed) {
+    auto feed = std::make_shared<stores::AuditFeed>();
+    auto stage = std::make_shared<AuditStage>(nullptr, feed, "host:1");
+    EXPECT_TRUE(stage->sometimes_idle());
+    EXPECT_TRUE(stage->idle());
+    pipeline.add_always(stage);
+    pipeline.add_always(std::make_shared<Recorder>("inner", log));
+    call({{"text", "unseen"}});
+    std::vector<Json> records;
+    const auto id = feed->subscribe([&](const std::string& line) { records.push_back(Json::parse(line)); });
+    EXPECT_FALSE(stage->idle());
+    call({{"text", "seen"}});
+    call({{"fail", true}});
+    feed->unsubscribe(id);
+    call({{"text", "unseen again"}});
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_EQ(records[0]["target"], "echo");
+    EXPECT_EQ(records[0]["outcome"], "ok");
+    EXPECT_EQ(records[0]["replica"], "host:1");
+    EXPECT_TRUE(records[0].contains("args_sha256"));
+    EXPECT_FALSE(records[0].contains("arguments"));
+    EXPECT_EQ(records[1]["outcome"], "tool_error");
+    EXPECT_EQ(records[1]["code"], "UPSTREAM_ERROR");
+    // The stages inside ran for every call, skipped audit stage or not.
+    EXPECT_EQ(std::count(log.begin(), log.end(), "handler"), 4);
+}

@@ -30,7 +30,14 @@ const std::string* string_member(const Json& object, const char* key) {
 
 }  // namespace
 
-AuditStage::AuditStage(std::shared_ptr<stores::AuditLog> log) : log_(std::move(log)) {}
+AuditStage::AuditStage(std::shared_ptr<stores::AuditLog> log, std::shared_ptr<stores::AuditFeed> feed,
+                       std::string replica)
+    : log_(std::move(log)), feed_(std::move(feed)), replica_(log_ ? log_->options().replica : std::move(replica)) {}
+
+void AuditStage::hand_over(stores::AuditRecord record) {
+    if (feed_) feed_->publish(record);
+    if (log_) log_->submit(std::move(record));
+}
 
 stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Json* arguments) const {
     stores::AuditRecord r;
@@ -42,6 +49,7 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
     r.profile = caller.view;
     r.trace_id = caller.trace_id;
     r.request_id = id_text(ctx.request_id());
+    r.replica = replica_;
     if (arguments && !arguments->is_null()) {
         // Small arguments are hashed by the writer thread (the call only writes their text);
         // large ones here, so that the queue never holds more than a digest of them.
@@ -52,7 +60,7 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
         }
         // Only by choice, and never the values of keys that look like secrets. Huge
         // arguments keep their digest only: a record stays a line a reader can take.
-        if (log_->options().include_arguments) {
+        if (log_ && log_->options().include_arguments) {
             static constexpr std::size_t kMaxArgumentBytes = 16 * 1024;
             Json redacted = observability::redact_fields(*arguments);
             if (redacted.dump(-1, ' ', false, Json::error_handler_t::replace).size() <= kMaxArgumentBytes) {
@@ -66,6 +74,7 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
 }
 
 Task<ToolResult> AuditStage::handle(Call& call, const Next& next) {
+    if (!recording()) co_return co_await next(call);  // a chain that does not ask idle() first
     const auto started = std::chrono::system_clock::now();
     ToolResult result = unassigned_result();
     std::string outcome = "ok", code;
@@ -113,13 +122,14 @@ Task<ToolResult> AuditStage::handle(Call& call, const Next& next) {
         if (d != result.meta.end() && d->is_number_integer()) r.downstream_calls = d->get<long long>();
     }
     if (!r.downstream_calls) r.downstream_calls = call.downstream_api_calls.value_or(call.ctx.downstream_requests());
-    log_->submit(std::move(r));
+    hand_over(std::move(r));
     if (rethrow) std::rethrow_exception(rethrow);
     co_return result;
 }
 
 void AuditStage::served(const RequestContext& ctx, std::chrono::system_clock::time_point started,
                         std::chrono::steady_clock::time_point started_steady, std::exception_ptr error) {
+    if (!recording()) return;
     std::string outcome = "ok", code;
     // A tools/call comes here only when refused with a protocol error: the pipeline
     // records every other.
@@ -156,7 +166,7 @@ void AuditStage::served(const RequestContext& ctx, std::chrono::system_clock::ti
     r.outcome = std::move(outcome);
     r.code = std::move(code);
     r.duration_ms = ms_since(started_steady);
-    log_->submit(std::move(r));
+    hand_over(std::move(r));
 }
 
 }  // namespace toolport::pipeline

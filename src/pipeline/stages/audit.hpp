@@ -1,6 +1,8 @@
 // AuditStage (always on, outermost): one audit record per tool call, whatever its outcome
 // (a result, a tool error, a protocol error, a call its client cancelled), handed to the
-// audit log (stores/audit_log.hpp), which writes it off the call's path. The records of
+// audit log (stores/audit_log.hpp), which writes it off the call's path, and to the
+// in-memory feed (stores/audit_feed.hpp) while anyone follows it. With no log and nobody
+// following, a call passes through without a record made. The records of
 // resources/read and prompts/get, which do not pass the pipeline, are made here too
 // (served(), called from the server's hook) so that every record is made one way.
 #pragma once
@@ -10,14 +12,20 @@
 #include <memory>
 
 #include "pipeline/pipeline.hpp"
+#include "stores/audit_feed.hpp"
 #include "stores/audit_log.hpp"
 
 namespace toolport::pipeline {
 
 class AuditStage final : public Stage {
 public:
-    explicit AuditStage(std::shared_ptr<stores::AuditLog> log);
+    // Either may be null. `replica` names this process in records when there is no log.
+    AuditStage(std::shared_ptr<stores::AuditLog> log, std::shared_ptr<stores::AuditFeed> feed = nullptr,
+               std::string replica = {});
     std::string_view name() const override { return "audit"; }
+    // Without a log it has work only while someone follows the feed.
+    bool sometimes_idle() const override { return !log_; }
+    bool idle() const override { return !recording(); }
     Task<ToolResult> handle(Call& call, const Next& next) override;
 
     // The record of a request the server answered outside the pipeline: resources/read,
@@ -31,7 +39,13 @@ public:
     stores::AuditRecord base_record(const RequestContext& ctx, const Json* arguments) const;
 
 private:
+    // Whether a record made now goes anywhere.
+    bool recording() const { return log_ || (feed_ && feed_->active()); }
+    void hand_over(stores::AuditRecord record);
+
     std::shared_ptr<stores::AuditLog> log_;
+    std::shared_ptr<stores::AuditFeed> feed_;
+    std::string replica_;
 };
 
 }  // namespace toolport::pipeline
