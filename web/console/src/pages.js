@@ -1,0 +1,5 @@
+// The console's pages, in the navigation's order. A page is listed only once the API it
+// reads is served (see docs/console.md).
+import { Overview } from "./overview.jsx";
+
+export const pages = [{ id: "overview", title: "Overview", component: Overview }];
