@@ -20,7 +20,7 @@ export function Chart({ title, lines, step, end, unit, width = 300, height = 110
         cursor: { show: true, points: { show: false } },
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(max || 0, 1e-9) * 1.1] } },
         axes: [
-          { size: 24, font: "11px system-ui", stroke: "#444", grid: { stroke: "#eee" }, ticks: { show: false } },
+          { size: 24, font: "11px system-ui", stroke: "#444", grid: { stroke: "#eee" }, ticks: { show: false }, values: "{HH}:{mm}" },
           { size: 42, font: "11px system-ui", stroke: "#444", grid: { stroke: "#eee" }, ticks: { show: false } },
         ],
         series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 1.5, points: { show: false } }))],

@@ -22,7 +22,16 @@ export function duration(seconds) {
 export function time(value) {
   if (value === null || value === undefined || value === "") return "–";
   const date = typeof value === "number" ? new Date(value < 1e12 ? value * 1000 : value) : new Date(value);
-  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString("en-GB", { hour12: false });
+  if (Number.isNaN(date.getTime())) return String(value);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${clock(date)}`;
+}
+// The time of day only (HH:MM:SS), for lists whose rows are all recent.
+export function clock(value) {
+  const date = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 export function json(value) {
   return JSON.stringify(value, null, 2);

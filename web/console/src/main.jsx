@@ -105,7 +105,7 @@ function App() {
           </ul>
         </nav>
         <span class="who">
-          {me.principal} <span class="muted">({me.auth})</span>
+          {me.principal || "operator"} <span class="muted">({me.auth === "none" ? "no auth, loopback" : me.auth})</span>
           {getToken() && (
             <button class="link" onClick={() => (setToken(""), setMe(null), setAttempt(attempt + 1))}>
               Sign out
