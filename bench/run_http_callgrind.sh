@@ -16,7 +16,8 @@
 # Knobs (environment): CALLGRIND_CALLS (2000), CALLGRIND_WARMUP (200), CALLGRIND_TOP (25: the
 #   functions listed per wire, by their own instructions), CALLGRIND_OUT (a directory to keep
 #   the profiles in, for callgrind_annotate [--inclusive=yes] FILE; default: removed at the end),
-#   CALLGRIND_ONLY (stateful, stateless or stdio: measure that one alone).
+#   CALLGRIND_ONLY (stateful, stateless or stdio: measure that one alone), CALLGRIND_CONFIG (a
+#   toolport.yaml the server reads, e.g. one that turns the audit log on).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
@@ -25,17 +26,19 @@ workdir=http-callgrind
 source "$bench/callgrind_setup.sh"
 
 valgrind_cmd=(valgrind --tool=callgrind)
+config_args=()
+[[ -n "${CALLGRIND_CONFIG:-}" ]] && config_args=(--config "$CALLGRIND_CONFIG")
 for wire in stateful stateless stdio; do
   [[ -z "${CALLGRIND_ONLY:-}" || "$CALLGRIND_ONLY" == "$wire" ]] || continue
   if [[ $wire == stdio ]]; then
     command_json=$("$NODE" -e 'console.log(JSON.stringify(process.argv.slice(1)))' "${valgrind_cmd[@]}" \
-      "--callgrind-out-file=$out/$wire.out" "$bin" serve --stdio --packs conformance --log-level warn)
+      "--callgrind-out-file=$out/$wire.out" "$bin" serve --stdio --packs conformance --log-level warn ${config_args[@]+"${config_args[@]}"})
     "$NODE" "$bench/callgrind_drive.mjs" stdio "$command_json" "$tool" "$warmup" "$calls" "$expected_text" \
       "vgdb --pid={pid} zero >/dev/null" "vgdb --pid={pid} dump >/dev/null" 2> "$tmp/$wire.log"
   else
     port=$(free_port)
     "${valgrind_cmd[@]}" --callgrind-out-file="$out/$wire.out" "$bin" serve --packs conformance \
-      --listen "127.0.0.1:$port" --log-level warn 2> "$tmp/$wire.log" &
+      --listen "127.0.0.1:$port" --log-level warn ${config_args[@]+"${config_args[@]}"} 2> "$tmp/$wire.log" &
     pid=$!
     pids+=("$pid")
     wait_ready "$pid" "$port" "the server" "$tmp/$wire.log"

@@ -752,6 +752,27 @@ static Config load_config_unchecked(const std::string& path) {
         if (auto v = a.string(ka::stream)) config.audit_stream = *v;
         if (auto v = a.integer(ka::stream_max_len)) o.stream_max_len = *v;
     }
+    if (r.has(k::console_key)) {
+        namespace kc = k::console;
+        auto c = r.section(k::console_key);
+        c.check_keys(kc::section);
+        auto& o = config.http.console;
+        if (auto v = c.boolean(kc::enabled)) o.enabled = *v;
+        if (auto v = c.string(kc::path)) {
+            if (v->size() < 2 || v->front() != '/' || v->back() == '/' || v->find_first_of("?#% ") != std::string::npos)
+                c.fail(kc::path, "must be a path such as /console: a leading /, no trailing /, no ?, #, % or space");
+            if (*v == config.http.path || v->rfind(config.http.path + "/", 0) == 0)
+                c.fail(kc::path, "must not be the MCP endpoint's path (http.path) nor under it");
+            o.path = *v;
+        }
+        if (auto v = c.string(kc::operator_scope)) o.operator_scope = *v;
+        if (auto v = c.string(kc::trace_viewer_url)) {
+            if (!v->empty() && (v->find("{trace_id}") == std::string::npos ||
+                                (v->rfind("http://", 0) != 0 && v->rfind("https://", 0) != 0)))
+                c.fail(kc::trace_viewer_url, "must be an http(s) URL with {trace_id} in it");
+            o.trace_viewer_url = *v;
+        }
+    }
     if (r.has(k::log_key)) {
         namespace kl = k::log;
         auto l = r.section(k::log_key);

@@ -295,6 +295,28 @@ inline const Section section{"audit",
                              true};
 }  // namespace audit
 
+// ---- console ----
+namespace console {
+inline const Key enabled = boolean_key("enabled",
+                                       "Serve the operator console (a web page and its JSON API) at console.path "
+                                       "(HTTP transport only).",
+                                       "true");
+inline const Key path = string_key("path", "Where the console is served; its JSON API is under <path>/api/.",
+                                   "/console");
+inline const Key operator_scope = string_key("operator_scope",
+                                             "The scope an OAuth access token needs to use the console (the "
+                                             "server's own bearer tokens always may).",
+                                             "toolport:operator");
+inline const Key trace_viewer_url = string_key("trace_viewer_url",
+                                               "A trace viewer's URL with {trace_id} in it: calls link their trace "
+                                               "there (empty: no link).");
+inline const Section section{"console",
+                             "The operator console: who may use it, where, and where traces are viewed.",
+                             {&enabled, &path, &operator_scope, &trace_viewer_url},
+                             true,
+                             true};
+}  // namespace console
+
 // ---- store ----
 namespace store {
 inline const Key url = with_env(string_key("url", "memory, or redis://[:password@]host:port[/db] shared by replicas.",
@@ -457,6 +479,7 @@ inline const Key downstream_key = section_key("downstream", downstream::section,
 inline const Key reload_key = section_key("reload", reload::section, reload::section.doc);
 inline const Key telemetry_key = section_key("telemetry", telemetry::keys::section, telemetry::keys::section.doc);
 inline const Key audit_key = section_key("audit", audit::section, audit::section.doc);
+inline const Key console_key = section_key("console", console::section, console::section.doc);
 inline const Key sessions = with_env(
     one_of_key("sessions", {"shared", "local"},
                "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.", "local"),
@@ -493,7 +516,7 @@ inline const Section& file() {
             for (const auto* key : kind->file_keys) s.keys.push_back(key);
         }
         for (const auto* key : {&log_key, &pipeline_key, &services, &sources_key, &tools, &store_key, &downstream_key,
-                                &sessions, &auth_key, &reload_key, &telemetry_key, &audit_key}) {
+                                &sessions, &auth_key, &reload_key, &telemetry_key, &audit_key, &console_key}) {
             s.keys.push_back(key);
         }
         return s;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "app/console_setup.hpp"
 #include "app/runtime.hpp"
 #include "async/asio_executor.hpp"
 #include "async/worker_pool.hpp"
@@ -205,6 +206,7 @@ int serve(const Config& config) {
         };
     }
     http_options.orchestration = [&runtime]() { return runtime->orchestration_summary().dump(); };
+    if (http_options.console.enabled) http_options.console.handler = make_console(config, *runtime, executor);
     if (!http_options.oauth.issuer.empty()) {
         try {
             enable_oauth(http_options, *runtime);

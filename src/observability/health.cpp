@@ -76,7 +76,7 @@ bool HealthRegistry::contains(const std::string& name) const {
     return std::any_of(probes_.begin(), probes_.end(), named) || std::any_of(breakers_.begin(), breakers_.end(), named);
 }
 
-nlohmann::json HealthRegistry::report() const {
+std::vector<std::pair<std::string, ComponentHealth>> HealthRegistry::components() const {
     // Copied so that the probes run without the lock: a slow probe does not hold up
     // add()/remove(), and a probe that calls them does not deadlock.
     std::vector<std::pair<std::string, Probe>> probes, breakers;
@@ -88,8 +88,8 @@ nlohmann::json HealthRegistry::report() const {
     const auto evaluate = [](const std::string& name, const Probe& probe) {
         return probe ? run_probe(name, probe) : ComponentHealth{"error", Severity::unhealthy};
     };
-    Severity worst = Severity::ok;
-    nlohmann::json services = nlohmann::json::object();
+    std::vector<std::pair<std::string, ComponentHealth>> out;
+    out.reserve(probes.size() + breakers.size());
     for (const auto& entry : probes) {
         const std::string& name = entry.first;
         ComponentHealth health = evaluate(name, entry.second);
@@ -101,13 +101,18 @@ nlohmann::json HealthRegistry::report() const {
             if (service.severity != Severity::ok && service.severity >= health.severity) health = service;
             breakers.erase(breaker);
         }
-        worst = std::max(worst, health.severity);
-        services[name] = health.state;
+        out.emplace_back(name, std::move(health));
     }
-    for (const auto& [name, probe] : breakers) {
-        ComponentHealth health = evaluate(name, probe);
+    for (const auto& [name, probe] : breakers) out.emplace_back(name, evaluate(name, probe));
+    return out;
+}
+
+nlohmann::json HealthRegistry::report() const {
+    Severity worst = Severity::ok;
+    nlohmann::json services = nlohmann::json::object();
+    for (auto& [name, health] : components()) {
         worst = std::max(worst, health.severity);
-        services[name] = health.state;
+        services[name] = std::move(health.state);
     }
     auto uptime = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - kProcessStart);
     return {

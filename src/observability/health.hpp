@@ -37,6 +37,9 @@ public:
     void add_breaker(std::string name, Probe probe);
     void remove(const std::string& name);
     bool contains(const std::string& name) const;
+    // Every component's state now, one per name (a source and its breaker as one, as in
+    // the report), in the order they were added.
+    std::vector<std::pair<std::string, ComponentHealth>> components() const;
     // The report and the HTTP status it goes with.
     nlohmann::json report() const;
     int http_status() const;

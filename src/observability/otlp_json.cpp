@@ -130,7 +130,7 @@ void attributes(Out& o, const Attributes& list) {
     o.key("attributes").raw("[");
     for (const auto& attribute : list) {
         o.item().raw("{");
-        if (!attribute.key.empty()) o.key("key").str(attribute.key);
+        if (!attribute.key.empty()) o.key("key").str(attribute.key.text());
         o.key("value");
         any_value(o, attribute.value);
         o.raw("}");

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -20,8 +21,36 @@ enum class SpanKind : std::uint8_t { internal = 1, server = 2, client = 3, produ
 
 using AttributeValue = std::variant<std::string, std::int64_t, double, bool>;
 
+// An attribute's key. Keys are the conventions' names, written in the code, so a key is a
+// view of a string literal, never a copy: a span sets a dozen of them per request. A literal
+// is checked at compile time to be ASCII, so the encoders need not check it is UTF-8. A key
+// that is data (a resource attribute from OTEL_RESOURCE_ATTRIBUTES) is `viewing` a string
+// its owner keeps alive and in place as long as the attribute; that one is checked.
+class AttributeKey {
+public:
+    template <std::size_t N>
+    consteval AttributeKey(const char (&literal)[N]) : text_(literal, N - 1), ascii_(true) {  // NOLINT: implicit
+        for (char c : text_) {
+            if (static_cast<unsigned char>(c) >= 0x80) throw "an attribute key literal is ASCII";
+        }
+    }
+    static AttributeKey viewing(std::string_view kept) { return AttributeKey(kept, false); }
+
+    std::string_view text() const { return text_; }
+    // Known ASCII (a literal): valid UTF-8 without a check.
+    bool ascii() const { return ascii_; }
+    bool empty() const { return text_.empty(); }
+    std::size_t size() const { return text_.size(); }
+    friend bool operator==(const AttributeKey& key, std::string_view text) { return key.text_ == text; }
+
+private:
+    AttributeKey(std::string_view text, bool ascii) : text_(text), ascii_(ascii) {}
+    std::string_view text_;
+    bool ascii_ = false;
+};
+
 struct Attribute {
-    std::string key;
+    AttributeKey key;
     AttributeValue value;
 };
 using Attributes = std::vector<Attribute>;

@@ -30,15 +30,15 @@ Span& Span::operator=(Span&& other) noexcept {
     return *this;
 }
 
-void Span::set_attribute(std::string_view key, AttributeValue value) {
+void Span::set_attribute(AttributeKey key, AttributeValue value) {
     if (!data_) return;
     for (auto& attribute : data_->attributes) {
-        if (attribute.key == key) {  // a key appears once: the latest value wins
+        if (attribute.key == key.text()) {  // a key appears once: the latest value wins
             attribute.value = std::move(value);
             return;
         }
     }
-    data_->attributes.push_back({std::string(key), std::move(value)});
+    data_->attributes.push_back({key, std::move(value)});
 }
 
 void Span::add_event(std::string_view name, Attributes attributes) {
@@ -76,7 +76,7 @@ void Tracer::flush(int timeout_ms) {
     if (processor_) processor_->flush(timeout_ms);
 }
 
-Span Tracer::start_span(std::string_view name, SpanKind kind, const TraceContext* parent, bool parent_is_remote) {
+Span Tracer::start_span(std::string name, SpanKind kind, const TraceContext* parent, bool parent_is_remote) {
     Span span;
     const bool has_parent = parent && parent->valid();
     if (!enabled()) {
@@ -99,7 +99,7 @@ Span Tracer::start_span(std::string_view name, SpanKind kind, const TraceContext
         data->trace_state = parent->trace_state;
     }
     data->flags = span.context_.flags;
-    data->name = std::string(name);
+    data->name = std::move(name);
     data->kind = kind;
     data->start_unix_nano = unix_nanos_now();
     data->attributes.reserve(12);

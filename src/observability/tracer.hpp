@@ -42,17 +42,18 @@ public:
     // when there was none).
     const TraceContext& context() const { return context_; }
 
-    void set_attribute(std::string_view key, AttributeValue value);
-    void set_attribute(std::string_view key, std::string_view value) {
+    // Keys are string literals (AttributeKey); a key set twice keeps its latest value.
+    void set_attribute(AttributeKey key, AttributeValue value);
+    void set_attribute(AttributeKey key, std::string_view value) {
         if (data_) set_attribute(key, AttributeValue(std::in_place_type<std::string>, value));
     }
-    void set_attribute(std::string_view key, const std::string& value) { set_attribute(key, std::string_view(value)); }
-    void set_attribute(std::string_view key, const char* value) { set_attribute(key, std::string_view(value)); }
-    void set_attribute(std::string_view key, std::int64_t value) {
+    void set_attribute(AttributeKey key, const std::string& value) { set_attribute(key, std::string_view(value)); }
+    void set_attribute(AttributeKey key, const char* value) { set_attribute(key, std::string_view(value)); }
+    void set_attribute(AttributeKey key, std::int64_t value) {
         if (data_) set_attribute(key, AttributeValue(value));
     }
-    void set_attribute(std::string_view key, int value) { set_attribute(key, std::int64_t{value}); }
-    void set_attribute(std::string_view key, bool value) {
+    void set_attribute(AttributeKey key, int value) { set_attribute(key, std::int64_t{value}); }
+    void set_attribute(AttributeKey key, bool value) {
         if (data_) set_attribute(key, AttributeValue(value));
     }
     void add_event(std::string_view name, Attributes attributes = {});
@@ -84,7 +85,8 @@ public:
 
     // A new span under `parent` (nullptr or an invalid context: a new trace).
     // `parent_is_remote`: the parent came from another process (a request's traceparent).
-    Span start_span(std::string_view name, SpanKind kind, const TraceContext* parent, bool parent_is_remote = false);
+    // `name` is taken (moved) only when the span is recorded.
+    Span start_span(std::string name, SpanKind kind, const TraceContext* parent, bool parent_is_remote = false);
 
 private:
     std::atomic<bool> enabled_{false};

@@ -34,9 +34,11 @@ RequestTrace start_request_span(const std::string& method, const Json& params, c
     const std::string* tool = method == "tools/call" ? string_param(params, "name") : nullptr;
     const std::string* prompt = method == "prompts/get" ? string_param(params, "name") : nullptr;
     const std::string* target = tool ? tool : prompt;
-    std::string name = target ? method + " " + *target : method;
+    // Tracing off: no name to build; the span only carries the caller's context on.
+    std::string name;
+    if (observability::tracer().enabled()) name = target ? method + " " + *target : method;
 
-    RequestTrace trace{observability::tracer().start_span(name, observability::SpanKind::server, parent, true),
+    RequestTrace trace{observability::tracer().start_span(std::move(name), observability::SpanKind::server, parent, true),
                        std::move(propagated.baggage)};
     auto& span = trace.span;
     if (!span.recording()) return trace;

@@ -137,6 +137,12 @@ public:
     }
     bool has_view(const std::string& name) const { return views_.count(name) > 0; }
     bool has_views() const { return !views_.empty(); }
+    // The views' names, in order.
+    std::vector<std::string> view_names() const {
+        std::vector<std::string> names;
+        for (const auto& [name, view] : views_) names.push_back(name);
+        return names;
+    }
     // Every view's bearer tokens, as (token, view name).
     const std::vector<std::pair<std::string, std::string>>& view_tokens() const { return view_tokens_; }
 

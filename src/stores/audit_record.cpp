@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -107,40 +109,57 @@ std::string arguments_digest(const Json& arguments) {
 
 namespace {
 
-// Appends `"key":"value"` (with a comma before it unless first). Printable ASCII, the
-// usual case, is copied; anything else (escapes, UTF-8, bytes that are not UTF-8) is
-// written by nlohmann, which replaces invalid bytes with U+FFFD.
-void append_string(std::string& out, std::string_view value) {
-    bool plain = true;
-    for (unsigned char c : value) {
-        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-            plain = false;
-            break;
-        }
+// Whether `text` goes into a JSON string as it is: printable ASCII but '"' and '\\'. Eight
+// bytes at a time: nearly every value of a record is such a text.
+bool plain_json_text(std::string_view text) {
+    constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    auto has_byte_below = [](std::uint64_t w, unsigned n) { return (w - ones * n) & ~w & highs; };
+    auto has_byte = [&](std::uint64_t w, unsigned char c) { return has_byte_below(w ^ (ones * c), 1); };
+    std::size_t i = 0;
+    for (; i + 8 <= text.size(); i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, text.data() + i, sizeof w);
+        // DEL (0x7f) plus one sets the high bit, as do bytes at or above 0x80.
+        if ((w | (w + ones * 1)) & highs || has_byte_below(w, 0x20) || has_byte(w, '"') || has_byte(w, '\\'))
+            return false;
     }
-    if (plain) {
-        out += '"';
+    for (; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return false;
+    }
+    return true;
+}
+
+// Appends a member: `opening` is `,"key":"` (every member starts with a comma; the record's
+// first one is taken away at its end). Empty values are left out.
+void field(std::string& out, std::string_view opening, std::string_view value) {
+    if (value.empty()) return;
+    out += opening;
+    if (plain_json_text(value)) {
         out += value;
         out += '"';
     } else {
-        out += Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace);
+        out.pop_back();  // write_json_string writes its own quotes
+        protocol::write_json_string(value, out);
     }
 }
 
-// `out` ends with '{' before the record's first member.
-void field(std::string& out, std::string_view key, std::string_view value) {
-    if (value.empty()) return;
-    out += out.back() == '{' ? "\"" : ",\"";
-    out += key;
-    out += "\":";
-    append_string(out, value);
+// `,"key":` then `text` (a number, or JSON written elsewhere).
+void raw_field(std::string& out, std::string_view opening, std::string_view text) {
+    out += opening;
+    out += text;
 }
 
-void raw_field(std::string& out, std::string_view key, std::string_view text) {
-    out += out.back() == '{' ? "\"" : ",\"";
-    out += key;
-    out += "\":";
-    out += text;
+// Milliseconds to the microsecond ("12.345"), without a formatting library's set-up per record.
+void append_milliseconds(std::string& out, double ms) {
+    const auto micros = static_cast<std::uint64_t>(std::llround(std::max(ms, 0.0) * 1000.0));
+    char digits[24];
+    auto [end, error] = std::to_chars(digits, digits + sizeof digits, micros / 1000);
+    out.append(digits, end);
+    const auto fraction = static_cast<unsigned>(micros % 1000);
+    const char tail[4] = {'.', static_cast<char>('0' + fraction / 100), static_cast<char>('0' + fraction / 10 % 10),
+                          static_cast<char>('0' + fraction % 10)};
+    out.append(tail, 4);
 }
 
 }  // namespace
@@ -153,34 +172,41 @@ std::string encode_record(const AuditRecord& r) {
     return out;
 }
 
-void append_record(const AuditRecord& r, std::string& out) {
+void append_record(const AuditRecord& r, std::string& out, std::string_view replica) {
+    // One growth for the whole line: its members' names and values, and room for escapes.
+    out.reserve(out.size() + 256 + r.cache.size() + r.code.size() + r.method.size() + r.outcome.size() +
+                r.principal.size() + r.profile.size() + std::max(r.replica.size(), replica.size()) + r.request_id.size() +
+                r.session.size() + r.source.size() + r.subject.size() + r.target.size() + r.trace_id.size());
+    const std::size_t start = out.size();
     out += '{';
     std::string digest = r.args_sha256;
     if (digest.empty() && !r.canonical_arguments.empty()) digest = util::sha256_hex(r.canonical_arguments);
     if (r.arguments) {
         std::string text;
         protocol::write_json(*r.arguments, text);
-        raw_field(out, "arguments", text);
+        raw_field(out, R"(,"arguments":)", text);
     }
-    field(out, "args_sha256", digest);
-    field(out, "cache", r.cache);
-    field(out, "code", r.code);
-    if (r.downstream_calls) raw_field(out, "downstream_calls", std::to_string(*r.downstream_calls));
+    field(out, R"(,"args_sha256":")", digest);
+    field(out, R"(,"cache":")", r.cache);
+    field(out, R"(,"code":")", r.code);
+    if (r.downstream_calls) raw_field(out, R"(,"downstream_calls":)", std::to_string(*r.downstream_calls));
     // Microseconds are enough, and keep the line short.
-    raw_field(out, "duration_ms", fmt::format("{:.3f}", r.duration_ms < 0 ? 0.0 : r.duration_ms));
-    field(out, "method", r.method);
-    field(out, "outcome", r.outcome);
-    field(out, "principal", r.principal);
-    field(out, "profile", r.profile);
-    field(out, "replica", r.replica);
-    field(out, "request_id", r.request_id);
-    field(out, "session", r.session);
-    field(out, "source", r.source);
-    field(out, "subject", r.subject);
-    field(out, "target", r.target);
-    field(out, "trace_id", r.trace_id);
-    field(out, "ts", iso_time(r.time));
+    out += R"(,"duration_ms":)";
+    append_milliseconds(out, r.duration_ms);
+    field(out, R"(,"method":")", r.method);
+    field(out, R"(,"outcome":")", r.outcome);
+    field(out, R"(,"principal":")", r.principal);
+    field(out, R"(,"profile":")", r.profile);
+    field(out, R"(,"replica":")", r.replica.empty() ? replica : std::string_view(r.replica));
+    field(out, R"(,"request_id":")", r.request_id);
+    field(out, R"(,"session":")", r.session);
+    field(out, R"(,"source":")", r.source);
+    field(out, R"(,"subject":")", r.subject);
+    field(out, R"(,"target":")", r.target);
+    field(out, R"(,"trace_id":")", r.trace_id);
+    field(out, R"(,"ts":")", iso_time(r.time));
     out += '}';
+    out.erase(start + 1, 1);  // the first member's comma
 }
 
 std::optional<Json> parse_record(std::string_view line) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -99,7 +98,7 @@ struct OtlpExporter::State {
     std::mutex mutex;
     std::condition_variable wake;     // the exporter thread: a full batch, a flush, the stop
     std::condition_variable drained;  // flush(): the queue is empty and no export is under way
-    std::deque<observability::SpanData> queue;
+    std::vector<observability::SpanData> queue;
     bool exporting = false;
     bool stopping = false;
     int flushes = 0;  // flush() calls waiting
@@ -120,7 +119,7 @@ struct OtlpExporter::State {
     std::thread thread;
 
     void run();
-    void export_batch(std::deque<observability::SpanData> batch, Clock::time_point give_up);
+    void export_batch(std::vector<observability::SpanData> batch, Clock::time_point give_up);
     Attempt post(const std::string& body, Clock::time_point deadline);
     void count_dropped_after_failure(std::size_t spans, const Attempt& last);
 };
@@ -141,9 +140,10 @@ void OtlpExporter::State::run() {
         }
         // The lock is held as briefly as can be, since on_end() waits for it: the whole queue
         // is swapped out when it fits in one batch (the usual case), else a batch is moved out.
-        std::deque<observability::SpanData> batch;
+        std::vector<observability::SpanData> batch;
         if (queue.size() <= settings.max_export_batch_size) {
             batch.swap(queue);
+            queue.reserve(batch.size());
         } else {
             const auto end = queue.begin() + static_cast<std::ptrdiff_t>(settings.max_export_batch_size);
             batch.assign(std::make_move_iterator(queue.begin()), std::make_move_iterator(end));
@@ -168,10 +168,7 @@ void OtlpExporter::State::run() {
     drained.notify_all();
 }
 
-void OtlpExporter::State::export_batch(std::deque<observability::SpanData> queued, Clock::time_point give_up) {
-    const std::vector<observability::SpanData> batch(std::make_move_iterator(queued.begin()),
-                                                     std::make_move_iterator(queued.end()));
-    queued.clear();
+void OtlpExporter::State::export_batch(std::vector<observability::SpanData> batch, Clock::time_point give_up) {
     std::string body = settings.protocol == OtlpProtocol::http_json
                            ? observability::encode_otlp_json(resource, scope, batch)
                            : observability::encode_otlp_protobuf(resource, scope, batch);

@@ -178,7 +178,7 @@ observability::Attributes TelemetrySettings::resource() const {
         if (key == "service.name" || key.rfind("telemetry.sdk.", 0) == 0 || key == "process.pid") continue;
         auto it = std::find_if(out.begin(), out.end(), [&key](const auto& a) { return a.key == key; });
         if (it != out.end()) it->value = attribute.second;
-        else out.push_back({key, attribute.second});
+        else out.push_back({observability::AttributeKey::viewing(key), attribute.second});
     }
     return out;
 }

@@ -89,6 +89,8 @@ struct TelemetrySettings {
     // The resource every exported span names: service.name, service.version,
     // telemetry.sdk.name/language/version, host.name, process.pid, then resource_attributes
     // (which may replace service.version and host.name, not the rest).
+    // Keys from resource_attributes are views of this object's strings: keep it alive, and
+    // in place, as long as the attributes.
     observability::Attributes resource() const;
 };
 

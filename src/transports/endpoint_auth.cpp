@@ -201,6 +201,13 @@ Task<void> HttpEndpoint::State::verify_and_answer(std::shared_ptr<State> self,
     if (refused) {
         // The reason, never the token: TokenError's messages quote nothing of it.
         spdlog::debug("auth: access token refused ({}): {}", auth::reason_name(refused->reason()), refused->what());
+        auto target = req->target();
+        if (self->is_console_path(target.substr(0, target.find('?')))) {
+            reentry.refused_token = fmt::format("the access token was refused ({}): {}",
+                                                auth::reason_name(refused->reason()), refused->what());
+            deferred->resolve(self->answer(*req, reentry));
+            co_return;
+        }
         deferred->resolve(self->unauthorized(*req, true,
                                              fmt::format("Unauthorized: the access token was refused ({}): {}",
                                                          auth::reason_name(refused->reason()), refused->what())));

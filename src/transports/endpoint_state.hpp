@@ -12,6 +12,7 @@
 //   endpoint_legacy_sse.cpp       legacy HTTP+SSE (/sse, /messages)
 //   endpoint_admin.cpp            the operator's /metrics, /health, /admin/reload, /audit, /orchestration
 //   endpoint_answers.cpp          replies, event streams, pending POSTs, deferred answers
+//   endpoint_console.cpp          the operator console's door: access, then its handler
 #pragma once
 
 #include <strings.h>
@@ -183,6 +184,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
         // An OAuth access token verified a moment ago (the cache may not keep it).
         std::string verified_token;
         std::shared_ptr<const auth::VerifiedToken> verified;
+        // A console request's OAuth token was refused, for this reason: the console words
+        // the 401 (verify_and_answer).
+        std::string refused_token;
     };
 
     // What a request's bearer token is: one of the server's own (every path, every tool),
@@ -321,6 +325,10 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
                                    std::shared_ptr<endpoint::OwnedRequest> req, std::string query);
     static std::string public_report(std::string body);
     std::pair<int, std::string> health_response();
+
+    // ------------------------------------------------------------ the console (endpoint_console.cpp)
+    bool is_console_path(std::string_view path) const;
+    HttpAnswer console_answer(const HttpRequestView& req, std::string_view path, const Reentry& reentry);
 
     // --------------------------------------------------------------------- answers (endpoint_answers.cpp)
     std::shared_ptr<endpoint::DeferredAnswer> make_deferred();

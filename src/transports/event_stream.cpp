@@ -24,8 +24,10 @@ EventStream::~EventStream() { finish(); }
 
 std::string EventStream::head() const {
     std::string head = version_ == 10 ? "HTTP/1.0 200 OK\r\n" : "HTTP/1.1 200 OK\r\n";
-    head += "Content-Type: text/event-stream\r\nCache-Control: no-cache, no-transform\r\nX-Accel-Buffering: no\r\n";
+    head += "Content-Type: text/event-stream\r\nCache-Control: " + settings_.cache_control +
+            "\r\nX-Accel-Buffering: no\r\n";
     if (!settings_.session_id.empty()) head += "Mcp-Session-Id: " + settings_.session_id + "\r\n";
+    for (const auto& [name, value] : settings_.headers) head += name + ": " + value + "\r\n";
     if (version_ != 10) head += "Connection: close\r\n";
     head += "Transfer-Encoding: chunked\r\n\r\n";
     return head;
@@ -44,6 +46,11 @@ EventStream::Step EventStream::next(std::string& chunk) {
     }
     for (const auto& e : out_->events()) {
         if (e.seq <= sent_) continue;
+        if (settings_.preformatted) {
+            data += e.data;
+            sent_ = e.seq;
+            continue;
+        }
         if (settings_.resumable) data += fmt::format("id: {}-{}\n", out_->id(), e.seq);
         data += "event: message\ndata: ";
         data += e.data;

@@ -12,6 +12,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "transports/http_exchange.hpp"
 
@@ -25,6 +27,11 @@ struct EventStreamSettings {
     std::uint64_t after_seq = 0;            // resume: events up to this one were seen already
     std::string prelude;                    // written first (the legacy transport's endpoint event)
     std::chrono::milliseconds retry{1000};  // how soon a client comes back after polling
+    // Events already in SSE form ("event: x\ndata: ...\n\n"), written as they are: the
+    // operator console's streams, which are not JSON-RPC messages.
+    bool preformatted = false;
+    std::vector<std::pair<std::string, std::string>> headers;  // added to the response's head
+    std::string cache_control = "no-cache, no-transform";
 };
 
 class EventStream {

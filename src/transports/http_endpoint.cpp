@@ -75,6 +75,7 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
         return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Origin not allowed");
     }
     if (is_metadata_path(path)) return metadata_answer(req);
+    if (is_console_path(path)) return console_answer(req, path, reentry);
     const auto credential = auth_on() ? credential_of(req.header("Authorization"), reentry) : Credential{.valid = true};
     if (!(is_health && opts.public_health) && !credential.valid) {
         // An OAuth token seen for the first time: answered once it is verified.

@@ -20,6 +20,7 @@ std::string_view reason_phrase(unsigned status) {
         case 200: return "OK";
         case 202: return "Accepted";
         case 204: return "No Content";
+        case 304: return "Not Modified";
         case 400: return "Bad Request";
         case 401: return "Unauthorized";
         case 403: return "Forbidden";
@@ -37,8 +38,10 @@ std::string_view reason_phrase(unsigned status) {
     }
 }
 
-HttpReply format_reply(unsigned version, bool keep_alive, unsigned status, std::initializer_list<HttpHeader> headers,
-                       std::string body) {
+namespace {
+
+HttpReply format_with(unsigned version, bool keep_alive, unsigned status, const HttpHeader* first,
+                      const HttpHeader* last, std::string body) {
     HttpReply reply;
     reply.status = status;
     reply.keep_alive = keep_alive;
@@ -49,10 +52,10 @@ HttpReply format_reply(unsigned version, bool keep_alive, unsigned status, std::
     head += ' ';
     head += reason_phrase(status);
     head += "\r\n";
-    for (const auto& h : headers) {
-        head += h.name;
+    for (const auto* h = first; h != last; ++h) {
+        head += h->name;
         head += ": ";
-        head += h.value;
+        head += h->value;
         head += "\r\n";
     }
     // Only where the version's default differs from what is wanted.
@@ -63,6 +66,18 @@ HttpReply format_reply(unsigned version, bool keep_alive, unsigned status, std::
     head += "\r\n\r\n";
     reply.body = std::move(body);
     return reply;
+}
+
+}  // namespace
+
+HttpReply format_reply(unsigned version, bool keep_alive, unsigned status, std::initializer_list<HttpHeader> headers,
+                       std::string body) {
+    return format_with(version, keep_alive, status, headers.begin(), headers.end(), std::move(body));
+}
+
+HttpReply format_reply(unsigned version, bool keep_alive, unsigned status, const std::vector<HttpHeader>& headers,
+                       std::string body) {
+    return format_with(version, keep_alive, status, headers.data(), headers.data() + headers.size(), std::move(body));
 }
 
 }  // namespace toolport

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace toolport {
 
@@ -50,6 +51,9 @@ struct HttpHeader {
 
 // Formats a reply with Content-Length and the Connection field HTTP/1.0 and 1.1 need.
 HttpReply format_reply(unsigned version, bool keep_alive, unsigned status, std::initializer_list<HttpHeader> headers,
+                       std::string body);
+// The same with header fields decided at run time.
+HttpReply format_reply(unsigned version, bool keep_alive, unsigned status, const std::vector<HttpHeader>& headers,
                        std::string body);
 std::string_view reason_phrase(unsigned status);
 

@@ -6,11 +6,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "async/task.hpp"
 #include "auth/scope_policy.hpp"
+#include "transports/http_exchange.hpp"
 
 namespace toolport {
 
@@ -64,6 +66,43 @@ struct AdminReload {
     bool started = true;
     std::string body;
     std::chrono::seconds retry_after{0};
+};
+
+// Who asks the operator console (`console:`, src/console/) and whether they may: the
+// endpoint decides (Host, Origin, the credential, the operator scope, loopback), the
+// console words the answer (the page's HTML or the API's JSON) and serves what is allowed.
+struct ConsoleAccess {
+    enum class Verdict {
+        allowed,
+        needs_credential,    // 401: no credential, or one refused (`challenge` says which)
+        insufficient_scope,  // 403: an OAuth token without the operator scope
+        not_operator,        // 403: a gateway profile's token, never an operator's
+        open_off_loopback,   // 403: no authentication configured, and not listening on loopback
+    };
+    Verdict verdict = Verdict::allowed;
+    std::string why;                  // for a refusal: what is missing, for people
+    std::string challenge;            // WWW-Authenticate for a 401 or insufficient_scope
+    std::string auth = "none";        // how the caller proved who it is: none, bearer, oauth
+    std::string principal;            // the caller as sessions and the audit log name it ("" with auth off)
+    std::vector<std::string> scopes;  // an OAuth token's
+};
+
+// The console's side of the endpoint: every request at `console.path` or under it, once
+// Host and Origin passed, with the caller's access. Called on the engine's loop.
+class ConsoleHandler {
+public:
+    virtual ~ConsoleHandler() = default;
+    // `subpath` is the request's path after console.path ("" or "/...").
+    virtual HttpAnswer answer(const HttpRequestView& request, std::string_view subpath, const ConsoleAccess& access) = 0;
+};
+
+// `console:`: the operator console, served at `path` when `enabled` and `handler` is set.
+struct ConsoleOptions {
+    bool enabled = true;
+    std::string path = "/console";
+    std::string operator_scope = "toolport:operator";  // what an OAuth token needs
+    std::string trace_viewer_url;                      // a template with {trace_id}; empty: none
+    std::shared_ptr<ConsoleHandler> handler;
 };
 
 struct HttpOptions {
@@ -139,6 +178,8 @@ struct HttpOptions {
     std::shared_ptr<stores::SharedSessions> shared_sessions;
     // OAuth access tokens beside (not instead of) bearer_tokens.
     ResourceServerOptions oauth;
+    // The operator console (off while its handler is unset).
+    ConsoleOptions console;
 };
 
 }  // namespace toolport

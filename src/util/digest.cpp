@@ -21,10 +21,18 @@ const EVP_MD* sha256_md() {
 }
 
 std::array<unsigned char, 32> sha256(std::string_view data) {
+    // One context per thread, kept: EVP_Digest makes and frees one per call (an allocation,
+    // locks and a cleanse), which cost more than hashing a short text.
+    struct Context {
+        EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+        ~Context() { EVP_MD_CTX_free(ctx); }
+    };
+    thread_local Context context;
     std::array<unsigned char, 32> digest;
     unsigned int length = 0;
-    if (EVP_Digest(data.data(), data.size(), digest.data(), &length, sha256_md(), nullptr) != 1 ||
-        length != digest.size())
+    if (!context.ctx || EVP_DigestInit_ex(context.ctx, sha256_md(), nullptr) != 1 ||
+        EVP_DigestUpdate(context.ctx, data.data(), data.size()) != 1 ||
+        EVP_DigestFinal_ex(context.ctx, digest.data(), &length) != 1 || length != digest.size())
         throw std::runtime_error("SHA-256 failed");
     return digest;
 }

@@ -761,3 +761,24 @@ paths:
     exec.advance(std::chrono::milliseconds(4000));
     EXPECT_TRUE(runtime.reload().started);
 }
+
+// `console:`: its defaults, its keys, and the paths and templates it refuses.
+TEST_F(ConfigTest, ConsoleSection) {
+    auto defaults = load_config("");
+    EXPECT_TRUE(defaults.http.console.enabled);
+    EXPECT_EQ(defaults.http.console.path, "/console");
+    EXPECT_EQ(defaults.http.console.operator_scope, "toolport:operator");
+    EXPECT_EQ(defaults.http.console.trace_viewer_url, "");
+    auto c = load_config(write("console.yaml",
+                               "console:\n  enabled: false\n  path: /ops\n  operator_scope: ops:admin\n"
+                               "  trace_viewer_url: https://jaeger.example/trace/{trace_id}\n"));
+    EXPECT_FALSE(c.http.console.enabled);
+    EXPECT_EQ(c.http.console.path, "/ops");
+    EXPECT_EQ(c.http.console.operator_scope, "ops:admin");
+    EXPECT_EQ(c.http.console.trace_viewer_url, "https://jaeger.example/trace/{trace_id}");
+    EXPECT_NE(error_of("console:\n  path: ops\n").find("console.path"), std::string::npos);
+    EXPECT_NE(error_of("console:\n  path: /ops/\n").find("console.path"), std::string::npos);
+    EXPECT_NE(error_of("console:\n  path: /mcp\n").find("http.path"), std::string::npos);
+    EXPECT_NE(error_of("console:\n  trace_viewer_url: https://jaeger.example/\n").find("{trace_id}"), std::string::npos);
+    EXPECT_NE(error_of("console:\n  pth: /x\n").find("path"), std::string::npos);
+}

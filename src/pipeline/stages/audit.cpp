@@ -42,7 +42,6 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
     r.profile = caller.view;
     r.trace_id = caller.trace_id;
     r.request_id = id_text(ctx.request_id());
-    r.replica = log_->options().replica;
     if (arguments && !arguments->is_null()) {
         // Small arguments are hashed by the writer thread (the call only writes their text);
         // large ones here, so that the queue never holds more than a digest of them.

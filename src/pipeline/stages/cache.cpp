@@ -38,7 +38,8 @@ void CacheStage::count(const Call& call, Outcome outcome) {
     }
     counter.increment();
     // On the request's span too (tracing on): where the result came from.
-    if (auto& span = call.ctx.span(); span.recording()) span.add_event(std::string("cache.") + kNames[index]);
+    static constexpr std::string_view kEvents[] = {"cache.hit", "cache.miss", "cache.bypass"};
+    if (auto& span = call.ctx.span(); span.recording()) span.add_event(kEvents[index]);
 }
 
 bool CacheStage::cacheable(const ToolSpec& tool, const CachePolicy& policy) {

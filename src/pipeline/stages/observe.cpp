@@ -60,7 +60,8 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
         cancelled = std::current_exception();
     }
     const std::string code = cancelled ? std::string(kCancelled) : outcome_code(result);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - call.started).count();
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - call.started).count();
     const std::string& tool = call.tool->name;
     // Handles, not labelled updates: building the labels and looking the series up under
     // the registry's lock was ~3.5 % of a call's CPU.
@@ -84,6 +85,27 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
     }
     if (!series.duration) series.duration = m.histogram("toolport_tool_call_duration_seconds", {{"tool", tool}});
     series.duration.observe(seconds);
+    // The console's last hour per source and service, and the tool's totals: a cancelled
+    // call is a call, not an error (as in toolport_tool_errors_total).
+    if (!series.totals) {
+        auto& stats = observability::call_stats();
+        series.totals = &stats.tool(tool);
+        if (!call.tool->source.empty()) series.source = &stats.source(call.tool->source);
+        if (!call.service().empty() && call.service() != call.tool->source)
+            series.service = &stats.service(call.service());
+    }
+    {
+        const bool failed = code != "OK" && !cancelled;
+        const int bin = observability::LatencyBins::bin_of(seconds * 1000);
+        const auto step = observability::CallSeries::step_of(now);
+        series.totals->record(bin, failed);
+        if (series.source) series.source->record(step, bin, failed);
+        if (series.service) series.service->record(step, bin, failed);
+        if (failed && !call.tool->source.empty()) {
+            observability::call_stats().set_last_error(call.tool->source, tool + ": " + code,
+                                                       std::chrono::system_clock::now());
+        }
+    }
     // The MCP conventions' operation metric for tools/call (the server session records every
     // other method, and a tools/call refused with a JSON-RPC error).
     if (code == "OK") {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "observability/call_series.hpp"
 #include "observability/metrics.hpp"
 #include "pipeline/pipeline.hpp"
 
@@ -54,6 +55,11 @@ private:
         };
         std::vector<ByCode> failures;
         ByCode* failure(const std::string& tool, const std::string& code);
+        // The console's series (observability/call_series.hpp): the tool's totals, its
+        // source's and its service's last hour. Resolved on the first call.
+        observability::CallTotals* totals = nullptr;
+        observability::CallSeries* source = nullptr;
+        observability::CallSeries* service = nullptr;
     };
 
     std::unordered_map<std::string, Tally> tallies_;  // by session id

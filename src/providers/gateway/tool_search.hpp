@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "providers/source.hpp"
+#include "providers/tool_index.hpp"
 #include "providers/tool_set.hpp"
 
 namespace toolport::gateway {
@@ -52,8 +53,7 @@ private:
 
     providers::SourceContext& context_;
     std::map<std::string, std::shared_ptr<const ToolSpec>> tools_;
-    struct Index;
-    std::unique_ptr<Index> index_;
+    providers::ToolIndex index_;
 };
 
 }  // namespace toolport::gateway
