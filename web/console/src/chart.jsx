@@ -4,7 +4,8 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 
 // lines: [{label, values, color}], the values oldest first; the x axis ends at `end` (unix s).
-export function Chart({ title, lines, step, end, unit, width = 300, height = 110 }) {
+// minTop: the least top of the y axis, so an all-zero series draws a flat line at the bottom.
+export function Chart({ title, lines, step, end, unit, minTop = 1, width = 300, height = 110 }) {
   const box = useRef(null);
   const plot = useRef(null);
   const count = lines[0]?.values.length || 0;
@@ -18,7 +19,7 @@ export function Chart({ title, lines, step, end, unit, width = 300, height = 110
         height,
         legend: { show: false },
         cursor: { show: true, points: { show: false } },
-        scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(max || 0, 1e-9) * 1.1] } },
+        scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max((max || 0) * 1.1, minTop)] } },
         axes: [
           { size: 24, font: "11px system-ui", stroke: "#444", grid: { stroke: "#eee" }, ticks: { show: false }, values: "{HH}:{mm}" },
           { size: 42, font: "11px system-ui", stroke: "#444", grid: { stroke: "#eee" }, ticks: { show: false } },

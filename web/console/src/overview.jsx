@@ -20,14 +20,14 @@ export function Charts({ name, series }) {
   if (!series) return null;
   return (
     <div class="charts">
-      <Chart title={`${name}: calls/s`} unit="/s" step={series.step_s} end={series.end}
+      <Chart title={`${name}: calls/s`} unit="/s" minTop={0.1} step={series.step_s} end={series.end}
         lines={[{ key: "calls", label: "calls/s", color: COLORS.calls, values: perSecond(series) }]} />
       <Chart title={`${name}: latency`} unit=" ms" step={series.step_s} end={series.end}
         lines={[
           { key: "p50", label: "p50", color: COLORS.p50, values: series.p50_ms },
           { key: "p99", label: "p99", color: COLORS.p99, values: series.p99_ms },
         ]} />
-      <Chart title={`${name}: error rate`} unit="" step={series.step_s} end={series.end}
+      <Chart title={`${name}: error rate`} unit="" minTop={0.05} step={series.step_s} end={series.end}
         lines={[{ key: "errors", label: "errors/calls", color: COLORS.errors, values: errorRate(series) }]} />
     </div>
   );
