@@ -27,12 +27,6 @@ export async function launchBrowser() {
   });
 }
 
-// A browser for the tests of one file (describe's before/after).
-export async function browserForSuite(t) {
-  const browser = await launchBrowser();
-  return browser;
-}
-
 // A new tab that records what went wrong in it: console errors, uncaught page errors, requests
 // that failed, and answers with an HTTP error status. `expectStatus(urlPart, status)` marks an
 // answer as wanted (the 401 of a page that asks for a token); a request the page aborted itself
