@@ -54,6 +54,21 @@ async function visitEveryPage(tab, prefix) {
   return links.map((l) => l.id);
 }
 
+// Submits the token prompt and waits for the server's answer: the prompt gone, or its count of
+// answers grown.
+async function signIn(page) {
+  const before = await page.$eval('form[data-answered]', (form) => Number(form.dataset.answered));
+  await page.click('button[type="submit"]');
+  await page.waitForFunction(
+    (n) => {
+      const form = document.querySelector('form[data-answered]');
+      return !form || Number(form.dataset.answered) > n;
+    },
+    {},
+    before,
+  );
+}
+
 async function mcpClient(server, headers = {}) {
   const client = new Client({ name: 'console-browser-test', version: '1.0.0' }, { capabilities: {} });
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } }));
@@ -120,7 +135,7 @@ describe('console in a browser: loopback without auth', () => {
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-console-'));
-    upstream = await startConsoleUpstream();
+    upstream = await startConsoleUpstream({ bulk: 1000 });
     server = await startHttpServer({
       config: [
         'audit:',
@@ -159,6 +174,37 @@ describe('console in a browser: loopback without auth', () => {
     await tab.page.goto(`${server.base}/console/${seen.at(-1)}`);
     await tab.page.waitForSelector(READY[seen.at(-1)]);
     tab.assertClean('loopback');
+    await tab.page.close();
+  });
+
+  it('Tools lists a catalog of a thousand tools drawing only the rows in view, and finds a tool by search', async () => {
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/tools`);
+    await tab.page.waitForSelector('[data-tool="bulk_0999"], [data-tool="bulk_0000"]');
+    const total = Number((await textOf(tab.page, 'main [role="status"]')).match(/^([\d,]+) tools/)[1].replace(/,/g, ''));
+    assert.ok(total > 1000, `${total} tools listed`);
+    const drawn = async () => (await tab.page.$$('.vrow')).length;
+    assert.ok((await drawn()) < 60, `${await drawn()} rows drawn of ${total}`);
+    // The end of the list is reached by scrolling, still drawing only what is in view.
+    await tab.page.$eval('.vlist', (list) => (list.scrollTop = list.scrollHeight));
+    await tab.page.waitForFunction(() => document.querySelector('.vrow:last-child button')?.dataset.tool !== undefined &&
+      [...document.querySelectorAll('.vrow')].some((row) => row.getAttribute('aria-posinset') === row.getAttribute('aria-setsize')));
+    assert.ok((await drawn()) < 60);
+
+    await tab.page.type('#tool-search', 'plan a trip for travellers');
+    await tab.page.waitForFunction(() => /ranked for/.test(document.querySelector('main [role="status"]').textContent));
+    const first = await tab.page.$eval('.vrow[aria-posinset="1"] button', (b) => b.dataset.tool);
+    assert.equal(first, 'plan_trip');
+    await tab.page.click('[data-tool="plan_trip"]');
+    await tab.page.waitForSelector('#tool-title');
+    assert.match(await textOf(tab.page, '#tool-title'), /Plan a trip/);
+    // The input schema drawn as a tree: the nested object's fields, with their required marks.
+    const schema = await tab.page.$eval('.schema-props', (ul) => ul.textContent);
+    assert.match(schema, /trip \* \(required\) object/);
+    assert.match(schema, /from \* \(required\) string/);
+    assert.match(schema, /age \* \(required\) integer · ≥ 0/);
+    await screenshot(tab.page, 'tools-plan-trip');
+    tab.assertClean('tools');
     await tab.page.close();
   });
 
@@ -221,13 +267,13 @@ describe('console in a browser: bearer tokens and OAuth', () => {
     await screenshot(tab.page, 'auth-token-prompt');
 
     await tab.page.type('#token', 'not-the-token');
-    await tab.page.click('button[type="submit"]');
-    await waitFor('the refusal of a wrong token', async () => /invalid|Unauthorized/i.test((await textOf(tab.page, '[role="alert"]')) || ''));
+    await signIn(tab.page);
+    assert.match(await textOf(tab.page, '[role="alert"]'), /credential is needed \(401\)/);
     assert.equal(await tab.page.$('nav[aria-label="Console pages"]'), null, 'no page for a wrong token');
 
     await tab.page.$eval('#token', (input) => (input.value = ''));
     await tab.page.type('#token', TOKEN);
-    await tab.page.click('button[type="submit"]');
+    await signIn(tab.page);
     await tab.page.waitForSelector('nav[aria-label="Console pages"]');
     assert.match(await textOf(tab.page, '.who'), /bearer:[0-9a-f]+ \(bearer\)/);
     // The token stays in this tab's sessionStorage: a reload keeps the operator in.
@@ -246,14 +292,14 @@ describe('console in a browser: bearer tokens and OAuth', () => {
     await tab.page.goto(`${server.base}/console/`);
     await tab.page.waitForSelector('#token');
     await tab.page.type('#token', as.token({ sub: 'alice', aud: resource, scope: 'mcp:tools' }));
-    await tab.page.click('button[type="submit"]');
-    await waitFor('the 403', async () => /Refused \(403\)/.test((await textOf(tab.page, '[role="alert"]')) || ''));
+    await signIn(tab.page);
+    assert.match(await textOf(tab.page, '[role="alert"]'), /Refused \(403\)/);
     assert.match(await textOf(tab.page, '[role="alert"]'), /toolport:operator/);
     await screenshot(tab.page, 'oauth-refused');
 
     await tab.page.$eval('#token', (input) => (input.value = ''));
     await tab.page.type('#token', as.token({ sub: 'olga', aud: resource, scope: 'mcp:tools toolport:operator' }));
-    await tab.page.click('button[type="submit"]');
+    await signIn(tab.page);
     await tab.page.waitForSelector('nav[aria-label="Console pages"]');
     assert.match(await textOf(tab.page, '.who'), /oauth/);
     await visitEveryPage(tab, 'oauth');

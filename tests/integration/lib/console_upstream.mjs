@@ -5,6 +5,7 @@
 // Tools:
 //   plan_trip {trip: {from, to, date}, travellers: [{name, age}], class}
 //        nested arguments; answers structuredContent {summary, travellers, class} (outputSchema)
+//   bulk_0000 … {n}   `bulk` more tools (a large catalog), each answering its n
 import http from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -51,11 +52,20 @@ export const PLAN_TRIP = {
   },
 };
 
-function mcpServer() {
+function bulkTools(count) {
+  return Array.from({ length: count }, (_, i) => ({
+    name: `bulk_${String(i).padStart(4, '0')}`,
+    description: `Bulk tool number ${i} of a large catalog.`,
+    inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
+  }));
+}
+
+function mcpServer(tools) {
   const server = new Server({ name: 'console-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [PLAN_TRIP] }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args = {} } = request.params;
+    if (name.startsWith('bulk_')) return { content: [{ type: 'text', text: String(args.n ?? '') }] };
     if (name !== 'plan_trip') throw new Error(`unknown tool ${name}`);
     const structured = {
       summary: `${args.trip.from} to ${args.trip.to}${args.trip.date ? ` on ${args.trip.date}` : ''} for ${args.travellers
@@ -69,9 +79,10 @@ function mcpServer() {
   return server;
 }
 
-// Serves on `port` (0: any free one); stop() closes every connection, start() serves again on
-// the same port.
-export async function startConsoleUpstream(port = 0) {
+// Serves on `port` (0: any free one) with `bulk` more tools; stop() closes every connection,
+// start() serves again on the same port.
+export async function startConsoleUpstream({ port = 0, bulk = 0 } = {}) {
+  const tools = [PLAN_TRIP, ...bulkTools(bulk)];
   let httpServer = null;
   const sockets = new Set();
   const upstream = {
@@ -84,7 +95,7 @@ export async function startConsoleUpstream(port = 0) {
         const chunks = [];
         for await (const chunk of req) chunks.push(chunk);
         const body = chunks.length ? JSON.parse(Buffer.concat(chunks)) : undefined;
-        const server = mcpServer();
+        const server = mcpServer(tools);
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         res.on('close', () => (transport.close(), server.close()));
         await server.connect(transport);

@@ -171,6 +171,7 @@ export function Calls({ me }) {
           rowHeight={30}
           height={520}
           label="Calls, newest first"
+          resetKey={filters}
           keyOf={(r) => r._key}
           renderRow={(r) => (
             <button aria-pressed={selected?._key === r._key} onClick={() => setSelected(r)} data-call={r.target}>

@@ -11,7 +11,7 @@ function pageFromLocation() {
   return pages.some((p) => p.id === rest) ? rest : pages[0].id;
 }
 
-function TokenPrompt({ refusal, onToken }) {
+function TokenPrompt({ refusal, onToken, checking, answered }) {
   const [token, setValue] = useState("");
   const forbidden = refusal?.status === 403;
   return (
@@ -25,6 +25,7 @@ function TokenPrompt({ refusal, onToken }) {
         </div>
       )}
       <form
+        data-answered={answered}
         onSubmit={(e) => {
           e.preventDefault();
           onToken(token.trim());
@@ -32,7 +33,9 @@ function TokenPrompt({ refusal, onToken }) {
       >
         <label for="token">Bearer token (kept in this tab only)</label>
         <input id="token" type="password" autocomplete="off" value={token} onInput={(e) => setValue(e.currentTarget.value)} required />
-        <button type="submit">Sign in</button>
+        <button type="submit" disabled={checking}>
+          {checking ? "Checking…" : "Sign in"}
+        </button>
       </form>
     </main>
   );
@@ -44,16 +47,22 @@ function App() {
   const [failure, setFailure] = useState(null);
   const [page, setPage] = useState(pageFromLocation);
   const [attempt, setAttempt] = useState(0);
+  const [checking, setChecking] = useState(true);
+  // How many answers to api/me came back (the token prompt shows it, for the browser tests).
+  const [answered, setAnswered] = useState(0);
+  const retry = () => setAttempt((a) => a + 1);
 
   useEffect(() => {
     let live = true;
+    setChecking(true);
     api("me")
       .then((answer) => live && (setMe(answer), setRefusal(null), setFailure(null)))
       .catch((e) => {
         if (!live) return;
         if (e instanceof ApiError && (e.status === 401 || e.status === 403)) setRefusal(e);
         else setFailure(e);
-      });
+      })
+      .finally(() => live && (setChecking(false), setAnswered((n) => n + 1)));
     return () => (live = false);
   }, [attempt]);
 
@@ -69,14 +78,14 @@ function App() {
     document.getElementById("main")?.focus();
   }, [page, me]);
 
-  if (refusal) return <TokenPrompt refusal={refusal} onToken={(t) => (setToken(t), setAttempt(attempt + 1))} />;
+  if (refusal) return <TokenPrompt refusal={refusal} checking={checking} answered={answered} onToken={(t) => (setToken(t), retry())} />;
   if (failure)
     return (
       <main class="prompt">
         <h1>Toolport console</h1>
         <div class="alert" role="alert">
           The console's API did not answer: {failure.message}{" "}
-          <button onClick={() => setAttempt(attempt + 1)}>Try again</button>
+          <button onClick={retry}>Try again</button>
         </div>
       </main>
     );
@@ -107,7 +116,7 @@ function App() {
         <span class="who">
           {me.principal || "operator"} <span class="muted">({me.auth === "none" ? "no auth, loopback" : me.auth})</span>
           {getToken() && (
-            <button class="link" onClick={() => (setToken(""), setMe(null), setAttempt(attempt + 1))}>
+            <button class="link" onClick={() => (setToken(""), setMe(null), retry())}>
               Sign out
             </button>
           )}

@@ -60,7 +60,7 @@ export function Tools() {
     if (profile) params.set("profile", profile);
     if (source) params.set("source", source);
     api(`tools?${params}`, { signal: controller.signal })
-      .then((answer) => (setData(answer), setError(null)))
+      .then((answer) => (setData({ ...answer, query }), setError(null)))
       .catch((e) => controller.signal.aborted || setError(e));
     return () => controller.abort();
   }, [query, profile, source]);
@@ -94,7 +94,7 @@ export function Tools() {
       )}
       {error && <div class="alert" role="alert">{error.message} {error.suggestion}</div>}
       <p class="muted" role="status" aria-live="polite">
-        {data ? `${tools.length.toLocaleString("en")} tool${tools.length === 1 ? "" : "s"}${query ? `, ranked for “${query}”` : ""}` : "Loading…"}
+        {data ? `${tools.length.toLocaleString("en")} tool${tools.length === 1 ? "" : "s"}${data.query ? `, ranked for “${data.query}”` : ""}` : "Loading…"}
       </p>
       <div class="split">
         <VirtualList
@@ -102,6 +102,7 @@ export function Tools() {
           rowHeight={34}
           height={560}
           label="Tools"
+          resetKey={`${query}|${profile}|${source}`}
           keyOf={(t) => t.name}
           renderRow={(t) => (
             <button aria-pressed={selected === t.name} onClick={() => setSelected(t.name)} data-tool={t.name}>

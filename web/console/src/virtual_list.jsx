@@ -2,12 +2,14 @@
 // without jank: every row has the same height, the list's full height is kept by the inner box.
 import { useEffect, useRef, useState } from "preact/hooks";
 
-export function VirtualList({ items, rowHeight, height, renderRow, label, keyOf }) {
+// A new `resetKey` (a new search, other filters) starts the list at its top again.
+export function VirtualList({ items, rowHeight, height, renderRow, label, keyOf, resetKey }) {
   const box = useRef(null);
   const [top, setTop] = useState(0);
   useEffect(() => {
-    if (box.current && box.current.scrollTop > items.length * rowHeight) box.current.scrollTop = 0;
-  }, [items.length]);
+    if (box.current) box.current.scrollTop = 0;
+    setTop(0);
+  }, [resetKey]);
   const first = Math.max(0, Math.floor(top / rowHeight) - 5);
   const last = Math.min(items.length, Math.ceil((top + height) / rowHeight) + 5);
   const rows = [];
