@@ -67,9 +67,9 @@ describe('console API: access', () => {
     assert.match(body.principal, /^bearer:[0-9a-f]+$/);
     assert.ok(!JSON.stringify(body).includes(TOKEN), 'never the token');
     assert.equal(body.trace_viewer_url, 'https://traces.example/{trace_id}');
-    // The page's files need no credential (the page asks for one): not built in here, 404.
+    // The page's files need no credential (the page asks for one).
     const page = await fetch(`${server.base}/console/`);
-    assert.equal(page.status, 404);
+    assert.equal(page.status, 200);
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
     assertConsoleHeaders(page, 'page');
   });

