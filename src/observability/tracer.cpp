@@ -30,15 +30,26 @@ Span& Span::operator=(Span&& other) noexcept {
     return *this;
 }
 
+// A key appears once: setting it again replaces its value.
+Attribute* Span::find_attribute(AttributeKey key) {
+    for (auto& attribute : data_->attributes) {
+        // The same literal is the same pointer; another literal, most often another size.
+        const auto a = attribute.key.text(), b = key.text();
+        if ((a.data() == b.data() && a.size() == b.size()) || a == b) return &attribute;
+    }
+    return nullptr;
+}
+
 void Span::set_attribute(AttributeKey key, AttributeValue value) {
     if (!data_) return;
-    for (auto& attribute : data_->attributes) {
-        if (attribute.key == key.text()) {  // a key appears once: the latest value wins
-            attribute.value = std::move(value);
-            return;
-        }
-    }
-    data_->attributes.push_back({key, std::move(value)});
+    if (auto* attribute = find_attribute(key)) attribute->value = std::move(value);
+    else data_->attributes.push_back({key, std::move(value)});
+}
+
+void Span::set_attribute(AttributeKey key, std::string_view value) {
+    if (!data_) return;
+    if (auto* attribute = find_attribute(key)) attribute->value.emplace<std::string>(value);
+    else data_->attributes.push_back({key, AttributeValue(std::in_place_type<std::string>, value)});
 }
 
 void Span::add_event(std::string_view name, Attributes attributes) {

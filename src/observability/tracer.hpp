@@ -44,9 +44,7 @@ public:
 
     // Keys are string literals (AttributeKey); a key set twice keeps its latest value.
     void set_attribute(AttributeKey key, AttributeValue value);
-    void set_attribute(AttributeKey key, std::string_view value) {
-        if (data_) set_attribute(key, AttributeValue(std::in_place_type<std::string>, value));
-    }
+    void set_attribute(AttributeKey key, std::string_view value);
     void set_attribute(AttributeKey key, const std::string& value) { set_attribute(key, std::string_view(value)); }
     void set_attribute(AttributeKey key, const char* value) { set_attribute(key, std::string_view(value)); }
     void set_attribute(AttributeKey key, std::int64_t value) {
@@ -67,6 +65,8 @@ public:
 
 private:
     friend class Tracer;
+    Attribute* find_attribute(AttributeKey key);
+
     std::unique_ptr<SpanData> data_;
     std::shared_ptr<SpanProcessor> processor_;
     TraceContext context_;
