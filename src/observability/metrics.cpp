@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -18,6 +19,8 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "async/log_ids.hpp"
 
 namespace toolport::observability {
 
@@ -153,6 +156,16 @@ struct MetricSeries {
     // observation count is their total, so _count always equals the +Inf bucket.
     std::array<std::atomic<std::uint64_t>, kBucketLabels.size()> buckets{};
     std::atomic<double> sum{0};
+    // Histogram: the last observation per bucket made while a request's code ran, with its
+    // trace and span ids (async/log_ids.hpp): the OpenMetrics exemplar that links the bucket
+    // to a trace. Written under a spin flag (held for a copy); none while tracing is off.
+    struct Exemplar {
+        LogIds ids;
+        double value = 0;
+        double unix_seconds = 0;
+    };
+    std::array<Exemplar, kBucketLabels.size()> exemplars{};
+    mutable std::atomic_flag exemplar_busy = ATOMIC_FLAG_INIT;
 
     std::uint64_t count() const {
         std::uint64_t n = 0;
@@ -163,8 +176,21 @@ struct MetricSeries {
     void observe(double v) {
         // A bucket counts observations <= its bound.
         auto bound = std::lower_bound(kBucketBounds.begin(), kBucketBounds.end(), v);
-        buckets[static_cast<std::size_t>(bound - kBucketBounds.begin())].fetch_add(1, std::memory_order_relaxed);
+        const auto bucket = static_cast<std::size_t>(bound - kBucketBounds.begin());
+        buckets[bucket].fetch_add(1, std::memory_order_relaxed);
         sum.fetch_add(v, std::memory_order_relaxed);
+        if (const LogIds& ids = current_log_ids(); ids.set) [[unlikely]] {
+            const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+            while (exemplar_busy.test_and_set(std::memory_order_acquire)) {}
+            exemplars[bucket] = Exemplar{ids, v, now};
+            exemplar_busy.clear(std::memory_order_release);
+        }
+    }
+    Exemplar exemplar(std::size_t bucket) const {
+        while (exemplar_busy.test_and_set(std::memory_order_acquire)) {}
+        Exemplar e = exemplars[bucket];
+        exemplar_busy.clear(std::memory_order_release);
+        return e;
     }
 };
 
@@ -410,21 +436,55 @@ std::optional<double> Metrics::value(std::string_view name, const Labels& labels
     return s.family->kind == Kind::histogram ? static_cast<double>(s.count()) : s.value.load(std::memory_order_relaxed);
 }
 
-std::string Metrics::render() const {
+std::string Metrics::render() const { return render_as(false); }
+
+std::string Metrics::render_openmetrics() const { return render_as(true); }
+
+namespace {
+
+// ` # {trace_id="...",span_id="..."} value timestamp` after an OpenMetrics bucket line.
+void append_exemplar(std::string& out, const Series::Exemplar& e) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += R"( # {trace_id=")";
+    for (auto b : e.ids.trace_id) {
+        out += kHex[b >> 4];
+        out += kHex[b & 0xF];
+    }
+    out += R"(",span_id=")";
+    for (auto b : e.ids.span_id) {
+        out += kHex[b >> 4];
+        out += kHex[b & 0xF];
+    }
+    out += "\"} ";
+    append_value(out, e.value);
+    fmt::format_to(std::back_inserter(out), " {:.3f}", e.unix_seconds);
+}
+
+}  // namespace
+
+std::string Metrics::render_as(bool openmetrics) const {
     std::lock_guard lock(impl_->mutex);
     std::string out;
     out.reserve(256 * impl_->families.size() + 64 * impl_->series.size());
     for (const auto& [name, family] : impl_->families) {
+        // OpenMetrics names a counter family without its samples' _total suffix; a counter
+        // named otherwise is an `unknown` there (its samples keep their name).
+        std::string_view family_name = name;
+        std::string_view kind = kind_name(family.kind);
+        if (openmetrics && family.kind == Kind::counter) {
+            if (family_name.ends_with("_total")) family_name.remove_suffix(6);
+            else kind = "unknown";
+        }
         out += "# HELP ";
-        out += name;
+        out += family_name;
         out += ' ';
         if (auto h = impl_->help.find(name); h != impl_->help.end()) append_help(out, h->second);
         else if (auto known = metric_help(name)) append_help(out, *known);
         else out += "Toolport metric " + name + ".";  // a name Toolport itself never records
         out += "\n# TYPE ";
-        out += name;
+        out += family_name;
         out += ' ';
-        out += kind_name(family.kind);
+        out += kind;
         out += '\n';
 
         std::vector<const Series*> ordered(family.series.begin(), family.series.end());
@@ -443,7 +503,11 @@ std::string Metrics::render() const {
             for (std::size_t b = 0; b < kBucketLabels.size(); ++b) {
                 cumulative += s->buckets[b].load(std::memory_order_relaxed);
                 append_series_name(out, name, "_bucket", *s->labels, "le", kBucketLabels[b]);
-                fmt::format_to(std::back_inserter(out), "{}\n", cumulative);
+                fmt::format_to(std::back_inserter(out), "{}", cumulative);
+                if (openmetrics) {
+                    if (auto e = s->exemplar(b); e.ids.set) append_exemplar(out, e);
+                }
+                out += '\n';
             }
             append_series_name(out, name, "_sum", *s->labels);
             append_value(out, s->sum.load(std::memory_order_relaxed));
@@ -452,6 +516,7 @@ std::string Metrics::render() const {
             fmt::format_to(std::back_inserter(out), "{}\n", cumulative);
         }
     }
+    if (openmetrics) out += "# EOF\n";
     return out;
 }
 

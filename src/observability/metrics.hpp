@@ -100,6 +100,11 @@ public:
 
     // The whole registry in Prometheus text exposition format 0.0.4.
     std::string render() const;
+    // The same in OpenMetrics 1.0 text (GET /metrics with Accept: application/openmetrics-text):
+    // counter families named without _total, `# EOF` at the end, and on each histogram bucket
+    // the exemplar of its last observation made while a traced request ran (its trace_id and
+    // span_id), which the 0.0.4 format has no place for.
+    std::string render_openmetrics() const;
 
     // The current value of one series: a counter's or gauge's value, a histogram's number of
     // observations; nullopt when the series does not exist (yet).
@@ -111,6 +116,8 @@ public:
     Histogram histogram(std::string_view name, const Labels& labels);
 
 private:
+    std::string render_as(bool openmetrics) const;
+
     detail::MetricsImpl* impl_;
 };
 

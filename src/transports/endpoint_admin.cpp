@@ -22,6 +22,14 @@ HttpAnswer HttpEndpoint::State::observability_answer(const HttpRequestView& req,
     if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
     // Both describe this moment: a cached copy would be wrong.
     if (metrics) {
+        // OpenMetrics when the scraper asks for it (Prometheus does): it carries exemplars.
+        if (req.header("Accept").find("application/openmetrics-text") != std::string_view::npos) {
+            return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
+                                                 {{"Content-Type",
+                                                   "application/openmetrics-text; version=1.0.0; charset=utf-8"},
+                                                  {"Cache-Control", "no-store"}},
+                                                 observability::metrics().render_openmetrics()));
+        }
         return answer_with(req, format_reply(req.version(), req.keep_alive(), 200,
                                              {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"},
                                               {"Cache-Control", "no-store"}},

@@ -196,6 +196,31 @@ describe('sampling and a collector that never answers', () => {
   });
 });
 
+describe('metrics link to traces', () => {
+  it('/metrics in OpenMetrics carries the traced call as an exemplar of its duration bucket; the 0.0.4 text does not', async (t) => {
+    const receiver = await startOtlpReceiver();
+    t.after(() => receiver.close());
+    const server = await startHttpServer({ env: exporting(receiver, 'it-exemplar') });
+    t.after(() => server.stop());
+    const c = await connect(server);
+    await c.callTool({ name: 'test_simple_text', arguments: {}, _meta: { traceparent: TRACEPARENT } });
+    await c.close();
+    const metricsUrl = server.url.replace(/\/mcp$/, '/metrics');
+    const open = await fetch(metricsUrl, { headers: { Accept: 'application/openmetrics-text; version=1.0.0, text/plain;q=0.5' } });
+    assert.equal(open.status, 200);
+    assert.match(open.headers.get('content-type'), /^application\/openmetrics-text; version=1\.0\.0/);
+    const text = await open.text();
+    assert.match(text, /# EOF\n$/);
+    const line = text.split('\n').find((l) => l.startsWith('mcp_server_operation_duration_seconds_bucket{') &&
+      l.includes('gen_ai_tool_name="test_simple_text"') && l.includes(' # {'));
+    assert.ok(line, `no exemplar on the call's duration buckets:\n${text.split('\n').filter((l) => l.startsWith('mcp_server_operation')).join('\n')}`);
+    assert.match(line, new RegExp(`# \\{trace_id="${TRACE}",span_id="[0-9a-f]{16}"\\} [0-9.e-]+ [0-9]+\\.[0-9]{3}$`), line);
+    const plain = await (await fetch(metricsUrl)).text();
+    assert.doesNotMatch(plain, /trace_id=/);
+    assert.doesNotMatch(plain, /# EOF/);
+  });
+});
+
 describe('a session shared by two replicas keeps the caller\'s trace', { skip: !REDIS && 'redis-server is not installed' }, () => {
   it('a call sent to the other replica, with the trace in HTTP headers, is a span of that trace', async (t) => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-trace-shared-'));

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "async/log_ids.hpp"
 #include "observability/metrics.hpp"
 
 using namespace toolport::observability;
@@ -56,6 +57,37 @@ TEST(Metrics, RendersASmallRegistryExactly) {
         "toolport_tool_calls_total{code=\"INVALID_ARGUMENT\",tool=\"add\"} 1\n"
         "toolport_tool_calls_total{code=\"OK\",tool=\"echo\"} 3\n";
     EXPECT_EQ(m.render(), expected);
+}
+
+// OpenMetrics: counter families without _total, `# EOF`, and on a histogram bucket the
+// exemplar of its last observation made while a request with trace ids ran; none in the
+// 0.0.4 text, and none for observations made outside a request.
+TEST(Metrics, OpenMetricsCarriesExemplarsOfTracedObservations) {
+    Metrics m;
+    m.increment("toolport_tool_calls_total", {{"tool", "echo"}});
+    m.increment("toolport_odd_counter", {});
+    m.observe("toolport_tool_call_duration_seconds", {{"tool", "echo"}}, 0.0625);  // untraced: le=0.1
+    toolport::LogIds ids;
+    ids.trace_id.fill(0xab);
+    ids.span_id.fill(0x01);
+    ids.set = true;
+    {
+        toolport::LogIdsScope scope(ids);
+        m.observe("toolport_tool_call_duration_seconds", {{"tool", "echo"}}, 0.2);  // le=0.25
+    }
+    const std::string text = m.render_openmetrics();
+    EXPECT_NE(text.find("# TYPE toolport_tool_calls counter\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\ntoolport_tool_calls_total{tool=\"echo\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("# TYPE toolport_odd_counter unknown\n"), std::string::npos) << text;
+    const std::string bucket =
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.25\"} 2 # {trace_id=\"" +
+        std::string(32, 'a').replace(0, 32, "abababababababababababababababab") +
+        "\",span_id=\"0101010101010101\"} 0.2 ";
+    EXPECT_NE(text.find(bucket), std::string::npos) << text;
+    EXPECT_NE(text.find("le=\"0.1\"} 1\n"), std::string::npos) << "the untraced bucket has none: " << text;
+    EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
+    EXPECT_EQ(m.render().find("trace_id"), std::string::npos);
+    EXPECT_EQ(m.render().find("# EOF"), std::string::npos);
 }
 
 // Every metric Toolport records has a help text of its own (the names are those the sources
