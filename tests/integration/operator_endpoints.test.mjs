@@ -9,6 +9,9 @@ import assert from 'node:assert/strict';
 import { startHttpServer, runToolport, sleep, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
 import { startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const STATIC = 'operator-static-token-7c1d';
 
@@ -25,6 +28,10 @@ const fetches = (fixture) => fixture.stats().requests.filter((r) => r.path === '
 const reload = (server, token) =>
   fetch(`${server.base}/admin/reload`, { method: 'POST', headers: token ? { Authorization: `Bearer ${token}` } : {} });
 const metrics = (server, token) => fetch(`${server.base}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+const audit = (server, token) => fetch(`${server.base}/audit?limit=5`, { headers: { Authorization: `Bearer ${token}` } });
+const orchestration = (server, token) =>
+  fetch(`${server.base}/orchestration`, { headers: { Authorization: `Bearer ${token}` } });
+const AUDIT_DIR = mkdtempSync(path.join(os.tmpdir(), 'toolport-operator-audit-'));
 
 // A server with the server's static token, OAuth from the auth server fixture (`authLines`
 // added to auth:, `extra` lines after it) and the REST catalog, once it fetched the catalog;
@@ -75,13 +82,15 @@ describe('operator endpoints with OAuth, no admin scope configured', () => {
 
 describe('operator endpoints with OAuth and auth.admin_scope', () => {
   const env = {};
-  operatorServer(env, ['  required_scopes: [mcp:tools]', '  admin_scope: toolport:admin'], ['reload:', '  min_interval_s: 30']);
+  operatorServer(env, ['  required_scopes: [mcp:tools]', '  admin_scope: toolport:admin'],
+    ['reload:', '  min_interval_s: 30', 'audit:', '  enabled: true', `  path: ${path.join(AUDIT_DIR, 'audit.jsonl')}`]);
 
-  it('an end user\'s access token gets 403 insufficient_scope on /metrics and /admin/reload, and reloads nothing', async () => {
+  it('an end user\'s access token gets 403 insufficient_scope on /metrics, /admin/reload, /audit and /orchestration, and reloads nothing', async () => {
     const { as, fixture, server, resource } = env;
     const user = as.token({ sub: 'alice', aud: resource, scope: 'mcp:tools' });
     const before = fetches(fixture);
-    for (const res of [await metrics(server, user), await reload(server, user)]) {
+    for (const res of [await metrics(server, user), await reload(server, user), await audit(server, user),
+      await orchestration(server, user)]) {
       const text = await res.text();
       assert.equal(res.status, 403, text);
       assert.match(res.headers.get('www-authenticate'), /^Bearer error="insufficient_scope", /);
@@ -111,6 +120,15 @@ describe('operator endpoints with OAuth and auth.admin_scope', () => {
     assert.equal(metricsRes.status, 200);
     assert.match(await metricsRes.text(), /toolport_http_requests_total/);
     assert.equal((await metrics(server, STATIC)).status, 200);
+    // The audit log and the orchestration summary, as the operator reads them.
+    for (const token of [admin, STATIC]) {
+      const records = await audit(server, token);
+      assert.equal(records.status, 200);
+      assert.ok(Array.isArray((await records.json()).records));
+      const summary = await orchestration(server, token);
+      assert.equal(summary.status, 200);
+      assert.equal(typeof (await summary.json()), 'object');
+    }
 
     const before = fetches(fixture);
     const started = await reload(server, admin);
