@@ -367,6 +367,8 @@ Task<void> TaskEngine::execute(std::shared_ptr<Running> run) {
                                                 std::move(params), run->revision);
     if (run->v1) run->ctx->relate_to_task(run->id);
     if (observability::tracer().enabled()) run->ctx->set_trace(task_span(*run), {});
+    const auto started = std::chrono::system_clock::now();
+    const auto started_steady = std::chrono::steady_clock::now();
     TaskRecord change;
     try {
         change.result = co_await tool_call_reply(server_, *run->ctx, run->tool, run->arguments);
@@ -383,6 +385,12 @@ Task<void> TaskEngine::execute(std::shared_ptr<Running> run) {
         change.status_message = e.what();
     } catch (const RpcError& e) {
         run->ctx->span().set_error(std::to_string(e.code), e.what());
+        // A protocol error is not the pipeline's to record (a peer's refusal is, as a tool
+        // error): the audit log hears of it here, as ServerSession::call_tool tells it of a
+        // request's.
+        if (const auto& served = server_.served_listener(); served && !e.from_peer) {
+            served(*run->ctx, started, started_steady, std::current_exception());
+        }
         change.status = TaskStatus::failed;
         change.error = Json{{"code", e.code}, {"message", util::sanitize_for_message(e.what(), 2000)}};
         if (!e.data.is_null()) change.error["data"] = e.data;

@@ -250,6 +250,18 @@ TEST_F(TasksTest, ToolErrorsCompleteAndProtocolErrorsFail) {
         throw RpcError(-32603, "Internal error: broke down", Json{{"why", "test"}});
         co_return ToolResult::text("x");
     });
+    // The audit log hears of the protocol error (the tool error is the pipeline's to record).
+    std::vector<std::string> served;
+    server->set_served_listener([&served](const RequestContext& ctx, auto, auto, std::exception_ptr error) {
+        try {
+            if (error) std::rethrow_exception(error);
+            served.push_back(ctx.method() + " ok");
+        } catch (const RpcError& e) {
+            served.push_back(ctx.method() + " " + std::to_string(e.code));
+        } catch (...) {
+            served.push_back(ctx.method() + " other");
+        }
+    });
     Json completed = get(start("tool_error")["taskId"])["result"];
     EXPECT_EQ(completed["status"], "completed");
     EXPECT_EQ(completed["result"]["isError"], true);
@@ -259,6 +271,7 @@ TEST_F(TasksTest, ToolErrorsCompleteAndProtocolErrorsFail) {
     EXPECT_EQ(failed["error"]["code"], -32603);
     EXPECT_EQ(failed["error"]["data"]["why"], "test");
     EXPECT_FALSE(failed.contains("result"));
+    EXPECT_EQ(served, (std::vector<std::string>{"tools/call -32603"}));
 }
 
 TEST_F(TasksTest, CancelStopsTheRunningCallAndIsIdempotent) {
