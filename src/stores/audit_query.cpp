@@ -262,8 +262,29 @@ std::vector<Json> AuditFollower::poll() {
     struct stat st {};
     if (::stat(path_.c_str(), &st) != 0) return out;  // between a rotation's rename and the new file
     if (fd_ >= 0 && st.st_ino == inode_) return out;
-    // Rotated: the old file's rest was read above; the new one is read from its start.
-    if (fd_ >= 0) ::close(fd_);
+    // Rotated: the old file's rest was read above. A file rotated after it before this poll
+    // (two rotations between polls) is read whole; then the new one from its start.
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+        bool after_ours = false;
+        for (const auto& file : audit_files(path_)) {
+            if (file == path_) break;
+            struct stat fst {};
+            if (::stat(file.c_str(), &fst) != 0) continue;
+            if (!after_ours) {
+                after_ours = fst.st_ino == inode_;
+                continue;
+            }
+            partial_.clear();
+            fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd_ < 0) continue;
+            auto whole = drain();
+            out.insert(out.end(), std::make_move_iterator(whole.begin()), std::make_move_iterator(whole.end()));
+            ::close(fd_);
+            fd_ = -1;
+        }
+    }
     partial_.clear();
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) return out;

@@ -293,5 +293,32 @@ TEST(AuditFollower, ReadsNewRecordsAcrossARotation) {
     for (int i = 0; i < 12; ++i) EXPECT_EQ(seen[i], "n" + std::to_string(i));
 }
 
+// Two rotations between polls: the file rotated in between is read whole, none of its
+// records missed.
+TEST(AuditFollower, ReadsAFileRotatedWhollyBetweenTwoPolls) {
+    TempDir dir;
+    const auto path = dir.path / "audit.jsonl";
+    auto append = [](const fs::path& file, const std::string& target) {
+        std::ofstream out(file, std::ios::app);
+        out << encode_record(record(target)) << "\n";
+    };
+    append(path, "old");
+    AuditFollower follower(path.string(), AuditFilter{});
+    EXPECT_TRUE(follower.poll().empty());
+    append(path, "a");
+    fs::rename(path, dir.path / "audit-20261128T064017.100Z-000.jsonl");
+    append(path, "b");
+    append(path, "c");
+    fs::rename(path, dir.path / "audit-20261128T064017.200Z-000.jsonl");
+    append(path, "d");
+    std::vector<std::string> seen;
+    for (auto& r : follower.poll()) seen.push_back(r["target"]);
+    EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d"}));
+    append(path, "e");
+    seen.clear();
+    for (auto& r : follower.poll()) seen.push_back(r["target"]);
+    EXPECT_EQ(seen, (std::vector<std::string>{"e"}));
+}
+
 }  // namespace
 }  // namespace toolport::stores
