@@ -20,6 +20,9 @@ import {
 } from './lib/harness.mjs';
 import { startOtlpReceiver } from './lib/otlp_receiver.mjs';
 import { startInventoryFixture } from '../fixtures/openapi/server.mjs';
+import { FAULTY_SERVER } from '../fixtures/upstream/faulty_server.mjs';
+import { NODE, yamlString } from './lib/gateway_setup.mjs';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const DOCUMENT = path.resolve(HERE, '../fixtures/openapi/inventory.yaml');
@@ -193,6 +196,44 @@ describe('sampling and a collector that never answers', () => {
     );
     await c.close();
     await withTimeout(server.stop(), 15000, 'stopping with a collector that never answers');
+  });
+});
+
+describe('an upstream\'s request to the client, relayed by the gateway', () => {
+  it('is an event on the call\'s span, and so is the client\'s refusal', async (t) => {
+    const receiver = await startOtlpReceiver();
+    t.after(() => receiver.close());
+    const gateway = await startHttpServer({
+      packs: '',
+      env: exporting(receiver, 'it-relay'),
+      config: `upstreams:\n  faulty:\n    command: ${yamlString(NODE)}\n    args: [${yamlString(FAULTY_SERVER)}, stdio]\n`,
+    });
+    t.after(() => gateway.stop());
+    const client = new Client({ name: 'toolport-it-tracing', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    let refuse = false;
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      if (refuse) throw new Error('the user said no');
+      return { role: 'assistant', content: { type: 'text', text: 'ok' }, model: 'm' };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url)));
+    t.after(() => client.close());
+    await waitFor('the upstream listed', async () => (await client.listTools()).tools.some((x) => x.name === 'ask_sampling'));
+    await client.callTool({ name: 'ask_sampling', arguments: { prompt: 'hi' }, _meta: { traceparent: TRACEPARENT } });
+    refuse = true;
+    await client.callTool({ name: 'ask_sampling', arguments: { prompt: 'no' } });
+    const spans = await spansWhere(receiver, (all) => all.filter((s) => s.name === 'tools/call ask_sampling' && s.kind === KIND_SERVER).length >= 2, 'both calls');
+    const calls = spans.filter((s) => s.name === 'tools/call ask_sampling' && s.kind === KIND_SERVER);
+    const answered = calls.find((s) => s.traceId === TRACE);
+    const refused = calls.find((s) => s.traceId !== TRACE);
+    const relayed = answered.events.find((e) => e.name === 'mcp.upstream_request.relayed');
+    assert.ok(relayed, JSON.stringify(answered.events));
+    assert.equal(relayed.attributes['mcp.method.name'], 'sampling/createMessage');
+    assert.equal(relayed.attributes['toolport.upstream'], 'faulty');
+    assert.ok(!answered.events.some((e) => e.name === 'mcp.upstream_request.error'));
+    const error = refused.events.find((e) => e.name === 'mcp.upstream_request.error');
+    assert.ok(error, JSON.stringify(refused.events));
+    assert.equal(error.attributes['mcp.method.name'], 'sampling/createMessage');
+    assert.match(error.attributes['error.type'], /^-?\d+$/);
   });
 });
 

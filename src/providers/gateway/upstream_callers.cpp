@@ -214,10 +214,20 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
         }
         if (meta.empty()) params.erase("_meta");
     }
+    // On the caller's span: the upstream asked its client something, and what came of it.
+    auto& span = caller->ctx->span();
+    if (span.recording()) {
+        span.add_event("mcp.upstream_request.relayed",
+                       {{"mcp.method.name", request.method}, {"toolport.upstream", name()}});
+    }
     std::exception_ptr input_required;
     try {
         co_return co_await caller->ctx->ask_client({request.method, std::move(params), key});
-    } catch (const RpcError&) {
+    } catch (const RpcError& e) {
+        if (span.recording()) {
+            span.add_event("mcp.upstream_request.error",
+                           {{"mcp.method.name", request.method}, {"error.type", std::to_string(e.code)}});
+        }
         // Over a session it is the client's answer, which goes back to the upstream as it
         // is. A stateless client answers in the retried call, so there it is our own
         // refusal of those answers (a tampered requestState), which ends the client's
