@@ -208,6 +208,78 @@ describe('console in a browser: loopback without auth', () => {
     await tab.page.close();
   });
 
+  it('a call made by an MCP client appears on Calls as it is made, opens its details, and filters apply', async (t) => {
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/calls`);
+    await tab.page.waitForSelector('.stream.live');
+    assert.equal(await tab.page.$('[data-call="bulk_0517"]'), null);
+
+    const client = await mcpClient(server);
+    const result = await client.callTool({ name: 'bulk_0517', arguments: { n: 517 } });
+    const answered = Date.now();
+    assert.equal(result.content[0].text, '517');
+    // The live stream brings it: no reload, no polling by the page.
+    await tab.page.waitForSelector('[data-call="bulk_0517"]', { timeout: 10000 });
+    t.diagnostic(`the record was on the page ${Date.now() - answered} ms after the call's answer`);
+
+    await tab.page.click('[data-call="bulk_0517"]');
+    await tab.page.waitForSelector('#call-title');
+    assert.match(await textOf(tab.page, '#call-title'), /tools\/call bulk_0517 ok/);
+    assert.match(await textOf(tab.page, 'section[aria-labelledby="call-title"] .facts'), /Trace idnone \(tracing off\)/);
+    await assertAccessible(tab.page, 'call details');
+    await screenshot(tab.page, 'calls-details');
+
+    // A filter on another tool: the record is not listed, and later calls of other tools neither.
+    await tab.page.type('#f-tool', 'plan_trip');
+    await tab.page.click('form[aria-label="Filters"] button[type="submit"]');
+    await tab.page.waitForFunction(() => !document.querySelector('[data-call="bulk_0517"]'));
+    await client.callTool({ name: 'bulk_0001', arguments: {} });
+    await client.callTool({ name: 'plan_trip', arguments: { trip: { from: 'Oslo', to: 'Rome' }, travellers: [{ name: 'Ada', age: 36 }] } });
+    await tab.page.waitForSelector('[data-call="plan_trip"]', { timeout: 10000 });
+    assert.equal(await tab.page.$('[data-call="bulk_0001"]'), null);
+    await client.close();
+    tab.assertClean('calls');
+    await tab.page.close();
+  });
+
+  it('the playground refuses a bad value before sending, then calls a tool with nested arguments and shows its structured result', async () => {
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/playground?tool=plan_trip`);
+    await tab.page.waitForSelector('#field_2ftrip_2ffrom');
+    // The form follows the schema: the nested object's fields, the enum with its default.
+    assert.equal(await tab.page.$eval('#field_2fclass', (select) => select.selectedOptions[0].textContent), 'economy');
+    await tab.page.type('#field_2ftrip_2ffrom', 'Oslo');
+    await tab.page.type('#field_2ftrip_2fto', 'Rome');
+    await tab.page.click('button::-p-text(Add to travellers)');
+    await tab.page.type('#field_2ftravellers_2f0_2fname', 'Ada');
+    await tab.page.type('#field_2ftravellers_2f0_2fage', '-3');
+    await tab.page.click('button::-p-text(Call plan_trip)');
+    await tab.page.waitForSelector('#argument-errors');
+    assert.match(await textOf(tab.page, '#argument-errors'), /Not sent.*\/travellers\/0\/age must be at least 0/s);
+    assert.match(await textOf(tab.page, '#field_2ftravellers_2f0_2fage-error'), /must be at least 0/);
+    assert.ok(!tab.requests.some((r) => r.startsWith('POST ') && r.endsWith('/console/api/call')), 'nothing was sent');
+    await assertAccessible(tab.page, 'playground with an error');
+    await screenshot(tab.page, 'playground-refused');
+
+    // The raw JSON beside the form says the same arguments.
+    const raw = JSON.parse(await tab.page.$eval('#raw-arguments', (area) => area.value));
+    assert.deepEqual(raw, { class: 'economy', trip: { from: 'Oslo', to: 'Rome' }, travellers: [{ name: 'Ada', age: -3 }] });
+
+    await tab.page.$eval('#field_2ftravellers_2f0_2fage', (input) => (input.value = ''));
+    await tab.page.type('#field_2ftravellers_2f0_2fage', '36');
+    await tab.page.click('button::-p-text(Call plan_trip)');
+    await tab.page.waitForSelector('.result .structured', { timeout: 10000 });
+    const structured = JSON.parse(await textOf(tab.page, '.result .structured'));
+    assert.deepEqual(structured, { summary: 'Oslo to Rome for Ada (36)', travellers: 1, class: 'economy' });
+    assert.equal(await textOf(tab.page, '.result .schema-check'), "Matches the tool's outputSchema.");
+    assert.match(await textOf(tab.page, '#result-title'), /ok/);
+    assert.ok(tab.requests.some((r) => r === `POST ${server.base}/console/api/call`));
+    await assertAccessible(tab.page, 'playground with a result');
+    await screenshot(tab.page, 'playground-result');
+    tab.assertClean('playground');
+    await tab.page.close();
+  });
+
   it('stopping an upstream turns it red on the Overview, and it recovers', async () => {
     const tab = await openTab(browser);
     await tab.page.goto(`${server.base}/console/overview`);
