@@ -12,9 +12,11 @@ import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
 import { startConsoleUpstream } from './lib/console_upstream.mjs';
+import { SPECIAL, startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
 import { assertAccessible, launchBrowser, openTab, screenshot, textOf } from './lib/console_browser.mjs';
 
 const TOKEN = 'console-browser-operator-7c41d2';
@@ -280,6 +282,50 @@ describe('console in a browser: loopback without auth', () => {
     await tab.page.close();
   });
 
+  it('Sessions and tasks: a client\'s session is listed and ended from the page, a working task cancelled', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(server.url));
+    const client = new Client({ name: 'console-browser-session', version: '2.5.0' }, { capabilities: {} });
+    await client.connect(transport);
+    const sessionId = transport.sessionId;
+    assert.ok(sessionId, 'the client has a session');
+    const worker = new Client({ name: 'console-browser-tasks', version: '1.0.0' }, { capabilities: {} });
+    await worker.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    const { task } = await worker.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 30 }, task: { ttl: 60000 } } },
+      CreateTaskResultSchema,
+    );
+
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/sessions`);
+    const sessionRow = `tr[data-session="${sessionId}"]`;
+    const taskRow = `tr[data-task="${task.taskId}"]`;
+    await tab.page.waitForSelector(sessionRow, { timeout: 10000 });
+    assert.match(await textOf(tab.page, sessionRow), /console-browser-session 2\.5\.0/);
+    assert.match(await textOf(tab.page, sessionRow), /streamable_http/);
+    await tab.page.waitForSelector(taskRow, { timeout: 10000 });
+    assert.match(await textOf(tab.page, taskRow), /slow_compute/);
+    assert.match(await textOf(tab.page, `${taskRow} .badge`), /working/);
+    await assertAccessible(tab.page, 'sessions and tasks');
+    await screenshot(tab.page, 'sessions-with-task');
+
+    // End the session: its row goes, and the client's next request finds no session.
+    await tab.page.click(`${sessionRow} button.danger`);
+    await tab.page.waitForFunction((sel) => !document.querySelector(sel), {}, sessionRow);
+    await assert.rejects(client.callTool({ name: 'test_simple_text', arguments: {} }), 'the session was ended');
+
+    // Cancel the task: its row goes, and its client reads it as cancelled by an operator.
+    await tab.page.click(`${taskRow} button.danger`);
+    await tab.page.waitForFunction((sel) => !document.querySelector(sel), {}, taskRow);
+    const status = await worker.experimental.tasks.getTask(task.taskId);
+    assert.equal(status.status, 'cancelled');
+    assert.match(status.statusMessage ?? '', /operator/);
+
+    await client.close().catch(() => {});
+    await worker.close();
+    tab.assertClean('sessions and tasks');
+    await tab.page.close();
+  });
+
   it('stopping an upstream turns it red on the Overview, and it recovers', async () => {
     const tab = await openTab(browser);
     await tab.page.goto(`${server.base}/console/overview`);
@@ -305,6 +351,55 @@ describe('console in a browser: loopback without auth', () => {
     assert.equal(await textOf(tab.page, badge), 'healthy');
     await client.close();
     tab.assertClean('overview');
+    await tab.page.close();
+  });
+});
+
+describe('console in a browser: a reload after a catalog change', () => {
+  it('Configuration\'s reload shows the tools added, changed and removed per source', async (t) => {
+    const fixture = await startCatalogFixture({ tools: 20 });
+    t.after(() => fixture.close());
+    const server = await startHttpServer({
+      packs: '',
+      env: { AGENT_PAYMENT_API_URL: fixture.url, AGENT_PAYMENT_API_KEY: fixture.apiKey, AGENT_PAYMENT_BUDGET_KEY: fixture.budgetKey },
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\nreload:\n  min_interval_s: 0\n`,
+    });
+    t.after(() => server.stop());
+    const browser = await launchBrowser();
+    t.after(() => browser.close());
+    await waitFor('the catalog', async () => {
+      const b = await (await fetch(`${server.base}/console/api/tools?source=shop`)).json();
+      return b.tools.some((tool) => tool.name === 'word-count');
+    });
+
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/configuration`);
+    await tab.page.waitForSelector('#effective-title');
+    const row = 'tr[data-source="shop"]';
+    // Nothing changed yet: the source is listed with nothing added, changed or removed.
+    await tab.page.click('button::-p-text(Reload now)');
+    await tab.page.waitForSelector(row, { timeout: 35000 });
+    assert.match(await textOf(tab.page, '.reload-outcome'), /Reload done/);
+    for (const cell of ['added', 'changed', 'removed']) assert.equal(await textOf(tab.page, `${row} .${cell}`), '–', cell);
+
+    // The catalog changes: a tool added, one's description changed, one removed.
+    fixture.changeCatalog({
+      remove: [SPECIAL.wordCount, SPECIAL.noParams],
+      add: [
+        fixture.entry('newproduct0000000000000001', 'Fresh Tool', 'Just added.', { type: 'object', properties: {} }),
+        fixture.entry(SPECIAL.wordCount, 'Word Count', 'Counts the words of a text, now in any language.', {
+          type: 'object', properties: { text: { type: 'string', required: true } },
+        }),
+      ],
+    });
+    await tab.page.click('button::-p-text(Reload now)');
+    await tab.page.waitForFunction((sel) => document.querySelector(`${sel} .added`)?.textContent === 'fresh-tool', { timeout: 35000 }, row);
+    assert.equal(await textOf(tab.page, `${row} .changed`), 'word-count');
+    assert.equal(await textOf(tab.page, `${row} .removed`), 'server-time');
+    assert.match(await textOf(tab.page, '.reload-outcome'), /Reload done/);
+    await assertAccessible(tab.page, 'configuration after a reload');
+    await screenshot(tab.page, 'configuration-reload');
+    tab.assertClean('configuration');
     await tab.page.close();
   });
 });
