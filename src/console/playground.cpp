@@ -2,6 +2,7 @@
 
 #include "async/executor.hpp"
 #include "console/console_reply.hpp"
+#include "protocol/json_writer.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "server/server.hpp"
 #include "server/session.hpp"
@@ -12,7 +13,14 @@ namespace toolport::console {
 
 namespace {
 constexpr int kCallRequestId = 1;
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+// The protocol's writer, not Json::dump: a gateway's tools/call result keeps its upstream's
+// content and structuredContent as raw JSON (protocol/raw_json.hpp), which only it writes as
+// the JSON they hold (nlohmann would write them as binary byte arrays).
+std::string dump(const Json& j) {
+    std::string out;
+    protocol::write_json(j, out);
+    return out;
+}
 }  // namespace
 
 Playground::~Playground() {

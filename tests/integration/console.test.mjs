@@ -12,6 +12,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
 import { startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
+import { startConsoleUpstream } from './lib/console_upstream.mjs';
 
 const TOKEN = 'console-operator-token-5f2a91';
 const CSP =
@@ -612,6 +613,25 @@ describe('console API: the playground', () => {
     // The call is the operator's in the session list? No: it is its own, gone when it ended.
     const { sessions } = await (await fetch(`${server.base}/console/api/sessions`, { headers: auth })).json();
     assert.ok(!sessions.some((s) => s.client.name === 'toolport-console'));
+  });
+
+  it('POST call of a gateway\'s tool: the upstream\'s content and structuredContent as JSON, not as bytes', async (t) => {
+    // The gateway keeps an upstream's result unread (raw JSON); the stream must write what it holds.
+    const upstream = await startConsoleUpstream();
+    t.after(() => upstream.stop());
+    const server = await serverForTest(t, { packs: '', config: `upstreams:\n  trips:\n    url: ${upstream.url}\n` });
+    await waitFor('the upstream tools', async () => {
+      const body = await (await fetch(`${server.base}/console/api/tools?source=trips`)).json();
+      return body.tools.length > 0;
+    });
+    const args = { trip: { from: 'Oslo', to: 'Rome' }, travellers: [{ name: 'Ada', age: 36 }] };
+    const events = await consoleCall(server, { tool: 'plan_trip', arguments: args });
+    const result = events.at(-1);
+    assert.equal(result.event, 'result');
+    const structured = { summary: 'Oslo to Rome for Ada (36)', travellers: 1, class: 'economy' };
+    assert.deepEqual(result.data.structuredContent, structured);
+    assert.deepEqual(result.data.content, [{ type: 'text', text: JSON.stringify(structured) }]);
+    assert.ok(result.data._meta, 'with _meta');
   });
 
   it('answers an elicitation from the page, and cancels a call', async (t) => {

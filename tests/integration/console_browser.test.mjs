@@ -12,9 +12,11 @@ import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { serverForTest, startHttpServer, waitFor } from './lib/harness.mjs';
 import { startAuthServer, makeKey } from './lib/auth_server.mjs';
 import { startConsoleUpstream } from './lib/console_upstream.mjs';
+import { SPECIAL, startCatalogFixture } from '../fixtures/agentpmt/server.mjs';
 import { assertAccessible, launchBrowser, openTab, screenshot, textOf } from './lib/console_browser.mjs';
 
 const TOKEN = 'console-browser-operator-7c41d2';
@@ -208,6 +210,122 @@ describe('console in a browser: loopback without auth', () => {
     await tab.page.close();
   });
 
+  it('a call made by an MCP client appears on Calls as it is made, opens its details, and filters apply', async (t) => {
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/calls`);
+    await tab.page.waitForSelector('.stream.live');
+    assert.equal(await tab.page.$('[data-call="bulk_0517"]'), null);
+
+    const client = await mcpClient(server);
+    const result = await client.callTool({ name: 'bulk_0517', arguments: { n: 517 } });
+    const answered = Date.now();
+    assert.equal(result.content[0].text, '517');
+    // The live stream brings it: no reload, no polling by the page.
+    await tab.page.waitForSelector('[data-call="bulk_0517"]', { timeout: 10000 });
+    t.diagnostic(`the record was on the page ${Date.now() - answered} ms after the call's answer`);
+
+    await tab.page.click('[data-call="bulk_0517"]');
+    await tab.page.waitForSelector('#call-title');
+    assert.match(await textOf(tab.page, '#call-title'), /tools\/call bulk_0517 ok/);
+    assert.match(await textOf(tab.page, 'section[aria-labelledby="call-title"] .facts'), /Trace idnone \(tracing off\)/);
+    await assertAccessible(tab.page, 'call details');
+    await screenshot(tab.page, 'calls-details');
+
+    // A filter on another tool: the record is not listed, and later calls of other tools neither.
+    await tab.page.type('#f-tool', 'plan_trip');
+    await tab.page.click('form[aria-label="Filters"] button[type="submit"]');
+    await tab.page.waitForFunction(() => !document.querySelector('[data-call="bulk_0517"]'));
+    await client.callTool({ name: 'bulk_0001', arguments: {} });
+    await client.callTool({ name: 'plan_trip', arguments: { trip: { from: 'Oslo', to: 'Rome' }, travellers: [{ name: 'Ada', age: 36 }] } });
+    await tab.page.waitForSelector('[data-call="plan_trip"]', { timeout: 10000 });
+    assert.equal(await tab.page.$('[data-call="bulk_0001"]'), null);
+    await client.close();
+    tab.assertClean('calls');
+    await tab.page.close();
+  });
+
+  it('the playground refuses a bad value before sending, then calls a tool with nested arguments and shows its structured result', async () => {
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/playground?tool=plan_trip`);
+    await tab.page.waitForSelector('#field_2ftrip_2ffrom');
+    // The form follows the schema: the nested object's fields, the enum with its default.
+    assert.equal(await tab.page.$eval('#field_2fclass', (select) => select.selectedOptions[0].textContent), 'economy');
+    await tab.page.type('#field_2ftrip_2ffrom', 'Oslo');
+    await tab.page.type('#field_2ftrip_2fto', 'Rome');
+    await tab.page.click('button::-p-text(Add to travellers)');
+    await tab.page.type('#field_2ftravellers_2f0_2fname', 'Ada');
+    await tab.page.type('#field_2ftravellers_2f0_2fage', '-3');
+    await tab.page.click('button::-p-text(Call plan_trip)');
+    await tab.page.waitForSelector('#argument-errors');
+    assert.match(await textOf(tab.page, '#argument-errors'), /Not sent.*\/travellers\/0\/age must be at least 0/s);
+    assert.match(await textOf(tab.page, '#field_2ftravellers_2f0_2fage-error'), /must be at least 0/);
+    assert.ok(!tab.requests.some((r) => r.startsWith('POST ') && r.endsWith('/console/api/call')), 'nothing was sent');
+    await assertAccessible(tab.page, 'playground with an error');
+    await screenshot(tab.page, 'playground-refused');
+
+    // The raw JSON beside the form says the same arguments.
+    const raw = JSON.parse(await tab.page.$eval('#raw-arguments', (area) => area.value));
+    assert.deepEqual(raw, { class: 'economy', trip: { from: 'Oslo', to: 'Rome' }, travellers: [{ name: 'Ada', age: -3 }] });
+
+    await tab.page.$eval('#field_2ftravellers_2f0_2fage', (input) => (input.value = ''));
+    await tab.page.type('#field_2ftravellers_2f0_2fage', '36');
+    await tab.page.click('button::-p-text(Call plan_trip)');
+    await tab.page.waitForSelector('.result .structured', { timeout: 10000 });
+    const structured = JSON.parse(await textOf(tab.page, '.result .structured'));
+    assert.deepEqual(structured, { summary: 'Oslo to Rome for Ada (36)', travellers: 1, class: 'economy' });
+    assert.equal(await textOf(tab.page, '.result .schema-check'), "Matches the tool's outputSchema.");
+    assert.match(await textOf(tab.page, '#result-title'), /ok/);
+    assert.ok(tab.requests.some((r) => r === `POST ${server.base}/console/api/call`));
+    await assertAccessible(tab.page, 'playground with a result');
+    await screenshot(tab.page, 'playground-result');
+    tab.assertClean('playground');
+    await tab.page.close();
+  });
+
+  it('Sessions and tasks: a client\'s session is listed and ended from the page, a working task cancelled', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(server.url));
+    const client = new Client({ name: 'console-browser-session', version: '2.5.0' }, { capabilities: {} });
+    await client.connect(transport);
+    const sessionId = transport.sessionId;
+    assert.ok(sessionId, 'the client has a session');
+    const worker = new Client({ name: 'console-browser-tasks', version: '1.0.0' }, { capabilities: {} });
+    await worker.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    const { task } = await worker.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 30 }, task: { ttl: 60000 } } },
+      CreateTaskResultSchema,
+    );
+
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/sessions`);
+    const sessionRow = `tr[data-session="${sessionId}"]`;
+    const taskRow = `tr[data-task="${task.taskId}"]`;
+    await tab.page.waitForSelector(sessionRow, { timeout: 10000 });
+    assert.match(await textOf(tab.page, sessionRow), /console-browser-session 2\.5\.0/);
+    assert.match(await textOf(tab.page, sessionRow), /streamable_http/);
+    await tab.page.waitForSelector(taskRow, { timeout: 10000 });
+    assert.match(await textOf(tab.page, taskRow), /slow_compute/);
+    assert.match(await textOf(tab.page, `${taskRow} .badge`), /working/);
+    await assertAccessible(tab.page, 'sessions and tasks');
+    await screenshot(tab.page, 'sessions-with-task');
+
+    // End the session: its row goes, and the client's next request finds no session.
+    await tab.page.click(`${sessionRow} button.danger`);
+    await tab.page.waitForFunction((sel) => !document.querySelector(sel), {}, sessionRow);
+    await assert.rejects(client.callTool({ name: 'test_simple_text', arguments: {} }), 'the session was ended');
+
+    // Cancel the task: its row goes, and its client reads it as cancelled by an operator.
+    await tab.page.click(`${taskRow} button.danger`);
+    await tab.page.waitForFunction((sel) => !document.querySelector(sel), {}, taskRow);
+    const status = await worker.experimental.tasks.getTask(task.taskId);
+    assert.equal(status.status, 'cancelled');
+    assert.match(status.statusMessage ?? '', /operator/);
+
+    await client.close().catch(() => {});
+    await worker.close();
+    tab.assertClean('sessions and tasks');
+    await tab.page.close();
+  });
+
   it('stopping an upstream turns it red on the Overview, and it recovers', async () => {
     const tab = await openTab(browser);
     await tab.page.goto(`${server.base}/console/overview`);
@@ -233,6 +351,55 @@ describe('console in a browser: loopback without auth', () => {
     assert.equal(await textOf(tab.page, badge), 'healthy');
     await client.close();
     tab.assertClean('overview');
+    await tab.page.close();
+  });
+});
+
+describe('console in a browser: a reload after a catalog change', () => {
+  it('Configuration\'s reload shows the tools added, changed and removed per source', async (t) => {
+    const fixture = await startCatalogFixture({ tools: 20 });
+    t.after(() => fixture.close());
+    const server = await startHttpServer({
+      packs: '',
+      env: { AGENT_PAYMENT_API_URL: fixture.url, AGENT_PAYMENT_API_KEY: fixture.apiKey, AGENT_PAYMENT_BUDGET_KEY: fixture.budgetKey },
+      config: `rest:\n  shop:\n    preset: agentpmt\n    base_url: ${fixture.url}\n    refresh_interval_s: 0\nreload:\n  min_interval_s: 0\n`,
+    });
+    t.after(() => server.stop());
+    const browser = await launchBrowser();
+    t.after(() => browser.close());
+    await waitFor('the catalog', async () => {
+      const b = await (await fetch(`${server.base}/console/api/tools?source=shop`)).json();
+      return b.tools.some((tool) => tool.name === 'word-count');
+    });
+
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/configuration`);
+    await tab.page.waitForSelector('#effective-title');
+    const row = 'tr[data-source="shop"]';
+    // Nothing changed yet: the source is listed with nothing added, changed or removed.
+    await tab.page.click('button::-p-text(Reload now)');
+    await tab.page.waitForSelector(row, { timeout: 35000 });
+    assert.match(await textOf(tab.page, '.reload-outcome'), /Reload done/);
+    for (const cell of ['added', 'changed', 'removed']) assert.equal(await textOf(tab.page, `${row} .${cell}`), '–', cell);
+
+    // The catalog changes: a tool added, one's description changed, one removed.
+    fixture.changeCatalog({
+      remove: [SPECIAL.wordCount, SPECIAL.noParams],
+      add: [
+        fixture.entry('newproduct0000000000000001', 'Fresh Tool', 'Just added.', { type: 'object', properties: {} }),
+        fixture.entry(SPECIAL.wordCount, 'Word Count', 'Counts the words of a text, now in any language.', {
+          type: 'object', properties: { text: { type: 'string', required: true } },
+        }),
+      ],
+    });
+    await tab.page.click('button::-p-text(Reload now)');
+    await tab.page.waitForFunction((sel) => document.querySelector(`${sel} .added`)?.textContent === 'fresh-tool', { timeout: 35000 }, row);
+    assert.equal(await textOf(tab.page, `${row} .changed`), 'word-count');
+    assert.equal(await textOf(tab.page, `${row} .removed`), 'server-time');
+    assert.match(await textOf(tab.page, '.reload-outcome'), /Reload done/);
+    await assertAccessible(tab.page, 'configuration after a reload');
+    await screenshot(tab.page, 'configuration-reload');
+    tab.assertClean('configuration');
     await tab.page.close();
   });
 });

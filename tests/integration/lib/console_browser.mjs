@@ -27,7 +27,7 @@ export async function launchBrowser() {
   });
 }
 
-// A new tab that records what went wrong in it: console errors, uncaught page errors, requests
+// A new tab that records every request it makes (`requests`, "METHOD url") and what went wrong in it: console errors, uncaught page errors, requests
 // that failed, and answers with an HTTP error status. `expectStatus(urlPart, status)` marks an
 // answer as wanted (the 401 of a page that asks for a token); a request the page aborted itself
 // (a live stream closed on leaving its page) is not a failure.
@@ -35,6 +35,8 @@ export async function openTab(browser) {
   const page = await browser.newPage();
   const problems = [];
   const expected = [];
+  const requests = [];
+  page.on('request', (request) => requests.push(`${request.method()} ${request.url()}`));
   page.on('console', (msg) => {
     if (msg.type() !== 'error') return;
     const url = msg.location()?.url || '';
@@ -58,6 +60,7 @@ export async function openTab(browser) {
   return {
     page,
     problems,
+    requests,
     expectStatus(urlPart, status) {
       expected.push({ urlPart, status });
     },

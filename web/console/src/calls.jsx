@@ -72,7 +72,7 @@ function Details({ record, me, onClose }) {
         </dd>
       </dl>
       <h3>Record</h3>
-      <pre>{json(shown)}</pre>
+      <pre tabIndex={0} aria-label="The audit record as JSON">{json(shown)}</pre>
       <button class="secondary" onClick={onClose}>Close</button>
     </section>
   );

@@ -23,7 +23,7 @@ function Reload() {
   return (
     <section class="card" aria-labelledby="reload-title">
       <h2 id="reload-title">Reload</h2>
-      <p class="muted">Reads the configuration file again and refreshes every source's catalog.</p>
+      <p class="muted">Fetches the definitions of the REST catalogs, OpenAPI documents and upstreams again, and says which tools each added, changed or removed.</p>
       <button onClick={run} disabled={busy}>{busy ? "Reloading…" : "Reload now"}</button>
       {error && <div class="alert" role="alert">{error.message} {error.suggestion}</div>}
       {outcome && (

@@ -37,12 +37,12 @@ function Elicitation({ request, onAnswer }) {
 }
 
 function Content({ item }) {
-  if (item.type === "text") return <pre class="content-text">{item.text}</pre>;
+  if (item.type === "text") return <pre class="content-text" tabIndex={0} aria-label="Text content">{item.text}</pre>;
   if (item.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(item.mimeType))
     return <img alt="Image the tool returned" src={`data:${item.mimeType};base64,${item.data}`} />;
   if (item.type === "resource_link")
     return <p>Resource link: <code>{item.uri}</code> {item.name}</p>;
-  return <pre>{json(item)}</pre>;
+  return <pre tabIndex={0} aria-label={`${item.type} content as JSON`}>{json(item)}</pre>;
 }
 
 function Result({ result, tool }) {
@@ -65,13 +65,13 @@ function Result({ result, tool }) {
             </div>
           )}
           {!checks && <p class="muted">The tool declares no outputSchema.</p>}
-          <pre class="structured">{json(result.structuredContent)}</pre>
+          <pre class="structured" tabIndex={0} aria-label="structuredContent as JSON">{json(result.structuredContent)}</pre>
         </>
       )}
       {result._meta && (
         <>
           <h3>_meta</h3>
-          <pre>{json(result._meta)}</pre>
+          <pre tabIndex={0} aria-label="_meta as JSON">{json(result._meta)}</pre>
         </>
       )}
     </section>

@@ -73,7 +73,7 @@ export function SchemaView({ schema, label }) {
       {hasShape ? <Children schema={schema} /> : <p><span class="schema-type">{typeOf(schema)}</span></p>}
       <details>
         <summary>{label} as JSON</summary>
-        <pre>{json(schema)}</pre>
+        <pre tabIndex={0} aria-label={`${label} as JSON`}>{json(schema)}</pre>
       </details>
     </>
   );

@@ -71,7 +71,7 @@ export function Sessions() {
                   <td>{s.client ? `${s.client.name} ${s.client.version}` : "–"}</td>
                   <td>{s.protocol_version}</td>
                   <td>{s.transport}</td>
-                  <td>{s.principal}</td>
+                  <td>{s.principal || "–"}</td>
                   <td>{s.profile || "–"}</td>
                   <td>{duration(s.age_s)}</td>
                   <td>{duration(s.idle_s)}</td>
