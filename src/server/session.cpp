@@ -217,8 +217,13 @@ void ServerSession::on_request(Request request, const StatelessMeta* known_meta)
                                                 std::move(request.params), revision);
     if (trace.span.context().valid()) ctx->set_trace(std::move(trace.span), std::move(trace.baggage));
     peer_.begin_serving(id, [raw = ctx.get()](const std::string& reason) { raw->abandon(reason); });
-    // The request's log lines carry its trace and span ids, wherever its coroutines resume.
-    LogIdsScope log_ids(observability::log_ids_of(ctx->trace_context()));
+    // The request's log lines carry its trace and span ids, wherever its coroutines resume
+    // (tracing off: it has none).
+    if (observability::tracer().enabled()) {
+        LogIdsScope log_ids(observability::log_ids_of(ctx->trace_context()));
+        spawn(run(std::move(ctx), handler), [](std::exception_ptr) {});
+        return;
+    }
     spawn(run(std::move(ctx), handler), [](std::exception_ptr) {});
 }
 
