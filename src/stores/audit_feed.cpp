@@ -13,6 +13,13 @@ void AuditFeed::unsubscribe(std::uint64_t id) { subscribers_.erase(id); }
 
 void AuditFeed::publish(const AuditRecord& record) {
     if (subscribers_.empty()) return;
+    const auto at = std::chrono::steady_clock::now();
+    if (at - window_ >= std::chrono::seconds(1)) {
+        window_ = at;
+        sent_ = 0;
+    }
+    if (sent_ >= kLivePerSecond) return;
+    ++sent_;
     const std::string line = encode_record(record);
     // A subscriber may unsubscribe (itself or another) while it is told: told from a copy.
     std::vector<Subscriber> now;

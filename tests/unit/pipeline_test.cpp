@@ -348,3 +348,20 @@ TEST_F(PipelineTest, TheAuditFeedGetsRecordsOnlyWhileFollowed) {
     // The stages inside ran for every call, skipped audit stage or not.
     EXPECT_EQ(std::count(log.begin(), log.end(), "handler"), 4);
 }
+
+// A live view gets at most kLivePerSecond records a second; past that the stage is idle for
+// it (no record made), until the next second.
+TEST_F(PipelineTest, TheAuditFeedSendsAtMostItsRatePerSecond) {
+    auto feed = std::make_shared<stores::AuditFeed>();
+    auto stage = std::make_shared<AuditStage>(nullptr, feed, "host:1");
+    pipeline.add_always(stage);
+    pipeline.add_always(std::make_shared<Recorder>("inner", log));
+    std::size_t records = 0;
+    feed->subscribe([&](const std::string&) { ++records; });
+    const std::size_t calls = stores::AuditFeed::kLivePerSecond + 50;
+    for (std::size_t i = 0; i < calls; ++i) call({{"text", "x"}});
+    // (A second may pass on a slow machine: then a few more go out, never all.)
+    EXPECT_GE(records, std::size_t{stores::AuditFeed::kLivePerSecond});
+    EXPECT_LT(records, calls);
+    EXPECT_EQ(std::count(log.begin(), log.end(), "handler"), static_cast<long>(calls));
+}
