@@ -370,7 +370,7 @@ struct AuditLog::Impl {
         chunk.clear();
         for (const auto& r : batch) {
             const std::size_t start = chunk.size();
-            append_record(r, chunk, options.replica);
+            append_record(r, chunk);
             chunk += '\n';
             if (stream) lines.emplace_back(chunk, start, chunk.size() - start - 1);
             if (due_for_rotation(start, chunk.size() - start)) {

@@ -172,11 +172,11 @@ std::string encode_record(const AuditRecord& r) {
     return out;
 }
 
-void append_record(const AuditRecord& r, std::string& out, std::string_view replica) {
+void append_record(const AuditRecord& r, std::string& out) {
     // One growth for the whole line: its members' names and values, and room for escapes.
     out.reserve(out.size() + 256 + r.cache.size() + r.code.size() + r.method.size() + r.outcome.size() +
-                r.principal.size() + r.profile.size() + std::max(r.replica.size(), replica.size()) + r.request_id.size() +
-                r.session.size() + r.source.size() + r.subject.size() + r.target.size() + r.trace_id.size());
+                r.principal.size() + r.profile.size() + r.replica.size() + r.request_id.size() + r.session.size() +
+                r.source.size() + r.subject.size() + r.target.size() + r.trace_id.size());
     const std::size_t start = out.size();
     out += '{';
     std::string digest = r.args_sha256;
@@ -197,7 +197,7 @@ void append_record(const AuditRecord& r, std::string& out, std::string_view repl
     field(out, R"(,"outcome":")", r.outcome);
     field(out, R"(,"principal":")", r.principal);
     field(out, R"(,"profile":")", r.profile);
-    field(out, R"(,"replica":")", r.replica.empty() ? replica : std::string_view(r.replica));
+    field(out, R"(,"replica":")", r.replica);
     field(out, R"(,"request_id":")", r.request_id);
     field(out, R"(,"session":")", r.session);
     field(out, R"(,"source":")", r.source);

@@ -41,13 +41,12 @@ struct AuditRecord {
     std::optional<long long> downstream_calls;
     std::string cache;    // the cache status of a tool call (hit, miss, partial, bypass)
     std::string replica;  // which process wrote it (host:pid): replicas share the Redis stream
-                          // (left empty by the call: the writer names its own process)
 };
 
 // The record as one line of JSON, without its newline. Empty fields are left out.
 std::string encode_record(const AuditRecord& record);
-// The same, appended to `out`; `replica` names the writing process when the record does not.
-void append_record(const AuditRecord& record, std::string& out, std::string_view replica = {});
+// The same, appended to `out`.
+void append_record(const AuditRecord& record, std::string& out);
 
 // SHA-256 (hex) of `arguments` as compact JSON with its keys in order (nlohmann keeps them
 // sorted): the same arguments give the same digest, whatever their order on the wire.

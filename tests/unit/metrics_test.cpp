@@ -80,9 +80,8 @@ TEST(Metrics, OpenMetricsCarriesExemplarsOfTracedObservations) {
     EXPECT_NE(text.find("\ntoolport_tool_calls_total{tool=\"echo\"} 1\n"), std::string::npos) << text;
     EXPECT_NE(text.find("# TYPE toolport_odd_counter unknown\n"), std::string::npos) << text;
     const std::string bucket =
-        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.25\"} 2 # {trace_id=\"" +
-        std::string(32, 'a').replace(0, 32, "abababababababababababababababab") +
-        "\",span_id=\"0101010101010101\"} 0.2 ";
+        "toolport_tool_call_duration_seconds_bucket{tool=\"echo\",le=\"0.25\"} 2 # {trace_id=\""
+        "abababababababababababababababab\",span_id=\"0101010101010101\"} 0.2 ";
     EXPECT_NE(text.find(bucket), std::string::npos) << text;
     EXPECT_NE(text.find("le=\"0.1\"} 1\n"), std::string::npos) << "the untraced bucket has none: " << text;
     EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
