@@ -144,6 +144,24 @@ describe('console API: OAuth', () => {
   });
 });
 
+// The events of an SSE response read with fetch, as the page reads them: {event, data}
+// with data parsed (blocks without a name or data are passed over).
+async function* sseEvents(res) {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (event && data) yield { event, data: JSON.parse(data) };
+    }
+  }
+}
+
 // Reads a console SSE stream with fetch, as the page does; resolves with the first `count`
 // events of type `type` (each parsed), then stops reading.
 async function readEvents(url, type, count, { headers = {}, timeoutMs = 10000, onOpen } = {}) {
@@ -154,20 +172,10 @@ async function readEvents(url, type, count, { headers = {}, timeoutMs = 10000, o
   assert.equal(res.headers.get('content-type'), 'text/event-stream');
   assertConsoleHeaders(res, 'stream');
   const events = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
   try {
     if (onOpen) await onOpen();
-    for await (const chunk of res.body) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const name = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (name === type && data) events.push({ at: Date.now(), data: JSON.parse(data) });
-      }
+    for await (const { event, data } of sseEvents(res)) {
+      if (event === type) events.push({ at: Date.now(), data });
       if (events.length >= count) break;
     }
   } finally {
@@ -557,23 +565,11 @@ async function consoleCall(server, body, { headers = {}, until = ['result', 'err
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'text/event-stream');
   const events = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
   try {
-    outer: for await (const chunk of res.body) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const name = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (!name || !data) continue;
-        const event = { event: name, data: JSON.parse(data) };
-        events.push(event);
-        if (onEvent) await onEvent(event, events);
-        if (until.includes(name)) break outer;
-      }
+    for await (const event of sseEvents(res)) {
+      events.push(event);
+      if (onEvent) await onEvent(event, events);
+      if (until.includes(event.event)) break;
     }
   } finally {
     clearTimeout(timer);
