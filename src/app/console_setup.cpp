@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "app/runtime.hpp"
 #include "async/worker_pool.hpp"
 #include "console/console_api.hpp"
+#include "console/replica_roster.hpp"
 #include "document/document.hpp"
 #include "providers/source_table.hpp"
 #include "stores/audit_query.hpp"
@@ -157,7 +159,8 @@ std::string this_replica() {
 
 }  // namespace
 
-std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runtime, Executor& executor) {
+std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runtime, Executor& executor,
+                                             std::shared_ptr<stores::SharedSessions> shared) {
     console::ConsoleContext context;
     context.executor = &executor;
     context.trace_viewer_url = config.http.console.trace_viewer_url;
@@ -167,6 +170,15 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
     o.transport = "http";
     o.replica = this_replica();
     o.server = &runtime.server();
+    if (shared) {
+        const auto started =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+        auto roster = std::make_shared<console::ReplicaRoster>(o.replica, Json{{"name", o.name},
+                                                                               {"version", o.version},
+                                                                               {"started", started}});
+        roster->start(std::move(shared), executor, std::chrono::seconds(5));
+        o.replicas = [roster] { return roster->json(); };
+    }
     o.health = &runtime.health();
     o.sources = [sources = configured_sources(config)] { return sources; };
     o.breakers = [&runtime] {

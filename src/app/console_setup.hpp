@@ -11,7 +11,12 @@ namespace toolport {
 class Executor;
 class Runtime;
 struct Config;
+namespace stores {
+class SharedSessions;
+}
 
-std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runtime, Executor& executor);
+// With `shared` (sessions shared through Redis), the overview lists every replica on it.
+std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runtime, Executor& executor,
+                                             std::shared_ptr<stores::SharedSessions> shared = nullptr);
 
 }  // namespace toolport

@@ -206,7 +206,8 @@ int serve(const Config& config) {
         };
     }
     http_options.orchestration = [&runtime]() { return runtime->orchestration_summary().dump(); };
-    if (http_options.console.enabled) http_options.console.handler = make_console(config, *runtime, executor);
+    if (http_options.console.enabled)
+        http_options.console.handler = make_console(config, *runtime, executor, shared_sessions);
     if (!http_options.oauth.issuer.empty()) {
         try {
             enable_oauth(http_options, *runtime);

@@ -24,6 +24,15 @@ Json optional_ms(const std::optional<double>& ms) {
     return std::round(*ms * 1000.0) / 1000.0;
 }
 
+// Budget pressure: the highest share of its budget a request reached in the last minute
+// and the calls refused in the last hour; null when no budget was kept in the last hour.
+Json budgets_json(const OverviewSources& in, std::int64_t step) {
+    if (!in.stats) return nullptr;
+    const auto reading = in.stats->budgets().read(step);
+    if (!reading.any) return nullptr;
+    return {{"peak", std::round(reading.peak * 1000.0) / 1000.0}, {"refused_last_hour", reading.refused}};
+}
+
 }  // namespace
 
 std::string source_state(const std::optional<observability::ComponentHealth>& health, const std::string& breaker) {
@@ -153,11 +162,12 @@ Json overview_json(const OverviewSources& in) {
                    {"version", in.version},
                    {"uptime_s", uptime},
                    {"transport", in.transport},
-                   {"replicas", Json::array({{{"id", in.replica}, {"last_seen_s", 0}}})}};
+                   {"replicas", in.replicas ? in.replicas()
+                                            : Json::array({{{"id", in.replica}, {"self", true}, {"last_seen_s", 0}}})}};
     return {{"server", std::move(server)},
             {"sources", std::move(list)},
             {"totals", std::move(totals)},
-            {"budgets", nullptr},
+            {"budgets", budgets_json(in, step)},
             {"rate_limits", std::move(rate_limits)}};
 }
 

@@ -51,6 +51,8 @@ struct OverviewSources {
     std::function<std::vector<SourceInfo>()> sources;
     std::function<std::vector<BreakerInfo>()> breakers;
     std::function<std::vector<RateLimitInfo>()> rate_limits;
+    // The replicas seen ([{id, self, last_seen_s, ...}]); unset: this one alone.
+    std::function<Json()> replicas;
 };
 
 // One state for a source from its health component (if it has one) and its breaker:

@@ -1,5 +1,7 @@
 #include "observability/call_series.hpp"
 
+#include <algorithm>
+
 #include <bit>
 #include <cmath>
 
@@ -145,6 +147,49 @@ std::optional<LastError> CallStats::last_error(const std::string& source) const 
     auto it = last_errors_.find(source);
     if (it == last_errors_.end()) return std::nullopt;
     return it->second;
+}
+
+BudgetPressure::BudgetPressure() : cells_(std::make_unique<Cell[]>(CallSeries::kSteps)) {}
+
+BudgetPressure::Cell& BudgetPressure::cell_for(std::int64_t step) {
+    Cell& cell = cells_[static_cast<std::size_t>(step % CallSeries::kSteps)];
+    if (cell.step.load(kRelaxed) != step) {
+        // As CallSeries::record: the cell held the step an hour ago.
+        cell.peak_permille.store(0, kRelaxed);
+        cell.refused.store(0, kRelaxed);
+        cell.step.store(step, kRelaxed);
+    }
+    return cell;
+}
+
+void BudgetPressure::note(std::int64_t step, std::int64_t used, std::int64_t limit) {
+    if (limit <= 0 || step < 0) return;
+    const auto share = static_cast<std::uint32_t>(std::clamp<std::int64_t>(used * 1000 / limit, 0, 1000));
+    auto& peak = cell_for(step).peak_permille;
+    auto seen = peak.load(kRelaxed);
+    while (seen < share && !peak.compare_exchange_weak(seen, share, kRelaxed)) {}
+}
+
+void BudgetPressure::refused(std::int64_t step) {
+    if (step < 0) return;
+    cell_for(step).refused.fetch_add(1, kRelaxed);
+}
+
+BudgetPressure::Reading BudgetPressure::read(std::int64_t step) const {
+    Reading r;
+    constexpr int kMinute = 60 / CallSeries::kStepSeconds;
+    std::uint32_t peak = 0;
+    for (int i = 0; i < CallSeries::kSteps; ++i) {
+        const std::int64_t s = step - i;
+        if (s < 0) break;
+        const Cell& cell = cells_[static_cast<std::size_t>(s % CallSeries::kSteps)];
+        if (cell.step.load(kRelaxed) != s) continue;
+        r.any = true;
+        r.refused += cell.refused.load(kRelaxed);
+        if (i < kMinute) peak = std::max(peak, cell.peak_permille.load(kRelaxed));
+    }
+    r.peak = peak / 1000.0;
+    return r;
 }
 
 CallStats& call_stats() {

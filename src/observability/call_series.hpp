@@ -85,6 +85,32 @@ private:
     std::array<std::atomic<std::uint64_t>, LatencyBins::kBins> latency_{};
 };
 
+// How close calls come to their per-request budgets (seed 002), by 10-second step over the
+// last hour: the highest share of its budget a request scope reached, and the calls refused.
+class BudgetPressure {
+public:
+    BudgetPressure();
+    // A scope now at `used` of `limit` downstream calls.
+    void note(std::int64_t step, std::int64_t used, std::int64_t limit);
+    void refused(std::int64_t step);
+
+    struct Reading {
+        double peak = 0;            // the highest used/limit over the last minute, capped at 1
+        std::uint64_t refused = 0;  // calls refused over the last hour
+        bool any = false;           // a budget was reserved or refused in the last hour
+    };
+    Reading read(std::int64_t step) const;
+
+private:
+    struct Cell {
+        std::atomic<std::int64_t> step{-1};
+        std::atomic<std::uint32_t> peak_permille{0};
+        std::atomic<std::uint32_t> refused{0};
+    };
+    Cell& cell_for(std::int64_t step);
+    std::unique_ptr<Cell[]> cells_;
+};
+
 // The last error of a source: what and when.
 struct LastError {
     std::string message;
@@ -98,6 +124,8 @@ public:
     CallSeries& source(const std::string& name);
     CallSeries& service(const std::string& name);
     CallTotals& tool(const std::string& name);
+    BudgetPressure& budgets() { return budgets_; }
+    const BudgetPressure& budgets() const { return budgets_; }
     void set_last_error(const std::string& source, std::string message, std::chrono::system_clock::time_point at);
 
     std::vector<std::string> sources() const;
@@ -112,6 +140,7 @@ private:
     std::map<std::string, std::unique_ptr<CallSeries>, std::less<>> services_;
     std::map<std::string, std::unique_ptr<CallTotals>, std::less<>> tools_;
     std::map<std::string, LastError, std::less<>> last_errors_;
+    BudgetPressure budgets_;
 };
 
 CallStats& call_stats();

@@ -2,6 +2,7 @@
 //   session:<id>          the state (JSON), expiring after the idle timeout
 //   session:<id>:seq      the last GET-stream event number (INCR)
 //   session:<id>:events   the event log: a sorted set scored by number, member "<n>:<data>"
+//   replicas              a hash: replica id -> "<ms of its last announcement> <its info>"
 // and one pub/sub channel, <prefix>sessions, for every session's bus messages. Each change
 // and its announcement are one Lua script, so a replica never sees an announcement of
 // state that is not written yet, and event numbers follow publication order.
@@ -71,6 +72,31 @@ redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 )lua";
 
+// KEYS: replicas. ARGV: this replica's id, its info, forget after (ms). Returns a flat
+// array of id, age (ms), info for every replica announced within the window. The hash
+// expires with the window, so it is gone once every replica is.
+constexpr const char* kAnnounceReplicaScript = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], now .. ' ' .. ARGV[2])
+redis.call('PEXPIRE', KEYS[1], window)
+local all = redis.call('HGETALL', KEYS[1])
+local seen = {}
+for i = 1, #all, 2 do
+  local space = string.find(all[i + 1], ' ', 1, true)
+  local at = space and tonumber(string.sub(all[i + 1], 1, space - 1))
+  if not at or now - at > window then
+    redis.call('HDEL', KEYS[1], all[i])
+  else
+    seen[#seen + 1] = all[i]
+    seen[#seen + 1] = tostring(now - at)
+    seen[#seen + 1] = string.sub(all[i + 1], space + 1)
+  end
+end
+return seen
+)lua";
+
 // An event log member, "<n>:<data>" (the number keeps equal messages apart in the set).
 std::optional<SessionEvent> logged_event(const std::string& member) {
     auto colon = member.find(':');
@@ -92,7 +118,8 @@ public:
           remove_(kRemoveScript),
           touch_(kTouchScript),
           event_(kEventScript),
-          stream_event_(kStreamEventScript) {
+          stream_event_(kStreamEventScript),
+          announce_replica_(kAnnounceReplicaScript) {
         auto endpoint = parse_redis_url(options.url);
         commands_ = std::make_unique<RedisClient>(
             executor, RedisClient::Options{endpoint, options.redis_timeout, options.reconnect_interval, {}, {}});
@@ -214,6 +241,22 @@ public:
         if (reply.is_error()) throw RedisUnavailable("relaying the answers failed: " + reply.text);
     }
 
+    Task<std::vector<ReplicaSeen>> announce_replica(std::string id, std::string info,
+                                                    std::chrono::milliseconds forget_after) override {
+        auto reply = co_await announce_replica_.run(commands(), {prefix_ + "replicas"},
+                                                    {std::move(id), std::move(info),
+                                                     std::to_string(std::max<std::int64_t>(forget_after.count(), 1))});
+        if (!reply.is_array()) throw RedisUnavailable("announcing the replica failed: " + reply.text);
+        std::vector<ReplicaSeen> seen;
+        for (std::size_t i = 0; i + 3 <= reply.elements.size(); i += 3) {
+            ReplicaSeen r{reply.elements[i].text, reply.elements[i + 2].text, 0};
+            std::from_chars(reply.elements[i + 1].text.data(),
+                            reply.elements[i + 1].text.data() + reply.elements[i + 1].text.size(), r.age_ms);
+            seen.push_back(std::move(r));
+        }
+        co_return seen;
+    }
+
     void set_listener(std::function<void(SessionBusMessage)> listener) override { listener_ = std::move(listener); }
     void set_task_listener(std::function<void(std::string, std::string)> listener) override {
         task_listener_ = std::move(listener);
@@ -233,7 +276,7 @@ private:
     std::string prefix_;
     std::string channel_;
     std::string replica_;
-    RedisScript save_, remove_, touch_, event_, stream_event_;
+    RedisScript save_, remove_, touch_, event_, stream_event_, announce_replica_;
     std::function<void(SessionBusMessage)> listener_;
     std::function<void(std::string, std::string)> task_listener_;
     std::unique_ptr<RedisClient> commands_;

@@ -74,6 +74,13 @@ struct SessionEvent {
     std::string data;
 };
 
+// A replica another announcement (or this one's) said is alive.
+struct ReplicaSeen {
+    std::string id;           // as it announced itself (host:pid)
+    std::string info;         // the JSON text it announced
+    std::int64_t age_ms = 0;  // since its last announcement, by Redis's clock
+};
+
 class SharedSessions {
 public:
     virtual ~SharedSessions() = default;
@@ -118,6 +125,13 @@ public:
     virtual Task<void> relay_client_message(std::string session_id, std::string message) = 0;
     // Sends a client's answers (inputResponses, as JSON) to the replica that runs the task.
     virtual Task<void> publish_task_answers(std::string task_id, std::string responses) = 0;
+
+    // Announces this replica as `id` with `info` (JSON text) now, forgets every replica
+    // silent for longer than `forget_after`, and returns the others still remembered and this
+    // one: the replicas seen. One script, timed by Redis's clock, so replicas whose clocks
+    // differ still agree on who is silent. Throws RedisUnavailable when Redis is away.
+    virtual Task<std::vector<ReplicaSeen>> announce_replica(std::string id, std::string info,
+                                                            std::chrono::milliseconds forget_after) = 0;
 
     // Closes both connections now, while the event loop still exists (their sockets belong
     // to it); every call after this throws RedisUnavailable. The process is stopping.

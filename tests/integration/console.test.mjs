@@ -243,6 +243,34 @@ describe('console API: overview', () => {
     assert.ok(events[1].at - events[0].at >= 1500, 'the next after the interval');
   });
 
+  it('budget pressure: the highest share of a budget a request reserved, and the calls refused', async (t) => {
+    const upstream = await startHttpServer();
+    t.after(() => upstream.stop().catch(() => {}));
+    // A call to an upstream counts 12 (it reports nothing): a session may cause 20 in all,
+    // and through `tight` 5, so a call there is refused.
+    const server = await serverForTest(t, {
+      packs: '',
+      config:
+        `upstreams:\n  remote:\n    url: ${upstream.url}\n  tight:\n    url: ${upstream.url}\n` +
+        'pipeline:\n  budget:\n    max_downstream_calls_per_request: 20\n' +
+        'sources:\n  tight:\n    budget:\n      max_downstream_calls_per_request: 5\n',
+    });
+    const overview = async () => (await fetch(`${server.base}/console/api/overview`)).json();
+    await waitFor('the upstreams connected', async () =>
+      (await overview()).sources.filter((s) => s.state === 'healthy').length === 2);
+    assert.equal((await overview()).budgets, null, 'no budget kept yet');
+    const { tools } = await (await fetch(`${server.base}/console/api/tools`)).json();
+    const greetOf = (source) => tools.find((tool) => tool.source === source && /greet/.test(tool.name)).name;
+    const client = await connectClient(t, server);
+    const allowed = await client.callTool({ name: greetOf('remote'), arguments: { name: 'x' } });
+    assert.ok(!allowed.isError, JSON.stringify(allowed));
+    assert.deepEqual((await overview()).budgets, { peak: 0.6, refused_last_hour: 0 });
+    const refused = await client.callTool({ name: greetOf('tight'), arguments: { name: 'y' } });
+    assert.equal(refused.structuredContent?.error_code, 'MCP_BUDGET_EXCEEDED', JSON.stringify(refused));
+    // A refused call needed more than all of its budget.
+    assert.deepEqual((await overview()).budgets, { peak: 1, refused_last_hour: 1 });
+  });
+
   it('an upstream that goes away turns down, with its breaker open', async (t) => {
     const upstream = await startHttpServer();
     t.after(() => upstream.stop().catch(() => {}));

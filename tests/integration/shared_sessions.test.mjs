@@ -73,6 +73,28 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  it("each replica's console overview lists the replicas on the same Redis", async () => {
+    const replicasOf = async (server) =>
+      (await (await fetch(`${server.base}/console/api/overview`)).json()).server.replicas;
+    // Every replica announces itself every 5 s; the other shows up by its next announcement.
+    const seen = await waitFor('replica A to see B', async () => {
+      const replicas = await replicasOf(a);
+      return replicas.length === 2 ? replicas : null;
+    }, 12000);
+    assert.equal(seen[0].self, true);
+    assert.equal(seen[1].self, false);
+    assert.notEqual(seen[0].id, seen[1].id);
+    assert.match(seen[1].id, /:\d+$/);  // host:pid
+    assert.equal(seen[1].version, seen[0].version);
+    assert.ok(seen[1].last_seen_s >= 0 && seen[1].last_seen_s <= 15, JSON.stringify(seen[1]));
+    assert.ok(Number.isInteger(seen[1].started), JSON.stringify(seen[1]));
+    const fromB = await waitFor('replica B to see A', async () => {
+      const replicas = await replicasOf(b);
+      return replicas.length === 2 ? replicas : null;
+    }, 12000);
+    assert.equal(fromB[1].id, seen[0].id);
+  });
+
   it('refuses sessions: shared without the Redis store', async () => {
     const { runToolport } = await import('./lib/harness.mjs');
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolport-shared-cfg-'));

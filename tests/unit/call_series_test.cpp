@@ -71,3 +71,33 @@ TEST(CallStats, NamesResolveOnceAndTotalsAddUp) {
     stats.set_last_error("demo", "greet: TOOL_ERROR", std::chrono::system_clock::time_point{});
     EXPECT_EQ(stats.last_error("demo")->message, "greet: TOOL_ERROR");
 }
+
+TEST(BudgetPressure, PeakOfTheLastMinuteAndRefusalsOfTheLastHour) {
+    BudgetPressure pressure;
+    const std::int64_t now = 1000;
+    EXPECT_FALSE(pressure.read(now).any);
+    pressure.note(now - 10, 9, 10);  // 100 s ago: past the minute, still in the hour
+    pressure.note(now - 2, 3, 10);
+    pressure.note(now - 2, 2, 10);  // a lower share does not lower the step's peak
+    pressure.note(now, 5, 20);
+    pressure.note(now, 50, 20);  // capped at the whole budget...
+    pressure.note(now, 1, 0);    // ...and a call without a budget counts for nothing
+    pressure.refused(now - 100);
+    pressure.refused(now);
+    auto reading = pressure.read(now);
+    EXPECT_TRUE(reading.any);
+    EXPECT_DOUBLE_EQ(reading.peak, 1.0);
+    EXPECT_EQ(reading.refused, 2u);
+    // A minute on, the minute's peak is what was noted since; an hour on, nothing is left.
+    reading = pressure.read(now + 6);
+    EXPECT_DOUBLE_EQ(reading.peak, 0.0);
+    EXPECT_EQ(reading.refused, 2u);
+    pressure.note(now + 6, 3, 10);
+    EXPECT_DOUBLE_EQ(pressure.read(now + 6).peak, 0.3);
+    EXPECT_FALSE(pressure.read(now + 6 + 360).any);
+    // The cell of a step an hour later starts afresh.
+    pressure.note(now + 360, 1, 10);
+    reading = pressure.read(now + 360);
+    EXPECT_DOUBLE_EQ(reading.peak, 0.1);
+    EXPECT_EQ(reading.refused, 0u);
+}

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "console/overview.hpp"
+#include "console/replica_roster.hpp"
 
 using namespace toolport;
 using namespace toolport::console;
@@ -50,4 +51,24 @@ TEST(ConsoleOverview, SeriesAndTheLastMinute) {
     EXPECT_EQ(idle["calls_per_s"], 0.0);
     EXPECT_TRUE(idle["p50_ms"].is_null());
     EXPECT_EQ(idle["error_rate"], 0.0);
+}
+
+TEST(ConsoleOverview, ReplicasSeenThisOneFirstOthersWithTheirAge) {
+    ReplicaRoster roster("host-a:1", Json{{"version", "1.2.3"}});
+    auto alone = roster.json();
+    ASSERT_EQ(alone.size(), 1u);
+    EXPECT_EQ(alone[0]["id"], "host-a:1");
+    EXPECT_EQ(alone[0]["self"], true);
+    EXPECT_EQ(alone[0]["version"], "1.2.3");
+    // What Redis answered: this replica too (skipped: it is listed first), and one whose
+    // info is not JSON (listed by id alone).
+    roster.heard({{"host-b:2", R"({"version":"1.2.4","started":17})", 4200},
+                  {"host-a:1", R"({"version":"1.2.3"})", 0},
+                  {"host-c:3", "not json", 0}});
+    auto seen = roster.json();
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_EQ(seen[0]["id"], "host-a:1");
+    EXPECT_EQ(seen[1],
+              (Json{{"id", "host-b:2"}, {"self", false}, {"version", "1.2.4"}, {"started", 17}, {"last_seen_s", 4}}));
+    EXPECT_EQ(seen[2], (Json{{"id", "host-c:3"}, {"self", false}, {"last_seen_s", 0}}));
 }

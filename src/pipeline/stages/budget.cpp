@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "observability/call_series.hpp"
 #include "observability/events.hpp"
 #include "observability/metrics.hpp"
 #include "observability/trace_context.hpp"
@@ -97,6 +98,7 @@ void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actua
         };
         downstream_calls_.get(tool, make).increment(static_cast<double>(actual));
     }
+    observability::call_stats().budgets().note(observability::CallSeries::step_of(call.started), used, limit);
     const int pct = percent(used, limit);
     if (spdlog::should_log(spdlog::level::debug)) {
         observability::log_event(observability::EventLevel::debug, "mcp_budget_status",
@@ -189,8 +191,12 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
                         {"reserve", std::int64_t{reserve}},
                         {"limit", std::int64_t{limit}}});
     }
+    auto& pressure = observability::call_stats().budgets();
+    const auto step = observability::CallSeries::step_of(call.started);
+    pressure.note(step, reservation.granted ? reservation.used : reservation.used + reserve, limit);
     if (!reservation.granted) {
         observability::metrics().increment("toolport_budget_rejections_total", {{"tool", call.tool->name}});
+        pressure.refused(step);
         observability::log_event(observability::EventLevel::warn, "mcp_budget_exceeded",
                                  {{"tool_name", call.tool->name},
                                   {"server_id", call.service()},

@@ -76,7 +76,9 @@ export function Overview() {
           <dt>Replicas seen</dt>
           <dd>
             {server.replicas?.length
-              ? server.replicas.map((r) => `${r.id} (${duration(r.last_seen_s)} ago)`).join(", ")
+              ? server.replicas
+                  .map((r) => (r.self ? `${r.id} (this one)` : `${r.id} (${r.version ? r.version + ", " : ""}seen ${duration(r.last_seen_s)} ago)`))
+                  .join(", ")
               : "this one only"}
           </dd>
           <dt>Calls/s</dt><dd>{number(totals.calls_per_s, 2)}</dd>
@@ -85,7 +87,12 @@ export function Overview() {
         </dl>
         {(budgets || rate_limits?.length > 0) && (
           <div class="pressures">
-            {budgets && budgets.limit > 0 && <Pressure label="Budget reserved" value={budgets.reserved / budgets.limit} />}
+            {budgets && (
+              <Pressure
+                label={`Budget: highest share a request used (last minute)${budgets.refused_last_hour ? `, ${budgets.refused_last_hour} calls refused (last hour)` : ""}`}
+                value={budgets.peak}
+              />
+            )}
             {rate_limits?.map((r) => <Pressure key={r.name} label={`Rate limit ${r.name}`} value={r.pressure} />)}
           </div>
         )}
