@@ -7,11 +7,13 @@
 #include "transports/endpoint_state.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "auth/authenticator.hpp"
 #include "auth/resource_metadata.hpp"
 #include "auth/scope_policy.hpp"
 #include "server/session.hpp"
+#include "stores/shared_sessions.hpp"
 #include "transports/http_policy.hpp"
 
 namespace toolport {
@@ -49,8 +51,23 @@ public:
 
     bool end_session(std::string_view id, const std::string& reason) override {
         auto state = state_.lock();
-        if (!state || !state->sessions.count(std::string(id))) return false;
+        if (!state) return false;
+        auto it = state->sessions.find(id);
+        if (it == state->sessions.end()) return false;
+        const bool shared = state->shared && !it->second->legacy;
         state->drop_session(id, reason);
+        // A shared session ends everywhere, as a DELETE does: its record goes and the other
+        // replicas, told on the bus, drop their copies.
+        if (shared) {
+            spawn(state->shared->remove(std::string(id)), [sid = std::string(id)](std::exception_ptr error) {
+                if (error) {
+                    spdlog::warn(
+                        "session {}… ended here, but Redis could not be told: other replicas keep it "
+                        "until it expires",
+                        sid.substr(0, 8));
+                }
+            });
+        }
         return true;
     }
 

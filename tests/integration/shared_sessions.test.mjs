@@ -127,6 +127,20 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     });
   });
 
+  it("ending a session in A's console ends it on B too", async () => {
+    const { sessionId } = await initializeSession(a);
+    const onB = await post(b, { jsonrpc: '2.0', id: 2, method: 'ping' }, { sessionId, protocolVersion: LATEST });
+    assert.equal(onB.status, 200, onB.text);
+    const ended = await fetch(`${a.base}/console/api/sessions/${sessionId}`, { method: 'DELETE' });
+    assert.equal(ended.status, 204, await ended.text());
+    await waitFor('the session to end on B', async () => {
+      const r = await post(b, { jsonrpc: '2.0', id: 3, method: 'ping' }, { sessionId, protocolVersion: LATEST });
+      return r.status === 404;
+    });
+    const again = await post(a, { jsonrpc: '2.0', id: 4, method: 'ping' }, { sessionId, protocolVersion: LATEST });
+    assert.equal(again.status, 404, 'A does not load it back from Redis');
+  });
+
   it('the log level set on B holds on A', async () => {
     const { sessionId } = await initializeSession(a);
     const set = await post(b, { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'error' } },
