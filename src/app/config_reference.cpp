@@ -2,11 +2,21 @@
 
 #include "app/config_table.hpp"
 #include "config/generate.hpp"
+#include "providers/source_table.hpp"
 
 namespace toolport {
 
 std::string configuration_schema() {
     return config::json_schema(config_table::file(), "Toolport configuration (toolport.yaml)", "").dump(2) + "\n";
+}
+
+std::vector<config::EffectiveRow> effective_configuration(const nlohmann::json& written) {
+    const auto pack_section = [](const std::string& path, const std::string& name) -> const config::Section* {
+        if (path != "packs") return nullptr;
+        const auto* kind = providers::find_source_kind(name);
+        return kind && !kind->named_instances ? kind->settings : nullptr;
+    };
+    return config::effective_rows(config_table::file(), written, {}, {}, pack_section);
 }
 
 std::string configuration_docs() {

@@ -5,6 +5,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/effective.hpp"
 
 namespace toolport {
 
@@ -12,5 +17,10 @@ namespace toolport {
 std::string configuration_schema();
 // docs/configuration.md.
 std::string configuration_docs();
+
+// Every key of a file as `written` (its parsed document; null for none) as it takes effect
+// here: from the file, an environment variable over it, or its default, secrets as ***
+// (config/effective.hpp). A pack's settings (`packs: {tango: {...}}`) are walked by its table.
+std::vector<config::EffectiveRow> effective_configuration(const nlohmann::json& written);
 
 }  // namespace toolport

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/config.hpp"
+#include "app/config_reference.hpp"
 #include "app/runtime.hpp"
 #include "async/worker_pool.hpp"
 #include "console/console_api.hpp"
@@ -38,47 +39,6 @@ std::vector<console::SourceInfo> configured_sources(const Config& config) {
         }
     }
     return sources;
-}
-
-// A key whose value is a secret: a token, password, key or credential, inline. Keys
-// naming an environment variable (`*_env`) or a file (`*_file`) hold no secret themselves.
-bool is_secret_key(std::string key) {
-    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto ends = [&](std::string_view tail) {
-        return key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
-    };
-    if (ends("_env") || ends("_file")) return false;
-    for (std::string_view tail : {"secret", "password", "passwd", "token", "tokens", "api_key", "apikey", "key"}) {
-        if (ends(tail)) return true;
-    }
-    return key == "authorization" || key == "cookie" || key == "credentials" || key == "x-api-key";
-}
-
-// `value` with every secret replaced by "***": secret-looking keys' values, and the
-// userinfo of URLs (redis://:password@host).
-Json redacted(const Json& value, bool secret = false) {
-    if (value.is_object()) {
-        Json out = Json::object();
-        for (const auto& [key, v] : value.items()) out[key] = redacted(v, secret || is_secret_key(key));
-        return out;
-    }
-    if (value.is_array()) {
-        Json out = Json::array();
-        for (const auto& v : value) out.push_back(redacted(v, secret));
-        return out;
-    }
-    if (secret && !value.is_null()) return "***";
-    if (value.is_string()) {
-        std::string text = value.get<std::string>();
-        for (auto scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
-            const auto start = scheme + 3;
-            const auto end = text.find_first_of("/?# ", start);
-            const auto at = text.rfind('@', end == std::string::npos ? text.size() : end);
-            if (at != std::string::npos && at >= start) text.replace(start, at - start, "***");
-        }
-        return text;
-    }
-    return value;
 }
 
 // What `toolport config check` says of the file now (it may have changed since the start).
@@ -114,15 +74,25 @@ Json check_findings(const std::string& file) {
     return findings;
 }
 
+// Every key's value as it takes effect, with where it came from (file, environment, default).
+Json effective_keys(const Json& written) {
+    Json rows = Json::array();
+    for (auto& row : effective_configuration(written)) {
+        rows.push_back({{"path", std::move(row.path)}, {"value", std::move(row.value)}, {"from", std::move(row.from)}});
+    }
+    return rows;
+}
+
 Json effective_config(const Config& config) {
+    Json written = nullptr;
     Json settings = Json::object();
     if (!config.file.empty()) {
         try {
-            std::ifstream in(config.file, std::ios::binary);
-            std::stringstream text;
-            text << in.rdbuf();
-            auto doc = document::parse_document(text.str(), config.file);
-            if (doc.value.is_object()) settings = redacted(doc.value);
+            auto doc = document::parse_document(document::read_text_file(config.file), config.file);
+            if (doc.value.is_object()) {
+                settings = config::redact_secrets(doc.value);
+                written = std::move(doc.value);
+            }
         } catch (const std::exception&) {
             // The check below says what is wrong with it.
         }
@@ -135,7 +105,7 @@ Json effective_config(const Config& config) {
                    {"path", config.http.path},
                    {"packs", config.packs},
                    {"sources", std::move(sources)},
-                   {"store", redacted(Json(store))},
+                   {"store", config::redact_secrets(Json(store))},
                    {"sessions", config.shared_sessions ? "shared" : "local"},
                    {"authentication", !config.http.bearer_tokens.empty()  ? "bearer tokens"
                                       : !config.http.oauth.issuer.empty() ? "oauth"
@@ -148,7 +118,8 @@ Json effective_config(const Config& config) {
                      {"trace_viewer_url", config.http.console.trace_viewer_url}}}};
     return {{"file", config.file.empty() ? Json(nullptr) : Json(config.file)},
             {"settings", std::move(settings)},
-            {"served", redacted(served)}};
+            {"keys", effective_keys(written)},
+            {"served", config::redact_secrets(served)}};
 }
 
 std::string this_replica() {

@@ -65,3 +65,50 @@ describe('configuration reference', () => {
     assert.equal(validate(YAML.parse('auth:\n  issuer: https://as.example\n  introspection:\n    client_secret_env: X\n')), true);
   });
 });
+
+describe('toolport config show', () => {
+  it('prints every key as it takes effect, from the file, the environment or its default, secrets as ***', async (t) => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const os = await import('node:os');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-show-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'toolport.yaml');
+    writeFileSync(file, [
+      'http:',
+      '  max_body_bytes: 2048',
+      'upstreams:',
+      '  remote:',
+      '    url: http://user:hunter2@127.0.0.1:9/mcp',
+      '    headers: {Authorization: Bearer abc-secret-123}',
+      'auth:',
+      '  issuer: https://as.example',
+      '  introspection:',
+      '    client_secret: inline-secret-456',
+      '',
+    ].join('\n'));
+    const env = { ...ENV, MAX_DOWNSTREAM_CALLS_PER_REQUEST: '9' };
+    const res = await runToolport(['config', 'show', '--json', file], { env });
+    assert.equal(res.status, 0, res.stderr);
+    for (const secret of ['hunter2', 'abc-secret-123', 'inline-secret-456']) assert.ok(!res.stdout.includes(secret), secret);
+    const rows = JSON.parse(res.stdout);
+    const row = (p) => rows.find((r) => r.path === p);
+    assert.deepEqual(row('http.max_body_bytes'), { path: 'http.max_body_bytes', value: 2048, from: 'file' });
+    assert.deepEqual(row('http.max_sessions'), { path: 'http.max_sessions', value: 100000, from: 'default' });
+    assert.deepEqual(row('pipeline.budget.max_downstream_calls_per_request'),
+      { path: 'pipeline.budget.max_downstream_calls_per_request', value: 9, from: 'env MAX_DOWNSTREAM_CALLS_PER_REQUEST' });
+    assert.equal(row('upstreams.remote.url').value, 'http://***@127.0.0.1:9/mcp');
+    assert.deepEqual(row('upstreams.remote.headers').value, { Authorization: '***' });
+    assert.deepEqual(row('auth.introspection.client_secret'), { path: 'auth.introspection.client_secret', value: '***', from: 'file' });
+    assert.equal(row('upstreams.remote.command'), undefined, 'a key without a value or default is not listed');
+    // The text form: one aligned line a key.
+    const text = await runToolport(['config', 'show', file], { env });
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /^http\.max_body_bytes +2048 {2}\(file\)$/m);
+    assert.match(text.stdout, /^pipeline\.budget\.max_downstream_calls_per_request +9 {2}\(env MAX_DOWNSTREAM_CALLS_PER_REQUEST\)$/m);
+    // A file serve would refuse: the same error, exit 2.
+    writeFileSync(file, 'http:\n  max_sesions: 5\n');
+    const bad = await runToolport(['config', 'show', file], { env });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /max_sesions/);
+  });
+});

@@ -554,7 +554,7 @@ describe('console API: config', () => {
     const SECRET = 'upstream-secret-token-8c2f';
     writeFileSync(file, `upstreams:\n  remote:\n    url: ${upstream.url}\n    headers:\n      X-Api-Key: ${SECRET}\n` +
       `console:\n  trace_viewer_url: https://user:pw@traces.example/{trace_id}\n`);
-    const server = await serverForTest(t, { extraArgs: ['--config', file] });
+    const server = await serverForTest(t, { extraArgs: ['--config', file], env: { MAX_DOWNSTREAM_CALLS_PER_REQUEST: '33' } });
     const res = await fetch(`${server.base}/console/api/config`);
     assert.equal(res.status, 200);
     const text = await res.text();
@@ -568,6 +568,16 @@ describe('console API: config', () => {
     assert.deepEqual(body.effective.served.packs, ['conformance']);
     assert.ok(body.effective.served.sources.some((s) => s.name === 'remote' && s.kind === 'upstream'));
     assert.deepEqual(body.check, { ok: true, findings: [] });
+    // Every key as it takes effect, and from where.
+    const key = (p) => body.effective.keys.find((k) => k.path === p);
+    assert.deepEqual(key('upstreams.remote.url'), { path: 'upstreams.remote.url', value: upstream.url, from: 'file' });
+    assert.deepEqual(key('upstreams.remote.headers').value, { 'X-Api-Key': '***' });
+    assert.deepEqual(key('pipeline.budget.max_downstream_calls_per_request'),
+      { path: 'pipeline.budget.max_downstream_calls_per_request', value: 33, from: 'env MAX_DOWNSTREAM_CALLS_PER_REQUEST' });
+    assert.equal(key('http.max_body_bytes').from, 'default');
+    assert.equal(typeof key('http.max_body_bytes').value, 'number');
+    assert.equal(key('console.trace_viewer_url').value, 'https://***@traces.example/{trace_id}');
+    assert.equal(key('http.max_sessions').value, 100000);
 
     // The file broken after the start: the check says so, naming the key.
     writeFileSync(file, 'http:\n  max_sesions: 5\n');

@@ -375,6 +375,16 @@ describe('console in a browser: a reload after a catalog change', () => {
     const tab = await openTab(browser);
     await tab.page.goto(`${server.base}/console/configuration`);
     await tab.page.waitForSelector('#effective-title');
+    // Every key as it takes effect: what the file sets, defaults on request, filtered by a text.
+    await tab.page.waitForSelector('tr[data-key="rest.shop.base_url"]');
+    assert.equal(await tab.page.$('tr[data-key="http.max_body_bytes"]'), null, 'defaults hidden at first');
+    await tab.page.type('#keys-filter', 'max_body');
+    await tab.page.click('#keys-defaults');
+    await tab.page.waitForSelector('tr[data-key="http.max_body_bytes"]');
+    const filtered = await tab.page.$$eval('.effective-keys tbody tr', (rows) => rows.map((r) => r.dataset.key));
+    assert.ok(filtered.every((key) => key.includes('max_body')), filtered.join(' '));
+    assert.match(await textOf(tab.page, 'tr[data-key="http.max_body_bytes"]'), /default/);
+    await assertAccessible(tab.page, 'configuration keys');
     const row = 'tr[data-source="shop"]';
     // Nothing changed yet: the source is listed with nothing added, changed or removed.
     await tab.page.click('button::-p-text(Reload now)');

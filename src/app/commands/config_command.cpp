@@ -1,6 +1,8 @@
 // `toolport config check FILE`: loads the file exactly as `serve` would (every key, type
 // and ${ENV} reference checked) and says what it configures, or names the file, line and
 // key of the first problem (exit status 2).
+// `toolport config show FILE [--json]`: every key as it takes effect (from the file, an
+// environment variable, or its default), secrets as ***.
 // `toolport config schema` and `toolport config docs`: the file's JSON Schema and its
 // reference page, generated from the declarations (config_table.hpp).
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
 #include "app/config_reference.hpp"
+#include "document/document.hpp"
 #include "http_client/url.hpp"
 #include "providers/gateway/gateway_settings.hpp"
 #include "providers/source_table.hpp"
@@ -88,6 +91,36 @@ int check(const std::string& file) {
     return 0;
 }
 
+int show(const std::string& file, bool as_json) {
+    try {
+        load_config(file);  // refused as `serve` would refuse it
+    } catch (const ConfigError& e) {
+        fmt::print(stderr, "{}\n", e.what());
+        return 2;
+    }
+    nlohmann::json written;
+    try {
+        written = document::parse_document(document::read_text_file(file), file).value;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{}\n", e.what());
+        return 2;
+    }
+    const auto rows = effective_configuration(written);
+    if (as_json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& row : rows) out.push_back({{"path", row.path}, {"value", row.value}, {"from", row.from}});
+        fmt::print("{}\n", out.dump(2));
+        return 0;
+    }
+    std::size_t width = 0;
+    for (const auto& row : rows) width = std::max(width, row.path.size());
+    for (const auto& row : rows) {
+        const std::string value = row.value.is_string() ? row.value.get<std::string>() : row.value.dump();
+        fmt::print("{:<{}}  {}  ({})\n", row.path, width, value, row.from);
+    }
+    return 0;
+}
+
 }  // namespace
 
 Command add_config(CLI::App& app) {
@@ -96,6 +129,11 @@ Command add_config(CLI::App& app) {
     config->require_subcommand(1);
     auto* check_cmd = config->add_subcommand("check", "Validate a configuration file and summarize it");
     check_cmd->add_option("FILE", *file, "YAML configuration file")->required();
+    auto as_json = std::make_shared<bool>(false);
+    auto* show_cmd = config->add_subcommand(
+        "show", "Print every key as it takes effect (from the file, the environment or its default), secrets as ***");
+    show_cmd->add_option("FILE", *file, "YAML configuration file")->required();
+    show_cmd->add_flag("--json", *as_json, "One JSON array of {path, value, from}");
     auto* schema_cmd =
         config->add_subcommand("schema", "Print the configuration file's JSON Schema (schema/toolport.schema.json)");
     auto* docs_cmd = config->add_subcommand("docs", "Print the configuration reference (docs/configuration.md)");
@@ -108,6 +146,7 @@ Command add_config(CLI::App& app) {
                     fmt::print("{}", configuration_docs());
                     return 0;
                 }
+                if (show_cmd->parsed()) return show(*file, *as_json);
                 return check(*file);
             }};
 }

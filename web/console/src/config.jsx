@@ -53,6 +53,49 @@ function Reload() {
   );
 }
 
+// Every key as it takes effect here, with where its value came from; filtered by a text,
+// defaults hidden unless asked for.
+function EffectiveKeys({ keys }) {
+  const [query, setQuery] = useState("");
+  const [defaults, setDefaults] = useState(false);
+  const q = query.trim().toLowerCase();
+  const shown = keys.filter(
+    (k) => (defaults || k.from !== "default") && (!q || k.path.toLowerCase().includes(q) || json(k.value).toLowerCase().includes(q)),
+  );
+  return (
+    <section class="card" aria-labelledby="keys-title">
+      <h2 id="keys-title">Every key</h2>
+      <p class="muted">Each key as it takes effect: set in the file, by an environment variable over it, or its default. Secrets are shown as ***.</p>
+      <div class="filters">
+        <div>
+          <label for="keys-filter">Filter</label>
+          <input id="keys-filter" type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="e.g. http. or budget" />
+        </div>
+        <div>
+          <label>
+            <input id="keys-defaults" type="checkbox" checked={defaults} onChange={(e) => setDefaults(e.currentTarget.checked)} /> Show defaults
+          </label>
+        </div>
+      </div>
+      <table class="effective-keys">
+        <thead>
+          <tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col">From</th></tr>
+        </thead>
+        <tbody>
+          {shown.map((k) => (
+            <tr key={k.path} data-key={k.path}>
+              <th scope="row"><code>{k.path}</code></th>
+              <td><code>{typeof k.value === "string" ? k.value : json(k.value)}</code></td>
+              <td class={k.from === "default" ? "muted" : ""}>{k.from}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="muted" role="status">{shown.length} of {keys.length} keys</p>
+    </section>
+  );
+}
+
 export function Configuration() {
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
@@ -90,10 +133,13 @@ export function Configuration() {
               </table>
             )}
           </section>
+          {data.effective.keys && <EffectiveKeys keys={data.effective.keys} />}
           <section class="card" aria-labelledby="effective-title">
-            <h2 id="effective-title">Effective configuration</h2>
-            <p class="muted">Secrets are shown as ***.</p>
-            <pre tabIndex={0} aria-label="Effective configuration as JSON">{json(data.effective)}</pre>
+            <h2 id="effective-title">The file, and what it serves</h2>
+            <p class="muted">The file as written now (it may have changed since the start or the last reload), and what this process serves. Secrets are shown as ***.</p>
+            <pre tabIndex={0} aria-label="The file and what it serves, as JSON">
+              {json({ file: data.effective.file, settings: data.effective.settings, served: data.effective.served })}
+            </pre>
           </section>
         </>
       )}
