@@ -4,8 +4,6 @@
 
 #include <cctype>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
