@@ -91,7 +91,7 @@ export function Calls({ me }) {
   // The history for the filters, then whatever the stream brings that matches them.
   useEffect(() => {
     const controller = new AbortController();
-    const query = new URLSearchParams({ limit: "1000" });
+    const query = new URLSearchParams({ limit: String(MAX_RECORDS) });
     for (const key of ["principal", "tool", "source", "outcome"]) if (filters[key]) query.set(key, filters[key]);
     if (filters.since) query.set("since", iso(filters.since));
     if (filters.until) query.set("until", iso(filters.until));
