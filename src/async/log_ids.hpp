@@ -17,6 +17,9 @@ struct LogIds {
     std::array<std::uint8_t, 16> trace_id{};
     std::array<std::uint8_t, 8> span_id{};
     bool set = false;
+    // The trace is sampled (its spans are exported): only then may a metric name it as an
+    // exemplar, which a reader follows to the trace. Log lines name it either way.
+    bool sampled = false;
 };
 
 namespace detail {

@@ -179,7 +179,9 @@ struct MetricSeries {
         const auto bucket = static_cast<std::size_t>(bound - kBucketBounds.begin());
         buckets[bucket].fetch_add(1, std::memory_order_relaxed);
         sum.fetch_add(v, std::memory_order_relaxed);
-        if (const LogIds& ids = current_log_ids(); ids.set) [[unlikely]] {
+        // An exemplar names a trace a reader can open: a sampled one only (the OpenTelemetry
+        // SDKs' default exemplar filter, trace_based).
+        if (const LogIds& ids = current_log_ids(); ids.set && ids.sampled) [[unlikely]] {
             const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
             while (exemplar_busy.test_and_set(std::memory_order_acquire)) {}
             exemplars[bucket] = Exemplar{ids, v, now};

@@ -141,6 +141,7 @@ LogIds log_ids_of(const TraceContext& context) {
     ids.trace_id = context.trace_id;
     ids.span_id = context.span_id;
     ids.set = true;
+    ids.sampled = context.sampled();
     return ids;
 }
 

@@ -60,8 +60,8 @@ TEST(Metrics, RendersASmallRegistryExactly) {
 }
 
 // OpenMetrics: counter families without _total, `# EOF`, and on a histogram bucket the
-// exemplar of its last observation made while a request with trace ids ran; none in the
-// 0.0.4 text, and none for observations made outside a request.
+// exemplar of its last observation made while a request of a sampled trace ran; none in the
+// 0.0.4 text, none for observations made outside a request or in an unsampled trace.
 TEST(Metrics, OpenMetricsCarriesExemplarsOfTracedObservations) {
     Metrics m;
     m.increment("toolport_tool_calls_total", {{"tool", "echo"}});
@@ -71,6 +71,12 @@ TEST(Metrics, OpenMetricsCarriesExemplarsOfTracedObservations) {
     ids.trace_id.fill(0xab);
     ids.span_id.fill(0x01);
     ids.set = true;
+    {
+        // A trace that is not sampled has no spans to open: no exemplar names it.
+        toolport::LogIdsScope scope(ids);
+        m.observe("toolport_tool_call_duration_seconds", {{"tool", "echo"}}, 0.7);  // le=1
+    }
+    ids.sampled = true;
     {
         toolport::LogIdsScope scope(ids);
         m.observe("toolport_tool_call_duration_seconds", {{"tool", "echo"}}, 0.2);  // le=0.25
@@ -84,6 +90,7 @@ TEST(Metrics, OpenMetricsCarriesExemplarsOfTracedObservations) {
         "abababababababababababababababab\",span_id=\"0101010101010101\"} 0.2 ";
     EXPECT_NE(text.find(bucket), std::string::npos) << text;
     EXPECT_NE(text.find("le=\"0.1\"} 1\n"), std::string::npos) << "the untraced bucket has none: " << text;
+    EXPECT_NE(text.find("le=\"1\"} 3\n"), std::string::npos) << "the unsampled trace's bucket has none: " << text;
     EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
     EXPECT_EQ(m.render().find("trace_id"), std::string::npos);
     EXPECT_EQ(m.render().find("# EOF"), std::string::npos);
