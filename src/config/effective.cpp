@@ -36,8 +36,7 @@ Json default_value(const Key& key) {
             if (text == "true") return true;
             if (text == "false") return false;
             return text;
-        default:
-            return text;
+        default: return text;
     }
 }
 
@@ -110,8 +109,7 @@ struct Walker {
                 }
                 rows.push_back({path, redact_secrets(*value, secret_by_name(key.name)), "file"});
                 return;
-            default:
-                break;
+            default: break;
         }
         const bool secret = secret_by_name(key.name);
         if (!key.env.empty()) {

@@ -34,8 +34,7 @@ using EnvReader = std::function<std::optional<std::string>(const std::string& na
 // `more(path, value)` may give the section of an open key (`any`) such as `packs:`'s
 // mapping form; without it such a key's value is listed as written.
 std::vector<EffectiveRow> effective_rows(
-    const Section& section, const nlohmann::json& written, const std::string& prefix = {},
-    const EnvReader& env = {},
+    const Section& section, const nlohmann::json& written, const std::string& prefix = {}, const EnvReader& env = {},
     const std::function<const Section*(const std::string& path, const std::string& name)>& more = {});
 
 // Whether a key with this name holds a secret by its name alone (token, password, key,
