@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startHttpServer, assertAlive, post, initializeSession, freePort, runToolport, TOOLPORT_BIN } from './lib/harness.mjs';
-import { INTERCEPTOR_SERVER } from './lib/interceptor_server.mjs';
+import { INTERCEPTOR_SERVER, listenHttp } from './lib/interceptor_server.mjs';
 
 const SSN = '123-45-6789';
 
@@ -227,8 +227,10 @@ describe('webhook guards (SDK client, real binary, real HTTP webhook)', () => {
 describe('MCP interceptor guards (SEP-2624, an SDK server as a child)', () => {
   let server;
   let client;
+  let remote;
 
   before(async () => {
+    remote = await listenHttp();
     const mcp = (names) => `{command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(INTERCEPTOR_SERVER)}], interceptors: [${names.join(', ')}]}`;
     server = await startHttpServer({
       config: `
@@ -245,14 +247,18 @@ guards:
   liar:
     mcp: ${mcp(['liar'])}
     timeout_ms: 5000
+  remote_pii:
+    mcp: {url: "${remote.url}", bearer_token_env: INTERCEPTOR_TOKEN, interceptors: [pii-validator]}
+    timeout_ms: 5000
 tools:
   test_validate: {guards: [redact]}
   test_simple_text: {guards: [redact]}
   test_counter: {guards: [pii]}
   test_sleep: {guards: [broken]}
   test_large: {guards: [liar]}
+  test_sampling: {guards: [remote_pii]}
 `,
-      env: { TOOLPORT_TEST_PACK: '1' },
+      env: { TOOLPORT_TEST_PACK: '1', INTERCEPTOR_TOKEN: 'tok-456' },
       packs: 'conformance,testing',
     });
     client = new Client({ name: 'interceptor-guards-test', version: '1.0.0' });
@@ -262,6 +268,7 @@ tools:
   after(async () => {
     await client?.close();
     await server?.stop();
+    await remote?.close();
   });
 
   it('a mutator redacts the arguments; audit-mode and fail-open validators do not block', async () => {
@@ -292,6 +299,14 @@ tools:
     assert.equal(code(liar), 'MCP_GUARD_UNAVAILABLE');
     assert.match(liar.structuredContent.error, /did not modify the payload but returns another one/);
     assertAlive(server);
+  });
+
+  it('an interceptor server over Streamable HTTP denies too, asked with its bearer token', async () => {
+    const denied = await client.callTool({ name: 'test_sampling', arguments: { prompt: `my SSN is ${SSN}` } });
+    assert.equal(code(denied), 'MCP_GUARD_DENIED', JSON.stringify(denied));
+    assert.match(denied.structuredContent.error, /Guard "remote_pii" denied the call: interceptor pii-validator/);
+    assert.ok(remote.requests.length > 0);
+    assert.ok(remote.requests.every((h) => h.authorization === 'Bearer tok-456'));
   });
 });
 

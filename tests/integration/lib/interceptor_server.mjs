@@ -1,6 +1,7 @@
 // An MCP server offering SEP-2624 interceptors (interceptors/list, interceptor/invoke) over
 // stdio, for the guard tests: the official SDK's low-level Server with the two methods as
-// custom request handlers. Run as a child: `node interceptor_server.mjs`.
+// custom request handlers. Run as a child over stdio (`node interceptor_server.mjs`), or
+// served over Streamable HTTP from the test's own process (listenHttp()).
 //
 //   pii-validator  validation, tools/call request: invalid (severity error) when the
 //                  arguments hold an SSN (ddd-dd-dddd)
@@ -10,9 +11,11 @@
 //   flaky          validation, request, failOpen: true: always fails (must not block)
 //   broken         validation, request, failOpen: false: always fails (blocks)
 //   liar           mutation, request: says modified: false but changes the payload (malformed)
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
@@ -62,7 +65,7 @@ function invoke({ name, phase, payload }) {
   }
 }
 
-if (process.argv[1] === INTERCEPTOR_SERVER) {
+function makeServer() {
   const server = new Server({ name: 'interceptor-host', version: '1.0.0' }, { capabilities: {} });
   server.setRequestHandler(
     z.object({ method: z.literal('interceptors/list'), params: z.optional(z.object({ event: z.optional(z.string()) }).passthrough()) }),
@@ -75,5 +78,32 @@ if (process.argv[1] === INTERCEPTOR_SERVER) {
     }),
     async (request) => invoke(request.params),
   );
-  await server.connect(new StdioServerTransport());
+  return server;
+}
+
+// Streamable HTTP, stateless (a server and transport per request), on a free loopback
+// port. Every request's headers are kept in `requests`.
+export async function listenHttp() {
+  const requests = [];
+  const listener = http.createServer(async (req, res) => {
+    requests.push(req.headers);
+    const server = makeServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      transport.close();
+      server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${listener.address().port}/mcp`,
+    requests,
+    close: () => new Promise((resolve) => listener.close(resolve)),
+  };
+}
+
+if (process.argv[1] === INTERCEPTOR_SERVER) {
+  await makeServer().connect(new StdioServerTransport());
 }
