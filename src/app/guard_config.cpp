@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "app/config_table.hpp"
+#include "http_client/url.hpp"
 
 namespace toolport {
 

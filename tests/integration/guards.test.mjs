@@ -328,6 +328,17 @@ describe('guards in the configuration file', () => {
     assert.match(r.stderr, /:4.*no guard "pi" under guards: \(declared: pii\)/);
   });
 
+  it('summarizes each guard: how it is reached (no query, no header), how it is used, where it is attached', async () => {
+    const r = await check(
+      'guards:\n  pii: {webhook: {url: "https://guard.example/check?key=s3cret", headers: {X-Key: hidden}}, failure_mode: open, phases: [before]}\n' +
+        '  spare: {mcp: {command: node, args: [x.mjs]}}\nsources:\n  tango: {guards: [pii]}\ntools:\n  t: {guards: [pii]}\n',
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /guard pii: webhook https:\/\/guard\.example\/check \(before, timeout 2000 ms, failure open\); on: sources\.tango, tools\.t/);
+    assert.match(r.stdout, /guard spare: mcp stdio node \(before\+after, timeout 2000 ms, failure per interceptor\); on: nothing/);
+    assert.doesNotMatch(r.stdout, /s3cret|hidden/);
+  });
+
   it('refuses a guard with both or neither of webhook: and mcp:, and a bad failure_mode', async () => {
     let r = await check('guards:\n  g: {timeout_ms: 100}\n');
     assert.notEqual(r.status, 0);
