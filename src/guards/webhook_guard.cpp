@@ -98,6 +98,7 @@ Task<GuardVerdict> WebhookGuard::check(const pipeline::GuardInput& input, const 
     options.max_response_bytes = settings_.max_response_bytes;
     options.max_attempts = 1;  // a POST: never sent twice
     options.max_redirects = 0;
+    options.trace_parent = limits.trace;
     http_client::Response response;
     try {
         response = co_await http_.fetch(std::move(request), std::move(options));

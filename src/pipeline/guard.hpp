@@ -31,6 +31,9 @@ namespace toolport {
 class CancelToken;
 class Executor;
 struct CallerIdentity;
+namespace observability {
+struct TraceContext;
+}
 }  // namespace toolport
 
 namespace toolport::pipeline {
@@ -78,6 +81,8 @@ struct GuardCallLimits {
     std::chrono::steady_clock::time_point deadline;
     std::chrono::milliseconds timeout{0};
     CancelToken* cancel = nullptr;  // the call's: a cancelled call stops its checks
+    // The call's span, when tracing records it: a webhook's request is a span under it.
+    const observability::TraceContext* trace = nullptr;
 };
 
 class Guard {

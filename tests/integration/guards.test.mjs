@@ -13,8 +13,9 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHttpServer, assertAlive, post, initializeSession, freePort, runToolport, TOOLPORT_BIN } from './lib/harness.mjs';
+import { startHttpServer, assertAlive, post, initializeSession, freePort, runToolport, waitFor, TOOLPORT_BIN } from './lib/harness.mjs';
 import { INTERCEPTOR_SERVER, listenHttp } from './lib/interceptor_server.mjs';
+import { startOtlpReceiver } from './lib/otlp_receiver.mjs';
 
 const SSN = '123-45-6789';
 
@@ -349,5 +350,40 @@ describe('guards in the configuration file', () => {
     assert.match(r.stderr, /failure_mode.*must be .*open.*closed/);
     r = await check('guards:\n  g: {webhook: {url: "http://x/"}, phases: [during]}\n');
     assert.match(r.stderr, /unknown phase "during"/);
+  });
+});
+
+describe('guards in a trace', () => {
+  it('the webhook request is a span of the call, and the verdict an event of its server span', async (t) => {
+    const receiver = await startOtlpReceiver();
+    const hook = await startWebhook();
+    hook.mode = 'deny';
+    const clean = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, '']));
+    const server = await startHttpServer({
+      config: webhookConfig(hook.server.address().port, await freePort()),
+      env: { ...clean, TOOLPORT_TEST_PACK: '1', GUARD_KEY: 'k', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'guards-it', OTEL_BSP_SCHEDULE_DELAY: '50' },
+      packs: 'conformance,testing',
+    });
+    const client = new Client({ name: 'guards-trace', version: '1.0.0' });
+    t.after(async () => {
+      await client.close();
+      await server.stop();
+      hook.server.close();
+      await receiver.close();
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    const trace = 'b'.repeat(32);
+    const r = await client.callTool({ name: 'test_validate', arguments: { limit: 5 }, _meta: { traceparent: `00-${trace}-${'c'.repeat(16)}-01` } });
+    assert.equal(code(r), 'MCP_GUARD_DENIED');
+    let inbound;
+    await waitFor('the call\'s server span', () => {
+      inbound = receiver.spans().find((s) => s.traceId === trace && s.kind === 2);
+      return Boolean(inbound);
+    });
+    assert.ok(inbound.events.some((e) => e.name === 'guard.deny' && e.attributes.guard === 'hook' && e.attributes.phase === 'before'), JSON.stringify(inbound.events));
+    // The webhook got the trace: its request is a CLIENT span of the same trace.
+    const header = hook.seen.at(-1).headers.traceparent;
+    assert.match(header ?? '', new RegExp(`^00-${trace}-[0-9a-f]{16}-01$`));
+    await waitFor('the webhook request\'s span', () => receiver.spans().some((s) => s.traceId === trace && s.kind === 3 && header.includes(s.spanId)));
   });
 });

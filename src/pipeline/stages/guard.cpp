@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "observability/tracer.hpp"
 #include "protocol/request_id.hpp"
 #include "server/tool_error.hpp"
 #include "util/digest.hpp"
@@ -81,8 +82,13 @@ void GuardStage::count(const std::string& guard, GuardPhase phase, std::string_v
         .increment();
 }
 
-Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const Json& payload, CancelToken& cancel) {
+Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const Json& payload, RequestContext& ctx) {
     const GuardSettings& s = entry.settings;
+    // With tracing on, each verdict is an event of the call's span.
+    auto& span = ctx.span();
+    auto event = [&](std::string_view what) {
+        if (span.recording()) span.add_event(what, {{"guard", s.name}, {"phase", std::string(to_string(input.phase))}});
+    };
     std::string key;
     if (s.cache_verdicts.count() > 0) {
         key = verdict_key(s.name, input, payload);
@@ -95,6 +101,7 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
             }
             if (verdict) {
                 count(s.name, input.phase, "cached");
+                event(verdict->allow ? "guard.cached_allow" : "guard.cached_deny");
                 if (!verdict->allow) throw denial(s.name, input.phase, *verdict);
                 co_return std::move(*verdict);
             }
@@ -113,7 +120,8 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
             GuardLimiter& limiter;
             ~Slot() { limiter.release(); }
         } slot{*entry.limiter};
-        GuardCallLimits limits{started + s.timeout, s.timeout, &cancel};
+        GuardCallLimits limits{started + s.timeout, s.timeout, &ctx.cancel_token(),
+                               span.recording() ? &span.context() : nullptr};
         try {
             GuardVerdict answer = co_await entry.guard->check(input, limits);
             if (answer.replacement) check_replacement(input.phase, *answer.replacement);
@@ -136,6 +144,7 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
     if (!verdict) {
         if (s.failure_mode.value_or(FailureMode::closed) == FailureMode::closed) {
             count(s.name, input.phase, "failed_closed");
+            event("guard.failed_closed");
             throw ToolError(ToolErrorCode::guard_unavailable,
                             fmt::format("Guard \"{}\" could not check {}: {}", s.name,
                                         input.phase == GuardPhase::before ? "the call" : "the tool's result", failure))
@@ -143,6 +152,7 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
                 .detail("phase", std::string(to_string(input.phase)));
         }
         count(s.name, input.phase, "failed_open");
+        event("guard.failed_open");
         spdlog::warn("guard {}: could not check {} of {} ({}); failure_mode open: it proceeds unchecked", s.name,
                      input.phase == GuardPhase::before ? "the arguments" : "the result", input.tool, failure);
         co_return GuardVerdict{};
@@ -154,9 +164,11 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
     }
     if (!verdict->allow) {
         count(s.name, input.phase, "deny");
+        event("guard.deny");
         throw denial(s.name, input.phase, *verdict);
     }
     count(s.name, input.phase, verdict->replacement ? "modify" : "allow");
+    event(verdict->replacement ? "guard.modify" : "guard.allow");
     co_return std::move(*verdict);
 }
 
@@ -171,7 +183,7 @@ Task<ToolResult> GuardStage::handle(Call& call, const Next& next) {
         if (it == guards_.end() || !it->second.settings.before) continue;
         const Json& current = arguments ? *arguments : call.arguments;
         GuardInput input{GuardPhase::before, call.tool->name, call.tool->source, current, nullptr, caller, request_id};
-        GuardVerdict verdict = co_await ask(it->second, input, current, call.ctx.cancel_token());
+        GuardVerdict verdict = co_await ask(it->second, input, current, call.ctx);
         if (verdict.replacement) arguments = std::move(*verdict.replacement);
     }
 
@@ -210,7 +222,7 @@ Task<ToolResult> GuardStage::handle(Call& call, const Next& next) {
         auto it = guards_.find(name);
         if (it == guards_.end() || !it->second.settings.after) continue;
         GuardInput input{GuardPhase::after, call.tool->name, call.tool->source, ran_with, &as_json, caller, request_id};
-        GuardVerdict verdict = co_await ask(it->second, input, as_json, call.ctx.cancel_token());
+        GuardVerdict verdict = co_await ask(it->second, input, as_json, call.ctx);
         if (verdict.replacement) {
             as_json = std::move(*verdict.replacement);
             replaced = true;

@@ -52,7 +52,7 @@ private:
     };
     // Asks one guard about `payload` (the arguments or the result), through its cache and
     // concurrency limit. Throws ToolError for a denial and a failure under closed mode.
-    Task<GuardVerdict> ask(Entry& entry, const GuardInput& input, const Json& payload, CancelToken& cancel);
+    Task<GuardVerdict> ask(Entry& entry, const GuardInput& input, const Json& payload, RequestContext& ctx);
     void count(const std::string& guard, GuardPhase phase, std::string_view outcome);
 
     Executor& executor_;
