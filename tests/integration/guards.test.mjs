@@ -7,6 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -299,6 +300,23 @@ tools:
     const liar = await client.callTool({ name: 'test_large', arguments: { bytes: 10 } });
     assert.equal(code(liar), 'MCP_GUARD_UNAVAILABLE');
     assert.match(liar.structuredContent.error, /did not modify the payload but returns another one/);
+    assertAlive(server);
+  });
+
+  it('a new child replaces an interceptor server that died', async () => {
+    const interceptorChildren = () =>
+      execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(server.child.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.includes('interceptor_server.mjs'))
+        .map((line) => Number(line.trim().split(/\s+/)[0]));
+    const children = interceptorChildren();
+    assert.equal(children.length, 4, 'one child per MCP guard');
+    for (const pid of children) process.kill(pid, 'SIGKILL');
+    // Until the guard has noticed and reconnected, its calls fail closed; then they pass again.
+    await waitFor('the pii guard back', async () => code(await client.callTool({ name: 'test_counter', arguments: { key: 'fine' } })) === 'OK');
+    const denied = await client.callTool({ name: 'test_counter', arguments: { key: SSN } });
+    assert.equal(code(denied), 'MCP_GUARD_DENIED');
+    assert.ok(interceptorChildren().some((pid) => !children.includes(pid)), 'a new child was started');
     assertAlive(server);
   });
 
