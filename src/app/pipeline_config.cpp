@@ -146,13 +146,33 @@ void read_store(const Settings& root, stores::StoreOptions& o) {
     if (auto v = n.duration<milliseconds>(ks::reconnect_interval_ms)) o.reconnect_interval = *v;
 }
 
+// Guards attached at a layer whose stage list (its own, or the one below it) leaves out
+// "guard" would never run: refused, unless a layer says so with `disable: [guard]`. (A
+// `stages:` list written before guards existed is the usual way to get there.)
+void check_guards_run(const Settings& n, const pipeline::CallPolicy& defaults,
+                      const std::vector<const pipeline::PolicyOverride*>& layers) {
+    pipeline::CallPolicy policy = defaults;
+    for (const auto* layer : layers) {
+        layer->apply_to(policy);
+        if (std::find(layer->disable.begin(), layer->disable.end(), "guard") != layer->disable.end()) return;
+    }
+    if (policy.guards.empty() || policy.stage_enabled("guard")) return;
+    n.fail(kp::stages.name,
+           "leaves out the guard stage, so the guards attached here would never run: add guard to the list "
+           "(or say disable: [guard] to switch them off on purpose)");
+}
+
 }  // namespace
 
 void read_pipeline_sections(const Settings& root, Config& config) {
     auto& pc = config.pipeline;
     pc.guards = read_guards(root);
-    if (root.has(k::pipeline_key))
-        read_override(root.section(k::pipeline_key), kp::section, pc.guards).apply_to(pc.defaults);
+    if (root.has(k::pipeline_key)) {
+        auto n = root.section(k::pipeline_key);
+        auto o = read_override(n, kp::section, pc.guards);
+        check_guards_run(n, pc.defaults, {&o});
+        o.apply_to(pc.defaults);
+    }
     if (root.has(k::services)) {
         auto s = root.section(k::services);
         if (!s.is_mapping()) root.fail(k::services, "must be a mapping of service names");
@@ -167,13 +187,18 @@ void read_pipeline_sections(const Settings& root, Config& config) {
     if (root.has(k::sources_key)) {
         auto s = root.section(k::sources_key);
         if (!s.is_mapping()) root.fail(k::sources_key, "must be a mapping of source names");
-        for (const auto& name : s.names())
+        for (const auto& name : s.names()) {
             pc.sources[name] = read_override(s.entry(name), kp::source_section, pc.guards);
+            check_guards_run(s.entry(name), pc.defaults, {&pc.sources[name]});
+        }
     }
     if (root.has(k::tools)) {
         auto t = root.section(k::tools);
         if (!t.is_mapping()) root.fail(k::tools, "must be a mapping of tool names");
-        for (const auto& name : t.names()) pc.tools[name] = read_override(t.entry(name), kp::tool_section, pc.guards);
+        for (const auto& name : t.names()) {
+            pc.tools[name] = read_override(t.entry(name), kp::tool_section, pc.guards);
+            check_guards_run(t.entry(name), pc.defaults, {&pc.tools[name]});
+        }
     }
     if (root.has(k::store_key)) {
         read_store(root, config.store);

@@ -358,6 +358,19 @@ describe('guards in the configuration file', () => {
     assert.doesNotMatch(r.stdout, /s3cret|hidden/);
   });
 
+  it('refuses guards attached where the stage list leaves out guard, unless disabled on purpose', async () => {
+    const guard = 'guards:\n  pii: {webhook: {url: "http://127.0.0.1:9/x"}}\n';
+    let r = await check(`${guard}pipeline:\n  stages: [validate, cache, timeout]\ntools:\n  t: {guards: [pii]}\n`);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /tools\.t.*leaves out the guard stage, so the guards attached here would never run/);
+    r = await check(`${guard}sources:\n  tango: {guards: [pii], stages: [validate, timeout]}\n`);
+    assert.match(r.stderr, /sources\.tango.*leaves out the guard stage/);
+    r = await check(`${guard}sources:\n  tango: {guards: [pii]}\ntools:\n  t: {disable: [guard]}\n`);
+    assert.equal(r.status, 0, r.stderr);
+    r = await check(`${guard}tools:\n  t: {guards: [pii], disable: [guard]}\n`);
+    assert.equal(r.status, 0, r.stderr);
+  });
+
   it('refuses a guard with both or neither of webhook: and mcp:, and a bad failure_mode', async () => {
     let r = await check('guards:\n  g: {timeout_ms: 100}\n');
     assert.notEqual(r.status, 0);
