@@ -347,7 +347,7 @@ inline const Section section{"store",
 namespace pipeline {
 inline const Key stages = list_key("stages",
                                    "The stages in order (a stage not listed is off): validate, client_quota, "
-                                   "cache, circuit_breaker, budget, rate_limit, timeout, size_cap.",
+                                   "guard, cache, circuit_breaker, budget, rate_limit, timeout, size_cap.",
                                    "all, in that order");
 inline const Key disable = list_key("disable", "Stages switched off without restating the order.");
 inline const Key timeout_ms = duration_key("timeout_ms", "ms", 0, 86400000, "A call's deadline.", "30000");
@@ -413,24 +413,27 @@ inline const Key task_support = [] {
     key.echo_value = true;
     return key;
 }();
+inline const Key guards = list_key("guards",
+                                   "Guards (guards.<name>) its calls pass; added to those of pipeline: and the "
+                                   "source, never replacing them.");
 inline const Section section{"pipeline",
                              "Defaults of the call pipeline for every tool.",
                              {&stages, &disable, &timeout_ms, &max_response_bytes_env, &cache_key, &budget_defaults_key,
-                              &client_quota_key},
+                              &client_quota_key, &guards},
                              true,
                              true};
 inline const Section source_section{"source",
                                     "The pipeline for one source's tools (same keys as pipeline:), its service and "
                                     "scopes.",
                                     {&stages, &disable, &timeout_ms, &max_response_bytes, &cache_key, &budget_key,
-                                     &client_quota_key, &service, &scopes},
+                                     &client_quota_key, &service, &scopes, &guards},
                                     true,
                                     true};
 inline const Section tool_section{"tool",
                                   "The pipeline for one tool (same keys as pipeline:), its service, scopes and task "
                                   "support.",
                                   {&stages, &disable, &timeout_ms, &max_response_bytes, &cache_key, &budget_key,
-                                   &client_quota_key, &service, &scopes, &task_support},
+                                   &client_quota_key, &service, &scopes, &task_support, &guards},
                                   true,
                                   true};
 }  // namespace pipeline
@@ -455,6 +458,60 @@ inline const Section section{"service",
                              true,
                              true};
 }  // namespace service
+
+// `guards:`: external checks of calls (pipeline/guard.hpp), attached with `guards: [...]`
+// in pipeline:, sources.<name> and tools.<name>.
+namespace guard {
+inline const Key url = string_key("url", "Where each check is POSTed (http:// or https://).");
+inline const Key headers = map_key("headers", "Headers sent with every request (values may be ${ENV} references).");
+inline const Key bearer_token = as_secret(string_key("bearer_token", "Sent as Authorization: Bearer <token>."),
+                                          config::Secret::inline_or_env);
+inline const Key max_response_bytes = integer_key("max_response_bytes", 1, 67108864, "Largest reply read.", "1048576");
+inline const Section webhook_section{"webhook",
+                                     "An HTTP endpoint that answers each check with a verdict (docs/security.md).",
+                                     {&url, &headers, &bearer_token, &max_response_bytes},
+                                     true,
+                                     true};
+inline const Key command = string_key("command", "stdio: the program to start (no shell).");
+inline const Key args = list_key("args", "stdio: its arguments.");
+inline const Key env = map_key("env", "stdio: set in its environment, on top of PATH, HOME, LANG and the like.");
+inline const Key mcp_url = string_key("url", "Streamable HTTP: the server's URL.");
+inline const Key interceptors = list_key("interceptors", "The interceptors to apply, by name.",
+                                         "every one hooked on tools/call");
+inline const Key invoke_config = any_key("config", "Passed as each invocation's config.");
+inline const Section mcp_section{"mcp",
+                                 "An MCP server offering SEP-2624 interceptors (interceptors/list, "
+                                 "interceptor/invoke), over stdio or Streamable HTTP.",
+                                 {&command, &args, &env, &mcp_url, &headers, &bearer_token, &interceptors,
+                                  &invoke_config},
+                                 true,
+                                 true};
+inline const Key webhook_key = section_key("webhook", webhook_section, webhook_section.doc);
+inline const Key mcp_key = section_key("mcp", mcp_section, mcp_section.doc);
+inline const Key timeout_ms = duration_key("timeout_ms", "ms", 1, 600000,
+                                           "How long one check may take, a wait for a free slot included.", "2000");
+inline const Key failure_mode = [] {
+    auto key = one_of_key("failure_mode", {"open", "closed"},
+                          "No verdict (down, too slow, a bad reply): closed refuses the call, open lets it "
+                          "proceed with a warning.",
+                          "closed (mcp: each interceptor's own failOpen)");
+    key.echo_value = true;
+    return key;
+}();
+inline const Key max_concurrency = integer_key("max_concurrency", 1, 100000,
+                                               "Checks at once; more wait for a slot within timeout_ms.", "64");
+inline const Key cache_verdicts_s = duration_key("cache_verdicts_s", "s", 0, 86400,
+                                                 "Keep verdicts the guard marks cacheable up to this long (0: never).",
+                                                 "0");
+inline const Key phases = list_key("phases", "When it checks: before (the arguments), after (the result).",
+                                   "[before, after]");
+inline const Section section{"guard",
+                             "One external guard: a webhook or an MCP interceptor server, and how it is used.",
+                             {&webhook_key, &mcp_key, &timeout_ms, &failure_mode, &max_concurrency, &cache_verdicts_s,
+                              &phases},
+                             true,
+                             true};
+}  // namespace guard
 
 // `packs:` as a mapping: each pack's settings, by name (whether the pack is available in
 // this process or not, so the schema is the same everywhere).
@@ -490,6 +547,9 @@ inline const Key store_key = [] {
     return key;
 }();
 inline const Key pipeline_key = section_key("pipeline", pipeline::section, pipeline::section.doc);
+inline const Key guards_key = named_sections_key("guards", guard::section,
+                                                 "External guards of tool calls, by name (attach them with guards: in "
+                                                 "pipeline:, sources: or tools:).");
 inline const Key services = named_sections_key("services", service::section,
                                                "Rate limits and circuit breakers, by downstream service name.");
 inline const Key sources_key = named_sections_key("sources", pipeline::source_section,
@@ -515,8 +575,9 @@ inline const Section& file() {
         for (const auto* kind : providers::instance_kinds()) {
             for (const auto* key : kind->file_keys) s.keys.push_back(key);
         }
-        for (const auto* key : {&log_key, &pipeline_key, &services, &sources_key, &tools, &store_key, &downstream_key,
-                                &sessions, &auth_key, &reload_key, &telemetry_key, &audit_key, &console_key}) {
+        for (const auto* key :
+             {&log_key, &pipeline_key, &guards_key, &services, &sources_key, &tools, &store_key, &downstream_key,
+              &sessions, &auth_key, &reload_key, &telemetry_key, &audit_key, &console_key}) {
             s.keys.push_back(key);
         }
         return s;

@@ -14,6 +14,8 @@
 //   services:
 //     <name>: {min_spacing_ms: 100, rate_per_s: 10, burst: 20, max_wait_ms: 5000,
 //              breaker: {failure_threshold: 3, cooldown_s: 30}}
+//   guards: {<name>: {webhook: {...} | mcp: {...}, timeout_ms, failure_mode, ...}}  (guard_config.hpp)
+//           attached with guards: [<name>, ...] in pipeline:, sources.<name> and tools.<name>
 //   store: memory | redis://host:port/db      # or a mapping:
 //   store: {url, memory_cache_max_bytes, memory_cache_max_entries, key_prefix,
 //           rate_limit_fail_open, redis_timeout_ms, reconnect_interval_ms}
@@ -22,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "app/config_table.hpp"
+#include "app/guard_config.hpp"
 #include "app/pipeline_config.hpp"
 
 namespace toolport {
@@ -49,7 +52,9 @@ std::vector<std::string> stage_names(const Settings& s, const Key& key) {
 }
 
 // `section`: the keys this layer accepts (pipeline:, sources.<name> or tools.<name>).
-pipeline::PolicyOverride read_override(const Settings& n, const Section& section) {
+// `guards`: those `guards:` declares, which its guards list may name.
+pipeline::PolicyOverride read_override(const Settings& n, const Section& section,
+                                       const std::map<std::string, pipeline::GuardSettings>& guards) {
     n.check_keys(section);
     pipeline::PolicyOverride o;
     if (n.has(kp::stages)) o.stages = stage_names(n, kp::stages);
@@ -90,6 +95,18 @@ pipeline::PolicyOverride read_override(const Settings& n, const Section& section
     // OAuth scopes of a tool or source: read by config.cpp (read_scope_requirements).
     if (auto v = n.string(kp::service)) o.service = *v;
     if (auto v = n.one_of(kp::task_support)) o.task_support = *v;
+    if (auto names = n.list(kp::guards)) {
+        for (std::size_t i = 0; i < names->size(); ++i) {
+            if (!guards.count((*names)[i])) {
+                std::string known;
+                for (const auto& [name, g] : guards) known += (known.empty() ? "" : ", ") + name;
+                n.fail_item(kp::guards.name, i,
+                            fmt::format("no guard \"{}\" under guards: (declared: {})", (*names)[i],
+                                        known.empty() ? "none" : known));
+            }
+        }
+        o.guards = *names;
+    }
     return o;
 }
 
@@ -129,11 +146,33 @@ void read_store(const Settings& root, stores::StoreOptions& o) {
     if (auto v = n.duration<milliseconds>(ks::reconnect_interval_ms)) o.reconnect_interval = *v;
 }
 
+// Guards attached at a layer whose stage list (its own, or the one below it) leaves out
+// "guard" would never run: refused, unless a layer says so with `disable: [guard]`. (A
+// `stages:` list written before guards existed is the usual way to get there.)
+void check_guards_run(const Settings& n, const pipeline::CallPolicy& defaults,
+                      const std::vector<const pipeline::PolicyOverride*>& layers) {
+    pipeline::CallPolicy policy = defaults;
+    for (const auto* layer : layers) {
+        layer->apply_to(policy);
+        if (std::find(layer->disable.begin(), layer->disable.end(), "guard") != layer->disable.end()) return;
+    }
+    if (policy.guards.empty() || policy.stage_enabled("guard")) return;
+    n.fail(kp::stages.name,
+           "leaves out the guard stage, so the guards attached here would never run: add guard to the list "
+           "(or say disable: [guard] to switch them off on purpose)");
+}
+
 }  // namespace
 
 void read_pipeline_sections(const Settings& root, Config& config) {
     auto& pc = config.pipeline;
-    if (root.has(k::pipeline_key)) read_override(root.section(k::pipeline_key), kp::section).apply_to(pc.defaults);
+    pc.guards = read_guards(root);
+    if (root.has(k::pipeline_key)) {
+        auto n = root.section(k::pipeline_key);
+        auto o = read_override(n, kp::section, pc.guards);
+        check_guards_run(n, pc.defaults, {&o});
+        o.apply_to(pc.defaults);
+    }
     if (root.has(k::services)) {
         auto s = root.section(k::services);
         if (!s.is_mapping()) root.fail(k::services, "must be a mapping of service names");
@@ -148,12 +187,18 @@ void read_pipeline_sections(const Settings& root, Config& config) {
     if (root.has(k::sources_key)) {
         auto s = root.section(k::sources_key);
         if (!s.is_mapping()) root.fail(k::sources_key, "must be a mapping of source names");
-        for (const auto& name : s.names()) pc.sources[name] = read_override(s.entry(name), kp::source_section);
+        for (const auto& name : s.names()) {
+            pc.sources[name] = read_override(s.entry(name), kp::source_section, pc.guards);
+            check_guards_run(s.entry(name), pc.defaults, {&pc.sources[name]});
+        }
     }
     if (root.has(k::tools)) {
         auto t = root.section(k::tools);
         if (!t.is_mapping()) root.fail(k::tools, "must be a mapping of tool names");
-        for (const auto& name : t.names()) pc.tools[name] = read_override(t.entry(name), kp::tool_section);
+        for (const auto& name : t.names()) {
+            pc.tools[name] = read_override(t.entry(name), kp::tool_section, pc.guards);
+            check_guards_run(t.entry(name), pc.defaults, {&pc.tools[name]});
+        }
     }
     if (root.has(k::store_key)) {
         read_store(root, config.store);

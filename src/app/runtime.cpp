@@ -8,6 +8,7 @@
 
 #include "async/asio_executor.hpp"
 #include "async/executor.hpp"
+#include "guards/guards.hpp"
 #include "http_client/http_client.hpp"
 #include "observability/metrics.hpp"
 #include "observability/tracer.hpp"
@@ -15,6 +16,7 @@
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"
+#include "pipeline/stages/guard.hpp"
 #include "pipeline/stages/meta_accounting.hpp"
 #include "pipeline/stages/observe.hpp"
 #include "pipeline/stages/rate_limit.hpp"
@@ -107,6 +109,16 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     // Configurable: each tool's policy picks which of these run, and in what order.
     pipeline_.add(std::make_shared<ValidationStage>());
     pipeline_.add(std::make_shared<ClientQuotaStage>(stores_->rate_limits()));
+    // The external guards `guards:` declares, run for the tools whose policy names them.
+    guards_ = std::make_shared<GuardStage>(executor, stores_->cache());
+    for (const auto& [name, settings] : config.pipeline.guards) {
+        try {
+            guards_->add_guard(settings, guards::make_guard(settings, network, downstream_.get()));
+        } catch (const std::invalid_argument& e) {
+            throw ConfigError(fmt::format("guards.{}: {}", name, e.what()));
+        }
+    }
+    pipeline_.add(guards_);
     pipeline_.add(std::make_shared<CacheStage>(stores_->cache()));
     auto breakers = std::make_shared<CircuitBreakerStage>();
     breakers_ = breakers;
@@ -288,6 +300,7 @@ void Runtime::stop_sources() {
         cancel_reload_watch_ = nullptr;
     }
     for (auto& running : sources_) running.source().stop();
+    if (guards_) guards_->terminate();
 }
 
 bool Runtime::sources_settled() {

@@ -34,7 +34,8 @@ class OtlpExporter;
 }
 namespace pipeline {
 class CircuitBreakerStage;
-}
+class GuardStage;
+}  // namespace pipeline
 
 // What a reload request got: a reload started now, or the running (or last) one's report
 // because it came while that one ran or within reload.min_interval_s of its start.
@@ -108,6 +109,7 @@ private:
     std::shared_ptr<stores::AuditLog> audit_;
     std::shared_ptr<stores::AuditFeed> audit_feed_;
     std::shared_ptr<pipeline::CircuitBreakerStage> breakers_;
+    std::shared_ptr<pipeline::GuardStage> guards_;  // ends its MCP guards' children in stop_sources()
     pipeline::Pipeline pipeline_;
     std::unique_ptr<McpServer> server_;
     // After the server: stopped and destroyed before it.

@@ -8,7 +8,7 @@ namespace toolport::observability {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 27> kHelp{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 29> kHelp{{
     {"toolport_tool_calls_total", "Tool calls answered, by tool and result code (OK, or the error code)."},
     {"toolport_tool_errors_total", "Tool calls that ended in an error, by tool and error code."},
     {"toolport_tool_call_duration_seconds", "Time from a tool call's arrival to its answer, by tool."},
@@ -28,6 +28,10 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 27> kHelp{{
      "Calls to each downstream service through its circuit breaker, by service and outcome (success, failure, "
      "neutral: refused before the service was asked)."},
     {"toolport_service_response_seconds", "Response time of each downstream service, by service."},
+    {"toolport_guard_checks_total",
+     "Checks by external guards (guards:), by guard, phase (before, after) and outcome (allow, modify, deny, "
+     "cached, failed_open, failed_closed)."},
+    {"toolport_guard_check_seconds", "Time each external guard took to give a verdict, by guard."},
     {"toolport_rate_limited_total", "Tool calls refused by a rate limit, by scope (service or client) and service."},
     {"toolport_rate_limit_wait_seconds", "Time tool calls waited for a service's rate limit, by service."},
     {"toolport_http_requests_total", "HTTP requests answered, by method and status code."},

@@ -7,9 +7,10 @@
 namespace toolport::pipeline {
 
 const std::vector<std::string>& default_stage_order() {
-    // Cheap refusals first (bad arguments, an over-quota client), then the cache (a hit
-    // costs nothing downstream), then what guards the downstream service.
-    static const std::vector<std::string> order = {"validate", "client_quota", "cache",   "circuit_breaker",
+    // Cheap refusals first (bad arguments, an over-quota client), then the external guards
+    // (outside the cache, so a cached result is checked as a fresh one is), then the cache
+    // (a hit costs nothing downstream), then what guards the downstream service.
+    static const std::vector<std::string> order = {"validate", "client_quota", "guard",   "cache",   "circuit_breaker",
                                                    "budget",   "rate_limit",   "timeout", "size_cap"};
     return order;
 }
@@ -34,6 +35,9 @@ void PolicyOverride::apply_to(CallPolicy& p) const {
     if (client_quota_per_minute) p.client_quota.per_minute = *client_quota_per_minute;
     if (client_quota_burst) p.client_quota.burst = *client_quota_burst;
     if (service) p.service = *service;
+    for (const auto& g : guards) {
+        if (std::find(p.guards.begin(), p.guards.end(), g) == p.guards.end()) p.guards.push_back(g);
+    }
 }
 
 PolicyResolver::PolicyResolver(PipelineConfig config) : config_(std::move(config)) {}

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pipeline/guard.hpp"
 #include "stores/rate_limit_store.hpp"
 
 namespace toolport {
@@ -70,6 +71,8 @@ struct CallPolicy {
     ClientQuotaPolicy client_quota;
     std::string service;  // downstream service ("" : none)
     ServicePolicy service_policy;
+    // The guards (`guards:` by name) its calls pass, in the order their layers name them.
+    std::vector<std::string> guards;
 
     bool stage_enabled(std::string_view name) const;
 };
@@ -91,6 +94,9 @@ struct PolicyOverride {
     std::optional<double> client_quota_per_minute;
     std::optional<double> client_quota_burst;
     std::optional<std::string> service;
+    // Guards added at this layer: they add to those of the layers below (pipeline:, the
+    // source), never replace them, so a tool's entry cannot drop its source's guard.
+    std::vector<std::string> guards;
     // `tools: {<name>: {task_support: ...}}` only: "forbidden", "optional" or "required",
     // replacing the tool's own execution.taskSupport when it is registered (not a call
     // policy: apply_to leaves it out).
@@ -104,6 +110,7 @@ struct PipelineConfig {
     std::map<std::string, PolicyOverride> sources;  // by provider name (ToolSpec::source)
     std::map<std::string, PolicyOverride> tools;    // by tool name
     std::map<std::string, ServicePolicy> services;  // by service name
+    std::map<std::string, GuardSettings> guards;    // by guard name
 };
 
 class PolicyResolver {

@@ -17,7 +17,7 @@ struct CodeInfo {
     std::string_view suggestion;
 };
 
-constexpr std::array<CodeInfo, 14> kCodes = {{
+constexpr std::array<CodeInfo, 16> kCodes = {{
     {"MISSING_API_KEY", true, false, "Configure the API key for this source (see the server's configuration)."},
     {"MISSING_PARAMETER", true, false, "Add the missing parameter and call again."},
     {"INVALID_ARGUMENT", true, false, "Fix the argument to match the tool's input schema and call again."},
@@ -36,6 +36,11 @@ constexpr std::array<CodeInfo, 14> kCodes = {{
      "Call with an OAuth access token: this service is reached with a token exchanged for the caller's own."},
     {"UPSTREAM_AUTHORIZATION_FAILED", true, false,
      "The authorization server refused a token for this service; obtain a new access token or ask the operator."},
+    {"MCP_GUARD_DENIED", true, false,
+     "A guard refused this: change what its reason names (leave out the data it objects to) or ask for something "
+     "else; the same call will be refused again."},
+    {"MCP_GUARD_UNAVAILABLE", true, true,
+     "The guard that must check this call could not be asked; retry after a short wait, or tell the operator."},
 }};
 
 const CodeInfo& info(ToolErrorCode code) { return kCodes[static_cast<std::size_t>(code)]; }

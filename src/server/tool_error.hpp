@@ -40,6 +40,10 @@ enum class ToolErrorCode {
     // authorization server refused them.
     upstream_credentials_unavailable,
     upstream_authorization_failed,
+    // A guard (pipeline/stages/guard.hpp) denied the call or its result, or could not be
+    // asked and its failure_mode is closed.
+    guard_denied,
+    guard_unavailable,
 };
 
 // "MISSING_API_KEY", ..., "MCP_BUDGET_EXCEEDED", "MCP_RESPONSE_TOO_LARGE", ...

@@ -76,6 +76,36 @@ int check(const std::string& file) {
     }
     fmt::print("  overrides: {} source(s), {} tool(s), {} service(s)\n", p.sources.size(), p.tools.size(),
                p.services.size());
+    // Each guard: how it is reached (a URL without its query, which may hold a key; never a
+    // header), how it is used, and where it is attached.
+    for (const auto& entry : p.guards) {
+        const std::string& name = entry.first;
+        const pipeline::GuardSettings& g = entry.second;
+        auto bare = [](const std::string& url) {
+            try {
+                return http_client::parse_url(url).display();
+            } catch (const std::exception&) {
+                return std::string("(an invalid URL)");
+            }
+        };
+        std::string reached = g.webhook                      ? "webhook " + bare(g.webhook->url)
+                              : !g.interceptors->url.empty() ? "mcp " + bare(g.interceptors->url)
+                                                             : "mcp stdio " + g.interceptors->argv.front();
+        std::string where;
+        auto attached = [&](const std::string& label, const std::vector<std::string>& guards) {
+            if (std::find(guards.begin(), guards.end(), name) != guards.end())
+                where += (where.empty() ? "" : ", ") + label;
+        };
+        attached("pipeline", p.defaults.guards);
+        for (const auto& [source, o] : p.sources) attached("sources." + source, o.guards);
+        for (const auto& [tool, o] : p.tools) attached("tools." + tool, o.guards);
+        const char* failure = !g.failure_mode ? (g.webhook ? "closed" : "per interceptor")
+                              : *g.failure_mode == pipeline::FailureMode::open ? "open"
+                                                                               : "closed";
+        fmt::print("  guard {}: {} ({}{}{}, timeout {} ms, failure {}); on: {}\n", name, reached,
+                   g.before ? "before" : "", g.before && g.after ? "+" : "", g.after ? "after" : "", g.timeout.count(),
+                   failure, where.empty() ? "nothing (not attached)" : where);
+    }
     const auto& t = config.telemetry;
     if (!t.enabled()) {
         fmt::print("  traces: not exported{}\n", t.disabled ? " (disabled)" : " (no endpoint)");
