@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "app/access_config.hpp"
 #include "app/config.hpp"
 #include "app/runtime.hpp"
 #include "async/worker_pool.hpp"
@@ -93,6 +94,16 @@ Json check_findings(const std::string& file) {
                      {"message", fmt::format("unknown pack \"{}\" (known: {})", pack, providers::source_names())}});
             }
         }
+        // "FILE:LINE: access.rules[N].sources: ...": the key's path after the location.
+        for (const auto& warning : access_warnings(config)) {
+            auto path_start = warning.find(": ");
+            auto path_end = path_start == std::string::npos ? path_start : warning.find(": ", path_start + 2);
+            findings.push_back(
+                {{"level", "warning"},
+                 {"path", path_end == std::string::npos ? std::string("access")
+                                                        : warning.substr(path_start + 2, path_end - path_start - 2)},
+                 {"message", warning}});
+        }
     } catch (const ConfigError& e) {
         // "FILE:LINE: key.path: what": the key's path when the message names one.
         std::string message = e.what();
@@ -128,6 +139,17 @@ Json effective_config(const Config& config) {
     Json sources = Json::array();
     for (const auto& s : configured_sources(config)) sources.push_back({{"name", s.name}, {"kind", s.kind}});
     std::string store = config.store.url;
+    // The access rules in force (the file's `access:` shows them as written).
+    Json access = nullptr;
+    if (config.access) {
+        Json rules = Json::array();
+        for (const auto& rule : config.access->rules()) {
+            rules.push_back({{"name", rule.name}, {"effect", std::string(auth::effect_name(rule.effect))}});
+        }
+        access = {{"default", std::string(auth::effect_name(config.access->default_effect()))},
+                  {"rules", std::move(rules)},
+                  {"evaluation", "first match wins"}};
+    }
     Json served = {{"transport", config.transport == Config::Transport::stdio ? "stdio" : "http"},
                    {"listen", fmt::format("{}:{}", config.http.host, config.http.port)},
                    {"path", config.http.path},
@@ -138,6 +160,7 @@ Json effective_config(const Config& config) {
                    {"authentication", !config.http.bearer_tokens.empty()  ? "bearer tokens"
                                       : !config.http.oauth.issuer.empty() ? "oauth"
                                                                           : "none"},
+                   {"access", std::move(access)},
                    {"audit", {{"enabled", config.audit.enabled}, {"path", config.audit.path}}},
                    {"console",
                     {{"enabled", config.http.console.enabled},

@@ -40,6 +40,9 @@ enum class ToolErrorCode {
     // authorization server refused them.
     upstream_credentials_unavailable,
     upstream_authorization_failed,
+    // An access rule (auth/access_policy.hpp), or the default effect, denies this caller
+    // the tool.
+    tool_forbidden,
 };
 
 // "MISSING_API_KEY", ..., "MCP_BUDGET_EXCEEDED", "MCP_RESPONSE_TOO_LARGE", ...
