@@ -195,6 +195,12 @@ describe('access rules by principal', () => {
     assert.equal(intern.method, 'tools/call');
     assert.equal(intern.target, 'test_error_handling');
     assert.equal(intern.code, 'MCP_TOOL_FORBIDDEN');
+    // GET /audit filters by the new outcome (the server's own token is an operator's).
+    const res = await fetch(`${server.base}/audit?outcome=denied&tool=test_error_handling`, { headers: bearer(BOT_TOKEN) });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.ok(body.records.length >= 2, JSON.stringify(body));
+    assert.ok(body.records.every((r) => r.outcome === 'denied' && r.target === 'test_error_handling'));
   });
 
   it('the console shows the rules in force', async () => {
