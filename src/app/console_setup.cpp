@@ -123,7 +123,8 @@ Json check_findings(const std::string& file) {
     return findings;
 }
 
-Json effective_config(const Config& config) {
+// `access`: the rules the server applies now (a reload may have replaced the file's first ones).
+Json effective_config(const Config& config, const auth::AccessPolicy* access) {
     Json settings = Json::object();
     if (!config.file.empty()) {
         try {
@@ -140,15 +141,15 @@ Json effective_config(const Config& config) {
     for (const auto& s : configured_sources(config)) sources.push_back({{"name", s.name}, {"kind", s.kind}});
     std::string store = config.store.url;
     // The access rules in force (the file's `access:` shows them as written).
-    Json access = nullptr;
-    if (config.access) {
+    Json access_rules = nullptr;
+    if (access) {
         Json rules = Json::array();
-        for (const auto& rule : config.access->rules()) {
+        for (const auto& rule : access->rules()) {
             rules.push_back({{"name", rule.name}, {"effect", std::string(auth::effect_name(rule.effect))}});
         }
-        access = {{"default", std::string(auth::effect_name(config.access->default_effect()))},
-                  {"rules", std::move(rules)},
-                  {"evaluation", "first match wins"}};
+        access_rules = {{"default", std::string(auth::effect_name(access->default_effect()))},
+                        {"rules", std::move(rules)},
+                        {"evaluation", "first match wins"}};
     }
     Json served = {{"transport", config.transport == Config::Transport::stdio ? "stdio" : "http"},
                    {"listen", fmt::format("{}:{}", config.http.host, config.http.port)},
@@ -160,7 +161,7 @@ Json effective_config(const Config& config) {
                    {"authentication", !config.http.bearer_tokens.empty()  ? "bearer tokens"
                                       : !config.http.oauth.issuer.empty() ? "oauth"
                                                                           : "none"},
-                   {"access", std::move(access)},
+                   {"access", std::move(access_rules)},
                    {"audit", {{"enabled", config.audit.enabled}, {"path", config.audit.path}}},
                    {"console",
                     {{"enabled", config.http.console.enabled},
@@ -226,11 +227,12 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
         return console::ReloadStart{outcome.started, outcome.running, outcome.wait};
     };
     context.reloading = [&runtime] { return runtime.reloading(); };
-    context.config = [config] {
+    context.config = [config, &runtime] {
         auto findings = check_findings(config.file);
         bool ok = true;
         for (const auto& f : findings) ok = ok && f["level"] != "error";
-        return Json{{"effective", effective_config(config)}, {"check", {{"ok", ok}, {"findings", std::move(findings)}}}};
+        return Json{{"effective", effective_config(config, runtime.server().access_policy())},
+                    {"check", {{"ok", ok}, {"findings", std::move(findings)}}}};
     };
     return std::make_shared<console::ConsoleApi>(std::move(context));
 }

@@ -246,7 +246,11 @@ describe('access rules on stdio and in config check', () => {
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'toolport.yaml');
     const quick = 'reload:\n  min_interval_s: 0\n';
-    const denying = (tool) => `${quick}access:\n  rules:\n    - {effect: deny, tools: [${tool}]}\n`;
+    const denying = (tool) => `${quick}access:\n  rules:\n    - {name: no-${tool}, effect: deny, tools: [${tool}]}\n`;
+    const ruleNames = async () => {
+      const body = await (await fetch(`${server.base}/console/api/config`)).json();
+      return body.effective.served.access.rules.map((r) => r.name);
+    };
     writeFileSync(file, denying('test_simple_text'));
     const server = await startHttpServer({ extraArgs: ['--config', file] });
     t.after(() => server.stop());
@@ -270,6 +274,7 @@ describe('access rules on stdio and in config check', () => {
     await reload();
     tools = await list();
     assert.ok(tools.includes('test_simple_text') && !tools.includes('test_error_handling'), tools.join());
+    assert.deepEqual(await ruleNames(), ['no-test_error_handling'], 'the console shows the rules in force');
 
     writeFileSync(file, `${quick}access:\n  rules:\n    - {effect: maybe}\n`);
     await reload();
@@ -278,6 +283,7 @@ describe('access rules on stdio and in config check', () => {
     );
     tools = await list();
     assert.ok(!tools.includes('test_error_handling'), 'the last good rules stay');
+    assert.deepEqual(await ruleNames(), ['no-test_error_handling']);
   });
 
   it('config check summarizes the rules, warns about unknown sources and refuses bad patterns', async (t) => {
