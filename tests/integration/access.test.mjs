@@ -139,6 +139,35 @@ describe('access rules by principal', () => {
     assert.ok(!byId[13].result.tools.some((t) => t.name === 'test_error_handling'));
   });
 
+  it('the stateless revision (2026-07-28): the same rules per request, groups as a string claim too', async () => {
+    const statelessCall = (token, name) =>
+      post(
+        server,
+        {
+          jsonrpc: '2.0',
+          id: 21,
+          method: 'tools/call',
+          params: {
+            name,
+            arguments: {},
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'access-stateless', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        },
+        { protocolVersion: '2026-07-28', headers: { ...bearer(token), 'Mcp-Method': 'tools/call', 'Mcp-Name': name } },
+      );
+    const refused = await statelessCall(jwt('intern-erin'), 'test_error_handling');
+    assert.equal(refused.status, 200, refused.text);
+    assertForbidden(refused.json.result, 'interns-no-errors');
+    // "staff admins" (a space-separated string claim) puts the same intern in admins: allowed.
+    const admitted = await statelessCall(jwt('intern-erin', { groups: 'staff admins' }), 'test_error_handling');
+    assert.equal(admitted.status, 200, admitted.text);
+    assert.notEqual(admitted.json.result.structuredContent?.error_code, 'MCP_TOOL_FORBIDDEN', admitted.text);
+  });
+
   it('a gateway profile rule applies at the profile\'s URL only', async () => {
     const token = jwt('dana');
     const small = await connect(token, '/mcp/small');
