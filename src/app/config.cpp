@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "app/access_config.hpp"
 #include "app/config_table.hpp"
 #include "app/pipeline_config.hpp"
 #include "config/yaml_file.hpp"
@@ -803,6 +804,7 @@ static Config load_config_unchecked(const std::string& path) {
     if (r.has(k::telemetry_key)) config.telemetry = telemetry::read_telemetry_section(r.section(k::telemetry_key));
     read_pipeline_sections(r, config);
     read_scope_requirements(r, config);
+    read_access(r, config);
     return config;
 }
 

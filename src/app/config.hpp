@@ -64,6 +64,15 @@ struct Config {
     std::string log_file;             // empty: stderr
     // `telemetry:` with the OTEL_* environment variables on top: trace export.
     telemetry::TelemetrySettings telemetry;
+    // `access:`: allow and deny rules by principal (app/access_config.hpp); null without.
+    std::shared_ptr<const auth::AccessPolicy> access;
+    // The sources and profiles the rules name, where (for access_warnings).
+    struct AccessName {
+        bool source = true;  // else a gateway profile
+        std::string name;
+        std::string where;  // "FILE:LINE: access.rules[N].sources"
+    };
+    std::vector<AccessName> access_names;
 };
 
 struct ConfigError : std::runtime_error {

@@ -212,6 +212,45 @@ inline const Section section{"auth",
                              true};
 }  // namespace auth
 
+// ---- access ----
+namespace access {
+namespace rule {
+inline const Key name = string_key("name", "How refusals name the rule (unnamed: access.rules[N], N from 0).");
+inline const Key effect = one_of_key("effect", {"allow", "deny"}, "What the rule decides when it matches (required).");
+inline const Key principals = list_key("principals",
+                                       "Principal names (globs: * and ?): an OAuth token's sub, a static bearer "
+                                       "token's bearer:<digest>, the stdio client's access.stdio_principal, "
+                                       "anonymous without authentication.");
+inline const Key groups = list_key("groups", "Groups (the token's access.groups_claim) the caller is in one of.");
+inline const Key scopes = list_key("scopes", "Scopes the caller's OAuth access token holds one of.");
+inline const Key profiles = list_key("profiles", "Gateway profiles (gateway.profiles) the request is served one of.");
+inline const Key sources = list_key("sources",
+                                    "Sources (a pack, REST catalog, OpenAPI document or upstream) the tool, resource "
+                                    "or prompt is one of.");
+inline const Key tools = list_key("tools",
+                                  "Tool names (globs: * and ?); a rule that names tools decides tool calls only.");
+inline const Section section{"rule",
+                             "One access rule: its effect, and the conditions that must all hold for it to match (a "
+                             "condition left out holds for everyone; within one, any listed value will do).",
+                             {&name, &effect, &principals, &groups, &scopes, &profiles, &sources, &tools},
+                             true,
+                             true};
+}  // namespace rule
+inline const Key default_effect = one_of_key("default", {"allow", "deny"}, "What is decided when no rule matches.",
+                                             "allow");
+inline const Key groups_claim = string_key("groups_claim", "The access token claim that lists the caller's groups.",
+                                           "groups");
+inline const Key stdio_principal = string_key("stdio_principal", "The principal name of the stdio client.", "stdio");
+inline const Key rules = section_list_key("rules", rule::section,
+                                          "The rules, in order: the first that matches a call decides.");
+inline const Section section{"access",
+                             "Who may call what: allow and deny rules by principal, group, scope, gateway profile, "
+                             "source and tool (docs/authorization.md).",
+                             {&default_effect, &groups_claim, &stdio_principal, &rules},
+                             true,
+                             true};
+}  // namespace access
+
 // ---- log ----
 namespace log {
 inline const Key level = one_of_key("level", {"trace", "debug", "info", "warn", "error", "critical", "off"},
@@ -531,6 +570,7 @@ inline const Key server_key = section_key("server", server::section, server::sec
 inline const Key http_key = section_key("http", http::section, http::section.doc);
 inline const Key stdio_key = section_key("stdio", stdio::section, stdio::section.doc);
 inline const Key auth_key = section_key("auth", auth::section, auth::section.doc);
+inline const Key access_key = section_key("access", access::section, access::section.doc);
 inline const Key log_key = section_key("log", log::section, log::section.doc);
 inline const Key downstream_key = section_key("downstream", downstream::section, downstream::section.doc);
 inline const Key reload_key = section_key("reload", reload::section, reload::section.doc);
@@ -577,7 +617,7 @@ inline const Section& file() {
         }
         for (const auto* key :
              {&log_key, &pipeline_key, &guards_key, &services, &sources_key, &tools, &store_key, &downstream_key,
-              &sessions, &auth_key, &reload_key, &telemetry_key, &audit_key, &console_key}) {
+              &sessions, &auth_key, &access_key, &reload_key, &telemetry_key, &audit_key, &console_key}) {
             s.keys.push_back(key);
         }
         return s;

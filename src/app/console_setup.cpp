@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "app/access_config.hpp"
 #include "app/config.hpp"
 #include "app/config_reference.hpp"
 #include "app/runtime.hpp"
@@ -53,6 +54,16 @@ Json check_findings(const std::string& file) {
                      {"message", fmt::format("unknown pack \"{}\" (known: {})", pack, providers::source_names())}});
             }
         }
+        // "FILE:LINE: access.rules[N].sources: ...": the key's path after the location.
+        for (const auto& warning : access_warnings(config)) {
+            auto path_start = warning.find(": ");
+            auto path_end = path_start == std::string::npos ? path_start : warning.find(": ", path_start + 2);
+            findings.push_back(
+                {{"level", "warning"},
+                 {"path", path_end == std::string::npos ? std::string("access")
+                                                        : warning.substr(path_start + 2, path_end - path_start - 2)},
+                 {"message", warning}});
+        }
     } catch (const ConfigError& e) {
         // "FILE:LINE: key.path: what": the key's path when the message names one.
         std::string message = e.what();
@@ -81,7 +92,8 @@ Json effective_keys(const Json& written) {
     return rows;
 }
 
-Json effective_config(const Config& config) {
+// `access`: the rules the server applies now (a reload may have replaced the file's first ones).
+Json effective_config(const Config& config, const auth::AccessPolicy* access) {
     Json written = nullptr;
     Json settings = Json::object();
     if (!config.file.empty()) {
@@ -98,6 +110,17 @@ Json effective_config(const Config& config) {
     Json sources = Json::array();
     for (const auto& s : configured_sources(config)) sources.push_back({{"name", s.name}, {"kind", s.kind}});
     std::string store = config.store.url;
+    // The access rules in force (the file's `access:` shows them as written).
+    Json access_rules = nullptr;
+    if (access) {
+        Json rules = Json::array();
+        for (const auto& rule : access->rules()) {
+            rules.push_back({{"name", rule.name}, {"effect", std::string(auth::effect_name(rule.effect))}});
+        }
+        access_rules = {{"default", std::string(auth::effect_name(access->default_effect()))},
+                        {"rules", std::move(rules)},
+                        {"evaluation", "first match wins"}};
+    }
     Json served = {{"transport", config.transport == Config::Transport::stdio ? "stdio" : "http"},
                    {"listen", fmt::format("{}:{}", config.http.host, config.http.port)},
                    {"path", config.http.path},
@@ -108,6 +131,7 @@ Json effective_config(const Config& config) {
                    {"authentication", !config.http.bearer_tokens.empty()  ? "bearer tokens"
                                       : !config.http.oauth.issuer.empty() ? "oauth"
                                                                           : "none"},
+                   {"access", std::move(access_rules)},
                    {"audit", {{"enabled", config.audit.enabled}, {"path", config.audit.path}}},
                    {"console",
                     {{"enabled", config.http.console.enabled},
@@ -184,11 +208,12 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
         return console::ReloadStart{outcome.started, outcome.running, outcome.wait};
     };
     context.reloading = [&runtime] { return runtime.reloading(); };
-    context.config = [config] {
+    context.config = [config, &runtime] {
         auto findings = check_findings(config.file);
         bool ok = true;
         for (const auto& f : findings) ok = ok && f["level"] != "error";
-        return Json{{"effective", effective_config(config)}, {"check", {{"ok", ok}, {"findings", std::move(findings)}}}};
+        return Json{{"effective", effective_config(config, runtime.server().access_policy())},
+                    {"check", {{"ok", ok}, {"findings", std::move(findings)}}}};
     };
     return std::make_shared<console::ConsoleApi>(std::move(context));
 }

@@ -1,5 +1,7 @@
 #include "app/runtime.hpp"
 
+#include "app/access_config.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -83,6 +85,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
       audit_(open_audit(config)),
       pipeline_(pipeline::PolicyResolver(config.pipeline)),
       executor_(executor),
+      config_file_(config.file),
       reload_min_interval_(config.reload_min_interval) {
     // Tracing is on when spans have somewhere to go (observability/tracer.hpp).
     if (span_exporter_) {
@@ -130,6 +133,9 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
 
     server_ = std::make_unique<McpServer>(executor, config.server);
     server_->set_tool_invoker(pipeline_.invoker());
+    // `access:`: checked before every call and listing, on every transport.
+    server_->set_access_policy(config.access);
+    for (const auto& warning : access_warnings(config)) spdlog::warn("{}", warning);
     if (audit_stage) {
         server_->set_served_listener(
             [audit_stage](const RequestContext& ctx, auto started, auto steady, std::exception_ptr error) {
@@ -360,6 +366,7 @@ ReloadOutcome Runtime::reload() {
     }
     outcome.started = true;
     outcome.age = 0ms;
+    reload_access();
     for (auto& running : sources_) {
         if (!running.source().reloads()) continue;
         running.source().reload();
@@ -375,6 +382,23 @@ ReloadOutcome Runtime::reload() {
         watch_reload();
     }
     return outcome;
+}
+
+void Runtime::reload_access() {
+    if (config_file_.empty()) return;
+    try {
+        // The whole file is read and checked as `config check` would: rules are taken only
+        // from a file that loads, never half of one.
+        auto fresh = load_config(config_file_);
+        server_->set_access_policy(fresh.access);
+        for (const auto& warning : access_warnings(fresh)) spdlog::warn("{}", warning);
+        spdlog::info("reload: access rules: {}",
+                     fresh.access ? fmt::format("{} rule(s), default {}", fresh.access->rules().size(),
+                                                auth::effect_name(fresh.access->default_effect()))
+                                  : std::string("none"));
+    } catch (const ConfigError& e) {
+        spdlog::warn("reload: the access rules in force are kept: {}", e.what());
+    }
 }
 
 bool Runtime::sources_fetching() {

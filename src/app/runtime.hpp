@@ -74,7 +74,9 @@ public:
     // Asks the sources that fetch definitions (REST catalogs, OpenAPI documents) to fetch
     // them again; returns at once. SIGHUP, POST /admin/reload. One reload at a time, at
     // most one per reload.min_interval_s: asked while one runs or too soon after it, it
-    // starts nothing and reports that one. On the engine's loop.
+    // starts nothing and reports that one. A reload that starts also reads the file's
+    // `access:` rules again (a file that no longer loads keeps the rules in force). On the
+    // engine's loop.
     ReloadOutcome reload();
     // A reload started by reload() is still fetching.
     bool reloading() { return reload_running_ && sources_fetching(); }
@@ -119,7 +121,10 @@ private:
     // (watched every 100 ms while it does).
     void watch_reload();
     bool sources_fetching();
+    // `access:` again from the configuration file, into the server (reload()).
+    void reload_access();
     Executor& executor_;
+    std::string config_file_;  // "" without one: nothing to read again
     std::chrono::milliseconds reload_min_interval_;
     std::optional<std::chrono::steady_clock::time_point> last_reload_;
     std::vector<std::string> last_reload_sources_;

@@ -95,6 +95,12 @@ Key named_sections_key(std::string name, const Section& section, std::string doc
     return key;
 }
 
+Key section_list_key(std::string name, const Section& section, std::string doc) {
+    auto key = make(std::move(name), Type::section_list, std::move(doc), {});
+    key.section = &section;
+    return key;
+}
+
 Key any_key(std::string name, std::string doc) { return make(std::move(name), Type::any, std::move(doc), {}); }
 
 Key with_env(Key key, std::string env) {

@@ -30,6 +30,7 @@ enum class Type {
     duration,        // an integer count of `unit` ("ms" or "s"), within the range
     section,         // a nested mapping: `section`
     named_sections,  // a mapping of names (chosen by the user) to `section`
+    section_list,    // a list of `section`s, in an order that matters (access rules)
     any,             // a value the reader passes on as written (templates, schemas)
 };
 
@@ -96,6 +97,7 @@ Key duration_key(std::string name, std::string unit, double min, double max, std
                  std::string default_text = {});
 Key section_key(std::string name, const Section& section, std::string doc);
 Key named_sections_key(std::string name, const Section& section, std::string doc);
+Key section_list_key(std::string name, const Section& section, std::string doc);
 Key any_key(std::string name, std::string doc);
 
 // Modifiers: `with_env(integer_key(...), "MAX_...")`.

@@ -43,6 +43,7 @@ std::string type_text(const Key& key) {
                                number_text(key.min), number_text(key.max));
         case Type::section: return key.also_string ? "section, or a string" : "section";
         case Type::named_sections: return "mapping of names to sections";
+        case Type::section_list: return "list of sections";
         case Type::any: return "see below";
     }
     return "";
@@ -85,6 +86,7 @@ Json value_schema(const Key& key) {
         case Type::named_sections:
             s = {{"type", "object"}, {"additionalProperties", section_schema(*key.section)}};
             break;
+        case Type::section_list: s = {{"type", "array"}, {"items", section_schema(*key.section)}}; break;
         case Type::any: s = Json::object(); break;
     }
     return s;
@@ -185,8 +187,11 @@ void write_section(std::ostringstream& out, const Section& section, const std::s
                                     key->name);
         if (key->secret == Secret::env_only)
             doc_line += fmt::format(" Secret: given only as `{0}_env: VAR`, the environment variable VAR.", key->name);
-        if (key->type == Type::section || key->type == Type::named_sections) {
-            const auto child = path + "." + key->name + (key->type == Type::named_sections ? ".<name>" : "");
+        if (key->type == Type::section || key->type == Type::named_sections || key->type == Type::section_list) {
+            const auto child = path + "." + key->name +
+                               (key->type == Type::named_sections ? ".<name>"
+                                : key->type == Type::section_list ? "[]"
+                                                                  : "");
             doc_line += fmt::format(" See [`{}`](#{}).", child, anchor(child));
             nested.emplace_back(child, key);
         }
@@ -220,6 +225,7 @@ std::string markdown(const Section& file, const std::string& title, const std::s
     for (const auto* key : file.keys) {
         if (key->type == Type::section) write_section(out, *key->section, key->name, key->doc);
         else if (key->type == Type::named_sections) write_section(out, *key->section, key->name + ".<name>", key->doc);
+        else if (key->type == Type::section_list) write_section(out, *key->section, key->name + "[]", key->doc);
     }
     for (const auto& [path, section] : more) write_section(out, *section, path, section->doc);
     return out.str();

@@ -383,6 +383,36 @@ Settings Settings::entry(const std::string& name) const {
     return section(key);
 }
 
+std::size_t Settings::item_count(const Key& key) const {
+    const Json* v = find(key.name);
+    if (!v || (v->is_null() && from_file())) return 0;
+    if (!v->is_array()) fail(key.name, "must be a list");
+    return v->size();
+}
+
+Settings Settings::item(const Key& key, std::size_t index) const {
+    const std::string name = fmt::format("{}[{}]", key.name, index);
+    const Json* list = find(key.name);
+    Json value = list && list->is_array() && index < list->size() ? (*list)[index] : Json(nullptr);
+    if (from_file()) {
+        Settings sub;
+        sub.tree_ = tree_;
+        sub.file_ = file_;
+        sub.path_ = mark_path(name);
+        sub.prefix_ = dotted(name);
+        sub.values_ = std::move(value);
+        return sub;
+    }
+    if (!value.is_null() && !value.is_object()) fail_item(key.name, index, "must be a mapping");
+    std::map<std::string, int> lines;
+    const std::string below = name + ".";
+    for (const auto& [path, line] : lines_) {
+        if (path == key.name) lines[""] = line;
+        else if (path.rfind(below, 0) == 0) lines[path.substr(below.size())] = line;
+    }
+    return Settings(std::move(value), dotted(name), file_, std::move(lines));
+}
+
 std::pair<Json, std::map<std::string, int>> Settings::source_values(const std::string& key,
                                                                     const std::string& base) const {
     const Json* v = find(key);

@@ -106,6 +106,11 @@ public:
     std::vector<std::string> names() const;
     // The entry `name` (named `prefix.name` in messages).
     Settings entry(const std::string& name) const;
+    // ---- Lists of sections (Type::section_list) ----
+    // How many items the list `key` has (0 when absent; refused when not a list).
+    std::size_t item_count(const Key& key) const;
+    // Item `index` of the list `key` (named `prefix.key[index]` in messages).
+    Settings item(const Key& key, std::size_t index) const;
     // The line the key itself (not its value) was written on.
     std::optional<int> line_of_key(const std::string& key) const { return key_line(key); }
     // Refuses `key` naming the line of the key itself (its name is what is wrong).

@@ -691,10 +691,11 @@ Task<void> ConsoleApi::Impl::answer_calls(std::shared_ptr<Impl> self, std::share
                                     ? body["error"].get<std::string>()
                                     : "";
     if (result.first == 400) {
-        deferred->resolve(error_answer(*req, 400, "bad_request", message,
-                                       "filters: principal, tool, source, outcome (ok, tool_error, protocol_error, "
-                                       "cancelled, error), since and until (ISO-8601 UTC or an age: 90s, 15m, 2h, "
-                                       "7d), limit (0-1000000)"));
+        deferred->resolve(
+            error_answer(*req, 400, "bad_request", message,
+                         "filters: principal, tool, source, outcome (ok, tool_error, protocol_error, "
+                         "cancelled, denied, error), since and until (ISO-8601 UTC or an age: 90s, 15m, 2h, "
+                         "7d), limit (0-1000000)"));
         co_return;
     }
     if (result.first != 200 || !body.is_object() || !body.contains("records") || !body["records"].is_array()) {

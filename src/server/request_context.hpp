@@ -49,6 +49,9 @@ struct CallerIdentity {
     // set_scope_policy: a tool whose scopes it lacks is neither listed nor called). Absent
     // for callers without an OAuth token (static bearer tokens, stdio): not filtered.
     std::optional<std::vector<std::string>> scopes;
+    // The groups the OAuth access token's group claim names (auth/access_policy.hpp), read
+    // only when an access rule names groups. Empty for other callers.
+    std::vector<std::string> groups;
     // The verified OAuth access token the latest request came with ("" for other callers):
     // the subject token a source exchanges for one of its service's (auth/
     // upstream_credentials.hpp). Never logged, never sent on as it is.

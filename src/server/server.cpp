@@ -136,13 +136,33 @@ bool McpServer::view_has_source(const std::string& view, const std::string& sour
     return known->second.count(source) > 0;
 }
 
+namespace {
+
+auth::AccessCaller access_caller(const auth::AccessPolicy& policy, const CallerIdentity& caller) {
+    return {.principal = auth::access_principal(caller.subject, caller.principal, caller.session_id == "stdio",
+                                                policy.local_principal()),
+            .groups = &caller.groups,
+            .scopes = caller.scopes ? &*caller.scopes : nullptr,
+            .profile = caller.view};
+}
+
+}  // namespace
+
+auth::AccessDecision McpServer::access(const CallerIdentity& caller, const ToolSpec& tool) const {
+    if (!access_policy_) return {};
+    return access_policy_->for_tool(access_caller(*access_policy_, caller), tool.source, tool.name);
+}
+
 bool McpServer::visible(const CallerIdentity& caller, const ToolSpec& tool) const {
-    return in_view(caller.view, tool) && missing_scopes(caller, tool).empty();
+    return in_view(caller.view, tool) && missing_scopes(caller, tool).empty() && access(caller, tool).allowed;
 }
 
 bool McpServer::source_visible(const CallerIdentity& caller, const std::string& source) const {
     if (source.empty()) return true;  // the server's own
     if (!view_has_source(caller.view, source)) return false;
+    if (access_policy_ && !access_policy_->for_source(access_caller(*access_policy_, caller), source).allowed) {
+        return false;
+    }
     if (!caller.scopes || !scope_policy_) return true;
     return auth::missing_scopes(*caller.scopes, scope_policy_->for_source(source)).empty();
 }

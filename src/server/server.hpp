@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/access_policy.hpp"
 #include "auth/scope_policy.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/versions.hpp"
@@ -168,7 +169,7 @@ public:
     // Whether anything is hidden from `caller` at all (a view, or an OAuth token under a
     // scope policy): the others are served the whole catalogue without a look at each entry.
     bool filters(const CallerIdentity& caller) const {
-        return !caller.view.empty() || (caller.scopes && scope_policy_ && !scope_policy_->empty());
+        return !caller.view.empty() || (caller.scopes && scope_policy_ && !scope_policy_->empty()) || access_policy_;
     }
     // Whether `change` touched anything `caller` sees (a list_changed is for it).
     bool concerns(const CallerIdentity& caller, const CatalogChange& change) const;
@@ -183,6 +184,18 @@ public:
     std::vector<std::string> tool_scopes(const ToolSpec& tool) const;
     // The scopes `tool` needs that `caller`'s token lacks ([] for a caller without a token).
     std::vector<std::string> missing_scopes(const CallerIdentity& caller, const ToolSpec& tool) const;
+
+    // Allow and deny rules by principal (auth/access_policy.hpp), for every caller: a tool a
+    // rule denies is not listed, and a call of it is answered with the tool error
+    // MCP_TOOL_FORBIDDEN naming the rule; a source denied as a whole hides its resources,
+    // templates, prompts and extension methods. Null (or a policy without rules that
+    // allows by default): nothing is checked. May be replaced at any time (a reload).
+    void set_access_policy(std::shared_ptr<const auth::AccessPolicy> policy) {
+        access_policy_ = policy && !policy->empty() ? std::move(policy) : nullptr;
+    }
+    const auth::AccessPolicy* access_policy() const { return access_policy_.get(); }
+    // What the rules say of `caller` calling `tool` (allowed, without a policy).
+    auth::AccessDecision access(const CallerIdentity& caller, const ToolSpec& tool) const;
 
     // Told when a session subscribes to a resource (true) and when the last session
     // subscribed to one unsubscribes (false): sources that forward subscriptions upstream.
@@ -251,6 +264,7 @@ private:
     mutable std::map<std::string, std::set<std::string>> tool_sources_;
     std::vector<std::pair<std::string, std::string>> view_tokens_;
     std::shared_ptr<const auth::ScopePolicy> scope_policy_;
+    std::shared_ptr<const auth::AccessPolicy> access_policy_;
     int next_resource_listener_ = 0;
 };
 

@@ -95,6 +95,29 @@ void add_cacheable(Json& result, const RequestContext& ctx, const McpServer& ser
     if (is_stateless(ctx.revision())) mark_cacheable(result, server);
 }
 
+// A call an access rule denies (McpServer::access): answered with the tool error, and
+// recorded by the audit log as denied (ServerSession::call_tool).
+struct ForbiddenCall {
+    std::shared_ptr<const ToolSpec> tool;
+    ToolError error;
+};
+
+ToolError forbidden(const CallerIdentity& caller, const ToolSpec& tool, const auth::AccessDecision& decision,
+                    const auth::AccessPolicy& policy) {
+    const auto who = auth::access_principal(caller.subject, caller.principal, caller.session_id == "stdio",
+                                            policy.local_principal());
+    const auto name = util::sanitize_for_message(tool.name, 128);
+    auto message = decision.rule
+                       ? fmt::format("Forbidden: the access rule \"{}\" denies {} the tool {}", decision.rule->name,
+                                     util::sanitize_for_message(who, 128), name)
+                       : fmt::format("Forbidden: no access rule allows {} the tool {}, and access.default is deny",
+                                     util::sanitize_for_message(who, 128), name);
+    ToolError error(ToolErrorCode::tool_forbidden, message);
+    error.detail("rule", decision.rule ? Json(decision.rule->name) : Json("access.default"));
+    error.detail("principal", std::string(who));
+    return error;
+}
+
 }  // namespace
 
 Task<Json> ServerSession::ping(RequestContext&) { co_return Json::object(); }
@@ -180,6 +203,13 @@ Task<Json> ServerSession::call_tool_inner(RequestContext& ctx) {
                        fmt::format("Forbidden: the access token lacks the scope(s) {} that the tool {} needs",
                                    auth::join_scopes(missing), util::sanitize_for_message(name, 128)),
                        Json{{"error", "insufficient_scope"}, {"scope", auth::join_scopes(needed)}});
+    }
+    // Hidden from this caller's tools/list, but called by name: a specific refusal (not
+    // "Unknown tool"), so that whoever runs the server sees which rule to change.
+    if (const auto* policy = server_.access_policy()) {
+        if (auto decision = server_.access(caller(), *tool); !decision.allowed) {
+            throw ForbiddenCall{tool, forbidden(caller(), *tool, decision, *policy)};
+        }
     }
     const Json& args = param(ctx.params(), "arguments");
     if (!args.is_null() && !args.is_object()) {
@@ -424,12 +454,18 @@ private:
 
 Task<Json> ServerSession::call_tool(RequestContext& ctx) {
     ServedReport served(server_);
+    Json refused;
     try {
         co_return co_await call_tool_inner(ctx);
     } catch (const RpcError&) {
         served(ctx, std::current_exception());
         throw;
+    } catch (const ForbiddenCall& f) {
+        served(ctx, std::make_exception_ptr(f.error));
+        refused = f.tool->error_result(f.error).to_json();
     }
+    shape_tool_result(ctx.revision(), refused);
+    co_return refused;
 }
 
 Task<Json> ServerSession::read_resource(RequestContext& ctx) {

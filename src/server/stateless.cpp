@@ -102,9 +102,10 @@ void mark_cacheable(Json& result, const McpServer& server) {
     // keep one only when every caller gets the same: with views (gateway profiles, chosen by
     // path or by token at the same URL) callers get different lists, and a client that keys
     // its cache by server would hand one profile's list to another. Scopes per tool do the
-    // same between tokens.
+    // same between tokens, and access rules between principals.
     result["ttlMs"] = server.options().list_ttl.count();
-    const bool per_caller = server.has_views() || (server.scope_policy() && !server.scope_policy()->empty());
+    const bool per_caller = server.has_views() || (server.scope_policy() && !server.scope_policy()->empty()) ||
+                            server.access_policy();
     result["cacheScope"] = per_caller ? "private" : "public";
 }
 

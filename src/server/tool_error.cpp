@@ -17,7 +17,7 @@ struct CodeInfo {
     std::string_view suggestion;
 };
 
-constexpr std::array<CodeInfo, 16> kCodes = {{
+constexpr std::array<CodeInfo, 17> kCodes = {{
     {"MISSING_API_KEY", true, false, "Configure the API key for this source (see the server's configuration)."},
     {"MISSING_PARAMETER", true, false, "Add the missing parameter and call again."},
     {"INVALID_ARGUMENT", true, false, "Fix the argument to match the tool's input schema and call again."},
@@ -41,6 +41,9 @@ constexpr std::array<CodeInfo, 16> kCodes = {{
      "else; the same call will be refused again."},
     {"MCP_GUARD_UNAVAILABLE", true, true,
      "The guard that must check this call could not be asked; retry after a short wait, or tell the operator."},
+    {"MCP_TOOL_FORBIDDEN", false, false,
+     "This caller may not use this tool: use another tool, or ask the server's operator for access (the access "
+     "rules of its configuration)."},
 }};
 
 const CodeInfo& info(ToolErrorCode code) { return kCodes[static_cast<std::size_t>(code)]; }

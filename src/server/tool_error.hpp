@@ -44,6 +44,9 @@ enum class ToolErrorCode {
     // asked and its failure_mode is closed.
     guard_denied,
     guard_unavailable,
+    // An access rule (auth/access_policy.hpp), or the default effect, denies this caller
+    // the tool.
+    tool_forbidden,
 };
 
 // "MISSING_API_KEY", ..., "MCP_BUDGET_EXCEEDED", "MCP_RESPONSE_TOO_LARGE", ...

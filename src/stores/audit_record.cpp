@@ -245,9 +245,10 @@ std::string set_filter_field(AuditFilter& filter, std::string_view name, std::st
     else if (name == "method") filter.method = value;
     else if (name == "session") filter.session = value;
     else if (name == "outcome") {
-        static constexpr std::string_view kOutcomes[] = {"ok", "tool_error", "protocol_error", "cancelled", "error"};
+        static constexpr std::string_view kOutcomes[] = {"ok",        "tool_error", "protocol_error",
+                                                         "cancelled", "denied",     "error"};
         if (std::find(std::begin(kOutcomes), std::end(kOutcomes), value) == std::end(kOutcomes)) {
-            return "outcome must be one of ok, tool_error, protocol_error, cancelled, error";
+            return "outcome must be one of ok, tool_error, protocol_error, cancelled, denied, error";
         }
         filter.outcome = value;
     } else if (name == "since" || name == "until") {

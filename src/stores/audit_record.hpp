@@ -35,7 +35,7 @@ struct AuditRecord {
     // Or the canonical arguments themselves: encode_record hashes them, off the call's path.
     std::string canonical_arguments;
     std::optional<Json> arguments;  // only when audit.include_arguments, redacted
-    std::string outcome;            // ok, tool_error, protocol_error, cancelled
+    std::string outcome;            // ok, tool_error, protocol_error, cancelled, denied (an access rule)
     std::string code;               // the tool error's code or the JSON-RPC error code; "" when ok
     double duration_ms = 0;
     std::optional<long long> downstream_calls;
@@ -66,7 +66,7 @@ std::optional<std::chrono::system_clock::time_point> parse_time(std::string_view
                                                                 std::chrono::system_clock::time_point now);
 
 // What a query keeps: every set field must match (principal and subject: either one; tool:
-// the record's target; source: the source that serves it; outcome: ok, tool_error, protocol_error or cancelled, or "error" for
+// the record's target; source: the source that serves it; outcome: ok, tool_error, protocol_error, cancelled or denied, or "error" for
 // any but ok).
 struct AuditFilter {
     std::string principal;

@@ -78,7 +78,8 @@ std::string HttpEndpoint::State::principal_of(const HttpRequestView& req, const 
 }
 
 // The headers sources asked to see (per-user credentials), as this request has them, and
-// the scopes of its OAuth access token (none for other callers: not filtered by scope).
+// the scopes and groups of its OAuth access token (none for other callers: not filtered by
+// scope, and in no group).
 void HttpEndpoint::State::take_client_headers(const HttpRequestView& req, const Credential& credential,
                                               CallerIdentity& caller) const {
     caller.client_headers.clear();
@@ -88,10 +89,19 @@ void HttpEndpoint::State::take_client_headers(const HttpRequestView& req, const 
     caller.scopes.reset();
     caller.access_token.clear();
     caller.subject.clear();
+    caller.groups.clear();
     if (credential.oauth) {
         caller.subject = credential.oauth->subject;
         caller.scopes = credential.oauth->scopes;
         caller.access_token = http_policy::bearer_token(req.header("Authorization"));
+        // The groups only when a rule asks about them: no claim is read per request otherwise.
+        if (const auto* access = mcp.access_policy(); access && access->uses_groups()) {
+            const auto& claims = credential.oauth->claims;
+            if (claims.is_object()) {
+                auto claim = claims.find(access->groups_claim());
+                if (claim != claims.end()) caller.groups = auth::claim_groups(*claim);
+            }
+        }
     }
 }
 

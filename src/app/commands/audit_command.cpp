@@ -285,7 +285,8 @@ Command add_audit(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "file", "redis"}));
     command->add_option("--principal", flags->principal, "Only this caller (its principal or token subject)");
     command->add_option("--tool", flags->tool, "Only this tool, resource URI or prompt");
-    command->add_option("--outcome", flags->outcome, "ok, tool_error, protocol_error, cancelled, or error (any but ok)");
+    command->add_option("--outcome", flags->outcome,
+                        "ok, tool_error, protocol_error, cancelled, denied, or error (any but ok)");
     command->add_option("--method", flags->method, "tools/call, resources/read or prompts/get");
     command->add_option("--session", flags->session, "Only this MCP session");
     command->add_option("--since", flags->since, "From this time: ISO-8601 UTC, or an age (90s, 15m, 2h, 7d)");

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/commands/commands.hpp"
+#include "app/access_config.hpp"
 #include "app/config.hpp"
 #include "app/config_reference.hpp"
 #include "document/document.hpp"
@@ -106,6 +107,12 @@ int check(const std::string& file) {
                    g.before ? "before" : "", g.before && g.after ? "+" : "", g.after ? "after" : "", g.timeout.count(),
                    failure, where.empty() ? "nothing (not attached)" : where);
     }
+    if (const auto& access = config.access) {
+        std::size_t allow = 0;
+        for (const auto& rule : access->rules()) allow += rule.effect == auth::AccessEffect::allow ? 1 : 0;
+        fmt::print("  access: {} rule(s) ({} allow, {} deny), first match wins, default {}\n", access->rules().size(),
+                   allow, access->rules().size() - allow, auth::effect_name(access->default_effect()));
+    }
     const auto& t = config.telemetry;
     if (!t.enabled()) {
         fmt::print("  traces: not exported{}\n", t.disabled ? " (disabled)" : " (no endpoint)");
@@ -118,6 +125,9 @@ int check(const std::string& file) {
                        ? fmt::format(" {}", t.sampler_ratio)
                        : "");
     }
+    // Names the rules give that nothing configured has: said, not refused (a flag or an
+    // import may add the source when the server starts).
+    for (const auto& warning : access_warnings(config)) fmt::print(stderr, "warning: {}\n", warning);
     return 0;
 }
 

@@ -146,7 +146,8 @@ void AuditStage::served(const RequestContext& ctx, std::chrono::system_clock::ti
             outcome = "protocol_error";
             code = std::to_string(e.code);
         } catch (const ToolError& e) {
-            outcome = "tool_error";
+            // A tools/call comes here with a tool error only when an access rule denied it.
+            outcome = e.code() == ToolErrorCode::tool_forbidden ? "denied" : "tool_error";
             code = std::string(code_name(e.code()));
         } catch (...) {
             outcome = "protocol_error";

@@ -335,27 +335,6 @@ ViewSpec profile_view(const ProfileSettings& profile, std::vector<std::string> m
     return view;
 }
 
-bool glob_match(std::string_view pattern, std::string_view name) {
-    // Iterative matching with one backtrack point: the last * seen.
-    std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
-    while (n < name.size()) {
-        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-            ++p;
-            ++n;
-        } else if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            mark = n;
-        } else if (star != std::string_view::npos) {
-            p = star + 1;
-            n = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
-
 namespace {
 
 bool names_a_credential(const std::string& variable) {

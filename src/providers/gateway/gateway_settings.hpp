@@ -45,6 +45,7 @@
 #include "providers/gateway/output_limits.hpp"
 #include "providers/source_settings.hpp"
 #include "server/view.hpp"
+#include "util/glob.hpp"
 
 namespace toolport::gateway {
 
@@ -138,8 +139,8 @@ struct GatewaySettings {
 // registered by `gateway_source`) are in every profile: they answer within the caller's view.
 ViewSpec profile_view(const ProfileSettings& profile, std::vector<std::string> meta_tools, std::string gateway_source);
 
-// Whether `name` matches `pattern` (* any run, ? one character).
-bool glob_match(std::string_view pattern, std::string_view name);
+// Whether `name` matches `pattern` (* any run, ? one character): util/glob.hpp.
+using util::glob_match;
 
 // An upstream name: 1-64 of A-Z a-z 0-9 _ -.
 bool valid_upstream_name(std::string_view name);
