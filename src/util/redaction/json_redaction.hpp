@@ -17,4 +17,9 @@ std::size_t redact_json(Json& value, DetectorSet set, RedactionCounts* counts = 
 // The injection markers of every string value (and member name) in `value`.
 void scan_json_injection(const Json& value, InjectionFindings& found);
 
+// The same over JSON text (one well-formed value, as a gateway passes an upstream's result
+// on unread): each string literal is scanned as the string it denotes (escapes decoded),
+// without building the document.
+void scan_json_text_injection(std::string_view json_text, InjectionFindings& found);
+
 }  // namespace toolport::util::redaction
