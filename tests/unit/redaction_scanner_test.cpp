@@ -4,6 +4,7 @@
 
 #include "util/redaction/checks.hpp"
 #include "util/redaction/json_redaction.hpp"
+#include "util/redaction/lower_run.hpp"
 #include "util/redaction/text_redactor.hpp"
 
 namespace toolport::util::redaction {
@@ -142,6 +143,34 @@ TEST(RedactionScanner, ProseAndUtf8StayAsTheyAre) {
         "Der Bär läuft 3 km um 12:00 Uhr. Version 2.4.1 was released on 2024-05-01 with 1,234 fixes — "
         "see issue #4521 and commit 9f86d08. Temperature: -12.5 °C, ratio 3/4, 100%.";
     EXPECT_EQ(redacted(text), text);
+}
+
+TEST(RedactionScanner, FindsAfterLongProseAtEveryAlignment) {
+    // The scanner passes over lower-case words and spaces eight bytes at a time; what
+    // follows is found wherever the run ends.
+    for (std::size_t pad = 0; pad < 17; ++pad) {
+        const std::string prose = std::string(pad, 'x') + " the quick brown fox jumps over the lazy dog ";
+        EXPECT_EQ(redacted(prose + "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 done"), prose + "[REDACTED:api_key] done")
+            << pad;
+        EXPECT_EQ(redacted(prose + "bearer abc123.def-456_ghi"), prose + "bearer [REDACTED:bearer]") << pad;
+        EXPECT_EQ(redacted(prose + "mailalice@example.com"), prose + "[REDACTED:email]") << pad;
+        EXPECT_EQ(redacted(prose + "abcdefghijklmnop4111111111111111"), prose + "abcdefghijklmnop4111111111111111")
+            << pad;
+    }
+}
+
+TEST(RedactionScanner, EightByteTestsAreExactForEveryByte) {
+    for (int b = 0; b < 256; ++b) {
+        for (std::size_t at = 0; at < 8; ++at) {
+            char letters[8] = {'a', 'b', 'y', 'z', 'q', 'm', 'n', 'p'};
+            letters[at] = static_cast<char>(b);
+            const bool lower = b >= 'a' && b <= 'z';
+            EXPECT_EQ(lower_prefix(letters, 8), lower ? 8 : at) << b << " at " << at;
+            char prose[8] = {'a', ' ', 'y', 'z', ' ', 'm', 'n', ' '};
+            prose[at] = static_cast<char>(b);
+            EXPECT_EQ(prose_prefix(prose, 8), lower || b == ' ' ? 8 : at) << b << " at " << at;
+        }
+    }
 }
 
 TEST(RedactionDetectors, ParseNamesAndGroups) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "util/redaction/lower_run.hpp"
+
 namespace toolport::util::redaction {
 
 namespace {
@@ -142,6 +144,35 @@ bool important_directive(std::string_view text, std::size_t at) {
     return false;
 }
 
+// The first letters of the phrases looked for: ignore, disregard, forget, override, bypass,
+// you, from, pretend, new.
+bool phrase_start(unsigned char c) {
+    switch (c | 0x20) {
+        case 'i':
+        case 'd':
+        case 'f':
+        case 'o':
+        case 'b':
+        case 'y':
+        case 'p':
+        case 'n': return true;
+        default: return false;
+    }
+}
+
+// The first words of the phrases looked for (the matchers above read on from them).
+bool phrase_word(const Word& w) {
+    switch (w.size) {
+        case 3: return w.is("you") || w.is("new");
+        case 4: return w.is("from");
+        case 6: return w.is("ignore") || w.is("forget") || w.is("bypass");
+        case 7: return w.is("pretend");
+        case 8: return w.is("override");
+        case 9: return w.is("disregard");
+        default: return false;
+    }
+}
+
 }  // namespace
 
 std::string_view name(Marker m) {
@@ -170,6 +201,30 @@ void scan_injection(std::string_view text, InjectionFindings& found) {
     bool in_hidden_run = false;
     for (std::size_t i = 0; i < n; ++i) {
         const unsigned char c = byte(i);
+        if (is_alpha(c)) {
+            // A word (the loop never stops inside one): only a few first letters can start
+            // a phrase looked for; any other word is passed over whole.
+            in_hidden_run = false;
+            if (c == 'I' && text.compare(i, 9, "IMPORTANT") == 0 && important_directive(text, i))
+                add(Marker::important_directive);
+            if (phrase_start(c)) {
+                const Word w = word_at(text, i);
+                if (phrase_word(w)) {
+                    if (ignore_instructions(text, w)) add(Marker::ignore_instructions);
+                    else if (role_override(text, w)) add(Marker::role_override);
+                }
+                i = w.end - 1;
+            } else {
+                std::size_t end = i + 1;
+                for (;;) {
+                    end += lower_prefix(text.data() + end, n - end);
+                    if (end >= n || !(is_alpha(byte(end)) || text[end] == '\'')) break;
+                    ++end;
+                }
+                i = end - 1;
+            }
+            continue;
+        }
         // Only these bytes can start a marker; everything else is passed over.
         switch (c) {
             case '<':
@@ -216,36 +271,6 @@ void scan_injection(std::string_view text, InjectionFindings& found) {
                     i += 2;
                 }
                 break;
-            case 'I':
-                if (text.compare(i, 9, "IMPORTANT") == 0 && (i == 0 || !is_alpha(byte(i - 1)))) {
-                    if (important_directive(text, i)) add(Marker::important_directive);
-                    i += 8;
-                    break;
-                }
-                [[fallthrough]];
-            case 'i':
-            case 'D':
-            case 'd':
-            case 'F':
-            case 'f':
-            case 'O':
-            case 'o':
-            case 'B':
-            case 'b':
-            case 'Y':
-            case 'y':
-            case 'P':
-            case 'p':
-            case 'N':
-            case 'n': {
-                if (i > 0 && is_alpha(byte(i - 1))) break;
-                const Word w = word_at(text, i);
-                if (w.size < 3) break;
-                if (ignore_instructions(text, w)) add(Marker::ignore_instructions);
-                else if (role_override(text, w)) add(Marker::role_override);
-                i = w.end - 1;
-                break;
-            }
             default: break;
         }
         in_hidden_run = false;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "util/redaction/checks.hpp"
+#include "util/redaction/lower_run.hpp"
 
 namespace toolport::util::redaction {
 
@@ -14,8 +15,9 @@ enum : std::uint8_t {
     kLower = 1,
     kUpper = 2,
     kDigit = 4,
-    kPunct = 8,  // _ - . + / @ inside a word
-    kWord = kLower | kUpper | kDigit | kPunct,
+    kPunct = 8,  // _ - . + / inside a word
+    kAt = 16,    // '@', inside a word too
+    kWord = kLower | kUpper | kDigit | kPunct | kAt,
 };
 
 constexpr std::array<std::uint8_t, 256> make_classes() {
@@ -23,7 +25,8 @@ constexpr std::array<std::uint8_t, 256> make_classes() {
     for (int c = 'a'; c <= 'z'; ++c) t[c] = kLower;
     for (int c = 'A'; c <= 'Z'; ++c) t[c] = kUpper;
     for (int c = '0'; c <= '9'; ++c) t[c] = kDigit;
-    for (char c : {'_', '-', '.', '+', '/', '@'}) t[static_cast<unsigned char>(c)] = kPunct;
+    for (char c : {'_', '-', '.', '+', '/'}) t[static_cast<unsigned char>(c)] = kPunct;
+    t['@'] = kAt;
     return t;
 }
 constexpr std::array<std::uint8_t, 256> kClass = make_classes();
@@ -151,23 +154,34 @@ std::size_t match_private_key(std::string_view text, std::size_t s) {
     return close == std::string_view::npos ? text.size() : close + 5;
 }
 
-// The token after "Bearer " at `s` (the word "Bearer" ends at `s`): its span, or begin=end.
-std::pair<std::size_t, std::size_t> match_bearer(std::string_view text, std::size_t s) {
+// Whether the word at `s` follows "Bearer " (any case, one or more spaces or tabs).
+bool after_bearer(std::string_view text, std::size_t s) {
     std::size_t p = s;
-    if (p >= text.size() || (text[p] != ' ' && text[p] != '\t')) return {0, 0};
-    while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
-    bool marked = false;
-    const std::size_t end = run_end(text, p, [&marked](char c) {
-        if (is_alpha(c)) return true;
+    while (p > 0 && (text[p - 1] == ' ' || text[p - 1] == '\t')) --p;
+    if (p == s || p < 6) return false;
+    for (std::size_t i = 0; i < 6; ++i) {
+        if ((text[p - 6 + i] | 0x20) != "bearer"[i]) return false;
+    }
+    return p == 6 || !is_alnum(text[p - 7]);
+}
+
+// The token after "Bearer " starting at `s`: its end, or 0. Letters alone are words
+// ("bearer of bad news", "Bearer authentication"), unless 20 or more with capitals.
+std::size_t match_bearer_token(std::string_view text, std::size_t s) {
+    bool marked = false, upper = false;
+    const std::size_t end = run_end(text, s, [&](char c) {
+        if (is_alpha(c)) {
+            upper |= is_upper(c);
+            return true;
+        }
         const bool mark = is_digit(c) || c == '.' || c == '_' || c == '-' || c == '~' || c == '+' || c == '/' ||
                           c == '=';
         marked |= mark;
         return mark;
     });
-    const std::size_t length = end - p;
-    // "bearer of bad news", "Bearer authentication": words, not tokens.
-    if (length < 8 || (!marked && length < 20)) return {0, 0};
-    return {p, end};
+    const std::size_t length = end - s;
+    if (length < 8 || (!marked && (length < 20 || !upper))) return 0;
+    return end;
 }
 
 // ---- emails ----
@@ -237,7 +251,7 @@ bool random_token(std::string_view text, std::size_t s, std::size_t e) {
     bool all_hex = true;
     for (char c : word) {
         const std::uint8_t k = cls(c);
-        if (k == kPunct && c != '_' && c != '-' && c != '+' && c != '/') return false;  // '.', '@'
+        if (k == kAt || (k == kPunct && c != '_' && c != '-' && c != '+' && c != '/')) return false;  // '.', '@'
         upper += k == kUpper;
         lower += k == kLower;
         digits += k == kDigit;
@@ -366,17 +380,12 @@ std::size_t check_word(std::string_view text, std::size_t s, std::size_t e, std:
         return e;
     }
     // Words of letters alone shorter than any key body: prose, the common case.
-    if (!(classes & (kDigit | kPunct)) && length < 20) {
-        if (length == 6 && has(set, Detector::bearer) && (text[s] == 'B' || text[s] == 'b') &&
-            (text.compare(s, 6, "Bearer") == 0 || text.compare(s, 6, "bearer") == 0 ||
-             text.compare(s, 6, "BEARER") == 0)) {
-            auto [begin, end] = match_bearer(text, e);
-            if (begin != end) {
-                out.push_back({begin, end, Detector::bearer});
-                return end;
-            }
+    if (!(classes & (kDigit | kPunct)) && length < 20) return e;
+    if (has(set, Detector::bearer) && length >= 8 && after_bearer(text, s)) {
+        if (const std::size_t end = match_bearer_token(text, s)) {
+            out.push_back({s, end, Detector::bearer});
+            return end;
         }
-        return e;
     }
     if (has(set, Detector::private_key) && text[s] == '-' && length >= 10) {
         if (const std::size_t end = match_private_key(text, s)) {
@@ -437,6 +446,14 @@ void find_sensitive(std::string_view text, DetectorSet set, std::vector<Finding>
     const std::size_t n = text.size();
     std::size_t i = 0;
     while (i < n) {
+        // Runs of lower-case words and spaces, eight bytes at a time: a word of lower-case
+        // letters alone is never a finding (every shape needs a digit, '@', punctuation or a
+        // capital). The word the run stops in is then read from its start.
+        if (const std::size_t skipped = prose_prefix(text.data() + i, n - i); skipped >= 8) {
+            const std::size_t from = i;
+            i += skipped;
+            while (i > from && cls(text[i - 1]) == kLower) --i;
+        }
         // Between words: spaces, quotes, brackets, other punctuation, UTF-8 sequences.
         while (i < n && !is_word(text[i])) {
             if (text[i] == '(' && numbers && has(set, Detector::phone) && i + 1 < n && is_digit(text[i + 1])) break;
@@ -459,15 +476,14 @@ void find_sensitive(std::string_view text, DetectorSet set, std::vector<Finding>
         }
         // The word, and what kinds of bytes it holds.
         std::uint8_t classes = 0;
-        bool has_at = false;
         std::size_t e = s;
         while (e < n) {
             const std::uint8_t k = cls(text[e]);
             if (!k) break;
             classes |= k;
-            has_at |= text[e] == '@';
             ++e;
         }
+        const bool has_at = (classes & kAt) != 0;
         i = std::max(e, check_word(text, s, e, classes, has_at, set, out));
     }
 }
