@@ -81,6 +81,9 @@ TEST(RedactionScanner, EntropyTokens) {
 TEST(RedactionScanner, Emails) {
     EXPECT_EQ(redacted("write to alice.smith+tag@example.co.uk."), "write to [REDACTED:email].");
     EXPECT_EQ(redacted("<bob@mail.example.org>, carol@x.io"), "<[REDACTED:email]>, [REDACTED:email]");
+    // Run together (found by fuzz_redaction): two findings that do not overlap.
+    EXPECT_EQ(redacted("x@example.comy@example.org"), "[REDACTED:email]@example.org");
+    EXPECT_EQ(redacted("a@example.cc.b@example.org", bit(Detector::email)), "a@[REDACTED:email]");
     for (const std::string text : {"user@localhost", "@mention", "a@b", "x@y.1", "npm i @scope/pkg@1.2.3"}) {
         EXPECT_EQ(redacted(text, bit(Detector::email)), text) << text;
     }

@@ -370,12 +370,16 @@ std::size_t check_word(std::string_view text, std::size_t s, std::size_t e, std:
     const std::size_t length = e - s;
     if (has_at) {
         if (!has(set, Detector::email)) return e;
+        // Two emails run together ("a@b.cc@d.ee"): the second's local part starts after
+        // the first.
+        std::size_t floor = s;
         for (std::size_t at = s; at < e; ++at) {
             if (text[at] != '@') continue;
-            auto [begin, end] = match_email(text, s, at);
+            auto [begin, end] = match_email(text, floor, at);
             if (begin == end) continue;
             out.push_back({begin, end, Detector::email});
-            at = end;
+            floor = end;
+            at = end - 1;
         }
         return e;
     }
