@@ -118,6 +118,17 @@ pipeline::PolicyOverride read_override(const Settings& n, const Section& section
     // OAuth scopes of a tool or source: read by config.cpp (read_scope_requirements).
     if (auto v = n.string(kp::service)) o.service = *v;
     if (auto v = n.one_of(kp::task_support)) o.task_support = *v;
+    // Redaction asked for where the same layer leaves its stage out would silently not
+    // happen: said at once instead.
+    if (o.redact_results && *o.redact_results) {
+        const bool listed = !o.stages ||
+                            std::find(o.stages->begin(), o.stages->end(), "content_scan") != o.stages->end();
+        const bool disabled = std::find(o.disable.begin(), o.disable.end(), "content_scan") != o.disable.end();
+        if (!listed || disabled) {
+            n.fail(disabled ? kp::disable : kp::stages,
+                   "leaves out content_scan, the stage that does what redact.results asks");
+        }
+    }
     return o;
 }
 

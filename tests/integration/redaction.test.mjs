@@ -162,5 +162,10 @@ describe('built-in redaction and injection labelling', () => {
     const run = await runToolport(['config', 'check', file]);
     assert.equal(run.status, 2, run.stdout + run.stderr);
     assert.match(run.stderr, /pipeline\.redact\.results: unknown detector "passport" \(known: secrets, personal, all, api_key/);
+    // Asked for where the stage is left out: said, not silently skipped.
+    writeFileSync(file, 'sources:\n  crm:\n    disable: [content_scan]\n    redact: {results: [email]}\n');
+    const left = await runToolport(['config', 'check', file]);
+    assert.equal(left.status, 2, left.stdout + left.stderr);
+    assert.match(left.stderr, /sources\.crm\.disable: leaves out content_scan, the stage that does what redact\.results asks/);
   });
 });
