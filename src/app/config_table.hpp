@@ -386,7 +386,7 @@ inline const Section section{"store",
 namespace pipeline {
 inline const Key stages = list_key("stages",
                                    "The stages in order (a stage not listed is off): validate, client_quota, "
-                                   "guard, cache, circuit_breaker, budget, rate_limit, timeout, size_cap.",
+                                   "guard, cache, content_scan, circuit_breaker, budget, rate_limit, timeout, size_cap.",
                                    "all, in that order");
 inline const Key disable = list_key("disable", "Stages switched off without restating the order.");
 inline const Key timeout_ms = duration_key("timeout_ms", "ms", 0, 86400000, "A call's deadline.", "30000");
@@ -440,6 +440,34 @@ inline const Key per_minute = number_key("per_minute", 0, 1e9, "Calls a minute p
 inline const Key burst = number_key("burst", 0, 1e9, "Saved-up calls (0: same as per_minute).", "0");
 inline const Section section{"client_quota", "Calls per client identity.", {&per_minute, &burst}, true, true};
 }  // namespace client_quota
+namespace redact {
+inline const Key results = list_key("results",
+                                    "Detectors run on the tool's results: api_key, jwt, bearer, private_key, token, "
+                                    "email, phone, card, ssn, iban, or the groups secrets, personal, all.",
+                                    "none");
+inline const Key payloads = list_key("payloads",
+                                     "Detectors run on the audit record's arguments and on trace payloads (same "
+                                     "names; [] for none).",
+                                     "all");
+inline const Section section{"redact",
+                             "The built-in redaction of secrets and personal data (content_scan stage).",
+                             {&results, &payloads},
+                             true,
+                             true};
+}  // namespace redact
+namespace injection_scan {
+inline const Key enabled = boolean_key("enabled", "Label results that hold prompt-injection markers.",
+                                       "true for gateway upstreams, REST catalogs and OpenAPI documents");
+inline const Key warning = boolean_key("warning", "The label puts a text block warning the model first.", "true");
+inline const Section section{"injection_scan",
+                             "The prompt-injection marker scan of results (content_scan stage): labels, never edits.",
+                             {&enabled, &warning},
+                             true,
+                             true};
+}  // namespace injection_scan
+inline const Key redact_key = section_key("redact", redact::section, redact::section.doc);
+inline const Key injection_scan_key = section_key("injection_scan", injection_scan::section,
+                                                  injection_scan::section.doc);
 inline const Key cache_key = section_key("cache", cache::section, cache::section.doc);
 inline const Key budget_key = section_key("budget", budget::section, budget::section.doc);
 inline const Key budget_defaults_key = section_key("budget", budget::defaults_section, budget::section.doc);
@@ -458,21 +486,22 @@ inline const Key guards = list_key("guards",
 inline const Section section{"pipeline",
                              "Defaults of the call pipeline for every tool.",
                              {&stages, &disable, &timeout_ms, &max_response_bytes_env, &cache_key, &budget_defaults_key,
-                              &client_quota_key, &guards},
+                              &client_quota_key, &redact_key, &injection_scan_key, &guards},
                              true,
                              true};
 inline const Section source_section{"source",
                                     "The pipeline for one source's tools (same keys as pipeline:), its service and "
                                     "scopes.",
                                     {&stages, &disable, &timeout_ms, &max_response_bytes, &cache_key, &budget_key,
-                                     &client_quota_key, &service, &scopes, &guards},
+                                     &client_quota_key, &redact_key, &injection_scan_key, &service, &scopes, &guards},
                                     true,
                                     true};
 inline const Section tool_section{"tool",
                                   "The pipeline for one tool (same keys as pipeline:), its service, scopes and task "
                                   "support.",
                                   {&stages, &disable, &timeout_ms, &max_response_bytes, &cache_key, &budget_key,
-                                   &client_quota_key, &service, &scopes, &task_support, &guards},
+                                   &client_quota_key, &redact_key, &injection_scan_key, &service, &scopes, &task_support,
+                                   &guards},
                                   true,
                                   true};
 }  // namespace pipeline

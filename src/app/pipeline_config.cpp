@@ -8,6 +8,8 @@
 //     cache: {mode: read_only | all | off, enabled: BOOL, ttl_s: 300, per_user: false}
 //     budget: {max_downstream_calls_per_request: 120, default_downstream_per_call: 12, scope_ttl_s: 600}
 //     client_quota: {per_minute: 0, burst: 0}
+//     redact: {results: [email, card, ...], payloads: [all]}   # content_scan, util/redaction/
+//     injection_scan: {enabled: BOOL, warning: true}
 //   sources: {<provider>: <same keys as pipeline> + service}
 //   tools:   {<tool name>: <same keys as pipeline> + service + task_support}
 //            task_support: forbidden | optional | required   (the tool's execution.taskSupport)
@@ -26,6 +28,7 @@
 #include "app/config_table.hpp"
 #include "app/guard_config.hpp"
 #include "app/pipeline_config.hpp"
+#include "util/redaction/detectors.hpp"
 
 namespace toolport {
 
@@ -49,6 +52,17 @@ std::vector<std::string> stage_names(const Settings& s, const Key& key) {
         }
     }
     return names;
+}
+
+util::redaction::DetectorSet detectors(const Settings& s, const Key& key) {
+    const auto names = *s.list(key);
+    std::string unknown;
+    if (auto set = util::redaction::parse_detectors(names, &unknown)) return *set;
+    const auto at = std::find(names.begin(), names.end(), unknown) - names.begin();
+    std::string known = "secrets, personal, all";
+    for (auto name : util::redaction::detector_names()) known += ", " + std::string(name);
+    s.fail_item(key.name, static_cast<std::size_t>(at),
+                fmt::format("unknown detector \"{}\" (known: {})", unknown, known));
 }
 
 // `section`: the keys this layer accepts (pipeline:, sources.<name> or tools.<name>).
@@ -92,6 +106,20 @@ pipeline::PolicyOverride read_override(const Settings& n, const Section& section
         if (auto v = q.number(kq::per_minute)) o.client_quota_per_minute = *v;
         if (auto v = q.number(kq::burst)) o.client_quota_burst = *v;
     }
+    if (n.has(kp::redact_key)) {
+        namespace kr = kp::redact;
+        auto r = n.section(kp::redact_key);
+        r.check_keys(kr::section);
+        if (r.has(kr::results)) o.redact_results = detectors(r, kr::results);
+        if (r.has(kr::payloads)) o.redact_payloads = detectors(r, kr::payloads);
+    }
+    if (n.has(kp::injection_scan_key)) {
+        namespace ki = kp::injection_scan;
+        auto i = n.section(kp::injection_scan_key);
+        i.check_keys(ki::section);
+        if (auto v = i.boolean(ki::enabled)) o.injection_scan = *v;
+        if (auto v = i.boolean(ki::warning)) o.injection_warning = *v;
+    }
     // OAuth scopes of a tool or source: read by config.cpp (read_scope_requirements).
     if (auto v = n.string(kp::service)) o.service = *v;
     if (auto v = n.one_of(kp::task_support)) o.task_support = *v;
@@ -106,6 +134,17 @@ pipeline::PolicyOverride read_override(const Settings& n, const Section& section
             }
         }
         o.guards = *names;
+    }
+    // Redaction asked for where the same layer leaves its stage out would silently not
+    // happen: said at once instead.
+    if (o.redact_results && *o.redact_results) {
+        const bool listed = !o.stages ||
+                            std::find(o.stages->begin(), o.stages->end(), "content_scan") != o.stages->end();
+        const bool disabled = std::find(o.disable.begin(), o.disable.end(), "content_scan") != o.disable.end();
+        if (!listed || disabled) {
+            n.fail(disabled ? kp::disable : kp::stages,
+                   "leaves out content_scan, the stage that does what redact.results asks");
+        }
     }
     return o;
 }

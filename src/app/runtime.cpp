@@ -18,6 +18,7 @@
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"
+#include "pipeline/stages/content_scan.hpp"
 #include "pipeline/stages/guard.hpp"
 #include "pipeline/stages/meta_accounting.hpp"
 #include "pipeline/stages/observe.hpp"
@@ -94,6 +95,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         observability::tracer().configure(sampler.value_or(observability::Sampler()), span_exporter_,
                                           config.telemetry.capture_payloads);
     }
+    observability::tracer().set_payload_detectors(config.pipeline.defaults.content_scan.payloads);
     using namespace pipeline;
     // Always on, outermost: the audit record and observation see the accounted result.
     // The console's live Calls view follows the records in memory, with or without the
@@ -104,6 +106,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     }
     if (audit_ || audit_feed_) {
         audit_stage = std::make_shared<AuditStage>(audit_, audit_feed_, config.audit.replica);
+        audit_stage->set_payload_detectors(config.pipeline.defaults.content_scan.payloads);
         pipeline_.add_always(audit_stage);
     }
     auto observe = std::make_shared<ObserveStage>();
@@ -123,6 +126,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     }
     pipeline_.add(guards_);
     pipeline_.add(std::make_shared<CacheStage>(stores_->cache()));
+    pipeline_.add(std::make_shared<ContentScanStage>());
     auto breakers = std::make_shared<CircuitBreakerStage>();
     breakers_ = breakers;
     pipeline_.add(breakers);

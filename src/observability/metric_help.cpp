@@ -18,6 +18,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 29> kHelp{{
     {"toolport_budget_downstream_calls_total",
      "Downstream API calls charged to request budgets, by tool (the call's _meta.downstream_api_calls, else the "
      "configured estimate)."},
+    {"toolport_redactions_total",
+     "Values the built-in redaction replaced, by source, detector (email, card, api_key, ...) and where (result, "
+     "audit, trace)."},
+    {"toolport_injection_markers_total",
+     "Prompt-injection markers found in results (which are labelled, not edited), by source and marker."},
     {"toolport_budget_rejections_total", "Tool calls refused because their request budget was spent, by tool."},
     {"toolport_circuit_state",
      "Circuit breaker state of each downstream service: 0 = closed (calls pass), 1 = half-open (a trial call "

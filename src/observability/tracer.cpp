@@ -3,6 +3,8 @@
 #include <chrono>
 
 #include "observability/events.hpp"
+#include "observability/metrics.hpp"
+#include "util/redaction/json_redaction.hpp"
 
 namespace toolport::observability {
 
@@ -12,7 +14,20 @@ std::uint64_t unix_nanos_now() {
 }
 
 std::string payload_attribute(const Json& payload) {
-    std::string text = redact_fields(payload).dump(-1, ' ', false, Json::error_handler_t::replace);
+    Json redacted = redact_fields(payload);
+    util::redaction::RedactionCounts counts;
+    if (util::redaction::redact_json(redacted, tracer().payload_detectors(), &counts)) {
+        for (std::size_t i = 0; i < util::redaction::kDetectorCount; ++i) {
+            if (!counts.by_detector[i]) continue;
+            metrics().increment("toolport_redactions_total",
+                                {{"source", ""},
+                                 {"detector",
+                                  std::string(util::redaction::name(static_cast<util::redaction::Detector>(i)))},
+                                 {"where", "trace"}},
+                                counts.by_detector[i]);
+        }
+    }
+    std::string text = redacted.dump(-1, ' ', false, Json::error_handler_t::replace);
     if (text.size() > 4096) {
         text.resize(4096);
         text += "...";

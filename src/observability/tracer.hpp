@@ -23,6 +23,7 @@
 #include "observability/span_data.hpp"
 #include "observability/trace_context.hpp"
 #include "util/json.hpp"
+#include "util/redaction/detectors.hpp"
 
 namespace toolport::observability {
 
@@ -80,6 +81,10 @@ public:
     void configure(Sampler sampler, std::shared_ptr<SpanProcessor> processor, bool capture_payloads = false);
     bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
     bool captures_payloads() const { return capture_payloads_; }
+    // The detectors payload_attribute() redacts with (the configuration's
+    // `pipeline: {redact: {payloads}}`; every one by default).
+    void set_payload_detectors(util::redaction::DetectorSet set) { payload_detectors_ = set; }
+    util::redaction::DetectorSet payload_detectors() const { return payload_detectors_; }
     // Hands what the processor has queued on (at shutdown).
     void flush(int timeout_ms);
 
@@ -91,6 +96,7 @@ public:
 private:
     std::atomic<bool> enabled_{false};
     bool capture_payloads_ = false;
+    util::redaction::DetectorSet payload_detectors_ = util::redaction::kAllDetectors;
     Sampler sampler_;
     std::shared_ptr<SpanProcessor> processor_;
 };
@@ -98,7 +104,9 @@ private:
 Tracer& tracer();
 
 // A request's arguments or result as a span attribute value: compact JSON with the values
-// of secret-looking keys redacted as in the logs (events.hpp), cut at 4096 bytes.
+// of secret-looking keys redacted as in the logs (events.hpp) and what the payload
+// detectors find replaced (util/redaction/, counted in
+// toolport_redactions_total{where="trace"}), cut at 4096 bytes.
 std::string payload_attribute(const Json& payload);
 
 // Nanoseconds since the Unix epoch (span and event times).

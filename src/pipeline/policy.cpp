@@ -9,9 +9,11 @@ namespace toolport::pipeline {
 const std::vector<std::string>& default_stage_order() {
     // Cheap refusals first (bad arguments, an over-quota client), then the external guards
     // (outside the cache, so a cached result is checked as a fresh one is), then the cache
-    // (a hit costs nothing downstream), then what guards the downstream service.
-    static const std::vector<std::string> order = {"validate", "client_quota", "guard",   "cache",   "circuit_breaker",
-                                                   "budget",   "rate_limit",   "timeout", "size_cap"};
+    // (a hit costs nothing downstream), then what guards the downstream service. The content
+    // scan sits inside the cache, so that what is kept there is redacted and labelled already.
+    static const std::vector<std::string> order = {"validate",     "client_quota",    "guard",  "cache",
+                                                   "content_scan", "circuit_breaker", "budget", "rate_limit",
+                                                   "timeout",      "size_cap"};
     return order;
 }
 
@@ -38,6 +40,10 @@ void PolicyOverride::apply_to(CallPolicy& p) const {
     for (const auto& g : guards) {
         if (std::find(p.guards.begin(), p.guards.end(), g) == p.guards.end()) p.guards.push_back(g);
     }
+    if (redact_results) p.content_scan.results = *redact_results;
+    if (redact_payloads) p.content_scan.payloads = *redact_payloads;
+    if (injection_scan) p.content_scan.injection = *injection_scan;
+    if (injection_warning) p.content_scan.injection_warning = *injection_warning;
 }
 
 PolicyResolver::PolicyResolver(PipelineConfig config) : config_(std::move(config)) {}
@@ -61,6 +67,7 @@ std::shared_ptr<const CallPolicy> PolicyResolver::resolve(const ToolSpec& tool) 
     if (auto s = config_.sources.find(tool.source); !tool.source.empty() && s != config_.sources.end())
         s->second.apply_to(*policy);
     if (auto t = config_.tools.find(tool.name); t != config_.tools.end()) t->second.apply_to(*policy);
+    if (!policy->content_scan.injection) policy->content_scan.injection = untrusted_.count(tool.source) > 0;
     if (!policy->service.empty()) {
         if (auto svc = config_.services.find(policy->service); svc != config_.services.end())
             policy->service_policy = svc->second;

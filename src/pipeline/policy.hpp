@@ -11,12 +11,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "pipeline/guard.hpp"
 #include "stores/rate_limit_store.hpp"
+#include "util/redaction/detectors.hpp"
 
 namespace toolport {
 struct ToolSpec;
@@ -61,6 +63,22 @@ struct ServicePolicy {
     std::chrono::milliseconds breaker_cooldown{30000};
 };
 
+// The built-in content scan (stages/content_scan.hpp, util/redaction/).
+struct ContentScanPolicy {
+    // Detectors run on the tool's results (none by default: a result is the tool's answer).
+    util::redaction::DetectorSet results = 0;
+    // Detectors run on what is written down about a call: the audit record's arguments and
+    // the payloads on trace spans (every one by default: logs keep no secrets).
+    util::redaction::DetectorSet payloads = util::redaction::kAllDetectors;
+    // Label results that hold prompt-injection markers. Unset: on for the sources Toolport
+    // does not own (gateway upstreams, REST catalogs, OpenAPI documents).
+    std::optional<bool> injection;
+    // The label includes a leading text block that warns the model.
+    bool injection_warning = true;
+
+    bool injection_on() const { return injection.value_or(false); }
+};
+
 // Everything the stages need to know for one tool.
 struct CallPolicy {
     std::vector<std::string> stages = default_stage_order();  // in order; a stage not listed is off
@@ -73,6 +91,7 @@ struct CallPolicy {
     ServicePolicy service_policy;
     // The guards (`guards:` by name) its calls pass, in the order their layers name them.
     std::vector<std::string> guards;
+    ContentScanPolicy content_scan;
 
     bool stage_enabled(std::string_view name) const;
 };
@@ -97,6 +116,10 @@ struct PolicyOverride {
     // Guards added at this layer: they add to those of the layers below (pipeline:, the
     // source), never replace them, so a tool's entry cannot drop its source's guard.
     std::vector<std::string> guards;
+    std::optional<util::redaction::DetectorSet> redact_results;
+    std::optional<util::redaction::DetectorSet> redact_payloads;
+    std::optional<bool> injection_scan;
+    std::optional<bool> injection_warning;
     // `tools: {<name>: {task_support: ...}}` only: "forbidden", "optional" or "required",
     // replacing the tool's own execution.taskSupport when it is registered (not a call
     // policy: apply_to leaves it out).
@@ -128,10 +151,14 @@ public:
     // files change under it), applied before the configuration's `sources:` entry for it,
     // which may override them. Same timing rule as add_service_default.
     void add_source_default(const std::string& source, PolicyOverride layer);
+    // A source Toolport does not own (its tools' results are scanned for prompt-injection
+    // markers unless the configuration says otherwise). Same timing rule.
+    void add_untrusted_source(const std::string& source) { untrusted_.insert(source); }
 
 private:
     PipelineConfig config_;
     std::map<std::string, PolicyOverride> source_defaults_;
+    std::set<std::string> untrusted_;
     std::unordered_map<std::string, std::shared_ptr<const CallPolicy>> by_key_;
 };
 

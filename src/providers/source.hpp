@@ -83,6 +83,10 @@ public:
     // and by REST, OpenAPI and gateway sources configured with `strict_arguments: true`.
     void set_strict_arguments(bool strict) { strict_arguments_ = strict; }
     bool strict_arguments() const { return strict_arguments_; }
+    // A source Toolport does not own (REST, OpenAPI, the gateway and its upstreams): its
+    // results are scanned for prompt-injection markers unless configured otherwise
+    // (pipeline/stages/content_scan.hpp). Set before start(); its parts inherit it.
+    void set_untrusted();
 
     // Adds (or replaces) a tool of this source. Throws SourceError (bad name, schema that
     // does not compile).
@@ -135,6 +139,7 @@ private:
     McpServer& server_;
     SourceServices services_;
     bool strict_arguments_ = false;
+    bool untrusted_ = false;
 };
 
 class Source {

@@ -14,6 +14,7 @@ Executor& SourceContext::executor() const { return server_.executor(); }
 std::unique_ptr<SourceContext> SourceContext::part(std::string name) const {
     auto context = std::make_unique<SourceContext>(std::move(name), server_, services_);
     context->set_strict_arguments(strict_arguments_);
+    if (untrusted_) context->set_untrusted();
     return context;
 }
 
@@ -77,6 +78,11 @@ void SourceContext::add_health(const std::string& component, std::function<obser
 
 void SourceContext::set_service_defaults(const std::string& service, const pipeline::ServicePolicy& policy) {
     if (services_.policies) services_.policies->add_service_default(service, policy);
+}
+
+void SourceContext::set_untrusted() {
+    untrusted_ = true;
+    if (services_.policies) services_.policies->add_untrusted_source(source_name_);
 }
 
 void SourceContext::set_call_defaults(const pipeline::PolicyOverride& layer) {

@@ -96,6 +96,7 @@ RunningSource start_source(const SourceKind& kind, McpServer& server, const Sour
     // are Toolport's own: their tools refuse any argument they do not define. The others
     // follow their schema, or their `strict_arguments` setting.
     if (!kind.named_instances) context->set_strict_arguments(true);
+    else context->set_untrusted();
     server.registry().batch([&] { source->start(*context); });
     return RunningSource(std::move(context), std::move(source));
 }

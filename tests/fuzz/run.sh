@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/tests/fuzz"
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 [[ $build == /* ]] || build="$root/$build"
-targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers fuzz_catalog fuzz_uri_template fuzz_auth})
+targets=(${FUZZ_TARGETS:-fuzz_jsonrpc fuzz_http_request fuzz_client_parsers fuzz_catalog fuzz_uri_template fuzz_auth fuzz_redaction})
 
 if [[ ! -f "$build/build.ninja" ]]; then
   # -O1 rather than -O2: the sanitizers and coverage stay, and it compiles faster; a short

@@ -153,11 +153,15 @@ TEST_F(RequestSpanTest, ArgumentsAndResultsOnlyWhenOptedInAndRedacted) {
     EXPECT_EQ(attribute(collector->spans[0], "gen_ai.tool.call.result"), nullptr);
 
     observability::tracer().configure(observability::Sampler(), collector, /*capture_payloads=*/true);
-    call(13, "tools/call", {{"name", "echo_span"}, {"arguments", {{"city", "Oslo"}, {"api_key", "sk-secret-1"}}}});
+    call(13, "tools/call",
+         {{"name", "echo_span"},
+          {"arguments", {{"city", "Oslo"}, {"api_key", "sk-secret-1"}, {"contact", "ann@example.com"}}}});
     ASSERT_EQ(collector->spans.size(), 2u);
     const std::string arguments = text_attribute(collector->spans[1], "gen_ai.tool.call.arguments");
     EXPECT_NE(arguments.find("Oslo"), std::string::npos) << arguments;
     EXPECT_EQ(arguments.find("sk-secret-1"), std::string::npos) << arguments;
+    // The payload detectors (util/redaction/) too, all of them by default.
+    EXPECT_NE(arguments.find("\"contact\":\"[REDACTED:email]\""), std::string::npos) << arguments;
     const std::string result = text_attribute(collector->spans[1], "gen_ai.tool.call.result");
     EXPECT_NE(result.find("\"hi\""), std::string::npos) << result;
 }

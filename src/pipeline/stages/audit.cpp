@@ -3,11 +3,13 @@
 #include "async/completion.hpp"
 #include "async/control_signal.hpp"
 #include "observability/events.hpp"
+#include "pipeline/stages/content_scan.hpp"
 #include "pipeline/stages/observe.hpp"
 #include "protocol/json_writer.hpp"
 #include "protocol/request_id.hpp"
 #include "server/tool_error.hpp"
 #include "util/digest.hpp"
+#include "util/redaction/json_redaction.hpp"
 
 namespace toolport::pipeline {
 
@@ -39,7 +41,8 @@ void AuditStage::hand_over(stores::AuditRecord record) {
     if (log_) log_->submit(std::move(record));
 }
 
-stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Json* arguments) const {
+stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Json* arguments,
+                                            util::redaction::DetectorSet payloads, const std::string& source) const {
     stores::AuditRecord r;
     const CallerIdentity& caller = ctx.caller();
     r.method = ctx.method();
@@ -63,6 +66,8 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
         if (log_ && log_->options().include_arguments) {
             static constexpr std::size_t kMaxArgumentBytes = 16 * 1024;
             Json redacted = observability::redact_fields(*arguments);
+            util::redaction::RedactionCounts counts;
+            if (util::redaction::redact_json(redacted, payloads, &counts)) count_redactions(source, "audit", counts);
             if (redacted.dump(-1, ' ', false, Json::error_handler_t::replace).size() <= kMaxArgumentBytes) {
                 r.arguments = std::move(redacted);
             } else {
@@ -108,7 +113,8 @@ Task<ToolResult> AuditStage::handle(Call& call, const Next& next) {
         code = "INTERNAL_ERROR";
         rethrow = std::current_exception();
     }
-    stores::AuditRecord r = base_record(call.ctx, &call.arguments);
+    stores::AuditRecord r = base_record(call.ctx, &call.arguments, call.policy->content_scan.payloads,
+                                        call.tool->source);
     r.time = started;
     r.target = call.tool->name;
     r.source = call.tool->source;

@@ -14,6 +14,7 @@
 #include "pipeline/pipeline.hpp"
 #include "stores/audit_feed.hpp"
 #include "stores/audit_log.hpp"
+#include "util/redaction/detectors.hpp"
 
 namespace toolport::pipeline {
 
@@ -35,8 +36,17 @@ public:
                 std::chrono::steady_clock::time_point started_steady, std::exception_ptr error);
 
     // The record's fields every request has (caller, session, profile, request id, trace),
-    // and its arguments' digest (the arguments too when audit.include_arguments, redacted).
-    stores::AuditRecord base_record(const RequestContext& ctx, const Json* arguments) const;
+    // and its arguments' digest (the arguments too when audit.include_arguments, redacted:
+    // the values of secret-looking keys, and what the detectors of `payloads` find, counted
+    // in toolport_redactions_total{where="audit"} under `source`).
+    stores::AuditRecord base_record(const RequestContext& ctx, const Json* arguments,
+                                    util::redaction::DetectorSet payloads, const std::string& source = {}) const;
+    stores::AuditRecord base_record(const RequestContext& ctx, const Json* arguments) const {
+        return base_record(ctx, arguments, payload_detectors_);
+    }
+    // The detectors for records made outside the pipeline (served()): the configuration's
+    // `pipeline: {redact: {payloads}}`. A tool call's come from its policy.
+    void set_payload_detectors(util::redaction::DetectorSet set) { payload_detectors_ = set; }
 
 private:
     // Whether a record made now goes anywhere.
@@ -46,6 +56,7 @@ private:
     std::shared_ptr<stores::AuditLog> log_;
     std::shared_ptr<stores::AuditFeed> feed_;
     std::string replica_;
+    util::redaction::DetectorSet payload_detectors_ = util::redaction::kAllDetectors;
 };
 
 }  // namespace toolport::pipeline

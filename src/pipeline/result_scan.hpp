@@ -1,0 +1,41 @@
+// The built-in content scan applied to a tool result (util/redaction/ has the scanners):
+// redaction of its text and structured content, and the prompt-injection label.
+//
+//   RedactionCounts counts;
+//   redact_result(result, policy.content_scan.results, counts);   // "[REDACTED:email]" in place
+//   auto found = scan_result_injection(result);
+//   if (found.any()) label_injection(result, found, "github", /*warning_block=*/true);
+#pragma once
+
+#include <string>
+
+#include "server/content.hpp"
+#include "util/redaction/injection_markers.hpp"
+#include "util/redaction/text_redactor.hpp"
+
+namespace toolport::pipeline {
+
+// The _meta key of the injection label.
+inline constexpr const char* kInjectionMetaKey = "toolport/injection";
+// The _meta key that says how many values were redacted, per detector.
+inline constexpr const char* kRedactedMetaKey = "toolport/redacted";
+
+// Redacts `result` in place with the detectors of `set`: its text blocks, embedded text
+// resources and structuredContent (strings only, so it keeps its shape). When
+// structuredContent changed, the text block that carried its JSON is written again from the
+// redacted value. Returns whether structuredContent changed (the caller checks it against
+// the outputSchema: a redacted string may no longer match a pattern or format).
+bool redact_result(ToolResult& result, util::redaction::DetectorSet set, util::redaction::RedactionCounts& counts);
+
+// The injection markers in `result`'s text blocks, embedded text resources and
+// structuredContent. A structuredContent mirrored in a text block is not counted twice.
+util::redaction::InjectionFindings scan_result_injection(const ToolResult& result);
+
+// Labels `result`, never editing what the tool said: _meta["toolport/injection"] lists the
+// markers found (and the source), and with `warning_block` a text block put first tells
+// the model the result holds text that looks like instructions. A result labelled already
+// (a meta-tool's call through the pipeline) is left as it is.
+void label_injection(ToolResult& result, const util::redaction::InjectionFindings& found, const std::string& source,
+                     bool warning_block);
+
+}  // namespace toolport::pipeline
