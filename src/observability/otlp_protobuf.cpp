@@ -61,6 +61,10 @@ enum class Wire : std::uint8_t { varint = 0, fixed64 = 1, length_delimited = 2, 
 // dozens of small fields, and a capacity check per byte was most of the encoding's time.
 class Writer {
 public:
+    Writer() = default;
+    // Writes into `room` (taken, given back by release()): its size is what is there to
+    // write into.
+    explicit Writer(std::string& room) : buffer_(std::move(room)) {}
     void varint(std::uint64_t value) {
         reserve(kMaxVarint);
         put_varint(value);
@@ -126,6 +130,13 @@ public:
         buffer_.resize(length_);
         length_ = 0;
         return std::move(buffer_);
+    }
+    // Gives the buffer back to `room` whole (size untouched); returns how many bytes were written.
+    std::size_t release(std::string& room) {
+        const std::size_t written = length_;
+        length_ = 0;
+        room = std::move(buffer_);
+        return written;
     }
 
     // The unchecked writes, for a caller that made room for all it writes with reserve().
@@ -398,9 +409,10 @@ std::uint32_t otlp_span_flags(const SpanData& span) {
     return span.flags | has_is_remote | (span.parent_is_remote ? is_remote : 0);
 }
 
-std::string encode_otlp_protobuf(const Attributes& resource, const InstrumentationScope& scope,
-                                 std::span<const SpanData> spans) {
-    Writer w;
+namespace {
+
+void write_request(Writer& w, const Attributes& resource, const InstrumentationScope& scope,
+                   std::span<const SpanData> spans) {
     w.expect(512 + spans.size() * 640);  // a server span with its attributes is about 500 bytes
     w.open(field::request_resource_spans);
     w.open(field::resource_spans_resource);
@@ -414,7 +426,23 @@ std::string encode_otlp_protobuf(const Attributes& resource, const Instrumentati
     for (const auto& span : spans) write_span(w, span);
     w.close();
     w.close();
+}
+
+}  // namespace
+
+std::string encode_otlp_protobuf(const Attributes& resource, const InstrumentationScope& scope,
+                                 std::span<const SpanData> spans) {
+    Writer w;
+    write_request(w, resource, scope, spans);
     return w.take();
+}
+
+std::string_view encode_otlp_protobuf(const Attributes& resource, const InstrumentationScope& scope,
+                                      std::span<const SpanData> spans, std::string& room) {
+    Writer w(room);
+    write_request(w, resource, scope, spans);
+    const std::size_t written = w.release(room);
+    return std::string_view(room).substr(0, written);
 }
 
 }  // namespace toolport::observability

@@ -35,6 +35,12 @@ std::uint32_t otlp_span_flags(const SpanData& span);
 // One ResourceSpans holding one ScopeSpans with `spans`.
 std::string encode_otlp_protobuf(const Attributes& resource, const InstrumentationScope& scope,
                                  std::span<const SpanData> spans);
+// The same, written into `room`, a buffer the caller keeps from one batch to the next (its
+// size is the room, grown as needed, never shrunk): the bytes are the returned view of it,
+// valid until `room` is used again. An exporter thus encodes each batch without allocating
+// and zero-filling a fresh buffer of a few hundred kilobytes.
+std::string_view encode_otlp_protobuf(const Attributes& resource, const InstrumentationScope& scope,
+                                      std::span<const SpanData> spans, std::string& room);
 
 // ExportTraceServiceResponse.partial_success: spans the collector accepted the request but
 // not kept (it answered 200; the request must not be sent again).

@@ -67,6 +67,10 @@ void Span::set_attribute(AttributeKey key, std::string_view value) {
     else data_->attributes.push_back({key, AttributeValue(std::in_place_type<std::string>, value)});
 }
 
+void Span::add_attribute(AttributeKey key, std::string_view value) {
+    if (data_) data_->attributes.push_back({key, AttributeValue(std::in_place_type<std::string>, value)});
+}
+
 void Span::add_event(std::string_view name, Attributes attributes) {
     if (!data_) return;
     data_->events.push_back({std::string(name), unix_nanos_now(), std::move(attributes)});

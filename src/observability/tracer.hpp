@@ -55,6 +55,9 @@ public:
     void set_attribute(AttributeKey key, bool value) {
         if (data_) set_attribute(key, AttributeValue(value));
     }
+    // For a key the span does not have yet (one filled in as it starts, each key once):
+    // appended without the look-up set_attribute makes.
+    void add_attribute(AttributeKey key, std::string_view value);
     void add_event(std::string_view name, Attributes attributes = {});
     // Marks the span failed: status error with `message`, and the `error.type` attribute.
     void set_error(std::string_view error_type, std::string_view message = {});

@@ -42,28 +42,30 @@ RequestTrace start_request_span(const std::string& method, const Json& params, c
                        std::move(propagated.baggage)};
     auto& span = trace.span;
     if (!span.recording()) return trace;
-    span.set_attribute("mcp.method.name", method);
+    // A new span: each key below is set once (add_attribute, no look-up).
+    span.add_attribute("mcp.method.name", method);
     if (tool) {
-        span.set_attribute("gen_ai.tool.name", *tool);
-        span.set_attribute("gen_ai.operation.name", "execute_tool");
+        span.add_attribute("gen_ai.tool.name", *tool);
+        span.add_attribute("gen_ai.operation.name", "execute_tool");
         if (observability::tracer().captures_payloads()) {
             if (auto args = params.find("arguments"); args != params.end()) {
-                span.set_attribute("gen_ai.tool.call.arguments", observability::payload_attribute(*args));
+                span.add_attribute("gen_ai.tool.call.arguments", observability::payload_attribute(*args));
             }
         }
     }
-    if (prompt) span.set_attribute("gen_ai.prompt.name", *prompt);
+    if (prompt) span.add_attribute("gen_ai.prompt.name", *prompt);
     if (method == "resources/read") {
-        if (const auto* uri = string_param(params, "uri")) span.set_attribute("mcp.resource.uri", *uri);
+        if (const auto* uri = string_param(params, "uri")) span.add_attribute("mcp.resource.uri", *uri);
     }
-    span.set_attribute("jsonrpc.request.id", id.is_string() ? id.get_ref<const std::string&>() : protocol::id_text(id));
-    span.set_attribute("mcp.protocol.version", protocol::name(revision));
+    if (id.is_string()) span.add_attribute("jsonrpc.request.id", id.get_ref<const std::string&>());
+    else span.add_attribute("jsonrpc.request.id", protocol::id_text(id));
+    span.add_attribute("mcp.protocol.version", protocol::name(revision));
     if (caller.session_id == "stdio") {
-        span.set_attribute("network.transport", "pipe");
+        span.add_attribute("network.transport", "pipe");
     } else if (caller.session_id != "in-process") {
-        span.set_attribute("network.transport", "tcp");
-        span.set_attribute("network.protocol.name", "http");
-        if (!caller.session_id.empty()) span.set_attribute("mcp.session.id", caller.session_id);
+        span.add_attribute("network.transport", "tcp");
+        span.add_attribute("network.protocol.name", "http");
+        if (!caller.session_id.empty()) span.add_attribute("mcp.session.id", caller.session_id);
     }
     return trace;
 }

@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -222,7 +221,9 @@ struct AuditLog::Impl {
     const AuditOptions options;
     std::mutex mutex;
     std::condition_variable wake, written_cv;
-    std::deque<AuditRecord> queue;
+    // Swapped with the writer's batch each round, so both keep their room: a record costs
+    // the call one move into it, no allocation.
+    std::vector<AuditRecord> queue;
     std::uint64_t submitted = 0, done = 0;
     bool stopping = false, flush_asked = false;
     Stats stats;   // under the mutex: dropped counted by submit, the rest copied from wstats
@@ -344,7 +345,7 @@ struct AuditLog::Impl {
 
     // Records are encoded straight into one buffer, written out a megabyte at a time (and
     // where the file rotates), which the writer keeps between batches.
-    void write_batch(std::deque<AuditRecord>& batch) {
+    void write_batch(std::vector<AuditRecord>& batch) {
         static constexpr std::size_t kChunkBytes = 1 << 20;
         std::vector<std::string> lines;  // for the Redis stream
         if (stream) lines.reserve(batch.size());
@@ -401,7 +402,7 @@ struct AuditLog::Impl {
     }
 
     void run() {
-        std::deque<AuditRecord> batch;
+        std::vector<AuditRecord> batch;
         for (;;) {
             std::uint64_t upto;
             bool stop, forced;
@@ -418,8 +419,11 @@ struct AuditLog::Impl {
                 upto = submitted;
                 stop = stopping;
             }
-            if (!batch.empty()) write_batch(batch);
+            const std::size_t records = batch.size();
+            if (records > 0) write_batch(batch);
             batch.clear();
+            // Room far beyond what rounds take (after a burst) is let go.
+            if (batch.capacity() > 4096 && records < batch.capacity() / 4) std::vector<AuditRecord>().swap(batch);
             // A flush asked with nothing new still gets its fsync.
             if (fd >= 0 && dirty && (stop || options.fsync != FsyncPolicy::never)) {
                 const auto now = std::chrono::steady_clock::now();
@@ -478,7 +482,7 @@ AuditLog::~AuditLog() {
     if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-bool AuditLog::submit(AuditRecord record) {
+bool AuditLog::submit(AuditRecord&& record) {
     bool notify = false;
     {
         std::lock_guard lock(impl_->mutex);

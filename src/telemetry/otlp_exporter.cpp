@@ -51,7 +51,7 @@ struct Attempt {
 
 // `data` as a gzip stream (Content-Encoding: gzip). Export bodies are repetitive (the same
 // keys and names in every span) and shrink several times.
-std::string gzip(const std::string& data) {
+std::string gzip(std::string_view data) {
     z_stream z{};
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         throw std::runtime_error("gzip: cannot start the compressor");
@@ -116,11 +116,13 @@ struct OtlpExporter::State {
     std::mt19937_64 random;
     bool failing = false;          // the last batch failed (logged once until one succeeds)
     bool warned_rejected = false;  // a partial success was logged
+    // Where batches are encoded (protobuf), kept from one to the next; let go past 16 MiB.
+    std::string encode_room;
     std::thread thread;
 
     void run();
     void export_batch(std::vector<observability::SpanData> batch, Clock::time_point give_up);
-    Attempt post(const std::string& body, Clock::time_point deadline);
+    Attempt post(std::string_view body, Clock::time_point deadline);
     void count_dropped_after_failure(std::size_t spans, const Attempt& last);
 };
 
@@ -161,6 +163,7 @@ void OtlpExporter::State::run() {
             failed.detail = e.what();
             count_dropped_after_failure(spans, failed);
         }
+        if (encode_room.size() > (16u << 20)) std::string().swap(encode_room);  // after a huge batch
         lock.lock();
         exporting = false;
         next_send = Clock::now() + settings.schedule_delay;
@@ -169,10 +172,20 @@ void OtlpExporter::State::run() {
 }
 
 void OtlpExporter::State::export_batch(std::vector<observability::SpanData> batch, Clock::time_point give_up) {
-    std::string body = settings.protocol == OtlpProtocol::http_json
-                           ? observability::encode_otlp_json(resource, scope, batch)
-                           : observability::encode_otlp_protobuf(resource, scope, batch);
-    if (settings.gzip) body = gzip(body);
+    // Protobuf is encoded into the thread's kept buffer (no fresh one per batch); JSON and
+    // gzip make a string of their own.
+    std::string owned;
+    std::string_view body;
+    if (settings.protocol == OtlpProtocol::http_json) {
+        owned = observability::encode_otlp_json(resource, scope, batch);
+        body = owned;
+    } else {
+        body = observability::encode_otlp_protobuf(resource, scope, batch, encode_room);
+    }
+    if (settings.gzip) {
+        owned = gzip(body);
+        body = owned;
+    }
     Attempt last;
     for (int attempt = 1;; ++attempt) {
         const auto now = Clock::now();
@@ -227,11 +240,11 @@ void OtlpExporter::State::count_dropped_after_failure(std::size_t spans, const A
     }
 }
 
-Attempt OtlpExporter::State::post(const std::string& body, Clock::time_point deadline) {
+Attempt OtlpExporter::State::post(std::string_view body, Clock::time_point deadline) {
     http_client::Request request{.method = "POST",
                                  .url = settings.traces_endpoint,
                                  .headers = settings.headers,
-                                 .body = body};
+                                 .body = std::string(body)};
     request.headers.emplace_back("Content-Type", settings.content_type());
     if (settings.gzip) request.headers.emplace_back("Content-Encoding", "gzip");
     CancelToken cancel;

@@ -72,6 +72,24 @@ TEST(AuditRecord, DigestIgnoresKeyOrderAndDiffersForOtherArguments) {
     EXPECT_EQ(arguments_digest(Json::object()).size(), 64u);
 }
 
+// The writer hashes canonical arguments itself and keeps the last digest: records one after
+// the other with other arguments each get their own.
+TEST(AuditRecord, HashesEachRecordsCanonicalArguments) {
+    auto digest_of = [](const std::string& canonical) {
+        auto r = record("t");
+        r.args_sha256.clear();
+        r.canonical_arguments = canonical;
+        auto parsed = parse_record(encode_record(r));
+        return parsed ? (*parsed)["args_sha256"].get<std::string>() : std::string();
+    };
+    const std::string a = R"({"a":1})", b = R"({"a":2})";
+    EXPECT_EQ(digest_of(a), arguments_digest(Json::parse(a)));
+    EXPECT_EQ(digest_of(b), arguments_digest(Json::parse(b)));
+    EXPECT_EQ(digest_of(a), arguments_digest(Json::parse(a)));
+    EXPECT_EQ(digest_of("{}"), arguments_digest(Json::object()));
+    EXPECT_EQ(digest_of("{}"), arguments_digest(Json::object()));
+}
+
 TEST(AuditRecord, KeepsARecordWhoseTextIsNotUtf8) {
     auto r = record(std::string("bad\xff\xfe uri"));
     auto parsed = parse_record(encode_record(r));

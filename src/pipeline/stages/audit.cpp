@@ -36,7 +36,7 @@ AuditStage::AuditStage(std::shared_ptr<stores::AuditLog> log, std::shared_ptr<st
                        std::string replica)
     : log_(std::move(log)), feed_(std::move(feed)), replica_(log_ ? log_->options().replica : std::move(replica)) {}
 
-void AuditStage::hand_over(stores::AuditRecord record) {
+void AuditStage::hand_over(stores::AuditRecord&& record) {
     if (feed_) feed_->publish(record);
     if (log_) log_->submit(std::move(record));
 }

@@ -51,7 +51,7 @@ public:
 private:
     // Whether a record made now goes anywhere.
     bool recording() const { return log_ || (feed_ && feed_->active()); }
-    void hand_over(stores::AuditRecord record);
+    void hand_over(stores::AuditRecord&& record);
 
     std::shared_ptr<stores::AuditLog> log_;
     std::shared_ptr<stores::AuditFeed> feed_;
