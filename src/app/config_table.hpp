@@ -384,10 +384,11 @@ inline const Section section{"store",
 
 // ---- pipeline, sources, tools, services ----
 namespace pipeline {
-inline const Key stages = list_key("stages",
-                                   "The stages in order (a stage not listed is off): validate, client_quota, "
-                                   "guard, cache, content_scan, circuit_breaker, budget, rate_limit, timeout, size_cap.",
-                                   "all, in that order");
+inline const Key stages =
+    list_key("stages",
+             "The stages in order (a stage not listed is off): validate, client_quota, "
+             "guard, cache, content_scan, circuit_breaker, budget, rate_limit, timeout, size_cap.",
+             "all, in that order");
 inline const Key disable = list_key("disable", "Stages switched off without restating the order.");
 inline const Key timeout_ms = duration_key("timeout_ms", "ms", 0, 86400000, "A call's deadline.", "30000");
 inline const Key max_response_bytes = integer_key("max_response_bytes", 0, 17179869184.0,
@@ -500,8 +501,8 @@ inline const Section tool_section{"tool",
                                   "The pipeline for one tool (same keys as pipeline:), its service, scopes and task "
                                   "support.",
                                   {&stages, &disable, &timeout_ms, &max_response_bytes, &cache_key, &budget_key,
-                                   &client_quota_key, &redact_key, &injection_scan_key, &service, &scopes, &task_support,
-                                   &guards},
+                                   &client_quota_key, &redact_key, &injection_scan_key, &service, &scopes,
+                                   &task_support, &guards},
                                   true,
                                   true};
 }  // namespace pipeline

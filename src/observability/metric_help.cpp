@@ -8,7 +8,7 @@ namespace toolport::observability {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 29> kHelp{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 31> kHelp{{
     {"toolport_tool_calls_total", "Tool calls answered, by tool and result code (OK, or the error code)."},
     {"toolport_tool_errors_total", "Tool calls that ended in an error, by tool and error code."},
     {"toolport_tool_call_duration_seconds", "Time from a tool call's arrival to its answer, by tool."},
