@@ -148,7 +148,11 @@ void read_pipeline_sections(const Settings& root, Config& config) {
     if (root.has(k::sources_key)) {
         auto s = root.section(k::sources_key);
         if (!s.is_mapping()) root.fail(k::sources_key, "must be a mapping of source names");
-        for (const auto& name : s.names()) pc.sources[name] = read_override(s.entry(name), kp::source_section);
+        for (const auto& name : s.names()) {
+            auto entry = s.entry(name);
+            pc.sources[name] = read_override(entry, kp::source_section);
+            if (auto v = entry.one_of(kp::pinning)) config.pinning.sources[name] = *pins::parse_pin_policy(*v);
+        }
     }
     if (root.has(k::tools)) {
         auto t = root.section(k::tools);

@@ -17,7 +17,7 @@ struct CodeInfo {
     std::string_view suggestion;
 };
 
-constexpr std::array<CodeInfo, 14> kCodes = {{
+constexpr std::array<CodeInfo, 15> kCodes = {{
     {"MISSING_API_KEY", true, false, "Configure the API key for this source (see the server's configuration)."},
     {"MISSING_PARAMETER", true, false, "Add the missing parameter and call again."},
     {"INVALID_ARGUMENT", true, false, "Fix the argument to match the tool's input schema and call again."},
@@ -36,6 +36,9 @@ constexpr std::array<CodeInfo, 14> kCodes = {{
      "Call with an OAuth access token: this service is reached with a token exchanged for the caller's own."},
     {"UPSTREAM_AUTHORIZATION_FAILED", true, false,
      "The authorization server refused a token for this service; obtain a new access token or ask the operator."},
+    {"MCP_TOOL_QUARANTINED", false, false,
+     "This tool's definition changed since an operator approved it; it stays withheld until the operator "
+     "reviews and approves the change (toolport pins diff / approve)."},
 }};
 
 const CodeInfo& info(ToolErrorCode code) { return kCodes[static_cast<std::size_t>(code)]; }

@@ -40,6 +40,9 @@ enum class ToolErrorCode {
     // authorization server refused them.
     upstream_credentials_unavailable,
     upstream_authorization_failed,
+    // The tool's definition changed (or the tool is new) since it was pinned, and its
+    // source's pinning policy withholds it until an operator approves (providers/pins).
+    tool_quarantined,
 };
 
 // "MISSING_API_KEY", ..., "MCP_BUDGET_EXCEEDED", "MCP_RESPONSE_TOO_LARGE", ...
