@@ -754,6 +754,14 @@ static Config load_config_unchecked(const std::string& path) {
         if (auto v = a.string(ka::stream)) config.audit_stream = *v;
         if (auto v = a.integer(ka::stream_max_len)) o.stream_max_len = *v;
     }
+    if (r.has(k::pinning_key)) {
+        namespace kn = k::pinning;
+        auto n = r.section(k::pinning_key);
+        n.check_keys(kn::section);
+        if (auto v = n.one_of(kn::default_policy)) config.pinning.default_policy = *pins::parse_pin_policy(*v);
+        if (auto v = n.string(kn::path)) config.pins_path = *v;
+        if (auto v = n.duration<std::chrono::milliseconds>(kn::poll_ms)) config.pinning.poll = *v;
+    }
     if (r.has(k::console_key)) {
         namespace kc = k::console;
         auto c = r.section(k::console_key);

@@ -10,6 +10,7 @@
 
 #include "http_client/http_client.hpp"
 #include "pipeline/policy.hpp"
+#include "providers/pin_guard.hpp"
 #include "providers/source_settings.hpp"
 #include "server/server.hpp"
 #include "stores/audit_log.hpp"
@@ -57,6 +58,10 @@ struct Config {
     // `audit:`: the audit log (its path empty until serve fills in the default, with its
     // Redis URL from `store:`).
     stores::AuditOptions audit;
+    // `pinning:` and each `sources.<name>.pinning` (providers/pin_guard.hpp); the file
+    // is the state directory's pins.json unless `pinning.path` names one.
+    pins::PinSettings pinning;
+    std::string pins_path;
     std::string audit_stream;  // empty: <store.key_prefix>audit
     bool audit_redis = true;
     std::string log_level = "info";

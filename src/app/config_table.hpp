@@ -334,6 +334,26 @@ inline const Section section{"audit",
                              true};
 }  // namespace audit
 
+// ---- pinning ----
+namespace pinning {
+inline const Key default_policy =
+    one_of_key("default", {"off", "warn", "quarantine", "block-source"},
+               "What happens when a definition of a gateway upstream, REST catalog or OpenAPI document differs from "
+               "its pin: warn (served, logged, counted, audited), quarantine (the changed tool is withheld until "
+               "approved), block-source (the whole source is). docs/pinning.md says why warn is the default.",
+               "warn");
+inline const Key path = string_key("path", "The pins file (without a redis:// store).",
+                                   "$XDG_STATE_HOME/toolport/pins.json (else ~/.local/state/toolport/pins.json)");
+inline const Key poll_ms = duration_key("poll_ms", "ms", 100, 3600000,
+                                        "How often the store is checked for approvals made elsewhere.", "2000");
+inline const Section section{"pinning",
+                             "Tool-definition pinning: each definition of a source Toolport does not own is pinned "
+                             "on first sight; changes are detected at every listing.",
+                             {&default_policy, &path, &poll_ms},
+                             true,
+                             true};
+}  // namespace pinning
+
 // ---- console ----
 namespace console {
 inline const Key enabled = boolean_key("enabled",
@@ -490,11 +510,16 @@ inline const Section section{"pipeline",
                               &client_quota_key, &redact_key, &injection_scan_key, &guards},
                              true,
                              true};
+inline const Key pinning = one_of_key("pinning", {"off", "warn", "quarantine", "block-source"},
+                                      "Tool-definition pinning of this source (docs/pinning.md); replaces "
+                                      "pinning.default.",
+                                      "pinning.default");
 inline const Section source_section{"source",
-                                    "The pipeline for one source's tools (same keys as pipeline:), its service and "
-                                    "scopes.",
+                                    "The pipeline for one source's tools (same keys as pipeline:), its service, "
+                                    "scopes and pinning.",
                                     {&stages, &disable, &timeout_ms, &max_response_bytes, &cache_key, &budget_key,
-                                     &client_quota_key, &redact_key, &injection_scan_key, &service, &scopes, &guards},
+                                     &client_quota_key, &redact_key, &injection_scan_key, &service, &scopes, &guards,
+                                     &pinning},
                                     true,
                                     true};
 inline const Section tool_section{"tool",
@@ -607,6 +632,7 @@ inline const Key reload_key = section_key("reload", reload::section, reload::sec
 inline const Key telemetry_key = section_key("telemetry", telemetry::keys::section, telemetry::keys::section.doc);
 inline const Key audit_key = section_key("audit", audit::section, audit::section.doc);
 inline const Key console_key = section_key("console", console::section, console::section.doc);
+inline const Key pinning_key = section_key("pinning", pinning::section, pinning::section.doc);
 inline const Key sessions = with_env(
     one_of_key("sessions", {"shared", "local"},
                "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.", "local"),
@@ -647,7 +673,7 @@ inline const Section& file() {
         }
         for (const auto* key :
              {&log_key, &pipeline_key, &guards_key, &services, &sources_key, &tools, &store_key, &downstream_key,
-              &sessions, &auth_key, &access_key, &reload_key, &telemetry_key, &audit_key, &console_key}) {
+              &sessions, &auth_key, &access_key, &reload_key, &telemetry_key, &audit_key, &console_key, &pinning_key}) {
             s.keys.push_back(key);
         }
         return s;

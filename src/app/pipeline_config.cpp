@@ -227,8 +227,10 @@ void read_pipeline_sections(const Settings& root, Config& config) {
         auto s = root.section(k::sources_key);
         if (!s.is_mapping()) root.fail(k::sources_key, "must be a mapping of source names");
         for (const auto& name : s.names()) {
-            pc.sources[name] = read_override(s.entry(name), kp::source_section, pc.guards);
-            check_guards_run(s.entry(name), pc.defaults, {&pc.sources[name]});
+            auto entry = s.entry(name);
+            pc.sources[name] = read_override(entry, kp::source_section, pc.guards);
+            check_guards_run(entry, pc.defaults, {&pc.sources[name]});
+            if (auto v = entry.one_of(kp::pinning)) config.pinning.sources[name] = *pins::parse_pin_policy(*v);
         }
     }
     if (root.has(k::tools)) {

@@ -15,6 +15,7 @@
 #include "observability/metrics.hpp"
 #include "observability/tracer.hpp"
 #include "pipeline/stages/audit.hpp"
+#include "stores/local_pin_store.hpp"
 #include "pipeline/stages/budget.hpp"
 #include "pipeline/stages/cache.hpp"
 #include "pipeline/stages/circuit_breaker_stage.hpp"
@@ -65,6 +66,28 @@ std::shared_ptr<stores::AuditLog> open_audit(const Config& config) {
     }
 }
 
+// Pinning, unless it is off for every source. The pins file is read now, before any
+// source lists: one that cannot be read stops the start (starting over would trust every
+// definition afresh).
+std::unique_ptr<pins::PinGuard> open_pins(const Config& config, Executor& executor) {
+    bool any = config.pinning.default_policy != pins::PinPolicy::off;
+    for (const auto& [source, policy] : config.pinning.sources) any = any || policy != pins::PinPolicy::off;
+    if (!any) return nullptr;
+    const std::string path = config.pins_path.empty() ? stores::default_pins_path() : config.pins_path;
+    if (path.empty()) {
+        spdlog::warn("pinning is off: no pins file (set pinning.path, or XDG_STATE_HOME or HOME)");
+        return nullptr;
+    }
+    auto guard = std::make_unique<pins::PinGuard>(std::make_shared<stores::LocalPinStore>(path), config.pinning,
+                                                  executor);
+    try {
+        guard->start();
+    } catch (const stores::PinStoreError& e) {
+        throw ConfigError(e.what());
+    }
+    return guard;
+}
+
 std::unique_ptr<http_client::HttpClient> open_downstream(const Config& config, AsioExecutor* network) {
     if (!network) return nullptr;
     try {
@@ -83,6 +106,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     : span_exporter_(open_span_exporter(config)),
       downstream_(open_downstream(config, network)),
       stores_(open_stores(config, executor)),
+      pins_(open_pins(config, executor)),
       audit_(open_audit(config)),
       pipeline_(pipeline::PolicyResolver(config.pipeline)),
       executor_(executor),
@@ -135,6 +159,9 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     pipeline_.add(std::make_shared<TimeoutStage>());
     pipeline_.add(std::make_shared<SizeCapStage>());
 
+    if (pins_ && audit_) {
+        pins_->set_audit([audit = audit_](stores::AuditRecord record) { audit->submit(std::move(record)); });
+    }
     server_ = std::make_unique<McpServer>(executor, config.server);
     server_->set_tool_invoker(pipeline_.invoker());
     // `access:`: checked before every call and listing, on every transport.
@@ -173,12 +200,11 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         if (!kind) throw ConfigError(providers::unknown_pack_message(pack));
         auto settings = config.pack_settings.find(pack);
         try {
-            sources_.push_back(providers::start_source(*kind, *server_,
-                                                       settings != config.pack_settings.end()
-                                                           ? settings->second
-                                                           : providers::SourceSettings({}, "packs." + pack),
-                                                       providers::SourceServices{&health_, downstream_.get(),
-                                                                                 &pipeline_.policies(), network}));
+            sources_.push_back(providers::start_source(
+                *kind, *server_,
+                settings != config.pack_settings.end() ? settings->second
+                                                       : providers::SourceSettings({}, "packs." + pack),
+                providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies(), network, pins_.get()}));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {
@@ -194,10 +220,11 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
                                           instance.name));
         }
         try {
-            sources_.push_back(providers::start_source(*kind, *server_, instance.settings,
-                                                       providers::SourceServices{&health_, downstream_.get(),
-                                                                                 &pipeline_.policies(), network},
-                                                       instance.name));
+            sources_.push_back(
+                providers::start_source(*kind, *server_, instance.settings,
+                                        providers::SourceServices{&health_, downstream_.get(), &pipeline_.policies(),
+                                                                  network, pins_.get()},
+                                        instance.name));
         } catch (const providers::SettingsError& e) {
             throw ConfigError(e.what());
         } catch (const providers::SourceError& e) {

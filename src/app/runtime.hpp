@@ -95,6 +95,8 @@ public:
     stores::AuditLog* audit() { return audit_.get(); }
     // The audit records as they are made, for the console (null without a console).
     stores::AuditFeed* audit_feed() { return audit_feed_.get(); }
+    // Tool-definition pinning (providers/pin_guard.hpp); null when it is off.
+    pins::PinGuard* pins() { return pins_.get(); }
     Json orchestration_summary();
 
 private:
@@ -107,6 +109,9 @@ private:
     // In dependency order: the stages use the stores, the server's tool invoker points
     // into the pipeline.
     std::unique_ptr<stores::Stores> stores_;
+    // Tool-definition pinning (null when off for every source); before the sources that
+    // watch it.
+    std::unique_ptr<pins::PinGuard> pins_;
     // Before the pipeline whose audit stage writes to it: destroyed after, writing what is queued.
     std::shared_ptr<stores::AuditLog> audit_;
     std::shared_ptr<stores::AuditFeed> audit_feed_;

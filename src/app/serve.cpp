@@ -14,6 +14,7 @@
 #include "auth/authenticator.hpp"
 #include "auth/key_source.hpp"
 #include "server/tasks.hpp"
+#include "providers/pin_api.hpp"
 #include "stores/audit_query.hpp"
 #include "stores/shared_sessions.hpp"
 #include "transports/http_server.hpp"
@@ -206,6 +207,11 @@ int serve(const Config& config) {
         };
     }
     http_options.orchestration = [&runtime]() { return runtime->orchestration_summary().dump(); };
+    if (auto* guard = runtime->pins()) {
+        http_options.pins = [guard](std::string method, std::string path, std::string body, std::string who) {
+            return pins::answer_pins_api(*guard, std::move(method), std::move(path), std::move(body), std::move(who));
+        };
+    }
     if (http_options.console.enabled)
         http_options.console.handler = make_console(config, *runtime, executor, shared_sessions);
     if (!http_options.oauth.issuer.empty()) {

@@ -8,7 +8,7 @@ namespace toolport::observability {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 31> kHelp{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 33> kHelp{{
     {"toolport_tool_calls_total", "Tool calls answered, by tool and result code (OK, or the error code)."},
     {"toolport_tool_errors_total", "Tool calls that ended in an error, by tool and error code."},
     {"toolport_tool_call_duration_seconds", "Time from a tool call's arrival to its answer, by tool."},
@@ -53,6 +53,12 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 31> kHelp{{
      "Upstream stderr lines, log messages and call notifications dropped over their limits, by upstream and stream."},
     {"toolport_upstream_output_dropped_bytes_total",
      "Bytes of upstream output dropped over its limits, by upstream and stream."},
+    {"toolport_pin_changes_total",
+     "Definitions of pinned sources that differ from their pins, by source and change (changed, renamed, added); "
+     "each counted once (docs/pinning.md)."},
+    {"toolport_pins_withheld",
+     "Definitions withheld from clients by pinning (quarantine or block-source) at the source's last listing, by "
+     "source and kind."},
     {"toolport_reloads_total",
      "Reloads asked (SIGHUP, POST /admin/reload), by outcome: started, or answered by the running or last one "
      "(coalesced)."},

@@ -29,6 +29,7 @@
 #include "server/view.hpp"
 
 namespace toolport {
+enum class ToolErrorCode;
 class AsioExecutor;
 class Executor;
 class McpServer;
@@ -39,6 +40,9 @@ struct ComponentHealth;
 }  // namespace observability
 namespace http_client {
 class HttpClient;
+}
+namespace pins {
+class PinGuard;
 }
 namespace pipeline {
 class PolicyResolver;
@@ -57,6 +61,9 @@ struct SourceServices {
     // The network event loop (the same loop as the engine's), for sources that open
     // connections of their own (the gateway's upstream MCP clients).
     AsioExecutor* network = nullptr;
+    // Tool-definition pinning (providers/pin_guard.hpp): the sources' listings are
+    // checked against the approved definitions before they are served.
+    pins::PinGuard* pins = nullptr;
 };
 
 // What a source is given by the runtime. It outlives the source's use of it.
@@ -92,6 +99,12 @@ public:
     // does not compile).
     void add_tool(ToolDeclaration declaration);
     bool remove_tool(const std::string& name);
+    // A tool kept from clients (a pinning quarantine): not listed; a call of `name` gets a
+    // tool error with `code` and `message` (McpServer::withhold_tool). release_withheld
+    // ends that.
+    void withhold_tool(const std::string& name, ToolErrorCode code, std::string message, std::string suggestion);
+    bool release_withheld(const std::string& name);
+    pins::PinGuard* pins() const { return services_.pins; }
 
     // Declares a protocol extension of the server (capabilities.extensions[id]) and the
     // methods it adds, as this source's: served only to callers that see the source.

@@ -3,8 +3,19 @@
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
 #include "server/server.hpp"
+#include "server/tool_error.hpp"
 
 namespace toolport::providers {
+
+namespace {
+
+// The stand-in's answer, thrown from inside the task (as any handler's failure).
+Task<ToolResult> refuse(ToolError error) {
+    throw error;
+    co_return ToolResult{};
+}
+
+}  // namespace
 
 SourceContext::SourceContext(std::string source_name, McpServer& server, SourceServices services)
     : source_name_(std::move(source_name)), server_(server), services_(services) {}
@@ -71,6 +82,23 @@ bool SourceContext::remove_tool(const std::string& name) {
     if (!tool || tool->source != source_name_) return false;
     return registry().remove_tool(name);
 }
+
+void SourceContext::withhold_tool(const std::string& name, ToolErrorCode code, std::string message,
+                                  std::string suggestion) {
+    // A stand-in under the tool's name and source (so views and scopes judge it as the
+    // tool), whose every call is refused with the reason; its arguments are not checked.
+    auto spec = std::make_shared<ToolSpec>();
+    spec->name = name;
+    spec->source = source_name_;
+    spec->input_schema = Json{{"type", "object"}};
+    spec->handler = [code, message = std::move(message), suggestion = std::move(suggestion)](RequestContext&,
+                                                                                             const Json&) {
+        return refuse(ToolError(code, message).suggest(suggestion));
+    };
+    server_.withhold_tool(std::move(spec));
+}
+
+bool SourceContext::release_withheld(const std::string& name) { return server_.release_tool(name); }
 
 void SourceContext::add_health(const std::string& component, std::function<observability::ComponentHealth()> probe) {
     if (services_.health) services_.health->add(component, std::move(probe));

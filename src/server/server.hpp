@@ -200,6 +200,19 @@ public:
     // Told when a session subscribes to a resource (true) and when the last session
     // subscribed to one unsubscribes (false): sources that forward subscriptions upstream.
     using SubscriptionListener = std::function<void(const std::string& uri, bool subscribed)>;
+    // Tools withheld from clients (a pinning quarantine, providers/pins): never listed, but
+    // a call by name reaches the stand-in, whose handler answers with a tool error that says
+    // why and how to release it, instead of "Unknown tool". Replaced or dropped per name.
+    void withhold_tool(std::shared_ptr<const ToolSpec> stand_in) {
+        auto name = stand_in->name;
+        withheld_tools_[name] = std::move(stand_in);
+    }
+    bool release_tool(const std::string& name) { return withheld_tools_.erase(name) > 0; }
+    std::shared_ptr<const ToolSpec> withheld_tool(const std::string& name) const {
+        auto it = withheld_tools_.find(name);
+        return it == withheld_tools_.end() ? nullptr : it->second;
+    }
+
     void add_subscription_listener(SubscriptionListener listener) {
         subscription_listeners_.push_back(std::move(listener));
     }
@@ -266,6 +279,7 @@ private:
     std::shared_ptr<const auth::ScopePolicy> scope_policy_;
     std::shared_ptr<const auth::AccessPolicy> access_policy_;
     int next_resource_listener_ = 0;
+    std::map<std::string, std::shared_ptr<const ToolSpec>> withheld_tools_;
 };
 
 }  // namespace toolport

@@ -189,6 +189,8 @@ Task<Json> ServerSession::call_tool_inner(RequestContext& ctx) {
         co_await server_.wait_for_sources();
         tool = server_.registry().tool_ptr(name);
     }
+    // A quarantined tool: its stand-in answers with the reason (server.hpp, withhold_tool).
+    if (!tool) tool = server_.withheld_tool(name);
     if (tool && !server_.in_view(caller().view, *tool)) tool = nullptr;  // not in this client's view
     if (!tool) {
         throw RpcError(error_code::kInvalidParams,

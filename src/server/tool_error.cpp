@@ -17,7 +17,7 @@ struct CodeInfo {
     std::string_view suggestion;
 };
 
-constexpr std::array<CodeInfo, 17> kCodes = {{
+constexpr std::array<CodeInfo, 18> kCodes = {{
     {"MISSING_API_KEY", true, false, "Configure the API key for this source (see the server's configuration)."},
     {"MISSING_PARAMETER", true, false, "Add the missing parameter and call again."},
     {"INVALID_ARGUMENT", true, false, "Fix the argument to match the tool's input schema and call again."},
@@ -44,6 +44,9 @@ constexpr std::array<CodeInfo, 17> kCodes = {{
     {"MCP_TOOL_FORBIDDEN", false, false,
      "This caller may not use this tool: use another tool, or ask the server's operator for access (the access "
      "rules of its configuration)."},
+    {"MCP_TOOL_QUARANTINED", false, false,
+     "This tool's definition changed since an operator approved it; it stays withheld until the operator "
+     "reviews and approves the change (toolport pins diff / approve)."},
 }};
 
 const CodeInfo& info(ToolErrorCode code) { return kCodes[static_cast<std::size_t>(code)]; }

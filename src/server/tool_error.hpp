@@ -47,6 +47,9 @@ enum class ToolErrorCode {
     // An access rule (auth/access_policy.hpp), or the default effect, denies this caller
     // the tool.
     tool_forbidden,
+    // The tool's definition changed (or the tool is new) since it was pinned, and its
+    // source's pinning policy withholds it until an operator approves (providers/pins).
+    tool_quarantined,
 };
 
 // "MISSING_API_KEY", ..., "MCP_BUDGET_EXCEEDED", "MCP_RESPONSE_TOO_LARGE", ...

@@ -10,6 +10,7 @@
 
 #include "async/task.hpp"
 #include "observability/metrics.hpp"
+#include "auth/jwt.hpp"
 #include "transports/http_policy.hpp"
 #include "util/sanitize.hpp"
 
@@ -101,6 +102,48 @@ Task<void> HttpEndpoint::State::answer_audit(std::shared_ptr<State> self,
     } catch (const std::exception& e) {
         spdlog::error("audit query failed: {}", util::sanitize_for_message(e.what()));
         result = {500, R"({"error":"the audit query failed"})"};
+    }
+    if (self->stopping) {
+        deferred->resolve({});
+        co_return;
+    }
+    deferred->resolve(
+        self->answer_with(*req, format_reply(req->version(), req->keep_alive(), static_cast<unsigned>(result.first),
+                                             {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
+                                             std::move(result.second))));
+}
+
+// /admin/pins: pinning's API (HttpOptions::pins), answered when the store has answered.
+// Only POST changes anything; without authentication only on a loopback listener.
+HttpAnswer HttpEndpoint::State::pins_answer(const HttpRequestView& req, std::string_view path,
+                                            const Credential& credential) {
+    const bool read = path == "/admin/pins";
+    if (read && req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
+    if (!read && req.method() != HttpMethod::post) {
+        return method_not_allowed(req, "Method Not Allowed: use POST", "POST");
+    }
+    if (auto refusal = open_admin_refusal(req, "/admin/pins")) return std::move(*refusal);
+    std::string who = credential.oauth ? "oauth:" + credential.oauth->subject : auth_on() ? "bearer" : "loopback";
+    auto deferred = make_deferred();
+    spawn(answer_pins(shared_from_this(), deferred, std::make_shared<endpoint::OwnedRequest>(req), std::string(path),
+                      std::move(who)),
+          [deferred](std::exception_ptr error) {
+              if (error) deferred->resolve({});
+          });
+    return deferred_answer(deferred);
+}
+
+Task<void> HttpEndpoint::State::answer_pins(std::shared_ptr<State> self,
+                                            std::shared_ptr<endpoint::DeferredAnswer> deferred,
+                                            std::shared_ptr<endpoint::OwnedRequest> req, std::string path,
+                                            std::string who) {
+    std::pair<int, std::string> result;
+    try {
+        result = co_await self->opts.pins(req->method() == HttpMethod::get ? "GET" : "POST", std::move(path),
+                                          req->body(), std::move(who));
+    } catch (const std::exception& e) {
+        spdlog::error("pins request failed: {}", util::sanitize_for_message(e.what()));
+        result = {500, R"({"error":"the pins store could not be reached"})"};
     }
     if (self->stopping) {
         deferred->resolve({});

@@ -121,7 +121,7 @@ std::optional<std::string> HttpEndpoint::State::profile_refusal(const Credential
             credential.profile, asked, opts.path, opts.path, credential.profile);
     }
     if (path != "/metrics" && path != "/health" && path != "/admin/reload" && path != "/audit" &&
-        path != "/orchestration") {
+        path != "/orchestration" && path != "/admin/pins" && path.rfind("/admin/pins/", 0) != 0) {
         return std::nullopt;
     }
     return fmt::format(

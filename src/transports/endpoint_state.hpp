@@ -284,6 +284,9 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     std::optional<HttpAnswer> open_admin_refusal(const HttpRequestView& req, std::string_view path);
     HttpAnswer audit_answer(const HttpRequestView& req, std::string_view query);
     HttpAnswer orchestration_answer(const HttpRequestView& req);
+    HttpAnswer pins_answer(const HttpRequestView& req, std::string_view path, const Credential& credential);
+    static Task<void> answer_pins(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
+                                  std::shared_ptr<endpoint::OwnedRequest> req, std::string path, std::string who);
     static Task<void> answer_audit(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
                                    std::shared_ptr<endpoint::OwnedRequest> req, std::string query);
     static std::string public_report(std::string body);

@@ -59,6 +59,7 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
     const bool is_reload = opts.reload && path == "/admin/reload" && path != opts.path;
     const bool is_audit = opts.audit_query && path == "/audit" && path != opts.path;
     const bool is_orchestration = opts.orchestration && path == "/orchestration" && path != opts.path;
+    const bool is_pins = opts.pins && (path == "/admin/pins" || path.rfind("/admin/pins/", 0) == 0) && path != opts.path;
 
     // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400, and so is any
     // request with more than one Host, or with an empty one (which no check could pass).
@@ -96,7 +97,7 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
             return rpc_error(req, 403, ec::kInvalidRequest, *refusal);
         }
     }
-    if ((is_metrics || is_reload || is_audit || is_orchestration) && credential.oauth) {
+    if ((is_metrics || is_reload || is_audit || is_orchestration || is_pins) && credential.oauth) {
         if (auto refusal = admin_refusal(req, *credential.oauth, path)) return std::move(*refusal);
     }
 
@@ -104,6 +105,7 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
     if (is_reload) return reload_answer(req);
     if (is_audit) return audit_answer(req, target.substr(path.size()));
     if (is_orchestration) return orchestration_answer(req);
+    if (is_pins) return pins_answer(req, path, credential);
     if (path == opts.path || is_view_path(path)) {
         switch (req.method()) {
             case HttpMethod::post: return handle_post(req, credential, reentry);

@@ -196,6 +196,12 @@ struct HttpOptions {
     // The operator's, protected as /admin/reload is. Not served while unset. Called on the
     // engine's loop (the query does its reading off it).
     std::function<Task<std::pair<int, std::string>>(std::string query)> audit_query;
+    // /admin/pins (GET: the pins and what waits for approval) and POST /admin/pins/approve
+    // and /admin/pins/reset ({"source", "name"?, "digest"?}): tool-definition pinning's API,
+    // protected as /admin/reload is. `who` names the caller for the audit log. Answers
+    // {status, JSON body}. Not served while unset. Called on the engine's loop.
+    std::function<Task<std::pair<int, std::string>>(std::string method, std::string path, std::string body, std::string who)>
+        pins;
     std::function<std::string()> orchestration;
     // Sessions shared with the other replicas on one Redis (`sessions: shared`): any
     // replica serves any Streamable HTTP session (stores/shared_sessions.hpp). Null:

@@ -74,6 +74,25 @@ providers::ToolDeclaration declaration_of(const Json& tool, const std::string& s
     return d;
 }
 
+// Who serves an upstream's tools, pinned with each of them (providers/pins): what runs
+// (the command and its arguments, or the URL) and what it says it is (serverInfo's name
+// and version). Headers and environment are left out: they hold secrets, and a rotated
+// token is not a new server.
+Json identity_of(const Upstream& upstream) {
+    const auto& settings = upstream.settings();
+    Json identity = Json::object();
+    if (!settings.url.empty()) identity["url"] = settings.url;
+    else identity["command"] = settings.argv;
+    const Json& info = upstream.catalog().server_info;
+    if (info.is_object()) {
+        for (const char* key : {"name", "version"}) {
+            if (auto it = info.find(key); it != info.end() && it->is_string())
+                identity[std::string("server_") + key] = *it;
+        }
+    }
+    return identity;
+}
+
 // An upstream's contents for `original`, under the URI the client asked for (`served`):
 // a client matches contents to its request by URI, and a prefixed URI (two upstreams list
 // the same one) is the only one it knows.
@@ -260,6 +279,7 @@ void Gateway::sync_tools() {
         return;
     }
     for (std::size_t p = 0; p < parts_.size(); ++p) {
+        parts_[p].tool_set->set_identity(identity_of(*parts_[p].upstream));
         auto changes = parts_[p].tool_set->replace(std::move(per_part[p]));
         if (changes.any()) {
             spdlog::info("upstream {}: {} tools served ({} added, {} changed, {} removed, {} left out)",

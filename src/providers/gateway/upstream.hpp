@@ -59,6 +59,7 @@ struct UpstreamCatalog {
     std::vector<Json> prompts;
     bool completions = false;    // it declared the completions capability
     bool subscriptions = false;  // resources.subscribe
+    Json server_info;            // its initialize answer's serverInfo (name, version): pinned with its tools
 };
 
 class Upstream : public std::enable_shared_from_this<Upstream> {

@@ -1,0 +1,242 @@
+#include "stores/local_pin_store.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace toolport::stores {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string text_of(const Json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+PinMap map_from_json(const Json& j) {
+    PinMap out;
+    if (!j.is_object()) return out;
+    for (const auto& [key, value] : j.items()) {
+        if (auto record = PinRecord::from_json(value); record && record->key() == key) out.emplace(key, *record);
+    }
+    return out;
+}
+
+Json map_to_json(const PinMap& map) {
+    Json out = Json::object();
+    for (const auto& [key, record] : map) out[key] = record.to_json();
+    return out;
+}
+
+// An open descriptor closed on every path.
+struct Fd {
+    int fd = -1;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+void write_all(int fd, const std::string& text, const std::string& path) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw PinStoreError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+}  // namespace
+
+Json PinRecord::to_json() const {
+    Json j = {{"kind", kind},
+              {"name", name},
+              {"digest", digest},
+              {"body_digest", body_digest},
+              {"definition", definition}};
+    if (!time.empty()) j["time"] = time;
+    if (!by.empty()) j["by"] = by;
+    if (!change.empty()) j["change"] = change;
+    return j;
+}
+
+std::optional<PinRecord> PinRecord::from_json(const Json& j) {
+    if (!j.is_object()) return std::nullopt;
+    PinRecord r;
+    r.kind = text_of(j, "kind");
+    r.name = text_of(j, "name");
+    r.digest = text_of(j, "digest");
+    r.body_digest = text_of(j, "body_digest");
+    if (auto it = j.find("definition"); it != j.end()) r.definition = *it;
+    r.time = text_of(j, "time");
+    r.by = text_of(j, "by");
+    r.change = text_of(j, "change");
+    if (r.kind.empty() || r.name.empty() || r.digest.empty()) return std::nullopt;
+    return r;
+}
+
+std::string default_pins_path() {
+    if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/') {
+        return (fs::path(state) / "toolport" / "pins.json").string();
+    }
+    if (const char* home = std::getenv("HOME"); home && *home == '/') {
+        return (fs::path(home) / ".local" / "state" / "toolport" / "pins.json").string();
+    }
+    return {};
+}
+
+Json snapshot_to_json(const PinSnapshot& snapshot) {
+    Json sources = Json::object();
+    for (const auto& [source, pins] : snapshot) {
+        if (pins.pinned.empty() && pins.pending.empty()) continue;
+        sources[source] = {{"pinned", map_to_json(pins.pinned)}, {"pending", map_to_json(pins.pending)}};
+    }
+    return {{"version", 1}, {"sources", std::move(sources)}};
+}
+
+PinSnapshot snapshot_from_json(const Json& j) {
+    PinSnapshot out;
+    if (!j.is_object() || !j.contains("sources") || !j["sources"].is_object()) return out;
+    for (const auto& [source, pins] : j["sources"].items()) {
+        if (!pins.is_object()) continue;
+        SourcePins sp;
+        if (pins.contains("pinned")) sp.pinned = map_from_json(pins["pinned"]);
+        if (pins.contains("pending")) sp.pending = map_from_json(pins["pending"]);
+        out.emplace(source, std::move(sp));
+    }
+    return out;
+}
+
+LocalPinStore::LocalPinStore(std::string path) : path_(std::move(path)) {}
+
+PinSnapshot LocalPinStore::load_now() const {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return {};  // no pins yet
+    std::stringstream text;
+    text << in.rdbuf();
+    Json j = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        // Never silently start over: an unreadable file would make every tool "first sight".
+        throw PinStoreError(fmt::format("the pins file {} is not JSON; move it aside to start over", path_));
+    }
+    return snapshot_from_json(j);
+}
+
+std::string LocalPinStore::version_now() const {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) return "none";
+    return fmt::format("{}:{}:{}.{}", st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change) {
+    const fs::path path(path_);
+    std::error_code ec;
+    if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+    Fd lock{::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
+    if (lock.fd < 0) throw PinStoreError(fmt::format("cannot open {}.lock: {}", path_, std::strerror(errno)));
+    while (::flock(lock.fd, LOCK_EX) != 0) {
+        if (errno != EINTR) throw PinStoreError(fmt::format("cannot lock {}: {}", path_, std::strerror(errno)));
+    }
+    PinSnapshot snapshot = load_now();
+    if (!change(snapshot)) return;
+    const std::string text = snapshot_to_json(snapshot).dump(2) + "\n";
+    const std::string temp = fmt::format("{}.tmp.{}", path_, ::getpid());
+    {
+        Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
+        if (out.fd < 0) throw PinStoreError(fmt::format("cannot create {}: {}", temp, std::strerror(errno)));
+        write_all(out.fd, text, temp);
+        if (::fsync(out.fd) != 0) throw PinStoreError(fmt::format("cannot sync {}: {}", temp, std::strerror(errno)));
+    }
+    if (::rename(temp.c_str(), path_.c_str()) != 0) {
+        const int error = errno;
+        ::unlink(temp.c_str());
+        throw PinStoreError(fmt::format("cannot replace {}: {}", path_, std::strerror(error)));
+    }
+    // The rename itself is durable only once the directory is.
+    const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
+    Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    if (d.fd >= 0) ::fsync(d.fd);
+}
+
+bool LocalPinStore::pin_if_absent_now(const std::string& source, const PinRecord& record) {
+    bool added = false;
+    update([&](PinSnapshot& s) {
+        auto& pinned = s[source].pinned;
+        added = pinned.emplace(record.key(), record).second;
+        return added;
+    });
+    return added;
+}
+
+void LocalPinStore::set_pending_now(const std::string& source, const PinRecord& record) {
+    update([&](PinSnapshot& s) {
+        auto& pending = s[source].pending;
+        auto it = pending.find(record.key());
+        if (it != pending.end() && it->second.digest == record.digest) return false;
+        pending[record.key()] = record;
+        return true;
+    });
+}
+
+void LocalPinStore::drop_pending_now(const std::string& source, const std::string& key) {
+    update([&](PinSnapshot& s) {
+        auto it = s.find(source);
+        return it != s.end() && it->second.pending.erase(key) > 0;
+    });
+}
+
+void LocalPinStore::approve_now(const std::string& source, const PinRecord& record) {
+    update([&](PinSnapshot& s) {
+        auto& pins = s[source];
+        pins.pinned[record.key()] = record;
+        pins.pending.erase(record.key());
+        return true;
+    });
+}
+
+std::size_t LocalPinStore::reset_now(const std::string& source, const std::string& key) {
+    std::size_t gone = 0;
+    update([&](PinSnapshot& s) {
+        auto it = s.find(source);
+        if (it == s.end()) return false;
+        if (key.empty()) {
+            gone = it->second.pinned.size() + it->second.pending.size();
+            s.erase(it);
+        } else {
+            gone = it->second.pinned.erase(key) + it->second.pending.erase(key);
+        }
+        return gone > 0;
+    });
+    return gone;
+}
+
+Task<bool> LocalPinStore::pin_if_absent(std::string source, PinRecord record) {
+    co_return pin_if_absent_now(source, record);
+}
+Task<void> LocalPinStore::set_pending(std::string source, PinRecord record) {
+    set_pending_now(source, record);
+    co_return;
+}
+Task<void> LocalPinStore::drop_pending(std::string source, std::string key) {
+    drop_pending_now(source, key);
+    co_return;
+}
+Task<void> LocalPinStore::approve(std::string source, PinRecord record) {
+    approve_now(source, record);
+    co_return;
+}
+Task<std::size_t> LocalPinStore::reset(std::string source, std::string key) { co_return reset_now(source, key); }
+
+}  // namespace toolport::stores
