@@ -40,5 +40,12 @@ if [ "${#files[@]}" -eq 0 ]; then
   files=("$tests_dir"/*.test.mjs)
 fi
 
+# The servers the tests start keep their state (tool pins, the default audit file) in a
+# directory of this run, never in the user's ~/.local/state; a test that needs its own sets
+# XDG_STATE_HOME itself.
+state_home=$(mktemp -d "${TMPDIR:-/tmp}/toolport-test-state-XXXXXX")
+trap 'rm -rf "$state_home"' EXIT
+export XDG_STATE_HOME="$state_home"
+
 # Every test file runs in its own process; a file that hangs is stopped by the timeout.
-exec "$NODE" --test --test-timeout=60000 ${opts[@]+"${opts[@]}"} "${files[@]}"
+"$NODE" --test --test-timeout=60000 ${opts[@]+"${opts[@]}"} "${files[@]}"
