@@ -7,6 +7,8 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "protocol/json_text.hpp"
+#include "protocol/raw_json.hpp"
 #include "server/session.hpp"
 #include "toolport_version.hpp"
 #include "util/ascii.hpp"
@@ -18,6 +20,7 @@ McpServer::McpServer(Executor& executor, ServerOptions options) : executor_(exec
     if (options_.version.empty()) options_.version = kToolportVersion;
     server_info_ = {{"name", options_.name}, {"version", options_.version}};
     if (!options_.title.empty()) server_info_["title"] = options_.title;
+    server_info_raw_ = protocol::make_raw_json(protocol::serialize(server_info_));
     if (options_.state_secret.empty()) {
         options_.state_secret.assign(32, '\0');
         util::secure_random(options_.state_secret.data(), options_.state_secret.size());

@@ -88,6 +88,10 @@ public:
     // {name, version, title}: built once (the options do not change), since every reply of
     // the stateless revision carries it.
     const Json& server_info() const { return server_info_; }
+    // The same as raw JSON (protocol/raw_json.hpp), for replies that a transport writes with
+    // protocol::serialize: copied as one value rather than member by member, and written as
+    // it is.
+    const Json& server_info_raw() const { return server_info_raw_; }
     // The capabilities `caller` is offered (every extension without a caller; with one,
     // only the extensions of sources it may see).
     Json capabilities(protocol::Revision revision, const CallerIdentity* caller = nullptr) const;
@@ -254,6 +258,7 @@ private:
     Executor& executor_;
     ServerOptions options_;
     Json server_info_;
+    Json server_info_raw_;
     Registry registry_;
     std::set<std::string> forwarded_headers_;
     Json extensions_ = Json::object();

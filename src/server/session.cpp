@@ -293,7 +293,7 @@ Task<void> ServerSession::run(std::unique_ptr<RequestContext> ctx, Handler handl
 }
 
 Json ServerSession::finish_result(Json result, const RequestContext& ctx) const {
-    if (is_stateless(ctx.revision())) decorate_stateless_result(result, server_);
+    if (is_stateless(ctx.revision())) decorate_stateless_result(result, server_, output_serializes_);
     return result;
 }
 

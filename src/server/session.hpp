@@ -76,6 +76,11 @@ public:
     // response instead of waiting for ever. `reason` says why, for the client.
     using UnansweredListener = std::function<void(const protocol::RequestId& id, const std::string& reason)>;
     void set_unanswered_listener(UnansweredListener listener) { unanswered_ = std::move(listener); }
+    // Set by a transport whose SessionOutput only writes each message with protocol::serialize
+    // (HTTP, stdio): a reply may then hold raw JSON (protocol/raw_json.hpp) where the session
+    // has it ready as text (a stateless reply's serverInfo). Others (the in-process transport,
+    // which hands messages to a client as they are) get documents throughout.
+    void set_output_serializes() { output_serializes_ = true; }
 
     // Sessions shared between replicas (transports/http_endpoint.cpp, `sessions: shared`):
     // what another replica needs to go on serving this session, and taking it over from
@@ -155,6 +160,7 @@ private:
     std::set<std::string> subscriptions_;
     std::function<void(const protocol::RequestId&)> stream_closer_;
     UnansweredListener unanswered_;
+    bool output_serializes_ = false;
 };
 
 }  // namespace toolport

@@ -74,7 +74,7 @@ Json check_required_capabilities(const Request& request, const StatelessMeta& me
     return nullptr;
 }
 
-void decorate_stateless_result(Json& result, const McpServer& server) {
+void decorate_stateless_result(Json& result, const McpServer& server, bool raw_server_info) {
     if (!result.is_object()) return;
     // On every stateless reply: members looked up by views and inserted where the lookup
     // found their place, the serverInfo copied once, into its node.
@@ -90,10 +90,11 @@ void decorate_stateless_result(Json& result, const McpServer& server) {
     if (!meta.is_object()) meta = Json::object();
     auto& meta_members = meta.get_ref<Json::object_t&>();
     const std::string_view key = meta_key::kServerInfo;
+    const Json& info = raw_server_info ? server.server_info_raw() : server.server_info();
     if (auto it = meta_members.lower_bound(key); it != meta_members.end() && it->first == key) {
-        it->second = server.server_info();
+        it->second = info;
     } else {
-        meta_members.emplace_hint(it, key, server.server_info());
+        meta_members.emplace_hint(it, key, info);
     }
 }
 

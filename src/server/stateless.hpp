@@ -41,8 +41,10 @@ Json unsupported_version_error(const protocol::RequestId& id, const std::string&
 // An error reply when the request lacks _meta the revision requires (null when fine).
 Json check_required_capabilities(const protocol::Request& request, const StatelessMeta& meta);
 
-// Adds resultType (and serverInfo in _meta) to a stateless result.
-void decorate_stateless_result(Json& result, const McpServer& server);
+// Adds resultType (and serverInfo in _meta) to a stateless result. With `raw_server_info`
+// the serverInfo is raw JSON (McpServer::server_info_raw): only for a result that is written
+// with protocol::serialize and read by nothing else.
+void decorate_stateless_result(Json& result, const McpServer& server, bool raw_server_info = false);
 // Adds ttlMs/cacheScope to list and read results.
 void mark_cacheable(Json& result, const McpServer& server);
 Json discover_result(const McpServer& server, const RequestContext& ctx);

@@ -253,6 +253,7 @@ HttpAnswer HttpEndpoint::State::handle_stateless_post(const HttpRequestView& req
         },
         CallerIdentity{.principal = principal_of(req, credential), .view = view_of(req, credential)});
     take_client_headers(req, credential, session->caller());
+    session->set_output_serializes();  // (the output above writes each message as it is)
     session->set_unanswered_listener([weak](const protocol::RequestId& id, const std::string& reason) {
         if (auto s = weak.lock()) s->end_request(protocol::id_key(id), cancelled_reply(id, reason));
     });

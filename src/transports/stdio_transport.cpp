@@ -50,6 +50,7 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
             if (!batches.holds(message)) write_message(message);
         },
         CallerIdentity{.session_id = "stdio"});
+    session->set_output_serializes();  // (each message written with protocol::serialize)
 
     protocol::ParseLimits limits;
     limits.max_depth = options.max_json_depth;
