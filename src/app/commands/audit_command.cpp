@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/commands/command_support.hpp"
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
 #include "async/task.hpp"
@@ -73,55 +74,21 @@ void print_record(const AuditFlags& flags, const Json& r) {
     else fmt::print("{}\n", text_line(r));
 }
 
-// GET <origin><path> with the bearer token: the response, or an error message.
-std::optional<http_client::Response> http_get(const AuditFlags& flags, const std::string& target, std::string& error) {
-    http_client::Url url;
+// GET <origin><path> with the bearer token: the body of a 200, or an error message.
+std::optional<std::string> http_get(const AuditFlags& flags, const std::string& target, std::string& error) {
+    OperatorReply reply;
     try {
-        url = http_client::parse_url(flags.url);
-    } catch (const std::invalid_argument& e) {
-        error = fmt::format("--url: {}", e.what());
+        reply = call_operator_endpoint(flags.url, flags.token, flags.ca_file, "GET", target);
+    } catch (const std::runtime_error& e) {
+        error = e.what();
         return std::nullopt;
     }
-    std::string token = flags.token;
-    if (token.empty()) {
-        if (const char* env = std::getenv("TOOLPORT_TOKEN")) token = env;
-    }
-    client::BlockingLoop loop;
-    http_client::ClientOptions options;
-    options.ca_file = flags.ca_file;
-    http_client::HttpClient http(loop.asio_executor(), options);
-    http_client::Request request;
-    request.method = "GET";
-    // Whatever path the user gave (often the MCP endpoint), the operator's endpoints are at the root.
-    request.url = url.origin() + target;
-    if (!token.empty()) request.headers.emplace_back("Authorization", "Bearer " + token);
-    http_client::CallOptions call;
-    call.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    call.max_attempts = 1;
-    bool done = false;
-    std::optional<http_client::Response> response;
-    std::exception_ptr failure;
-    spawn(http.fetch(std::move(request), std::move(call)),
-          [&](std::optional<http_client::Response> r, std::exception_ptr e) {
-              response = std::move(r);
-              failure = e;
-              done = true;
-          });
-    loop.run_until(done);
-    if (failure) {
-        try {
-            std::rethrow_exception(failure);
-        } catch (const std::exception& e) {
-            error = util::sanitize_for_message(e.what());
-        }
+    if (reply.status != 200) {
+        error = fmt::format("{} answered HTTP {}: {}", flags.url, reply.status,
+                            util::sanitize_for_message(reply.body, 300));
         return std::nullopt;
     }
-    if (response && response->status != 200) {
-        error = fmt::format("{} answered HTTP {}: {}", url.origin(), response->status,
-                            util::sanitize_for_message(response->body, 300));
-        return std::nullopt;
-    }
-    return response;
+    return std::move(reply.body);
 }
 
 std::vector<std::pair<std::string, std::string>> filter_fields(const AuditFlags& flags) {
@@ -150,7 +117,7 @@ int from_server(const AuditFlags& flags) {
         fmt::print(stderr, "toolport audit: {}\n", error);
         return 1;
     }
-    auto body = Json::parse(response->body, nullptr, false);
+    auto body = Json::parse(*response, nullptr, false);
     if (!body.is_object() || !body.value("records", Json()).is_array()) {
         fmt::print(stderr, "toolport audit: the server's answer is not an audit query result\n");
         return 1;
@@ -170,9 +137,9 @@ int summary(const AuditFlags& flags) {
         fmt::print(stderr, "toolport audit summary: {}\n", error);
         return 1;
     }
-    auto body = Json::parse(response->body, nullptr, false);
+    auto body = Json::parse(*response, nullptr, false);
     if (flags.json || !body.is_object() || !body.value("server_health", Json()).is_array()) {
-        fmt::print("{}\n", response->body);
+        fmt::print("{}\n", *response);
         return 0;
     }
     fmt::print("{:<28} {:>8} {:>8} {:>9} {:>10}  {}\n", "service", "calls", "failed", "failure%", "mean ms", "breaker");

@@ -4,7 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "async/task.hpp"
+#include "client/blocking_loop.hpp"
 #include "client/shell_words.hpp"
+#include "http_client/http_client.hpp"
+#include "http_client/url.hpp"
 #include "util/sanitize.hpp"
 
 namespace toolport::commands {
@@ -46,6 +50,54 @@ std::vector<std::string> stdio_argv(const std::string& command) {
     }
     if (argv.empty()) throw UsageError("--stdio: the command is empty");
     return argv;
+}
+
+OperatorReply call_operator_endpoint(const std::string& server_url, const std::string& token, const std::string& ca_file,
+                                     const std::string& method, const std::string& path, const std::string& body) {
+    http_client::Url url;
+    try {
+        url = http_client::parse_url(server_url);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(fmt::format("--url: {}", e.what()));
+    }
+    std::string bearer = token;
+    if (bearer.empty()) {
+        if (const char* env = std::getenv("TOOLPORT_TOKEN")) bearer = env;
+    }
+    client::BlockingLoop loop;
+    http_client::ClientOptions options;
+    options.ca_file = ca_file;
+    http_client::HttpClient http(loop.asio_executor(), options);
+    http_client::Request request;
+    request.method = method;
+    request.url = url.origin() + path;
+    if (!bearer.empty()) request.headers.emplace_back("Authorization", "Bearer " + bearer);
+    if (!body.empty()) {
+        request.headers.emplace_back("Content-Type", "application/json");
+        request.body = body;
+    }
+    http_client::CallOptions call;
+    call.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    call.max_attempts = 1;
+    bool done = false;
+    std::optional<http_client::Response> response;
+    std::exception_ptr failure;
+    spawn(http.fetch(std::move(request), std::move(call)),
+          [&](std::optional<http_client::Response> r, std::exception_ptr e) {
+              response = std::move(r);
+              failure = e;
+              done = true;
+          });
+    loop.run_until(done);
+    if (failure) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(util::sanitize_for_message(e.what()));
+        }
+    }
+    if (!response) throw std::runtime_error("no answer");
+    return {static_cast<int>(response->status), std::move(response->body)};
 }
 
 }  // namespace toolport::commands

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "app/commands/command_support.hpp"
 #include "app/commands/commands.hpp"
 #include "app/config.hpp"
 #include "async/task.hpp"
@@ -66,49 +67,12 @@ bool matches(const stores::PinRecord& r, const std::string& name) {
 
 std::pair<int, std::string> http_call(const PinsFlags& flags, const std::string& method, const std::string& path,
                                       const std::string& body) {
-    http_client::Url url;
     try {
-        url = http_client::parse_url(flags.url);
-    } catch (const std::invalid_argument& e) {
-        throw PinsFailure(fmt::format("--url: {}", e.what()));
+        auto reply = call_operator_endpoint(flags.url, flags.token, flags.ca_file, method, path, body);
+        return {reply.status, std::move(reply.body)};
+    } catch (const std::runtime_error& e) {
+        throw PinsFailure(e.what());
     }
-    std::string token = flags.token;
-    if (token.empty()) {
-        if (const char* env = std::getenv("TOOLPORT_TOKEN")) token = env;
-    }
-    client::BlockingLoop loop;
-    http_client::ClientOptions options;
-    options.ca_file = flags.ca_file;
-    http_client::HttpClient http(loop.asio_executor(), options);
-    http_client::Request request;
-    request.method = method;
-    request.url = url.origin() + path;  // the operator's endpoints are at the root
-    if (!token.empty()) request.headers.emplace_back("Authorization", "Bearer " + token);
-    if (!body.empty()) {
-        request.headers.emplace_back("Content-Type", "application/json");
-        request.body = body;
-    }
-    http_client::CallOptions call;
-    call.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    call.max_attempts = 1;
-    bool done = false;
-    std::optional<http_client::Response> response;
-    std::exception_ptr failure;
-    spawn(http.fetch(std::move(request), std::move(call)),
-          [&](std::optional<http_client::Response> r, std::exception_ptr e) {
-              response = std::move(r);
-              failure = e;
-              done = true;
-          });
-    loop.run_until(done);
-    if (failure) {
-        try {
-            std::rethrow_exception(failure);
-        } catch (const std::exception& e) {
-            throw PinsFailure(util::sanitize_for_message(e.what()));
-        }
-    }
-    return {response->status, response->body};
 }
 
 Json server_json(const PinsFlags& flags, const std::string& method, const std::string& path, const Json& body) {
