@@ -15,6 +15,7 @@
 #include "console/console_api.hpp"
 #include "console/replica_roster.hpp"
 #include "document/document.hpp"
+#include "providers/pin_guard.hpp"
 #include "providers/source_table.hpp"
 #include "stores/audit_query.hpp"
 #include "toolport_version.hpp"
@@ -174,6 +175,17 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
     }
     o.health = &runtime.health();
     o.sources = [sources = configured_sources(config)] { return sources; };
+    if (auto* pins = runtime.pins()) {
+        o.quarantined = [pins] {
+            std::set<std::string> names;
+            for (const auto& [source, state] : pins->snapshot()) {
+                const auto policy = pins->policy(source);
+                const bool withholds = policy == pins::PinPolicy::quarantine || policy == pins::PinPolicy::block_source;
+                if (withholds && !state.pending.empty()) names.insert(source);
+            }
+            return names;
+        };
+    }
     o.breakers = [&runtime] {
         std::vector<console::BreakerInfo> breakers;
         const Json summary = runtime.orchestration_summary();

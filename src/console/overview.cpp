@@ -107,6 +107,7 @@ Json overview_json(const OverviewSources& in) {
         for (auto& b : in.breakers()) breakers.emplace(b.service, std::move(b));
     }
 
+    const std::set<std::string> quarantined = in.quarantined ? in.quarantined() : std::set<std::string>{};
     Json list = Json::array();
     std::vector<StepCounts> total_steps(CallSeries::kSteps);
     for (const auto& source : sources) {
@@ -114,9 +115,11 @@ Json overview_json(const OverviewSources& in) {
         if (auto it = health.find(source.name); it != health.end()) h = it->second;
         auto b = breakers.find(source.name);
         const std::string breaker = b != breakers.end() ? b->second.state : "none";
+        std::string state = source_state(h, breaker);
+        if (state != "down" && quarantined.count(source.name)) state = "quarantined";
         Json entry = {{"name", source.name},
                       {"kind", source.kind},
-                      {"state", source_state(h, breaker)},
+                      {"state", std::move(state)},
                       {"breaker", breaker},
                       {"tools", tools.count(source.name) ? tools[source.name] : 0}};
         Json last_error = nullptr;

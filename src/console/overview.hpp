@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct OverviewSources {
     std::function<std::vector<SourceInfo>()> sources;
     std::function<std::vector<BreakerInfo>()> breakers;
     std::function<std::vector<RateLimitInfo>()> rate_limits;
+    // The sources whose changed tool definitions their pinning policy withholds until an
+    // operator approves them (quarantine, block-source): shown as quarantined.
+    std::function<std::set<std::string>()> quarantined;
     // The replicas seen ([{id, self, last_seen_s, ...}]); unset: this one alone.
     std::function<Json()> replicas;
 };

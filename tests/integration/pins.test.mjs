@@ -104,6 +104,10 @@ describe('pinning: quarantine', () => {
     assert.match(refused.structuredContent.suggestion, /toolport pins approve shifty read_file/);
     // The other tools are served as before.
     assert.equal(text(await s.client.callTool({ name: 'delete_file', arguments: { path: 'x' } })), 'deleted x');
+    // The console's overview names the source's state.
+    const stateOf = async () =>
+      (await (await fetch(`${s.server.base}/console/api/overview`)).json()).sources.find((x) => x.name === 'shifty')?.state;
+    assert.equal(await stateOf(), 'quarantined');
 
     const listed = await pins(['list', '--pending'], stateDir);
     assert.equal(listed.status, 0, listed.stderr);
@@ -121,6 +125,7 @@ describe('pinning: quarantine', () => {
     assert.equal(approved.status, 0, approved.stderr);
     // The running server polls the file: no restart.
     await waitFor('read_file served again', async () => (await names(s.client)).includes('read_file'));
+    assert.equal(await stateOf(), 'healthy');
     const tool = (await s.client.listTools()).tools.find((t) => t.name === 'read_file');
     assert.match(tool.description, /id_rsa/);
     assert.equal(text(await s.client.callTool({ name: 'read_file', arguments: { path: 'a' } })), 'read a');
