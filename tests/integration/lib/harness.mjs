@@ -207,9 +207,13 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [],
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = fixedPort || (await freePort());
     const command = [...wrapper, TOOLPORT_BIN, 'serve', '--listen', `127.0.0.1:${port}`, '--packs', packs, ...args, ...extraArgs];
+    // Each server keeps its state (tool pins, on by default) in a directory of its own: two
+    // tests' servers with a source of the same name would otherwise see each other's pins as
+    // changes. A test that restarts a server on the same state passes XDG_STATE_HOME itself.
+    const stateHome = mkdtempSync(path.join(process.env.XDG_STATE_HOME ?? os.tmpdir(), 'server-state-'));
     const child = track(
       spawn(command[0], command.slice(1), {
-        env: { ...process.env, ...env },
+        env: { ...process.env, XDG_STATE_HOME: stateHome, ...env },
         stdio: ['ignore', 'ignore', 'pipe'],
       }),
     );
