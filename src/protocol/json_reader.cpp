@@ -11,6 +11,7 @@
 
 #include "protocol/plain_bytes.hpp"
 #include "protocol/raw_json.hpp"
+#include "util/utf8.hpp"
 
 namespace toolport::protocol {
 
@@ -29,24 +30,6 @@ constexpr std::array<bool, 256> kPlain = [] {
     for (int c = 0x20; c < 0x80; ++c) table[c] = c != '"' && c != '\\';
     return table;
 }();
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
 
 class Reader {
 public:
@@ -247,7 +230,7 @@ private:
                 } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
                     fail("a low surrogate escape without a high surrogate before it");
                 }
-                append_utf8(out, cp);
+                util::append_utf8(out, cp);
                 return;
             }
             default: --p_; fail("invalid escape in a string");

@@ -15,20 +15,6 @@ namespace toolport {
 
 namespace {
 
-bool matches_output_schema(const ToolSpec& tool, const Json& structured) {
-    if (tool.compiled_output_schema) return tool.compiled_output_schema->is_valid(structured);
-    // Tools whose schemas are compiled lazily (upstream and catalog tools): compiled here,
-    // on an error path only, with the leniency the validation stage allows their inputs.
-    try {
-        schema::Options lenient;
-        lenient.reject_unknown_dialect = false;
-        return schema::compile(tool.output_schema, lenient).is_valid(structured);
-    } catch (const schema::SchemaError&) {
-        // What we cannot compile, a client's validator cannot be trusted to accept.
-        return false;
-    }
-}
-
 bool has_text(const Json& content) {
     if (!content.is_array()) return false;
     for (const auto& block : content) {
@@ -48,6 +34,20 @@ bool first_time_for(const std::string& tool) {
 }
 
 }  // namespace
+
+bool matches_output_schema(const ToolSpec& tool, const Json& structured) {
+    if (tool.compiled_output_schema) return tool.compiled_output_schema->is_valid(structured);
+    // Tools whose schemas are compiled lazily (upstream and catalog tools): compiled here,
+    // on an error path only, with the leniency the validation stage allows their inputs.
+    try {
+        schema::Options lenient;
+        lenient.reject_unknown_dialect = false;
+        return schema::compile(tool.output_schema, lenient).is_valid(structured);
+    } catch (const schema::SchemaError&) {
+        // What we cannot compile, a client's validator cannot be trusted to accept.
+        return false;
+    }
+}
 
 bool guard_error_result(const ToolSpec& tool, ToolResult& result, bool report) {
     if (!result.is_error || result.structured_content.is_null() || tool.output_schema.is_null()) return false;

@@ -27,6 +27,10 @@ inline constexpr const char* kDroppedErrorMetaKey = "toolport/error";
 // schema) it is logged and counted (toolport_error_structured_content_dropped_total{tool});
 // the engine's own error fields (ToolError) are moved for every tool whose success schema
 // they do not fit, which is the design, not news. Returns whether it moved anything.
+// Whether `structured` is valid against the tool's outputSchema (compiled here, leniently, for
+// a tool whose schema is compiled lazily; a schema that does not compile: false).
+bool matches_output_schema(const ToolSpec& tool, const Json& structured);
+
 bool guard_error_result(const ToolSpec& tool, ToolResult& result, bool report = true);
 
 }  // namespace toolport

@@ -1,5 +1,7 @@
 #include "pipeline/stages/content_scan.hpp"
 
+#include "server/error_result_guard.hpp"
+
 #include <fmt/format.h>
 
 #include "observability/metrics.hpp"
@@ -12,17 +14,6 @@ namespace toolport::pipeline {
 namespace {
 
 namespace redaction = util::redaction;
-
-bool matches_output_schema(const ToolSpec& tool, const Json& structured) {
-    if (tool.compiled_output_schema) return tool.compiled_output_schema->is_valid(structured);
-    try {
-        schema::Options lenient;
-        lenient.reject_unknown_dialect = false;
-        return schema::compile(tool.output_schema, lenient).is_valid(structured);
-    } catch (const schema::SchemaError&) {
-        return false;
-    }
-}
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "util/redaction/json_redaction.hpp"
+#include "util/utf8.hpp"
 
 namespace toolport::util::redaction {
 
@@ -21,24 +22,6 @@ long hex4(std::string_view text, std::size_t at) {
         v = v * 16 + h;
     }
     return v;
-}
-
-void append_utf8(std::string& out, unsigned long cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
 }
 
 // The escaped string literal body `body` decoded into `out`.
@@ -67,7 +50,7 @@ void unescape(std::string_view body, std::string& out) {
                         i += 6;
                     }
                 }
-                append_utf8(out, static_cast<unsigned long>(cp));
+                util::append_utf8(out, static_cast<std::uint32_t>(cp));
                 break;
             }
             default: out += e; break;  // \" \\ \/
