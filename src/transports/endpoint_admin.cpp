@@ -85,23 +85,29 @@ HttpAnswer HttpEndpoint::State::audit_answer(const HttpRequestView& req, std::st
     if (req.method() != HttpMethod::get) return method_not_allowed(req, "Method Not Allowed: use GET", "GET");
     if (auto refusal = open_admin_refusal(req, "/audit")) return std::move(*refusal);
     auto deferred = make_deferred();
-    spawn(answer_audit(shared_from_this(), deferred, std::make_shared<endpoint::OwnedRequest>(req),
-                       std::string(query.empty() ? query : query.substr(1))),
+    auto request = std::make_shared<endpoint::OwnedRequest>(req);
+    auto work = [self = shared_from_this(), q = std::string(query.empty() ? query : query.substr(1))]() {
+        return self->opts.audit_query(q);
+    };
+    spawn(answer_json_later(shared_from_this(), deferred, std::move(request), std::move(work), "audit query",
+                            R"({"error":"the audit query failed"})"),
           [deferred](std::exception_ptr error) {
               if (error) deferred->resolve({});
           });
     return deferred_answer(deferred);
 }
 
-Task<void> HttpEndpoint::State::answer_audit(std::shared_ptr<State> self,
-                                             std::shared_ptr<endpoint::DeferredAnswer> deferred,
-                                             std::shared_ptr<endpoint::OwnedRequest> req, std::string query) {
+Task<void> HttpEndpoint::State::answer_json_later(std::shared_ptr<State> self,
+                                                  std::shared_ptr<endpoint::DeferredAnswer> deferred,
+                                                  std::shared_ptr<endpoint::OwnedRequest> req,
+                                                  std::function<Task<std::pair<int, std::string>>()> work,
+                                                  std::string what, std::string failure_body) {
     std::pair<int, std::string> result;
     try {
-        result = co_await self->opts.audit_query(std::move(query));
+        result = co_await work();
     } catch (const std::exception& e) {
-        spdlog::error("audit query failed: {}", util::sanitize_for_message(e.what()));
-        result = {500, R"({"error":"the audit query failed"})"};
+        spdlog::error("{} failed: {}", what, util::sanitize_for_message(e.what()));
+        result = {500, std::move(failure_body)};
     }
     if (self->stopping) {
         deferred->resolve({});
@@ -125,34 +131,16 @@ HttpAnswer HttpEndpoint::State::pins_answer(const HttpRequestView& req, std::str
     if (auto refusal = open_admin_refusal(req, "/admin/pins")) return std::move(*refusal);
     std::string who = credential.oauth ? "oauth:" + credential.oauth->subject : auth_on() ? "bearer" : "loopback";
     auto deferred = make_deferred();
-    spawn(answer_pins(shared_from_this(), deferred, std::make_shared<endpoint::OwnedRequest>(req), std::string(path),
-                      std::move(who)),
+    auto request = std::make_shared<endpoint::OwnedRequest>(req);
+    auto work = [self = shared_from_this(), request, path = std::string(path), who = std::move(who)]() {
+        return self->opts.pins(request->method() == HttpMethod::get ? "GET" : "POST", path, request->body(), who);
+    };
+    spawn(answer_json_later(shared_from_this(), deferred, std::move(request), std::move(work), "pins request",
+                            R"({"error":"the pins store could not be reached"})"),
           [deferred](std::exception_ptr error) {
               if (error) deferred->resolve({});
           });
     return deferred_answer(deferred);
-}
-
-Task<void> HttpEndpoint::State::answer_pins(std::shared_ptr<State> self,
-                                            std::shared_ptr<endpoint::DeferredAnswer> deferred,
-                                            std::shared_ptr<endpoint::OwnedRequest> req, std::string path,
-                                            std::string who) {
-    std::pair<int, std::string> result;
-    try {
-        result = co_await self->opts.pins(req->method() == HttpMethod::get ? "GET" : "POST", std::move(path),
-                                          req->body(), std::move(who));
-    } catch (const std::exception& e) {
-        spdlog::error("pins request failed: {}", util::sanitize_for_message(e.what()));
-        result = {500, R"({"error":"the pins store could not be reached"})"};
-    }
-    if (self->stopping) {
-        deferred->resolve({});
-        co_return;
-    }
-    deferred->resolve(
-        self->answer_with(*req, format_reply(req->version(), req->keep_alive(), static_cast<unsigned>(result.first),
-                                             {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}},
-                                             std::move(result.second))));
 }
 
 // GET /orchestration: the orchestration summary, now.

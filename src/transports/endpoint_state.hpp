@@ -285,10 +285,12 @@ struct HttpEndpoint::State : std::enable_shared_from_this<HttpEndpoint::State> {
     HttpAnswer audit_answer(const HttpRequestView& req, std::string_view query);
     HttpAnswer orchestration_answer(const HttpRequestView& req);
     HttpAnswer pins_answer(const HttpRequestView& req, std::string_view path, const Credential& credential);
-    static Task<void> answer_pins(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
-                                  std::shared_ptr<endpoint::OwnedRequest> req, std::string path, std::string who);
-    static Task<void> answer_audit(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
-                                   std::shared_ptr<endpoint::OwnedRequest> req, std::string query);
+    // Answers `req` with the JSON (status, body) `work` makes, when it is done; a failure is
+    // logged as `what` and answered 500 with `failure_body`.
+    static Task<void> answer_json_later(std::shared_ptr<State> self, std::shared_ptr<endpoint::DeferredAnswer> deferred,
+                                        std::shared_ptr<endpoint::OwnedRequest> req,
+                                        std::function<Task<std::pair<int, std::string>>()> work, std::string what,
+                                        std::string failure_body);
     static std::string public_report(std::string body);
     std::pair<int, std::string> health_response();
 
