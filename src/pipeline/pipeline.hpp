@@ -25,6 +25,7 @@
 
 #include "pipeline/policy.hpp"
 #include "server/server.hpp"
+#include "stores/audit_record.hpp"
 
 namespace toolport::pipeline {
 
@@ -48,6 +49,8 @@ struct Call {
     // Accounting filled in by stages and sources, reported in result._meta.
     std::optional<int> downstream_api_calls;
     CacheStatus cache_status = CacheStatus::bypass;
+    // What each guard said (the guard stage adds, the audit record lists them).
+    std::vector<stores::GuardMark> guard_marks;
 
     // The stages this call runs through (set by the Pipeline from the policy).
     const std::vector<Stage*>* chain = nullptr;

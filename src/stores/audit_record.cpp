@@ -205,6 +205,21 @@ void append_record(const AuditRecord& r, std::string& out) {
     // Microseconds are enough, and keep the line short.
     out += R"(,"duration_ms":)";
     append_milliseconds(out, r.duration_ms);
+    if (!r.guards.empty()) {
+        out += R"(,"guards":[)";
+        for (std::size_t i = 0; i < r.guards.size(); ++i) {
+            const GuardMark& g = r.guards[i];
+            if (i > 0) out += ',';
+            out += '{';
+            if (g.cached) out += R"("cached":true,)";
+            // (Never empty: the members after it start with their comma.)
+            field(out, R"("decision":")", g.decision.empty() ? std::string_view("unknown") : g.decision);
+            field(out, R"(,"guard":")", g.guard);
+            field(out, R"(,"phase":")", g.phase);
+            out += '}';
+        }
+        out += ']';
+    }
     field(out, R"(,"method":")", r.method);
     field(out, R"(,"outcome":")", r.outcome);
     field(out, R"(,"principal":")", r.principal);

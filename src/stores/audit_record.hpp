@@ -15,10 +15,19 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/json.hpp"
 
 namespace toolport::stores {
+
+// One guard's verdict on a call (pipeline/stages/guard.hpp), as its record lists it.
+struct GuardMark {
+    std::string guard;
+    std::string phase;     // before (the arguments) or after (the result)
+    std::string decision;  // allow, deny, modify, failed_open, failed_closed
+    bool cached = false;   // a verdict the guard let be reused, not asked again
+};
 
 struct AuditRecord {
     std::chrono::system_clock::time_point time;
@@ -39,8 +48,9 @@ struct AuditRecord {
     std::string code;               // the tool error's code or the JSON-RPC error code; "" when ok
     double duration_ms = 0;
     std::optional<long long> downstream_calls;
-    std::string cache;    // the cache status of a tool call (hit, miss, partial, bypass)
-    std::string replica;  // which process wrote it (host:pid): replicas share the Redis stream
+    std::string cache;              // the cache status of a tool call (hit, miss, partial, bypass)
+    std::vector<GuardMark> guards;  // what each guard the call passed said, in order
+    std::string replica;            // which process wrote it (host:pid): replicas share the Redis stream
 };
 
 // The record as one line of JSON, without its newline. Empty fields are left out.

@@ -8,7 +8,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -89,12 +89,16 @@ describe('webhook guards (SDK client, real binary, real HTTP webhook)', () => {
   let server;
   let client;
   let config;
+  let auditDir;
+  let auditFile;
 
   before(async () => {
     hook = await startWebhook();
+    auditDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-guards-audit-'));
+    auditFile = path.join(auditDir, 'audit.jsonl');
     config = webhookConfig(hook.server.address().port, await freePort());
     server = await startHttpServer({
-      config,
+      config: `${config}audit: {enabled: true, path: ${JSON.stringify(auditFile)}, flush_interval_ms: 50, include_arguments: true}\n`,
       env: { TOOLPORT_TEST_PACK: '1', GUARD_KEY: 'k-123' },
       packs: 'conformance,testing',
     });
@@ -106,6 +110,7 @@ describe('webhook guards (SDK client, real binary, real HTTP webhook)', () => {
     await client?.close();
     await server?.stop();
     hook?.server.close();
+    if (auditDir) rmSync(auditDir, { recursive: true, force: true });
   });
 
   it('allow: the guard sees the arguments before and the result after', async () => {
@@ -150,6 +155,30 @@ describe('webhook guards (SDK client, real binary, real HTTP webhook)', () => {
     assert.equal(code(r), 'OK');
     assert.equal(r.content[0].text, '[redacted by the guard]');
     assert.equal(r.structuredContent, undefined);
+  });
+
+  it("each call's audit record lists what every guard said, in order", async () => {
+    // The record of the call with { limit }: the arguments are in records (include_arguments).
+    const recordOf = (limit) =>
+      waitFor(`the audit record of limit ${limit}`, () => {
+        if (!existsSync(auditFile)) return undefined;
+        return readFileSync(auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+          .find((r) => r.method === 'tools/call' && r.target === 'test_validate' && r.arguments?.limit === limit);
+      });
+    hook.mode = 'modify_args';
+    await client.callTool({ name: 'test_validate', arguments: { limit: 41 } });
+    hook.mode = 'deny';
+    await client.callTool({ name: 'test_validate', arguments: { limit: 42 } });
+    const modified = await recordOf(41);
+    const denied = await recordOf(42);
+    assert.deepEqual(modified.guards, [
+      { guard: 'hook', phase: 'before', decision: 'modify' },
+      { guard: 'hook', phase: 'after', decision: 'allow' },
+    ]);
+    assert.equal(modified.outcome, 'ok');
+    // A denial before the call: the tool never ran, so there is no "after" verdict.
+    assert.deepEqual(denied.guards, [{ guard: 'hook', phase: 'before', decision: 'deny' }]);
+    assert.equal(denied.code, 'MCP_GUARD_DENIED');
   });
 
   it('too slow: closed refuses with MCP_GUARD_UNAVAILABLE, open lets the call through', async () => {

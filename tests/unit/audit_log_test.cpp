@@ -65,6 +65,16 @@ TEST(AuditRecord, EncodesOneLineWithoutEmptyFieldsAndParsesBack) {
     EXPECT_FALSE(parsed->contains("arguments"));
 }
 
+TEST(AuditRecord, ListsEachGuardsVerdictInOrder) {
+    auto r = record("search", "tool_error");
+    EXPECT_FALSE(parse_record(encode_record(r))->contains("guards"));  // none: left out
+    r.guards = {{"pii", "before", "modify", false}, {"policy \"x\"", "before", "deny", true}};
+    auto parsed = parse_record(encode_record(r));
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ((*parsed)["guards"], Json::parse(R"([{"decision": "modify", "guard": "pii", "phase": "before"},
+        {"cached": true, "decision": "deny", "guard": "policy \"x\"", "phase": "before"}])"));
+}
+
 TEST(AuditRecord, DigestIgnoresKeyOrderAndDiffersForOtherArguments) {
     EXPECT_EQ(arguments_digest(Json::parse(R"({"a":1,"b":[1,2]})")),
               arguments_digest(Json::parse(R"({"b":[1,2],"a":1})")));

@@ -122,6 +122,7 @@ Task<ToolResult> AuditStage::handle(Call& call, const Next& next) {
     r.code = std::move(code);
     r.duration_ms = ms_since(call.started);
     r.cache = std::string(to_string(call.cache_status));
+    r.guards = std::move(call.guard_marks);
     if (result.meta.is_object()) {
         if (const auto* cache = string_member(result.meta, "cache_status")) r.cache = *cache;
         auto d = result.meta.find("downstream_api_calls");

@@ -82,8 +82,12 @@ void GuardStage::count(const std::string& guard, GuardPhase phase, std::string_v
         .increment();
 }
 
-Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const Json& payload, RequestContext& ctx) {
+Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const Json& payload, Call& call) {
     const GuardSettings& s = entry.settings;
+    RequestContext& ctx = call.ctx;
+    auto mark = [&](std::string decision, bool cached = false) {
+        call.guard_marks.push_back({s.name, std::string(to_string(input.phase)), std::move(decision), cached});
+    };
     // With tracing on, each verdict is an event of the call's span.
     auto& span = ctx.span();
     auto event = [&](std::string_view what) {
@@ -102,6 +106,7 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
             if (verdict) {
                 count(s.name, input.phase, "cached");
                 event(verdict->allow ? "guard.cached_allow" : "guard.cached_deny");
+                mark(!verdict->allow ? "deny" : verdict->replacement ? "modify" : "allow", /*cached=*/true);
                 if (!verdict->allow) throw denial(s.name, input.phase, *verdict);
                 co_return std::move(*verdict);
             }
@@ -145,6 +150,7 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
         if (s.failure_mode.value_or(FailureMode::closed) == FailureMode::closed) {
             count(s.name, input.phase, "failed_closed");
             event("guard.failed_closed");
+            mark("failed_closed");
             throw ToolError(ToolErrorCode::guard_unavailable,
                             fmt::format("Guard \"{}\" could not check {}: {}", s.name,
                                         input.phase == GuardPhase::before ? "the call" : "the tool's result", failure))
@@ -153,6 +159,7 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
         }
         count(s.name, input.phase, "failed_open");
         event("guard.failed_open");
+        mark("failed_open");
         spdlog::warn("guard {}: could not check {} of {} ({}); failure_mode open: it proceeds unchecked", s.name,
                      input.phase == GuardPhase::before ? "the arguments" : "the result", input.tool, failure);
         co_return GuardVerdict{};
@@ -165,10 +172,12 @@ Task<GuardVerdict> GuardStage::ask(Entry& entry, const GuardInput& input, const 
     if (!verdict->allow) {
         count(s.name, input.phase, "deny");
         event("guard.deny");
+        mark("deny");
         throw denial(s.name, input.phase, *verdict);
     }
     count(s.name, input.phase, verdict->replacement ? "modify" : "allow");
     event(verdict->replacement ? "guard.modify" : "guard.allow");
+    mark(verdict->replacement ? "modify" : "allow");
     co_return std::move(*verdict);
 }
 
@@ -183,7 +192,7 @@ Task<ToolResult> GuardStage::handle(Call& call, const Next& next) {
         if (it == guards_.end() || !it->second.settings.before) continue;
         const Json& current = arguments ? *arguments : call.arguments;
         GuardInput input{GuardPhase::before, call.tool->name, call.tool->source, current, nullptr, caller, request_id};
-        GuardVerdict verdict = co_await ask(it->second, input, current, call.ctx);
+        GuardVerdict verdict = co_await ask(it->second, input, current, call);
         if (verdict.replacement) arguments = std::move(*verdict.replacement);
     }
 
@@ -222,7 +231,7 @@ Task<ToolResult> GuardStage::handle(Call& call, const Next& next) {
         auto it = guards_.find(name);
         if (it == guards_.end() || !it->second.settings.after) continue;
         GuardInput input{GuardPhase::after, call.tool->name, call.tool->source, ran_with, &as_json, caller, request_id};
-        GuardVerdict verdict = co_await ask(it->second, input, as_json, call.ctx);
+        GuardVerdict verdict = co_await ask(it->second, input, as_json, call);
         if (verdict.replacement) {
             as_json = std::move(*verdict.replacement);
             replaced = true;

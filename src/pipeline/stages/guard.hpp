@@ -10,7 +10,8 @@
 // failure_mode: closed, and lets it proceed with a warning under open. A verdict the guard
 // marks cacheable is kept in the cache store, up to the guard's cache_verdicts_s, under a
 // digest of the guard, phase, tool, caller and input, so the same question is not asked
-// twice. Counted in toolport_guard_checks_total, timed in toolport_guard_check_seconds.
+// twice. Counted in toolport_guard_checks_total, timed in toolport_guard_check_seconds, and
+// listed in the call's audit record ("guards": guard, phase, decision, cached).
 //
 // The stage sits where the policy's stage list puts it ("guard", after validate and
 // client_quota, outside the cache: a cached result is checked as a fresh one is); a policy
@@ -52,7 +53,8 @@ private:
     };
     // Asks one guard about `payload` (the arguments or the result), through its cache and
     // concurrency limit. Throws ToolError for a denial and a failure under closed mode.
-    Task<GuardVerdict> ask(Entry& entry, const GuardInput& input, const Json& payload, RequestContext& ctx);
+    // Each verdict (or failure) is marked on `call` for its audit record.
+    Task<GuardVerdict> ask(Entry& entry, const GuardInput& input, const Json& payload, Call& call);
     void count(const std::string& guard, GuardPhase phase, std::string_view outcome);
 
     Executor& executor_;
