@@ -175,11 +175,23 @@ int serve(const Config& config) {
                     if (error) spdlog::warn("task {}…: answers not relayed (Redis unreachable)", id.substr(0, 8));
                 });
             });
+            // And a cancellation, to the replica that runs the call. (Its message is not JSON,
+            // so a replica of an older version ignores it rather than taking it for answers.)
+            static constexpr std::string_view kCancelled = "cancel:";
+            tasks->set_cancel_relay([shared](const std::string& id, const std::string& why) {
+                spawn(shared->publish_task_answers(id, std::string(kCancelled) + why), [id](std::exception_ptr error) {
+                    if (error) spdlog::warn("task {}…: cancellation not relayed (Redis unreachable)", id.substr(0, 8));
+                });
+            });
             shared->set_task_listener([weak = tasks->weak_from_this()](std::string id, std::string data) {
                 auto engine = weak.lock();
+                if (!engine) return;
+                if (data.rfind(kCancelled, 0) == 0) {
+                    engine->cancelled_elsewhere(std::move(id), data.substr(kCancelled.size()));
+                    return;
+                }
                 auto responses = nlohmann::json::parse(data, nullptr, false);
-                if (engine && responses.is_object())
-                    engine->answers_from_elsewhere(std::move(id), std::move(responses));
+                if (responses.is_object()) engine->answers_from_elsewhere(std::move(id), std::move(responses));
             });
         }
         shared_sessions = shared;

@@ -574,7 +574,7 @@ void ConsoleApi::Impl::answer_reload(ReloadWait& wait, bool done) {
                                                                                    Json::error_handler_t::replace)));
 }
 
-// GET tasks: the tasks this replica runs now.
+// GET tasks: the unfinished tasks, this replica's and (with a shared store) the others'.
 HttpAnswer ConsoleApi::Impl::tasks(const HttpRequestView& req) {
     auto params = parameters_of(req, {});
     if (params.refusal) return std::move(*params.refusal);
@@ -608,6 +608,7 @@ Task<void> ConsoleApi::Impl::answer_tasks(std::shared_ptr<Impl> self, std::share
                         {"status", std::string(to_string(t.record.status))},
                         {"tool", t.tool},
                         {"session", t.session},
+                        {"replica", t.here ? "this" : "another"},
                         {"created_at", iso(t.record.created_at_ms)},
                         {"updated_at", iso(t.record.last_updated_at_ms)},
                         {"status_message", t.record.status_message}});

@@ -103,6 +103,10 @@ public:
     // last_updated_at_ms with those of `change` (same id and owner), unless the record is
     // terminal. The TTL is not extended.
     virtual Task<TaskUpdate> update(TaskRecord change) = 0;
+    // For the operator: the records still running or waiting for input (not terminal, not
+    // expired), of every owner, newest first, `limit` at most. Replicas sharing the store
+    // see each other's.
+    virtual Task<std::vector<TaskRecord>> unfinished(std::size_t limit) = 0;
 
     // Replicas sharing the store: this process's name as a task's runner, and whether the
     // process named `runner` is still alive. In process every record is this process's;

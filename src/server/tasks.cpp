@@ -559,22 +559,53 @@ Task<TaskUpdate> TaskEngine::cancel_record(const TaskRecord& record, bool by_ope
     // The store decides a race with the call's own outcome: whichever lands first stays.
     auto outcome = co_await store_.update(std::move(change));
     if (outcome == TaskUpdate::applied) {
-        if (auto it = running_.find(id); it != running_.end()) {
-            auto run = it->second;
-            if (run->ctx) {
-                run->ctx->cancel_token().cancel(by_operator ? "task cancelled by an operator"
-                                                            : "task cancelled by the client");
-            } else if (!run->active) running_.erase(it);  // was waiting for answers
-            tell_status(*run, now);
+        const char* why = by_operator ? "task cancelled by an operator" : "task cancelled by the client";
+        if (running_.count(id)) {
+            stop_cancelled(id, now, why);
+        } else if (cancel_relay_ && record.runner != store_.runner_id()) {
+            cancel_relay_(id, why);  // another replica runs the call: it stops it
         }
         changed(id);
     }
     co_return outcome;
 }
 
+void TaskEngine::stop_cancelled(const std::string& id, const TaskRecord& now, const char* why) {
+    auto it = running_.find(id);
+    if (it == running_.end()) return;
+    auto run = it->second;
+    if (run->ctx) {
+        run->ctx->cancel_token().cancel(why);
+    } else if (!run->active) {
+        running_.erase(it);  // was waiting for answers
+    }
+    tell_status(*run, now);
+}
+
+void TaskEngine::cancelled_elsewhere(std::string task_id, std::string why) {
+    auto it = running_.find(task_id);
+    if (it == running_.end()) return;  // not run here
+    const std::string owner = it->second->owner;
+    // The record says what the client is told; only a cancelled one stops the call (the
+    // message is a hint, not a command).
+    spawn(
+        [](std::shared_ptr<TaskEngine> self, std::string id, std::string owner, std::string why) -> Task<void> {
+            auto record = co_await self->store_.get(id, owner);
+            if (!record || record->status != TaskStatus::cancelled) co_return;
+            self->stop_cancelled(id, *record, why.c_str());
+            self->changed(id);
+        }(shared_from_this(), std::move(task_id), owner, std::move(why)),
+        [](std::exception_ptr) {});
+}
+
 }  // namespace toolport
 
 namespace toolport {
+
+namespace {
+// The most unfinished tasks the console lists (and looks through for one to cancel).
+constexpr std::size_t kMostListed = 500;
+}  // namespace
 
 Task<std::vector<TaskEngine::Live>> TaskEngine::live() {
     auto self = shared_from_this();
@@ -582,21 +613,41 @@ Task<std::vector<TaskEngine::Live>> TaskEngine::live() {
     std::vector<std::shared_ptr<Running>> runs;
     for (const auto& [id, run] : running_) runs.push_back(run);
     std::vector<Live> out;
+    std::set<std::string> listed;
     for (const auto& run : runs) {
+        // (A cancelled one whose call is still stopping too: it is listed until it has.)
         auto record = co_await store_.get(run->id, run->owner);
         if (!record) continue;
+        listed.insert(record->id);
         out.push_back({std::move(*record), run->tool ? run->tool->name : std::string(),
                        run->session ? run->session->caller().session_id : std::string()});
+    }
+    // Then those of the other replicas sharing the store (in memory: none but these).
+    for (auto& record : co_await store_.unfinished(kMostListed)) {
+        if (listed.count(record.id) || running_.count(record.id)) continue;
+        std::string tool;
+        if (record.params.is_object()) {
+            if (auto name = record.params.find("name"); name != record.params.end() && name->is_string()) tool = *name;
+        }
+        out.push_back({std::move(record), std::move(tool), std::string(), false});
     }
     co_return out;
 }
 
 Task<bool> TaskEngine::cancel_as_operator(std::string id) {
     auto self = shared_from_this();
-    auto it = running_.find(id);
-    if (it == running_.end()) co_return false;
-    const std::string owner = it->second->owner;
-    auto record = co_await store_.get(id, owner);
+    std::optional<TaskRecord> record;
+    if (auto it = running_.find(id); it != running_.end()) {
+        record = co_await store_.get(id, it->second->owner);
+    } else {
+        // Another replica's (a shared store): found among the unfinished, owner and all.
+        for (auto& r : co_await store_.unfinished(kMostListed)) {
+            if (r.id == id) {
+                record = std::move(r);
+                break;
+            }
+        }
+    }
     if (!record || is_terminal(record->status)) co_return false;
     co_return co_await cancel_record(*record, true) == TaskUpdate::applied;
 }

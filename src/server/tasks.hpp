@@ -126,20 +126,28 @@ public:
     using Relay = std::function<void(const std::string& task_id, const Json& responses)>;
     void set_relay(Relay relay) { relay_ = std::move(relay); }
     void answers_from_elsewhere(std::string task_id, Json responses);
+    // Likewise a cancellation (by its client or an operator) that reached another replica:
+    // the record is cancelled already, and `relay` tells the replica that runs the call to
+    // stop it, which hands it to cancelled_elsewhere().
+    using CancelRelay = std::function<void(const std::string& task_id, const std::string& why)>;
+    void set_cancel_relay(CancelRelay relay) { cancel_relay_ = std::move(relay); }
+    void cancelled_elsewhere(std::string task_id, std::string why);
 
     // The owner of the tasks `ctx` creates and sees (exposed for tests).
     static std::string owner_of(const RequestContext& ctx);
     // Calls running now (exposed for tests).
     std::size_t running() const { return running_.size(); }
 
-    // For the operator console: the records of the tasks this process runs now (working or
-    // waiting for input), with the tool and session of each, whoever owns them; and
-    // cancelling one of them as its operator (any owner). cancel_as_operator's false: no
-    // such task runs here, or it ended meanwhile.
+    // For the operator console: the records of the unfinished tasks (working or waiting
+    // for input), whoever owns them, with the tool of each and, for those this process
+    // runs, the session; with a shared store, those other replicas run too (`here` false);
+    // and cancelling one of them as its operator (any owner, any replica).
+    // cancel_as_operator's false: no such task is unfinished, or it ended meanwhile.
     struct Live {
         TaskRecord record;
         std::string tool;
         std::string session;
+        bool here = true;  // this process runs it
     };
     Task<std::vector<Live>> live();
     Task<bool> cancel_as_operator(std::string id);
@@ -207,11 +215,14 @@ private:
     void changed(const std::string& id);
     // v1: notifications/tasks/status to the creating session, if still there.
     void tell_status(const Running& run, const TaskRecord& record);
+    // Stops the call of the task `id` run here, whose record is now cancelled (`now`).
+    void stop_cancelled(const std::string& id, const TaskRecord& now, const char* why);
 
     McpServer& server_;
     TaskStore& store_;
     std::unordered_map<std::string, std::shared_ptr<Running>> running_;
     Relay relay_;
+    CancelRelay cancel_relay_;
     // tasks/result requests waiting for their task to change, by task id.
     std::unordered_map<std::string, std::map<std::uint64_t, Completion<bool>>> watchers_;
     std::uint64_t next_watcher_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "stores/argument_checks.hpp"
@@ -54,6 +55,22 @@ std::optional<TaskRecord> MemoryTaskStore::get_now(const std::string& id, const 
     // Another owner's record answers as a missing one would: ids are not to be probed.
     if (!entry || entry->record.owner != owner) return std::nullopt;
     return entry->record;
+}
+
+std::vector<TaskRecord> MemoryTaskStore::unfinished_now(std::size_t limit) {
+    drop_expired(executor_.now());
+    std::vector<const TaskRecord*> found;
+    for (const auto& [id, entry] : records_) {
+        if (!is_terminal(entry.record.status)) found.push_back(&entry.record);
+    }
+    std::sort(found.begin(), found.end(), [](const TaskRecord* a, const TaskRecord* b) {
+        return std::tie(a->created_at_ms, a->id) > std::tie(b->created_at_ms, b->id);
+    });
+    if (found.size() > limit) found.resize(limit);
+    std::vector<TaskRecord> out;
+    out.reserve(found.size());
+    for (const auto* record : found) out.push_back(*record);
+    return out;
 }
 
 TaskPage MemoryTaskStore::list_now(const std::string& owner, const std::string& cursor, std::size_t limit) {

@@ -44,6 +44,7 @@ public:
     Task<std::optional<TaskRecord>> get(std::string id, std::string owner) override;
     Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override;
     Task<TaskUpdate> update(TaskRecord change) override;
+    Task<std::vector<TaskRecord>> unfinished(std::size_t limit) override { co_return unfinished_now(limit); }
     // How the store is doing, for the stores layer (the engine's TaskStore does not ask).
     StoreState state() const { return StoreState::available; }
 
@@ -52,6 +53,7 @@ public:
     std::optional<TaskRecord> get_now(const std::string& id, const std::string& owner);
     TaskPage list_now(const std::string& owner, const std::string& cursor, std::size_t limit);
     TaskUpdate update_now(const TaskRecord& change);
+    std::vector<TaskRecord> unfinished_now(std::size_t limit);
 
     // Records held, expired ones not yet dropped included.
     std::size_t records() const { return records_.size(); }

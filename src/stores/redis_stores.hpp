@@ -146,6 +146,7 @@ public:
     Task<std::optional<TaskRecord>> get(std::string id, std::string owner) override;
     Task<TaskPage> list(std::string owner, std::string cursor, std::size_t limit) override;
     Task<TaskUpdate> update(TaskRecord change) override;
+    Task<std::vector<TaskRecord>> unfinished(std::size_t limit) override;
     // How the store is doing, for the stores layer (the engine's TaskStore does not ask).
     StoreState state() const;
     // A random name per process; alive while its key <prefix>runner:<id> exists, which
@@ -168,6 +169,8 @@ private:
     Task<std::optional<std::int64_t>> prune(std::string owner);
     std::string record_key(const std::string& id) const { return prefix_ + "task:" + id; }
     std::string listing_key(const std::string& owner) const { return prefix_ + "tasks:" + owner; }
+    // Every owner's unfinished records (an owner is "token:…" or "session:…", never this).
+    std::string unfinished_key() const { return prefix_ + "unfinished-tasks"; }
 
     std::shared_ptr<RedisClient> client_;
     std::string prefix_;

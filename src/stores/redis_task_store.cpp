@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "stores/argument_checks.hpp"
 #include "stores/redis_client.hpp"
@@ -51,12 +52,13 @@ std::string tail_of(const TaskRecord& r) {
            ",\"error\":" + dump(r.error) + ",\"input_requests\":" + dump(r.input_requests) + "}";
 }
 
-// Stores a new record and lists it under its owner, unless the id is taken or the owner
-// has `cap` ids listed (the caller then prunes the listing and tries once more). The
-// listing's expiry moves out to the record's when that is later, so the listing lives as
-// long as its latest-expiring record. PEXPIREAT with GT would not do: a new set has no
+// Stores a new record and lists it under its owner and among the unfinished records of
+// every owner, unless the id is taken or the owner has `cap` ids listed (the caller then
+// prunes the listing and tries once more). The
+// listing's expiry (and the unfinished set's) moves out to the record's when that is later,
+// so each lives as long as its latest-expiring record. PEXPIREAT with GT would not do: a new set has no
 // expiry, which GT counts as infinite.
-//   KEYS  record, listing;  ARGV  value, expire_at_ms, created_at_ms, id, cap
+//   KEYS  record, listing, unfinished;  ARGV  value, expire_at_ms, created_at_ms, id, cap
 //   returns 1 stored, 0 id taken, -1 at the cap
 constexpr const char* create_script = R"lua(
 if redis.replicate_commands then redis.replicate_commands() end
@@ -65,17 +67,21 @@ if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return -1 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 local left = redis.call('PTTL', KEYS[2])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 if left < 0 or now + left < tonumber(ARGV[2]) then redis.call('PEXPIREAT', KEYS[2], ARGV[2]) end
+left = redis.call('PTTL', KEYS[3])
+if left < 0 or now + left < tonumber(ARGV[2]) then redis.call('PEXPIREAT', KEYS[3], ARGV[2]) end
 return 1
 )lua";
 
 // Replaces the status and the rest of the tail of a record that is the owner's and not
 // terminal, keeping its expiry to the millisecond (KEEPTTL, Redis 6.0+: PTTL then SET PX
-// moved it by a millisecond now and then, the clock having ticked between the two).
-//   KEYS  record;  ARGV  owner head, id marker, new tail
+// moved it by a millisecond now and then, the clock having ticked between the two). A
+// record that ends leaves the unfinished ones.
+//   KEYS  record, unfinished;  ARGV  owner head, id marker, new tail, id
 //   returns 1 applied, 0 not found (or another owner's), 2 terminal
 constexpr const char* update_script = R"lua(
 if redis.replicate_commands then redis.replicate_commands() end
@@ -86,8 +92,13 @@ local at = string.find(record, ARGV[2], #ARGV[1], true)
 if not at then return redis.error_reply('ERR toolport task record is not in the layout it was written in') end
 local rest = at + #ARGV[2]
 local status = string.match(record, '^[%a_]+', rest)
-if status == 'completed' or status == 'failed' or status == 'cancelled' then return 2 end
+local function terminal(s) return s == 'completed' or s == 'failed' or s == 'cancelled' end
+if terminal(status) then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+  return 2
+end
 redis.call('SET', KEYS[1], string.sub(record, 1, rest - 1) .. ARGV[3], 'KEEPTTL')
+if terminal(string.match(ARGV[3], '^[%a_]+')) then redis.call('ZREM', KEYS[2], ARGV[4]) end
 return 1
 )lua";
 
@@ -200,7 +211,7 @@ Task<void> RedisTaskStore::create(TaskRecord record) {
         spawn(client_->command({"SET", runner_key(runner_id_), "1", "PX", "5000", "NX"}),
               [](std::optional<RedisReply>, std::exception_ptr) {});
     }
-    std::vector<std::string> keys{record_key(record.id), listing_key(record.owner)};
+    std::vector<std::string> keys{record_key(record.id), listing_key(record.owner), unfinished_key()};
     std::vector<std::string> args{head + marker + tail_of(record), expire_at, std::to_string(record.created_at_ms),
                                   record.id, std::to_string(max_per_owner_)};
 
@@ -325,9 +336,50 @@ Task<TaskPage> RedisTaskStore::list(std::string owner, std::string cursor, std::
     co_return page;
 }
 
+Task<std::vector<TaskRecord>> RedisTaskStore::unfinished(std::size_t limit) {
+    // Those kept here while Redis was away, then Redis's: newest first, in batches, until
+    // `limit` are found. Ids whose record expired (its runner died before it ended, and
+    // nobody looked) or ended are dropped from the set on the way.
+    std::vector<TaskRecord> found = fallback_->unfinished_now(limit);
+    if (!client_->ready()) co_return found;
+    const std::string set = unfinished_key();
+    const std::size_t batch = 256;
+    std::vector<std::string> gone;
+    for (std::size_t offset = 0; found.size() < limit;) {
+        auto ids = co_await ask({"ZREVRANGE", set, std::to_string(offset), std::to_string(offset + batch - 1)});
+        if (!ids || !ids->is_array() || ids->elements.empty()) break;
+        std::vector<std::string> mget{"MGET"};
+        for (const auto& id : ids->elements) mget.push_back(record_key(id.text));
+        auto records = co_await ask(std::move(mget));
+        if (!records || !records->is_array() || records->elements.size() != ids->elements.size()) break;
+        for (std::size_t i = 0; i < ids->elements.size() && found.size() < limit; ++i) {
+            const std::string& id = ids->elements[i].text;
+            const RedisReply& text = records->elements[i];
+            auto record = text.is_string() ? read_record(text.text, record_key(id)) : std::nullopt;
+            if (!record || record->id != id || is_terminal(record->status)) {
+                gone.push_back(id);
+                continue;
+            }
+            found.push_back(std::move(*record));
+        }
+        if (ids->elements.size() < batch) break;
+        offset += batch;
+    }
+    if (!gone.empty()) {
+        std::vector<std::string> zrem{"ZREM", set};
+        zrem.insert(zrem.end(), gone.begin(), gone.end());
+        co_await ask(std::move(zrem));  // tidying only: a failure leaves them for the next time
+    }
+    std::stable_sort(found.begin(), found.end(), [](const TaskRecord& a, const TaskRecord& b) {
+        return std::tie(a.created_at_ms, a.id) > std::tie(b.created_at_ms, b.id);
+    });
+    if (found.size() > limit) found.resize(limit);
+    co_return found;
+}
+
 Task<TaskUpdate> RedisTaskStore::update(TaskRecord change) {
-    auto reply = co_await ask(update_script_, {record_key(change.id)},
-                              {owner_head(change.owner), id_marker(change.id), tail_of(change)});
+    auto reply = co_await ask(update_script_, {record_key(change.id), unfinished_key()},
+                              {owner_head(change.owner), id_marker(change.id), tail_of(change), change.id});
     if (!reply) co_return fallback_->update_now(change);
     if (reply->is_integer()) {
         if (reply->integer == 1) co_return TaskUpdate::applied;

@@ -180,6 +180,36 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     assert.ok(hidden.messages[0].error, hidden.text);
   });
 
+  it("B's console lists a task A runs and cancels it there: A's call stops", async () => {
+    const capabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    const init = await post(a, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...INIT_PARAMS(LATEST), capabilities } });
+    const sessionId = init.headers.get('mcp-session-id');
+    await post(a, { jsonrpc: '2.0', method: 'notifications/initialized' }, { sessionId, protocolVersion: LATEST });
+    const created = await post(a, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 60, label: 'far' } } },
+      { sessionId, protocolVersion: LATEST });
+    const taskId = created.messages[0].result.taskId;
+    assert.ok(taskId, created.text);
+    const listedOn = async (server) => (await (await fetch(`${server.base}/console/api/tasks`)).json()).tasks.find((t) => t.id === taskId);
+    const onA = await waitFor('the task in A\'s console', () => listedOn(a));
+    assert.equal(onA.replica, 'this');
+    assert.equal(onA.session, sessionId);
+    const onB = await waitFor('the task in B\'s console', () => listedOn(b));
+    assert.deepEqual({ replica: onB.replica, tool: onB.tool, status: onB.status, session: onB.session },
+      { replica: 'another', tool: 'slow_compute', status: 'working', session: '' });
+
+    const cancelled = await fetch(`${b.base}/console/api/tasks/${taskId}/cancel`, { method: 'POST' });
+    assert.equal(cancelled.status, 202, await cancelled.text());
+    // The record says so everywhere...
+    const got = await post(a, { jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId } }, { sessionId, protocolVersion: LATEST });
+    assert.equal(got.messages[0].result.status, 'cancelled', got.text);
+    assert.equal(got.messages[0].result.statusMessage, 'Cancelled by an operator');
+    // ...and A stopped the call (it would run for a minute): A lists it no more.
+    await waitFor('A to stop the call', async () => !(await listedOn(a)), 5000);
+    assert.equal(await listedOn(b), undefined);
+    const again = await fetch(`${b.base}/console/api/tasks/${taskId}/cancel`, { method: 'POST' });
+    assert.equal(again.status, 404);
+  });
+
   it("a client's reply and cancellation that reach the other replica are relayed to the one they are for", async () => {
     const init = await post(a, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { ...INIT_PARAMS(LATEST), capabilities: { elicitation: {} } } });
     const sessionId = init.headers.get('mcp-session-id');

@@ -236,6 +236,34 @@ TYPED_TEST(StoresTaskContract, ARecordComesBackWholeToItsOwner) {
     EXPECT_EQ(this->get("0000000000000000000000000000dead", "token:alice"), std::nullopt);
 }
 
+TYPED_TEST(StoresTaskContract, UnfinishedListsEveryOwnersRunningRecordsNewestFirst) {
+    const auto base = wall_now_ms();
+    auto old = record("0001aaaa", "token:alice", 60000, base - 3000);
+    auto waiting = record("0002bbbb", "session:s1", 60000, base - 2000);
+    auto done = record("0003cccc", "token:bob", 60000, base - 1000);
+    auto newest = record("0004dddd", "token:bob", 60000, base);
+    for (const auto* r : {&old, &waiting, &done, &newest}) this->h->run(this->store().create(*r));
+    auto asks = finished(waiting, TaskStatus::input_required);
+    ASSERT_EQ(this->update(asks), TaskUpdate::applied);
+    ASSERT_EQ(this->update(finished(done, TaskStatus::completed)), TaskUpdate::applied);
+
+    auto ids = [](const std::vector<TaskRecord>& records) {
+        std::vector<std::string> out;
+        for (const auto& r : records) out.push_back(r.id);
+        return out;
+    };
+    auto all = this->h->run(this->store().unfinished(10));
+    // Of every owner; the completed one is not listed; the one waiting for input is.
+    EXPECT_EQ(ids(all), (std::vector<std::string>{"0004dddd", "0002bbbb", "0001aaaa"}));
+    ASSERT_EQ(all.size(), 3u);
+    EXPECT_EQ(all[1].status, TaskStatus::input_required);
+    EXPECT_EQ(all[1].owner, "session:s1");
+    EXPECT_EQ(ids(this->h->run(this->store().unfinished(2))), (std::vector<std::string>{"0004dddd", "0002bbbb"}));
+    // A cancelled one leaves the list too.
+    ASSERT_EQ(this->update(finished(newest, TaskStatus::cancelled)), TaskUpdate::applied);
+    EXPECT_EQ(ids(this->h->run(this->store().unfinished(10))), (std::vector<std::string>{"0002bbbb", "0001aaaa"}));
+}
+
 TYPED_TEST(StoresTaskContract, AnotherOwnerSeesNothingAndChangesNothing) {
     auto r = record("a1b2c3d4e5f60718293a4b5c6d7e8f90", "token:alice");
     this->h->run(this->store().create(r));
@@ -594,7 +622,10 @@ TEST_F(StoresRedisTasks, RecordsAndListingsLiveUnderThePrefixWithTheRecordsTtl) 
     EXPECT_EQ(score.text, std::to_string(r.created_at_ms));
     EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 60000);
     EXPECT_EQ(h->redis({"EXISTS", "toolport:task:" + r.id}).integer, 1);
-    EXPECT_EQ(h->redis({"DBSIZE"}).integer, 2);
+    // Among every owner's unfinished records too, for the operator, kept as long.
+    EXPECT_EQ(h->redis({"ZSCORE", "toolport:unfinished-tasks", r.id}).text, std::to_string(r.created_at_ms));
+    EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:unfinished-tasks"}).integer, r.created_at_ms + 60000);
+    EXPECT_EQ(h->redis({"DBSIZE"}).integer, 3);
 
     // A later-expiring record moves the listing's expiry out; an earlier one does not pull it in.
     h->run(h->store().create(record("0a1b2c3d4e60", "token:alice", 90000, r.created_at_ms)));
@@ -602,9 +633,10 @@ TEST_F(StoresRedisTasks, RecordsAndListingsLiveUnderThePrefixWithTheRecordsTtl) 
     h->run(h->store().create(record("0a1b2c3d4e61", "token:alice", 30000, r.created_at_ms)));
     EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:tasks:token:alice"}).integer, r.created_at_ms + 90000);
 
-    // An update keeps the record's expiry.
+    // An update keeps the record's expiry; one that ends it takes it off the unfinished.
     EXPECT_EQ(h->run(h->store().update(finished(r, TaskStatus::completed))), TaskUpdate::applied);
     EXPECT_EQ(h->redis({"PEXPIRETIME", "toolport:task:" + r.id}).integer, r.created_at_ms + 60000);
+    EXPECT_TRUE(h->redis({"ZSCORE", "toolport:unfinished-tasks", r.id}).is_nil());
     EXPECT_EQ(h->redis_store().fallback().records(), 0u);
 }
 
@@ -675,6 +707,20 @@ TEST_F(StoresRedisTasks, TwoReplicasShareRecordsAndExactlyOneFinishesEachTask) {
             EXPECT_EQ(got->status, cancel_won ? TaskStatus::cancelled : TaskStatus::completed) << i;
         }
     }
+}
+
+TEST_F(StoresRedisTasks, EachReplicaListsEveryReplicasUnfinishedTasksAndForgetsExpiredOnes) {
+    auto& a = h->replica();
+    auto& b = h->replica();
+    h->run(a.create(record("from-a-0001", "token:alice")));
+    h->run(b.create(record("from-b-0002", "token:bob", /*ttl_ms=*/300)));
+    for (auto* replica : {&a, &b}) EXPECT_EQ(h->run(replica->unfinished(10)).size(), 2u);
+    // The record whose runner never ended it expires; the set forgets its id when listed.
+    h->pass(600ms);
+    auto left = h->run(b.unfinished(10));
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[0].id, "from-a-0001");
+    EXPECT_EQ(h->redis({"ZCARD", "toolport:unfinished-tasks"}).integer, 1);
 }
 
 TEST_F(StoresRedisTasks, WhileRedisIsAwayTasksLiveInTheFallbackAndRedisIsUsedAgainOnceBack) {

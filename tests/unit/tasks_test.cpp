@@ -905,6 +905,7 @@ public:
         return shared_.list(std::move(owner), std::move(cursor), limit);
     }
     Task<TaskUpdate> update(TaskRecord change) override { return shared_.update(std::move(change)); }
+    Task<std::vector<TaskRecord>> unfinished(std::size_t limit) override { return shared_.unfinished(limit); }
     const std::string& runner_id() const override { return name_; }
     Task<bool> runner_alive(std::string runner) override {
         ++asked;

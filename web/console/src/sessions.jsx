@@ -106,7 +106,11 @@ export function Sessions() {
                   <td>{t.tool}</td>
                   <td><span class={`badge status-${t.status}`}>{t.status}</span></td>
                   <td>{t.status_message || "–"}</td>
-                  <td><code>{(t.session || "").slice(0, 12) || "–"}</code></td>
+                  <td>
+                    {t.replica === "another"
+                      ? <span class="muted">on another replica</span>
+                      : <code>{(t.session || "").slice(0, 12) || "–"}</code>}
+                  </td>
                   <td>{time(t.created_at)}</td>
                   <td>{time(t.updated_at)}</td>
                   <td>
