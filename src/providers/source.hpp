@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,11 @@ public:
     // methods it adds, as this source's: served only to callers that see the source.
     // Throws when a method is the protocol's own.
     void add_extension(const std::string& id, Json settings, std::map<std::string, ExtensionMethod> methods);
+    // The method an extension of the server (any source's) serves now, if any: the gateway
+    // serves the Skills extension of the server's other sources together with its upstreams'.
+    std::optional<ExtensionMethod> extension_method(const std::string& method) const;
+    // Whether `caller` sees what `source` offers (its view, access rules and scopes).
+    bool source_visible(const CallerIdentity& caller, const std::string& source) const;
 
     // A component of GET /health (ignored when the runtime reports no health, as in tests).
     void add_health(const std::string& component, std::function<observability::ComponentHealth()> probe);

@@ -59,6 +59,16 @@ void SourceContext::add_extension(const std::string& id, Json settings, std::map
     server_.add_extension(id, std::move(settings), std::move(methods), source_name_);
 }
 
+std::optional<ExtensionMethod> SourceContext::extension_method(const std::string& method) const {
+    const ExtensionMethod* found = server_.extension_method(method);
+    if (!found) return std::nullopt;
+    return *found;
+}
+
+bool SourceContext::source_visible(const CallerIdentity& caller, const std::string& source) const {
+    return server_.source_visible(caller, source);
+}
+
 void SourceContext::add_tool(ToolDeclaration declaration) {
     // `tools: {<name>: {task_support: ...}}` replaces what the tool declares itself.
     if (services_.policies) {

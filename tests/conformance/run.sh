@@ -7,8 +7,8 @@
 # serving --packs conformance), speaking 2026-07-28 to it (gateway-stateless-expected-
 # failures.yaml) and speaking the revision it negotiates (gateway-expected-failures.yaml);
 # and the Skills extension scenarios (sep-2640-*, which skip on a server without skills)
-# against `toolport serve --packs context` on a copy of examples/: every check SUCCESS, on
-# both wires.
+# against `toolport serve --packs context` on a copy of examples/, directly and through a
+# gateway in both modes: every check SUCCESS, on both wires.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -110,25 +110,53 @@ TOOLPORT_CONTEXT_PATTERNS=$skills_dir/patterns TOOLPORT_CONTEXT_PROJECTS=$skills
 skills_server=$!
 trap 'kill $server $skills_server 2>/dev/null || true; rm -rf "$log" "$skills_log" "$skills_dir"' EXIT
 for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$skills_port) 2>/dev/null && break; sleep 0.05; done
-for wire in 2025-11-25 2026-07-28; do
-  # ttlMs/cacheScope are defined from 2026-07-28: the older wire skips those two checks.
-  allowed_skips='^$'
-  [[ $wire == 2025-11-25 ]] && allowed_skips='cache-attributes *\] .*SKIPPED'
-  for scenario in sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest; do
-    out=$(mktemp)
-    # --force: extension scenarios are off the spec timeline that --spec-version filters by.
-    if "$node" "$modules/conformance-next/dist/index.js" server --url "http://127.0.0.1:$skills_port/mcp" \
-         --scenario "$scenario" --spec-version "$wire" --force >"$out" 2>&1 &&
-       checks=$(grep -cE '\] .*SUCCESS' "$out") && [[ $checks -gt 0 ]] &&
-       bad=$(grep -E '\] .*(FAILURE|WARNING|SKIPPED)' "$out" | grep -vE "$allowed_skips" || true) && [[ -z $bad ]]; then
-      echo "--- $scenario ($wire wire, context pack): $checks checks SUCCESS, none failing"
-    else
-      status=1
-      grep -E '\] .*(FAILURE|WARNING|SKIPPED)' "$out" || tail -20 "$out"
-      echo "FAILED: $scenario ($wire wire, context pack)"
-    fi
-    rm -f "$out"
+# The same scenarios through a gateway in front of that server, in both modes (speaking
+# 2026-07-28 to it, and the revision it negotiates): the skills are served as the gateway's.
+skills_scenarios() {
+  local label=$1 target=$2
+  for wire in 2025-11-25 2026-07-28; do
+    # ttlMs/cacheScope are defined from 2026-07-28: the older wire skips those two checks.
+    allowed_skips='^$'
+    [[ $wire == 2025-11-25 ]] && allowed_skips='cache-attributes *\] .*SKIPPED'
+    for scenario in sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest; do
+      out=$(mktemp)
+      # --force: extension scenarios are off the spec timeline that --spec-version filters by.
+      if "$node" "$modules/conformance-next/dist/index.js" server --url "$target" \
+           --scenario "$scenario" --spec-version "$wire" --force >"$out" 2>&1 &&
+         checks=$(grep -cE '\] .*SUCCESS' "$out") && [[ $checks -gt 0 ]] &&
+         bad=$(grep -E '\] .*(FAILURE|WARNING|SKIPPED)' "$out" | grep -vE "$allowed_skips" || true) && [[ -z $bad ]]; then
+        echo "--- $scenario ($wire wire, $label): $checks checks SUCCESS, none failing"
+      else
+        status=1
+        grep -E '\] .*(FAILURE|WARNING|SKIPPED)' "$out" || tail -20 "$out"
+        echo "FAILED: $scenario ($wire wire, $label)"
+      fi
+      rm -f "$out"
+    done
   done
+}
+skills_scenarios "context pack" "http://127.0.0.1:$skills_port/mcp"
+for mode in stateless session; do
+  version=2026-07-28
+  [[ $mode == session ]] && version=auto
+  skills_gateway_port=$("$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  printf 'upstreams:\n  library:\n    url: http://127.0.0.1:%s/mcp\n    protocol_version: "%s"\n' "$skills_port" "$version" \
+    >"$skills_dir/gateway-$mode.yaml"
+  XDG_STATE_HOME=$skills_dir/state-$mode "$bin" serve --listen "127.0.0.1:$skills_gateway_port" --config "$skills_dir/gateway-$mode.yaml" \
+    ${extra[@]+"${extra[@]}"} 2>"$skills_dir/gateway-$mode.log" &
+  skills_gateway=$!
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$skills_gateway_port) 2>/dev/null && break; sleep 0.05; done
+  # The gateway connects to its upstream in the background: wait until it serves its skills.
+  for _ in $(seq 100); do
+    "$bin" skills --url "http://127.0.0.1:$skills_gateway_port/mcp" 2>/dev/null | grep -q rls-policy-generator && break
+    sleep 0.1
+  done
+  skills_scenarios "gateway, $mode upstream" "http://127.0.0.1:$skills_gateway_port/mcp"
+  kill -TERM $skills_gateway
+  wait $skills_gateway || { echo "toolport (skills gateway) exited with status $? on SIGTERM:"; cat "$skills_dir/gateway-$mode.log"; status=1; }
+  if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:' "$skills_dir/gateway-$mode.log"; then
+    echo "sanitizer report in the skills gateway's log:"; cat "$skills_dir/gateway-$mode.log"; status=1
+  fi
 done
 kill -TERM $skills_server; wait $skills_server || { echo "toolport (context) exited with status $? on SIGTERM:"; cat "$skills_log"; status=1; }
 if grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:' "$skills_log"; then

@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "async/executor.hpp"
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
 #include "providers/gateway/exposed_names.hpp"
+#include "providers/gateway/skill_uris.hpp"
 #include "providers/gateway/template_updates.hpp"
 #include "providers/gateway/tool_changes.hpp"
 #include "providers/gateway/tool_search.hpp"
@@ -158,6 +160,31 @@ void Gateway::start() {
         });
         parts_.push_back(std::move(part));
     }
+    // The server's own Skills extension (the context pack's, started before the gateway):
+    // served with the upstreams' skills once an upstream declares the extension.
+    local_skills_.list = context_.extension_method("skills/list");
+    local_skills_.get = context_.extension_method("skills/get");
+    local_skills_.directory = context_.extension_method("resources/directory/read");
+    if (local_skills_.list) local_skills_.source = local_skills_.list->source;
+    // A skill the server's own sources add or drop may make an upstream's skill of that name
+    // change its URI: the skills are served again (after the change, on the loop).
+    registry_listener_ = context_.registry().add_change_listener([weak, this](const CatalogChange& change) {
+        if (change.kind != CatalogKind::resources || skills_settings_.is_null() || resync_posted_) return;
+        const bool local = std::any_of(change.resources.begin(), change.resources.end(), [&](const auto& r) {
+            return r->uri.size() > 9 && r->uri.compare(r->uri.size() - 9, 9, "/SKILL.md") == 0 &&
+                   !skill_files_.count(r->uri) && r->source != context_.source_name() &&
+                   std::none_of(parts_.begin(), parts_.end(),
+                                [&](const Part& p) { return p.upstream->name() == r->source; });
+        });
+        if (!local) return;
+        resync_posted_ = true;
+        context_.executor().post([weak] {
+            if (auto self = weak.lock()) {
+                self->resync_posted_ = false;
+                self->sync();
+            }
+        });
+    });
     context_.on_subscription([weak](const std::string& uri, bool subscribed) {
         if (auto self = weak.lock()) self->subscription_changed(uri, subscribed);
     });
@@ -184,6 +211,7 @@ void Gateway::start() {
 void Gateway::stop() {
     if (stopped_) return;
     stopped_ = true;
+    if (registry_listener_ >= 0) context_.registry().remove_listener(std::exchange(registry_listener_, -1));
     for (auto& part : parts_) part.upstream->stop();
 }
 
@@ -210,6 +238,7 @@ void Gateway::sync() {
     context_.registry().batch([&] {
         sync_tools();
         sync_prompts();
+        sync_skills();
         sync_resources();
     });
 }
@@ -396,15 +425,31 @@ void Gateway::sync_prompts() {
 }
 
 void Gateway::sync_resources() {
-    // URIs are kept, unless two upstreams list the same one: then each gets its prefix as
-    // a scheme prefix ("github+file:///README.md"), which reads map back.
+    // URIs are kept, unless two upstreams list the same one, or another source of this
+    // server (or a skill file, sync_skills) has it: then each gets its prefix as a scheme
+    // prefix ("github+file:///README.md"), which reads map back. The files of an upstream's
+    // skills are served by sync_skills, under their skills' URIs.
+    auto& registry = context_.registry();
+    auto skill_file = [&](const Upstream& upstream, const std::string& uri) {
+        return std::any_of(skill_roots_.begin(), skill_roots_.end(), [&](const auto& root) {
+            return root.second.upstream.get() == &upstream &&
+                   rebase_uri(uri, root.second.original, root.second.original);
+        });
+    };
     std::map<std::string, int> holders;
     std::map<std::string, int> template_holders;
+    for (const auto& [uri, spec] : registry.resources()) {
+        if (!resource_prints_.count(uri)) holders[uri] = 1;
+    }
+    for (const auto& t : registry.resource_templates()) {
+        if (!template_prints_.count(t->uri_template)) template_holders[t->uri_template] = 1;
+    }
     for (const auto& part : parts_) {
-        for (const auto& r : part.upstream->catalog().resources) ++holders[text_of(r, "uri")];
+        for (const auto& r : part.upstream->catalog().resources) {
+            if (!skill_file(*part.upstream, text_of(r, "uri"))) ++holders[text_of(r, "uri")];
+        }
         for (const auto& t : part.upstream->catalog().resource_templates) ++template_holders[text_of(t, "uriTemplate")];
     }
-    auto& registry = context_.registry();
     std::map<std::string, Target> served, served_templates;
     std::map<std::string, std::string> prints, template_prints;
     for (const auto& part : parts_) {
@@ -413,7 +458,7 @@ void Gateway::sync_resources() {
         const std::string& prefix = upstream->settings().prefix;
         for (const auto& r : upstream->catalog().resources) {
             const std::string uri = text_of(r, "uri");
-            if (uri.empty()) continue;
+            if (uri.empty() || skill_file(*upstream, uri)) continue;
             const std::string exposed = holders[uri] > 1 ? prefix + "+" + uri : uri;
             if (served.count(exposed)) continue;
             served[exposed] = {upstream, uri};
@@ -484,8 +529,10 @@ void Gateway::sync_resources() {
 
 void Gateway::resource_updated(const Upstream& upstream, const std::string& uri) {
     // The URI as served: kept, or with the upstream's prefix when it was rewritten.
-    for (const auto& [exposed, target] : resources_) {
-        if (target.upstream.get() == &upstream && target.original == uri) return context_.resource_updated(exposed);
+    for (const auto* served : {&resources_, &skill_files_}) {
+        for (const auto& [exposed, target] : *served) {
+            if (target.upstream.get() == &upstream && target.original == uri) return context_.resource_updated(exposed);
+        }
     }
     // A URI of a template (not listed): served as it is, or with the prefix of the upstream's
     // template that matches it, when that pattern collided with another upstream's.
@@ -504,6 +551,8 @@ void Gateway::subscription_changed(const std::string& uri, bool subscribed) {
         else upstream.unsubscribe(original);
     };
     if (auto it = resources_.find(uri); it != resources_.end()) return apply(*it->second.upstream, it->second.original);
+    if (auto it = skill_files_.find(uri); it != skill_files_.end())
+        return apply(*it->second.upstream, it->second.original);
     auto match = context_.registry().match_template(uri);
     if (!match) return;
     if (auto it = templates_.find(match->first->uri_template); it != templates_.end()) {

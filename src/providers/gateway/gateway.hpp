@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,6 +52,26 @@ private:
     void sync_tools();
     void sync_prompts();
     void sync_resources();
+    // The Skills extension (gateway_skills.cpp): the upstreams' skills under the URIs
+    // skill_uris.hpp gives them, each file a resource of its upstream, and skills/list,
+    // skills/get and resources/directory/read served for the server's own skills and the
+    // upstreams' together, once an upstream declares the extension.
+    void sync_skills();
+    void declare_skills();
+    Task<Json> list_skills(RequestContext& ctx);
+    Task<Json> get_skill(RequestContext& ctx);
+    Task<Json> read_skill_directory(RequestContext& ctx);
+    // The skill entry an upstream answered with, under its served URIs (noted in its
+    // cache first); null when the gateway does not serve that skill (prefix_mode: never).
+    Json served_skill(Upstream& upstream, const Json& entry);
+    struct SkillRoute {
+        std::shared_ptr<Upstream> upstream;
+        std::string original;  // the skill's root as the upstream serves it
+        std::string served;    // and as the gateway does
+    };
+    // The served skill `uri` lies in (its root or a file under it).
+    const SkillRoute* skill_route(const std::string& uri) const;
+    bool visible(const RequestContext& ctx, const Upstream& upstream) const;
     bool allowed(const UpstreamSettings& upstream, const std::string& name) const;
     // Warns (once per collision while it lasts) of each name an upstream wanted that an
     // earlier upstream keeps (exposed_names.hpp).
@@ -73,6 +94,22 @@ private:
     // tell the operator which tool changed and how.
     std::map<std::string, Json> listed_tools_;
     std::set<std::string> warned_collisions_;
+
+    // Skills: served root → its upstream; the upstreams' skill files registered as
+    // resources (served URI → upstream and its own URI) and what each was registered from.
+    std::map<std::string, SkillRoute> skill_roots_;
+    std::map<std::string, Target> skill_files_;
+    std::map<std::string, std::string> skill_file_prints_;
+    // The Skills extension of the server's other sources (the context pack), as it was
+    // when the gateway started: served alongside the upstreams' skills.
+    struct LocalSkills {
+        std::optional<ExtensionMethod> list, get, directory;
+        std::string source;
+    } local_skills_;
+    Json skills_settings_;  // what the gateway declared (null: not yet)
+    int registry_listener_ = -1;
+    bool resync_posted_ = false;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     bool stopped_ = false;
 };
 

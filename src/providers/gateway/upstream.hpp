@@ -51,6 +51,8 @@ class HttpClient;
 
 namespace toolport::gateway {
 
+inline constexpr const char* kSkillsExtensionId = "io.modelcontextprotocol/skills";
+
 // What an upstream offers, as it listed it (entries are the MCP objects it sent).
 struct UpstreamCatalog {
     std::vector<Json> tools;
@@ -60,6 +62,13 @@ struct UpstreamCatalog {
     bool completions = false;    // it declared the completions capability
     bool subscriptions = false;  // resources.subscribe
     Json server_info;            // its initialize answer's serverInfo (name, version): pinned with its tools
+    // The Skills extension (io.modelcontextprotocol/skills, SEP-2640): its settings as the
+    // upstream declared them (null: not declared), and its skills/list entries, as listed
+    // at connection and again when it says its resources changed (there is no skills
+    // notification), kept current by the entries the gateway forwards (note_skill). Empty
+    // while the upstream is away: a skill is served only while its server can serve it.
+    Json skills_extension;
+    std::vector<Json> skills;
 };
 
 class Upstream : public std::enable_shared_from_this<Upstream> {
@@ -120,6 +129,12 @@ public:
     Task<Json> read_resource(RequestContext& ctx, std::string uri);
     Task<Json> get_prompt(RequestContext& ctx, std::string name, Json arguments);
     Task<Json> complete(RequestContext& ctx, Json ref, std::string argument, std::string value, Json context);
+    // Any other request of the client forwarded as it is (the Skills extension's skills/list,
+    // skills/get, resources/directory/read): its result, or its RpcError.
+    Task<Json> forward(RequestContext& ctx, std::string method, Json params);
+    // A skill entry the upstream just answered with (skills/list, skills/get): `entry` null
+    // for a skill it says it does not serve. Returns whether the cached entries changed.
+    bool note_skill(const std::string& uri, const Json* entry);
     // resources/subscribe and unsubscribe, kept across reconnections.
     void subscribe(const std::string& uri);
     void unsubscribe(const std::string& uri);
@@ -129,6 +144,9 @@ private:
     Task<void> connect_once();
     Task<void> list_everything(std::shared_ptr<client::McpClient> client);
     Task<std::vector<Json>> list_all(std::shared_ptr<client::McpClient> client, std::string method, std::string key);
+    // Its skills (skills/list, every page) when it declared the extension; a listing that
+    // fails leaves none (and says why in the log) without failing the connection.
+    Task<std::vector<Json>> list_skills(std::shared_ptr<client::McpClient> client);
     void relist(const std::string& what);
     void lost(const std::string& reason);
     void schedule_reconnect();

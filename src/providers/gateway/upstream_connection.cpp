@@ -193,10 +193,43 @@ Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
         fresh.subscriptions = r.is_object() && r.value("subscribe", false);
     }
     if (caps.contains("prompts")) fresh.prompts = co_await list_all(client, "prompts/list", "prompts");
+    if (auto ext = caps.find("extensions"); ext != caps.end() && ext->is_object()) {
+        if (auto skills = ext->find(kSkillsExtensionId); skills != ext->end()) {
+            fresh.skills_extension = skills->is_object() ? *skills : Json::object();
+            fresh.skills = co_await list_skills(client);
+        }
+    }
     fresh.completions = caps.contains("completions");
     fresh.server_info = client->server_info();
     catalog_ = std::move(fresh);
     index_tools();
+}
+
+Task<std::vector<Json>> Upstream::list_skills(std::shared_ptr<McpClient> client) {
+    try {
+        co_return co_await list_all(std::move(client), "skills/list", "skills");
+    } catch (const std::exception& e) {
+        spdlog::warn("upstream {}: it declares the Skills extension, but skills/list failed: {}", name(),
+                     util::sanitize_for_message(providers::redact_text(e.what(), secrets_), 300));
+    }
+    co_return std::vector<Json>{};
+}
+
+bool Upstream::note_skill(const std::string& uri, const Json* entry) {
+    auto it = std::find_if(catalog_.skills.begin(), catalog_.skills.end(),
+                           [&](const Json& s) { return s.is_object() && s.value("uri", std::string()) == uri; });
+    if (!entry) {
+        if (it == catalog_.skills.end()) return false;
+        catalog_.skills.erase(it);
+        return true;
+    }
+    if (it != catalog_.skills.end()) {
+        if (*it == *entry) return false;
+        *it = *entry;
+        return true;
+    }
+    catalog_.skills.push_back(*entry);
+    return true;
 }
 
 void Upstream::relist(const std::string& what) {
@@ -217,6 +250,9 @@ void Upstream::relist(const std::string& what) {
                 self->catalog_.resources = co_await self->list_all(client, "resources/list", "resources");
                 self->catalog_.resource_templates = co_await self->list_all(client, "resources/templates/list",
                                                                             "resourceTemplates");
+                // A skill's files are resources: a change of them is announced as theirs.
+                if (!self->catalog_.skills_extension.is_null())
+                    self->catalog_.skills = co_await self->list_skills(client);
             } else if (kind == "prompts") {
                 self->catalog_.prompts = co_await self->list_all(client, "prompts/list", "prompts");
             }
@@ -248,6 +284,10 @@ void Upstream::lost(const std::string& reason) {
     settled_ = true;
     relisting_ = false;
     relist_queue_.clear();
+    // Its skills are not served while it is away (their files could not be read); they come
+    // back with the listing of the next connection.
+    const bool had_skills = !catalog_.skills.empty();
+    catalog_.skills.clear();
     // Not destroyed here: this may run inside the old client's own callback.
     auto old = std::move(client_);
     executor_.post([old]() mutable { old.reset(); });
@@ -259,6 +299,7 @@ void Upstream::lost(const std::string& reason) {
     }
     observability::metrics().set("toolport_upstream_up", {{"upstream", name()}}, 0);
     schedule_reconnect();
+    if (had_skills && listener_.catalog_changed) listener_.catalog_changed();
 }
 
 void Upstream::schedule_reconnect() {

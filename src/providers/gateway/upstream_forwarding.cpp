@@ -308,6 +308,13 @@ Task<Json> Upstream::complete(RequestContext& ctx, Json ref, std::string argumen
     co_return std::move(result["completion"]);
 }
 
+Task<Json> Upstream::forward(RequestContext& ctx, std::string method, Json params) {
+    Json result = co_await request(ctx, method, std::move(params));
+    if (!result.is_object())
+        throw RpcError(-32603, fmt::format("upstream {} answered {} with no object", name(), method));
+    co_return result;
+}
+
 void Upstream::subscribe(const std::string& uri) {
     if (std::find(subscribed_.begin(), subscribed_.end(), uri) != subscribed_.end()) return;
     subscribed_.push_back(uri);
