@@ -73,6 +73,13 @@ private:
     // tell the operator which tool changed and how.
     std::map<std::string, Json> listed_tools_;
     std::set<std::string> warned_collisions_;
+    // Pinning (providers/pin_guard.hpp): the prompts and templates it withholds (served
+    // name or URI template → the part that withholds it), and the guard's watches, which
+    // sync again after an approval.
+    std::map<std::string, std::size_t> withheld_prompts_, withheld_templates_;
+    std::vector<int> pin_watches_;
+    pins::PinGuard* guard_ = nullptr;
+    std::weak_ptr<bool> guard_alive_;
     bool stopped_ = false;
 };
 

@@ -60,6 +60,9 @@ struct UpstreamCatalog {
     bool completions = false;    // it declared the completions capability
     bool subscriptions = false;  // resources.subscribe
     Json server_info;            // its initialize answer's serverInfo (name, version): pinned with its tools
+    // It answered a listing (false until the first connection lists): an empty catalog
+    // then means "offers none", which pinning remembers.
+    bool listed = false;
 };
 
 class Upstream : public std::enable_shared_from_this<Upstream> {

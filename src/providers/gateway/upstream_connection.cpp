@@ -195,6 +195,7 @@ Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
     if (caps.contains("prompts")) fresh.prompts = co_await list_all(client, "prompts/list", "prompts");
     fresh.completions = caps.contains("completions");
     fresh.server_info = client->server_info();
+    fresh.listed = true;
     catalog_ = std::move(fresh);
     index_tools();
 }
