@@ -328,7 +328,7 @@ describe('pinning: prompts and resource templates', () => {
     assert.equal((await s.client.readResource({ uri: 'file:///a' })).contents[0].text, 'file a');
     await s.client.callTool({ name: 'shift', arguments: { change: 'templates' } });
     await waitFor('both withheld', async () => (await templateNames(s.client)).length === 0);
-    const refused = await refusal(s.client.readResource({ uri: 'file:///etc/hosts' }));
+    const refused = await refusal(s.client.readResource({ uri: 'file:///hosts' }));
     assert.equal(refused.code, -32602);
     assert.match(refused.message,
       /template file:\/\/\/\{path\} of source shifty is quarantined: renamed \(the definition pinned as note:\/\/\/\{id\} is now served as file:\/\/\/\{path\}/);
