@@ -54,11 +54,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 33> kHelp{{
     {"toolport_upstream_output_dropped_bytes_total",
      "Bytes of upstream output dropped over its limits, by upstream and stream."},
     {"toolport_pin_changes_total",
-     "Definitions of pinned sources that differ from their pins, by source and change (changed, renamed, added); "
-     "each counted once (docs/pinning.md)."},
+     "Definitions of pinned sources that differ from their pins, by source, change (changed, renamed, added) and "
+     "kind (tool, prompt, template); each counted once (docs/pinning.md)."},
     {"toolport_pins_withheld",
      "Definitions withheld from clients by pinning (quarantine or block-source) at the source's last listing, by "
-     "source and kind."},
+     "source and kind (tool, prompt, template)."},
     {"toolport_reloads_total",
      "Reloads asked (SIGHUP, POST /admin/reload), by outcome: started, or answered by the running or last one "
      "(coalesced)."},

@@ -1,5 +1,6 @@
 #include "providers/pin_definition.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -11,14 +12,31 @@
 
 namespace toolport::pins {
 
+namespace {
+
+std::string text_of(const Json& entry, const char* key) {
+    auto it = entry.find(key);
+    return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// `key` of `from` copied into `to` when it is there and not empty.
+void copy_text(const Json& from, Json& to, const char* key) {
+    if (auto text = text_of(from, key); !text.empty()) to[key] = std::move(text);
+}
+
+}  // namespace
+
+std::string_view name_field(std::string_view kind) { return kind == kTemplateKind ? "uriTemplate" : "name"; }
+
 PinRecord make_pin(std::string kind, std::string name, Json definition) {
     PinRecord r;
     r.kind = std::move(kind);
     r.name = std::move(name);
+    const std::string field(name_field(r.kind));
     if (!definition.is_object()) definition = Json::object();
-    definition.erase("name");
+    definition.erase(field);
     r.body_digest = util::sha256_hex(util::canonical_json(definition));
-    definition["name"] = r.name;
+    definition[field] = r.name;
     r.digest = util::sha256_hex(util::canonical_json(definition));
     r.definition = std::move(definition);
     return r;
@@ -39,6 +57,41 @@ Json tool_definition(const providers::ToolDeclaration& tool, const Json& identit
     return d;
 }
 
+Json prompt_definition(const Json& prompt, const Json& identity) {
+    Json d = Json::object();
+    if (prompt.is_object()) {
+        copy_text(prompt, d, "title");
+        copy_text(prompt, d, "description");
+        if (auto it = prompt.find("arguments"); it != prompt.end() && it->is_array()) {
+            Json arguments = Json::array();
+            for (const auto& a : *it) {
+                // The arguments a client is served (gateway.cpp skips the nameless ones).
+                if (!a.is_object() || text_of(a, "name").empty()) continue;
+                Json argument = {{"name", text_of(a, "name")}};
+                copy_text(a, argument, "title");
+                copy_text(a, argument, "description");
+                if (auto r = a.find("required"); r != a.end() && r->is_boolean() && r->get<bool>())
+                    argument["required"] = true;
+                arguments.push_back(std::move(argument));
+            }
+            if (!arguments.empty()) d["arguments"] = std::move(arguments);
+        }
+    }
+    if (!identity.is_null()) d["source"] = identity;
+    return d;
+}
+
+Json template_definition(const Json& resource_template, const Json& identity) {
+    Json d = Json::object();
+    if (resource_template.is_object()) {
+        for (const char* key : {"name", "title", "description", "mimeType"}) copy_text(resource_template, d, key);
+        if (auto it = resource_template.find("annotations"); it != resource_template.end() && it->is_object())
+            d["annotations"] = *it;
+    }
+    if (!identity.is_null()) d["source"] = identity;
+    return d;
+}
+
 std::string_view finding_name(Finding finding) {
     switch (finding) {
         case Finding::pinned: return "pinned";
@@ -50,13 +103,13 @@ std::string_view finding_name(Finding finding) {
     return "pinned";
 }
 
-std::string describe_difference(const Json& before, const Json& after) {
+std::string describe_difference(const Json& before, const Json& after, std::string_view name_field) {
     std::vector<std::string> parts;
     std::vector<std::string> keys;
     for (const Json* side : {&before, &after}) {
         if (!side->is_object()) continue;
         for (const auto& [key, value] : side->items()) {
-            if (key != "name" && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+            if (key != name_field && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
         }
     }
     std::sort(keys.begin(), keys.end());
@@ -87,7 +140,7 @@ std::string describe_difference(const Json& before, const Json& after) {
     return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-std::vector<Classified> classify(const PinMap& pinned, const std::vector<PinRecord>& current) {
+std::vector<Classified> classify(const PinMap& pinned, const std::vector<PinRecord>& current, bool seen) {
     std::vector<Classified> out;
     out.reserve(current.size());
     // Pins by body digest, per kind: where a definition was pinned under another name.
@@ -95,7 +148,7 @@ std::vector<Classified> classify(const PinMap& pinned, const std::vector<PinReco
     for (const auto& [key, pin] : pinned) by_body.emplace(pin.kind + ":" + pin.body_digest, &pin);
     for (const auto& record : current) {
         Classified c{record, Finding::pinned, {}};
-        if (pinned.empty()) {
+        if (pinned.empty() && !seen) {
             c.finding = Finding::first_sight;
             out.push_back(std::move(c));
             continue;
@@ -126,11 +179,13 @@ std::vector<Classified> classify(const PinMap& pinned, const std::vector<PinReco
                                          util::sanitize_for_message(record.name, 128));
         } else if (same != pinned.end()) {
             c.finding = Finding::changed;
-            c.detail = describe_difference(same->second.definition, record.definition);
+            c.detail = describe_difference(same->second.definition, record.definition, name_field(record.kind));
             if (c.detail.empty()) c.detail = "definition changed";
         } else {
             c.finding = Finding::added;
-            c.detail = fmt::format("new {} in a source whose {}s are pinned", record.kind, record.kind);
+            c.detail = pinned.empty()
+                           ? fmt::format("new {} in a source first seen with no {}s", record.kind, record.kind)
+                           : fmt::format("new {} in a source whose {}s are pinned", record.kind, record.kind);
         }
         out.push_back(std::move(c));
     }

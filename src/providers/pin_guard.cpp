@@ -29,6 +29,10 @@ std::string pins_signature(const stores::PinSnapshot& snapshot, const std::strin
     return out;
 }
 
+// A write whose answer says nothing the guard needs (pin_if_absent: the first writer's
+// pin wins in the store; this guard's memory is read again at the next version change).
+Task<void> discarding(Task<bool> task) { co_await std::move(task); }
+
 std::string shown(const std::string& text) { return util::sanitize_for_message(text, 128); }
 
 // A name on a command line: plain names as they are, others quoted for a POSIX shell.
@@ -158,6 +162,17 @@ void PinGuard::install(stores::PinSnapshot snapshot, const std::set<std::string>
     }
 }
 
+void PinGuard::notify(const std::string& source) {
+    for (const auto& [id, watcher] : watchers_) {
+        if (watcher.first != source) continue;
+        std::weak_ptr<bool> alive = alive_;
+        executor_.post([this, alive, id = id] {
+            if (!alive.lock()) return;
+            if (auto it = watchers_.find(id); it != watchers_.end()) it->second.second();
+        });
+    }
+}
+
 void PinGuard::write(Task<void> task, std::string what) {
     std::weak_ptr<bool> alive = alive_;
     spawn(std::move(task), [this, alive, what = std::move(what)](std::exception_ptr error) {
@@ -184,11 +199,17 @@ void PinGuard::audit(const std::string& source, const std::string& target, const
     audit_(std::move(r));
 }
 
-Screening PinGuard::screen(const std::string& source, const std::vector<stores::PinRecord>& current) {
+Screening PinGuard::screen(const std::string& source, std::string_view kind_view,
+                           const std::vector<stores::PinRecord>& current, bool listed) {
     Screening out;
     const PinPolicy pol = policy(source);
-    if (pol == PinPolicy::off || current.empty()) return out;
-    const std::string& kind = current.front().kind;
+    if (pol == PinPolicy::off) return out;
+    const std::string kind(kind_view);
+    auto gauge = [&] {
+        observability::metrics()
+            .gauge("toolport_pins_withheld", {{"source", source}, {"kind", kind}})
+            .set(static_cast<double>(out.withheld.size()));
+    };
     if (!loaded_) {
         if (pol == PinPolicy::warn) return out;
         for (const auto& record : current) {
@@ -205,9 +226,21 @@ Screening PinGuard::screen(const std::string& source, const std::vector<stores::
     for (const auto& [key, pin] : pins.pinned) {
         if (pin.kind == kind) same_kind.emplace(key, pin);
     }
+    const std::string seen_key = std::string(kSeenKind) + ":" + kind;
+    const bool seen = pins.pinned.count(seen_key) > 0;
     const std::string now = now_text();
+    if (current.empty() && listed && same_kind.empty() && !seen) {
+        // Seen with none of the kind: remembered, so that what it lists later is "added"
+        // under its policy instead of trusted as a first sight.
+        stores::PinRecord marker = make_pin(kSeenKind, kind, {{"listed", 0}});
+        marker.time = now;
+        marker.by = "first sight";
+        pins.pinned[seen_key] = marker;
+        write(discarding(store_->pin_if_absent(source, std::move(marker))), "an empty first listing");
+    }
+    const bool had_pending = !pins.pending.empty();
     std::vector<Withheld> changed;
-    for (auto& c : classify(same_kind, current)) {
+    for (auto& c : classify(same_kind, current, seen)) {
         const std::string key = c.current.key();
         switch (c.finding) {
             case Finding::pinned:
@@ -218,17 +251,7 @@ Screening PinGuard::screen(const std::string& source, const std::vector<stores::
                 record.time = now;
                 record.by = "first sight";
                 pins.pinned[key] = record;
-                std::weak_ptr<bool> alive = alive_;
-                spawn(store_->pin_if_absent(source, std::move(record)),
-                      [this, alive, source](std::optional<bool>, std::exception_ptr error) {
-                          if (!error || !alive.lock()) return;
-                          try {
-                              std::rethrow_exception(error);
-                          } catch (const std::exception& e) {
-                              spdlog::warn("pins: could not pin source {}'s definitions in the {} store: {}", source,
-                                           store_->backend(), e.what());
-                          } catch (...) {}
-                      });
+                write(discarding(store_->pin_if_absent(source, std::move(record))), "a first sight");
                 continue;
             }
             case Finding::changed:
@@ -248,10 +271,15 @@ Screening PinGuard::screen(const std::string& source, const std::vector<stores::
                          finding_name(c.finding), c.detail, policy_name(pol),
                          pol == PinPolicy::warn ? ", still served" : ", withheld until approved");
             observability::metrics().increment("toolport_pin_changes_total",
-                                               {{"source", source}, {"change", std::string(finding_name(c.finding))}});
-            audit(source, c.current.name, "pin_" + std::string(finding_name(c.finding)), "", c.detail);
+                                               {{"source", source},
+                                                {"change", std::string(finding_name(c.finding))},
+                                                {"kind", kind}});
+            // Tools by name, as before; other kinds by key (a prompt may share a tool's name).
+            audit(source, kind == kToolKind ? c.current.name : key, "pin_" + std::string(finding_name(c.finding)), "",
+                  c.detail);
         }
-        const std::string name = shell_word(c.current.name);
+        // Tools by name; other kinds by key, which no tool of that name shares.
+        const std::string name = shell_word(kind == kToolKind ? c.current.name : key);
         changed.push_back(
             {c.current.name,
              fmt::format("{} {} of source {} is quarantined: {} ({}) since an operator approved its definition", kind,
@@ -260,24 +288,34 @@ Screening PinGuard::screen(const std::string& source, const std::vector<stores::
                          "`toolport pins approve {} {}`; it is served from then on.",
                          shell_word(source), name, shell_word(source), name)});
     }
+    if (pol == PinPolicy::block_source && had_pending && pins.pending.empty()) {
+        notify(source);  // the last change is settled: the other kinds are served again
+    }
     if (pol == PinPolicy::quarantine) {
         out.withheld = std::move(changed);
-    } else if (pol == PinPolicy::block_source && !changed.empty()) {
-        const std::string first = changed.front().message;
+    } else if (pol == PinPolicy::block_source && !pins.pending.empty()) {
+        // Any change of the source blocks all of it, whatever kind changed: its other
+        // kinds are installed again to be withheld too.
+        if (!had_pending) notify(source);
+        std::string first;
+        if (!changed.empty()) {
+            first = changed.front().message;
+        } else {
+            const auto& [key, record] = *pins.pending.begin();
+            first = fmt::format("{} {} of source {}: {}", record.kind, shown(record.name), source, shown(record.change));
+        }
         for (const auto& record : current) {
             out.withheld.push_back(
                 {record.name,
                  fmt::format("source {} is blocked (pinning: block-source): {} of its definitions changed since "
                              "approved; first: {}",
-                             source, changed.size(), first),
+                             source, pins.pending.size(), first),
                  fmt::format("An operator reviews the changes with `toolport pins diff {}` and approves them with "
                              "`toolport pins approve {}`.",
                              shell_word(source), shell_word(source))});
         }
     }
-    observability::metrics()
-        .gauge("toolport_pins_withheld", {{"source", source}, {"kind", kind}})
-        .set(static_cast<double>(out.withheld.size()));
+    gauge();
     return out;
 }
 
@@ -310,7 +348,7 @@ Task<std::vector<stores::PinRecord>> PinGuard::approve(std::string source, std::
         pins.pending.erase(record.key());
         spdlog::info("pins: {} {} of source {} approved by {} ({})", record.kind, shown(record.name), source, shown(by),
                      change);
-        audit(source, record.name, "approved", by, change);
+        audit(source, record.kind == kToolKind ? record.name : record.key(), "approved", by, change);
     }
     if (!chosen.empty()) install(snapshot_, {source});
     co_return chosen;
@@ -322,7 +360,9 @@ Task<std::size_t> PinGuard::reset(std::string source, std::string name, std::str
     if (auto it = snapshot_.find(source); it != snapshot_.end()) {
         std::set<std::string> all;
         for (const auto& [key, record] : it->second.pinned) {
-            if (name.empty() || record.name == name || key == name) all.insert(key);
+            // A "seen:<kind>" marker goes with the whole source, or by its key.
+            const bool by_name = record.kind != kSeenKind && record.name == name;
+            if (name.empty() || by_name || key == name) all.insert(key);
         }
         for (const auto& [key, record] : it->second.pending) {
             if (name.empty() || record.name == name || key == name) all.insert(key);
@@ -360,14 +400,21 @@ Json PinGuard::describe() const {
     for (const auto& source : names) {
         Json pinned = Json::array();
         Json pending = Json::array();
+        Json seen_empty = Json::array();
         if (auto it = snapshot_.find(source); it != snapshot_.end()) {
-            for (const auto& [key, record] : it->second.pinned) pinned.push_back(record.to_json());
+            for (const auto& [key, record] : it->second.pinned) {
+                // A marker is no definition: listed apart, as the kinds the source was
+                // seen listing none of.
+                if (record.kind == kSeenKind) seen_empty.push_back(record.name);
+                else pinned.push_back(record.to_json());
+            }
             for (const auto& [key, record] : it->second.pending) pending.push_back(record.to_json());
         }
         sources.push_back({{"source", source},
                            {"policy", std::string(policy_name(policy(source)))},
                            {"pinned", std::move(pinned)},
-                           {"pending", std::move(pending)}});
+                           {"pending", std::move(pending)},
+                           {"seen_empty", std::move(seen_empty)}});
     }
     return {{"store", std::string(store_->backend())}, {"loaded", loaded_}, {"sources", std::move(sources)}};
 }

@@ -6,8 +6,10 @@
 //   quarantine   the same, and each changed, renamed or new definition is withheld: not
 //                listed, and a call gets MCP_TOOL_QUARANTINED naming the change and the
 //                command that approves it;
-//   block-source the same, but one change withholds every tool of the source.
-// Sources call screen() where they install a listing (providers/tool_set.cpp), and give
+//   block-source the same, but one change withholds everything of the source (tools,
+//                prompts and templates alike) until approved.
+// Sources call screen() where they install a listing (providers/tool_set.cpp for tools; the
+// gateway for its prompts, resource templates and tool search mode's tools), and give
 // watch() a function that installs their last listing again: after an approval (here, by
 // the HTTP API or `toolport pins approve`, or by another replica through Redis) the
 // guard calls it, and what was withheld is served.
@@ -80,9 +82,15 @@ public:
     PinPolicy policy(const std::string& source) const;
     const stores::PinStore& store() const { return *store_; }
 
-    // One source's listing (every entry of one kind) against its pins: first sights are
-    // pinned, changes recorded as pending; returns what the policy withholds.
-    Screening screen(const std::string& source, const std::vector<stores::PinRecord>& current);
+    // One source's listing of one `kind` (tool, prompt, template: every entry of it) against
+    // its pins of that kind: first sights are pinned, changes recorded as pending; returns
+    // what the policy withholds. `listed`: the listing is the source's answer (not an
+    // upstream that has not listed yet), so an empty one is remembered as seen (the
+    // "seen:<kind>" marker): what the source lists later is judged as added, not trusted
+    // as a first sight. Under block-source, a pending change of any kind withholds every
+    // kind: a new one makes the source's watchers install again.
+    Screening screen(const std::string& source, std::string_view kind, const std::vector<stores::PinRecord>& current,
+                     bool listed = true);
 
     // `install_again` runs after the source's pins changed (approved, reset, reloaded).
     int watch(const std::string& source, std::function<void()> install_again);
@@ -109,6 +117,8 @@ private:
     void poll_later();
     Task<void> poll();
     void install(stores::PinSnapshot snapshot, const std::set<std::string>& sources);
+    // Runs `source`'s watchers later, on the loop.
+    void notify(const std::string& source);
     void write(Task<void> task, std::string what);
     void audit(const std::string& source, const std::string& target, const std::string& outcome, const std::string& by,
                const std::string& detail);

@@ -105,6 +105,14 @@ public:
     // ends that.
     void withhold_tool(const std::string& name, ToolErrorCode code, std::string message, std::string suggestion);
     bool release_withheld(const std::string& name);
+    // A prompt or resource template kept from clients the same way (McpServer::
+    // withhold_prompt, withhold_template), under this source: prompts/get of `name`, or a
+    // resources/read that only `uri_template` matches, answers a JSON-RPC error (invalid
+    // params) with `message`, and `suggestion` in its data.
+    void withhold_prompt(const std::string& name, std::string message, std::string suggestion);
+    bool release_withheld_prompt(const std::string& name);
+    void withhold_template(const std::string& uri_template, std::string message, std::string suggestion);
+    bool release_withheld_template(const std::string& uri_template);
     pins::PinGuard* pins() const { return services_.pins; }
 
     // Declares a protocol extension of the server (capabilities.extensions[id]) and the

@@ -2,6 +2,8 @@
 
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/rpc_error.hpp"
 #include "server/server.hpp"
 #include "server/tool_error.hpp"
 
@@ -13,6 +15,18 @@ namespace {
 Task<ToolResult> refuse(ToolError error) {
     throw error;
     co_return ToolResult{};
+}
+
+// The answer of a withheld prompt or template: what it is, why, and how to release it.
+Task<Json> refuse_request(std::string kind, std::string name, std::string source, std::string message,
+                          std::string suggestion) {
+    throw protocol::RpcError(protocol::error_code::kInvalidParams, message,
+                             Json{{"quarantined", true},
+                                  {"kind", std::move(kind)},
+                                  {"name", std::move(name)},
+                                  {"source", std::move(source)},
+                                  {"suggestion", std::move(suggestion)}});
+    co_return Json();
 }
 
 }  // namespace
@@ -109,6 +123,34 @@ void SourceContext::withhold_tool(const std::string& name, ToolErrorCode code, s
 }
 
 bool SourceContext::release_withheld(const std::string& name) { return server_.release_tool(name); }
+
+void SourceContext::withhold_prompt(const std::string& name, std::string message, std::string suggestion) {
+    auto spec = std::make_shared<PromptSpec>();
+    spec->name = name;
+    spec->source = source_name_;
+    spec->handler = [name, source = source_name_, message = std::move(message),
+                     suggestion = std::move(suggestion)](RequestContext&, const Json&) {
+        return refuse_request("prompt", name, source, message, suggestion);
+    };
+    server_.withhold_prompt(std::move(spec));
+}
+
+bool SourceContext::release_withheld_prompt(const std::string& name) { return server_.release_prompt(name); }
+
+void SourceContext::withhold_template(const std::string& uri_template, std::string message, std::string suggestion) {
+    auto spec = std::make_shared<ResourceTemplateSpec>();
+    spec->uri_template = uri_template;
+    spec->source = source_name_;
+    spec->reader = [uri_template, source = source_name_, message = std::move(message),
+                    suggestion = std::move(suggestion)](RequestContext&, const std::string&, const Json&) {
+        return refuse_request("template", uri_template, source, message, suggestion);
+    };
+    server_.withhold_template(std::move(spec));
+}
+
+bool SourceContext::release_withheld_template(const std::string& uri_template) {
+    return server_.release_template(uri_template);
+}
 
 void SourceContext::add_health(const std::string& component, std::function<observability::ComponentHealth()> probe) {
     if (services_.health) services_.health->add(component, std::move(probe));

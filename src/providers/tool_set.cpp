@@ -55,8 +55,9 @@ ToolSet::~ToolSet() {
     if (watch_ && !guard_alive_.expired()) guard_->unwatch(watch_);
 }
 
-ToolSetChanges ToolSet::replace(std::vector<SyncedTool> tools) {
+ToolSetChanges ToolSet::replace(std::vector<SyncedTool> tools, bool listed) {
     if (watch_) last_ = tools;  // a copy: handlers and all, for install_again
+    listed_ = listed;
     return install(std::move(tools));
 }
 
@@ -69,9 +70,9 @@ ToolSetChanges ToolSet::install(std::vector<SyncedTool> tools) {
         for (const auto& tool : tools) {
             const auto& d = tool.declaration;
             if (!names.insert(d.name).second) continue;  // a second of a name is refused below
-            records.push_back(pins::make_pin("tool", d.name, pins::tool_definition(d, identity_)));
+            records.push_back(pins::make_pin(pins::kToolKind, d.name, pins::tool_definition(d, identity_)));
         }
-        auto screening = context_.pins()->screen(context_.source_name(), records);
+        auto screening = context_.pins()->screen(context_.source_name(), pins::kToolKind, records, listed_);
         for (auto& w : screening.withheld) {
             context_.withhold_tool(w.name, ToolErrorCode::tool_quarantined, std::move(w.message),
                                    std::move(w.suggestion));

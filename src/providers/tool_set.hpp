@@ -61,7 +61,9 @@ public:
     void set_identity(Json identity) { identity_ = std::move(identity); }
 
     // Makes the source's tools exactly `tools` (later duplicates of a name are refused).
-    ToolSetChanges replace(std::vector<SyncedTool> tools);
+    // `listed`: `tools` is what the source listed (false: a gateway upstream that has not
+    // answered a listing yet), so pinning may remember an empty one as seen.
+    ToolSetChanges replace(std::vector<SyncedTool> tools, bool listed = true);
     std::size_t size() const { return fingerprints_.size(); }
     bool contains(const std::string& name) const { return fingerprints_.count(name) > 0; }
     // Tools of the last listing that pinning withholds.
@@ -77,6 +79,7 @@ private:
     // withheld from it.
     std::vector<SyncedTool> last_;
     std::set<std::string> withheld_;
+    bool listed_ = false;  // until replace(): an install after an approval lists nothing new
     int watch_ = 0;
     pins::PinGuard* guard_ = nullptr;
     std::weak_ptr<bool> guard_alive_;

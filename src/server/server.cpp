@@ -175,6 +175,14 @@ bool McpServer::resource_visible(const CallerIdentity& caller, const std::string
     return registry_.match_template(uri, [&](const ResourceTemplateSpec& t) { return visible(caller, t); }).has_value();
 }
 
+std::shared_ptr<const ResourceTemplateSpec> McpServer::withheld_template_for(
+    const std::string& uri, const std::function<bool(const ResourceTemplateSpec&)>& accept) const {
+    for (const auto& [pattern, stand_in] : withheld_templates_) {
+        if (accept(*stand_in) && stand_in->match(uri)) return stand_in;
+    }
+    return nullptr;
+}
+
 std::vector<std::string> McpServer::tool_scopes(const ToolSpec& tool) const {
     return scope_policy_ ? scope_policy_->for_tool(tool.name, tool.source) : std::vector<std::string>{};
 }

@@ -217,6 +217,27 @@ public:
         return it == withheld_tools_.end() ? nullptr : it->second;
     }
 
+    // Prompts and resource templates withheld the same way: never listed; prompts/get of
+    // the name, or resources/read of a URI that only a withheld template matches, reaches
+    // the stand-in, whose handler (reader) answers with a JSON-RPC error saying why.
+    void withhold_prompt(std::shared_ptr<const PromptSpec> stand_in) {
+        auto name = stand_in->name;
+        withheld_prompts_[name] = std::move(stand_in);
+    }
+    bool release_prompt(const std::string& name) { return withheld_prompts_.erase(name) > 0; }
+    std::shared_ptr<const PromptSpec> withheld_prompt(const std::string& name) const {
+        auto it = withheld_prompts_.find(name);
+        return it == withheld_prompts_.end() ? nullptr : it->second;
+    }
+    void withhold_template(std::shared_ptr<const ResourceTemplateSpec> stand_in) {
+        auto pattern = stand_in->uri_template;
+        withheld_templates_[pattern] = std::move(stand_in);
+    }
+    bool release_template(const std::string& uri_template) { return withheld_templates_.erase(uri_template) > 0; }
+    // The withheld template `accept`ed that matches `uri` (null when none does).
+    std::shared_ptr<const ResourceTemplateSpec> withheld_template_for(
+        const std::string& uri, const std::function<bool(const ResourceTemplateSpec&)>& accept) const;
+
     void add_subscription_listener(SubscriptionListener listener) {
         subscription_listeners_.push_back(std::move(listener));
     }
@@ -285,6 +306,8 @@ private:
     std::shared_ptr<const auth::AccessPolicy> access_policy_;
     int next_resource_listener_ = 0;
     std::map<std::string, std::shared_ptr<const ToolSpec>> withheld_tools_;
+    std::map<std::string, std::shared_ptr<const PromptSpec>> withheld_prompts_;
+    std::map<std::string, std::shared_ptr<const ResourceTemplateSpec>> withheld_templates_;
 };
 
 }  // namespace toolport

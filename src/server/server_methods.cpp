@@ -260,6 +260,10 @@ Task<Json> ServerSession::read_resource_inner(RequestContext& ctx) {
     } else if (auto match = registry.match_template(uri, accept)) {
         auto keep = match->first;  // survives removal during the read
         contents = co_await keep->reader(ctx, uri, match->second);
+    } else if (auto withheld = server_.withheld_template_for(uri, accept)) {
+        // Only a quarantined template matches: its stand-in says why (server.hpp).
+        const Json no_variables = Json::object();
+        contents = co_await withheld->reader(ctx, uri, no_variables);
     } else {
         resource_not_found(ctx.revision(), uri);
     }
@@ -294,8 +298,16 @@ Task<Json> ServerSession::list_prompts(RequestContext& ctx) {
 Task<Json> ServerSession::get_prompt_inner(RequestContext& ctx) {
     auto name = required_string(ctx.params(), "name");
     auto it = server_.registry().prompts().find(name);
-    if (it == server_.registry().prompts().end() || !server_.visible(caller(), *it->second)) unknown_prompt(name);
-    auto prompt = it->second;
+    std::shared_ptr<const PromptSpec> prompt;
+    if (it != server_.registry().prompts().end() && server_.visible(caller(), *it->second)) prompt = it->second;
+    if (!prompt) {
+        // A quarantined prompt: its stand-in answers with the reason (server.hpp).
+        auto withheld = server_.withheld_prompt(name);
+        if (!withheld || !server_.visible(caller(), *withheld)) unknown_prompt(name);
+        const Json no_arguments = Json::object();
+        Json refused = co_await withheld->handler(ctx, no_arguments);
+        co_return refused;
+    }
     const Json& args = param(ctx.params(), "arguments");
     if (!args.is_null() && !args.is_object()) {
         throw RpcError(error_code::kInvalidParams, "Invalid params: \"arguments\" must be an object");

@@ -27,6 +27,7 @@
 #include "client/blocking_loop.hpp"
 #include "http_client/http_client.hpp"
 #include "http_client/url.hpp"
+#include "providers/pin_definition.hpp"
 #include "stores/audit_log.hpp"
 #include "stores/local_pin_store.hpp"
 #include "util/canonical_json.hpp"
@@ -50,6 +51,8 @@ struct PinsFlags {
     bool json = false;
 };
 
+constexpr std::string_view kSeen = toolport::pins::kSeenKind;
+
 struct PinsFailure : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -59,8 +62,10 @@ std::string who() {
     return fmt::format("cli:{}", user && *user ? user : std::to_string(::getuid()));
 }
 
+// A record named `name` (or keyed: "prompt:review" when a tool has that name too); a
+// "seen:<kind>" marker only by its key.
 bool matches(const stores::PinRecord& r, const std::string& name) {
-    return name.empty() || r.name == name || r.key() == name;
+    return name.empty() || (r.name == name && r.kind != kSeen) || r.key() == name;
 }
 
 // ---- a running server -------------------------------------------------------------------------
@@ -123,6 +128,13 @@ View read_view(const PinsFlags& flags) {
             for (const auto& r : s.value("pending", Json::array())) {
                 if (auto record = stores::PinRecord::from_json(r)) pins.pending[record->key()] = *record;
             }
+            for (const auto& kind : s.value("seen_empty", Json::array())) {
+                if (!kind.is_string()) continue;
+                stores::PinRecord marker;
+                marker.kind = std::string(kSeen);
+                marker.name = kind.get<std::string>();
+                pins.pinned[marker.key()] = marker;
+            }
             view.policies[source] = s.value("policy", "");
         }
         return view;
@@ -147,10 +159,17 @@ int list(const PinsFlags& flags) {
         for (const auto& [source, pins] : view.snapshot) {
             if (!flags.source.empty() && source != flags.source) continue;
             Json pinned = Json::array(), pending = Json::array();
-            for (const auto& [key, r] : pins.pinned) pinned.push_back(r.to_json());
+            Json seen_empty = Json::array();
+            for (const auto& [key, r] : pins.pinned) {
+                if (r.kind == kSeen) seen_empty.push_back(r.name);
+                else pinned.push_back(r.to_json());
+            }
             for (const auto& [key, r] : pins.pending) pending.push_back(r.to_json());
-            out.push_back(
-                {{"source", source}, {"policy", view.policies[source]}, {"pinned", pinned}, {"pending", pending}});
+            out.push_back({{"source", source},
+                           {"policy", view.policies[source]},
+                           {"pinned", pinned},
+                           {"pending", pending},
+                           {"seen_empty", seen_empty}});
         }
         fmt::print("{}\n", out.dump(2));
         return 0;
@@ -165,6 +184,13 @@ int list(const PinsFlags& flags) {
         }
         if (flags.pending_only) continue;
         for (const auto& [key, r] : pins.pinned) {
+            if (r.kind == kSeen) {
+                // Seen listing none of a kind: what it lists later waits for approval.
+                fmt::print("{}\t{}\tseen empty\t-\t{} {}\n", source, util::sanitize_for_message(key, 200),
+                           r.by.empty() ? "-" : util::sanitize_for_message(r.by, 80), r.time);
+                ++shown;
+                continue;
+            }
             fmt::print("{}\t{}\tpinned\tsha256:{}\t{} {}\n", source, util::sanitize_for_message(key, 200),
                        r.digest.substr(0, 16), r.by.empty() ? "-" : util::sanitize_for_message(r.by, 80), r.time);
             ++shown;
@@ -190,8 +216,12 @@ int diff(const PinsFlags& flags) {
             const std::string after = util::canonical_json(current.definition, 2);
             fmt::print("{} {} of source {}: {}\n", current.kind, util::sanitize_for_message(current.name, 200),
                        flags.source, util::sanitize_for_message(current.change, 400));
+            // A prompt or template by its key: a tool may have its name.
             fmt::print("approve with: toolport pins approve {} {} --digest {}\n", flags.source,
-                       util::sanitize_for_message(current.name, 200), current.digest);
+                       util::sanitize_for_message(current.kind == toolport::pins::kToolKind ? current.name
+                                                                                            : current.key(),
+                                                  200),
+                       current.digest);
             fmt::print("{}\n", util::unified_diff(before, after,
                                                   pinned == it->second.pinned.end()
                                                       ? std::string("(not pinned)")
@@ -271,7 +301,8 @@ int approve(const PinsFlags& flags) {
         record.time = stores::iso_time(std::chrono::system_clock::now());
         record.change.clear();
         store->approve_now(flags.source, record);
-        audit(config, flags.source, record.name, "approved", change);
+        audit(config, flags.source, record.kind == toolport::pins::kToolKind ? record.name : record.key(), "approved",
+              change);
         fmt::print("approved {} {} of source {} (sha256:{}): served within pinning.poll_ms\n", record.kind,
                    util::sanitize_for_message(record.name, 200), flags.source, record.digest.substr(0, 16));
     }

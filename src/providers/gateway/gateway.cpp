@@ -14,6 +14,8 @@
 #include "providers/gateway/template_updates.hpp"
 #include "providers/gateway/tool_changes.hpp"
 #include "providers/gateway/tool_search.hpp"
+#include "providers/pin_definition.hpp"
+#include "providers/pin_guard.hpp"
 #include "server/registry.hpp"
 #include "server/request_context.hpp"
 #include "server/tool_error.hpp"
@@ -117,7 +119,13 @@ Task<Json> read_as_served(std::weak_ptr<Upstream> upstream, RequestContext& ctx,
 Gateway::Gateway(GatewaySettings settings, providers::SourceContext& context)
     : settings_(std::move(settings)), context_(context) {}
 
-Gateway::~Gateway() { stop(); }
+Gateway::~Gateway() {
+    stop();
+    // The guard may be gone already (this gateway kept alive by work queued on the loop).
+    if (!guard_alive_.expired()) {
+        for (int id : pin_watches_) guard_->unwatch(id);
+    }
+}
 
 void Gateway::start() {
     auto& network = context_.network();
@@ -125,7 +133,8 @@ void Gateway::start() {
     for (const auto& upstream_settings : settings_.upstreams) {
         Part part;
         part.context = context_.part(upstream_settings.name);
-        part.tool_set = std::make_unique<providers::ToolSet>(*part.context);
+        // In tool search mode the upstreams' tools are not registered: ToolSearch holds them.
+        if (!settings_.tool_search) part.tool_set = std::make_unique<providers::ToolSet>(*part.context);
         // Per upstream: its own budget estimate and deadline, under any `sources:` entry.
         pipeline::PolicyOverride defaults;
         if (upstream_settings.downstream_calls_estimate) {
@@ -158,6 +167,15 @@ void Gateway::start() {
                                                                                   : observability::Severity::degraded;
             return {upstream->describe_state(), severity};
         });
+        if (auto* guard = context_.pins()) {
+            // An approval (or reset) of the upstream's pins: its prompts and templates (and
+            // in tool search mode its tools) are judged again.
+            guard_ = guard;
+            guard_alive_ = guard->alive();
+            pin_watches_.push_back(guard->watch(upstream_settings.name, [weak]() {
+                if (auto self = weak.lock()) self->sync();
+            }));
+        }
         parts_.push_back(std::move(part));
     }
     // The server's own Skills extension (the context pack's, started before the gateway):
@@ -304,12 +322,34 @@ void Gateway::sync_tools() {
     }
     listed_tools_ = std::move(listed);
     if (search_) {
-        search_->replace(std::move(per_part));
+        // The tools search_tools finds are pinned and judged as listed tools are
+        // (ToolSet): what the upstream's policy withholds is neither found nor called.
+        std::vector<ToolSearch::Withheld> withheld;
+        if (auto* guard = context_.pins()) {
+            for (std::size_t p = 0; p < parts_.size(); ++p) {
+                const Json identity = identity_of(*parts_[p].upstream);
+                std::vector<stores::PinRecord> records;
+                for (const auto& tool : per_part[p]) {
+                    records.push_back(pins::make_pin(pins::kToolKind, tool.declaration.name,
+                                                     pins::tool_definition(tool.declaration, identity)));
+                }
+                auto screening = guard->screen(parts_[p].upstream->name(), pins::kToolKind, records,
+                                               parts_[p].upstream->catalog().listed);
+                for (auto& w : screening.withheld) {
+                    auto it = std::find_if(per_part[p].begin(), per_part[p].end(),
+                                           [&](const auto& t) { return t.declaration.name == w.name; });
+                    if (it == per_part[p].end()) continue;
+                    withheld.push_back({std::move(*it), std::move(w.message), std::move(w.suggestion)});
+                    per_part[p].erase(it);
+                }
+            }
+        }
+        search_->replace(std::move(per_part), std::move(withheld));
         return;
     }
     for (std::size_t p = 0; p < parts_.size(); ++p) {
         parts_[p].tool_set->set_identity(identity_of(*parts_[p].upstream));
-        auto changes = parts_[p].tool_set->replace(std::move(per_part[p]));
+        auto changes = parts_[p].tool_set->replace(std::move(per_part[p]), parts_[p].upstream->catalog().listed);
         if (changes.any()) {
             spdlog::info("upstream {}: {} tools served ({} added, {} changed, {} removed, {} left out)",
                          parts_[p].upstream->name(), parts_[p].tool_set->size(), changes.added, changes.changed,
@@ -375,11 +415,36 @@ void Gateway::sync_prompts() {
     auto names = expose_names(requests, settings_.prefix_mode, settings_.separator, reserved, &yielded);
     warn_of_collisions("prompt", requests, names, yielded);
 
+    // Pinning: each upstream's prompts, as served, against its pins.
+    std::map<std::string, std::size_t> withheld;
+    if (auto* guard = context_.pins()) {
+        std::vector<std::vector<stores::PinRecord>> records(parts_.size());
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            if (names[i].empty()) continue;
+            const auto& entry = entries[i];
+            records[entry.part].push_back(
+                pins::make_pin(pins::kPromptKind, names[i],
+                               pins::prompt_definition(*entry.prompt, identity_of(*parts_[entry.part].upstream))));
+        }
+        for (std::size_t p = 0; p < parts_.size(); ++p) {
+            auto screening = guard->screen(parts_[p].upstream->name(), pins::kPromptKind, records[p],
+                                           parts_[p].upstream->catalog().listed);
+            for (auto& w : screening.withheld) {
+                parts_[p].context->withhold_prompt(w.name, std::move(w.message), std::move(w.suggestion));
+                withheld[w.name] = p;
+            }
+        }
+    }
+    for (const auto& [name, p] : withheld_prompts_) {
+        if (!withheld.count(name) && p < parts_.size()) parts_[p].context->release_withheld_prompt(name);
+    }
+    withheld_prompts_ = withheld;
+
     std::map<std::string, Target> served;
     std::map<std::string, std::string> prints;
     auto& registry = context_.registry();
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (names[i].empty()) continue;
+        if (names[i].empty() || withheld.count(names[i])) continue;  // withheld: removed below if served
         const auto& entry = entries[i];
         auto upstream = parts_[entry.part].upstream;
         served[names[i]] = {upstream, entry.original};
@@ -450,8 +515,37 @@ void Gateway::sync_resources() {
         }
         for (const auto& t : part.upstream->catalog().resource_templates) ++template_holders[text_of(t, "uriTemplate")];
     }
+    // Pinning: each upstream's templates, under the URI templates they are served as.
+    std::map<std::string, std::size_t> withheld;
+    if (auto* guard = context_.pins()) {
+        std::set<std::string> taken;
+        for (std::size_t p = 0; p < parts_.size(); ++p) {
+            const auto& upstream = *parts_[p].upstream;
+            const Json identity = identity_of(upstream);
+            std::vector<stores::PinRecord> records;
+            for (const auto& t : upstream.catalog().resource_templates) {
+                const std::string pattern = text_of(t, "uriTemplate");
+                if (pattern.empty()) continue;
+                const std::string exposed = template_holders[pattern] > 1 ? upstream.settings().prefix + "+" + pattern
+                                                                          : pattern;
+                if (!taken.insert(exposed).second) continue;  // served once, as below
+                records.push_back(pins::make_pin(pins::kTemplateKind, exposed, pins::template_definition(t, identity)));
+            }
+            auto screening = guard->screen(upstream.name(), pins::kTemplateKind, records, upstream.catalog().listed);
+            for (auto& w : screening.withheld) {
+                parts_[p].context->withhold_template(w.name, std::move(w.message), std::move(w.suggestion));
+                withheld[w.name] = p;
+            }
+        }
+    }
+    for (const auto& [pattern, p] : withheld_templates_) {
+        if (!withheld.count(pattern) && p < parts_.size()) parts_[p].context->release_withheld_template(pattern);
+    }
+    withheld_templates_ = withheld;
+
     std::map<std::string, Target> served, served_templates;
     std::map<std::string, std::string> prints, template_prints;
+    std::set<std::string> held;  // withheld templates met below
     for (const auto& part : parts_) {
         auto upstream = part.upstream;
         std::weak_ptr<Upstream> weak = upstream;
@@ -485,7 +579,11 @@ void Gateway::sync_resources() {
             const std::string pattern = text_of(t, "uriTemplate");
             if (pattern.empty()) continue;
             const std::string exposed = template_holders[pattern] > 1 ? prefix + "+" + pattern : pattern;
-            if (served_templates.count(exposed)) continue;
+            if (served_templates.count(exposed) || held.count(exposed)) continue;
+            if (withheld.count(exposed)) {
+                held.insert(exposed);  // removed below if it was served
+                continue;
+            }
             served_templates[exposed] = {upstream, pattern};
             std::string print = upstream->name() + '\0' + t.dump();
             template_prints[exposed] = print;

@@ -110,6 +110,13 @@ private:
     int registry_listener_ = -1;
     bool resync_posted_ = false;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+    // Pinning (providers/pin_guard.hpp): the prompts and templates it withholds (served
+    // name or URI template → the part that withholds it), and the guard's watches, which
+    // sync again after an approval.
+    std::map<std::string, std::size_t> withheld_prompts_, withheld_templates_;
+    std::vector<int> pin_watches_;
+    pins::PinGuard* guard_ = nullptr;
+    std::weak_ptr<bool> guard_alive_;
     bool stopped_ = false;
 };
 

@@ -25,7 +25,20 @@ ToolSearch::Visible visible_to(RequestContext& ctx) {
 ToolSearch::ToolSearch(providers::SourceContext& context) : context_(context) {}
 ToolSearch::~ToolSearch() = default;
 
-void ToolSearch::replace(std::vector<std::vector<providers::SyncedTool>> tools) {
+void ToolSearch::replace(std::vector<std::vector<providers::SyncedTool>> tools, std::vector<Withheld> withheld) {
+    std::map<std::string, Held> held;
+    for (auto& w : withheld) {
+        const std::string name = w.tool.declaration.name;
+        const std::string source = w.tool.declaration.service;
+        try {
+            held[name] = {std::make_shared<const ToolSpec>(
+                              providers::make_tool_spec(std::move(w.tool.declaration), source)),
+                          std::move(w.message), std::move(w.suggestion)};
+        } catch (const providers::SourceError& e) {
+            spdlog::warn("upstream {}: tool {} is left out: {}", source, name, e.what());
+        }
+    }
+    withheld_ = std::move(held);
     std::map<std::string, std::shared_ptr<const ToolSpec>> fresh;
     for (auto& part : tools) {
         for (auto& synced : part) {
@@ -140,6 +153,11 @@ void ToolSearch::declare() {
             // A tool outside the caller's profile is answered as one that does not exist
             // (as tools/call answers it): a profile's holder learns nothing of the others'.
             if (spec && !visible_to(ctx)(*spec)) spec = nullptr;
+            if (auto held = withheld_.find(name);
+                !spec && held != withheld_.end() && visible_to(ctx)(*held->second.spec)) {
+                // Withheld by pinning, as tools/call answers a withheld tool.
+                throw ToolError(ToolErrorCode::tool_quarantined, held->second.message).suggest(held->second.suggestion);
+            }
             if (!spec) {
                 const auto& view = ctx.caller().view;
                 throw ToolError(ToolErrorCode::not_found,

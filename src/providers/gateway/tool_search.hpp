@@ -31,10 +31,18 @@ public:
     void declare();
     static std::vector<std::string> meta_tool_names() { return {"search_tools", "call_tool"}; }
 
+    // A tool that pinning withholds (providers/pin_guard.hpp): not found by search_tools,
+    // and call_tool of it answers MCP_TOOL_QUARANTINED with `message` and `suggestion`.
+    struct Withheld {
+        providers::SyncedTool tool;
+        std::string message;
+        std::string suggestion;
+    };
+
     // The searchable tools: every upstream's, as they would otherwise be served (each
-    // declaration's service is its upstream). Declarations that do not compile are left
-    // out with a warning.
-    void replace(std::vector<std::vector<providers::SyncedTool>> tools);
+    // declaration's service is its upstream), and those withheld from them. Declarations
+    // that do not compile are left out with a warning.
+    void replace(std::vector<std::vector<providers::SyncedTool>> tools, std::vector<Withheld> withheld = {});
     std::shared_ptr<const ToolSpec> tool(const std::string& name) const;
 
     struct Hit {
@@ -53,6 +61,14 @@ private:
 
     providers::SourceContext& context_;
     std::map<std::string, std::shared_ptr<const ToolSpec>> tools_;
+    // Withheld tools by name: the stand-in's spec (whose view judges who may hear of it)
+    // and what a call is answered.
+    struct Held {
+        std::shared_ptr<const ToolSpec> spec;
+        std::string message;
+        std::string suggestion;
+    };
+    std::map<std::string, Held> withheld_;
     providers::ToolIndex index_;
 };
 

@@ -69,6 +69,9 @@ struct UpstreamCatalog {
     // while the upstream is away: a skill is served only while its server can serve it.
     Json skills_extension;
     std::vector<Json> skills;
+    // It answered a listing (false until the first connection lists): an empty catalog
+    // then means "offers none", which pinning remembers.
+    bool listed = false;
 };
 
 class Upstream : public std::enable_shared_from_this<Upstream> {

@@ -201,6 +201,7 @@ Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
     }
     fresh.completions = caps.contains("completions");
     fresh.server_info = client->server_info();
+    fresh.listed = true;
     catalog_ = std::move(fresh);
     index_tools();
 }
