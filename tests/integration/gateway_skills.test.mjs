@@ -71,11 +71,11 @@ describe('the Skills extension through the gateway', () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'toolport-gateway-skills-'));
     const own = library(root, 'own');
     const alphaLib = library(root, 'alpha', {
-      'ops/alpha-runbook.md': '# Alpha Runbook\n\n## Overview\n\nHow the alpha team restarts its services.\n',
+      'backend/alpha-runbook.md': '# Alpha Runbook\n\n## Overview\n\nHow the alpha team restarts its services.\n',
     });
     // beta's rls-policy-generator has other bytes than alpha's and the gateway's own.
     const betaLib = library(root, 'beta', {
-      'ops/beta-notes.md': '# Beta Notes\n\n## Overview\n\nWhat the beta team writes down after an incident.\n',
+      'testing/beta-notes.md': '# Beta Notes\n\n## Overview\n\nWhat the beta team writes down after an incident.\n',
     });
     const rls = path.join(betaLib.dir, 'patterns/database/rls-policy-generator.py');
     writeFileSync(rls, `${readFileSync(rls, 'utf8')}\n# beta's own copy\n`);
@@ -124,7 +124,7 @@ describe('the Skills extension through the gateway', () => {
     const skills = await allSkills(client);
     const uris = skills.map((s) => s.uri);
     assert.equal(new Set(uris).size, uris.length, `each URI once: ${uris.join(', ')}`);
-    const own = uris.filter((u) => !u.startsWith('skill://alpha/') && !u.startsWith('skill://beta/') && !u.startsWith('skill://ops/'));
+    const own = uris.filter((u) => !u.startsWith('skill://alpha/') && !u.startsWith('skill://beta/') && !/\/(alpha-runbook|beta-notes|beta-added)\//.test(u));
     assert.equal(own.length, EXAMPLE_SKILLS, own.join(', '));
     assert.ok(own.includes('skill://database/rls-policy-generator/SKILL.md'));
     // Every example skill of each upstream collides with the gateway's own: under its prefix.
@@ -134,8 +134,8 @@ describe('the Skills extension through the gateway', () => {
       assert.ok(mine.includes(`skill://${upstream}/database/rls-policy-generator/SKILL.md`));
     }
     // The names nobody had before keep their URIs.
-    assert.ok(uris.includes('skill://ops/alpha-runbook/SKILL.md'), uris.join(', '));
-    assert.ok(uris.includes('skill://ops/beta-notes/SKILL.md'), uris.join(', '));
+    assert.ok(uris.includes('skill://backend/alpha-runbook/SKILL.md'), uris.join(', '));
+    assert.ok(uris.includes('skill://testing/beta-notes/SKILL.md'), uris.join(', '));
     // The last segment is still the name; every file lies under its skill's (served) root.
     for (const s of skills) {
       assert.equal(s.uri.split('/').at(-2), s.frontmatter.name, s.uri);
@@ -220,7 +220,7 @@ describe('the Skills extension through the gateway', () => {
       // Names the three sources share are told apart by URI: a warning, not a failure.
       const beta = reports.find((r) => r.uri === 'skill://beta/database/rls-policy-generator/SKILL.md');
       assert.ok(beta?.conformance.some((c) => c.code === 'duplicate-name' && c.severity === 'warning'), JSON.stringify(beta));
-      assert.ok(reports.find((r) => r.uri === 'skill://ops/beta-notes/SKILL.md')?.files.length >= 1);
+      assert.ok(reports.find((r) => r.uri === 'skill://testing/beta-notes/SKILL.md')?.files.length >= 1);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
@@ -229,16 +229,16 @@ describe('the Skills extension through the gateway', () => {
   it('passes an upstream\'s list_changed on, with its new skill served', async () => {
     const before = listChanged.length;
     writeFileSync(
-      path.join(betaDir, 'patterns/ops/beta-added.md'),
-      '# Beta Added\n\n## Overview\n\nA skill beta's library gained while the gateway served it.\n',
+      path.join(betaDir, 'patterns/security/beta-added.md'),
+      '# Beta Added\n\n## Overview\n\nA skill the beta library gained while the gateway served it.\n',
     );
     await waitFor('notifications/resources/list_changed from the gateway', () => listChanged.length > before, 15000);
     await waitFor(
       'the new skill in the gateway\'s skills/list',
-      async () => (await allSkills(client)).some((s) => s.uri === 'skill://ops/beta-added/SKILL.md'),
+      async () => (await allSkills(client)).some((s) => s.uri === 'skill://security/beta-added/SKILL.md'),
       15000,
     );
-    const read = await client.readResource({ uri: 'skill://ops/beta-added/SKILL.md' });
+    const read = await client.readResource({ uri: 'skill://security/beta-added/SKILL.md' });
     assert.match(read.contents[0].text, /# Beta Added/);
   });
 
@@ -247,7 +247,7 @@ describe('the Skills extension through the gateway', () => {
     beta = null;
     await waitFor(
       'beta\'s skills gone from the gateway\'s skills/list',
-      async () => !(await allSkills(client)).some((s) => s.uri.startsWith('skill://beta/') || s.uri.startsWith('skill://ops/beta')),
+      async () => !(await allSkills(client)).some((s) => s.uri.startsWith('skill://beta/') || s.uri.includes('/beta-')),
       20000,
     );
     const skills = await allSkills(client);
