@@ -615,7 +615,7 @@ TEST(PinGuard, AWithheldPromptOrTemplateAnswersWhy) {
     auto templates = driver.call(*session, 3, "resources/templates/list", Json::object());
     ASSERT_EQ(templates["result"]["resourceTemplates"].size(), 1u) << templates.dump();
     EXPECT_EQ(templates["result"]["resourceTemplates"][0]["uriTemplate"], "log:///{id}");
-    auto read = driver.call(*session, 4, "resources/read", {{"uri", "file:///etc/hosts"}});
+    auto read = driver.call(*session, 4, "resources/read", {{"uri", "file:///hosts"}});
     EXPECT_EQ(read["error"]["code"], -32602) << read.dump();
     EXPECT_EQ(read["error"]["data"]["kind"], "template");
     EXPECT_EQ(read["error"]["data"]["name"], "file:///{path}");
