@@ -124,6 +124,12 @@ function DiffTable({ name, before, after }) {
         <caption class="sr-only">
           The approved definition on the left, the new one on the right, as canonical JSON; {changed} lines differ.
         </caption>
+        <colgroup>
+          <col class="ln-col" />
+          <col />
+          <col class="ln-col" />
+          <col />
+        </colgroup>
         <thead>
           <tr>
             <th scope="col" colSpan={2}>
