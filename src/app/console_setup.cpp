@@ -15,6 +15,7 @@
 #include "console/console_api.hpp"
 #include "console/replica_roster.hpp"
 #include "document/document.hpp"
+#include "providers/pin_api.hpp"
 #include "providers/pin_guard.hpp"
 #include "providers/source_table.hpp"
 #include "stores/audit_query.hpp"
@@ -184,6 +185,9 @@ std::shared_ptr<ConsoleHandler> make_console(const Config& config, Runtime& runt
                 if (withholds && !state.pending.empty()) names.insert(source);
             }
             return names;
+        };
+        context.pins = [pins](std::string method, std::string path, std::string body, std::string who) {
+            return pins::answer_pins_api(*pins, std::move(method), std::move(path), std::move(body), std::move(who));
         };
     }
     o.breakers = [&runtime] {

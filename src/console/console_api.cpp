@@ -57,7 +57,7 @@ HttpAnswer api_refusal(const HttpRequestView& req, const ConsoleAccess& access) 
 
 // The API's routes: the first segment after api/ names the resource.
 constexpr std::string_view kResources[] = {"me",    "overview", "tools",  "calls", "sessions",
-                                           "tasks", "reload",   "config", "call"};
+                                           "tasks", "reload",   "config", "call",  "pins"};
 
 std::vector<std::string_view> segments(std::string_view route) {
     std::vector<std::string_view> parts;
@@ -180,6 +180,10 @@ struct ConsoleApi::Impl : std::enable_shared_from_this<Impl> {
                                          std::shared_ptr<OwnedHttpRequest> req, std::shared_ptr<TaskEngine> engine,
                                          std::string id, ConsoleAccess access);
     HttpAnswer end_session(const HttpRequestView& req, std::string_view id, const ConsoleAccess& access);
+    HttpAnswer pins(const HttpRequestView& req, std::string_view route, const ConsoleAccess& access);
+    static Task<void> answer_pins(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                  std::shared_ptr<OwnedHttpRequest> req, std::string method, std::string path,
+                                  std::string body, std::string who);
 
     HttpAnswer api(const HttpRequestView& req, std::string_view route, const ConsoleAccess& access);
     HttpAnswer me(const HttpRequestView& req, const ConsoleAccess& access);
@@ -296,6 +300,14 @@ HttpAnswer ConsoleApi::Impl::api(const HttpRequestView& req, std::string_view ro
     if (route == "tools") {
         if (req.method() != HttpMethod::get) return method_not_allowed("GET");
         return tools(req);
+    }
+    if (route == "pins") {
+        if (req.method() != HttpMethod::get) return method_not_allowed("GET");
+        return pins(req, route, access);
+    }
+    if (route == "pins/approve" || route == "pins/reset") {
+        if (req.method() != HttpMethod::post) return method_not_allowed("POST");
+        return pins(req, route, access);
     }
     std::vector<std::string> names(std::begin(kResources), std::end(kResources));
     auto first = route.substr(0, route.find('/'));
@@ -661,6 +673,75 @@ Task<void> ConsoleApi::Impl::answer_cancel_task(std::shared_ptr<Impl> self, std:
     }
     self->record_action(access, "cancel_task", id, "ok");
     deferred->resolve(empty_answer(*req, 202));
+}
+
+// GET pins, POST pins/approve and POST pins/reset: what /admin/pins answers (pin_api.hpp),
+// asked as the console's operator, so that the pin guard's audit record of an approval or
+// a reset names the same principal as the console's other actions.
+HttpAnswer ConsoleApi::Impl::pins(const HttpRequestView& req, std::string_view route, const ConsoleAccess& access) {
+    auto params = parameters_of(req, {});
+    if (params.refusal) return std::move(*params.refusal);
+    if (!context.pins) {
+        // As GET calls with the audit log off: an answer the page can show, not a failure.
+        if (req.method() == HttpMethod::get) return json_answer(req, 200, R"({"pinning":"off","sources":[]})");
+        return error_answer(req, 404, "not_found", "Not Found: tool-definition pinning is off on this server",
+                            "pinning is on unless pinning.default is off for every source (docs/pinning.md)");
+    }
+    std::string body;
+    if (req.method() == HttpMethod::post) {
+        auto parsed = json_body(req);
+        if (auto* refusal = std::get_if<HttpAnswer>(&parsed)) return std::move(*refusal);
+        body = std::get<Json>(parsed).dump();
+    }
+    // Without authentication (loopback only) the caller has no principal; /admin/pins names
+    // such an approver the same way.
+    std::string who = access.principal.empty() ? std::string("loopback") : access.principal;
+    auto deferred = std::make_shared<DeferredReply>();
+    spawn(answer_pins(shared_from_this(), deferred, std::make_shared<OwnedHttpRequest>(req),
+                      req.method() == HttpMethod::post ? "POST" : "GET", "/admin/" + std::string(route),
+                      std::move(body), std::move(who)),
+          [deferred](std::exception_ptr error) {
+              if (error) deferred->resolve({});
+          });
+    return pending_answer(deferred);
+}
+
+Task<void> ConsoleApi::Impl::answer_pins(std::shared_ptr<Impl> self, std::shared_ptr<DeferredReply> deferred,
+                                         std::shared_ptr<OwnedHttpRequest> req, std::string method, std::string path,
+                                         std::string body, std::string who) {
+    std::pair<int, std::string> result{503, {}};
+    try {
+        result = co_await self->context.pins(std::move(method), std::move(path), std::move(body), std::move(who));
+    } catch (const std::exception& e) {
+        spdlog::warn("console: the pins store could not be reached: {}", e.what());
+        result = {503, {}};
+    }
+    if (result.first == 200) {
+        deferred->resolve(json_answer(*req, 200, result.second));
+        co_return;
+    }
+    const auto answer = Json::parse(result.second, nullptr, false);
+    std::string message = answer.is_object() && answer.contains("error") && answer["error"].is_string()
+                              ? answer["error"].get<std::string>()
+                              : std::string("the pins store could not be reached");
+    switch (result.first) {
+        case 400:
+            deferred->resolve(error_answer(*req, 400, "bad_request", "Bad Request: " + message,
+                                           "send {\"source\":\"name\",\"name\":\"tool\",\"digest\":\"sha256...\"}"));
+            break;
+        case 404:
+            deferred->resolve(error_answer(*req, 404, "not_found", "Not Found: " + message,
+                                           "list what waits for approval with GET api/pins"));
+            break;
+        case 409:
+            deferred->resolve(error_answer(*req, 409, "conflict", "Conflict: " + message,
+                                           "review the definition pending now (GET api/pins) and approve that"));
+            break;
+        default:
+            deferred->resolve(
+                error_answer(*req, 503, "unavailable", "Service Unavailable: " + message,
+                             "retry in a moment; with a redis:// pin store, check that Redis is reachable"));
+    }
 }
 
 // GET calls: GET /audit's query (same filters, same records), newest first.

@@ -56,6 +56,11 @@ struct ConsoleContext {
     // GET config: {"effective": {...}, "check": {"ok", "findings"}}, secrets redacted. Unset:
     // not offered.
     std::function<Json()> config;
+    // Tool-definition pinning's API (providers/pin_api.hpp, what /admin/pins answers): method,
+    // its path (/admin/pins, /admin/pins/approve, /admin/pins/reset), the JSON body and who
+    // asks (the approver its audit record names) -> {status, body}. Unset: pinning is off.
+    std::function<Task<std::pair<int, std::string>>(std::string method, std::string path, std::string body, std::string who)>
+        pins;
     // How often the overview stream sends the overview again.
     std::chrono::milliseconds overview_interval{2000};
 };

@@ -29,12 +29,14 @@ const READY = {
   playground: '#pick-tool',
   calls: '.vlist',
   sessions: '#tasks-title',
+  pins: '#pins-summary',
   configuration: '#effective-title',
 };
 
 async function navLinks(page) {
   return page.$$eval('nav[aria-label="Console pages"] a', (links) =>
-    links.map((a) => ({ id: new URL(a.href).pathname.split('/').pop(), title: a.textContent })),
+    // The title without a count badge (Pins shows how many changes wait).
+    links.map((a) => ({ id: new URL(a.href).pathname.split('/').pop(), title: a.querySelector('.nav-title')?.textContent ?? a.textContent })),
   );
 }
 

@@ -119,4 +119,20 @@ TEST_F(ConsoleApiTest, UnknownPathsAre404AndWrongMethods405) {
     EXPECT_EQ(head_field(a.head, "Allow"), "GET");
 }
 
+TEST_F(ConsoleApiTest, PinsWithPinningOffAreAnEmptyListAndNothingToApprove) {
+    auto a = ask(HttpMethod::get, "/api/pins");
+    EXPECT_EQ(a.status, 200u) << a.body;
+    EXPECT_EQ(a.json["pinning"], "off");
+    EXPECT_TRUE(a.json["sources"].empty());
+    expect_error(ask(HttpMethod::post, "/api/pins/approve", {}, R"({"source":"files"})"), 404, "not_found");
+    a = ask(HttpMethod::get, "/api/pins/approve");
+    expect_error(a, 405, "method_not_allowed");
+    EXPECT_EQ(head_field(a.head, "Allow"), "POST");
+    a = ask(HttpMethod::post, "/api/pins");
+    EXPECT_EQ(head_field(a.head, "Allow"), "GET");
+    a = ask(HttpMethod::get, "/api/pin");
+    expect_error(a, 404, "not_found");
+    EXPECT_NE(a.json["error"]["suggestion"].get<std::string>().find("api/pins"), std::string::npos);
+}
+
 }  // namespace

@@ -4,6 +4,8 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, consoleBase, getToken, setToken } from "./api.js";
 import { pages } from "./pages.js";
+import { pendingCount } from "./pin_diff.js";
+import { PINS_EVENT } from "./pins.jsx";
 import "./styles.css";
 
 function pageFromLocation() {
@@ -41,6 +43,26 @@ function TokenPrompt({ refusal, onToken, checking, answered }) {
   );
 }
 
+// How many tool definitions wait for an operator's approval (the Pins link's badge): asked
+// every 10 s, and told by the Pins page whenever it knows.
+function usePendingPins(signedIn) {
+  const [count, setCount] = useState(0);
+  useEffect(() => {
+    if (!signedIn) return;
+    const controller = new AbortController();
+    const load = () =>
+      api("pins", { signal: controller.signal })
+        .then((answer) => setCount(pendingCount(answer)))
+        .catch(() => {});
+    load();
+    const timer = setInterval(load, 10000);
+    const told = (e) => setCount(e.detail);
+    addEventListener(PINS_EVENT, told);
+    return () => (controller.abort(), clearInterval(timer), removeEventListener(PINS_EVENT, told));
+  }, [signedIn]);
+  return count;
+}
+
 function App() {
   const [me, setMe] = useState(null);
   const [refusal, setRefusal] = useState(null);
@@ -51,6 +73,7 @@ function App() {
   // How many answers to api/me came back (the token prompt shows it, for the browser tests).
   const [answered, setAnswered] = useState(0);
   const retry = () => setAttempt((a) => a + 1);
+  const pendingPins = usePendingPins(Boolean(me));
 
   useEffect(() => {
     let live = true;
@@ -107,7 +130,14 @@ function App() {
             {pages.map((p) => (
               <li key={p.id}>
                 <a href={new URL(p.id, consoleBase).pathname} aria-current={p.id === page ? "page" : undefined} onClick={go(p.id)}>
-                  {p.title}
+                  <span class="nav-title">{p.title}</span>
+                  {p.id === "pins" && pendingPins > 0 && (
+                    <span class="nav-count" data-pending={pendingPins}>
+                      {" "}
+                      {pendingPins}
+                      <span class="sr-only"> pending</span>
+                    </span>
+                  )}
                 </a>
               </li>
             ))}

@@ -2,6 +2,7 @@
 import { Calls } from "./calls.jsx";
 import { Configuration } from "./config.jsx";
 import { Overview } from "./overview.jsx";
+import { Pins } from "./pins.jsx";
 import { Playground } from "./playground.jsx";
 import { Sessions } from "./sessions.jsx";
 import { Tools } from "./tools.jsx";
@@ -12,5 +13,6 @@ export const pages = [
   { id: "playground", title: "Playground", component: Playground },
   { id: "calls", title: "Calls", component: Calls },
   { id: "sessions", title: "Sessions and tasks", component: Sessions },
+  { id: "pins", title: "Pins", component: Pins },
   { id: "configuration", title: "Configuration", component: Configuration },
 ];
