@@ -151,6 +151,60 @@ void read_auth(const Settings& a, ResourceServerOptions& o) {
     }
 }
 
+// An http(s) URL without spaces, query or fragment (for the entries' links).
+bool plain_http_url(const std::string& url) {
+    return (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) && url.size() > 8 &&
+           url.find_first_of(" ?#\t") == std::string::npos;
+}
+
+// `registry.serve` (docs/registry.md).
+void read_registry_serve(const Settings& s, Config& config) {
+    namespace ks = k::registry::serve;
+    s.check_keys(ks::section);
+    auto& o = config.registry_serve;
+    if (auto v = s.boolean(ks::enabled)) o.enabled = *v;
+    if (auto v = s.string(ks::public_url)) {
+        if (!plain_http_url(*v) || v->back() == '/')
+            s.fail(ks::public_url,
+                   "must be the MCP endpoint's http(s) URL, such as https://mcp.example.com/mcp (no "
+                   "query, no trailing /)");
+        o.public_url = *v;
+    }
+    auto entry_name = [](const Settings& at, const Key& key, std::string& out) {
+        if (auto v = at.string(key)) {
+            if (auto problem = discovery::name_problem(*v)) at.fail(key, *problem);
+            out = *v;
+        }
+    };
+    auto description = [](const Settings& at, const Key& key, std::string& out) {
+        if (auto v = at.string(key)) {
+            if (v->empty() || v->size() > 100) at.fail(key, "must be 1 to 100 characters long (server.json's limit)");
+            out = *v;
+        }
+    };
+    entry_name(s, ks::name, o.name);
+    description(s, ks::description, o.description);
+    if (auto v = s.string(ks::website_url)) {
+        if (!plain_http_url(*v)) s.fail(ks::website_url, "must be an http(s) URL");
+        o.website_url = *v;
+    }
+    if (auto v = s.string(ks::repository)) {
+        if (!plain_http_url(*v)) s.fail(ks::repository, "must be the repository's http(s) URL");
+        o.repository = *v;
+    }
+    if (s.has(ks::profiles)) {
+        auto p = s.section(ks::profiles);
+        if (!p.is_mapping()) s.fail(ks::profiles, "must be a mapping of gateway profile names to {name, description}");
+        for (const auto& name : p.names()) {
+            auto profile = p.entry(name);
+            profile.check_keys(ks::profile::section);
+            auto& entry = o.profiles[name];
+            entry_name(profile, ks::profile::name, entry.name);
+            description(profile, ks::profile::description, entry.description);
+        }
+    }
+}
+
 // `tools.<name>.scopes` and `sources.<name>.scopes` (the rest of those sections is the
 // pipeline's), after `auth:` and the sources are read; then the scopes the metadata
 // publishes when auth.scopes_supported does not list them.
@@ -782,6 +836,11 @@ static Config load_config_unchecked(const std::string& path) {
                 c.fail(kc::trace_viewer_url, "must be an http(s) URL with {trace_id} in it");
             o.trace_viewer_url = *v;
         }
+    }
+    if (r.has(k::registry_key)) {
+        auto reg = r.section(k::registry_key);
+        reg.check_keys(k::registry::section);
+        if (reg.has(k::registry::serve_key)) read_registry_serve(reg.section(k::registry::serve_key), config);
     }
     if (r.has(k::log_key)) {
         namespace kl = k::log;

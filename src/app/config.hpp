@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "discovery/served_entries.hpp"
 #include "http_client/http_client.hpp"
 #include "pipeline/policy.hpp"
 #include "providers/pin_guard.hpp"
@@ -71,6 +72,8 @@ struct Config {
     telemetry::TelemetrySettings telemetry;
     // `access:`: allow and deny rules by principal (app/access_config.hpp); null without.
     std::shared_ptr<const auth::AccessPolicy> access;
+    // `registry.serve`: the registry entries, Server Cards and AI Catalog served over HTTP.
+    discovery::ServeSettings registry_serve;
     // The sources and profiles the rules name, where (for access_warnings).
     struct AccessName {
         bool source = true;  // else a gateway profile

@@ -376,6 +376,42 @@ inline const Section section{"console",
                              true};
 }  // namespace console
 
+// ---- registry ----
+namespace registry {
+namespace serve {
+namespace profile {
+inline const Key name = string_key("name",
+                                   "The profile's registry entry name, reverse-DNS namespace/name; default: the "
+                                   "server's entry name, '-' and the profile's name.");
+inline const Key description = string_key("description", "The profile's entry description (at most 100 characters).");
+inline const Section section{"profile", "One gateway profile's registry entry.", {&name, &description}, true, true};
+}  // namespace profile
+inline const Key enabled = boolean_key("enabled",
+                                       "Serve the MCP Registry API (/v0.1/servers), a Server Card per entry and the "
+                                       "AI Catalog (HTTP transport only).",
+                                       "true");
+inline const Key public_url = string_key("public_url",
+                                         "The MCP endpoint's URL as clients reach it (https://host/mcp), for remotes "
+                                         "behind a proxy; unset: auth.resource, else http://<Host><http.path>.");
+inline const Key name = string_key("name",
+                                   "The whole server's registry entry name, reverse-DNS namespace/name; default: "
+                                   "public_url's host reversed (else local.toolport), '/', server.name.");
+inline const Key description = string_key("description",
+                                          "The whole server's entry description (at most 100 characters).");
+inline const Key website_url = string_key("website_url", "The entries' websiteUrl (http or https).");
+inline const Key repository = string_key("repository", "The source repository's URL, the entries' repository.url.");
+inline const Key profiles = named_sections_key("profiles", profile::section,
+                                               "Registry entries of gateway profiles, by profile name.");
+inline const Section section{"serve",
+                             "What this server publishes as registry entries and Server Cards (docs/registry.md).",
+                             {&enabled, &public_url, &name, &description, &website_url, &repository, &profiles},
+                             true,
+                             true};
+}  // namespace serve
+inline const Key serve_key = section_key("serve", serve::section, serve::section.doc);
+inline const Section section{"registry", "The MCP Registry: what this server serves of it.", {&serve_key}, true, true};
+}  // namespace registry
+
 // ---- store ----
 namespace store {
 inline const Key url = with_env(string_key("url", "memory, or redis://[:password@]host:port[/db] shared by replicas.",
@@ -633,6 +669,7 @@ inline const Key telemetry_key = section_key("telemetry", telemetry::keys::secti
 inline const Key audit_key = section_key("audit", audit::section, audit::section.doc);
 inline const Key console_key = section_key("console", console::section, console::section.doc);
 inline const Key pinning_key = section_key("pinning", pinning::section, pinning::section.doc);
+inline const Key registry_key = section_key("registry", registry::section, registry::section.doc);
 inline const Key sessions = with_env(
     one_of_key("sessions", {"shared", "local"},
                "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.", "local"),
@@ -671,9 +708,9 @@ inline const Section& file() {
         for (const auto* kind : providers::instance_kinds()) {
             for (const auto* key : kind->file_keys) s.keys.push_back(key);
         }
-        for (const auto* key :
-             {&log_key, &pipeline_key, &guards_key, &services, &sources_key, &tools, &store_key, &downstream_key,
-              &sessions, &auth_key, &access_key, &reload_key, &telemetry_key, &audit_key, &console_key, &pinning_key}) {
+        for (const auto* key : {&log_key, &pipeline_key, &guards_key, &services, &sources_key, &tools, &store_key,
+                                &downstream_key, &sessions, &auth_key, &access_key, &reload_key, &telemetry_key,
+                                &audit_key, &console_key, &pinning_key, &registry_key}) {
             s.keys.push_back(key);
         }
         return s;

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/console_setup.hpp"
+#include "app/discovery_setup.hpp"
 #include "app/runtime.hpp"
 #include "async/asio_executor.hpp"
 #include "async/worker_pool.hpp"
@@ -226,6 +227,12 @@ int serve(const Config& config) {
     }
     if (http_options.console.enabled)
         http_options.console.handler = make_console(config, *runtime, executor, shared_sessions);
+    try {
+        http_options.discovery = make_discovery(config, server);
+    } catch (const std::invalid_argument& e) {
+        spdlog::error("{}", e.what());
+        return 2;
+    }
     if (!http_options.oauth.issuer.empty()) {
         try {
             enable_oauth(http_options, *runtime);

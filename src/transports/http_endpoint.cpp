@@ -72,6 +72,8 @@ HttpAnswer HttpEndpoint::State::answer(const HttpRequestView& req, const Reentry
     if (!http_policy::host_allowed(opts, req.header("Host"))) {
         return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Host header not allowed");
     }
+    // Public documents (registry entries, Server Cards): any Origin may read them.
+    if (opts.discovery && path != opts.path && opts.discovery->handles(path)) return opts.discovery->answer(req, path);
     if (!http_policy::origin_allowed(opts, req.header("Origin"))) {
         return rpc_error(req, 403, ec::kInvalidRequest, "Forbidden: Origin not allowed");
     }

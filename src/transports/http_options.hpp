@@ -130,6 +130,20 @@ struct ConsoleOptions {
     std::shared_ptr<ConsoleHandler> handler;
 };
 
+// What the server publishes about itself for anyone to read before connecting
+// (src/discovery/): the MCP Registry API (/v0.1/servers...), Server Cards (<mcp path>/
+// server-card) and the AI Catalog (/.well-known/...). Its paths are answered once the Host
+// header passed, without credentials and whatever the Origin: the documents are public,
+// read-only and carry no secret (they are served with `Access-Control-Allow-Origin: *`).
+// Called on the engine's loop.
+class DiscoveryHandler {
+public:
+    virtual ~DiscoveryHandler() = default;
+    // Whether `path` (without its query) is one of the handler's documents.
+    virtual bool handles(std::string_view path) const = 0;
+    virtual HttpAnswer answer(const HttpRequestView& request, std::string_view path) = 0;
+};
+
 struct HttpOptions {
     std::string host = "127.0.0.1";  // loopback unless told otherwise
     unsigned short port = 8080;
@@ -211,6 +225,8 @@ struct HttpOptions {
     ResourceServerOptions oauth;
     // The operator console (off while its handler is unset).
     ConsoleOptions console;
+    // Registry entries, Server Cards and the AI Catalog (none while unset).
+    std::shared_ptr<DiscoveryHandler> discovery;
 };
 
 }  // namespace toolport
