@@ -401,6 +401,16 @@ void read_single_instance(const Settings& root, const providers::SourceKind& kin
         values[key->name] = std::move(part);
         lines.merge(part_lines);
     }
+    for (const auto* key : kind.shared_file_keys) {
+        if (!root.has(*key) || !root.section(*key).is_mapping()) continue;  // the owner's reader says why
+        auto [part, part_lines] = root.source_values(key->name, key->name);
+        Json mine = Json::object();
+        for (const auto* entry : key->section->keys) {
+            if (part.contains(entry->name)) mine[entry->name] = std::move(part[entry->name]);
+        }
+        values[key->name] = std::move(mine);
+        lines.merge(part_lines);
+    }
     providers::SourceSettings settings(std::move(values), kind.name, root.file(), std::move(lines));
     const auto& located = top && root.has(*top) ? *top : *first_written;
     check_instance(kind, settings, fmt::format("{}:{}: ", root.file(), root.line_of(located.name).value_or(0)));
@@ -837,9 +847,9 @@ static Config load_config_unchecked(const std::string& path) {
             o.trace_viewer_url = *v;
         }
     }
-    if (r.has(k::registry_key)) {
-        auto reg = r.section(k::registry_key);
-        reg.check_keys(k::registry::section);
+    if (r.has(k::registry_key())) {
+        auto reg = r.section(k::registry_key());
+        reg.check_keys(k::registry::section());
         if (reg.has(k::registry::serve_key)) read_registry_serve(reg.section(k::registry::serve_key), config);
     }
     if (r.has(k::log_key)) {

@@ -15,6 +15,11 @@
 #include "providers/source_table.hpp"
 #include "telemetry/telemetry_keys.hpp"
 
+namespace toolport::gateway {
+// The registry client's keys under `registry:` (providers/gateway/gateway_settings.cpp).
+std::vector<const config::Key*> registry_client_keys();
+}  // namespace toolport::gateway
+
 namespace toolport::config_table {
 
 using namespace toolport::config;
@@ -409,7 +414,21 @@ inline const Section section{"serve",
                              true};
 }  // namespace serve
 inline const Key serve_key = section_key("serve", serve::section, serve::section.doc);
-inline const Section section{"registry", "The MCP Registry: what this server serves of it.", {&serve_key}, true, true};
+// With the registry client's keys (url, timeout_ms, max_response_bytes), which the gateway
+// declares: its registry upstreams are what reads them (and `toolport registry`).
+inline const Section& section() {
+    static const Section table = [] {
+        Section t{"registry",
+                  "The MCP Registry: the one registry upstreams are resolved from, and what this server "
+                  "serves of its API.",
+                  {&serve_key},
+                  true,
+                  true};
+        for (const auto* key : gateway::registry_client_keys()) t.keys.push_back(key);
+        return t;
+    }();
+    return table;
+}
 }  // namespace registry
 
 // ---- store ----
@@ -669,7 +688,10 @@ inline const Key telemetry_key = section_key("telemetry", telemetry::keys::secti
 inline const Key audit_key = section_key("audit", audit::section, audit::section.doc);
 inline const Key console_key = section_key("console", console::section, console::section.doc);
 inline const Key pinning_key = section_key("pinning", pinning::section, pinning::section.doc);
-inline const Key registry_key = section_key("registry", registry::section, registry::section.doc);
+inline const Key& registry_key() {
+    static const Key key = section_key("registry", registry::section(), registry::section().doc);
+    return key;
+}
 inline const Key sessions = with_env(
     one_of_key("sessions", {"shared", "local"},
                "shared: Streamable HTTP sessions live in the Redis store, so any replica serves any session.", "local"),
@@ -710,7 +732,7 @@ inline const Section& file() {
         }
         for (const auto* key : {&log_key, &pipeline_key, &guards_key, &services, &sources_key, &tools, &store_key,
                                 &downstream_key, &sessions, &auth_key, &access_key, &reload_key, &telemetry_key,
-                                &audit_key, &console_key, &pinning_key, &registry_key}) {
+                                &audit_key, &console_key, &pinning_key, &registry_key()}) {
             s.keys.push_back(key);
         }
         return s;

@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
 
     using namespace toolport::commands;
     const std::vector<Command> commands = {
-        add_serve(app),  add_config(app), add_list(app),   add_call(app),     add_skills(app), add_login(app),
-        add_logout(app), add_test(app),   add_reload(app), add_patterns(app), add_audit(app),  add_pins(app),
+        add_serve(app), add_config(app), add_list(app),     add_call(app),   add_skills(app),
+        add_login(app), add_logout(app), add_test(app),     add_reload(app), add_patterns(app),
+        add_audit(app), add_pins(app),   add_registry(app),
     };
 
     CLI11_PARSE(app, argc, argv);

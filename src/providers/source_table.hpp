@@ -47,6 +47,11 @@ struct SourceKind {
     // named as the kind gives the top level, each other key its entry of the same name
     // (`gateway:` and `upstreams:` make the gateway's {prefix_mode: ..., upstreams: {...}}).
     bool single_instance = false;
+    // Top-level keys it reads but does not own (declared in the server's own table, where
+    // other parts read them too): the gateway reads `registry:`'s url, timeout and size cap
+    // for its registry upstreams, beside `registry.serve`. A single instance's settings get
+    // the entries of each that the key's table declares; they never make the instance.
+    std::vector<const config::Key*> shared_file_keys;
     // The keys of its settings (`packs.<name>`, each of `openapi:`, ...), declared in its
     // folder: what its reader checks, and what the JSON Schema and docs/configuration.md
     // publish.

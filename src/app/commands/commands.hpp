@@ -26,5 +26,6 @@ Command add_reload(CLI::App& app);    // toolport reload (reload_command.cpp)
 Command add_patterns(CLI::App& app);  // toolport patterns list|approve (patterns_command.cpp)
 Command add_audit(CLI::App& app);     // toolport audit [summary] (audit_command.cpp)
 Command add_pins(CLI::App& app);      // toolport pins list|diff|approve|reset (pins_command.cpp)
+Command add_registry(CLI::App& app);  // toolport registry search|show|add|update (registry_command.cpp)
 
 }  // namespace toolport::commands

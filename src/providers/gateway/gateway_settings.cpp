@@ -10,6 +10,7 @@
 
 #include "client/shell_words.hpp"
 #include "protocol/versions.hpp"
+#include "providers/gateway/registry/registry_api.hpp"
 #include "providers/upstream_auth_settings.hpp"
 #include "server/registry.hpp"
 #include "util/http_text.hpp"
@@ -76,9 +77,24 @@ const Key inherit_env = boolean_key("inherit_env", "stdio: the process inherits 
 const Key output_limits = section_key("output_limits", limits::table, limits::table.doc);
 const Key strict_arguments = boolean_key("strict_arguments", "Refuse arguments a tool's schema does not define.",
                                          "false");
+const Key registry = string_key("registry",
+                                "An MCP Registry entry's name (io.github.example/weather), instead of command or url.");
+const Key version = string_key("version", "registry: the entry's version, or latest (resolved once, then kept).",
+                               "latest");
+const Key arguments = map_key("arguments",
+                              "registry: values of the entry's declared arguments and variables, by valueHint, flag "
+                              "or variable name.");
+const Key run = one_of_key("run", {"auto", "remote", "npm", "pypi", "oci"},
+                           "registry: run its remote, or its package of this type (auto: the remote when it has "
+                           "one, else the first package whose runner is installed).",
+                           "auto");
 const Section table{"upstream",
-                    "One upstream MCP server: a command (stdio) or a url (Streamable HTTP or SSE).",
-                    {&command,
+                    "One upstream MCP server: a command (stdio), a url (Streamable HTTP or SSE), or a registry entry.",
+                    {&registry,
+                     &version,
+                     &arguments,
+                     &run,
+                     &command,
                      &args,
                      &env,
                      &cwd,
@@ -116,7 +132,19 @@ const Section table{"profile",
                     {&tools, &upstreams, &token_env, &token_envs}};
 }  // namespace profile
 
+namespace registry {
+const Key url = string_key("url", "The MCP Registry's base URL (its API is under /v0.1/).",
+                           "https://registry.modelcontextprotocol.io");
+const Key timeout_ms = duration_key("timeout_ms", "ms", 100, 600000, "A request to the registry's timeout.", "20000");
+const Key max_response_bytes = integer_key("max_response_bytes", 1024, 268435456.0,
+                                           "Largest answer accepted from the registry.", "4194304");
+const Section table{"registry",
+                    "The MCP Registry that registry upstreams and `toolport registry` ask.",
+                    {&url, &timeout_ms, &max_response_bytes}};
+}  // namespace registry
+
 const Key upstreams = named_sections_key("upstreams", upstream::table, "The upstream MCP servers, by name.");
+const Key file_registry = section_key("registry", registry::table, registry::table.doc);
 const Key prefix_mode = one_of_key("prefix_mode", {"conditional", "always", "never"},
                                    "When tool names get their upstream's prefix: on a collision, always, or never.",
                                    "conditional");
@@ -124,7 +152,9 @@ const Key separator = string_key("separator", "Between prefix and tool name (1-3
 const Key tool_search = boolean_key("tool_search", "Serve a search tool over the upstreams' tools.", "false");
 const Key profiles = named_sections_key("profiles", profile::table, "Views of the tools, by profile name.");
 // What the gateway's source reads (`gateway:` and the top-level `upstreams:` together).
-const Section table{"gateway", "The gateway.", {&upstreams, &prefix_mode, &separator, &tool_search, &profiles}};
+const Section table{"gateway",
+                    "The gateway.",
+                    {&upstreams, &prefix_mode, &separator, &tool_search, &profiles, &file_registry}};
 // `gateway:` as written in the file (its upstreams are the file's top-level key).
 const Section file_table{"gateway",
                          "The gateway's own settings (its upstreams are the top-level upstreams:).",
@@ -178,7 +208,7 @@ OutputLimits read_output_limits(const SourceSettings& s) {
     return limits;
 }
 
-UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s) {
+UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s, const RegistryUpstream& defaults) {
     namespace k = keys::upstream;
     s.check_keys(k::table);
     UpstreamSettings u;
@@ -188,7 +218,12 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
 
     const bool has_command = s.value(k::command.name).has_value();
     const bool has_url = s.value(k::url.name).has_value();
-    if (has_command == has_url) s.fail(has_url ? k::url : k::command, "give either command (stdio) or url (HTTP)");
+    const bool has_registry = s.value(k::registry.name).has_value();
+    if (int(has_command) + int(has_url) + int(has_registry) != 1)
+        s.fail(has_registry ? k::registry
+               : has_url    ? k::url
+                            : k::command,
+               "give either command (stdio), url (HTTP) or registry (an MCP Registry entry)");
     // A key of the other transport is refused by its spelling as written.
     auto refuse = [&s](std::initializer_list<const config::Key*> keys, const char* what) {
         for (const auto* key : keys) {
@@ -198,7 +233,32 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         }
     };
     auto transport = s.string(k::transport);
-    if (has_command) {
+    if (has_registry) {
+        RegistryUpstream r = defaults;
+        r.name = *s.string(k::registry);
+        // server.json's name: reverse-DNS namespace, one '/', a name.
+        const auto slash = r.name.find('/');
+        if (r.name.size() < 3 || r.name.size() > 200 || slash == std::string::npos || slash == 0 ||
+            slash + 1 == r.name.size() || r.name.find('/', slash + 1) != std::string::npos) {
+            s.fail(k::registry, "must be a registry name like io.github.example/weather");
+        }
+        r.version = s.string(k::version).value_or("latest");
+        if (r.version.empty()) s.fail(k::version, "is empty (give an exact version or latest)");
+        r.run = s.one_of(k::run).value_or("auto");
+        if (auto arguments = s.string_map(k::arguments)) r.arguments = *arguments;
+        u.registry = std::move(r);
+        if (transport) s.fail(k::transport, "comes from the registry entry");
+        refuse({&k::command, &k::args, &k::url, &k::auth}, "does not apply to a registry upstream");
+        if (auto env = s.string_map(k::env)) u.env = *env;
+        u.inherit_env = s.boolean(k::inherit_env).value_or(false);
+        u.cwd = s.string(k::cwd).value_or("");
+        if (auto headers = s.string_map(k::headers)) {
+            for (auto& [header, value] : *headers) u.headers.emplace_back(header, value);
+        }
+        if (auto token = s.secret(k::bearer_token)) u.bearer_token = *token;
+        u.ca_file = s.string(k::ca_file).value_or("");
+        u.insecure_skip_verify = s.boolean(k::insecure_skip_verify).value_or(false);
+    } else if (has_command) {
         if (transport && *transport != "stdio") s.fail(k::transport, "must be stdio for an upstream with a command");
         u.transport = UpstreamTransport::stdio;
         u.argv = read_argv(s);
@@ -207,6 +267,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
         u.cwd = s.string(k::cwd).value_or("");
         refuse({&k::headers, &k::bearer_token, &k::ca_file, &k::insecure_skip_verify, &k::auth},
                "applies to HTTP upstreams (url) only");
+        refuse({&k::version, &k::arguments, &k::run}, "applies to registry upstreams only");
     } else {
         u.url = *s.string(k::url);
         if (u.url.rfind("http://", 0) != 0 && u.url.rfind("https://", 0) != 0)
@@ -237,6 +298,7 @@ UpstreamSettings read_upstream(const std::string& name, const SourceSettings& s)
             u.auth = providers::read_upstream_auth(s.section(k::auth.name), /*login_allowed=*/true);
         }
         refuse({&k::args, &k::env, &k::inherit_env, &k::cwd}, "applies to stdio upstreams (command) only");
+        refuse({&k::version, &k::arguments, &k::run}, "applies to registry upstreams only");
     }
     if (auto version = s.string(k::protocol_version); version && *version != "auto") {
         auto revision = protocol::parse_revision(*version);
@@ -291,10 +353,34 @@ void read_profile_tokens(const SourceSettings& s, const std::vector<ProfileSetti
     }
 }
 
+// `registry:`: the registry the upstreams' entries are asked of.
+RegistryUpstream read_registry(const SourceSettings& settings) {
+    namespace k = keys::registry;
+    RegistryUpstream r;
+    r.url = registry::kDefaultRegistryUrl;
+    if (!settings.value(keys::file_registry.name)) return r;
+    auto s = settings.section(keys::file_registry.name, keys::file_registry.name);
+    s.check_keys(k::table);
+    if (auto url = s.string(k::url)) {
+        try {
+            r.url = registry::normalized_base(*url);
+        } catch (const std::invalid_argument&) {
+            s.fail(k::url, "must be http:// or https://");
+        }
+    }
+    if (auto ms = s.duration<std::chrono::milliseconds>(k::timeout_ms)) r.timeout = *ms;
+    if (auto n = s.integer(k::max_response_bytes)) r.max_response_bytes = static_cast<std::size_t>(*n);
+    return r;
+}
+
 }  // namespace
 
 const config::Section& settings_table() { return keys::table; }
 std::vector<const config::Key*> file_keys() { return {&keys::file_upstreams, &keys::file_gateway}; }
+std::vector<const config::Key*> shared_file_keys() { return {&keys::file_registry}; }
+std::vector<const config::Key*> registry_client_keys() {
+    return {&keys::registry::url, &keys::registry::timeout_ms, &keys::registry::max_response_bytes};
+}
 
 bool valid_upstream_name(std::string_view name) {
     if (name.empty() || name.size() > 64) return false;
@@ -368,6 +454,8 @@ std::vector<std::string> UpstreamSettings::secrets() const {
 }
 
 std::string UpstreamSettings::describe() const {
+    if (registry && argv.empty() && url.empty())
+        return fmt::format("registry entry {}@{}", registry->name, registry->version);
     if (transport == UpstreamTransport::stdio) return fmt::format("{}", fmt::join(argv, " "));
     return url.substr(0, url.find('?'));
 }
@@ -388,6 +476,7 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
     }
     g.tool_search = settings.boolean(keys::tool_search).value_or(false);
 
+    g.registry = read_registry(settings);
     auto upstreams = settings.value(keys::upstreams.name);
     if (upstreams && !upstreams->is_object()) settings.fail(keys::upstreams, "must be a mapping of names to settings");
     if (upstreams) {
@@ -397,7 +486,7 @@ GatewaySettings GatewaySettings::from(const SourceSettings& settings) {
         for (const auto& [name, value] : upstreams->items()) {
             if (!valid_upstream_name(name)) section.fail(name, "upstream names are 1-64 of A-Z a-z 0-9 _ -");
             if (!value.is_object()) section.fail(name, "must be a mapping of settings");
-            g.upstreams.push_back(read_upstream(name, section.section(name)));
+            g.upstreams.push_back(read_upstream(name, section.section(name), g.registry));
             if (!prefixes.insert(g.upstreams.back().prefix).second) {
                 section.fail(name,
                              fmt::format("another upstream already uses the prefix \"{}\"", g.upstreams.back().prefix));

@@ -18,6 +18,10 @@
 //       url: https://mcp.example.com/mcp      # Streamable HTTP (transport: sse for the 2024 one)
 //       bearer_token_env: REMOTE_TOKEN
 //       deny: ["delete_*"]
+//     weather:
+//       registry: io.github.example/weather   # an MCP Registry entry (registry/registry_launch.hpp)
+//       version: 1.4.2                        # or latest: resolved once, kept in the state directory
+//       arguments: {units: metric}            # its declared arguments; env: its variables
 //     files:
 //       url: https://files.example.com/mcp
 //       auth: {type: token_exchange, token_endpoint: https://as.example.com/token, client_id: toolport,
@@ -50,6 +54,19 @@
 namespace toolport::gateway {
 
 enum class UpstreamTransport { stdio, streamable_http, legacy_sse };
+
+// An upstream named by its MCP Registry entry: resolved when it first connects (the kept
+// entry, else the registry's answer) into the command or URL it would otherwise be
+// configured with (providers/gateway/registry/).
+struct RegistryUpstream {
+    std::string name;                // the server's name in the registry
+    std::string version = "latest";  // an exact version, or latest
+    std::string url;                 // the registry's base URL
+    std::string run = "auto";        // auto, remote, npm, pypi, oci
+    std::map<std::string, std::string> arguments;
+    std::chrono::milliseconds timeout{std::chrono::seconds(20)};
+    std::size_t max_response_bytes = 4u << 20;
+};
 enum class PrefixMode { conditional, always, never };
 
 struct UpstreamSettings {
@@ -59,6 +76,8 @@ struct UpstreamSettings {
     // The revision to speak: "" (auto: initialize, or the stateless 2026-07-28 when the
     // server has no initialize), a stateful one ("2025-06-18"), or "2026-07-28".
     std::string protocol_version;
+    // Set for a registry upstream: its transport, argv or url are filled in by the entry.
+    std::optional<RegistryUpstream> registry;
 
     // stdio
     std::vector<std::string> argv;  // program and arguments (no shell)
@@ -130,6 +149,8 @@ struct GatewaySettings {
     std::string separator = "_";
     bool tool_search = false;
     std::vector<ProfileSettings> profiles;
+    // `registry:` (its url, timeout and size cap), the defaults of every registry upstream.
+    RegistryUpstream registry;
 
     // Reads and checks the merged section (throws providers::SettingsError).
     static GatewaySettings from(const providers::SourceSettings& settings);

@@ -10,6 +10,7 @@ namespace toolport::gateway {
 // JSON Schema, docs/configuration.md and the reader use them (gateway_settings.cpp).
 const config::Section& settings_table();
 std::vector<const config::Key*> file_keys();
+std::vector<const config::Key*> shared_file_keys();
 }  // namespace toolport::gateway
 
 namespace toolport::providers {
@@ -24,6 +25,7 @@ SourceKind gateway_source_kind() {
         .named_instances = true,
         .file_keys = gateway::file_keys(),
         .single_instance = true,
+        .shared_file_keys = gateway::shared_file_keys(),
         .settings = &gateway::settings_table(),
     };
 }

@@ -145,6 +145,10 @@ public:
 private:
     void connect_now();
     Task<void> connect_once();
+    // A registry upstream (settings_.registry): its entry resolved (kept, else asked of the
+    // registry) and turned into settings_'s command or URL, once (upstream_registry.cpp).
+    // Throws with a message naming what is missing: the attempt fails as a dead upstream's.
+    Task<void> resolve_registry();
     Task<void> list_everything(std::shared_ptr<client::McpClient> client);
     Task<std::vector<Json>> list_all(std::shared_ptr<client::McpClient> client, std::string method, std::string key);
     // Its skills (skills/list, every page) when it declared the extension; a listing that
@@ -246,8 +250,11 @@ private:
 
     UpstreamSettings settings_;
     // settings_.secrets(), built once: every forwarded answer is redacted with them, and
-    // settings_ does not change after construction.
-    const std::vector<std::string> secrets_;
+    // settings_ does not change after construction (but for a registry upstream's
+    // resolution, which adds the entry's secret values).
+    std::vector<std::string> secrets_;
+    bool resolved_ = false;
+    std::unique_ptr<http_client::HttpClient> registry_http_;
     AsioExecutor& executor_;
     Listener listener_;
     // Its stderr and log message limits, across reconnections (output_limits.hpp).

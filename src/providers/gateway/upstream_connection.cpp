@@ -116,6 +116,10 @@ std::shared_ptr<McpClient> Upstream::new_client(std::shared_ptr<client::HttpAuth
 
 Task<void> Upstream::connect_once() {
     const auto generation = generation_;
+    if (settings_.registry && !resolved_) {
+        co_await resolve_registry();
+        if (generation != generation_) co_return;
+    }
     std::shared_ptr<client::HttpAuthorizer> authorizer;
     // token_exchange with own_requests: none lists the catalog without a token.
     if (credentials_ && (!credentials_->settings().exchanges() || credentials_->settings().own_requests_authorized)) {
