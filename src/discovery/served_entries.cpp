@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "util/utf8.hpp"
+
 namespace toolport::discovery {
 
 namespace {
@@ -13,15 +15,6 @@ namespace {
 bool name_char(char c, bool in_namespace) {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-') return true;
     return !in_namespace && c == '_';
-}
-
-// `text` cut to at most `max` bytes, never inside a UTF-8 sequence.
-std::string cut(std::string text, std::size_t max) {
-    if (text.size() <= max) return text;
-    std::size_t end = max;
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-    text.resize(end);
-    return text;
 }
 
 // The host of an http(s) URL ("" when it is none).
@@ -173,11 +166,12 @@ Facts make_facts(const ServeSettings& settings, const ServerIdentity& identity) 
     Entry server;
     server.name = !settings.name.empty()
                       ? settings.name
-                      : cut(derived_namespace(settings.public_url) + "/" + name_segment(identity.name), 200);
-    server.title = cut(title, 100);
-    server.description = cut(settings.description.empty() ? "MCP tools, resources and prompts served by " + title
-                                                          : settings.description,
-                             100);
+                      : util::cut_utf8(derived_namespace(settings.public_url) + "/" + name_segment(identity.name), 200);
+    server.title = util::cut_utf8(title, 100);
+    server.description = util::cut_utf8(settings.description.empty()
+                                            ? "MCP tools, resources and prompts served by " + title
+                                            : settings.description,
+                                        100);
     facts.entries.push_back(server);
 
     for (const auto& [profile, configured] : settings.profiles) {
@@ -193,12 +187,14 @@ Facts make_facts(const ServeSettings& settings, const ServerIdentity& identity) 
         entry.profile = profile;
         auto it = settings.profiles.find(profile);
         const ProfileEntrySettings configured = it == settings.profiles.end() ? ProfileEntrySettings{} : it->second;
-        entry.name = !configured.name.empty() ? configured.name : cut(server.name + "-" + name_segment(profile), 200);
-        entry.title = cut(fmt::format("{} ({})", title, profile), 100);
-        entry.description = cut(!configured.description.empty()
-                                    ? configured.description
-                                    : fmt::format("The {} profile of {}: a chosen part of its tools", profile, title),
-                                100);
+        entry.name = !configured.name.empty() ? configured.name
+                                              : util::cut_utf8(server.name + "-" + name_segment(profile), 200);
+        entry.title = util::cut_utf8(fmt::format("{} ({})", title, profile), 100);
+        entry.description = util::cut_utf8(!configured.description.empty()
+                                               ? configured.description
+                                               : fmt::format("The {} profile of {}: a chosen part of its tools",
+                                                             profile, title),
+                                           100);
         facts.entries.push_back(std::move(entry));
     }
     std::set<std::string> names;

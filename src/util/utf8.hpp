@@ -3,6 +3,7 @@
 // text from the outside (tool names, arguments, upstream errors) is repaired first.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +15,16 @@ bool valid_utf8(std::string_view text);
 
 // `text` with each byte that is not part of a well-formed sequence replaced by U+FFFD.
 std::string to_valid_utf8(std::string_view text);
+
+// `text` cut to at most `max` bytes, never inside a UTF-8 sequence (a sequence the cut
+// would split is left out whole).
+inline std::string cut_utf8(std::string text, std::size_t max) {
+    if (text.size() <= max) return text;
+    std::size_t end = max;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    text.resize(end);
+    return text;
+}
 
 // Appends the code point `cp` (at most U+10FFFF, not a surrogate: the caller checked) as
 // UTF-8: what a decoded `\uXXXX` escape becomes.

@@ -10,6 +10,7 @@
 #include "providers/context/roots.hpp"
 #include "util/ascii.hpp"
 #include "util/json.hpp"
+#include "util/utf8.hpp"
 
 namespace toolport::context {
 
@@ -27,15 +28,6 @@ std::string trim(std::string_view s) {
     if (first == std::string_view::npos) return {};
     const auto last = s.find_last_not_of(" \t\r\n");
     return std::string(s.substr(first, last - first + 1));
-}
-
-// Cuts at `max` bytes without splitting a UTF-8 sequence.
-std::string cut(std::string text, std::size_t max) {
-    if (text.size() <= max) return text;
-    std::size_t end = max;
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-    text.resize(end);
-    return text;
 }
 
 std::vector<std::string_view> lines_of(const std::string& text) {
@@ -191,7 +183,7 @@ SessionRecord parse_session_markdown(const std::string& session_id, const std::s
         s.summary = paragraph;
     }
     if (s.summary.empty()) s.summary = "No summary available";
-    s.summary = cut(s.summary, kSummaryChars);
+    s.summary = util::cut_utf8(s.summary, kSummaryChars);
     s.code_blocks = code_blocks_of(lines);
     s.has_code = text.find("```") != std::string::npos;
     return s;
@@ -224,7 +216,7 @@ SessionRecord parse_finalization_pack(const std::string& session_id, const std::
         s.title = pack["summary"]["one_line"].get<std::string>();
     }
     if (s.title.empty()) s.title = session_id;
-    s.summary = cut(s.summary.empty() ? std::string("No summary available") : trim(s.summary), kSummaryChars);
+    s.summary = util::cut_utf8(s.summary.empty() ? std::string("No summary available") : trim(s.summary), kSummaryChars);
     s.decisions = items(pack, {"decisions"});
     s.implementations = items(pack, {"implementations"});
     s.challenges = items(pack, {"challenges"});

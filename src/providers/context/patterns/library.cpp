@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "providers/context/envelope.hpp"
+#include "util/utf8.hpp"
 
 namespace toolport::context {
 
@@ -25,14 +26,6 @@ std::string trim(std::string_view s) {
     if (first == std::string_view::npos) return {};
     const auto last = s.find_last_not_of(" \t\r\n");
     return std::string(s.substr(first, last - first + 1));
-}
-
-std::string cut(std::string text, std::size_t max) {
-    if (text.size() <= max) return text;
-    std::size_t end = max;
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-    text.resize(end);
-    return text;
 }
 
 bool regular(const fs::path& p) {
@@ -165,7 +158,7 @@ std::string parse_description(const std::string& skill_md, const std::string& do
             for (char& c : d) {
                 if (c == '\n' || c == '\r') c = ' ';
             }
-            return cut(d, kDescriptionChars);
+            return util::cut_utf8(d, kDescriptionChars);
         }
     }
     return "No description available";
