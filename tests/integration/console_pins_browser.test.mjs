@@ -119,11 +119,10 @@ audit:
 
     // Approve asks first; Cancel (Escape) approves nothing.
     await page.click('.pin-detail button[data-action="approve-tool"]');
-    await page.waitForSelector('.pin-detail button[data-confirm="approve-tool"]');
-    assert.equal(await page.evaluate(() => document.activeElement?.dataset.confirm), 'approve-tool');
+    // (Focus moves in an effect after the render that shows the button: waited for, not raced.)
+    await page.waitForFunction(() => document.activeElement?.dataset.confirm === 'approve-tool');
     await page.keyboard.press('Escape');
-    await page.waitForSelector('.pin-detail button[data-action="approve-tool"]');
-    assert.equal(await page.evaluate(() => document.activeElement?.dataset.action), 'approve-tool');
+    await page.waitForFunction(() => document.activeElement?.dataset.action === 'approve-tool');
     assert.ok(!(await names(client)).includes('read_file'), 'nothing approved on cancel');
 
     await page.keyboard.press('Enter');
