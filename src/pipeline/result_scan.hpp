@@ -38,4 +38,17 @@ util::redaction::InjectionFindings scan_result_injection(const ToolResult& resul
 void label_injection(ToolResult& result, const util::redaction::InjectionFindings& found, const std::string& source,
                      bool warning_block);
 
+// The content scan of what resources/read and prompts/get answer from `source` (a source
+// Toolport does not own: the gateway's upstreams). Each text (a resource content's `text`;
+// a prompt message's text blocks and embedded text resources) is redacted in place with
+// `redact` (counted in toolport_redactions_total{where="result"}, listed in
+// _meta["toolport/redacted"]), and with `injection` the markers found are labelled in
+// _meta["toolport/injection"] (counted in toolport_injection_markers_total): on each
+// resource content (ResourceContents._meta), on the prompt result. The label never edits
+// the text: a resource's bytes, and a skill file's digest, stay as served unless redaction
+// is asked for.
+void scan_resource_contents(Json& contents, util::redaction::DetectorSet redact, bool injection,
+                            const std::string& source);
+void scan_prompt_result(Json& result, util::redaction::DetectorSet redact, bool injection, const std::string& source);
+
 }  // namespace toolport::pipeline

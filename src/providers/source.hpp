@@ -47,6 +47,7 @@ class PinGuard;
 }
 namespace pipeline {
 class PolicyResolver;
+struct ContentScanPolicy;
 struct ServicePolicy;
 struct PolicyOverride;
 }  // namespace pipeline
@@ -95,6 +96,10 @@ public:
     // results are scanned for prompt-injection markers unless configured otherwise
     // (pipeline/stages/content_scan.hpp). Set before start(); its parts inherit it.
     void set_untrusted();
+    // The content scan this source's resources and prompts get (pipeline/result_scan.hpp's
+    // scan_read_result): its policy as a tool of it would have it (`sources.<name>.redact`,
+    // `injection_scan`; labelled by default when untrusted).
+    pipeline::ContentScanPolicy read_scan_policy() const;
 
     // Adds (or replaces) a tool of this source. Throws SourceError (bad name, schema that
     // does not compile).

@@ -160,6 +160,13 @@ void SourceContext::set_service_defaults(const std::string& service, const pipel
     if (services_.policies) services_.policies->add_service_default(service, policy);
 }
 
+pipeline::ContentScanPolicy SourceContext::read_scan_policy() const {
+    if (!services_.policies) return {};
+    ToolSpec probe;  // no tool's name: the source's layers only
+    probe.source = source_name_;
+    return services_.policies->resolve(probe)->content_scan;
+}
+
 void SourceContext::set_untrusted() {
     untrusted_ = true;
     if (services_.policies) services_.policies->add_untrusted_source(source_name_);

@@ -9,6 +9,7 @@
 #include "async/executor.hpp"
 #include "observability/health.hpp"
 #include "pipeline/policy.hpp"
+#include "pipeline/result_scan.hpp"
 #include "providers/gateway/exposed_names.hpp"
 #include "providers/gateway/skill_uris.hpp"
 #include "providers/gateway/template_updates.hpp"
@@ -100,11 +101,13 @@ Json identity_of(const Upstream& upstream) {
 // An upstream's contents for `original`, under the URI the client asked for (`served`):
 // a client matches contents to its request by URI, and a prefixed URI (two upstreams list
 // the same one) is the only one it knows.
+// (`scan`: the upstream's content scan, pipeline/result_scan.hpp.)
 Task<Json> read_as_served(std::weak_ptr<Upstream> upstream, RequestContext& ctx, std::string original,
-                          std::string served) {
+                          std::string served, pipeline::ContentScanPolicy scan) {
     auto target = upstream.lock();
     if (!target) throw RpcError(-32002, "the upstream of this resource has been removed");
     Json contents = co_await target->read_resource(ctx, original);
+    pipeline::scan_resource_contents(contents, scan.results, scan.injection_on(), target->name());
     if (served != original) {
         for (auto& item : contents) {
             if (!item.is_object()) continue;
@@ -112,6 +115,16 @@ Task<Json> read_as_served(std::weak_ptr<Upstream> upstream, RequestContext& ctx,
         }
     }
     co_return contents;
+}
+
+// prompts/get of an upstream's prompt, through its content scan (pipeline/result_scan.hpp).
+Task<Json> scanned_prompt(std::weak_ptr<Upstream> upstream, RequestContext& ctx, std::string original, Json arguments,
+                          pipeline::ContentScanPolicy scan) {
+    auto target = upstream.lock();
+    if (!target) throw RpcError(-32603, "the upstream of this prompt has been removed");
+    Json result = co_await target->get_prompt(ctx, original, arguments);
+    pipeline::scan_prompt_result(result, scan.results, scan.injection_on(), target->name());
+    co_return result;
 }
 
 }  // namespace
@@ -467,10 +480,10 @@ void Gateway::sync_prompts() {
         spec.icons = member(*entry.prompt, "icons");
         std::weak_ptr<Upstream> weak = upstream;
         const std::string original = entry.original;
-        spec.handler = [weak, original](RequestContext& ctx, const Json& arguments) -> Task<Json> {
-            auto target = weak.lock();
-            if (!target) throw RpcError(-32603, "the upstream of this prompt has been removed");
-            return target->get_prompt(ctx, original, arguments);
+        spec.handler = [weak, original,
+                        scan = parts_[entry.part].context->read_scan_policy()](RequestContext& ctx,
+                                                                               const Json& arguments) -> Task<Json> {
+            return scanned_prompt(weak, ctx, original, arguments, scan);
         };
         if (upstream->catalog().completions) {
             spec.completer = [weak, original](RequestContext& ctx, const std::string& argument,
@@ -550,6 +563,7 @@ void Gateway::sync_resources() {
         auto upstream = part.upstream;
         std::weak_ptr<Upstream> weak = upstream;
         const std::string& prefix = upstream->settings().prefix;
+        const pipeline::ContentScanPolicy scan = part.context->read_scan_policy();
         for (const auto& r : upstream->catalog().resources) {
             const std::string uri = text_of(r, "uri");
             if (uri.empty() || skill_file(*upstream, uri)) continue;
@@ -570,8 +584,8 @@ void Gateway::sync_resources() {
             if (auto size = member(r, "size"); size.is_number_integer()) spec.size = size.get<long long>();
             spec.annotations = member(r, "annotations");
             spec.icons = member(r, "icons");
-            spec.reader = [weak, uri, exposed](RequestContext& ctx, const std::string&, const Json&) -> Task<Json> {
-                return read_as_served(weak, ctx, uri, exposed);
+            spec.reader = [weak, uri, exposed, scan](RequestContext& ctx, const std::string&, const Json&) -> Task<Json> {
+                return read_as_served(weak, ctx, uri, exposed, scan);
             };
             registry.add_resource(std::move(spec));
         }
@@ -599,8 +613,8 @@ void Gateway::sync_resources() {
             spec.annotations = member(t, "annotations");
             spec.icons = member(t, "icons");
             const std::size_t strip = exposed.size() - pattern.size();  // the "prefix+" put before
-            spec.reader = [weak, strip](RequestContext& ctx, const std::string& asked, const Json&) -> Task<Json> {
-                return read_as_served(weak, ctx, asked.substr(strip), asked);
+            spec.reader = [weak, strip, scan](RequestContext& ctx, const std::string& asked, const Json&) -> Task<Json> {
+                return read_as_served(weak, ctx, asked.substr(strip), asked, scan);
             };
             if (upstream->catalog().completions) {
                 spec.completer = [weak, pattern](RequestContext& ctx, const std::string& argument,

@@ -16,6 +16,8 @@
 #include <spdlog/spdlog.h>
 
 #include "async/executor.hpp"
+#include "pipeline/policy.hpp"
+#include "pipeline/result_scan.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "providers/gateway/gateway.hpp"
 #include "providers/gateway/skill_uris.hpp"
@@ -109,6 +111,7 @@ void Gateway::sync_skills() {
         std::map<std::string, const Json*> listed;  // the upstream's resources/list, by URI
         for (const auto& r : catalog.resources) listed.emplace(text_at(r, "uri"), &r);
         std::weak_ptr<Upstream> weak = upstream;
+        const pipeline::ContentScanPolicy scan = part.context->read_scan_policy();
         for (const auto& entry : catalog.skills) {
             auto root = skill_root(text_at(entry, "uri"));
             if (!root) continue;
@@ -171,16 +174,19 @@ void Gateway::sync_skills() {
                 if (auto size = file.find("size"); size != file.end() && size->is_number_integer())
                     spec.size = size->get<long long>();
                 const std::string served_uri = *exposed;
-                spec.reader = [weak, original, served_uri](RequestContext& ctx, const std::string&,
-                                                           const Json&) -> Task<Json> {
+                spec.reader = [weak, original, served_uri, scan](RequestContext& ctx, const std::string&,
+                                                                 const Json&) -> Task<Json> {
                     auto target = weak.lock();
                     if (!target) throw RpcError(-32002, "the upstream of this skill has been removed");
                     Json contents = co_await target->read_resource(ctx, original);
-                    // The bytes as they came; only the URI the client asked by is put back.
+                    // The bytes as they came (an injection label goes in each content's _meta;
+                    // only a redaction the operator asked for changes them, and the digest then
+                    // says so); only the URI the client asked by is put back.
                     for (auto& item : contents) {
                         if (!item.is_object()) continue;
                         if (auto uri = item.find("uri"); uri != item.end() && *uri == original) *uri = served_uri;
                     }
+                    pipeline::scan_resource_contents(contents, scan.results, scan.injection_on(), target->name());
                     co_return contents;
                 };
                 registry.add_resource(std::move(spec));

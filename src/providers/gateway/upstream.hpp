@@ -151,6 +151,8 @@ private:
     Task<void> resolve_registry();
     Task<void> list_everything(std::shared_ptr<client::McpClient> client);
     Task<std::vector<Json>> list_all(std::shared_ptr<client::McpClient> client, std::string method, std::string key);
+    // resources/templates/list, an upstream that does not implement it having none.
+    Task<std::vector<Json>> list_templates(std::shared_ptr<client::McpClient> client);
     // Its skills (skills/list, every page) when it declared the extension; a listing that
     // fails leaves none (and says why in the log) without failing the connection.
     Task<std::vector<Json>> list_skills(std::shared_ptr<client::McpClient> client);

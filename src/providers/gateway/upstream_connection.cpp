@@ -16,6 +16,8 @@
 #include "client/mcp_client.hpp"
 #include "observability/metrics.hpp"
 #include "providers/gateway/upstream_internal.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/rpc_error.hpp"
 #include "providers/secret_redaction.hpp"
 #include "server/tool_error.hpp"
 #include "async/asio_executor.hpp"
@@ -186,13 +188,27 @@ Task<std::vector<Json>> Upstream::list_all(std::shared_ptr<McpClient> client, st
     co_return entries;
 }
 
+Task<std::vector<Json>> Upstream::list_templates(std::shared_ptr<McpClient> client) {
+    // Many servers that declare resources serve no templates and do not implement their
+    // listing (the SDKs answer Method not found): that is "none", not a broken upstream.
+    bool unimplemented = false;
+    try {
+        co_return co_await list_all(client, "resources/templates/list", "resourceTemplates");
+    } catch (const protocol::RpcError& e) {
+        if (e.code != protocol::error_code::kMethodNotFound) throw;
+        unimplemented = true;
+    }
+    if (unimplemented) spdlog::debug("upstream {}: no resources/templates/list; no templates", name());
+    co_return std::vector<Json>{};
+}
+
 Task<void> Upstream::list_everything(std::shared_ptr<McpClient> client) {
     const Json& caps = client->server_capabilities();
     UpstreamCatalog fresh;
     if (caps.contains("tools")) fresh.tools = co_await list_all(client, "tools/list", "tools");
     if (caps.contains("resources")) {
         fresh.resources = co_await list_all(client, "resources/list", "resources");
-        fresh.resource_templates = co_await list_all(client, "resources/templates/list", "resourceTemplates");
+        fresh.resource_templates = co_await list_templates(client);
         const Json& r = caps["resources"];
         fresh.subscriptions = r.is_object() && r.value("subscribe", false);
     }
@@ -253,8 +269,7 @@ void Upstream::relist(const std::string& what) {
                 self->index_tools();
             } else if (kind == "resources") {
                 self->catalog_.resources = co_await self->list_all(client, "resources/list", "resources");
-                self->catalog_.resource_templates = co_await self->list_all(client, "resources/templates/list",
-                                                                            "resourceTemplates");
+                self->catalog_.resource_templates = co_await self->list_templates(client);
                 // A skill's files are resources: a change of them is announced as theirs.
                 if (!self->catalog_.skills_extension.is_null())
                     self->catalog_.skills = co_await self->list_skills(client);
