@@ -47,5 +47,6 @@ state_home=$(mktemp -d "${TMPDIR:-/tmp}/toolport-test-state-XXXXXX")
 trap 'rm -rf "$state_home"' EXIT
 export XDG_STATE_HOME="$state_home"
 
-# Every test file runs in its own process; a file that hangs is stopped by the timeout.
-"$NODE" --test --test-timeout=60000 ${opts[@]+"${opts[@]}"} "${files[@]}"
+# Every test file runs in its own process; a file that hangs is stopped by the timeout
+# (3 minutes: the console's browser tests take over a minute on the sanitizer build).
+"$NODE" --test --test-timeout=180000 ${opts[@]+"${opts[@]}"} "${files[@]}"
