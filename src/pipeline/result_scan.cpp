@@ -84,19 +84,46 @@ InjectionFindings scan_result_injection(const ToolResult& result) {
     return found;
 }
 
+Json injection_label(const InjectionFindings& found, const std::string& source) {
+    Json markers = Json::object();
+    for (std::size_t i = 0; i < util::redaction::kMarkerCount; ++i) {
+        if (found.by_marker[i])
+            markers[std::string(util::redaction::name(static_cast<util::redaction::Marker>(i)))] = found.by_marker[i];
+    }
+    return {{"source", source}, {"markers", std::move(markers)}};
+}
+
+Json redacted_label(const RedactionCounts& counts) {
+    Json by_detector = Json::object();
+    for (std::size_t i = 0; i < util::redaction::kDetectorCount; ++i) {
+        if (counts.by_detector[i])
+            by_detector[std::string(util::redaction::name(static_cast<util::redaction::Detector>(i)))] =
+                counts.by_detector[i];
+    }
+    return by_detector;
+}
+
+void count_injection_markers(const std::string& source, const InjectionFindings& found) {
+    for (std::size_t i = 0; i < util::redaction::kMarkerCount; ++i) {
+        if (!found.by_marker[i]) continue;
+        observability::metrics().increment(
+            "toolport_injection_markers_total",
+            {{"source", source}, {"marker", std::string(util::redaction::name(static_cast<util::redaction::Marker>(i)))}},
+            found.by_marker[i]);
+    }
+}
+
 void label_injection(ToolResult& result, const InjectionFindings& found, const std::string& source, bool warning_block) {
     if (!found.any()) return;
     if (result.meta.is_object() && result.meta.contains(kInjectionMetaKey)) return;
-    Json markers = Json::object();
-    std::string names;
+    std::string names;  // in the markers' own order
     for (std::size_t i = 0; i < util::redaction::kMarkerCount; ++i) {
-        if (!found.by_marker[i]) continue;
-        const auto marker = util::redaction::name(static_cast<util::redaction::Marker>(i));
-        markers[std::string(marker)] = found.by_marker[i];
-        names += (names.empty() ? "" : ", ") + std::string(marker);
+        if (found.by_marker[i])
+            names += (names.empty() ? "" : ", ") +
+                     std::string(util::redaction::name(static_cast<util::redaction::Marker>(i)));
     }
     if (!result.meta.is_object()) result.meta = Json::object();
-    result.meta[kInjectionMetaKey] = {{"source", source}, {"markers", std::move(markers)}};
+    result.meta[kInjectionMetaKey] = injection_label(found, source);
     if (!warning_block) return;
     result.expand_raw_parts();
     if (!result.content.is_array()) result.content = Json::array();
@@ -123,15 +150,8 @@ void scan_texts(Json& holder, const ForEachText& for_each_text, util::redaction:
         InjectionFindings found;
         for_each_text([&](std::string& text) { redaction::scan_injection(text, found); });
         if (found.any()) {
-            Json markers = Json::object();
-            for (std::size_t i = 0; i < redaction::kMarkerCount; ++i) {
-                if (!found.by_marker[i]) continue;
-                const std::string marker(redaction::name(static_cast<redaction::Marker>(i)));
-                markers[marker] = found.by_marker[i];
-                observability::metrics().increment("toolport_injection_markers_total",
-                                                   {{"source", source}, {"marker", marker}}, found.by_marker[i]);
-            }
-            meta()[kInjectionMetaKey] = {{"source", source}, {"markers", std::move(markers)}};
+            count_injection_markers(source, found);
+            meta()[kInjectionMetaKey] = injection_label(found, source);
         }
     }
     if (redact) {
@@ -139,12 +159,7 @@ void scan_texts(Json& holder, const ForEachText& for_each_text, util::redaction:
         for_each_text([&](std::string& text) { redaction::redact_text(text, redact, &counts); });
         if (counts.total()) {
             count_redactions(source, "result", counts);
-            Json by_detector = Json::object();
-            for (std::size_t i = 0; i < redaction::kDetectorCount; ++i) {
-                if (counts.by_detector[i])
-                    by_detector[std::string(redaction::name(static_cast<redaction::Detector>(i)))] = counts.by_detector[i];
-            }
-            meta()[kRedactedMetaKey] = std::move(by_detector);
+            meta()[kRedactedMetaKey] = redacted_label(counts);
         }
     }
 }

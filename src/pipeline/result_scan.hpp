@@ -31,6 +31,13 @@ bool redact_result(ToolResult& result, util::redaction::DetectorSet set, util::r
 // structuredContent. A structuredContent mirrored in a text block is not counted twice.
 util::redaction::InjectionFindings scan_result_injection(const ToolResult& result);
 
+// What the labels say: {source, markers: {<marker>: count}} (_meta["toolport/injection"]),
+// and {<detector>: count} (_meta["toolport/redacted"]).
+Json injection_label(const util::redaction::InjectionFindings& found, const std::string& source);
+Json redacted_label(const util::redaction::RedactionCounts& counts);
+// Counts `found` in toolport_injection_markers_total{source, marker}.
+void count_injection_markers(const std::string& source, const util::redaction::InjectionFindings& found);
+
 // Labels `result`, never editing what the tool said: _meta["toolport/injection"] lists the
 // markers found (and the source), and with `warning_block` a text block put first tells
 // the model the result holds text that looks like instructions. A result labelled already

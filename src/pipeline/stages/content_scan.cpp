@@ -37,14 +37,7 @@ Task<ToolResult> ContentScanStage::handle(Call& call, const Next& next) {
         const auto found = scan_result_injection(result);
         if (found.any()) {
             label_injection(result, found, tool.source, policy.injection_warning);
-            for (std::size_t i = 0; i < redaction::kMarkerCount; ++i) {
-                if (!found.by_marker[i]) continue;
-                observability::metrics().increment("toolport_injection_markers_total",
-                                                   {{"source", tool.source},
-                                                    {"marker",
-                                                     std::string(redaction::name(static_cast<redaction::Marker>(i)))}},
-                                                   found.by_marker[i]);
-            }
+            count_injection_markers(tool.source, found);
         }
     }
     if (policy.results) {
@@ -52,13 +45,8 @@ Task<ToolResult> ContentScanStage::handle(Call& call, const Next& next) {
         const bool structured_changed = redact_result(result, policy.results, counts);
         if (counts.total()) {
             count_redactions(tool.source, "result", counts);
-            Json by_detector = Json::object();
-            for (std::size_t i = 0; i < redaction::kDetectorCount; ++i) {
-                if (counts.by_detector[i])
-                    by_detector[std::string(redaction::name(static_cast<redaction::Detector>(i)))] = counts.by_detector[i];
-            }
             if (!result.meta.is_object()) result.meta = Json::object();
-            result.meta[kRedactedMetaKey] = std::move(by_detector);
+            result.meta[kRedactedMetaKey] = redacted_label(counts);
         }
         // A redacted string stays a string, but may no longer match a pattern, format or
         // enum of the outputSchema: the client gets neither the value nor a result that
