@@ -79,7 +79,7 @@ void PinGuard::start() {
         version_ = local->version_now();
         snapshot_ = local->load_now();
         loaded_ = true;
-        poll_later();
+        poll_later(settings_.poll);
         return;
     }
     std::weak_ptr<bool> alive = alive_;
@@ -99,10 +99,10 @@ PinPolicy PinGuard::policy(const std::string& source) const {
     return it != settings_.sources.end() ? it->second : settings_.default_policy;
 }
 
-void PinGuard::poll_later() {
+void PinGuard::poll_later(std::chrono::milliseconds after) {
     if (stopped_) return;
     std::weak_ptr<bool> alive = alive_;
-    cancel_poll_ = executor_.schedule_after(settings_.poll, [this, alive] {
+    cancel_poll_ = executor_.schedule_after(after, [this, alive] {
         if (!alive.lock()) return;
         cancel_poll_ = nullptr;
         spawn(poll(), [](std::exception_ptr) {});
@@ -120,13 +120,21 @@ Task<void> PinGuard::poll() {
             version_ = std::move(version);
             install(std::move(snapshot), {});
         }
+        if (!store_error_.empty()) spdlog::info("pins: the {} store answers again", store_->backend());
+        store_error_.clear();
     } catch (const std::exception& e) {
         if (!*alive) co_return;
+        store_error_ = e.what();
+        // Read it whole once it answers again: what was written meanwhile (here or elsewhere)
+        // may not have moved the version past the one last read.
+        version_.clear();
         if (told_.insert(std::string("store\0", 6) + e.what()).second) {
-            spdlog::warn("pins: cannot read the {} store: {}", store_->backend(), e.what());
+            spdlog::warn("pins: cannot read the {} store: {}{}", store_->backend(), e.what(),
+                         loaded_ ? "; listings are judged against the pins read last" : "");
         }
     }
-    if (*alive) poll_later();
+    // Until the pins are first read, sooner: quarantined sources wait for them.
+    if (*alive) poll_later(loaded_ ? settings_.poll : std::min(settings_.poll, std::chrono::milliseconds(250)));
 }
 
 Task<void> PinGuard::reload() {
@@ -220,8 +228,15 @@ Screening PinGuard::screen(const std::string& source, const std::vector<stores::
                 pins.pinned[key] = record;
                 std::weak_ptr<bool> alive = alive_;
                 spawn(store_->pin_if_absent(source, std::move(record)),
-                      [this, alive, source](std::optional<bool>, std::exception_ptr error) {
-                          if (!error || !alive.lock()) return;
+                      [this, alive, source](std::optional<bool> added, std::exception_ptr error) {
+                          if (!alive.lock()) return;
+                          if (added && !*added) {
+                              // Another replica pinned this key first: its pin stands, and
+                              // this listing is judged again against it.
+                              spawn(reload(), [](std::exception_ptr) {});
+                              return;
+                          }
+                          if (!error) return;
                           try {
                               std::rethrow_exception(error);
                           } catch (const std::exception& e) {

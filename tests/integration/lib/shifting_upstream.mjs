@@ -3,7 +3,9 @@
 // (tool-definition pinning, issue 34). Each change is followed by
 // notifications/tools/list_changed.
 //
-//   node shifting_upstream.mjs        (serverInfo version from $SHIFTING_VERSION, default 1.0.0)
+//   node shifting_upstream.mjs        (serverInfo version from $SHIFTING_VERSION, default 1.0.0;
+//                                      $SHIFTING_START: changes made before serving, comma-separated,
+//                                      so a gateway meets the changed tools first)
 //
 // Tools:
 //   read_file {path}    "Reads a file."; answers "read <path>"
@@ -56,5 +58,6 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
   if (!tool) return { isError: true, content: [{ type: 'text', text: `no tool ${request.params.name}` }] };
   return { content: [{ type: 'text', text: tool.run(request.params.arguments ?? {}) }] };
 });
+for (const change of (process.env.SHIFTING_START || '').split(',').filter(Boolean)) shift(change);
 // Imported by the tests for its path only: it serves when run.
 if (process.argv[1] === SHIFTING_UPSTREAM) await server.connect(new StdioServerTransport());
