@@ -165,12 +165,13 @@ describe('pins shared through Redis (two replicas)', { skip: !REDIS && 'redis-se
 
   it('Redis away: health says so, the last decisions stand, approvals fail', async () => {
     await stopRedis(redis);
+    redis = null;  // (stopped: a child killed by a signal keeps exitCode null)
     await waitFor('A reports the pins store unreachable', async () => {
       const report = await health(a);
       return /^redis store unreachable: listings judged against the pins read last$/.test(report.services.pins) &&
         report.status === 'degraded';
     });
-    assert.deepEqual(await names(a), ['delete_file', 'exfiltrate', 'shift']);
+    assert.deepEqual(await names(a), ['delete_file', 'shift']);  // read_file still withheld
     assert.equal(text(await a.client.callTool({ name: 'delete_file', arguments: { path: 'q' } })), 'deleted q');
     const refused = await a.client.callTool({ name: 'read_file', arguments: { path: 'q' } });
     assert.equal(code(refused), 'MCP_TOOL_QUARANTINED');
