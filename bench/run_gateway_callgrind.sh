@@ -15,7 +15,9 @@
 # Knobs (environment): CALLGRIND_CALLS (2000), CALLGRIND_WARMUP (200), CALLGRIND_TOP (25: the
 #   functions listed per server, by their own instructions), CALLGRIND_OUT (a directory to keep
 #   the profiles in, for callgrind_annotate [--inclusive=yes] FILE; default: removed at the end),
-#   CALLGRIND_ONLY (upstream, gateway_http or gateway_stdio: measure that one alone).
+#   CALLGRIND_ONLY (upstream, gateway_http or gateway_stdio: measure that one alone),
+#   CALLGRIND_GATEWAY_YAML (YAML appended to both gateways' configurations, e.g.
+#   "pinning: {default: off}" to compare a feature on and off).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench="$root/bench"
@@ -51,11 +53,13 @@ if [[ -z "$only" || "$only" == gateway_http ]]; then
   "$bin" serve --listen "127.0.0.1:$up_port" --packs conformance --log-level warn 2> "$tmp/native-upstream.log" &
   pids+=("$!")
   wait_ready "$!" "$up_port" native-upstream "$tmp/native-upstream.log"
-  printf 'upstreams:\n  up:\n    url: http://127.0.0.1:%s/mcp\n' "$up_port" > "$tmp/gw-http.yaml"
+  printf 'upstreams:\n  up:\n    url: http://127.0.0.1:%s/mcp\n%s\n' "$up_port" "${CALLGRIND_GATEWAY_YAML:-}" \
+    > "$tmp/gw-http.yaml"
   measure gateway_http serve --config "$tmp/gw-http.yaml"
 fi
 if [[ -z "$only" || "$only" == gateway_stdio ]]; then
-  printf 'upstreams:\n  up:\n    command: [%s, serve, --stdio, --packs, conformance]\n' "$bin" > "$tmp/gw-stdio.yaml"
+  printf 'upstreams:\n  up:\n    command: [%s, serve, --stdio, --packs, conformance]\n%s\n' "$bin" \
+    "${CALLGRIND_GATEWAY_YAML:-}" > "$tmp/gw-stdio.yaml"
   measure gateway_stdio serve --config "$tmp/gw-stdio.yaml"
 fi
 

@@ -659,6 +659,12 @@ Config load_config(const std::string& path) {
                             "which the replicas share",
                             path.empty() ? std::string() : path + ": "));
         }
+        if (config.pins_store == "redis" && config.store.url.rfind("redis://", 0) != 0) {
+            throw ConfigError(
+                fmt::format("{}pinning.store: redis needs the Redis store (store: redis://host:port); "
+                            "use file (or auto) for a pins file",
+                            path.empty() ? std::string() : path + ": "));
+        }
         return config;
     } catch (const ConfigError&) {
         throw;
@@ -823,6 +829,7 @@ static Config load_config_unchecked(const std::string& path) {
         auto n = r.section(k::pinning_key);
         n.check_keys(kn::section);
         if (auto v = n.one_of(kn::default_policy)) config.pinning.default_policy = *pins::parse_pin_policy(*v);
+        if (auto v = n.one_of(kn::store)) config.pins_store = *v;
         if (auto v = n.string(kn::path)) config.pins_path = *v;
         if (auto v = n.duration<std::chrono::milliseconds>(kn::poll_ms)) config.pinning.poll = *v;
     }

@@ -60,9 +60,11 @@ struct Config {
     // Redis URL from `store:`).
     stores::AuditOptions audit;
     // `pinning:` and each `sources.<name>.pinning` (providers/pin_guard.hpp); the file
-    // is the state directory's pins.json unless `pinning.path` names one.
+    // is the state directory's pins.json unless `pinning.path` names one; `pinning.store`
+    // (auto, file or redis) picks the file or the redis:// store's pins.
     pins::PinSettings pinning;
     std::string pins_path;
+    std::string pins_store = "auto";
     std::string audit_stream;  // empty: <store.key_prefix>audit
     bool audit_redis = true;
     std::string log_level = "info";

@@ -347,14 +347,20 @@ inline const Key default_policy =
                "its pin: warn (served, logged, counted, audited), quarantine (the changed tool is withheld until "
                "approved), block-source (the whole source is). docs/pinning.md says why warn is the default.",
                "warn");
-inline const Key path = string_key("path", "The pins file (without a redis:// store).",
+inline const Key store =
+    one_of_key("store", {"auto", "file", "redis"},
+               "Where the pins are kept: file (pinning.path, this process's), redis (the redis:// store's, so every "
+               "replica judges listings against the same pins and an approval on one reaches all), auto (redis with a "
+               "redis:// store, else file).",
+               "auto");
+inline const Key path = string_key("path", "The pins file (pinning.store: file).",
                                    "$XDG_STATE_HOME/toolport/pins.json (else ~/.local/state/toolport/pins.json)");
 inline const Key poll_ms = duration_key("poll_ms", "ms", 100, 3600000,
                                         "How often the store is checked for approvals made elsewhere.", "2000");
 inline const Section section{"pinning",
                              "Tool-definition pinning: each definition of a source Toolport does not own is pinned "
                              "on first sight; changes are detected at every listing.",
-                             {&default_policy, &path, &poll_ms},
+                             {&default_policy, &store, &path, &poll_ms},
                              true,
                              true};
 }  // namespace pinning

@@ -66,20 +66,31 @@ std::shared_ptr<stores::AuditLog> open_audit(const Config& config) {
     }
 }
 
-// Pinning, unless it is off for every source. The pins file is read now, before any
-// source lists: one that cannot be read stops the start (starting over would trust every
-// definition afresh).
-std::unique_ptr<pins::PinGuard> open_pins(const Config& config, Executor& executor) {
+// Pinning, unless it is off for every source. The pins are the shared Redis store's with
+// pinning.store redis (or auto and a redis:// store): every replica judges against the same
+// pins, read on the loop once the stores have connected. Else the pins file, read now,
+// before any source lists: one that cannot be read stops the start (starting over would
+// trust every definition afresh).
+std::unique_ptr<pins::PinGuard> open_pins(const Config& config, stores::Stores& shared, Executor& executor) {
     bool any = config.pinning.default_policy != pins::PinPolicy::off;
     for (const auto& [source, policy] : config.pinning.sources) any = any || policy != pins::PinPolicy::off;
     if (!any) return nullptr;
-    const std::string path = config.pins_path.empty() ? stores::default_pins_path() : config.pins_path;
-    if (path.empty()) {
-        spdlog::warn("pinning is off: no pins file (set pinning.path, or XDG_STATE_HOME or HOME)");
-        return nullptr;
+    std::shared_ptr<stores::PinStore> store;
+    if (config.pins_store != "file") store = shared.shared_pins();
+    if (!store && config.pins_store == "redis") {
+        throw ConfigError("pinning.store: redis needs the Redis store (store: redis://host:port)");
     }
-    auto guard = std::make_unique<pins::PinGuard>(std::make_shared<stores::LocalPinStore>(path), config.pinning,
-                                                  executor);
+    if (store) {
+        spdlog::info("pins: kept in the Redis store, shared by every replica on it");
+    } else {
+        const std::string path = config.pins_path.empty() ? stores::default_pins_path() : config.pins_path;
+        if (path.empty()) {
+            spdlog::warn("pinning is off: no pins file (set pinning.path, or XDG_STATE_HOME or HOME)");
+            return nullptr;
+        }
+        store = std::make_shared<stores::LocalPinStore>(path);
+    }
+    auto guard = std::make_unique<pins::PinGuard>(std::move(store), config.pinning, executor);
     try {
         guard->start();
     } catch (const stores::PinStoreError& e) {
@@ -106,7 +117,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
     : span_exporter_(open_span_exporter(config)),
       downstream_(open_downstream(config, network)),
       stores_(open_stores(config, executor)),
-      pins_(open_pins(config, executor)),
+      pins_(open_pins(config, *stores_, executor)),
       audit_(open_audit(config)),
       pipeline_(pipeline::PolicyResolver(config.pipeline)),
       executor_(executor),
@@ -268,6 +279,22 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         }
         return {"unknown", observability::Severity::degraded};
     });
+    // The pins: read, or (the Redis store away) judging listings against the pins read last.
+    if (pins_) {
+        health_.add("pins", [this]() -> observability::ComponentHealth {
+            const std::string backend(pins_->store().backend());
+            if (!pins_->store_error().empty() && !pins_->loaded()) {
+                return {"unread (" + backend + " store unreachable): quarantined sources withheld",
+                        observability::Severity::degraded};
+            }
+            if (!pins_->store_error().empty()) {
+                return {backend + " store unreachable: listings judged against the pins read last",
+                        observability::Severity::degraded};
+            }
+            if (!pins_->loaded()) return {"reading the " + backend + " store", observability::Severity::degraded};
+            return {backend, observability::Severity::ok};
+        });
+    }
     // Each downstream service, as its circuit breaker sees it: the configured ones from
     // the start, others from their first call.
     // Weak: the breaker stage keeps this function, which must not keep the stage alive.
@@ -277,7 +304,7 @@ Runtime::Runtime(const Config& config, Executor& executor, AsioExecutor* network
         // source's name: the report shows one state for both (HealthRegistry::add_breaker).
         // The server's own components keep theirs: a service named like one shows as
         // service:<name>.
-        const bool reserved = service == "server" || service == "store" || service == "sessions";
+        const bool reserved = service == "server" || service == "store" || service == "sessions" || service == "pins";
         health_.add_breaker(reserved ? "service:" + service : service,
                             [weak_breakers, &executor, service]() -> observability::ComponentHealth {
                                 auto breakers = weak_breakers.lock();

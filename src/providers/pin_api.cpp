@@ -27,6 +27,10 @@ Task<std::pair<int, std::string>> answer_pins_api(PinGuard& guard, std::string m
     const std::string source = text_of(request, "source");
     const std::string name = text_of(request, "name");
     if (source.empty()) co_return refuse(400, "\"source\" is required: the source whose pins to change");
+    // Decided on what the store holds now, not on this process's last poll: with a store
+    // shared by replicas, what is pending may have been recorded (or approved) by another.
+    // A store that cannot be read fails the request (500) rather than deciding on old pins.
+    co_await guard.reload();
     if (path == "/admin/pins/approve") {
         const std::string digest = text_of(request, "digest");
         if (!digest.empty()) {

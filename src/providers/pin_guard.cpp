@@ -29,10 +29,6 @@ std::string pins_signature(const stores::PinSnapshot& snapshot, const std::strin
     return out;
 }
 
-// A write whose answer says nothing the guard needs (pin_if_absent: the first writer's
-// pin wins in the store; this guard's memory is read again at the next version change).
-Task<void> discarding(Task<bool> task) { co_await std::move(task); }
-
 std::string shown(const std::string& text) { return util::sanitize_for_message(text, 128); }
 
 // A name on a command line: plain names as they are, others quoted for a POSIX shell.
@@ -83,7 +79,7 @@ void PinGuard::start() {
         version_ = local->version_now();
         snapshot_ = local->load_now();
         loaded_ = true;
-        poll_later();
+        poll_later(settings_.poll);
         return;
     }
     std::weak_ptr<bool> alive = alive_;
@@ -103,10 +99,10 @@ PinPolicy PinGuard::policy(const std::string& source) const {
     return it != settings_.sources.end() ? it->second : settings_.default_policy;
 }
 
-void PinGuard::poll_later() {
+void PinGuard::poll_later(std::chrono::milliseconds after) {
     if (stopped_) return;
     std::weak_ptr<bool> alive = alive_;
-    cancel_poll_ = executor_.schedule_after(settings_.poll, [this, alive] {
+    cancel_poll_ = executor_.schedule_after(after, [this, alive] {
         if (!alive.lock()) return;
         cancel_poll_ = nullptr;
         spawn(poll(), [](std::exception_ptr) {});
@@ -124,13 +120,21 @@ Task<void> PinGuard::poll() {
             version_ = std::move(version);
             install(std::move(snapshot), {});
         }
+        if (!store_error_.empty()) spdlog::info("pins: the {} store answers again", store_->backend());
+        store_error_.clear();
     } catch (const std::exception& e) {
         if (!*alive) co_return;
+        store_error_ = e.what();
+        // Read it whole once it answers again: what was written meanwhile (here or elsewhere)
+        // may not have moved the version past the one last read.
+        version_.clear();
         if (told_.insert(std::string("store\0", 6) + e.what()).second) {
-            spdlog::warn("pins: cannot read the {} store: {}", store_->backend(), e.what());
+            spdlog::warn("pins: cannot read the {} store: {}{}", store_->backend(), e.what(),
+                         loaded_ ? "; listings are judged against the pins read last" : "");
         }
     }
-    if (*alive) poll_later();
+    // Until the pins are first read, sooner: quarantined sources wait for them.
+    if (*alive) poll_later(loaded_ ? settings_.poll : std::min(settings_.poll, std::chrono::milliseconds(250)));
 }
 
 Task<void> PinGuard::reload() {
@@ -171,6 +175,14 @@ void PinGuard::notify(const std::string& source) {
             if (auto it = watchers_.find(id); it != watchers_.end()) it->second.second();
         });
     }
+}
+
+Task<void> PinGuard::pin_first(std::string source, stores::PinRecord record) {
+    auto alive = alive_;
+    const bool added = co_await store_->pin_if_absent(source, std::move(record));
+    // Another replica pinned the key first: its pin stands, so this guard reads the store
+    // again now (not at the next poll) and its next listing is judged against that pin.
+    if (!added && *alive) co_await reload();
 }
 
 void PinGuard::write(Task<void> task, std::string what) {
@@ -236,7 +248,7 @@ Screening PinGuard::screen(const std::string& source, std::string_view kind_view
         marker.time = now;
         marker.by = "first sight";
         pins.pinned[seen_key] = marker;
-        write(discarding(store_->pin_if_absent(source, std::move(marker))), "an empty first listing");
+        write(pin_first(source, std::move(marker)), "an empty first listing");
     }
     const bool had_pending = !pins.pending.empty();
     std::vector<Withheld> changed;
@@ -251,7 +263,7 @@ Screening PinGuard::screen(const std::string& source, std::string_view kind_view
                 record.time = now;
                 record.by = "first sight";
                 pins.pinned[key] = record;
-                write(discarding(store_->pin_if_absent(source, std::move(record))), "a first sight");
+                write(pin_first(source, std::move(record)), "a first sight");
                 continue;
             }
             case Finding::changed:

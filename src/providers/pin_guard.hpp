@@ -16,7 +16,9 @@
 //
 // The pins are kept in memory, read from the store (stores/pin_store.hpp) at start and
 // again whenever the store's version changes (polled every `poll`), and written through
-// to it: a first sight as a pin, a change as pending. On the engine's loop only.
+// to it: a first sight as a pin, a change as pending. A first sight another replica pinned
+// first (the store keeps the first pin) reads the store again, and the source's listing is
+// judged against that pin. On the engine's loop only.
 #pragma once
 
 #include <chrono>
@@ -109,16 +111,22 @@ public:
     Json describe() const;
     const stores::PinSnapshot& snapshot() const { return snapshot_; }
     bool loaded() const { return loaded_; }
+    // Why the store could not be read at the last poll ("" when it could): the guard then
+    // judges listings against the pins it read last (or, never having read them, withholds
+    // what quarantine and block-source would).
+    const std::string& store_error() const { return store_error_; }
     // Expires when the guard is destroyed: for watchers that may outlive it (a source's
     // state kept alive by work still queued on the loop).
     std::weak_ptr<bool> alive() const { return alive_; }
 
 private:
-    void poll_later();
+    void poll_later(std::chrono::milliseconds after);
     Task<void> poll();
     void install(stores::PinSnapshot snapshot, const std::set<std::string>& sources);
     // Runs `source`'s watchers later, on the loop.
     void notify(const std::string& source);
+    // A pin written only if the store has none for its key (first sight, empty listing).
+    Task<void> pin_first(std::string source, stores::PinRecord record);
     void write(Task<void> task, std::string what);
     void audit(const std::string& source, const std::string& target, const std::string& outcome, const std::string& by,
                const std::string& detail);
@@ -128,6 +136,7 @@ private:
     Executor& executor_;
     stores::PinSnapshot snapshot_;
     std::string version_;
+    std::string store_error_;
     bool loaded_ = false;
     bool stopped_ = false;
     std::function<void()> cancel_poll_;

@@ -1,7 +1,7 @@
 // The stores over Redis, shared by every replica that points at the same Redis. They share
 // one RedisClient (one pipelined connection) and keep every key under the configured
 // prefix, one namespace each: <prefix>cache:<key>, <prefix>rate:<key>, <prefix>budget:<scope>,
-// <prefix>task:<id> with <prefix>tasks:<owner>.
+// <prefix>task:<id> with <prefix>tasks:<owner>, <prefix>pins:... (RedisPinStore).
 //
 // While Redis is away (not connected, a command timed out, the connection broke mid-command,
 // or Redis answered with an error such as WRONGTYPE) each store answers locally:
@@ -10,7 +10,10 @@
 //     reconnect interval) per StoreOptions::rate_limit_fail_open (degraded / unavailable);
 //   - RedisBudgets: from its LocalBudgets fallback (degraded);
 //   - RedisTaskStore: from its MemoryTaskStore fallback (degraded), which knows only the
-//     tasks created while Redis was away (see the class).
+//     tasks created while Redis was away (see the class);
+//   - RedisPinStore: no fallback (a pin kept only in one replica's memory would be a pin the
+//     others do not know): its calls throw PinStoreError, and the guard (pin_guard.hpp)
+//     goes on judging listings against the pins it read last.
 // Once the client has reconnected they use Redis again.
 //
 // Arguments are copied into the coroutine, so a caller's temporaries may end before the
@@ -29,8 +32,13 @@
 #include "stores/local_budgets.hpp"
 #include "stores/memory_cache.hpp"
 #include "stores/memory_task_store.hpp"
+#include "stores/pin_store.hpp"
 #include "stores/rate_limit_store.hpp"
 #include "stores/redis_script.hpp"
+
+namespace toolport {
+class Executor;
+}
 
 namespace toolport::stores {
 
@@ -190,5 +198,57 @@ private:
     };
     std::unordered_map<std::string, Liveness> liveness_;
 };
+
+// Pins shared by the replicas (pin_store.hpp). Per source, two hashes of "<kind>:<name>" to
+// "<digest> <definition record as JSON>": <prefix>pins:<source>:pinned and
+// <prefix>pins:<source>:pending; the sources that have any in the set <prefix>pins:sources;
+// and a counter <prefix>pins:version that every write increments (the guard's poll reads
+// it: one GET per poll_ms per replica, nothing per call). Every write is one Lua script
+// (the hashes, the set and the counter change together or not at all) and returns once
+// Redis has run it. pin_if_absent is HSETNX: of two replicas that see a definition first
+// at once, the first pin stays and the second is told so (false). load is one script too,
+// so a snapshot is never half of a write. Keys are built inside that script from the
+// prefix: Toolport's Redis is one server (or a primary), not a cluster.
+//
+// Redis unreachable, or an answer of the wrong shape: PinStoreError. The first read after
+// start waits (up to about two seconds) for the connection the stores open in the
+// background, so a server whose Redis answers does not start with its pins unread.
+class RedisPinStore final : public PinStore {
+public:
+    RedisPinStore(std::shared_ptr<RedisClient> client, std::string key_prefix, Executor& executor);
+
+    std::string_view backend() const override { return "redis"; }
+    Task<PinSnapshot> load() override;
+    Task<std::string> version() override;
+    Task<bool> pin_if_absent(std::string source, PinRecord record) override;
+    Task<void> set_pending(std::string source, PinRecord record) override;
+    Task<void> drop_pending(std::string source, std::string key) override;
+    Task<void> approve(std::string source, PinRecord record) override;
+    Task<std::size_t> reset(std::string source, std::string key) override;
+    // Connected (what health reports).
+    bool ready() const;
+
+private:
+    Task<void> first_connection();
+    Task<RedisReply> run(const RedisScript& script, std::vector<std::string> keys, std::vector<std::string> args,
+                         std::string what);
+    std::string pinned_key(const std::string& source) const { return prefix_ + source + ":pinned"; }
+    std::string pending_key(const std::string& source) const { return prefix_ + source + ":pending"; }
+
+    std::shared_ptr<RedisClient> client_;
+    std::string prefix_;  // <key_prefix>pins:
+    Executor& executor_;
+    RedisScript load_script_;
+    RedisScript pin_script_;
+    RedisScript pending_script_;
+    RedisScript drop_script_;
+    RedisScript approve_script_;
+    RedisScript reset_script_;
+};
+
+// A record as its hash value ("<digest> <JSON>"), and back: nullopt for a value that is
+// not one, or whose record is not filed under `field` (its kind:name).
+std::string pin_hash_value(const PinRecord& record);
+std::optional<PinRecord> pin_from_hash_value(std::string_view field, std::string_view value);
 
 }  // namespace toolport::stores

@@ -31,6 +31,7 @@ public:
     RateLimitStore& rate_limits() override { return rate_limits_; }
     BudgetStore& budgets() override { return budgets_; }
     TaskStore& tasks() override { return tasks_; }
+    std::shared_ptr<PinStore> shared_pins() override { return nullptr; }
     std::string_view backend() const override { return "memory"; }
     StoreState state() const override { return StoreState::available; }
 
@@ -53,7 +54,8 @@ public:
           rate_limits_(client_, options.key_prefix, options.rate_limit_fail_open, options.reconnect_interval),
           budgets_(client_, options.key_prefix, std::make_unique<LocalBudgets>(executor)),
           tasks_(client_, options.key_prefix, options.max_tasks_per_owner,
-                 std::make_unique<MemoryTaskStore>(executor, task_limits(options))) {
+                 std::make_unique<MemoryTaskStore>(executor, task_limits(options))),
+          pins_(std::make_shared<RedisPinStore>(client_, options.key_prefix, executor)) {
         // Returns at once: start-up does not wait for Redis; until it answers, the stores
         // run on their fallbacks.
         client_->start();
@@ -65,6 +67,7 @@ public:
     RateLimitStore& rate_limits() override { return rate_limits_; }
     BudgetStore& budgets() override { return budgets_; }
     TaskStore& tasks() override { return tasks_; }
+    std::shared_ptr<PinStore> shared_pins() override { return pins_; }
     std::string_view backend() const override { return "redis"; }
     StoreState state() const override { return client_->ready() ? StoreState::available : StoreState::degraded; }
 
@@ -74,6 +77,7 @@ private:
     RedisRateLimits rate_limits_;
     RedisBudgets budgets_;
     RedisTaskStore tasks_;
+    std::shared_ptr<RedisPinStore> pins_;
 };
 
 void check_redis_options(const StoreOptions& options) {

@@ -1,4 +1,5 @@
-// The stores the pipeline shares: cache, rate limits, budgets, task records. `store: memory` (default)
+// The stores the pipeline shares: cache, rate limits, budgets, task records (and, with Redis,
+// the tool pins). `store: memory` (default)
 // keeps them in this process; `store: redis://host:port[/db]` shares them between
 // replicas through Redis, with local fallbacks while Redis is away.
 //
@@ -29,6 +30,8 @@ class Executor;
 
 namespace toolport::stores {
 
+class PinStore;
+
 struct StoreOptions {
     std::string url = "memory";                      // "memory" or "redis://[:password@]host:port[/db]"
     std::size_t memory_cache_max_bytes = 64u << 20;  // local LRU bound (also the Redis fallback)
@@ -52,6 +55,9 @@ public:
     virtual RateLimitStore& rate_limits() = 0;
     virtual BudgetStore& budgets() = 0;
     virtual TaskStore& tasks() = 0;
+    // The tool pins on the shared Redis (RedisPinStore, on the stores' connection); nullptr
+    // in memory, where the pins are a file (LocalPinStore, which needs no shared store).
+    virtual std::shared_ptr<PinStore> shared_pins() = 0;
     // "memory" or "redis".
     virtual std::string_view backend() const = 0;
     // available when in-process or Redis is connected; degraded while on fallbacks.

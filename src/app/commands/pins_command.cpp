@@ -7,7 +7,7 @@
 // each on the pins file of the configuration (--config; pinning.path, else the state
 // directory's pins.json; --file names one), or on a running server with --url (its
 // /admin/pins API, bearer token from --token or TOOLPORT_TOKEN), which is the way with a
-// redis:// store. A server polls its file and picks an approval up within pinning.poll_ms;
+// redis:// store: a configuration whose pins are in Redis is refused without --url. A server polls its file and picks an approval up within pinning.poll_ms;
 // through --url at once. Every approval and reset is written to the audit log (the
 // configuration's, when it is on; the server's with --url).
 //
@@ -106,6 +106,13 @@ std::unique_ptr<stores::LocalPinStore> local_store(const PinsFlags& flags, Confi
     std::string path = flags.file;
     if (path.empty()) {
         Config config = load_config(flags.config);
+        // A file nobody reads would be approved in vain: the servers read Redis.
+        if (config.pins_store == "redis" || (config.pins_store == "auto" && config.store.url.rfind("redis://", 0) == 0)) {
+            throw PinsFailure(
+                "this configuration keeps its pins in the Redis store (pinning.store); give --url of a running "
+                "server, which reads and writes them there (every replica sees the change), or --file for a pins "
+                "file");
+        }
         path = config.pins_path.empty() ? stores::default_pins_path() : config.pins_path;
         if (config_out) *config_out = std::move(config);
     } else if (config_out && !flags.config.empty()) {

@@ -3,7 +3,9 @@
 // (tool-definition pinning, issue 34). Each change is followed by
 // notifications/tools/list_changed.
 //
-//   node shifting_upstream.mjs        (serverInfo version from $SHIFTING_VERSION, default 1.0.0)
+//   node shifting_upstream.mjs        (serverInfo version from $SHIFTING_VERSION, default 1.0.0;
+//                                      $SHIFTING_START: changes made before serving, comma-separated,
+//                                      so a gateway meets the changed tools first)
 //
 // Tools:
 //   read_file {path}    "Reads a file."; answers "read <path>"
@@ -118,5 +120,6 @@ server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
   if (!template) throw new Error(`no resource ${uri}`);
   return { contents: [{ uri, mimeType: 'text/plain', text: `${template.prefix} ${rest}` }] };
 });
+for (const change of (process.env.SHIFTING_START || '').split(',').filter(Boolean)) shift(change);
 // Imported by the tests for its path only: it serves when run.
 if (process.argv[1] === SHIFTING_UPSTREAM) await server.connect(new StdioServerTransport());
