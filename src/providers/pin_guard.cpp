@@ -177,12 +177,12 @@ void PinGuard::notify(const std::string& source) {
     }
 }
 
-Task<void> PinGuard::pin_first(std::string source, stores::PinRecord record) {
+Task<void> PinGuard::record(std::string source, stores::ListingWrites writes) {
     auto alive = alive_;
-    const bool added = co_await store_->pin_if_absent(source, std::move(record));
-    // Another replica pinned the key first: its pin stands, so this guard reads the store
+    const std::size_t lost = co_await store_->record_listing(std::move(source), std::move(writes));
+    // Another replica pinned a key first: its pin stands, so this guard reads the store
     // again now (not at the next poll) and its next listing is judged against that pin.
-    if (!added && *alive) co_await reload();
+    if (lost > 0 && *alive) co_await reload();
 }
 
 void PinGuard::write(Task<void> task, std::string what) {
@@ -241,6 +241,7 @@ Screening PinGuard::screen(const std::string& source, std::string_view kind_view
     const std::string seen_key = std::string(kSeenKind) + ":" + kind;
     const bool seen = pins.pinned.count(seen_key) > 0;
     const std::string now = now_text();
+    stores::ListingWrites writes;  // written together once judged
     if (current.empty() && listed && same_kind.empty() && !seen) {
         // Seen with none of the kind: remembered, so that what it lists later is "added"
         // under its policy instead of trusted as a first sight.
@@ -248,7 +249,7 @@ Screening PinGuard::screen(const std::string& source, std::string_view kind_view
         marker.time = now;
         marker.by = "first sight";
         pins.pinned[seen_key] = marker;
-        write(pin_first(source, std::move(marker)), "an empty first listing");
+        writes.first_sights.push_back(std::move(marker));
     }
     const bool had_pending = !pins.pending.empty();
     std::vector<Withheld> changed;
@@ -256,14 +257,14 @@ Screening PinGuard::screen(const std::string& source, std::string_view kind_view
         const std::string key = c.current.key();
         switch (c.finding) {
             case Finding::pinned:
-                if (pins.pending.erase(key)) write(store_->drop_pending(source, key), "a settled change");
+                if (pins.pending.erase(key)) writes.settled.push_back(key);
                 continue;
             case Finding::first_sight: {
                 stores::PinRecord record = c.current;
                 record.time = now;
                 record.by = "first sight";
                 pins.pinned[key] = record;
-                write(pin_first(source, std::move(record)), "a first sight");
+                writes.first_sights.push_back(std::move(record));
                 continue;
             }
             case Finding::changed:
@@ -276,7 +277,7 @@ Screening PinGuard::screen(const std::string& source, std::string_view kind_view
         record.change = fmt::format("{}: {}", finding_name(c.finding), c.detail);
         if (auto it = pins.pending.find(key); it == pins.pending.end() || it->second.digest != record.digest) {
             pins.pending[key] = record;
-            write(store_->set_pending(source, record), "a pending definition");
+            writes.pending.push_back(record);
         }
         if (told_.insert(source + '\0' + key + '\0' + record.digest).second) {
             spdlog::warn("pins: {} {} of source {} {}: {} (pinning: {}{})", kind, shown(c.current.name), source,
@@ -300,6 +301,7 @@ Screening PinGuard::screen(const std::string& source, std::string_view kind_view
                          "`toolport pins approve {} {}`; it is served from then on.",
                          shell_word(source), name, shell_word(source), name)});
     }
+    if (!writes.empty()) write(record(source, std::move(writes)), "a listing's pins");
     if (pol == PinPolicy::block_source && had_pending && pins.pending.empty()) {
         notify(source);  // the last change is settled: the other kinds are served again
     }

@@ -125,8 +125,9 @@ private:
     void install(stores::PinSnapshot snapshot, const std::set<std::string>& sources);
     // Runs `source`'s watchers later, on the loop.
     void notify(const std::string& source);
-    // A pin written only if the store has none for its key (first sight, empty listing).
-    Task<void> pin_first(std::string source, stores::PinRecord record);
+    // A listing's changes, written together; reads the store again when another replica
+    // had pinned a first sight already.
+    Task<void> record(std::string source, stores::ListingWrites writes);
     void write(Task<void> task, std::string what);
     void audit(const std::string& source, const std::string& target, const std::string& outcome, const std::string& by,
                const std::string& detail);

@@ -87,6 +87,24 @@ std::optional<PinRecord> PinRecord::from_json(const Json& j) {
     return r;
 }
 
+Task<bool> PinStore::pin_if_absent(std::string source, PinRecord record) {
+    ListingWrites writes;
+    writes.first_sights.push_back(std::move(record));
+    co_return co_await record_listing(std::move(source), std::move(writes)) == 0;
+}
+
+Task<void> PinStore::set_pending(std::string source, PinRecord record) {
+    ListingWrites writes;
+    writes.pending.push_back(std::move(record));
+    co_await record_listing(std::move(source), std::move(writes));
+}
+
+Task<void> PinStore::drop_pending(std::string source, std::string key) {
+    ListingWrites writes;
+    writes.settled.push_back(std::move(key));
+    co_await record_listing(std::move(source), std::move(writes));
+}
+
 std::string default_pins_path() {
     if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/') {
         return (fs::path(state) / "toolport" / "pins.json").string();
@@ -119,7 +137,19 @@ PinSnapshot snapshot_from_json(const Json& j) {
     return out;
 }
 
-LocalPinStore::LocalPinStore(std::string path) : path_(std::move(path)) {}
+LocalPinStore::LocalPinStore(std::string path, Executor* loop)
+    : path_(std::move(path)), loop_(loop), worker_(loop ? std::make_shared<WorkerPool>(1) : nullptr) {}
+
+template <typename Fn>
+auto LocalPinStore::on_file(Fn fn) -> Task<std::invoke_result_t<Fn&, LocalPinStore&>> {
+    if (!loop_) co_return fn(*this);
+    // One thread, so this process's writes keep their order. The work opens the same path
+    // through a store of its own: nothing of this one, which may be gone before it ends.
+    co_return co_await worker_->run(*loop_, [path = path_, fn = std::move(fn)]() mutable {
+        LocalPinStore file(path);
+        return fn(file);
+    });
+}
 
 PinSnapshot LocalPinStore::load_now() const {
     std::ifstream in(path_, std::ios::binary);
@@ -170,31 +200,28 @@ void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change) {
     if (d.fd >= 0) ::fsync(d.fd);
 }
 
-bool LocalPinStore::pin_if_absent_now(const std::string& source, const PinRecord& record) {
-    bool added = false;
+std::size_t LocalPinStore::record_listing_now(const std::string& source, const ListingWrites& writes) {
+    std::size_t lost = 0;
     update([&](PinSnapshot& s) {
-        auto& pinned = s[source].pinned;
-        added = pinned.emplace(record.key(), record).second;
-        return added;
+        bool changed = false;
+        auto& pins = s[source];
+        for (const auto& record : writes.first_sights) {
+            if (pins.pinned.emplace(record.key(), record).second) {
+                changed = true;
+            } else {
+                ++lost;
+            }
+        }
+        for (const auto& record : writes.pending) {
+            auto it = pins.pending.find(record.key());
+            if (it != pins.pending.end() && it->second.digest == record.digest) continue;
+            pins.pending[record.key()] = record;
+            changed = true;
+        }
+        for (const auto& key : writes.settled) changed = pins.pending.erase(key) > 0 || changed;
+        return changed;
     });
-    return added;
-}
-
-void LocalPinStore::set_pending_now(const std::string& source, const PinRecord& record) {
-    update([&](PinSnapshot& s) {
-        auto& pending = s[source].pending;
-        auto it = pending.find(record.key());
-        if (it != pending.end() && it->second.digest == record.digest) return false;
-        pending[record.key()] = record;
-        return true;
-    });
-}
-
-void LocalPinStore::drop_pending_now(const std::string& source, const std::string& key) {
-    update([&](PinSnapshot& s) {
-        auto it = s.find(source);
-        return it != s.end() && it->second.pending.erase(key) > 0;
-    });
+    return lost;
 }
 
 void LocalPinStore::approve_now(const std::string& source, const PinRecord& record) {
@@ -222,21 +249,26 @@ std::size_t LocalPinStore::reset_now(const std::string& source, const std::strin
     return gone;
 }
 
-Task<bool> LocalPinStore::pin_if_absent(std::string source, PinRecord record) {
-    co_return pin_if_absent_now(source, record);
+Task<PinSnapshot> LocalPinStore::load() {
+    co_return co_await on_file([](LocalPinStore& file) { return file.load_now(); });
 }
-Task<void> LocalPinStore::set_pending(std::string source, PinRecord record) {
-    set_pending_now(source, record);
-    co_return;
+Task<std::string> LocalPinStore::version() {
+    co_return co_await on_file([](LocalPinStore& file) { return file.version_now(); });
 }
-Task<void> LocalPinStore::drop_pending(std::string source, std::string key) {
-    drop_pending_now(source, key);
-    co_return;
+Task<std::size_t> LocalPinStore::record_listing(std::string source, ListingWrites writes) {
+    co_return co_await on_file([source = std::move(source), writes = std::move(writes)](LocalPinStore& file) {
+        return file.record_listing_now(source, writes);
+    });
 }
 Task<void> LocalPinStore::approve(std::string source, PinRecord record) {
-    approve_now(source, record);
-    co_return;
+    co_await on_file([source = std::move(source), record = std::move(record)](LocalPinStore& file) {
+        file.approve_now(source, record);
+    });
 }
-Task<std::size_t> LocalPinStore::reset(std::string source, std::string key) { co_return reset_now(source, key); }
+Task<std::size_t> LocalPinStore::reset(std::string source, std::string key) {
+    co_return co_await on_file([source = std::move(source), key = std::move(key)](LocalPinStore& file) {
+        return file.reset_now(source, key);
+    });
+}
 
 }  // namespace toolport::stores

@@ -5,33 +5,35 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <type_traits>
 #include <string>
 
+#include "async/worker_pool.hpp"
 #include "stores/pin_store.hpp"
 
 namespace toolport::stores {
 
 class LocalPinStore final : public PinStore {
 public:
-    explicit LocalPinStore(std::string path);
+    // With `loop`, the async operations read and write the file on a thread of their own
+    // and resume on `loop` (an fsync under a busy disk never holds the server); without
+    // it they run inline (the CLI, tests on a manual executor).
+    explicit LocalPinStore(std::string path, Executor* loop = nullptr);
 
     std::string_view backend() const override { return "file"; }
     const std::string& path() const { return path_; }
 
-    Task<PinSnapshot> load() override { co_return load_now(); }
-    Task<std::string> version() override { co_return version_now(); }
-    Task<bool> pin_if_absent(std::string source, PinRecord record) override;
-    Task<void> set_pending(std::string source, PinRecord record) override;
-    Task<void> drop_pending(std::string source, std::string key) override;
+    Task<PinSnapshot> load() override;
+    Task<std::string> version() override;
+    Task<std::size_t> record_listing(std::string source, ListingWrites writes) override;
     Task<void> approve(std::string source, PinRecord record) override;
     Task<std::size_t> reset(std::string source, std::string key) override;
 
     // The same, without a loop (the CLI, and the server's first read before it serves).
     PinSnapshot load_now() const;
     std::string version_now() const;
-    bool pin_if_absent_now(const std::string& source, const PinRecord& record);
-    void set_pending_now(const std::string& source, const PinRecord& record);
-    void drop_pending_now(const std::string& source, const std::string& key);
+    std::size_t record_listing_now(const std::string& source, const ListingWrites& writes);
     void approve_now(const std::string& source, const PinRecord& record);
     std::size_t reset_now(const std::string& source, const std::string& key);
 
@@ -39,8 +41,13 @@ private:
     // Runs `change` on the file's contents under the lock and writes them back when it
     // returns true. Throws PinStoreError.
     void update(const std::function<bool(PinSnapshot&)>& change);
+    // Runs fn(store of this path) inline or on the worker (see the constructor).
+    template <typename Fn>
+    auto on_file(Fn fn) -> Task<std::invoke_result_t<Fn&, LocalPinStore&>>;
 
     std::string path_;
+    Executor* loop_ = nullptr;
+    std::shared_ptr<WorkerPool> worker_;
 };
 
 // The snapshot as the file's JSON, and back (entries that do not parse are skipped).

@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "async/task.hpp"
 #include "util/json.hpp"
@@ -53,6 +54,17 @@ struct PinStoreError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// What one listing of a source changed, written together: a gateway's first sight of a
+// thousand-tool upstream is one write, not a thousand (each rewrote the whole pins file,
+// fsync included, on the event loop: quadratic, and a first listing took a minute).
+struct ListingWrites {
+    std::vector<PinRecord> first_sights;  // pinned only where the key has no pin yet
+    std::vector<PinRecord> pending;       // definitions that differ from their pin
+    std::vector<std::string> settled;     // keys whose pending definition is dropped
+
+    bool empty() const { return first_sights.empty() && pending.empty() && settled.empty(); }
+};
+
 class PinStore {
 public:
     virtual ~PinStore() = default;
@@ -61,13 +73,15 @@ public:
     virtual Task<PinSnapshot> load() = 0;
     // Changes with every write (cheap: the guard asks every few seconds).
     virtual Task<std::string> version() = 0;
-    // Pins `record` unless the source already has a pin under its key (first sight: two
-    // replicas that see a tool first at once keep one pin). Returns whether it was added.
-    virtual Task<bool> pin_if_absent(std::string source, PinRecord record) = 0;
-    // Records a definition that differs from the pin (replaces an earlier pending one).
-    virtual Task<void> set_pending(std::string source, PinRecord record) = 0;
-    // Drops the pending definition of `key` (the source serves its pin again).
-    virtual Task<void> drop_pending(std::string source, std::string key) = 0;
+    // Writes a listing's changes in one step: each first sight is pinned unless the source
+    // already has a pin under its key (two replicas that see a tool first at once keep one
+    // pin); each pending definition replaces an earlier one of its key; settled keys lose
+    // theirs. Returns how many first sights found a pin already there.
+    virtual Task<std::size_t> record_listing(std::string source, ListingWrites writes) = 0;
+    // One change of each kind, through record_listing.
+    Task<bool> pin_if_absent(std::string source, PinRecord record);
+    Task<void> set_pending(std::string source, PinRecord record);
+    Task<void> drop_pending(std::string source, std::string key);
     // Makes `record` the pin of its key and drops the key's pending definition.
     virtual Task<void> approve(std::string source, PinRecord record) = 0;
     // Forgets the pin and pending definition of `key` ("" : of the whole source). Returns

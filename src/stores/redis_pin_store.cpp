@@ -24,36 +24,38 @@ end
 return out
 )lua";
 
-// First sight: the pin is written only if the key has none (the first replica's stays).
-//   KEYS[1] pinned, KEYS[2] sources, KEYS[3] version;  ARGV field, value, source;  returns 1 if written
-constexpr const char* pin_script = R"lua(
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('SADD', KEYS[2], ARGV[3])
-redis.call('INCR', KEYS[3])
-return 1
-)lua";
-
-// A definition that differs from the pin. Not written when it is the pin already (another
-// replica's approval got there first) or is pending already.
-//   KEYS[1] pending, KEYS[2] pinned, KEYS[3] sources, KEYS[4] version;
-//   ARGV field, value, digest, source;  returns 1 if written
-constexpr const char* pending_script = R"lua(
-local same = ARGV[3] .. ' '
-local pin = redis.call('HGET', KEYS[2], ARGV[1])
-if pin and string.sub(pin, 1, #same) == same then return 0 end
-local old = redis.call('HGET', KEYS[1], ARGV[1])
-if old and string.sub(old, 1, #same) == same then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('SADD', KEYS[3], ARGV[4])
-redis.call('INCR', KEYS[4])
-return 1
-)lua";
-
-//   KEYS[1] pending, KEYS[2] version;  ARGV field;  returns 1 if there was one
-constexpr const char* drop_script = R"lua(
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('INCR', KEYS[2])
-return 1
+// A listing's changes (ListingWrites), in one step:
+//   - a first sight is pinned only if its key has no pin (the first replica's stays);
+//   - a pending definition is not written when it is the pin already (another replica's
+//     approval got there first) or is pending already;
+//   - a settled key's pending definition is dropped.
+// The counter moves once if anything was written.
+//   KEYS[1] pinned, KEYS[2] pending, KEYS[3] sources, KEYS[4] version;
+//   ARGV[1] source, ARGV[2] first sights n, ARGV[3] pending m, then n (field, value),
+//   m (field, value, digest) and the settled fields;  returns the first sights not written
+constexpr const char* listing_script = R"lua(
+local firsts, pendings = tonumber(ARGV[2]), tonumber(ARGV[3])
+local i, lost, wrote, added = 4, 0, false, false
+for _ = 1, firsts do
+  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then wrote, added = true, true else lost = lost + 1 end
+  i = i + 2
+end
+for _ = 1, pendings do
+  local same = ARGV[i + 2] .. ' '
+  local pin = redis.call('HGET', KEYS[1], ARGV[i])
+  local old = redis.call('HGET', KEYS[2], ARGV[i])
+  if not (pin and string.sub(pin, 1, #same) == same) and not (old and string.sub(old, 1, #same) == same) then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+    wrote, added = true, true
+  end
+  i = i + 3
+end
+for j = i, #ARGV do
+  if redis.call('HDEL', KEYS[2], ARGV[j]) == 1 then wrote = true end
+end
+if added then redis.call('SADD', KEYS[3], ARGV[1]) end
+if wrote then redis.call('INCR', KEYS[4]) end
+return lost
 )lua";
 
 //   KEYS[1] pinned, KEYS[2] pending, KEYS[3] sources, KEYS[4] version;  ARGV field, value, source
@@ -116,9 +118,7 @@ RedisPinStore::RedisPinStore(std::shared_ptr<RedisClient> client, std::string ke
       prefix_(std::move(key_prefix) + "pins:"),
       executor_(executor),
       load_script_(load_script),
-      pin_script_(pin_script),
-      pending_script_(pending_script),
-      drop_script_(drop_script),
+      listing_script_(listing_script),
       approve_script_(approve_script),
       reset_script_(reset_script) {}
 
@@ -173,20 +173,28 @@ Task<std::string> RedisPinStore::version() {
     co_return reply.text;
 }
 
-Task<bool> RedisPinStore::pin_if_absent(std::string source, PinRecord record) {
-    RedisReply reply = co_await run(pin_script_, {pinned_key(source), prefix_ + "sources", prefix_ + "version"},
-                                    {record.key(), pin_hash_value(record), source}, "a first-sight pin");
-    if (!reply.is_integer()) throw PinStoreError("Redis answered a first-sight pin with " + shape_of(reply));
-    co_return reply.integer == 1;
-}
-
-Task<void> RedisPinStore::set_pending(std::string source, PinRecord record) {
-    co_await run(pending_script_, {pending_key(source), pinned_key(source), prefix_ + "sources", prefix_ + "version"},
-                 {record.key(), pin_hash_value(record), record.digest, source}, "a pending definition");
-}
-
-Task<void> RedisPinStore::drop_pending(std::string source, std::string key) {
-    co_await run(drop_script_, {pending_key(source), prefix_ + "version"}, {key}, "a settled change");
+Task<std::size_t> RedisPinStore::record_listing(std::string source, ListingWrites writes) {
+    if (writes.empty()) co_return 0;
+    std::vector<std::string> args{source, std::to_string(writes.first_sights.size()),
+                                  std::to_string(writes.pending.size())};
+    args.reserve(3 + 2 * writes.first_sights.size() + 3 * writes.pending.size() + writes.settled.size());
+    for (const auto& record : writes.first_sights) {
+        args.push_back(record.key());
+        args.push_back(pin_hash_value(record));
+    }
+    for (const auto& record : writes.pending) {
+        args.push_back(record.key());
+        args.push_back(pin_hash_value(record));
+        args.push_back(record.digest);
+    }
+    for (auto& key : writes.settled) args.push_back(std::move(key));
+    RedisReply reply = co_await run(listing_script_,
+                                    {pinned_key(source), pending_key(source), prefix_ + "sources", prefix_ + "version"},
+                                    std::move(args), "a listing's pins");
+    if (!reply.is_integer() || reply.integer < 0) {
+        throw PinStoreError("Redis answered a listing's pins with " + shape_of(reply));
+    }
+    co_return static_cast<std::size_t>(reply.integer);
 }
 
 Task<void> RedisPinStore::approve(std::string source, PinRecord record) {

@@ -205,10 +205,11 @@ private:
 // and a counter <prefix>pins:version that every write increments (the guard's poll reads
 // it: one GET per poll_ms per replica, nothing per call). Every write is one Lua script
 // (the hashes, the set and the counter change together or not at all) and returns once
-// Redis has run it. pin_if_absent is HSETNX: of two replicas that see a definition first
-// at once, the first pin stays and the second is told so (false). load is one script too,
-// so a snapshot is never half of a write. Keys are built inside that script from the
-// prefix: Toolport's Redis is one server (or a primary), not a cluster.
+// Redis has run it; a listing's changes are one script. A first sight is HSETNX: of two
+// replicas that see a definition first at once, the first pin stays and the second is
+// told so (record_listing counts it). load is one script too, so a snapshot is never half
+// of a write. Keys are built inside that script from the prefix: Toolport's Redis is one
+// server (or a primary), not a cluster.
 //
 // Redis unreachable, or an answer of the wrong shape: PinStoreError. The first read after
 // start waits (up to about two seconds) for the connection the stores open in the
@@ -220,9 +221,7 @@ public:
     std::string_view backend() const override { return "redis"; }
     Task<PinSnapshot> load() override;
     Task<std::string> version() override;
-    Task<bool> pin_if_absent(std::string source, PinRecord record) override;
-    Task<void> set_pending(std::string source, PinRecord record) override;
-    Task<void> drop_pending(std::string source, std::string key) override;
+    Task<std::size_t> record_listing(std::string source, ListingWrites writes) override;
     Task<void> approve(std::string source, PinRecord record) override;
     Task<std::size_t> reset(std::string source, std::string key) override;
     // Connected (what health reports).
@@ -239,9 +238,7 @@ private:
     std::string prefix_;  // <key_prefix>pins:
     Executor& executor_;
     RedisScript load_script_;
-    RedisScript pin_script_;
-    RedisScript pending_script_;
-    RedisScript drop_script_;
+    RedisScript listing_script_;
     RedisScript approve_script_;
     RedisScript reset_script_;
 };

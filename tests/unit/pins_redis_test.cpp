@@ -120,6 +120,34 @@ TEST_F(RedisPins, TheFirstPinWinsAndBothReplicasReadIt) {
     EXPECT_EQ(seen["up"].pinned["tool:x"].digest, tool_pin("x", "X").digest);
 }
 
+TEST_F(RedisPins, AListingsChangesAreOneScriptAndOneVersion) {
+    auto a = replica();
+    auto b = replica();
+    run(a->pin_if_absent("up", tool_pin("x", "X")));
+    auto y2 = tool_pin("y", "Y2");
+    y2.change = "added: new";
+    run(a->set_pending("up", y2));
+    const std::string before = run(a->version());
+    auto x2 = tool_pin("x", "X2");
+    x2.change = "changed: description changed";
+    stores::ListingWrites writes;
+    writes.first_sights = {tool_pin("x", "X?"), tool_pin("z", "Z")};  // x is pinned already
+    writes.pending = {x2, tool_pin("x", "X")};                        // the second is the pin: skipped
+    writes.settled = {"tool:y", "tool:nothing"};
+    EXPECT_EQ(run(b->record_listing("up", writes)), 1u);
+    EXPECT_EQ(std::stoll(run(a->version())), std::stoll(before) + 1);  // one write, one version
+    auto seen = run(a->load())["up"];
+    EXPECT_EQ(seen.pinned.size(), 2u);
+    EXPECT_EQ(seen.pinned["tool:x"].definition["description"], "X");
+    ASSERT_EQ(seen.pending.size(), 1u);
+    EXPECT_EQ(seen.pending["tool:x"].digest, x2.digest);
+    // The same again changes nothing, and the version stays.
+    const std::string after = run(a->version());
+    writes.pending = {x2};
+    EXPECT_EQ(run(b->record_listing("up", writes)), 2u);
+    EXPECT_EQ(run(a->version()), after);
+}
+
 TEST_F(RedisPins, PendingApprovalsAndResetsAreSharedAndCounted) {
     auto a = replica();
     auto b = replica();

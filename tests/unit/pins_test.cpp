@@ -289,12 +289,12 @@ TEST(LocalPinStore, KeepsPinsPendingAndApprovals) {
     stores::LocalPinStore store(path);
     EXPECT_TRUE(store.load_now().empty());
     const std::string empty_version = store.version_now();
-    EXPECT_TRUE(store.pin_if_absent_now("up", tool_pin("a", "A")));
-    EXPECT_FALSE(store.pin_if_absent_now("up", tool_pin("a", "changed")));  // first one wins
+    EXPECT_EQ(store.record_listing_now("up", {{tool_pin("a", "A")}, {}, {}}), 0u);
+    EXPECT_EQ(store.record_listing_now("up", {{tool_pin("a", "changed")}, {}, {}}), 1u);  // first one wins
     EXPECT_NE(store.version_now(), empty_version);
     auto pending = tool_pin("a", "changed");
     pending.change = "changed: description changed";
-    store.set_pending_now("up", pending);
+    store.record_listing_now("up", {{}, {pending}, {}});
 
     // Another process (the CLI) reads the same file.
     stores::LocalPinStore other(path);
@@ -314,6 +314,30 @@ TEST(LocalPinStore, KeepsPinsPendingAndApprovals) {
     for (const auto& entry : fs::directory_iterator(dir.path / "state")) {
         EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos);
     }
+}
+
+TEST(LocalPinStore, WritesAListingsChangesTogether) {
+    TempDir dir;
+    stores::LocalPinStore store((dir.path / "pins.json").string());
+    store.record_listing_now("up", {{tool_pin("a", "A"), tool_pin("b", "B")}, {}, {}});
+    auto b2 = tool_pin("b", "B2");
+    b2.change = "changed: description changed";
+    store.record_listing_now("up", {{}, {b2}, {}});
+    const std::string before = store.version_now();
+    // One listing: a first sight (c), one already pinned (a), a new pending (a2) and b settled.
+    auto a2 = tool_pin("a", "A2");
+    a2.change = "changed: description changed";
+    EXPECT_EQ(store.record_listing_now("up", {{tool_pin("c", "C"), tool_pin("a", "A?")}, {a2}, {"tool:b"}}), 1u);
+    EXPECT_NE(store.version_now(), before);
+    auto pins = store.load_now()["up"];
+    EXPECT_EQ(pins.pinned.size(), 3u);
+    EXPECT_EQ(pins.pinned["tool:a"].definition["description"], "A");
+    EXPECT_EQ(pins.pending.size(), 1u);
+    EXPECT_EQ(pins.pending["tool:a"].digest, a2.digest);
+    // Nothing new: no write at all.
+    const std::string unchanged = store.version_now();
+    EXPECT_EQ(store.record_listing_now("up", {{tool_pin("c", "C")}, {a2}, {"tool:b"}}), 1u);
+    EXPECT_EQ(store.version_now(), unchanged);
 }
 
 TEST(LocalPinStore, RefusesAFileItCannotRead) {
@@ -345,6 +369,8 @@ T finish(Task<T> task) {
     });
     return *out;  // the file store answers without suspending
 }
+
+stores::PinSnapshot run_load(stores::PinStore& store) { return finish(store.load()); }
 
 struct GuardedSource {
     TempDir dir;
@@ -396,6 +422,73 @@ TEST(PinGuard, QuarantineWithholdsWhatChangedUntilApproved) {
     s.exec.run();
     EXPECT_TRUE(s.served("c"));
     EXPECT_TRUE(s.store->load_now()["upstream"].pending.empty());
+}
+
+// A store that counts its listing writes (each one a rewrite of the pins file).
+class CountingPinStore final : public stores::PinStore {
+public:
+    explicit CountingPinStore(std::string path) : file_(std::move(path)) {}
+    std::string_view backend() const override { return "file"; }
+    Task<stores::PinSnapshot> load() override { co_return file_.load_now(); }
+    Task<std::string> version() override { co_return file_.version_now(); }
+    Task<std::size_t> record_listing(std::string source, stores::ListingWrites writes) override {
+        listing_writes.push_back(writes);
+        co_return file_.record_listing_now(source, writes);
+    }
+    Task<void> approve(std::string source, stores::PinRecord record) override {
+        file_.approve_now(source, record);
+        co_return;
+    }
+    Task<std::size_t> reset(std::string source, std::string key) override { co_return file_.reset_now(source, key); }
+
+    std::vector<stores::ListingWrites> listing_writes;
+
+private:
+    stores::LocalPinStore file_;
+};
+
+TEST(PinGuard, AListingIsOneWriteHoweverManyToolsItHolds) {
+    // A thousand-tool upstream's first listing was a thousand rewrites of the pins file
+    // (with fsync, on the event loop): it held the server for a minute under load.
+    TempDir dir;
+    test_support::ManualExecutor exec;
+    McpServer server{exec, ServerOptions{}};
+    auto store = std::make_shared<CountingPinStore>((dir.path / "pins.json").string());
+    pins::PinGuard guard(store, pins::PinSettings{pins::PinPolicy::quarantine, {}, std::chrono::milliseconds(1000)},
+                         exec);
+    guard.start();
+    exec.run();  // the first read
+    providers::SourceContext context("upstream", server,
+                                     providers::SourceServices{nullptr, nullptr, nullptr, nullptr, &guard});
+    providers::ToolSet tools(context);
+    auto listing = [](int count, const std::string& suffix) {
+        std::vector<providers::SyncedTool> out;
+        for (int i = 0; i < count; ++i)
+            out.push_back(synced("t" + std::to_string(i), "T" + std::to_string(i) + suffix));
+        return out;
+    };
+    tools.replace(listing(1000, ""));
+    exec.run();
+    ASSERT_EQ(store->listing_writes.size(), 1u);
+    EXPECT_EQ(store->listing_writes[0].first_sights.size(), 1000u);
+    EXPECT_EQ(run_load(*store)["upstream"].pinned.size(), 1000u);
+
+    tools.replace(listing(1000, " changed"));  // every description changed: one write
+    exec.run();
+    ASSERT_EQ(store->listing_writes.size(), 2u);
+    EXPECT_EQ(store->listing_writes[1].pending.size(), 1000u);
+    EXPECT_EQ(tools.withheld(), 1000u);
+
+    tools.replace(listing(1000, ""));  // back as pinned: the pending ones settle, one write
+    exec.run();
+    ASSERT_EQ(store->listing_writes.size(), 3u);
+    EXPECT_EQ(store->listing_writes[2].settled.size(), 1000u);
+    EXPECT_TRUE(run_load(*store)["upstream"].pending.empty());
+
+    tools.replace(listing(1000, ""));  // nothing new: no write
+    exec.run();
+    EXPECT_EQ(store->listing_writes.size(), 3u);
+    guard.stop();
 }
 
 TEST(PinGuard, AQuarantinedToolIsNotListedAndItsCallIsAToolError) {
