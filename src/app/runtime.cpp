@@ -88,7 +88,7 @@ std::unique_ptr<pins::PinGuard> open_pins(const Config& config, stores::Stores& 
             spdlog::warn("pinning is off: no pins file (set pinning.path, or XDG_STATE_HOME or HOME)");
             return nullptr;
         }
-        store = std::make_shared<stores::LocalPinStore>(path, &executor);
+        store = std::make_shared<stores::LocalPinStore>(path, executor.posts_from_any_thread() ? &executor : nullptr);
     }
     auto guard = std::make_unique<pins::PinGuard>(std::move(store), config.pinning, executor);
     try {

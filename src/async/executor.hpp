@@ -29,6 +29,10 @@ public:
 
     virtual Clock::time_point now() const { return Clock::now(); }
 
+    // Whether post may be called from another thread (a worker handing back its result).
+    // A test's manual loop says no: work meant for a worker then runs inline.
+    virtual bool posts_from_any_thread() const { return true; }
+
     // Awaitable pause. Throws OperationCancelled if `token` fires first.
     Task<void> sleep(std::chrono::milliseconds delay, CancelToken* token = nullptr);
 };

@@ -22,6 +22,7 @@ public:
     }
 
     Clock::time_point now() const override { return Clock::time_point(now_); }
+    bool posts_from_any_thread() const override { return false; }
 
     // Runs posted work until nothing is left (timers excluded).
     void run() {
