@@ -227,23 +227,6 @@ void read_scope_requirements(const Settings& root, Config& config) {
             target[name] = std::move(scopes);
         }
     }
-    // A profile's scopes for a profile the gateway does not have would guard nothing.
-    if (!o.scopes.profiles.empty()) {
-        std::set<std::string> profiles;
-        for (const auto& instance : config.instances) {
-            if (instance.kind != "gateway") continue;
-            if (auto p = instance.settings.value("profiles"); p && p->is_object()) {
-                for (const auto& [name, value] : p->items()) profiles.insert(name);
-            }
-        }
-        for (const auto& [name, scopes] : o.scopes.profiles) {
-            if (!profiles.count(name)) {
-                root.section(k::auth_key)
-                    .section(k::auth::profiles)
-                    .fail(name, "is not a profile of the gateway (gateway.profiles)");
-            }
-        }
-    }
     if (!listed) {
         auto all = o.required_scopes;
         for (const auto* map : {&o.scopes.tools, &o.scopes.sources, &o.scopes.profiles}) {
@@ -251,6 +234,34 @@ void read_scope_requirements(const Settings& root, Config& config) {
         }
         if (!o.admin_scope.empty()) all = auth::scope_union(all, {o.admin_scope});
         o.scopes_supported = std::move(all);
+    }
+}
+
+// Sections that name gateway profiles (auth.profiles' scopes, registry.serve.profiles'
+// entries) name profiles the gateway has: one it lacks would guard or publish nothing.
+// Checked when the file is read, before any source starts.
+void check_profile_names(const Settings& root, const Config& config) {
+    std::set<std::string> profiles;
+    for (const auto& instance : config.instances) {
+        if (instance.kind != "gateway") continue;
+        if (auto p = instance.settings.value("profiles"); p && p->is_object()) {
+            for (const auto& [name, value] : p->items()) profiles.insert(name);
+        }
+    }
+    for (const auto& [name, scopes] : config.http.oauth.scopes.profiles) {
+        if (!profiles.count(name)) {
+            root.section(k::auth_key)
+                .section(k::auth::profiles)
+                .fail(name, "is not a profile of the gateway (gateway.profiles)");
+        }
+    }
+    for (const auto& [name, entry] : config.registry_serve.profiles) {
+        if (!profiles.count(name)) {
+            root.section(k::registry_key())
+                .section(k::registry::serve_key)
+                .section(k::registry::serve::profiles)
+                .fail(name, "is not a profile of the gateway (gateway.profiles)");
+        }
     }
 }
 
@@ -888,6 +899,7 @@ static Config load_config_unchecked(const std::string& path) {
     if (r.has(k::telemetry_key)) config.telemetry = telemetry::read_telemetry_section(r.section(k::telemetry_key));
     read_pipeline_sections(r, config);
     read_scope_requirements(r, config);
+    check_profile_names(r, config);
     read_access(r, config);
     return config;
 }

@@ -398,15 +398,14 @@ describe('registry serving settings', () => {
     const file = path.join(dir, 'toolport.yaml');
     writeFileSync(file, `${UPSTREAM}${PROFILES}registry:\n  serve:\n    profiles:\n      cursr: {name: io.example/c}\n`);
     try {
-      // (The refusal comes after the gateway's upstreams were made, and the process exits
-      // without taking them down: under LeakSanitizer that exit would be reported as a leak
-      // and change the exit status. Known; noted for a fix that refuses before sources start.)
-      const res = await runToolport(['serve', '--config', file, '--listen', '127.0.0.1:0'], {
-        timeoutMs: 30000,
-        env: { ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ? `${process.env.ASAN_OPTIONS}:` : ''}detect_leaks=0` },
-      });
+      // Refused when the file is read, before any source starts: `config check` says so too.
+      const checked = await runToolport(['config', 'check', file]);
+      assert.equal(checked.status, 2, checked.stderr);
+      assert.match(checked.stderr, /registry\.serve\.profiles\.cursr: is not a profile of the gateway \(gateway\.profiles\)/);
+      const res = await runToolport(['serve', '--config', file, '--listen', '127.0.0.1:0'], { timeoutMs: 30000 });
       assert.equal(res.status, 2, res.stderr);
-      assert.match(res.stderr, /registry\.serve\.profiles\.cursr: the gateway has no such profile/);
+      assert.match(res.stderr, /registry\.serve\.profiles\.cursr: is not a profile of the gateway/);
+      assert.doesNotMatch(res.stderr, /upstream|connect/i, 'no source was started');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
