@@ -10,42 +10,6 @@
 
 namespace toolport::client {
 
-namespace {
-
-// Runs `loop` until `task` is done; returns its value or rethrows its exception. The
-// outcome is shared with the completion callback, which must never write into a dead
-// stack frame (when run_until throws, the task may still finish later).
-template <typename T>
-T run_on(BlockingLoop& loop, Task<T> task) {
-    struct Outcome {
-        bool done = false;
-        std::exception_ptr error;
-        std::optional<T> value;
-    };
-    auto outcome = std::make_shared<Outcome>();
-    spawn(std::move(task), [outcome](std::optional<T> value, std::exception_ptr error) {
-        outcome->value = std::move(value);
-        outcome->error = error;
-        outcome->done = true;
-    });
-    loop.run_until(outcome->done);
-    if (outcome->error) std::rethrow_exception(outcome->error);
-    return std::move(*outcome->value);
-}
-
-void run_on(BlockingLoop& loop, Task<void> task) {
-    auto done = std::make_shared<bool>(false);
-    auto error = std::make_shared<std::exception_ptr>();
-    spawn(std::move(task), [done, error](std::exception_ptr e) {
-        *error = e;
-        *done = true;
-    });
-    loop.run_until(*done);
-    if (*error) std::rethrow_exception(*error);
-}
-
-}  // namespace
-
 struct SyncClient::Impl {
     explicit Impl(ClientOptions o) : options(std::move(o)) {}
     BlockingLoop loop;
@@ -106,8 +70,8 @@ void SyncClient::close() {
     }
 }
 
-void SyncClient::run(Task<void> task) { run_on(impl_->loop, std::move(task)); }
-Json SyncClient::run(Task<Json> task) { return run_on(impl_->loop, std::move(task)); }
-std::vector<Json> SyncClient::run(Task<std::vector<Json>> task) { return run_on(impl_->loop, std::move(task)); }
+void SyncClient::run(Task<void> task) { impl_->loop.run(std::move(task)); }
+Json SyncClient::run(Task<Json> task) { return impl_->loop.run(std::move(task)); }
+std::vector<Json> SyncClient::run(Task<std::vector<Json>> task) { return impl_->loop.run(std::move(task)); }
 
 }  // namespace toolport::client

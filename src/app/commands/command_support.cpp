@@ -79,25 +79,13 @@ OperatorReply call_operator_endpoint(const std::string& server_url, const std::s
     http_client::CallOptions call;
     call.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     call.max_attempts = 1;
-    bool done = false;
-    std::optional<http_client::Response> response;
-    std::exception_ptr failure;
-    spawn(http.fetch(std::move(request), std::move(call)),
-          [&](std::optional<http_client::Response> r, std::exception_ptr e) {
-              response = std::move(r);
-              failure = e;
-              done = true;
-          });
-    loop.run_until(done);
-    if (failure) {
-        try {
-            std::rethrow_exception(failure);
-        } catch (const std::exception& e) {
-            throw std::runtime_error(util::sanitize_for_message(e.what()));
-        }
+    http_client::Response response;
+    try {
+        response = loop.run(http.fetch(std::move(request), std::move(call)));
+    } catch (const std::exception& e) {
+        throw std::runtime_error(util::sanitize_for_message(e.what()));
     }
-    if (!response) throw std::runtime_error("no answer");
-    return {static_cast<int>(response->status), std::move(response->body)};
+    return {static_cast<int>(response.status), std::move(response.body)};
 }
 
 }  // namespace toolport::commands

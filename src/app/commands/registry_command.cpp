@@ -74,26 +74,14 @@ std::string registry_url(const RegistryFlags& flags) {
     }
 }
 
-// Runs `task` on a loop of its own until it is done.
+// Runs `task` on the session's loop until it is done; a registry's failure as the command's.
 template <typename T>
 T run_blocking(client::BlockingLoop& loop, Task<T> task) {
-    bool done = false;
-    std::optional<T> value;
-    std::exception_ptr failure;
-    spawn(std::move(task), [&](std::optional<T> v, std::exception_ptr e) {
-        value = std::move(v);
-        failure = e;
-        done = true;
-    });
-    loop.run_until(done);
-    if (failure) {
-        try {
-            std::rethrow_exception(failure);
-        } catch (const registry::RegistryError& e) {
-            throw RegistryFailure(util::sanitize_for_message(e.what()));
-        }
+    try {
+        return loop.run(std::move(task));
+    } catch (const registry::RegistryError& e) {
+        throw RegistryFailure(util::sanitize_for_message(e.what()));
     }
-    return std::move(*value);
 }
 
 struct Session {

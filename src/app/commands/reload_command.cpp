@@ -111,25 +111,12 @@ std::optional<http_client::Response> post_reload(const ReloadFlags& flags, const
     call.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     call.max_attempts = 1;
 
-    bool done = false;
-    std::optional<http_client::Response> response;
-    std::exception_ptr error;
-    spawn(http.fetch(std::move(request), std::move(call)),
-          [&](std::optional<http_client::Response> r, std::exception_ptr e) {
-              response = std::move(r);
-              error = e;
-              done = true;
-          });
-    loop.run_until(done);
-    if (error) {
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "toolport reload: {}\n", util::sanitize_for_message(e.what()));
-        }
+    try {
+        return loop.run(http.fetch(std::move(request), std::move(call)));
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "toolport reload: {}\n", util::sanitize_for_message(e.what()));
         return std::nullopt;
     }
-    return response;
 }
 
 // Waits for the reload to end: asked again, the server answers 200 with "running": false
