@@ -7,12 +7,12 @@
 // who approved it. Screenshots go under build/console-screenshots/.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpServer, waitFor } from './lib/harness.mjs';
+import { readJsonLines, startHttpServer, waitFor } from './lib/harness.mjs';
 import { NODE, yamlString } from './lib/gateway_setup.mjs';
 import { SHIFTING_UPSTREAM } from './lib/shifting_upstream.mjs';
 import { assertAccessible, launchBrowser, openTab, screenshot, textOf } from './lib/console_browser.mjs';
@@ -21,11 +21,7 @@ const TOKEN = 'console-pins-operator-5d02e7';
 
 const names = async (client) => (await client.listTools()).tools.map((t) => t.name).sort();
 
-function auditRecords(stateDir) {
-  const file = path.join(stateDir, 'audit.jsonl');
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
+const auditRecords = (stateDir) => readJsonLines(path.join(stateDir, 'audit.jsonl'));
 
 describe('console: the Pins page', () => {
   let stateDir;

@@ -8,13 +8,13 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startHttpServer, assertAlive, post, initializeSession, freePort, runToolport, waitFor, TOOLPORT_BIN } from './lib/harness.mjs';
+import { readJsonLines, startHttpServer, assertAlive, post, initializeSession, freePort, runToolport, waitFor, TOOLPORT_BIN } from './lib/harness.mjs';
 import { INTERCEPTOR_SERVER, listenHttp } from './lib/interceptor_server.mjs';
 import { startOtlpReceiver } from './lib/otlp_receiver.mjs';
 
@@ -161,9 +161,7 @@ describe('webhook guards (SDK client, real binary, real HTTP webhook)', () => {
     // The record of the call with { limit }: the arguments are in records (include_arguments).
     const recordOf = (limit) =>
       waitFor(`the audit record of limit ${limit}`, () => {
-        if (!existsSync(auditFile)) return undefined;
-        return readFileSync(auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-          .find((r) => r.method === 'tools/call' && r.target === 'test_validate' && r.arguments?.limit === limit);
+        return readJsonLines(auditFile).find((r) => r.method === 'tools/call' && r.target === 'test_validate' && r.arguments?.limit === limit);
       });
     hook.mode = 'modify_args';
     await client.callTool({ name: 'test_validate', arguments: { limit: 41 } });

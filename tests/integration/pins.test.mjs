@@ -9,13 +9,13 @@
 // first seen with no tools that gains some.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpServer, runToolport, waitFor } from './lib/harness.mjs';
+import { readJsonLines, startHttpServer, runToolport, waitFor } from './lib/harness.mjs';
 import { NODE, yamlString, text, code } from './lib/gateway_setup.mjs';
 import { SHIFTING_UPSTREAM } from './lib/shifting_upstream.mjs';
 
@@ -53,13 +53,17 @@ async function start(policy, stateDir, options) {
 
 const names = async (client) => (await client.listTools()).tools.map((t) => t.name).sort();
 const pinsFile = (stateDir) => path.join(stateDir, 'toolport', 'pins.json');
+// The source's pins in the file once `ready` says so: a listing's pins are written when it
+// is judged, off the loop, so they may land just after what they pin is served.
+const pinnedInFile = (stateDir, ready) =>
+  waitFor('the pins in the file', () => {
+    if (!existsSync(pinsFile(stateDir))) return undefined;
+    const pinned = JSON.parse(readFileSync(pinsFile(stateDir), 'utf8')).sources.shifty?.pinned ?? {};
+    return ready(pinned) ? pinned : undefined;
+  });
 const pins = (args, stateDir) => runToolport(['pins', ...args], { env: { XDG_STATE_HOME: stateDir } });
 
-function auditRecords(stateDir) {
-  const file = path.join(stateDir, 'audit.jsonl');
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
+const auditRecords = (stateDir) => readJsonLines(path.join(stateDir, 'audit.jsonl'));
 
 async function api(server, method, p, body) {
   const res = await fetch(`${server.base}${p}`, {
@@ -87,8 +91,9 @@ describe('pinning: quarantine', () => {
 
   it('pins every tool on first sight, in the state directory', async () => {
     assert.deepEqual(await names(s.client), ['delete_file', 'read_file', 'shift']);
-    const file = JSON.parse(readFileSync(pinsFile(stateDir), 'utf8'));
-    const pinned = file.sources.shifty.pinned;
+    // Each kind's listing is written when judged, off the loop: the prompts' and templates'
+    // may land after the tools are served.
+    const pinned = await pinnedInFile(stateDir, (inFile) => Object.keys(inFile).length >= 7);
     assert.deepEqual(Object.keys(pinned).filter((k) => k.startsWith('tool:')).sort(),
       ['tool:delete_file', 'tool:read_file', 'tool:shift']);
     // Its prompts and resource templates too, each kind under keys of its own.
@@ -374,7 +379,7 @@ describe('pinning: tool search mode', () => {
 
   it('pins the tools search_tools finds, and withholds a changed one from search and call_tool', async () => {
     assert.deepEqual(await names(s.client), ['call_tool', 'search_tools']);
-    const pinned = JSON.parse(readFileSync(pinsFile(stateDir), 'utf8')).sources.shifty.pinned;
+    const pinned = await pinnedInFile(stateDir, (inFile) => inFile['tool:read_file']);
     assert.equal(pinned['tool:read_file'].by, 'first sight');
     assert.equal(pinned['tool:read_file'].definition.source.server_version, '1.0.0');
 

@@ -39,6 +39,12 @@ process.on('exit', () => {
   }
 });
 
+// The records of a JSON Lines file (an audit log), [] while it does not exist.
+export function readJsonLines(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
 export function track(child) {
   children.add(child);
   child.once('exit', () => children.delete(child));
