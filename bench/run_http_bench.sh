@@ -9,6 +9,8 @@
 #   BENCH_WARMUP=2s     unrecorded wrk run before each measured one (JIT, caches)
 #   BENCH_SESSIONS=10000  sessions opened for the memory-per-session figure (0 skips it)
 #   TOOLPORT_BIN=path   binary to measure (default: build-bench/toolport, built if missing)
+#   BENCH_TOOLPORT_YAML=text  appended to Toolport's configuration (compare a feature on and
+#                       off, e.g. "pipeline: {redact: {results: [all]}}")
 #   BENCH_PIN=1         each server on CPU 0 only, wrk on the other CPUs (see bench/README.md:
 #                       unpinned, the scheduler sometimes puts a wrk thread on the server's
 #                       core for a whole run, and every server's p99 then reads 2-4 ms)
@@ -132,6 +134,7 @@ cat > "$tmp/toolport.yaml" <<'EOF'
 http:
   max_sessions: 20000
 EOF
+printf '%s\n' "${BENCH_TOOLPORT_YAML:-}" >> "$tmp/toolport.yaml"
 port=$(free_port)
 "${pin_server[@]}" "$TOOLPORT_BIN" serve --config "$tmp/toolport.yaml" --listen "127.0.0.1:$port" --packs conformance \
   --log-level warn 2> "$tmp/toolport.log" &

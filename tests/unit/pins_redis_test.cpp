@@ -16,6 +16,7 @@
 #include "stores/redis_stores.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/stores.hpp"
+#include "pins_test_support.hpp"
 #include "stores_redis_support.hpp"
 
 using namespace toolport;
@@ -23,15 +24,10 @@ using namespace std::chrono_literals;
 using test_support::RedisServerProcess;
 using test_support::run_task;
 using test_support::run_until;
+using test_support::synced;
+using test_support::tool_pin;
 
 namespace {
-
-stores::PinRecord tool_pin(const std::string& name, const std::string& description) {
-    providers::ToolDeclaration d;
-    d.name = name;
-    d.description = description;
-    return pins::make_pin("tool", name, pins::tool_definition(d, nullptr));
-}
 
 // ---- the hash value --------------------------------------------------------------------------
 
@@ -232,16 +228,6 @@ struct Replica {
     }
     bool withheld(const std::string& name) const { return server.withheld_tool(name) != nullptr; }
 };
-
-Task<ToolResult> ok(RequestContext&, const Json&) { co_return ToolResult::text("ok"); }
-
-providers::SyncedTool synced(const std::string& name, const std::string& description) {
-    providers::ToolDeclaration d;
-    d.name = name;
-    d.description = description;
-    d.handler = ok;
-    return {std::move(d), "t"};
-}
 
 TEST_F(RedisPins, GuardsOnTwoReplicasJudgeAgainstOnePin) {
     auto store_a = replica();

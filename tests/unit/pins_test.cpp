@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "manual_executor.hpp"
+#include "pins_test_support.hpp"
 #include "session_driver.hpp"
 #include "providers/pin_definition.hpp"
 #include "providers/pin_guard.hpp"
@@ -24,6 +25,8 @@ namespace toolport {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::synced;
+using test_support::tool_pin;
 using util::canonical_json;
 using util::ecmascript_number;
 
@@ -124,13 +127,6 @@ TEST(CanonicalJson, PrettyFormKeepsTheOrder) {
 }
 
 // ---- digests and classification --------------------------------------------------------------
-
-stores::PinRecord tool_pin(const std::string& name, const std::string& description, Json identity = nullptr) {
-    providers::ToolDeclaration d;
-    d.name = name;
-    d.description = description;
-    return pins::make_pin("tool", name, pins::tool_definition(d, identity));
-}
 
 stores::PinMap pinned_map(const std::vector<stores::PinRecord>& records) {
     stores::PinMap map;
@@ -349,16 +345,6 @@ TEST(LocalPinStore, RefusesAFileItCannotRead) {
 }
 
 // ---- the guard where tools are installed ------------------------------------------------------
-
-Task<ToolResult> ok(RequestContext&, const Json&) { co_return ToolResult::text("ok"); }
-
-providers::SyncedTool synced(const std::string& name, const std::string& description) {
-    providers::ToolDeclaration d;
-    d.name = name;
-    d.description = description;
-    d.handler = ok;
-    return {std::move(d), "t"};
-}
 
 template <typename T>
 T finish(Task<T> task) {

@@ -28,7 +28,6 @@ private:
 };
 
 // Registered before main runs (gtest_main): gtest owns and deletes it.
-[[maybe_unused]] ::testing::Environment* const state_home =
-    ::testing::AddGlobalTestEnvironment(new StateHomeEnvironment);
+[[maybe_unused]] ::testing::Environment* const state_home = ::testing::AddGlobalTestEnvironment(new StateHomeEnvironment);
 
 }  // namespace
