@@ -44,13 +44,27 @@ std::string reverse_labels(std::string_view host) {
 }
 
 // The remote headers a client must send: a static bearer token is asked for; an OAuth
-// client finds its way through the 401 and the Protected Resource Metadata instead.
-Json remote_headers(const Facts& facts) {
+// client finds its way through the 401 and the Protected Resource Metadata instead. The
+// header's value is "Bearer {<id>}" with the token as its variable: the user types only the
+// token, and the variable's id is the entry's own, because a client keeps one secret per id
+// (VS Code's gallery does): with one id for every entry, installing the whole server and a
+// profile would give the profile the server's token.
+Json remote_headers(const Facts& facts, const Entry& entry) {
     if (facts.authentication != "bearer") return nullptr;
-    return Json::array({{{"name", "Authorization"},
-                         {"description", "A bearer token this server accepts: Bearer <token>"},
-                         {"isRequired", true},
-                         {"isSecret", true}}});
+    std::string id = "toolport_token";
+    if (!entry.profile.empty()) {
+        id += '_';
+        for (char c : entry.profile) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    }
+    const std::string whose = entry.profile.empty() ? std::string("this server") : "the " + entry.profile + " profile";
+    return Json::array(
+        {{{"name", "Authorization"},
+          {"description", "A bearer token " + whose + " accepts"},
+          {"isRequired", true},
+          {"isSecret", true},
+          {"value", "Bearer {" + id + "}"},
+          {"variables",
+           {{id, {{"description", "The bearer token for " + whose}, {"isRequired", true}, {"isSecret", true}}}}}}});
 }
 
 // The legacy HTTP+SSE endpoint beside the whole server's MCP endpoint ("" when not served,
@@ -65,14 +79,14 @@ std::string sse_url(const Facts& facts, std::string_view mcp_url) {
 Json remotes(const Facts& facts, const Entry& entry, std::string_view mcp_url, bool with_versions) {
     Json out = Json::array();
     Json http = {{"type", "streamable-http"}, {"url", entry_url(entry, mcp_url)}};
-    if (auto headers = remote_headers(facts); !headers.is_null()) http["headers"] = headers;
+    if (auto headers = remote_headers(facts, entry); !headers.is_null()) http["headers"] = headers;
     if (with_versions) http["supportedProtocolVersions"] = facts.protocol_versions;
     out.push_back(std::move(http));
     // The legacy transport serves a profile only to the profile's token: it is the whole
     // server's.
     if (auto sse = sse_url(facts, mcp_url); entry.profile.empty() && !sse.empty()) {
         Json legacy = {{"type", "sse"}, {"url", sse}};
-        if (auto headers = remote_headers(facts); !headers.is_null()) legacy["headers"] = headers;
+        if (auto headers = remote_headers(facts, entry); !headers.is_null()) legacy["headers"] = headers;
         if (with_versions) legacy["supportedProtocolVersions"] = {"2024-11-05"};
         out.push_back(std::move(legacy));
     }

@@ -41,16 +41,25 @@ const NAMES = ['io.example/toolport', 'io.example/toolport-cursor', 'io.example/
 
 // ---- schemas written from the specifications (see the file's header) ----
 const NAME = { type: 'string', minLength: 3, maxLength: 200, pattern: '^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$' };
+const INPUT = {
+  type: 'object',
+  properties: {
+    description: { type: 'string' },
+    isRequired: { type: 'boolean' },
+    isSecret: { type: 'boolean' },
+    format: { enum: ['string', 'number', 'boolean', 'filepath'] },
+    value: { type: 'string' },
+    default: { type: 'string' },
+    choices: { type: 'array', items: { type: 'string' } },
+  },
+};
 const KEY_VALUE_INPUT = {
   type: 'object',
   required: ['name'],
   properties: {
+    ...INPUT.properties,
     name: { type: 'string' },
-    description: { type: 'string' },
-    isRequired: { type: 'boolean' },
-    isSecret: { type: 'boolean' },
-    value: { type: 'string' },
-    default: { type: 'string' },
+    variables: { type: 'object', additionalProperties: INPUT },
   },
 };
 const REMOTE = {
@@ -361,6 +370,14 @@ describe('registry serving settings', () => {
     assert.equal(whole.remotes[0].url, 'https://mcp.example.com/tools/mcp');
     assert.equal(whole.remotes[1].url, 'https://mcp.example.com/tools/sse');
     assert.deepEqual(whole.remotes[0].headers.map((h) => [h.name, h.isRequired, h.isSecret]), [['Authorization', true, true]]);
+    // The user gives the token, not the "Bearer " before it; each entry asks under an id of its
+    // own (a client keeps one secret per id: one id for all would give a profile the server's).
+    const [header] = whole.remotes[0].headers;
+    assert.equal(header.value, 'Bearer {toolport_token}');
+    assert.deepEqual(header.variables.toolport_token, { description: 'The bearer token for this server', isRequired: true, isSecret: true });
+    const [profileHeader] = res.body.servers[1].server.remotes[0].headers;
+    assert.equal(profileHeader.value, 'Bearer {toolport_token_cursor}');
+    assert.deepEqual(Object.keys(profileHeader.variables), ['toolport_token_cursor']);
     assert.equal(whole._meta['io.toolport/server'].authentication, 'bearer');
     assert.doesNotMatch(res.text, /secret-token-1/);
     const card = await get(server, '/mcp/cursor/server-card');
