@@ -292,6 +292,49 @@ describe('serving a registry and Server Cards', () => {
     assert.equal((await get(server, '/v0.1/servers/io.example%2Fnope/versions')).status, 404);
   });
 
+  it("answers VS Code's gallery as its mcpGalleryService asks and reads", async () => {
+    // The sequence and the checks of microsoft/vscode's src/vs/platform/mcp/common/
+    // mcpGalleryService.ts (read, not run): the service URL without its trailing slash, a
+    // version probe, pages of 50 of the latest versions with the next cursor appended as it
+    // came (not encoded), an installed server looked up by its encoded name.
+    const serviceUrl = `${server.base}/`.replace(/\/$/, '');
+    const probe = await fetch(`${serviceUrl}/v0.1/servers?limit=1`);
+    assert.equal(probe.status, 200, 'v0.1 answered: VS Code does not fall back to /v0');
+    const listed = [];
+    let url = `${serviceUrl}/v0.1/servers?limit=50&version=latest`;
+    for (let page = 0; page < 5 && url; page++) {
+      const res = await fetch(url);
+      assert.equal(res.status, 200);
+      const body = await res.json();
+      assert.ok(Array.isArray(body.servers));
+      for (const item of body.servers) {
+        // What its parser requires of every item, or the page (first item) or item is dropped.
+        assert.equal(typeof item.server, 'object');
+        for (const key of ['name', 'description', 'version']) assert.ok(typeof item.server[key] === 'string' && item.server[key], key);
+        assert.equal(typeof item._meta, 'object');
+        const official = item._meta['io.modelcontextprotocol.registry/official'];
+        assert.ok(official.isLatest && official.publishedAt && official.updatedAt);
+        // Installed as a remote from remotes[0] (no packages): the streamable-http endpoint.
+        assert.equal(item.server.packages, undefined);
+        assert.equal(item.server.remotes[0].type, 'streamable-http');
+        listed.push(item.server.name);
+      }
+      url = body.metadata.nextCursor ? `${serviceUrl}/v0.1/servers?limit=50&version=latest&cursor=${body.metadata.nextCursor}` : '';
+    }
+    assert.deepEqual(listed, NAMES);
+    // Paged at 2 the same way: the raw cursor (base64url) survives not being encoded.
+    const first = await (await fetch(`${serviceUrl}/v0.1/servers?limit=2&version=latest`)).json();
+    const second = await fetch(`${serviceUrl}/v0.1/servers?limit=2&version=latest&cursor=${first.metadata.nextCursor}`);
+    assert.deepEqual((await second.json()).servers.map((s) => s.server.name), NAMES.slice(2));
+    for (const name of NAMES) {
+      const res = await fetch(`${serviceUrl}/v0.1/servers/${encodeURIComponent(name)}/versions/latest`);
+      assert.equal(res.status, 200, name);
+      assert.equal((await res.json()).server.name, name);
+    }
+    // Not in this gallery: a 4xx, which VS Code reads as "not found".
+    assert.equal((await fetch(`${serviceUrl}/v0.1/servers/${encodeURIComponent('io.example/other')}/versions/latest`)).status, 404);
+  });
+
   it('serves a Server Card per entry with its media type, CORS and a strong ETag', async () => {
     const cards = [
       ['/mcp/server-card', 'io.example/toolport', `${server.base}/mcp`],
