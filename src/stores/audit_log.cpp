@@ -22,6 +22,7 @@
 #include "observability/metrics.hpp"
 #include "stores/redis_url.hpp"
 #include "stores/stores.hpp"
+#include "util/state_dir.hpp"
 
 namespace toolport::stores {
 
@@ -181,15 +182,7 @@ std::vector<std::string> audit_files(const std::string& path) {
     return rotated;
 }
 
-std::string default_audit_path() {
-    if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/') {
-        return (fs::path(state) / "toolport" / "audit.jsonl").string();
-    }
-    if (const char* home = std::getenv("HOME"); home && *home == '/') {
-        return (fs::path(home) / ".local" / "state" / "toolport" / "audit.jsonl").string();
-    }
-    return {};
-}
+std::string default_audit_path() { return util::state_path("audit.jsonl"); }
 
 AuditOptions resolve_audit_options(AuditOptions o, const StoreOptions& store, bool redis, const std::string& stream) {
     if (o.path.empty()) {

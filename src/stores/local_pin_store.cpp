@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "util/state_dir.hpp"
+
 namespace toolport::stores {
 
 namespace fs = std::filesystem;
@@ -105,15 +107,7 @@ Task<void> PinStore::drop_pending(std::string source, std::string key) {
     co_await record_listing(std::move(source), std::move(writes));
 }
 
-std::string default_pins_path() {
-    if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/') {
-        return (fs::path(state) / "toolport" / "pins.json").string();
-    }
-    if (const char* home = std::getenv("HOME"); home && *home == '/') {
-        return (fs::path(home) / ".local" / "state" / "toolport" / "pins.json").string();
-    }
-    return {};
-}
+std::string default_pins_path() { return util::state_path("pins.json"); }
 
 Json snapshot_to_json(const PinSnapshot& snapshot) {
     Json sources = Json::object();

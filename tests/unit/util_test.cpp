@@ -2,6 +2,7 @@
 // Pointer tokens and session ids.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "util/json_pointer.hpp"
 #include "util/sanitize.hpp"
 #include "util/session_id.hpp"
+#include "util/state_dir.hpp"
 
 using namespace toolport::util;
 
@@ -278,4 +280,20 @@ TEST(SessionId, VisibleAsciiWithinTheCallersBound) {
     EXPECT_FALSE(valid_session_id("a b", 256));
     EXPECT_FALSE(valid_session_id("a\x7f", 256));
     EXPECT_FALSE(valid_session_id("caf\xC3\xA9", 256));
+}
+
+TEST(StateDir, XdgStateHomeElseHomeOnlyWhenAbsolute) {
+    // The test run's own XDG_STATE_HOME (state_home_environment.cpp) is put back at the end.
+    const std::string saved_state = std::getenv("XDG_STATE_HOME") ? std::getenv("XDG_STATE_HOME") : "";
+    const std::string saved_home = std::getenv("HOME") ? std::getenv("HOME") : "";
+    ::setenv("XDG_STATE_HOME", "/var/state", 1);
+    ::setenv("HOME", "/home/ann", 1);
+    EXPECT_EQ(toolport::util::state_path("pins.json"), "/var/state/toolport/pins.json");
+    ::setenv("XDG_STATE_HOME", "relative/state", 1);  // ignored: it would move with the directory
+    EXPECT_EQ(toolport::util::state_path("registry"), "/home/ann/.local/state/toolport/registry");
+    ::unsetenv("XDG_STATE_HOME");
+    ::setenv("HOME", "", 1);
+    EXPECT_EQ(toolport::util::state_path("audit.jsonl"), "");
+    ::setenv("XDG_STATE_HOME", saved_state.c_str(), 1);
+    ::setenv("HOME", saved_home.c_str(), 1);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/percent.hpp"
+#include "util/state_dir.hpp"
 
 namespace toolport::registry {
 
@@ -48,13 +49,7 @@ std::optional<KeptEntry> read_file(const fs::path& path) {
 
 }  // namespace
 
-std::string registry_state_dir() {
-    if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/')
-        return (fs::path(state) / "toolport" / "registry").string();
-    if (const char* home = std::getenv("HOME"); home && *home == '/')
-        return (fs::path(home) / ".local" / "state" / "toolport" / "registry").string();
-    return {};
-}
+std::string registry_state_dir() { return util::state_path("registry"); }
 
 std::optional<KeptEntry> load_kept(const std::string& dir, const std::string& registry, const std::string& name,
                                    const std::string& requested) {
