@@ -107,7 +107,8 @@ describe('GET /metrics and GET /health', () => {
     assert.match(report.version, /^\d+\.\d+\.\d+/);
     assert.equal(typeof report.uptime_s, 'number');
     assert.ok(report.uptime_s >= 0);
-    assert.deepEqual(report.services, { server: 'available', store: 'available' });
+    // The pins (on by default, warn) are a component: where they are kept.
+    assert.deepEqual(report.services, { server: 'available', store: 'available', pins: 'file' });
   });
 
   it('answers only GET on /metrics and /health', async () => {
