@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "http_client/url.hpp"
 #include "util/utf8.hpp"
 
 namespace toolport::discovery {
@@ -17,15 +18,14 @@ bool name_char(char c, bool in_namespace) {
     return !in_namespace && c == '_';
 }
 
-// The host of an http(s) URL ("" when it is none).
+// The host of an http(s) URL, lower-case ("" when it is none, or an IPv6 address).
 std::string url_host(std::string_view url) {
-    auto scheme = url.find("://");
-    if (scheme == std::string_view::npos) return {};
-    auto rest = url.substr(scheme + 3);
-    rest = rest.substr(0, rest.find_first_of("/?#"));
-    if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
-    if (!rest.empty() && rest.front() == '[') return {};  // an IPv6 address
-    return std::string(rest.substr(0, rest.find(':')));
+    try {
+        auto parsed = http_client::parse_url(url);
+        return parsed.ipv6_literal ? std::string() : parsed.host;
+    } catch (const std::invalid_argument&) {
+        return {};
+    }
 }
 
 bool is_address(std::string_view host) { return host.find_first_not_of("0123456789.") == std::string_view::npos; }
@@ -150,7 +150,6 @@ std::optional<std::string> name_problem(std::string_view name) {
 
 std::string derived_namespace(std::string_view url) {
     auto host = url_host(url);
-    for (auto& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (host.empty() || is_address(host) || host.find('.') == std::string::npos) return "local.toolport";
     for (char c : host) {
         if (!name_char(c, true)) return "local.toolport";
