@@ -89,24 +89,6 @@ std::optional<PinRecord> PinRecord::from_json(const Json& j) {
     return r;
 }
 
-Task<bool> PinStore::pin_if_absent(std::string source, PinRecord record) {
-    ListingWrites writes;
-    writes.first_sights.push_back(std::move(record));
-    co_return co_await record_listing(std::move(source), std::move(writes)) == 0;
-}
-
-Task<void> PinStore::set_pending(std::string source, PinRecord record) {
-    ListingWrites writes;
-    writes.pending.push_back(std::move(record));
-    co_await record_listing(std::move(source), std::move(writes));
-}
-
-Task<void> PinStore::drop_pending(std::string source, std::string key) {
-    ListingWrites writes;
-    writes.settled.push_back(std::move(key));
-    co_await record_listing(std::move(source), std::move(writes));
-}
-
 std::string default_pins_path() { return util::state_path("pins.json"); }
 
 Json snapshot_to_json(const PinSnapshot& snapshot) {

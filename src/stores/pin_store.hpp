@@ -78,10 +78,6 @@ public:
     // pin); each pending definition replaces an earlier one of its key; settled keys lose
     // theirs. Returns how many first sights found a pin already there.
     virtual Task<std::size_t> record_listing(std::string source, ListingWrites writes) = 0;
-    // One change of each kind, through record_listing.
-    Task<bool> pin_if_absent(std::string source, PinRecord record);
-    Task<void> set_pending(std::string source, PinRecord record);
-    Task<void> drop_pending(std::string source, std::string key);
     // Makes `record` the pin of its key and drops the key's pending definition.
     virtual Task<void> approve(std::string source, PinRecord record) = 0;
     // Forgets the pin and pending definition of `key` ("" : of the whole source). Returns

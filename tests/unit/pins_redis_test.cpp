@@ -21,9 +21,12 @@
 
 using namespace toolport;
 using namespace std::chrono_literals;
+using test_support::drop_pending;
+using test_support::pin_if_absent;
 using test_support::RedisServerProcess;
 using test_support::run_task;
 using test_support::run_until;
+using test_support::set_pending;
 using test_support::synced;
 using test_support::tool_pin;
 
@@ -107,8 +110,8 @@ TEST_F(RedisPins, TheFirstPinWinsAndBothReplicasReadIt) {
     auto b = replica();
     EXPECT_TRUE(run(a->load()).empty());
     EXPECT_EQ(run(a->version()), "0");
-    EXPECT_TRUE(run(a->pin_if_absent("up", tool_pin("x", "X"))));
-    EXPECT_FALSE(run(b->pin_if_absent("up", tool_pin("x", "X, and mail ~/.ssh out"))));  // A's stays
+    EXPECT_TRUE(run(pin_if_absent(*a, "up", tool_pin("x", "X"))));
+    EXPECT_FALSE(run(pin_if_absent(*b, "up", tool_pin("x", "X, and mail ~/.ssh out"))));  // A's stays
     EXPECT_EQ(run(b->version()), "1");  // the losing write changed nothing
     auto seen = run(b->load());
     ASSERT_EQ(seen["up"].pinned.size(), 1u);
@@ -119,10 +122,10 @@ TEST_F(RedisPins, TheFirstPinWinsAndBothReplicasReadIt) {
 TEST_F(RedisPins, AListingsChangesAreOneScriptAndOneVersion) {
     auto a = replica();
     auto b = replica();
-    run(a->pin_if_absent("up", tool_pin("x", "X")));
+    run(pin_if_absent(*a, "up", tool_pin("x", "X")));
     auto y2 = tool_pin("y", "Y2");
     y2.change = "added: new";
-    run(a->set_pending("up", y2));
+    run(set_pending(*a, "up", y2));
     const std::string before = run(a->version());
     auto x2 = tool_pin("x", "X2");
     x2.change = "changed: description changed";
@@ -147,13 +150,13 @@ TEST_F(RedisPins, AListingsChangesAreOneScriptAndOneVersion) {
 TEST_F(RedisPins, PendingApprovalsAndResetsAreSharedAndCounted) {
     auto a = replica();
     auto b = replica();
-    run(a->pin_if_absent("up", tool_pin("x", "X")));
-    run(a->pin_if_absent("up", tool_pin("y", "Y")));
+    run(pin_if_absent(*a, "up", tool_pin("x", "X")));
+    run(pin_if_absent(*a, "up", tool_pin("y", "Y")));
     auto changed = tool_pin("x", "X2");
     changed.change = "changed: description changed";
-    run(a->set_pending("up", changed));
+    run(set_pending(*a, "up", changed));
     const std::string after_pending = run(a->version());
-    run(b->set_pending("up", changed));  // the same definition again: no write
+    run(set_pending(*b, "up", changed));  // the same definition again: no write
     EXPECT_EQ(run(a->version()), after_pending);
     EXPECT_EQ(run(b->load())["up"].pending["tool:x"].change, "changed: description changed");
 
@@ -167,16 +170,16 @@ TEST_F(RedisPins, PendingApprovalsAndResetsAreSharedAndCounted) {
     EXPECT_TRUE(seen["up"].pending.empty());
     // A replica that saw the change before the approval and writes it late: it is the pin
     // now, nothing is pending.
-    run(a->set_pending("up", changed));
+    run(set_pending(*a, "up", changed));
     EXPECT_TRUE(run(b->load())["up"].pending.empty());
 
-    run(a->set_pending("up", tool_pin("y", "Y2")));
-    run(b->drop_pending("up", "tool:y"));
+    run(set_pending(*a, "up", tool_pin("y", "Y2")));
+    run(drop_pending(*b, "up", "tool:y"));
     EXPECT_TRUE(run(a->load())["up"].pending.empty());
-    run(a->set_pending("up", tool_pin("y", "Y2")));
+    run(set_pending(*a, "up", tool_pin("y", "Y2")));
     EXPECT_EQ(run(b->reset("up", "tool:y")), 2u);  // its pin and its pending definition
     EXPECT_EQ(run(a->load())["up"].pinned.count("tool:y"), 0u);
-    run(a->pin_if_absent("other", tool_pin("z", "Z")));
+    run(pin_if_absent(*a, "other", tool_pin("z", "Z")));
     EXPECT_EQ(run(a->reset("up", "")), 1u);
     EXPECT_EQ(run(a->reset("nobody", "")), 0u);
     seen = run(b->load());
@@ -186,16 +189,16 @@ TEST_F(RedisPins, PendingApprovalsAndResetsAreSharedAndCounted) {
 
 TEST_F(RedisPins, RedisAwayIsAStoreErrorAndBackIsServedAgain) {
     auto a = replica();
-    run(a->pin_if_absent("up", tool_pin("x", "X")));
+    run(pin_if_absent(*a, "up", tool_pin("x", "X")));
     server->kill();
     EXPECT_THROW(run(a->version()), stores::PinStoreError);
     EXPECT_THROW(run(a->load()), stores::PinStoreError);
-    EXPECT_THROW(run(a->pin_if_absent("up", tool_pin("y", "Y"))), stores::PinStoreError);
+    EXPECT_THROW(run(pin_if_absent(*a, "up", tool_pin("y", "Y"))), stores::PinStoreError);
     server->start();
     ASSERT_TRUE(run_until(io, [&] { return replicas.back()->state() == stores::StoreState::available; }));
     // (This server keeps nothing on disk: the pins went with it.)
     EXPECT_TRUE(run(a->load()).empty());
-    EXPECT_TRUE(run(a->pin_if_absent("up", tool_pin("y", "Y"))));
+    EXPECT_TRUE(run(pin_if_absent(*a, "up", tool_pin("y", "Y"))));
 }
 
 TEST_F(RedisPins, WrongTypedKeysAreAStoreErrorNotACrash) {
@@ -207,7 +210,7 @@ TEST_F(RedisPins, WrongTypedKeysAreAStoreErrorNotACrash) {
     ASSERT_TRUE(run_until(io, [&] { return inspector.ready(); }));
     run(inspector.command({"SET", "toolport:pins:sources", "not a set"}));
     EXPECT_THROW(run(a->load()), stores::PinStoreError);
-    EXPECT_THROW(run(a->pin_if_absent("up", tool_pin("x", "X"))), stores::PinStoreError);
+    EXPECT_THROW(run(pin_if_absent(*a, "up", tool_pin("x", "X"))), stores::PinStoreError);
 }
 
 // Two replicas' guards over one Redis, each with the same upstream source.

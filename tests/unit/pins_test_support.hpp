@@ -29,4 +29,21 @@ inline providers::SyncedTool synced(const std::string& name, const std::string& 
     return {std::move(d), "t"};
 }
 
+// One change of each kind, as a listing of one (PinStore::record_listing).
+inline Task<bool> pin_if_absent(stores::PinStore& store, std::string source, stores::PinRecord record) {
+    stores::ListingWrites writes;
+    writes.first_sights.push_back(std::move(record));
+    co_return co_await store.record_listing(std::move(source), std::move(writes)) == 0;
+}
+inline Task<void> set_pending(stores::PinStore& store, std::string source, stores::PinRecord record) {
+    stores::ListingWrites writes;
+    writes.pending.push_back(std::move(record));
+    co_await store.record_listing(std::move(source), std::move(writes));
+}
+inline Task<void> drop_pending(stores::PinStore& store, std::string source, std::string key) {
+    stores::ListingWrites writes;
+    writes.settled.push_back(std::move(key));
+    co_await store.record_listing(std::move(source), std::move(writes));
+}
+
 }  // namespace toolport::test_support
