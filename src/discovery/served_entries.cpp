@@ -187,7 +187,14 @@ Facts make_facts(const ServeSettings& settings, const ServerIdentity& identity) 
                                         100);
     facts.entries.push_back(server);
 
-    // (A settings profile the gateway lacks was refused when the configuration was read.)
+    for (const auto& [profile, configured] : settings.profiles) {
+        bool known = false;
+        for (const auto& p : identity.profiles) known = known || p == profile;
+        if (!known) {
+            throw std::invalid_argument(
+                fmt::format("registry.serve.profiles.{}: the gateway has no such profile (gateway.profiles)", profile));
+        }
+    }
     for (const auto& profile : identity.profiles) {
         Entry entry;
         entry.profile = profile;

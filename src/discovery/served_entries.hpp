@@ -75,8 +75,7 @@ struct ServerIdentity {
 };
 
 // The entries and their facts; throws std::invalid_argument naming the problem (two entries
-// of one name). Settings for a profile the gateway lacks are refused when the configuration
-// is read (app/config.cpp), and ignored here.
+// of one name, a profile configured under registry.serve.profiles that the gateway lacks).
 Facts make_facts(const ServeSettings& settings, const ServerIdentity& identity);
 
 // A registry name's checks (the server.json schema's pattern, 3-200 characters); the
