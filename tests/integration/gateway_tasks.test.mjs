@@ -222,7 +222,8 @@ upstreams:
     assert.equal(local.status, 'cancelled');
     await waitFor('the upstream task is cancelled', async () =>
       proxy.seen.slice(before).some((m) => m.method === 'tasks/cancel' && m.params.taskId === upstreamId));
-    const direct = await result(upstream, 'tasks/get', { taskId: upstreamId });
+    // The proxy records the cancel as it forwards it, before the upstream has handled it.
+    const direct = await settle(upstream, upstreamId);
     assert.equal(direct.status, 'cancelled', JSON.stringify(direct));
     // The gateway stops polling it.
     const polls = proxy.calls('tasks/get').length;
