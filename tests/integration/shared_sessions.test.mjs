@@ -382,6 +382,9 @@ describe('sessions shared by replicas through Redis', { skip: !REDIS && 'redis-s
     await waitFor('resources/updated from A on the GET stream', async () => updated.length === 2);
     routes.post = b;
     await client.unsubscribeResource({ uri: 'test://watched-resource' });
+    // B saves the change before answering, but A applies it when the Redis bus delivers
+    // it, which can be after the client's next request reaches A: let it arrive first.
+    await sleep(300);
     routes.post = a;
     await client.callTool({ name: 'test_trigger_resource_update', arguments: {} });
     routes.post = b;
