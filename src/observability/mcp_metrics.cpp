@@ -16,26 +16,33 @@ Labels operation_labels(const std::string& method, const std::string* tool, std:
 }
 
 // Successful operations by method (or by tool, for tools/call): the common case, one hash
-// lookup. Failures build their key: they are rarer, and their labels vary more.
+// lookup. Failures build their key: they are rarer, and their labels vary more. The key is
+// assembled in a buffer kept per thread and the labels only for a series not seen yet: a
+// call that finds its series allocates nothing.
 struct OperationHandles {
     HandleCache<Histogram> by_method;
     HandleCache<Histogram> by_tool;
     HandleCache<Histogram> failures;
+    std::string key;
 };
 
-Histogram& handle_for(OperationHandles& cache, std::string_view family, const Labels& extra, const std::string& method,
-                      const std::string* tool, std::string_view error_type, const std::string& scope) {
+// `upstream` names the client side's upstream (its label and part of the key); empty on the
+// server side.
+Histogram& handle_for(OperationHandles& cache, std::string_view family, const std::string& upstream,
+                      const std::string& method, const std::string* tool, std::string_view error_type) {
     auto make = [&] {
         Labels labels = operation_labels(method, tool, error_type);
-        labels.insert(labels.end(), extra.begin(), extra.end());
+        if (!upstream.empty()) labels.emplace_back("toolport_upstream", upstream);
         return metrics().histogram(family, labels);
     };
-    if (!error_type.empty()) {
-        std::string key = scope + '\n' + method + '\n' + (tool ? *tool : std::string()) + '\n' + std::string(error_type);
-        return cache.failures.get(key, make);
-    }
-    if (scope.empty()) return tool ? cache.by_tool.get(*tool, make) : cache.by_method.get(method, make);
-    return cache.by_method.get(scope + '\n' + method + '\n' + (tool ? *tool : std::string()), make);
+    if (error_type.empty() && upstream.empty())
+        return tool ? cache.by_tool.get(*tool, make) : cache.by_method.get(method, make);
+    std::string& key = cache.key;
+    key.assign(upstream).append(1, '\n').append(method).append(1, '\n');
+    if (tool) key.append(*tool);
+    if (error_type.empty()) return cache.by_method.get(key, make);
+    key.append(1, '\n').append(error_type);
+    return cache.failures.get(key, make);
 }
 
 }  // namespace
@@ -43,14 +50,14 @@ Histogram& handle_for(OperationHandles& cache, std::string_view family, const La
 void record_server_operation(const std::string& method, const std::string* tool, std::string_view error_type,
                              double seconds) {
     thread_local OperationHandles cache;
-    static const std::string no_scope;
-    handle_for(cache, kServer, {}, method, tool, error_type, no_scope).observe(seconds);
+    static const std::string no_upstream;
+    handle_for(cache, kServer, no_upstream, method, tool, error_type).observe(seconds);
 }
 
 void record_client_operation(const std::string& upstream, const std::string& method, const std::string* tool,
                              std::string_view error_type, double seconds) {
     thread_local OperationHandles cache;
-    handle_for(cache, kClient, {{"toolport_upstream", upstream}}, method, tool, error_type, upstream).observe(seconds);
+    handle_for(cache, kClient, upstream, method, tool, error_type).observe(seconds);
 }
 
 void record_server_session(std::string_view protocol_version, double seconds) {

@@ -15,9 +15,11 @@ namespace toolport::pipeline {
 
 namespace {
 
+// A string id as it is, a number as its digits (id_key: no serializer for an integer).
 std::string id_text(const protocol::RequestId& id) {
-    Json j = protocol::loggable_id(id);
-    return j.is_string() ? j.get<std::string>() : j.dump();
+    if (protocol::is_big_integer_id(id)) return std::string(protocol::big_integer_id_digits(id));
+    if (id.is_string()) return id.get<std::string>();
+    return protocol::id_key(id);
 }
 
 double ms_since(std::chrono::steady_clock::time_point started) {

@@ -1,4 +1,7 @@
 #include "util/redaction/json_redaction.hpp"
+
+#include <cstring>
+
 #include "util/utf8.hpp"
 
 namespace toolport::util::redaction {
@@ -95,28 +98,44 @@ void scan_json_injection(const Json& value, InjectionFindings& found) {
 }
 
 void scan_json_text_injection(std::string_view text, InjectionFindings& found) {
+    // Literals are found with memchr (a result's JSON is mostly string bodies): the next
+    // quote, and within it a backslash only where the body has one.
+    const char* const stop = text.data() + text.size();
+    const auto find = [](const char* from, const char* to, char c) {
+        return static_cast<const char*>(std::memchr(from, c, static_cast<std::size_t>(to - from)));
+    };
     std::string decoded;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '"') continue;
-        const std::size_t begin = i + 1;
+    const char* p = text.data();
+    while (p < stop) {
+        const char* quote = find(p, stop, '"');
+        if (!quote) return;
+        const char* const begin = quote + 1;
+        const char* end = begin;  // the closing quote (or the text's end)
         bool escaped = false;
-        std::size_t end = begin;
-        while (end < text.size() && text[end] != '"') {
-            if (text[end] == '\\') {
-                escaped = true;
-                ++end;
+        for (;;) {
+            const char* closing = find(end, stop, '"');
+            if (!closing) closing = stop;
+            const char* backslash = find(end, closing, '\\');
+            if (!backslash) {
+                end = closing;
+                break;
             }
-            ++end;
+            escaped = true;
+            if (stop - backslash <= 2) {  // nothing after what it escapes
+                end = stop;
+                break;
+            }
+            end = backslash + 2;
         }
-        if (end > text.size()) end = text.size();
-        const std::string_view body = text.substr(begin, end - begin);
+        const std::string_view body(begin, static_cast<std::size_t>(end - begin));
         if (escaped) {
             unescape(body, decoded);
             scan_injection(decoded, found);
         } else {
             scan_injection(body, found);
         }
-        i = end;
+        if (end == stop) return;
+        p = end + 1;
     }
 }
 
