@@ -86,7 +86,13 @@ async function load(browser, url, listSelector) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const longTasks = await page.evaluate(() => window.__longTasks.length);
-  return { page, rows_ms: rowsAt, interactive_ms: Math.max(rowsAt, lastEnd), long_tasks_loading: longTasks };
+  // What the page waited for before its rows: each request that ended by then (start, time to
+  // the answer's first byte, end), the server's share of the load.
+  const requests = await page.evaluate((until) => performance.getEntriesByType('resource')
+    .filter((e) => e.responseEnd <= until)
+    .map((e) => `${new URL(e.name).pathname.split('/').pop()}${new URL(e.name).search} ` +
+      `${e.startTime.toFixed(0)}+${(e.responseStart - e.startTime).toFixed(0)}..${e.responseEnd.toFixed(0)}`), rowsAt);
+  return { page, rows_ms: rowsAt, interactive_ms: Math.max(rowsAt, lastEnd), long_tasks_loading: longTasks, requests };
 }
 
 // Scrolls the list from top to bottom over `ms`, a step a frame; frame times from rAF.
@@ -173,6 +179,8 @@ try {
     console.log(`| ${name} | ${r.rows_ms.toFixed(0)} ms | ${r.interactive_ms.toFixed(0)} ms | ${r.long_tasks_loading} | ${r.rows} | ` +
       `${r.frames} | ${r.janky_frames} | ${r.p95_frame_ms} ms | ${r.slowest_frame_ms} ms | ${r.long_tasks} |`);
   }
+  console.log('requests before the rows (ms: start+to first byte..end):');
+  for (const [name, r] of Object.entries(results)) console.log(`  ${name}: ${r.requests.join(', ')}`);
 } finally {
   await server.stop();
   await fixture.close();

@@ -21,6 +21,58 @@ namespace toolport::stores {
 
 namespace {
 
+// Hands `take` each line of the file at `path` (without its newline), the last line first,
+// until `take` returns false; reads the file from its end in blocks. False when the file
+// cannot be opened (errno says why).
+template <typename Take>
+bool for_each_line_backward(const std::string& path, Take&& take) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return false;
+    constexpr off_t kBlock = 64 * 1024;
+    off_t pos = st.st_size;
+    std::string data;  // a block, then the start of the line that went on past it
+    std::string tail;  // the start of a line whose beginning is in a block not read yet
+    while (pos > 0) {
+        const off_t n = std::min(pos, kBlock);
+        pos -= n;
+        data.resize(static_cast<std::size_t>(n));
+        for (std::size_t got = 0; got < data.size();) {
+            const ssize_t r = ::pread(fd, data.data() + got, data.size() - got, pos + static_cast<off_t>(got));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return true;  // the file shrank or failed meanwhile: what was read stands
+            got += static_cast<std::size_t>(r);
+        }
+        data += tail;
+        std::size_t end = data.size();
+        while (const void* nl = end > 0 ? ::memrchr(data.data(), '\n', end) : nullptr) {
+            const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - data.data());
+            if (!take(std::string_view(data).substr(at + 1, end - at - 1))) return true;
+            end = at;
+        }
+        tail.assign(data, 0, end);
+    }
+    if (!tail.empty()) take(std::string_view(tail));
+    return true;
+}
+
+// The time the writer gave a record, read off the line without parsing it: append_record
+// writes it last (`,"ts":"2026-11-28T06:40:17.123Z"}`). Empty for a line that does not end so.
+std::string_view written_time(std::string_view line) {
+    constexpr std::string_view key = R"("ts":")";
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.size() < key.size() + 3 || line.back() != '}' || line[line.size() - 2] != '"') return {};
+    const std::size_t close = line.size() - 2;
+    const std::size_t at = line.rfind(key, close);
+    if (at == std::string_view::npos) return {};
+    return line.substr(at + key.size(), close - at - key.size());
+}
+
 // Keeps the newest `limit` records (all with 0).
 class Newest {
 public:
@@ -134,33 +186,46 @@ std::string read_stream(RedisConnection& redis, const std::string& stream, std::
 
 AuditQueryResult query_audit_files(const std::string& path, const AuditFilter& filter) {
     AuditQueryResult result;
-    Newest newest(filter.limit);
+    // Newest first: the files from the active one back, each from its end, until `limit`
+    // records matched. The first page of a console or CLI query reads the lines it shows,
+    // not the whole log; records are in the order they were written, so the newest N read
+    // this way are the N a forward pass would have kept.
+    std::vector<Json> newest_first;
+    const std::string until_text = filter.until ? iso_time(*filter.until) : std::string();
     const auto files = audit_files(path);
     std::size_t unreadable = 0;
-    for (const auto& file : files) {
-        std::ifstream in(file, std::ios::binary);
-        if (!in) {
-            ++unreadable;
-            continue;
-        }
-        std::string line;
-        while (std::getline(in, line)) {
-            if (line.empty()) continue;
+    int open_error = 0;
+    bool enough = false;
+    for (auto file = files.rbegin(); file != files.rend() && !enough; ++file) {
+        const bool read = for_each_line_backward(*file, [&](std::string_view line) {
+            if (line.empty()) return true;
+            // Written after `until` (its time, the line's last member, later than it): passed
+            // over without being parsed, as the pages of an older stretch skip the newer lines.
+            if (!until_text.empty()) {
+                const std::string_view ts = written_time(line);
+                if (ts.size() == until_text.size() && ts > until_text) return true;
+            }
             auto record = parse_record(line);
             if (!record) {
                 ++result.skipped_lines;
-                continue;
+                return true;
             }
             ++result.scanned;
-            // Rotated files hold older records: the time bounds could skip whole files, but
-            // a clock stepped back makes that unsafe; every record is looked at.
-            if (filter.matches(*record)) newest.add(std::move(*record));
+            // Every record is looked at, none skipped by its file: a clock stepped back puts
+            // older times after newer ones.
+            if (filter.matches(*record)) newest_first.push_back(std::move(*record));
+            enough = filter.limit > 0 && newest_first.size() >= filter.limit;
+            return !enough;
+        });
+        if (!read) {
+            ++unreadable;
+            open_error = errno;
         }
     }
     if (!files.empty() && unreadable == files.size()) {
-        throw AuditError(fmt::format("cannot read the audit file {}: {}", path, std::strerror(errno)));
+        throw AuditError(fmt::format("cannot read the audit file {}: {}", path, std::strerror(open_error)));
     }
-    result.records = newest.take();
+    result.records.assign(std::make_move_iterator(newest_first.rbegin()), std::make_move_iterator(newest_first.rend()));
     return result;
 }
 

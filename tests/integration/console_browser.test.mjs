@@ -246,6 +246,38 @@ describe('console in a browser: loopback without auth', () => {
     await tab.page.close();
   });
 
+  it('Calls reads a history longer than its first page in pages, and lists every record once', async () => {
+    const client = await mcpClient(server);
+    for (let i = 0; i < 1300; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, () => client.callTool({ name: 'test_simple_text', arguments: {} })));
+    }
+    await client.close();
+    let expected = 0;
+    await waitFor('the audit log to hold the calls', async () => {
+      expected = (await (await fetch(`${server.base}/console/api/calls?limit=10000`)).json()).records.length;
+      return expected >= 1300;
+    }, 20000);
+
+    const tab = await openTab(browser);
+    await tab.page.goto(`${server.base}/console/calls`);
+    const count = 'main p.muted[role="status"]';  // (the stream's state is a status too)
+    const listed = async () => Number((await textOf(tab.page, count)).match(/^([\d,]+) record/)?.[1].replace(/,/g, '') ?? 0);
+    await tab.page.waitForFunction((selector, n) => document.querySelector(selector)?.textContent.startsWith(`${n.toLocaleString('en')} record`),
+      { timeout: 20000 }, count, expected).catch(async (e) => { throw new Error(`${e.message}: ${await textOf(tab.page, count)} of ${expected}`); });
+    assert.equal(await listed(), expected);
+    // Newest first, in pages: a small first one, then older ones up to the exclusive `until`.
+    const asked = await tab.page.evaluate(() => performance.getEntriesByType('resource')
+      .map((e) => new URL(e.name)).filter((u) => u.pathname.endsWith('/api/calls')).map((u) => Object.fromEntries(u.searchParams)));
+    assert.equal(asked[0].limit, '200');
+    assert.equal(asked[0].until, undefined);
+    assert.ok(asked.length >= 2 && asked.slice(1).every((q) => q.limit === '1000' && q.until), JSON.stringify(asked));
+    // The last row is the oldest record.
+    await tab.page.$eval('.vlist', (list) => (list.scrollTop = list.scrollHeight));
+    await tab.page.waitForSelector(`.vrow[aria-posinset="${expected}"]`);
+    tab.assertClean('calls history');
+    await tab.page.close();
+  });
+
   it('the playground refuses a bad value before sending, then calls a tool with nested arguments and shows its structured result', async () => {
     const tab = await openTab(browser);
     await tab.page.goto(`${server.base}/console/playground?tool=plan_trip`);
@@ -334,6 +366,8 @@ describe('console in a browser: loopback without auth', () => {
     const badge = 'tr[data-source="trips"] .badge';
     await tab.page.waitForSelector(badge);
     assert.equal(await textOf(tab.page, badge), 'healthy');
+    // The charts' library is a chunk of its own, read when the Overview draws its first chart.
+    await tab.page.waitForSelector('.chart .uplot canvas');
 
     await upstream.stop();
     // A call finds it gone (the gateway learns of it from its own traffic as well as its checks).

@@ -298,6 +298,56 @@ TEST(AuditQuery, SkipsGarbledLinesAndATruncatedLastLine) {
     EXPECT_EQ(result.records.size(), 1u);
 }
 
+// A limited query reads from the newest line back and stops once it has its records: the
+// same records, in the same order, as a pass over everything would keep; across rotated
+// files, lines longer than a read block, a file without a final newline, and `until`.
+TEST(AuditQuery, TheNewestFromTheEndAcrossFilesAndLongLines) {
+    TempDir dir;
+    const auto active = dir.path / "audit.jsonl";
+    const auto rotated = dir.path / "audit-20261128T064017.123Z-000.jsonl";
+    // Whole milliseconds, as records write their times.
+    const auto base = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now() - 1h);
+    auto at = [&](int i, std::string target) {
+        AuditRecord r = record(std::move(target));
+        r.time = base + std::chrono::milliseconds(i);
+        return encode_record(r);
+    };
+    {
+        std::ofstream old(rotated, std::ios::binary);
+        for (int i = 0; i < 5; ++i) old << at(i, "t" + std::to_string(i)) << "\n";
+        std::ofstream now(active, std::ios::binary);
+        now << at(5, "t5") << "\n";
+        now << at(6, std::string(200 * 1024, 'x')) << "\n";  // longer than three read blocks
+        for (int i = 7; i < 10; ++i) now << at(i, "t" + std::to_string(i)) << "\n";
+        now << at(10, "t10");  // no newline after the last line
+    }
+    auto targets = [](const AuditQueryResult& result) {
+        std::vector<std::string> out;
+        for (const auto& r : result.records) {
+            const auto& t = r["target"].get_ref<const std::string&>();
+            out.push_back(t.size() > 10 ? "long:" + std::to_string(t.size()) : t);
+        }
+        return out;
+    };
+    AuditFilter f;
+    f.limit = 3;
+    EXPECT_EQ(targets(query_audit_files(active.string(), f)), (std::vector<std::string>{"t8", "t9", "t10"}));
+    f.limit = 7;
+    EXPECT_EQ(targets(query_audit_files(active.string(), f)),
+              (std::vector<std::string>{"t4", "t5", "long:204800", "t7", "t8", "t9", "t10"}));
+    f.limit = 0;
+    auto all = query_audit_files(active.string(), f);
+    ASSERT_EQ(all.records.size(), 11u);
+    EXPECT_EQ(all.records.front()["target"], "t0");
+    // Older than t8's time, the newest two: what a page of a longer history asks.
+    f.limit = 2;
+    f.until = base + 8ms;
+    EXPECT_EQ(targets(query_audit_files(active.string(), f)), (std::vector<std::string>{"long:204800", "t7"}));
+    f.tool = "t3";
+    f.limit = 10;
+    EXPECT_EQ(targets(query_audit_files(active.string(), f)), (std::vector<std::string>{"t3"}));
+}
+
 TEST(AuditQuery, NoFileIsAnEmptyResult) {
     TempDir dir;
     auto result = query_audit_files((dir.path / "none.jsonl").string(), AuditFilter{});

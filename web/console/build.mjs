@@ -1,6 +1,6 @@
 // Builds the console's page into DIST: index.html and the favicon as they are, and one
-// minified script and one stylesheet bundled by esbuild from src/main.jsx (Preact, uPlot and
-// the styles they import). No inline script or style anywhere: the console's answers carry a
+// minified script (plus the chunks it imports when needed) and one stylesheet bundled by
+// esbuild from src/main.jsx (Preact, uPlot and the styles they import). No inline script or style anywhere: the console's answers carry a
 // Content-Security-Policy with script-src 'self' and style-src 'self'.
 //   node build.mjs DIST STAMP     (run by web/console/embed.cmake)
 import { build } from "esbuild";
@@ -22,6 +22,10 @@ await build({
   entryPoints: { app: join(here, "src/main.jsx") },
   outdir: join(dist, "assets"),
   bundle: true,
+  // Modules imported with import() (uPlot, for the Overview's charts) are chunks of their own,
+  // assets/chunk-<hash>.js, read when first needed.
+  splitting: true,
+  chunkNames: "chunk-[hash]",
   minify: true,
   format: "esm",
   target: ["chrome109", "firefox115", "safari16"],

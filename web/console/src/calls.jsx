@@ -7,11 +7,18 @@ import { StreamState } from "./stream_state.jsx";
 import { VirtualList } from "./virtual_list.jsx";
 
 const MAX_RECORDS = 10000;
+const FIRST_PAGE = 200;  // records asked for first: rows to show at once
+const PAGE = 1000;       // then older ones, this many at a time
 const OUTCOMES = ["ok", "error", "tool_error", "protocol_error", "cancelled"];
 let nextKey = 1;
 
 function keyed(record) {
   return { ...record, _key: nextKey++ };
+}
+
+// What tells one record from another across pages and the live stream.
+function recordKey(r) {
+  return `${r.ts}|${r.request_id}|${r.session}`;
 }
 
 // datetime-local (the operator's time) to the API's ISO-8601 UTC.
@@ -87,23 +94,41 @@ export function Calls({ me }) {
   const [selected, setSelected] = useState(null);
   const filtersRef = useRef(filters);
   filtersRef.current = filters;
+  const seenRef = useRef(new Set());  // the records listed (recordKey), history and live alike
 
-  // The history for the filters, then whatever the stream brings that matches them.
+  // The history for the filters, newest first, in pages: the first one small, so that rows
+  // show at once, then the older ones in pages the main thread takes without a long task
+  // (10,000 records are about 3 MB of JSON: read whole they held a slow laptop for a second).
+  // Whatever the stream brings meanwhile that matches the filters goes on top.
   useEffect(() => {
     const controller = new AbortController();
-    const query = new URLSearchParams({ limit: String(MAX_RECORDS) });
-    for (const key of ["principal", "tool", "source", "outcome"]) if (filters[key]) query.set(key, filters[key]);
-    if (filters.since) query.set("since", iso(filters.since));
-    if (filters.until) query.set("until", iso(filters.until));
-    api(`calls?${query}`, { signal: controller.signal })
-      .then((answer) =>
-        setRecords((live) => {
-          const seen = new Set(live.map((r) => `${r.ts}|${r.request_id}|${r.session}`));
-          const older = answer.records.filter((r) => !seen.has(`${r.ts}|${r.request_id}|${r.session}`)).map(keyed);
-          return [...live, ...older].slice(0, MAX_RECORDS);
-        }),
-      )
-      .catch((e) => controller.signal.aborted || setError(e));
+    const base = new URLSearchParams();
+    for (const key of ["principal", "tool", "source", "outcome"]) if (filters[key]) base.set(key, filters[key]);
+    if (filters.since) base.set("since", iso(filters.since));
+    const seen = (seenRef.current = new Set());
+    (async () => {
+      let until = filters.until ? iso(filters.until) : "";
+      let limit = FIRST_PAGE;
+      let loaded = 0;
+      for (;;) {
+        const query = new URLSearchParams(base);
+        query.set("limit", String(limit));
+        if (until) query.set("until", until);
+        const answer = await api(`calls?${query}`, { signal: controller.signal });
+        if (controller.signal.aborted) return;
+        const older = answer.records.filter((r) => !seen.has(recordKey(r)));
+        for (const r of older) seen.add(recordKey(r));
+        loaded += older.length;
+        if (older.length) setRecords((list) => [...list, ...older.map(keyed)].slice(0, MAX_RECORDS));
+        const oldest = answer.records[answer.records.length - 1];
+        if (answer.records.length < limit || !oldest || loaded >= MAX_RECORDS) return;
+        // `until` is exclusive: the next page asks from the oldest record's millisecond on (those
+        // of that millisecond already listed are left out above). A page that added nothing
+        // (more than a page's worth of records in one millisecond) moves past it.
+        until = new Date(Date.parse(oldest.ts) + (older.length > 0 ? 1 : 0)).toISOString();
+        limit = PAGE;
+      }
+    })().catch((e) => controller.signal.aborted || setError(e));
     return () => controller.abort();
   }, [filters]);
 
@@ -113,6 +138,7 @@ export function Calls({ me }) {
       signal: controller.signal,
       onEvent: (name, record) => {
         if (name !== "call" || !matches(record, filtersRef.current)) return;
+        seenRef.current.add(recordKey(record));
         setRecords((list) => [keyed(record), ...list].slice(0, MAX_RECORDS));
       },
       onState: setState,
@@ -172,7 +198,6 @@ export function Calls({ me }) {
           height={520}
           label="Calls, newest first"
           resetKey={filters}
-          keyOf={(r) => r._key}
           renderRow={(r) => (
             <button aria-pressed={selected?._key === r._key} onClick={() => setSelected(r)} data-call={r.target}>
               <span class="cell w-clock" title={time(r.ts)}>{clock(r.ts)}</span>

@@ -1,7 +1,15 @@
 // A small time-series chart (uPlot) of the Overview's series: the last hour in step_s buckets.
-import { useEffect, useRef } from "preact/hooks";
-import uPlot from "uplot";
+//
+// uPlot is two fifths of the console's script and only the Overview draws charts: it is a
+// chunk of its own, read when the first chart is drawn, so the other pages start sooner.
+import { useEffect, useRef, useState } from "preact/hooks";
 import "uplot/dist/uPlot.min.css";
+
+let uPlotModule = null;
+function loadUPlot() {
+  uPlotModule ??= import("uplot").then((m) => m.default);
+  return uPlotModule;
+}
 
 // lines: [{label, values, color}], the values oldest first; the x axis ends at `end` (unix s).
 // minTop: the least top of the y axis, so an all-zero series draws a flat line at the bottom.
@@ -12,7 +20,15 @@ export function Chart({ title, lines, step, end, unit, minTop = 1, width = 300, 
   const xs = Array.from({ length: count }, (_, i) => end - (count - 1 - i) * step);
   const data = [xs, ...lines.map((l) => l.values.map((v) => (v === null || v === undefined ? null : v)))];
 
+  const [uPlot, setUPlot] = useState(null);
   useEffect(() => {
+    let live = true;
+    loadUPlot().then((u) => live && setUPlot(() => u));
+    return () => (live = false);
+  }, []);
+
+  useEffect(() => {
+    if (!uPlot) return undefined;
     plot.current = new uPlot(
       {
         width,
@@ -29,8 +45,11 @@ export function Chart({ title, lines, step, end, unit, minTop = 1, width = 300, 
       data,
       box.current,
     );
-    return () => plot.current.destroy();
-  }, [lines.length]);
+    return () => {
+      plot.current.destroy();
+      plot.current = null;
+    };
+  }, [uPlot, lines.length]);
 
   useEffect(() => plot.current?.setData(data), [end, lines]);
 

@@ -103,7 +103,6 @@ export function Tools() {
           height={560}
           label="Tools"
           resetKey={`${query}|${profile}|${source}`}
-          keyOf={(t) => t.name}
           renderRow={(t) => (
             <button aria-pressed={selected === t.name} onClick={() => setSelected(t.name)} data-tool={t.name}>
               <span class="cell w-tool">{t.name}</span>
