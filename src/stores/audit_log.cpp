@@ -214,9 +214,11 @@ struct AuditLog::Impl {
     const AuditOptions options;
     std::mutex mutex;
     std::condition_variable wake, written_cv;
-    // Swapped with the writer's batch each round, so both keep their room: a record costs
-    // the call one move into it, no allocation.
-    std::vector<AuditRecord> queue;
+    // The records waiting for the writer, as the lines they are written as (encoded by the
+    // callers: the queue takes bytes, and a record's strings are freed on the thread that
+    // made them). Swapped with the writer's batch each round, so both keep their room.
+    std::string queue;
+    std::size_t queued = 0;  // records (lines) in `queue`
     std::uint64_t submitted = 0, done = 0;
     bool stopping = false, flush_asked = false;
     Stats stats;   // under the mutex: dropped counted by submit, the rest copied from wstats
@@ -231,7 +233,6 @@ struct AuditLog::Impl {
     bool dirty = false;  // written since the last fsync
     std::chrono::steady_clock::time_point last_sync = std::chrono::steady_clock::now();
     bool warned_write = false;
-    std::string chunk;
     std::thread thread;
 
     // Opens (creating) the active file; the error as text, or "" when open.
@@ -336,17 +337,17 @@ struct AuditLog::Impl {
         dirty = true;
     }
 
-    // Records are encoded straight into one buffer, written out a megabyte at a time (and
-    // where the file rotates), which the writer keeps between batches.
-    void write_batch(std::vector<AuditRecord>& batch) {
+    // Writes a batch of lines (each ending with a newline), a megabyte at a time and where
+    // the file rotates; then the Redis stream's XADDs.
+    void write_batch(std::string_view batch) {
         static constexpr std::size_t kChunkBytes = 1 << 20;
         std::vector<std::string> lines;  // for the Redis stream
-        if (stream) lines.reserve(batch.size());
-        std::size_t in_chunk = 0;
-        auto emit = [&](std::size_t bytes) {
-            if (bytes == 0) return;
+        std::size_t from = 0;            // the start of what is not written yet
+        std::size_t in_chunk = 0;        // records in batch[from, the current line)
+        auto emit = [&](std::size_t to) {
+            if (to == from) return;
             try {
-                write_all(std::string_view(chunk).substr(0, bytes));
+                write_all(batch.substr(from, to - from));
                 wstats.written += in_chunk;
                 written_metric.increment(static_cast<double>(in_chunk));
             } catch (const AuditError& e) {
@@ -358,24 +359,22 @@ struct AuditLog::Impl {
                                   kWriteErrors);
                 }
             }
-            chunk.erase(0, bytes);
+            from = to;
             in_chunk = 0;
         };
-        chunk.clear();
-        for (const auto& r : batch) {
-            const std::size_t start = chunk.size();
-            append_record(r, chunk);
-            chunk += '\n';
-            if (stream) lines.emplace_back(chunk, start, chunk.size() - start - 1);
-            if (due_for_rotation(start, chunk.size() - start)) {
+        for (std::size_t start = 0; start < batch.size();) {
+            const auto* nl = static_cast<const char*>(std::memchr(batch.data() + start, '\n', batch.size() - start));
+            const std::size_t end = nl ? static_cast<std::size_t>(nl - batch.data()) + 1 : batch.size();
+            if (stream) lines.emplace_back(batch.substr(start, end - 1 - start));
+            if (due_for_rotation(start - from, end - start)) {
                 emit(start);  // what belongs to this file
                 rotate();
             }
             ++in_chunk;
-            if (chunk.size() >= kChunkBytes) emit(chunk.size());
+            start = end;
+            if (start - from >= kChunkBytes) emit(start);
         }
-        emit(chunk.size());
-        if (chunk.capacity() > 2 * kChunkBytes) chunk.shrink_to_fit();
+        emit(batch.size());
         if (fd >= 0 && dirty) {
             const auto now = std::chrono::steady_clock::now();
             if (options.fsync == FsyncPolicy::always ||
@@ -395,7 +394,7 @@ struct AuditLog::Impl {
     }
 
     void run() {
-        std::vector<AuditRecord> batch;
+        std::string batch;
         for (;;) {
             std::uint64_t upto;
             bool stop, forced;
@@ -403,20 +402,20 @@ struct AuditLog::Impl {
                 std::unique_lock lock(mutex);
                 wake.wait_for(lock, options.flush_interval, [&] {
                     return stopping || flush_asked ||
-                           (!queue.empty() &&
-                            (options.fsync == FsyncPolicy::always || queue.size() >= options.queue_capacity / 2));
+                           (queued > 0 && (options.fsync == FsyncPolicy::always || queued >= options.queue_capacity / 2));
                 });
                 forced = flush_asked;
                 flush_asked = false;
                 batch.swap(queue);
+                queued = 0;
                 upto = submitted;
                 stop = stopping;
             }
-            const std::size_t records = batch.size();
-            if (records > 0) write_batch(batch);
+            const std::size_t bytes = batch.size();
+            if (bytes > 0) write_batch(batch);
             batch.clear();
             // Room far beyond what rounds take (after a burst) is let go.
-            if (batch.capacity() > 4096 && records < batch.capacity() / 4) std::vector<AuditRecord>().swap(batch);
+            if (batch.capacity() > (4u << 20) && bytes < batch.capacity() / 4) std::string().swap(batch);
             // A flush asked with nothing new still gets its fsync.
             if (fd >= 0 && dirty && (stop || options.fsync != FsyncPolicy::never)) {
                 const auto now = std::chrono::steady_clock::now();
@@ -432,7 +431,7 @@ struct AuditLog::Impl {
                 const auto dropped = stats.dropped;
                 stats = wstats;
                 stats.dropped = dropped;
-                if (stop && queue.empty()) {
+                if (stop && queued == 0) {
                     written_cv.notify_all();
                     break;
                 }
@@ -476,17 +475,23 @@ AuditLog::~AuditLog() {
 }
 
 bool AuditLog::submit(AuditRecord&& record) {
+    // Encoded outside the lock, into this thread's own buffer (kept between calls).
+    thread_local std::string line;
+    line.clear();
+    append_record(record, line);
+    line += '\n';
     bool notify = false;
     {
         std::lock_guard lock(impl_->mutex);
-        if (impl_->queue.size() >= options_.queue_capacity) {
+        if (impl_->queued >= options_.queue_capacity) {
             ++impl_->stats.dropped;
             impl_->dropped_metric.increment();
             return false;
         }
-        impl_->queue.push_back(std::move(record));
+        impl_->queue += line;
+        ++impl_->queued;
         ++impl_->submitted;
-        notify = options_.fsync == FsyncPolicy::always || impl_->queue.size() == options_.queue_capacity / 2;
+        notify = options_.fsync == FsyncPolicy::always || impl_->queued == options_.queue_capacity / 2;
     }
     if (notify) impl_->wake.notify_one();
     return true;

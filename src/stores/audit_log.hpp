@@ -65,8 +65,8 @@ public:
     AuditLog(const AuditLog&) = delete;
     AuditLog& operator=(const AuditLog&) = delete;
 
-    // Queues the record (moved once, into the queue); false when the queue was full and it
-    // was dropped.
+    // Queues the record, encoded here as its line (the writer thread only writes bytes);
+    // false when the queue was full and it was dropped.
     bool submit(AuditRecord&& record);
     // Waits until every record submitted before the call is written (and fsynced, unless
     // the policy is never; XADDed when Redis is configured and reachable).

@@ -164,7 +164,7 @@ void append_milliseconds(std::string& out, double ms) {
 
 // SHA-256 (hex) of canonical arguments, the last one kept per thread: the calls of a
 // tool often carry the same arguments (a tool without any: "{}" every time), and hashing
-// them was half of what a record cost the writer thread.
+// them was half of what encoding a record cost.
 std::string_view canonical_digest(std::string_view canonical) {
     thread_local std::string last_text, last_digest;
     if (last_digest.empty() || canonical != last_text) {

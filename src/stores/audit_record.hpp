@@ -41,7 +41,8 @@ struct AuditRecord {
     std::string request_id;
     std::string trace_id;
     std::string args_sha256;  // of the canonical arguments (compact, keys sorted)
-    // Or the canonical arguments themselves: encode_record hashes them, off the call's path.
+    // Or the canonical arguments themselves: encode_record hashes them (the last digest is
+    // kept per thread: a tool's calls often carry the same arguments).
     std::string canonical_arguments;
     std::optional<Json> arguments;  // only when audit.include_arguments, redacted
     std::string outcome;            // ok, tool_error, protocol_error, cancelled, denied (an access rule)

@@ -56,8 +56,9 @@ stores::AuditRecord AuditStage::base_record(const RequestContext& ctx, const Jso
     r.request_id = id_text(ctx.request_id());
     r.replica = replica_;
     if (arguments && !arguments->is_null()) {
-        // Small arguments are hashed by the writer thread (the call only writes their text);
-        // large ones here, so that the queue never holds more than a digest of them.
+        // Small arguments are hashed when the record is encoded (the last digest is kept:
+        // repeated arguments are not hashed again); large ones here, so that no record
+        // carries more than a digest of them.
         protocol::write_json(*arguments, r.canonical_arguments);
         if (r.canonical_arguments.size() > 4096) {
             r.args_sha256 = util::sha256_hex(r.canonical_arguments);
