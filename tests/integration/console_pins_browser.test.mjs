@@ -73,6 +73,8 @@ audit:
     const { page } = tab;
     tab.expectStatus('/console/api/me', 401);
     await page.goto(`${server.base}/console/pins`);
+    // The prompt is drawn once api/me has answered 401, after the page's load event.
+    await page.waitForSelector('#token');
     await page.type('#token', TOKEN);
     await page.click('button[type="submit"]');
     await page.waitForSelector('nav[aria-label="Console pages"]');
