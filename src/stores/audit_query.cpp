@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>

@@ -264,6 +264,8 @@ describe('console in a browser: loopback without auth', () => {
     const listed = async () => Number((await textOf(tab.page, count)).match(/^([\d,]+) record/)?.[1].replace(/,/g, '') ?? 0);
     await tab.page.waitForFunction((selector, n) => document.querySelector(selector)?.textContent.startsWith(`${n.toLocaleString('en')} record`),
       { timeout: 20000 }, count, expected).catch(async (e) => { throw new Error(`${e.message}: ${await textOf(tab.page, count)} of ${expected}`); });
+    // Still that many once any later page would have come in: none was listed twice.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(await listed(), expected);
     // Newest first, in pages: a small first one, then older ones up to the exclusive `until`.
     const asked = await tab.page.evaluate(() => performance.getEntriesByType('resource')
