@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startHttpServer, runToolport, waitFor } from './lib/harness.mjs';
 import { NODE, text } from './lib/gateway_setup.mjs';
 import { startRegistryFixture } from '../fixtures/registry/server.mjs';
@@ -158,42 +159,67 @@ describe('registry upstreams', () => {
     assert.equal(pin.official.isLatest, true);
   });
 
-  it('a pinned latest is not asked again; `toolport registry update` moves it', async (t) => {
-    registry.publish(remoteEntry('1.1.0', remote.url));
+  it('a pinned latest is not asked again; `toolport registry update` moves it, and a reload switches a running server', async (t) => {
+    // 1.1.0 is another server (the testing pack: test_sleep), so which one runs shows.
+    const remote2 = await startHttpServer({ packs: 'testing', env: { TOOLPORT_TEST_PACK: '1' } });
+    t.after(() => remote2.stop());
+    registry.publish(remoteEntry('1.1.0', remote2.url));
     const asked = registry.requests.length;
+    const upstreams = `  conformance:
+    registry: ${JSON.stringify(REMOTE_NAME)}
+`;
     const server = await startHttpServer({
       packs: '',
-      config: config(registry.url, `  conformance:
-    registry: ${JSON.stringify(REMOTE_NAME)}
-`),
+      config: `${config(registry.url, upstreams)}reload: {min_interval_s: 0}\n`,
       env: { XDG_STATE_HOME: stateHome },
     });
+    t.after(() => server.stop());
     const client = await connect(server);
-    await waitFor('the pinned remote', async () => ((await client.listTools()).tools.length > 0 ? true : null), 20000);
-    await client.close();
-    await server.stop();
+    t.after(() => client.close());
+    const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
+    await waitFor('the pinned remote', async () => ((await names()).includes('test_simple_text') ? true : null), 20000);
     assert.equal(registry.requests.length, asked, 'the pin answered: no request');
     assert.match(server.logs(), new RegExp(`${REMOTE_NAME}@1\\.0\\.0 \\(latest`));
+
+    // A reload with nothing moved changes nothing.
+    const idle = await fetch(`${server.base}/admin/reload`, { method: 'POST' });
+    assert.equal(idle.status, 202);
+    assert.deepEqual((await idle.json()).reloading, ['gateway']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.doesNotMatch(server.logs(), /moved from/);
+    assert.ok((await names()).includes('test_simple_text'));
 
     const update = await runToolport(['registry', 'update', REMOTE_NAME, '--registry', registry.url], {
       env: { XDG_STATE_HOME: stateHome },
     });
     assert.equal(update.status, 0, update.stderr);
-    assert.match(update.stdout, new RegExp(`${REMOTE_NAME}: latest 1\\.0\\.0 -> 1\\.1\\.0`));
+    assert.match(update.stdout, new RegExp(`${REMOTE_NAME}: latest 1\\.0\\.0 -> 1\\.1\\.0 \\(a running server switches`));
     const pin = keptFiles(stateHome).find((k) => k.name === REMOTE_NAME && k.requested === 'latest');
     assert.equal(pin.version, '1.1.0');
+    // The running server keeps 1.0.0 until it is told to reload.
+    assert.ok((await names()).includes('test_simple_text'));
 
-    const again = await startHttpServer({
-      packs: '',
-      config: config(registry.url, `  conformance:
-    registry: ${JSON.stringify(REMOTE_NAME)}
-`),
-      env: { XDG_STATE_HOME: stateHome },
-    });
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed += 1; });
+    const reload = await runToolport(['reload', '--url', server.url]);
+    assert.equal(reload.status, 0, reload.stderr);
+    await waitFor('the running server on 1.1.0', async () => {
+      const now = await names();
+      return now.includes('test_sleep') && !now.includes('test_simple_text') ? now : null;
+    }, 20000);
+    assert.match(server.logs(), new RegExp(`registry entry ${REMOTE_NAME} moved from 1\\.0\\.0 to 1\\.1\\.0`));
+    assert.match(server.logs(), new RegExp(`${REMOTE_NAME}@1\\.1\\.0 \\(latest`));
+    await waitFor('tools/list_changed', async () => (changed > 0 ? true : null), 5000);
+    const slept = await client.callTool({ name: 'test_sleep', arguments: { ms: 1 } });
+    assert.equal(slept.isError ?? false, false, JSON.stringify(slept));
+    assert.equal(registry.requests.length, asked + 1, 'only the update asked the registry');
+
+    // A new start runs the kept 1.1.0 too.
+    const again = await startHttpServer({ packs: '', config: config(registry.url, upstreams), env: { XDG_STATE_HOME: stateHome } });
     t.after(() => again.stop());
     const client2 = await connect(again);
     t.after(() => client2.close());
-    await waitFor('the updated remote', async () => ((await client2.listTools()).tools.length > 0 ? true : null), 20000);
+    await waitFor('the updated remote', async () => ((await client2.listTools()).tools.some((tool) => tool.name === 'test_sleep') ? true : null), 20000);
     assert.match(again.logs(), new RegExp(`${REMOTE_NAME}@1\\.1\\.0 \\(latest`));
     // An update with nothing new says so.
     const still = await runToolport(['registry', 'update', '--registry', registry.url], { env: { XDG_STATE_HOME: stateHome } });

@@ -318,8 +318,8 @@ int update(const RegistryFlags& flags) {
             if (fresh.version == kept.version) {
                 fmt::print("{}: latest is still {}\n", kept.name, kept.version);
             } else {
-                fmt::print("{}: latest {} -> {} (a server starts it on its next start)\n", kept.name, kept.version,
-                           fresh.version);
+                fmt::print("{}: latest {} -> {} (a running server switches on `toolport reload` or SIGHUP)\n",
+                           kept.name, kept.version, fresh.version);
             }
             ++updated;
         } catch (const RegistryFailure& e) {

@@ -253,6 +253,19 @@ bool Gateway::settled() const {
     return true;
 }
 
+bool Gateway::has_registry_upstreams() const {
+    return std::any_of(parts_.begin(), parts_.end(),
+                       [](const Part& part) { return part.upstream->settings().registry.has_value(); });
+}
+
+std::size_t Gateway::apply_registry_updates() {
+    std::size_t restarted = 0;
+    for (auto& part : parts_) {
+        if (part.upstream->apply_registry_update()) ++restarted;
+    }
+    return restarted;
+}
+
 bool Gateway::allowed(const UpstreamSettings& upstream, const std::string& name) const {
     for (const auto& pattern : upstream.deny) {
         if (glob_match(pattern, name)) return false;

@@ -35,6 +35,11 @@ public:
     void stop();
     // Whether every upstream's first connection attempt is over.
     bool settled() const;
+    // Whether any upstream is named by its registry entry.
+    bool has_registry_upstreams() const;
+    // Each registry upstream whose kept entry moved (`toolport registry update`) runs the
+    // new one (Upstream::apply_registry_update); on the loop. Returns how many restarted.
+    std::size_t apply_registry_updates();
 
 private:
     // Where a served name or URI leads.

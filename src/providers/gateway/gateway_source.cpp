@@ -17,6 +17,13 @@ public:
         gateway_->start();
     }
     bool settled() const override { return !gateway_ || gateway_->settled(); }
+    // A reload (SIGHUP, POST /admin/reload) moves the registry upstreams whose kept entry
+    // `toolport registry update` changed; it reads the state directory, nothing remote, so
+    // it is over when reload() returns.
+    void reload() override {
+        if (gateway_) gateway_->apply_registry_updates();
+    }
+    bool reloads() const override { return gateway_ && gateway_->has_registry_upstreams(); }
     void stop() override {
         if (gateway_) gateway_->stop();
     }

@@ -37,6 +37,7 @@ using upstream_detail::until;
 
 Upstream::Upstream(UpstreamSettings settings, AsioExecutor& executor)
     : settings_(std::move(settings)), secrets_(settings_.secrets()), executor_(executor) {
+    if (settings_.registry) configured_ = settings_;
     output_ = std::make_shared<UpstreamOutputGuard>(settings_.name, settings_.output_limits,
                                                     [&executor](std::chrono::milliseconds delay,
                                                                 std::function<void()> fn) {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -96,6 +97,11 @@ public:
     void start();
     // Ends the connection now (a stdio child and its process group are killed and reaped).
     void stop();
+    // A registry upstream (settings().registry) whose kept entry names another version than
+    // the one it runs (`toolport registry update` moved its `latest`): drops the connection
+    // and connects again on the new entry, at once. Reads the state directory only, never
+    // the registry. Returns whether it did (on the loop: SIGHUP, POST /admin/reload).
+    bool apply_registry_update();
 
     State state() const;
     // One line for /health and errors: "connected (2025-06-18)", "reconnecting in 4 s: ...".
@@ -251,6 +257,11 @@ private:
     void set_state(State state, std::string detail = {});
 
     UpstreamSettings settings_;
+    // A registry upstream's settings as configured, before its entry filled them in: what a
+    // new entry is planned from (apply_registry_update).
+    std::optional<UpstreamSettings> configured_;
+    // The version of the entry it runs ("" until resolved).
+    std::string registry_version_;
     // settings_.secrets(), built once: every forwarded answer is redacted with them, and
     // settings_ does not change after construction (but for a registry upstream's
     // resolution, which adds the entry's secret values).

@@ -1,5 +1,6 @@
 // Upstream: a registry upstream's entry turned into its command or URL before its first
-// connection (upstream.hpp, resolve_registry).
+// connection (upstream.hpp, resolve_registry), and again when `toolport registry update`
+// moved it (apply_registry_update).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -50,10 +51,35 @@ Task<void> Upstream::resolve_registry() {
     secrets_ = settings_.secrets();
     for (auto& secret : launch.secrets) secrets_.push_back(std::move(secret));
     resolved_ = true;
+    registry_version_ = kept.version;
     spdlog::info("upstream {}: registry entry {}@{}{} runs as {}", name(), util::sanitize_for_message(r.name, 200),
                  util::sanitize_for_message(kept.version, 100),
                  r.version == "latest" ? fmt::format(" (latest, resolved {})", kept.resolved_at) : std::string(),
                  util::sanitize_for_message(launch.what, 300));
+}
+
+bool Upstream::apply_registry_update() {
+    if (!settings_.registry || !resolved_ || state() == State::stopped) return false;
+    const RegistryUpstream& r = *settings_.registry;
+    if (!registry_http_) registry_http_ = std::make_unique<http_client::HttpClient>(executor_);
+    const registry::RegistryClient client(*registry_http_, r.url, r.max_response_bytes, r.timeout);
+    const auto kept = registry::load_kept(registry::registry_state_dir(), client.base_url(), r.name, r.version);
+    if (!kept || kept->version == registry_version_) return false;
+    const std::string reason = fmt::format("registry entry {} moved from {} to {}",
+                                           util::sanitize_for_message(r.name, 200),
+                                           util::sanitize_for_message(registry_version_, 100),
+                                           util::sanitize_for_message(kept->version, 100));
+    // The next attempt plans the new entry from the configured settings, as the first did.
+    settings_ = *configured_;
+    resolved_ = false;
+    registry_version_.clear();
+    if (state() == State::connected) {
+        backoff_ = std::chrono::milliseconds(0);  // a planned restart, not a failure: at once
+        lost(reason);
+    } else {
+        spdlog::info("upstream {}: {}; its next attempt runs it", name(), reason);
+    }
+    return true;
 }
 
 }  // namespace toolport::gateway
