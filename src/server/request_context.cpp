@@ -107,8 +107,8 @@ Task<std::vector<Json>> RequestContext::ask_client_all(std::vector<ClientRequest
             r.params["_meta"][std::string(kInputKeyMeta)] = r.key;
         }
         WaitClock clock(*this);
-        answers.push_back(
-            co_await session_->request_client(std::move(r.method), std::move(r.params), id_, cancel_, revision_));
+        answers.push_back(co_await session_->request_client(std::move(r.method), std::move(r.params), id_,
+                                                            r.cancel ? *r.cancel : cancel_, revision_));
     }
     co_return answers;
 }

@@ -66,6 +66,9 @@ struct ClientRequest {
     // Names the answer in an MRTR round trip (inputRequests/inputResponses key); chosen
     // by the engine ("input_1", ...) when empty.
     std::string key = {};
+    // Gives the question up when it fires, instead of the request's own token (a gateway
+    // gives up what it relays for a call once the upstream has answered the call).
+    CancelToken* cancel = nullptr;
 };
 
 // The _meta key under which a server-to-client request sent over a session carries the

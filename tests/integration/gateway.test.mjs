@@ -21,10 +21,13 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpServer, runToolport, sleep, waitFor, TOOLPORT_BIN, freePort, track, request, post } from './lib/harness.mjs';
+import {
+  startHttpServer, runToolport, sleep, waitFor, TOOLPORT_BIN, freePort, track, request, post, assertHealthy, LATEST,
+} from './lib/harness.mjs';
 import { spawn } from 'node:child_process';
 import { FAULTY_SERVER, startFaultyHttp } from '../fixtures/upstream/faulty_server.mjs';
 import { NODE, EVERYTHING, NAME, yamlString, text, code } from './lib/gateway_setup.mjs';
+import { EARLY_ANSWER_UPSTREAM } from './lib/early_answer_upstream.mjs';
 
 async function connect(server, { capabilities = {}, path: p = '/mcp', token = null } = {}) {
   const client = new Client({ name: 'toolport-it-gateway', version: '1.0.0' }, { capabilities });
@@ -690,6 +693,51 @@ upstreams:
     t.after(() => server.stop());
     await waitFor('two pings', () => (server.logs().match(/upstream noisy stderr: \[noisy pid \d+\] request ping/g) ?? []).length >= 2);
     assert.match(server.logs(), /upstream noisy stderr: \[noisy pid \d+\] request initialize/);
+  });
+});
+
+describe('gateway: a question an upstream asks during a call it answers first', () => {
+  it('is given up when the call ends, and the client\'s late answer is dropped', async (t) => {
+    const server = await startHttpServer({
+      packs: '',
+      config: `
+upstreams:
+  early:
+    command: ${yamlString(NODE)}
+    args: [${yamlString(EARLY_ANSWER_UPSTREAM)}]
+`,
+    });
+    t.after(() => server.stop());
+    const init = await post(server, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: LATEST, capabilities: { roots: {} }, clientInfo: { name: 'early-answer-test', version: '1.0.0' } },
+    });
+    const sessionId = init.headers.get('mcp-session-id');
+    const session = { sessionId, protocolVersion: LATEST };
+    await post(server, { jsonrpc: '2.0', method: 'notifications/initialized' }, session);
+    const call = (id, name) => post(server, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }, session);
+    await waitFor('the upstream listed', async () => {
+      const listed = await post(server, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
+      return listed.messages[0]?.result?.tools.some((tool) => tool.name === 'last_answer');
+    });
+
+    // Over stdio the question is presumed to be this call's: it goes out on the call's
+    // stream, and the call's result follows without waiting for the client.
+    const asked = await call(3, 'ask_and_answer');
+    const question = asked.messages.find((m) => m.method === 'roots/list');
+    assert.ok(question, `the question is relayed: ${asked.text}`);
+    const result = asked.messages.find((m) => m.id === 3);
+    assert.equal(text(result.result), 'answered');
+    // The client answers after the call has ended (its request context is gone).
+    const late = await post(server, { jsonrpc: '2.0', id: question.id, result: { roots: [] } }, session);
+    assert.ok(late.status < 500, `the late answer: ${late.status} ${late.text}`);
+    await assertHealthy(server);
+    // The upstream heard that the call ended before its client answered.
+    const heard = await call(4, 'last_answer');
+    const answer = JSON.parse(text(heard.messages.find((m) => m.id === 4).result));
+    assert.equal(answer.error?.code, -32603, JSON.stringify(answer));
   });
 });
 

@@ -182,6 +182,13 @@ public:
         CancelToken cancel;  // fired by the client's own token, or to end the call early
         // What may still be relayed to the client for its call (log messages, progress).
         CallNotificationBudget* budget = nullptr;
+        // The upstream's requests relayed to the client for it (on_request) and not yet
+        // answered. They wait in the client request's RequestContext, so the forwarding
+        // ends after them: once its upstream request has ended (`ended`), it gives them up
+        // and waits for them.
+        std::size_t relays = 0;
+        std::optional<Completion<bool>> relays_done;
+        bool ended = false;
         void stash(std::exception_ptr outcome);
     };
     // Each client request's notification budget while it is forwarded (one per request,

@@ -102,6 +102,27 @@ std::shared_ptr<client::HttpAuthorizer> credentials_authorizer(std::shared_ptr<a
 
 using upstream_detail::credentials_authorizer;
 
+namespace {
+
+// Counts a request of the upstream's on the caller it is relayed for while it runs; the
+// last one to end wakes the forwarding waiting for them (send_for), on the loop's next turn.
+class RelayHold {
+public:
+    RelayHold(Upstream::Caller& caller, Executor& executor) : caller_(caller), executor_(executor) { ++caller_.relays; }
+    ~RelayHold() {
+        if (--caller_.relays > 0 || !caller_.relays_done) return;
+        executor_.post([done = *caller_.relays_done]() mutable { done.set_value(true); });
+    }
+    RelayHold(const RelayHold&) = delete;
+    RelayHold& operator=(const RelayHold&) = delete;
+
+private:
+    Upstream::Caller& caller_;
+    Executor& executor_;
+};
+
+}  // namespace
+
 void Upstream::Caller::stash(std::exception_ptr outcome) {
     if (!stashed) stashed = std::move(outcome);
     cancel.cancel("the client must answer first");
@@ -188,6 +209,8 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
                                       "of the {} calls in progress (of different clients) that is",
                                       request.method, in_flight_.size()));
     }
+    // The caller's forwarding (and its RequestContext) lasts until this ends.
+    RelayHold relay(*caller, executor_);
     if (const char* capability = client_capability_for(request.method)) {
         try {
             caller->ctx->require_client_capability(capability);
@@ -222,7 +245,7 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
     }
     std::exception_ptr input_required;
     try {
-        co_return co_await caller->ctx->ask_client({request.method, std::move(params), key});
+        co_return co_await caller->ctx->ask_client({request.method, std::move(params), key, &caller->cancel});
     } catch (const RpcError& e) {
         if (span.recording()) {
             span.add_event("mcp.upstream_request.error",
@@ -239,6 +262,12 @@ Task<Json> Upstream::on_request(const client::ServerRequest& request) {
         // client's call ends with it, and its retry with the answers calls the upstream
         // again, which asks again and this time gets them.
         input_required = std::current_exception();
+    } catch (const OperationCancelled&) {
+        // Given up because the upstream request it came with has ended: the upstream hears so.
+        if (!caller->ended) throw;
+        throw protocol::RpcError(-32603, fmt::format("the client had not answered {} when the request it was "
+                                                     "relayed for ended",
+                                                     request.method));
     }
     caller->stash(input_required);
     throw protocol::RpcError(-32603, "the client answers through a retried call (stateless revision)");

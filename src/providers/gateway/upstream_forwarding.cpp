@@ -147,18 +147,31 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
         };
     }
     UpstreamRequestTrace trace(settings_, method, params, ctx);
+    Json result;
+    std::exception_ptr failure;
     try {
-        Json result = co_await client->request(std::move(method), std::move(params), std::move(options));
+        result = co_await client->request(std::move(method), std::move(params), std::move(options));
         trace.succeeded(result);
-        // The upstream may answer (its request to the client refused) before the
-        // cancellation reaches it: what was stashed still decides.
-        scope.rethrow_stashed();
-        co_return result;
     } catch (...) {
-        trace.failed(std::current_exception());
-        scope.rethrow_stashed();
-        throw;
+        failure = std::current_exception();
+        trace.failed(failure);
     }
+    // What the upstream asked the client meanwhile and the client has not answered yet
+    // (it may answer a call without waiting for that) is given up, and awaited: it waits
+    // in ctx, which the caller frees once this returns.
+    while (scope.caller.relays > 0) {
+        scope.caller.ended = true;
+        Completion<bool> done;
+        scope.caller.relays_done = done;
+        scope.caller.cancel.cancel("the upstream request it was relayed for has ended");
+        co_await done;
+    }
+    // The upstream may answer (its request to the client refused) before the
+    // cancellation reaches it: what was stashed still decides.
+    if (!failure && scope.caller.stashed) trace.failed(scope.caller.stashed);
+    scope.rethrow_stashed();
+    if (failure) std::rethrow_exception(failure);
+    co_return result;
 }
 
 Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {

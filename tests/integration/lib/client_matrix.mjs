@@ -189,6 +189,8 @@ export function runMatrix(source, transport) {
                 if (kase.after) await kase.after(ctx);
               }
               const problems = check(kase, tool, outcome, expectationFor(kase, client));
+              // Every later cell then fails to connect: the first failure says why.
+              if (http?.exited()) problems.push(`the server exited: ${JSON.stringify(http.exited())} (its log is printed above)`);
               assert.deepEqual(problems, [], `${label} · ${tool.name}`);
             });
           }

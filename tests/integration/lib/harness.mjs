@@ -159,15 +159,61 @@ function canConnect(port) {
 // What AddressSanitizer, LeakSanitizer, ThreadSanitizer and UBSan print when they find something.
 export const SANITIZER_REPORT = /ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: /;
 
-// Keeps the tail of a child's stderr for failure messages.
+// Keeps the tail of a child's stderr for failure messages (logs()), and its first sanitizer
+// report whole (logs.report(), '' when none): the tail may have lost the report's start.
 function captureStderr(child) {
   let text = '';
+  let report = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk) => {
+    const from = Math.max(0, text.length - 200);
     text += chunk;
+    if (report) {
+      if (report.length < 100000) report += chunk;
+    } else {
+      const found = SANITIZER_REPORT.exec(text.slice(from));
+      if (found) report = text.slice(text.lastIndexOf('\n', from + found.index) + 1);
+    }
     if (text.length > 20000) text = text.slice(-20000);
   });
-  return () => text;
+  const logs = () => text;
+  logs.report = () => report;
+  return logs;
+}
+
+// The last `count` lines of `text`.
+const lastLines = (text, count) => text.split('\n').slice(-count - 1).join('\n');
+
+// A server that exits while no test stopped it (a crash, an abort, std::terminate, a signal
+// from outside such as the OOM killer's) says so on this process's stderr, which the test
+// runner prints: its exit status and the end of its log, where the cause is. A test's own
+// kill is no surprise (SIGHUP only reloads), unless the server then exits with a failure (it
+// was dying already, or a sanitizer reports at exit).
+function reportUnexpectedExit(child, what, logs) {
+  let deliberate = false;
+  const kill = child.kill.bind(child);
+  child.kill = (signal) => {
+    if (signal !== 'SIGHUP') deliberate = true;
+    return kill(signal);
+  };
+  child.once('exit', (code, signal) => {
+    if (deliberate && !code) return;
+    let reported = false;
+    const report = () => {
+      if (reported) return;
+      reported = true;
+      console.error(
+        `toolport ${what} (pid ${child.pid}) ${deliberate ? 'failed as it was stopped' : 'exited unexpectedly'}: ` +
+          `exit code ${code}, signal ${signal}; ` +
+          (logs.report()
+            ? `its sanitizer report:\n${logs.report()}\n(end of the report)`
+            : `the end of its stderr:\n${lastLines(logs(), 60)}\n(end of toolport's stderr)`),
+      );
+    };
+    // 'close' comes once its stderr is read to the end; something it started may hold that open.
+    child.once('close', report);
+    setTimeout(report, 1000).unref();
+  });
 }
 
 async function stopChild(child, graceMs = 3000) {
@@ -244,6 +290,7 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [],
     }
     if (up && exitInfo === null) {
       const base = `http://127.0.0.1:${port}`;
+      reportUnexpectedExit(child, `serving ${base}`, logs);
       return {
         port,
         base,
@@ -255,7 +302,7 @@ export async function startHttpServer({ config = null, env = {}, extraArgs = [],
           await stopChild(child);
           if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
           // A sanitizer build reports memory errors and leaks on stderr (some only at exit).
-          assert.doesNotMatch(logs(), SANITIZER_REPORT, `sanitizer report from toolport:\n${logs()}`);
+          assert.doesNotMatch(logs(), SANITIZER_REPORT, `sanitizer report from toolport:\n${logs.report() || logs()}`);
         },
       };
     }
