@@ -365,7 +365,10 @@ void Runtime::stop_sources() {
     }
     for (auto& running : sources_) running.source().stop();
     if (guards_) guards_->terminate();
+    if (pins_) pins_->stop();
 }
+
+bool Runtime::background_busy() const { return pins_ && pins_->busy(); }
 
 bool Runtime::sources_settled() {
     return std::all_of(sources_.begin(), sources_.end(),

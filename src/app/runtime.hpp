@@ -63,6 +63,9 @@ public:
     // a shutdown that will not run the destructors (serve --stdio exits at once on a
     // signal).
     void stop_sources();
+    // Store work it started that is still under way (the pins' poll or writes): shutdown
+    // runs the loop until it ends, or its deadline.
+    bool background_busy() const;
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 

@@ -274,9 +274,10 @@ int serve(const Config& config) {
         // The check holds itself weakly; the timer waiting to run it holds it.
         auto stop_when_idle = std::make_shared<std::function<void()>>();
         std::weak_ptr<std::function<void()>> itself = stop_when_idle;
-        *stop_when_idle = [&io, &executor, &server, deadline, itself]() {
+        *stop_when_idle = [&io, &executor, &server, &runtime, deadline, itself]() {
             auto* tasks = server.tasks();
-            if (tasks && tasks->running() > 0 && std::chrono::steady_clock::now() < deadline) {
+            const bool busy = (tasks && tasks->running() > 0) || runtime->background_busy();
+            if (busy && std::chrono::steady_clock::now() < deadline) {
                 if (auto again = itself.lock()) {
                     executor.schedule_after(std::chrono::milliseconds(20), [again]() { (*again)(); });
                     return;
@@ -298,6 +299,12 @@ int serve(const Config& config) {
     if (shared_sessions) shared_sessions->shutdown();
     // The spans of the last requests, before the runtime (and its exporter) goes.
     runtime->flush_telemetry();
+    // The connections' coroutine frames still parked on the I/O threads' loops hold the HTTP
+    // endpoint, and through it the console, whose tool catalog listens to the runtime's
+    // registry: they go now, while the runtime is alive (declared after the threads, it
+    // would go first).
+    http.reset();
+    io_threads.reset();
     return 0;
 }
 

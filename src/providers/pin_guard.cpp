@@ -82,8 +82,7 @@ void PinGuard::start() {
         poll_later(settings_.poll);
         return;
     }
-    std::weak_ptr<bool> alive = alive_;
-    spawn(poll(), [alive](std::exception_ptr) {});
+    run_counted(poll());
 }
 
 void PinGuard::stop() {
@@ -105,7 +104,7 @@ void PinGuard::poll_later(std::chrono::milliseconds after) {
     cancel_poll_ = executor_.schedule_after(after, [this, alive] {
         if (!alive.lock()) return;
         cancel_poll_ = nullptr;
-        spawn(poll(), [](std::exception_ptr) {});
+        run_counted(poll());
     });
 }
 
@@ -185,9 +184,17 @@ Task<void> PinGuard::record(std::string source, stores::ListingWrites writes) {
     if (lost > 0 && *alive) co_await reload();
 }
 
+void PinGuard::run_counted(Task<void> task, std::function<void(std::exception_ptr)> done) {
+    ++*in_flight_;
+    spawn(std::move(task), [in_flight = in_flight_, done = std::move(done)](std::exception_ptr error) {
+        --*in_flight;
+        if (done) done(std::move(error));
+    });
+}
+
 void PinGuard::write(Task<void> task, std::string what) {
     std::weak_ptr<bool> alive = alive_;
-    spawn(std::move(task), [this, alive, what = std::move(what)](std::exception_ptr error) {
+    run_counted(std::move(task), [this, alive, what = std::move(what)](std::exception_ptr error) {
         if (!error || !alive.lock()) return;
         try {
             std::rethrow_exception(error);

@@ -76,7 +76,12 @@ public:
     // With a store that answers on the loop (Redis) the first read completes later; until
     // then a source under quarantine or block-source has its tools withheld.
     void start();
+    // No poll starts after this; one under way ends by itself (see busy()).
     void stop();
+    // Whether a read or write of the store it started is still under way: shutdown lets
+    // them end while the loop runs (one left suspended when the loop stops keeps its
+    // coroutine frames for ever).
+    bool busy() const { return *in_flight_ > 0; }
 
     // Where approvals are recorded (the audit log), and who wrote them.
     void set_audit(std::function<void(stores::AuditRecord)> audit) { audit_ = std::move(audit); }
@@ -147,6 +152,10 @@ private:
     // (source, key, digest) already warned of: a change is told once, not at every listing.
     std::set<std::string> told_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+    // Its polls and writes under way (shared: one may end after the guard).
+    std::shared_ptr<std::size_t> in_flight_ = std::make_shared<std::size_t>(0);
+    // Runs `task` detached, counted in in_flight_ until it ends; `done` gets its outcome.
+    void run_counted(Task<void> task, std::function<void(std::exception_ptr)> done = {});
 };
 
 }  // namespace toolport::pins
