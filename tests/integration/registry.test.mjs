@@ -13,6 +13,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -307,6 +308,44 @@ describe('registry upstreams', () => {
     const client3 = await connect(third);
     t.after(() => client3.close());
     assert.ok((await client3.listTools()).tools.some((tool) => tool.name === 'test_simple_text'));
+  });
+
+  it('a reload while the old entry is still connecting starts over on the new one at once', async (t) => {
+    // 1.0.0 names a server that takes connections and never answers: its handshake hangs.
+    const silent = createServer(() => {});
+    await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      silent.closeAllConnections();
+      silent.close();
+    });
+    const own = await startRegistryFixture();
+    t.after(() => own.close());
+    own.publish(remoteEntry('1.0.0', `http://127.0.0.1:${silent.address().port}/mcp`));
+    const home = mkdtempSync(path.join(os.tmpdir(), 'toolport-registry-hung-'));
+    t.after(() => rmSync(home, { recursive: true, force: true }));
+    const server = await startHttpServer({
+      packs: '',
+      config: `${config(own.url, `  remote:
+    registry: ${JSON.stringify(REMOTE_NAME)}
+    connect_timeout_ms: 60000
+`)}reload: {min_interval_s: 0}\n`,
+      env: { XDG_STATE_HOME: home },
+    });
+    t.after(() => server.stop());
+    await waitFor('the hung attempt on 1.0.0', async () =>
+      (new RegExp(`${REMOTE_NAME}@1\\.0\\.0 \\(latest`).test(server.logs()) ? true : null), 20000);
+
+    own.publish(remoteEntry('1.1.0', remote.url));
+    const update = await runToolport(['registry', 'update', REMOTE_NAME, '--registry', own.url], { env: { XDG_STATE_HOME: home } });
+    assert.equal(update.status, 0, update.stderr);
+    const reload = await runToolport(['reload', '--url', server.url]);
+    assert.equal(reload.status, 0, reload.stderr);
+    // Well before the hung handshake's 60 s timeout.
+    const client = await connect(server);
+    t.after(() => client.close());
+    await waitFor('1.1.0 connected', async () =>
+      ((await client.listTools()).tools.some((tool) => tool.name === 'test_simple_text') ? true : null), 15000);
+    assert.match(server.logs(), new RegExp(`registry entry ${REMOTE_NAME} moved from 1\\.0\\.0 to 1\\.1\\.0; connecting again`));
   });
 });
 

@@ -76,8 +76,15 @@ bool Upstream::apply_registry_update() {
     if (state() == State::connected) {
         backoff_ = std::chrono::milliseconds(0);  // a planned restart, not a failure: at once
         lost(reason);
-    } else {
+    } else if (cancel_timer_) {
         spdlog::info("upstream {}: {}; its next attempt runs it", name(), reason);
+    } else {
+        // An attempt under way on the old entry: a new one starts on the new entry (the
+        // generation it bumps makes whatever the old attempt still reports ignored).
+        spdlog::info("upstream {}: {}; connecting again", name(), reason);
+        auto old = std::move(client_);
+        executor_.post([old]() mutable { old.reset(); });  // not inside its own callback
+        connect_now();
     }
     return true;
 }
