@@ -345,7 +345,7 @@ describe('registry upstreams', () => {
     t.after(() => client.close());
     await waitFor('1.1.0 connected', async () =>
       ((await client.listTools()).tools.some((tool) => tool.name === 'test_simple_text') ? true : null), 15000);
-    assert.match(server.logs(), new RegExp(`registry entry ${REMOTE_NAME} moved from 1\\.0\\.0 to 1\\.1\\.0; connecting again`));
+    assert.match(server.logs(), new RegExp(`registry entry ${REMOTE_NAME} moved from 1\\.0\\.0 to 1\\.1\\.0; reconnecting in 0 ms`));
   });
 });
 

@@ -61,9 +61,8 @@ Task<void> Upstream::resolve_registry() {
 bool Upstream::apply_registry_update() {
     if (!settings_.registry || !resolved_ || state() == State::stopped) return false;
     const RegistryUpstream& r = *settings_.registry;
-    if (!registry_http_) registry_http_ = std::make_unique<http_client::HttpClient>(executor_);
-    const registry::RegistryClient client(*registry_http_, r.url, r.max_response_bytes, r.timeout);
-    const auto kept = registry::load_kept(registry::registry_state_dir(), client.base_url(), r.name, r.version);
+    const auto kept = registry::load_kept(registry::registry_state_dir(), registry::normalized_base(r.url), r.name,
+                                          r.version);
     if (!kept || kept->version == registry_version_) return false;
     const std::string reason = fmt::format("registry entry {} moved from {} to {}",
                                            util::sanitize_for_message(r.name, 200),
@@ -73,19 +72,11 @@ bool Upstream::apply_registry_update() {
     settings_ = *configured_;
     resolved_ = false;
     registry_version_.clear();
-    if (state() == State::connected) {
-        backoff_ = std::chrono::milliseconds(0);  // a planned restart, not a failure: at once
-        lost(reason);
-    } else if (cancel_timer_) {
-        spdlog::info("upstream {}: {}; its next attempt runs it", name(), reason);
-    } else {
-        // An attempt under way on the old entry: a new one starts on the new entry (the
-        // generation it bumps makes whatever the old attempt still reports ignored).
-        spdlog::info("upstream {}: {}; connecting again", name(), reason);
-        auto old = std::move(client_);
-        executor_.post([old]() mutable { old.reset(); });  // not inside its own callback
-        connect_now();
-    }
+    // Whatever the state (connected, an attempt under way on the old entry, or waiting to
+    // try again), the connection on the old entry is dropped, and the next attempt, made at
+    // once (a planned restart, not a failure), runs the new one.
+    backoff_ = std::chrono::milliseconds(0);
+    lost(reason);
     return true;
 }
 
