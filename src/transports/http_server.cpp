@@ -31,6 +31,7 @@
 #include "transports/event_stream.hpp"
 #include "transports/http_endpoint.hpp"
 #include "transports/io_threads.hpp"
+#include "transports/parsed_request.hpp"
 #include "util/http_text.hpp"
 
 namespace toolport {
@@ -44,7 +45,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
-using Request = http::request<http::string_body>;
 
 constexpr std::string_view kConnectionsMetric = "toolport_http_connections_open";
 constexpr std::string_view kRefusedMetric = "toolport_http_connections_refused_total";
@@ -71,45 +71,52 @@ HttpMethod method_of(http::verb verb) {
     }
 }
 
-// A parsed Beast request as the endpoint reads it (no copies).
-class BeastRequestView final : public HttpRequestView {
+// Reads a request into the connection's ParsedRequest: Beast's tokenizer and limits
+// (header and body bytes), without Beast's message type (parsed_request.hpp says why).
+class RequestParser final : public http::basic_parser<true> {
 public:
-    explicit BeastRequestView(const Request& request) : r_(request) {
-        // An endpoint asks for about ten headers per request; Beast's lookup by name walks a
-        // tree comparing names case-insensitively. One pass over the dozen fields a request
-        // carries, then comparisons that mostly stop at the length, cost less.
-        fields_.reserve(16);
-        for (const auto& field : r_) fields_.emplace_back(field.name_string(), field.value());
-    }
-    HttpMethod method() const override { return method_of(r_.method()); }
-    std::string_view target() const override { return r_.target(); }
-    unsigned version() const override { return r_.version(); }
-    bool keep_alive() const override { return r_.keep_alive(); }
-    std::string_view header(std::string_view name) const override {
-        const auto* field = find(name);
-        return field ? field->second : std::string_view();
-    }
-    bool has_header(std::string_view name) const override { return find(name) != nullptr; }
-    void for_each_header(const std::function<void(std::string_view, std::string_view)>& visit) const override {
-        for (const auto& [name, value] : fields_) visit(name, value);
-    }
-    const std::string& body() const override { return r_.body(); }
+    explicit RequestParser(ParsedRequest& request) : r_(request) { r_.clear(); }
+
+    // What the parser got to read: verb::unknown when it failed before the request line.
+    http::verb verb() const { return verb_; }
 
 private:
-    using Field = std::pair<std::string_view, std::string_view>;
-    // The first field of that name, as Beast's find gives it. Most names differ in length,
-    // and clients mostly spell a name as the endpoint asks for it: both are compared before
-    // the letters are, one by one, ignoring case.
-    const Field* find(std::string_view name) const {
-        for (const auto& field : fields_) {
-            if (field.first.size() == name.size() && (field.first == name || util::iequals_ascii(field.first, name)))
-                return &field;
-        }
-        return nullptr;
+    void on_request_impl(http::verb verb, beast::string_view, beast::string_view target, int version,
+                         beast::error_code& ec) override {
+        verb_ = verb;
+        r_.method = method_of(verb);
+        r_.target.assign(target.data(), target.size());
+        r_.version = static_cast<unsigned>(version);
+        ec = {};
     }
+    void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
+    // Trailers of a chunked body are fields too, as Beast's own parser keeps them.
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, beast::error_code& ec) override {
+        r_.add_field({name.data(), name.size()}, {value.data(), value.size()});
+        ec = {};
+    }
+    void on_header_impl(beast::error_code& ec) override {
+        r_.keep_alive = keep_alive();
+        ec = {};
+    }
+    void on_body_init_impl(const boost::optional<std::uint64_t>& length, beast::error_code& ec) override {
+        // The body limit was checked against the length already (basic_parser::body_limit).
+        if (length) r_.body.reserve(static_cast<std::size_t>(*length));
+        ec = {};
+    }
+    std::size_t on_body_impl(beast::string_view body, beast::error_code& ec) override {
+        r_.body.append(body.data(), body.size());
+        ec = {};
+        return body.size();
+    }
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code& ec) override { ec = {}; }
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, beast::error_code& ec) override {
+        return on_body_impl(body, ec);
+    }
+    void on_finish_impl(beast::error_code& ec) override { ec = {}; }
 
-    const Request& r_;
-    std::vector<Field> fields_;
+    ParsedRequest& r_;
+    http::verb verb_ = http::verb::unknown;
 };
 
 // The reply to a connection over http.max_connections, or one taken only to be shed while
@@ -454,8 +461,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         } stop_deadline{deadline};
         deadline->start();
         stream.expires_never();  // reads have no Beast timeout (write_reply() clears its own)
+        ParsedRequest req;       // one per connection: its buffers serve every request
         for (;;) {
-            http::request_parser<http::string_body> parser;
+            RequestParser parser(req);
             parser.header_limit(static_cast<std::uint32_t>(self->opts.max_header_bytes));
             parser.body_limit(self->opts.max_body_bytes);
             deadline->reading();
@@ -467,11 +475,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 break;
             }
             if (ec) {
-                co_await reply_read_error(self, stream, ec, parser.get().method());
+                co_await reply_read_error(self, stream, ec, parser.verb());
                 break;
             }
-            Request req = parser.release();
-            BeastRequestView view(req);
+            ParsedRequestView view(req);
             HttpAnswer answer = self->io_threads ? co_await on_engine(self, [&] { return self->endpoint.answer(view); })
                                                  : self->endpoint.answer(view);
             std::shared_ptr<Watch> watch;
@@ -491,7 +498,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             }
             bool keep = answer.reply && co_await write_reply(self, stream, *answer.reply) && answer.reply->keep_alive;
             if (watch && !end_watch(stream, *watch)) keep = false;
-            if (!keep || !req.keep_alive() || self->stopping) break;
+            if (!keep || !req.keep_alive || self->stopping) break;
         }
         beast::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);

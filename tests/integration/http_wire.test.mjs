@@ -176,6 +176,45 @@ describe('HTTP/1.x wire', () => {
     await assertHealthy(server);
   });
 
+  // A connection reads every request into the same buffers (parsed_request.hpp): each
+  // request sees its own fields and body only, whatever the one before it carried.
+  it('reads a chunked body with a trailer, the first of repeated fields, and nothing of the request before', async (t) => {
+    const server = await serverForTest(t);
+    const { sessionId } = await initializeSession(server);
+    const c = await connect(server.port);
+    const body = call(1);
+    const chunks = [body.slice(0, 10), body.slice(10, 40), body.slice(40)]
+      .map((part) => `${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n`)
+      .join('');
+    c.sock.write(
+      [
+        'POST /mcp HTTP/1.1',
+        `Host: 127.0.0.1:${server.port}`,
+        'content-type: application/json',
+        'ACCEPT: application/json, text/event-stream',
+        `mcp-protocol-version: ${LATEST}`,
+        `MCP-SESSION-ID: ${sessionId}`,
+        'Mcp-Session-Id: 0123456789abcdef0123456789abcdef', // the first one counts
+        'Transfer-Encoding: chunked',
+        'Trailer: X-Checksum',
+        '',
+        `${chunks}0\r\nX-Checksum: abc\r\n\r\n`,
+      ].join('\r\n'),
+    );
+    assertToolReply((await c.next(1))[0], { id: 1, sessionId });
+    // The same connection, no session id this time: refused, not answered in the last one's session.
+    const lines = requestText(server.port, { body: call(2) });
+    c.sock.write(lines);
+    const second = (await c.next(2))[1];
+    assert.equal(second.statusLine, 'HTTP/1.1 400 Bad Request', second.body);
+    assert.equal(second.headers['mcp-session-id'], undefined);
+    assert.match(JSON.parse(second.body).error.message, /session/i);
+    // And a third, in the session again, with a shorter body than the first's.
+    c.sock.write(requestText(server.port, { sessionId, body: call(3) }));
+    assertToolReply((await c.next(3))[2], { id: 3, sessionId });
+    c.sock.destroy();
+  });
+
   it('honours Connection: close: says so and closes after the reply', async (t) => {
     const server = await serverForTest(t);
     const { sessionId } = await initializeSession(server);
