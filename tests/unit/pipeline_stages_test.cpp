@@ -445,6 +445,20 @@ TEST_F(StagesTest, BudgetWarningsReachTheClientOnceAt75And90Percent) {
     EXPECT_EQ(warnings(), 2);
     call("test_sleep", {{"ms", 0}});  // 120 = 100 %: no new threshold
     EXPECT_EQ(warnings(), 2);
+    // The message says which tally it was: this session's (the calls mark no user request).
+    std::vector<std::string> messages;
+    for (const auto& m : out)
+        if (m.value("method", "") == "notifications/message" &&
+            m["params"]["data"].value("event", "") == "mcp_budget_warning")
+            messages.push_back(m["params"]["data"].value("message", ""));
+    ASSERT_EQ(messages.size(), 2u);
+    EXPECT_EQ(messages[0].rfind("Budget warning: 96 of 120 downstream API calls used in this session, which marks no "
+                                "user request",
+                                0),
+              0u)
+        << messages[0];
+    EXPECT_NE(messages[1].find("Budget critically low: 108 of 120"), std::string::npos) << messages[1];
+    EXPECT_NE(messages[1].find("since it was last idle for"), std::string::npos) << messages[1];
 }
 
 TEST_F(StagesTest, MetaReportsWhatTheBudgetCounted) {

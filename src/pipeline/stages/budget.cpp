@@ -89,7 +89,7 @@ std::string scope_words(const BudgetStage::Scope& scope, const BudgetPolicy& pol
 // After a settle: the status event, the metric, and a warning (log and client) when this
 // call crossed 75 % or 90 % of the limit.
 void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actual, std::int64_t limit,
-                               bool has_metadata, const std::string& where) {
+                               bool has_metadata, const Scope& scope) {
     const std::string& tool = call.tool->name;
     const std::int64_t before = used - actual;
     if (actual > 0) {
@@ -122,7 +122,7 @@ void BudgetStage::report_usage(Call& call, std::int64_t used, std::int64_t actua
             call.ctx.log(LogLevel::warning,
                          Json{{"event", "mcp_budget_warning"},
                               {"message", fmt::format("{}: {} of {} downstream API calls used in {} ({}%)", message,
-                                                      used, limit, where, pct)}},
+                                                      used, limit, scope_words(scope, call.policy->budget), pct)}},
                          "toolport.budget");
             break;
         }
@@ -162,7 +162,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
             const Scope scoped = scope_for(call.ctx);
             if (!scoped.key.empty()) {
                 const std::int64_t used = co_await store_.settle(scoped.key, 0, *reported, ttl_of(scoped));
-                report_usage(call, used, *reported, limit, true, scope_words(scoped, policy));
+                report_usage(call, used, *reported, limit, true, scoped);
             }
         }
         co_return result;
@@ -244,7 +244,7 @@ Task<ToolResult> BudgetStage::handle(Call& call, const Next& next) {
                                           {"limit", std::int64_t{limit}}});
     }
     if (failure) std::rethrow_exception(failure);
-    report_usage(call, used, actual, limit, has_metadata, scope_words(scoped, policy));
+    report_usage(call, used, actual, limit, has_metadata, scoped);
     co_return result;
 }
 
