@@ -178,10 +178,18 @@ void PinGuard::notify(const std::string& source) {
 
 Task<void> PinGuard::record(std::string source, stores::ListingWrites writes) {
     auto alive = alive_;
-    const std::size_t lost = co_await store_->record_listing(std::move(source), std::move(writes));
+    auto recorded = co_await store_->record_listing_and_read(std::move(source), std::move(writes));
+    if (!*alive) co_return;
+    if (recorded.after) {
+        // The store's contents after the write, read with it: the next poll finds this
+        // version and reads nothing (it read the whole store again for this write).
+        version_ = std::move(recorded.version);
+        install(std::move(*recorded.after), {});
+        co_return;
+    }
     // Another replica pinned a key first: its pin stands, so this guard reads the store
     // again now (not at the next poll) and its next listing is judged against that pin.
-    if (lost > 0 && *alive) co_await reload();
+    if (recorded.lost > 0) co_await reload();
 }
 
 void PinGuard::run_counted(Task<void> task, std::function<void(std::exception_ptr)> done) {

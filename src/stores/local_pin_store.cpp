@@ -146,7 +146,7 @@ std::string LocalPinStore::version_now() const {
     return fmt::format("{}:{}:{}.{}", st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
-void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change) {
+void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change, RecordedListing* after) {
     const fs::path path(path_);
     std::error_code ec;
     if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
@@ -156,7 +156,13 @@ void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change) {
         if (errno != EINTR) throw PinStoreError(fmt::format("cannot lock {}: {}", path_, std::strerror(errno)));
     }
     PinSnapshot snapshot = load_now();
-    if (!change(snapshot)) return;
+    if (!change(snapshot)) {
+        if (after) {
+            after->version = version_now();
+            after->after = std::move(snapshot);
+        }
+        return;
+    }
     const std::string text = snapshot_to_json(snapshot).dump(2) + "\n";
     const std::string temp = fmt::format("{}.tmp.{}", path_, ::getpid());
     {
@@ -174,30 +180,42 @@ void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change) {
     const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
     Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     if (d.fd >= 0) ::fsync(d.fd);
+    if (after) {
+        after->version = version_now();  // under the lock: nobody else wrote since
+        after->after = std::move(snapshot);
+    }
 }
 
 std::size_t LocalPinStore::record_listing_now(const std::string& source, const ListingWrites& writes) {
-    std::size_t lost = 0;
-    update([&](PinSnapshot& s) {
-        bool changed = false;
-        auto& pins = s[source];
-        for (const auto& record : writes.first_sights) {
-            if (pins.pinned.emplace(record.key(), record).second) {
-                changed = true;
-            } else {
-                ++lost;
+    return record_listing_and_read_now(source, writes).lost;
+}
+
+PinStore::RecordedListing LocalPinStore::record_listing_and_read_now(const std::string& source,
+                                                                     const ListingWrites& writes) {
+    RecordedListing recorded;
+    std::size_t& lost = recorded.lost;
+    update(
+        [&](PinSnapshot& s) {
+            bool changed = false;
+            auto& pins = s[source];
+            for (const auto& record : writes.first_sights) {
+                if (pins.pinned.emplace(record.key(), record).second) {
+                    changed = true;
+                } else {
+                    ++lost;
+                }
             }
-        }
-        for (const auto& record : writes.pending) {
-            auto it = pins.pending.find(record.key());
-            if (it != pins.pending.end() && it->second.digest == record.digest) continue;
-            pins.pending[record.key()] = record;
-            changed = true;
-        }
-        for (const auto& key : writes.settled) changed = pins.pending.erase(key) > 0 || changed;
-        return changed;
-    });
-    return lost;
+            for (const auto& record : writes.pending) {
+                auto it = pins.pending.find(record.key());
+                if (it != pins.pending.end() && it->second.digest == record.digest) continue;
+                pins.pending[record.key()] = record;
+                changed = true;
+            }
+            for (const auto& key : writes.settled) changed = pins.pending.erase(key) > 0 || changed;
+            return changed;
+        },
+        &recorded);
+    return recorded;
 }
 
 void LocalPinStore::approve_now(const std::string& source, const PinRecord& record) {
@@ -234,6 +252,11 @@ Task<std::string> LocalPinStore::version() {
 Task<std::size_t> LocalPinStore::record_listing(std::string source, ListingWrites writes) {
     co_return co_await on_file([source = std::move(source), writes = std::move(writes)](LocalPinStore& file) {
         return file.record_listing_now(source, writes);
+    });
+}
+Task<PinStore::RecordedListing> LocalPinStore::record_listing_and_read(std::string source, ListingWrites writes) {
+    co_return co_await on_file([source = std::move(source), writes = std::move(writes)](LocalPinStore& file) {
+        return file.record_listing_and_read_now(source, writes);
     });
 }
 Task<void> LocalPinStore::approve(std::string source, PinRecord record) {

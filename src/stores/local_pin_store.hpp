@@ -27,6 +27,7 @@ public:
     Task<PinSnapshot> load() override;
     Task<std::string> version() override;
     Task<std::size_t> record_listing(std::string source, ListingWrites writes) override;
+    Task<RecordedListing> record_listing_and_read(std::string source, ListingWrites writes) override;
     Task<void> approve(std::string source, PinRecord record) override;
     Task<std::size_t> reset(std::string source, std::string key) override;
 
@@ -34,13 +35,15 @@ public:
     PinSnapshot load_now() const;
     std::string version_now() const;
     std::size_t record_listing_now(const std::string& source, const ListingWrites& writes);
+    RecordedListing record_listing_and_read_now(const std::string& source, const ListingWrites& writes);
     void approve_now(const std::string& source, const PinRecord& record);
     std::size_t reset_now(const std::string& source, const std::string& key);
 
 private:
     // Runs `change` on the file's contents under the lock and writes them back when it
-    // returns true. Throws PinStoreError.
-    void update(const std::function<bool(PinSnapshot&)>& change);
+    // returns true; with `after`, leaves there the contents and version the file has then
+    // (still under the lock). Throws PinStoreError.
+    void update(const std::function<bool(PinSnapshot&)>& change, RecordedListing* after = nullptr);
     // Runs fn(store of this path) inline or on the worker (see the constructor).
     template <typename Fn>
     auto on_file(Fn fn) -> Task<std::invoke_result_t<Fn&, LocalPinStore&>>;

@@ -78,6 +78,18 @@ public:
     // pin); each pending definition replaces an earlier one of its key; settled keys lose
     // theirs. Returns how many first sights found a pin already there.
     virtual Task<std::size_t> record_listing(std::string source, ListingWrites writes) = 0;
+    // record_listing, and what the store holds right after the write when it can tell
+    // without another read (the file store reads the whole file under its lock to write
+    // it): the guard installs that instead of reading the store again at its next poll (a
+    // whole pins file parsed for the process's own write).
+    struct RecordedListing {
+        std::size_t lost = 0;              // as record_listing returns it
+        std::optional<PinSnapshot> after;  // every source's pins after the write, if known
+        std::string version;               // the version of `after`
+    };
+    virtual Task<RecordedListing> record_listing_and_read(std::string source, ListingWrites writes) {
+        co_return RecordedListing{co_await record_listing(std::move(source), std::move(writes)), std::nullopt, {}};
+    }
     // Makes `record` the pin of its key and drops the key's pending definition.
     virtual Task<void> approve(std::string source, PinRecord record) = 0;
     // Forgets the pin and pending definition of `key` ("" : of the whole source). Returns

@@ -477,6 +477,69 @@ TEST(PinGuard, AListingIsOneWriteHoweverManyToolsItHolds) {
     guard.stop();
 }
 
+// A file store that counts its whole reads.
+class LoadCountingPinStore final : public stores::PinStore {
+public:
+    explicit LoadCountingPinStore(std::string path) : file_(std::move(path)) {}
+    std::string_view backend() const override { return "file"; }
+    Task<stores::PinSnapshot> load() override {
+        ++loads;
+        co_return file_.load_now();
+    }
+    Task<std::string> version() override { co_return file_.version_now(); }
+    Task<std::size_t> record_listing(std::string source, stores::ListingWrites writes) override {
+        co_return file_.record_listing_now(source, writes);
+    }
+    Task<RecordedListing> record_listing_and_read(std::string source, stores::ListingWrites writes) override {
+        co_return file_.record_listing_and_read_now(source, writes);
+    }
+    Task<void> approve(std::string source, stores::PinRecord record) override {
+        file_.approve_now(source, record);
+        co_return;
+    }
+    Task<std::size_t> reset(std::string source, std::string key) override { co_return file_.reset_now(source, key); }
+
+    int loads = 0;
+
+private:
+    stores::LocalPinStore file_;
+};
+
+TEST(PinGuard, ItsOwnWriteIsNotReadBack) {
+    // The guard read the whole pins file again at the poll after each write of its own
+    // (the version had moved): a gateway's first sight of its upstreams cost a parse of the
+    // file a few seconds after start. The write now hands back what the file holds after it.
+    TempDir dir;
+    const auto path = (dir.path / "pins.json").string();
+    test_support::ManualExecutor exec;
+    McpServer server{exec, ServerOptions{}};
+    auto store = std::make_shared<LoadCountingPinStore>(path);
+    pins::PinGuard guard(store, pins::PinSettings{pins::PinPolicy::quarantine, {}, std::chrono::milliseconds(1000)},
+                         exec);
+    guard.start();
+    exec.run();
+    ASSERT_EQ(store->loads, 1);  // the first read
+    providers::SourceContext context("upstream", server,
+                                     providers::SourceServices{nullptr, nullptr, nullptr, nullptr, &guard});
+    providers::ToolSet tools(context);
+    tools.replace({synced("a", "A"), synced("b", "B")});
+    exec.run();
+    EXPECT_EQ(guard.snapshot().at("upstream").pinned.size(), 2u);  // known at once, not at the next poll
+    exec.advance(std::chrono::milliseconds(3500));                 // three polls
+    EXPECT_EQ(store->loads, 1);
+    EXPECT_TRUE(server.registry().find_tool("a") != nullptr);
+
+    // A write by someone else is still read at the next poll.
+    stores::LocalPinStore elsewhere(path);
+    auto changed = tool_pin("a", "A2");
+    changed.by = "operator";
+    elsewhere.approve_now("upstream", changed);
+    exec.advance(std::chrono::milliseconds(1100));
+    EXPECT_EQ(store->loads, 2);
+    EXPECT_EQ(guard.snapshot().at("upstream").pinned.at("tool:a").by, "operator");
+    guard.stop();
+}
+
 TEST(PinGuard, AQuarantinedToolIsNotListedAndItsCallIsAToolError) {
     GuardedSource s(pins::PinPolicy::quarantine);
     s.tools.replace({synced("a", "A"), synced("b", "B")});
