@@ -92,8 +92,8 @@ private:
     void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
     // Trailers of a chunked body are fields too, as Beast's own parser keeps them.
     void on_field_impl(http::field, beast::string_view name, beast::string_view value, beast::error_code& ec) override {
-        r_.add_field({name.data(), name.size()}, {value.data(), value.size()});
-        ec = {};
+        if (r_.add_field({name.data(), name.size()}, {value.data(), value.size()})) ec = {};
+        else ec = http::error::header_limit;
     }
     void on_header_impl(beast::error_code& ec) override {
         r_.keep_alive = keep_alive();

@@ -24,8 +24,8 @@ void ParsedRequest::clear() {
     else spans_.clear();
 }
 
-void ParsedRequest::add_field(std::string_view name, std::string_view value) {
-    // The parser's header limit (http.max_header_bytes) keeps these far below 4 GB.
+bool ParsedRequest::add_field(std::string_view name, std::string_view value) {
+    if (name.size() + value.size() > max_field_bytes_ - text_.size()) return false;
     Span span{static_cast<std::uint32_t>(text_.size()), static_cast<std::uint32_t>(name.size()), 0,
               static_cast<std::uint32_t>(value.size())};
     span.value_at = span.name_at + span.name_size;
@@ -33,6 +33,7 @@ void ParsedRequest::add_field(std::string_view name, std::string_view value) {
     if (spans_.capacity() == 0) spans_.reserve(16);
     text_.append(name).append(value);
     spans_.push_back(span);
+    return true;
 }
 
 std::pair<std::string_view, std::string_view> ParsedRequest::field(std::size_t i) const {

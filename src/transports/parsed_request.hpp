@@ -19,6 +19,9 @@ namespace toolport {
 
 class ParsedRequest {
 public:
+    static constexpr std::size_t kMaxFieldBytes = std::size_t{1} << 30;
+    explicit ParsedRequest(std::size_t max_field_bytes = kMaxFieldBytes) : max_field_bytes_(max_field_bytes) {}
+
     HttpMethod method = HttpMethod::other;
     std::string target;
     unsigned version = 11;  // 10 for HTTP/1.0, 11 for HTTP/1.1
@@ -28,7 +31,10 @@ public:
     // Ready for the next request on the connection; keeps the buffers unless the last
     // request made them large (a connection that once took a 4 MB body should not hold it).
     void clear();
-    void add_field(std::string_view name, std::string_view value);
+    // False (nothing added) past max_field_bytes of names and values (the spans are
+    // 32-bit). The header limit keeps a header far below; a chunked body's trailers are
+    // not under it.
+    bool add_field(std::string_view name, std::string_view value);
     std::size_t field_count() const { return spans_.size(); }
     std::pair<std::string_view, std::string_view> field(std::size_t i) const;
     // The first field of that name (compared ignoring ASCII case), as it came.
@@ -40,6 +46,7 @@ private:
     };
     std::string text_;  // every name and value, back to back
     std::vector<Span> spans_;
+    std::size_t max_field_bytes_;
 };
 
 // ParsedRequest as the endpoint reads it (no copies).

@@ -75,5 +75,16 @@ TEST(ParsedRequest, ClearLetsLargeBuffersGo) {
     EXPECT_EQ(r.find("a").value_or("none"), "b");
 }
 
+TEST(ParsedRequest, RefusesFieldsPastItsLimit) {
+    ParsedRequest r(20);                            // bytes of names and values
+    EXPECT_TRUE(r.add_field("Host", "localhost"));  // 13
+    EXPECT_FALSE(r.add_field("Accept", "*/*"));     // 22 in all: refused whole
+    EXPECT_EQ(r.field_count(), 1u);
+    EXPECT_TRUE(r.add_field("A", "123456"));  // 20: at the limit
+    EXPECT_FALSE(r.add_field("B", ""));
+    r.clear();
+    EXPECT_TRUE(r.add_field("Accept", "*/*"));  // room again for the next request
+}
+
 }  // namespace
 }  // namespace toolport
