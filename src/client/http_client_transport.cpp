@@ -212,13 +212,21 @@ struct Impl : std::enable_shared_from_this<Impl> {
         }
         bool replied = false;
         for (auto& message : payload.messages) {
-            if (!awaited.empty() && message.is_object() && !message.contains("method") && message.contains("id") &&
-                protocol::id_key(message["id"]) == awaited) {
-                replied = true;
-                learn_tool_headers(awaited, message);
+            // "method" and "id" each found once, by a view.
+            bool has_method = false;
+            if (message.is_object()) {
+                const auto& members = message.get_ref<const Json::object_t&>();
+                has_method = members.find(std::string_view("method")) != members.end();
+                if (!awaited.empty() && !has_method) {
+                    auto id = members.find(std::string_view("id"));
+                    if (id != members.end() && protocol::id_key(id->second) == awaited) {
+                        replied = true;
+                        learn_tool_headers(awaited, message);
+                    }
+                }
             }
             if (closing) continue;
-            if (!awaited.empty() && handlers.on_message_about && message.is_object() && message.contains("method")) {
+            if (!awaited.empty() && handlers.on_message_about && has_method) {
                 handlers.on_message_about(std::move(message), awaited);
             } else {
                 handlers.on_message(std::move(message));
@@ -513,10 +521,20 @@ private:
         if (self->closing || !self->opened)
             throw TransportError("the connection to " + self->describe() + " is closed");
         std::string awaited;
-        if (message.contains("method") && message.contains("id")) awaited = protocol::id_key(message["id"]);
+        const Json* method = nullptr;
+        if (message.is_object()) {
+            // Each member found once, by a view (every lookup by name is a walk of the tree).
+            const auto& members = message.get_ref<const Json::object_t&>();
+            auto m = members.find(std::string_view("method"));
+            auto id = members.find(std::string_view("id"));
+            if (m != members.end() && id != members.end()) {
+                method = &m->second;
+                awaited = protocol::id_key(id->second);
+            }
+        }
         auto ex = std::make_shared<Exchange>();
         if (!awaited.empty()) {
-            ex->method = message["method"].is_string() ? message["method"].get<std::string>() : "";
+            ex->method = method->is_string() ? method->get_ref<const std::string&>() : "";
             if (self->stateless) ex->mirror_headers = self->mirrors.for_request(message);
         }
         self->live.push_back(ex);
