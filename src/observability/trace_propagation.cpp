@@ -13,7 +13,7 @@ const std::string* string_member(const Json& object, std::string_view key) {
 PropagatedTrace read_trace_meta(const Json& params) {
     PropagatedTrace trace;
     if (!params.is_object()) return trace;
-    auto meta = params.find("_meta");
+    auto meta = params.find(std::string_view("_meta"));
     if (meta == params.end() || !meta->is_object()) return trace;
     if (const auto* traceparent = string_member(*meta, "traceparent")) {
         trace.parent = parse_traceparent(*traceparent);

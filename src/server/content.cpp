@@ -128,15 +128,17 @@ template <typename Value>
 ToolResult result_from(Value& value) {
     if (!value.is_object()) throw std::invalid_argument("a tool result must be an object");
     ToolResult r;
-    if (auto it = value.find("content"); it != value.end()) {
+    if (auto it = value.find(std::string_view("content")); it != value.end()) {
         // Raw JSON (a gateway's, passed on unread) is an array when its text opens one.
         const bool array = it->is_array() || protocol::raw_json_text(*it).starts_with('[');
         if (!array) throw std::invalid_argument("a tool result's content must be an array");
         r.content = std::move(*it);
     }
-    if (auto it = value.find("structuredContent"); it != value.end()) r.structured_content = std::move(*it);
-    if (auto it = value.find("isError"); it != value.end()) r.is_error = it->is_boolean() && it->template get<bool>();
-    if (auto it = value.find("_meta"); it != value.end() && it->is_object()) r.meta = std::move(*it);
+    if (auto it = value.find(std::string_view("structuredContent")); it != value.end())
+        r.structured_content = std::move(*it);
+    if (auto it = value.find(std::string_view("isError")); it != value.end())
+        r.is_error = it->is_boolean() && it->template get<bool>();
+    if (auto it = value.find(std::string_view("_meta")); it != value.end() && it->is_object()) r.meta = std::move(*it);
     return r;
 }
 }  // namespace

@@ -43,9 +43,9 @@ Executor& RequestContext::executor() const { return session_->server().executor(
 namespace {
 // The request's progressToken, when it has a usable one.
 const Json* progress_token(const Json& params) {
-    auto meta = params.find("_meta");
+    auto meta = params.find(std::string_view("_meta"));
     if (meta == params.end() || !meta->is_object()) return nullptr;
-    auto token = meta->find("progressToken");
+    auto token = meta->find(std::string_view("progressToken"));
     if (token == meta->end() || !(token->is_string() || token->is_number())) return nullptr;
     return &*token;
 }

@@ -21,7 +21,7 @@ const std::string* tool_name_of(const std::string& method, const Json& params) {
 
 bool is_tool_error_result(const Json& result) {
     if (!result.is_object()) return false;
-    auto it = result.find("isError");
+    auto it = result.find(std::string_view("isError"));
     return it != result.end() && it->is_boolean() && it->get<bool>();
 }
 

@@ -20,7 +20,7 @@ namespace {
 std::optional<std::int64_t> reported_calls(const Call& call, const ToolResult& result) {
     if (call.downstream_api_calls) return *call.downstream_api_calls;
     if (result.meta.is_object()) {
-        auto it = result.meta.find("downstream_api_calls");
+        auto it = result.meta.find(std::string_view("downstream_api_calls"));
         if (it != result.meta.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0)
             return it->get<std::int64_t>();
     }
@@ -52,8 +52,8 @@ std::optional<std::string> BudgetStage::trace_id(std::string_view tp) {
 BudgetStage::Scope BudgetStage::scope_for(const RequestContext& ctx) {
     const Json& params = ctx.params();
     if (params.is_object()) {
-        if (auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
-            if (auto tp = meta->find("traceparent"); tp != meta->end() && tp->is_string()) {
+        if (auto meta = params.find(std::string_view("_meta")); meta != params.end() && meta->is_object()) {
+            if (auto tp = meta->find(std::string_view("traceparent")); tp != meta->end() && tp->is_string()) {
                 if (auto id = trace_id(tp->get<std::string>())) return {Scope::Kind::trace, "trace:" + *id};
             }
             if (auto mark = meta->find(kRequestMeta); mark != meta->end() && mark->is_string()) {

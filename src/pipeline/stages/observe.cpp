@@ -130,7 +130,7 @@ Task<ToolResult> ObserveStage::handle(Call& call, const Next& next) {
                 status != result.meta.end() && status->is_string() && status->get_ref<const std::string&>() == "hit") {
                 ++t.cache_hits;
             }
-            auto d = result.meta.find("downstream_api_calls");
+            auto d = result.meta.find(std::string_view("downstream_api_calls"));
             if (d != result.meta.end() && d->is_number_integer()) t.downstream_calls += d->get<long long>();
         }
     }
