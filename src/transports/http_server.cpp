@@ -515,13 +515,6 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     static net::awaitable<std::invoke_result_t<Fn>> call(Fn fn) {
         co_return fn();
     }
-    // on_engine() when the connection lives on an I/O loop, a plain call when it lives on
-    // the engine's (for the slow path; the common one calls directly).
-    template <typename Fn>
-    static net::awaitable<std::invoke_result_t<Fn>> engine_call(std::shared_ptr<Impl> self, Fn fn) {
-        if (!self->io_threads) co_return fn();
-        co_return co_await on_engine(self, std::move(fn));
-    }
 
     // Waits for a pending answer on the connection's loop while watching the socket: if the
     // client leaves first, the endpoint is told (cancelling a stateless call) and the
@@ -549,24 +542,32 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             };
         }
         watch_reads(stream, buffer, watch);
-        bool done = co_await engine_call(self, [&] {
+        // Each step on the engine's loop: through on_engine() from an I/O loop, else called
+        // here (a coroutine frame per step cost more than the step).
+        const bool io = self->io_threads != nullptr;
+        auto claim = [&] {
             pending->set_waker(waker);
             return pending->ready();
-        });
+        };
+        auto tell_gone = [&] { return (pending->client_gone(), true); };
+        auto ready = [&] { return pending->ready(); };
+        auto take = [&] { return pending->take(); };
+        bool done = io ? co_await on_engine(self, claim) : claim();
         bool told_gone = false;
         while (!done) {
             if (watch->gone && !told_gone) {
                 told_gone = true;
-                co_await engine_call(self, [&] { return (pending->client_gone(), true); });
+                if (io) co_await on_engine(self, tell_gone);
+                else tell_gone();
             }
             if (!watch->woken) {
                 watch->timer.expires_at(net::steady_timer::time_point::max());
                 co_await watch->timer.async_wait(use_nothrow);
             }
             watch->woken = false;
-            done = co_await engine_call(self, [&] { return pending->ready(); });
+            done = io ? co_await on_engine(self, ready) : ready();
         }
-        HttpAnswer answer = co_await engine_call(self, [&] { return pending->take(); });
+        HttpAnswer answer = io ? co_await on_engine(self, take) : take();
         if (watch->gone) answer = HttpAnswer{};  // nobody to write to
         co_return WaitedAnswer{std::move(answer), std::move(watch)};
     }
