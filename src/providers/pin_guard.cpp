@@ -178,13 +178,14 @@ void PinGuard::notify(const std::string& source) {
 
 Task<void> PinGuard::record(std::string source, stores::ListingWrites writes) {
     auto alive = alive_;
-    auto recorded = co_await store_->record_listing_and_read(std::move(source), std::move(writes));
+    // This guard's copy already holds the write (screen() made it there first).
+    const std::string expected = version_;
+    auto recorded = co_await store_->record_listing_from(std::move(source), std::move(writes), expected);
     if (!*alive) co_return;
-    if (recorded.after) {
-        // The store's contents after the write, read with it: the next poll finds this
-        // version and reads nothing (it read the whole store again for this write).
-        version_ = std::move(recorded.version);
-        install(std::move(*recorded.after), {});
+    if (!recorded.version_after.empty() && recorded.lost == 0 && version_ == expected) {
+        // Nobody else wrote before it: the copy is what the store holds, and the next poll
+        // finds this version and reads nothing (it read the whole store again for this write).
+        version_ = std::move(recorded.version_after);
         co_return;
     }
     // Another replica pinned a key first: its pin stands, so this guard reads the store

@@ -146,7 +146,8 @@ std::string LocalPinStore::version_now() const {
     return fmt::format("{}:{}:{}.{}", st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
-void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change, RecordedListing* after) {
+void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change,
+                           std::pair<const std::string*, std::string*> versions) {
     const fs::path path(path_);
     std::error_code ec;
     if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
@@ -155,12 +156,11 @@ void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change, Reco
     while (::flock(lock.fd, LOCK_EX) != 0) {
         if (errno != EINTR) throw PinStoreError(fmt::format("cannot lock {}: {}", path_, std::strerror(errno)));
     }
+    // Under the lock: whether anybody wrote since the caller read the file.
+    const bool as_expected = versions.first && !versions.first->empty() && version_now() == *versions.first;
     PinSnapshot snapshot = load_now();
     if (!change(snapshot)) {
-        if (after) {
-            after->version = version_now();
-            after->after = std::move(snapshot);
-        }
+        if (as_expected) *versions.second = *versions.first;
         return;
     }
     const std::string text = snapshot_to_json(snapshot).dump(2) + "\n";
@@ -180,18 +180,15 @@ void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change, Reco
     const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
     Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     if (d.fd >= 0) ::fsync(d.fd);
-    if (after) {
-        after->version = version_now();  // under the lock: nobody else wrote since
-        after->after = std::move(snapshot);
-    }
+    if (as_expected) *versions.second = version_now();  // still under the lock
 }
 
 std::size_t LocalPinStore::record_listing_now(const std::string& source, const ListingWrites& writes) {
-    return record_listing_and_read_now(source, writes).lost;
+    return record_listing_from_now(source, writes).lost;
 }
 
-PinStore::RecordedListing LocalPinStore::record_listing_and_read_now(const std::string& source,
-                                                                     const ListingWrites& writes) {
+PinStore::RecordedListing LocalPinStore::record_listing_from_now(const std::string& source, const ListingWrites& writes,
+                                                                 const std::string& expected_version) {
     RecordedListing recorded;
     std::size_t& lost = recorded.lost;
     update(
@@ -214,7 +211,7 @@ PinStore::RecordedListing LocalPinStore::record_listing_and_read_now(const std::
             for (const auto& key : writes.settled) changed = pins.pending.erase(key) > 0 || changed;
             return changed;
         },
-        &recorded);
+        {&expected_version, &recorded.version_after});
     return recorded;
 }
 
@@ -254,9 +251,11 @@ Task<std::size_t> LocalPinStore::record_listing(std::string source, ListingWrite
         return file.record_listing_now(source, writes);
     });
 }
-Task<PinStore::RecordedListing> LocalPinStore::record_listing_and_read(std::string source, ListingWrites writes) {
-    co_return co_await on_file([source = std::move(source), writes = std::move(writes)](LocalPinStore& file) {
-        return file.record_listing_and_read_now(source, writes);
+Task<PinStore::RecordedListing> LocalPinStore::record_listing_from(std::string source, ListingWrites writes,
+                                                                   std::string expected_version) {
+    co_return co_await on_file([source = std::move(source), writes = std::move(writes),
+                                expected = std::move(expected_version)](LocalPinStore& file) {
+        return file.record_listing_from_now(source, writes, expected);
     });
 }
 Task<void> LocalPinStore::approve(std::string source, PinRecord record) {

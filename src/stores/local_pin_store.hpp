@@ -27,7 +27,8 @@ public:
     Task<PinSnapshot> load() override;
     Task<std::string> version() override;
     Task<std::size_t> record_listing(std::string source, ListingWrites writes) override;
-    Task<RecordedListing> record_listing_and_read(std::string source, ListingWrites writes) override;
+    Task<RecordedListing> record_listing_from(std::string source, ListingWrites writes,
+                                              std::string expected_version) override;
     Task<void> approve(std::string source, PinRecord record) override;
     Task<std::size_t> reset(std::string source, std::string key) override;
 
@@ -35,15 +36,18 @@ public:
     PinSnapshot load_now() const;
     std::string version_now() const;
     std::size_t record_listing_now(const std::string& source, const ListingWrites& writes);
-    RecordedListing record_listing_and_read_now(const std::string& source, const ListingWrites& writes);
+    RecordedListing record_listing_from_now(const std::string& source, const ListingWrites& writes,
+                                            const std::string& expected_version = {});
     void approve_now(const std::string& source, const PinRecord& record);
     std::size_t reset_now(const std::string& source, const std::string& key);
 
 private:
     // Runs `change` on the file's contents under the lock and writes them back when it
-    // returns true; with `after`, leaves there the contents and version the file has then
-    // (still under the lock). Throws PinStoreError.
-    void update(const std::function<bool(PinSnapshot&)>& change, RecordedListing* after = nullptr);
+    // returns true. With `versions`, first = the version the caller expects before the
+    // change; second is set to the version after it (still under the lock) when the file
+    // was at that version, else left empty. Throws PinStoreError.
+    void update(const std::function<bool(PinSnapshot&)>& change,
+                std::pair<const std::string*, std::string*> versions = {nullptr, nullptr});
     // Runs fn(store of this path) inline or on the worker (see the constructor).
     template <typename Fn>
     auto on_file(Fn fn) -> Task<std::invoke_result_t<Fn&, LocalPinStore&>>;

@@ -78,17 +78,19 @@ public:
     // pin); each pending definition replaces an earlier one of its key; settled keys lose
     // theirs. Returns how many first sights found a pin already there.
     virtual Task<std::size_t> record_listing(std::string source, ListingWrites writes) = 0;
-    // record_listing, and what the store holds right after the write when it can tell
-    // without another read (the file store reads the whole file under its lock to write
-    // it): the guard installs that instead of reading the store again at its next poll (a
-    // whole pins file parsed for the process's own write).
+    // record_listing, and the store's version right after the write when the store was at
+    // `expected_version` before it (nobody else wrote since the caller last read it): the
+    // caller's copy with this write applied is then what the store holds, and its next poll
+    // need not read the store again for its own write. Empty when the store had moved, and
+    // from stores that cannot tell (the default).
     struct RecordedListing {
-        std::size_t lost = 0;              // as record_listing returns it
-        std::optional<PinSnapshot> after;  // every source's pins after the write, if known
-        std::string version;               // the version of `after`
+        std::size_t lost = 0;       // as record_listing returns it
+        std::string version_after;  // see above
     };
-    virtual Task<RecordedListing> record_listing_and_read(std::string source, ListingWrites writes) {
-        co_return RecordedListing{co_await record_listing(std::move(source), std::move(writes)), std::nullopt, {}};
+    virtual Task<RecordedListing> record_listing_from(std::string source, ListingWrites writes,
+                                                      std::string expected_version) {
+        (void)expected_version;
+        co_return RecordedListing{co_await record_listing(std::move(source), std::move(writes)), {}};
     }
     // Makes `record` the pin of its key and drops the key's pending definition.
     virtual Task<void> approve(std::string source, PinRecord record) = 0;

@@ -490,8 +490,9 @@ public:
     Task<std::size_t> record_listing(std::string source, stores::ListingWrites writes) override {
         co_return file_.record_listing_now(source, writes);
     }
-    Task<RecordedListing> record_listing_and_read(std::string source, stores::ListingWrites writes) override {
-        co_return file_.record_listing_and_read_now(source, writes);
+    Task<RecordedListing> record_listing_from(std::string source, stores::ListingWrites writes,
+                                              std::string expected_version) override {
+        co_return file_.record_listing_from_now(source, writes, expected_version);
     }
     Task<void> approve(std::string source, stores::PinRecord record) override {
         file_.approve_now(source, record);
@@ -508,7 +509,7 @@ private:
 TEST(PinGuard, ItsOwnWriteIsNotReadBack) {
     // The guard read the whole pins file again at the poll after each write of its own
     // (the version had moved): a gateway's first sight of its upstreams cost a parse of the
-    // file a few seconds after start. The write now hands back what the file holds after it.
+    // file a few seconds after start. The write now says when nobody else wrote before it.
     TempDir dir;
     const auto path = (dir.path / "pins.json").string();
     test_support::ManualExecutor exec;
@@ -537,6 +538,20 @@ TEST(PinGuard, ItsOwnWriteIsNotReadBack) {
     exec.advance(std::chrono::milliseconds(1100));
     EXPECT_EQ(store->loads, 2);
     EXPECT_EQ(guard.snapshot().at("upstream").pinned.at("tool:a").by, "operator");
+
+    // Someone else writes, then this guard writes before its next poll: its copy lacks the
+    // other write, so the poll reads the file again and both are there.
+    auto b2 = tool_pin("b", "B2");
+    b2.by = "operator";
+    elsewhere.approve_now("upstream", b2);
+    tools.replace({synced("a", "A2"), synced("b", "B2"), synced("c", "C")});  // c: added, written as pending
+    exec.run();
+    EXPECT_EQ(store->loads, 2);
+    exec.advance(std::chrono::milliseconds(1100));
+    EXPECT_EQ(store->loads, 3);
+    const auto& pins = guard.snapshot().at("upstream");
+    EXPECT_EQ(pins.pinned.at("tool:b").by, "operator");
+    EXPECT_EQ(pins.pending.count("tool:c"), 1u);
     guard.stop();
 }
 
