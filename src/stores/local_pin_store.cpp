@@ -146,8 +146,8 @@ std::string LocalPinStore::version_now() const {
     return fmt::format("{}:{}:{}.{}", st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
-void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change,
-                           std::pair<const std::string*, std::string*> versions) {
+void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change, const std::string* expected,
+                           WriteChain* chain, std::string* after) {
     const fs::path path(path_);
     std::error_code ec;
     if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
@@ -156,11 +156,30 @@ void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change,
     while (::flock(lock.fd, LOCK_EX) != 0) {
         if (errno != EINTR) throw PinStoreError(fmt::format("cannot lock {}: {}", path_, std::strerror(errno)));
     }
-    // Under the lock: whether anybody wrote since the caller read the file.
-    const bool as_expected = versions.first && !versions.first->empty() && version_now() == *versions.first;
+    // Under the lock: whether anybody else wrote since the caller read the file.
+    std::unique_lock<std::mutex> chain_lock;
+    if (chain) chain_lock = std::unique_lock<std::mutex>(chain->mutex);
+    bool as_expected = false;
+    if (expected && !expected->empty()) {
+        const std::string before = version_now();
+        as_expected = before == *expected ||
+                      (chain && !chain->to.empty() && chain->from == *expected && chain->to == before);
+    }
+    const auto written = [&] {
+        if (!as_expected) return;
+        *after = version_now();
+        if (chain) {
+            chain->from = *expected;
+            chain->to = *after;
+        }
+    };
+    if (chain && !as_expected) {
+        chain->from.clear();
+        chain->to.clear();
+    }
     PinSnapshot snapshot = load_now();
     if (!change(snapshot)) {
-        if (as_expected) *versions.second = *versions.first;
+        written();
         return;
     }
     const std::string text = snapshot_to_json(snapshot).dump(2) + "\n";
@@ -180,7 +199,7 @@ void LocalPinStore::update(const std::function<bool(PinSnapshot&)>& change,
     const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
     Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     if (d.fd >= 0) ::fsync(d.fd);
-    if (as_expected) *versions.second = version_now();  // still under the lock
+    written();  // still under the lock
 }
 
 std::size_t LocalPinStore::record_listing_now(const std::string& source, const ListingWrites& writes) {
@@ -188,7 +207,7 @@ std::size_t LocalPinStore::record_listing_now(const std::string& source, const L
 }
 
 PinStore::RecordedListing LocalPinStore::record_listing_from_now(const std::string& source, const ListingWrites& writes,
-                                                                 const std::string& expected_version) {
+                                                                 const std::string& expected_version, WriteChain* chain) {
     RecordedListing recorded;
     std::size_t& lost = recorded.lost;
     update(
@@ -211,7 +230,7 @@ PinStore::RecordedListing LocalPinStore::record_listing_from_now(const std::stri
             for (const auto& key : writes.settled) changed = pins.pending.erase(key) > 0 || changed;
             return changed;
         },
-        {&expected_version, &recorded.version_after});
+        &expected_version, chain ? chain : chain_.get(), &recorded.version_after);
     return recorded;
 }
 
@@ -253,9 +272,10 @@ Task<std::size_t> LocalPinStore::record_listing(std::string source, ListingWrite
 }
 Task<PinStore::RecordedListing> LocalPinStore::record_listing_from(std::string source, ListingWrites writes,
                                                                    std::string expected_version) {
+    // The run of writes is this store's, not that of the store the work opens.
     co_return co_await on_file([source = std::move(source), writes = std::move(writes),
-                                expected = std::move(expected_version)](LocalPinStore& file) {
-        return file.record_listing_from_now(source, writes, expected);
+                                expected = std::move(expected_version), chain = chain_](LocalPinStore& file) {
+        return file.record_listing_from_now(source, writes, expected, chain.get());
     });
 }
 Task<void> LocalPinStore::approve(std::string source, PinRecord record) {

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <string>
 
@@ -36,18 +37,26 @@ public:
     PinSnapshot load_now() const;
     std::string version_now() const;
     std::size_t record_listing_now(const std::string& source, const ListingWrites& writes);
+    // A run of listing writes through this store, each by a caller that knew the file at
+    // `from` (a guard issues its next write before the last one ended: one per kind of a
+    // listing): the file reached `to` through them alone.
+    struct WriteChain {
+        std::mutex mutex;
+        std::string from, to;
+    };
+    // `chain`: the run this write may continue (default: this store's own).
     RecordedListing record_listing_from_now(const std::string& source, const ListingWrites& writes,
-                                            const std::string& expected_version = {});
+                                            const std::string& expected_version = {}, WriteChain* chain = nullptr);
     void approve_now(const std::string& source, const PinRecord& record);
     std::size_t reset_now(const std::string& source, const std::string& key);
 
 private:
     // Runs `change` on the file's contents under the lock and writes them back when it
-    // returns true. With `versions`, first = the version the caller expects before the
-    // change; second is set to the version after it (still under the lock) when the file
-    // was at that version, else left empty. Throws PinStoreError.
-    void update(const std::function<bool(PinSnapshot&)>& change,
-                std::pair<const std::string*, std::string*> versions = {nullptr, nullptr});
+    // returns true. With `expected` (a version the caller read), `after` is set to the
+    // version after the change (still under the lock) when the file was at `expected`, or
+    // had moved from it through `chain` alone; else left empty. Throws PinStoreError.
+    void update(const std::function<bool(PinSnapshot&)>& change, const std::string* expected = nullptr,
+                WriteChain* chain = nullptr, std::string* after = nullptr);
     // Runs fn(store of this path) inline or on the worker (see the constructor).
     template <typename Fn>
     auto on_file(Fn fn) -> Task<std::invoke_result_t<Fn&, LocalPinStore&>>;
@@ -55,6 +64,7 @@ private:
     std::string path_;
     Executor* loop_ = nullptr;
     std::shared_ptr<WorkerPool> worker_;
+    std::shared_ptr<WriteChain> chain_ = std::make_shared<WriteChain>();
 };
 
 // The snapshot as the file's JSON, and back (entries that do not parse are skipped).

@@ -336,6 +336,33 @@ TEST(LocalPinStore, WritesAListingsChangesTogether) {
     EXPECT_EQ(store.version_now(), unchanged);
 }
 
+TEST(LocalPinStore, SaysWhenAWriteFollowedOnlyTheWritesItKnewOf) {
+    TempDir dir;
+    const auto path = (dir.path / "pins.json").string();
+    stores::LocalPinStore store(path);
+    const std::string v0 = store.version_now();  // no file yet
+    auto a = store.record_listing_from_now("up", {{tool_pin("a", "A")}, {}, {}}, v0);
+    EXPECT_EQ(a.version_after, store.version_now());
+    // Issued knowing v0 too (a guard's next kind, before the first write ended): the file
+    // moved from v0 only through this store's own run of writes.
+    auto b = store.record_listing_from_now("up", {{tool_pin("b", "B")}, {}, {}}, v0);
+    EXPECT_EQ(b.version_after, store.version_now());
+    EXPECT_NE(b.version_after, a.version_after);
+
+    // Somebody else writes: a write knowing v0 (or the run's end) no longer follows.
+    stores::LocalPinStore elsewhere(path);
+    elsewhere.approve_now("up", tool_pin("a", "A2"));
+    EXPECT_EQ(store.record_listing_from_now("up", {{tool_pin("c", "C")}, {}, {}}, v0).version_after, "");
+    EXPECT_EQ(store.record_listing_from_now("up", {{tool_pin("d", "D")}, {}, {}}, b.version_after).version_after, "");
+    // One that knows the file as it is now does.
+    const std::string now = store.version_now();
+    auto e = store.record_listing_from_now("up", {{tool_pin("e", "E")}, {}, {}}, now);
+    EXPECT_EQ(e.version_after, store.version_now());
+    // Without a version known, never.
+    EXPECT_EQ(store.record_listing_from_now("up", {{tool_pin("f", "F")}, {}, {}}).version_after, "");
+    EXPECT_EQ(store.load_now()["up"].pinned.size(), 6u);
+}
+
 TEST(LocalPinStore, RefusesAFileItCannotRead) {
     TempDir dir;
     const auto path = dir.path / "pins.json";
