@@ -182,7 +182,7 @@ Task<void> PinGuard::record(std::string source, stores::ListingWrites writes) {
     const std::string expected = version_;
     auto recorded = co_await store_->record_listing_from(std::move(source), std::move(writes), expected);
     if (!*alive) co_return;
-    if (!recorded.version_after.empty() && recorded.lost == 0) {
+    if (!recorded.version_after.empty()) {
         // Nobody else wrote since `expected` (the store checked, under its lock): the copy is
         // what the store holds, and the next poll finds this version and reads nothing (it
         // read the whole store again for this write). A later write issued before this one

@@ -231,6 +231,15 @@ PinStore::RecordedListing LocalPinStore::record_listing_from_now(const std::stri
             return changed;
         },
         &expected_version, chain ? chain : chain_.get(), &recorded.version_after);
+    if (lost > 0 && !recorded.version_after.empty()) {
+        // Somebody else's pin stood: the caller's copy is not what the file holds, so no
+        // version for it, and no later write continues this run.
+        WriteChain& run = chain ? *chain : *chain_;
+        std::lock_guard<std::mutex> hold(run.mutex);
+        run.from.clear();
+        run.to.clear();
+        recorded.version_after.clear();
+    }
     return recorded;
 }
 

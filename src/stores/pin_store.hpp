@@ -81,8 +81,9 @@ public:
     // record_listing, and the store's version right after the write when the store was at
     // `expected_version` before it (nobody else wrote since the caller last read it): the
     // caller's copy with this write applied is then what the store holds, and its next poll
-    // need not read the store again for its own write. Empty when the store had moved, and
-    // from stores that cannot tell (the default).
+    // need not read the store again for its own write. Empty when the store had moved, when
+    // a first sight found a pin already there (lost > 0), and from stores that cannot tell
+    // (the default).
     struct RecordedListing {
         std::size_t lost = 0;       // as record_listing returns it
         std::string version_after;  // see above

@@ -361,6 +361,13 @@ TEST(LocalPinStore, SaysWhenAWriteFollowedOnlyTheWritesItKnewOf) {
     // Without a version known, never.
     EXPECT_EQ(store.record_listing_from_now("up", {{tool_pin("f", "F")}, {}, {}}).version_after, "");
     EXPECT_EQ(store.load_now()["up"].pinned.size(), 6u);
+    // A first sight that finds a pin already there: the caller's copy is not the file, and
+    // the run ends there too.
+    const std::string before_lost = store.version_now();
+    auto lost = store.record_listing_from_now("up", {{tool_pin("a", "other"), tool_pin("g", "G")}, {}, {}}, before_lost);
+    EXPECT_EQ(lost.lost, 1u);
+    EXPECT_EQ(lost.version_after, "");
+    EXPECT_EQ(store.record_listing_from_now("up", {{tool_pin("h", "H")}, {}, {}}, before_lost).version_after, "");
 }
 
 TEST(LocalPinStore, RefusesAFileItCannotRead) {
