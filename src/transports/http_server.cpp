@@ -257,6 +257,103 @@ void watch_reads(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::sha
     });
 }
 
+// A connection that waits for an answer starts its watch (watch_reads) only once it has
+// waited kWatchAfter. Most answers come sooner (a gateway's upstream round trip on one machine
+// takes about a hundred microseconds) and the client almost never leaves meanwhile, while a
+// watch started for every request cost a readiness wait (an epoll_ctl system call), its
+// cancellation, and the cancelled wait's completion through the loop. The waiting
+// connections are listed in the order they began to wait; one timer, armed while any is
+// listed, starts the watches of those that have waited that long. A client that leaves is
+// noticed at most kWatchAfter later than before. On the engine's loop only: with I/O
+// threads a connection watches at once (each loop would need a list and a timer of its own).
+constexpr auto kWatchAfter = 50ms;
+
+class LateWatches;
+
+// A connection's place in LateWatches while it waits; unlisted when it is destroyed.
+struct LateWatch {
+    LateWatch(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::shared_ptr<Watch> watch)
+        : stream(&stream), buffer(&buffer), watch(std::move(watch)) {}
+    LateWatch(const LateWatch&) = delete;
+    LateWatch& operator=(const LateWatch&) = delete;
+    inline ~LateWatch();
+
+    beast::tcp_stream* stream;
+    beast::flat_buffer* buffer;
+    std::shared_ptr<Watch> watch;
+    std::chrono::steady_clock::time_point since{};
+    LateWatches* list = nullptr;  // while listed
+    LateWatch* prev = nullptr;
+    LateWatch* next = nullptr;
+};
+
+class LateWatches {
+public:
+    explicit LateWatches(net::io_context& io) : timer_(std::in_place, io) {}
+    LateWatches(const LateWatches&) = delete;
+    LateWatches& operator=(const LateWatches&) = delete;
+
+    // Lists `w` (not listed yet); its watch starts in kWatchAfter unless it is removed first.
+    // `alive` is what the timer's completion checks before it touches this object. Once the
+    // timer is released (release_timer) the watch starts at once.
+    void add(LateWatch& w, std::weak_ptr<void> alive) {
+        if (!timer_) {
+            watch_reads(*w.stream, *w.buffer, w.watch);
+            return;
+        }
+        w.since = std::chrono::steady_clock::now();
+        w.list = this;
+        w.prev = tail_;
+        w.next = nullptr;
+        (tail_ ? tail_->next : head_) = &w;
+        tail_ = &w;
+        if (!armed_) arm(w.since + kWatchAfter, std::move(alive));
+    }
+
+    void remove(LateWatch& w) {
+        if (w.list != this) return;
+        (w.prev ? w.prev->next : head_) = w.next;
+        (w.next ? w.next->prev : tail_) = w.prev;
+        w.list = nullptr;
+        w.prev = w.next = nullptr;
+    }
+
+    // The timer belongs to the engine's loop: released while the loop still exists (the
+    // server's stop()), since this object may outlive it. Watches still listed start now.
+    void release_timer() {
+        timer_.reset();
+        armed_ = false;
+        while (head_) start(*head_);
+    }
+
+private:
+    void arm(std::chrono::steady_clock::time_point at, std::weak_ptr<void> alive) {
+        armed_ = true;
+        timer_->expires_at(at);
+        timer_->async_wait([this, alive](const beast::error_code& ec) {
+            if (alive.expired() || ec) return;  // gone, or released (release_timer)
+            armed_ = false;
+            const auto now = std::chrono::steady_clock::now();
+            while (head_ && now - head_->since >= kWatchAfter) start(*head_);
+            if (head_ && timer_) arm(head_->since + kWatchAfter, alive);
+        });
+    }
+
+    void start(LateWatch& w) {
+        remove(w);
+        watch_reads(*w.stream, *w.buffer, w.watch);
+    }
+
+    std::optional<net::steady_timer> timer_;
+    bool armed_ = false;
+    LateWatch* head_ = nullptr;  // waiting longest
+    LateWatch* tail_ = nullptr;
+};
+
+LateWatch::~LateWatch() {
+    if (list) list->remove(*this);
+}
+
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
@@ -266,7 +363,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
           io(executor.io()),
           io_threads(threads && threads->size() > 0 ? threads : nullptr),
           acceptor(std::in_place, io),
-          shed_timer(std::in_place, io) {
+          shed_timer(std::in_place, io),
+          late_watches(io) {
         auto& m = observability::metrics();
         m.describe(kConnectionsMetric, "HTTP connections open.");
         m.describe(kRefusedMetric, "HTTP connections refused, by reason (max_connections, out_of_descriptors).");
@@ -286,6 +384,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     // last reference to this object may die later, with a connection on an I/O loop.
     std::optional<tcp::acceptor> acceptor;
     std::optional<net::steady_timer> shed_timer;
+    LateWatches late_watches;  // the engine loop's connections (without I/O threads)
     // Read by connections on the I/O loops; everything else here is the engine's alone.
     std::atomic<bool> stopping{false};
     std::atomic<std::size_t> open_connections{0};
@@ -324,6 +423,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         // handlers see `stopping` and touch neither object again.
         acceptor.reset();
         shed_timer.reset();
+        late_watches.release_timer();
         endpoint.stop();
     }
 
@@ -541,7 +641,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                 });
             };
         }
-        watch_reads(stream, buffer, watch);
+        // Watched at once from an I/O loop; on the engine's, only once the answer is slow to
+        // come (LateWatches). Unlisted when this returns.
+        LateWatch late(stream, buffer, watch);
+        if (self->io_threads) watch_reads(stream, buffer, watch);
         // Each step on the engine's loop: through on_engine() from an I/O loop, else called
         // here (a coroutine frame per step cost more than the step).
         const bool io = self->io_threads != nullptr;
@@ -553,6 +656,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         auto ready = [&] { return pending->ready(); };
         auto take = [&] { return pending->take(); };
         bool done = io ? co_await on_engine(self, claim) : claim();
+        if (!done && !io) self->late_watches.add(late, self);
         bool told_gone = false;
         while (!done) {
             if (watch->gone && !told_gone) {

@@ -6,6 +6,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -165,45 +166,83 @@ upstreams:
     await server?.stop();
   });
 
-  it('counts a stateless call its client cancelled (by closing the stream) as CANCELLED in /metrics', async () => {
-    const abort = new AbortController();
-    const call = fetch(`${server.base}/mcp`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': '2026-07-28',
-        'Mcp-Method': 'tools/call',
-        'Mcp-Name': 'test_sleep',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'test_sleep',
-          arguments: { ms: 30000 },
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-            'io.modelcontextprotocol/clientInfo': { name: 'pipeline-test', version: '1.0.0' },
-          },
+  // A stateless call sleeping for 30 s.
+  function sleepCall() {
+    return JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'test_sleep',
+        arguments: { ms: 30000 },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'pipeline-test', version: '1.0.0' },
         },
-      }),
-      signal: abort.signal,
-    }).then((res) => res.text()).catch(() => 'aborted');
-    await sleep(500);
+      },
+    });
+  }
+  const sleepHeaders = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': '2026-07-28',
+    'Mcp-Method': 'tools/call',
+    'Mcp-Name': 'test_sleep',
+  };
+
+  // The call, whose client closes the connection after `ms`.
+  async function callAbortedAfter(ms) {
+    const abort = new AbortController();
+    const call = fetch(`${server.base}/mcp`, { method: 'POST', headers: sleepHeaders, body: sleepCall(), signal: abort.signal })
+      .then((res) => res.text())
+      .catch(() => 'aborted');
+    await sleep(ms);
     abort.abort();
     assert.equal(await call, 'aborted');
-    const sample = /^toolport_tool_calls_total\{code="CANCELLED",tool="test_sleep"\} 1$/m;
-    let metrics = '';
-    const deadline = Date.now() + 5000;
-    while (!sample.test(metrics) && Date.now() < deadline) {
-      metrics = await (await fetch(`${server.base}/metrics`)).text();
-      if (!sample.test(metrics)) await sleep(100);
-    }
-    assert.match(metrics, sample);
+  }
+
+  async function cancelledCalls() {
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
+    const m = /^toolport_tool_calls_total\{code="CANCELLED",tool="test_sleep"\} (\d+)$/m.exec(metrics);
     assert.doesNotMatch(metrics, /toolport_tool_errors_total\{code="CANCELLED"/);
+    return m ? Number(m[1]) : 0;
+  }
+
+  async function waitForCancelledCalls(count) {
+    const deadline = Date.now() + 5000;
+    while ((await cancelledCalls()) < count && Date.now() < deadline) await sleep(100);
+    assert.equal(await cancelledCalls(), count);
+  }
+
+  it('counts a stateless call its client cancelled (by closing the stream) as CANCELLED in /metrics', async () => {
+    const before = await cancelledCalls();
+    await callAbortedAfter(500);
+    await waitForCancelledCalls(before + 1);
+    assertAlive(server);
+  });
+
+  // The connection starts watching for its client to leave only once the answer is slow to
+  // come (http_server.cpp, LateWatches): a client gone before then is noticed too.
+  it('cancels a stateless call whose client left before the connection began to watch for that', async () => {
+    const before = await cancelledCalls();
+    // The request and the end of the connection in one go: the server reads the request,
+    // then (once the call has waited a moment) the end.
+    const body = sleepCall();
+    const head = Object.entries({ ...sleepHeaders, Host: `127.0.0.1:${server.port}`, 'Content-Length': Buffer.byteLength(body) })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n');
+    const sock = net.connect(server.port, '127.0.0.1');
+    await new Promise((resolve, reject) => {
+      sock.on('connect', () => sock.end(`POST /mcp HTTP/1.1\r\n${head}\r\n\r\n${body}`, resolve));
+      sock.on('error', reject);
+    });
+    sock.resume();
+    try {
+      await waitForCancelledCalls(before + 1);
+    } finally {
+      sock.destroy();
+    }
     assertAlive(server);
   });
 
