@@ -38,14 +38,19 @@ std::size_t upper_bound(const Json& value) {
 
 }  // namespace
 
-std::size_t result_size(const ToolResult& r) {
+std::size_t result_size_without_meta(const ToolResult& r) {
     constexpr std::size_t kKeyContent = 10;     // "content":
     constexpr std::size_t kIsErrorTrue = 14;    // "isError":true
     constexpr std::size_t kKeyStructured = 20;  // "structuredContent":
-    constexpr std::size_t kKeyMeta = 8;         // "_meta":
     std::size_t size = 2 + kKeyContent + protocol::json_size(r.content);
     if (!r.structured_content.is_null()) size += 1 + kKeyStructured + protocol::json_size(r.structured_content);
     if (r.is_error) size += 1 + kIsErrorTrue;
+    return size;
+}
+
+std::size_t result_size(const ToolResult& r) {
+    constexpr std::size_t kKeyMeta = 8;  // "_meta":
+    std::size_t size = result_size_without_meta(r);
     if (!r.meta.is_null()) size += 1 + kKeyMeta + protocol::json_size(r.meta);
     return size;
 }

@@ -58,9 +58,13 @@ describe('a gateway passes result content on as it came', () => {
     assert.deepEqual(result.structuredContent.list, [true, null]);
     assert.equal(result._meta.cache_status, 'miss');
     assert.equal(typeof result._meta.duration_ms, 'number');
-    // The size the gateway accounts is that of what the client got, _meta aside (its text
-    // written by JSON.stringify here, which drops the spaces and reads the escapes).
+    // The upstream's own _meta members go on; its accounting is replaced by the gateway's.
+    assert.equal(result._meta['verbatim/note'], 'kept');
+    assert.notEqual(result._meta.duration_ms, 0.123456);
+    // The size the gateway accounts is that of what the client got, _meta aside (the
+    // upstream's too): the text from "content" to the end, "_meta" being written first.
     const { _meta, ...rest } = result;
+    assert.ok(first.text.indexOf('"_meta":') < first.text.indexOf('"content":'), first.text);
     const written = first.text.slice(first.text.indexOf('"content":') - 1, first.text.lastIndexOf('}}'));
     assert.equal(_meta.response_size_bytes, written.length + 1, `${written} ${JSON.stringify(rest)}`);
 

@@ -36,8 +36,9 @@ Task<ToolResult> MetaAccounting::handle(Call& call, const Next& next) {
         // Account for refusals and failures too (they are the calls an agent retries).
         result = call.tool->error_result(e);
     }
-    // Sizes are of the result as the client gets it, before _meta is added.
-    const std::size_t size = result_size(result);
+    // Sizes are of the result as the client gets it, without its _meta (not the model's to
+    // read, and a gateway's upstream has put its own accounting there).
+    const std::size_t size = result_size_without_meta(result);
     // Filled in place: a copy of the source's _meta would only be thrown away.
     if (!result.meta.is_object()) result.meta = Json::object();
     auto& meta = result.meta.get_ref<Json::object_t&>();

@@ -5,7 +5,7 @@
 //   node verbatim_upstream.mjs          (stdio)
 //
 // Tools:
-//   verbatim {}   the result VERBATIM_RESULT (content and structuredContent as below)
+//   verbatim {}   a fixed result (content, structuredContent and _meta as below)
 //   failing  {}   an error result (isError) with content in the same style
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,8 @@ export const VERBATIM_UPSTREAM = fileURLToPath(import.meta.url);
 // Exactly as written on the wire (inside the reply's result).
 export const VERBATIM_CONTENT = '[ {"type":"text", "text":"caf\\u00e9 \\"quoted\\" \\ud83d\\ude00"} ]';
 export const VERBATIM_STRUCTURED = '{"z":1.0,"a":123456789012345678901234567890,"list":[ true,null ]}';
+// The result's _meta: the upstream's own accounting, as a Toolport upstream sends it.
+export const VERBATIM_META = '{"verbatim/note":"kept","duration_ms":0.123456,"response_size_bytes":999}';
 const FAILING_CONTENT = '[ {"type":"text", "text":"the verbatim upstream failed on purpose"} ]';
 
 const TOOLS = [
@@ -52,7 +54,7 @@ if (process.argv[1] === VERBATIM_UPSTREAM) {
         return reply(message.id, JSON.stringify({ tools: TOOLS }));
       case 'tools/call':
         if (message.params?.name === 'failing') return reply(message.id, `{"isError": true, "content":${FAILING_CONTENT}}`);
-        return reply(message.id, `{"content":${VERBATIM_CONTENT}, "structuredContent":${VERBATIM_STRUCTURED}}`);
+        return reply(message.id, `{"content":${VERBATIM_CONTENT}, "structuredContent":${VERBATIM_STRUCTURED}, "_meta":${VERBATIM_META}}`);
       case 'ping':
         return reply(message.id, '{}');
       default:
