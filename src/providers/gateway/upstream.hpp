@@ -252,8 +252,10 @@ private:
     // The same for an upstream of the 2025-11-25 task model (see runs_v1_tasks).
     Task<Json> call_as_v1_task(RequestContext& ctx, std::shared_ptr<client::McpClient> client, std::string tool,
                                Json arguments, std::function<void(const Json&)> on_progress);
-    // The execution.taskSupport of the upstream's tool `name` ("" when none).
-    std::string task_support_of(const std::string& name) const;
+    // The execution.taskSupport of the upstream's tool `name` (none: absent, "forbidden", or
+    // anything else). Found on every call: read in place, no copy of the text.
+    enum class TaskSupport { none, optional, required };
+    TaskSupport task_support_of(const std::string& name) const;
     // The upstream tool's outputSchema as listed (null when it has none).
     Json output_schema_of(const std::string& name) const;
     // The upstream's Tool object named `name` as listed (the first of that name), or null.

@@ -179,8 +179,8 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     BudgetHold budget(*this, ctx);
     auto client = co_await client_for(ctx, "the call");
     const std::string local = local_task_of(ctx);
-    const std::string support = task_support_of(tool);
-    const bool as_task = !support.empty() && (!local.empty() || support == "required") &&
+    const TaskSupport support = task_support_of(tool);
+    const bool as_task = support != TaskSupport::none && (!local.empty() || support == TaskSupport::required) &&
                          (runs_tasks() || runs_v1_tasks());
     auto progress = [&ctx](const Json& p) {
         if (!p.is_object() || !p.contains("progress") || !p["progress"].is_number()) return;

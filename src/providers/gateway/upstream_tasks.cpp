@@ -95,13 +95,17 @@ Json Upstream::output_schema_of(const std::string& name) const {
     return tool ? tool->value("outputSchema", Json()) : Json(nullptr);
 }
 
-std::string Upstream::task_support_of(const std::string& name) const {
+Upstream::TaskSupport Upstream::task_support_of(const std::string& name) const {
     const Json* tool = listed_tool(name);
-    if (!tool) return {};
-    auto execution = tool->find("execution");
-    if (execution == tool->end() || !execution->is_object()) return {};
-    auto support = execution->value("taskSupport", std::string());
-    return support == "optional" || support == "required" ? support : std::string();
+    if (!tool || !tool->is_object()) return TaskSupport::none;
+    auto execution = tool->find(std::string_view("execution"));
+    if (execution == tool->end() || !execution->is_object()) return TaskSupport::none;
+    auto support = execution->find(std::string_view("taskSupport"));
+    if (support == execution->end() || !support->is_string()) return TaskSupport::none;
+    const auto& text = support->get_ref<const std::string&>();
+    if (text == "optional") return TaskSupport::optional;
+    if (text == "required") return TaskSupport::required;
+    return TaskSupport::none;
 }
 
 Json Upstream::with_tasks_declared(Json params) {
