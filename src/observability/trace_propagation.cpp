@@ -11,19 +11,24 @@ const std::string* string_member(const Json& object, std::string_view key) {
 }  // namespace
 
 PropagatedTrace read_trace_meta(const Json& params) {
-    PropagatedTrace trace;
-    if (!params.is_object()) return trace;
+    if (!params.is_object()) return {};
     auto meta = params.find(std::string_view("_meta"));
-    if (meta == params.end() || !meta->is_object()) return trace;
-    if (const auto* traceparent = string_member(*meta, "traceparent")) {
+    if (meta == params.end()) return {};
+    return read_trace_meta_members(*meta);
+}
+
+PropagatedTrace read_trace_meta_members(const Json& meta) {
+    PropagatedTrace trace;
+    if (!meta.is_object()) return trace;
+    if (const auto* traceparent = string_member(meta, "traceparent")) {
         trace.parent = parse_traceparent(*traceparent);
         if (trace.parent) {
-            if (const auto* state = string_member(*meta, "tracestate"); state && valid_tracestate(*state)) {
+            if (const auto* state = string_member(meta, "tracestate"); state && valid_tracestate(*state)) {
                 trace.parent->trace_state = *state;
             }
         }
     }
-    if (const auto* baggage = string_member(*meta, "baggage"); baggage && valid_baggage(*baggage)) {
+    if (const auto* baggage = string_member(meta, "baggage"); baggage && valid_baggage(*baggage)) {
         trace.baggage = *baggage;
     }
     return trace;

@@ -22,6 +22,8 @@ struct PropagatedTrace {
 // What `params._meta` carries. Malformed values are ignored (a bad traceparent starts a
 // new trace; a bad tracestate or baggage is dropped).
 PropagatedTrace read_trace_meta(const Json& params);
+// The same from the `_meta` object itself (a request's, found already: RequestContext::meta).
+PropagatedTrace read_trace_meta_members(const Json& meta);
 
 // Sets params._meta.traceparent (and tracestate and baggage, when there are any) to
 // `context`, replacing what the caller sent: the next hop's parent is this process's span.

@@ -21,7 +21,13 @@ RequestContext::RequestContext(std::shared_ptr<ServerSession> session, protocol:
       id_(std::move(id)),
       method_(std::move(method)),
       params_(params.is_null() ? Json::object() : std::move(params)),
-      revision_(revision) {}
+      revision_(revision) {
+    if (params_.is_object()) {
+        const auto& members = params_.get_ref<const Json::object_t&>();
+        if (auto it = members.find(std::string_view("_meta")); it != members.end() && it->second.is_object())
+            meta_ = &it->second;
+    }
+}
 
 // The request's params are freed without nlohmann's heap stack (util/json_release.hpp).
 RequestContext::~RequestContext() { util::release_json(params_); }
@@ -41,20 +47,19 @@ Task<void> RequestContext::pace_downstream_request() {
 Executor& RequestContext::executor() const { return session_->server().executor(); }
 
 namespace {
-// The request's progressToken, when it has a usable one.
-const Json* progress_token(const Json& params) {
-    auto meta = params.find(std::string_view("_meta"));
-    if (meta == params.end() || !meta->is_object()) return nullptr;
+// The request's progressToken (in its _meta, `meta`), when it has a usable one.
+const Json* progress_token(const Json* meta) {
+    if (!meta) return nullptr;
     auto token = meta->find(std::string_view("progressToken"));
     if (token == meta->end() || !(token->is_string() || token->is_number())) return nullptr;
     return &*token;
 }
 }  // namespace
 
-bool RequestContext::wants_progress() const { return progress_token(params_) != nullptr; }
+bool RequestContext::wants_progress() const { return progress_token(meta_) != nullptr; }
 
 void RequestContext::progress(double progress, std::optional<double> total, std::string message) {
-    const Json* token = progress_token(params_);
+    const Json* token = progress_token(meta_);
     if (!token) return;
     Json p = {{"progressToken", *token}, {"progress", progress}};
     if (total) p["total"] = *total;

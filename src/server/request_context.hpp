@@ -91,6 +91,10 @@ public:
     const protocol::RequestId& request_id() const { return id_; }
     const std::string& method() const { return method_; }
     const Json& params() const { return params_; }
+    // params._meta when it is an object, else null: found once (a request's stages, its
+    // progress, budget scope and trace each look into it; a lookup by name is a walk of the
+    // members, a miss as costly as a hit).
+    const Json* meta() const { return meta_; }
     protocol::Revision revision() const { return revision_; }
     const Json& client_capabilities() const;
     const Json& client_info() const;
@@ -182,6 +186,7 @@ private:
     std::string method_;
     std::string related_task_;
     Json params_;
+    const Json* meta_ = nullptr;  // in params_, whose members never move (a std::map's nodes)
     protocol::Revision revision_;
     CancelToken cancel_;
     bool abandoned_ = false;

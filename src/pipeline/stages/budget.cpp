@@ -50,16 +50,13 @@ std::optional<std::string> BudgetStage::trace_id(std::string_view tp) {
 }
 
 BudgetStage::Scope BudgetStage::scope_for(const RequestContext& ctx) {
-    const Json& params = ctx.params();
-    if (params.is_object()) {
-        if (auto meta = params.find(std::string_view("_meta")); meta != params.end() && meta->is_object()) {
-            if (auto tp = meta->find(std::string_view("traceparent")); tp != meta->end() && tp->is_string()) {
-                if (auto id = trace_id(tp->get<std::string>())) return {Scope::Kind::trace, "trace:" + *id};
-            }
-            if (auto mark = meta->find(kRequestMeta); mark != meta->end() && mark->is_string()) {
-                const auto& id = mark->get_ref<const std::string&>();
-                if (!id.empty() && id.size() <= 256) return {Scope::Kind::request, util::named_digest("request:", id)};
-            }
+    if (const Json* meta = ctx.meta()) {
+        if (auto tp = meta->find(std::string_view("traceparent")); tp != meta->end() && tp->is_string()) {
+            if (auto id = trace_id(tp->get<std::string>())) return {Scope::Kind::trace, "trace:" + *id};
+        }
+        if (auto mark = meta->find(kRequestMeta); mark != meta->end() && mark->is_string()) {
+            const auto& id = mark->get_ref<const std::string&>();
+            if (!id.empty() && id.size() <= 256) return {Scope::Kind::request, util::named_digest("request:", id)};
         }
     }
     const auto& session = ctx.caller().session_id;

@@ -15,10 +15,8 @@ bool read_only(const ToolSpec& tool) {
 }
 
 bool bypass_requested(const RequestContext& ctx) {
-    const Json& params = ctx.params();
-    if (!params.is_object()) return false;
-    auto meta = params.find("_meta");
-    if (meta == params.end() || !meta->is_object()) return false;
+    const Json* meta = ctx.meta();
+    if (!meta) return false;
     auto flag = meta->find(CacheStage::kBypassMetaKey);
     return flag != meta->end() && flag->is_string() && *flag == "bypass";
 }

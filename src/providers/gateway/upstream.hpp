@@ -214,6 +214,9 @@ private:
     // UPSTREAM_CREDENTIALS_UNAVAILABLE without a caller token, UPSTREAM_AUTHORIZATION_FAILED
     // when its token cannot be exchanged).
     Task<std::shared_ptr<client::McpClient>> client_for(RequestContext& ctx, const char* what);
+    // Whether requests go on their callers' own connections (token_exchange): only then does
+    // client_for() need to wait; otherwise a call takes ready_client() without a coroutine.
+    bool per_caller_connections() const;
     // Opens a connection authorized with the token exchanged for `subject_token`.
     Task<std::shared_ptr<client::McpClient>> connect_caller(std::string key, std::string subject_token);
     // Closes caller connections idle for kCallerIdle, and schedules the next sweep.

@@ -318,9 +318,11 @@ constexpr std::size_t kMaxCallerConnections = 1000;
 
 }  // namespace
 
+bool Upstream::per_caller_connections() const { return credentials_ && credentials_->settings().exchanges(); }
+
 Task<std::shared_ptr<McpClient>> Upstream::client_for(RequestContext& ctx, const char* what) {
     auto shared = ready_client(what);
-    if (!credentials_ || !credentials_->settings().exchanges()) co_return shared;
+    if (!per_caller_connections()) co_return shared;
     const std::string subject = ctx.caller().access_token;
     try {
         // Obtained here, so that a refusal is the call's own error; the connection's

@@ -21,6 +21,7 @@
 #include "server/request_context.hpp"
 #include "server/tasks.hpp"
 #include "server/tool_error.hpp"
+#include "util/json_release.hpp"
 
 namespace toolport::gateway {
 
@@ -177,7 +178,7 @@ Task<Json> Upstream::send_for(RequestContext& ctx, std::shared_ptr<McpClient> cl
 Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json arguments) {
     // One budget for the whole call, however many upstream requests it takes (a task's polls).
     BudgetHold budget(*this, ctx);
-    auto client = co_await client_for(ctx, "the call");
+    auto client = per_caller_connections() ? co_await client_for(ctx, "the call") : ready_client("the call");
     const std::string local = local_task_of(ctx);
     const TaskSupport support = task_support_of(tool);
     const bool as_task = support != TaskSupport::none && (!local.empty() || support == TaskSupport::required) &&
@@ -253,6 +254,9 @@ Task<ToolResult> Upstream::call_tool(RequestContext& ctx, std::string tool, Json
     ToolResult answer;
     try {
         answer = ToolResult::from_json(std::move(result));
+        // What is left of the reply's result (its envelope, the parts moved out) is freed
+        // without nlohmann's heap stack (util/json_release.hpp).
+        util::release_json(result);
     } catch (const std::invalid_argument& e) {
         throw ToolError(ToolErrorCode::upstream_error,
                         fmt::format("upstream {} answered the call of {} with something that is not a tool result: {}",

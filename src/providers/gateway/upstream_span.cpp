@@ -45,7 +45,8 @@ UpstreamRequestTrace::UpstreamRequestTrace(const UpstreamSettings& upstream, con
     if (tool) tool_ = *tool;
     if (!observability::tracer().enabled()) {
         // Tracing off: the caller's context (if any) goes on as it came.
-        auto incoming = observability::read_trace_meta(ctx.params());
+        if (!ctx.meta()) return;
+        auto incoming = observability::read_trace_meta_members(*ctx.meta());
         if (incoming.parent) observability::write_trace_meta(params, *incoming.parent, incoming.baggage);
         return;
     }
