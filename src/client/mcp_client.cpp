@@ -178,7 +178,13 @@ Task<Json> McpClient::request(std::string method, Json params, RequestOptions op
     if (state_ == State::closed) throw TransportError(closed_reason_);
     if (state_ == State::fresh) throw ClientError("connect() first: the client has not done the handshake");
     if (!params.is_null() && !params.is_object()) throw ClientError(method + " params must be a JSON object");
-    if (!stateless_) co_return co_await round_trip(std::move(method), std::move(params), std::move(options));
+    if (!stateless_) {
+        // round_trip() in place: a coroutine frame less on every forwarded call.
+        auto request = send_request(std::move(method), std::move(params), options, true);
+        Json result = co_await request.reply;
+        if (!options.raw_result) protocol::expand_raw_result_parts(result);
+        co_return result;
+    }
     if (removed_in_stateless(method)) {
         co_return co_await stand_in_for_removed(std::move(method), std::move(params), std::move(options));
     }
