@@ -21,12 +21,18 @@ RequestContext::RequestContext(std::shared_ptr<ServerSession> session, protocol:
       id_(std::move(id)),
       method_(std::move(method)),
       params_(params.is_null() ? Json::object() : std::move(params)),
-      revision_(revision) {
-    if (params_.is_object()) {
-        const auto& members = params_.get_ref<const Json::object_t&>();
-        if (auto it = members.find(std::string_view("_meta")); it != members.end() && it->second.is_object())
-            meta_ = &it->second;
+      revision_(revision) {}
+
+const Json* RequestContext::meta() const {
+    if (!meta_found_) {
+        meta_found_ = true;
+        if (params_.is_object()) {
+            const auto& members = params_.get_ref<const Json::object_t&>();
+            if (auto it = members.find(std::string_view("_meta")); it != members.end() && it->second.is_object())
+                meta_ = &it->second;
+        }
     }
+    return meta_;
 }
 
 // The request's params are freed without nlohmann's heap stack (util/json_release.hpp).
@@ -56,10 +62,10 @@ const Json* progress_token(const Json* meta) {
 }
 }  // namespace
 
-bool RequestContext::wants_progress() const { return progress_token(meta_) != nullptr; }
+bool RequestContext::wants_progress() const { return progress_token(meta()) != nullptr; }
 
 void RequestContext::progress(double progress, std::optional<double> total, std::string message) {
-    const Json* token = progress_token(meta_);
+    const Json* token = progress_token(meta());
     if (!token) return;
     Json p = {{"progressToken", *token}, {"progress", progress}};
     if (total) p["total"] = *total;

@@ -91,10 +91,10 @@ public:
     const protocol::RequestId& request_id() const { return id_; }
     const std::string& method() const { return method_; }
     const Json& params() const { return params_; }
-    // params._meta when it is an object, else null: found once (a request's stages, its
-    // progress, budget scope and trace each look into it; a lookup by name is a walk of the
-    // members, a miss as costly as a hit).
-    const Json* meta() const { return meta_; }
+    // params._meta when it is an object, else null: found once, when first asked for (a
+    // request's stages, its progress, budget scope and trace each look into it; a lookup by
+    // name is a walk of the members, a miss as costly as a hit).
+    const Json* meta() const;
     protocol::Revision revision() const { return revision_; }
     const Json& client_capabilities() const;
     const Json& client_info() const;
@@ -186,7 +186,9 @@ private:
     std::string method_;
     std::string related_task_;
     Json params_;
-    const Json* meta_ = nullptr;  // in params_, whose members never move (a std::map's nodes)
+    // meta(): in params_, whose members never move (a std::map's nodes); on the engine's loop.
+    mutable const Json* meta_ = nullptr;
+    mutable bool meta_found_ = false;
     protocol::Revision revision_;
     CancelToken cancel_;
     bool abandoned_ = false;
