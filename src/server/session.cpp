@@ -372,7 +372,7 @@ Task<Json> ServerSession::request_client(std::string method, Json params, const 
 
 bool ServerSession::should_log(LogLevel level, const RequestContext& ctx) const {
     if (is_stateless(ctx.revision())) {
-        auto requested = stateless_log_level(ctx.params());
+        auto requested = stateless_log_level(ctx.meta());
         return requested && level >= *requested;
     }
     return level >= min_log_level_;

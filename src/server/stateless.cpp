@@ -49,8 +49,7 @@ const Json& stateless_client_capabilities(const Json& params) {
     return it != meta->end() && it->is_object() ? *it : empty;
 }
 
-std::optional<LogLevel> stateless_log_level(const Json& params) {
-    const Json* meta = meta_of(params);
+std::optional<LogLevel> stateless_log_level(const Json* meta) {
     if (!meta) return std::nullopt;
     auto it = meta->find(meta_key::kLogLevel);
     if (it == meta->end() || !it->is_string()) return std::nullopt;

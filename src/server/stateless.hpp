@@ -34,7 +34,8 @@ struct StatelessMeta {
 
 StatelessMeta read_stateless_meta(const Json& params);
 const Json& stateless_client_capabilities(const Json& params);
-std::optional<LogLevel> stateless_log_level(const Json& params);
+// From a request's `_meta` object (RequestContext::meta), null when it has none.
+std::optional<LogLevel> stateless_log_level(const Json* meta);
 
 // -32022 with the supported versions in `data`.
 Json unsupported_version_error(const protocol::RequestId& id, const std::string& requested);

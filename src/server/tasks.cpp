@@ -343,7 +343,8 @@ void TaskEngine::forget_at_expiry(const std::string& id, std::chrono::millisecon
 }
 
 observability::Span TaskEngine::task_span(const Running& run) const {
-    auto propagated = observability::read_trace_meta(run.ctx->params());
+    const Json* meta = run.ctx->meta();
+    auto propagated = meta ? observability::read_trace_meta_members(*meta) : observability::PropagatedTrace{};
     const std::string& tool = run.tool->name;
     auto span = observability::tracer().start_span("tools/call " + tool, observability::SpanKind::internal,
                                                    propagated.parent ? &*propagated.parent : nullptr);
