@@ -1,15 +1,22 @@
 #include "transports/stdio_transport.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -29,10 +36,82 @@ void write_all(int fd, const std::string& data) {
         ssize_t n = ::write(fd, data.data() + off, data.size() - off);
         if (n < 0) {
             if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // A host may hand over a non-blocking stdout: wait until it takes more.
+                pollfd writable{.fd = fd, .events = POLLOUT, .revents = 0};
+                ::poll(&writable, 1, -1);
+                continue;
+            }
             return;  // the client went away; the reader will see EOF
         }
         off += static_cast<std::size_t>(n);
     }
+}
+
+// Cuts newline-delimited messages out of what stdin gives, chunk by chunk. A line longer
+// than the limit is refused once (on_oversized) and the rest of it, up to its newline,
+// skipped: its bytes are never held.
+class InputLines {
+public:
+    explicit InputLines(std::size_t max_line) : max_line_(max_line) {}
+
+    template <typename OnLine, typename OnOversized>
+    void feed(std::string_view chunk, OnLine&& on_line, OnOversized&& on_oversized) {
+        for (auto newline = chunk.find('\n'); newline != std::string_view::npos; newline = chunk.find('\n')) {
+            if (!discarding_) {
+                if (line_.size() + newline > max_line_) {
+                    on_oversized();  // whole in this chunk, or ended in it
+                } else {
+                    line_.append(chunk.substr(0, newline));
+                    on_line(std::move(line_));
+                }
+            }
+            line_.clear();
+            discarding_ = false;
+            chunk.remove_prefix(newline + 1);
+        }
+        if (discarding_) return;
+        line_.append(chunk);
+        if (line_.size() > max_line_) {
+            discarding_ = true;
+            std::string().swap(line_);
+            on_oversized();
+        }
+    }
+
+    // End of input: a last line without its newline is still a message.
+    template <typename OnLine>
+    void finish(OnLine&& on_line) {
+        if (!discarding_ && !line_.empty()) on_line(std::move(line_));
+        line_.clear();
+    }
+
+private:
+    std::size_t max_line_;
+    std::string line_;
+    bool discarding_ = false;
+};
+
+// Registers a duplicate of `fd` with the loop's epoll when it is a pipe or a socket (what
+// hosts give their servers). Anything else is read by a thread: a terminal, and what epoll
+// cannot watch at all (a regular file, /dev/null: Asio accepts those and fails each wait).
+bool watch_on_loop(boost::asio::posix::stream_descriptor& watched, int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return false;
+    const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return false;
+    boost::system::error_code ec;
+    watched.assign(copy, ec);
+    if (ec) {
+        ::close(copy);
+        return false;
+    }
+    return true;
+}
+
+bool fd_is_socket(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 }  // namespace
@@ -94,54 +173,72 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
         executor.schedule_after(std::chrono::milliseconds(10), drain);
     };
 
-    // A blocking reader thread: stdin may be a pipe, a file or a terminal, and epoll
-    // handles only some of those. Lines are handed to the loop thread.
-    std::thread reader([&io, &handle_line, &options, &session, &drain, in_fd]() {
-        std::string buffer, line;
-        bool discarding = false;
-        char chunk[65536];
-        for (;;) {
-            ssize_t n = ::read(in_fd, chunk, sizeof chunk);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            std::size_t start = 0;
-            for (ssize_t i = 0; i < n; ++i) {
-                if (chunk[i] != '\n') continue;
-                if (!discarding) {
-                    line.append(chunk + start, static_cast<std::size_t>(i) - start);
-                    boost::asio::post(io, [&handle_line, l = std::move(line)]() mutable { handle_line(std::move(l)); });
+    // Lines are cut from what stdin gives; a line over the limit is refused and the rest of
+    // it skipped up to its newline.
+    InputLines lines(options.max_message_bytes);
+    auto refuse_oversized = [&session, limit = options.max_message_bytes]() {
+        session->reject(
+            protocol::ProtocolError{nullptr, protocol::error_code::kInvalidRequest,
+                                    fmt::format("Invalid Request: message exceeds the {} byte limit", limit)});
+    };
+
+    // A pipe or a socket (what hosts give their servers) is read on the loop itself: a message
+    // then reaches the session without waking a second thread, which would hand it over with
+    // a wake-up of the loop (two context switches per message). Anything else (a file, a
+    // terminal) is read by a blocking reader thread that posts its lines.
+    boost::asio::posix::stream_descriptor watched(io);
+    std::function<void()> wait_for_input;
+    std::optional<std::thread> reader;
+    if (watch_on_loop(watched, in_fd)) {
+        wait_for_input = [&, is_socket = fd_is_socket(in_fd)]() {
+            watched.async_wait(boost::asio::posix::descriptor_base::wait_read, [&](const boost::system::error_code& ec) {
+                if (ec == boost::asio::error::operation_aborted) return;
+                char chunk[65536];
+                // Readable, so this does not block: the loop is stdin's only reader.
+                // (A socket is asked not to wait regardless.)
+                const ssize_t n = is_socket ? ::recv(in_fd, chunk, sizeof chunk, MSG_DONTWAIT)
+                                            : ::read(in_fd, chunk, sizeof chunk);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
+                    wait_for_input();
+                    return;
                 }
-                line.clear();
-                discarding = false;
-                start = static_cast<std::size_t>(i) + 1;
-            }
-            if (!discarding) {
-                line.append(chunk + start, static_cast<std::size_t>(n) - start);
-                if (line.size() > options.max_message_bytes) {
-                    discarding = true;
-                    line.clear();
-                    auto limit = options.max_message_bytes;
-                    boost::asio::post(io, [&session, limit]() {
-                        session->reject(
-                            protocol::ProtocolError{nullptr, protocol::error_code::kInvalidRequest,
-                                                    fmt::format("Invalid Request: message exceeds the {} byte limit",
-                                                                limit)});
-                    });
+                if (ec || n <= 0) {
+                    lines.finish(handle_line);
+                    drain();
+                    return;
                 }
+                lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)), handle_line, refuse_oversized);
+                wait_for_input();
+            });
+        };
+        wait_for_input();
+    } else {
+        reader.emplace([&io, &lines, &handle_line, &refuse_oversized, &drain, in_fd]() {
+            auto post_line = [&io, &handle_line](std::string line) {
+                boost::asio::post(io, [&handle_line, l = std::move(line)]() mutable { handle_line(std::move(l)); });
+            };
+            auto post_refusal = [&io, &refuse_oversized]() { boost::asio::post(io, refuse_oversized); };
+            char chunk[65536];
+            for (;;) {
+                ssize_t n = ::read(in_fd, chunk, sizeof chunk);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;
+                lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)), post_line, post_refusal);
             }
-        }
-        if (!discarding && !line.empty()) {
-            boost::asio::post(io, [&handle_line, l = std::move(line)]() mutable { handle_line(std::move(l)); });
-        }
-        boost::asio::post(io, [&drain]() { drain(); });
-    });
+            lines.finish(post_line);
+            boost::asio::post(io, [&drain]() { drain(); });
+        });
+    }
 
     io.run();
     session->close();
+    // The wait on stdin, if any, ends (its handler sees operation_aborted in the poll below).
+    boost::system::error_code ignored;
+    watched.close(ignored);
     // Let cancelled handlers unwind before the server goes away.
     io.restart();
     io.poll();
-    reader.join();
+    if (reader) reader->join();
     spdlog::info("stdin closed; stdio session ended");
     return 0;
 }

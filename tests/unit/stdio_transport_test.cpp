@@ -1,10 +1,14 @@
 // The stdio transport end to end in this process: serve_stdio reads lines from a file and
 // writes its replies to another, with a real McpServer behind it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -56,6 +60,76 @@ std::vector<std::string> serve_lines(const std::vector<std::string>& lines, Stdi
     char chunk[4096];
     for (ssize_t n; (n = ::read(out.fd(), chunk, sizeof chunk)) > 0;)
         written.append(chunk, static_cast<std::size_t>(n));
+    std::vector<std::string> replies;
+    for (std::size_t start = 0, nl; (nl = written.find('\n', start)) != std::string::npos; start = nl + 1) {
+        replies.push_back(written.substr(start, nl - start));
+    }
+    return replies;
+}
+
+// What serve_stdio reads its input from: a file (read by its thread), a pipe or a socket
+// (watched on its loop).
+enum class Stdin { file, pipe, socket };
+
+// Writes `pieces` to serve_stdio's stdin one write each, a pause between them (so that a
+// line cut between pieces reaches the server in two reads), then closes it; returns what
+// came out on a stdout of `out_kind` (a file, or a non-blocking pipe of one page drained
+// late by a slow reader), line by line.
+std::vector<std::string> serve_pieces(Stdin kind, const std::vector<std::string>& pieces, StdioOptions options = {},
+                                      bool slow_nonblocking_stdout = false) {
+    int in[2] = {-1, -1};
+    if (kind == Stdin::pipe) EXPECT_EQ(::pipe(in), 0);
+    if (kind == Stdin::socket) EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, in), 0);
+    TempFile in_file, out_file;
+    if (kind == Stdin::file) {
+        for (const auto& piece : pieces)
+            EXPECT_EQ(::write(in_file.fd(), piece.data(), piece.size()), ssize_t(piece.size()));
+        ::lseek(in_file.fd(), 0, SEEK_SET);
+    }
+    std::thread writer([&]() {
+        if (kind == Stdin::file) return;
+        for (const auto& piece : pieces) {
+            EXPECT_EQ(::write(in[1], piece.data(), piece.size()), ssize_t(piece.size()));
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ::close(in[1]);
+    });
+    int out[2] = {-1, -1};
+    std::string written;
+    std::thread drainer;
+    if (slow_nonblocking_stdout) {
+        EXPECT_EQ(::pipe(out), 0);
+        ::fcntl(out[1], F_SETPIPE_SZ, 4096);
+        ::fcntl(out[1], F_SETFL, ::fcntl(out[1], F_GETFL) | O_NONBLOCK);
+        drainer = std::thread([&]() {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            char chunk[512];
+            for (ssize_t n; (n = ::read(out[0], chunk, sizeof chunk)) > 0;) {
+                written.append(chunk, static_cast<std::size_t>(n));
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        });
+    }
+
+    boost::asio::io_context io(1);
+    auto keep_running = boost::asio::make_work_guard(io);
+    AsioExecutor executor(io);
+    McpServer server(executor, ServerOptions{});
+    EXPECT_EQ(serve_stdio(server, executor, options, kind == Stdin::file ? in_file.fd() : in[0],
+                          slow_nonblocking_stdout ? out[1] : out_file.fd()),
+              0);
+    writer.join();
+    if (kind != Stdin::file) ::close(in[0]);
+    if (slow_nonblocking_stdout) {
+        ::close(out[1]);
+        drainer.join();
+        ::close(out[0]);
+    } else {
+        ::lseek(out_file.fd(), 0, SEEK_SET);
+        char chunk[4096];
+        for (ssize_t n; (n = ::read(out_file.fd(), chunk, sizeof chunk)) > 0;)
+            written.append(chunk, static_cast<std::size_t>(n));
+    }
     std::vector<std::string> replies;
     for (std::size_t start = 0, nl; (nl = written.find('\n', start)) != std::string::npos; start = nl + 1) {
         replies.push_back(written.substr(start, nl - start));
@@ -155,4 +229,50 @@ TEST(StdioTransport, ABatchOverTheSizeCapIsRefusedWhole) {
     EXPECT_NE(refusal["error"]["message"].get<std::string>().find("at most 2 messages; this one has 3"), std::string::npos)
         << replies[1];
     EXPECT_EQ(Json::parse(replies[2]), Json::parse(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
+}
+
+class StdioInput : public ::testing::TestWithParam<Stdin> {};
+
+INSTANTIATE_TEST_SUITE_P(
+    FilePipeSocket, StdioInput, ::testing::Values(Stdin::file, Stdin::pipe, Stdin::socket), [](const auto& info) {
+        return std::string(info.param == Stdin::file ? "file" : info.param == Stdin::pipe ? "pipe" : "socket");
+    });
+
+TEST_P(StdioInput, LinesCutBetweenReadsAreJoinedAndALastLineWithoutNewlineIsServed) {
+    const std::string ping7 = R"({"jsonrpc":"2.0","id":7,"method":"ping"})";
+    auto replies = serve_pieces(GetParam(), {kInitialize2025_03_26 + "\n" + kInitialized.substr(0, 10),
+                                             kInitialized.substr(10) + "\n" + ping7.substr(0, 5),
+                                             ping7.substr(5) + "\n", R"({"jsonrpc":"2.0","id":8,"method":"ping"})"});
+    ASSERT_EQ(replies.size(), 3u);
+    EXPECT_EQ(Json::parse(replies[0])["id"], 0);
+    EXPECT_EQ(Json::parse(replies[1]), Json::parse(R"({"jsonrpc":"2.0","id":7,"result":{}})"));
+    EXPECT_EQ(Json::parse(replies[2]), Json::parse(R"({"jsonrpc":"2.0","id":8,"result":{}})"));
+}
+
+TEST_P(StdioInput, ALineOverTheLimitIsRefusedOnceAndTheNextLineServed) {
+    StdioOptions options;
+    options.max_message_bytes = 200;
+    const std::string big = R"({"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":")" + std::string(600, 'x') +
+                            R"("}})";
+    auto replies = serve_pieces(GetParam(),
+                                {kInitialize2025_03_26 + "\n" + kInitialized + "\n", big.substr(0, 300),
+                                 big.substr(300) + "\n" + R"({"jsonrpc":"2.0","id":6,"method":"ping"})" + "\n"},
+                                options);
+    ASSERT_EQ(replies.size(), 3u);
+    Json refusal = Json::parse(replies[1]);
+    expect_invalid_request_with_null_id(refusal, "a 660-byte line");
+    EXPECT_NE(refusal["error"]["message"].get<std::string>().find("exceeds the 200 byte limit"), std::string::npos)
+        << replies[1];
+    EXPECT_EQ(Json::parse(replies[2]), Json::parse(R"({"jsonrpc":"2.0","id":6,"result":{}})"));
+}
+
+TEST_P(StdioInput, ANonBlockingStdoutThatFillsUpLosesNoReply) {
+    // 200 pings whose replies (~7 KB) outgrow the one-page pipe long before its reader starts.
+    std::string pings;
+    for (int i = 1; i <= 200; ++i)
+        pings += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"ping"})" + "\n";
+    auto replies = serve_pieces(GetParam(), {kInitialize2025_03_26 + "\n" + kInitialized + "\n", pings}, {},
+                                /*slow_nonblocking_stdout=*/true);
+    ASSERT_EQ(replies.size(), 201u);
+    for (int i = 1; i <= 200; ++i) EXPECT_EQ(Json::parse(replies[i])["id"], i);
 }
