@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -93,8 +93,9 @@ private:
 };
 
 // Registers a duplicate of `fd` with the loop's epoll when it is a pipe or a socket (what
-// hosts give their servers). Anything else is read by a thread: a terminal, and what epoll
-// cannot watch at all (a regular file, /dev/null: Asio accepts those and fails each wait).
+// hosts give their servers; Asio's reads make it non-blocking). Anything else is read by a
+// thread: a terminal (whose flags the shell shares), and what epoll cannot watch at all (a
+// regular file, /dev/null: Asio accepts those and fails each wait).
 bool watch_on_loop(boost::asio::posix::stream_descriptor& watched, int fd) {
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return false;
@@ -107,11 +108,6 @@ bool watch_on_loop(boost::asio::posix::stream_descriptor& watched, int fd) {
         return false;
     }
     return true;
-}
-
-bool fd_is_socket(int fd) {
-    struct stat st {};
-    return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 }  // namespace
@@ -187,31 +183,26 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
     // a wake-up of the loop (two context switches per message). Anything else (a file, a
     // terminal) is read by a blocking reader thread that posts its lines.
     boost::asio::posix::stream_descriptor watched(io);
-    std::function<void()> wait_for_input;
+    std::function<void()> read_input;
+    std::vector<char> chunk;
     std::optional<std::thread> reader;
     if (watch_on_loop(watched, in_fd)) {
-        wait_for_input = [&, is_socket = fd_is_socket(in_fd)]() {
-            watched.async_wait(boost::asio::posix::descriptor_base::wait_read, [&](const boost::system::error_code& ec) {
+        // Asio tries each read before it waits: under load the next message is often there
+        // already, and no pass through epoll is spent on it.
+        chunk.resize(65536);
+        read_input = [&]() {
+            watched.async_read_some(boost::asio::buffer(chunk), [&](const boost::system::error_code& ec, std::size_t n) {
                 if (ec == boost::asio::error::operation_aborted) return;
-                char chunk[65536];
-                // Readable, so this does not block: the loop is stdin's only reader.
-                // (A socket is asked not to wait regardless.)
-                const ssize_t n = is_socket ? ::recv(in_fd, chunk, sizeof chunk, MSG_DONTWAIT)
-                                            : ::read(in_fd, chunk, sizeof chunk);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
-                    wait_for_input();
-                    return;
-                }
-                if (ec || n <= 0) {
+                if (ec) {  // the end of stdin (or an error reading it)
                     lines.finish(handle_line);
                     drain();
                     return;
                 }
-                lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)), handle_line, refuse_oversized);
-                wait_for_input();
+                lines.feed(std::string_view(chunk.data(), n), handle_line, refuse_oversized);
+                read_input();
             });
         };
-        wait_for_input();
+        read_input();
     } else {
         reader.emplace([&io, &lines, &handle_line, &refuse_oversized, &drain, in_fd]() {
             auto post_line = [&io, &handle_line](std::string line) {

@@ -1,5 +1,6 @@
 #include "client_test_servers.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -111,6 +112,22 @@ void minimal_server(const std::function<void(const Json& request)>& on_request) 
         std::thread([]() { minimal_server([](const Json&) {}); }).detach();
         for (;;) ::pause();  // stdin closed or not, this one stays
     }
+    if (role == "big_reply") {
+        // A reply of 300 KB written at once into a pipe made large enough to hold it: the
+        // reader gets one wake-up for all of it and must read on past its 64 KiB buffer.
+        ::fcntl(1, F_SETPIPE_SZ, 1 << 20);
+        minimal_server([](const Json& request) {
+            Json reply = protocol::make_response(
+                request["id"], {{"content", Json::array({{{"type", "text"}, {"text", std::string(300000, 'b')}}})}});
+            const std::string line = reply.dump() + "\n";
+            for (std::size_t off = 0; off < line.size();) {  // one write(2) unless the pipe is full
+                const ssize_t n = ::write(1, line.data() + off, line.size() - off);
+                if (n <= 0) std::_Exit(9);
+                off += static_cast<std::size_t>(n);
+            }
+        });
+        std::_Exit(0);
+    }
     if (role == "banner") std::cout << "Starting the server, please wait..." << std::endl;
     if (role == "serve" || role == "banner") {
         boost::asio::io_context io(1);
@@ -118,7 +135,7 @@ void minimal_server(const std::function<void(const Json& request)>& on_request) 
         McpServer server(executor, ServerOptions{});
         auto pack = providers::start_source("conformance", server);
         // As in `toolport serve --stdio`: serve_stdio's loop needs work of its own from the
-        // start (its reader thread posts lines only later), and SIGTERM ends the process.
+        // start, and SIGTERM ends the process.
         boost::asio::signal_set signals(io, SIGTERM);
         signals.async_wait([](const boost::system::error_code& ec, int) {
             if (!ec) std::_Exit(0);

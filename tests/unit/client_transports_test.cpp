@@ -350,6 +350,15 @@ TEST(StdioClientTransport, SkipsLinesThatAreNotJson) {
     EXPECT_EQ(client.list_tools().size(), 36u);
 }
 
+TEST(StdioClientTransport, AReplyLargerThanOneReadArrivesWhole) {
+    SyncClient client;
+    client.connect(child(client, "big_reply"));
+    for (int i = 0; i < 2; ++i) {
+        Json result = client.call_tool("big", Json::object());
+        EXPECT_EQ(result["content"][0]["text"], std::string(300000, 'b'));
+    }
+}
+
 TEST(StdioClientTransport, AChildThatExitsAtOnceFailsTheHandshake) {
     SyncClient client;
     try {
