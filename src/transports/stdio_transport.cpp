@@ -223,7 +223,7 @@ int serve_stdio(McpServer& server, AsioExecutor& executor, const StdioOptions& o
 
     io.run();
     session->close();
-    // The wait on stdin, if any, ends (its handler sees operation_aborted in the poll below).
+    // A read of stdin still pending ends (its handler sees operation_aborted in the poll below).
     boost::system::error_code ignored;
     watched.close(ignored);
     // Let cancelled handlers unwind before the server goes away.

@@ -38,35 +38,6 @@ struct TempFile {
     int fd() const { return fileno(file); }
 };
 
-// Feeds `lines` to serve_stdio as its stdin and returns what it wrote to stdout, line by line.
-std::vector<std::string> serve_lines(const std::vector<std::string>& lines, StdioOptions options = {}) {
-    TempFile in, out;
-    EXPECT_TRUE(in.file && out.file);
-    std::string input;
-    for (const auto& line : lines) input += line + "\n";
-    EXPECT_EQ(::write(in.fd(), input.data(), input.size()), static_cast<ssize_t>(input.size()));
-    ::lseek(in.fd(), 0, SEEK_SET);
-
-    boost::asio::io_context io(1);
-    // serve_stdio's loop must not run out of work before its reader thread posts the lines;
-    // it stops the loop itself once stdin has ended and every request is answered.
-    auto keep_running = boost::asio::make_work_guard(io);
-    AsioExecutor executor(io);
-    McpServer server(executor, ServerOptions{});
-    EXPECT_EQ(serve_stdio(server, executor, options, in.fd(), out.fd()), 0);
-
-    std::string written;
-    ::lseek(out.fd(), 0, SEEK_SET);
-    char chunk[4096];
-    for (ssize_t n; (n = ::read(out.fd(), chunk, sizeof chunk)) > 0;)
-        written.append(chunk, static_cast<std::size_t>(n));
-    std::vector<std::string> replies;
-    for (std::size_t start = 0, nl; (nl = written.find('\n', start)) != std::string::npos; start = nl + 1) {
-        replies.push_back(written.substr(start, nl - start));
-    }
-    return replies;
-}
-
 // What serve_stdio reads its input from: a file (read by its thread), a pipe or a socket
 // (watched on its loop).
 enum class Stdin { file, pipe, socket };
@@ -137,12 +108,26 @@ std::vector<std::string> serve_pieces(Stdin kind, const std::vector<std::string>
     return replies;
 }
 
+// Feeds `lines` to serve_stdio from a file and returns what it wrote to stdout, line by line.
+std::vector<std::string> serve_lines(const std::vector<std::string>& lines, StdioOptions options = {}) {
+    std::string input;
+    for (const auto& line : lines) input += line + "\n";
+    return serve_pieces(Stdin::file, {input}, options);
+}
+
 void expect_invalid_request_with_null_id(const Json& reply, const std::string& sent) {
     ASSERT_TRUE(reply.is_object()) << sent << " -> " << reply.dump();
     EXPECT_EQ(reply["jsonrpc"], "2.0") << sent;
     ASSERT_TRUE(reply.contains("id")) << sent;
     EXPECT_TRUE(reply["id"].is_null()) << sent << " -> " << reply.dump();
     EXPECT_EQ(reply["error"]["code"], protocol::error_code::kInvalidRequest) << sent << " -> " << reply.dump();
+}
+
+// `reply` refuses what was `sent` (Invalid Request, null id) with a message that says `says`.
+void expect_refusal(const std::string& reply, const std::string& sent, const std::string& says) {
+    Json refusal = Json::parse(reply);
+    expect_invalid_request_with_null_id(refusal, sent);
+    EXPECT_NE(refusal["error"]["message"].get<std::string>().find(says), std::string::npos) << reply;
 }
 
 const std::vector<std::string> kUnanswerableIds = {
@@ -224,10 +209,7 @@ TEST(StdioTransport, ABatchOverTheSizeCapIsRefusedWhole) {
                                 R"({"jsonrpc":"2.0","id":9,"method":"ping"})"},
                                options);
     ASSERT_EQ(replies.size(), 3u);
-    Json refusal = Json::parse(replies[1]);
-    expect_invalid_request_with_null_id(refusal, "a batch of 3");
-    EXPECT_NE(refusal["error"]["message"].get<std::string>().find("at most 2 messages; this one has 3"), std::string::npos)
-        << replies[1];
+    expect_refusal(replies[1], "a batch of 3", "at most 2 messages; this one has 3");
     EXPECT_EQ(Json::parse(replies[2]), Json::parse(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
 }
 
@@ -259,10 +241,7 @@ TEST_P(StdioInput, ALineOverTheLimitIsRefusedOnceAndTheNextLineServed) {
                                  big.substr(300) + "\n" + R"({"jsonrpc":"2.0","id":6,"method":"ping"})" + "\n"},
                                 options);
     ASSERT_EQ(replies.size(), 3u);
-    Json refusal = Json::parse(replies[1]);
-    expect_invalid_request_with_null_id(refusal, "a 660-byte line");
-    EXPECT_NE(refusal["error"]["message"].get<std::string>().find("exceeds the 200 byte limit"), std::string::npos)
-        << replies[1];
+    expect_refusal(replies[1], "a 660-byte line", "exceeds the 200 byte limit");
     EXPECT_EQ(Json::parse(replies[2]), Json::parse(R"({"jsonrpc":"2.0","id":6,"result":{}})"));
 }
 
